@@ -1,0 +1,38 @@
+"""Errors raised by the engine. Each names the table, file, key or setting at fault and what was expected."""
+from __future__ import annotations
+
+
+class HudiError(Exception):
+    """Base class of every error this engine raises on purpose."""
+
+
+class TableNotFoundError(HudiError):
+    """The path has no `.hoodie` folder or no `hoodie.properties`."""
+
+
+class TableConfigError(HudiError):
+    """`hoodie.properties` is missing a key, has a bad value, or a wrong checksum."""
+
+
+class UnsupportedTableVersionError(TableConfigError):
+    """The table's version or timeline layout is one this engine does not read or write."""
+
+
+class TimelineError(HudiError):
+    """A malformed instant file name or instant content, or an illegal state transition."""
+
+
+class LogFormatError(HudiError):
+    """A log file whose bytes do not follow the Hudi log format (unknown block type, header key, ...)."""
+
+
+class SchemaError(HudiError):
+    """A schema that cannot be converted, or an incompatible schema change."""
+
+
+class KeyGeneratorError(HudiError):
+    """A record key or partition path that cannot be built (null key, missing field, ...)."""
+
+
+class WriteError(HudiError):
+    """A write that was refused or failed; the table is left as it was."""

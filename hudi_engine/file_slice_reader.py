@@ -1,0 +1,141 @@
+"""Reading one file slice: its base file, or base + log files merged (format spec §8-§10).
+
+One slice at a time, so memory is bounded by the largest slice, never the table.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from hudi_engine.errors import SchemaError
+from hudi_engine.file_group import FileSlice
+from hudi_engine.fs_view import Visibility
+from hudi_engine.io.base_file import read_base_file
+from hudi_engine.io.log_block import BlockType, data_block_records, delete_block_keys
+from hudi_engine.io.log_format import read_log_blocks
+from hudi_engine.merge import IS_DELETED_FIELD, DeleteBatch, LogBatch, merge_records
+from hudi_engine.payload import Payload
+from hudi_engine.storage import Storage
+
+
+@dataclass(frozen=True, slots=True)
+class SliceReadContext:
+    """What every slice of one query shares."""
+
+    storage: Storage
+    schema: pa.Schema  # the table schema, meta columns first
+    key_of: Callable[[pa.Table], pa.Array]  # record keys of rows holding `key_columns`
+    key_columns: tuple[str, ...]  # columns `key_of` needs
+    ordering_field: str | None
+    payload: Payload
+    visibility: Visibility
+
+
+def read_file_slice(
+    ctx: SliceReadContext,
+    file_slice: FileSlice,
+    *,
+    columns: list[str] | None = None,
+    read_optimized: bool = False,
+) -> pa.Table:
+    """The rows of one slice in the table schema, projected to `columns` (all when None)."""
+    out_columns = list(columns) if columns is not None else ctx.schema.names
+    use_logs = bool(file_slice.log_files) and not read_optimized
+    needed = list(out_columns)
+    if use_logs:
+        for c in (*ctx.key_columns, ctx.ordering_field, IS_DELETED_FIELD):
+            if c is not None and c in ctx.schema.names and c not in needed:
+                needed.append(c)
+    read_schema = pa.schema([ctx.schema.field(c) for c in needed])
+
+    if file_slice.base_file is not None:
+        base = align_to_schema(
+            read_base_file(ctx.storage, file_slice.base_file.path, columns=_present(ctx, needed)),
+            read_schema,
+            file_slice.base_file.path,
+        )
+    else:
+        base = read_schema.empty_table()
+    if not use_logs:
+        return base.select(out_columns)
+    batches = _scan_logs(ctx, file_slice, read_schema)
+    merged = merge_records(
+        base, batches, key_of=ctx.key_of, ordering_field=ctx.ordering_field, payload=ctx.payload
+    )
+    return merged.select(out_columns)
+
+
+def _present(ctx: SliceReadContext, names: list[str]) -> list[str]:
+    return [n for n in names if n in ctx.schema.names]
+
+
+def _scan_logs(ctx: SliceReadContext, file_slice: FileSlice, schema: pa.Schema) -> list[LogBatch]:
+    """Data and delete blocks of committed instants, in log order, with rolled-back blocks removed (§9)."""
+    vis = ctx.visibility
+    latest = vis.latest_instant
+    queue: list = []
+    for log_file in file_slice.sorted_log_files():
+        with ctx.storage.open_input_file(log_file.path) as f:
+            blocks = read_log_blocks(f, file_name=log_file.path)
+        stop = False
+        for block in blocks:
+            if block.block_type == BlockType.CORRUPT:
+                queue.append(block)
+                continue
+            instant = block.instant_time
+            if latest is None or instant > latest:
+                stop = True  # Java stops the scan at the first block newer than the query instant
+                break
+            if block.block_type == BlockType.COMMAND:
+                target = block.target_instant_time
+                queue = [b for b in queue if b.block_type != BlockType.CORRUPT and b.instant_time != target]
+                continue
+            if not vis.is_committed(instant):
+                continue  # a block of a failed or still running write
+            queue.append(block)
+        if stop:
+            break
+
+    out: list[LogBatch] = []
+    ordering_type = schema.field(ctx.ordering_field).type if ctx.ordering_field in schema.names else None
+    for block in queue:
+        if block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA):
+            records = data_block_records(block)
+            if records.num_rows:
+                out.append(align_to_schema(records, schema, f"log block at {block.offset}"))
+        elif block.block_type == BlockType.DELETE:
+            deletes = delete_block_keys(block)
+            if len(deletes):
+                out.append(DeleteBatch(deletes.column("record_key").combine_chunks(),
+                                       _delete_ordering(deletes, ordering_type)))
+    return out
+
+
+def _delete_ordering(deletes: pa.Table, ordering_type: pa.DataType | None) -> pa.Array | None:
+    """Ordering values of deletes that compare with the table's ordering column; null for the others."""
+    if ordering_type is None or "ordering_val" not in deletes.column_names:
+        return None
+    from hudi_engine.io.log_block import comparable_ordering_values
+
+    return comparable_ordering_values(deletes, ordering_type)
+
+
+def align_to_schema(table: pa.Table, schema: pa.Schema, source: str) -> pa.Table:
+    """`table` in `schema`: columns reordered, missing ones null (added later), types widened by cast."""
+    arrays = []
+    for field in schema:
+        if field.name in table.column_names:
+            col = table.column(field.name)
+            if col.type != field.type:
+                try:
+                    col = col.cast(field.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                    raise SchemaError(
+                        f"{source}: column {field.name!r} has type {col.type}, cannot read it as {field.type}: {e}"
+                    ) from e
+            arrays.append(col)
+        else:
+            arrays.append(pa.nulls(table.num_rows, field.type))
+    return pa.Table.from_arrays(arrays, schema=schema)

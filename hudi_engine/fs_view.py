@@ -1,0 +1,151 @@
+"""File-system view: which file slices a reader sees as of an instant (format spec §8).
+
+Files are found by listing storage (a partition is a folder holding `.hoodie_partition_metadata`), grouped
+into file groups and slices, then filtered against the timeline: slices of uncommitted instants are hidden,
+base files of a pending compaction are ignored and its log files merged into the previous slice, and file
+groups replaced by a completed replacecommit are hidden.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from hudi_engine.file_group import BaseFile, FileGroup, FileSlice, LogFile
+from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
+from hudi_engine.partition_metadata import PARTITION_METAFILE
+from hudi_engine.storage import Storage
+from hudi_engine.timeline import Timeline
+
+META_FOLDER = ".hoodie"
+
+
+@dataclass(frozen=True, slots=True)
+class Visibility:
+    """What a query as of one instant may see: the commit-like instants and where the timeline starts."""
+
+    as_of: str | None
+    completed: frozenset[str]
+    pending_compactions: frozenset[str]
+    timeline_start: str | None
+    replaced: frozenset[tuple[str, str]]
+
+    @staticmethod
+    def of(timeline: Timeline, as_of: str | None = None) -> "Visibility":
+        commits = timeline.commits_timeline()
+        completed = frozenset(
+            i.timestamp for i in commits if i.is_completed and (as_of is None or i.timestamp <= as_of)
+        )
+        pending = frozenset(i.timestamp for i in commits if i.is_pending_compaction)
+        start = commits.timeline_start()
+        replaced: set[tuple[str, str]] = set()
+        for instant in timeline.completed_replace_commits():
+            if as_of is None or instant.timestamp <= as_of:
+                meta = timeline.commit_metadata(instant)
+                for partition, file_ids in (meta.partition_to_replace_file_ids or {}).items():
+                    replaced.update((partition, f) for f in file_ids)
+        return Visibility(as_of, completed, pending, start, frozenset(replaced))
+
+    def is_committed(self, instant_time: str) -> bool:
+        """A data file's instant is visible: completed (up to as_of), or older than the active timeline."""
+        if self.as_of is not None and instant_time > self.as_of:
+            return False
+        if instant_time in self.completed:
+            return True
+        return self.timeline_start is None or instant_time < self.timeline_start
+
+    @property
+    def latest_instant(self) -> str | None:
+        """The instant a log scan stops after: as_of, or the latest completed commit-like instant."""
+        return self.as_of or (max(self.completed) if self.completed else None)
+
+
+class FileSystemView:
+    """File groups of a table, listed once; slices are filtered per query with a `Visibility`."""
+
+    def __init__(self, storage: Storage, base_path: str, partitions: dict[str, list[FileGroup]]) -> None:
+        self.storage = storage
+        self.base_path = base_path
+        self._partitions = partitions
+
+    @staticmethod
+    def load(
+        storage: Storage,
+        base_path: str,
+        partition_filter: Callable[[str], bool] | None = None,
+    ) -> "FileSystemView":
+        partitions = {}
+        for partition in list_partitions(storage, base_path):
+            if partition_filter is None or partition_filter(partition):
+                partitions[partition] = _list_file_groups(storage, base_path, partition)
+        return FileSystemView(storage, base_path, partitions)
+
+    @property
+    def partition_paths(self) -> list[str]:
+        return sorted(self._partitions)
+
+    def file_groups(self, partition: str | None = None) -> Iterable[FileGroup]:
+        parts = self._partitions if partition is None else {partition: self._partitions.get(partition, [])}
+        for groups in parts.values():
+            yield from groups
+
+    def latest_file_slices(self, visibility: Visibility, partition: str | None = None) -> list[FileSlice]:
+        """The latest visible slice of every visible file group, pending-compaction logs merged in."""
+        out = []
+        for group in self.file_groups(partition):
+            if (group.partition_path, group.file_id) in visibility.replaced:
+                continue
+            merged = _latest_merged_slice(group, visibility)
+            if merged is not None and not merged.is_empty:
+                out.append(merged)
+        return out
+
+
+def list_partitions(storage: Storage, base_path: str) -> list[str]:
+    """Relative partition paths: folders holding the partition metafile, `""` for the base path itself."""
+    found: list[str] = []
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        entries = storage.list_dir(Storage.join(base_path, rel))
+        if any(e.name == PARTITION_METAFILE for e in entries if not e.is_dir):
+            found.append(rel)
+        for e in entries:
+            if e.is_dir and not (rel == "" and e.name == META_FOLDER) and not e.name.startswith("."):
+                stack.append(f"{rel}/{e.name}" if rel else e.name)
+    return sorted(found)
+
+
+def _list_file_groups(storage: Storage, base_path: str, partition: str) -> list[FileGroup]:
+    groups: dict[str, FileGroup] = {}
+    for entry in storage.list_dir(Storage.join(base_path, partition)):
+        if entry.is_dir:
+            continue
+        if is_base_file_name(entry.name):
+            base = BaseFileName.parse(entry.name)
+            group = groups.setdefault(base.file_id, FileGroup(partition, base.file_id))
+            group.slice_for(base.instant_time).base_file = BaseFile(base, entry.path, entry.size)
+        elif is_log_file_name(entry.name):
+            log = LogFileName.parse(entry.name)
+            group = groups.setdefault(log.file_id, FileGroup(partition, log.file_id))
+            group.slice_for(log.base_instant).log_files.append(LogFile(log, entry.path, entry.size))
+    return list(groups.values())
+
+
+def _latest_merged_slice(group: FileGroup, vis: Visibility) -> FileSlice | None:
+    """Walk slices newest first; a pending compaction slice contributes only its logs to the one before."""
+    carried_logs: list[LogFile] = []
+    for base_instant in sorted(group.slices, reverse=True):
+        s = group.slices[base_instant]
+        if vis.as_of is not None and base_instant > vis.as_of:
+            continue
+        if base_instant in vis.pending_compactions:
+            carried_logs = s.sorted_log_files() + carried_logs
+            continue
+        if not vis.is_committed(base_instant):
+            continue
+        return FileSlice(
+            s.partition_path, s.file_id, s.base_instant, s.base_file, s.sorted_log_files() + carried_logs
+        )
+    if carried_logs:  # only a pending compaction's logs: a log-only slice
+        return FileSlice(group.partition_path, group.file_id, "", None, carried_logs)
+    return None

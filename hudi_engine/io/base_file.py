@@ -1,0 +1,258 @@
+"""Parquet base files: write with Hudi's footer (bloom filter, min/max record key), read with projection/filter.
+
+The footer keys are what `HoodieBloomFilterWriteSupport.finalizeMetadata` writes (spec §6.1). They are
+added to the parquet key/value metadata when the file is closed, not to the Arrow schema, so pyarrow's
+`ARROW:schema` entry does not carry a second copy of the ~430 KB base64 filter.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from hudi_engine.errors import HudiError, WriteError
+from hudi_engine.io.bloom import (
+    DEFAULT_FPP,
+    DEFAULT_MAX_ENTRIES,
+    DEFAULT_NUM_ENTRIES,
+    DYNAMIC_V0,
+    BloomFilter,
+    new_bloom_filter,
+    parse_bloom_filter,
+)
+from hudi_engine.schema import META_COLUMNS
+from hudi_engine.storage import Storage
+
+BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
+LEGACY_BLOOM_FILTER_KEY = "com.uber.hoodie.bloomfilter"
+BLOOM_FILTER_TYPE_CODE_KEY = "hoodie_bloom_filter_type_code"
+MIN_RECORD_KEY = "hoodie_min_record_key"
+MAX_RECORD_KEY = "hoodie_max_record_key"
+HUDI_FOOTER_KEYS = (
+    BLOOM_FILTER_KEY, LEGACY_BLOOM_FILTER_KEY, BLOOM_FILTER_TYPE_CODE_KEY, MIN_RECORD_KEY, MAX_RECORD_KEY
+)
+ARROW_SCHEMA_KEY = "ARROW:schema"
+RECORD_KEY_COLUMN = "_hoodie_record_key"
+
+# INT96 timestamps (older Spark writers) are read at Hudi's precision instead of overflowing nanoseconds.
+_PARQUET_FORMAT = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="us"))
+
+
+@dataclass(frozen=True, slots=True)
+class BaseFileWriteResult:
+    path: str
+    size: int
+    num_rows: int
+    min_key: str | None
+    max_key: str | None
+
+
+@dataclass(frozen=True)
+class BaseFileFooter:
+    """What a reader learns from a base file's footer alone."""
+
+    bloom_filter: BloomFilter | None
+    min_key: str | None
+    max_key: str | None
+    num_rows: int
+    schema: pa.Schema  # Arrow schema of the file; metadata keeps non-Hudi keys such as parquet.avro.schema
+    metadata: dict[str, str] = field(default_factory=dict, repr=False)  # every footer key/value, decoded
+
+
+def _java_order_key_bytes(keys: pa.Array) -> pa.Array:
+    """UTF-8 bytes re-mapped so that byte order equals Java `String.compareTo` (UTF-16 code unit) order.
+
+    UTF-8 byte order is code point order. UTF-16 differs only in that U+E000..U+FFFF (UTF-8 lead bytes
+    0xEE, 0xEF) sort above supplementary characters (lead bytes 0xF0..0xF4), which are surrogate pairs.
+    Moving those two lead bytes to 0xF8, 0xF9 (never valid in UTF-8) yields UTF-16 order; continuation
+    bytes are 0x80..0xBF so no other byte changes.
+    """
+    binary = keys.cast(pa.binary())
+    validity, offsets, data = binary.buffers()
+    mapped = np.frombuffer(data, dtype=np.uint8).copy() if data is not None else np.empty(0, np.uint8)
+    mapped[mapped == 0xEE] = 0xF8
+    mapped[mapped == 0xEF] = 0xF9
+    buffers = [validity, offsets, pa.py_buffer(mapped)]
+    return pa.Array.from_buffers(pa.binary(), len(binary), buffers, binary.null_count, binary.offset)
+
+
+def record_key_range(keys: pa.Array | pa.ChunkedArray) -> tuple[str | None, str | None]:
+    """(min, max) record key by Java `String.compareTo`, as Hudi writes them; (None, None) when there is none."""
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    if len(keys) == keys.null_count:
+        return None, None
+    mm = pc.min_max(_java_order_key_bytes(keys))
+
+    def back(v: bytes) -> str:
+        return v.replace(b"\xf8", b"\xee").replace(b"\xf9", b"\xef").decode("utf-8")
+
+    return back(mm["min"].as_py()), back(mm["max"].as_py())
+
+
+def _hudi_parquet_type(t: pa.DataType) -> pa.DataType:
+    """Timestamps as microseconds UTC (INT64 TIMESTAMP(MICROS, adjusted to UTC), what Avro timestamp-micros reads)."""
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us", tz="UTC")
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_hudi_parquet_type(f.type)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_hudi_parquet_type(t.key_type)),
+                       t.item_field.with_type(_hudi_parquet_type(t.item_type)), t.keys_sorted)
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_hudi_parquet_type(t.value_type)))
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(_hudi_parquet_type(t.value_type)))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(t.value_field.with_type(_hudi_parquet_type(t.value_type)), t.list_size)
+    return t
+
+
+def _prepare_table(table: pa.Table, path: str) -> pa.Table:
+    names = table.column_names[: len(META_COLUMNS)]
+    if tuple(names) != META_COLUMNS:
+        raise WriteError(
+            f"base file {path}: the first columns must be the Hudi meta columns {META_COLUMNS}, got {names}"
+        )
+    target = pa.schema([f.with_type(_hudi_parquet_type(f.type)) for f in table.schema])
+    if target.equals(table.schema.remove_metadata()):
+        return table.replace_schema_metadata(None)
+    try:
+        return table.replace_schema_metadata(None).cast(target, safe=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise WriteError(f"base file {path}: cannot store timestamps as microseconds UTC without loss: {e}") from e
+
+
+def write_base_file(
+    storage: Storage,
+    path: str,
+    table: pa.Table,
+    *,
+    bloom_filter_type: str | None = DYNAMIC_V0,
+    bloom_num_entries: int = DEFAULT_NUM_ENTRIES,
+    bloom_fpp: float = DEFAULT_FPP,
+    bloom_max_entries: int = DEFAULT_MAX_ENTRIES,
+    compression: str = "gzip",
+    compression_level: int | None = None,
+    row_group_size: int | None = None,
+    extra_metadata: Mapping[str, str] | None = None,
+) -> BaseFileWriteResult:
+    """Write `table` (the 5 meta columns first) as a Hudi parquet base file at `path`.
+
+    The bloom filter (`hoodie.bloom.index.filter.type`, sized by `hoodie.index.bloom.num_entries` / `.fpp` /
+    `hoodie.bloom.index.filter.dynamic.max.entries`) and the min/max keys are built from `_hoodie_record_key`.
+    `bloom_filter_type=None` is for `hoodie.populate.meta.fields=false`: no Hudi footer keys, as Hudi does.
+    The table's own schema metadata is dropped (it may be stale footer keys of a file it was read from);
+    `extra_metadata` adds footer keys, e.g. `parquet.avro.schema`. The file is built in memory and written
+    with one `Storage.write_bytes`, so a reader never sees a partial file on object stores.
+    """
+    table = _prepare_table(table, path)
+    footer: dict[str, str] = dict(extra_metadata or {})
+    keys = table.column(RECORD_KEY_COLUMN)
+    min_key = max_key = None
+    if bloom_filter_type is not None:
+        if keys.null_count:
+            row = pc.index(pc.is_null(keys), True).as_py()
+            raise WriteError(
+                f"base file {path}: {RECORD_KEY_COLUMN} is null at row {row}; a bloom filter needs every key "
+                "(write with bloom_filter_type=None when hoodie.populate.meta.fields=false)"
+            )
+        try:
+            bloom = new_bloom_filter(bloom_num_entries, bloom_fpp, bloom_filter_type, bloom_max_entries)
+        except HudiError as e:
+            raise WriteError(f"base file {path}: {e}") from e
+        bloom.add_many(keys)
+        footer[BLOOM_FILTER_KEY] = bloom.to_base64()
+        if "DYNAMIC" in bloom.type_code:  # Hudi writes the code only for dynamic filters; absent means SIMPLE
+            footer[BLOOM_FILTER_TYPE_CODE_KEY] = bloom.type_code
+        min_key, max_key = record_key_range(keys)
+        if min_key is not None:
+            footer[MIN_RECORD_KEY] = min_key
+            footer[MAX_RECORD_KEY] = max_key  # type: ignore[assignment]
+
+    sink = pa.BufferOutputStream()
+    try:
+        with pq.ParquetWriter(
+            sink,
+            table.schema,
+            compression=compression,
+            compression_level=compression_level,
+            write_statistics=True,
+            coerce_timestamps="us",
+            allow_truncated_timestamps=False,
+            store_decimal_as_integer=False,  # FIXED_LEN_BYTE_ARRAY decimals, as parquet-avro writes them
+        ) as writer:
+            writer.write_table(table, row_group_size=row_group_size)
+            writer.add_key_value_metadata(footer)
+    except (pa.ArrowException, ValueError) as e:
+        raise WriteError(f"base file {path}: parquet write failed: {e}") from e
+    data = sink.getvalue()
+    storage.write_bytes(path, data)
+    return BaseFileWriteResult(path, data.size, table.num_rows, min_key, max_key)
+
+
+def _decoded(kv: dict[bytes, bytes] | None) -> dict[str, str]:
+    return {k.decode("utf-8"): v.decode("utf-8") for k, v in (kv or {}).items()}
+
+
+def read_footer(storage: Storage, path: str, *, bloom_max_entries: int = DEFAULT_MAX_ENTRIES) -> BaseFileFooter:
+    """Footer of a base file: parsed bloom filter (None if absent), min/max record key, row count, Arrow schema.
+
+    The bloom key `com.uber.hoodie.bloomfilter` of old files is read too; without a type code the filter is SIMPLE.
+    """
+    with storage.open_input_file(path) as f:
+        try:
+            pf = pq.ParquetFile(f)
+            md = pf.metadata
+            arrow_schema = pf.schema_arrow
+        except (pa.ArrowException, OSError) as e:
+            raise HudiError(f"base file {path}: not a readable parquet file: {e}") from e
+    meta = _decoded(md.metadata)
+    encoded = meta.get(BLOOM_FILTER_KEY, meta.get(LEGACY_BLOOM_FILTER_KEY))
+    bloom = None
+    if encoded is not None:
+        bloom = parse_bloom_filter(
+            encoded, meta.get(BLOOM_FILTER_TYPE_CODE_KEY), max_entries=bloom_max_entries, what=f"base file {path}"
+        )
+    schema_meta = {k: v for k, v in meta.items() if k not in HUDI_FOOTER_KEYS and k != ARROW_SCHEMA_KEY}
+    return BaseFileFooter(
+        bloom_filter=bloom,
+        min_key=meta.get(MIN_RECORD_KEY),
+        max_key=meta.get(MAX_RECORD_KEY),
+        num_rows=md.num_rows,
+        schema=arrow_schema.with_metadata(schema_meta),
+        metadata=meta,
+    )
+
+
+def read_base_file(
+    storage: Storage,
+    path: str,
+    columns: list[str] | None = None,
+    filter: pc.Expression | list | None = None,  # noqa: A002 - pyarrow's name for it
+) -> pa.Table:
+    """Read a base file, projecting `columns` (file order if None) and applying `filter`.
+
+    `filter` is a pyarrow dataset expression (row groups are pruned by their statistics) or DNF tuples
+    as `pyarrow.parquet.filters_to_expression` takes. It may name columns that are not projected.
+    """
+    if isinstance(filter, list):
+        filter = pq.filters_to_expression(filter)
+    with storage.open_input_file(path) as f:
+        try:
+            fragment = _PARQUET_FORMAT.make_fragment(f)
+            table = fragment.to_table(columns=columns, filter=filter)
+        except (pa.ArrowException, OSError, KeyError, TypeError) as e:
+            raise HudiError(f"base file {path}: read of columns {columns} with filter {filter} failed: {e}") from e
+    return table.replace_schema_metadata(None)
+
+
+def read_record_keys(storage: Storage, path: str) -> pa.Array:
+    """The `_hoodie_record_key` column of a base file, in file order."""
+    keys = read_base_file(storage, path, [RECORD_KEY_COLUMN]).column(0)
+    return keys.combine_chunks() if keys.num_chunks != 1 else keys.chunk(0)

@@ -1,0 +1,675 @@
+"""Key generators (§5.2, §4.5): record keys and partition paths of Arrow rows, computed column-wise.
+
+Mirrors Hudi 0.14/0.15's Avro key generators (`KeyGenUtils`, `Simple/Complex/Nonpartitioned/TimestampBased/
+Custom/GlobalDelete...AvroKeyGenerator`). Values are stringified as `partition_path.value_strings` documents.
+
+* Simple: the key is the string value of the one key field; a null or empty key is an error.
+* Complex: `f1:v1,f2:v2` in configured order (even for one field), `__null__`/`__empty__` for null/empty values;
+  a row whose key values are all null/empty is an error.
+* Nonpartitioned: key as Simple (one field) or Complex (several); partition path `""`.
+* GlobalDelete: key as Complex; partition path `""`.
+* TimestampBased: key as Simple; the partition path is the one partition field read as a time
+  (`hoodie.keygen.timebased.*`) and formatted with the output date format.
+* Custom: key as Simple (one field) or Complex (several); each partition field is `name:SIMPLE` or
+  `name:TIMESTAMP` (types given in the field list or in `hoodie.datasource.write.partitionpath.field`).
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Any, Mapping, Sequence
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import KeyGeneratorError
+from .partition_path import (
+    PATH_SEPARATOR,
+    escape_path_names,
+    finish_segment,
+    parse_partition_path,
+    resolve_column,
+    value_strings,
+)
+
+_PKG = "org.apache.hudi.keygen."
+SIMPLE = _PKG + "SimpleKeyGenerator"
+COMPLEX = _PKG + "ComplexKeyGenerator"
+NONPARTITIONED = _PKG + "NonpartitionedKeyGenerator"
+TIMESTAMP_BASED = _PKG + "TimestampBasedKeyGenerator"
+CUSTOM = _PKG + "CustomKeyGenerator"
+GLOBAL_DELETE = _PKG + "GlobalDeleteKeyGenerator"
+
+NULL_RECORDKEY_PLACEHOLDER = "__null__"
+EMPTY_RECORDKEY_PLACEHOLDER = "__empty__"
+CONSISTENT_LOGICAL_TIMESTAMP = "hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled"
+WRITE_PARTITIONPATH_FIELD = "hoodie.datasource.write.partitionpath.field"
+
+# hoodie.keygen.timebased.* (TimestampKeyGeneratorConfig); the deltastreamer prefix is the old alternative.
+_TS_PREFIXES = ("hoodie.keygen.timebased.", "hoodie.deltastreamer.keygen.timebased.")
+TIMESTAMP_TYPE = "hoodie.keygen.timebased.timestamp.type"
+TIMESTAMP_SCALAR_UNIT = "hoodie.keygen.timebased.timestamp.scalar.time.unit"
+TIMESTAMP_INPUT_FORMAT = "hoodie.keygen.timebased.input.dateformat"
+TIMESTAMP_INPUT_FORMAT_DELIMITER = "hoodie.keygen.timebased.input.dateformat.list.delimiter.regex"
+TIMESTAMP_INPUT_TIMEZONE = "hoodie.keygen.timebased.input.timezone"
+TIMESTAMP_OUTPUT_FORMAT = "hoodie.keygen.timebased.output.dateformat"
+TIMESTAMP_OUTPUT_TIMEZONE = "hoodie.keygen.timebased.output.timezone"
+TIMESTAMP_TIMEZONE = "hoodie.keygen.timebased.timezone"
+
+# TimeUnit name -> milliseconds per unit (as a (numerator, denominator) pair so sub-ms units divide)
+_UNIT_MS = {
+    "NANOSECONDS": (1, 1_000_000),
+    "MICROSECONDS": (1, 1_000),
+    "MILLISECONDS": (1, 1),
+    "SECONDS": (1_000, 1),
+    "MINUTES": (60_000, 1),
+    "HOURS": (3_600_000, 1),
+    "DAYS": (86_400_000, 1),
+}
+_TYPE_UNITS = {"UNIX_TIMESTAMP": "SECONDS", "EPOCHMILLISECONDS": "MILLISECONDS", "EPOCHMICROSECONDS": "MICROSECONDS"}
+
+_CLASS_ALIASES = {
+    # hoodie.datasource.write.keygenerator.type values, and the Avro twins of the Spark classes
+    "SIMPLE": SIMPLE, "COMPLEX": COMPLEX, "NON_PARTITION": NONPARTITIONED, "TIMESTAMP": TIMESTAMP_BASED,
+    "CUSTOM": CUSTOM, "GLOBAL_DELETE": GLOBAL_DELETE,
+    _PKG + "SimpleAvroKeyGenerator": SIMPLE, _PKG + "ComplexAvroKeyGenerator": COMPLEX,
+    _PKG + "NonpartitionedAvroKeyGenerator": NONPARTITIONED, _PKG + "TimestampBasedAvroKeyGenerator": TIMESTAMP_BASED,
+    _PKG + "CustomAvroKeyGenerator": CUSTOM, _PKG + "GlobalAvroDeleteKeyGenerator": GLOBAL_DELETE,
+}
+
+
+def infer_key_generator_class(record_key_fields: Sequence[str], partition_fields: Sequence[str]) -> str:
+    """`KeyGenUtils.inferKeyGeneratorType`: Nonpartitioned without partition fields, Simple for 1+1, else Complex."""
+    if not partition_fields:
+        return NONPARTITIONED
+    if len(partition_fields) == 1 and len(record_key_fields) == 1:
+        return SIMPLE
+    return COMPLEX
+
+
+def _prop(props: Mapping[str, str], key: str, default: str | None = None) -> str | None:
+    """A timebased option under its current or its deltastreamer name."""
+    suffix = key[len(_TS_PREFIXES[0]):] if key.startswith(_TS_PREFIXES[0]) else None
+    if suffix is None:
+        return props.get(key, default)
+    for prefix in _TS_PREFIXES:
+        value = props.get(prefix + suffix)
+        if value is not None and value != "":
+            return value
+    return default
+
+
+def _row_repr(table: pa.Table, row: int) -> str:
+    text = repr(table.slice(row, 1).to_pylist()[0])
+    return text if len(text) <= 300 else text[:300] + "...}"
+
+
+# --------------------------------------------------------------------------------------------- key generators
+
+
+class KeyGenerator:
+    """Record keys and partition paths of every row of a pa.Table."""
+
+    class_name = ""
+
+    def __init__(
+        self,
+        record_key_fields: Sequence[str],
+        partition_fields: Sequence[str] = (),
+        props: Mapping[str, str] | None = None,
+        *,
+        hive_style: bool = False,
+        url_encode: bool = False,
+    ) -> None:
+        self.record_key_fields = tuple(f.strip() for f in record_key_fields if f.strip())
+        self.partition_fields = tuple(f.strip() for f in partition_fields if f.strip())
+        self.props = dict(props or {})
+        self.hive_style = hive_style
+        self.url_encode = url_encode
+        self.consistent_logical_timestamp = self.props.get(CONSISTENT_LOGICAL_TIMESTAMP, "false").lower() == "true"
+        self._check()
+
+    def _check(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(record_key_fields={list(self.record_key_fields)}, "
+                f"partition_fields={list(self.partition_fields)}, hive_style={self.hive_style}, "
+                f"url_encode={self.url_encode})")
+
+    # -- record keys
+
+    def record_keys(self, table: pa.Table) -> pa.Array:
+        if len(self.record_key_fields) == 1:
+            return self._simple_keys(table)
+        return self._complex_keys(table)
+
+    def _strings(self, table: pa.Table, field: str) -> pa.Array:
+        return value_strings(resolve_column(table, field), field=field,
+                             consistent_logical_timestamp=self.consistent_logical_timestamp)
+
+    def _require_key_fields(self) -> None:
+        if not self.record_key_fields:
+            raise KeyGeneratorError(
+                f"{type(self).__name__}: no record key fields configured (hoodie.table.recordkey.fields); "
+                "tables with auto-generated keys are not supported"
+            )
+
+    def _simple_keys(self, table: pa.Table) -> pa.Array:
+        self._require_key_fields()
+        field = self.record_key_fields[0]
+        keys = self._strings(table, field)
+        bad = pc.or_kleene(pc.is_null(keys), pc.equal(keys, ""))
+        if table.num_rows and pc.any(bad).as_py():
+            row = pc.index(bad, True).as_py()
+            raise KeyGeneratorError(
+                f"record key field {field!r} is null or empty in row {row}: {_row_repr(table, row)}; "
+                f"{type(self).__name__} needs a non-empty key in every row"
+            )
+        return keys
+
+    def _complex_keys(self, table: pa.Table) -> pa.Array:
+        self._require_key_fields()
+        parts = []
+        all_missing = None
+        for field in self.record_key_fields:
+            values = self._strings(table, field)
+            missing = pc.or_kleene(pc.is_null(values), pc.equal(values, ""))
+            all_missing = missing if all_missing is None else pc.and_kleene(all_missing, missing)
+            values = pc.fill_null(values, NULL_RECORDKEY_PLACEHOLDER)
+            values = pc.if_else(pc.equal(values, ""), EMPTY_RECORDKEY_PLACEHOLDER, values)
+            parts.append(pc.binary_join_element_wise(f"{field}:", values, ""))
+        if table.num_rows and pc.any(all_missing).as_py():
+            row = pc.index(all_missing, True).as_py()
+            raise KeyGeneratorError(
+                f"record key fields {list(self.record_key_fields)} are all null or empty in row {row}: "
+                f"{_row_repr(table, row)}; {type(self).__name__} needs at least one non-empty key value"
+            )
+        return parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, ",")
+
+    # -- partition paths
+
+    def partition_paths(self, table: pa.Table) -> pa.Array:
+        if not self.partition_fields:
+            return pa.array([""] * table.num_rows, pa.string())
+        segments = [self._segment(table, field) for field in self.partition_fields]
+        return segments[0] if len(segments) == 1 else pc.binary_join_element_wise(*segments, PATH_SEPARATOR)
+
+    def _segment(self, table: pa.Table, field: str) -> pa.Array:
+        return finish_segment(self._strings(table, field), field, hive_style=self.hive_style, url_encode=self.url_encode)
+
+    def parse_partition_path(self, path: str) -> dict[str, str | None]:
+        """Partition values (as strings; None for the default partition) encoded in a partition path."""
+        return parse_partition_path(path, self.partition_fields, hive_style=self.hive_style, url_encode=self.url_encode)
+
+
+class SimpleKeyGenerator(KeyGenerator):
+    class_name = SIMPLE
+
+    def _check(self) -> None:
+        if len(self.record_key_fields) > 1:
+            raise KeyGeneratorError(
+                f"SimpleKeyGenerator takes one record key field, got {list(self.record_key_fields)}: use ComplexKeyGenerator"
+            )
+        if len(self.partition_fields) > 1:
+            raise KeyGeneratorError(
+                f"SimpleKeyGenerator takes one partition field, got {list(self.partition_fields)}: use ComplexKeyGenerator"
+            )
+
+    def record_keys(self, table: pa.Table) -> pa.Array:
+        return self._simple_keys(table)
+
+
+class ComplexKeyGenerator(KeyGenerator):
+    class_name = COMPLEX
+
+    def record_keys(self, table: pa.Table) -> pa.Array:
+        return self._complex_keys(table)
+
+
+class NonpartitionedKeyGenerator(KeyGenerator):
+    class_name = NONPARTITIONED
+
+    def _check(self) -> None:
+        self.partition_fields = ()  # Hudi ignores any configured partition field here
+
+    def parse_partition_path(self, path: str) -> dict[str, str | None]:
+        return parse_partition_path(path, (), hive_style=self.hive_style, url_encode=self.url_encode)
+
+
+class GlobalDeleteKeyGenerator(NonpartitionedKeyGenerator):
+    class_name = GLOBAL_DELETE
+
+    def record_keys(self, table: pa.Table) -> pa.Array:
+        return self._complex_keys(table)
+
+
+# --------------------------------------------------------------------------------------------- timestamps
+
+
+class TimestampPartitioner:
+    """One partition field read as a time and formatted with a Joda/SimpleDateFormat pattern (§4.5)."""
+
+    def __init__(self, field: str, props: Mapping[str, str], *, consistent_logical_timestamp: bool = False) -> None:
+        self.field = field
+        self.consistent_logical_timestamp = consistent_logical_timestamp
+        self.timestamp_type = (_prop(props, TIMESTAMP_TYPE) or "").strip().upper() or None
+        output_format = _prop(props, TIMESTAMP_OUTPUT_FORMAT)
+        if not output_format:
+            raise KeyGeneratorError(f"timestamp partition field {field!r}: {TIMESTAMP_OUTPUT_FORMAT} is not set")
+        self.output_pattern = output_format
+        self.output_tokens = _joda_tokens(output_format, TIMESTAMP_OUTPUT_FORMAT)
+        zone = _prop(props, TIMESTAMP_TIMEZONE) or "UTC"
+        self.output_zone = _zone(_prop(props, TIMESTAMP_OUTPUT_TIMEZONE) or zone, TIMESTAMP_OUTPUT_TIMEZONE)
+        self.input_zone = _zone(_prop(props, TIMESTAMP_INPUT_TIMEZONE) or zone, TIMESTAMP_INPUT_TIMEZONE)
+        delimiter = _prop(props, TIMESTAMP_INPUT_FORMAT_DELIMITER) or ","
+        input_format = _prop(props, TIMESTAMP_INPUT_FORMAT) or ""
+        self.input_patterns = [p.strip() for p in re.split(delimiter, input_format) if p.strip()] if input_format else []
+        if self.timestamp_type in _TYPE_UNITS:
+            self.unit = _TYPE_UNITS[self.timestamp_type]
+        elif self.timestamp_type == "SCALAR":
+            self.unit = (_prop(props, TIMESTAMP_SCALAR_UNIT) or "SECONDS").strip().upper()
+            if self.unit not in _UNIT_MS:
+                raise KeyGeneratorError(f"{TIMESTAMP_SCALAR_UNIT}={self.unit!r}: expected one of {sorted(_UNIT_MS)}")
+        elif self.timestamp_type in (None, "DATE_STRING"):
+            self.unit = "MILLISECONDS"
+        else:
+            raise KeyGeneratorError(
+                f"{TIMESTAMP_TYPE}={self.timestamp_type!r}: supported are UNIX_TIMESTAMP, EPOCHMILLISECONDS, "
+                "EPOCHMICROSECONDS, SCALAR and DATE_STRING"
+            )
+
+    # -- write side
+
+    def instants(self, table: pa.Table) -> pa.Array:
+        """The UTC instant (timestamp[ms, UTC]) of each row's partition value."""
+        if self.timestamp_type is None:
+            raise KeyGeneratorError(
+                f"timestamp partition field {self.field!r}: {TIMESTAMP_TYPE} is not set (Hudi does not persist it in "
+                "hoodie.properties; pass it with the write options)"
+            )
+        arr = resolve_column(table, self.field)
+        t = arr.type
+        if self.timestamp_type == "DATE_STRING":
+            if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+                raise KeyGeneratorError(f"field {self.field!r} of type {t}: DATE_STRING needs a string column")
+            return self._parse_strings(table, arr.cast(pa.string()))
+        if pa.types.is_timestamp(t):
+            if self.consistent_logical_timestamp:
+                return pc.fill_null(arr.cast(pa.timestamp("ms", tz="UTC"), safe=False), pa.scalar(1, pa.timestamp("ms", tz="UTC")))
+            numbers = arr.cast(pa.timestamp("us", tz=t.tz), safe=False).cast(pa.int64())  # the Avro long
+        elif pa.types.is_date(t):
+            numbers = arr.cast(pa.date32()).cast(pa.int32()).cast(pa.int64())  # Avro LocalDate -> epoch day
+        elif pa.types.is_integer(t):
+            numbers = arr.cast(pa.int64())
+        elif pa.types.is_floating(t) or pa.types.is_decimal(t):
+            numbers = pc.trunc(arr.cast(pa.float64())).cast(pa.int64())  # Java Number.longValue()
+        elif pa.types.is_string(t) or pa.types.is_large_string(t):
+            # Numeric text (seen in real 1.x tables for EPOCHMILLISECONDS); anything else is an error.
+            text = pc.utf8_trim_whitespace(arr.cast(pa.string()))
+            bad = pc.invert(pc.fill_null(pc.match_substring_regex(text, r"^[+-]?\d+$"), True))
+            if pc.any(bad).as_py():
+                row = pc.index(bad, True).as_py()
+                raise KeyGeneratorError(
+                    f"field {self.field!r} value {arr[row].as_py()!r} in row {row} is not a number, as "
+                    f"{self.timestamp_type} needs: {_row_repr(table, row)}"
+                )
+            numbers = text.cast(pa.int64())
+        else:
+            raise KeyGeneratorError(
+                f"field {self.field!r} of type {t}: {self.timestamp_type} needs a number, date or timestamp column"
+            )
+        numbers = pc.fill_null(numbers, 1)  # TimestampBasedAvroKeyGenerator.getDefaultPartitionVal
+        mul, div = _UNIT_MS[self.unit]
+        millis = pc.multiply_checked(numbers, mul) if mul != 1 else numbers
+        if div != 1:
+            millis = pc.divide(millis, div)
+        return millis.cast(pa.timestamp("ms", tz="UTC"))
+
+    def _parse_strings(self, table: pa.Table, values: pa.Array) -> pa.Array:
+        if not self.input_patterns:
+            raise KeyGeneratorError(f"timestamp partition field {self.field!r}: {TIMESTAMP_INPUT_FORMAT} is not set")
+        parsed = None
+        for pattern in self.input_patterns:
+            attempt = _parse_joda(values, _joda_tokens(pattern, TIMESTAMP_INPUT_FORMAT), pattern, self.input_zone)
+            parsed = attempt if parsed is None else pc.coalesce(parsed, attempt)
+        failed = pc.and_kleene(pc.is_valid(values), pc.is_null(parsed))
+        if pc.any(failed).as_py():
+            row = pc.index(failed, True).as_py()
+            raise KeyGeneratorError(
+                f"field {self.field!r} value {values[row].as_py()!r} in row {row} does not match "
+                f"{TIMESTAMP_INPUT_FORMAT} {self.input_patterns}: {_row_repr(table, row)}"
+            )
+        # a null DATE_STRING value stands for the epoch (getDefaultPartitionVal formats epoch+1ms)
+        return pc.fill_null(parsed, pa.scalar(0, pa.timestamp("ms", tz="UTC")))
+
+    def segment(self, table: pa.Table, *, hive_style: bool, url_encode: bool) -> pa.Array:
+        local = self.instants(table).cast(pa.timestamp("ms", tz=self.output_zone))
+        values = format_joda(local, self.output_tokens)
+        if url_encode:
+            values = escape_path_names(values)
+        if hive_style:
+            values = pc.binary_join_element_wise(f"{self.field}=", values, "")
+        return values
+
+    # -- read side
+
+    def parse_value(self, value: str) -> datetime:
+        """The instant a partition value stands for (the start of the period the output format keeps)."""
+        fmt = _strptime_format(self.output_tokens, self.output_pattern)
+        try:
+            naive = datetime.strptime(value, fmt)
+        except ValueError:
+            raise KeyGeneratorError(
+                f"partition value {value!r} of field {self.field!r} does not match {TIMESTAMP_OUTPUT_FORMAT} "
+                f"{self.output_pattern!r}"
+            ) from None
+        return naive.replace(tzinfo=ZoneInfo(self.output_zone)).astimezone(timezone.utc)
+
+
+def _zone(name: str, key: str) -> str:
+    name = name.strip()
+    if name.upper() in ("UTC", "GMT", "Z"):
+        return "UTC"
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise KeyGeneratorError(f"{key}={name!r} is not a known time zone") from None
+    return name
+
+
+_JODA_LETTERS = set("yMdHhmsSaED")
+_MONTH_SHORT = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+_MONTH_LONG = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+               "November", "December"]
+_DAY_SHORT = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+_DAY_LONG = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+
+def _joda_tokens(pattern: str, key: str) -> list[tuple[str, Any]]:
+    """[("lit", text) | (letter, count)] of a Joda/SimpleDateFormat pattern (quotes: 'text', '' = ')."""
+    tokens: list[tuple[str, Any]] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "'":
+            j = i + 1
+            text = []
+            while j < n:
+                if pattern[j] == "'":
+                    if j + 1 < n and pattern[j + 1] == "'":
+                        text.append("'")
+                        j += 2
+                        continue
+                    break
+                text.append(pattern[j])
+                j += 1
+            tokens.append(("lit", "".join(text) if j > i + 1 else "'"))
+            i = j + 1
+        elif c.isascii() and c.isalpha():
+            j = i
+            while j < n and pattern[j] == c:
+                j += 1
+            if c not in _JODA_LETTERS:
+                raise KeyGeneratorError(
+                    f"{key}={pattern!r}: pattern letter {c!r} is not supported (supported: {''.join(sorted(_JODA_LETTERS))})"
+                )
+            tokens.append((c, j - i))
+            i = j
+        else:
+            tokens.append(("lit", c))
+            i += 1
+    return tokens
+
+
+def format_joda(local: pa.Array, tokens: list[tuple[str, Any]]) -> pa.Array:
+    """Format zone-aware timestamps (components are taken in the array's zone) with Joda pattern tokens."""
+    n = len(local)
+    parts: list[pa.Array] = []
+
+    def padded(values: pa.Array, width: int) -> pa.Array:
+        return pc.utf8_lpad(values.cast(pa.string()), width=width, padding="0")
+
+    for kind, arg in tokens:
+        if kind == "lit":
+            parts.append(pa.array([arg] * n, pa.string()))
+        elif kind == "y":
+            year = pc.year(local)
+            parts.append(padded(pc.subtract(year, pc.multiply(pc.divide(year, 100), 100)), 2) if arg == 2 else padded(year, arg))
+        elif kind == "M":
+            month = pc.month(local)
+            if arg >= 3:
+                names = pa.array(_MONTH_LONG if arg >= 4 else _MONTH_SHORT)
+                parts.append(pc.take(names, pc.subtract(month, 1)))
+            else:
+                parts.append(padded(month, arg))
+        elif kind == "d":
+            parts.append(padded(pc.day(local), arg))
+        elif kind == "D":
+            parts.append(padded(pc.day_of_year(local), arg))
+        elif kind == "H":
+            parts.append(padded(pc.hour(local), arg))
+        elif kind == "h":
+            hour12 = pc.subtract(pc.hour(local), pc.multiply(pc.divide(pc.hour(local), 12), 12))
+            parts.append(padded(pc.if_else(pc.equal(hour12, 0), 12, hour12), arg))
+        elif kind == "a":
+            parts.append(pc.if_else(pc.less(pc.hour(local), 12), "AM", "PM"))
+        elif kind == "m":
+            parts.append(padded(pc.minute(local), arg))
+        elif kind == "s":
+            parts.append(padded(pc.second(local), arg))
+        elif kind == "S":
+            millis = padded(pc.millisecond(local), 3)
+            parts.append(pc.utf8_slice_codeunits(millis, 0, arg) if arg <= 3 else pc.utf8_rpad(millis, width=arg, padding="0"))
+        elif kind == "E":
+            names = pa.array(_DAY_LONG if arg >= 4 else _DAY_SHORT)
+            parts.append(pc.take(names, pc.day_of_week(local)))
+    if not parts:
+        return pa.array([""] * n, pa.string())
+    return parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "")
+
+
+_MONTH_INDEX = {m.lower(): i + 1 for i, m in enumerate(_MONTH_SHORT)} | {
+    m.lower(): i + 1 for i, m in enumerate(_MONTH_LONG)
+}
+
+
+def _parse_joda(values: pa.Array, tokens: list[tuple[str, Any]], pattern: str, zone: str) -> pa.Array:
+    """Parse strings with Joda pattern tokens into timestamp[ms, UTC]; rows that do not match become null.
+
+    The pattern becomes a regex whose groups are reassembled into ISO-8601 text for Arrow's parser. Supported:
+    y (yyyy, or yy with Joda's pivot around the current year), M (number or name), d, H, m, s, S, Z/X (offset
+    or 'Z') and literals. A value without an offset is local time in `zone` (the input time zone).
+    """
+    regex = ["^"]
+    groups: dict[str, int] = {}
+    for kind, arg in tokens:
+        if kind == "lit":
+            regex.append(re.escape(arg))
+            continue
+        if kind in groups:
+            raise KeyGeneratorError(f"date format {pattern!r}: letter {kind!r} appears twice")
+        groups[kind] = arg
+        if kind == "y":
+            regex.append(r"(?P<y>\d{2})" if arg == 2 else r"(?P<y>\d{4})")
+        elif kind == "M" and arg >= 3:
+            regex.append(r"(?P<M>[A-Za-z]+)")
+        elif kind == "S":
+            regex.append(rf"(?P<S>\d{{{arg}}})")
+        elif kind in "Mdhms".replace("h", "H"):
+            regex.append(rf"(?P<{kind}>\d{{{arg}}})" if arg >= 2 else rf"(?P<{kind}>\d{{1,2}})")
+        else:
+            raise KeyGeneratorError(f"date format {pattern!r}: letter {kind!r} is not supported for parsing")
+    regex.append("$")
+    if "Z" in (t[0] for t in tokens if t[0] == "lit" and False):  # pragma: no cover - placeholder never true
+        pass
+    text = pc.utf8_trim_whitespace(values)
+    parts = pc.extract_regex(text, "".join(regex))
+    matched = pc.is_valid(parts)
+
+    def group(name: str, default: str, width: int) -> pa.Array:
+        if name not in groups:
+            return pa.array([default] * len(values), pa.string())
+        return pc.utf8_lpad(pc.struct_field(parts, [name]), width=width, padding="0")
+
+    year = group("y", "1970", 4)
+    if groups.get("y") == 2:
+        yy = pc.struct_field(parts, ["y"]).cast(pa.int32()) if len(values) else pa.array([], pa.int32())
+        pivot = datetime.now(timezone.utc).year
+        full = pc.add(yy, 2000)
+        full = pc.if_else(pc.greater(full, pivot + 49), pc.subtract(full, 100), full)
+        year = full.cast(pa.string())
+    if groups.get("M", 0) >= 3:
+        names = pc.utf8_lower(pc.struct_field(parts, ["M"]))
+        keys = pa.array(list(_MONTH_INDEX))
+        index = pc.index_in(names, value_set=keys)
+        month_numbers = pc.take(pa.array(list(_MONTH_INDEX.values()), pa.int32()), index)
+        matched = pc.and_kleene(matched, pc.is_valid(month_numbers))
+        month = pc.utf8_lpad(month_numbers.cast(pa.string()), width=2, padding="0")
+    else:
+        month = group("M", "01", 2)
+    millis = group("S", "000", 3) if groups.get("S", 3) >= 3 else pc.utf8_rpad(group("S", "000", 1), width=3, padding="0")
+    millis = pc.utf8_slice_codeunits(millis, 0, 3)
+    iso = pc.binary_join_element_wise(
+        year, "-", month, "-", group("d", "01", 2), "T", group("H", "00", 2), ":", group("m", "00", 2), ":",
+        group("s", "00", 2), ".", millis, "",
+    )
+    iso = pc.if_else(matched, iso, pa.scalar(None, pa.string()))
+    naive = _cast_or_null(iso, pa.timestamp("ms"))
+    return pc.assume_timezone(naive, timezone=zone, ambiguous="earliest", nonexistent="earliest").cast(
+        pa.timestamp("ms", tz="UTC")
+    )
+
+
+def _cast_or_null(values: pa.Array, target: pa.DataType) -> pa.Array:
+    try:
+        return values.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        # Rare (e.g. month 13): fall back to one value at a time so only the bad rows become null.
+        out = []
+        for v in values.to_pylist():
+            try:
+                out.append(pa.scalar(v, pa.string()).cast(target).as_py() if v is not None else None)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                out.append(None)
+        return pa.array(out, target)
+
+
+def _strptime_format(tokens: list[tuple[str, Any]], pattern: str) -> str:
+    """A strptime format equivalent to numeric Joda tokens (for parsing input strings and partition values)."""
+    codes = {"y": "%Y", "M": "%m", "d": "%d", "H": "%H", "m": "%M", "s": "%S", "D": "%j"}
+    out = []
+    for kind, arg in tokens:
+        if kind == "lit":
+            out.append(arg.replace("%", "%%"))
+        elif kind == "y" and arg == 2:
+            out.append("%y")
+        elif kind == "M" and arg >= 3:
+            out.append("%B" if arg >= 4 else "%b")
+        elif kind in codes:
+            out.append(codes[kind])
+        else:
+            raise KeyGeneratorError(f"date format {pattern!r}: letter {kind!r} cannot be parsed back (only y M d D H m s)")
+    return "".join(out)
+
+
+class TimestampBasedKeyGenerator(SimpleKeyGenerator):
+    """Simple record key; the one partition field formatted as a time (§4.5)."""
+
+    class_name = TIMESTAMP_BASED
+
+    def _check(self) -> None:
+        super()._check()
+        if len(self.partition_fields) != 1:
+            raise KeyGeneratorError(
+                f"TimestampBasedKeyGenerator needs exactly one partition field, got {list(self.partition_fields)}"
+            )
+        self.timestamp = TimestampPartitioner(self.partition_fields[0], self.props,
+                                              consistent_logical_timestamp=self.consistent_logical_timestamp)
+
+    def _segment(self, table: pa.Table, field: str) -> pa.Array:
+        return self.timestamp.segment(table, hive_style=self.hive_style, url_encode=self.url_encode)
+
+    def partition_timestamp(self, path: str) -> datetime:
+        value = self.parse_partition_path(path)[self.partition_fields[0]]
+        if value is None:
+            raise KeyGeneratorError(f"partition path {path!r} is the default partition: it has no time")
+        return self.timestamp.parse_value(value)
+
+
+class CustomKeyGenerator(KeyGenerator):
+    """Partition fields typed `name:SIMPLE` / `name:TIMESTAMP`; key Simple for one field, Complex for several."""
+
+    class_name = CUSTOM
+
+    def _check(self) -> None:
+        typed = list(self.partition_fields)
+        if typed and all(":" not in f for f in typed):
+            # hoodie.properties keeps bare names; the types live in the writer's partition path option
+            declared = [f.strip() for f in (self.props.get(WRITE_PARTITIONPATH_FIELD) or "").split(",") if f.strip()]
+            by_name = {d.split(":")[0]: d for d in declared}
+            typed = [by_name.get(f, f) for f in typed]
+        self.field_types: list[tuple[str, str]] = []
+        self.timestamps: dict[str, TimestampPartitioner] = {}
+        for f in typed:
+            name, _, kind = f.partition(":")
+            kind = (kind or "SIMPLE").strip().upper()
+            if kind not in ("SIMPLE", "TIMESTAMP"):
+                raise KeyGeneratorError(f"CustomKeyGenerator partition field {f!r}: type must be SIMPLE or TIMESTAMP")
+            self.field_types.append((name.strip(), kind))
+            if kind == "TIMESTAMP":
+                self.timestamps[name.strip()] = TimestampPartitioner(
+                    name.strip(), self.props, consistent_logical_timestamp=self.consistent_logical_timestamp
+                )
+        self.partition_fields = tuple(name for name, _ in self.field_types)
+
+    def _segment(self, table: pa.Table, field: str) -> pa.Array:
+        if field in self.timestamps:
+            return self.timestamps[field].segment(table, hive_style=self.hive_style, url_encode=self.url_encode)
+        return super()._segment(table, field)
+
+
+_CLASSES: dict[str, type[KeyGenerator]] = {
+    SIMPLE: SimpleKeyGenerator,
+    COMPLEX: ComplexKeyGenerator,
+    NONPARTITIONED: NonpartitionedKeyGenerator,
+    TIMESTAMP_BASED: TimestampBasedKeyGenerator,
+    CUSTOM: CustomKeyGenerator,
+    GLOBAL_DELETE: GlobalDeleteKeyGenerator,
+}
+
+
+def key_generator_for(
+    class_name: str | None,
+    record_key_fields: Sequence[str],
+    partition_fields: Sequence[str] = (),
+    props: Mapping[str, str] | None = None,
+    *,
+    hive_style: bool = False,
+    url_encode: bool = False,
+) -> KeyGenerator:
+    """The key generator a table (or write) uses; None infers it like Hudi from the field counts."""
+    record_key_fields = [f.strip() for f in record_key_fields if f.strip()]
+    partition_fields = [f.strip() for f in partition_fields if f.strip()]
+    name = (class_name or "").strip()
+    if not name:
+        name = infer_key_generator_class(record_key_fields, partition_fields)
+    cls = _CLASSES.get(_CLASS_ALIASES.get(name, _CLASS_ALIASES.get(name.upper(), name)))
+    if cls is None:
+        raise KeyGeneratorError(
+            f"key generator {class_name!r} is not supported; supported: {', '.join(sorted(_CLASSES))}"
+        )
+    return cls(record_key_fields, partition_fields, props, hive_style=hive_style, url_encode=url_encode)
+
+
+def key_generator_from_config(config: Any) -> KeyGenerator:
+    """The key generator of a TableConfig (anything with its typed properties)."""
+    return key_generator_for(
+        config.key_generator_class,
+        config.record_key_fields,
+        config.partition_fields,
+        config.props,
+        hive_style=config.hive_style_partitioning,
+        url_encode=config.url_encode_partitioning,
+    )

@@ -1,0 +1,229 @@
+"""Merging a file slice's base records with its log records, vectorized (format spec §9-§10).
+
+Log records and deletes are *events* in log order. Events of one record key are folded with the payload's
+preCombine, then the result meets the base record with the payload's combine rule. Instead of a loop per
+record, the fold runs in rounds: round r applies the r-th event of every key at once with numpy, so the number
+of rounds is the largest number of versions of one key in the slice (usually 1), not the number of records.
+Outputs are built by `take` on the concatenated base + log table, a column at a time.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_engine.payload import Combine, Payload
+from hudi_engine.schema import META_COLUMNS
+
+IS_DELETED_FIELD = "_hoodie_is_deleted"
+
+_NONE, _RECORD, _DELETED = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteBatch:
+    """Keys deleted by one delete block. `ordering` holds the delete's ordering value cast to the table's
+    ordering column type, or null where it is the natural-order marker (Integer 0) or of another Java class:
+    such a delete always wins (§10)."""
+
+    keys: pa.Array
+    ordering: pa.Array | None = None
+
+
+LogBatch = pa.Table | DeleteBatch
+
+
+def merge_records(
+    base: pa.Table,
+    log_batches: Sequence[LogBatch],
+    *,
+    key_of: Callable[[pa.Table], pa.Array],
+    ordering_field: str | None,
+    payload: Payload,
+) -> pa.Table:
+    """The merged records of one slice. Every data table in `log_batches` has `base.schema`."""
+    if not log_batches:
+        return base
+    data = [b for b in log_batches if isinstance(b, pa.Table)]
+    combined = pa.concat_tables([base, *data]).combine_chunks()
+    n_base = base.num_rows
+
+    # Events, in log order.
+    keys: list[pa.Array] = []
+    rows: list[np.ndarray] = []
+    delete_orderings: list[pa.Array] = []
+    is_delete: list[np.ndarray] = []
+    next_row = n_base
+    for batch in log_batches:
+        if isinstance(batch, pa.Table):
+            n = batch.num_rows
+            keys.append(_as_string(key_of(batch)))
+            rows.append(np.arange(next_row, next_row + n, dtype=np.int64))
+            is_delete.append(np.zeros(n, dtype=bool))
+            next_row += n
+        else:
+            n = len(batch.keys)
+            keys.append(_as_string(batch.keys))
+            rows.append(np.full(n, -1, dtype=np.int64))
+            is_delete.append(np.ones(n, dtype=bool))
+            if ordering_field is not None:
+                ordering_type = combined.schema.field(ordering_field).type
+                delete_orderings.append(
+                    batch.ordering.cast(ordering_type) if batch.ordering is not None else pa.nulls(n, ordering_type)
+                )
+    ev_row = np.concatenate(rows)
+    ev_is_delete = np.concatenate(is_delete)
+    n_events = len(ev_row)
+
+    # Ordering values as dense ranks, so that every type compares as int64.
+    if ordering_field is not None:
+        values = pa.concat_arrays([combined.column(ordering_field).combine_chunks(), *delete_orderings])
+        ranks = pc.rank(values, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)
+        # A null ordering value counts as the lowest (Java reads it as 0).
+        ranks = np.where(values.is_null().to_numpy(zero_copy_only=False), 0, ranks)
+        row_rank = ranks[: combined.num_rows]
+        ev_rank = np.empty(n_events, dtype=np.int64)
+        ev_rank[~ev_is_delete] = row_rank[ev_row[~ev_is_delete]]
+        delete_ranks = ranks[combined.num_rows :]
+        ev_rank[ev_is_delete] = delete_ranks
+        delete_valid = (
+            pa.concat_arrays(delete_orderings).is_valid().to_numpy(zero_copy_only=False)
+            if delete_orderings
+            else np.zeros(0, dtype=bool)
+        )
+        ev_comparable = np.ones(n_events, dtype=bool)
+        ev_comparable[ev_is_delete] = delete_valid
+    else:
+        row_rank = np.zeros(combined.num_rows, dtype=np.int64)
+        ev_rank = np.zeros(n_events, dtype=np.int64)
+        ev_comparable = np.zeros(n_events, dtype=bool)
+
+    # Group events by key, keeping log order inside a key.
+    encoded = pc.dictionary_encode(pa.concat_arrays(keys))
+    dictionary = encoded.dictionary
+    gid = encoded.indices.to_numpy().astype(np.int64)
+    order = np.lexsort((np.arange(n_events), gid))
+    g_sorted = gid[order]
+    starts = np.flatnonzero(np.r_[True, g_sorted[1:] != g_sorted[:-1]])
+    counts = np.diff(np.r_[starts, n_events])
+    n_groups = len(starts)
+    group_of_dict = np.full(len(dictionary), -1, dtype=np.int64)
+    group_of_dict[g_sorted[starts]] = np.arange(n_groups)
+
+    columns = combined.column_names
+    coalesce = payload.precombine_coalesce or payload.combine in (Combine.COALESCE, Combine.ORDERED_COALESCE)
+    nulls = {c: combined.column(c).is_null().to_numpy(zero_copy_only=False) for c in columns} if coalesce else {}
+    is_meta = {c: c in META_COLUMNS for c in columns}
+
+    kind = np.zeros(n_groups, dtype=np.int8)
+    state_rank = np.zeros(n_groups, dtype=np.int64)
+    state_row = np.full(n_groups, -1, dtype=np.int64)  # whole-record state
+    state_src = {c: np.full(n_groups, -1, dtype=np.int64) for c in columns} if payload.precombine_coalesce else {}
+
+    for r in range(int(counts.max()) if n_groups else 0):
+        act = np.flatnonzero(counts > r)
+        e = order[starts[act] + r]
+        deleting = ev_is_delete[e]
+        rank = ev_rank[e]
+        row = ev_row[e]
+        had_record = kind[act] == _RECORD
+        old_greater = had_record & (state_rank[act] > rank)
+        # A data event replaces the state unless the held record's ordering value is strictly greater.
+        # A delete is dropped only if the held record is strictly greater and the delete is comparable.
+        drop_delete = deleting & old_greater & ev_comparable[e]
+        apply_delete = deleting & ~drop_delete
+        apply_data = ~deleting
+        new_kind = np.where(apply_delete, _DELETED, np.where(apply_data, _RECORD, kind[act]))
+        new_rank = np.where(apply_data & old_greater, state_rank[act], rank)
+        new_rank = np.where(drop_delete, state_rank[act], new_rank)
+        new_row = np.where(apply_data & ~old_greater, row, state_row[act])
+        new_row = np.where(apply_delete, -1, new_row)
+        if payload.precombine_coalesce:
+            merge = apply_data & had_record
+            for c in columns:
+                old_src = state_src[c][act]
+                if is_meta[c]:
+                    merged = np.where(nulls[c][row], old_src, row)
+                else:
+                    pref = np.where(old_greater, old_src, row)
+                    other = np.where(old_greater, row, old_src)
+                    merged = np.where(nulls[c][pref], other, pref)
+                src = np.where(merge, merged, np.where(apply_data, row, old_src))
+                state_src[c][act] = np.where(apply_delete, -1, src)
+        kind[act] = new_kind
+        state_rank[act] = new_rank
+        state_row[act] = new_row
+
+    def record_src(c: str, groups: np.ndarray) -> np.ndarray:
+        return state_src[c][groups] if payload.precombine_coalesce else state_row[groups]
+
+    if IS_DELETED_FIELD in columns:
+        flags = combined.column(IS_DELETED_FIELD).fill_null(False).to_numpy(zero_copy_only=False)
+        any_src = record_src(IS_DELETED_FIELD, np.arange(n_groups))
+        group_is_deleted_flag = (kind == _RECORD) & flags[np.maximum(any_src, 0)]
+    else:
+        group_is_deleted_flag = np.zeros(n_groups, dtype=bool)
+
+    # Base rows meet their key's folded log state.
+    base_keys = _as_string(key_of(base)) if n_base else pa.array([], pa.string())
+    base_dict = pc.index_in(base_keys, value_set=dictionary).fill_null(-1).to_numpy(zero_copy_only=False)
+    base_group = np.where(base_dict >= 0, group_of_dict[np.maximum(base_dict, 0)], -1)
+    base_idx = np.arange(n_base, dtype=np.int64)
+    matched = base_group >= 0
+    mg = base_group[matched]
+    mi = base_idx[matched]
+    m_kind = kind[mg]
+    keep_base = np.zeros(len(mg), dtype=bool)
+    drop = m_kind == _DELETED
+    m_is_record = m_kind == _RECORD
+    old_newer = row_rank[mi] > state_rank[mg]
+    if payload.combine is Combine.ORDERED:
+        keep_base = m_is_record & old_newer
+        drop |= m_is_record & ~keep_base & group_is_deleted_flag[mg]
+    else:
+        drop |= m_is_record & group_is_deleted_flag[mg]
+
+    # Groups with no base record are inserts.
+    in_base = np.zeros(n_groups, dtype=bool)
+    in_base[mg] = True
+    insert_groups = np.flatnonzero(~in_base & (kind == _RECORD) & ~group_is_deleted_flag)
+
+    keep_rows = np.ones(n_base, dtype=bool)
+    keep_rows[mi[drop]] = False
+    out_base = base_idx[keep_rows]  # base rows kept or merged, in base order
+    out_group = base_group[keep_rows]
+    sel_matched = out_group >= 0
+    sel_keep_base = np.zeros(n_base, dtype=bool)
+    sel_keep_base[mi[keep_base]] = True
+    sel_keep_base = sel_keep_base[keep_rows]
+    take_log = sel_matched & ~sel_keep_base
+
+    def column_src(c: str) -> np.ndarray:
+        src = out_base.copy()
+        g = out_group[take_log]
+        log_src = record_src(c, g)
+        if payload.combine is Combine.COALESCE or (payload.combine is Combine.ORDERED_COALESCE and is_meta[c]):
+            b = src[take_log]
+            src[take_log] = np.where(nulls[c][log_src], b, log_src)
+        elif payload.combine is Combine.ORDERED_COALESCE:
+            b = src[take_log]
+            newer = row_rank[b] > state_rank[g]
+            pref = np.where(newer, b, log_src)
+            other = np.where(newer, log_src, b)
+            src[take_log] = np.where(nulls[c][pref], other, pref)
+        else:
+            src[take_log] = log_src
+        return np.concatenate([src, record_src(c, insert_groups)])
+
+    if coalesce:
+        return pa.table({c: combined.column(c).take(pa.array(column_src(c))) for c in columns}, schema=combined.schema)
+    return combined.take(pa.array(column_src(columns[0]) if columns else np.zeros(0, np.int64)))
+
+
+def _as_string(keys: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    return keys if keys.type == pa.string() else keys.cast(pa.string())

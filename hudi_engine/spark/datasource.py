@@ -1,0 +1,487 @@
+"""The `hudi` Spark data source: Hudi tables through `spark.read`, built on PySpark 4's Python data source API.
+
+    register_data_source(spark)
+    spark.read.format("hudi").load(path)                                  # latest snapshot (MOR merged)
+    spark.read.format("hudi").option("as.of.instant", "20240101120000000").load(path)      # time travel
+    spark.read.format("hudi").option("hoodie.datasource.query.type", "read_optimized").load(path)
+    (spark.read.format("hudi").option("hoodie.datasource.query.type", "incremental")
+          .option("hoodie.datasource.read.begin.instanttime", begin)           # exclusive
+          .option("hoodie.datasource.read.end.instanttime", end).load(path))   # inclusive, default latest
+
+Options use Hudi's own names (`as_of_instant` is accepted for `as.of.instant`). Instants are
+`yyyyMMddHHmmssSSS`, or `yyyy-MM-dd HH:mm:ss[.SSS]` / `yyyy-MM-dd` (UTC), as Hudi's time travel accepts.
+
+How a read runs. The driver side (`HudiDataSource.reader`, in Spark's planning Python worker) loads the table,
+fixes the visibility of the query instant and lists the latest file slices; every file slice becomes one
+Spark input partition (`SlicePartition`, holding the slice's file paths). Executors read their slice with
+`hudi_engine.file_slice_reader` (base file, or base + log files merged by the table's payload) and yield Arrow
+record batches cast to the declared Spark schema, so rows never pass through Python objects.
+
+Pushdown. PySpark 4.3 offers filter pushdown (`DataSourceReader.pushFilters`, enabled by
+`spark.sql.python.filterPushdown.enabled`, which `register_data_source` turns on) but no column pruning.
+Filters on partition columns (=, <=>, <, <=, >, >=, IN, IS [NOT] NULL, NOT, LIKE prefix/suffix/infix) prune
+partitions before file slices are listed; every filter is still handed back to Spark, which evaluates it on
+the rows, so pruning only has to be conservative, never exact. Key generators whose partition path is not the
+column's value (timestamp-based, custom) are not pruned. For fewer columns, declare them:
+`spark.read.format("hudi").schema("rider string, fare double").load(path)` reads only those.
+
+Catalog tables. Spark 4.3 hands a Python data source neither the OPTIONS nor the LOCATION of a catalog table
+(`CREATE TABLE t (...) USING hudi LOCATION '...'` reaches the reader without a path), but it does hand over the
+declared schema with its column comments. So the table's path travels in a comment: when the `path` option
+is missing, the reader takes the path from the comment `hudi.path=<uri>` on the first meta column
+`_hoodie_commit_time` (any column carrying such a comment is accepted). `create_catalog_table(spark, name,
+path)` issues that DDL from the table's current schema; every query of the catalog table then reads the
+snapshot current at that query.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import SparkSession
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    EqualNullSafe,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    StringContains,
+    StringEndsWith,
+    StringStartsWith,
+)
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    ByteType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    NullType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from hudi_engine.errors import HudiError, SchemaError
+from hudi_engine.file_group import FileSlice
+from hudi_engine.file_slice_reader import read_file_slice
+from hudi_engine.fs_view import Visibility
+from hudi_engine.schema import META_COLUMNS
+from hudi_engine.table import HudiTable
+
+FORMAT = "hudi"
+PATH_COMMENT_PREFIX = "hudi.path="
+COMMIT_TIME = "_hoodie_commit_time"
+
+QUERY_TYPE = "hoodie.datasource.query.type"
+AS_OF_INSTANT = "as.of.instant"
+AS_OF_INSTANT_ALIASES = ("as.of.instant", "as_of_instant")
+BEGIN_INSTANT = "hoodie.datasource.read.begin.instanttime"
+END_INSTANT = "hoodie.datasource.read.end.instanttime"
+QueryType = Literal["snapshot", "read_optimized", "incremental"]
+QUERY_TYPES: tuple[str, ...] = ("snapshot", "read_optimized", "incremental")
+
+# Key generators whose partition path is not the partition column's value: pruning on it would be wrong.
+_UNPRUNABLE_KEYGENS = ("TimestampBased", "Custom")
+
+
+# ---- options ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """One read's options, validated: where the table is and which query to run."""
+
+    path: str | None
+    query_type: QueryType = "snapshot"
+    as_of: str | None = None
+    begin: str | None = None
+    end: str | None = None
+
+    @staticmethod
+    def parse(options: Mapping[str, str]) -> "ReadOptions":
+        opts = {str(k).lower(): v for k, v in options.items()}
+        if "paths" in opts and opts["paths"] not in ("", "[]"):
+            raise HudiError(f"option paths={opts['paths']!r}: the hudi source reads one table; use load(path)")
+        query_type = (opts.get(QUERY_TYPE) or "snapshot").strip().lower()
+        if query_type not in QUERY_TYPES:
+            raise HudiError(f"option {QUERY_TYPE}={query_type!r}: expected one of {', '.join(QUERY_TYPES)}")
+        as_of = None
+        for key in AS_OF_INSTANT_ALIASES:
+            if opts.get(key):
+                as_of = normalize_instant(opts[key], key)
+        begin = normalize_instant(opts[BEGIN_INSTANT], BEGIN_INSTANT) if opts.get(BEGIN_INSTANT) else None
+        end = normalize_instant(opts[END_INSTANT], END_INSTANT) if opts.get(END_INSTANT) else None
+        if query_type == "incremental":
+            if begin is None:
+                raise HudiError(f"option {QUERY_TYPE}=incremental needs {BEGIN_INSTANT} (exclusive start instant)")
+            if as_of is not None:
+                raise HudiError(f"option {AS_OF_INSTANT}={as_of!r}: time travel does not combine with "
+                                f"{QUERY_TYPE}=incremental; bound the range with {END_INSTANT}")
+        elif begin is not None or end is not None:
+            raise HudiError(f"options {BEGIN_INSTANT} / {END_INSTANT} need {QUERY_TYPE}=incremental "
+                            f"(query type is {query_type!r})")
+        return ReadOptions(opts.get("path") or None, query_type, as_of, begin, end)  # type: ignore[arg-type]
+
+    @property
+    def schema_instant(self) -> str | None:
+        """The instant whose schema the rows are read in."""
+        return self.end if self.query_type == "incremental" else self.as_of
+
+
+_INSTANT_FORMATS = (("%Y-%m-%d %H:%M:%S.%f", 23), ("%Y-%m-%d %H:%M:%S", 19), ("%Y-%m-%dT%H:%M:%S.%f", 23),
+                    ("%Y-%m-%dT%H:%M:%S", 19), ("%Y-%m-%d", 10))
+
+
+def normalize_instant(value: str, option: str) -> str:
+    """An instant time (`yyyyMMddHHmmssSSS`, or any digits) from an option value; dates are read as UTC."""
+    value = str(value).strip()
+    if value.isdigit():
+        return value
+    for fmt, length in _INSTANT_FORMATS:
+        if len(value) == length:
+            try:
+                t = dt.datetime.strptime(value, fmt)
+            except ValueError:
+                continue
+            return t.strftime("%Y%m%d%H%M%S") + f"{t.microsecond // 1000:03d}"
+    raise HudiError(f"option {option}={value!r}: expected an instant time yyyyMMddHHmmssSSS, "
+                    "'yyyy-MM-dd HH:mm:ss[.SSS]' or 'yyyy-MM-dd'")
+
+
+# ---- types --------------------------------------------------------------------------------------------------
+
+
+def spark_type(t: pa.DataType, column: str) -> DataType:
+    """The Spark type a Hudi (Arrow) column is read as; every field nullable (columns added later read null)."""
+    if pa.types.is_dictionary(t):
+        return spark_type(t.value_type, column)
+    simple = _SIMPLE_TYPES.get(t.id)
+    if simple is not None:
+        return simple
+    if pa.types.is_decimal(t):
+        if t.precision > 38:
+            raise SchemaError(f"column {column!r}: {t} exceeds Spark's largest decimal, decimal(38, s)")
+        return DecimalType(t.precision, t.scale)
+    if pa.types.is_timestamp(t):
+        # Avro timestamp-* is an instant (Spark TIMESTAMP); local-timestamp-* has no zone (TIMESTAMP_NTZ).
+        return TimestampType() if t.tz is not None else TimestampNTZType()
+    if pa.types.is_time32(t):
+        return IntegerType()  # time-millis: Spark has no time-of-day type by default; spark-avro reads the int
+    if pa.types.is_time64(t):
+        return LongType()  # time-micros, as spark-avro reads it
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return ArrayType(spark_type(t.value_type, f"{column}.element"), containsNull=True)
+    if pa.types.is_map(t):
+        return MapType(spark_type(t.key_type, f"{column}.key"), spark_type(t.item_type, f"{column}.value"),
+                       valueContainsNull=True)
+    if pa.types.is_struct(t):
+        return StructType([StructField(f.name, spark_type(f.type, f"{column}.{f.name}"), True)
+                           for f in t])
+    raise SchemaError(f"column {column!r}: Arrow type {t} has no Spark type")
+
+
+_SIMPLE_TYPES: dict[int, DataType] = {
+    pa.bool_().id: BooleanType(), pa.int8().id: ByteType(), pa.int16().id: ShortType(),
+    pa.int32().id: IntegerType(), pa.int64().id: LongType(), pa.float32().id: FloatType(),
+    pa.float64().id: DoubleType(), pa.string().id: StringType(), pa.large_string().id: StringType(),
+    pa.binary().id: BinaryType(), pa.large_binary().id: BinaryType(), pa.binary(1).id: BinaryType(),
+    pa.date32().id: DateType(), pa.date64().id: DateType(), pa.null().id: NullType(),
+}
+
+
+def spark_schema(schema: pa.Schema) -> StructType:
+    """A Hudi table's Arrow schema (meta columns first) as the Spark schema the source declares."""
+    return StructType([StructField(f.name, spark_type(f.type, f.name), True) for f in schema])
+
+
+def arrow_target(schema: StructType) -> pa.Schema:
+    """The exact Arrow schema Spark expects batches in for `schema` (Spark compares it field by field)."""
+    return to_arrow_schema(schema, timezone="UTC")
+
+
+def to_spark_arrow(table: pa.Table, target: pa.Schema, source: str) -> pa.Table:
+    """`table` (columns already in `target`'s order) cast to the Arrow types Spark expects."""
+    if table.schema.equals(target):
+        return table
+    try:
+        return table.rename_columns(target.names).cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        raise SchemaError(f"{source}: cannot convert rows {table.schema} to the Spark schema {target}: {e}") from e
+
+
+# ---- the data source ----------------------------------------------------------------------------------------
+
+
+class HudiDataSource(DataSource):
+    """`spark.read.format("hudi")`; see the module docstring for options."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> StructType:
+        opts = ReadOptions.parse(self.options)
+        table = HudiTable.load(_require_path(opts.path, None))
+        return spark_schema(table.schema(opts.schema_instant))
+
+    def reader(self, schema: StructType) -> "HudiReader":
+        opts = ReadOptions.parse(self.options)
+        return HudiReader(HudiTable.load(_require_path(opts.path, schema)), opts, schema)
+
+
+def catalog_path(schema: StructType) -> str | None:
+    """The table path a catalog table's schema carries in a column comment `hudi.path=<uri>`."""
+    fields = sorted(schema.fields, key=lambda f: f.name != COMMIT_TIME)  # the first meta column first
+    for f in fields:
+        comment = (f.metadata or {}).get("comment") or ""
+        if comment.startswith(PATH_COMMENT_PREFIX):
+            return comment[len(PATH_COMMENT_PREFIX):].strip() or None
+    return None
+
+
+def _require_path(path: str | None, schema: StructType | None) -> str:
+    if path:
+        return path
+    found = catalog_path(schema) if schema is not None else None
+    if found:
+        return found
+    raise HudiError(f"hudi source: no table path; use load(path), option('path', ...), or for a catalog table "
+                    f"a comment '{PATH_COMMENT_PREFIX}<uri>' on column {COMMIT_TIME} (see create_catalog_table)")
+
+
+class SlicePartition(InputPartition):
+    """One Spark input partition: one file slice (its base file and log files, with their paths)."""
+
+    def __init__(self, file_slice: FileSlice) -> None:
+        super().__init__(f"{file_slice.partition_path}/{file_slice.file_id}@{file_slice.base_instant}")
+        self.file_slice = file_slice
+
+
+class HudiReader(DataSourceReader):
+    """Plans on the driver (slices, pruning); `read` runs on executors. Everything here is pickled to them."""
+
+    def __init__(self, table: HudiTable, opts: ReadOptions, schema: StructType) -> None:
+        self.table = table
+        self.opts = opts
+        instant = opts.schema_instant
+        self.table_schema = table.schema(instant)
+        # What the query sees, fixed once here so executors do not read the timeline again.
+        self.visibility = Visibility.of(table.timeline, opts.as_of if opts.query_type != "incremental"
+                                        else self._incremental_end())
+        self.columns = _resolve_columns(schema, self.table_schema, table)
+        self.target = arrow_target(schema)
+        self.partition_filter: pc.Expression | None = None
+        self.pushed: list[Filter] = []
+
+    # -- planning (driver) --
+    def pushFilters(self, filters: list[Filter]) -> list[Filter]:  # noqa: N802 - Spark's name
+        """Keep filters on partition columns for pruning; return all, so Spark still applies each to rows."""
+        columns = self._prunable_columns()
+        exprs = []
+        for f in filters:
+            e = filter_expression(f, columns)
+            if e is not None:
+                exprs.append(e)
+                self.pushed.append(f)
+        if exprs:
+            expr = exprs[0]
+            for e in exprs[1:]:
+                expr = expr & e
+            # Null and empty values both land in the default partition, whose path cannot tell them apart:
+            # keep it whatever the filter says.
+            for name in {n for n in columns.values()}:
+                expr = expr | pc.field(name).is_null()
+            self.partition_filter = expr
+        return list(filters)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        return [SlicePartition(s) for s in self.file_slices()]
+
+    def file_slices(self) -> list[FileSlice]:
+        """The slices this query reads, after pruning; for incremental, the file groups the range touched."""
+        opts = self.opts
+        if opts.query_type != "incremental":
+            return self.table.file_slices(opts.as_of, self.partition_filter)
+        end = self._incremental_end()
+        if end is None:
+            return []
+        touched = set()
+        for instant in self._incremental_commits():
+            for stat in self.table.timeline.commit_metadata(instant).write_stats():
+                touched.add((stat.partition_path or "", stat.file_id))
+        return [s for s in self.table.file_slices(end, self.partition_filter)
+                if (s.partition_path, s.file_id) in touched]
+
+    def _incremental_commits(self) -> list:
+        begin, end = self.opts.begin, self.opts.end
+        return [i for i in self.table.timeline.completed_commits()
+                if i.timestamp > begin and (end is None or i.timestamp <= end)]
+
+    def _incremental_end(self) -> str | None:
+        commits = self._incremental_commits()
+        return (self.opts.end or commits[-1].timestamp) if commits else None
+
+    def _prunable_columns(self) -> dict[str, str]:
+        """Partition columns present in the rows, by lower-case name (Spark resolves names case-insensitively)."""
+        cfg = self.table.config
+        if any(k in (cfg.key_generator_class or "") for k in _UNPRUNABLE_KEYGENS):
+            return {}
+        return {f.lower(): f for f in cfg.partition_fields if f in self.table_schema.names}
+
+    # -- reading (executors) --
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, SlicePartition):
+            return  # Spark's stand-in partition when a query has no slices
+        opts = self.opts
+        ctx = self.table._read_context(self.table_schema, self.visibility)
+        names = [c for c, _ in self.columns]
+        read_cols = names
+        if opts.query_type == "incremental" and COMMIT_TIME not in names:
+            read_cols = [*names, COMMIT_TIME]
+        rows = read_file_slice(ctx, partition.file_slice, columns=read_cols,
+                               read_optimized=opts.query_type == "read_optimized")
+        if opts.query_type == "incremental":
+            commit_time = pc.field(COMMIT_TIME)
+            rows = rows.filter((commit_time > opts.begin) & (commit_time <= self.visibility.as_of))
+        if rows.num_rows == 0:
+            return
+        rows = to_spark_arrow(rows.select(names), self.target, f"file slice {partition.value}")
+        yield from rows.to_batches()
+
+
+def _resolve_columns(schema: StructType, table_schema: pa.Schema, table: HudiTable) -> list[tuple[str, str]]:
+    """(table column, declared name) for each declared column: exact name first, then case-insensitively."""
+    by_lower: dict[str, list[str]] = {}
+    for n in table_schema.names:
+        by_lower.setdefault(n.lower(), []).append(n)
+    out = []
+    for f in schema.fields:
+        if f.name in table_schema.names:
+            out.append((f.name, f.name))
+            continue
+        matches = by_lower.get(f.name.lower(), [])
+        if len(matches) != 1:
+            raise SchemaError(f"{table.base_path}: declared column {f.name!r} is "
+                              f"{'ambiguous' if matches else 'not in the table'} (columns: {table_schema.names})")
+        out.append((matches[0], f.name))
+    return out
+
+
+# ---- filters ------------------------------------------------------------------------------------------------
+
+_COMPARISONS = {EqualTo: "__eq__", GreaterThan: "__gt__", GreaterThanOrEqual: "__ge__", LessThan: "__lt__",
+                LessThanOrEqual: "__le__"}
+
+
+def filter_expression(f: Filter, columns: Mapping[str, str]) -> pc.Expression | None:
+    """A Spark filter on the given columns (lower-case name -> name) as an Arrow expression; None otherwise."""
+    if isinstance(f, Not):
+        child = filter_expression(f.child, columns)
+        return None if child is None else ~child
+    attribute = getattr(f, "attribute", None)
+    if attribute is None or len(attribute) != 1 or attribute[0].lower() not in columns:
+        return None
+    field = pc.field(columns[attribute[0].lower()])
+    value: Any = getattr(f, "value", None)
+    if type(f) in _COMPARISONS:
+        return None if value is None else getattr(field, _COMPARISONS[type(f)])(value)
+    if isinstance(f, EqualNullSafe):
+        return field.is_null() if value is None else field == value
+    if isinstance(f, In):
+        values = [v for v in value if v is not None]
+        return field.isin(values) if values else None
+    if isinstance(f, IsNull):
+        return field.is_null()
+    if isinstance(f, IsNotNull):
+        return field.is_valid()
+    if isinstance(f, StringStartsWith):
+        return pc.starts_with(field, pattern=value)
+    if isinstance(f, StringEndsWith):
+        return pc.ends_with(field, pattern=value)
+    if isinstance(f, StringContains):
+        return pc.match_substring(field, pattern=value)
+    return None
+
+
+# ---- registration and catalog tables ------------------------------------------------------------------------
+
+
+def register_data_source(spark: SparkSession) -> None:
+    """Make `spark.read.format("hudi")` available in `spark` (idempotent)."""
+    # Without this Spark rejects a reader that implements pushFilters (DATA_SOURCE_PUSHDOWN_DISABLED).
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    spark.dataSource.register(HudiDataSource)
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def ddl_type(t: DataType) -> str:
+    """Spark SQL DDL text of a type, nested field names quoted."""
+    if isinstance(t, StructType):
+        return "STRUCT<" + ", ".join(f"{_quote(f.name)}: {ddl_type(f.dataType)}" for f in t.fields) + ">"
+    if isinstance(t, ArrayType):
+        return f"ARRAY<{ddl_type(t.elementType)}>"
+    if isinstance(t, MapType):
+        return f"MAP<{ddl_type(t.keyType)}, {ddl_type(t.valueType)}>"
+    if isinstance(t, NullType):
+        return "VOID"
+    return t.simpleString().upper()
+
+
+def catalog_table_ddl(name: str, path: str, *, if_not_exists: bool = False) -> str:
+    """`CREATE TABLE` text for a catalog table over the Hudi table at `path` (path in a column comment)."""
+    table = HudiTable.load(path)
+    schema = spark_schema(table.schema())
+    location = str(path) if "://" in str(path) else table.base_path  # a URI as given, a local path absolute
+    columns = []
+    for f in schema.fields:
+        column = f"{_quote(f.name)} {ddl_type(f.dataType)}"
+        if f.name == COMMIT_TIME:
+            column += f" COMMENT {_sql_string(PATH_COMMENT_PREFIX + location)}"
+        columns.append(column)
+    if COMMIT_TIME not in schema.names:
+        raise SchemaError(f"{path}: schema has no {COMMIT_TIME} column to carry the table path ({META_COLUMNS})")
+    exists = " IF NOT EXISTS" if if_not_exists else ""
+    return f"CREATE TABLE{exists} {name} (\n  " + ",\n  ".join(columns) + f"\n) USING {FORMAT}"
+
+
+def create_catalog_table(spark: SparkSession, name: str, path: str, *, if_not_exists: bool = False) -> str:
+    """Create catalog table `name` reading the Hudi table at `path`; returns the DDL it ran.
+
+    `name` is used as written (quote it yourself if it needs quoting). The column list is the table's schema
+    now; queries read the current snapshot with it.
+    """
+    register_data_source(spark)
+    ddl = catalog_table_ddl(name, path, if_not_exists=if_not_exists)
+    spark.sql(ddl)
+    return ddl

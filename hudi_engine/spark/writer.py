@@ -1,0 +1,241 @@
+"""`write(df, path, options)`: a Spark DataFrame into a Hudi table, records flowing through Spark tasks.
+
+The driver plans and commits (see `hudi_engine.write.write_client`); records never reach it. The steps:
+keys (a task computes record keys and partition paths) -> pre-combine (shuffle by key, fold duplicates with the
+payload) -> tag (join with the keys of the touched file groups, read by tasks) -> counts per file group (small)
+-> bucket plan on the driver -> each record gets its bucket -> one task per bucket runs a handle -> write stats
+back to the driver -> commit. A failure anywhere before the commit rolls the instant back.
+"""
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+
+from hudi_engine.errors import HudiError, WriteError
+from hudi_engine.merge import merge_records
+from hudi_engine.schema import META_COLUMNS
+from hudi_engine.write.bucket_assigner import BucketPlan
+from hudi_engine.write.executor import BucketTask, execute_bucket
+from hudi_engine.write.write_client import WriteClient, WriteResult
+from hudi_engine.write.write_config import IndexType, Operation, WriteConfig
+
+KEY, PARTITION = "_hoodie_record_key", "_hoodie_partition_path"
+# Helper columns that live only inside one write.
+HASH, FILE_ID, DELETE, BUCKET = "_hw_hash", "_hw_file_id", "_hw_delete", "_hw_bucket"
+
+STATS_SCHEMA = pa.schema([pa.field("stat", pa.string())])
+
+
+def write(df: DataFrame, path: str, options: Mapping[str, Any]) -> WriteResult:
+    """Write `df` to the Hudi table at `path` with Hudi's own option keys; returns what the commit did."""
+    config = WriteConfig.from_options(options)
+    df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
+    data_schema = to_arrow_schema(df.schema)
+    client = WriteClient.open(path, config, data_schema)
+    with client.transaction() as txn:
+        try:
+            stats = _run(df.sparkSession, df, client, txn)
+        except Exception as e:  # noqa: BLE001 - re-raised with the task's own message
+            raise _unwrap(e) from e
+        return txn.commit(stats)
+
+
+def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
+    config = client.config
+    keygen_spec = client.keygen_spec()
+    t0 = time.monotonic()
+    keyed = df.mapInArrow(_KeyFn(keygen_spec, config.operation is Operation.DELETE),
+                          from_arrow_schema(_with_key_columns(client.data_schema)))
+    if config.combine_before_write and config.operation is not Operation.BULK_INSERT:
+        keyed = keyed.repartition(KEY).mapInArrow(
+            _PrecombineFn(config.precombine_field, config.payload), keyed.schema)
+    keyed = keyed.withColumn(HASH, F.pmod(F.xxhash64(KEY), F.lit(1 << 30)) / float(1 << 30))
+    keyed = keyed.persist()
+    try:
+        partitions = sorted(r[0] for r in keyed.select(PARTITION).distinct().collect())
+        if config.operation in (Operation.UPSERT, Operation.DELETE):
+            tagged = _tag(spark, keyed, client, partitions)
+        else:  # insert, bulk_insert and overwrites do not look keys up
+            tagged = keyed.withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE, F.lit(False))
+        tagged = tagged.filter(~(F.col(DELETE) & F.col(FILE_ID).isNull()))  # deleting a key not in the table
+        txn.timings["index"] = time.monotonic() - t0
+        counts = tagged.groupBy(PARTITION, FILE_ID, DELETE).count().collect()
+        plan = client.plan(partitions, [(r[0], r[1], r[2], r[3]) for r in counts])
+        txn.record_plan(plan)
+        t1 = time.monotonic()
+        task = client.bucket_task(txn.instant, plan)
+        assigned = tagged.mapInArrow(_AssignFn(plan), _with_bucket(tagged.schema))
+        out = assigned.groupBy(BUCKET).applyInArrow(_HandleFn(task), from_arrow_schema(STATS_SCHEMA))
+        stats = [row[0] for row in out.collect()]
+        txn.timings["write"] = time.monotonic() - t1
+        return stats
+    finally:
+        keyed.unpersist()
+
+
+def _tag(spark: SparkSession, keyed: DataFrame, client: WriteClient, partitions: list[str]) -> DataFrame:
+    """Join incoming keys with the keys of the file groups they may live in (the index).
+
+    Adds FILE_ID (null for a new key) and DELETE. With GLOBAL_SIMPLE and `hoodie.simple.index.update.partition.path`
+    a key that moved partition becomes two rows: a delete in its old file group and an insert in the new partition.
+    """
+    config = client.config
+    deleting = F.lit(config.operation is Operation.DELETE)
+    global_index = config.index_type is IndexType.GLOBAL_SIMPLE
+    files = client.index_files(None if global_index else partitions)
+    if not files:
+        return keyed.withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE, deleting)
+    files_df = spark.createDataFrame(files, schema="partition string, file_id string, path string")
+    files_df = files_df.repartition(max(1, min(len(files), spark.sparkContext.defaultParallelism * 2)))
+    existing = files_df.mapInArrow(
+        _ReadKeysFn(client.storage_uri, client.key_reader_spec()),
+        "_ix_key string, _ix_partition string, _ix_file_id string",
+    )
+    if not global_index:
+        cond = (keyed[KEY] == existing["_ix_key"]) & (keyed[PARTITION] == existing["_ix_partition"])
+        joined = keyed.join(existing, cond, "left").withColumn(FILE_ID, F.col("_ix_file_id"))
+        return joined.withColumn(DELETE, deleting).drop("_ix_key", "_ix_partition", "_ix_file_id")
+    joined = keyed.join(existing, keyed[KEY] == existing["_ix_key"], "left")
+    moved = F.col("_ix_partition").isNotNull() & (F.col("_ix_partition") != F.col(PARTITION))
+    if not config.update_partition_path or config.operation is Operation.DELETE:
+        # The record stays where the key lives.
+        out = (joined.withColumn(PARTITION, F.coalesce(F.col("_ix_partition"), F.col(PARTITION)))
+               .withColumn(FILE_ID, F.col("_ix_file_id")).withColumn(DELETE, deleting))
+        return out.drop("_ix_key", "_ix_partition", "_ix_file_id")
+    stay = joined.filter(~moved).withColumn(FILE_ID, F.col("_ix_file_id")).withColumn(DELETE, F.lit(False))
+    old = (joined.filter(moved).withColumn(PARTITION, F.col("_ix_partition"))
+           .withColumn(FILE_ID, F.col("_ix_file_id")).withColumn(DELETE, F.lit(True)))
+    new = joined.filter(moved).withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE, F.lit(False))
+    return stay.unionByName(old).unionByName(new).drop("_ix_key", "_ix_partition", "_ix_file_id")
+
+
+def _with_key_columns(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([*schema, pa.field(KEY, pa.string()), pa.field(PARTITION, pa.string())])
+
+
+def _with_bucket(spark_schema) -> Any:
+    return spark_schema.add(BUCKET, "long")
+
+
+class _KeyFn:
+    """Task: record key and partition path columns from the key generator."""
+
+    def __init__(self, keygen_spec: dict, deleting: bool) -> None:
+        self.keygen_spec = keygen_spec
+        self.deleting = deleting
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from hudi_engine.write.write_client import build_keygen
+
+        keygen = build_keygen(self.keygen_spec)
+        for batch in batches:
+            t = pa.Table.from_batches([batch])
+            keys = keygen.record_keys(t)
+            parts = keygen.partition_paths(t)
+            yield from pa.Table.from_arrays([*t.columns, keys, parts],
+                                            names=[*t.column_names, KEY, PARTITION]).to_batches()
+
+
+class _PrecombineFn:
+    """Task: duplicates of a key inside the batch reduced with the payload's pre-combine."""
+
+    def __init__(self, ordering_field: str | None, payload) -> None:
+        self.ordering_field = ordering_field
+        self.payload = payload
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        batches = list(batches)
+        if not batches:
+            return
+        t = pa.Table.from_batches(batches)
+        merged = merge_records(t.schema.empty_table(), [t], key_of=lambda x: x.column(KEY),
+                               ordering_field=self.ordering_field, payload=self.payload)
+        yield from merged.to_batches()
+
+
+class _ReadKeysFn:
+    """Task: the record keys of some base files (the SIMPLE index reads only the key column)."""
+
+    def __init__(self, storage_uri: str, key_reader_spec: dict) -> None:
+        self.storage_uri = storage_uri
+        self.key_reader_spec = key_reader_spec
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from hudi_engine.write.write_client import read_index_keys
+
+        for batch in batches:
+            for row in batch.to_pylist():
+                keys = read_index_keys(self.storage_uri, self.key_reader_spec, row["path"])
+                n = len(keys)
+                yield pa.RecordBatch.from_arrays(
+                    [keys, pa.array([row["partition"]] * n, pa.string()), pa.array([row["file_id"]] * n, pa.string())],
+                    names=["_ix_key", "_ix_partition", "_ix_file_id"])
+
+
+class _AssignFn:
+    """Task: each record's bucket: its file group for updates and deletes, a hash pick among inserts otherwise."""
+
+    def __init__(self, plan: BucketPlan) -> None:
+        self.plan = plan
+        self.update_file_ids = pa.array([fid for (_, fid) in plan.update_bucket], pa.string())
+        self.update_buckets = np.array(list(plan.update_bucket.values()), dtype=np.int64)
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        plan = self.plan
+        for batch in batches:
+            # File ids are UUID based, unique across partitions: the file id alone finds the bucket.
+            idx = pc.index_in(batch.column(FILE_ID), value_set=self.update_file_ids)
+            idx = idx.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+            buckets = np.where(idx >= 0, self.update_buckets[np.maximum(idx, 0)] if len(self.update_buckets)
+                               else -1, -1)
+            ins = np.flatnonzero(buckets < 0)
+            if len(ins):
+                hashes = batch.column(HASH).to_numpy(zero_copy_only=False)
+                ins_parts = pc.take(batch.column(PARTITION), pa.array(ins))
+                for p in pc.unique(ins_parts).to_pylist():
+                    sel = ins[pc.equal(ins_parts, p).to_numpy(zero_copy_only=False)]
+                    if p in plan.insert_buckets:
+                        buckets[sel] = plan.insert_bucket_ids(p, hashes[sel])
+            yield pa.RecordBatch.from_arrays([*batch.columns, pa.array(buckets)],
+                                             names=[*batch.schema.names, BUCKET])
+
+
+class _HandleFn:
+    """Task: run the handle of one bucket on all its records; returns the write stats as JSON."""
+
+    def __init__(self, task: BucketTask) -> None:
+        self.task = task
+
+    def __call__(self, table: pa.Table) -> pa.Table:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        token = (ctx.partitionId(), ctx.stageId(), ctx.taskAttemptId()) if ctx else (0, 0, 0)
+        bucket_id = table.column(BUCKET)[0].as_py()
+        stats = execute_bucket(self.task, bucket_id, table, token)
+        return pa.table({"stat": pa.array(stats, pa.string())})
+
+
+_ERROR_RE = re.compile(r"hudi_engine\.errors\.(\w+): (.*?)(?:\n\n|\Z|\n\tat |\nJVM stacktrace)", re.S)
+
+
+def _unwrap(e: Exception) -> Exception:
+    """An error raised in a Spark task reaches the driver wrapped; give back the engine's own error."""
+    if isinstance(e, HudiError):
+        return e
+    m = _ERROR_RE.search(str(e))
+    if m:
+        import hudi_engine.errors as errors
+
+        cls = getattr(errors, m.group(1), WriteError)
+        return cls(m.group(2).strip())
+    return e

@@ -1,0 +1,246 @@
+"""`HudiTable`: the public read API over one Hudi table (snapshot, time travel, incremental, read-optimized)."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from hudi_engine.errors import HudiError, SchemaError
+from hudi_engine.file_group import FileSlice
+from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
+from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.io.base_file import read_footer
+from hudi_engine.keygen import key_generator_for
+from hudi_engine.partition_path import parse_partition_path
+from hudi_engine.payload import payload_for
+from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema
+from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.instant import Instant
+
+Filter = tuple[str, str, Any]
+Filters = Sequence[Filter] | pc.Expression | None
+
+_OPS = {"=": "__eq__", "==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
+
+
+class HudiTable:
+    """A Hudi table (version 6) at a path or URI. Loading reads `hoodie.properties` and the timeline only."""
+
+    def __init__(self, storage: Storage, base_path: str, config: TableConfig, timeline: Timeline) -> None:
+        self.storage = storage
+        self.base_path = base_path
+        self.config = config
+        self.timeline = timeline
+
+    @staticmethod
+    def load(path_or_uri: str) -> "HudiTable":
+        storage, base_path = Storage.for_uri(str(path_or_uri))
+        config = TableConfig.load(storage, base_path)
+        return HudiTable(storage, base_path, config, Timeline.load(storage, base_path))
+
+    def reload(self) -> "HudiTable":
+        return HudiTable(self.storage, self.base_path, TableConfig.load(self.storage, self.base_path),
+                         Timeline.load(self.storage, self.base_path))
+
+    @property
+    def is_mor(self) -> bool:
+        return self.config.table_type == "MERGE_ON_READ"
+
+    # ---- schema -------------------------------------------------------------------------------------------
+    def avro_schema(self, as_of: str | None = None) -> dict | None:
+        """The writer schema (no meta fields) of the latest commit up to `as_of` that recorded one."""
+        for instant in reversed(self.timeline.completed_commits()):
+            if as_of is not None and instant.timestamp > as_of:
+                continue
+            schema = self.timeline.commit_metadata(instant).extra_metadata.get("schema")
+            if schema:
+                return json.loads(schema)
+        return self.config.create_schema
+
+    def schema(self, as_of: str | None = None) -> pa.Schema:
+        """The Arrow schema of the table's rows, the five meta columns first.
+
+        A table written with `hoodie.populate.meta.fields=false` holds only nulls there: its rows have no meta
+        columns (as hudi-rs reads it); record keys then come from the key generator.
+        """
+        schema = self._schema_with_meta(as_of)
+        if not self.config.populate_meta_fields:
+            schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
+        return schema
+
+    def _schema_with_meta(self, as_of: str | None) -> pa.Schema:
+        avro = self.avro_schema(as_of)
+        if avro is not None:
+            return avro_to_arrow_schema(add_meta_fields(avro))
+        for s in self._latest_slices(Visibility.of(self.timeline, as_of)):
+            if s.base_file is not None:
+                return read_footer(self.storage, s.base_file.path).schema
+        return pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS])
+
+    # ---- file slices --------------------------------------------------------------------------------------
+    def file_slices(self, as_of: str | None = None, filters: Filters = None) -> list[FileSlice]:
+        """The latest visible file slice of every file group as of `as_of`, after partition pruning."""
+        return self._latest_slices(Visibility.of(self.timeline, as_of), filters)
+
+    def _latest_slices(self, vis: Visibility, filters: Filters = None,
+                       schema: pa.Schema | None = None) -> list[FileSlice]:
+        prune = self._partition_pruner(filters, schema) if filters is not None else None
+        view = FileSystemView.load(self.storage, self.base_path, prune)
+        return view.latest_file_slices(vis)
+
+    def _partition_pruner(self, filters: Filters, schema: pa.Schema | None):
+        fields = self.config.partition_fields
+        if not fields:
+            return None
+        expr = _to_expression(filters)
+        schema = schema or self.schema()
+        types = {f: (schema.field(f).type if f in schema.names else pa.string()) for f in fields}
+
+        def keep(partition: str) -> bool:
+            values = parse_partition_path(partition, fields, hive_style=self.config.hive_style_partitioning,
+                                          url_encode=self.config.url_encode_partitioning)
+            try:
+                row = pa.table({f: pa.array([values.get(f)], pa.string()).cast(types[f]) for f in fields})
+                return ds.dataset(row).to_table(filter=expr).num_rows > 0
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, KeyError):
+                return True  # the filter names other columns, or the value does not parse: keep the partition
+        return keep
+
+    # ---- reads ---------------------------------------------------------------------------------------------
+    def read_snapshot(self, as_of: str | None = None, columns: list[str] | None = None,
+                      filters: Filters = None, read_optimized: bool = False) -> pa.Table:
+        """The table's rows as of `as_of` (default: latest). `read_optimized` reads MOR base files only."""
+        schema = self.schema(as_of)
+        batches = list(self.scan(as_of=as_of, columns=columns, filters=filters, read_optimized=read_optimized,
+                                 schema=schema))
+        return _concat(batches, _project(schema, columns))
+
+    def scan(self, as_of: str | None = None, columns: list[str] | None = None, filters: Filters = None,
+             read_optimized: bool = False, schema: pa.Schema | None = None,
+             slices: list[FileSlice] | None = None) -> Iterator[pa.Table]:
+        """The rows one file slice at a time, so memory is bounded by the largest slice."""
+        as_of = _instant(as_of)
+        schema = schema or self.schema(as_of)
+        vis = Visibility.of(self.timeline, as_of)
+        ctx = self._read_context(schema, vis)
+        expr = _to_expression(filters) if filters is not None else None
+        if columns is not None:
+            missing = [c for c in columns if c not in schema.names]
+            if missing:
+                raise SchemaError(f"table {self.config.name}: no column {missing} (columns: {schema.names})")
+        read_cols = columns
+        if expr is not None and columns is not None:
+            read_cols = list(dict.fromkeys([*columns, *_expression_fields(filters, schema)]))
+        for s in slices if slices is not None else self._latest_slices(vis, filters, schema):
+            t = read_file_slice(ctx, s, columns=read_cols, read_optimized=read_optimized)
+            if expr is not None:
+                t = t.filter(expr)
+            yield t.select(columns) if columns is not None else t
+
+    def read_incremental(self, start_instant: str, end_instant: str | None = None,
+                         columns: list[str] | None = None, filters: Filters = None) -> pa.Table:
+        """Records written by commits in (start_instant, end_instant], as of end_instant (deletes not shown)."""
+        start_instant = _instant(start_instant)
+        end_instant = _instant(end_instant)
+        commits = [i for i in self.timeline.completed_commits()
+                   if i.timestamp > start_instant and (end_instant is None or i.timestamp <= end_instant)]
+        schema = self.schema(end_instant)
+        if not commits:
+            return _project(schema, columns).empty_table()
+        end = end_instant or commits[-1].timestamp
+        touched = set()
+        for instant in commits:
+            for stat in self.timeline.commit_metadata(instant).write_stats():
+                touched.add((stat.partition_path or "", stat.file_id))
+        vis = Visibility.of(self.timeline, end)
+        slices = [s for s in self._latest_slices(vis, filters, schema) if (s.partition_path, s.file_id) in touched]
+        if not self.config.populate_meta_fields:
+            # No commit times to filter on: the records of the touched file groups' slices as of `end`
+            # (hudi-rs does the same).
+            window = pc.scalar(True)
+        else:
+            window = (pc.field("_hoodie_commit_time") > start_instant) & (pc.field("_hoodie_commit_time") <= end)
+        expr = window if filters is None else window & _to_expression(filters)
+        time_col = ["_hoodie_commit_time"] if self.config.populate_meta_fields else []
+        read_cols = None if columns is None else list(dict.fromkeys([*columns, *time_col,
+                                                                     *_expression_fields(filters, schema)]))
+        ctx = self._read_context(schema, vis)
+        parts = [read_file_slice(ctx, s, columns=read_cols).filter(expr) for s in slices]
+        out = _concat(parts, _project(schema, read_cols))
+        return out.select(columns) if columns is not None else out
+
+    def _read_context(self, schema: pa.Schema, vis: Visibility) -> SliceReadContext:
+        cfg = self.config
+        if cfg.populate_meta_fields:
+            key_columns: tuple[str, ...] = ("_hoodie_record_key",)
+
+            def key_of(t: pa.Table) -> pa.Array:
+                return t.column("_hoodie_record_key")
+        else:
+            keygen = key_generator_for(cfg.key_generator_class, cfg.record_key_fields, cfg.partition_fields,
+                                       cfg.props, hive_style=cfg.hive_style_partitioning,
+                                       url_encode=cfg.url_encode_partitioning)
+            key_columns = tuple(cfg.record_key_fields)
+            key_of = keygen.record_keys
+        ordering = cfg.precombine_field if cfg.precombine_field in schema.names else None
+        return SliceReadContext(self.storage, schema, key_of, key_columns, ordering,
+                                payload_for(cfg.payload_class), vis)
+
+    def __repr__(self) -> str:
+        return f"HudiTable({self.config.name!r}, {self.config.table_type}, {self.base_path!r})"
+
+
+def _instant(value: str | None) -> str | None:
+    """Accept an instant time string, or anything whose str() is one (e.g. an int)."""
+    if value is None:
+        return None
+    value = str(value)
+    if not value.isdigit():
+        raise HudiError(f"instant time {value!r}: expected digits, yyyyMMddHHmmssSSS")
+    return value
+
+
+def _project(schema: pa.Schema, columns: list[str] | None) -> pa.Schema:
+    return schema if columns is None else pa.schema([schema.field(c) for c in columns])
+
+
+def _concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    tables = [t for t in tables if t.num_rows]
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def _to_expression(filters: Filters) -> pc.Expression:
+    if isinstance(filters, pc.Expression):
+        return filters
+    expr = None
+    for f in filters or ():
+        if len(f) != 3:
+            raise HudiError(f"filter {f!r}: expected (column, op, value)")
+        col, op, value = f
+        field = pc.field(col)
+        op = op.lower() if isinstance(op, str) else op
+        if op in _OPS:
+            e = getattr(field, _OPS[op])(value)
+        elif op == "in":
+            e = field.isin(list(value))
+        elif op == "not in":
+            e = ~field.isin(list(value))
+        else:
+            raise HudiError(f"filter {f!r}: unknown operator {op!r}; expected one of {sorted(_OPS)} or in / not in")
+        expr = e if expr is None else expr & e
+    return expr if expr is not None else pc.scalar(True)
+
+
+def _expression_fields(filters: Filters, schema: pa.Schema) -> list[str]:
+    if filters is None:
+        return []
+    if isinstance(filters, pc.Expression):
+        text = str(filters)
+        return [n for n in schema.names if n in text]
+    return [f[0] for f in filters]

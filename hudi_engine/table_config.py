@@ -1,0 +1,429 @@
+"""`.hoodie/hoodie.properties`: the table config (§1).
+
+Loading follows `HoodieTableConfig.fetchConfigs`: read `hoodie.properties`; if it is unreadable or its checksum
+is wrong, fall back to `hoodie.properties.backup` (left behind by an interrupted config update). Saving follows
+`HoodieTableConfig.update`: copy the current file to the backup, write the new file, delete the backup.
+"""
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from .errors import TableConfigError, TableNotFoundError, UnsupportedTableVersionError
+from .java_properties import PropertiesError, format_properties, java_date_string, java_instant_string, parse_properties
+from .storage import Storage
+
+METAFOLDER = ".hoodie"
+PROPERTIES_FILE = "hoodie.properties"
+PROPERTIES_BACKUP_FILE = "hoodie.properties.backup"
+
+# Keys (HoodieTableConfig)
+NAME = "hoodie.table.name"
+DATABASE_NAME = "hoodie.database.name"
+TABLE_TYPE = "hoodie.table.type"
+VERSION = "hoodie.table.version"
+TIMELINE_LAYOUT_VERSION = "hoodie.timeline.layout.version"
+ARCHIVELOG_FOLDER = "hoodie.archivelog.folder"
+PRECOMBINE_FIELD = "hoodie.table.precombine.field"
+RECORDKEY_FIELDS = "hoodie.table.recordkey.fields"
+PARTITION_FIELDS = "hoodie.table.partition.fields"
+KEY_GENERATOR_CLASS = "hoodie.table.keygenerator.class"
+HIVE_STYLE_PARTITIONING = "hoodie.datasource.write.hive_style_partitioning"
+URL_ENCODE_PARTITIONING = "hoodie.datasource.write.partitionpath.urlencode"
+DROP_PARTITION_COLUMNS = "hoodie.datasource.write.drop.partition.columns"
+CREATE_SCHEMA = "hoodie.table.create.schema"
+CHECKSUM = "hoodie.table.checksum"
+PAYLOAD_CLASS = "hoodie.compaction.payload.class"
+RECORD_MERGER_STRATEGY = "hoodie.compaction.record.merger.strategy"
+POPULATE_META_FIELDS = "hoodie.populate.meta.fields"
+BASE_FILE_FORMAT = "hoodie.table.base.file.format"
+LOG_FILE_FORMAT = "hoodie.table.log.file.format"
+TIMELINE_TIMEZONE = "hoodie.table.timeline.timezone"
+METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
+METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
+PARTITION_METAFILE_USE_BASE_FORMAT = "hoodie.partition.metafile.use.base.format"
+CDC_ENABLED = "hoodie.table.cdc.enabled"
+BOOTSTRAP_BASE_PATH = "hoodie.bootstrap.base.path"
+
+COPY_ON_WRITE = "COPY_ON_WRITE"
+MERGE_ON_READ = "MERGE_ON_READ"
+TABLE_TYPES = (COPY_ON_WRITE, MERGE_ON_READ)
+DEFAULT_PAYLOAD_CLASS = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+DEFAULT_RECORD_MERGER_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"  # HoodieRecordMerger.DEFAULT_MERGER_STRATEGY_UUID
+SUPPORTED_TABLE_VERSION = 6
+SUPPORTED_TIMELINE_LAYOUT = 1
+REQUIRED_KEYS = (NAME, TABLE_TYPE, VERSION)
+
+# HoodieTableVersion: which Hudi release wrote each version, for error messages.
+_VERSION_RELEASES = {
+    0: "Hudi < 0.6", 1: "Hudi 0.6", 2: "Hudi 0.9", 3: "Hudi 0.10", 4: "Hudi 0.11", 5: "Hudi 0.12/0.13",
+    6: "Hudi 0.14/0.15", 7: "a placeholder version no release writes", 8: "Hudi 1.0", 9: "Hudi 1.1",
+}
+# Spark's table name must also make an Avro name (`<table>_record`), so hold it to the Avro name rules.
+_TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def compute_checksum(database: str | None, table: str) -> int:
+    """`HoodieTableConfig.generateChecksum`: unsigned CRC32 of UTF-8 `"<database>.<table>"` (database "" if absent)."""
+    return zlib.crc32(f"{database or ''}.{table}".encode("utf-8"))
+
+
+def _split_fields(value: str | None) -> list[str]:
+    return [f.strip() for f in (value or "").split(",") if f.strip()]
+
+
+def _java_bool(value: str | None, default: bool) -> bool:
+    # Java's Boolean.parseBoolean: only "true" (any case) is true.
+    return default if value is None else value.strip().lower() == "true"
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    """The properties of one table, with typed accessors. Immutable: `with_props` returns a changed copy."""
+
+    props: Mapping[str, str] = field(default_factory=dict)
+    source: str = "<hoodie.properties>"  # file the props came from, for error messages
+
+    # ------------------------------------------------------------------ construction
+
+    @staticmethod
+    def from_properties(props: Mapping[str, str], source: str = "<hoodie.properties>") -> "TableConfig":
+        """Validated config: required keys, checksum (if present), table version 6 and timeline layout 1."""
+        config = TableConfig(dict(props), source)
+        config.validate()
+        return config
+
+    @staticmethod
+    def load(storage: Storage, base_path: str) -> "TableConfig":
+        meta = storage.join(base_path, METAFOLDER)
+        if not storage.is_dir(meta):
+            raise TableNotFoundError(f"no .hoodie folder at {base_path}: not a Hudi table")
+        primary = storage.join(meta, PROPERTIES_FILE)
+        backup = storage.join(meta, PROPERTIES_BACKUP_FILE)
+        primary_error: TableConfigError | None = None
+        if storage.exists(primary):
+            try:
+                return TableConfig._read_checked(storage, primary)
+            except UnsupportedTableVersionError:
+                raise  # a well-formed file of another version: the backup won't help
+            except TableConfigError as e:
+                primary_error = e
+        if storage.exists(backup):
+            try:
+                return TableConfig._read_checked(storage, backup)
+            except TableConfigError:
+                if primary_error is None:
+                    raise
+        if primary_error is not None:
+            raise primary_error
+        raise TableNotFoundError(f"no {PROPERTIES_FILE} in {meta}: not a Hudi table (or one still being created)")
+
+    @staticmethod
+    def _read_checked(storage: Storage, path: str) -> "TableConfig":
+        try:
+            props = parse_properties(storage.read_bytes(path))
+        except PropertiesError as e:
+            raise TableConfigError(f"{path}: {e}") from None
+        except OSError as e:  # e.g. deleted between listing and reading during a config update
+            raise TableConfigError(f"{path}: cannot be read: {e}") from None
+        return TableConfig.from_properties(props, path)
+
+    @staticmethod
+    def create(
+        name: str,
+        table_type: str,
+        record_key_fields: Iterable[str],
+        partition_fields: Iterable[str] = (),
+        precombine_field: str | None = None,
+        key_generator_class: str | None = None,
+        payload_class: str | None = None,
+        hive_style: bool = False,
+        url_encode: bool = False,
+        database: str | None = "default",
+        extra: Mapping[str, str] | None = None,
+        *,
+        populate_meta_fields: bool = True,
+        create_schema: dict | None = None,
+    ) -> "TableConfig":
+        """Config of a new v6 table, with the keys Spark's writer puts in `hoodie.properties` (§1.1).
+
+        Also sets `hoodie.table.base.file.format=PARQUET` and `hoodie.table.timeline.timezone=UTC` (this engine
+        makes UTC instants). MOR tables get the payload class and record merger strategy defaults like
+        `HoodieTableConfig.create`; a COW table gets a payload class only when one is given. `create_schema`
+        (an Avro schema) is stored in Spark SQL's `[T, "null"]` shape. `extra` keys are added last and win.
+        """
+        from .keygen import infer_key_generator_class  # keygen imports nothing from here; avoid a cycle anyway
+        from .schema import schema_to_json, to_create_schema
+
+        if not name or not _TABLE_NAME.match(name):
+            raise TableConfigError(
+                f"{NAME}={name!r}: expected letters, digits and '_' not starting with a digit "
+                f"(Spark names the Avro record '<table>_record')"
+            )
+        if table_type not in TABLE_TYPES:
+            raise TableConfigError(f"{TABLE_TYPE}={table_type!r}: expected one of {', '.join(TABLE_TYPES)}")
+        record_keys = [f.strip() for f in record_key_fields]
+        partitions = [f.strip() for f in partition_fields]
+        for label, fields in (("record key", record_keys), ("partition", partitions)):
+            if any(not f or "," in f for f in fields):
+                raise TableConfigError(f"{label} fields {fields!r}: names must be non-empty and contain no ','")
+        props: dict[str, str] = {NAME: name}
+        if database is not None:
+            props[DATABASE_NAME] = database
+        props[TABLE_TYPE] = table_type
+        props[VERSION] = str(SUPPORTED_TABLE_VERSION)
+        props[TIMELINE_LAYOUT_VERSION] = str(SUPPORTED_TIMELINE_LAYOUT)
+        props[ARCHIVELOG_FOLDER] = "archived"
+        if precombine_field:
+            props[PRECOMBINE_FIELD] = precombine_field
+        if record_keys:
+            props[RECORDKEY_FIELDS] = ",".join(record_keys)
+        if partitions:
+            props[PARTITION_FIELDS] = ",".join(partitions)
+        props[KEY_GENERATOR_CLASS] = key_generator_class or infer_key_generator_class(record_keys, partitions)
+        props[HIVE_STYLE_PARTITIONING] = "true" if hive_style else "false"
+        props[URL_ENCODE_PARTITIONING] = "true" if url_encode else "false"
+        props[DROP_PARTITION_COLUMNS] = "false"
+        if not populate_meta_fields:
+            props[POPULATE_META_FIELDS] = "false"
+        if payload_class or table_type == MERGE_ON_READ:
+            props[PAYLOAD_CLASS] = payload_class or DEFAULT_PAYLOAD_CLASS
+        if table_type == MERGE_ON_READ:
+            props[RECORD_MERGER_STRATEGY] = DEFAULT_RECORD_MERGER_STRATEGY
+        props[BASE_FILE_FORMAT] = "PARQUET"
+        props[TIMELINE_TIMEZONE] = "UTC"
+        if create_schema is not None:
+            props[CREATE_SCHEMA] = schema_to_json(to_create_schema(create_schema))
+        props.update(extra or {})
+        props[CHECKSUM] = str(compute_checksum(props.get(DATABASE_NAME), props[NAME]))
+        return TableConfig.from_properties(props, "<new table config>")
+
+    def with_props(self, updates: Mapping[str, str | None]) -> "TableConfig":
+        """A copy with keys set (or removed where the value is None); the checksum follows the name/database."""
+        props = dict(self.props)
+        for k, v in updates.items():
+            if v is None:
+                props.pop(k, None)
+            else:
+                props[k] = v
+        props[CHECKSUM] = str(compute_checksum(props.get(DATABASE_NAME), props.get(NAME, "")))
+        return TableConfig.from_properties(props, self.source)
+
+    def without_metadata_table(self) -> "TableConfig":
+        """The config Hudi leaves after disabling the metadata table (§14): no MDT partitions listed."""
+        return self.with_props({METADATA_PARTITIONS: None, METADATA_PARTITIONS_INFLIGHT: None})
+
+    # ------------------------------------------------------------------ validation and persistence
+
+    def validate(self) -> None:
+        for key in REQUIRED_KEYS:
+            if not self.props.get(key, "").strip():
+                raise TableConfigError(f"{self.source}: required key {key} is missing or empty")
+        version = self._int(VERSION)
+        if version != SUPPORTED_TABLE_VERSION:
+            release = _VERSION_RELEASES.get(version, "an unknown Hudi release")
+            if version in (8, 9):
+                detail = "is recognised but not supported yet"
+            elif version < SUPPORTED_TABLE_VERSION:
+                detail = "is older than supported; upgrade it by writing with Hudi 0.14 or 0.15"
+            else:
+                detail = "is not supported"
+            raise UnsupportedTableVersionError(
+                f"{self.source}: {VERSION}={version} ({release}) {detail}; supported: {SUPPORTED_TABLE_VERSION}"
+            )
+        layout = self.timeline_layout_version
+        if layout != SUPPORTED_TIMELINE_LAYOUT:
+            raise UnsupportedTableVersionError(
+                f"{self.source}: {TIMELINE_LAYOUT_VERSION}={layout}; table version 6 needs timeline layout "
+                f"{SUPPORTED_TIMELINE_LAYOUT}"
+            )
+        if self.table_type not in TABLE_TYPES:
+            raise TableConfigError(f"{self.source}: {TABLE_TYPE}={self.table_type!r}: expected one of {', '.join(TABLE_TYPES)}")
+        stored = self.props.get(CHECKSUM)
+        if stored is not None:  # validated only if present (HUDI-7262, 0.14.1+); a wrong one is always fatal
+            expected = compute_checksum(self.database_name, self.name)
+            if stored.strip() != str(expected):
+                raise TableConfigError(
+                    f"{self.source}: {CHECKSUM}={stored} is wrong: expected {expected} "
+                    f"(CRC32 of '{self.database_name or ''}.{self.name}')"
+                )
+
+    def to_text(self, now=None) -> str:
+        """hoodie.properties text with the two comment lines Java writes and a fresh checksum last."""
+        props = {k: v for k, v in self.props.items() if k != CHECKSUM}
+        props[CHECKSUM] = str(compute_checksum(self.database_name, self.name))
+        return format_properties(props, [f"Properties saved on {java_instant_string(now)}", java_date_string(now)])
+
+    def save(self, storage: Storage, base_path: str) -> None:
+        """Write `.hoodie/hoodie.properties`; an existing file is replaced through the backup protocol."""
+        self.validate()
+        meta = storage.join(base_path, METAFOLDER)
+        primary = storage.join(meta, PROPERTIES_FILE)
+        backup = storage.join(meta, PROPERTIES_BACKUP_FILE)
+        data = self.to_text().encode("latin-1")
+        if storage.exists(primary):
+            # A reader that sees a half-written primary falls back to the backup (see load).
+            storage.write_bytes(backup, storage.read_bytes(primary))
+            storage.write_bytes(primary, data)
+            storage.delete(backup)
+        else:
+            storage.write_bytes(primary, data)
+
+    def initialize(self, storage: Storage, base_path: str) -> None:
+        """Create a new table's `.hoodie` layout (`initTableAndGetMetaClient`) and write the config.
+
+        Refuses to touch a path that already has a `hoodie.properties`.
+        """
+        self.validate()
+        meta = storage.join(base_path, METAFOLDER)
+        primary = storage.join(meta, PROPERTIES_FILE)
+        if storage.exists(primary):
+            raise TableConfigError(f"{primary} already exists: a Hudi table is already at {base_path}")
+        for sub in (".schema", self.archivelog_folder, ".temp", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids"):
+            storage.mkdirs(storage.join(meta, sub))
+        if not storage.create_exclusive(primary, self.to_text().encode("latin-1")):
+            raise TableConfigError(f"{primary} was created concurrently: a Hudi table is already at {base_path}")
+
+    # ------------------------------------------------------------------ typed accessors
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.props.get(key, default)
+
+    def _int(self, key: str, default: int | None = None) -> int:
+        raw = self.props.get(key)
+        if raw is None or not raw.strip():
+            if default is None:
+                raise TableConfigError(f"{self.source}: required key {key} is missing")
+            return default
+        try:
+            return int(raw.strip())
+        except ValueError:
+            raise TableConfigError(f"{self.source}: {key}={raw!r} is not an integer") from None
+
+    @property
+    def name(self) -> str:
+        return self.props[NAME]
+
+    @property
+    def database_name(self) -> str | None:
+        return self.props.get(DATABASE_NAME)
+
+    @property
+    def table_type(self) -> str:
+        return self.props.get(TABLE_TYPE, COPY_ON_WRITE).strip().upper()
+
+    @property
+    def is_mor(self) -> bool:
+        return self.table_type == MERGE_ON_READ
+
+    @property
+    def version(self) -> int:
+        return self._int(VERSION)
+
+    @property
+    def timeline_layout_version(self) -> int:
+        return self._int(TIMELINE_LAYOUT_VERSION, SUPPORTED_TIMELINE_LAYOUT)  # Java's meta-client default
+
+    @property
+    def archivelog_folder(self) -> str:
+        return self.props.get(ARCHIVELOG_FOLDER) or "archived"
+
+    @property
+    def precombine_field(self) -> str | None:
+        return (self.props.get(PRECOMBINE_FIELD) or "").strip() or None
+
+    @property
+    def record_key_fields(self) -> list[str]:
+        return _split_fields(self.props.get(RECORDKEY_FIELDS))
+
+    @property
+    def partition_fields(self) -> list[str]:
+        return _split_fields(self.props.get(PARTITION_FIELDS))
+
+    @property
+    def is_partitioned(self) -> bool:
+        return bool(self.partition_fields)
+
+    @property
+    def key_generator_class(self) -> str | None:
+        return (self.props.get(KEY_GENERATOR_CLASS) or "").strip() or None
+
+    @property
+    def hive_style_partitioning(self) -> bool:
+        return _java_bool(self.props.get(HIVE_STYLE_PARTITIONING), False)
+
+    @property
+    def url_encode_partitioning(self) -> bool:
+        return _java_bool(self.props.get(URL_ENCODE_PARTITIONING), False)
+
+    @property
+    def drop_partition_columns(self) -> bool:
+        return _java_bool(self.props.get(DROP_PARTITION_COLUMNS), False)
+
+    @property
+    def populate_meta_fields(self) -> bool:
+        return _java_bool(self.props.get(POPULATE_META_FIELDS), True)
+
+    @property
+    def payload_class(self) -> str:
+        return (self.props.get(PAYLOAD_CLASS) or "").strip() or DEFAULT_PAYLOAD_CLASS
+
+    @property
+    def record_merger_strategy(self) -> str:
+        return (self.props.get(RECORD_MERGER_STRATEGY) or "").strip() or DEFAULT_RECORD_MERGER_STRATEGY
+
+    @property
+    def base_file_format(self) -> str:
+        return (self.props.get(BASE_FILE_FORMAT) or "PARQUET").strip().upper()
+
+    @property
+    def log_file_format(self) -> str:
+        return (self.props.get(LOG_FILE_FORMAT) or "HOODIE_LOG").strip().upper()
+
+    @property
+    def timeline_timezone(self) -> str:
+        """`LOCAL` or `UTC`; absent means LOCAL to Java (hudi-rs assumes UTC)."""
+        return (self.props.get(TIMELINE_TIMEZONE) or "LOCAL").strip().upper()
+
+    @property
+    def create_schema(self) -> dict | None:
+        raw = self.props.get(CREATE_SCHEMA)
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError as e:
+            raise TableConfigError(f"{self.source}: {CREATE_SCHEMA} is not valid JSON: {e}") from None
+
+    @property
+    def checksum(self) -> int | None:
+        raw = self.props.get(CHECKSUM)
+        return int(raw) if raw and raw.strip().isdigit() else None
+
+    @property
+    def metadata_partitions(self) -> list[str]:
+        """MDT partitions Hudi has built; Java readers list files from the MDT iff this holds `files` (§14)."""
+        return _split_fields(self.props.get(METADATA_PARTITIONS))
+
+    @property
+    def metadata_partitions_inflight(self) -> list[str]:
+        return _split_fields(self.props.get(METADATA_PARTITIONS_INFLIGHT))
+
+    @property
+    def is_metadata_table_enabled(self) -> bool:
+        return "files" in self.metadata_partitions
+
+    @property
+    def partition_metafile_use_base_format(self) -> bool:
+        return _java_bool(self.props.get(PARTITION_METAFILE_USE_BASE_FORMAT), False)
+
+    @property
+    def cdc_enabled(self) -> bool:
+        return _java_bool(self.props.get(CDC_ENABLED), False)
+
+    @property
+    def bootstrap_base_path(self) -> str | None:
+        return self.props.get(BOOTSTRAP_BASE_PATH) or None

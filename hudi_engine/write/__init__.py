@@ -1,0 +1,10 @@
+"""The write side of the engine, in pure Python (no Spark in these modules).
+
+* `markers`: DIRECT write markers under `.hoodie/.temp/<instant>/` (§2.5).
+* `handles`: what a task runs on one file group's records: create (new base file), merge (COW update),
+  append (MOR log file). Each returns a `WriteStat`.
+* `commit`: the instant lifecycle on the driver: `create_table`, `start_commit`, `complete_commit`.
+* `rollback`: undo a failed (or the latest completed) write instant (§11.1).
+
+Submodules are imported where used, so importing this package stays cheap and free of import cycles.
+"""

@@ -1,0 +1,495 @@
+"""Write handles: one file group's Arrow records -> one new data file -> one `WriteStat` (spec §4, §5, §6, §7, §17).
+
+A handle is what a Spark task runs on the records of one bucket. It is a pure function of a `WriteContext`
+(storage, base path, table config, instant, writer schema, the task's write token) and the records of one file
+group: no global state, never more than one file group in memory. Each handle creates the instant's marker for
+its file *before* the file (so a crash can be rolled back), writes the file in one go, and returns the stat the
+driver puts in the commit metadata.
+
+* `create_handle`: a new file group, `<fileId>_<token>_<instant>.parquet` (inserts; MOR inserts too, since
+  hudi-rs and Java's index only see keys that live in base files, §8.2).
+* `merge_handle`: COW update of a file group: the latest base file merged with the incoming records into a new
+  base file version of the same file id. Unchanged rows keep their commit time and sequence number.
+* `append_handle`: MOR update/delete of a file group: one new log file `.<fileId>_<base>.log.<v>_<token>` holding
+  Avro data blocks and a delete block. A new file per commit, never an append to someone else's file (§4.3).
+"""
+from __future__ import annotations
+
+import dataclasses
+import struct
+import time
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_engine.errors import HudiError, WriteError
+from hudi_engine.file_naming import BaseFileName, LogFileName, WriteToken, is_log_file_name, new_file_id
+from hudi_engine.file_slice_reader import align_to_schema
+from hudi_engine.io.avro_codec import encode_records
+from hudi_engine.io.base_file import read_base_file, write_base_file
+from hudi_engine.io.log_block import (
+    AVRO_DATA_BLOCK_VERSION,
+    BlockType,
+    LogBlock,
+    build_avro_data_block,
+    build_delete_block,
+)
+from hudi_engine.io.log_format import encode_log_file
+from hudi_engine.keygen import key_generator_for
+from hudi_engine.merge import IS_DELETED_FIELD, DeleteBatch, merge_records
+from hudi_engine.payload import Payload, payload_for
+from hudi_engine.schema import META_COLUMNS, add_meta_fields, arrow_to_avro_schema, avro_to_arrow_schema, schema_to_json
+from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
+from hudi_engine.timeline.instant import State
+from hudi_engine.write.markers import IOType, create_marker
+
+COMMIT_TIME, SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS
+DEFAULT_LOG_BLOCK_MAX_SIZE = 256 * 1024 * 1024  # hoodie.logfile.data.block.max.size
+LOG_BASE_VERSION = 1  # HoodieLogFile.LOGFILE_BASE_VERSION
+_I32 = struct.Struct(">i")
+_BLOCK_PREFIX = struct.Struct(">ii")  # content version, record count
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """What every handle of one write shares; `for_task` gives each task attempt its own write token.
+
+    `schema` is the writer Avro schema *without* meta fields (the commit's `extraMetadata.schema`). Records are
+    conformed to it: columns matched by name and cast, missing columns null, other columns (helpers of the
+    caller) dropped.
+    """
+
+    storage: Storage
+    base_path: str
+    config: TableConfig
+    instant_time: str
+    schema: dict
+    write_token: WriteToken = WriteToken(0, 0, 0)
+    compression: str = "gzip"  # hoodie.parquet.compression.codec (Hudi 0.14/0.15 default)
+    bloom_filter_type: str = "DYNAMIC_V0"  # hoodie.bloom.index.filter.type
+    bloom_num_entries: int = 60000
+    bloom_fpp: float = 1e-9
+    bloom_max_entries: int = 100000
+    row_group_size: int | None = None
+    log_block_max_size: int = DEFAULT_LOG_BLOCK_MAX_SIZE
+    payload_class: str | None = None  # None: the table's hoodie.compaction.payload.class
+
+    @staticmethod
+    def create(storage: Storage, base_path: str, config: TableConfig, instant_time: str,
+               schema: pa.Schema | dict, **options) -> "WriteContext":
+        """Context for `schema` given as Arrow data columns (named the Spark way, §5.3) or as an Avro record."""
+        if isinstance(schema, pa.Schema):
+            schema = arrow_to_avro_schema(schema, config.name, with_meta=False)
+        else:
+            schema = {k: v for k, v in schema.items()}
+            schema["fields"] = [f for f in schema["fields"] if f["name"] not in META_COLUMNS]
+        return WriteContext(storage, base_path, config, instant_time, schema, **options)
+
+    def for_task(self, partition_id: int, stage_id: int = 0, attempt_id: int = 0) -> "WriteContext":
+        return dataclasses.replace(self, write_token=WriteToken(partition_id, stage_id, attempt_id))
+
+    @property
+    def task_partition_id(self) -> int:
+        return self.write_token.partition_id
+
+    @cached_property
+    def schema_with_meta(self) -> dict:
+        return add_meta_fields(self.schema)
+
+    @cached_property
+    def arrow_schema(self) -> pa.Schema:
+        """Arrow schema of the rows written: the five meta columns, then the data columns."""
+        return avro_to_arrow_schema(self.schema_with_meta)
+
+    @cached_property
+    def keygen(self):
+        cfg = self.config
+        return key_generator_for(cfg.key_generator_class, cfg.record_key_fields, cfg.partition_fields, cfg.props,
+                                 hive_style=cfg.hive_style_partitioning, url_encode=cfg.url_encode_partitioning)
+
+    @cached_property
+    def payload(self) -> Payload:
+        return payload_for(self.payload_class or self.config.payload_class)
+
+    @property
+    def ordering_field(self) -> str | None:
+        field = self.config.precombine_field
+        return field if field and field in self.arrow_schema.names else None
+
+    def key_of(self, table: pa.Table) -> pa.Array:
+        """Record keys of stored rows: the meta column, or the key generator when meta fields are off."""
+        if self.config.populate_meta_fields:
+            col = table.column(RECORD_KEY)
+            return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        return _one_chunk(self.keygen.record_keys(table))
+
+    def full_path(self, partition_path: str, file_name: str) -> str:
+        return Storage.join(self.base_path, partition_path, file_name)
+
+
+def relative_path(partition_path: str, file_name: str) -> str:
+    """A write stat's `path`: `<partition>/<file>`, or just `<file>` for a non-partitioned table."""
+    return f"{partition_path}/{file_name}" if partition_path else file_name
+
+
+# --------------------------------------------------------------------------------------------- records
+
+
+def prepare_records(
+    table: pa.Table,
+    *,
+    instant: str,
+    keygen=None,
+    partition_path: str | None = None,
+    file_name: str,
+    task_partition_id: int,
+    start_index: int = 0,
+    populate_meta_fields: bool = True,
+) -> pa.Table:
+    """`table` with the five meta columns first (§5.1), data columns after, in their order.
+
+    Record keys come from a `_hoodie_record_key` column when `table` has one (computed upstream by the same key
+    generator), else from `keygen`. The partition path is `partition_path` (one file group lives in one
+    partition; a `_hoodie_partition_path` column, if present, must agree) or, when None, the column / `keygen`.
+    `_hoodie_commit_seqno` is `<instant>_<taskPartitionId>_<index>`, index counting from `start_index`.
+    `_hoodie_file_name` is what the caller passes: the base file name, or the file id for log records.
+    With `populate_meta_fields=False` the meta columns are all null (keys are still checked).
+    """
+    n = table.num_rows
+    data_names = [c for c in table.column_names if c not in META_COLUMNS]
+    data = table.select(data_names)
+    if RECORD_KEY in table.column_names:
+        keys = _one_chunk(table.column(RECORD_KEY)).cast(pa.string())
+    elif keygen is not None:
+        keys = _one_chunk(keygen.record_keys(data))
+    else:
+        raise WriteError(f"prepare_records: no {RECORD_KEY} column and no key generator to compute record keys")
+    if keys.null_count:
+        row = pc.index(keys.is_null(), True).as_py()
+        raise WriteError(f"record key is null at row {row} of {n}: every record needs a key")
+
+    if partition_path is not None:
+        if PARTITION_PATH in table.column_names and n:
+            given = _one_chunk(table.column(PARTITION_PATH))
+            wrong = pc.invert(pc.fill_null(pc.equal(given, partition_path), False))
+            if pc.any(wrong).as_py():
+                row = pc.index(wrong, True).as_py()
+                raise WriteError(
+                    f"record {keys[row].as_py()!r} (row {row}) has partition path {given[row].as_py()!r}; "
+                    f"this handle writes partition {partition_path!r}"
+                )
+        parts = pa.array(np.full(n, partition_path, dtype=object), pa.string()) if n else pa.array([], pa.string())
+    elif PARTITION_PATH in table.column_names:
+        parts = _one_chunk(table.column(PARTITION_PATH)).cast(pa.string())
+    elif keygen is not None:
+        parts = _one_chunk(keygen.partition_paths(data))
+    else:
+        raise WriteError(f"prepare_records: no partition path, no {PARTITION_PATH} column and no key generator")
+
+    if populate_meta_fields:
+        index = pa.array(np.arange(start_index, start_index + n, dtype=np.int64)).cast(pa.string())
+        seqno = pc.binary_join_element_wise(f"{instant}_{task_partition_id}_", index, "")
+        meta = [_constant(instant, n), seqno, keys, parts, _constant(file_name, n)]
+    else:
+        meta = [pa.nulls(n, pa.string()) for _ in META_COLUMNS]
+    return pa.Table.from_arrays([*meta, *data.columns], names=[*META_COLUMNS, *data_names])
+
+
+def _constant(value: str, n: int) -> pa.Array:
+    return pa.repeat(pa.scalar(value, pa.string()), n)
+
+
+def _one_chunk(col: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+
+def conform(table: pa.Table, schema: pa.Schema, what: str) -> pa.Table:
+    """`table` laid out as `schema`: columns by name, cast; absent ones null; others dropped."""
+    try:
+        return align_to_schema(table, schema, what)
+    except HudiError as e:
+        raise WriteError(str(e)) from e
+
+
+def _split_deleted(ctx: WriteContext, records: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """(records to write, records flagged `_hoodie_is_deleted = true`), which Hudi turns into deletes."""
+    if IS_DELETED_FIELD not in records.column_names or records.num_rows == 0:
+        return records, records.slice(0, 0)
+    flag = pc.fill_null(_one_chunk(records.column(IS_DELETED_FIELD)).cast(pa.bool_()), False)
+    return records.filter(pc.invert(flag)), records.filter(flag)
+
+
+def _delete_keys(deletes: pa.Array | pa.ChunkedArray | pa.Table | list | None) -> pa.Array:
+    if deletes is None:
+        return pa.array([], pa.string())
+    if isinstance(deletes, pa.Table):
+        col = RECORD_KEY if RECORD_KEY in deletes.column_names else "record_key"
+        if col not in deletes.column_names:
+            raise WriteError(f"deletes table has no {RECORD_KEY} or record_key column: {deletes.column_names}")
+        deletes = deletes.column(col)
+    if isinstance(deletes, list):
+        deletes = pa.array(deletes, pa.string())
+    keys = _one_chunk(deletes).cast(pa.string())
+    if keys.null_count:
+        raise WriteError(f"deletes hold {keys.null_count} null record keys; expected keys of existing records")
+    return keys
+
+
+def _ms_since(t0: float) -> int:
+    return int((time.monotonic() - t0) * 1000)
+
+
+# --------------------------------------------------------------------------------------------- create
+
+
+def create_handle(
+    ctx: WriteContext,
+    partition_path: str,
+    records: pa.Table,
+    *,
+    file_id: str | None = None,
+) -> WriteStat:
+    """Write `records` as the first base file of a new file group in `partition_path`.
+
+    Records flagged `_hoodie_is_deleted` are dropped (an insert of a deleted record writes nothing).
+    """
+    t0 = time.monotonic()
+    records, _ = _split_deleted(ctx, records)
+    if records.num_rows == 0:
+        raise WriteError(f"create_handle: no records to write into partition {partition_path!r}")
+    file_id = file_id or new_file_id()
+    name = str(BaseFileName(file_id, str(ctx.write_token), ctx.instant_time))
+    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.CREATE)
+    rows = _prepare(ctx, records, partition_path, name)
+    result = _write_base(ctx, partition_path, name, rows)
+    return WriteStat(
+        file_id=file_id,
+        path=relative_path(partition_path, name),
+        prev_commit=NULL_COMMIT,
+        num_writes=result.num_rows,
+        num_inserts=result.num_rows,
+        total_write_bytes=result.size,
+        partition_path=partition_path,
+        file_size_in_bytes=result.size,
+        runtime_stats=RuntimeStats(total_create_time=_ms_since(t0)),
+    )
+
+
+def _prepare(ctx: WriteContext, records: pa.Table, partition_path: str, file_name: str) -> pa.Table:
+    keygen = None if RECORD_KEY in records.column_names else ctx.keygen
+    rows = prepare_records(
+        records,
+        instant=ctx.instant_time,
+        keygen=keygen,
+        partition_path=partition_path,
+        file_name=file_name,
+        task_partition_id=ctx.task_partition_id,
+        populate_meta_fields=ctx.config.populate_meta_fields,
+    )
+    return conform(rows, ctx.arrow_schema, f"records for {relative_path(partition_path, file_name)}")
+
+
+def _write_base(ctx: WriteContext, partition_path: str, name: str, rows: pa.Table):
+    return write_base_file(
+        ctx.storage,
+        ctx.full_path(partition_path, name),
+        rows,
+        bloom_filter_type=ctx.bloom_filter_type if ctx.config.populate_meta_fields else None,
+        bloom_num_entries=ctx.bloom_num_entries,
+        bloom_fpp=ctx.bloom_fpp,
+        bloom_max_entries=ctx.bloom_max_entries,
+        compression=ctx.compression,
+        row_group_size=ctx.row_group_size,
+    )
+
+
+# --------------------------------------------------------------------------------------------- merge
+
+
+def merge_handle(
+    ctx: WriteContext,
+    partition_path: str,
+    file_id: str,
+    base_file_path: str,
+    records: pa.Table,
+    *,
+    deletes: pa.Array | pa.Table | list | None = None,
+) -> WriteStat:
+    """COW update of one file group: its latest base file merged with `records` into a new base file version.
+
+    `records` is already pre-combined (one record per key). Each meets the stored record of its key with the
+    table's payload (`merge.merge_records`); keys not in the file are inserts into this file group (small-file
+    packing). `deletes` (record keys) and records flagged `_hoodie_is_deleted` remove rows. Rows the incoming
+    records do not touch are carried over with their old `_hoodie_commit_time` and `_hoodie_commit_seqno`;
+    every row gets the new file name. The caller passes the file group's latest *committed* base file.
+    """
+    t0 = time.monotonic()
+    old_name = BaseFileName.parse(base_file_path.rsplit("/", 1)[-1])
+    if old_name.file_id != file_id:
+        raise WriteError(f"merge_handle: base file {base_file_path} belongs to file group {old_name.file_id}, not {file_id}")
+    records, flagged = _split_deleted(ctx, records)
+    name = str(BaseFileName(file_id, str(ctx.write_token), ctx.instant_time))
+    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.MERGE)
+
+    old = conform(read_base_file(ctx.storage, base_file_path), ctx.arrow_schema, base_file_path)
+    incoming = _prepare(ctx, records, partition_path, name)
+    delete_keys = _delete_keys(deletes)
+    if flagged.num_rows:
+        flagged_rows = _prepare(ctx, flagged, partition_path, name)
+        delete_keys = pa.concat_arrays([delete_keys, ctx.key_of(flagged_rows)])
+    batches: list = [incoming] if incoming.num_rows else []
+    if len(delete_keys):
+        batches.append(DeleteBatch(delete_keys))  # no ordering value: a delete always wins (§10)
+    if not batches:
+        raise WriteError(f"merge_handle: no records and no deletes for file group {file_id} in {partition_path!r}")
+    merged = merge_records(old, batches, key_of=ctx.key_of, ordering_field=ctx.ordering_field, payload=ctx.payload)
+    if ctx.config.populate_meta_fields:
+        merged = merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME, _constant(name, merged.num_rows))
+
+    old_keys, out_keys = ctx.key_of(old), ctx.key_of(merged)
+    in_old = pc.is_in(out_keys, value_set=old_keys)
+    kept_old = pc.sum(in_old).as_py() or 0
+    updated = 0
+    if incoming.num_rows:
+        updated = pc.sum(pc.and_(in_old, pc.is_in(out_keys, value_set=ctx.key_of(incoming)))).as_py() or 0
+    result = _write_base(ctx, partition_path, name, merged)
+    return WriteStat(
+        file_id=file_id,
+        path=relative_path(partition_path, name),
+        prev_commit=old_name.instant_time,
+        num_writes=result.num_rows,
+        num_deletes=old.num_rows - kept_old,
+        num_update_writes=updated,
+        num_inserts=merged.num_rows - kept_old,
+        total_write_bytes=result.size,
+        partition_path=partition_path,
+        file_size_in_bytes=result.size,
+        runtime_stats=RuntimeStats(total_upsert_time=_ms_since(t0)),
+    )
+
+
+# --------------------------------------------------------------------------------------------- append
+
+
+def list_log_files(storage: Storage, base_path: str, partition_path: str, file_id: str,
+                   base_instant: str) -> list[LogFileName]:
+    """Log files of one file slice (file id + base instant), in Hudi's log order."""
+    found = []
+    for entry in storage.list_dir(Storage.join(base_path, partition_path)):
+        if entry.is_dir or not is_log_file_name(entry.name):
+            continue
+        log = LogFileName.parse(entry.name)
+        if log.file_id == file_id and log.base_instant == base_instant and log.extension == "log":
+            found.append(log)
+    return sorted(found, key=lambda f: f.sort_key)
+
+
+def append_handle(
+    ctx: WriteContext,
+    partition_path: str,
+    file_id: str,
+    base_instant: str,
+    records: pa.Table | None,
+    *,
+    deletes: pa.Array | pa.Table | list | None = None,
+    base_file_name: str | None = None,
+) -> WriteStat:
+    """MOR update/delete of one file group: a new log file in the slice at `base_instant`.
+
+    `base_instant` is the slice's base instant: the latest base file's commit time, or the pending compaction
+    instant when a compaction is scheduled on the group (see `log_base_instant`). The log version is one above
+    the slice's highest. The file holds AVRO_DATA blocks (cut at `log_block_max_size` bytes of records) and then
+    one DELETE block for `deletes` and records flagged `_hoodie_is_deleted`; every block's header carries
+    INSTANT_TIME and the writer schema with meta fields. Deletes carry ordering value Integer 0 ("delete wins",
+    the value Spark SQL writes and hudi-rs decodes, §7.5). `base_file_name` is the slice's base file, for the stat.
+    """
+    t0 = time.monotonic()
+    if records is None:
+        records = pa.table({RECORD_KEY: pa.array([], pa.string())})
+    records, flagged = _split_deleted(ctx, records)
+    existing = list_log_files(ctx.storage, ctx.base_path, partition_path, file_id, base_instant)
+    version = max((f.version for f in existing), default=LOG_BASE_VERSION - 1) + 1
+    name = str(LogFileName(file_id, base_instant, version, str(ctx.write_token)))
+
+    rows = _prepare(ctx, records, partition_path, file_id) if records.num_rows else None
+    delete_keys = _delete_keys(deletes)
+    if flagged.num_rows:
+        delete_keys = pa.concat_arrays([delete_keys, ctx.key_of(_prepare(ctx, flagged, partition_path, file_id))])
+    if rows is None and not len(delete_keys):
+        raise WriteError(f"append_handle: nothing to write to file group {file_id} in partition {partition_path!r}")
+
+    blocks = []
+    if rows is not None:
+        blocks += avro_data_blocks(rows, ctx.schema_with_meta, ctx.instant_time, ctx.log_block_max_size)
+    if len(delete_keys):
+        keys = [(k, partition_path, None) for k in delete_keys.to_pylist()]  # None: IntWrapper(0)
+        blocks.append(build_delete_block(keys, ctx.instant_time, schema_to_json(ctx.schema_with_meta)))
+    data = encode_log_file(blocks)
+
+    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.APPEND)
+    path = ctx.full_path(partition_path, name)
+    if not ctx.storage.create_exclusive(path, data):
+        raise WriteError(f"log file {path} already exists; expected a new log version for instant {ctx.instant_time}")
+    n = rows.num_rows if rows is not None else 0
+    return WriteStat(
+        file_id=file_id,
+        path=relative_path(partition_path, name),
+        prev_commit=base_instant,
+        num_writes=n,
+        num_deletes=len(delete_keys),
+        num_update_writes=n,
+        total_write_bytes=len(data),
+        partition_path=partition_path,
+        file_size_in_bytes=len(data),
+        runtime_stats=RuntimeStats(total_upsert_time=_ms_since(t0)),
+        log_version=version,
+        log_offset=0,
+        base_file=base_file_name or "",
+        log_files=[str(f) for f in existing] + [name],
+    )
+
+
+def avro_data_blocks(rows: pa.Table, avro_schema: dict, instant_time: str, max_size: int) -> list[LogBlock]:
+    """AVRO_DATA blocks of `rows` in order, each holding at most `max_size` bytes of framed records (at least one
+    record), as Hudi's append handle flushes a block once it is full. Every record is encoded once."""
+    if rows.num_rows == 0:
+        return []
+    if max_size <= 0:
+        raise WriteError(f"hoodie.logfile.data.block.max.size={max_size}: expected a positive number of bytes")
+    # The header exactly as io.log_block builds it for a data block of this schema and instant.
+    header = build_avro_data_block(rows.slice(0, 0), avro_schema, instant_time).header
+    payloads = encode_records(rows, avro_schema)
+    blocks: list[LogBlock] = []
+    group: list[bytes] = []
+    total = 0
+
+    def flush() -> None:
+        framed = b"".join(_I32.pack(len(p)) + p for p in group)
+        content = _BLOCK_PREFIX.pack(AVRO_DATA_BLOCK_VERSION, len(group)) + framed
+        blocks.append(LogBlock(BlockType.AVRO_DATA, dict(header), content))
+
+    for payload in payloads:
+        size = 4 + len(payload)
+        if group and total + size > max_size:
+            flush()
+            group, total = [], 0
+        group.append(payload)
+        total += size
+    flush()
+    return blocks
+
+
+def log_base_instant(timeline, partition_path: str, file_id: str, latest_base_instant: str) -> str:
+    """The base instant a new log file of a file group takes: a pending compaction's instant if one is
+    scheduled on the group (its plan lists the file id), else the latest base instant (§4.3, §13)."""
+    for instant in reversed(timeline.pending_compactions()):
+        plan = timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}
+        for op in plan.get("operations") or []:
+            if op.get("fileId") == file_id and (op.get("partitionPath") or "") == partition_path:
+                return instant.timestamp
+    return latest_base_instant

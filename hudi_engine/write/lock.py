@@ -1,0 +1,57 @@
+"""One writer at a time per table: a lock file created with create-if-absent, with an owner and an expiry.
+
+The file is `.hoodie/lock` (where Hudi's file-system lock provider keeps it). A lock past its expiry belongs to a
+writer that died: the next writer removes it and takes the lock.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from hudi_engine.errors import WriteError
+from hudi_engine.storage import Storage
+
+LOCK_FILE = "lock"
+
+
+@contextmanager
+def table_lock(storage: Storage, base_path: str, *, wait_timeout_ms: int, expiry_ms: int,
+               poll_ms: int = 200) -> Iterator[str]:
+    """Hold the table's write lock for the `with` block; yields the owner id."""
+    path = Storage.join(base_path, ".hoodie", LOCK_FILE)
+    owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    deadline = time.monotonic() + wait_timeout_ms / 1000
+    while True:
+        now_ms = int(time.time() * 1000)
+        body = json.dumps({"owner": owner, "acquired_ms": now_ms, "expires_ms": now_ms + expiry_ms}).encode()
+        if storage.create_exclusive(path, body):
+            break
+        holder = _read(storage, path)
+        if holder is not None and holder.get("expires_ms", 0) < now_ms:
+            storage.delete(path)  # the holder died: its lock has expired
+            continue
+        if time.monotonic() >= deadline:
+            who = holder.get("owner", "?") if holder else "?"
+            raise WriteError(
+                f"table {base_path}: could not take the write lock within {wait_timeout_ms} ms; it is held by "
+                f"{who} (lock file {path}). Wait for that writer, or remove the file if it is known to be dead."
+            )
+        time.sleep(poll_ms / 1000)
+    try:
+        yield owner
+    finally:
+        holder = _read(storage, path)
+        if holder is not None and holder.get("owner") == owner:
+            storage.delete(path)
+
+
+def _read(storage: Storage, path: str) -> dict | None:
+    try:
+        return json.loads(storage.read_bytes(path) or b"{}")
+    except (FileNotFoundError, ValueError):
+        return None

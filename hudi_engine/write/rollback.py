@@ -1,0 +1,363 @@
+"""Rollback of a write instant (spec §8.2, §11.1): delete what it wrote, then forget it.
+
+A rollback R of instant F:
+    1. `<R>.rollback.requested`: HoodieRollbackPlan (what will be deleted / which log files get a command block)
+    2. (completed F only) delete `<F>.<action>`: F becomes pending, so every reader ignores its files from here on
+    3. `<R>.rollback.inflight` (empty)
+    4. delete F's base files and the log files only F wrote to; for log files that also hold other instants'
+       blocks (or with `use_command_blocks`), write a ROLLBACK command block into a new log file `..._1-0-1`
+    5. `<R>.rollback`: HoodieRollbackMetadata
+    6. delete F's remaining instant files (inflight, requested) and its marker folder
+
+Why this order: files of a pending instant are invisible to Java readers, and hudi-rs (which does not hide
+uncommitted files in v6, §8.2) only reads slices and log blocks up to the latest *completed* commit. So data is
+removed while F is pending (a completed F is first made pending, step 2, an atomic delete), and F's instant files
+go last: once they are gone, F's leftovers would count as committed (older than the timeline start) for Java.
+A crash at any step leaves F pending and a pending rollback whose plan `rollback_failed_writes` re-executes.
+
+What F wrote comes from its markers; without markers (a writer that did not make them, or a completed F whose
+markers are gone) from F's commit metadata, else from listing every partition for files of F.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from hudi_engine.errors import HudiError, WriteError
+from hudi_engine.file_naming import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName, is_base_file_name, is_log_file_name
+from hudi_engine.io.log_block import BlockType, build_rollback_block
+from hudi_engine.io.log_format import encode_log_file, read_log_blocks
+from hudi_engine.storage import Storage
+from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.avro_models import write_avro_metadata
+from hudi_engine.timeline.commit_metadata import CommitMetadata
+from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
+from hudi_engine.write.markers import IOType, delete_marker_dir, list_markers
+
+META_FOLDER = ".hoodie"
+ROLLBACK_PLAN = "HoodieRollbackPlan"
+ROLLBACK_METADATA = "HoodieRollbackMetadata"
+_WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
+
+
+@dataclass(frozen=True)
+class RollbackRequest:
+    """One HoodieRollbackRequest: files to delete, and log files to neutralise with a command block."""
+
+    partition_path: str
+    file_id: str = ""
+    latest_base_instant: str = ""
+    files_to_delete: tuple[str, ...] = ()  # full paths
+    log_blocks_to_delete: dict[str, int] = field(default_factory=dict)  # full log path -> size
+
+    def to_avro(self) -> dict:
+        return {
+            "partitionPath": self.partition_path,
+            "fileId": self.file_id,
+            "latestBaseInstant": self.latest_base_instant,
+            "filesToBeDeleted": list(self.files_to_delete),
+            "logBlocksToBeDeleted": dict(self.log_blocks_to_delete),
+        }
+
+    @staticmethod
+    def from_avro(r: dict) -> "RollbackRequest":
+        return RollbackRequest(r["partitionPath"], r.get("fileId") or "", r.get("latestBaseInstant") or "",
+                               tuple(r.get("filesToBeDeleted") or ()), dict(r.get("logBlocksToBeDeleted") or {}))
+
+
+@dataclass(frozen=True)
+class RollbackResult:
+    rollback_instant: str
+    rolled_back: Instant
+    deleted_files: list[str]  # full paths deleted (or already gone)
+    failed_deletes: list[str]
+    rollback_log_files: dict[str, int]  # command-block log files written: full path -> size
+
+
+# --------------------------------------------------------------------------------------------- public API
+
+
+def rollback_instant(storage: Storage, base_path: str, instant: Instant | str, *,
+                     use_command_blocks: bool = False) -> RollbackResult:
+    """Roll back a pending (requested/inflight) commit, deltacommit or replacecommit."""
+    timeline = Timeline.load(storage, base_path)
+    target = _find(timeline, instant)
+    if target.is_completed:
+        raise WriteError(f"{target} is completed: use rollback_completed for the latest completed commit")
+    if target.action not in _WRITE_ACTIONS:
+        raise WriteError(f"{target}: only commit, deltacommit and replacecommit instants are rolled back here")
+    requests = _plan_pending(storage, base_path, timeline, target, use_command_blocks)
+    return _run(storage, base_path, timeline, target, requests, uncommit=False)
+
+
+def rollback_completed(storage: Storage, base_path: str, instant: Instant | str | None = None, *,
+                       use_command_blocks: bool = False) -> RollbackResult:
+    """Roll back the latest completed commit/deltacommit/replacecommit (as Hudi's CLI `commit rollback` does).
+
+    Refused for any other instant (later data may depend on it: that needs a restore), when a write instant
+    newer than it exists (roll that back first), and for compaction commits (a compaction is re-run, not undone).
+    """
+    timeline = Timeline.load(storage, base_path)
+    latest = timeline.completed_commits().last()
+    if latest is None:
+        raise WriteError(f"{base_path}: no completed commit to roll back")
+    target = latest if instant is None else _find(timeline, instant)
+    if target != latest:
+        raise WriteError(f"{target} is not the latest completed commit ({latest}); only that one can be rolled back")
+    newer = [i for i in timeline.write_timeline() if i.timestamp > target.timestamp]
+    if newer:
+        raise WriteError(f"cannot roll back {target}: newer write instants exist ({', '.join(map(str, newer))})")
+    meta = timeline.commit_metadata(target)
+    if meta.compacted or meta.operation_type in ("COMPACT", "LOG_COMPACT"):
+        raise WriteError(f"{target} is a compaction commit; compactions are not rolled back once completed")
+    requests = _requests_from_stats(storage, base_path, target.timestamp, meta, use_command_blocks)
+    return _run(storage, base_path, timeline, target, requests, uncommit=True)
+
+
+def rollback_failed_writes(storage: Storage, base_path: str, *, use_command_blocks: bool = False) -> list[RollbackResult]:
+    """Finish interrupted rollbacks, then roll back every pending commit/deltacommit/replacecommit, newest first.
+
+    Pending clustering replacecommits are table services and are left alone. Assumes no other writer is running
+    (this engine writes one instant at a time; concurrent writers would need heartbeats, which it does not keep).
+    """
+    results = _resume_pending_rollbacks(storage, base_path)
+    timeline = Timeline.load(storage, base_path)
+    for target in reversed(timeline.pending()):
+        if target.action not in _WRITE_ACTIONS or _is_clustering(timeline, target):
+            continue
+        results.append(rollback_instant(storage, base_path, target, use_command_blocks=use_command_blocks))
+    return results
+
+
+# --------------------------------------------------------------------------------------------- planning
+
+
+def _find(timeline: Timeline, instant: Instant | str) -> Instant:
+    ts, action = (instant, None) if isinstance(instant, str) else (instant.timestamp, instant.action)
+    found = [i for i in timeline.instants_at(ts) if action is None or i.comparable_action == Instant(ts, action).comparable_action]
+    found = [i for i in found if i.action in (*_WRITE_ACTIONS, Action.COMPACTION, Action.LOG_COMPACTION)]
+    if not found:
+        raise WriteError(f"no write instant {ts} on the timeline of {timeline.base_path}")
+    return found[0]
+
+
+def _is_clustering(timeline: Timeline, instant: Instant) -> bool:
+    if instant.action is not Action.REPLACE_COMMIT:
+        return False
+    try:
+        plan = timeline.avro_metadata(instant.with_state(State.REQUESTED))
+    except HudiError:
+        return False
+    return bool(plan) and plan.get("operationType") == "CLUSTER"
+
+
+def _plan_pending(storage: Storage, base_path: str, timeline: Timeline, target: Instant,
+                  use_command_blocks: bool) -> list[RollbackRequest]:
+    markers = list_markers(storage, base_path, target.timestamp)
+    if markers:
+        requests = []
+        for m in markers:
+            path = Storage.join(base_path, m.data_file_path)
+            if m.io_type is IOType.APPEND:
+                req = _log_request(storage, m.partition_path, path, target.timestamp, use_command_blocks)
+                if req is not None:
+                    requests.append(req)
+            elif storage.exists(path):
+                requests.append(RollbackRequest(m.partition_path, files_to_delete=(path,)))
+        return requests
+    # No markers: the inflight workload profile narrows the partitions to look in, if it names any.
+    partitions = None
+    if target.is_inflight:
+        try:
+            partitions = set(timeline.commit_metadata(target).partition_to_write_stats) or None
+        except HudiError:
+            partitions = None
+    return _requests_from_listing(storage, base_path, target.timestamp, partitions, use_command_blocks)
+
+
+def _requests_from_stats(storage: Storage, base_path: str, instant_time: str, meta: CommitMetadata,
+                         use_command_blocks: bool) -> list[RollbackRequest]:
+    requests = []
+    for partition, stats in meta.partition_to_write_stats.items():
+        for stat in stats:
+            if not stat.path:
+                continue
+            path = Storage.join(base_path, stat.path)
+            name = stat.path.rsplit("/", 1)[-1]
+            if is_log_file_name(name):
+                req = _log_request(storage, partition, path, instant_time, use_command_blocks)
+                if req is not None:
+                    requests.append(req)
+            elif storage.exists(path):
+                requests.append(RollbackRequest(partition, files_to_delete=(path,)))
+    return requests
+
+
+def _requests_from_listing(storage: Storage, base_path: str, instant_time: str, partitions: set[str] | None,
+                           use_command_blocks: bool) -> list[RollbackRequest]:
+    requests = []
+    for partition in sorted(partitions) if partitions is not None else _all_folders(storage, base_path):
+        for entry in storage.list_dir(Storage.join(base_path, partition)):
+            if entry.is_dir:
+                continue
+            if is_base_file_name(entry.name) and BaseFileName.parse(entry.name).instant_time == instant_time:
+                requests.append(RollbackRequest(partition, files_to_delete=(entry.path,)))
+            elif is_log_file_name(entry.name):
+                req = _log_request(storage, partition, entry.path, instant_time, use_command_blocks,
+                                   known_writer=False)
+                if req is not None:
+                    requests.append(req)
+    return requests
+
+
+def _all_folders(storage: Storage, base_path: str) -> list[str]:
+    """Every folder under the base path that may hold data files (not `.hoodie`, not hidden), "" included.
+    Partitions without `.hoodie_partition_metadata` count: a failed write into a new partition never wrote it."""
+    out, stack = [], [""]
+    while stack:
+        rel = stack.pop()
+        out.append(rel)
+        for e in storage.list_dir(Storage.join(base_path, rel)):
+            if e.is_dir and not e.name.startswith("."):
+                stack.append(f"{rel}/{e.name}" if rel else e.name)
+    return sorted(out)
+
+
+def _log_request(storage: Storage, partition: str, path: str, instant_time: str,
+                 use_command_blocks: bool, *, known_writer: bool = True) -> RollbackRequest | None:
+    """A log file that holds blocks of `instant_time`: deleted if no other instant wrote to it (and command blocks
+    are not asked for), else neutralised by a command block. None if it holds nothing of the instant.
+
+    `known_writer`: the instant is known to have written this file (marker or write stat), so a file of only
+    unreadable (torn) blocks is its too; when merely listed, a file must show a block of the instant."""
+    if not storage.exists(path):
+        return None
+    with storage.open_input_file(path) as f:
+        blocks = read_log_blocks(f, file_name=path)
+    instants = {b.instant_time for b in blocks if b.block_type != BlockType.CORRUPT}
+    if instant_time not in instants and (instants or not known_writer):
+        return None
+    log = LogFileName.parse(path.rsplit("/", 1)[-1])
+    only_target = instants <= {instant_time}
+    if only_target and not (use_command_blocks and _has_older_slice_files(storage, path, log)):
+        return RollbackRequest(partition, log.file_id, log.base_instant, files_to_delete=(path,))
+    return RollbackRequest(partition, log.file_id, log.base_instant, log_blocks_to_delete={path: storage.size(path)})
+
+
+def _has_older_slice_files(storage: Storage, path: str, log: LogFileName) -> bool:
+    """Whether the file group has other files (so it existed before the failed write): a command block only makes
+    sense in an existing file group; a log file of a group the failed write created is simply deleted."""
+    folder = path.rsplit("/", 1)[0]
+    for e in storage.list_dir(folder):
+        if e.path == path or e.is_dir:
+            continue
+        if is_base_file_name(e.name) and BaseFileName.parse(e.name).file_id == log.file_id:
+            return True
+        if is_log_file_name(e.name) and LogFileName.parse(e.name).file_id == log.file_id:
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------------------------- execution
+
+
+def _run(storage: Storage, base_path: str, timeline: Timeline, target: Instant, requests: list[RollbackRequest],
+         *, uncommit: bool) -> RollbackResult:
+    t0 = time.monotonic()
+    latest = max(timeline.timestamps(), default=None)
+    rollback_ts = new_instant_time(after=latest)
+    requested = Instant(rollback_ts, Action.ROLLBACK, State.REQUESTED)
+    plan = {
+        "instantToRollback": {"commitTime": target.timestamp, "action": target.action.value},
+        "RollbackRequests": [r.to_avro() for r in requests],
+        "version": 1,
+    }
+    timeline.create_requested(requested, write_avro_metadata(ROLLBACK_PLAN, plan))
+    if uncommit:
+        # The atomic "un-commit": from here on F's files are invisible to every reader.
+        completed_path = timeline.path_of(target)
+        if not storage.delete(completed_path):
+            raise WriteError(f"{completed_path}: vanished while rolling back {target}")
+    inflight = timeline.transition_to_inflight(requested)
+    return _execute(storage, base_path, timeline, inflight, target, requests, t0)
+
+
+def _execute(storage: Storage, base_path: str, timeline: Timeline, inflight: Instant, target: Instant,
+             requests: list[RollbackRequest], t0: float) -> RollbackResult:
+    rollback_ts = inflight.timestamp
+    per_partition: dict[str, dict] = {}
+    deleted, failed, written = [], [], {}
+    for req in requests:
+        pm = per_partition.setdefault(req.partition_path, {
+            "partitionPath": req.partition_path, "successDeleteFiles": [], "failedDeleteFiles": [],
+            "rollbackLogFiles": None, "logFilesFromFailedCommit": None})
+        for path in req.files_to_delete:
+            is_log = is_log_file_name(path.rsplit("/", 1)[-1])
+            size = storage.size(path) if is_log and storage.exists(path) else -1
+            try:
+                storage.delete(path)  # already gone counts as deleted: a re-run of an interrupted rollback
+                pm["successDeleteFiles"].append(path)
+                deleted.append(path)
+            except OSError:
+                pm["failedDeleteFiles"].append(path)
+                failed.append(path)
+            if is_log:
+                pm["logFilesFromFailedCommit"] = (pm["logFilesFromFailedCommit"] or {}) | {path: size}
+        for log_path, size in req.log_blocks_to_delete.items():
+            new_path, new_size = _write_rollback_block(storage, log_path, rollback_ts, target.timestamp)
+            written[new_path] = new_size
+            pm["rollbackLogFiles"] = (pm["rollbackLogFiles"] or {}) | {new_path: new_size}
+            pm["logFilesFromFailedCommit"] = (pm["logFilesFromFailedCommit"] or {}) | {log_path: size}
+    metadata = {
+        "startRollbackTime": rollback_ts,
+        "timeTakenInMillis": int((time.monotonic() - t0) * 1000),
+        "totalFilesDeleted": len(deleted),
+        "commitsRollback": [target.timestamp],
+        "partitionMetadata": per_partition,
+        "version": 1,
+        "instantsRollback": [{"commitTime": target.timestamp, "action": target.action.value}],
+    }
+    timeline.complete(inflight, write_avro_metadata(ROLLBACK_METADATA, metadata))
+    # F's instant files last (completed first if still there, so a crash never leaves a completed F without data).
+    timeline.delete_instant_files(target)
+    delete_marker_dir(storage, base_path, target.timestamp)
+    return RollbackResult(rollback_ts, target, deleted, failed, written)
+
+
+def _write_rollback_block(storage: Storage, log_path: str, rollback_ts: str, target_ts: str) -> tuple[str, int]:
+    """A new log file in the slice of `log_path` (next version, token 1-0-1) holding one ROLLBACK command block."""
+    folder, name = log_path.rsplit("/", 1)
+    log = LogFileName.parse(name)
+    slice_logs = [LogFileName.parse(e.name) for e in storage.list_dir(folder) if not e.is_dir and is_log_file_name(e.name)]
+    versions = [n.version for n in slice_logs if n.file_id == log.file_id and n.base_instant == log.base_instant]
+    data = encode_log_file([build_rollback_block(rollback_ts, target_ts)])
+    version = max(versions, default=log.version) + 1
+    while True:
+        path = Storage.join(folder, str(LogFileName(log.file_id, log.base_instant, version, UNKNOWN_WRITE_TOKEN)))
+        if storage.create_exclusive(path, data):
+            return path, len(data)
+        version += 1
+
+
+def _resume_pending_rollbacks(storage: Storage, base_path: str) -> list[RollbackResult]:
+    """Re-execute the plans of rollbacks that did not complete (deleting is idempotent)."""
+    timeline = Timeline.load(storage, base_path)
+    results = []
+    for instant in timeline.filter_by([Action.ROLLBACK]).pending():
+        plan = timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}
+        info = plan.get("instantToRollback") or {}
+        if not info.get("commitTime"):
+            raise WriteError(f"{timeline.path_of(instant)}: rollback plan names no instant to roll back")
+        target = Instant(info["commitTime"], info["action"], State.INFLIGHT)
+        requests = [RollbackRequest.from_avro(r) for r in plan.get("RollbackRequests") or []]
+        # A crash between the plan and the un-commit step of rollback_completed left F completed: un-commit first.
+        timeline.delete_instant_files(target, [State.COMPLETED])
+        inflight = instant if instant.is_inflight else timeline.transition_to_inflight(instant)
+        results.append(_execute(storage, base_path, timeline, inflight, target, requests, time.monotonic()))
+    return results
+
+
+def rollback_instants(storage: Storage, base_path: str) -> list[Instant]:
+    """Completed rollback instants of the timeline (for tests and tooling)."""
+    return list(Timeline.load(storage, base_path).filter_by([Action.ROLLBACK], [State.COMPLETED]))

@@ -1,0 +1,34 @@
+"""Shared fixtures: the conformance data beside the checkout, unzipped per test session."""
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+CONFORMANCE = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
+
+
+@pytest.fixture(scope="session")
+def conformance_dir() -> Path:
+    if not CONFORMANCE.is_dir():
+        pytest.fail(f"conformance data not found at {CONFORMANCE}: CI has ../shared beside the clone")
+    return CONFORMANCE
+
+
+@pytest.fixture(scope="session")
+def unzip_table(conformance_dir: Path, tmp_path_factory: pytest.TempPathFactory):
+    """unzip_table("cow_v6_nonpartitioned") -> path of a fresh copy of the table, unzipped once per session."""
+    cache: dict[str, Path] = {}
+
+    def _unzip(name: str, version_dir: str = "v6") -> Path:
+        if name not in cache:
+            target = tmp_path_factory.mktemp(name)
+            with zipfile.ZipFile(conformance_dir / version_dir / f"{name}.zip") as z:
+                z.extractall(target)
+            roots = [p for p in target.iterdir() if p.is_dir() and p.name != "__MACOSX"]
+            assert len(roots) == 1, f"{name}.zip should hold one table folder, found {roots}"
+            cache[name] = roots[0]
+        return cache[name]
+
+    return _unzip
