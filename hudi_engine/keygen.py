@@ -379,7 +379,7 @@ def _zone(name: str, key: str) -> str:
     return name
 
 
-_JODA_LETTERS = set("yMdHhmsSaED")
+_JODA_LETTERS = set("yMdHhmsSaEDZ")
 _MONTH_SHORT = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 _MONTH_LONG = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
                "November", "December"]
@@ -465,6 +465,8 @@ def format_joda(local: pa.Array, tokens: list[tuple[str, Any]]) -> pa.Array:
         elif kind == "E":
             names = pa.array(_DAY_LONG if arg >= 4 else _DAY_SHORT)
             parts.append(pc.take(names, pc.day_of_week(local)))
+        elif kind == "Z":
+            raise KeyGeneratorError("output date formats with a zone offset ('Z') are not supported")
     if not parts:
         return pa.array([""] * n, pa.string())
     return parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "")
@@ -497,13 +499,13 @@ def _parse_joda(values: pa.Array, tokens: list[tuple[str, Any]], pattern: str, z
             regex.append(r"(?P<M>[A-Za-z]+)")
         elif kind == "S":
             regex.append(rf"(?P<S>\d{{{arg}}})")
-        elif kind in "Mdhms".replace("h", "H"):
+        elif kind == "Z":
+            regex.append(r"(?P<Z>Z|[+-]\d{2}(?::?\d{2})?)")
+        elif kind in "MdHms":
             regex.append(rf"(?P<{kind}>\d{{{arg}}})" if arg >= 2 else rf"(?P<{kind}>\d{{1,2}})")
         else:
             raise KeyGeneratorError(f"date format {pattern!r}: letter {kind!r} is not supported for parsing")
     regex.append("$")
-    if "Z" in (t[0] for t in tokens if t[0] == "lit" and False):  # pragma: no cover - placeholder never true
-        pass
     text = pc.utf8_trim_whitespace(values)
     parts = pc.extract_regex(text, "".join(regex))
     matched = pc.is_valid(parts)
@@ -515,7 +517,8 @@ def _parse_joda(values: pa.Array, tokens: list[tuple[str, Any]], pattern: str, z
 
     year = group("y", "1970", 4)
     if groups.get("y") == 2:
-        yy = pc.struct_field(parts, ["y"]).cast(pa.int32()) if len(values) else pa.array([], pa.int32())
+        yy_text = pc.struct_field(parts, ["y"])
+        yy = pc.if_else(pc.equal(yy_text, ""), "0", yy_text).cast(pa.int32())
         pivot = datetime.now(timezone.utc).year
         full = pc.add(yy, 2000)
         full = pc.if_else(pc.greater(full, pivot + 49), pc.subtract(full, 100), full)
@@ -536,6 +539,8 @@ def _parse_joda(values: pa.Array, tokens: list[tuple[str, Any]], pattern: str, z
         group("s", "00", 2), ".", millis, "",
     )
     iso = pc.if_else(matched, iso, pa.scalar(None, pa.string()))
+    if "Z" in groups:  # the text carries its own offset
+        return _cast_or_null(pc.binary_join_element_wise(iso, pc.struct_field(parts, ["Z"]), ""), pa.timestamp("ms", tz="UTC"))
     naive = _cast_or_null(iso, pa.timestamp("ms"))
     return pc.assume_timezone(naive, timezone=zone, ambiguous="earliest", nonexistent="earliest").cast(
         pa.timestamp("ms", tz="UTC")

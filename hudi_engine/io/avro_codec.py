@@ -86,18 +86,11 @@ def decode_records(
     log block written with an older schema). Arrow types come from `arrow_schema` or, when it is None,
     from `schema.avro_to_arrow_schema`.
     """
-    payloads = list(payloads)
+    payloads = [bytes(p) for p in payloads]
     codec = _codec(avro_schema, reader_schema, arrow_schema)
-    rows = []
-    for i, payload in enumerate(payloads):
-        fo = io.BytesIO(payload)
-        rows.append(codec.read_one(fo, f"record {i}"))
-        if fo.tell() != len(payload):
-            raise SchemaError(
-                f"record {i}: Avro decoding used {fo.tell()} of {len(payload)} bytes; the records were not "
-                f"written with schema {codec.schema_name}"
-            )
-    return codec.to_table(rows)
+    ends = np.cumsum([len(p) for p in payloads], dtype=np.int64)
+    starts = ends - np.asarray([len(p) for p in payloads], dtype=np.int64)
+    return codec.decode(b"".join(payloads), starts, ends, "decode_records")
 
 
 def decode_records_framed(
@@ -116,30 +109,23 @@ def decode_records_framed(
     `where` (file name and offset) prefixes error messages.
     """
     codec = _codec(avro_schema, reader_schema, arrow_schema)
-    fo = io.BytesIO(content)
     size = len(content)
+    starts = np.empty(count, np.int64)
+    ends = np.empty(count, np.int64)
     pos = start
-    rows = []
     unpack = struct.Struct(">i").unpack_from
-    read = codec.read_one
+    # The one per-record Python loop left: each length says where the next record starts.
     for i in range(count):
         if pos + 4 > size:
             raise LogFormatError(f"{where}: record {i} of {count} starts at {pos}, past the end of the content ({size})")
         (length,) = unpack(content, pos)
-        end = pos + 4 + length
-        if length < 0 or end > size:
+        if length < 0 or pos + 4 + length > size:
             raise LogFormatError(f"{where}: record {i} of {count} at {pos} has length {length}; content is {size} bytes")
-        fo.seek(pos + 4)
-        rows.append(read(fo, f"{where}: record {i}"))
-        if fo.tell() != end:
-            raise LogFormatError(
-                f"{where}: record {i} at {pos} is {length} bytes but decoding it with schema {codec.schema_name} "
-                f"used {fo.tell() - pos - 4}: the header schema does not match the records"
-            )
-        pos = end
+        starts[i] = pos + 4
+        pos = ends[i] = pos + 4 + length
     if pos != size:
         raise LogFormatError(f"{where}: {size - pos} bytes after the last of {count} records")
-    return codec.to_table(rows)
+    return codec.decode(content, starts, ends, where)
 
 
 def binary_to_decimal(arr: pa.Array, target: pa.DataType) -> pa.Array:
@@ -460,17 +446,45 @@ class _Codec:
         self.plan = _record_plan(result_avro["fields"], target, {}, child_ns, full)
         self.writer = fastavro.parse_schema(strip_logical_types(writer))
         self.reader = None if reader is None else fastavro.parse_schema(strip_logical_types(reader))
+        self.columnar: _Columnar | None = None
+        if reader is None:  # schema resolution is left to fastavro
+            try:
+                self.columnar = _Columnar(strip_logical_types(writer), self.plan.raw)
+            except _Unsupported:
+                pass
+
+    def decode(self, data: bytes | memoryview, starts: np.ndarray, ends: np.ndarray, where: str) -> pa.Table:
+        """Records at data[starts[i]:ends[i]] as a table; each must use exactly its bytes."""
+        raw = None
+        if self.columnar is not None:
+            try:
+                raw = self.columnar.decode(np.frombuffer(data, np.uint8), starts, ends, where)
+            except _Unsupported:
+                self.columnar = None
+        if raw is None:
+            raw = pa.array(self._read_all(data, starts, ends, where), type=self.plan.raw)
+        out = raw if self.plan.decode is None else self.plan.decode(raw)
+        return pa.Table.from_struct_array(out)
+
+    def _read_all(self, data: bytes | memoryview, starts: np.ndarray, ends: np.ndarray, where: str) -> list[dict]:
+        fo = io.BytesIO(data)
+        rows = []
+        read = self.read_one
+        for i, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
+            fo.seek(start)
+            rows.append(read(fo, f"{where}: record {i}"))
+            if fo.tell() != end:
+                raise LogFormatError(
+                    f"{where}: record {i} is {end - start} bytes but decoding it with schema {self.schema_name} "
+                    f"used {fo.tell() - start}: the schema does not match the records"
+                )
+        return rows
 
     def read_one(self, fo: io.BytesIO, where: str) -> dict:
         try:
             return fastavro.schemaless_reader(fo, self.writer, self.reader)
         except (EOFError, ValueError, IndexError, UnicodeDecodeError, TypeError) as e:
             raise LogFormatError(f"{where}: cannot decode Avro record with schema {self.schema_name}: {e!r}") from None
-
-    def to_table(self, rows: list[dict]) -> pa.Table:
-        raw = pa.array(rows, type=self.plan.raw)
-        out = raw if self.plan.decode is None else self.plan.decode(raw)
-        return pa.Table.from_struct_array(out)
 
 
 _CODEC_CACHE: dict[tuple[str, str, str], _Codec] = {}
@@ -505,6 +519,21 @@ def _encode(table: pa.Table, avro_schema: dict, *, framed: bool) -> tuple[bytes,
     else:
         combined = pa.array([{}] * table.num_rows, struct_target)
     raw = combined if plan.encode is None else plan.encode(combined)
+    if codec.columnar is not None:
+        try:
+            offsets, data = codec.columnar.encode(raw)
+        except _Unsupported:
+            codec.columnar = None
+        else:
+            if framed:
+                n = len(raw)
+                prefix = np.diff(offsets).astype(">i4").view(np.uint8)
+                offsets, data = _concat_rows([(np.arange(n + 1, dtype=np.int64) * 4, prefix), (offsets, data)], n)
+            return data.tobytes(), offsets[1:].tolist()
+    return _encode_fastavro(codec, raw, framed)
+
+
+def _encode_fastavro(codec: _Codec, raw: pa.StructArray, framed: bool) -> tuple[bytes, list[int]]:
     # Column-wise to_pylist + zip is ~7x faster than StructArray.to_pylist (which goes through StructScalars).
     names = [f.name for f in raw.type]
     values = [raw.field(i).to_pylist(maps_as_pydicts="strict") for i in range(len(names))]
@@ -551,3 +580,295 @@ def _cast_to(col: pa.ChunkedArray | pa.Array, target: pa.DataType, name: str) ->
 
 def _one_chunk(col: pa.ChunkedArray | pa.Array) -> pa.Array:
     return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+
+# --------------------------------------------------------------------------------------------- columnar codec
+#
+# fastavro handles one record at a time (~7 us for ten fields here). Avro binary can also be read and written
+# one *field* at a time for all records at once: given the start offset of every record, decode the first
+# field of all of them with numpy, which gives the offsets of the second field, and so on. Writing builds each
+# field's bytes for all rows as a binary column and interleaves the columns row by row. This covers records,
+# [null, T] unions and all primitives, fixed and enum; schemas with arrays or maps (or other unions) use fastavro.
+# The results are checked byte for byte against fastavro in the tests.
+
+
+class _Unsupported(Exception):
+    """The schema has a construct the columnar codec does not handle; fastavro is used instead."""
+
+
+_VARINT_BYTES = 10
+_NAMED_OR_COMPLEX = ("record", "error", "enum", "fixed", "array", "map")
+_SHIFTS = (np.arange(_VARINT_BYTES, dtype=np.uint64) * np.uint64(7)).astype(np.uint64)
+_AR10 = np.arange(_VARINT_BYTES, dtype=np.int64)
+
+Column = tuple  # (offsets: int64[n+1] starting at 0, data: uint8[offsets[-1]]) -- the encoded bytes of each row
+
+
+class _Columnar:
+    """Columnar Avro codec for one (logical-type-free) writer schema and the raw Arrow type of its records."""
+
+    def __init__(self, schema: dict, raw: pa.DataType) -> None:
+        self.names: dict[str, tuple[dict, str]] = {}  # full name -> (definition, namespace for its children)
+        self.schema = schema
+        self.raw = raw
+        self._check(schema, "", frozenset())
+
+    # ---- schema walk
+
+    def _resolve(self, node: Any, ns: str) -> tuple[Any, str]:
+        """(definition or primitive name, namespace its nested names resolve in) of a type node."""
+        while True:
+            if isinstance(node, dict):
+                kind = node.get("type")
+                if isinstance(kind, (dict, list)) or (isinstance(kind, str) and kind not in _NAMED_OR_COMPLEX):
+                    node = kind  # {"type": <type>}: a primitive, a nested type or a reference by name
+                    continue
+                if kind in ("record", "error", "enum", "fixed"):
+                    full, child_ns = _full_name(node, ns)
+                    self.names.setdefault(full, (node, child_ns))
+                    return node, child_ns
+                return node, ns
+            if isinstance(node, str) and node not in _PRIMITIVE_ARROW:
+                full = node if "." in node or not ns else f"{ns}.{node}"
+                found = self.names.get(full) or self.names.get(node)
+                if found is None:
+                    raise SchemaError(f"unknown Avro type name {node!r}")
+                return found
+            return node, ns
+
+    def _check(self, node: Any, ns: str, seen: frozenset) -> None:
+        node, ns = self._resolve(node, ns)
+        if isinstance(node, list):
+            if len(node) != 2 or "null" not in node or node[0] == node[1]:
+                raise _Unsupported("union")
+            self._check(node[1 - node.index("null")], ns, seen)
+        elif isinstance(node, dict):
+            kind = node["type"]
+            if kind in ("array", "map"):
+                raise _Unsupported(kind)
+            if kind in ("record", "error"):
+                if id(node) in seen:
+                    raise _Unsupported("recursive record")
+                for f in node["fields"]:
+                    self._check(f["type"], ns, seen | {id(node)})
+
+    # ---- decoding
+
+    def decode(self, data: np.ndarray, starts: np.ndarray, ends: np.ndarray, where: str) -> pa.Array:
+        padded = np.concatenate([data, np.zeros(_VARINT_BYTES + 8, np.uint8)])
+        self._size = len(data)
+        self._where = where
+        arr, pos = self._read(self.schema, self.raw, padded, starts.astype(np.int64), "")
+        bad = pos != ends
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise LogFormatError(
+                f"{where}: record {i} is {int(ends[i] - starts[i])} bytes but decoding it used {int(pos[i] - starts[i])}: "
+                "the schema does not match the records"
+            )
+        return arr
+
+    def _bounds(self, pos: np.ndarray, need: np.ndarray | int = 0) -> None:
+        if len(pos) and (int((pos + need).max()) > self._size or int(pos.min()) < 0):
+            raise LogFormatError(f"{self._where}: an Avro value runs past the end of the data; the records are corrupt")
+
+    def _varint(self, data: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        self._bounds(pos, 1)
+        b = data[pos[:, None] + _AR10]
+        last = (b & 0x80) == 0
+        if len(pos) and not last.any(axis=1).all():
+            raise LogFormatError(f"{self._where}: an Avro varint is longer than 10 bytes; the records are corrupt")
+        nbytes = np.argmax(last, axis=1) + 1
+        parts = (b & 0x7F).astype(np.uint64) << _SHIFTS
+        parts[_AR10[None, :] >= nbytes[:, None]] = 0
+        v = np.bitwise_or.reduce(parts, axis=1) if len(pos) else np.zeros(0, np.uint64)
+        value = (v >> np.uint64(1)).astype(np.int64) ^ -(v & np.uint64(1)).astype(np.int64)
+        new_pos = pos + nbytes
+        self._bounds(new_pos)
+        return value, new_pos
+
+    def _read(self, node: Any, raw: pa.DataType, data: np.ndarray, pos: np.ndarray, ns: str) -> tuple[pa.Array, np.ndarray]:
+        node, ns = self._resolve(node, ns)
+        n = len(pos)
+        if isinstance(node, list):
+            null_branch = node.index("null")
+            branch, pos = self._varint(data, pos)
+            if len(branch) and not np.isin(branch, (0, 1)).all():
+                raise LogFormatError(f"{self._where}: union branch index outside [0, 1]; the records are corrupt")
+            valid = branch != null_branch
+            if valid.all():
+                return self._read(node[1 - null_branch], raw, data, pos, ns)
+            sub, sub_pos = self._read(node[1 - null_branch], raw, data, pos[valid], ns)
+            pos = pos.copy()
+            pos[valid] = sub_pos
+            take = pa.array(np.cumsum(valid) - 1, mask=~valid)
+            return sub.take(take), pos
+        if isinstance(node, str):
+            return self._read_primitive(node, raw, data, pos)
+        kind = node["type"]
+        if kind in ("record", "error"):
+            children = []
+            for f, rf in zip(node["fields"], raw):
+                arr, pos = self._read(f["type"], rf.type, data, pos, ns)
+                children.append(arr)
+            if not children:
+                return pa.array([{}] * n, raw), pos
+            return pa.StructArray.from_arrays(children, fields=list(raw)), pos
+        if kind == "enum":
+            index, pos = self._varint(data, pos)
+            symbols = node["symbols"]
+            if len(index) and (index.min() < 0 or index.max() >= len(symbols)):
+                raise LogFormatError(f"{self._where}: enum index outside {node.get('name')}'s {len(symbols)} symbols")
+            return pa.array(symbols, pa.string()).take(pa.array(index)), pos
+        if kind == "fixed":
+            size = int(node["size"])
+            self._bounds(pos, size)
+            chunk = data[pos[:, None] + np.arange(size)] if size else np.zeros((n, 0), np.uint8)
+            return pa.Array.from_buffers(pa.binary(size), n, [None, pa.py_buffer(chunk.tobytes())]), pos + size
+        raise _Unsupported(kind)
+
+    def _read_primitive(self, kind: str, raw: pa.DataType, data: np.ndarray, pos: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+        n = len(pos)
+        if kind in ("int", "long"):
+            value, pos = self._varint(data, pos)
+            if kind == "int":
+                if n and (value.min() < -(2**31) or value.max() >= 2**31):
+                    raise LogFormatError(f"{self._where}: an Avro int is out of the 32-bit range; the records are corrupt")
+                return pa.array(value.astype(np.int32), pa.int32()), pos
+            return pa.array(value, pa.int64()), pos
+        if kind in ("float", "double"):
+            width = 4 if kind == "float" else 8
+            self._bounds(pos, width)
+            chunk = np.ascontiguousarray(data[pos[:, None] + np.arange(width)])
+            values = chunk.view("<f4" if width == 4 else "<f8").reshape(n)
+            return pa.array(values, _PRIMITIVE_ARROW[kind]), pos + width
+        if kind == "boolean":
+            self._bounds(pos, 1)
+            return pa.array(data[pos] != 0, pa.bool_()), pos + 1
+        if kind in ("string", "bytes"):
+            length, pos = self._varint(data, pos)
+            if n and length.min() < 0:
+                raise LogFormatError(f"{self._where}: negative Avro {kind} length; the records are corrupt")
+            self._bounds(pos, length)
+            offsets = np.zeros(n + 1, np.int64)
+            np.cumsum(length, out=offsets[1:])
+            total = int(offsets[-1])
+            if total >= 2**31:
+                raise _Unsupported("more than 2 GiB of strings")
+            index = np.repeat(pos - offsets[:-1], length) + np.arange(total, dtype=np.int64)
+            values = data[index]
+            arrow_type = pa.string() if kind == "string" else pa.binary()
+            arr = pa.Array.from_buffers(
+                arrow_type, n, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(values.tobytes())]
+            )
+            if kind == "string":
+                try:
+                    arr.validate(full=True)
+                except pa.ArrowInvalid as e:
+                    raise LogFormatError(f"{self._where}: an Avro string is not valid UTF-8: {e}") from None
+            return arr, pos + length
+        if kind == "null":
+            return pa.nulls(n, raw), pos
+        raise _Unsupported(kind)
+
+    # ---- encoding
+
+    def encode(self, arr: pa.Array) -> Column:
+        return self._write(self.schema, arr, "", "")
+
+    def _write(self, node: Any, arr: pa.Array, ns: str, path: str) -> Column:
+        node, ns = self._resolve(node, ns)
+        n = len(arr)
+        if isinstance(node, list):
+            null_branch = node.index("null")
+            valid = _valid_mask(arr)
+            branch_byte = np.where(valid, 2 * (1 - null_branch), 2 * null_branch).astype(np.uint8)
+            branch = (np.arange(n + 1, dtype=np.int64), branch_byte)
+            if valid.all():
+                return _concat_rows([branch, self._write(node[1 - null_branch], arr, ns, path)], n)
+            sub_offsets, sub_data = self._write(node[1 - null_branch], arr.filter(pa.array(valid)), ns, path)
+            lengths = np.zeros(n, np.int64)
+            lengths[valid] = np.diff(sub_offsets)
+            offsets = np.zeros(n + 1, np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+            return _concat_rows([branch, (offsets, sub_data)], n)
+        if arr.null_count:
+            i = int(np.argmax(~_valid_mask(arr)))
+            raise SchemaError(f"row {i}: field {path or '<record>'} is null but its Avro type {json.dumps(node)[:100]} is not nullable")
+        if isinstance(node, str):
+            return self._write_primitive(node, arr)
+        kind = node["type"]
+        if kind in ("record", "error"):
+            children = arr.flatten()
+            cols = [
+                self._write(f["type"], child, ns, f"{path}.{f['name']}" if path else f["name"])
+                for f, child in zip(node["fields"], children)
+            ]
+            return _concat_rows(cols, n)
+        if kind == "enum":
+            index = pc.index_in(arr, value_set=pa.array(node["symbols"], pa.string()))
+            if index.null_count:
+                i = int(np.argmax(~_valid_mask(index)))
+                raise SchemaError(f"row {i}: {arr[i].as_py()!r} is not a symbol of enum {node.get('name')}")
+            return _varint_column(index.to_numpy(zero_copy_only=False).astype(np.int64))
+        if kind == "fixed":
+            size = int(node["size"])
+            if arr.type != pa.binary(size):
+                raise SchemaError(f"field {path}: {arr.type} values for Avro fixed of size {size}")
+            data = _np_bytes(arr.buffers()[1])[arr.offset * size : (arr.offset + n) * size]
+            return np.arange(n + 1, dtype=np.int64) * size, data
+        raise _Unsupported(kind)
+
+    def _write_primitive(self, kind: str, arr: pa.Array) -> Column:
+        n = len(arr)
+        if kind in ("int", "long"):
+            return _varint_column(arr.to_numpy(zero_copy_only=False).astype(np.int64))
+        if kind in ("float", "double"):
+            width = 4 if kind == "float" else 8
+            values = np.ascontiguousarray(arr.to_numpy(zero_copy_only=False).astype("<f4" if width == 4 else "<f8"))
+            return np.arange(n + 1, dtype=np.int64) * width, values.view(np.uint8)
+        if kind == "boolean":
+            return np.arange(n + 1, dtype=np.int64), arr.to_numpy(zero_copy_only=False).astype(np.uint8)
+        if kind in ("string", "bytes"):
+            large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+            offs = np.frombuffer(arr.buffers()[1], np.int64 if large else np.int32)[arr.offset : arr.offset + n + 1]
+            offs = offs.astype(np.int64)
+            data = _np_bytes(arr.buffers()[2])[offs[0] : offs[-1]] if n else np.zeros(0, np.uint8)
+            return _concat_rows([_varint_column(np.diff(offs)), (offs - offs[0], data)], n)
+        if kind == "null":
+            return np.zeros(n + 1, np.int64), np.zeros(0, np.uint8)
+        raise _Unsupported(kind)
+
+
+def _varint_column(values: np.ndarray) -> Column:
+    """Zigzag varints of int64 `values`, one row each."""
+    n = len(values)
+    v = ((values << 1) ^ (values >> 63)).view(np.uint64)
+    nbytes = np.ones(n, np.int64)
+    for k in range(1, _VARINT_BYTES):
+        nbytes += v >= (np.uint64(1) << np.uint64(7 * k))
+    b = ((v[:, None] >> _SHIFTS[None, :]) & np.uint64(0x7F)).astype(np.uint8)
+    b |= np.where(_AR10[None, :] < (nbytes[:, None] - 1), 0x80, 0).astype(np.uint8)
+    data = b[_AR10[None, :] < nbytes[:, None]]  # row-major: each row's bytes in order
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(nbytes, out=offsets[1:])
+    return offsets, data
+
+
+def _concat_rows(columns: list[Column], n: int) -> Column:
+    """Row i of the result = row i of each column, concatenated in order."""
+    if not columns:
+        return np.zeros(n + 1, np.int64), np.zeros(0, np.uint8)
+    if len(columns) == 1:
+        return columns[0]
+    lengths = [np.diff(offsets) for offsets, _ in columns]
+    total = np.sum(lengths, axis=0) if n else np.zeros(0, np.int64)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(total, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), np.uint8)
+    base = offsets[:-1].copy()
+    for (col_offsets, data), length in zip(columns, lengths):
+        if len(data):
+            out[np.repeat(base - col_offsets[:-1], length) + np.arange(len(data), dtype=np.int64)] = data
+        base += length
+    return offsets, out

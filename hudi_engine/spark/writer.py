@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.types import LongType, StructField, StructType
 
 from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.merge import merge_records
@@ -74,7 +75,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
         t1 = time.monotonic()
         task = client.bucket_task(txn.instant, plan)
         assigned = tagged.mapInArrow(_AssignFn(plan), _with_bucket(tagged.schema))
-        out = assigned.groupBy(BUCKET).applyInArrow(_HandleFn(task), from_arrow_schema(STATS_SCHEMA))
+        out = assigned.groupBy(BUCKET).applyInArrow(_handle_fn(task), from_arrow_schema(STATS_SCHEMA))
         stats = [row[0] for row in out.collect()]
         txn.timings["write"] = time.monotonic() - t1
         return stats
@@ -122,8 +123,9 @@ def _with_key_columns(schema: pa.Schema) -> pa.Schema:
     return pa.schema([*schema, pa.field(KEY, pa.string()), pa.field(PARTITION, pa.string())])
 
 
-def _with_bucket(spark_schema) -> Any:
-    return spark_schema.add(BUCKET, "long")
+def _with_bucket(spark_schema: StructType) -> StructType:
+    # A new StructType: `.add` would change the DataFrame's cached schema in place.
+    return StructType([*spark_schema.fields, StructField(BUCKET, LongType())])
 
 
 class _KeyFn:
@@ -209,20 +211,21 @@ class _AssignFn:
                                              names=[*batch.schema.names, BUCKET])
 
 
-class _HandleFn:
-    """Task: run the handle of one bucket on all its records; returns the write stats as JSON."""
+def _handle_fn(task: BucketTask):
+    """Task: run the handle of one bucket on all its records; returns the write stats as JSON.
 
-    def __init__(self, task: BucketTask) -> None:
-        self.task = task
+    A plain annotated function: PySpark infers applyInArrow's mode from the type hints (a callable object fails).
+    """
 
-    def __call__(self, table: pa.Table) -> pa.Table:
+    def run(table: pa.Table) -> pa.Table:
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
         token = (ctx.partitionId(), ctx.stageId(), ctx.taskAttemptId()) if ctx else (0, 0, 0)
         bucket_id = table.column(BUCKET)[0].as_py()
-        stats = execute_bucket(self.task, bucket_id, table, token)
-        return pa.table({"stat": pa.array(stats, pa.string())})
+        return pa.table({"stat": pa.array(execute_bucket(task, bucket_id, table, token), pa.string())})
+
+    return run
 
 
 _ERROR_RE = re.compile(r"hudi_engine\.errors\.(\w+): (.*?)(?:\n\n|\Z|\n\tat |\nJVM stacktrace)", re.S)

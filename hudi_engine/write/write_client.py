@@ -252,8 +252,9 @@ class Transaction:
         self.timings: dict[str, float] = {}
         self.plan: BucketPlan | None = None
         cfg = client.config
-        self.instant = commit_protocol.start_commit(client.storage, client.base_path, client.table_config,
-                                                    cfg.commit_action, cfg.operation.operation_type)
+        self.inflight = commit_protocol.start_commit(client.storage, client.base_path, client.table_config,
+                                                     cfg.operation.operation_type, cfg.commit_action)
+        self.instant = self.inflight.timestamp
         self.done = False
 
     def record_plan(self, plan: BucketPlan) -> None:
@@ -272,9 +273,8 @@ class Transaction:
             new_ids = {s.file_id for s in stats}
             replaced = {p: [f for f in ids if f not in new_ids] for p, ids in replaced.items()}
         commit_protocol.complete_commit(
-            c.storage, c.base_path, self.instant, stats, operation_type=c.config.operation.operation_type,
+            c.storage, c.base_path, self.inflight, stats, operation_type=c.config.operation.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
-            action=c.config.commit_action,
         )
         self.done = True
         self.timings["commit"] = time.monotonic() - t0
@@ -282,7 +282,7 @@ class Transaction:
 
     def abort(self) -> None:
         if not self.done:
-            rollback_instant(self.client.storage, self.client.base_path, self.instant)
+            rollback_instant(self.client.storage, self.client.base_path, self.inflight)
 
 
 # ---- checks ---------------------------------------------------------------------------------------------------

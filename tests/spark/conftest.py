@@ -1,0 +1,14 @@
+"""One SparkSession for the whole test session (a JVM start costs seconds), `hudi` data source registered."""
+from __future__ import annotations
+
+import pytest
+
+from hudi_engine.spark.session import local_spark_session
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory):
+    session = local_spark_session(app_name="hudi-engine-tests", master="local[2]",
+                                  warehouse_dir=tmp_path_factory.mktemp("spark-warehouse"))
+    yield session
+    session.stop()

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from hudi_engine.partition_metadata import (
+    PARTITION_METAFILE,
+    PartitionMetadataError,
+    format_partition_metadata,
+    parse_partition_metadata,
+    partition_depth,
+)
+
+WITH_PARTITIONS = [
+    "cow_v6_complexkeygen_hivestyle",
+    "cow_v6_nonpartitioned",
+    "cow_v6_simplekeygen_hivestyle_no_metafields",
+    "cow_v6_simplekeygen_nonhivestyle",
+    "cow_v6_simplekeygen_nonhivestyle_overwritetable",
+    "mor_avrolog_v6_trips_8i1u",
+    "mor_parquetlog_v6_complexkeygen_hivestyle",
+    "mor_parquetlog_v6_nonpartitioned",
+    "mor_parquetlog_v6_simplekeygen_hivestyle_no_metafields",
+    "mor_parquetlog_v6_simplekeygen_nonhivestyle",
+    "mor_parquetlog_v6_simplekeygen_nonhivestyle_overwritetable",
+]
+
+
+@pytest.mark.parametrize("name", WITH_PARTITIONS)
+def test_real_partition_metadata_files(unzip_table, name):
+    base = unzip_table(name)
+    files = sorted(base.rglob(PARTITION_METAFILE))
+    assert files
+    instants = {p.name.split(".")[0] for p in (base / ".hoodie").iterdir() if p.is_file()}
+    for f in files:
+        data = f.read_bytes()
+        meta = parse_partition_metadata(data, source=str(f))
+        partition = f.parent.relative_to(base).as_posix()
+        partition = "" if partition == "." else partition
+        assert meta["partitionDepth"] == partition_depth(partition)
+        assert meta["commitTime"] in instants
+        # Our writer produces the same bytes, given the date line Java wrote
+        lines = data.decode("latin-1").splitlines()
+        assert lines[0] == "#partition metadata"
+        ours = format_partition_metadata(meta["commitTime"], meta["partitionDepth"]).decode("latin-1").splitlines()
+        assert ours[0] == lines[0] and ours[2:] == lines[2:]
+
+
+def test_format_exact_bytes():
+    now = datetime(2025, 3, 31, 3, 6, 44, tzinfo=timezone.utc)
+    assert format_partition_metadata("20250331030642808", 1, now=now) == (
+        b"#partition metadata\n#Mon Mar 31 03:06:44 UTC 2025\ncommitTime=20250331030642808\npartitionDepth=1\n"
+    )
+
+
+def test_partition_depth():
+    assert partition_depth("") == 0
+    assert partition_depth("city=x") == 1
+    assert partition_depth("byteField=10/shortField=300") == 2
+    assert partition_depth("2023/04/01/12") == 4
+
+
+@pytest.mark.parametrize(
+    "data,message",
+    [
+        (b"commitTime=1\n", "partitionDepth is missing"),
+        (b"partitionDepth=1\n", "commitTime is missing"),
+        (b"commitTime=1\npartitionDepth=x\n", "partitionDepth='x' is not an integer"),
+    ],
+)
+def test_parse_errors(data, message):
+    with pytest.raises(PartitionMetadataError, match=message):
+        parse_partition_metadata(data, source="p/.hoodie_partition_metadata")
+
+
+def test_format_errors():
+    with pytest.raises(PartitionMetadataError, match="commitTime"):
+        format_partition_metadata("abc", 1)
+    with pytest.raises(PartitionMetadataError, match="partitionDepth"):
+        format_partition_metadata("1", -1)

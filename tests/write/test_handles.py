@@ -1,0 +1,336 @@
+"""Write markers and the three write handles (create, merge, append), checked file by file."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from hudi_engine.errors import WriteError
+from hudi_engine.file_naming import BaseFileName, LogFileName
+from hudi_engine.io.base_file import read_base_file, read_footer
+from hudi_engine.io.log_block import BlockType, build_avro_data_block, data_block_records, delete_block_keys
+from hudi_engine.io.log_format import encode_block, read_log_blocks
+from hudi_engine.keygen import key_generator_for
+from hudi_engine.schema import META_COLUMNS
+from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.avro_models import write_avro_metadata
+from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.write.handles import (
+    WriteContext,
+    append_handle,
+    avro_data_blocks,
+    create_handle,
+    list_log_files,
+    log_base_instant,
+    merge_handle,
+    prepare_records,
+)
+from hudi_engine.write.markers import IOType, Marker, create_marker, delete_marker_dir, list_markers, marker_dir
+
+T1, T2, T3 = "20250101000000000", "20250102000000000", "20250103000000000"
+DATA = pa.table({
+    "id": ["k1", "k2", "k3"],
+    "city": ["sf", "sf", "la"],
+    "ts": pa.array([1, 2, 3], pa.int64()),
+    "fare": [10.0, 20.0, 30.0],
+})
+
+
+def _table(tmp_path: Path, table_type: str = "COPY_ON_WRITE", **kw) -> tuple[Storage, str, TableConfig]:
+    storage, base = Storage.for_uri(str(tmp_path / "t"))
+    config = TableConfig.create("trips", table_type, ["id"], ["city"], "ts", hive_style=True, **kw)
+    config.initialize(storage, base)
+    return storage, base, config
+
+
+def _ctx(storage, base, config, instant, **kw) -> WriteContext:
+    return WriteContext.create(storage, base, config, instant, DATA.schema, **kw)
+
+
+def _rows(data: pa.Table, city: str) -> pa.Table:
+    return data.filter(pc.equal(data["city"], city))
+
+
+# --------------------------------------------------------------------------------------------- markers
+
+
+def test_markers_are_created_listed_and_deleted(tmp_path):
+    storage, base = Storage.for_uri(str(tmp_path))
+    create_marker(storage, base, T1, "a/b", "f1_0-1-2_%s.parquet" % T1, IOType.CREATE)
+    create_marker(storage, base, T1, "", "f2_0-1-2_%s.parquet" % T1, "MERGE")
+    create_marker(storage, base, T1, "a", ".f3_%s.log.1_0-1-2" % T1, IOType.APPEND)
+    assert (tmp_path / ".hoodie/.temp" / T1 / "a/b" / f"f1_0-1-2_{T1}.parquet.marker.CREATE").is_file()
+    assert (tmp_path / ".hoodie/.temp" / T1 / f"f2_0-1-2_{T1}.parquet.marker.MERGE").is_file()
+    markers = list_markers(storage, base, T1)
+    assert [m.relative_path for m in markers] == [
+        f"a/.f3_{T1}.log.1_0-1-2.marker.APPEND", f"a/b/f1_0-1-2_{T1}.parquet.marker.CREATE",
+        f"f2_0-1-2_{T1}.parquet.marker.MERGE"]
+    assert markers[0] == Marker("a", f".f3_{T1}.log.1_0-1-2", IOType.APPEND)
+    assert markers[1].data_file_path == f"a/b/f1_0-1-2_{T1}.parquet"
+    assert list_markers(storage, base, T2) == []
+    assert delete_marker_dir(storage, base, T1) is True
+    assert not storage.exists(marker_dir(base, T1))
+    assert delete_marker_dir(storage, base, T1) is False
+
+
+def test_a_second_marker_for_the_same_file_is_refused(tmp_path):
+    storage, base = Storage.for_uri(str(tmp_path))
+    create_marker(storage, base, T1, "p", "f_0-1-2_1.parquet", IOType.CREATE)
+    with pytest.raises(WriteError, match="already exists"):
+        create_marker(storage, base, T1, "p", "f_0-1-2_1.parquet", IOType.CREATE)
+
+
+def test_timeline_server_markers_are_read(tmp_path):
+    storage, base = Storage.for_uri(str(tmp_path))
+    folder = marker_dir(base, T1)
+    storage.write_bytes(Storage.join(folder, "MARKERS.type"), b"TIMELINE_SERVER_BASED")
+    storage.write_bytes(Storage.join(folder, "MARKERS0"), b"p1/a_0-1-2_1.parquet.marker.CREATE\np2/.b_1.log.1_0-1-2.marker.APPEND\n")
+    storage.write_bytes(Storage.join(folder, "MARKERS1"), b"c_0-1-2_1.parquet.marker.MERGE\n")
+    assert [str(m) for m in list_markers(storage, base, T1)] == [
+        "c_0-1-2_1.parquet.marker.MERGE", "p1/a_0-1-2_1.parquet.marker.CREATE", "p2/.b_1.log.1_0-1-2.marker.APPEND"]
+
+
+@pytest.mark.parametrize("bad", ["p/file.parquet", "p/file.parquet.marker.DELETE", ".marker.CREATE"])
+def test_bad_marker_names_are_refused(bad):
+    with pytest.raises(WriteError, match="marker"):
+        Marker.parse(bad)
+
+
+# --------------------------------------------------------------------------------------------- prepare_records
+
+
+def test_prepare_records_puts_meta_columns_first_with_hudi_sequence_numbers():
+    keygen = key_generator_for("org.apache.hudi.keygen.SimpleKeyGenerator", ["id"], ["city"], hive_style=True)
+    out = prepare_records(DATA, instant=T1, keygen=keygen, partition_path=None, file_name="f.parquet",
+                          task_partition_id=7, start_index=5)
+    assert out.column_names == [*META_COLUMNS, *DATA.column_names]
+    assert out.column("_hoodie_commit_time").to_pylist() == [T1] * 3
+    assert out.column("_hoodie_commit_seqno").to_pylist() == [f"{T1}_7_5", f"{T1}_7_6", f"{T1}_7_7"]
+    assert out.column("_hoodie_record_key").to_pylist() == ["k1", "k2", "k3"]
+    assert out.column("_hoodie_partition_path").to_pylist() == ["city=sf", "city=sf", "city=la"]
+    assert out.column("_hoodie_file_name").to_pylist() == ["f.parquet"] * 3
+    assert out.select(DATA.column_names).equals(DATA)
+
+
+def test_prepare_records_takes_upstream_key_columns_and_checks_the_partition():
+    rows = DATA.append_column("_hoodie_record_key", pa.array(["x1", "x2", "x3"]))
+    rows = rows.append_column("_hoodie_partition_path", pa.array(["p", "p", "q"]))
+    with pytest.raises(WriteError, match=r"'x3' \(row 2\) has partition path 'q'"):
+        prepare_records(rows, instant=T1, partition_path="p", file_name="f", task_partition_id=0)
+    out = prepare_records(rows.slice(0, 2), instant=T1, partition_path="p", file_name="f", task_partition_id=0)
+    assert out.column("_hoodie_record_key").to_pylist() == ["x1", "x2"]
+    assert out.column_names == [*META_COLUMNS, *DATA.column_names]
+
+
+def test_prepare_records_refuses_null_keys_and_nulls_meta_when_meta_fields_are_off():
+    rows = DATA.append_column("_hoodie_record_key", pa.array(["x1", None, "x3"]))
+    with pytest.raises(WriteError, match="null at row 1"):
+        prepare_records(rows, instant=T1, partition_path="p", file_name="f", task_partition_id=0)
+    keygen = key_generator_for(None, ["id"], ["city"])
+    out = prepare_records(DATA, instant=T1, keygen=keygen, partition_path="sf", file_name="f", task_partition_id=0,
+                          populate_meta_fields=False)
+    assert all(out.column(c).null_count == 3 for c in META_COLUMNS)
+
+
+# --------------------------------------------------------------------------------------------- create
+
+
+def test_create_handle_writes_a_new_file_group_with_marker_footer_and_stat(tmp_path):
+    storage, base, config = _table(tmp_path)
+    ctx = _ctx(storage, base, config, T1).for_task(3, 13, 60)
+    stat = create_handle(ctx, "city=sf", _rows(DATA, "sf"))
+    name = BaseFileName.parse(stat.path.split("/")[1])
+    assert (name.file_id, name.write_token, name.instant_time) == (stat.file_id, "3-13-60", T1)
+    assert stat.file_id.endswith("-0") and "_" not in stat.file_id
+    assert (stat.prev_commit, stat.num_writes, stat.num_inserts, stat.partition_path) == ("null", 2, 2, "city=sf")
+    path = tmp_path / "t" / stat.path
+    assert stat.file_size_in_bytes == stat.total_write_bytes == path.stat().st_size
+    assert [m.relative_path for m in list_markers(storage, base, T1)] == [f"{stat.path}.marker.CREATE"]
+    rows = pq.read_table(path)
+    assert rows.column_names == [*META_COLUMNS, "id", "city", "ts", "fare"]
+    assert rows.column("_hoodie_commit_seqno").to_pylist() == [f"{T1}_3_0", f"{T1}_3_1"]
+    assert rows.column("_hoodie_file_name").to_pylist() == [path.name] * 2
+    footer = read_footer(storage, str(path))
+    assert (footer.min_key, footer.max_key) == ("k1", "k2")
+    assert footer.bloom_filter.might_contain("k1") and footer.bloom_filter.might_contain("k2")
+    assert footer.metadata["hoodie_bloom_filter_type_code"] == "DYNAMIC_V0"
+    assert pq.read_metadata(path).row_group(0).column(0).compression == "GZIP"
+
+
+def test_create_handle_conforms_types_to_the_writer_schema_and_drops_deleted_records(tmp_path):
+    storage, base, config = _table(tmp_path)
+    schema = pa.schema([("id", pa.string()), ("city", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()),
+                        ("_hoodie_is_deleted", pa.bool_())])
+    ctx = WriteContext.create(storage, base, config, T1, schema)
+    rows = pa.table({"id": ["a", "b"], "city": ["sf", "sf"], "ts": pa.array([1, 2], pa.int32()),
+                     "_hoodie_is_deleted": [False, True], "helper": [1, 2]})
+    stat = create_handle(ctx, "city=sf", rows)
+    out = pq.read_table(tmp_path / "t" / stat.path)
+    assert out.schema.field("ts").type == pa.int64()
+    assert out.column("fare").to_pylist() == [None]  # absent column: null
+    assert "helper" not in out.column_names
+    assert out.column("id").to_pylist() == ["a"] and stat.num_inserts == 1
+
+
+def test_create_handle_refuses_an_empty_batch(tmp_path):
+    storage, base, config = _table(tmp_path)
+    with pytest.raises(WriteError, match="no records"):
+        create_handle(_ctx(storage, base, config, T1), "city=sf", DATA.slice(0, 0))
+
+
+# --------------------------------------------------------------------------------------------- merge
+
+
+def test_merge_handle_updates_inserts_deletes_and_carries_untouched_rows(tmp_path):
+    storage, base, config = _table(tmp_path)
+    data = pa.table({"id": ["k1", "k2", "k3"], "city": ["sf"] * 3, "ts": pa.array([1, 2, 3], pa.int64()),
+                     "fare": [1.0, 2.0, 3.0]})
+    first = create_handle(_ctx(storage, base, config, T1), "city=sf", data)
+    incoming = pa.table({"id": ["k1", "k9"], "city": ["sf", "sf"], "ts": pa.array([5, 6], pa.int64()),
+                         "fare": [10.0, 90.0]})
+    ctx = _ctx(storage, base, config, T2).for_task(1, 2, 3)
+    stat = merge_handle(ctx, "city=sf", first.file_id, str(tmp_path / "t" / first.path), incoming, deletes=["k2"])
+    assert (stat.file_id, stat.prev_commit) == (first.file_id, T1)
+    assert (stat.num_writes, stat.num_update_writes, stat.num_inserts, stat.num_deletes) == (3, 1, 1, 1)
+    name = stat.path.split("/")[1]
+    assert BaseFileName.parse(name) == BaseFileName(first.file_id, "1-2-3", T2)
+    out = {r["id"]: r for r in pq.read_table(tmp_path / "t" / stat.path).to_pylist()}
+    assert sorted(out) == ["k1", "k3", "k9"]
+    assert (out["k1"]["fare"], out["k1"]["_hoodie_commit_time"], out["k1"]["_hoodie_commit_seqno"]) == (10.0, T2, f"{T2}_1_0")
+    assert (out["k9"]["_hoodie_commit_time"], out["k9"]["_hoodie_commit_seqno"]) == (T2, f"{T2}_1_1")
+    # untouched: old commit time and seqno, new file name
+    assert (out["k3"]["_hoodie_commit_time"], out["k3"]["_hoodie_commit_seqno"]) == (T1, f"{T1}_0_2")
+    assert {r["_hoodie_file_name"] for r in out.values()} == {name}
+    assert [m.relative_path for m in list_markers(storage, base, T2)] == [f"{stat.path}.marker.MERGE"]
+    footer = read_footer(storage, str(tmp_path / "t" / stat.path))
+    assert (footer.min_key, footer.max_key) == ("k1", "k9")
+
+
+def test_merge_handle_keeps_the_stored_record_when_the_payload_says_it_is_newer(tmp_path):
+    storage, base, config = _table(tmp_path, payload_class="org.apache.hudi.common.model.DefaultHoodieRecordPayload")
+    data = pa.table({"id": ["k1", "k2"], "city": ["sf"] * 2, "ts": pa.array([10, 10], pa.int64()), "fare": [1.0, 2.0]})
+    first = create_handle(_ctx(storage, base, config, T1), "city=sf", data)
+    incoming = pa.table({"id": ["k1", "k2"], "city": ["sf"] * 2, "ts": pa.array([5, 20], pa.int64()), "fare": [9.0, 9.0]})
+    stat = merge_handle(_ctx(storage, base, config, T2), "city=sf", first.file_id, str(tmp_path / "t" / first.path),
+                        incoming)
+    out = {r["id"]: r for r in pq.read_table(tmp_path / "t" / stat.path).to_pylist()}
+    assert (out["k1"]["fare"], out["k1"]["_hoodie_commit_time"]) == (1.0, T1)  # stored ts 10 > incoming 5
+    assert (out["k2"]["fare"], out["k2"]["_hoodie_commit_time"]) == (9.0, T2)
+
+
+def test_merge_handle_flagged_deletes_and_errors(tmp_path):
+    storage, base, config = _table(tmp_path)
+    schema = DATA.schema.append(pa.field("_hoodie_is_deleted", pa.bool_()))
+    first = create_handle(WriteContext.create(storage, base, config, T1, schema), "city=sf", _rows(DATA, "sf"))
+    path = str(tmp_path / "t" / first.path)
+    ctx = WriteContext.create(storage, base, config, T2, schema)
+    with pytest.raises(WriteError, match="belongs to file group"):
+        merge_handle(ctx, "city=sf", "other-0", path, DATA)
+    deleting = pa.table({"id": ["k1"], "city": ["sf"], "ts": pa.array([9], pa.int64()), "fare": [0.0],
+                         "_hoodie_is_deleted": [True]})
+    stat = merge_handle(ctx, "city=sf", first.file_id, path, deleting)
+    assert pq.read_table(tmp_path / "t" / stat.path).column("id").to_pylist() == ["k2"]
+    assert (stat.num_deletes, stat.num_writes) == (1, 1)
+
+
+# --------------------------------------------------------------------------------------------- append
+
+
+def test_append_handle_writes_a_new_log_version_with_data_and_delete_blocks(tmp_path):
+    storage, base, config = _table(tmp_path, "MERGE_ON_READ")
+    first = create_handle(_ctx(storage, base, config, T1), "city=sf", _rows(DATA, "sf"))
+    base_name = first.path.split("/")[1]
+    updates = pa.table({"id": ["k1"], "city": ["sf"], "ts": pa.array([7], pa.int64()), "fare": [70.0]})
+    ctx = _ctx(storage, base, config, T2).for_task(0, 26, 85)
+    s1 = append_handle(ctx, "city=sf", first.file_id, T1, updates, deletes=["k2"], base_file_name=base_name)
+    log1 = f".{first.file_id}_{T1}.log.1_0-26-85"
+    assert s1.path == f"city=sf/{log1}"
+    assert (s1.log_version, s1.log_offset, s1.base_file, s1.log_files) == (1, 0, base_name, [log1])
+    assert (s1.prev_commit, s1.num_writes, s1.num_update_writes, s1.num_deletes) == (T1, 1, 1, 1)
+    data = (tmp_path / "t" / s1.path).read_bytes()
+    assert s1.file_size_in_bytes == s1.total_write_bytes == len(data)
+    blocks = read_log_blocks(data)
+    assert [b.block_type for b in blocks] == [BlockType.AVRO_DATA, BlockType.DELETE]
+    assert all(b.instant_time == T2 for b in blocks)
+    header_schema = json.loads(blocks[0].schema_json)
+    assert [f["name"] for f in header_schema["fields"]] == [*META_COLUMNS, "id", "city", "ts", "fare"]
+    assert blocks[1].schema_json == blocks[0].schema_json
+    rec = data_block_records(blocks[0]).to_pylist()
+    assert rec == [{"_hoodie_commit_time": T2, "_hoodie_commit_seqno": f"{T2}_0_0", "_hoodie_record_key": "k1",
+                    "_hoodie_partition_path": "city=sf", "_hoodie_file_name": first.file_id, "id": "k1",
+                    "city": "sf", "ts": 7, "fare": 70.0}]
+    deletes = delete_block_keys(blocks[1])
+    assert deletes.select(["record_key", "partition_path", "ordering_val_type"]).to_pylist() == [
+        {"record_key": "k2", "partition_path": "city=sf", "ordering_val_type": "IntWrapper"}]
+    assert deletes.column("natural_order").to_pylist() == [True]
+    assert [m.relative_path for m in list_markers(storage, base, T2)] == [f"{s1.path}.marker.APPEND"]
+
+    # The next write to the slice rolls over to version 2 and lists both files.
+    s2 = append_handle(_ctx(storage, base, config, T3), "city=sf", first.file_id, T1, None, deletes=["k1"])
+    assert s2.log_version == 2 and s2.log_files == [log1, f".{first.file_id}_{T1}.log.2_0-0-0"]
+    assert [b.block_type for b in read_log_blocks((tmp_path / "t" / s2.path).read_bytes())] == [BlockType.DELETE]
+    assert [str(f) for f in list_log_files(storage, base, "city=sf", first.file_id, T1)] == s2.log_files
+
+
+def test_append_handle_cuts_data_blocks_at_the_max_block_size(tmp_path):
+    storage, base, config = _table(tmp_path, "MERGE_ON_READ")
+    first = create_handle(_ctx(storage, base, config, T1), "city=sf", _rows(DATA, "sf"))
+    n = 50
+    updates = pa.table({"id": [f"k{i}" for i in range(n)], "city": ["sf"] * n, "ts": pa.array(range(n), pa.int64()),
+                        "fare": [float(i) for i in range(n)]})
+    stat = append_handle(_ctx(storage, base, config, T2, log_block_max_size=1000), "city=sf", first.file_id, T1, updates)
+    blocks = read_log_blocks((tmp_path / "t" / stat.path).read_bytes())
+    assert len(blocks) > 3 and all(b.block_type == BlockType.AVRO_DATA for b in blocks)
+    assert all(len(b.content) - 8 <= 1000 for b in blocks)
+    records = pa.concat_tables([data_block_records(b) for b in blocks])
+    assert records.column("id").to_pylist() == updates.column("id").to_pylist()
+
+
+def test_avro_data_blocks_match_the_single_block_builder_and_a_real_log_file(conformance_dir):
+    real = (conformance_dir / "log_files/valid_log_avro_data").glob(".*")
+    path = next(iter(real))
+    data = path.read_bytes()
+    (block,) = [b for b in read_log_blocks(data) if b.block_type == BlockType.AVRO_DATA]
+    records = data_block_records(block)
+    rebuilt = avro_data_blocks(records, block.schema, block.instant_time, 1 << 30)
+    assert len(rebuilt) == 1
+    assert rebuilt[0].content == block.content
+    assert rebuilt[0].content == build_avro_data_block(records, block.schema, block.instant_time).content
+    assert list(rebuilt[0].header.items()) == list(block.header.items())
+    assert encode_block(rebuilt[0]) == data[block.offset:block.offset + block.size]
+
+
+def test_append_handle_refuses_nothing_to_write(tmp_path):
+    storage, base, config = _table(tmp_path, "MERGE_ON_READ")
+    with pytest.raises(WriteError, match="nothing to write"):
+        append_handle(_ctx(storage, base, config, T2), "city=sf", "f-0", T1, DATA.slice(0, 0))
+
+
+def test_log_base_instant_follows_a_pending_compaction(tmp_path):
+    storage, base, config = _table(tmp_path, "MERGE_ON_READ")
+    timeline = Timeline.load(storage, base)
+    plan = {"operations": [{"baseInstantTime": T1, "deltaFilePaths": [], "dataFilePath": None, "fileId": "g-0",
+                            "partitionPath": "city=sf", "metrics": None, "bootstrapFilePath": None}],
+            "extraMetadata": None, "version": 2}
+    timeline.create_requested(Instant(T2, Action.COMPACTION, State.REQUESTED),
+                              write_avro_metadata("HoodieCompactionPlan", plan))
+    timeline = timeline.reload()
+    assert log_base_instant(timeline, "city=sf", "g-0", T1) == T2
+    assert log_base_instant(timeline, "city=sf", "h-0", T1) == T1
+    assert log_base_instant(timeline, "city=la", "g-0", T1) == T1
+
+
+def test_write_context_names_the_schema_like_spark(tmp_path):
+    storage, base, config = _table(tmp_path)
+    ctx = _ctx(storage, base, config, T1)
+    assert (ctx.schema["name"], ctx.schema["namespace"]) == ("trips_record", "hoodie.trips")
+    assert [f["name"] for f in ctx.schema["fields"]] == ["id", "city", "ts", "fare"]
+    assert ctx.arrow_schema.names == [*META_COLUMNS, "id", "city", "ts", "fare"]
+    assert ctx.for_task(4, 5, 6).task_partition_id == 4
+    assert LogFileName.parse(f".f-0_{T1}.log.1_4-5-6").write_token == "4-5-6"
