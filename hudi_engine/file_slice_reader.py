@@ -9,11 +9,13 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from hudi_engine.errors import SchemaError
+import pyarrow.compute as pc
+
+from hudi_engine.errors import HudiError, SchemaError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import Visibility
 from hudi_engine.io.base_file import read_base_file
-from hudi_engine.io.log_block import BlockType, data_block_records, delete_block_keys
+from hudi_engine.io.log_block import BlockType, data_block_records, delete_block_keys, ordering_wrapper_for
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.merge import IS_DELETED_FIELD, DeleteBatch, LogBatch, merge_records
 from hudi_engine.payload import Payload
@@ -114,12 +116,22 @@ def _scan_logs(ctx: SliceReadContext, file_slice: FileSlice, schema: pa.Schema) 
 
 
 def _delete_ordering(deletes: pa.Table, ordering_type: pa.DataType | None) -> pa.Array | None:
-    """Ordering values of deletes that compare with the table's ordering column; null for the others."""
-    if ordering_type is None or "ordering_val" not in deletes.column_names:
-        return None
-    from hudi_engine.io.log_block import comparable_ordering_values
+    """Ordering values of deletes that compare with the table's ordering column; null for the others.
 
-    return comparable_ordering_values(deletes, ordering_type)
+    Java compares a delete's orderingVal with a record's only when both are of the same class and the delete is
+    not the natural-order marker (Integer 0); otherwise the delete wins (§10).
+    """
+    if ordering_type is None:
+        return None
+    try:
+        wrapper = ordering_wrapper_for(ordering_type)
+    except HudiError:
+        return None  # a nested ordering field: no delete can compare with it
+    deletes = deletes.combine_chunks()
+    values = deletes.column("ordering_val").chunk(0).field(wrapper).cast(ordering_type)
+    same_class = pc.and_(pc.equal(deletes.column("ordering_val_type"), wrapper),
+                         pc.invert(deletes.column("natural_order"))).fill_null(False)
+    return pc.if_else(same_class, values, pa.nulls(len(values), ordering_type)).combine_chunks()
 
 
 def align_to_schema(table: pa.Table, schema: pa.Schema, source: str) -> pa.Table:

@@ -9,7 +9,12 @@ Custom/GlobalDelete...AvroKeyGenerator`). Values are stringified as `partition_p
 * Nonpartitioned: key as Simple (one field) or Complex (several); partition path `""`.
 * GlobalDelete: key as Complex; partition path `""`.
 * TimestampBased: key as Simple; the partition path is the one partition field read as a time
-  (`hoodie.keygen.timebased.*`) and formatted with the output date format.
+  (`hoodie.keygen.timebased.*`) and formatted with the output date format (Joda letters y M d D H h a m s S E).
+  Write side: UNIX_TIMESTAMP / EPOCHMILLISECONDS / EPOCHMICROSECONDS / SCALAR on number, date (epoch day) and
+  timestamp (its Avro long, epoch micros) columns, numeric text too; DATE_STRING with `input.dateformat` (several
+  formats split by the delimiter regex; letters y M d H m s S Z). A null value stands for epoch + 1 unit, as in
+  Java. Time zones default to UTC (Java: `hoodie.keygen.timebased.timezone`, whose default is UTC). Read side:
+  `parse_partition_path` gives the formatted value, `partition_timestamp` the instant it stands for.
 * Custom: key as Simple (one field) or Complex (several); each partition field is `name:SIMPLE` or
   `name:TIMESTAMP` (types given in the field list or in `hoodie.datasource.write.partitionpath.field`).
 """
@@ -481,7 +486,7 @@ def _parse_joda(values: pa.Array, tokens: list[tuple[str, Any]], pattern: str, z
     """Parse strings with Joda pattern tokens into timestamp[ms, UTC]; rows that do not match become null.
 
     The pattern becomes a regex whose groups are reassembled into ISO-8601 text for Arrow's parser. Supported:
-    y (yyyy, or yy with Joda's pivot around the current year), M (number or name), d, H, m, s, S, Z/X (offset
+    y (yyyy, or yy with Joda's pivot around the current year), M (number or name), d, H, m, s, S, Z (offset
     or 'Z') and literals. A value without an offset is local time in `zone` (the input time zone).
     """
     regex = ["^"]

@@ -3,6 +3,7 @@
 Builders make blocks the way Hudi 0.14/0.15 writes them; readers turn block content into Arrow tables.
 Byte framing of blocks in a file is in `log_format`.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -114,7 +115,9 @@ class LogBlock:
         try:
             return CommandType(int(value))
         except ValueError:
-            raise LogFormatError(f"{self._where()}: unknown COMMAND_BLOCK_TYPE {value!r}; expected '0' (rollback)") from None
+            raise LogFormatError(
+                f"{self._where()}: unknown COMMAND_BLOCK_TYPE {value!r}; expected '0' (rollback)"
+            ) from None
 
     @property
     def is_rollback(self) -> bool:
@@ -161,12 +164,16 @@ def build_parquet_data_block(
     columns = []
     for f in target:
         if f.name not in table.column_names:
-            raise SchemaError(f"parquet data block: Avro field {f.name!r} has no column in the table ({table.column_names})")
+            raise SchemaError(
+                f"parquet data block: Avro field {f.name!r} has no column in the table ({table.column_names})"
+            )
         col = table.column(f.name)
         try:
             columns.append(col if col.type == f.type else col.cast(f.type))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-            raise SchemaError(f"parquet data block: column {f.name!r} ({col.type}) cannot be written as {f.type}: {e}") from None
+            raise SchemaError(
+                f"parquet data block: column {f.name!r} ({col.type}) cannot be written as {f.type}: {e}"
+            ) from None
     metadata = {b"parquet.avro.schema": schema_to_json(avro_schema).encode(), b"writer.model.name": b"avro"}
     out_table = pa.Table.from_arrays(columns, schema=target.with_metadata(metadata))
     sink = pa.BufferOutputStream()
@@ -189,7 +196,9 @@ def data_block_records(
     if block.block_type == BlockType.AVRO_DATA:
         content = block.content
         if len(content) < 8:
-            raise LogFormatError(f"{block._where()}: Avro data content is {len(content)} bytes; expected version and record count")
+            raise LogFormatError(
+                f"{block._where()}: Avro data content is {len(content)} bytes; expected version and record count"
+            )
         _version, count = struct.unpack_from(">ii", content, 0)
         if count < 0:
             raise LogFormatError(f"{block._where()}: negative record count {count}")
@@ -220,7 +229,8 @@ def _parquet_records(block: LogBlock, avro: dict, arrow_schema: pa.Schema | None
                 col = col.cast(f.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
                 raise LogFormatError(
-                    f"{block._where()}: Parquet column {f.name!r} ({col.type}) does not match the schema type {f.type}: {e}"
+                    f"{block._where()}: Parquet column {f.name!r} ({col.type}) "
+                    f"does not match the schema type {f.type}: {e}"
                 ) from None
         columns.append(col)
     return pa.Table.from_arrays(columns, schema=pa.schema(list(target)))
@@ -237,7 +247,10 @@ def _data_header(instant_time: str, schema: dict | str) -> dict[HeaderKey, str]:
 
 
 def build_rollback_block(instant_time: str, target_instant_time: str) -> LogBlock:
-    """ROLLBACK command block (§7.6), header order as a real 0.15 file: INSTANT_TIME, COMMAND_BLOCK_TYPE, TARGET_INSTANT_TIME."""
+    """ROLLBACK command block (§7.6).
+
+    Header order as in a real 0.15 file: INSTANT_TIME, COMMAND_BLOCK_TYPE, TARGET_INSTANT_TIME.
+    """
     header = {
         HeaderKey.INSTANT_TIME: instant_time,
         HeaderKey.COMMAND_BLOCK_TYPE: str(int(CommandType.ROLLBACK)),
@@ -261,7 +274,11 @@ ORDERING_WRAPPERS: tuple[tuple[str, Any, pa.DataType], ...] = (
     ("BytesWrapper", "bytes", pa.binary()),
     ("StringWrapper", "string", pa.string()),
     ("DateWrapper", {"type": "int", "logicalType": "date"}, pa.date32()),
-    ("DecimalWrapper", {"type": "bytes", "logicalType": "decimal", "precision": 30, "scale": 15}, pa.decimal128(30, 15)),
+    (
+        "DecimalWrapper",
+        {"type": "bytes", "logicalType": "decimal", "precision": 30, "scale": 15},
+        pa.decimal128(30, 15),
+    ),
     ("TimeMicrosWrapper", {"type": "long", "logicalType": "time-micros"}, pa.time64("us")),
     ("TimestampMicrosWrapper", {"type": "long", "logicalType": "timestamp-micros"}, pa.timestamp("us", tz="UTC")),
 )
@@ -288,7 +305,12 @@ HOODIE_DELETE_RECORD_LIST_SCHEMA: dict = {
                             "name": "orderingVal",
                             "type": ["null"]
                             + [
-                                {"type": "record", "name": name, "namespace": _MODEL_NS, "fields": [{"name": "value", "type": value}]}
+                                {
+                                    "type": "record",
+                                    "name": name,
+                                    "namespace": _MODEL_NS,
+                                    "fields": [{"name": "value", "type": value}],
+                                }
                                 for name, value, _ in ORDERING_WRAPPERS
                             ],
                             "default": None,
@@ -436,7 +458,9 @@ def delete_block_keys(block: LogBlock) -> pa.Table:
             "is read, versions 1/2 are legacy Java-serialized key arrays"
         )
     if length < 0 or 8 + length != len(content):
-        raise LogFormatError(f"{block._where()}: delete payload length {length} does not match content length {len(content)} - 8")
+        raise LogFormatError(
+            f"{block._where()}: delete payload length {length} does not match content length {len(content)} - 8"
+        )
     fo = io.BytesIO(content)
     fo.seek(8)
     try:
@@ -468,7 +492,8 @@ def _delete_table(records: list[dict]) -> pa.Table:
     int_zero = pc.fill_null(pc.equal(ordering.field("IntWrapper"), 0), False)
     natural = pc.or_(pc.is_null(type_col), pc.and_(pc.fill_null(pc.equal(type_col, "IntWrapper"), False), int_zero))
     return pa.Table.from_arrays(
-        [pa.array(keys, pa.string()), pa.array(partitions, pa.string()), type_col, ordering, natural], schema=DELETE_KEYS_SCHEMA
+        [pa.array(keys, pa.string()), pa.array(partitions, pa.string()), type_col, ordering, natural],
+        schema=DELETE_KEYS_SCHEMA,
     )
 
 
@@ -483,7 +508,9 @@ def _raw_wrapper_array(name: str, values: list) -> pa.Array:
     return pa.array(values, target)
 
 
-def _delete_rows_from_table(table: pa.Table, wrapper: str | None) -> list[tuple[str | None, str | None, OrderingVal | None]]:
+def _delete_rows_from_table(
+    table: pa.Table, wrapper: str | None
+) -> list[tuple[str | None, str | None, OrderingVal | None]]:
     for col in ("record_key", "partition_path"):
         if col not in table.column_names:
             raise WriteError(f"delete keys table needs a {col!r} column; it has {table.column_names}")
@@ -499,7 +526,9 @@ def _delete_rows_from_table(table: pa.Table, wrapper: str | None) -> list[tuple[
         return [(k, p, None) for k, p in zip(keys, partitions)]
     col = table.column("ordering_val")
     wrapper = wrapper or ordering_wrapper_for(col.type)
-    return [(k, p, None if v is None else OrderingVal(wrapper, v)) for k, p, v in zip(keys, partitions, col.to_pylist())]
+    return [
+        (k, p, None if v is None else OrderingVal(wrapper, v)) for k, p, v in zip(keys, partitions, col.to_pylist())
+    ]
 
 
 def _wrapper_of_field(schema_json: str | dict, field_path: str) -> str:

@@ -3,6 +3,7 @@
 Reading keeps every byte: the blocks of a file (CORRUPT ones included) tile it exactly, and
 `encode_log_file(read_log_blocks(data)) == data` for any input that does not raise.
 """
+
 from __future__ import annotations
 
 import struct
@@ -26,7 +27,9 @@ _MIN_BLOCK_SIZE = 4 + 4 + 4 + 8 + 4 + 8
 # --------------------------------------------------------------------------------------------- reading
 
 
-def read_log_blocks(data: bytes | bytearray | memoryview | pa.NativeFile | pa.Buffer, *, file_name: str = "") -> list[LogBlock]:
+def read_log_blocks(
+    data: bytes | bytearray | memoryview | pa.NativeFile | pa.Buffer, *, file_name: str = ""
+) -> list[LogBlock]:
     """Every block of a log file, in file order.
 
     A block whose framing does not check out (§7.8: block size past EOF, trailing length mismatch, or no
@@ -50,9 +53,7 @@ def read_log_blocks(data: bytes | bytearray | memoryview | pa.NativeFile | pa.Bu
         # "#HUDI" followed by an appended block reads as "#HUDI#HUDI#...", and that block must survive.
         nxt = buf.find(MAGIC, pos + 1)
         nxt = size if nxt < 0 else nxt
-        blocks.append(
-            LogBlock(BlockType.CORRUPT, {}, buf[pos:nxt], {}, offset=pos, size=nxt - pos, source=file_name)
-        )
+        blocks.append(LogBlock(BlockType.CORRUPT, {}, buf[pos:nxt], {}, offset=pos, size=nxt - pos, source=file_name))
         pos = nxt
     return blocks
 
@@ -138,7 +139,9 @@ def _read_map(buf: bytes, p: int, limit: int, where: str, what: str) -> tuple[di
             ) from None
         p += 8
         if length < 0 or p + length > limit:
-            raise LogFormatError(f"{where}: {what} value of {key.name} at offset {p - 4} has length {length}, past the block end")
+            raise LogFormatError(
+                f"{where}: {what} value of {key.name} at offset {p - 4} has length {length}, past the block end"
+            )
         if key in out:
             raise LogFormatError(f"{where}: {what} key {key.name} appears twice (second at offset {p - 8})")
         # surrogateescape keeps non-UTF-8 bytes (0.14.0 wrote headers in the platform charset) round-trippable

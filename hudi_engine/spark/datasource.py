@@ -26,12 +26,15 @@ column's value (timestamp-based, custom) are not pruned. For fewer columns, decl
 `spark.read.format("hudi").schema("rider string, fare double").load(path)` reads only those.
 
 Catalog tables. Spark 4.3 hands a Python data source neither the OPTIONS nor the LOCATION of a catalog table
-(`CREATE TABLE t (...) USING hudi LOCATION '...'` reaches the reader without a path), but it does hand over the
-declared schema with its column comments. So the table's path travels in a comment: when the `path` option
-is missing, the reader takes the path from the comment `hudi.path=<uri>` on the first meta column
-`_hoodie_commit_time` (any column carrying such a comment is accepted). `create_catalog_table(spark, name,
-path)` issues that DDL from the table's current schema; every query of the catalog table then reads the
-snapshot current at that query.
+when it is read (a `LOCATION` makes no difference, the table is recorded as MANAGED), but it does hand over the
+table's schema with its column comments. So the table's path travels in a comment: when the `path` option is
+missing, the reader takes the path from the comment `hudi.path=<uri>` on the first meta column
+`_hoodie_commit_time` (any column carrying such a comment is accepted). Two ways to get there:
+`create_catalog_table(spark, name, path)` issues `CREATE TABLE name (<columns, comment on the first>) USING
+hudi` from the table's current schema; and `CREATE TABLE name USING hudi OPTIONS (path '<uri>')` works too,
+because Spark does pass OPTIONS when it infers the schema at CREATE time and `HudiDataSource.schema()` puts
+the comment into that schema. Other OPTIONS (query type, instants) are lost the same way and not supported on
+catalog tables. Every query of a catalog table reads the snapshot current at that query.
 """
 from __future__ import annotations
 
@@ -144,12 +147,21 @@ class ReadOptions:
         elif begin is not None or end is not None:
             raise HudiError(f"options {BEGIN_INSTANT} / {END_INSTANT} need {QUERY_TYPE}=incremental "
                             f"(query type is {query_type!r})")
-        return ReadOptions(opts.get("path") or None, query_type, as_of, begin, end)  # type: ignore[arg-type]
+        return ReadOptions(_plain_path(opts.get("path")), query_type, as_of, begin, end)  # type: ignore[arg-type]
 
     @property
     def schema_instant(self) -> str | None:
         """The instant whose schema the rows are read in."""
         return self.end if self.query_type == "incremental" else self.as_of
+
+
+def _plain_path(path: str | None) -> str | None:
+    """Spark qualifies catalog paths as `file:/x` (one slash), which is no URI to pyarrow: read it as `/x`."""
+    if not path:
+        return None
+    if path.startswith("file:") and not path.startswith("file://"):
+        return path[len("file:"):]
+    return path
 
 
 _INSTANT_FORMATS = (("%Y-%m-%d %H:%M:%S.%f", 23), ("%Y-%m-%d %H:%M:%S", 19), ("%Y-%m-%dT%H:%M:%S.%f", 23),
@@ -244,9 +256,12 @@ class HudiDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> StructType:
+        """The table's schema; `_hoodie_commit_time` carries the path comment, so that a catalog table created
+        from it (`CREATE TABLE t USING hudi OPTIONS (path ...)`, whose options later reads lose) finds it."""
         opts = ReadOptions.parse(self.options)
-        table = HudiTable.load(_require_path(opts.path, None))
-        return spark_schema(table.schema(opts.schema_instant))
+        path = _require_path(opts.path, None)
+        table = HudiTable.load(path)
+        return with_path_comment(spark_schema(table.schema(opts.schema_instant)), table_location(table, path))
 
     def reader(self, schema: StructType) -> "HudiReader":
         opts = ReadOptions.parse(self.options)
@@ -261,6 +276,21 @@ def catalog_path(schema: StructType) -> str | None:
         if comment.startswith(PATH_COMMENT_PREFIX):
             return comment[len(PATH_COMMENT_PREFIX):].strip() or None
     return None
+
+
+def table_location(table: HudiTable, path: str) -> str:
+    """The path a catalog table records: a URI as given, a local path made absolute."""
+    return str(path) if "://" in str(path) else table.base_path
+
+
+def with_path_comment(schema: StructType, location: str) -> StructType:
+    """`schema` with the comment `hudi.path=<location>` on `_hoodie_commit_time` (if the column is there)."""
+    return StructType([
+        StructField(f.name, f.dataType, f.nullable,
+                    {**(f.metadata or {}), "comment": PATH_COMMENT_PREFIX + location})
+        if f.name == COMMIT_TIME else f
+        for f in schema.fields
+    ])
 
 
 def _require_path(path: str | None, schema: StructType | None) -> str:
@@ -282,7 +312,11 @@ class SlicePartition(InputPartition):
 
 
 class HudiReader(DataSourceReader):
-    """Plans on the driver (slices, pruning); `read` runs on executors. Everything here is pickled to them."""
+    """Plans on the driver (slices, pruning); `read` runs on executors.
+
+    Spark pickles the reader for the executors after `pushFilters` but *before* it calls `partitions()`, so
+    what `read` needs is set in `__init__` (visibility, schemas); `partitions()` may only build partitions.
+    """
 
     def __init__(self, table: HudiTable, opts: ReadOptions, schema: StructType) -> None:
         self.table = table
@@ -295,7 +329,6 @@ class HudiReader(DataSourceReader):
         self.columns = _resolve_columns(schema, self.table_schema, table)
         self.target = arrow_target(schema)
         self.partition_filter: pc.Expression | None = None
-        self.pushed: list[Filter] = []
 
     # -- planning (driver) --
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:  # noqa: N802 - Spark's name
@@ -306,7 +339,6 @@ class HudiReader(DataSourceReader):
             e = filter_expression(f, columns)
             if e is not None:
                 exprs.append(e)
-                self.pushed.append(f)
         if exprs:
             expr = exprs[0]
             for e in exprs[1:]:
@@ -462,7 +494,7 @@ def catalog_table_ddl(name: str, path: str, *, if_not_exists: bool = False) -> s
     """`CREATE TABLE` text for a catalog table over the Hudi table at `path` (path in a column comment)."""
     table = HudiTable.load(path)
     schema = spark_schema(table.schema())
-    location = str(path) if "://" in str(path) else table.base_path  # a URI as given, a local path absolute
+    location = table_location(table, path)
     columns = []
     for f in schema.fields:
         column = f"{_quote(f.name)} {ddl_type(f.dataType)}"

@@ -145,6 +145,8 @@ def standalone_cluster(
     home = spark_home()
     work = Path(tempfile.mkdtemp(prefix="hudi-spark-cluster-"))
     env = {**os.environ, **python_env(), "SPARK_HOME": str(home), "SPARK_DAEMON_MEMORY": daemon_memory,
+           # Master and workers only route messages: skip the optimizing JIT and its CPU at startup.
+           "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
            "SPARK_LOG_DIR": str(work / "logs"), "SPARK_LOCAL_IP": "127.0.0.1",
            "SPARK_WORKER_DIR": str(work / "work"), "SPARK_NO_DAEMONIZE": "1"}
     port, web_port = _free_port(), _free_port()

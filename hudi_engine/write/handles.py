@@ -264,8 +264,8 @@ def create_handle(
         raise WriteError(f"create_handle: no records to write into partition {partition_path!r}")
     file_id = file_id or new_file_id()
     name = str(BaseFileName(file_id, str(ctx.write_token), ctx.instant_time))
-    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.CREATE)
     rows = _prepare(ctx, records, partition_path, name)
+    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.CREATE)
     result = _write_base(ctx, partition_path, name, rows)
     return WriteStat(
         file_id=file_id,
@@ -334,9 +334,12 @@ def merge_handle(
         raise WriteError(f"merge_handle: base file {base_file_path} belongs to file group {old_name.file_id}, not {file_id}")
     records, flagged = _split_deleted(ctx, records)
     name = str(BaseFileName(file_id, str(ctx.write_token), ctx.instant_time))
-    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.MERGE)
-
-    old = conform(read_base_file(ctx.storage, base_file_path), ctx.arrow_schema, base_file_path)
+    stored = read_base_file(ctx.storage, base_file_path)
+    dropped = [c for c in stored.column_names if c not in ctx.arrow_schema.names]
+    if dropped:  # rewriting the file without them would silently lose data
+        raise WriteError(f"base file {base_file_path} has columns {dropped} that the writer schema "
+                         f"{ctx.schema.get('name')} lacks; dropping columns is not supported, add them to the records")
+    old = conform(stored, ctx.arrow_schema, base_file_path)
     incoming = _prepare(ctx, records, partition_path, name)
     delete_keys = _delete_keys(deletes)
     if flagged.num_rows:
@@ -348,6 +351,7 @@ def merge_handle(
     if not batches:
         raise WriteError(f"merge_handle: no records and no deletes for file group {file_id} in {partition_path!r}")
     merged = merge_records(old, batches, key_of=ctx.key_of, ordering_field=ctx.ordering_field, payload=ctx.payload)
+    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.MERGE)
     if ctx.config.populate_meta_fields:
         merged = merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME, _constant(name, merged.num_rows))
 

@@ -21,7 +21,6 @@ markers are gone) from F's commit metadata, else from listing every partition fo
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hudi_engine.errors import HudiError, WriteError

@@ -1,4 +1,5 @@
 """Avro record codec: Arrow <-> schemaless Avro binary, checked against fastavro's own logical-type decoding."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -39,7 +40,11 @@ def rich_table() -> pa.Table:
             "s": pa.array(["héllo", None, ""]),
             "b": pa.array([b"\x00\xff", None, b""]),
             "ts": pa.array(
-                [dt.datetime(2023, 4, 1, 12, 1, tzinfo=UTC), None, dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)],
+                [
+                    dt.datetime(2023, 4, 1, 12, 1, tzinfo=UTC),
+                    None,
+                    dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+                ],
                 pa.timestamp("us", tz="UTC"),
             ),
             "day": pa.array([dt.date(2023, 4, 1), None, dt.date(1, 1, 1)]),
@@ -53,8 +58,17 @@ def rich_table() -> pa.Table:
                 pa.map_(pa.string(), pa.struct([("x", pa.float64()), ("when", pa.date32())])),
             ),
             "st": pa.array(
-                [{"f": 1, "c": {"t": dt.datetime(2020, 1, 1, tzinfo=UTC), "amt": Decimal("1.25")}}, None, {"f": None, "c": None}],
-                pa.struct([("f", pa.int64()), ("c", pa.struct([("t", pa.timestamp("us", tz="UTC")), ("amt", pa.decimal128(5, 2))]))]),
+                [
+                    {"f": 1, "c": {"t": dt.datetime(2020, 1, 1, tzinfo=UTC), "amt": Decimal("1.25")}},
+                    None,
+                    {"f": None, "c": None},
+                ],
+                pa.struct(
+                    [
+                        ("f", pa.int64()),
+                        ("c", pa.struct([("t", pa.timestamp("us", tz="UTC")), ("amt", pa.decimal128(5, 2))])),
+                    ]
+                ),
             ),
         }
     )
@@ -188,7 +202,11 @@ def test_timestamp_units_and_local_timestamps() -> None:
     sub_ms = got.set_column(0, "ms", pa.array([-1500, 1500], pa.int64()).cast(pa.timestamp("us", tz="UTC")))
     assert [fastavro.schemaless_reader(io.BytesIO(p), raw)["ms"] for p in encode_records(sub_ms, avro)] == [-2, 1]
     # and nanos read into a micros column floor the same way
-    nanos = {"type": "record", "name": "r", "fields": [{"name": "t", "type": {"type": "long", "logicalType": "timestamp-nanos"}}]}
+    nanos = {
+        "type": "record",
+        "name": "r",
+        "fields": [{"name": "t", "type": {"type": "long", "logicalType": "timestamp-nanos"}}],
+    }
     payloads = [fastavro_bytes(nanos, {"t": v}) for v in (-1500, 1500)]
     as_us = decode_records(payloads, nanos, pa.schema([("t", pa.timestamp("us", tz="UTC"))]))
     assert as_us.column("t").cast(pa.int64()).to_pylist() == [-2, 1]
@@ -233,7 +251,9 @@ def test_general_unions_are_refused() -> None:
 
 def test_reader_schema_resolution() -> None:
     writer = arrow_to_avro_schema(pa.schema([("a", pa.int32()), ("b", pa.string())]), "t", with_meta=False)
-    reader = arrow_to_avro_schema(pa.schema([("b", pa.string()), ("a", pa.int64()), ("c", pa.float64())]), "t", with_meta=False)
+    reader = arrow_to_avro_schema(
+        pa.schema([("b", pa.string()), ("a", pa.int64()), ("c", pa.float64())]), "t", with_meta=False
+    )
     table = pa.table({"a": pa.array([1, None], pa.int32()), "b": ["x", "y"]})
     got = decode_records(encode_records(table, writer), writer, reader_schema=reader)
     assert got.column_names == ["b", "a", "c"]
@@ -242,7 +262,9 @@ def test_reader_schema_resolution() -> None:
 
 
 def test_encode_casts_and_errors() -> None:
-    avro = arrow_to_avro_schema(pa.schema([("n", pa.int32()), ("ts", pa.timestamp("us", tz="UTC"))]), "t", with_meta=False)
+    avro = arrow_to_avro_schema(
+        pa.schema([("n", pa.int32()), ("ts", pa.timestamp("us", tz="UTC"))]), "t", with_meta=False
+    )
     table = pa.table(
         {
             "ts": pa.array([1_500, -1_500], pa.timestamp("ns")),  # naive ns: read as UTC, truncated to micros
@@ -272,7 +294,17 @@ def test_schema_mismatch_is_detected() -> None:
 
 @pytest.mark.parametrize(
     "value, expected",
-    [(0, "00"), (1, "01"), (127, "7f"), (128, "0080"), (-1, "ff"), (-128, "80"), (-129, "ff7f"), (255, "00ff"), (-(2**63), "8000000000000000")],
+    [
+        (0, "00"),
+        (1, "01"),
+        (127, "7f"),
+        (128, "0080"),
+        (-1, "ff"),
+        (-128, "80"),
+        (-129, "ff7f"),
+        (255, "00ff"),
+        (-(2**63), "8000000000000000"),
+    ],
 )
 def test_java_big_integer_bytes(value: int, expected: str) -> None:
     assert java_big_integer_bytes(value).hex() == expected
@@ -302,3 +334,164 @@ def test_sliced_and_chunked_input() -> None:
     avro = arrow_to_avro_schema(table.schema, "t", with_meta=False)
     got = decode_records(encode_records(table, avro), avro)
     assert got.equals(expected_arrow(table).combine_chunks())
+
+
+# --------------------------------------------------------------------------------------------- columnar codec
+
+from hudi_engine.io import avro_codec  # noqa: E402
+
+FLAT_SCHEMA = {
+    "type": "record",
+    "name": "flat_record",
+    "namespace": "hoodie.flat",
+    "fields": [
+        {"name": "s", "type": ["null", "string"], "default": None},
+        {"name": "s_last", "type": ["string", "null"]},  # create-schema style union order
+        {"name": "i", "type": ["null", "int"], "default": None},
+        {"name": "l", "type": "long"},
+        {"name": "f", "type": ["null", "float"]},
+        {"name": "d", "type": "double"},
+        {"name": "flag", "type": ["null", "boolean"]},
+        {"name": "b", "type": ["null", "bytes"]},
+        {"name": "nothing", "type": "null"},
+        {"name": "e", "type": ["null", {"type": "enum", "name": "Color", "symbols": ["RED", "GREEN", "BLUE"]}]},
+        {"name": "fx", "type": ["null", {"type": "fixed", "name": "fixed", "namespace": "hoodie.flat.fx", "size": 3}]},
+        {
+            "name": "dec",
+            "type": [
+                "null",
+                {
+                    "type": "fixed",
+                    "name": "fixed",
+                    "namespace": "hoodie.flat.dec",
+                    "size": 5,
+                    "logicalType": "decimal",
+                    "precision": 10,
+                    "scale": 2,
+                },
+            ],
+        },
+        {"name": "ts", "type": ["null", {"type": "long", "logicalType": "timestamp-micros"}]},
+        {"name": "day", "type": ["null", {"type": "int", "logicalType": "date"}]},
+        {
+            "name": "st",
+            "type": [
+                "null",
+                {
+                    "type": "record",
+                    "name": "st",
+                    "namespace": "hoodie.flat.flat_record",
+                    "fields": [
+                        {"name": "x", "type": ["null", "long"]},
+                        {
+                            "name": "inner",
+                            "type": [
+                                "null",
+                                {"type": "record", "name": "inner", "fields": [{"name": "y", "type": "string"}]},
+                            ],
+                        },
+                    ],
+                },
+            ],
+        },
+        {"name": "again", "type": ["null", "hoodie.flat.fx.fixed"]},
+    ],
+}
+
+
+def flat_table(n: int = 500) -> pa.Table:
+    import random
+
+    rnd = random.Random(7)
+
+    def maybe(v):
+        return None if rnd.random() < 0.2 else v
+
+    longs = [0, 1, -1, 63, 64, -64, -65, 2**31, -(2**63), 2**63 - 1]
+    rows = []
+    for k in range(n):
+        rows.append(
+            {
+                "s": maybe(rnd.choice(["", "a", "héllo wörld", "x" * 200, "日本"])),
+                "s_last": maybe(str(k)),
+                "i": maybe(rnd.choice([0, -(2**31), 2**31 - 1, rnd.randint(-1000, 1000)])),
+                "l": rnd.choice(longs + [rnd.randint(-(2**62), 2**62)]),
+                "f": maybe(rnd.choice([0.5, -1e30, float("inf")])),
+                "d": rnd.choice([0.0, -0.0, 1e-300, rnd.random()]),
+                "flag": maybe(rnd.random() < 0.5),
+                "b": maybe(bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 40)))),
+                "nothing": None,
+                "e": maybe(rnd.choice(["RED", "GREEN", "BLUE"])),
+                "fx": maybe(bytes([k % 256, 0, 255])),
+                "dec": maybe(Decimal(rnd.randint(-(10**10) + 1, 10**10 - 1)).scaleb(-2)),
+                "ts": maybe(
+                    dt.datetime(1970, 1, 1, tzinfo=UTC) + dt.timedelta(microseconds=rnd.randint(-(2**55), 2**55))
+                ),
+                "day": maybe(dt.date(1970, 1, 1) + dt.timedelta(days=rnd.randint(-700000, 700000))),
+                "st": maybe({"x": maybe(rnd.choice(longs)), "inner": maybe({"y": str(k)})}),
+                "again": maybe(b"abc"),
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=avro_to_arrow_schema(FLAT_SCHEMA))
+
+
+@pytest.fixture
+def fastavro_only(monkeypatch: pytest.MonkeyPatch):
+    """Route the codec through fastavro: the reference the columnar codec is checked against."""
+
+    def unsupported(*_args, **_kwargs):
+        raise avro_codec._Unsupported("disabled for the test")
+
+    monkeypatch.setattr(avro_codec, "_CODEC_CACHE", {})
+    monkeypatch.setattr(avro_codec, "_Columnar", unsupported)
+
+
+def test_columnar_codec_is_used_for_flat_schemas() -> None:
+    assert avro_codec._codec(FLAT_SCHEMA, None, None).columnar is not None
+    nested = arrow_to_avro_schema(rich_table().schema, "t", with_meta=False)  # has arrays and maps
+    assert avro_codec._codec(nested, None, None).columnar is None
+
+
+def test_columnar_matches_fastavro(monkeypatch: pytest.MonkeyPatch, fastavro_only) -> None:
+    table = flat_table()
+    reference = encode_records(table, FLAT_SCHEMA)
+    reference_framed = encode_records_framed(table, FLAT_SCHEMA)
+    reference_table = decode_records(reference, FLAT_SCHEMA)
+    assert reference_table.equals(table)
+    monkeypatch.undo()  # back to the columnar codec
+    assert avro_codec._codec(FLAT_SCHEMA, None, None).columnar is not None
+    assert encode_records(table, FLAT_SCHEMA) == reference
+    assert encode_records_framed(table, FLAT_SCHEMA) == reference_framed
+    assert decode_records(reference, FLAT_SCHEMA).equals(table)
+    assert decode_records_framed(reference_framed, 0, table.num_rows, FLAT_SCHEMA).equals(table)
+    # sliced and chunked input
+    part = pa.concat_tables([table.slice(3, 50), table.slice(100, 7)])
+    assert encode_records(part, FLAT_SCHEMA) == reference[3:53] + reference[100:107]
+    assert decode_records([], FLAT_SCHEMA).num_rows == 0
+
+
+def test_columnar_decoder_reports_corruption() -> None:
+    table = flat_table(20)
+    payloads = encode_records(table, FLAT_SCHEMA)
+    with pytest.raises(LogFormatError, match="record 0"):
+        decode_records([payloads[0][:-1]] + payloads[1:], FLAT_SCHEMA)  # one byte short
+    with pytest.raises(LogFormatError):
+        decode_records([payloads[0] + b"\x00"], FLAT_SCHEMA)  # one byte too many
+    with pytest.raises(LogFormatError, match="union branch"):
+        decode_records([b"\x06" + payloads[0][1:]], FLAT_SCHEMA)
+    with pytest.raises(LogFormatError, match="longer than 10 bytes"):
+        decode_records([b"\x02" + b"\xff" * 12], FLAT_SCHEMA)
+    with pytest.raises(LogFormatError, match="past the end"):
+        decode_records([b"\x02\x7e"], FLAT_SCHEMA)  # a string of 63 bytes in a 2-byte record
+    with pytest.raises(LogFormatError, match="negative Avro string length"):
+        decode_records([b"\x02\x7f"], FLAT_SCHEMA)
+    bad_utf8 = {"type": "record", "name": "r", "fields": [{"name": "s", "type": "string"}]}
+    with pytest.raises(LogFormatError, match="UTF-8"):
+        decode_records([b"\x04\xff\xfe"], bad_utf8)
+
+
+def test_columnar_encoder_refuses_nulls_in_non_null_fields() -> None:
+    table = flat_table(10)
+    table = table.set_column(3, "l", pa.array([1, None] * 5, pa.int64()))
+    with pytest.raises(SchemaError, match="row 1: field l is null"):
+        encode_records(table, FLAT_SCHEMA)

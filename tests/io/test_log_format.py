@@ -1,4 +1,5 @@
 """Log file format (§7) against the real log files written by Hudi 0.14/0.15, plus torn/corrupt files."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -116,7 +117,11 @@ def test_real_parquet_data_block(conformance_dir: Path) -> None:
     table = data_block_records(block)
     assert table.num_rows == 1
     assert table.column_names[:5] == [
-        "_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name"
+        "_hoodie_commit_time",
+        "_hoodie_commit_seqno",
+        "_hoodie_record_key",
+        "_hoodie_partition_path",
+        "_hoodie_file_name",
     ]
     row = table.to_pylist()[0]
     assert row["_hoodie_commit_time"] == block.instant_time == "20250113230424191"
@@ -206,7 +211,9 @@ def test_conformance_table_log_files(unzip_table, table_name: str) -> None:
 @pytest.fixture
 def three_blocks(conformance_dir: Path) -> tuple[bytes, list[LogBlock]]:
     """A file of three real blocks: avro data, delete, rollback."""
-    data = b"".join(read(conformance_dir, k)[1] for k in ("valid_log_avro_data", "valid_log_delete", "valid_log_rollback"))
+    data = b"".join(
+        read(conformance_dir, k)[1] for k in ("valid_log_avro_data", "valid_log_delete", "valid_log_rollback")
+    )
     blocks = read_log_blocks(data, file_name="three")
     assert [b.block_type for b in blocks] == [BlockType.AVRO_DATA, BlockType.DELETE, BlockType.COMMAND]
     assert_tiles(blocks, data)
@@ -344,13 +351,23 @@ def rich_table() -> pa.Table:
         {
             **meta,
             "id": pa.array([1, 2, None], pa.int32()),
-            "ts": pa.array([dt.datetime(2023, 4, 1, 12, 1, tzinfo=dt.timezone.utc), None, dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc)], pa.timestamp("us", tz="UTC")),
+            "ts": pa.array(
+                [
+                    dt.datetime(2023, 4, 1, 12, 1, tzinfo=dt.timezone.utc),
+                    None,
+                    dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc),
+                ],
+                pa.timestamp("us", tz="UTC"),
+            ),
             "day": pa.array([dt.date(2023, 4, 1), dt.date(1900, 1, 1), None]),
             "amount": pa.array([Decimal("12345.67890"), Decimal("-0.00001"), None], pa.decimal128(10, 5)),
             "blob": pa.array([b"\x00\xff", b"", None]),
             "tags": pa.array([["a", None], [], None], pa.list_(pa.string())),
             "attrs": pa.array([[("k", 1.5)], None, []], pa.map_(pa.string(), pa.float64())),
-            "nested": pa.array([{"x": 1, "y": {"z": "deep"}}, None, {"x": None, "y": None}], pa.struct([("x", pa.int64()), ("y", pa.struct([("z", pa.string())]))])),
+            "nested": pa.array(
+                [{"x": 1, "y": {"z": "deep"}}, None, {"x": None, "y": None}],
+                pa.struct([("x", pa.int64()), ("y", pa.struct([("z", pa.string())]))]),
+            ),
         }
     )
 
@@ -378,7 +395,9 @@ def test_build_avro_data_block_empty_table() -> None:
 def test_data_block_with_reader_schema() -> None:
     table = rich_table()
     avro = arrow_to_avro_schema(table.schema, "t", with_meta=True)
-    newer = arrow_to_avro_schema(table.append_column("added", pa.array([None] * 3, pa.string())).schema, "t", with_meta=True)
+    newer = arrow_to_avro_schema(
+        table.append_column("added", pa.array([None] * 3, pa.string())).schema, "t", with_meta=True
+    )
     for build in (build_avro_data_block, build_parquet_data_block):
         (parsed,) = read_log_blocks(encode_block(build(table, avro, "1")))
         got = data_block_records(parsed, reader_schema=newer)
@@ -449,8 +468,12 @@ def test_delete_block_every_ordering_branch_round_trips() -> None:
 
 
 def test_delete_block_ordering_from_declared_types() -> None:
-    schema = arrow_to_avro_schema(pa.schema([("ts", pa.int64()), ("n", pa.int32()), ("s", pa.struct([("v", pa.float64())]))]), "t", with_meta=True)
-    by_field = delete_block_keys(build_delete_block([("a", "p", 5), ("b", "p", None)], "1", schema, ordering_field="ts"))
+    schema = arrow_to_avro_schema(
+        pa.schema([("ts", pa.int64()), ("n", pa.int32()), ("s", pa.struct([("v", pa.float64())]))]), "t", with_meta=True
+    )
+    by_field = delete_block_keys(
+        build_delete_block([("a", "p", 5), ("b", "p", None)], "1", schema, ordering_field="ts")
+    )
     assert by_field.column("ordering_val_type").to_pylist() == ["LongWrapper", "IntWrapper"]
     assert by_field.column("ordering_val").combine_chunks().field("LongWrapper").to_pylist() == [5, None]
     assert by_field.column("natural_order").to_pylist() == [False, True]
@@ -462,10 +485,18 @@ def test_delete_block_ordering_from_declared_types() -> None:
     assert by_type.column("ordering_val_type").to_pylist() == ["IntWrapper"]
     by_name = delete_block_keys(build_delete_block([("a", "p", 5)], "1", schema, ordering_type="LongWrapper"))
     assert by_name.column("ordering_val_type").to_pylist() == ["LongWrapper"]
-    table = pa.table({"record_key": ["a", "b"], "partition_path": ["p", "q"], "ordering_val": pa.array([dt.datetime(2020, 1, 1), None], pa.timestamp("us"))})
+    table = pa.table(
+        {
+            "record_key": ["a", "b"],
+            "partition_path": ["p", "q"],
+            "ordering_val": pa.array([dt.datetime(2020, 1, 1), None], pa.timestamp("us")),
+        }
+    )
     from_table = delete_block_keys(build_delete_block(table, "1", schema))
     assert from_table.column("ordering_val_type").to_pylist() == ["TimestampMicrosWrapper", "IntWrapper"]
-    inferred = delete_block_keys(build_delete_block([("a", "p", "x"), ("b", "p", 1.0), ("c", "p", dt.date(2020, 1, 2))], "1", schema))
+    inferred = delete_block_keys(
+        build_delete_block([("a", "p", "x"), ("b", "p", 1.0), ("c", "p", dt.date(2020, 1, 2))], "1", schema)
+    )
     assert inferred.column("ordering_val_type").to_pylist() == ["StringWrapper", "DoubleWrapper", "DateWrapper"]
 
 
@@ -481,7 +512,9 @@ def test_delete_block_refuses_ambiguous_or_bad_values() -> None:
 
 
 def test_legacy_delete_block_version_is_refused() -> None:
-    block = LogBlock(BlockType.DELETE, {HeaderKey.INSTANT_TIME: "1"}, struct.pack(">ii", 2, 0), offset=40, source="old.log")
+    block = LogBlock(
+        BlockType.DELETE, {HeaderKey.INSTANT_TIME: "1"}, struct.pack(">ii", 2, 0), offset=40, source="old.log"
+    )
     with pytest.raises(LogFormatError, match="old.log: DELETE block at offset 40: delete block content version 2"):
         delete_block_keys(block)
 

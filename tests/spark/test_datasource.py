@@ -26,7 +26,7 @@ from hudi_engine.errors import HudiError, SchemaError
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.datasource import (
     PATH_COMMENT_PREFIX, ReadOptions, arrow_target, catalog_path, catalog_table_ddl, create_catalog_table,
-    filter_expression, normalize_instant, spark_schema, spark_type, to_spark_arrow,
+    filter_expression, normalize_instant, spark_schema, spark_type, to_spark_arrow, with_path_comment,
 )
 from hudi_engine.spark.session import python_env, standalone_cluster
 from oracle import assert_same_rows, rs_incremental, rs_snapshot
@@ -75,7 +75,7 @@ def test_snapshot_equals_hudi_table_and_hudi_rs(spark, unzip_table, name):
     path = unzip_table(name)
     table = HudiTable.load(path)
     df = _read(spark, path)
-    assert df.schema == spark_schema(table.schema())
+    assert df.schema == with_path_comment(spark_schema(table.schema()), str(path))
     got = df.toArrow()
     assert_same_rows(got, table.read_snapshot(), f"{name} via Spark vs HudiTable", _key(table))
     assert_same_rows(got, rs_snapshot(path), f"{name} via Spark vs hudi-rs", _key(table))
@@ -225,6 +225,20 @@ def test_catalog_table_reads_the_current_merged_snapshot(spark, unzip_table, tmp
     assert path.joinpath(".hoodie", "hoodie.properties").is_file()  # dropping the catalog entry kept the data
 
 
+@pytest.mark.parametrize("name", ["mor_parquetlog_v6_nonpartitioned", "cow_v6_complexkeygen_hivestyle"])
+def test_catalog_table_created_with_a_path_option(spark, unzip_table, name):
+    """Spark drops OPTIONS when it reads a catalog table, but passes them to schema() at CREATE time, and the
+    inferred schema keeps the path comment: `USING hudi OPTIONS (path ...)` works without our helper."""
+    path = unzip_table(name)
+    table = HudiTable.load(path)
+    spark.sql(f"CREATE TABLE opts_{name} USING hudi OPTIONS (path 'file:{path}')")
+    try:
+        assert_same_rows(spark.table(f"opts_{name}").toArrow(), table.read_snapshot(), f"{name} catalog table",
+                         _key(table))
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS opts_{name}")
+
+
 def test_catalog_table_ddl_quotes_names_and_nested_types(unzip_table):
     path = unzip_table("cow_v6_nonpartitioned")
     ddl = catalog_table_ddl("db.t", str(path), if_not_exists=True)
@@ -256,6 +270,8 @@ def test_errors_name_the_option_at_fault(spark, unzip_table, tmp_path):
 def test_read_options_parse_and_validate():
     o = ReadOptions.parse({"path": "/t", "Hoodie.Datasource.Query.Type": "INCREMENTAL", BEGIN: "100"})
     assert (o.path, o.query_type, o.begin, o.end, o.schema_instant) == ("/t", "incremental", "100", None, None)
+    assert ReadOptions.parse({"path": "file:/t/x"}).path == "/t/x"  # how Spark qualifies catalog paths
+    assert ReadOptions.parse({"path": "s3://b/t"}).path == "s3://b/t"
     o = ReadOptions.parse({"path": "/t", "as_of_instant": "2024-03-01"})
     assert (o.query_type, o.as_of, o.schema_instant) == ("snapshot", "20240301000000000", "20240301000000000")
     with pytest.raises(HudiError, match="need hoodie.datasource.query.type=incremental"):
@@ -335,7 +351,8 @@ _CLUSTER_DRIVER = textwrap.dedent("""
     master, path, out = sys.argv[1:4]
     spark = local_spark_session(app_name="hudi-cluster-test", master=master,
                                 extra_conf={"spark.cores.max": "2", "spark.executor.cores": "1",
-                                            "spark.scheduler.minRegisteredResourcesRatio": "1.0"})
+                                            "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+                                            "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1"})
     df = spark.read.format("hudi").load(path)
     pq.write_table(df.toArrow(), out)
     executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1  # minus the driver

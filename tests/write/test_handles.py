@@ -11,7 +11,7 @@ import pytest
 
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName
-from hudi_engine.io.base_file import read_base_file, read_footer
+from hudi_engine.io.base_file import read_footer
 from hudi_engine.io.log_block import BlockType, build_avro_data_block, data_block_records, delete_block_keys
 from hudi_engine.io.log_format import encode_block, read_log_blocks
 from hudi_engine.keygen import key_generator_for
@@ -334,3 +334,18 @@ def test_write_context_names_the_schema_like_spark(tmp_path):
     assert ctx.arrow_schema.names == [*META_COLUMNS, "id", "city", "ts", "fare"]
     assert ctx.for_task(4, 5, 6).task_partition_id == 4
     assert LogFileName.parse(f".f-0_{T1}.log.1_4-5-6").write_token == "4-5-6"
+
+
+def test_merge_handle_refuses_to_drop_stored_columns(tmp_path):
+    storage, base, config = _table(tmp_path)
+    first = create_handle(_ctx(storage, base, config, T1), "city=sf", _rows(DATA, "sf"))
+    narrow = DATA.drop_columns(["fare"])
+    ctx = WriteContext.create(storage, base, config, T2, narrow.schema)
+    with pytest.raises(WriteError, match=r"columns \['fare'\]"):
+        merge_handle(ctx, "city=sf", first.file_id, str(tmp_path / "t" / first.path), _rows(narrow, "sf"))
+    # A column added by the writer schema reads as null in the carried rows.
+    wide = DATA.append_column("tip", pa.array([1.0, 2.0, 3.0]))
+    ctx = WriteContext.create(storage, base, config, T2, wide.schema)
+    stat = merge_handle(ctx, "city=sf", first.file_id, str(tmp_path / "t" / first.path), _rows(wide, "sf").slice(0, 1))
+    out = {r["id"]: r["tip"] for r in pq.read_table(tmp_path / "t" / stat.path).to_pylist()}
+    assert out == {"k1": 1.0, "k2": None}

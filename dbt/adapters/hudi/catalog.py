@@ -1,0 +1,130 @@
+"""Hudi tables in the Spark catalog, and what `dbt docs generate` shows about them.
+
+Spark 4.3 gives a Python data source neither a catalog table's OPTIONS nor its LOCATION, only its schema with
+column comments. So a model's catalog table is `CREATE TABLE <schema>.<alias> (...) USING hudi LOCATION <path>`
+whose first meta column carries the comment `hudi.path=<path>` (the data source reads the path from it; see
+`hudi_engine.spark.datasource`). LOCATION still matters to Spark: it makes the table EXTERNAL, so dropping the
+catalog entry never deletes the Hudi table's files. The declared columns are the table's latest schema; the
+entry is re-created when a write changes them, so every query sees the current snapshot in the current schema.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote, urlparse
+
+from dbt.adapters.events.logging import AdapterLogger
+
+logger = AdapterLogger("Hudi")
+
+COMMIT_TIME = "_hoodie_commit_time"
+
+
+def local_path(uri: str) -> str:
+    """A `file:` URI as Spark prints it (`file:/x`, `file:///x`) becomes a local path; other URIs stay."""
+    if uri.startswith("file:"):
+        return unquote(urlparse(uri).path)
+    return uri
+
+
+def sql_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """What the catalog holds for a table: its columns (name, type) and the Hudi path its comment carries."""
+
+    columns: tuple[tuple[str, str], ...]
+    path: str | None
+
+
+def catalog_entry(spark, name: str) -> CatalogEntry | None:
+    """The catalog's view of table `name` (`schema.table`), None if there is no such table."""
+    if not spark.catalog.tableExists(name):
+        return None
+    from hudi_engine.spark.datasource import PATH_COMMENT_PREFIX
+
+    path = None
+    columns = []
+    for c in spark.catalog.listColumns(name):
+        columns.append((c.name, c.dataType))
+        comment = c.description or ""
+        if comment.startswith(PATH_COMMENT_PREFIX) and path is None:
+            path = comment[len(PATH_COMMENT_PREFIX):].strip()
+    return CatalogEntry(tuple(columns), path)
+
+
+def expected_entry(path: str) -> CatalogEntry:
+    from hudi_engine import HudiTable
+    from hudi_engine.spark.datasource import spark_schema
+
+    schema = spark_schema(HudiTable.load(path).schema())
+    return CatalogEntry(tuple((f.name, f.dataType.simpleString()) for f in schema.fields), path)
+
+
+def register_table(spark, name: str, path: str) -> str:
+    """Make catalog table `name` read the Hudi table at `path` in its current schema; returns what it did."""
+    from hudi_engine.spark.datasource import catalog_table_ddl
+
+    current = catalog_entry(spark, name)
+    wanted = expected_entry(path)
+    if current is not None and current == wanted:
+        spark.sql(f"REFRESH TABLE {name}")
+        return "kept"
+    if current is not None:
+        # Columns or path changed: the catalog holds the declared schema, so the entry is made again. The
+        # table is EXTERNAL (LOCATION below), so this drops the catalog entry only, never the files.
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql(catalog_table_ddl(name, path) + f"\nLOCATION {sql_string(path)}")
+    return "created" if current is None else "replaced"
+
+
+def table_path(spark, name: str) -> str | None:
+    entry = catalog_entry(spark, name)
+    return entry.path if entry is not None else None
+
+
+# ---- docs: catalog stats ---------------------------------------------------------------------------------
+
+_LOCATION_RE = re.compile(r"^Location: (.*)$", re.MULTILINE)
+
+
+def location_from_information(information: str) -> str | None:
+    m = _LOCATION_RE.search(information or "")
+    return local_path(m.group(1).strip()) if m else None
+
+
+def table_stats(path: str) -> dict[str, object]:
+    """`stats:*` entries of dbt's catalog for the Hudi table at `path`: type, record key, latest instant, files."""
+    from hudi_engine import HudiTable
+
+    table = HudiTable.load(path)
+    cfg = table.config
+    latest = table.timeline.completed_commits().last()
+    slices = table.file_slices()
+    stats = {
+        "hudi_table_type": ("Hudi table type", cfg.table_type, "COPY_ON_WRITE or MERGE_ON_READ"),
+        "hudi_record_key": ("Record key", ", ".join(cfg.record_key_fields), "hoodie.table.recordkey.fields"),
+        "hudi_partition_fields": ("Partition fields", ", ".join(cfg.partition_fields) or "(none)",
+                                  "hoodie.table.partition.fields"),
+        "hudi_precombine_field": ("Precombine field", cfg.precombine_field or "(none)",
+                                  "hoodie.table.precombine.field"),
+        "hudi_latest_instant": ("Latest instant",
+                                f"{latest.timestamp} {latest.action}" if latest is not None else "(none)",
+                                "the latest completed commit on the timeline"),
+        "hudi_commits": ("Commits", len(table.timeline.completed_commits()), "completed commits on the timeline"),
+        "hudi_file_groups": ("File groups", len(slices), "file groups in the latest snapshot"),
+        "hudi_base_files": ("Base files", sum(1 for s in slices if s.base_file is not None),
+                            "parquet base files in the latest snapshot"),
+        "hudi_log_files": ("Log files", sum(len(s.log_files) for s in slices),
+                           "log files in the latest snapshot (merge-on-read)"),
+        "hudi_path": ("Hudi path", path, "where the table lives"),
+    }
+    out: dict[str, object] = {}
+    for key, (label, value, description) in stats.items():
+        out[f"stats:{key}:label"] = label
+        out[f"stats:{key}:value"] = value
+        out[f"stats:{key}:description"] = description
+        out[f"stats:{key}:include"] = True
+    return out

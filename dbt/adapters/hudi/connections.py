@@ -1,0 +1,121 @@
+"""Profile and connections of `type: hudi`: dbt-spark's, with `method: session` as the default.
+
+For `method: session` statements run on the one SparkSession of the process (`session.get_session`), made with
+the warehouse and metastore pinned in the project; the other methods (thrift, http, odbc) are dbt-spark's own.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod, SparkCredentials
+from dbt.adapters.spark.session import Cursor, SessionConnectionWrapper
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.hudi import session as spark_session
+
+logger = AdapterLogger("Hudi")
+
+
+@dataclass
+class HudiCredentials(SparkCredentials):
+    """dbt-spark's profile fields; `method` defaults to `session` and `host` is not needed for it."""
+
+    method: SparkConnectionMethod = SparkConnectionMethod.SESSION  # type: ignore[assignment]
+
+    @classmethod
+    def __pre_deserialize__(cls, data: Any) -> Any:
+        data = super().__pre_deserialize__(data)
+        data.setdefault("method", SparkConnectionMethod.SESSION.value)
+        if data["method"] == SparkConnectionMethod.SESSION.value:
+            data.setdefault("host", "localhost")  # an in-process session has no host
+        return data
+
+    def __post_init__(self) -> None:
+        if self.method == SparkConnectionMethod.SESSION and self.host is None:
+            self.host = "localhost"
+        super().__post_init__()
+
+    @property
+    def type(self) -> str:
+        return "hudi"
+
+    @property
+    def spark_version(self) -> str:
+        return spark_session.spark_version()
+
+    @property
+    def java_version(self) -> str:
+        return spark_session.java_version()
+
+    @property
+    def hudi_engine_version(self) -> str:
+        return spark_session.engine_version()
+
+    def _connection_keys(self) -> tuple[str, ...]:
+        keys = ("method", "schema", "server_side_parameters")
+        if self.method != SparkConnectionMethod.SESSION:
+            keys = ("method", "host", "port", "cluster", "endpoint", "schema", "organization")
+        # `dbt debug` prints these: the versions that matter when a write or a read fails.
+        return (*keys, "spark_version", "java_version", "hudi_engine_version")
+
+
+class HudiCursor(Cursor):
+    """dbt-spark's session cursor, on the adapter's session (dbt-spark looks a session up per statement)."""
+
+    def execute(self, sql: str, *parameters: Any) -> None:
+        from pyspark.errors import PySparkException
+
+        if parameters:
+            sql = sql % parameters
+        spark = spark_session.get_session(self.server_side_parameters)
+        try:
+            self._df = spark.sql(sql)
+        except PySparkException as exc:
+            raise DbtRuntimeError(str(exc)) from exc
+
+
+class HudiSessionConnection:
+    def __init__(self, server_side_parameters: dict[str, str]) -> None:
+        self.server_side_parameters = server_side_parameters
+
+    def cursor(self) -> HudiCursor:
+        return HudiCursor(server_side_parameters=self.server_side_parameters)
+
+    @property
+    def spark(self):
+        return spark_session.get_session(self.server_side_parameters)
+
+
+class HudiSessionConnectionWrapper(SessionConnectionWrapper):
+    def rollback(self, *args: Any, **kwargs: Any) -> None:
+        # Spark SQL statements are not transactional. A Hudi write is: it commits its instant, or the engine
+        # rolls the instant back before the error reaches dbt.
+        logger.debug("rollback: nothing to do (Hudi writes commit or roll back their own instant)")
+
+
+class HudiConnectionManager(SparkConnectionManager):
+    TYPE = "hudi"
+
+    def __init__(self, profile, mp_context) -> None:
+        super().__init__(profile, mp_context)
+        # The warehouse and metastore are pinned in the project folder (when the profile does not place them).
+        spark_session.set_project_root(getattr(profile, "project_root", None))
+
+    @classmethod
+    def open(cls, connection: Connection) -> Connection:
+        if connection.state == ConnectionState.OPEN:
+            return connection
+        creds = connection.credentials
+        if creds.method != SparkConnectionMethod.SESSION:
+            return super().open(connection)
+        # The session itself starts with the first statement (`dbt parse` and `dbt ls` never need a JVM).
+        connection.handle = HudiSessionConnectionWrapper(HudiSessionConnection(creds.server_side_parameters))
+        connection.state = ConnectionState.OPEN
+        return connection
+
+    @classmethod
+    def get_response(cls, cursor: Any) -> AdapterResponse:
+        return AdapterResponse(_message="OK")

@@ -1,0 +1,162 @@
+"""The one seam that owns the adapter's SparkSession (profile `method: session`).
+
+A JVM can hold one SparkSession, and its static settings (master, warehouse, metastore, the Python of its
+workers) are fixed when it starts. So the session is made once per process, the first time a statement needs it,
+from the profile's `server_side_parameters` on top of these defaults:
+
+* `spark.master` = `local[*]`: an in-process local Spark; any master URL (`spark://...`, `yarn`) in the profile
+  runs the same project on a cluster.
+* Hive support, with the warehouse (`spark-warehouse/`) and the Derby metastore (`metastore_db/`, `derby.log`)
+  pinned inside the dbt project folder, so dbt started from any directory finds the same tables. A profile that
+  sets `spark.sql.warehouse.dir`, a metastore URL or `hive.metastore.uris` keeps its own.
+* Spark's Python workers run this interpreter (`PYSPARK_PYTHON`), and import `hudi_engine` from where it is.
+
+Every session gets the `hudi` data source and the `hudi_timeline` table function registered.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dbt.adapters.events.logging import AdapterLogger
+
+logger = AdapterLogger("Hudi")
+
+WAREHOUSE_KEY = "spark.sql.warehouse.dir"
+METASTORE_URL_KEYS = ("javax.jdo.option.ConnectionURL", "spark.hadoop.javax.jdo.option.ConnectionURL",
+                      "hive.metastore.uris", "spark.hadoop.hive.metastore.uris")
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
+DEFAULT_CONF: dict[str, str] = {
+    "spark.master": "local[*]",
+    "spark.app.name": "dbt-hudi",
+    "spark.ui.showConsoleProgress": "false",
+    # The write path runs Arrow batches through Python workers; reusing them saves an import per task.
+    "spark.python.worker.reuse": "true",
+}
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """Everything the builder is given, resolved from the profile and the project folder."""
+
+    conf: dict[str, str]
+    env: dict[str, str]
+
+    @staticmethod
+    def resolve(server_side_parameters: Mapping[str, str], project_root: str | os.PathLike | None
+                ) -> "SessionSettings":
+        from hudi_engine.spark.session import python_env
+
+        given = {str(k): str(v) for k, v in server_side_parameters.items()}
+        root = Path(project_root or os.getcwd()).resolve()
+        env = python_env()
+        conf = dict(DEFAULT_CONF)
+        conf.update({
+            "spark.pyspark.python": env["PYSPARK_PYTHON"],
+            "spark.pyspark.driver.python": env["PYSPARK_DRIVER_PYTHON"],
+            "spark.executorEnv.PYSPARK_PYTHON": env["PYSPARK_PYTHON"],
+            "spark.executorEnv.PYTHONPATH": env["PYTHONPATH"],
+        })
+        if WAREHOUSE_KEY not in given:
+            conf[WAREHOUSE_KEY] = str(root / "spark-warehouse")
+        if not any(k in given for k in METASTORE_URL_KEYS):
+            # `spark.hadoop.*` reaches the Hive client's configuration; a bare javax.jdo key only warns at launch.
+            conf["spark.hadoop.javax.jdo.option.ConnectionURL"] = (
+                f"jdbc:derby:;databaseName={root / 'metastore_db'};create=true")
+            # derby.log goes to derby.system.home (else the working directory).
+            opts = given.get(DRIVER_JAVA_OPTIONS, "")
+            conf[DRIVER_JAVA_OPTIONS] = f"{opts} -Dderby.system.home={root}".strip()
+            given.pop(DRIVER_JAVA_OPTIONS, None)
+        conf.update(given)
+        if conf.get("spark.pyspark.python"):
+            env["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
+        return SessionSettings(conf, env)
+
+
+_lock = threading.Lock()
+_project_root: str | None = None
+_session = None  # the process's session, once started (SparkSession.getActiveSession is per thread)
+
+
+def set_project_root(project_root: str | os.PathLike | None) -> None:
+    """Where the warehouse and metastore are pinned: the dbt project of this process (set by the adapter)."""
+    global _project_root
+    if project_root:
+        _project_root = str(project_root)
+
+
+def get_session(server_side_parameters: Mapping[str, str]):
+    """The process's SparkSession, started on first use; the `hudi` source and `hudi_timeline` registered.
+
+    A session already running in the process (started by the caller, or by an earlier dbt invocation) is
+    reused: its static settings cannot change any more.
+    """
+    global _session
+    from pyspark.sql import SparkSession
+
+    with _lock:
+        if _session is not None and _is_running(_session):
+            return _session
+        settings = SessionSettings.resolve(server_side_parameters, _project_root)
+        # Read by the launcher and by SparkContext when the JVM starts; without it Spark's Python workers run the
+        # first `python3` on PATH, which lacks this environment's packages.
+        os.environ.update(settings.env)
+        builder = SparkSession.builder.enableHiveSupport()
+        for key, value in settings.conf.items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        logger.debug(f"Spark session: master {spark.sparkContext.master}, warehouse {spark.conf.get(WAREHOUSE_KEY)}, "
+                     f"catalog {spark.conf.get('spark.sql.catalogImplementation', '?')}")
+        from hudi_engine.spark import register_data_source
+
+        from dbt.adapters.hudi.timeline import register_timeline_function
+
+        register_data_source(spark)
+        register_timeline_function(spark)
+        _session = spark
+        return spark
+
+
+def _is_running(spark) -> bool:
+    sc = spark.sparkContext
+    return getattr(sc, "_jsc", None) is not None
+
+
+# ---- versions for `dbt debug` ------------------------------------------------------------------------------
+
+
+def spark_version() -> str:
+    import pyspark
+
+    return pyspark.__version__
+
+
+def java_version() -> str:
+    """The Java that Spark will start (JAVA_HOME, else `java` on PATH), as `java -version` reports it."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
+    if not java:
+        return "not found (set JAVA_HOME or put java 17+ on PATH)"
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"{java}: {e}"
+    first = (out.stderr or out.stdout).strip().splitlines()
+    return f"{first[0]} ({java})" if first else java
+
+
+def engine_version() -> str:
+    import hudi_engine
+
+    return hudi_engine.__version__
+
+
+def python_version() -> str:
+    return f"{sys.version.split()[0]} ({sys.executable})"

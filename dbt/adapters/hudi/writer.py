@@ -1,0 +1,212 @@
+"""One `hudi_incremental` run: the model's SQL as a DataFrame, written by `hudi_engine.spark.write`.
+
+The steps, each a small function: run the SQL -> check the setting columns -> pick the operation from the mode
+and the table on disk -> reconcile the schema (`on_schema_change`) -> write -> register the catalog table. The
+engine does the table work (and rolls its instant back on failure); this module only decides what to ask.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.hudi import catalog
+from dbt.adapters.hudi.model_config import HudiModelConfig
+
+logger = AdapterLogger("Hudi")
+
+
+class HudiModelError(DbtRuntimeError):
+    """A run-time problem of one model, named with its setting and the fix."""
+
+
+@dataclass(frozen=True)
+class WritePlan:
+    path: str
+    operation: str
+    recreate: bool  # full refresh of a table whose layout changed: the old table is removed first
+    reason: str
+
+
+def table_location(spark, schema: str, identifier: str, cfg: HudiModelConfig, project_root: str | None) -> str:
+    """`<location_root>/<alias>`, else `<schema's warehouse folder>/<alias>` (where Spark puts managed tables)."""
+    if cfg.location_root:
+        root = cfg.location_root
+        if "://" not in root and not root.startswith("file:") and not os.path.isabs(root):
+            root = str(Path(project_root or os.getcwd()) / root)  # relative to the project, like the warehouse
+        return f"{catalog.local_path(root).rstrip('/')}/{identifier}"
+    db_location = catalog.local_path(spark.catalog.getDatabase(schema).locationUri)
+    return f"{db_location.rstrip('/')}/{identifier}"
+
+
+def existing_table_config(path: str):
+    """hoodie.properties of the Hudi table at `path`, None if there is none."""
+    from hudi_engine.errors import TableNotFoundError
+    from hudi_engine.storage import Storage
+    from hudi_engine.table_config import TableConfig
+
+    storage, base_path = Storage.for_uri(path)
+    try:
+        return TableConfig.load(storage, base_path)
+    except TableNotFoundError:
+        return None
+    except FileNotFoundError:
+        return None
+
+
+def plan_write(model: str, cfg: HudiModelConfig, mode: str, path: str, table_config, catalog_path: str | None
+               ) -> WritePlan:
+    """Which operation this run is, from the mode the materialization saw and the table on disk."""
+    changes = cfg.layout_changes(table_config) if table_config is not None else []
+    if mode == "incremental":
+        if catalog_path is not None and catalog_path.rstrip("/") != path.rstrip("/"):
+            changes.append(f"location {catalog_path} -> {path}")
+        if table_config is None:
+            raise HudiModelError(
+                f"model {model}: the catalog table exists but there is no Hudi table at {path}; "
+                f"run `dbt run --full-refresh --select {model}` to build it again")
+        if changes:
+            raise HudiModelError(
+                f"model {model}: the config changes the existing Hudi table at {path} ({'; '.join(changes)}), "
+                f"which an incremental run cannot do. Run `dbt run --full-refresh --select {model}` to rebuild "
+                f"the table with the new layout, or restore the old settings.")
+        return WritePlan(path, cfg.strategy, False, f"incremental {cfg.strategy}")
+    if table_config is None:
+        return WritePlan(path, "bulk_insert", False, "new table")
+    if not changes:
+        # A new version of the whole table: the old file groups stay readable by time travel until cleaned.
+        return WritePlan(path, "insert_overwrite_table", False,
+                         "full refresh" if mode == "full_refresh" else "catalog entry missing, table rewritten")
+    if mode == "full_refresh":
+        return WritePlan(path, "bulk_insert", True, f"full refresh with a new layout ({'; '.join(changes)})")
+    raise HudiModelError(
+        f"model {model}: a Hudi table with another layout already exists at {path} ({'; '.join(changes)}). "
+        f"Run `dbt run --full-refresh --select {model}` to replace it, or set location_root to write elsewhere.")
+
+
+def resolve_columns(model: str, cfg: HudiModelConfig, columns: list[str]) -> dict[str, str]:
+    """Setting column -> the model's column (Spark matches names case-insensitively); all misses at once."""
+    by_lower: dict[str, list[str]] = {}
+    for c in columns:
+        by_lower.setdefault(c.lower(), []).append(c)
+    found: dict[str, str] = {}
+    problems = []
+    for setting, column in cfg.columns_used:
+        if column in columns:
+            found[column] = column
+            continue
+        matches = by_lower.get(column.lower(), [])
+        if len(matches) == 1:
+            found[column] = matches[0]
+        else:
+            problems.append(f"{setting}: column {column!r} is not in the model's result")
+    if problems:
+        raise HudiModelError(f"model {model}: " + "; ".join(problems) + f" (columns: {', '.join(columns)}). "
+                             "Select the column in the model, or change the setting.")
+    return found
+
+
+def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation: str):
+    """Apply `on_schema_change` to an incremental write: returns the DataFrame to write."""
+    from hudi_engine import HudiTable
+    from hudi_engine.schema import META_COLUMNS
+    from hudi_engine.spark.datasource import spark_type
+    from pyspark.sql import functions as F
+
+    if operation == "delete":
+        return df  # a delete carries keys only
+    table_fields = [f for f in HudiTable.load(path).schema() if f.name not in META_COLUMNS]
+    table_types = {f.name: spark_type(f.type, f.name) for f in table_fields}
+    df_types = {f.name: f.dataType for f in df.schema.fields if f.name not in META_COLUMNS}
+    new = [c for c in df_types if c not in table_types]
+    missing = [c for c in table_types if c not in df_types]
+    changed = [f"{c} {table_types[c].simpleString()} -> {df_types[c].simpleString()}"
+               for c in table_types if c in df_types and df_types[c].simpleString() != table_types[c].simpleString()]
+    mode = cfg.on_schema_change
+    if mode == "fail" and (new or missing or changed):
+        parts = ([f"new columns {new}"] if new else []) + ([f"missing columns {missing}"] if missing else []) + \
+                ([f"changed types {changed}"] if changed else [])
+        raise HudiModelError(
+            f"model {model}: the model's columns differ from the table's ({'; '.join(parts)}) and "
+            f"on_schema_change='fail'. Set on_schema_change to append_new_columns or sync_all_columns, "
+            f"or run with --full-refresh.")
+    if mode == "ignore":
+        if new:
+            logger.info(f"model {model}: on_schema_change='ignore': new columns {new} are not written")
+        keep = [c for c in table_types if c in df_types]
+        if missing:
+            raise HudiModelError(
+                f"model {model}: columns {missing} of the table are missing from the model and "
+                f"on_schema_change='ignore'. Select them again, set on_schema_change='append_new_columns' "
+                f"(they are written as null), or run with --full-refresh.")
+        return df.select(*keep)
+    # append_new_columns / sync_all_columns: new columns are added; Hudi (table version 6) cannot drop a column
+    # without rewriting the table, so missing ones are kept and written as null.
+    if missing and mode == "sync_all_columns":
+        logger.warning(f"model {model}: columns {missing} are no longer in the model; a Hudi table keeps them "
+                       f"(written as null from now on). --full-refresh rebuilds the table without them.")
+    fill = [F.lit(None).cast(table_types[c]).alias(c) for c in missing]
+    ordered = [c for c in table_types if c in df_types] + new  # the table's order, new columns last
+    return df.select(*[F.col(f"`{c}`") for c in ordered], *fill)
+
+
+def write_model(spark, *, model: str, relation_name: str, schema: str, identifier: str, sql: str,
+                cfg: HudiModelConfig, mode: str, project_root: str | None):
+    """Run the model into its Hudi table; returns (WriteResult, path, plan)."""
+    from hudi_engine.errors import HudiError, KeyGeneratorError
+    from hudi_engine.spark import write
+    from pyspark.errors import PySparkException
+
+    try:
+        df = spark.sql(sql)
+    except PySparkException as e:
+        raise HudiModelError(f"model {model}: the model's SQL failed: {e}") from e
+    colmap = resolve_columns(model, cfg, df.columns)
+    existing_catalog = catalog.table_path(spark, relation_name) if mode == "incremental" else None
+    path = existing_catalog if (mode == "incremental" and existing_catalog and not cfg.location_root) else \
+        table_location(spark, schema, identifier, cfg, project_root)
+    plan = plan_write(model, cfg, mode, path, existing_table_config(path), existing_catalog)
+    if plan.recreate:
+        from hudi_engine.storage import Storage
+
+        storage, base_path = Storage.for_uri(path)
+        logger.warning(f"model {model}: {plan.reason}: removing the old Hudi table at {path}")
+        storage.delete_dir(base_path)
+    if plan.operation == cfg.strategy and mode == "incremental":
+        df = reconcile_schema(model, df, cfg, path, plan.operation)
+    options = cfg.hoodie_options(identifier, schema, plan.operation, colmap)
+    logger.debug(f"model {model}: {plan.reason}: {plan.operation} into {path} with {options}")
+    try:
+        result = write(df, path, options)
+    except KeyGeneratorError as e:
+        raise HudiModelError(
+            f"model {model}: {e}. Every row needs a record key (unique_key {list(cfg.unique_key)}): filter out or "
+            f"coalesce null keys in the model. The table is unchanged.") from e
+    except HudiError as e:
+        raise HudiModelError(f"model {model}: Hudi {plan.operation} into {path} failed: {e}. "
+                             "The table is unchanged (the write's instant was rolled back).") from e
+    except PySparkException as e:
+        raise HudiModelError(f"model {model}: Hudi {plan.operation} into {path} failed in Spark: {e}") from e
+    action = catalog.register_table(spark, relation_name, path)
+    logger.debug(f"model {model}: catalog table {relation_name} {action}")
+    return result, path, plan
+
+
+def response_fields(result: Any, path: str, table_type: str) -> dict[str, Any]:
+    return {
+        "instant_time": result.instant_time,
+        "operation": result.operation,
+        "rows_inserted": result.records_inserted,
+        "rows_updated": result.records_updated,
+        "rows_deleted": result.records_deleted,
+        "files_created": result.files_created,
+        "files_rewritten": result.files_rewritten,
+        "files_appended": result.files_appended,
+        "bytes_written": result.bytes_written,
+        "table_path": path,
+        "table_type": table_type,
+    }
