@@ -35,14 +35,10 @@ class SliceInfo:
     base_file_name: str | None
 
     @staticmethod
-    def of(s: FileSlice, pending_compactions: set[str]) -> "SliceInfo":
-        base_instant = s.base_instant
-        later = sorted(p for p in pending_compactions if p > base_instant)
-        if later and any(l.base_instant in later for l in s.log_files):
-            base_instant = max(l.base_instant for l in s.log_files)
-        elif later and s.base_file is not None:
-            # A compaction scheduled on this group: new logs go to its slice (spec §13).
-            base_instant = later[-1]
+    def of(s: FileSlice, compaction_of_group: dict[tuple[str, str], str]) -> "SliceInfo":
+        """`compaction_of_group`: (partition, file id) -> instant of a pending compaction planned on the group;
+        new log files of such a group belong to the compaction's slice (spec §13)."""
+        base_instant = compaction_of_group.get((s.partition_path, s.file_id), s.base_instant)
         return SliceInfo(s.partition_path, s.file_id, base_instant,
                          s.base_file.path if s.base_file else None,
                          s.base_file.name.format() if s.base_file else None)

@@ -1,7 +1,7 @@
 """One writer at a time per table: a lock file created with create-if-absent, with an owner and an expiry.
 
-The file is `.hoodie/lock` (where Hudi's file-system lock provider keeps it). A lock past its expiry belongs to a
-writer that died: the next writer removes it and takes the lock.
+The file is `.hoodie/lock` (where Hudi's file-system lock provider keeps it). A lock past its expiry, or held by a
+process of this host that no longer runs, belongs to a writer that died: the next writer removes it and takes it.
 """
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ def table_lock(storage: Storage, base_path: str, *, wait_timeout_ms: int, expiry
         if storage.create_exclusive(path, body):
             break
         holder = _read(storage, path)
-        if holder is not None and holder.get("expires_ms", 0) < now_ms:
-            storage.delete(path)  # the holder died: its lock has expired
+        if holder is not None and (holder.get("expires_ms", 0) < now_ms or _owner_is_dead(holder.get("owner", ""))):
+            storage.delete(path)  # the holder died: its lock has expired or its process is gone
             continue
         if time.monotonic() >= deadline:
             who = holder.get("owner", "?") if holder else "?"
@@ -48,6 +48,21 @@ def table_lock(storage: Storage, base_path: str, *, wait_timeout_ms: int, expiry
         holder = _read(storage, path)
         if holder is not None and holder.get("owner") == owner:
             storage.delete(path)
+
+
+def _owner_is_dead(owner: str) -> bool:
+    """True only when the owner is a process of this host that is not running (elsewhere: wait for expiry)."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def _read(storage: Storage, path: str) -> dict | None:

@@ -22,6 +22,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import WriteStat
+from hudi_engine.timeline.instant import State
 from hudi_engine.write import commit as commit_protocol
 from hudi_engine.write.bucket_assigner import BucketPlan, BucketType, SmallFile, plan_buckets
 from hudi_engine.write.executor import BucketTask, SliceInfo
@@ -188,7 +189,7 @@ class WriteClient:
         if existing:
             view, vis = self._view(sorted({b.partition_path for b in existing}))
             by_id = {(s.partition_path, s.file_id): s for s in view.latest_file_slices(vis)}
-            pending = {i.timestamp for i in self.timeline.pending_compactions()} if self.timeline else set()
+            pending = self._pending_compaction_groups()
             for b in existing:
                 s = by_id.get((b.partition_path, b.file_id))
                 if s is None:
@@ -200,6 +201,15 @@ class WriteClient:
             config=self.config, instant=instant, data_schema=self.data_schema,
             writer_avro_schema=self.writer_avro_schema, buckets=plan.buckets, slices=slices,
         )
+
+    def _pending_compaction_groups(self) -> dict[tuple[str, str], str]:
+        """(partition, file id) -> instant of the pending compaction whose plan lists the file group."""
+        out: dict[tuple[str, str], str] = {}
+        for instant in self.timeline.pending_compactions() if self.timeline else ():
+            plan = self.timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}
+            for op in plan.get("operations") or []:
+                out[(op.get("partitionPath") or "", op["fileId"])] = instant.timestamp
+        return out
 
     def replaced_file_ids(self, partitions: list[str]) -> dict[str, list[str]]:
         """File groups an insert_overwrite replaces: those of the written partitions, or all for _table."""

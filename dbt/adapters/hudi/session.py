@@ -37,6 +37,9 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.master": "local[*]",
     "spark.app.name": "dbt-hudi",
     "spark.ui.showConsoleProgress": "false",
+    # Spark's own WARN lines (Hive SerDe notes, native-library lookups) would drown dbt's output; errors still
+    # reach dbt through the exceptions. A profile can set spark.log.level to WARN or INFO.
+    "spark.log.level": "ERROR",
     # The write path runs Arrow batches through Python workers; reusing them saves an import per task.
     "spark.python.worker.reuse": "true",
 }
@@ -75,6 +78,13 @@ class SessionSettings:
             conf[DRIVER_JAVA_OPTIONS] = f"{opts} -Dderby.system.home={root}".strip()
             given.pop(DRIVER_JAVA_OPTIONS, None)
         conf.update(given)
+        if conf["spark.master"].startswith("local"):
+            # In-process Spark: a few shuffle partitions per core, not Spark's 200 (dbt models are mostly small;
+            # adaptive execution still coalesces). Bound to the loopback, so no network lookup or warning.
+            conf.setdefault("spark.sql.shuffle.partitions", str(max(4, 2 * (os.cpu_count() or 2))))
+            conf.setdefault("spark.driver.host", "127.0.0.1")
+            conf.setdefault("spark.driver.bindAddress", "127.0.0.1")
+            env.setdefault("SPARK_LOCAL_IP", os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"))
         if conf.get("spark.pyspark.python"):
             env["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
         return SessionSettings(conf, env)
