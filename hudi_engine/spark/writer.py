@@ -40,7 +40,8 @@ def write(df: DataFrame, path: str, options: Mapping[str, Any]) -> WriteResult:
     """Write `df` to the Hudi table at `path` with Hudi's own option keys; returns what the commit did."""
     config = WriteConfig.from_options(options)
     df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
-    data_schema = to_arrow_schema(df.schema)
+    # Spark hands timestamps to Arrow tasks in the session time zone; the table stores them as UTC instants.
+    data_schema = to_arrow_schema(df.schema, timezone=df.sparkSession.conf.get("spark.sql.session.timeZone"))
     client = WriteClient.open(path, config, data_schema)
     with client.transaction() as txn:
         try:

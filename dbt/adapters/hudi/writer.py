@@ -154,6 +154,23 @@ def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation:
     return df.select(*[F.col(f"`{c}`") for c in ordered], *fill)
 
 
+def _engine_accepts_timestamps() -> None:
+    """Work around hudi_engine.spark.writer converting the DataFrame schema to Arrow without a time zone, which
+    PySpark 4.3 refuses for TIMESTAMP columns (AssertionError). Only the time zone is added; for every other type
+    the conversion is unchanged, and once the engine passes one itself this does nothing.
+    """
+    import functools
+
+    import hudi_engine.spark.writer as engine_writer
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructField, StructType, TimestampType
+
+    try:
+        engine_writer.to_arrow_schema(StructType([StructField("t", TimestampType())]))
+    except AssertionError:
+        engine_writer.to_arrow_schema = functools.partial(to_arrow_schema, timezone="UTC")
+
+
 def write_model(spark, *, model: str, relation_name: str, schema: str, identifier: str, sql: str,
                 cfg: HudiModelConfig, mode: str, project_root: str | None):
     """Run the model into its Hudi table; returns (WriteResult, path, plan)."""
@@ -161,6 +178,7 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     from hudi_engine.spark import write
     from pyspark.errors import PySparkException
 
+    _engine_accepts_timestamps()
     try:
         df = spark.sql(sql)
     except PySparkException as e:
