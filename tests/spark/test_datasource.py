@@ -362,15 +362,15 @@ _CLUSTER_DRIVER = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_read_through_a_standalone_cluster(unzip_table, tmp_path):
+def test_read_through_a_standalone_cluster(unzip_table, tmp_path, standalone_master):
     """Executors in separate JVMs and Python workers read the slices; a separate driver process, since this
     test session already has its one SparkContext."""
     path = unzip_table(TRIPS)
     out = tmp_path / "rows.parquet"
-    with standalone_cluster(n_workers=2) as master:
-        assert master.startswith("spark://127.0.0.1:")
-        done = subprocess.run([sys.executable, "-c", _CLUSTER_DRIVER, master, str(path), str(out)],
-                              env={**os.environ, **python_env()}, capture_output=True, text=True, timeout=240)
+    master = standalone_master
+    assert master.startswith("spark://127.0.0.1:")
+    done = subprocess.run([sys.executable, "-c", _CLUSTER_DRIVER, master, str(path), str(out)],
+                          env={**os.environ, **python_env()}, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report == {"partitions": 3, "executors": 2}

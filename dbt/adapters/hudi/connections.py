@@ -5,13 +5,14 @@ the warehouse and metastore pinned in the project; the other methods (thrift, ht
 """
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod, SparkCredentials
-from dbt.adapters.spark.session import Cursor, SessionConnectionWrapper
+from dbt.adapters.spark.session import NUMBERS, Cursor, SessionConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.hudi import session as spark_session
@@ -90,6 +91,22 @@ class HudiSessionConnection:
 
 
 class HudiSessionConnectionWrapper(SessionConnectionWrapper):
+    @classmethod
+    def _fix_binding(cls, value: Any) -> str:
+        """A seed value as a Spark SQL literal. dbt-spark's session wrapper writes None as the string 'None'
+        and does not escape quotes, so empty CSV cells became 'None' and O'Brien broke the INSERT."""
+        if value is None:
+            return "NULL"
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, NUMBERS):
+            return str(value)
+        if isinstance(value, dt.datetime):
+            return f"'{value.strftime('%Y-%m-%d %H:%M:%S.%f')[:-3]}'"
+        if isinstance(value, dt.date):
+            return f"'{value.isoformat()}'"
+        return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
     def rollback(self, *args: Any, **kwargs: Any) -> None:
         # Spark SQL statements are not transactional. A Hudi write is: it commits its instant, or the engine
         # rolls the instant back before the error reaches dbt.

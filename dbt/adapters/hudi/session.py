@@ -15,6 +15,7 @@ Every session gets the `hudi` data source and the `hudi_timeline` table function
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -125,6 +126,9 @@ def get_session(server_side_parameters: Mapping[str, str]):
         logger.debug(f"Spark session: master {spark.sparkContext.master}, warehouse {spark.conf.get(WAREHOUSE_KEY)}, "
                      f"catalog {spark.conf.get('spark.sql.catalogImplementation', '?')}")
         from hudi_engine.spark import register_data_source
+
+        # PySpark logs every failed statement's analysis error as JSON on stderr; dbt reports it already.
+        logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
 
         from dbt.adapters.hudi.timeline import register_timeline_function
 

@@ -117,11 +117,16 @@ def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation:
     from hudi_engine.spark.datasource import spark_type
     from pyspark.sql import functions as F
 
-    if operation == "delete":
-        return df  # a delete carries keys only
     table_fields = [f for f in HudiTable.load(path).schema() if f.name not in META_COLUMNS]
     table_types = {f.name: spark_type(f.type, f.name) for f in table_fields}
     df_types = {f.name: f.dataType for f in df.schema.fields if f.name not in META_COLUMNS}
+    if operation == "delete":
+        # A delete needs the keys only, but the engine records the written DataFrame's schema as the commit's
+        # schema, and readers take the table's schema from the latest commit: the other columns are sent as
+        # nulls so the table keeps its schema.
+        by_lower = {c.lower(): c for c in df_types}
+        return df.select(*[F.col(f"`{by_lower[c.lower()]}`").cast(t).alias(c) if c.lower() in by_lower
+                           else F.lit(None).cast(t).alias(c) for c, t in table_types.items()])
     new = [c for c in df_types if c not in table_types]
     missing = [c for c in table_types if c not in df_types]
     changed = [f"{c} {table_types[c].simpleString()} -> {df_types[c].simpleString()}"
@@ -194,7 +199,7 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
         storage, base_path = Storage.for_uri(path)
         logger.warning(f"model {model}: {plan.reason}: removing the old Hudi table at {path}")
         storage.delete_dir(base_path)
-    if plan.operation == cfg.strategy and mode == "incremental":
+    if mode == "incremental":
         df = reconcile_schema(model, df, cfg, path, plan.operation)
     options = cfg.hoodie_options(identifier, schema, plan.operation, colmap)
     logger.debug(f"model {model}: {plan.reason}: {plan.operation} into {path} with {options}")

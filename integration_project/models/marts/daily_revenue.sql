@@ -1,5 +1,6 @@
 -- insert_overwrite by partition: each run recomputes the order dates that received lines that day and replaces
 -- exactly those partitions (a replacecommit); other dates stay as they are.
+-- depends_on: {{ ref('stg_orders') }}
 {{ config(
     unique_key=['order_date', 'country'],
     partition_by='order_date',

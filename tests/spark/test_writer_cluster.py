@@ -1,0 +1,76 @@
+"""The same writes on a local standalone cluster (executors in separate processes) give identical tables."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from hudi_engine.spark import write
+from hudi_engine.spark.session import python_env
+from oracle import rs_snapshot
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+# Steps shared by both drivers: (operation, rows).
+STEPS = [
+    ("bulk_insert", [[i, f"v{i}", 1, f"p{i % 3}"] for i in range(40)]),
+    ("upsert", [[i, f"u{i}", 2, f"p{i % 3}"] for i in range(0, 40, 3)] + [[100 + i, "n", 2, "p9"] for i in range(4)]),
+    ("delete", [[i, "", 3, f"p{i % 3}"] for i in range(1, 40, 5)]),
+]
+SCHEMA = "id bigint, v string, ts bigint, dt string"
+
+
+def options(table_type: str, operation: str) -> dict:
+    return {"hoodie.table.name": "cluster", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "dt", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.table.type": table_type, "hoodie.datasource.write.operation": operation}
+
+
+_DRIVER = textwrap.dedent("""
+    import json, sys
+    from hudi_engine.spark import local_spark_session, write
+    master, root = sys.argv[1:3]
+    STEPS, SCHEMA, OPTIONS = json.loads(sys.argv[3])
+    spark = local_spark_session(app_name="hudi-cluster-write", master=master,
+                                extra_conf={"spark.cores.max": "2", "spark.executor.cores": "1",
+                                            "spark.scheduler.minRegisteredResourcesRatio": "1.0"})
+    out = {}
+    for table_type, by_op in OPTIONS.items():
+        out[table_type] = []
+        for op, rows in STEPS:
+            r = write(spark.createDataFrame(rows, SCHEMA), root + "/" + table_type, by_op[op])
+            out[table_type].append([r.records_inserted, r.records_updated, r.records_deleted])
+    executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+    print(json.dumps({"counts": out, "executors": executors}))
+    spark.stop()
+""")
+
+
+def _data(path) -> list[tuple]:
+    t = rs_snapshot(path)
+    return sorted(tuple(r[c] for c in ("id", "v", "ts", "dt")) for r in t.to_pylist())
+
+
+def test_writes_on_a_standalone_cluster_equal_local_writes(spark, standalone_master, tmp_path):
+    types = ["COPY_ON_WRITE", "MERGE_ON_READ"]
+    counts = {}
+    for table_type in types:
+        counts[table_type] = []
+        for op, rows in STEPS:
+            r = write(spark.createDataFrame(rows, SCHEMA), str(tmp_path / "local" / table_type), options(table_type, op))
+            counts[table_type].append([r.records_inserted, r.records_updated, r.records_deleted])
+    plan = json.dumps([STEPS, SCHEMA, {t: {op: options(t, op) for op, _ in STEPS} for t in types}])
+    done = subprocess.run([sys.executable, "-c", _DRIVER, standalone_master, str(tmp_path / "cluster"), plan],
+                          env={**os.environ, **python_env()}, capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, done.stderr[-4000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["executors"] == 2
+    assert report["counts"] == counts
+    for table_type in types:
+        local, remote = _data(tmp_path / "local" / table_type), _data(tmp_path / "cluster" / table_type)
+        assert remote == local, table_type
+        assert len(local) == 40 + 4 - 8
