@@ -32,6 +32,7 @@ from hudi_engine.write.write_config import IndexType, Operation, WriteConfig
 KEY, PARTITION = "_hoodie_record_key", "_hoodie_partition_path"
 # Helper columns that live only inside one write.
 HASH, FILE_ID, DELETE, BUCKET = "_hw_hash", "_hw_file_id", "_hw_delete", "_hw_bucket"
+BUCKET_NUMBER = "_hw_bucket_number"  # BUCKET index: the key's bucket
 
 STATS_SCHEMA = pa.schema([pa.field("stat", pa.string())])
 
@@ -64,14 +65,24 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
     keyed = keyed.persist()
     try:
         partitions = sorted(r[0] for r in keyed.select(PARTITION).distinct().collect())
-        if config.operation in (Operation.UPSERT, Operation.DELETE):
-            tagged = _tag(spark, keyed, client, partitions)
-        else:  # insert, bulk_insert and overwrites do not look keys up
-            tagged = keyed.withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE, F.lit(False))
-        tagged = tagged.filter(~(F.col(DELETE) & F.col(FILE_ID).isNull()))  # deleting a key not in the table
-        txn.timings["index"] = time.monotonic() - t0
-        counts = tagged.groupBy(PARTITION, FILE_ID, DELETE).count().collect()
-        plan = client.plan(partitions, [(r[0], r[1], r[2], r[3]) for r in counts])
+        if config.index_type is IndexType.BUCKET:
+            # The key's hash names its file group: no lookup, and every record of a bucket goes to one task.
+            keyed = keyed.mapInArrow(_BucketNumberFn(config.bucket_num, len(config.record_key_fields)),
+                                     StructType([*keyed.schema.fields, StructField(BUCKET_NUMBER, LongType())]))
+            tagged = (keyed.withColumn(FILE_ID, F.lit(None).cast("string"))
+                      .withColumn(DELETE, F.lit(config.operation is Operation.DELETE)))
+            txn.timings["index"] = time.monotonic() - t0
+            counts = tagged.groupBy(PARTITION, BUCKET_NUMBER).count().collect()
+            plan = client.plan_bucket_index([(r[0], r[1], r[2]) for r in counts])
+        else:
+            if config.operation in (Operation.UPSERT, Operation.DELETE):
+                tagged = _tag(spark, keyed, client, partitions)
+            else:  # insert, bulk_insert and overwrites do not look keys up
+                tagged = keyed.withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE, F.lit(False))
+            tagged = tagged.filter(~(F.col(DELETE) & F.col(FILE_ID).isNull()))  # deleting a key not in the table
+            txn.timings["index"] = time.monotonic() - t0
+            counts = tagged.groupBy(PARTITION, FILE_ID, DELETE).count().collect()
+            plan = client.plan(partitions, [(r[0], r[1], r[2], r[3]) for r in counts])
         txn.record_plan(plan)
         t1 = time.monotonic()
         task = client.bucket_task(txn.instant, plan)
@@ -94,6 +105,8 @@ def _tag(spark: SparkSession, keyed: DataFrame, client: WriteClient, partitions:
     deleting = F.lit(config.operation is Operation.DELETE)
     global_index = config.index_type is IndexType.GLOBAL_SIMPLE
     files = client.index_files(None if global_index else partitions)
+    if files and config.index_type is IndexType.BLOOM:
+        files = _bloom_candidate_files(spark, keyed, client, files)
     if not files:
         return keyed.withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE, deleting)
     files_df = spark.createDataFrame(files, schema="partition string, file_id string, path string")
@@ -118,6 +131,64 @@ def _tag(spark: SparkSession, keyed: DataFrame, client: WriteClient, partitions:
            .withColumn(FILE_ID, F.col("_ix_file_id")).withColumn(DELETE, F.lit(True)))
     new = joined.filter(moved).withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE, F.lit(False))
     return stay.unionByName(old).unionByName(new).drop("_ix_key", "_ix_partition", "_ix_file_id")
+
+
+def _bloom_candidate_files(spark: SparkSession, keyed: DataFrame, client: WriteClient,
+                           files: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """BLOOM index: only files whose key range and bloom filter may hold an incoming key are read to confirm."""
+    entries = client.bloom_entries(files)
+    probe = keyed.select(KEY, PARTITION).mapInArrow(_BloomProbeFn(entries), "file_id string")
+    candidates = {r[0] for r in probe.distinct().collect()}
+    return [f for f in files if f[1] in candidates]
+
+
+class _BloomProbeFn:
+    """Task: the file ids whose footer key range and bloom filter admit at least one of the task's keys."""
+
+    def __init__(self, entries: list) -> None:
+        self.entries = entries
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from hudi_engine.io.bloom import parse_bloom_filter
+
+        by_partition: dict[str, list] = {}
+        for partition, file_id, lo, hi, bloom in self.entries:
+            by_partition.setdefault(partition, []).append(
+                (file_id, lo, hi, None if bloom is None else parse_bloom_filter(bloom[1], bloom[0])))
+        hits: set[str] = set()
+        for batch in batches:
+            keys_all, parts = batch.column(0), batch.column(1)
+            for partition in pc.unique(parts).to_pylist():
+                keys = keys_all.filter(pc.equal(parts, partition))
+                # Python string order equals Java's UTF-16 order only for BMP text: range-check ASCII keys only.
+                ascii = pc.equal(pc.utf8_length(keys), pc.binary_length(keys))
+                for file_id, lo, hi, bloom in by_partition.get(partition, ()):
+                    if file_id in hits:
+                        continue
+                    mask = ascii if lo is not None and hi is not None else None
+                    if mask is not None:
+                        in_range = pc.and_(pc.greater_equal(keys, lo), pc.less_equal(keys, hi))
+                        mask = pc.or_(pc.invert(ascii), in_range)
+                    cand = keys.filter(mask) if mask is not None else keys
+                    if len(cand) and (bloom is None or bloom.might_contain_many(cand).any()):
+                        hits.add(file_id)
+        yield pa.RecordBatch.from_arrays([pa.array(sorted(hits), pa.string())], names=["file_id"])
+
+
+class _BucketNumberFn:
+    """Task: the BUCKET index's bucket number of each record key (Hudi's hash, so Java agrees)."""
+
+    def __init__(self, num_buckets: int, n_key_fields: int) -> None:
+        self.num_buckets = num_buckets
+        self.n_key_fields = n_key_fields
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from hudi_engine.write.index import bucket_ids
+
+        for batch in batches:
+            numbers = bucket_ids(batch.column(KEY), self.num_buckets, self.n_key_fields)
+            yield pa.RecordBatch.from_arrays([*batch.columns, pa.array(numbers, pa.int64())],
+                                             names=[*batch.schema.names, BUCKET_NUMBER])
 
 
 def _with_key_columns(schema: pa.Schema) -> pa.Schema:
@@ -194,6 +265,9 @@ class _AssignFn:
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         plan = self.plan
+        if plan.by_bucket_number:
+            yield from self._by_number(batches)
+            return
         for batch in batches:
             # File ids are UUID based, unique across partitions: the file id alone finds the bucket.
             idx = pc.index_in(batch.column(FILE_ID), value_set=self.update_file_ids)
@@ -208,6 +282,17 @@ class _AssignFn:
                     sel = ins[pc.equal(ins_parts, p).to_numpy(zero_copy_only=False)]
                     if p in plan.insert_buckets:
                         buckets[sel] = plan.insert_bucket_ids(p, hashes[sel])
+            yield pa.RecordBatch.from_arrays([*batch.columns, pa.array(buckets)],
+                                             names=[*batch.schema.names, BUCKET])
+
+    def _by_number(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        names = pa.array([f"{p}\x00{n}" for (p, n) in self.plan.by_bucket_number], pa.string())
+        ids = np.array(list(self.plan.by_bucket_number.values()), dtype=np.int64)
+        for batch in batches:
+            wanted = pc.binary_join_element_wise(batch.column(PARTITION), batch.column(BUCKET_NUMBER).cast(pa.string()),
+                                                 "\x00")
+            idx = pc.index_in(wanted, value_set=names).fill_null(-1).to_numpy(zero_copy_only=False)
+            buckets = np.where(idx >= 0, ids[np.maximum(idx, 0)], -1)
             yield pa.RecordBatch.from_arrays([*batch.columns, pa.array(buckets)],
                                              names=[*batch.schema.names, BUCKET])
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +43,8 @@ class BucketPlan:
     update_bucket: dict[tuple[str, str], int] = field(default_factory=dict)  # (partition, file id) -> bucket
     # partition -> (bucket ids, cumulative weights ending in 1.0) for inserts
     insert_buckets: dict[str, tuple[list[int], list[float]]] = field(default_factory=dict)
+    # BUCKET index: (partition, bucket number) -> bucket; every record goes to its key's bucket
+    by_bucket_number: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def add(self, bucket_type: BucketType, partition: str, file_id: str) -> int:
         b = Bucket(len(self.buckets), bucket_type, partition, file_id)
@@ -105,3 +108,22 @@ def plan_buckets(
 def plan_bulk_insert(insert_counts: dict[str, int], *, avg_record_size: int, max_file_size: int) -> BucketPlan:
     """bulk_insert: no index, new file groups only, each partition cut into files of the max file size."""
     return plan_buckets({}, insert_counts, {}, avg_record_size=avg_record_size, max_file_size=max_file_size)
+
+
+def plan_bucket_index(
+    counts: dict[tuple[str, int], int],
+    existing: dict[tuple[str, int], str],
+    *,
+    new_file_id_for: "Callable[[int], str]",
+    deleting: bool = False,
+) -> BucketPlan:
+    """BUCKET index: one bucket per (partition, bucket number); an existing file group of that number is updated,
+    else a new file group with the number's file id prefix is created (a delete creates nothing)."""
+    plan = BucketPlan()
+    for (partition, number) in sorted(counts):
+        file_id = existing.get((partition, number))
+        if file_id is not None:
+            plan.by_bucket_number[(partition, number)] = plan.add(BucketType.UPDATE, partition, file_id)
+        elif not deleting:
+            plan.by_bucket_number[(partition, number)] = plan.add(BucketType.INSERT, partition, new_file_id_for(number))
+    return plan

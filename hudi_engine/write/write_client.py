@@ -24,7 +24,8 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.timeline.instant import State
 from hudi_engine.write import commit as commit_protocol
-from hudi_engine.write.bucket_assigner import BucketPlan, BucketType, SmallFile, plan_buckets
+from hudi_engine.write.bucket_assigner import BucketPlan, BucketType, SmallFile, plan_bucket_index, plan_buckets
+from hudi_engine.write.index import bucket_file_id, bucket_of_file_id
 from hudi_engine.write.executor import BucketTask, SliceInfo
 from hudi_engine.write.lock import table_lock
 from hudi_engine.write.rollback import rollback_failed_writes, rollback_instant
@@ -181,6 +182,33 @@ class WriteClient:
                     small.setdefault(s.partition_path, []).append(SmallFile(s.file_id, s.base_file.size))
         return plan_buckets(updates, inserts, small, avg_record_size=self.average_record_size(),
                             max_file_size=cfg.max_file_size)
+
+    def plan_bucket_index(self, counts: list[tuple[str, int, int]]) -> BucketPlan:
+        """BUCKET index plan from (partition, bucket number, records); overwrites start every bucket afresh."""
+        existing: dict[tuple[str, int], str] = {}
+        partitions = sorted({p for p, _, _ in counts})
+        if self.exists and not self.config.operation.is_overwrite:
+            view, vis = self._view(partitions)
+            for s in view.latest_file_slices(vis):
+                number = bucket_of_file_id(s.file_id)
+                if number is not None:
+                    existing[(s.partition_path, number)] = s.file_id
+        totals: dict[tuple[str, int], int] = {}
+        for p, n, c in counts:
+            totals[(p, n)] = totals.get((p, n), 0) + c
+        return plan_bucket_index(totals, existing, new_file_id_for=bucket_file_id,
+                                 deleting=self.config.operation is Operation.DELETE)
+
+    def bloom_entries(self, files: list[tuple[str, str, str]]) -> list[tuple[str, str, str | None, str | None, bytes | None]]:
+        """(partition, file id, min key, max key, serialized bloom filter) from each base file's footer."""
+        from hudi_engine.io.base_file import read_footer
+
+        out = []
+        for partition, file_id, path in files:
+            f = read_footer(self.storage, path)
+            out.append((partition, file_id, f.min_key, f.max_key,
+                        None if f.bloom_filter is None else (f.bloom_filter.type_code, f.bloom_filter.serialize())))
+        return out
 
     def bucket_task(self, instant: str, plan: BucketPlan) -> BucketTask:
         """Everything a task needs to write its bucket, picklable; slices of existing groups looked up once."""

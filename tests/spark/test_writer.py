@@ -215,3 +215,30 @@ def test_randomized_against_in_memory_model(spark, tmp_path, table_type, partiti
             assert rows_of(inc) == rows_from(latest.values()), f"step {step}: incremental = keys written"
         prev_instant = result.instant_time
     assert_same_rows(HudiTable.load(path).read_snapshot(), rs_snapshot(path), "final snapshot")
+
+
+@pytest.mark.parametrize("index_type", ["BLOOM", "BUCKET"])
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_bloom_and_bucket_index(spark, tmp_path, index_type, table_type):
+    path = tmp_path / "t"
+    o = opts(table_type, **{"hoodie.index.type": index_type, "hoodie.bucket.index.num.buckets": "4"})
+    first = [{"id": i, "name": f"n{i}", "ts": 1, "amount": 1.0, "dt": f"d{i % 2}"} for i in range(40)]
+    write(rows_df(spark, first), str(path), dict(o, **{"hoodie.datasource.write.operation": "insert"}))
+    updates = [dict(r, name="u", ts=2) for r in first[::4]] + [{"id": 500, "name": "x", "ts": 2, "amount": 2.0,
+                                                                   "dt": "d0"}]
+    write(rows_df(spark, updates), str(path), o)
+    write(rows_df(spark, first[1:3]), str(path), dict(o, **{"hoodie.datasource.write.operation": "delete"}))
+    expected = {r["id"]: r for r in first} | {r["id"]: r for r in updates}
+    for r in first[1:3]:
+        expected.pop(r["id"])
+    assert rows_of(rs_snapshot(path)) == rows_from(expected.values())
+    assert_same_rows(HudiTable.load(path).read_snapshot(), rs_snapshot(path), f"{index_type} {table_type}")
+    if index_type == "BUCKET":
+        from hudi_engine.write.index import bucket_ids
+
+        snap = HudiTable.load(path).read_snapshot()
+        numbers = bucket_ids(snap.column("_hoodie_record_key"), 4)
+        file_numbers = [int(f[:8]) for f in snap.column("_hoodie_file_name").to_pylist()]
+        assert list(numbers) == file_numbers  # every key lives in the file group its hash names
+        groups = set(zip(snap.column("dt").to_pylist(), file_numbers))
+        assert len(groups) <= 2 * 4

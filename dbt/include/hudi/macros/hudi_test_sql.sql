@@ -1,8 +1,12 @@
 {#-- SQL of the Hudi generic tests (tests/hudi_tests.sql). Each returns the failing rows. --#}
 
-{% macro hudi_sql_list(values) -%}
-  {%- for v in values -%}'{{ v | replace("'", "\\'") }}'{%- if not loop.last -%}, {% endif -%}{%- endfor -%}
-{%- endmacro %}
+{% macro hudi_sql_list(values) %}
+  {%- set quoted = [] -%}
+  {%- for v in values -%}
+    {%- do quoted.append("'" ~ (v | replace("'", "\\'")) ~ "'") -%}
+  {%- endfor -%}
+  {{- return(quoted | join(', ')) -}}
+{% endmacro %}
 
 {% macro hudi_no_pending_instants_sql(model) %}
 select instant, action, state

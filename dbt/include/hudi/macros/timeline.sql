@@ -16,5 +16,5 @@
 
 {#-- Completed instants that write data: what "commits" means for the tests below. --#}
 {% macro hudi_commit_actions() %}
-  {{ return(['commit', 'deltacommit', 'replacecommit']) }}
+  {{- return(['commit', 'deltacommit', 'replacecommit']) -}}
 {% endmacro %}

@@ -8,7 +8,7 @@
                   'incremental_strategy', 'index_type', 'location_root', 'hudi_options', 'on_schema_change'] -%}
     {%- do settings.update({key: config.get(key)}) -%}
   {%- endfor -%}
-  {{ return(settings) }}
+  {{- return(settings) -}}
 {% endmacro %}
 
 
@@ -16,16 +16,16 @@
      another kind that is dropped first), 'full_refresh' when asked to rebuild, else 'incremental'. --#}
 {% macro hudi_write_mode(existing_relation, full_refresh) %}
   {%- if existing_relation is none or not existing_relation.is_hudi or existing_relation.type != 'table' -%}
-    {{ return('create') }}
+    {{- return('create') -}}
   {%- elif full_refresh -%}
-    {{ return('full_refresh') }}
+    {{- return('full_refresh') -}}
   {%- else -%}
-    {{ return('incremental') }}
+    {{- return('incremental') -}}
   {%- endif -%}
 {% endmacro %}
 
 
 {#-- True when the model's existing relation must be dropped before the Hudi table is registered under its name. --#}
 {% macro hudi_must_drop(existing_relation) %}
-  {{ return(existing_relation is not none and (not existing_relation.is_hudi or existing_relation.type != 'table')) }}
+  {{- return(existing_relation is not none and (not existing_relation.is_hudi or existing_relation.type != 'table')) -}}
 {% endmacro %}

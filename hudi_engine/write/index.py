@@ -1,0 +1,92 @@
+"""Index helpers that need no I/O: Hudi's bucket index hash and bucket file ids, bloom-filter candidate files.
+
+The BUCKET index puts a key in bucket `(hashKeys.hashCode() & Integer.MAX_VALUE) % numBuckets` where
+`hashKeys` is the Java `List<String>` of the key's field values, so a Java writer and this one agree on every
+key's file group. The file id of bucket n starts with `%08d` of n.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_engine.errors import WriteError
+from hudi_engine.file_naming import new_file_id
+
+_MASK32 = np.uint64(0xFFFFFFFF)
+_POW31_CACHE: dict[int, np.ndarray] = {}
+
+
+def _pow31(n: int) -> np.ndarray:
+    """31**e mod 2**32 for e < n, as uint64."""
+    size = 1 << max(6, int(n - 1).bit_length())
+    table = _POW31_CACHE.get(size)
+    if table is None:
+        table = np.ones(size, dtype=np.uint64)
+        for e in range(1, size):
+            table[e] = (table[e - 1] * np.uint64(31)) & _MASK32
+        _POW31_CACHE[size] = table
+    return table
+
+
+def java_string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Java `String.hashCode()` of every string, as uint32 (null as ""). Vectorized for ASCII strings."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    values = values.cast(pa.large_string()).fill_null("")
+    n = len(values)
+    if n == 0:
+        return np.zeros(0, dtype=np.uint32)
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[values.offset: values.offset + n + 1]
+    data = np.frombuffer(values.buffers()[2], dtype=np.uint8) if values.buffers()[2] is not None else np.zeros(0, np.uint8)
+    start, end = int(offsets[0]), int(offsets[-1])
+    lengths = np.diff(offsets)
+    chars = data[start:end].astype(np.uint64)
+    out = np.zeros(n, dtype=np.uint64)
+    if end > start:
+        # char at position p of a string ending at e weighs 31**(e - p - 1)
+        exponents = np.repeat(offsets[1:] - start, lengths) - np.arange(end - start) - 1
+        terms = (chars * _pow31(int(lengths.max()))[exponents]) & _MASK32
+        nonempty = lengths > 0
+        sums = np.add.reduceat(terms, (offsets[:-1] - start)[nonempty])
+        out[nonempty] = sums & _MASK32
+    ascii = pc.equal(pc.utf8_length(values), pc.binary_length(values)).to_numpy(zero_copy_only=False)
+    for i in np.flatnonzero(~ascii):  # UTF-16 code units differ from bytes: the rare non-ASCII key
+        h = 0
+        units = values[int(i)].as_py().encode("utf-16-be")
+        for j in range(0, len(units), 2):
+            h = (31 * h + (units[j] << 8 | units[j + 1])) & 0xFFFFFFFF
+        out[i] = h
+    return out.astype(np.uint32)
+
+
+def hash_key_values(record_keys: pa.Array | pa.ChunkedArray, n_fields: int) -> list[pa.Array]:
+    """The values Hudi hashes: the record key itself, or each value of a complex key `f1:v1,f2:v2`."""
+    if n_fields <= 1:
+        return [record_keys]
+    parts = pc.split_pattern(record_keys, ",")
+    out = []
+    for i in range(n_fields):
+        part = pc.list_element(parts, i)
+        out.append(pc.replace_substring_regex(part, "^[^:]*:", ""))
+    return out
+
+
+def bucket_ids(record_keys: pa.Array | pa.ChunkedArray, num_buckets: int, n_key_fields: int = 1) -> np.ndarray:
+    """Bucket of every key, as Hudi's BucketIdentifier computes it."""
+    if num_buckets <= 0:
+        raise WriteError(f"hoodie.bucket.index.num.buckets={num_buckets}: expected a positive number")
+    h = np.ones(len(record_keys), dtype=np.uint64)  # Java List.hashCode starts at 1
+    for values in hash_key_values(record_keys, n_key_fields):
+        h = (h * np.uint64(31) + java_string_hashes(values).astype(np.uint64)) & _MASK32
+    return ((h & np.uint64(0x7FFFFFFF)) % np.uint64(num_buckets)).astype(np.int64)
+
+
+def bucket_file_id(bucket: int) -> str:
+    """A new file id for bucket `bucket`: a file id whose first 8 characters are the zero-padded bucket."""
+    return f"{bucket:08d}{new_file_id()[8:]}"
+
+
+def bucket_of_file_id(file_id: str) -> int | None:
+    head = file_id[:8]
+    return int(head) if head.isdigit() else None

@@ -1,0 +1,74 @@
+"""Run a list of dbt commands and SQL queries in ONE process (one JVM), and write what each did as JSON.
+
+    python dbt_driver.py plan.json out.json
+
+plan.json: {"project_dir": "...", "steps": [{"dbt": ["run", "--vars", "{day: 1}"]}, {"sql": "select ..."}]}
+A `dbt` step records success, the exception and every node result (status, message, adapter_response,
+failures; the rows of `dbt show`). A `sql` step runs on the adapter's SparkSession (the one dbt used) and records
+the rows. Tests run this as a subprocess: the pytest process keeps no JVM of dbt's, and a second driver process
+is a "later dbt run in a new process".
+"""
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import sys
+import traceback
+
+
+def _plain(value):
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    return value
+
+
+def run_dbt(args: list[str], project_dir: str) -> dict:
+    from dbt.cli.main import dbtRunner
+
+    full = [*args, "--project-dir", project_dir, "--profiles-dir", project_dir]
+    res = dbtRunner().invoke(full)
+    out = {"args": args, "success": res.success, "exception": None if res.exception is None else str(res.exception),
+           "results": []}
+    for r in getattr(res.result, "results", None) or []:
+        node = getattr(r, "node", None)
+        entry = {"unique_id": getattr(node, "unique_id", None), "name": getattr(node, "name", None),
+                 "status": str(r.status), "message": r.message, "adapter_response": r.adapter_response,
+                 "failures": r.failures}
+        table = getattr(r, "agate_table", None)
+        if table is not None:
+            entry["rows"] = [{k: _plain(v) for k, v in zip(table.column_names, row)} for row in table.rows]
+        out["results"].append(entry)
+    return out
+
+
+def run_sql(sql: str) -> dict:
+    from dbt.adapters.hudi import session
+
+    spark = session._session  # noqa: SLF001 - the session dbt's adapter started in this process
+    try:
+        rows = [{k: _plain(v) for k, v in r.asDict().items()} for r in spark.sql(sql).collect()]
+        return {"sql": sql, "rows": rows, "error": None}
+    except Exception as e:  # noqa: BLE001 - reported to the test
+        return {"sql": sql, "rows": None, "error": f"{type(e).__name__}: {e}"}
+
+
+def main(plan_path: str, out_path: str) -> int:
+    with open(plan_path) as f:
+        plan = json.load(f)
+    project_dir = plan["project_dir"]  # the working directory stays elsewhere: dbt must not depend on it
+    results = []
+    for step in plan["steps"]:
+        try:
+            results.append(run_dbt(step["dbt"], project_dir) if "dbt" in step else run_sql(step["sql"]))
+        except Exception:  # noqa: BLE001
+            results.append({"step": step, "crash": traceback.format_exc()})
+        with open(out_path, "w") as f:  # written after every step: a crash still leaves the earlier ones
+            json.dump(results, f, indent=1, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))

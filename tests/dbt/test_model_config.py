@@ -1,0 +1,180 @@
+"""hudi_incremental config: validation (every problem at once) and the one translation to hoodie.* options."""
+from __future__ import annotations
+
+import types
+
+import pytest
+from dbt.adapters.spark.connections import SparkConnectionMethod
+from dbt_common.exceptions import CompilationError
+
+from dbt.adapters.hudi.impl import HudiAdapter
+from dbt.adapters.hudi.model_config import HudiConfigError, HudiModelConfig
+from dbt.adapters.hudi.session import SessionSettings
+from dbt.adapters.hudi.writer import HudiModelError, plan_write, resolve_columns
+from hudi_engine.table_config import TableConfig
+
+PKG = "org.apache.hudi.common.model."
+
+
+def cfg(**settings) -> HudiModelConfig:
+    return HudiModelConfig.from_dbt({"unique_key": "id", **settings}, "m")
+
+
+def test_defaults():
+    c = cfg()
+    assert (c.unique_key, c.partition_by, c.table_type, c.strategy, c.on_schema_change, c.payload_class) == (
+        ("id",), (), "COPY_ON_WRITE", "upsert", "ignore", None)
+
+
+def test_every_problem_is_reported_once_with_accepted_values():
+    with pytest.raises(HudiConfigError) as e:
+        HudiModelConfig.from_dbt({"table_type": "delta", "incremental_strategy": "merge", "payload_class": "Nope",
+                                  "on_schema_change": "drop", "index_type": "HASH", "partition_by": 3,
+                                  "hudi_options": {"parquet.size": 1}}, "orders")
+    text = str(e.value)
+    assert text.startswith("model orders: invalid hudi_incremental config")
+    assert len(e.value.problems) == 8, e.value.problems
+    for expected in ("unique_key is required", "table_type='delta': expected one of cow, mor",
+                     "incremental_strategy='merge': expected one of upsert, insert, bulk_insert, delete, "
+                     "insert_overwrite, insert_overwrite_table",
+                     "payload_class 'Nope': expected one of", "PartialUpdateAvroPayload",
+                     "on_schema_change='drop': expected one of ignore, fail, append_new_columns, sync_all_columns",
+                     "index_type='HASH': expected one of SIMPLE, BLOOM, BUCKET, GLOBAL_SIMPLE",
+                     "partition_by=3", "hudi_options key 'parquet.size'"):
+        assert expected in text, expected
+
+
+@pytest.mark.parametrize("given, expected", [("cow", "COPY_ON_WRITE"), ("MOR", "MERGE_ON_READ"),
+                                             ("copy_on_write", "COPY_ON_WRITE"), ("Merge_On_Read", "MERGE_ON_READ")])
+def test_table_type_names(given, expected):
+    assert cfg(table_type=given).table_type == expected
+
+
+def test_payload_short_full_and_python_path():
+    assert cfg(payload_class="PartialUpdateAvroPayload").payload_class == PKG + "PartialUpdateAvroPayload"
+    assert cfg(payload_class=PKG + "DefaultHoodieRecordPayload").payload_class == PKG + "DefaultHoodieRecordPayload"
+    # A Python dotted path to one of the engine's payload rules.
+    assert cfg(payload_class="hudi_engine.payload.EVENT_TIME").payload_class == PKG + "EventTimeAvroPayload"
+    with pytest.raises(HudiConfigError, match="not an importable Python object"):
+        cfg(payload_class="my_company.payloads.Custom")
+    with pytest.raises(HudiConfigError, match="is not a hudi_engine.payload.Payload"):
+        cfg(payload_class="hudi_engine.payload.payload_for")
+
+
+def test_composite_keys_and_partitions():
+    c = cfg(unique_key=["order_id", "line_no"], partition_by=["country", "day"])
+    opts = c.hoodie_options("orders", "analytics", "upsert")
+    assert opts["hoodie.datasource.write.recordkey.field"] == "order_id,line_no"
+    assert opts["hoodie.datasource.write.partitionpath.field"] == "country,day"
+    assert cfg(unique_key="a, b").unique_key == ("a", "b")
+
+
+def test_hoodie_options_is_the_whole_translation():
+    c = cfg(precombine_field="ts", table_type="mor", payload_class="PartialUpdateAvroPayload", index_type="bloom",
+            hudi_options={"hoodie.parquet.max.file.size": 1024, "hoodie.combine.before.upsert": True})
+    opts = c.hoodie_options("customers", "analytics", "bulk_insert", columns={"id": "ID"})
+    assert opts == {
+        "hoodie.parquet.max.file.size": "1024",
+        "hoodie.combine.before.upsert": "true",
+        "hoodie.datasource.write.recordkey.field": "ID",  # the model's own spelling of the column
+        "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.payload.class": PKG + "PartialUpdateAvroPayload",
+        "hoodie.index.type": "BLOOM",
+        "hoodie.table.name": "customers",
+        "hoodie.database.name": "analytics",
+        "hoodie.datasource.write.operation": "bulk_insert",
+    }
+
+
+def test_hudi_options_may_repeat_a_setting_but_not_contradict_it():
+    assert cfg(hudi_options={"hoodie.datasource.write.recordkey.field": "id"}).unique_key == ("id",)
+    assert cfg(table_type="mor", hudi_options={"hoodie.datasource.write.table.type": "MERGE_ON_READ"})
+    with pytest.raises(HudiConfigError) as e:
+        cfg(hudi_options={"hoodie.datasource.write.recordkey.field": "other",
+                          "hoodie.datasource.write.operation": "insert"})
+    assert "contradicts unique_key" in str(e.value)
+    assert "set by the materialization (incremental_strategy)" in str(e.value)
+
+
+# ---- run-time checks ---------------------------------------------------------------------------------------
+
+
+def test_setting_columns_resolve_case_insensitively_and_misses_are_listed():
+    c = cfg(unique_key=["ID", "line"], precombine_field="ts", partition_by="day")
+    assert resolve_columns("m", c, ["id", "line", "ts", "day"]) == {"ID": "id", "line": "line", "ts": "ts",
+                                                                    "day": "day"}
+    with pytest.raises(HudiModelError) as e:
+        resolve_columns("orders", c, ["id", "amount"])
+    text = str(e.value)
+    assert "model orders" in text and "unique_key: column 'line'" in text and "precombine_field: column 'ts'" in text
+    assert "partition_by: column 'day'" in text and "columns: id, amount" in text
+
+
+def table_config(table_type="COPY_ON_WRITE", keys=("id",), partitions=(), precombine=None):
+    return TableConfig.create("t", table_type, list(keys), list(partitions), precombine,
+                              "org.apache.hudi.keygen.SimpleKeyGenerator", None, False, False)
+
+
+def test_plan_first_run_full_refresh_and_incremental():
+    c = cfg(incremental_strategy="insert")
+    assert plan_write("m", c, "create", "/p", None, None).operation == "bulk_insert"
+    assert plan_write("m", c, "full_refresh", "/p", table_config(), None).operation == "insert_overwrite_table"
+    assert plan_write("m", c, "create", "/p", table_config(), None).operation == "insert_overwrite_table"
+    assert plan_write("m", c, "incremental", "/p", table_config(), "/p").operation == "insert"
+
+
+def test_layout_changes_need_a_full_refresh():
+    c = cfg(table_type="mor", unique_key=["id", "k"], partition_by="day")
+    with pytest.raises(HudiModelError) as e:
+        plan_write("orders", c, "incremental", "/p", table_config(), "/p")
+    text = str(e.value)
+    assert "table_type COPY_ON_WRITE -> MERGE_ON_READ" in text and "unique_key ['id'] -> ['id', 'k']" in text
+    assert "partition_by [] -> ['day']" in text and "dbt run --full-refresh --select orders" in text
+    plan = plan_write("orders", c, "full_refresh", "/p", table_config(), None)
+    assert (plan.operation, plan.recreate) == ("bulk_insert", True)
+    with pytest.raises(HudiModelError, match="another layout already exists"):
+        plan_write("orders", c, "create", "/p", table_config(), None)
+
+
+def test_incremental_run_without_the_table_or_at_another_location_is_refused():
+    with pytest.raises(HudiModelError, match="no Hudi table at /p"):
+        plan_write("m", cfg(), "incremental", "/p", None, "/p")
+    with pytest.raises(HudiModelError, match="location /old -> /p"):
+        plan_write("m", cfg(), "incremental", "/p", table_config(), "/old")
+
+
+# ---- session and method --------------------------------------------------------------------------------------
+
+
+def test_session_settings_pin_warehouse_and_metastore_in_the_project(tmp_path):
+    s = SessionSettings.resolve({"spark.master": "local[1]"}, tmp_path)
+    assert s.conf["spark.sql.warehouse.dir"] == str(tmp_path / "spark-warehouse")
+    assert s.conf["spark.hadoop.javax.jdo.option.ConnectionURL"] == (
+        f"jdbc:derby:;databaseName={tmp_path / 'metastore_db'};create=true")
+    assert f"-Dderby.system.home={tmp_path}" in s.conf["spark.driver.extraJavaOptions"]
+    assert s.conf["spark.master"] == "local[1]"
+    import sys
+
+    assert s.env["PYSPARK_PYTHON"] == sys.executable
+
+
+def test_profile_settings_win(tmp_path):
+    s = SessionSettings.resolve({"spark.master": "spark://h:7077", "spark.sql.warehouse.dir": "s3a://b/wh",
+                                 "hive.metastore.uris": "thrift://h:9083",
+                                 "spark.driver.extraJavaOptions": "-Dx=1"}, tmp_path)
+    assert s.conf["spark.sql.warehouse.dir"] == "s3a://b/wh"
+    assert "spark.hadoop.javax.jdo.option.ConnectionURL" not in s.conf
+    assert s.conf["spark.driver.extraJavaOptions"] == "-Dx=1"
+    assert s.conf["spark.master"] == "spark://h:7077"
+    assert "spark.sql.shuffle.partitions" not in s.conf  # cluster sizing is the profile's business
+
+
+@pytest.mark.parametrize("method", ["thrift", "http", "odbc"])
+def test_methods_without_a_session_stop_with_a_clear_error(method):
+    fake = types.SimpleNamespace(config=types.SimpleNamespace(
+        credentials=types.SimpleNamespace(method=SparkConnectionMethod(method)), target_name="prod"))
+    with pytest.raises(CompilationError) as e:
+        HudiAdapter._require_session(fake, "orders")
+    text = str(e.value)
+    assert f"uses method '{method}'" in text and "method: session" in text and "spark.master" in text

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from hudi_engine.write.index import bucket_file_id, bucket_ids, bucket_of_file_id, java_string_hashes
+
+
+def java_hash(s: str) -> int:
+    h = 0
+    units = s.encode("utf-16-be")
+    for j in range(0, len(units), 2):
+        h = (31 * h + (units[j] << 8 | units[j + 1])) & 0xFFFFFFFF
+    return h
+
+
+def test_java_string_hash_known_values():
+    # Values of "abc".hashCode() etc. in Java, as unsigned 32-bit.
+    got = java_string_hashes(pa.array(["", "a", "abc", "hello world", "id:1,name:Alice"]))
+    assert list(got) == [0, 97, 96354, 1794106052, java_hash("id:1,name:Alice")]
+
+
+def test_java_string_hash_matches_reference_on_random_and_unicode_keys():
+    rnd = np.random.default_rng(7)
+    keys = ["".join(chr(c) for c in rnd.integers(32, 127, size=rnd.integers(0, 40))) for _ in range(2000)]
+    keys += ["é", "日本語キー", "😀x", "a" * 300]
+    arr = pa.array(keys)
+    assert list(java_string_hashes(arr)) == [java_hash(k) for k in keys]
+    assert list(java_string_hashes(arr.slice(5, 10))) == [java_hash(k) for k in keys[5:15]]
+
+
+def test_bucket_ids_follow_java_list_hash():
+    keys = pa.array(["k1", "k2", "uuid-123"])
+    expected = [((31 + java_hash(k)) & 0xFFFFFFFF & 0x7FFFFFFF) % 8 for k in keys.to_pylist()]
+    assert list(bucket_ids(keys, 8)) == expected
+    complex_keys = pa.array(["id:1,name:a", "id:2,name:b"])
+    exp = []
+    for k in complex_keys.to_pylist():
+        h = 1
+        for part in k.split(","):
+            h = (31 * h + java_hash(part.split(":", 1)[1])) & 0xFFFFFFFF
+        exp.append((h & 0x7FFFFFFF) % 16)
+    assert list(bucket_ids(complex_keys, 16, 2)) == exp
+
+
+def test_bucket_file_ids():
+    f = bucket_file_id(42)
+    assert f.startswith("00000042") and f.endswith("-0") and bucket_of_file_id(f) == 42
+    assert bucket_of_file_id("d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0") is None
