@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_engine.errors import HudiError
 from hudi_engine.payload import Combine, Payload
 from hudi_engine.schema import META_COLUMNS
 
@@ -47,6 +48,8 @@ def merge_records(
     """The merged records of one slice. Every data table in `log_batches` has `base.schema`."""
     if not log_batches:
         return base
+    if payload.custom is not None:
+        return _merge_custom(base, log_batches, key_of, payload.custom)
     data = [b for b in log_batches if isinstance(b, pa.Table)]
     combined = pa.concat_tables([base, *data]).combine_chunks()
     n_base = base.num_rows
@@ -221,6 +224,72 @@ def merge_records(
     if coalesce:
         return pa.table({c: combined.column(c).take(pa.array(column_src(c))) for c in columns}, schema=combined.schema)
     return combined.take(pa.array(column_src(columns[0]) if columns else np.zeros(0, np.int64)))
+
+
+def _merge_custom(base: pa.Table, log_batches: Sequence[LogBatch], key_of: Callable[[pa.Table], pa.Array],
+                  payload) -> pa.Table:
+    """A user's payload: folded a block at a time (a "generation" of distinct keys at a time inside a block)."""
+    schema = base.schema
+    state = schema.empty_table()  # the merged incoming record of every live key
+    deleted = pa.array([], pa.string())
+    for batch in log_batches:
+        if isinstance(batch, DeleteBatch):  # deletes win (natural order)
+            keys = _as_string(batch.keys)
+            state = state.filter(pc.invert(pc.is_in(_as_string(key_of(state)), value_set=keys)))
+            deleted = pa.concat_arrays([deleted, keys])
+            continue
+        for generation in _generations(batch, key_of):
+            keys = _as_string(key_of(generation))
+            state_keys = _as_string(key_of(state))
+            pos = pc.index_in(keys, value_set=state_keys)
+            held = pos.is_valid()
+            merged = schema.empty_table()
+            if pc.any(held).as_py():
+                older = state.take(pos.filter(held))
+                merged, gone = _conform(payload.pre_combine(older, generation.filter(held)), schema, "pre_combine")
+                deleted = pa.concat_arrays([deleted, _as_string(key_of(merged.filter(gone)))])
+                merged = merged.filter(pc.invert(gone))
+            fresh = generation.filter(pc.invert(held))
+            state = pa.concat_tables([state.filter(pc.invert(pc.is_in(state_keys, value_set=keys))), merged, fresh])
+            deleted = deleted.filter(pc.invert(pc.is_in(deleted, value_set=_as_string(key_of(state)))))
+    base_keys = _as_string(key_of(base))
+    state_keys = _as_string(key_of(state))
+    base = base.filter(pc.invert(pc.is_in(base_keys, value_set=deleted)))
+    base_keys = _as_string(key_of(base))
+    pos = pc.index_in(base_keys, value_set=state_keys)
+    hit = pos.is_valid()
+    combined = schema.empty_table()
+    if pc.any(hit).as_py():
+        combined, gone = _conform(payload.combine(base.filter(hit), state.take(pos.filter(hit))), schema, "combine")
+        combined = combined.filter(pc.invert(gone))
+    inserts = state.filter(pc.invert(pc.is_in(state_keys, value_set=base_keys)))
+    out = pa.concat_tables([base.filter(pc.invert(hit)), combined, inserts])
+    if IS_DELETED_FIELD in out.column_names:
+        out = out.filter(pc.invert(out.column(IS_DELETED_FIELD).fill_null(False)))
+    return out
+
+
+def _generations(batch: pa.Table, key_of: Callable[[pa.Table], pa.Array]) -> list[pa.Table]:
+    """The batch split so that each part holds a key once, parts in the order the versions came."""
+    ids = pc.dictionary_encode(_as_string(key_of(batch))).indices.to_numpy().astype(np.int64)
+    order = np.lexsort((np.arange(len(ids)), ids))
+    sorted_ids = ids[order]
+    starts = np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]
+    group_start = np.maximum.accumulate(np.where(starts, np.arange(len(ids)), 0))
+    occurrence = np.empty(len(ids), dtype=np.int64)
+    occurrence[order] = np.arange(len(ids)) - group_start
+    return [batch.filter(pa.array(occurrence == g)) for g in range(int(occurrence.max()) + 1 if len(ids) else 0)]
+
+
+def _conform(t: pa.Table, schema: pa.Schema, method: str) -> tuple[pa.Table, pa.Array]:
+    """A user payload's output in the table schema, and which of its rows delete their key."""
+    try:
+        cols = [t.column(f.name).cast(f.type) for f in schema]
+    except KeyError as e:
+        raise HudiError(f"payload {method}() returned no column {e}; it must return the table's columns") from None
+    flag = (t.column(IS_DELETED_FIELD).fill_null(False).combine_chunks() if IS_DELETED_FIELD in t.column_names
+            else pa.array(np.zeros(t.num_rows, dtype=bool)))
+    return pa.Table.from_arrays(cols, schema=schema), flag
 
 
 def _as_string(keys: pa.Array | pa.ChunkedArray) -> pa.Array:

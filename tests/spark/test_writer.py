@@ -242,3 +242,16 @@ def test_bloom_and_bucket_index(spark, tmp_path, index_type, table_type):
         assert list(numbers) == file_numbers  # every key lives in the file group its hash names
         groups = set(zip(snap.column("dt").to_pylist(), file_numbers))
         assert len(groups) <= 2 * 4
+
+
+def test_user_python_payload_by_dotted_path(spark, tmp_path):
+    """A Python payload named by its dotted path: the version with the larger `amount` wins, on COW at write."""
+    path = tmp_path / "t"
+    o = opts(**{"hoodie.datasource.write.payload.class": "test_payloads.KeepMaxAmount"})
+    write(rows_df(spark, [{"id": 1, "name": "a", "ts": 1, "amount": 10.0, "dt": "d"},
+                          {"id": 2, "name": "a", "ts": 1, "amount": 10.0, "dt": "d"}]), str(path), o)
+    write(rows_df(spark, [{"id": 1, "name": "low", "ts": 2, "amount": 5.0, "dt": "d"},
+                          {"id": 2, "name": "high", "ts": 2, "amount": 50.0, "dt": "d"}]), str(path), o)
+    assert rows_of(rs_snapshot(path)) == [(1, "a", 1, 10.0, "d"), (2, "high", 2, 50.0, "d")]
+    props = (path / ".hoodie" / "hoodie.properties").read_text()
+    assert "hoodie.compaction.payload.class=test_payloads.KeepMaxAmount" in props

@@ -154,9 +154,9 @@ def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation:
     if missing and mode == "sync_all_columns":
         logger.warning(f"model {model}: columns {missing} are no longer in the model; a Hudi table keeps them "
                        f"(written as null from now on). --full-refresh rebuilds the table without them.")
-    fill = [F.lit(None).cast(table_types[c]).alias(c) for c in missing]
-    ordered = [c for c in table_types if c in df_types] + new  # the table's order, new columns last
-    return df.select(*[F.col(f"`{c}`") for c in ordered], *fill)
+    # The table's columns in the table's order (missing ones as nulls of their type), new columns last.
+    columns = [F.col(f"`{c}`") if c in df_types else F.lit(None).cast(t).alias(c) for c, t in table_types.items()]
+    return df.select(*columns, *[F.col(f"`{c}`") for c in new])
 
 
 def _engine_accepts_timestamps() -> None:

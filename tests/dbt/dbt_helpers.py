@@ -1,4 +1,5 @@
-"""Helpers for the dbt tests: run dbt (and SQL on its SparkSession) in a separate process.
+"""Helpers for the dbt tests (imported by name; pytest's own `conftest` modules clash between folders): run dbt
+(and SQL on its SparkSession) in a separate process.
 
 dbt's `method: session` starts a SparkSession with Hive support in the process that runs it. The pytest process
 keeps none (tests/spark has its own session), so every dbt run goes through `dbt_driver.py` in a subprocess.
@@ -10,8 +11,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 DRIVER = Path(__file__).resolve().parent / "dbt_driver.py"
 
@@ -46,8 +45,3 @@ def node(result: dict, name: str) -> dict:
         if r["name"] == name:
             return r
     raise AssertionError(f"no result for {name} in {[r['name'] for r in result['results']]}")
-
-
-@pytest.fixture(scope="session")
-def dbt_runner():
-    return run_driver
