@@ -255,3 +255,25 @@ def test_user_python_payload_by_dotted_path(spark, tmp_path):
     assert rows_of(rs_snapshot(path)) == [(1, "a", 1, 10.0, "d"), (2, "high", 2, 50.0, "d")]
     props = (path / ".hoodie" / "hoodie.properties").read_text()
     assert "hoodie.compaction.payload.class=test_payloads.KeepMaxAmount" in props
+
+
+@pytest.mark.parametrize("url_encode", [False, True])
+def test_awkward_partition_values_make_hudi_paths(spark, tmp_path, url_encode):
+    path = tmp_path / "t"
+    values = ["with space", "a=b", "x%y", "日本", None, "", "a/b"]
+    rows = [{"id": i, "name": "n", "ts": 1, "amount": 1.0, "dt": v} for i, v in enumerate(values)]
+    o = opts(**{"hoodie.datasource.write.partitionpath.urlencode": str(url_encode).lower(),
+                "hoodie.datasource.write.hive_style_partitioning": "false"})
+    write(rows_df(spark, rows), str(path), o)
+    dirs = {str(p.parent.relative_to(path)) for p in path.rglob(".hoodie_partition_metadata")}
+    encoded = {"with space": "with space", "a=b": "a%3Db", "x%y": "x%25y", "日本": "日本", "a/b": "a%2Fb"}
+    expected = {(encoded[v] if url_encode else v) for v in values if v}
+    assert dirs == expected | {"__HIVE_DEFAULT_PARTITION__"}
+    got = rs_snapshot(path)
+    assert sorted(zip(got.column("id").to_pylist(), got.column("dt").to_pylist())) == list(enumerate(values))
+    parts = dict(zip(got.column("id").to_pylist(), got.column("_hoodie_partition_path").to_pylist()))
+    assert parts[4] == parts[5] == "__HIVE_DEFAULT_PARTITION__"
+    # An upsert finds every key again in its partition (the index compares partition paths as written).
+    write(rows_df(spark, [dict(r, name="u", ts=2) for r in rows]), str(path), o)
+    assert set(rs_snapshot(path).column("name").to_pylist()) == {"u"}
+    assert len(rs_snapshot(path)) == len(values)
