@@ -26,6 +26,9 @@ from hudi_engine.timeline.instant import Instant
 Filter = tuple[str, str, Any]
 Filters = Sequence[Filter] | pc.Expression | None
 
+# Key generators whose partition path is not the partition column's value (formatted dates, custom layouts).
+UNPRUNABLE_KEYGENS = ("TimestampBased", "Custom")
+
 _OPS = {"=": "__eq__", "==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
 
 
@@ -96,8 +99,9 @@ class HudiTable:
 
     def _partition_pruner(self, filters: Filters, schema: pa.Schema | None):
         fields = self.config.partition_fields
-        if not fields:
-            return None
+        keygen = self.config.key_generator_class or ""
+        if not fields or any(k in keygen for k in UNPRUNABLE_KEYGENS):
+            return None  # no partitions, or paths that are not the columns' values: never prune
         expr = _to_expression(filters)
         schema = schema or self.schema()
         types = {f: (schema.field(f).type if f in schema.names else pa.string()) for f in fields}
@@ -143,34 +147,46 @@ class HudiTable:
                 t = t.filter(expr)
             yield t.select(columns) if columns is not None else t
 
-    def read_incremental(self, start_instant: str, end_instant: str | None = None,
-                         columns: list[str] | None = None, filters: Filters = None) -> pa.Table:
-        """Records written by commits in (start_instant, end_instant], as of end_instant (deletes not shown)."""
-        start_instant = _instant(start_instant)
-        end_instant = _instant(end_instant)
-        commits = [i for i in self.timeline.completed_commits()
-                   if i.timestamp > start_instant and (end_instant is None or i.timestamp <= end_instant)]
-        schema = self.schema(end_instant)
+    def incremental_commits(self, start_instant: str, end_instant: str | None = None) -> list[Instant]:
+        """Completed commit-like instants in (start, end]."""
+        return [i for i in self.timeline.completed_commits()
+                if i.timestamp > start_instant and (end_instant is None or i.timestamp <= end_instant)]
+
+    def incremental_slices(self, start_instant: str, end_instant: str | None = None,
+                           filters: Filters = None) -> tuple[str | None, list[FileSlice]]:
+        """(the range's end, the latest slices as of it of the file groups its commits wrote)."""
+        commits = self.incremental_commits(start_instant, end_instant)
         if not commits:
-            return _project(schema, columns).empty_table()
+            return None, []
         end = end_instant or commits[-1].timestamp
         touched = set()
         for instant in commits:
             for stat in self.timeline.commit_metadata(instant).write_stats():
                 touched.add((stat.partition_path or "", stat.file_id))
-        vis = Visibility.of(self.timeline, end)
-        slices = [s for s in self._latest_slices(vis, filters, schema) if (s.partition_path, s.file_id) in touched]
+        slices = self._latest_slices(Visibility.of(self.timeline, end), filters, self.schema(end))
+        return end, [s for s in slices if (s.partition_path, s.file_id) in touched]
+
+    def incremental_window(self, start_instant: str, end_instant: str) -> pc.Expression:
+        """Rows an incremental read keeps: written in (start, end]. A table without meta fields has no commit
+        times: every row of the touched file groups (as hudi-rs reads it)."""
         if not self.config.populate_meta_fields:
-            # No commit times to filter on: the records of the touched file groups' slices as of `end`
-            # (hudi-rs does the same).
-            window = pc.scalar(True)
-        else:
-            window = (pc.field("_hoodie_commit_time") > start_instant) & (pc.field("_hoodie_commit_time") <= end)
+            return pc.scalar(True)
+        return (pc.field("_hoodie_commit_time") > start_instant) & (pc.field("_hoodie_commit_time") <= end_instant)
+
+    def read_incremental(self, start_instant: str, end_instant: str | None = None,
+                         columns: list[str] | None = None, filters: Filters = None) -> pa.Table:
+        """Records written by commits in (start_instant, end_instant], as of end_instant (deletes not shown)."""
+        start_instant = _instant(start_instant)
+        end, slices = self.incremental_slices(start_instant, _instant(end_instant), filters)
+        schema = self.schema(end)
+        if end is None:
+            return _project(schema, columns).empty_table()
+        window = self.incremental_window(start_instant, end)
         expr = window if filters is None else window & _to_expression(filters)
         time_col = ["_hoodie_commit_time"] if self.config.populate_meta_fields else []
         read_cols = None if columns is None else list(dict.fromkeys([*columns, *time_col,
                                                                      *_expression_fields(filters, schema)]))
-        ctx = self._read_context(schema, vis)
+        ctx = self._read_context(schema, Visibility.of(self.timeline, end))
         parts = [read_file_slice(ctx, s, columns=read_cols).filter(expr) for s in slices]
         out = _concat(parts, _project(schema, read_cols))
         return out.select(columns) if columns is not None else out

@@ -93,7 +93,7 @@ from hudi_engine.file_group import FileSlice
 from hudi_engine.file_slice_reader import read_file_slice
 from hudi_engine.fs_view import Visibility
 from hudi_engine.schema import META_COLUMNS
-from hudi_engine.table import HudiTable
+from hudi_engine.table import UNPRUNABLE_KEYGENS, HudiTable
 
 FORMAT = "hudi"
 PATH_COMMENT_PREFIX = "hudi.path="
@@ -108,7 +108,6 @@ QueryType = Literal["snapshot", "read_optimized", "incremental"]
 QUERY_TYPES: tuple[str, ...] = ("snapshot", "read_optimized", "incremental")
 
 # Key generators whose partition path is not the partition column's value: pruning on it would be wrong.
-_UNPRUNABLE_KEYGENS = ("TimestampBased", "Custom")
 
 
 # ---- options ------------------------------------------------------------------------------------------------
@@ -358,29 +357,16 @@ class HudiReader(DataSourceReader):
         opts = self.opts
         if opts.query_type != "incremental":
             return self.table.file_slices(opts.as_of, self.partition_filter)
-        end = self._incremental_end()
-        if end is None:
-            return []
-        touched = set()
-        for instant in self._incremental_commits():
-            for stat in self.table.timeline.commit_metadata(instant).write_stats():
-                touched.add((stat.partition_path or "", stat.file_id))
-        return [s for s in self.table.file_slices(end, self.partition_filter)
-                if (s.partition_path, s.file_id) in touched]
-
-    def _incremental_commits(self) -> list:
-        begin, end = self.opts.begin, self.opts.end
-        return [i for i in self.table.timeline.completed_commits()
-                if i.timestamp > begin and (end is None or i.timestamp <= end)]
+        return self.table.incremental_slices(opts.begin, opts.end, self.partition_filter)[1]
 
     def _incremental_end(self) -> str | None:
-        commits = self._incremental_commits()
+        commits = self.table.incremental_commits(self.opts.begin, self.opts.end)
         return (self.opts.end or commits[-1].timestamp) if commits else None
 
     def _prunable_columns(self) -> dict[str, str]:
         """Partition columns present in the rows, by lower-case name (Spark resolves names case-insensitively)."""
         cfg = self.table.config
-        if any(k in (cfg.key_generator_class or "") for k in _UNPRUNABLE_KEYGENS):
+        if any(k in (cfg.key_generator_class or "") for k in UNPRUNABLE_KEYGENS):
             return {}
         return {f.lower(): f for f in cfg.partition_fields if f in self.table_schema.names}
 
@@ -392,13 +378,12 @@ class HudiReader(DataSourceReader):
         ctx = self.table._read_context(self.table_schema, self.visibility)
         names = [c for c, _ in self.columns]
         read_cols = names
-        if opts.query_type == "incremental" and COMMIT_TIME not in names:
+        if opts.query_type == "incremental" and COMMIT_TIME not in names and COMMIT_TIME in self.table_schema.names:
             read_cols = [*names, COMMIT_TIME]
         rows = read_file_slice(ctx, partition.file_slice, columns=read_cols,
                                read_optimized=opts.query_type == "read_optimized")
         if opts.query_type == "incremental":
-            commit_time = pc.field(COMMIT_TIME)
-            rows = rows.filter((commit_time > opts.begin) & (commit_time <= self.visibility.as_of))
+            rows = rows.filter(self.table.incremental_window(opts.begin, self.visibility.as_of))
         if rows.num_rows == 0:
             return
         rows = to_spark_arrow(rows.select(names), self.target, f"file slice {partition.value}")

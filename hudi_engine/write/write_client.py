@@ -121,6 +121,16 @@ class WriteClient:
             old = avro_to_arrow_schema(remove_meta_fields(avro))
             check_schema_change(old, self.data_schema, f"table {self.base_path}")
 
+    def _disable_metadata_table(self) -> None:
+        """This engine does not maintain Hudi's metadata table. Java readers list files from it when
+        `hoodie.table.metadata.partitions` names `files`, so files we add would be invisible to them: disable it
+        the way Hudi does (drop those keys, then delete `.hoodie/metadata`), before writing anything (spec §14)."""
+        if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight):
+            return
+        self.table_config = self.table_config.without_metadata_table()
+        self.table_config.save(self.storage, self.base_path)
+        self.storage.delete_dir(Storage.join(self.base_path, ".hoodie", "metadata"))
+
     # ---- specs shipped to tasks ------------------------------------------------------------------------------
     def keygen_spec(self) -> dict:
         c = self.config
@@ -257,6 +267,7 @@ class WriteClient:
         with table_lock(self.storage, self.base_path, wait_timeout_ms=cfg.lock_wait_timeout_ms,
                         expiry_ms=cfg.lock_expiry_ms) if self.exists else _create_then_lock(self) as _:
             rollback_failed_writes(self.storage, self.base_path)
+            self._disable_metadata_table()
             self.timeline = Timeline.load(self.storage, self.base_path)
             txn = Transaction(self)
             try:

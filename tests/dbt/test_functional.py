@@ -152,7 +152,7 @@ functional:
     (root / "models" / "schema.yml").write_text(SCHEMA_YML)
 
 
-DAY2 = "{day: 2}"
+VARS2 = "{day: 2}"
 TABLES = [f"s_{s}_{t}" for s in STRATEGIES for t in TABLE_TYPES] + ["select_star_this", "osc_append"]
 
 
@@ -166,18 +166,18 @@ def built(tmp_path_factory):
     first_instants = {t: HudiTable.load(table_path(project, t)).timeline.completed_commits().last().timestamp
                       for t in ("fr", "null_key")}
     steps = [
-        {"dbt": ["run", "--vars", DAY2, "--exclude", "tag:bad", "tag:null_key", "tag:layout", "tag:osc_fail"]},
-        {"dbt": ["run", "--select", "bad_config", "--vars", DAY2]},
-        {"dbt": ["run", "--select", "bad_precombine", "--vars", DAY2]},
-        {"dbt": ["run", "--select", "null_key", "--vars", DAY2]},
+        {"dbt": ["run", "--vars", VARS2, "--exclude", "tag:bad", "tag:null_key", "tag:layout", "tag:osc_fail"]},
+        {"dbt": ["run", "--select", "bad_config", "--vars", VARS2]},
+        {"dbt": ["run", "--select", "bad_precombine", "--vars", VARS2]},
+        {"dbt": ["run", "--select", "null_key", "--vars", VARS2]},
         {"dbt": ["run", "--select", "layout_change", "--vars", "{day: 2, lc_type: mor}"]},
         {"dbt": ["run", "--select", "layout_change", "--full-refresh", "--vars", "{day: 2, lc_type: mor}"]},
-        {"dbt": ["run", "--select", "osc_fail", "--vars", DAY2]},
-        {"dbt": ["run", "--select", "fr", "--full-refresh", "--vars", DAY2]},
-        {"dbt": ["test", "--vars", DAY2, "--select", "s_upsert_mor", "s_insert_overwrite_cow", "s_delete_mor",
+        {"dbt": ["run", "--select", "osc_fail", "--vars", VARS2]},
+        {"dbt": ["run", "--select", "fr", "--full-refresh", "--vars", VARS2]},
+        {"dbt": ["test", "--vars", VARS2, "--select", "s_upsert_mor", "s_insert_overwrite_cow", "s_delete_mor",
                  "s_insert_cow"]},
-        {"dbt": ["docs", "generate", "--vars", DAY2]},
-        {"dbt": ["show", "--select", "s_upsert_mor", "--vars", DAY2, "--limit", "50"]},
+        {"dbt": ["docs", "generate", "--vars", VARS2]},
+        {"dbt": ["show", "--select", "s_upsert_mor", "--vars", VARS2, "--limit", "50"]},
         *[{"sql": f"select * from {SCHEMA}.{t}"} for t in TABLES],
     ]
     day2 = run_driver(project, steps, root / "day2")
@@ -205,7 +205,7 @@ def test_both_days_ran(built):
     seed, day1 = built["day1"]
     assert seed["success"], seed
     assert day1["success"], [r for r in day1["results"] if r["status"] != "success"]
-    day2 = step(built, "run", "--vars", DAY2, "--exclude", "tag:bad", "tag:null_key", "tag:layout", "tag:osc_fail")
+    day2 = step(built, "run", "--vars", VARS2, "--exclude", "tag:bad", "tag:null_key", "tag:layout", "tag:osc_fail")
     assert day2["success"], [r for r in day2["results"] if r["status"] != "success"]
 
 
@@ -241,7 +241,7 @@ def test_strategy_against_hudi_rs(built, strategy, table_type):
 def test_adapter_response_and_timeline(built, strategy, day1_op, day2_op, action):
     name = f"s_{strategy}_mor"
     first = node(built["day1"][1], name)["adapter_response"]
-    second = node(step(built, "run", "--vars", DAY2, "--exclude", "tag:bad", "tag:null_key", "tag:layout",
+    second = node(step(built, "run", "--vars", VARS2, "--exclude", "tag:bad", "tag:null_key", "tag:layout",
                        "tag:osc_fail"), name)["adapter_response"]
     assert (first["operation"], first["rows_inserted"]) == (day1_op, len(DAY1))
     assert second["operation"] == day2_op
@@ -291,7 +291,7 @@ def failed(result: dict, name: str) -> str:
 
 
 def test_bad_config_is_one_compile_error_listing_everything(built):
-    msg = failed(step(built, "run", "--select", "bad_config", "--vars", DAY2), "bad_config")
+    msg = failed(step(built, "run", "--select", "bad_config", "--vars", VARS2), "bad_config")
     assert "model bad_config: invalid hudi_incremental config" in msg
     assert "unique_key is required" in msg
     assert "table_type='delta': expected one of cow, mor" in msg
@@ -301,13 +301,13 @@ def test_bad_config_is_one_compile_error_listing_everything(built):
 
 
 def test_precombine_field_not_in_the_model(built):
-    msg = failed(step(built, "run", "--select", "bad_precombine", "--vars", DAY2), "bad_precombine")
+    msg = failed(step(built, "run", "--select", "bad_precombine", "--vars", VARS2), "bad_precombine")
     assert "model bad_precombine" in msg and "precombine_field: column 'nope' is not in the model's result" in msg
     assert "columns: id, val" in msg
 
 
 def test_null_key_fails_and_leaves_the_table_as_it_was(built):
-    msg = failed(step(built, "run", "--select", "null_key", "--vars", DAY2), "null_key")
+    msg = failed(step(built, "run", "--select", "null_key", "--vars", VARS2), "null_key")
     assert "model null_key" in msg and "id" in msg and "null" in msg.lower() and "unchanged" in msg
     path = table_path(built["project"], "null_key")
     assert data_rows(rs_snapshot(path)) == sorted(DAY1)
@@ -329,12 +329,12 @@ def test_layout_change_needs_full_refresh(built):
 
 
 def test_on_schema_change_fail(built):
-    msg = failed(step(built, "run", "--select", "osc_fail", "--vars", DAY2), "osc_fail")
+    msg = failed(step(built, "run", "--select", "osc_fail", "--vars", VARS2), "osc_fail")
     assert "on_schema_change='fail'" in msg and "new columns ['extra']" in msg and "missing columns ['val']" in msg
 
 
 def test_full_refresh_keeps_time_travel(built):
-    r = step(built, "run", "--select", "fr", "--full-refresh", "--vars", DAY2)
+    r = step(built, "run", "--select", "fr", "--full-refresh", "--vars", VARS2)
     assert r["success"], r
     assert node(r, "fr")["adapter_response"]["operation"] == "insert_overwrite_table"
     path = table_path(built["project"], "fr")
@@ -348,7 +348,7 @@ def test_full_refresh_keeps_time_travel(built):
 
 
 def test_generic_timeline_tests(built):
-    r = step(built, "test", "--vars", DAY2, "--select", "s_upsert_mor", "s_insert_overwrite_cow", "s_delete_mor",
+    r = step(built, "test", "--vars", VARS2, "--select", "s_upsert_mor", "s_insert_overwrite_cow", "s_delete_mor",
              "s_insert_cow")
     statuses = {x["name"]: x["status"] for x in r["results"]}
     assert len(statuses) == 10, statuses
@@ -359,7 +359,7 @@ def test_generic_timeline_tests(built):
 
 
 def test_docs_catalog_has_hudi_stats(built):
-    assert step(built, "docs", "generate", "--vars", DAY2)["success"]
+    assert step(built, "docs", "generate", "--vars", VARS2)["success"]
     catalog = json.loads((built["project"] / "target" / "catalog.json").read_text())
     stats = catalog["nodes"]["model.functional.s_upsert_mor"]["stats"]
     assert stats["hudi_table_type"]["value"] == "MERGE_ON_READ"
@@ -371,7 +371,7 @@ def test_docs_catalog_has_hudi_stats(built):
 
 
 def test_show_reads_the_merged_snapshot(built):
-    r = step(built, "show", "--select", "s_upsert_mor", "--vars", DAY2, "--limit", "50")
+    r = step(built, "show", "--select", "s_upsert_mor", "--vars", VARS2, "--limit", "50")
     assert r["success"], r
     rows = r["results"][0]["rows"]
     assert sorted((x["id"], x["part"], x["val"]) for x in rows) == expected("upsert")

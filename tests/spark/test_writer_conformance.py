@@ -50,3 +50,19 @@ def test_upsert_into_real_table(spark, unzip_table, tmp_path, name):
     assert sorted(after.column(target).to_pylist(), key=repr) == sorted(new_col.to_pylist(), key=repr)
     assert_same_rows(HudiTable.load(path).read_snapshot(), after, f"{name} after our upsert",
                      "_hoodie_record_key" if meta else table.config.record_key_fields[0])
+
+
+def test_write_disables_a_metadata_table_first(spark, unzip_table, tmp_path):
+    """A table whose hoodie.properties lists MDT partitions would hide our files from Java readers (§14)."""
+    path = tmp_path / "t"
+    shutil.copytree(unzip_table("cow_v6_nonpartitioned"), path)
+    props = path / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text() + "hoodie.table.metadata.partitions=files\n")
+    (path / ".hoodie" / "metadata" / ".hoodie").mkdir(parents=True)
+    before = HudiTable.load(path).read_snapshot()
+    df = spark.createDataFrame(before.select([c for c in before.column_names if not c.startswith("_hoodie")]))
+    write(df, str(path), {"hoodie.datasource.write.operation": "upsert"})
+    assert "hoodie.table.metadata.partitions" not in props.read_text()
+    assert not (path / ".hoodie" / "metadata").exists()
+    assert HudiTable.load(path).config.checksum == HudiTable.load(unzip_table("cow_v6_nonpartitioned")).config.checksum
+    assert len(rs_snapshot(path)) == before.num_rows

@@ -1,0 +1,622 @@
+"""Write benchmark (issue 3): `hudi_engine.spark.write` beside delta-rs on the same data, in one run.
+
+W1 (default):
+  first   first write of 1,000,000 rows: our bulk_insert (COW) vs `deltalake.write_deltalake` (partitioned by dt)
+  cow     upsert of 100,000 updates (all partitions) + 10,000 inserts into the W1 COW table vs delta-rs MERGE
+  mor     the same upsert into the W1 MOR table vs the same delta-rs MERGE
+Each figure: one untimed warm-up, then the median of 3 (BENCH_REPEATS) runs; runs of the engines interleave so
+load drift on the machine hits both. Hudi is timed from a cached, counted Spark DataFrame to the completed
+instant (the whole `write(...)` call); delta-rs from an Arrow table in memory to its commit. Every upsert starts
+from an identical copy of the table (copied untimed). Defaults on both sides: Hudi snappy parquet, SIMPLE index,
+120 MB max file size; delta-rs defaults (snappy).
+
+W2 (`--workload w2`): the same upsert batch into a 10,000,000-row MOR table beside the same batch into the
+1,000,000-row one (cost should follow the batch), with the peak memory of the Python driver; the delta-rs peer
+(MERGE into 1M and 10M-row tables) runs afterwards in a child process so the driver's memory figure is Hudi's.
+
+`--profile`: the Spark tasks' code (key generator, pre-combine, index key reads, bucket assignment, the
+create / merge / append handles, commit) run in this process without Spark on the W1 upsert, each phase timed
+and the handles under cProfile: where the task-side time goes.
+
+Spark's own breakdown: the event log of the run is parsed into the wall time of each `collect` in the writer
+(per source line) and the shuffle bytes, per timed write.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import linecache
+import os
+import pstats
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
+import pyarrow.dataset as ds  # noqa: E402
+
+import common  # noqa: E402
+from common import DATA_DIR, Measure, RssSampler, measure  # noqa: E402
+
+
+# ---- delta-rs -------------------------------------------------------------------------------------------------
+
+def delta_write(path: Path, data) -> dict:
+    from deltalake import write_deltalake
+
+    write_deltalake(str(path), data, partition_by=["dt"])
+    return {}
+
+
+def delta_merge(path: Path, batch: pa.Table) -> dict:
+    from deltalake import DeltaTable
+
+    m = (DeltaTable(str(path)).merge(batch, "t.id = s.id", source_alias="s", target_alias="t")
+         .when_matched_update_all().when_not_matched_insert_all().execute())
+    want = (common.UPDATES, common.INSERTS)
+    got = (m["num_target_rows_updated"], m["num_target_rows_inserted"])
+    if got != want:
+        raise RuntimeError(f"delta-rs merge into {path}: updated/inserted {got}, expected {want}")
+    return {"scan_ms": m.get("scan_time_ms"), "rewrite_ms": m.get("rewrite_time_ms"),
+            "files_added": m.get("num_target_files_added")}
+
+
+# ---- Hudi ---------------------------------------------------------------------------------------------------
+
+def hudi_write(spark, df, path: Path, table_type: str, operation: str, label: str, expect: dict,
+               samples: list | None = None, jvm: int | None = None) -> dict:
+    from hudi_engine.spark import write
+
+    spark.sparkContext.setJobDescription(label)
+    with RssSampler(jvm) as rss:
+        r = write(df, str(path), common.hudi_options(table_type, operation))
+    spark.sparkContext.setJobDescription(None)
+    got = {"records_inserted": r.records_inserted, "records_updated": r.records_updated}
+    if any(got[k] != v for k, v in expect.items()):
+        raise RuntimeError(f"{label}: {got}, expected {expect}")
+    if samples is not None:
+        samples.append({"driver_peak_rss_mb": rss.peak, "jvm_peak_rss_mb": rss.other_peak})
+    out = {k: round(v, 3) for k, v in r.timings.items()}
+    out.update(files_created=r.files_created, files_rewritten=r.files_rewritten, files_appended=r.files_appended,
+               bytes_written=r.bytes_written, driver_peak_rss_mb=round(rss.peak), jvm_peak_rss_mb=round(rss.other_peak))
+    return out
+
+
+UPSERT_EXPECT = {"records_inserted": common.INSERTS, "records_updated": common.UPDATES}
+
+
+def _bulk_expect(rows: int) -> dict:
+    return {"records_inserted": rows, "records_updated": 0}
+
+
+def _eventlog_conf(run_dir: Path) -> None:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    common.SPARK_CONF.update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": run_dir.resolve().as_uri(),
+                              "spark.eventLog.compress": "false"})
+
+
+# ---- W1 -----------------------------------------------------------------------------------------------------
+
+def run_w1(cases: list[str], repeats: int, eventlog: bool) -> dict:
+    base = DATA_DIR / "w1"
+    src, bdir = common.source_dir(common.W1_ROWS), common.batch_dir()
+    data, batch = common.read_source(src), common.read_source(bdir)
+    ev_dir = DATA_DIR / "eventlog" / time.strftime("%Y%m%d-%H%M%S")
+    if eventlog:
+        _eventlog_conf(ev_dir)
+    t0 = time.perf_counter()
+    spark = common.spark_session()
+    jvm = common.jvm_pid(spark)
+    print(f"Spark session: {time.perf_counter() - t0:.1f} s (master {spark.sparkContext.master}, "
+          f"JVM pid {jvm})", flush=True)
+    df, bdf = common.cached_df(spark, src), common.cached_df(spark, bdir)
+    results: dict[str, Measure] = {}
+    cold: dict[str, float] = {}
+    rss_samples: list[dict] = []
+    cow0, mor0, delta0 = base / "pristine_hudi_cow", base / "pristine_hudi_mor", base / "pristine_delta"
+
+    def timed_once(name: str, fn) -> None:
+        t = time.perf_counter()
+        fn()
+        cold[name] = time.perf_counter() - t
+        print(f"  {name} (warm-up, untimed): {cold[name]:.3f} s", flush=True)
+
+    need_tables = any(c in cases for c in ("cow", "mor"))
+    if "first" in cases:
+        print("first write, 1,000,000 rows: bulk_insert vs write_deltalake", flush=True)
+        timed_once("hudi_bulk_insert", lambda: hudi_write(spark, df, common.fresh(base / "warm_hudi"), "COPY_ON_WRITE",
+                                                          "bulk_insert", "warm", _bulk_expect(common.W1_ROWS)))
+        timed_once("delta_write", lambda: delta_write(common.fresh(base / "warm_delta"), data))
+        hudi_m, delta_m = Measure("hudi_bulk_insert"), Measure("delta_write")
+        for i in range(repeats):
+            one = measure(hudi_m.name, lambda _: hudi_write(
+                spark, df, cow0, "COPY_ON_WRITE", "bulk_insert", f"first-hudi-{i}", _bulk_expect(common.W1_ROWS),
+                rss_samples, jvm), setup=lambda _: common.fresh(cow0), repeats=1)
+            hudi_m.times += one.times
+            hudi_m.extra += one.extra
+            one = measure(delta_m.name, lambda _: delta_write(delta0, data), setup=lambda _: common.fresh(delta0),
+                          repeats=1)
+            delta_m.times += one.times
+        results["first_hudi"], results["first_delta"] = hudi_m, delta_m
+    if need_tables:
+        print("setting up the W1 tables (untimed)", flush=True)
+        if not ("first" in cases and (cow0 / ".hoodie").exists()):
+            hudi_write(spark, df, common.fresh(cow0), "COPY_ON_WRITE", "bulk_insert", "setup",
+                       _bulk_expect(common.W1_ROWS))
+        if not ("first" in cases and (delta0 / "_delta_log").exists()):
+            delta_write(common.fresh(delta0), data)
+        if "mor" in cases:
+            hudi_write(spark, df, common.fresh(mor0), "MERGE_ON_READ", "bulk_insert", "setup",
+                       _bulk_expect(common.W1_ROWS))
+        work_cow, work_mor, work_delta = base / "work_hudi_cow", base / "work_hudi_mor", base / "work_delta"
+        print("upsert: 100,000 updates + 10,000 inserts", flush=True)
+        runs = []
+        if "cow" in cases:
+            runs.append(("hudi_cow_upsert", lambda label, s=None: hudi_write(
+                spark, bdf, common.copy_table(cow0, work_cow), "COPY_ON_WRITE", "upsert", label, UPSERT_EXPECT,
+                s, jvm), None))
+        runs.append(("delta_merge", lambda label, s=None: delta_merge(common.copy_table(delta0, work_delta), batch),
+                     None))
+        if "mor" in cases:
+            runs.append(("hudi_mor_upsert", lambda label, s=None: hudi_write(
+                spark, bdf, common.copy_table(mor0, work_mor), "MERGE_ON_READ", "upsert", label, UPSERT_EXPECT,
+                s, jvm), None))
+        for name, fn, _ in runs:
+            timed_once(name, lambda fn=fn: fn("warm"))
+        ms = {name: Measure(name) for name, _, _ in runs}
+        for i in range(repeats):
+            for name, fn, _ in runs:
+                # The copy of the table is part of `fn` but must not be timed: copy first, then time the write.
+                m = _timed_upsert(name, fn, f"{name}-{i}", rss_samples)
+                ms[name].times.append(m[0])
+                ms[name].extra.append(m[1])
+        for name in ms:
+            print(f"  {name}: median {ms[name].median:.3f} s", flush=True)
+            results[name] = ms[name]
+    spark.stop()
+    stages = parse_eventlog(ev_dir) if eventlog else {}
+    return {"results": results, "cold": cold, "stages": stages, "maxrss_mb": common.maxrss_mb(),
+            "rss_samples": rss_samples}
+
+
+def _timed_upsert(name: str, fn, label: str, rss_samples: list) -> tuple[float, dict]:
+    """Run `fn` (which copies its table, then writes) and return the time of the write alone."""
+    import shutil
+
+    real_copy = common.copy_table
+    copy_time = [0.0]
+
+    def copy_untimed(src, dst):
+        t = time.perf_counter()
+        try:
+            return real_copy(src, dst)
+        finally:
+            copy_time[0] += time.perf_counter() - t
+
+    common.copy_table = copy_untimed
+    try:
+        t = time.perf_counter()
+        extra = fn(label, rss_samples if name.startswith("hudi") else None) or {}
+        elapsed = time.perf_counter() - t - copy_time[0]
+    finally:
+        common.copy_table = real_copy
+    del shutil
+    print(f"  {name} {label}: {elapsed:.3f} s {common._short(extra)}", flush=True)
+    return elapsed, extra
+
+
+# ---- W2 -----------------------------------------------------------------------------------------------------
+
+def run_w2(repeats: int, eventlog: bool) -> dict:
+    base = DATA_DIR / "w2"
+    src1, src2, bdir = common.source_dir(common.W1_ROWS), common.source_dir(common.W2_ROWS), common.batch_dir()
+    ev_dir = DATA_DIR / "eventlog" / ("w2-" + time.strftime("%Y%m%d-%H%M%S"))
+    if eventlog:
+        _eventlog_conf(ev_dir)
+    spark = common.spark_session()
+    jvm = common.jvm_pid(spark)
+    bdf = common.cached_df(spark, bdir)
+    mor1, mor2 = base / "pristine_hudi_mor_w1", base / "pristine_hudi_mor_w2"
+    setup: dict[str, float] = {}
+    for path, src, rows in ((mor1, src1, common.W1_ROWS), (mor2, src2, common.W2_ROWS)):
+        print(f"setting up a {rows:,}-row MOR table (bulk_insert, untimed)", flush=True)
+        t = time.perf_counter()
+        r = hudi_write(spark, spark.read.parquet(str(src)), common.fresh(path), "MERGE_ON_READ", "bulk_insert",
+                       "setup", _bulk_expect(rows))
+        setup[path.name] = time.perf_counter() - t
+        print(f"  {setup[path.name]:.1f} s {r}", flush=True)
+    rss_samples: list[dict] = []
+    runs = [(f"hudi_mor_upsert_{n}", lambda label, s=None, p=p, n=n: hudi_write(
+        spark, bdf, common.copy_table(p, base / f"work_{n}"), "MERGE_ON_READ", "upsert", label, UPSERT_EXPECT, s, jvm))
+        for n, p in (("w1", mor1), ("w2", mor2))]
+    cold = {}
+    for name, fn in runs:
+        cold[name] = _timed_upsert(name, fn, "warm", [])[0]
+    ms = {name: Measure(name) for name, _ in runs}
+    for i in range(repeats):
+        for name, fn in runs:
+            t, extra = _timed_upsert(name, fn, f"{name}-{i}", rss_samples)
+            ms[name].times.append(t)
+            ms[name].extra.append(extra)
+    spark.stop()
+    maxrss = common.maxrss_mb()
+    print(f"driver ru_maxrss (whole process, Hudi only): {maxrss:.0f} MB", flush=True)
+    stages = parse_eventlog(ev_dir) if eventlog else {}
+    print("delta-rs peer (child process)", flush=True)
+    out = subprocess.run([sys.executable, __file__, "--delta-w2", "--repeats", str(repeats)], check=True,
+                         capture_output=True, text=True)
+    sys.stderr.write(out.stderr)
+    delta = json.loads(out.stdout.strip().splitlines()[-1])
+    results = dict(ms)
+    for name, d in delta["results"].items():
+        m = Measure(name, d["times"], d["extra"])
+        results[name] = m
+        print(f"  {name}: median {m.median:.3f} s ({d['times']})", flush=True)
+    return {"results": results, "cold": {**cold, **delta["cold"]}, "stages": stages, "maxrss_mb": maxrss,
+            "rss_samples": rss_samples, "setup_s": setup, "delta_maxrss_mb": delta["maxrss_mb"],
+            "table_mb": {"hudi_w1": common.dir_size_mb(mor1), "hudi_w2": common.dir_size_mb(mor2)}}
+
+
+def delta_w2_child(repeats: int) -> None:
+    """The delta-rs side of W2 (printed as JSON): tables written streaming from the source files, then MERGE."""
+    base = DATA_DIR / "w2"
+    batch = common.read_source(common.batch_dir())
+    paths = {}
+    for n, rows in (("w1", common.W1_ROWS), ("w2", common.W2_ROWS)):
+        paths[n] = base / f"pristine_delta_{n}"
+        files = sorted(str(p) for p in common.source_dir(rows).glob("*.parquet"))
+        delta_write(common.fresh(paths[n]), ds.dataset(files, schema=common.SCHEMA).scanner().to_reader())
+    names = {n: f"delta_merge_{n}" for n in paths}
+    cold = {}
+    for n, p in paths.items():
+        common.copy_table(p, base / f"work_delta_{n}")
+        t = time.perf_counter()
+        delta_merge(base / f"work_delta_{n}", batch)
+        cold[names[n]] = time.perf_counter() - t
+    res = {names[n]: {"times": [], "extra": []} for n in paths}
+    for _ in range(repeats):
+        for n, p in paths.items():
+            common.copy_table(p, base / f"work_delta_{n}")
+            t = time.perf_counter()
+            extra = delta_merge(base / f"work_delta_{n}", batch)
+            res[names[n]]["times"].append(time.perf_counter() - t)
+            res[names[n]]["extra"].append(extra)
+            print(f"  {names[n]}: {res[names[n]]['times'][-1]:.3f} s", file=sys.stderr, flush=True)
+    print(json.dumps({"results": res, "cold": cold, "maxrss_mb": common.maxrss_mb()}))
+
+
+# ---- Spark event log ------------------------------------------------------------------------------------------
+
+def parse_eventlog(run_dir: Path) -> dict:
+    """Per job description (one timed write): wall time per `collect` call site of the writer, shuffle bytes.
+
+    A call site is labelled with its source line, so the figure reads as "the collect that computes the plan's
+    counts took X s" whatever the line number is today.
+    """
+    files = sorted(run_dir.rglob("events_*")) + sorted(run_dir.rglob("local-*"))
+    jobs: dict[int, dict] = {}
+    stage_job: dict[int, int] = {}
+    stage_metrics: dict[int, dict] = defaultdict(lambda: defaultdict(float))
+    for f in files:
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                ev = e.get("Event")
+                if ev == "SparkListenerJobStart":
+                    props = e.get("Properties") or {}
+                    jobs[e["Job ID"]] = {"start": e["Submission Time"], "desc": props.get("spark.job.description"),
+                                         "site": props.get("callSite.short") or ""}
+                    for s in e["Stage IDs"]:
+                        stage_job.setdefault(s, e["Job ID"])
+                elif ev == "SparkListenerJobEnd" and e["Job ID"] in jobs:
+                    jobs[e["Job ID"]]["end"] = e["Completion Time"]
+                elif ev == "SparkListenerTaskEnd":
+                    m = e.get("Task Metrics") or {}
+                    sm = stage_metrics[e["Stage ID"]]
+                    sm["task_run_ms"] += m.get("Executor Run Time", 0)
+                    sm["gc_ms"] += m.get("JVM GC Time", 0)
+                    sm["shuffle_write_mb"] += (m.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0) / 1e6
+                    sm["tasks"] += 1
+    out: dict[str, dict] = {}
+    for jid, j in sorted(jobs.items()):
+        desc = j["desc"]
+        if not desc or desc in ("setup", "warm"):
+            continue
+        site = j["site"]
+        label = _site_label(site)
+        d = out.setdefault(desc, {"jobs": 0, "by_site": defaultdict(float), "task_run_s": 0.0, "shuffle_write_mb": 0.0})
+        d["jobs"] += 1
+        d["by_site"][label] += (j.get("end", j["start"]) - j["start"]) / 1000
+        for s, jj in stage_job.items():
+            if jj == jid:
+                d["task_run_s"] += stage_metrics[s]["task_run_ms"] / 1000
+                d["shuffle_write_mb"] += stage_metrics[s]["shuffle_write_mb"]
+    for d in out.values():
+        d["by_site"] = dict(d["by_site"])
+    return out
+
+
+def _site_label(site: str) -> str:
+    """`collect at /x/writer.py:84` -> `writer.py:84 counts = tagged.groupBy(...)...` (the source line)."""
+    try:
+        where = site.split(" at ", 1)[1]
+        path, line = where.rsplit(":", 1)
+        text = linecache.getline(path, int(line)).strip()
+        return f"{Path(path).name}:{line} {text[:70]}"
+    except (IndexError, ValueError):
+        return site
+
+
+# ---- in-process profile of the task side ------------------------------------------------------------------
+
+def profile_tasks(table_type: str, pristine: Path, top: int) -> dict:
+    """The W1 upsert through the same task functions Spark runs, in this process, phase by phase.
+
+    Mirrors `hudi_engine.spark.writer._run` for a SIMPLE-index upsert with Spark's moving of records replaced by
+    pyarrow: keys (`_KeyFn`), pre-combine (`_PrecombineFn`), index key reads (`read_index_keys`) and a
+    per-partition `index_in` tag, the plan, bucket assignment (`_AssignFn`), one `execute_bucket` per bucket,
+    commit. The result is a real commit on a copy of the table.
+    """
+    from hudi_engine.spark import writer as W
+    from hudi_engine.write.executor import execute_bucket
+    from hudi_engine.write.write_client import WriteClient, read_index_keys
+    from hudi_engine.write.write_config import WriteConfig
+
+    path = common.copy_table(pristine, DATA_DIR / "w1" / f"profile_{table_type}")
+    batch = common.read_source(common.batch_dir())
+    phases: dict[str, float] = {}
+    t = time.perf_counter()
+
+    def tick(name: str) -> None:
+        nonlocal t
+        now = time.perf_counter()
+        phases[name] = phases.get(name, 0.0) + now - t
+        t = now
+
+    t_start = t
+    config = WriteConfig.from_options(common.hudi_options(table_type, "upsert"))
+    client = WriteClient.open(str(path), config, batch.schema)
+    prof = cProfile.Profile()
+    per_bucket: list[tuple[float, str, int]] = []
+    with client.transaction() as txn:
+        tick("open + lock + start instant")
+        keyed = pa.Table.from_batches(list(W._KeyFn(client.keygen_spec(), False)(batch.to_batches())))
+        tick("keys (_KeyFn)")
+        keyed = pa.Table.from_batches(list(W._PrecombineFn(config.precombine_field, config.payload)(keyed.to_batches())))
+        tick("pre-combine (_PrecombineFn)")
+        # Spark computes xxhash64 here; any hash in [0, 1) picks among insert buckets the same way.
+        keyed = keyed.append_column(W.HASH, pa.array((np.arange(keyed.num_rows) * 0.6180339887498949) % 1.0))
+        partitions = sorted(pc.unique(keyed.column(W.PARTITION)).to_pylist())
+        files = client.index_files(partitions)
+        tick("index: list files")
+        spec = client.key_reader_spec()
+        existing: dict[str, list] = defaultdict(list)
+        for part, fid, fpath in files:
+            existing[part].append((fid, read_index_keys(client.storage_uri, spec, fpath)))
+        tick("index: read keys (read_index_keys)")
+        fid_col = pa.nulls(keyed.num_rows, pa.string())
+        key_col, part_col = keyed.column(W.KEY).combine_chunks(), keyed.column(W.PARTITION).combine_chunks()
+        file_ids = np.full(keyed.num_rows, None, dtype=object)
+        for part, groups in existing.items():
+            rows = np.flatnonzero(pc.equal(part_col, part).to_numpy(zero_copy_only=False))
+            all_keys = pa.concat_arrays([k for _, k in groups])
+            owner = np.concatenate([np.full(len(k), fid, dtype=object) for fid, k in groups])
+            idx = pc.index_in(key_col.take(pa.array(rows)), value_set=all_keys).fill_null(-1).to_numpy(
+                zero_copy_only=False)
+            hit = idx >= 0
+            file_ids[rows[hit]] = owner[idx[hit]]
+        fid_col = pa.array(file_ids, pa.string())
+        tagged = keyed.append_column(W.FILE_ID, fid_col).append_column(W.DELETE, pa.array(np.zeros(keyed.num_rows, bool)))
+        tick("index: tag (pyarrow, stands in for the Spark join)")
+        counts = tagged.group_by([W.PARTITION, W.FILE_ID, W.DELETE]).aggregate([([], "count_all")])
+        plan = client.plan(partitions, [tuple(r.values()) for r in
+                                        counts.select([W.PARTITION, W.FILE_ID, W.DELETE, "count_all"]).to_pylist()])
+        txn.record_plan(plan)
+        task = client.bucket_task(txn.instant, plan)
+        tick("plan + bucket task")
+        assigned = pa.Table.from_batches(list(W._AssignFn(plan)(tagged.to_batches())))
+        tick("assign buckets (_AssignFn)")
+        order = pc.sort_indices(assigned.column(W.BUCKET))
+        assigned = assigned.take(order)
+        bucket_col = assigned.column(W.BUCKET).to_numpy()
+        bounds = np.flatnonzero(np.r_[True, bucket_col[1:] != bucket_col[:-1], True])
+        groups = [(int(bucket_col[a]), assigned.slice(a, b - a)) for a, b in zip(bounds[:-1], bounds[1:])]
+        tick("group by bucket (stands in for the Spark shuffle)")
+        stats: list[str] = []
+        for b, g in groups:
+            t0 = time.perf_counter()
+            prof.enable()
+            stats += execute_bucket(task, b, g, (b, 1, b))
+            prof.disable()
+            per_bucket.append((time.perf_counter() - t0, task.buckets[b].bucket_type.value, g.num_rows))
+        tick(f"handles: execute_bucket x {len(groups)}")
+        r = txn.commit(stats)
+        tick("commit")
+    total = time.perf_counter() - t_start
+    print(f"\n== in-process task side, W1 {table_type} upsert (one thread, no Spark): {total:.3f} s", flush=True)
+    for k, v in phases.items():
+        print(f"  {v:7.3f} s  {k}")
+    kinds = defaultdict(lambda: [0, 0.0, 0])
+    for secs, kind, n in per_bucket:
+        kinds[kind][0] += 1
+        kinds[kind][1] += secs
+        kinds[kind][2] += n
+    for kind, (n, secs, rows) in kinds.items():
+        print(f"  handles {kind}: {n} buckets, {rows} records, {secs:.3f} s ({secs / n * 1000:.0f} ms per bucket)")
+    print(f"  result: {r}")
+    hot = _hot_spots(prof, top)
+    print("  hot spots in the handles (cProfile, own time; cumulative):")
+    for row in hot:
+        print(f"    {row['tottime']:7.3f} s own {row['cumtime']:7.3f} s cum  {row['calls']:>7} calls  {row['where']}")
+    return {"total_s": total, "phases_s": phases, "handles": {k: v for k, v in kinds.items()}, "hot": hot}
+
+
+def _hot_spots(prof: cProfile.Profile, top: int) -> list[dict]:
+    st = pstats.Stats(prof, stream=io.StringIO())
+    rows = []
+    for (file, line, func), (cc, nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
+        rows.append({"where": f"{_short_path(file)}:{line}({func})", "tottime": tt, "cumtime": ct, "calls": nc})
+    rows.sort(key=lambda r: -r["tottime"])
+    return rows[:top]
+
+
+def _short_path(file: str) -> str:
+    for marker in ("hudi_engine/", "site-packages/"):
+        if marker in file:
+            return file[file.index(marker):].replace("site-packages/", "")
+    return file
+
+
+def run_profile(top: int) -> dict:
+    base = DATA_DIR / "w1"
+    pristine = {"COPY_ON_WRITE": base / "pristine_hudi_cow", "MERGE_ON_READ": base / "pristine_hudi_mor"}
+    missing = [tt for tt, p in pristine.items() if not (p / ".hoodie").exists()]
+    if missing:
+        print(f"making the W1 tables first ({', '.join(missing)}) with Spark bulk_insert", flush=True)
+        spark = common.spark_session()
+        df = common.cached_df(spark, common.source_dir(common.W1_ROWS))
+        for tt in missing:
+            hudi_write(spark, df, common.fresh(pristine[tt]), tt, "bulk_insert", "setup", _bulk_expect(common.W1_ROWS))
+        spark.stop()
+    return {tt: profile_tasks(tt, p, top) for tt, p in pristine.items()}
+
+
+# ---- report -----------------------------------------------------------------------------------------------
+
+def report_w1(out: dict) -> str:
+    res: dict[str, Measure] = out["results"]
+    lines = ["| W1 (1,000,000 rows) | ours: median (runs) | peer: median (runs) | ratio ours/peer | goal |",
+             "|---|---|---|---|---|"]
+
+    def fmt(m: Measure) -> str:
+        return f"{m.median:.2f} s ({', '.join(f'{t:.2f}' for t in m.times)})"
+
+    def row(label: str, ours: str, peer: str, goal: float | None) -> None:
+        if ours in res and peer in res:
+            ratio = res[ours].median / res[peer].median
+            verdict = "" if goal is None else (f"<= {goal:g}x: **met**" if ratio <= goal else f"<= {goal:g}x: **missed**")
+            lines.append(f"| {label} | {fmt(res[ours])} | {fmt(res[peer])} | {ratio:.2f}x | {verdict or 'none set'} |")
+
+    row("first write: bulk_insert (COW) vs write_deltalake", "first_hudi", "first_delta", None)
+    row("COW upsert vs delta-rs MERGE", "hudi_cow_upsert", "delta_merge", 3.0)
+    row("MOR upsert vs delta-rs MERGE", "hudi_mor_upsert", "delta_merge", 2.0)
+    text = "\n".join(lines)
+    if out.get("cold"):
+        text += "\n\nWarm-up runs (untimed in the medians): " + ", ".join(
+            f"{k} {v:.2f} s" for k, v in out["cold"].items())
+    text += "\n\n" + report_phases(res)
+    if out.get("stages"):
+        text += "\n\n" + report_stages(out["stages"])
+    if out.get("rss_samples"):
+        drv = max(s["driver_peak_rss_mb"] for s in out["rss_samples"])
+        jvm = max(s["jvm_peak_rss_mb"] for s in out["rss_samples"])
+        text += (f"\n\nPeak RSS during the timed Hudi writes: Python driver {drv:.0f} MB, Spark JVM (driver = executor "
+                 f"in local mode) {jvm:.0f} MB. `ru_maxrss` of the whole benchmark process (data generation and "
+                 f"delta-rs included): {out['maxrss_mb']:.0f} MB.")
+    return text
+
+
+def report_phases(res: dict[str, Measure]) -> str:
+    lines = ["| Hudi write | total (median) | index | write | commit | outside the phases | files |",
+             "|---|---|---|---|---|---|---|"]
+    for name, m in res.items():
+        if not name.startswith("hudi") and name != "first_hudi":
+            continue
+        med = lambda k: float(np.median([e.get(k, 0.0) for e in m.extra]))  # noqa: E731
+        other = m.median - med("index") - med("write") - med("commit")
+        e = m.extra[-1]
+        files = f"{e.get('files_created', 0)} created, {e.get('files_rewritten', 0)} rewritten, " \
+                f"{e.get('files_appended', 0)} appended"
+        lines.append(f"| {name} | {m.median:.2f} s | {med('index'):.2f} s | {med('write'):.2f} s | "
+                     f"{med('commit'):.3f} s | {other:.2f} s | {files} |")
+    return "\n".join(lines)
+
+
+def report_stages(stages: dict) -> str:
+    """Median over the timed runs of each case of the wall time per writer `collect`."""
+    by_case: dict[str, list[dict]] = defaultdict(list)
+    for desc, d in stages.items():
+        case = desc.rsplit("-", 1)[0]
+        by_case[case].append(d)
+    lines = ["Spark jobs per timed write (event log; median over runs): wall time of the jobs each `collect` ran",
+             "", "| write | collect (writer source line) | jobs wall | ", "|---|---|---|"]
+    for case, runs in by_case.items():
+        sites = sorted({s for r in runs for s in r["by_site"]})
+        for s in sites:
+            lines.append(f"| {case} | `{s}` | {np.median([r['by_site'].get(s, 0.0) for r in runs]):.2f} s |")
+        lines.append(f"| {case} | (jobs: {int(np.median([r['jobs'] for r in runs]))}, task run time "
+                     f"{np.median([r['task_run_s'] for r in runs]):.1f} s, shuffle written "
+                     f"{np.median([r['shuffle_write_mb'] for r in runs]):.1f} MB) | |")
+    return "\n".join(lines)
+
+
+def report_w2(out: dict) -> str:
+    res = out["results"]
+    m1, m2 = res["hudi_mor_upsert_w1"], res["hudi_mor_upsert_w2"]
+    d1, d2 = res["delta_merge_w1"], res["delta_merge_w2"]
+    fmt = lambda m: f"{m.median:.2f} s ({', '.join(f'{t:.2f}' for t in m.times)})"  # noqa: E731
+    lines = ["| same batch (100,000 updates + 10,000 inserts) into | Hudi MOR upsert | delta-rs MERGE | ours/peer |",
+             "|---|---|---|---|",
+             f"| W1, 1,000,000 rows | {fmt(m1)} | {fmt(d1)} | {m1.median / d1.median:.2f}x |",
+             f"| W2, 10,000,000 rows | {fmt(m2)} | {fmt(d2)} | {m2.median / d2.median:.2f}x |",
+             f"| W2 / W1 | {m2.median / m1.median:.2f}x | {d2.median / d1.median:.2f}x | |"]
+    text = "\n".join(lines)
+    text += "\n\n" + report_phases({k: v for k, v in res.items() if k.startswith("hudi")})
+    if out.get("stages"):
+        text += "\n\n" + report_stages(out["stages"])
+    drv = max(s["driver_peak_rss_mb"] for s in out["rss_samples"])
+    jvm = max(s["jvm_peak_rss_mb"] for s in out["rss_samples"])
+    text += (f"\n\nMemory: the Python driver's `ru_maxrss` over the whole W2 process (Spark session, bulk_insert of "
+             f"both tables, all upserts; no delta-rs, no data generation in it if the sources existed): "
+             f"{out['maxrss_mb']:.0f} MB; peak VmRSS sampled during the timed upserts: driver {drv:.0f} MB, "
+             f"Spark JVM {jvm:.0f} MB. delta-rs child process ru_maxrss: {out['delta_maxrss_mb']:.0f} MB. "
+             f"Setup (untimed) bulk_insert: " + ", ".join(f"{k} {v:.0f} s" for k, v in out["setup_s"].items())
+             + ". Table sizes: " + ", ".join(f"{k} {v:.0f} MB" for k, v in out["table_mb"].items()) + ".")
+    return text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workload", choices=["w1", "w2"], default="w1")
+    ap.add_argument("--cases", default="first,cow,mor", help="W1 cases: first,cow,mor")
+    ap.add_argument("--repeats", type=int, default=common.REPEATS)
+    ap.add_argument("--no-eventlog", action="store_true", help="do not parse Spark's event log")
+    ap.add_argument("--profile", action="store_true", help="in-process profile of the task side (no Spark timing)")
+    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--delta-w2", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.delta_w2:
+        delta_w2_child(args.repeats)
+        return
+    print(json.dumps(common.machine()), flush=True)
+    print(f"load average before: {os.getloadavg()}", flush=True)
+    if args.profile:
+        out = run_profile(args.top)
+        common.save_results("write_profile", {"profile": out})
+        return
+    if args.workload == "w1":
+        out = run_w1([c.strip() for c in args.cases.split(",") if c.strip()], args.repeats, not args.no_eventlog)
+        text = report_w1(out)
+    else:
+        out = run_w2(args.repeats, not args.no_eventlog)
+        text = report_w2(out)
+    print(f"load average after: {os.getloadavg()}", flush=True)
+    out["results"] = {k: v.to_dict() for k, v in out["results"].items()}
+    out["markdown"] = text
+    common.save_results(f"write_{args.workload}", out)
+    print("\n" + text)
+
+
+if __name__ == "__main__":
+    main()
