@@ -44,7 +44,7 @@ import pyarrow.compute as pc  # noqa: E402
 import pyarrow.dataset as ds  # noqa: E402
 
 import common  # noqa: E402
-from common import DATA_DIR, Measure, RssSampler, measure  # noqa: E402
+from common import DATA_DIR, Case, Measure, RssSampler  # noqa: E402
 
 
 # ---- delta-rs -------------------------------------------------------------------------------------------------
@@ -75,10 +75,12 @@ def hudi_write(spark, df, path: Path, table_type: str, operation: str, label: st
                samples: list | None = None, jvm: int | None = None) -> dict:
     from hudi_engine.spark import write
 
-    spark.sparkContext.setJobDescription(label)
-    with RssSampler(jvm) as rss:
-        r = write(df, str(path), common.hudi_options(table_type, operation))
-    spark.sparkContext.setJobDescription(None)
+    spark.sparkContext.setJobDescription(label)  # the event log's jobs carry it: per-write Spark breakdown
+    try:
+        with RssSampler(jvm) as rss:
+            r = write(df, str(path), common.hudi_options(table_type, operation))
+    finally:
+        spark.sparkContext.setJobDescription(None)
     got = {"records_inserted": r.records_inserted, "records_updated": r.records_updated}
     if any(got[k] != v for k, v in expect.items()):
         raise RuntimeError(f"{label}: {got}, expected {expect}")
@@ -109,7 +111,7 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool) -> dict:
     base = DATA_DIR / "w1"
     src, bdir = common.source_dir(common.W1_ROWS), common.batch_dir()
     data, batch = common.read_source(src), common.read_source(bdir)
-    ev_dir = DATA_DIR / "eventlog" / time.strftime("%Y%m%d-%H%M%S")
+    ev_dir = DATA_DIR / "eventlog" / ("w1-" + time.strftime("%Y%m%d-%H%M%S"))
     if eventlog:
         _eventlog_conf(ev_dir)
     t0 = time.perf_counter()
@@ -120,97 +122,47 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool) -> dict:
     df, bdf = common.cached_df(spark, src), common.cached_df(spark, bdir)
     results: dict[str, Measure] = {}
     cold: dict[str, float] = {}
-    rss_samples: list[dict] = []
+    rss: list[dict] = []
     cow0, mor0, delta0 = base / "pristine_hudi_cow", base / "pristine_hudi_mor", base / "pristine_delta"
 
-    def timed_once(name: str, fn) -> None:
-        t = time.perf_counter()
-        fn()
-        cold[name] = time.perf_counter() - t
-        print(f"  {name} (warm-up, untimed): {cold[name]:.3f} s", flush=True)
-
-    need_tables = any(c in cases for c in ("cow", "mor"))
     if "first" in cases:
-        print("first write, 1,000,000 rows: bulk_insert vs write_deltalake", flush=True)
-        timed_once("hudi_bulk_insert", lambda: hudi_write(spark, df, common.fresh(base / "warm_hudi"), "COPY_ON_WRITE",
-                                                          "bulk_insert", "warm", _bulk_expect(common.W1_ROWS)))
-        timed_once("delta_write", lambda: delta_write(common.fresh(base / "warm_delta"), data))
-        hudi_m, delta_m = Measure("hudi_bulk_insert"), Measure("delta_write")
-        for i in range(repeats):
-            one = measure(hudi_m.name, lambda _: hudi_write(
-                spark, df, cow0, "COPY_ON_WRITE", "bulk_insert", f"first-hudi-{i}", _bulk_expect(common.W1_ROWS),
-                rss_samples, jvm), setup=lambda _: common.fresh(cow0), repeats=1)
-            hudi_m.times += one.times
-            hudi_m.extra += one.extra
-            one = measure(delta_m.name, lambda _: delta_write(delta0, data), setup=lambda _: common.fresh(delta0),
-                          repeats=1)
-            delta_m.times += one.times
-        results["first_hudi"], results["first_delta"] = hudi_m, delta_m
-    if need_tables:
+        print("first write, 1,000,000 rows: bulk_insert (COW) vs write_deltalake", flush=True)
+        ms, c = common.interleaved([
+            Case("first_hudi", lambda tag: hudi_write(spark, df, cow0, "COPY_ON_WRITE", "bulk_insert", tag,
+                                                      _bulk_expect(common.W1_ROWS), rss, jvm),
+                 setup=lambda _: common.fresh(cow0)),
+            Case("first_delta", lambda _: delta_write(delta0, data), setup=lambda _: common.fresh(delta0)),
+        ], repeats)
+        results.update(ms)
+        cold.update(c)
+    if "cow" in cases or "mor" in cases:
         print("setting up the W1 tables (untimed)", flush=True)
-        if not ("first" in cases and (cow0 / ".hoodie").exists()):
+        if "first" not in cases:
             hudi_write(spark, df, common.fresh(cow0), "COPY_ON_WRITE", "bulk_insert", "setup",
                        _bulk_expect(common.W1_ROWS))
-        if not ("first" in cases and (delta0 / "_delta_log").exists()):
             delta_write(common.fresh(delta0), data)
         if "mor" in cases:
             hudi_write(spark, df, common.fresh(mor0), "MERGE_ON_READ", "bulk_insert", "setup",
                        _bulk_expect(common.W1_ROWS))
-        work_cow, work_mor, work_delta = base / "work_hudi_cow", base / "work_hudi_mor", base / "work_delta"
-        print("upsert: 100,000 updates + 10,000 inserts", flush=True)
-        runs = []
+        print("upsert: 100,000 updates (all partitions) + 10,000 inserts; each run on a fresh copy", flush=True)
+        work = {n: base / f"work_{n}" for n in ("cow", "mor", "delta")}
+        upserts = []
         if "cow" in cases:
-            runs.append(("hudi_cow_upsert", lambda label, s=None: hudi_write(
-                spark, bdf, common.copy_table(cow0, work_cow), "COPY_ON_WRITE", "upsert", label, UPSERT_EXPECT,
-                s, jvm), None))
-        runs.append(("delta_merge", lambda label, s=None: delta_merge(common.copy_table(delta0, work_delta), batch),
-                     None))
+            upserts.append(Case("hudi_cow_upsert", lambda tag: hudi_write(
+                spark, bdf, work["cow"], "COPY_ON_WRITE", "upsert", tag, UPSERT_EXPECT, rss, jvm),
+                setup=lambda _: common.copy_table(cow0, work["cow"])))
+        upserts.append(Case("delta_merge", lambda _: delta_merge(work["delta"], batch),
+                            setup=lambda _: common.copy_table(delta0, work["delta"])))
         if "mor" in cases:
-            runs.append(("hudi_mor_upsert", lambda label, s=None: hudi_write(
-                spark, bdf, common.copy_table(mor0, work_mor), "MERGE_ON_READ", "upsert", label, UPSERT_EXPECT,
-                s, jvm), None))
-        for name, fn, _ in runs:
-            timed_once(name, lambda fn=fn: fn("warm"))
-        ms = {name: Measure(name) for name, _, _ in runs}
-        for i in range(repeats):
-            for name, fn, _ in runs:
-                # The copy of the table is part of `fn` but must not be timed: copy first, then time the write.
-                m = _timed_upsert(name, fn, f"{name}-{i}", rss_samples)
-                ms[name].times.append(m[0])
-                ms[name].extra.append(m[1])
-        for name in ms:
-            print(f"  {name}: median {ms[name].median:.3f} s", flush=True)
-            results[name] = ms[name]
+            upserts.append(Case("hudi_mor_upsert", lambda tag: hudi_write(
+                spark, bdf, work["mor"], "MERGE_ON_READ", "upsert", tag, UPSERT_EXPECT, rss, jvm),
+                setup=lambda _: common.copy_table(mor0, work["mor"])))
+        ms, c = common.interleaved(upserts, repeats)
+        results.update(ms)
+        cold.update(c)
     spark.stop()
     stages = parse_eventlog(ev_dir) if eventlog else {}
-    return {"results": results, "cold": cold, "stages": stages, "maxrss_mb": common.maxrss_mb(),
-            "rss_samples": rss_samples}
-
-
-def _timed_upsert(name: str, fn, label: str, rss_samples: list) -> tuple[float, dict]:
-    """Run `fn` (which copies its table, then writes) and return the time of the write alone."""
-    import shutil
-
-    real_copy = common.copy_table
-    copy_time = [0.0]
-
-    def copy_untimed(src, dst):
-        t = time.perf_counter()
-        try:
-            return real_copy(src, dst)
-        finally:
-            copy_time[0] += time.perf_counter() - t
-
-    common.copy_table = copy_untimed
-    try:
-        t = time.perf_counter()
-        extra = fn(label, rss_samples if name.startswith("hudi") else None) or {}
-        elapsed = time.perf_counter() - t - copy_time[0]
-    finally:
-        common.copy_table = real_copy
-    del shutil
-    print(f"  {name} {label}: {elapsed:.3f} s {common._short(extra)}", flush=True)
-    return elapsed, extra
+    return {"results": results, "cold": cold, "stages": stages, "maxrss_mb": common.maxrss_mb(), "rss_samples": rss}
 
 
 # ---- W2 -----------------------------------------------------------------------------------------------------
@@ -224,73 +176,58 @@ def run_w2(repeats: int, eventlog: bool) -> dict:
     spark = common.spark_session()
     jvm = common.jvm_pid(spark)
     bdf = common.cached_df(spark, bdir)
-    mor1, mor2 = base / "pristine_hudi_mor_w1", base / "pristine_hudi_mor_w2"
+    tables = {"w1": base / "pristine_hudi_mor_w1", "w2": base / "pristine_hudi_mor_w2"}
     setup: dict[str, float] = {}
-    for path, src, rows in ((mor1, src1, common.W1_ROWS), (mor2, src2, common.W2_ROWS)):
-        print(f"setting up a {rows:,}-row MOR table (bulk_insert, untimed)", flush=True)
+    for (n, path), (src, rows) in zip(tables.items(), ((src1, common.W1_ROWS), (src2, common.W2_ROWS))):
+        print(f"setting up the {rows:,}-row MOR table (Spark bulk_insert from the parquet sources, untimed)",
+              flush=True)
         t = time.perf_counter()
         r = hudi_write(spark, spark.read.parquet(str(src)), common.fresh(path), "MERGE_ON_READ", "bulk_insert",
                        "setup", _bulk_expect(rows))
-        setup[path.name] = time.perf_counter() - t
-        print(f"  {setup[path.name]:.1f} s {r}", flush=True)
-    rss_samples: list[dict] = []
-    runs = [(f"hudi_mor_upsert_{n}", lambda label, s=None, p=p, n=n: hudi_write(
-        spark, bdf, common.copy_table(p, base / f"work_{n}"), "MERGE_ON_READ", "upsert", label, UPSERT_EXPECT, s, jvm))
-        for n, p in (("w1", mor1), ("w2", mor2))]
-    cold = {}
-    for name, fn in runs:
-        cold[name] = _timed_upsert(name, fn, "warm", [])[0]
-    ms = {name: Measure(name) for name, _ in runs}
-    for i in range(repeats):
-        for name, fn in runs:
-            t, extra = _timed_upsert(name, fn, f"{name}-{i}", rss_samples)
-            ms[name].times.append(t)
-            ms[name].extra.append(extra)
+        setup[n] = time.perf_counter() - t
+        print(f"  {setup[n]:.1f} s {r}", flush=True)
+    rss: list[dict] = []
+    cases = [Case(f"hudi_mor_upsert_{n}",
+                  lambda tag, n=n: hudi_write(spark, bdf, base / f"work_{n}", "MERGE_ON_READ", "upsert", tag,
+                                              UPSERT_EXPECT, rss, jvm),
+                  setup=lambda _, n=n, p=p: common.copy_table(p, base / f"work_{n}"))
+             for n, p in tables.items()]
+    results, cold = common.interleaved(cases, repeats)
     spark.stop()
     maxrss = common.maxrss_mb()
-    print(f"driver ru_maxrss (whole process, Hudi only): {maxrss:.0f} MB", flush=True)
+    print(f"Python driver ru_maxrss (this process, Hudi only): {maxrss:.0f} MB", flush=True)
     stages = parse_eventlog(ev_dir) if eventlog else {}
-    print("delta-rs peer (child process)", flush=True)
+    print("delta-rs peer (child process, after Spark stopped)", flush=True)
     out = subprocess.run([sys.executable, __file__, "--delta-w2", "--repeats", str(repeats)], check=True,
-                         capture_output=True, text=True)
-    sys.stderr.write(out.stderr)
+                         stdout=subprocess.PIPE, text=True)
     delta = json.loads(out.stdout.strip().splitlines()[-1])
-    results = dict(ms)
     for name, d in delta["results"].items():
-        m = Measure(name, d["times"], d["extra"])
-        results[name] = m
-        print(f"  {name}: median {m.median:.3f} s ({d['times']})", flush=True)
-    return {"results": results, "cold": {**cold, **delta["cold"]}, "stages": stages, "maxrss_mb": maxrss,
-            "rss_samples": rss_samples, "setup_s": setup, "delta_maxrss_mb": delta["maxrss_mb"],
-            "table_mb": {"hudi_w1": common.dir_size_mb(mor1), "hudi_w2": common.dir_size_mb(mor2)}}
+        results[name] = Measure(name, d["times"], d["extra"])
+    cold.update(delta["cold"])
+    return {"results": results, "cold": cold, "stages": stages, "maxrss_mb": maxrss, "rss_samples": rss,
+            "setup_s": setup, "delta_maxrss_mb": delta["maxrss_mb"],
+            "table_mb": {f"hudi_{n}": common.dir_size_mb(p) for n, p in tables.items()}}
 
 
 def delta_w2_child(repeats: int) -> None:
-    """The delta-rs side of W2 (printed as JSON): tables written streaming from the source files, then MERGE."""
+    """The delta-rs side of W2, printed as JSON: tables written streaming from the source files, then MERGE."""
     base = DATA_DIR / "w2"
     batch = common.read_source(common.batch_dir())
-    paths = {}
+    cases = []
     for n, rows in (("w1", common.W1_ROWS), ("w2", common.W2_ROWS)):
-        paths[n] = base / f"pristine_delta_{n}"
+        pristine, work = base / f"pristine_delta_{n}", base / f"work_delta_{n}"
         files = sorted(str(p) for p in common.source_dir(rows).glob("*.parquet"))
-        delta_write(common.fresh(paths[n]), ds.dataset(files, schema=common.SCHEMA).scanner().to_reader())
-    names = {n: f"delta_merge_{n}" for n in paths}
-    cold = {}
-    for n, p in paths.items():
-        common.copy_table(p, base / f"work_delta_{n}")
-        t = time.perf_counter()
-        delta_merge(base / f"work_delta_{n}", batch)
-        cold[names[n]] = time.perf_counter() - t
-    res = {names[n]: {"times": [], "extra": []} for n in paths}
-    for _ in range(repeats):
-        for n, p in paths.items():
-            common.copy_table(p, base / f"work_delta_{n}")
-            t = time.perf_counter()
-            extra = delta_merge(base / f"work_delta_{n}", batch)
-            res[names[n]]["times"].append(time.perf_counter() - t)
-            res[names[n]]["extra"].append(extra)
-            print(f"  {names[n]}: {res[names[n]]['times'][-1]:.3f} s", file=sys.stderr, flush=True)
-    print(json.dumps({"results": res, "cold": cold, "maxrss_mb": common.maxrss_mb()}))
+        delta_write(common.fresh(pristine), ds.dataset(files, schema=common.SCHEMA).scanner().to_reader())
+        cases.append(Case(f"delta_merge_{n}", lambda _, w=work: delta_merge(w, batch),
+                          setup=lambda _, p=pristine, w=work: common.copy_table(p, w)))
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr  # progress lines to stderr; stdout carries only the JSON
+    try:
+        ms, cold = common.interleaved(cases, repeats)
+    finally:
+        sys.stdout = real_stdout
+    print(json.dumps({"results": {k: {"times": m.times, "extra": m.extra} for k, m in ms.items()}, "cold": cold,
+                      "maxrss_mb": common.maxrss_mb()}))
 
 
 # ---- Spark event log ------------------------------------------------------------------------------------------
@@ -331,7 +268,7 @@ def parse_eventlog(run_dir: Path) -> dict:
     out: dict[str, dict] = {}
     for jid, j in sorted(jobs.items()):
         desc = j["desc"]
-        if not desc or desc in ("setup", "warm"):
+        if not desc or desc == "setup" or desc.endswith("-warm"):
             continue
         site = j["site"]
         label = _site_label(site)

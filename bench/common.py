@@ -205,20 +205,40 @@ class Measure:
         return {"name": self.name, "median_s": self.median, "times_s": self.times, "extra": self.extra}
 
 
-def measure(name: str, run: Callable[[int], dict | None], setup: Callable[[int], None] | None = None,
-            repeats: int = REPEATS) -> Measure:
-    """`setup(i)` (untimed) then `run(i)` (timed), `repeats` times; prints each time as it comes."""
-    m = Measure(name)
-    for i in range(repeats):
-        if setup is not None:
-            setup(i)
-        t0 = time.perf_counter()
-        extra = run(i) or {}
-        m.times.append(time.perf_counter() - t0)
-        m.extra.append(extra)
-        print(f"  {name} #{i + 1}: {m.times[-1]:.3f} s {_short(extra)}", flush=True)
-    print(f"  {name}: median {m.median:.3f} s", flush=True)
-    return m
+@dataclass
+class Case:
+    """One thing to time: `setup(label)` runs untimed before each run (e.g. copying a table), `run(label)` is
+    timed and may return a dict of details (timings per phase, file counts) kept with the time."""
+
+    name: str
+    run: Callable[[str], dict | None]
+    setup: Callable[[str], None] | None = None
+
+
+def interleaved(cases: list[Case], repeats: int = REPEATS, warmup: bool = True) -> tuple[dict[str, Measure], dict]:
+    """One untimed warm-up of each case, then `repeats` rounds running every case once per round, so that load
+    drift on a shared machine hits all of them alike. Returns the measures and the warm-up times."""
+    ms = {c.name: Measure(c.name) for c in cases}
+    cold: dict[str, float] = {}
+    rounds = ([("warm-up", True)] if warmup else []) + [(f"{i + 1}", False) for i in range(repeats)]
+    for label, is_warm in rounds:
+        for c in cases:
+            tag = f"{c.name}-{'warm' if is_warm else label}"
+            if c.setup is not None:
+                c.setup(tag)
+            t0 = time.perf_counter()
+            extra = c.run(tag) or {}
+            elapsed = time.perf_counter() - t0
+            if is_warm:
+                cold[c.name] = elapsed
+            else:
+                ms[c.name].times.append(elapsed)
+                ms[c.name].extra.append(extra)
+            print(f"  {c.name} [{'warm-up, not counted' if is_warm else 'run ' + label}]: {elapsed:.3f} s "
+                  f"{_short(extra)}", flush=True)
+    for m in ms.values():
+        print(f"  {m.name}: median {m.median:.3f} s of {len(m.times)}", flush=True)
+    return ms, cold
 
 
 def _short(extra: dict) -> str:

@@ -13,22 +13,7 @@ from hudi_engine.java_properties import (
     java_instant_string,
     parse_properties,
 )
-
-ALL_V6 = [
-    "cow_v6_complexkeygen_hivestyle",
-    "cow_v6_empty",
-    "cow_v6_nonpartitioned",
-    "cow_v6_simplekeygen_hivestyle_no_metafields",
-    "cow_v6_simplekeygen_nonhivestyle",
-    "cow_v6_simplekeygen_nonhivestyle_overwritetable",
-    "mor_avrolog_v6_trips_8i1u",
-    "mor_parquetlog_v6_complexkeygen_hivestyle",
-    "mor_parquetlog_v6_empty",
-    "mor_parquetlog_v6_nonpartitioned",
-    "mor_parquetlog_v6_simplekeygen_hivestyle_no_metafields",
-    "mor_parquetlog_v6_simplekeygen_nonhivestyle",
-    "mor_parquetlog_v6_simplekeygen_nonhivestyle_overwritetable",
-]
+from conformance import V6_TABLES
 
 
 @pytest.mark.parametrize(
@@ -120,7 +105,7 @@ def test_random_round_trip():
         assert parse_properties(format_properties(props, ["c"])) == props
 
 
-@pytest.mark.parametrize("name", ALL_V6)
+@pytest.mark.parametrize("name", V6_TABLES)
 def test_real_hoodie_properties(unzip_table, name):
     path = unzip_table(name) / ".hoodie" / "hoodie.properties"
     raw = path.read_bytes()

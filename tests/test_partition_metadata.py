@@ -11,23 +11,10 @@ from hudi_engine.partition_metadata import (
     parse_partition_metadata,
     partition_depth,
 )
-
-WITH_PARTITIONS = [
-    "cow_v6_complexkeygen_hivestyle",
-    "cow_v6_nonpartitioned",
-    "cow_v6_simplekeygen_hivestyle_no_metafields",
-    "cow_v6_simplekeygen_nonhivestyle",
-    "cow_v6_simplekeygen_nonhivestyle_overwritetable",
-    "mor_avrolog_v6_trips_8i1u",
-    "mor_parquetlog_v6_complexkeygen_hivestyle",
-    "mor_parquetlog_v6_nonpartitioned",
-    "mor_parquetlog_v6_simplekeygen_hivestyle_no_metafields",
-    "mor_parquetlog_v6_simplekeygen_nonhivestyle",
-    "mor_parquetlog_v6_simplekeygen_nonhivestyle_overwritetable",
-]
+from conformance import V6_WITH_COMMITS
 
 
-@pytest.mark.parametrize("name", WITH_PARTITIONS)
+@pytest.mark.parametrize("name", V6_WITH_COMMITS)
 def test_real_partition_metadata_files(unzip_table, name):
     base = unzip_table(name)
     files = sorted(base.rglob(PARTITION_METAFILE))

@@ -20,20 +20,7 @@ from hudi_engine.schema import (
     schema_to_json,
     to_create_schema,
 )
-
-TABLES_WITH_COMMITS = [
-    "cow_v6_complexkeygen_hivestyle",
-    "cow_v6_nonpartitioned",
-    "cow_v6_simplekeygen_hivestyle_no_metafields",
-    "cow_v6_simplekeygen_nonhivestyle",
-    "cow_v6_simplekeygen_nonhivestyle_overwritetable",
-    "mor_avrolog_v6_trips_8i1u",
-    "mor_parquetlog_v6_complexkeygen_hivestyle",
-    "mor_parquetlog_v6_nonpartitioned",
-    "mor_parquetlog_v6_simplekeygen_hivestyle_no_metafields",
-    "mor_parquetlog_v6_simplekeygen_nonhivestyle",
-    "mor_parquetlog_v6_simplekeygen_nonhivestyle_overwritetable",
-]
+from conformance import V6_WITH_COMMITS
 
 
 def _props(base: Path) -> dict[str, str]:
@@ -76,7 +63,7 @@ def _canonical(t: pa.DataType) -> pa.DataType:
     return t
 
 
-@pytest.mark.parametrize("name", TABLES_WITH_COMMITS)
+@pytest.mark.parametrize("name", V6_WITH_COMMITS)
 def test_arrow_schema_of_real_parquet_gives_commit_schema(unzip_table, name):
     base = unzip_table(name)
     table_name = _props(base)["hoodie.table.name"]
@@ -92,7 +79,7 @@ def test_arrow_schema_of_real_parquet_gives_commit_schema(unzip_table, name):
             assert with_meta == json.loads(footer)
 
 
-@pytest.mark.parametrize("name", TABLES_WITH_COMMITS)
+@pytest.mark.parametrize("name", V6_WITH_COMMITS)
 def test_avro_to_arrow_matches_parquet_types(unzip_table, name):
     base = unzip_table(name)
     schema = _commit_schemas(base)[-1]
@@ -107,7 +94,7 @@ def test_avro_to_arrow_matches_parquet_types(unzip_table, name):
     assert arrow_to_avro_schema(avro_to_arrow_schema(schema_to_json(schema)), table_name, with_meta=False) == schema
 
 
-@pytest.mark.parametrize("name", TABLES_WITH_COMMITS)
+@pytest.mark.parametrize("name", V6_WITH_COMMITS)
 def test_create_schema_shape(unzip_table, name):
     base = unzip_table(name)
     create = json.loads(_props(base)["hoodie.table.create.schema"])

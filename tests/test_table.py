@@ -5,15 +5,7 @@ import pytest
 
 from hudi_engine import HudiTable
 from oracle import assert_same_rows, rs_incremental, rs_snapshot
-
-V6_TABLES = [
-    "cow_v6_empty", "cow_v6_nonpartitioned", "cow_v6_simplekeygen_nonhivestyle",
-    "cow_v6_simplekeygen_hivestyle_no_metafields", "cow_v6_complexkeygen_hivestyle",
-    "cow_v6_simplekeygen_nonhivestyle_overwritetable", "mor_parquetlog_v6_empty",
-    "mor_parquetlog_v6_nonpartitioned", "mor_parquetlog_v6_simplekeygen_nonhivestyle",
-    "mor_parquetlog_v6_simplekeygen_hivestyle_no_metafields", "mor_parquetlog_v6_complexkeygen_hivestyle",
-    "mor_parquetlog_v6_simplekeygen_nonhivestyle_overwritetable", "mor_avrolog_v6_trips_8i1u",
-]
+from conformance import V6_TABLES
 
 
 def test_every_v6_zip_is_listed(conformance_dir):

@@ -14,22 +14,7 @@ from hudi_engine.table_config import (
     TableConfig,
     compute_checksum,
 )
-
-ALL_V6 = [
-    "cow_v6_complexkeygen_hivestyle",
-    "cow_v6_empty",
-    "cow_v6_nonpartitioned",
-    "cow_v6_simplekeygen_hivestyle_no_metafields",
-    "cow_v6_simplekeygen_nonhivestyle",
-    "cow_v6_simplekeygen_nonhivestyle_overwritetable",
-    "mor_avrolog_v6_trips_8i1u",
-    "mor_parquetlog_v6_complexkeygen_hivestyle",
-    "mor_parquetlog_v6_empty",
-    "mor_parquetlog_v6_nonpartitioned",
-    "mor_parquetlog_v6_simplekeygen_hivestyle_no_metafields",
-    "mor_parquetlog_v6_simplekeygen_nonhivestyle",
-    "mor_parquetlog_v6_simplekeygen_nonhivestyle_overwritetable",
-]
+from conformance import V6_TABLES
 
 
 def _copy_table(unzip_table, name: str, tmp_path: Path) -> Path:
@@ -63,7 +48,7 @@ def test_checksum_matches_spec():
     assert compute_checksum(None, "t") == zlib.crc32(b".t")
 
 
-@pytest.mark.parametrize("name", ALL_V6)
+@pytest.mark.parametrize("name", V6_TABLES)
 def test_load_every_real_table(unzip_table, name):
     config = _load(unzip_table(name))
     props = parse_properties(_props_file(unzip_table(name)).read_bytes())

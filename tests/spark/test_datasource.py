@@ -30,17 +30,10 @@ from hudi_engine.spark.datasource import (
 )
 from hudi_engine.spark.session import python_env, standalone_cluster
 from oracle import assert_same_rows, rs_incremental, rs_snapshot
+from conformance import V6_TABLES
 
 pytestmark = pytest.mark.spark
 
-V6_TABLES = [
-    "cow_v6_empty", "cow_v6_nonpartitioned", "cow_v6_simplekeygen_nonhivestyle",
-    "cow_v6_simplekeygen_hivestyle_no_metafields", "cow_v6_complexkeygen_hivestyle",
-    "cow_v6_simplekeygen_nonhivestyle_overwritetable", "mor_parquetlog_v6_empty",
-    "mor_parquetlog_v6_nonpartitioned", "mor_parquetlog_v6_simplekeygen_nonhivestyle",
-    "mor_parquetlog_v6_simplekeygen_hivestyle_no_metafields", "mor_parquetlog_v6_complexkeygen_hivestyle",
-    "mor_parquetlog_v6_simplekeygen_nonhivestyle_overwritetable", "mor_avrolog_v6_trips_8i1u",
-]
 MOR_TABLES = [n for n in V6_TABLES if n.startswith("mor_")]
 TRIPS = "mor_avrolog_v6_trips_8i1u"
 QUERY_TYPE = "hoodie.datasource.query.type"

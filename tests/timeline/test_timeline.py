@@ -12,22 +12,8 @@ from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_meta
 from hudi_engine.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.timeline import Timeline, collapse_layout1
+from conformance import V6_TABLES
 
-V6_TABLES = [
-    "cow_v6_complexkeygen_hivestyle",
-    "cow_v6_empty",
-    "cow_v6_nonpartitioned",
-    "cow_v6_simplekeygen_hivestyle_no_metafields",
-    "cow_v6_simplekeygen_nonhivestyle",
-    "cow_v6_simplekeygen_nonhivestyle_overwritetable",
-    "mor_avrolog_v6_trips_8i1u",
-    "mor_parquetlog_v6_complexkeygen_hivestyle",
-    "mor_parquetlog_v6_empty",
-    "mor_parquetlog_v6_nonpartitioned",
-    "mor_parquetlog_v6_simplekeygen_hivestyle_no_metafields",
-    "mor_parquetlog_v6_simplekeygen_nonhivestyle",
-    "mor_parquetlog_v6_simplekeygen_nonhivestyle_overwritetable",
-]
 
 # The README's history of each table: number of write commits, and whether an insert_overwrite_table followed.
 HISTORY = {
