@@ -328,9 +328,10 @@ def profile_tasks(table_type: str, pristine: Path, top: int) -> dict:
     per_bucket: list[tuple[float, str, int]] = []
     with client.transaction() as txn:
         tick("open + lock + start instant")
-        keyed = pa.Table.from_batches(list(W._KeyFn(client.keygen_spec(), False)(batch.to_batches())))
+        keyed = pa.Table.from_batches(list(_task_fn(W._KeyFn, client.keygen_spec(), False)(batch.to_batches())))
         tick("keys (_KeyFn)")
-        keyed = pa.Table.from_batches(list(W._PrecombineFn(config.precombine_field, config.payload)(keyed.to_batches())))
+        keyed = pa.Table.from_batches(list(_task_fn(W._PrecombineFn, config.precombine_field, config.payload)(
+            keyed.to_batches())))
         tick("pre-combine (_PrecombineFn)")
         # Spark computes xxhash64 here; any hash in [0, 1) picks among insert buckets the same way.
         keyed = keyed.append_column(W.HASH, pa.array((np.arange(keyed.num_rows) * 0.6180339887498949) % 1.0))
@@ -359,7 +360,8 @@ def profile_tasks(table_type: str, pristine: Path, top: int) -> dict:
         counts = tagged.group_by([W.PARTITION, W.FILE_ID, W.DELETE]).aggregate([([], "count_all")])
         plan = client.plan(partitions, [tuple(r.values()) for r in
                                         counts.select([W.PARTITION, W.FILE_ID, W.DELETE, "count_all"]).to_pylist()])
-        txn.record_plan(plan)
+        if hasattr(txn, "record_plan"):  # older write clients kept the plan on the transaction
+            txn.record_plan(plan)
         task = client.bucket_task(txn.instant, plan)
         tick("plan + bucket task")
         assigned = pa.Table.from_batches(list(W._AssignFn(plan)(tagged.to_batches())))
@@ -397,6 +399,14 @@ def profile_tasks(table_type: str, pristine: Path, top: int) -> dict:
     for row in hot:
         print(f"    {row['tottime']:7.3f} s own {row['cumtime']:7.3f} s cum  {row['calls']:>7} calls  {row['where']}")
     return {"total_s": total, "phases_s": phases, "handles": {k: v for k, v in kinds.items()}, "hot": hot}
+
+
+def _task_fn(cls, *args):
+    """A task callable of the writer, built with the leading arguments its constructor takes (they change)."""
+    import inspect
+
+    n = len(inspect.signature(cls).parameters)
+    return cls(*args[:n])
 
 
 def _hot_spots(prof: cProfile.Profile, top: int) -> list[dict]:

@@ -56,13 +56,13 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
     config = client.config
     keygen_spec = client.keygen_spec()
     t0 = time.monotonic()
-    keyed = df.mapInArrow(_KeyFn(keygen_spec, config.operation is Operation.DELETE),
-                          from_arrow_schema(_with_key_columns(client.data_schema)))
+    keyed = df.mapInArrow(_KeyFn(keygen_spec), from_arrow_schema(_with_key_columns(client.data_schema)))
     if config.combine_before_write and config.operation is not Operation.BULK_INSERT:
-        keyed = keyed.repartition(KEY).mapInArrow(
-            _PrecombineFn(config.precombine_field, config.payload), keyed.schema)
+        # A delete's DataFrame may carry only the keys: without the ordering column, later versions win.
+        ordering = config.precombine_field if config.precombine_field in client.data_schema.names else None
+        keyed = keyed.repartition(KEY).mapInArrow(_PrecombineFn(ordering, config.payload), keyed.schema)
     keyed = keyed.withColumn(HASH, F.pmod(F.xxhash64(KEY), F.lit(1 << 30)) / float(1 << 30))
-    keyed = keyed.persist()
+    persisted = keyed.persist()  # keys are computed once; the index, the counts and the write all reuse them
     try:
         partitions = sorted(r[0] for r in keyed.select(PARTITION).distinct().collect())
         if config.index_type is IndexType.BUCKET:
@@ -83,7 +83,6 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
             txn.timings["index"] = time.monotonic() - t0
             counts = tagged.groupBy(PARTITION, FILE_ID, DELETE).count().collect()
             plan = client.plan(partitions, [(r[0], r[1], r[2], r[3]) for r in counts])
-        txn.record_plan(plan)
         t1 = time.monotonic()
         task = client.bucket_task(txn.instant, plan)
         assigned = tagged.mapInArrow(_AssignFn(plan), _with_bucket(tagged.schema))
@@ -92,7 +91,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
         txn.timings["write"] = time.monotonic() - t1
         return stats
     finally:
-        keyed.unpersist()
+        persisted.unpersist()
 
 
 def _tag(spark: SparkSession, keyed: DataFrame, client: WriteClient, partitions: list[str]) -> DataFrame:
@@ -203,9 +202,8 @@ def _with_bucket(spark_schema: StructType) -> StructType:
 class _KeyFn:
     """Task: record key and partition path columns from the key generator."""
 
-    def __init__(self, keygen_spec: dict, deleting: bool) -> None:
+    def __init__(self, keygen_spec: dict) -> None:
         self.keygen_spec = keygen_spec
-        self.deleting = deleting
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from hudi_engine.write.write_client import build_keygen

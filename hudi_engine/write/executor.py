@@ -51,7 +51,6 @@ class BucketTask:
     table_props: dict
     config: WriteConfig
     instant: str
-    data_schema: pa.Schema
     writer_avro_schema: dict
     buckets: list[Bucket]
     slices: dict[int, SliceInfo]

@@ -143,7 +143,13 @@ class WriteClient:
 
     @property
     def writer_avro_schema(self) -> dict:
-        """The writer schema (no meta fields), in Spark's naming: what goes into the commit and log headers."""
+        """The writer schema (no meta fields), in Spark's naming: what goes into the commit and log headers.
+
+        A delete's DataFrame may hold only the key columns: its commit keeps the table's schema."""
+        if self.config.operation is Operation.DELETE and self.timeline is not None:
+            table_schema = self.timeline.latest_schema() or self.table_config.create_schema
+            if table_schema is not None:
+                return remove_meta_fields(table_schema)
         return arrow_to_avro_schema(self.data_schema, self.config.table_name, with_meta=False)
 
     # ---- index and planning ------------------------------------------------------------------------------------
@@ -236,8 +242,8 @@ class WriteClient:
                 slices[b.bucket_id] = SliceInfo.of(s, pending)
         return BucketTask(
             storage_uri=self.storage_uri, base_path=self.base_path, table_props=dict(self.table_config.props),
-            config=self.config, instant=instant, data_schema=self.data_schema,
-            writer_avro_schema=self.writer_avro_schema, buckets=plan.buckets, slices=slices,
+            config=self.config, instant=instant, writer_avro_schema=self.writer_avro_schema,
+            buckets=plan.buckets, slices=slices,
         )
 
     def _pending_compaction_groups(self) -> dict[tuple[str, str], str]:
@@ -299,15 +305,11 @@ class Transaction:
     def __init__(self, client: WriteClient) -> None:
         self.client = client
         self.timings: dict[str, float] = {}
-        self.plan: BucketPlan | None = None
         cfg = client.config
         self.inflight = commit_protocol.start_commit(client.storage, client.base_path, client.table_config,
                                                      cfg.operation.operation_type, cfg.commit_action)
         self.instant = self.inflight.timestamp
         self.done = False
-
-    def record_plan(self, plan: BucketPlan) -> None:
-        self.plan = plan
 
     def commit(self, stats_json: list[str], partitions: list[str] | None = None) -> WriteResult:
         c = self.client

@@ -5,7 +5,7 @@
 plan.json: {"project_dir": "...", "steps": [{"dbt": ["run", "--vars", "{day: 1}"]}, {"sql": "select ..."}]}
 A `dbt` step records success, the exception and every node result (status, message, adapter_response,
 failures; the rows of `dbt show`). A `sql` step runs on the adapter's SparkSession (the one dbt used) and records
-the rows. Tests run this as a subprocess: the pytest process keeps no JVM of dbt's, and a second driver process
+the rows; an `info` step records the session's master, executors and warehouse. Tests run this as a subprocess: the pytest process keeps no JVM of dbt's, and a second driver process
 is a "later dbt run in a new process".
 """
 from __future__ import annotations
@@ -55,6 +55,16 @@ def run_sql(sql: str) -> dict:
         return {"sql": sql, "rows": None, "error": f"{type(e).__name__}: {e}"}
 
 
+def session_info() -> dict:
+    from dbt.adapters.hudi import session
+
+    sc = session._session.sparkContext  # noqa: SLF001
+    # Block managers: the driver's plus one per executor.
+    executors = sc._jsc.sc().getExecutorMemoryStatus().size() - 1  # noqa: SLF001
+    return {"info": {"master": sc.master, "executors": executors,
+                     "warehouse": session._session.conf.get("spark.sql.warehouse.dir")}}
+
+
 def main(plan_path: str, out_path: str) -> int:
     with open(plan_path) as f:
         plan = json.load(f)
@@ -62,7 +72,12 @@ def main(plan_path: str, out_path: str) -> int:
     results = []
     for step in plan["steps"]:
         try:
-            results.append(run_dbt(step["dbt"], project_dir) if "dbt" in step else run_sql(step["sql"]))
+            if "dbt" in step:
+                results.append(run_dbt(step["dbt"], project_dir))
+            elif "sql" in step:
+                results.append(run_sql(step["sql"]))
+            else:
+                results.append(session_info())
         except Exception:  # noqa: BLE001
             results.append({"step": step, "crash": traceback.format_exc()})
         with open(out_path, "w") as f:  # written after every step: a crash still leaves the earlier ones

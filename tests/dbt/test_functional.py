@@ -30,13 +30,15 @@ DAY1 = [(i, p, v) for i, p, v, d in ROWS if d == 1]
 DAY2 = [(i, p, v) for i, p, v, d in ROWS if d == 2]
 
 
-def expected(strategy: str) -> list[tuple]:
+def expected(strategy: str, table_type: str = "mor") -> list[tuple]:
     """(id, part, val) rows of the table after day 2."""
     day2_keys = {i for i, _, _ in DAY2}
-    if strategy == "upsert":
+    if strategy == "upsert" or (strategy == "insert" and table_type == "cow"):
+        # A copy-on-write insert packs new records into the partition's small file, rewriting it; a key that
+        # file already holds is merged there, as Hudi does (hoodie.merge.allow.duplicate.on.inserts=false).
         return sorted({i: (i, p, v) for i, p, v in DAY1 + DAY2}.values())
-    if strategy in ("insert", "bulk_insert"):  # no index lookup: a key written again is a second record
-        return sorted(DAY1 + DAY2)
+    if strategy in ("insert", "bulk_insert"):  # new file groups, no index lookup: a key written again is a
+        return sorted(DAY1 + DAY2)             # second record
     if strategy == "delete":
         return sorted(r for r in DAY1 if r[0] not in day2_keys)
     if strategy == "insert_overwrite":
@@ -71,14 +73,17 @@ def models() -> dict[str, str]:
             out[f"s_{strategy}_{table_type}"] = hudi_model(
                 f"{KEYS}, table_type='{table_type}', incremental_strategy='{strategy}'", DAY_ROWS)
     # `select *` of the table itself: its five meta columns go back into the write.
+    # Also: the table outside the warehouse (location_root, relative to the project folder).
     out["select_star_this"] = hudi_model(
-        f"{KEYS}, table_type='mor'", "select * except (val), val + 1000 as val from {{ this }} where id in (1, 3)")
+        f"{KEYS}, table_type='mor', location_root='lake'",
+        "select * except (val), val + 1000 as val from {{ this }} where id in (1, 3)")
     out["null_key"] = hudi_model(
         f"{KEYS}, tags=['null_key']",
         "select cast(null as bigint) as id, 'a' as part, 0 as val, timestamp'2024-01-03 00:00:00' as ts\n"
         f"union all {DAY_ROWS}")
     out["layout_change"] = hudi_model(f"{KEYS}, table_type=var('lc_type', 'cow'), tags=['layout']", DAY_ROWS)
-    out["fr"] = hudi_model(KEYS, DAY_ROWS)
+    out["fr"] = hudi_model(f"{KEYS}, index_type='bloom', hudi_options={{'hoodie.parquet.compression.codec': 'gzip',"
+                           " 'hoodie.bloom.index.filter.type': 'SIMPLE'}", DAY_ROWS)
     out["osc_append"] = hudi_model(f"{KEYS}, on_schema_change='append_new_columns'",
                                    "select id, part, ts, 'x' || id as extra from {{ ref('events') }} "
                                    "where day = {{ var('day') }}")
@@ -112,7 +117,7 @@ models:
   - name: s_delete_mor
     data_tests:
       - hudi_latest_commit: {arguments: {operation: delete, min_deletes: 2, max_deletes: 2, max_inserts: 0}}
-  - name: s_insert_cow
+  - name: s_insert_mor
     data_tests:
       - hudi_unique_record_key:
           config: {severity: warn}
@@ -153,6 +158,7 @@ functional:
 
 
 VARS2 = "{day: 2}"
+SHOW = ["show", "--inline", "select * from {{ ref('s_upsert_mor') }}", "--vars", VARS2, "--limit", "50"]
 TABLES = [f"s_{s}_{t}" for s in STRATEGIES for t in TABLE_TYPES] + ["select_star_this", "osc_append"]
 
 
@@ -175,9 +181,10 @@ def built(tmp_path_factory):
         {"dbt": ["run", "--select", "osc_fail", "--vars", VARS2]},
         {"dbt": ["run", "--select", "fr", "--full-refresh", "--vars", VARS2]},
         {"dbt": ["test", "--vars", VARS2, "--select", "s_upsert_mor", "s_insert_overwrite_cow", "s_delete_mor",
-                 "s_insert_cow"]},
+                 "s_insert_mor"]},
         {"dbt": ["docs", "generate", "--vars", VARS2]},
-        {"dbt": ["show", "--select", "s_upsert_mor", "--vars", VARS2, "--limit", "50"]},
+        {"dbt": SHOW},
+        {"dbt": ["debug"]},
         *[{"sql": f"select * from {SCHEMA}.{t}"} for t in TABLES],
     ]
     day2 = run_driver(project, steps, root / "day2")
@@ -223,14 +230,14 @@ def test_strategy_against_hudi_rs(built, strategy, table_type):
     name = f"s_{strategy}_{table_type}"
     path = table_path(built["project"], name)
     theirs = rs_snapshot(path)
-    assert data_rows(theirs) == expected(strategy), name
+    assert data_rows(theirs) == expected(strategy, table_type), name
     ours = HudiTable.load(path)
     assert ours.config.table_type == ("MERGE_ON_READ" if table_type == "mor" else "COPY_ON_WRITE")
     assert not ours.timeline.pending(), f"{name}: instants left pending"
     # What Spark SQL reads through the catalog table (the merged snapshot, MOR included).
     spark_rows = built["sql"][name]
     assert spark_rows["error"] is None, spark_rows["error"]
-    assert sorted((r["id"], r["part"], r["val"]) for r in spark_rows["rows"]) == expected(strategy)
+    assert sorted((r["id"], r["part"], r["val"]) for r in spark_rows["rows"]) == expected(strategy, table_type)
 
 
 @pytest.mark.parametrize("strategy, day1_op, day2_op, action", [
@@ -260,7 +267,8 @@ def test_adapter_response_and_timeline(built, strategy, day1_op, day2_op, action
 
 
 def test_select_star_of_this_writes_back_without_meta_column_trouble(built):
-    path = table_path(built["project"], "select_star_this")
+    path = str(built["project"] / "lake" / "select_star_this")  # location_root='lake'
+    assert not Path(table_path(built["project"], "select_star_this")).exists()
     want = sorted((i, p, v + 1000 if i in (1, 3) else v) for i, p, v in DAY1)
     assert data_rows(rs_snapshot(path)) == want
     rows = built["sql"]["select_star_this"]["rows"]
@@ -277,7 +285,10 @@ def test_append_new_columns(built):
     want = sorted([(i, None if i in day2 else v, f"x{i}" if i in day2 else None)
                    for i, _, v in DAY1 if i not in day2] + [(i, None, f"x{i}") for i, _, _ in DAY2])
     assert got == want
-    assert [c for c in built["sql"]["osc_append"]["rows"][0]][5:] == ["id", "part", "val", "ts", "extra"]
+    # Spark SQL through the catalog table: the older base files have no `extra` column.
+    spark = built["sql"]["osc_append"]
+    assert spark["error"] is None, spark["error"]
+    assert list(spark["rows"][0])[5:] == ["id", "part", "val", "ts", "extra"]
 
 
 # ---- bad input ----------------------------------------------------------------------------------------------
@@ -339,8 +350,15 @@ def test_full_refresh_keeps_time_travel(built):
     assert node(r, "fr")["adapter_response"]["operation"] == "insert_overwrite_table"
     path = table_path(built["project"], "fr")
     assert data_rows(rs_snapshot(path)) == expected("upsert")
-    timeline = HudiTable.load(path).timeline
+    table = HudiTable.load(path)
+    timeline = table.timeline
     assert [i.action for i in timeline.completed_commits()] == ["commit", "commit", "replacecommit"]
+    # hudi_options reached the engine: the base files of the full refresh are gzip-compressed.
+    import pyarrow.parquet as pq
+
+    slices = table.file_slices()
+    assert slices and all(pq.ParquetFile(s.base_file.path).metadata.row_group(0).column(0).compression == "GZIP"
+                          for s in slices)
     assert data_rows(rs_snapshot(path, as_of=built["first"]["fr"])) == sorted(DAY1)
 
 
@@ -349,12 +367,12 @@ def test_full_refresh_keeps_time_travel(built):
 
 def test_generic_timeline_tests(built):
     r = step(built, "test", "--vars", VARS2, "--select", "s_upsert_mor", "s_insert_overwrite_cow", "s_delete_mor",
-             "s_insert_cow")
+             "s_insert_mor")
     statuses = {x["name"]: x["status"] for x in r["results"]}
     assert len(statuses) == 10, statuses
-    # s_insert_cow holds keys 2 and 4 twice (insert does not look keys up): the key test sees it.
+    # s_insert_mor holds keys 2 and 4 twice (insert does not look keys up): the key test sees it.
     warned = [n for n, s in statuses.items() if s == "warn"]
-    assert [n for n in warned if n.startswith("hudi_unique_record_key_s_insert_cow")] == warned and warned, statuses
+    assert [n for n in warned if n.startswith("hudi_unique_record_key_s_insert_mor")] == warned and warned, statuses
     assert all(s == "pass" for n, s in statuses.items() if n not in warned), statuses
 
 
@@ -371,7 +389,21 @@ def test_docs_catalog_has_hudi_stats(built):
 
 
 def test_show_reads_the_merged_snapshot(built):
-    r = step(built, "show", "--select", "s_upsert_mor", "--vars", VARS2, "--limit", "50")
+    r = step(built, *SHOW)
     assert r["success"], r
     rows = r["results"][0]["rows"]
     assert sorted((x["id"], x["part"], x["val"]) for x in rows) == expected("upsert")
+
+
+def test_debug_reports_versions(built):
+    assert step(built, "debug")["success"]
+    out = (built["root"] / "day2" / "stdout.txt").read_text()
+    import pyspark
+
+    import hudi_engine
+
+    assert f"spark_version: {pyspark.__version__}" in out
+    assert f"hudi_engine_version: {hudi_engine.__version__}" in out
+    assert "java_version: " in out and "version" in out.split("java_version: ", 1)[1].splitlines()[0]
+    assert f"Spark {pyspark.__version__} (master local[2]), Java " in out  # asked of the running session
+    assert "Connection test: [OK connection ok]" in out

@@ -277,3 +277,16 @@ def test_awkward_partition_values_make_hudi_paths(spark, tmp_path, url_encode):
     write(rows_df(spark, [dict(r, name="u", ts=2) for r in rows]), str(path), o)
     assert set(rs_snapshot(path).column("name").to_pylist()) == {"u"}
     assert len(rs_snapshot(path)) == len(values)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_delete_with_only_key_columns_keeps_the_table_schema(spark, tmp_path, table_type):
+    path = tmp_path / "t"
+    rows = [{"id": i, "name": "n", "ts": 1, "amount": 1.0, "dt": "d"} for i in range(3)]
+    write(rows_df(spark, rows), str(path), opts(table_type))
+    keys = spark.createDataFrame([(1, "d")], "id bigint, dt string")
+    r = write(keys, str(path), opts(table_type, "delete"))
+    assert r.records_deleted == 1
+    table = HudiTable.load(path)
+    assert [f["name"] for f in table.avro_schema()["fields"]] == DATA_COLS
+    assert rows_of(rs_snapshot(path)) == rows_from([rows[0], rows[2]])
