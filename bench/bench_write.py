@@ -87,7 +87,7 @@ def hudi_write(spark, df, path: Path, table_type: str, operation: str, label: st
     if samples is not None:
         samples.append({"driver_peak_rss_mb": rss.peak, "jvm_peak_rss_mb": rss.other_peak})
     out = {k: round(v, 3) for k, v in r.timings.items()}
-    out.update(files_created=r.files_created, files_rewritten=r.files_rewritten, files_appended=r.files_appended,
+    out.update(label=label, files_created=r.files_created, files_rewritten=r.files_rewritten, files_appended=r.files_appended,
                bytes_written=r.bytes_written, driver_peak_rss_mb=round(rss.peak), jvm_peak_rss_mb=round(rss.other_peak))
     return out
 
@@ -114,6 +114,7 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool) -> dict:
     ev_dir = DATA_DIR / "eventlog" / ("w1-" + time.strftime("%Y%m%d-%H%M%S"))
     if eventlog:
         _eventlog_conf(ev_dir)
+    snapshot_sources()
     t0 = time.perf_counter()
     spark = common.spark_session()
     jvm = common.jvm_pid(spark)
@@ -173,6 +174,7 @@ def run_w2(repeats: int, eventlog: bool) -> dict:
     ev_dir = DATA_DIR / "eventlog" / ("w2-" + time.strftime("%Y%m%d-%H%M%S"))
     if eventlog:
         _eventlog_conf(ev_dir)
+    snapshot_sources()
     spark = common.spark_session()
     jvm = common.jvm_pid(spark)
     bdf = common.cached_df(spark, bdir)
@@ -284,12 +286,25 @@ def parse_eventlog(run_dir: Path) -> dict:
     return out
 
 
+_SOURCES: dict[str, list[str]] = {}
+
+
+def snapshot_sources() -> None:
+    """The writer's source as this run imported it: call sites are labelled with these lines even if the file
+    is edited while the benchmark runs."""
+    import hudi_engine.spark.writer as writer_module
+
+    path = writer_module.__file__
+    _SOURCES[path] = Path(path).read_text().splitlines()
+
+
 def _site_label(site: str) -> str:
     """`collect at /x/writer.py:84` -> `writer.py:84 counts = tagged.groupBy(...)...` (the source line)."""
     try:
         where = site.split(" at ", 1)[1]
         path, line = where.rsplit(":", 1)
-        text = linecache.getline(path, int(line)).strip()
+        lines = _SOURCES.get(path)
+        text = (lines[int(line) - 1] if lines and int(line) <= len(lines) else linecache.getline(path, int(line))).strip()
         return f"{Path(path).name}:{line} {text[:70]}"
     except (IndexError, ValueError):
         return site
@@ -297,8 +312,9 @@ def _site_label(site: str) -> str:
 
 # ---- in-process profile of the task side ------------------------------------------------------------------
 
-def profile_tasks(table_type: str, pristine: Path, top: int) -> dict:
-    """The W1 upsert through the same task functions Spark runs, in this process, phase by phase.
+def profile_tasks(table_type: str, pristine: Path | None, top: int) -> dict:
+    """The W1 upsert (or with `pristine=None` the W1 bulk_insert into a new table) through the same task
+    functions Spark runs, in this process, phase by phase.
 
     Mirrors `hudi_engine.spark.writer._run` for a SIMPLE-index upsert with Spark's moving of records replaced by
     pyarrow: keys (`_KeyFn`), pre-combine (`_PrecombineFn`), index key reads (`read_index_keys`) and a
@@ -310,8 +326,13 @@ def profile_tasks(table_type: str, pristine: Path, top: int) -> dict:
     from hudi_engine.write.write_client import WriteClient, read_index_keys
     from hudi_engine.write.write_config import WriteConfig
 
-    path = common.copy_table(pristine, DATA_DIR / "w1" / f"profile_{table_type}")
-    batch = common.read_source(common.batch_dir())
+    operation = "upsert" if pristine is not None else "bulk_insert"
+    if pristine is not None:
+        path = common.copy_table(pristine, DATA_DIR / "w1" / f"profile_{table_type}")
+        batch = common.read_source(common.batch_dir())
+    else:
+        path = common.fresh(DATA_DIR / "w1" / f"profile_{table_type}_bulk_insert")
+        batch = common.read_source(common.source_dir(common.W1_ROWS))
     phases: dict[str, float] = {}
     t = time.perf_counter()
 
@@ -322,7 +343,7 @@ def profile_tasks(table_type: str, pristine: Path, top: int) -> dict:
         t = now
 
     t_start = t
-    config = WriteConfig.from_options(common.hudi_options(table_type, "upsert"))
+    config = WriteConfig.from_options(common.hudi_options(table_type, operation))
     client = WriteClient.open(str(path), config, batch.schema)
     prof = cProfile.Profile()
     per_bucket: list[tuple[float, str, int]] = []
@@ -330,13 +351,14 @@ def profile_tasks(table_type: str, pristine: Path, top: int) -> dict:
         tick("open + lock + start instant")
         keyed = pa.Table.from_batches(list(_task_fn(W._KeyFn, client.keygen_spec(), False)(batch.to_batches())))
         tick("keys (_KeyFn)")
-        keyed = pa.Table.from_batches(list(_task_fn(W._PrecombineFn, config.precombine_field, config.payload)(
-            keyed.to_batches())))
-        tick("pre-combine (_PrecombineFn)")
+        if operation == "upsert":
+            keyed = pa.Table.from_batches(list(_task_fn(W._PrecombineFn, config.precombine_field, config.payload)(
+                keyed.to_batches())))
+            tick("pre-combine (_PrecombineFn)")
         # Spark computes xxhash64 here; any hash in [0, 1) picks among insert buckets the same way.
         keyed = keyed.append_column(W.HASH, pa.array((np.arange(keyed.num_rows) * 0.6180339887498949) % 1.0))
         partitions = sorted(pc.unique(keyed.column(W.PARTITION)).to_pylist())
-        files = client.index_files(partitions)
+        files = client.index_files(partitions) if operation == "upsert" else []
         tick("index: list files")
         spec = client.key_reader_spec()
         existing: dict[str, list] = defaultdict(list)
@@ -383,7 +405,7 @@ def profile_tasks(table_type: str, pristine: Path, top: int) -> dict:
         r = txn.commit(stats)
         tick("commit")
     total = time.perf_counter() - t_start
-    print(f"\n== in-process task side, W1 {table_type} upsert (one thread, no Spark): {total:.3f} s", flush=True)
+    print(f"\n== in-process task side, W1 {table_type} {operation} (one thread, no Spark): {total:.3f} s", flush=True)
     for k, v in phases.items():
         print(f"  {v:7.3f} s  {k}")
     kinds = defaultdict(lambda: [0, 0.0, 0])
@@ -436,7 +458,9 @@ def run_profile(top: int) -> dict:
         for tt in missing:
             hudi_write(spark, df, common.fresh(pristine[tt]), tt, "bulk_insert", "setup", _bulk_expect(common.W1_ROWS))
         spark.stop()
-    return {tt: profile_tasks(tt, p, top) for tt, p in pristine.items()}
+    out = {f"{tt} upsert": profile_tasks(tt, p, top) for tt, p in pristine.items()}
+    out["COPY_ON_WRITE bulk_insert"] = profile_tasks("COPY_ON_WRITE", None, top)
+    return out
 
 
 # ---- report -----------------------------------------------------------------------------------------------
@@ -464,7 +488,7 @@ def report_w1(out: dict) -> str:
             f"{k} {v:.2f} s" for k, v in out["cold"].items())
     text += "\n\n" + report_phases(res)
     if out.get("stages"):
-        text += "\n\n" + report_stages(out["stages"])
+        text += "\n\n" + report_stages(out["stages"], res)
     if out.get("rss_samples"):
         drv = max(s["driver_peak_rss_mb"] for s in out["rss_samples"])
         jvm = max(s["jvm_peak_rss_mb"] for s in out["rss_samples"])
@@ -490,21 +514,26 @@ def report_phases(res: dict[str, Measure]) -> str:
     return "\n".join(lines)
 
 
-def report_stages(stages: dict) -> str:
-    """Median over the timed runs of each case of the wall time per writer `collect`."""
-    by_case: dict[str, list[dict]] = defaultdict(list)
-    for desc, d in stages.items():
-        case = desc.rsplit("-", 1)[0]
-        by_case[case].append(d)
-    lines = ["Spark jobs per timed write (event log; median over runs): wall time of the jobs each `collect` ran",
-             "", "| write | collect (writer source line) | jobs wall | ", "|---|---|---|"]
-    for case, runs in by_case.items():
-        sites = sorted({s for r in runs for s in r["by_site"]})
+def report_stages(stages: dict, res: dict[str, Measure]) -> str:
+    """Median over the timed runs of each case: wall time of the Spark jobs of each writer `collect`, and the
+    rest of the write (driver-side Python and py4j calls outside any Spark job)."""
+    lines = ["Spark jobs per timed write (event log; medians over the timed runs): wall time of the jobs each "
+             "`collect` in the writer ran, and what is left of the write outside Spark jobs", "",
+             "| write | collect (writer source line when the run started) | wall |", "|---|---|---|"]
+    for name, m in res.items():
+        runs = [(t, stages[e["label"]]) for t, e in zip(m.times, m.extra) if e.get("label") in stages]
+        if not runs:
+            continue
+        sites = sorted({s for _, r in runs for s in r["by_site"]}, key=lambda s: int(s.split(":")[1].split()[0])
+                       if s.split(":")[1].split()[0].isdigit() else 0)
         for s in sites:
-            lines.append(f"| {case} | `{s}` | {np.median([r['by_site'].get(s, 0.0) for r in runs]):.2f} s |")
-        lines.append(f"| {case} | (jobs: {int(np.median([r['jobs'] for r in runs]))}, task run time "
-                     f"{np.median([r['task_run_s'] for r in runs]):.1f} s, shuffle written "
-                     f"{np.median([r['shuffle_write_mb'] for r in runs]):.1f} MB) | |")
+            lines.append(f"| {name} | `{s}` | {np.median([r['by_site'].get(s, 0.0) for _, r in runs]):.2f} s |")
+        outside = np.median([t - sum(r["by_site"].values()) for t, r in runs])
+        lines.append(f"| {name} | outside Spark jobs (driver: open, lock, timeline, plan, commit, py4j) | "
+                     f"{outside:.2f} s |")
+        lines.append(f"| {name} | {int(np.median([r['jobs'] for _, r in runs]))} Spark jobs, task run time "
+                     f"{np.median([r['task_run_s'] for _, r in runs]):.1f} s, shuffle written "
+                     f"{np.median([r['shuffle_write_mb'] for _, r in runs]):.1f} MB | |")
     return "\n".join(lines)
 
 
@@ -521,7 +550,7 @@ def report_w2(out: dict) -> str:
     text = "\n".join(lines)
     text += "\n\n" + report_phases({k: v for k, v in res.items() if k.startswith("hudi")})
     if out.get("stages"):
-        text += "\n\n" + report_stages(out["stages"])
+        text += "\n\n" + report_stages(out["stages"], res)
     drv = max(s["driver_peak_rss_mb"] for s in out["rss_samples"])
     jvm = max(s["jvm_peak_rss_mb"] for s in out["rss_samples"])
     text += (f"\n\nMemory: the Python driver's `ru_maxrss` over the whole W2 process (Spark session, bulk_insert of "

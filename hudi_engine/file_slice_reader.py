@@ -54,7 +54,7 @@ def read_file_slice(
 
     if file_slice.base_file is not None:
         base = align_to_schema(
-            read_base_file(ctx.storage, file_slice.base_file.path, columns=_present(ctx, needed)),
+            read_base_file(ctx.storage, file_slice.base_file.path, columns=needed, allow_missing=True),
             read_schema,
             file_slice.base_file.path,
         )
@@ -67,10 +67,6 @@ def read_file_slice(
         base, batches, key_of=ctx.key_of, ordering_field=ctx.ordering_field, payload=ctx.payload
     )
     return merged.select(out_columns)
-
-
-def _present(ctx: SliceReadContext, names: list[str]) -> list[str]:
-    return [n for n in names if n in ctx.schema.names]
 
 
 def _scan_logs(ctx: SliceReadContext, file_slice: FileSlice, schema: pa.Schema) -> list[LogBatch]:

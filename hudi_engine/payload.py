@@ -79,6 +79,11 @@ BUILTIN_PAYLOADS: dict[str, Payload] = {
 }
 
 
+def builtin_class_name(name: str) -> str:
+    """The full Java class name of a built-in payload given short or full; any other name unchanged."""
+    return next((p.class_name for p in BUILTIN_PAYLOADS.values() if name in (p.class_name, p.short_name)), name)
+
+
 def payload_for(name: str | None) -> Payload:
     """The payload for a full or short Java class name, or a Python class's dotted path; None: Hudi's default."""
     if not name:

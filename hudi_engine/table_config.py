@@ -155,7 +155,8 @@ class TableConfig:
         `HoodieTableConfig.create`; a COW table gets a payload class only when one is given. `create_schema`
         (an Avro schema) is stored in Spark SQL's `[T, "null"]` shape. `extra` keys are added last and win.
         """
-        from .keygen import infer_key_generator_class  # keygen imports nothing from here; avoid a cycle anyway
+        from .keygen import infer_key_generator_class
+        from .payload import builtin_class_name  # keygen imports nothing from here; avoid a cycle anyway
         from .schema import schema_to_json, to_create_schema
 
         if not name or not _TABLE_NAME.match(name):
@@ -190,7 +191,8 @@ class TableConfig:
         if not populate_meta_fields:
             props[POPULATE_META_FIELDS] = "false"
         if payload_class or table_type == MERGE_ON_READ:
-            props[PAYLOAD_CLASS] = payload_class or DEFAULT_PAYLOAD_CLASS
+            # Full class names: hudi-rs refuses to merge with a short one.
+            props[PAYLOAD_CLASS] = builtin_class_name(payload_class) if payload_class else DEFAULT_PAYLOAD_CLASS
         if table_type == MERGE_ON_READ:
             props[RECORD_MERGER_STRATEGY] = DEFAULT_RECORD_MERGER_STRATEGY
         props[BASE_FILE_FORMAT] = "PARQUET"

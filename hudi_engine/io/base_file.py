@@ -235,17 +235,23 @@ def read_base_file(
     path: str,
     columns: list[str] | None = None,
     filter: pc.Expression | list | None = None,  # noqa: A002 - pyarrow's name for it
+    *,
+    allow_missing: bool = False,
 ) -> pa.Table:
     """Read a base file, projecting `columns` (file order if None) and applying `filter`.
 
     `filter` is a pyarrow dataset expression (row groups are pruned by their statistics) or DNF tuples
     as `pyarrow.parquet.filters_to_expression` takes. It may name columns that are not projected.
+    `allow_missing` skips requested columns the file lacks (added to the table after it was written).
     """
     if isinstance(filter, list):
         filter = pq.filters_to_expression(filter)
     with storage.open_input_file(path) as f:
         try:
             fragment = _PARQUET_FORMAT.make_fragment(f)
+            if allow_missing and columns is not None:
+                present = set(fragment.physical_schema.names)
+                columns = [c for c in columns if c in present]
             table = fragment.to_table(columns=columns, filter=filter)
         except (pa.ArrowException, OSError, KeyError, TypeError) as e:
             raise HudiError(f"base file {path}: read of columns {columns} with filter {filter} failed: {e}") from e

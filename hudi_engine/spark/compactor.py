@@ -14,6 +14,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from hudi_engine.errors import HudiError, WriteError
+from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import rollback_last_commit, service_lock
@@ -33,7 +34,7 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import WriteStat
 
 __all__ = [
-    "clean", "compact", "compact_with_result", "finish_pending_table_services", "rollback_last_commit", "run_table_services_after_commit",
+    "clean", "clean_path", "compact", "compact_with_result", "finish_pending_table_services", "rollback_last_commit", "run_table_services_after_commit",
     "schedule_compaction", "spark_executor",
 ]
 
@@ -98,16 +99,10 @@ def spark_executor(spark: SparkSession) -> Executor:
         try:
             rows = df.mapInArrow(_CompactFn(task, ops_json), "stat string").collect()
         except Exception as e:  # noqa: BLE001 - re-raised as the task's own error
-            raise _unwrap(e) from e
+            raise unwrap_task_error(e) from e
         return [WriteStat.from_dict(json.loads(r[0]), "compaction task write stat") for r in rows]
 
     return execute
-
-
-def _unwrap(e: Exception) -> Exception:
-    from hudi_engine.spark.writer import _unwrap as unwrap_task_error
-
-    return e if isinstance(e, HudiError) else unwrap_task_error(e)
 
 
 # --------------------------------------------------------------------------------------------- on demand
@@ -138,6 +133,12 @@ def compact_with_result(spark: SparkSession, path: str,
 def clean(storage: Storage, base_path: str, options: Mapping[str, str] | None = None) -> str | None:
     """Clean by the policy in `options` (Hudi's keys); the clean instant, or None when nothing was deleted."""
     return clean_table(storage, base_path, _options(options))
+
+
+def clean_path(path: str, options: Mapping[str, str] | None = None) -> str | None:
+    """`clean` for the table at a path or URI (what the dbt adapter calls)."""
+    storage, base_path, _ = _open(path)
+    return clean(storage, base_path, options)
 
 
 def _finish_pending_compactions(spark: SparkSession, storage: Storage, base_path: str, uri: str,

@@ -8,7 +8,6 @@ back to the driver -> commit. A failure anywhere before the commit rolls the ins
 """
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -21,9 +20,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import LongType, StructField, StructType
 
-from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.merge import merge_records
 from hudi_engine.schema import META_COLUMNS
+from hudi_engine.spark.compactor import finish_pending_table_services, run_table_services_after_commit
+from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.write.bucket_assigner import BucketPlan
 from hudi_engine.write.executor import BucketTask, execute_bucket
 from hudi_engine.write.write_client import WriteClient, WriteResult
@@ -43,13 +43,21 @@ def write(df: DataFrame, path: str, options: Mapping[str, Any]) -> WriteResult:
     df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
     # Spark hands timestamps to Arrow tasks in the session time zone; the table stores them as UTC instants.
     data_schema = to_arrow_schema(df.schema, timezone=df.sparkSession.conf.get("spark.sql.session.timeZone"))
+    spark = df.sparkSession
+    # A compaction or clean that a crash left pending completes first: new log files of a group under a pending
+    # compaction are named after it, and readers see them only once that compaction is committed.
+    finish_pending_table_services(spark, path, config)
     client = WriteClient.open(path, config, data_schema)
     with client.transaction() as txn:
         try:
-            stats = _run(df.sparkSession, df, client, txn)
+            stats = _run(spark, df, client, txn)
         except Exception as e:  # noqa: BLE001 - re-raised with the task's own message
-            raise _unwrap(e) from e
-        return txn.commit(stats)
+            raise unwrap_task_error(e) from e
+        result = txn.commit(stats)
+    t0 = time.monotonic()
+    run_table_services_after_commit(spark, path, client.config, result.instant_time)
+    result.timings["table_services"] = time.monotonic() - t0
+    return result
 
 
 def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
@@ -310,19 +318,3 @@ def _handle_fn(task: BucketTask):
         return pa.table({"stat": pa.array(execute_bucket(task, bucket_id, table, token), pa.string())})
 
     return run
-
-
-_ERROR_RE = re.compile(r"hudi_engine\.errors\.(\w+): (.*?)(?:\n\n|\Z|\n\tat |\nJVM stacktrace)", re.S)
-
-
-def _unwrap(e: Exception) -> Exception:
-    """An error raised in a Spark task reaches the driver wrapped; give back the engine's own error."""
-    if isinstance(e, HudiError):
-        return e
-    m = _ERROR_RE.search(str(e))
-    if m:
-        import hudi_engine.errors as errors
-
-        cls = getattr(errors, m.group(1), WriteError)
-        return cls(m.group(2).strip())
-    return e

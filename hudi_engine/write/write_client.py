@@ -416,6 +416,9 @@ _WIDER = {
 }
 
 
+_INT_DIGITS = {8: 3, 16: 5, 32: 10, 64: 19}  # digits of the widest value of each integer width
+
+
 def _widens(old: pa.DataType, new: pa.DataType) -> bool:
     if old == new:
         return True
@@ -426,6 +429,11 @@ def _widens(old: pa.DataType, new: pa.DataType) -> bool:
         return True
     if pa.types.is_string(old) and pa.types.is_large_string(new) or pa.types.is_large_string(old) and pa.types.is_string(new):
         return True
+    if pa.types.is_decimal(new):  # every old value must fit: integer digits and scale never shrink
+        if pa.types.is_integer(old):
+            return new.precision - new.scale >= _INT_DIGITS[old.bit_width]
+        if pa.types.is_decimal(old):
+            return new.scale >= old.scale and new.precision - new.scale >= old.precision - old.scale
     return False
 
 
@@ -443,5 +451,6 @@ def check_schema_change(old: pa.Schema, new: pa.Schema, where: str) -> None:
             errors.append(f"column {f.name!r} changes type from {f.type} to {nt}")
     if errors:
         raise SchemaError(f"{where}: the write's schema is not compatible with the table's: " + "; ".join(errors)
-                          + ". Only new nullable columns and widening types (int -> long -> float -> double) are "
-                            "allowed; rewrite the table to change it otherwise.")
+                          + ". Only new nullable columns and widening types (int -> long -> float -> double; int/long "
+                            "-> a decimal wide enough; decimal -> a wider decimal) are allowed; rewrite the table "
+                            "(dbt: --full-refresh) to change it otherwise.")

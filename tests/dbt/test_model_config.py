@@ -178,3 +178,23 @@ def test_methods_without_a_session_stop_with_a_clear_error(method):
         HudiAdapter._require_session(fake, "orders")
     text = str(e.value)
     assert f"uses method '{method}'" in text and "method: session" in text and "spark.master" in text
+
+
+def test_a_failed_rebuild_puts_the_old_table_back(tmp_path):
+    from dbt.adapters.hudi.writer import WritePlan, _replacing
+
+    table = tmp_path / "t"
+    (table / ".hoodie").mkdir(parents=True)
+    (table / ".hoodie" / "hoodie.properties").write_text("old")
+    plan = WritePlan(str(table), "bulk_insert", True, "full refresh with a new layout")
+    with pytest.raises(RuntimeError), _replacing("m", str(table), plan):
+        assert not table.exists()
+        (table / ".hoodie").mkdir(parents=True)
+        (table / ".hoodie" / "hoodie.properties").write_text("half written")
+        raise RuntimeError("write failed")
+    assert (table / ".hoodie" / "hoodie.properties").read_text() == "old"
+    with _replacing("m", str(table), plan):
+        (table / ".hoodie").mkdir(parents=True)
+        (table / ".hoodie" / "hoodie.properties").write_text("new")
+    assert (table / ".hoodie" / "hoodie.properties").read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir()] == ["t"]  # the old table is gone once the new one is written

@@ -43,24 +43,10 @@ class HudiCredentials(SparkCredentials):
     def type(self) -> str:
         return "hudi"
 
-    @property
-    def spark_version(self) -> str:
-        return spark_session.spark_version()
-
-    @property
-    def java_version(self) -> str:
-        return spark_session.java_version()
-
-    @property
-    def hudi_engine_version(self) -> str:
-        return spark_session.engine_version()
-
     def _connection_keys(self) -> tuple[str, ...]:
-        keys = ("method", "schema", "server_side_parameters")
-        if self.method != SparkConnectionMethod.SESSION:
-            keys = ("method", "host", "port", "cluster", "endpoint", "schema", "organization")
-        # `dbt debug` prints these: the versions that matter when a write or a read fails.
-        return (*keys, "spark_version", "java_version", "hudi_engine_version")
+        if self.method == SparkConnectionMethod.SESSION:
+            return ("method", "schema", "server_side_parameters")
+        return ("method", "host", "port", "cluster", "endpoint", "schema", "organization")
 
 
 class HudiCursor(Cursor):

@@ -72,6 +72,7 @@ class HudiAdapter(SparkAdapter):
                 f"(spark://host:7077, yarn), or materialize this model as 'table' / 'incremental'.")
 
     def debug_query(self) -> None:
+        """`dbt debug`'s connection test; with a session it also reports the versions that matter."""
         super().debug_query()
         if self.config.credentials.method == SparkConnectionMethod.SESSION:
             spark = self.spark

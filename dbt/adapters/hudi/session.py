@@ -17,9 +17,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
-import subprocess
-import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -143,34 +140,7 @@ def _is_running(spark) -> bool:
     return getattr(sc, "_jsc", None) is not None
 
 
-# ---- versions for `dbt debug` ------------------------------------------------------------------------------
-
-
-def spark_version() -> str:
-    import pyspark
-
-    return pyspark.__version__
-
-
-def java_version() -> str:
-    """The Java that Spark will start (JAVA_HOME, else `java` on PATH), as `java -version` reports it."""
-    java_home = os.environ.get("JAVA_HOME")
-    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
-    if not java:
-        return "not found (set JAVA_HOME or put java 17+ on PATH)"
-    try:
-        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError) as e:
-        return f"{java}: {e}"
-    first = (out.stderr or out.stdout).strip().splitlines()
-    return f"{first[0]} ({java})" if first else java
-
-
 def engine_version() -> str:
     import hudi_engine
 
     return hudi_engine.__version__
-
-
-def python_version() -> str:
-    return f"{sys.version.split()[0]} ({sys.executable})"

@@ -6,7 +6,10 @@ engine does the table work (and rolls its instant back on failure); this module 
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,12 +124,7 @@ def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation:
     table_types = {f.name: spark_type(f.type, f.name) for f in table_fields}
     df_types = {f.name: f.dataType for f in df.schema.fields if f.name not in META_COLUMNS}
     if operation == "delete":
-        # A delete needs the keys only, but the engine records the written DataFrame's schema as the commit's
-        # schema, and readers take the table's schema from the latest commit: the other columns are sent as
-        # nulls so the table keeps its schema.
-        by_lower = {c.lower(): c for c in df_types}
-        return df.select(*[F.col(f"`{by_lower[c.lower()]}`").cast(t).alias(c) if c.lower() in by_lower
-                           else F.lit(None).cast(t).alias(c) for c, t in table_types.items()])
+        return df  # a delete needs the keys only; its commit keeps the table's schema
     new = [c for c in df_types if c not in table_types]
     missing = [c for c in table_types if c not in df_types]
     changed = [f"{c} {table_types[c].simpleString()} -> {df_types[c].simpleString()}"
@@ -159,21 +157,26 @@ def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation:
     return df.select(*columns, *[F.col(f"`{c}`") for c in new])
 
 
-def _engine_accepts_timestamps() -> None:
-    """Work around hudi_engine.spark.writer converting the DataFrame schema to Arrow without a time zone, which
-    PySpark 4.3 refuses for TIMESTAMP columns (AssertionError). Only the time zone is added; for every other type
-    the conversion is unchanged, and once the engine passes one itself this does nothing.
-    """
-    import functools
+@contextlib.contextmanager
+def _replacing(model: str, path: str, plan: WritePlan) -> Iterator[None]:
+    """For a full refresh that changes the table's layout: the old table is moved aside while the new one is
+    written, put back if the write fails, and deleted once it succeeded."""
+    if not plan.recreate:
+        yield
+        return
+    from hudi_engine.storage import Storage
 
-    import hudi_engine.spark.writer as engine_writer
-    from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import StructField, StructType, TimestampType
-
+    storage, base_path = Storage.for_uri(path)
+    aside = f"{base_path}.replaced-{int(time.time() * 1000)}"
+    logger.warning(f"model {model}: {plan.reason}: the old Hudi table at {path} is replaced")
+    storage.rename(base_path, aside)
     try:
-        engine_writer.to_arrow_schema(StructType([StructField("t", TimestampType())]))
-    except AssertionError:
-        engine_writer.to_arrow_schema = functools.partial(to_arrow_schema, timezone="UTC")
+        yield
+    except BaseException:
+        storage.delete_dir(base_path)
+        storage.rename(aside, base_path)
+        raise
+    storage.delete_dir(aside)
 
 
 def write_model(spark, *, model: str, relation_name: str, schema: str, identifier: str, sql: str,
@@ -183,7 +186,6 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     from hudi_engine.spark import write
     from pyspark.errors import PySparkException
 
-    _engine_accepts_timestamps()
     try:
         df = spark.sql(sql)
     except PySparkException as e:
@@ -193,18 +195,13 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     path = existing_catalog if (mode == "incremental" and existing_catalog and not cfg.location_root) else \
         table_location(spark, schema, identifier, cfg, project_root)
     plan = plan_write(model, cfg, mode, path, existing_table_config(path), existing_catalog)
-    if plan.recreate:
-        from hudi_engine.storage import Storage
-
-        storage, base_path = Storage.for_uri(path)
-        logger.warning(f"model {model}: {plan.reason}: removing the old Hudi table at {path}")
-        storage.delete_dir(base_path)
     if mode == "incremental":
         df = reconcile_schema(model, df, cfg, path, plan.operation)
     options = cfg.hoodie_options(identifier, schema, plan.operation, colmap)
     logger.debug(f"model {model}: {plan.reason}: {plan.operation} into {path} with {options}")
     try:
-        result = write(df, path, options)
+        with _replacing(model, path, plan):
+            result = write(df, path, options)
     except KeyGeneratorError as e:
         raise HudiModelError(
             f"model {model}: {e}. Every row needs a record key (unique_key {list(cfg.unique_key)}): filter out or "
