@@ -326,6 +326,7 @@ class Transaction:
         commit_protocol.complete_commit(
             c.storage, c.base_path, self.inflight, stats, operation_type=c.config.operation.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
+            extra_metadata=c.config.commit_extra_metadata,
         )
         self.done = True
         self.timings["commit"] = time.monotonic() - t0

@@ -83,6 +83,7 @@ KNOWN_KEYS: dict[str, Any] = {
     "hoodie.cleaner.commits.retained": "10",
     "hoodie.cleaner.fileversions.retained": "3",
     "hoodie.metadata.enable": "false",
+    "hoodie.datasource.write.commitmeta.key.prefix": "_",
 }
 
 
@@ -140,6 +141,12 @@ class WriteConfig:
     @property
     def is_mor(self) -> bool:
         return self.table_type == "MERGE_ON_READ"
+
+    @property
+    def commit_extra_metadata(self) -> dict[str, str]:
+        """Options Hudi copies into the commit metadata: keys starting with the commit-meta prefix."""
+        prefix = self.options.get("hoodie.datasource.write.commitmeta.key.prefix", "_")
+        return {k: v for k, v in self.options.items() if prefix and k.startswith(prefix)}
 
     @property
     def commit_action(self) -> str:

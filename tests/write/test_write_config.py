@@ -54,3 +54,10 @@ def test_typo_of_a_known_key_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         WriteConfig.from_options({"hoodie.some.other.key": "1", "spark.x": "y"})  # unrelated keys: silent
+
+
+def test_commit_metadata_options_follow_hudis_prefix():
+    c = WriteConfig.from_options({"_job": "nightly", "hoodie.index.type": "BLOOM"})
+    assert c.commit_extra_metadata == {"_job": "nightly"}
+    c = WriteConfig.from_options({"hoodie.datasource.write.commitmeta.key.prefix": "meta.", "meta.run": "7"})
+    assert c.commit_extra_metadata == {"meta.run": "7"}
