@@ -18,8 +18,10 @@ from hudi_engine.io.base_file import read_base_file
 from hudi_engine.io.log_block import BlockType, data_block_records, delete_block_keys, ordering_wrapper_for
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.merge import IS_DELETED_FIELD, DeleteBatch, LogBatch, merge_records
-from hudi_engine.payload import Payload
+from hudi_engine.keygen import key_generator_for
+from hudi_engine.payload import Payload, payload_for
 from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,25 @@ class SliceReadContext:
     ordering_field: str | None
     payload: Payload
     visibility: Visibility
+
+    @staticmethod
+    def for_table(storage: Storage, config: TableConfig, schema: pa.Schema, vis: Visibility) -> "SliceReadContext":
+        """How a reader merges slices of the table with `config`: keys from the meta column, or from the key
+        generator when meta fields are off; the table's ordering field and payload."""
+        if config.populate_meta_fields:
+            key_columns: tuple[str, ...] = ("_hoodie_record_key",)
+
+            def key_of(t: pa.Table) -> pa.Array:
+                return t.column("_hoodie_record_key")
+        else:
+            keygen = key_generator_for(config.key_generator_class, config.record_key_fields,
+                                       config.partition_fields, config.props,
+                                       hive_style=config.hive_style_partitioning,
+                                       url_encode=config.url_encode_partitioning)
+            key_columns = tuple(config.record_key_fields)
+            key_of = keygen.record_keys
+        ordering = config.precombine_field if config.precombine_field in schema.names else None
+        return SliceReadContext(storage, schema, key_of, key_columns, ordering, payload_for(config.payload_class), vis)
 
 
 def read_file_slice(

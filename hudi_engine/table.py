@@ -14,9 +14,7 @@ from hudi_engine.file_group import FileSlice
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.io.base_file import read_footer
-from hudi_engine.keygen import key_generator_for
 from hudi_engine.partition_path import parse_partition_path
-from hudi_engine.payload import payload_for
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -192,21 +190,7 @@ class HudiTable:
         return out.select(columns) if columns is not None else out
 
     def _read_context(self, schema: pa.Schema, vis: Visibility) -> SliceReadContext:
-        cfg = self.config
-        if cfg.populate_meta_fields:
-            key_columns: tuple[str, ...] = ("_hoodie_record_key",)
-
-            def key_of(t: pa.Table) -> pa.Array:
-                return t.column("_hoodie_record_key")
-        else:
-            keygen = key_generator_for(cfg.key_generator_class, cfg.record_key_fields, cfg.partition_fields,
-                                       cfg.props, hive_style=cfg.hive_style_partitioning,
-                                       url_encode=cfg.url_encode_partitioning)
-            key_columns = tuple(cfg.record_key_fields)
-            key_of = keygen.record_keys
-        ordering = cfg.precombine_field if cfg.precombine_field in schema.names else None
-        return SliceReadContext(self.storage, schema, key_of, key_columns, ordering,
-                                payload_for(cfg.payload_class), vis)
+        return SliceReadContext.for_table(self.storage, self.config, schema, vis)
 
     def __repr__(self) -> str:
         return f"HudiTable({self.config.name!r}, {self.config.table_type}, {self.base_path!r})"

@@ -37,8 +37,6 @@ from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.io.base_file import read_base_file, read_footer, write_base_file
 from hudi_engine.io.log_block import BlockType, delete_block_keys
 from hudi_engine.io.log_format import read_log_blocks
-from hudi_engine.keygen import key_generator_for
-from hudi_engine.payload import payload_for
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema, remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -298,7 +296,7 @@ def execute_operation(task: CompactionTask, op: CompactionOperation,
                          "pending?") from None
     file_slice = FileSlice(op.partition_path, op.file_id, op.base_instant, base, logs)
     schema = avro_to_arrow_schema(add_meta_fields(task.schema))
-    ctx = _read_context(storage, config, schema, task.visibility)
+    ctx = SliceReadContext.for_table(storage, config, schema, task.visibility)
     merged = read_file_slice(ctx, file_slice)
     t_read = time.monotonic()
     log_counts = _log_counts(storage, logs)
@@ -360,23 +358,6 @@ def _one_chunk(col: pa.Array | pa.ChunkedArray) -> pa.Array:
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     return col if col.type == pa.string() else col.cast(pa.string())
-
-
-def _read_context(storage: Storage, config: TableConfig, schema: pa.Schema, vis: Visibility) -> SliceReadContext:
-    """How a snapshot reader merges a slice of this table (`HudiTable` does the same)."""
-    if config.populate_meta_fields:
-        key_columns: tuple[str, ...] = (RECORD_KEY,)
-
-        def key_of(t: pa.Table) -> pa.Array:
-            return t.column(RECORD_KEY)
-    else:
-        keygen = key_generator_for(config.key_generator_class, config.record_key_fields, config.partition_fields,
-                                   config.props, hive_style=config.hive_style_partitioning,
-                                   url_encode=config.url_encode_partitioning)
-        key_columns = tuple(config.record_key_fields)
-        key_of = keygen.record_keys
-    ordering = config.precombine_field if config.precombine_field in schema.names else None
-    return SliceReadContext(storage, schema, key_of, key_columns, ordering, payload_for(config.payload_class), vis)
 
 
 def _base_stat_columns(ctx: SliceReadContext, config: TableConfig, path: str, storage: Storage) -> list[str]:
