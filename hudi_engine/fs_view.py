@@ -79,6 +79,12 @@ class FileSystemView:
                 partitions[partition] = _list_file_groups(storage, base_path, partition)
         return FileSystemView(storage, base_path, partitions)
 
+    @staticmethod
+    def for_partitions(storage: Storage, base_path: str, partitions: Iterable[str]) -> "FileSystemView":
+        """The view of known partitions only: one listing per partition folder, none of the rest of the table."""
+        return FileSystemView(storage, base_path,
+                              {p: _list_file_groups(storage, base_path, p) for p in partitions})
+
     @property
     def partition_paths(self) -> list[str]:
         return sorted(self._partitions)

@@ -1,38 +1,51 @@
-"""What one write task does with one bucket: pick the handle (create / merge / append) and run it.
+"""What one write task does: the records of one partition path -> index -> buckets -> handles -> write stats.
 
-`BucketTask` is the picklable description the driver ships to every task; `execute_bucket` turns one bucket's
-records into write stats (JSON, as the commit metadata will hold them).
+The driver ships one picklable `WriteTask`; the engine layer groups the incoming records by partition path and
+calls `write_partition` once per partition (or `bulk_insert_files` on sorted batches). A task lists its own
+partition folder against the timeline the driver saw, looks keys up in the partition's base files (SIMPLE and
+BLOOM index; BUCKET hashes), pre-combines, plans the partition's buckets and runs one handle per bucket, one
+file group at a time. A task so holds the batch's records of one partition and the key column of that
+partition's base files, never a whole table and never more than one file group's base file.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_engine.errors import WriteError
 from hudi_engine.file_group import FileSlice
+from hudi_engine.file_naming import new_file_id
+from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.io.base_file import read_base_file, read_footer, read_record_keys
+from hudi_engine.keygen import KeyGenerator, key_generator_for
+from hudi_engine.merge import merge_records
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
-from hudi_engine.write.bucket_assigner import Bucket, BucketType
+from hudi_engine.write import index
+from hudi_engine.write.bucket_assigner import BucketType, SmallFile, plan_buckets
 from hudi_engine.write.handles import WriteContext, append_handle, create_handle, merge_handle
-from hudi_engine.write.write_config import WriteConfig
+from hudi_engine.write.write_config import IndexType, Operation, WriteConfig
 
-KEY = "_hoodie_record_key"
-DELETE = "_hw_delete"
+KEY, PARTITION = "_hoodie_record_key", "_hoodie_partition_path"
+FILE_ID, DELETE = "_hw_file_id", "_hw_delete"  # set by a global index before the records reach the task
 HELPER_PREFIX = "_hw_"
 
 
 @dataclass(frozen=True, slots=True)
 class SliceInfo:
-    """The latest slice of an existing file group, as the driver saw it when planning."""
+    """The latest slice of an existing file group, as the task's listing sees it."""
 
     partition_path: str
     file_id: str
     base_instant: str  # the slice a new log file belongs to (a pending compaction's instant, if any)
     base_file_path: str | None
     base_file_name: str | None
+    base_file_size: int
 
     @staticmethod
     def of(s: FileSlice, compaction_of_group: dict[tuple[str, str], str]) -> "SliceInfo":
@@ -41,19 +54,24 @@ class SliceInfo:
         base_instant = compaction_of_group.get((s.partition_path, s.file_id), s.base_instant)
         return SliceInfo(s.partition_path, s.file_id, base_instant,
                          s.base_file.path if s.base_file else None,
-                         s.base_file.name.format() if s.base_file else None)
+                         s.base_file.name.format() if s.base_file else None,
+                         s.base_file.size if s.base_file else 0)
 
 
 @dataclass(frozen=True)
-class BucketTask:
+class WriteTask:
+    """Everything a write task needs, planned once on the driver: config, instant, and the timeline it saw."""
+
     storage_uri: str
     base_path: str
     table_props: dict
     config: WriteConfig
     instant: str
     writer_avro_schema: dict
-    buckets: list[Bucket]
-    slices: dict[int, SliceInfo]
+    keygen_spec: dict
+    visibility: Visibility | None  # None: a new table, nothing to look up
+    pending_compactions: dict[tuple[str, str], str] = field(default_factory=dict)
+    avg_record_size: int = 1024
 
     def context(self, token: tuple[int, int, int]) -> WriteContext:
         storage, _ = Storage.for_uri(self.storage_uri)
@@ -64,13 +82,113 @@ class BucketTask:
             payload_class=cfg.payload.class_name,
         ).for_task(*token)
 
+    def keygen(self) -> KeyGenerator:
+        s = self.keygen_spec
+        return key_generator_for(s["class"], s["record_key_fields"], s["partition_fields"], s["props"],
+                                 hive_style=s["hive_style"], url_encode=s["url_encode"])
 
-def execute_bucket(task: BucketTask, bucket_id: int, table: pa.Table, token: tuple[int, int, int]) -> list[str]:
-    """Write one bucket's records (upserts and deletes of one file group); the write stats as JSON."""
-    if bucket_id < 0 or table.num_rows == 0:
-        return []
-    bucket = task.buckets[bucket_id]
+    def latest_slices(self, storage: Storage, partition: str) -> list[SliceInfo]:
+        """The partition's latest committed file slices: one listing of its folder, filtered by the timeline."""
+        if self.visibility is None or self.config.operation.is_overwrite:
+            return []  # an overwrite starts the partition afresh; its old file groups are replaced at commit
+        view = FileSystemView.for_partitions(storage, self.base_path, [partition])
+        return [SliceInfo.of(s, self.pending_compactions) for s in view.latest_file_slices(self.visibility)]
+
+    def read_keys(self, storage: Storage, path: str) -> pa.Array:
+        """The record keys of one base file: the key column, or the key generator where meta fields are off."""
+        if self.table_props.get("hoodie.populate.meta.fields", "true") != "false":
+            return read_record_keys(storage, path)
+        return self.keygen().record_keys(read_base_file(storage, path, columns=self.keygen_spec["record_key_fields"]))
+
+    @property
+    def per_file(self) -> int:
+        """Records per new base file: the max file size over the average record size."""
+        return max(1, self.config.max_file_size // max(1, self.avg_record_size))
+
+
+def write_partition(task: WriteTask, partition: str, records: pa.Table, token: tuple[int, int, int]) -> list[str]:
+    """Write the batch's records of one partition path; the write stats as JSON, one per file written."""
+    cfg = task.config
     ctx = task.context(token)
+    slices = task.latest_slices(ctx.storage, partition)
+    pre_tagged = FILE_ID in records.column_names
+    if not pre_tagged and cfg.combine_before_write:
+        records = _pre_combine(task, records)
+    if pre_tagged:
+        owner = _owner_of_file_ids(records.column(FILE_ID), slices, partition, task.base_path)
+        deleting = records.column(DELETE).to_numpy(zero_copy_only=False)
+    elif cfg.index_type is IndexType.BUCKET:
+        return _write_buckets(task, ctx, partition, records, slices)
+    else:
+        owner = _lookup(task, ctx.storage, records.column(KEY), slices) if cfg.operation.looks_up_keys else \
+            np.full(records.num_rows, -1, dtype=np.int64)
+        deleting = np.full(records.num_rows, cfg.operation is Operation.DELETE)
+    keep = ~(deleting & (owner < 0))  # deleting a key the table does not hold writes nothing
+    if not keep.all():
+        records, owner, deleting = records.filter(pa.array(keep)), owner[keep], deleting[keep]
+    records = records.append_column(DELETE, pa.array(deleting, pa.bool_())) if DELETE not in records.column_names \
+        else records
+    return _write_planned(task, ctx, partition, records, owner, slices)
+
+
+def _write_planned(task: WriteTask, ctx: WriteContext, partition: str, records: pa.Table, owner: np.ndarray,
+                   slices: list[SliceInfo]) -> list[str]:
+    """Updates to their file group; inserts fill small files, then new file groups (Hudi's upsert partitioner)."""
+    cfg = task.config
+    updates = {(partition, slices[i].file_id): int(n)
+               for i, n in zip(*np.unique(owner[owner >= 0], return_counts=True))}
+    ins = np.flatnonzero(owner < 0)
+    small = []
+    if not cfg.is_mor and cfg.operation in (Operation.UPSERT, Operation.INSERT) and cfg.small_file_limit > 0:
+        small = [SmallFile(s.file_id, s.base_file_size) for s in slices
+                 if s.base_file_path is not None and s.base_file_size < cfg.small_file_limit]
+    plan = plan_buckets(updates, {partition: len(ins)} if len(ins) else {}, {partition: small},
+                        avg_record_size=task.avg_record_size, max_file_size=cfg.max_file_size)
+    target = owner.copy()  # bucket of every record
+    by_file = {b.file_id: b.bucket_id for b in plan.buckets}
+    slice_of = {s.file_id: s for s in slices}
+    file_of_slice = np.array([by_file.get(s.file_id, -1) for s in slices] or [-1], dtype=np.int64)
+    target[owner >= 0] = file_of_slice[owner[owner >= 0]]
+    if len(ins):
+        # Inserts in key order, cut by the plan's weights: each new file holds a contiguous key range.
+        ids, cumulative = plan.insert_buckets[partition]
+        order = ins[np.argsort(records.column(KEY).take(pa.array(ins)).to_numpy(zero_copy_only=False), kind="stable")]
+        cuts = np.rint(np.asarray(cumulative) * len(order)).astype(np.int64)
+        target[order] = np.repeat(np.asarray(ids, dtype=np.int64), np.diff(np.concatenate([[0], cuts])))
+    stats = []
+    for b in plan.buckets:
+        rows = np.flatnonzero(target == b.bucket_id)
+        if len(rows):
+            stats.append(_run_handle(task, ctx, b.bucket_type, partition, b.file_id, slice_of.get(b.file_id),
+                                     records.take(pa.array(rows))))
+    return stats
+
+
+def _write_buckets(task: WriteTask, ctx: WriteContext, partition: str, records: pa.Table,
+                   slices: list[SliceInfo]) -> list[str]:
+    """BUCKET index: the key's hash names its bucket; an existing group of that number is updated, else created."""
+    cfg = task.config
+    numbers = index.bucket_ids(records.column(KEY), cfg.bucket_num, len(cfg.record_key_fields))
+    existing = {index.bucket_of_file_id(s.file_id): s for s in slices}
+    deleting = cfg.operation is Operation.DELETE
+    records = records.append_column(DELETE, pa.array(np.full(records.num_rows, deleting), pa.bool_()))
+    stats = []
+    for number in np.unique(numbers):
+        s = existing.get(int(number))
+        if s is None and deleting:
+            continue
+        rows = records.filter(pa.array(numbers == number))
+        if s is None:
+            stats.append(_run_handle(task, ctx, BucketType.INSERT, partition, index.bucket_file_id(int(number)),
+                                     None, rows))
+        else:
+            stats.append(_run_handle(task, ctx, BucketType.UPDATE, partition, s.file_id, s, rows))
+    return stats
+
+
+def _run_handle(task: WriteTask, ctx: WriteContext, kind: BucketType, partition: str, file_id: str,
+                s: SliceInfo | None, table: pa.Table) -> str:
+    """One file group's records (upserts and deletes) through its handle; the write stat as JSON."""
     deleting = table.column(DELETE).to_numpy(zero_copy_only=False) if DELETE in table.column_names else None
     data_cols = [c for c in table.column_names if not c.startswith(HELPER_PREFIX)]
     if deleting is not None and deleting.any():
@@ -81,15 +199,95 @@ def execute_bucket(task: BucketTask, bucket_id: int, table: pa.Table, token: tup
         records = table.select(data_cols)
     # Sorted by key: the file's min / max keys and row groups prune better, and output is deterministic.
     records = records.sort_by([(KEY, "ascending")])
-    if bucket.bucket_type is BucketType.INSERT:
-        stat = create_handle(ctx, bucket.partition_path, records, file_id=bucket.file_id)
+    if kind is BucketType.INSERT:
+        stat = create_handle(ctx, partition, records, file_id=file_id)
+    elif task.config.is_mor:
+        stat = append_handle(ctx, partition, file_id, s.base_instant, records if records.num_rows else None,
+                             deletes=deletes, base_file_name=s.base_file_name)
     else:
-        s = task.slices[bucket_id]
-        if task.config.is_mor:
-            stat = append_handle(ctx, bucket.partition_path, bucket.file_id, s.base_instant,
-                                 records if records.num_rows else None, deletes=deletes,
-                                 base_file_name=s.base_file_name)
-        else:
-            stat = merge_handle(ctx, bucket.partition_path, bucket.file_id, s.base_file_path, records,
-                                deletes=deletes)
-    return [json.dumps(stat.to_dict())]
+        stat = merge_handle(ctx, partition, file_id, s.base_file_path, records, deletes=deletes)
+    return json.dumps(stat.to_dict())
+
+
+def _pre_combine(task: WriteTask, records: pa.Table) -> pa.Table:
+    """Duplicates of a key in the batch reduced with the payload's pre-combine (one partition: key alone)."""
+    cfg = task.config
+    # A delete's DataFrame may carry only the keys: without the ordering column, later versions win.
+    ordering = cfg.precombine_field if cfg.precombine_field in records.column_names else None
+    keys = records.column(KEY)
+    if pc.count_distinct(keys).as_py() == records.num_rows:
+        return records
+    return merge_records(records.schema.empty_table(), [records], key_of=lambda t: t.column(KEY),
+                         ordering_field=ordering, payload=cfg.payload)
+
+
+def _lookup(task: WriteTask, storage: Storage, keys: pa.ChunkedArray | pa.Array,
+            slices: list[SliceInfo]) -> np.ndarray:
+    """SIMPLE / BLOOM index: position in `slices` of the file group holding each key, -1 for a new key."""
+    files = [i for i, s in enumerate(slices) if s.base_file_path is not None]
+    if not files or len(keys) == 0:
+        return np.full(len(keys), -1, dtype=np.int64)
+    if task.config.index_type is IndexType.BLOOM:
+        keys_arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+        files = [i for i in files if index.may_contain_any(read_footer(storage, slices[i].base_file_path), keys_arr)]
+    stored = [(i, task.read_keys(storage, slices[i].base_file_path)) for i in files]
+    if not stored:
+        return np.full(len(keys), -1, dtype=np.int64)
+    return index.locate(keys, stored)
+
+
+def _owner_of_file_ids(file_ids: pa.ChunkedArray, slices: list[SliceInfo], partition: str,
+                       base_path: str) -> np.ndarray:
+    """Records a global index tagged: position in `slices` of their file id (-1 for a new key)."""
+    known = pa.array([s.file_id for s in slices], pa.string())
+    idx = pc.index_in(file_ids, value_set=known).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    missing = pc.is_valid(file_ids).to_numpy(zero_copy_only=False) & (idx < 0)
+    if missing.any():
+        raise WriteError(f"table {base_path}: file group {file_ids[int(np.flatnonzero(missing)[0])]} of partition "
+                         f"{partition!r} is gone; another writer may have replaced it")
+    return idx
+
+
+def bulk_insert_files(task: WriteTask, batches: Iterable[pa.RecordBatch],
+                      token: tuple[int, int, int]) -> Iterator[str]:
+    """bulk_insert: batches sorted by (partition path, key) are cut into new base files of the max file size.
+
+    Holds at most one file's records; a file never spans two partitions. Hudi's PARTITION_SORT mode: files
+    have disjoint, sorted key ranges within what one task saw.
+    """
+    ctx = task.context(token)
+    per_file = task.per_file
+    pending: list[pa.Table] = []
+    pending_rows = 0
+    current = None
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        t = pa.Table.from_batches([batch])
+        parts = t.column(PARTITION)
+        # Boundaries where the partition changes inside the (sorted) batch.
+        change = np.flatnonzero(pc.not_equal(parts.slice(1), parts.slice(0, len(parts) - 1))
+                                .to_numpy(zero_copy_only=False)) + 1 if len(parts) > 1 else np.array([], np.int64)
+        for start, end in zip(np.concatenate([[0], change]), np.concatenate([change, [t.num_rows]])):
+            piece = t.slice(int(start), int(end - start))
+            p = piece.column(PARTITION)[0].as_py()
+            if current is not None and p != current:
+                yield from _flush(ctx, current, pending)
+                pending, pending_rows = [], 0
+            current = p
+            while piece.num_rows:
+                take = min(piece.num_rows, per_file - pending_rows)
+                pending.append(piece.slice(0, take))
+                pending_rows += take
+                piece = piece.slice(take)
+                if pending_rows >= per_file:
+                    yield from _flush(ctx, current, pending)
+                    pending, pending_rows = [], 0
+    if pending_rows:
+        yield from _flush(ctx, current, pending)
+
+
+def _flush(ctx: WriteContext, partition: str, pieces: list[pa.Table]) -> Iterator[str]:
+    records = pa.concat_tables(pieces)
+    records = records.select([c for c in records.column_names if not c.startswith(HELPER_PREFIX)])
+    yield json.dumps(create_handle(ctx, partition, records, file_id=new_file_id()).to_dict())

@@ -1,4 +1,5 @@
-"""Index helpers that need no I/O: Hudi's bucket index hash and bucket file ids, bloom-filter candidate files.
+"""Index helpers that need no I/O: key lookup in stored key columns, bloom-filter candidate files, Hudi's bucket
+index hash and bucket file ids.
 
 The BUCKET index puts a key in bucket `(hashKeys.hashCode() & Integer.MAX_VALUE) % numBuckets` where
 `hashKeys` is the Java `List<String>` of the key's field values, so a Java writer and this one agree on every
@@ -90,3 +91,30 @@ def bucket_file_id(bucket: int) -> str:
 def bucket_of_file_id(file_id: str) -> int | None:
     head = file_id[:8]
     return int(head) if head.isdigit() else None
+
+
+def locate(keys: pa.Array | pa.ChunkedArray, stored: list[tuple[int, pa.Array]]) -> np.ndarray:
+    """SIMPLE index: for every key, the owner id of the stored key column holding it, -1 if none does.
+
+    `stored` pairs an owner id (a file group's position) with the record keys of its base file."""
+    if not stored:
+        return np.full(len(keys), -1, dtype=np.int64)
+    value_set = pa.concat_arrays([k.combine_chunks() if isinstance(k, pa.ChunkedArray) else k for _, k in stored])
+    owners = np.repeat(np.array([o for o, _ in stored], dtype=np.int64), [len(k) for _, k in stored])
+    pos = pc.index_in(keys, value_set=value_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.where(pos >= 0, owners[np.maximum(pos, 0)] if len(owners) else -1, -1)
+
+
+def may_contain_any(footer, keys: pa.Array) -> bool:
+    """BLOOM index: whether a base file's footer key range and bloom filter admit at least one of `keys`.
+
+    `footer` is a `BaseFileFooter`. Python string order equals Java's UTF-16 order only for BMP text, so the
+    range check applies to ASCII keys only; others go to the bloom filter alone."""
+    cand = keys
+    if footer.min_key is not None and footer.max_key is not None:
+        ascii_ = pc.equal(pc.utf8_length(keys), pc.binary_length(keys))
+        in_range = pc.and_(pc.greater_equal(keys, footer.min_key), pc.less_equal(keys, footer.max_key))
+        cand = keys.filter(pc.or_(pc.invert(ascii_), in_range))
+    if len(cand) == 0:
+        return False
+    return footer.bloom_filter is None or bool(footer.bloom_filter.might_contain_many(cand).any())

@@ -16,7 +16,6 @@ import pyarrow as pa
 
 from hudi_engine.errors import SchemaError, WriteError
 from hudi_engine.fs_view import FileSystemView, Visibility
-from hudi_engine.keygen import KeyGenerator, key_generator_for
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -24,9 +23,7 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.timeline.instant import State
 from hudi_engine.write import commit as commit_protocol
-from hudi_engine.write.bucket_assigner import BucketPlan, BucketType, SmallFile, plan_bucket_index, plan_buckets
-from hudi_engine.write.index import bucket_file_id, bucket_of_file_id
-from hudi_engine.write.executor import BucketTask, SliceInfo
+from hudi_engine.write.executor import WriteTask
 from hudi_engine.write.lock import table_lock
 from hudi_engine.write.rollback import rollback_failed_writes, rollback_instant
 from hudi_engine.write.write_config import Operation, WriteConfig
@@ -66,22 +63,6 @@ class WriteResult:
             else:
                 r.files_rewritten += 1
         return r
-
-
-def build_keygen(spec: dict) -> KeyGenerator:
-    return key_generator_for(spec["class"], spec["record_key_fields"], spec["partition_fields"], spec["props"],
-                             hive_style=spec["hive_style"], url_encode=spec["url_encode"])
-
-
-def read_index_keys(storage_uri: str, spec: dict, path: str) -> pa.Array:
-    """The record keys of one base file: the key column, or the key generator where meta fields are off."""
-    from hudi_engine.io.base_file import read_base_file, read_record_keys
-
-    storage, _ = Storage.for_uri(storage_uri)
-    if spec["meta_fields"]:
-        return read_record_keys(storage, path)
-    t = read_base_file(storage, path, columns=spec["keygen"]["record_key_fields"])
-    return build_keygen(spec["keygen"]).record_keys(t)
 
 
 class WriteClient:
@@ -138,9 +119,6 @@ class WriteClient:
                 "partition_fields": c.partition_fields, "props": dict(self.table_config.props) | c.options,
                 "hive_style": c.hive_style_partitioning, "url_encode": c.url_encode_partitioning}
 
-    def key_reader_spec(self) -> dict:
-        return {"meta_fields": self.table_config.populate_meta_fields, "keygen": self.keygen_spec()}
-
     @property
     def writer_avro_schema(self) -> dict:
         """The writer schema (no meta fields), in Spark's naming: what goes into the commit and log headers.
@@ -178,72 +156,15 @@ class WriteClient:
                     return math.ceil(written / records)
         return self.config.record_size_estimate
 
-    def plan(self, partitions: list[str], counts: list[tuple[str, str | None, bool, int]]) -> BucketPlan:
-        """Buckets from per-file-group counts: (partition, file id or None, is delete, records)."""
-        cfg = self.config
-        updates: dict[tuple[str, str], int] = {}
-        inserts: dict[str, int] = {}
-        for partition, file_id, _deleting, n in counts:
-            if file_id is not None:
-                updates[(partition, file_id)] = updates.get((partition, file_id), 0) + n
-            else:
-                inserts[partition] = inserts.get(partition, 0) + n
-        small: dict[str, list[SmallFile]] = {}
-        packs_small_files = (not cfg.is_mor and cfg.operation in (Operation.UPSERT, Operation.INSERT)
-                             and cfg.small_file_limit > 0)
-        if packs_small_files and inserts and self.exists:
-            view, vis = self._view(sorted(inserts))
-            for s in view.latest_file_slices(vis):
-                if s.base_file is not None and s.base_file.size < cfg.small_file_limit:
-                    small.setdefault(s.partition_path, []).append(SmallFile(s.file_id, s.base_file.size))
-        return plan_buckets(updates, inserts, small, avg_record_size=self.average_record_size(),
-                            max_file_size=cfg.max_file_size)
-
-    def plan_bucket_index(self, counts: list[tuple[str, int, int]]) -> BucketPlan:
-        """BUCKET index plan from (partition, bucket number, records); overwrites start every bucket afresh."""
-        existing: dict[tuple[str, int], str] = {}
-        partitions = sorted({p for p, _, _ in counts})
-        if self.exists and not self.config.operation.is_overwrite:
-            view, vis = self._view(partitions)
-            for s in view.latest_file_slices(vis):
-                number = bucket_of_file_id(s.file_id)
-                if number is not None:
-                    existing[(s.partition_path, number)] = s.file_id
-        totals: dict[tuple[str, int], int] = {}
-        for p, n, c in counts:
-            totals[(p, n)] = totals.get((p, n), 0) + c
-        return plan_bucket_index(totals, existing, new_file_id_for=bucket_file_id,
-                                 deleting=self.config.operation is Operation.DELETE)
-
-    def bloom_entries(self, files: list[tuple[str, str, str]]) -> list[tuple[str, str, str | None, str | None, bytes | None]]:
-        """(partition, file id, min key, max key, serialized bloom filter) from each base file's footer."""
-        from hudi_engine.io.base_file import read_footer
-
-        out = []
-        for partition, file_id, path in files:
-            f = read_footer(self.storage, path)
-            out.append((partition, file_id, f.min_key, f.max_key,
-                        None if f.bloom_filter is None else (f.bloom_filter.type_code, f.bloom_filter.serialize())))
-        return out
-
-    def bucket_task(self, instant: str, plan: BucketPlan) -> BucketTask:
-        """Everything a task needs to write its bucket, picklable; slices of existing groups looked up once."""
-        slices: dict[int, SliceInfo] = {}
-        existing = [b for b in plan.buckets if b.bucket_type is BucketType.UPDATE]
-        if existing:
-            view, vis = self._view(sorted({b.partition_path for b in existing}))
-            by_id = {(s.partition_path, s.file_id): s for s in view.latest_file_slices(vis)}
-            pending = self._pending_compaction_groups()
-            for b in existing:
-                s = by_id.get((b.partition_path, b.file_id))
-                if s is None:
-                    raise WriteError(f"table {self.base_path}: file group {b.file_id} of partition "
-                                     f"{b.partition_path!r} is gone; another writer may have replaced it")
-                slices[b.bucket_id] = SliceInfo.of(s, pending)
-        return BucketTask(
+    def write_task(self, instant: str) -> WriteTask:
+        """Everything a write task needs, picklable: the config, the instant and the timeline as planned here."""
+        exists = self.exists and self.timeline is not None
+        return WriteTask(
             storage_uri=self.storage_uri, base_path=self.base_path, table_props=dict(self.table_config.props),
             config=self.config, instant=instant, writer_avro_schema=self.writer_avro_schema,
-            buckets=plan.buckets, slices=slices,
+            keygen_spec=self.keygen_spec(), visibility=Visibility.of(self.timeline) if exists else None,
+            pending_compactions=self._pending_compaction_groups() if exists else {},
+            avg_record_size=self.average_record_size(),
         )
 
     def _pending_compaction_groups(self) -> dict[tuple[str, str], str]:

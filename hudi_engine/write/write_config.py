@@ -32,6 +32,11 @@ class Operation(enum.Enum):
     def is_overwrite(self) -> bool:
         return self in (Operation.INSERT_OVERWRITE, Operation.INSERT_OVERWRITE_TABLE)
 
+    @property
+    def looks_up_keys(self) -> bool:
+        """Whether the index is asked where the incoming keys live (insert and overwrites never ask)."""
+        return self in (Operation.UPSERT, Operation.DELETE)
+
 
 class IndexType(enum.Enum):
     SIMPLE = "SIMPLE"

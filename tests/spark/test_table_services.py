@@ -143,7 +143,7 @@ def test_compaction_tasks_and_a_crashed_compaction_finished_before_the_next_writ
     partial = execute_operation(CompactionTask.create(storage, base, base, c), plan.operations[0], (9, 9, 9))
     run.check("readers see the old state")
     # The next write first finishes the compaction (its log files then go on top of the compacted slices).
-    w3 = run.write([rec(1, 3), rec(2, 3)])
+    w3 = run.write([rec(0, 3), rec(2, 3)])  # keys the compaction covers (updated in log files)
     assert run.compactions() == [c] and not (run.path / partial.path).exists()
     meta = json.loads((run.path / ".hoodie" / f"{c}.commit").read_text())
     assert meta["compacted"] and meta["operationType"] == "COMPACT"
