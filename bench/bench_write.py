@@ -316,14 +316,14 @@ def profile_tasks(table_type: str, pristine: Path | None, top: int) -> dict:
     """The W1 upsert (or with `pristine=None` the W1 bulk_insert into a new table) through the same task
     functions Spark runs, in this process, phase by phase.
 
-    Mirrors `hudi_engine.spark.writer._run` for a SIMPLE-index upsert with Spark's moving of records replaced by
-    pyarrow: keys (`_KeyFn`), pre-combine (`_PrecombineFn`), index key reads (`read_index_keys`) and a
-    per-partition `index_in` tag, the plan, bucket assignment (`_AssignFn`), one `execute_bucket` per bucket,
-    commit. The result is a real commit on a copy of the table.
+    Mirrors `hudi_engine.spark.writer._run` with Spark's moving of records replaced by pyarrow: keys (`_KeyFn`),
+    then for an upsert one `write_partition` per partition path (index, pre-combine, plan, handles), for a
+    bulk_insert the records sorted by (partition, key) through `bulk_insert_files`; then the commit. The result
+    is a real commit on a copy of the table.
     """
     from hudi_engine.spark import writer as W
-    from hudi_engine.write.executor import execute_bucket
-    from hudi_engine.write.write_client import WriteClient, read_index_keys
+    from hudi_engine.write.executor import bulk_insert_files, write_partition
+    from hudi_engine.write.write_client import WriteClient
     from hudi_engine.write.write_config import WriteConfig
 
     operation = "upsert" if pristine is not None else "bulk_insert"
@@ -346,62 +346,33 @@ def profile_tasks(table_type: str, pristine: Path | None, top: int) -> dict:
     config = WriteConfig.from_options(common.hudi_options(table_type, operation))
     client = WriteClient.open(str(path), config, batch.schema)
     prof = cProfile.Profile()
-    per_bucket: list[tuple[float, str, int]] = []
+    per_task: list[tuple[float, str, int]] = []
     with client.transaction() as txn:
-        tick("open + lock + start instant")
-        keyed = pa.Table.from_batches(list(_task_fn(W._KeyFn, client.keygen_spec(), False)(batch.to_batches())))
+        task = client.write_task(txn.instant)
+        tick("open + lock + start instant + write task")
+        keyed = pa.Table.from_batches(list(W._KeyFn(task)(batch.to_batches())))
         tick("keys (_KeyFn)")
-        if operation == "upsert":
-            keyed = pa.Table.from_batches(list(_task_fn(W._PrecombineFn, config.precombine_field, config.payload)(
-                keyed.to_batches())))
-            tick("pre-combine (_PrecombineFn)")
-        # Spark computes xxhash64 here; any hash in [0, 1) picks among insert buckets the same way.
-        keyed = keyed.append_column(W.HASH, pa.array((np.arange(keyed.num_rows) * 0.6180339887498949) % 1.0))
-        partitions = sorted(pc.unique(keyed.column(W.PARTITION)).to_pylist())
-        files = client.index_files(partitions) if operation == "upsert" else []
-        tick("index: list files")
-        spec = client.key_reader_spec()
-        existing: dict[str, list] = defaultdict(list)
-        for part, fid, fpath in files:
-            existing[part].append((fid, read_index_keys(client.storage_uri, spec, fpath)))
-        tick("index: read keys (read_index_keys)")
-        fid_col = pa.nulls(keyed.num_rows, pa.string())
-        key_col, part_col = keyed.column(W.KEY).combine_chunks(), keyed.column(W.PARTITION).combine_chunks()
-        file_ids = np.full(keyed.num_rows, None, dtype=object)
-        for part, groups in existing.items():
-            rows = np.flatnonzero(pc.equal(part_col, part).to_numpy(zero_copy_only=False))
-            all_keys = pa.concat_arrays([k for _, k in groups])
-            owner = np.concatenate([np.full(len(k), fid, dtype=object) for fid, k in groups])
-            idx = pc.index_in(key_col.take(pa.array(rows)), value_set=all_keys).fill_null(-1).to_numpy(
-                zero_copy_only=False)
-            hit = idx >= 0
-            file_ids[rows[hit]] = owner[idx[hit]]
-        fid_col = pa.array(file_ids, pa.string())
-        tagged = keyed.append_column(W.FILE_ID, fid_col).append_column(W.DELETE, pa.array(np.zeros(keyed.num_rows, bool)))
-        tick("index: tag (pyarrow, stands in for the Spark join)")
-        counts = tagged.group_by([W.PARTITION, W.FILE_ID, W.DELETE]).aggregate([([], "count_all")])
-        plan = client.plan(partitions, [tuple(r.values()) for r in
-                                        counts.select([W.PARTITION, W.FILE_ID, W.DELETE, "count_all"]).to_pylist()])
-        if hasattr(txn, "record_plan"):  # older write clients kept the plan on the transaction
-            txn.record_plan(plan)
-        task = client.bucket_task(txn.instant, plan)
-        tick("plan + bucket task")
-        assigned = pa.Table.from_batches(list(W._AssignFn(plan)(tagged.to_batches())))
-        tick("assign buckets (_AssignFn)")
-        order = pc.sort_indices(assigned.column(W.BUCKET))
-        assigned = assigned.take(order)
-        bucket_col = assigned.column(W.BUCKET).to_numpy()
-        bounds = np.flatnonzero(np.r_[True, bucket_col[1:] != bucket_col[:-1], True])
-        groups = [(int(bucket_col[a]), assigned.slice(a, b - a)) for a, b in zip(bounds[:-1], bounds[1:])]
-        tick("group by bucket (stands in for the Spark shuffle)")
         stats: list[str] = []
-        for b, g in groups:
+        if operation == "bulk_insert":
+            keyed = keyed.sort_by([(W.PARTITION, "ascending"), (W.KEY, "ascending")])
+            tick("sort by (partition, key) (stands in for Spark's sortWithinPartitions)")
             t0 = time.perf_counter()
             prof.enable()
-            stats += execute_bucket(task, b, g, (b, 1, b))
+            stats += bulk_insert_files(task, keyed.to_batches(), (0, 1, 0))
             prof.disable()
-            per_bucket.append((time.perf_counter() - t0, task.buckets[b].bucket_type.value, g.num_rows))
-        tick(f"handles: execute_bucket x {len(groups)}")
+            per_task.append((time.perf_counter() - t0, "bulk_insert_files", keyed.num_rows))
+            tick("bulk_insert_files")
+        else:
+            parts = keyed.column(W.PARTITION).combine_chunks()
+            groups = [(p, keyed.filter(pc.equal(parts, p))) for p in sorted(pc.unique(parts).to_pylist())]
+            tick("group by partition (stands in for the Spark shuffle)")
+            for i, (p, g) in enumerate(groups):
+                t0 = time.perf_counter()
+                prof.enable()
+                stats += write_partition(task, p, g, (i, 1, i))
+                prof.disable()
+                per_task.append((time.perf_counter() - t0, "write_partition", g.num_rows))
+            tick(f"write_partition x {len(groups)} (index, pre-combine, plan, handles)")
         r = txn.commit(stats)
         tick("commit")
     total = time.perf_counter() - t_start
@@ -409,26 +380,18 @@ def profile_tasks(table_type: str, pristine: Path | None, top: int) -> dict:
     for k, v in phases.items():
         print(f"  {v:7.3f} s  {k}")
     kinds = defaultdict(lambda: [0, 0.0, 0])
-    for secs, kind, n in per_bucket:
+    for secs, kind, n in per_task:
         kinds[kind][0] += 1
         kinds[kind][1] += secs
         kinds[kind][2] += n
     for kind, (n, secs, rows) in kinds.items():
-        print(f"  handles {kind}: {n} buckets, {rows} records, {secs:.3f} s ({secs / n * 1000:.0f} ms per bucket)")
+        print(f"  {kind}: {n} tasks, {rows} records, {secs:.3f} s ({secs / n * 1000:.0f} ms per task)")
     print(f"  result: {r}")
     hot = _hot_spots(prof, top)
-    print("  hot spots in the handles (cProfile, own time; cumulative):")
+    print("  hot spots in the tasks (cProfile, own time; cumulative):")
     for row in hot:
         print(f"    {row['tottime']:7.3f} s own {row['cumtime']:7.3f} s cum  {row['calls']:>7} calls  {row['where']}")
-    return {"total_s": total, "phases_s": phases, "handles": {k: v for k, v in kinds.items()}, "hot": hot}
-
-
-def _task_fn(cls, *args):
-    """A task callable of the writer, built with the leading arguments its constructor takes (they change)."""
-    import inspect
-
-    n = len(inspect.signature(cls).parameters)
-    return cls(*args[:n])
+    return {"total_s": total, "phases_s": phases, "tasks": {k: v for k, v in kinds.items()}, "hot": hot}
 
 
 def _hot_spots(prof: cProfile.Profile, top: int) -> list[dict]:

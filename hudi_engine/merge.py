@@ -81,8 +81,22 @@ def merge_records(
     ev_is_delete = np.concatenate(is_delete)
     n_events = len(ev_row)
 
+    # Group events by key, keeping log order inside a key.
+    encoded = pc.dictionary_encode(pa.concat_arrays(keys))
+    dictionary = encoded.dictionary
+    gid = encoded.indices.to_numpy().astype(np.int64)
+    order = np.lexsort((np.arange(n_events), gid))
+    g_sorted = gid[order]
+    starts = np.flatnonzero(np.r_[True, g_sorted[1:] != g_sorted[:-1]])
+    counts = np.diff(np.r_[starts, n_events])
+    n_groups = len(starts)
+    group_of_dict = np.full(len(dictionary), -1, dtype=np.int64)
+    group_of_dict[g_sorted[starts]] = np.arange(n_groups)
+
     # Ordering values as dense ranks, so that every type compares as int64.
-    if ordering_field is not None:
+    # Only needed to fold several events of a key or for payloads that compare with the stored record.
+    needs_order = n_groups and (int(counts.max()) > 1 or payload.combine in (Combine.ORDERED, Combine.ORDERED_COALESCE))
+    if ordering_field is not None and needs_order:
         values = pa.concat_arrays([combined.column(ordering_field).combine_chunks(), *delete_orderings])
         ranks = pc.rank(values, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)
         # A null ordering value counts as the lowest (Java reads it as 0).
@@ -103,18 +117,6 @@ def merge_records(
         row_rank = np.zeros(combined.num_rows, dtype=np.int64)
         ev_rank = np.zeros(n_events, dtype=np.int64)
         ev_comparable = np.zeros(n_events, dtype=bool)
-
-    # Group events by key, keeping log order inside a key.
-    encoded = pc.dictionary_encode(pa.concat_arrays(keys))
-    dictionary = encoded.dictionary
-    gid = encoded.indices.to_numpy().astype(np.int64)
-    order = np.lexsort((np.arange(n_events), gid))
-    g_sorted = gid[order]
-    starts = np.flatnonzero(np.r_[True, g_sorted[1:] != g_sorted[:-1]])
-    counts = np.diff(np.r_[starts, n_events])
-    n_groups = len(starts)
-    group_of_dict = np.full(len(dictionary), -1, dtype=np.int64)
-    group_of_dict[g_sorted[starts]] = np.arange(n_groups)
 
     columns = combined.column_names
     coalesce = payload.precombine_coalesce or payload.combine in (Combine.COALESCE, Combine.ORDERED_COALESCE)

@@ -78,6 +78,12 @@ def encode_records_framed(table: pa.Table, avro_schema: dict) -> bytes:
     return data
 
 
+def encode_records_framed_with_ends(table: pa.Table, avro_schema: dict) -> tuple[bytes, np.ndarray]:
+    """`encode_records_framed` and the end offset of every framed record in it (to cut blocks by size)."""
+    data, ends = _encode(table, avro_schema, framed=True)
+    return data, np.asarray(ends, dtype=np.int64)
+
+
 def decode_records(
     payloads: Iterable[bytes],
     avro_schema: dict,

@@ -128,6 +128,9 @@ def _prepare_table(table: pa.Table, path: str) -> pa.Table:
         raise WriteError(f"base file {path}: cannot store timestamps as microseconds UTC without loss: {e}") from e
 
 
+_UNIQUE_COLUMNS = ("_hoodie_commit_seqno", RECORD_KEY_COLUMN)
+
+
 def write_base_file(
     storage: Storage,
     path: str,
@@ -183,6 +186,8 @@ def write_base_file(
             compression=compression,
             compression_level=compression_level,
             write_statistics=True,
+            # Every value of these differs: a dictionary is built only to be dropped (parquet-mr falls back too).
+            use_dictionary=[c for c in table.column_names if c not in _UNIQUE_COLUMNS],
             coerce_timestamps="us",
             allow_truncated_timestamps=False,
             store_decimal_as_integer=False,  # FIXED_LEN_BYTE_ARRAY decimals, as parquet-avro writes them
@@ -200,8 +205,10 @@ def _decoded(kv: dict[bytes, bytes] | None) -> dict[str, str]:
     return {k.decode("utf-8"): v.decode("utf-8") for k, v in (kv or {}).items()}
 
 
-def read_footer(storage: Storage, path: str, *, bloom_max_entries: int = DEFAULT_MAX_ENTRIES) -> BaseFileFooter:
-    """Footer of a base file: parsed bloom filter (None if absent), min/max record key, row count, Arrow schema.
+def read_footer(storage: Storage, path: str, *, bloom_max_entries: int = DEFAULT_MAX_ENTRIES,
+                with_bloom: bool = True) -> BaseFileFooter:
+    """Footer of a base file: parsed bloom filter (None if absent or not wanted), min/max record key, row count,
+    Arrow schema.
 
     The bloom key `com.uber.hoodie.bloomfilter` of old files is read too; without a type code the filter is SIMPLE.
     """
@@ -215,7 +222,7 @@ def read_footer(storage: Storage, path: str, *, bloom_max_entries: int = DEFAULT
     meta = _decoded(md.metadata)
     encoded = meta.get(BLOOM_FILTER_KEY, meta.get(LEGACY_BLOOM_FILTER_KEY))
     bloom = None
-    if encoded is not None:
+    if encoded is not None and with_bloom:
         bloom = parse_bloom_filter(
             encoded, meta.get(BLOOM_FILTER_TYPE_CODE_KEY), max_entries=bloom_max_entries, what=f"base file {path}"
         )

@@ -421,14 +421,18 @@ class DynamicBloomFilter(_BloomFilterBase):
     def add_many(self, keys: Keys) -> None:
         arr = _as_binary(keys)
         rows = self._assign_rows(len(arr))
+        # Positions gathered per row and set once: setting repacks the whole bit vector.
+        per_row: dict[int, list[np.ndarray]] = {}
         for idx, positions in key_positions(arr, self.num_hashes, self.vector_size):
             key_rows = rows[idx]
             first, last = int(key_rows.min()), int(key_rows.max())
             if first == last:
-                self._rows[first].set(positions)
+                per_row.setdefault(first, []).append(positions.ravel())
                 continue
             for r in np.unique(key_rows):
-                self._rows[int(r)].set(positions[:, key_rows == r])
+                per_row.setdefault(int(r), []).append(positions[:, key_rows == r].ravel())
+        for r, parts in per_row.items():
+            self._rows[r].set(np.concatenate(parts))
 
     def might_contain_many(self, keys: Keys) -> np.ndarray:
         """One bool per key, in input order: true if any row may hold it."""

@@ -227,9 +227,12 @@ def _lookup(task: WriteTask, storage: Storage, keys: pa.ChunkedArray | pa.Array,
     files = [i for i, s in enumerate(slices) if s.base_file_path is not None]
     if not files or len(keys) == 0:
         return np.full(len(keys), -1, dtype=np.int64)
-    if task.config.index_type is IndexType.BLOOM:
-        keys_arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
-        files = [i for i in files if index.may_contain_any(read_footer(storage, slices[i].base_file_path), keys_arr)]
+    # The footer's key range (and for BLOOM its bloom filter) rules files out before their keys are read;
+    # SIMPLE's result is the same either way, it just reads less.
+    with_bloom = task.config.index_type is IndexType.BLOOM
+    keys_arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+    files = [i for i in files if index.may_contain_any(
+        read_footer(storage, slices[i].base_file_path, with_bloom=with_bloom), keys_arr)]
     stored = [(i, task.read_keys(storage, slices[i].base_file_path)) for i in files]
     if not stored:
         return np.full(len(keys), -1, dtype=np.int64)

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName, WriteToken, is_log_file_name, new_file_id
 from hudi_engine.file_slice_reader import align_to_schema
-from hudi_engine.io.avro_codec import encode_records
+from hudi_engine.io.avro_codec import encode_records_framed_with_ends
 from hudi_engine.io.base_file import read_base_file, write_base_file
 from hudi_engine.io.log_block import (
     AVRO_DATA_BLOCK_VERSION,
@@ -51,7 +51,6 @@ from hudi_engine.write.markers import IOType, create_marker
 COMMIT_TIME, SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS
 DEFAULT_LOG_BLOCK_MAX_SIZE = 256 * 1024 * 1024  # hoodie.logfile.data.block.max.size
 LOG_BASE_VERSION = 1  # HoodieLogFile.LOGFILE_BASE_VERSION
-_I32 = struct.Struct(">i")
 _BLOCK_PREFIX = struct.Struct(">ii")  # content version, record count
 
 
@@ -467,24 +466,15 @@ def avro_data_blocks(rows: pa.Table, avro_schema: dict, instant_time: str, max_s
         raise WriteError(f"hoodie.logfile.data.block.max.size={max_size}: expected a positive number of bytes")
     # The header exactly as io.log_block builds it for a data block of this schema and instant.
     header = build_avro_data_block(rows.slice(0, 0), avro_schema, instant_time).header
-    payloads = encode_records(rows, avro_schema)
+    body, ends = encode_records_framed_with_ends(rows, avro_schema)
     blocks: list[LogBlock] = []
-    group: list[bytes] = []
-    total = 0
-
-    def flush() -> None:
-        framed = b"".join(_I32.pack(len(p)) + p for p in group)
-        content = _BLOCK_PREFIX.pack(AVRO_DATA_BLOCK_VERSION, len(group)) + framed
+    first, start = 0, 0  # first record and byte offset of the next block
+    while first < len(ends):
+        # The most records whose framed bytes fit in max_size, at least one (Hudi flushes when a block is full).
+        last = max(first + 1, int(np.searchsorted(ends, start + max_size, side="right")))
+        content = _BLOCK_PREFIX.pack(AVRO_DATA_BLOCK_VERSION, last - first) + body[start:int(ends[last - 1])]
         blocks.append(LogBlock(BlockType.AVRO_DATA, dict(header), content))
-
-    for payload in payloads:
-        size = 4 + len(payload)
-        if group and total + size > max_size:
-            flush()
-            group, total = [], 0
-        group.append(payload)
-        total += size
-    flush()
+        first, start = last, int(ends[last - 1])
     return blocks
 
 
