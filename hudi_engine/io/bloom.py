@@ -421,16 +421,20 @@ class DynamicBloomFilter(_BloomFilterBase):
     def add_many(self, keys: Keys) -> None:
         arr = _as_binary(keys)
         rows = self._assign_rows(len(arr))
-        # Positions gathered per row and set once: setting repacks the whole bit vector.
+        # Keys fill rows in runs (round-robin only past max entries): hash each run on its own, then set each
+        # row's bits once (setting repacks the whole bit vector).
         per_row: dict[int, list[np.ndarray]] = {}
-        for idx, positions in key_positions(arr, self.num_hashes, self.vector_size):
-            key_rows = rows[idx]
-            first, last = int(key_rows.min()), int(key_rows.max())
-            if first == last:
-                per_row.setdefault(first, []).append(positions.ravel())
-                continue
-            for r in np.unique(key_rows):
-                per_row.setdefault(int(r), []).append(positions[:, key_rows == r].ravel())
+        bounds = np.flatnonzero(np.diff(rows)) + 1
+        if len(bounds) <= len(self._rows):
+            for start, end in zip(np.r_[0, bounds], np.r_[bounds, len(rows)]):
+                for _, positions in key_positions(arr.slice(int(start), int(end - start)), self.num_hashes,
+                                                  self.vector_size):
+                    per_row.setdefault(int(rows[start]), []).append(positions.ravel())
+        else:
+            for idx, positions in key_positions(arr, self.num_hashes, self.vector_size):
+                key_rows = rows[idx]
+                for r in np.unique(key_rows):
+                    per_row.setdefault(int(r), []).append(positions[:, key_rows == r].ravel())
         for r, parts in per_row.items():
             self._rows[r].set(np.concatenate(parts))
 

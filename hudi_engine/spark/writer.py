@@ -14,11 +14,14 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from hudi_engine.merge import merge_records
+from hudi_engine.partition_path import DEFAULT_PARTITION
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.compactor import finish_pending_table_services, run_table_services_after_commit
 from hudi_engine.spark.task_error import unwrap_task_error
@@ -74,10 +77,15 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
         if config.operation is Operation.BULK_INSERT:
             # No index and no shuffle: each input split sorted by (partition, key) and cut into files.
             out = keyed.sortWithinPartitions(PARTITION, KEY).mapInArrow(_BulkInsertFn(task), STATS_SCHEMA_SPARK)
+        elif persisted is None and (grouping := _sql_grouping(df, client)) is not None:
+            # One shuffle, no Python before it: Spark groups the rows by their partition values and the task
+            # computes keys and partition paths itself (the key check above fails the job before any write).
+            out = _check_keys(df.select("*", *[c for _, c in grouping]), client).groupBy(*[n for n, _ in grouping]) \
+                .applyInArrow(_partition_fn(task, with_keys=False), STATS_SCHEMA_SPARK)
         else:
             # One shuffle: a task gets one partition's records and does index lookup, pre-combine, bucket plan and
             # handles there, so the table's keys never travel through Spark.
-            out = keyed.groupBy(PARTITION).applyInArrow(_partition_fn(task), STATS_SCHEMA_SPARK)
+            out = keyed.groupBy(PARTITION).applyInArrow(_partition_fn(task, with_keys=True), STATS_SCHEMA_SPARK)
         stats = [row[0] for row in out.collect()]
         txn.timings["write"] = time.monotonic() - t1
         return stats
@@ -192,14 +200,82 @@ class _BulkInsertFn:
         yield pa.RecordBatch.from_arrays([pa.array(stats, pa.string())], names=["stat"])
 
 
-def _partition_fn(task: WriteTask):
-    """Task: all records of one partition path through index, pre-combine, bucket plan and handles.
+def _partition_fn(task: WriteTask, *, with_keys: bool):
+    """Task: all records of one partition path through index, pre-combine, bucket plan and handles. Without
+    `with_keys` the rows come grouped by partition values; keys and paths are computed here.
 
     A plain annotated function: PySpark infers applyInArrow's mode from the type hints (a callable object fails).
     """
 
     def run(table: pa.Table) -> pa.Table:
-        partition = table.column(PARTITION)[0].as_py()
-        return pa.table({"stat": pa.array(write_partition(task, partition, table, _task_token()), pa.string())})
+        token = _task_token()
+        if with_keys:
+            stats = write_partition(task, table.column(PARTITION)[0].as_py(), table, token)
+        else:
+            table = table.drop_columns([c for c in table.column_names if c.startswith(GROUP_PREFIX)])
+            keygen = task.keygen()
+            paths = keygen.partition_paths(table)
+            table = table.append_column(KEY, keygen.record_keys(table)).append_column(PARTITION, paths)
+            stats = []
+            # Spark's grouping may put paths together (it folds -0.0 into 0.0), never split one.
+            unique = pc.unique(paths).to_pylist()
+            for p in unique:
+                part = table if len(unique) == 1 else table.filter(pc.equal(paths, p))
+                stats += write_partition(task, p, part, token)
+        return pa.table({"stat": pa.array(stats, pa.string())})
 
     return run
+
+
+GROUP_PREFIX = "_hw_group_"
+_GROUPABLE = (T.StringType, T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.BooleanType, T.DateType,
+              T.TimestampType, T.TimestampNTZType, T.DecimalType)
+
+
+def _sql_grouping(df: DataFrame, client: WriteClient) -> list[tuple[str, Column]] | None:
+    """Spark columns whose values hold all rows of a partition path together, or None where only the key
+    generator can tell (then a Python pass computes the paths before the shuffle).
+
+    A path is a function of the partition values: equal values, equal paths. The reverse must hold too, so
+    null, "" and the default partition name (all the default path) are made one value, and several fields are
+    allowed only with url-encoding (else `a/b`+`c` and `a`+`b/c` are one path). Types are those whose string
+    form is one-to-one."""
+    from hudi_engine.keygen import COMPLEX, GLOBAL_DELETE, NONPARTITIONED, SIMPLE
+
+    cfg = client.config
+    types = {f.name: f.dataType for f in df.schema.fields}
+    if cfg.key_generator_class not in (SIMPLE, COMPLEX, NONPARTITIONED, GLOBAL_DELETE) or \
+            any(f not in types for f in cfg.record_key_fields):
+        return None
+    if cfg.key_generator_class in (NONPARTITIONED, GLOBAL_DELETE) or not cfg.partition_fields:
+        return [(GROUP_PREFIX + "0", F.lit(0).alias(GROUP_PREFIX + "0"))]
+    if len(cfg.partition_fields) > 1 and not cfg.url_encode_partitioning:
+        return None
+    if any(not isinstance(types.get(f), _GROUPABLE) for f in cfg.partition_fields):
+        return None
+    out = []
+    for i, f in enumerate(cfg.partition_fields):
+        c = F.col(f"`{f}`")
+        default = c.isNull() | c.cast("string").isin("", DEFAULT_PARTITION)
+        out.append((f"{GROUP_PREFIX}{i}", F.when(default, F.lit(None)).otherwise(c)))
+    return [(name, col.alias(name)) for name, col in out]
+
+
+def _check_keys(df: DataFrame, client: WriteClient) -> DataFrame:
+    """Fail the job on a row with a null or empty record key, in the stage before any file is written, with
+    the key generator's message and the row."""
+    cfg = client.config
+    fields = cfg.record_key_fields
+    missing = [F.col(f"`{f}`").isNull() | (F.col(f"`{f}`").cast("string") == "") for f in fields]
+    bad = missing[0]
+    for m in missing[1:]:
+        bad = bad & m
+    what = (f"record key field {fields[0]!r} is null or empty" if len(fields) == 1 else
+            f"record key fields {list(fields)} are all null or empty")
+    # The prefix lets unwrap_task_error give back a KeyGeneratorError; split in two so that a plan printed in
+    # some other error does not read as this one.
+    message = F.concat(F.lit("hudi_engine.errors."), F.lit(f"KeyGeneratorError: {what} in row "),
+                       F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns if not c.startswith(GROUP_PREFIX)])),
+                       F.lit(f"; {cfg.key_generator_class.rsplit('.', 1)[-1]} needs a non-empty key in every row\n\n"))
+    first = df.columns[0]
+    return df.withColumn(first, F.when(bad, F.raise_error(message)).otherwise(F.col(f"`{first}`")))

@@ -325,7 +325,7 @@ def _check_columns(config: WriteConfig, schema: pa.Schema, base_path: str) -> No
     names = set(schema.names)
     for label, fields in (("record key", config.record_key_fields), ("partition path", config.partition_fields)):
         for f in fields:
-            if f.split(".")[0] not in names:
+            if f.split(":")[0].split(".")[0] not in names:  # CustomKeyGenerator: `name:TYPE`
                 errors.append(f"{label} field {f!r} is not a column")
     if config.precombine_field and config.precombine_field not in names and config.operation is not Operation.DELETE:
         errors.append(f"precombine field {config.precombine_field!r} is not a column")

@@ -141,8 +141,15 @@ def test_bad_input_fails_before_anything_is_written(spark, tmp_path):
     files_before = sorted(str(p) for p in path.rglob("*.parquet"))
 
     null_key = spark.createDataFrame([(None, "x", 1, 1.0, "d")], SCHEMA)
-    with pytest.raises(HudiError, match="id"):
+    # The message names the key field and shows the row.
+    with pytest.raises(HudiError, match=r"record key field 'id' is null or empty in row \{.*\"name\":\"x\""):
         write(null_key, str(path), opts())
+    empty_key = spark.createDataFrame([("", "x", 1, 1.0, "d")], "id string, name string, ts long, amount double, "
+                                                                "dt string")
+    with pytest.raises(HudiError, match="record key field 'id' is null or empty"):
+        write(empty_key, str(tmp_path / "custom"), opts(**{"hoodie.datasource.write.keygenerator.class":
+                                                "org.apache.hudi.keygen.CustomKeyGenerator",
+                                                "hoodie.datasource.write.partitionpath.field": "dt:SIMPLE"}))
     with pytest.raises(HudiError, match="precombine"):
         write(rows_df(spark, good).drop("ts"), str(path), opts())
     with pytest.raises(HudiError, match="contradicts"):
