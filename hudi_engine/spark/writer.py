@@ -74,17 +74,28 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
             keyed = _tag_global(spark, keyed, client, task)
         txn.timings["index"] = time.monotonic() - t0
         t1 = time.monotonic()
+        grouping = _sql_grouping(df, client) if persisted is None else None
+        if grouping is not None:
+            # No Python before the shuffle: Spark orders or groups rows by their partition values and the tasks
+            # compute keys and partition paths (null / empty keys fail the job here, before any write).
+            rows = _check_keys(df.select("*", *[c for _, c in grouping]), client)
+            by = [n for n, _ in grouping]
         if config.operation is Operation.BULK_INSERT:
-            # No index and no shuffle: each input split sorted by (partition, key) and cut into files.
-            out = keyed.sortWithinPartitions(PARTITION, KEY).mapInArrow(_BulkInsertFn(task), STATS_SCHEMA_SPARK)
-        elif persisted is None and (grouping := _sql_grouping(df, client)) is not None:
-            # One shuffle, no Python before it: Spark groups the rows by their partition values and the task
-            # computes keys and partition paths itself (the key check above fails the job before any write).
-            out = _check_keys(df.select("*", *[c for _, c in grouping]), client).groupBy(*[n for n, _ in grouping]) \
-                .applyInArrow(_partition_fn(task, with_keys=False), STATS_SCHEMA_SPARK)
-        else:
+            # No index. A range shuffle on (partition, key), each range sorted and cut into files of the max
+            # size (Hudi's GLOBAL_SORT): files hold disjoint key ranges, so later index lookups can skip them.
+            # Spark's adaptive execution sizes the ranges.
+            if grouping is not None:
+                order = [*by, *[F.col(f"`{f}`") for f in config.record_key_fields]]
+                out = rows.repartitionByRange(*order).sortWithinPartitions(*order) \
+                    .mapInArrow(_BulkInsertFn(task, with_keys=False), STATS_SCHEMA_SPARK)
+            else:
+                out = keyed.repartitionByRange(PARTITION, KEY).sortWithinPartitions(PARTITION, KEY) \
+                    .mapInArrow(_BulkInsertFn(task, with_keys=True), STATS_SCHEMA_SPARK)
+        elif grouping is not None:
             # One shuffle: a task gets one partition's records and does index lookup, pre-combine, bucket plan and
             # handles there, so the table's keys never travel through Spark.
+            out = rows.groupBy(*by).applyInArrow(_partition_fn(task, with_keys=False), STATS_SCHEMA_SPARK)
+        else:
             out = keyed.groupBy(PARTITION).applyInArrow(_partition_fn(task, with_keys=True), STATS_SCHEMA_SPARK)
         stats = [row[0] for row in out.collect()]
         txn.timings["write"] = time.monotonic() - t1
@@ -190,14 +201,25 @@ def _task_token() -> tuple[int, int, int]:
 
 
 class _BulkInsertFn:
-    """Task: sorted records of one input split cut into new base files."""
+    """Task: the sorted records of one range cut into new base files (keys and paths computed here unless
+    `with_keys`)."""
 
-    def __init__(self, task: WriteTask) -> None:
+    def __init__(self, task: WriteTask, *, with_keys: bool) -> None:
         self.task = task
+        self.with_keys = with_keys
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        stats = list(bulk_insert_files(self.task, batches, _task_token()))
+        stats = list(bulk_insert_files(self.task, batches if self.with_keys else self._keyed(batches),
+                                       _task_token()))
         yield pa.RecordBatch.from_arrays([pa.array(stats, pa.string())], names=["stat"])
+
+    def _keyed(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        keygen = self.task.keygen()
+        for batch in batches:
+            t = pa.Table.from_batches([batch])
+            t = t.drop_columns([c for c in t.column_names if c.startswith(GROUP_PREFIX)])
+            t = t.append_column(KEY, keygen.record_keys(t)).append_column(PARTITION, keygen.partition_paths(t))
+            yield from t.to_batches()
 
 
 def _partition_fn(task: WriteTask, *, with_keys: bool):
