@@ -205,10 +205,8 @@ def _decoded(kv: dict[bytes, bytes] | None) -> dict[str, str]:
     return {k.decode("utf-8"): v.decode("utf-8") for k, v in (kv or {}).items()}
 
 
-def read_footer(storage: Storage, path: str, *, bloom_max_entries: int = DEFAULT_MAX_ENTRIES,
-                with_bloom: bool = True) -> BaseFileFooter:
-    """Footer of a base file: parsed bloom filter (None if absent or not wanted), min/max record key, row count,
-    Arrow schema.
+def read_footer(storage: Storage, path: str, *, bloom_max_entries: int = DEFAULT_MAX_ENTRIES) -> BaseFileFooter:
+    """Footer of a base file: parsed bloom filter (None if absent), min/max record key, row count, Arrow schema.
 
     The bloom key `com.uber.hoodie.bloomfilter` of old files is read too; without a type code the filter is SIMPLE.
     """
@@ -222,7 +220,7 @@ def read_footer(storage: Storage, path: str, *, bloom_max_entries: int = DEFAULT
     meta = _decoded(md.metadata)
     encoded = meta.get(BLOOM_FILTER_KEY, meta.get(LEGACY_BLOOM_FILTER_KEY))
     bloom = None
-    if encoded is not None and with_bloom:
+    if encoded is not None:
         bloom = parse_bloom_filter(
             encoded, meta.get(BLOOM_FILTER_TYPE_CODE_KEY), max_entries=bloom_max_entries, what=f"base file {path}"
         )

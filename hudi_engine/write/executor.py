@@ -152,7 +152,7 @@ def _write_planned(task: WriteTask, ctx: WriteContext, partition: str, records: 
     if len(ins):
         # Inserts in key order, cut by the plan's weights: each new file holds a contiguous key range.
         ids, cumulative = plan.insert_buckets[partition]
-        order = ins[np.argsort(records.column(KEY).take(pa.array(ins)).to_numpy(zero_copy_only=False), kind="stable")]
+        order = ins[pc.sort_indices(records.column(KEY).take(pa.array(ins))).to_numpy()]
         cuts = np.rint(np.asarray(cumulative) * len(order)).astype(np.int64)
         target[order] = np.repeat(np.asarray(ids, dtype=np.int64), np.diff(np.concatenate([[0], cuts])))
     stats = []
@@ -197,10 +197,9 @@ def _run_handle(task: WriteTask, ctx: WriteContext, kind: BucketType, partition:
     else:
         deletes = None
         records = table.select(data_cols)
-    # Sorted by key: the file's min / max keys and row groups prune better, and output is deterministic.
-    records = records.sort_by([(KEY, "ascending")])
     if kind is BucketType.INSERT:
-        stat = create_handle(ctx, partition, records, file_id=file_id)
+        # A new file sorted by key: its row groups prune better and the output is deterministic.
+        stat = create_handle(ctx, partition, records.sort_by([(KEY, "ascending")]), file_id=file_id)
     elif task.config.is_mor:
         stat = append_handle(ctx, partition, file_id, s.base_instant, records if records.num_rows else None,
                              deletes=deletes, base_file_name=s.base_file_name)
@@ -227,12 +226,10 @@ def _lookup(task: WriteTask, storage: Storage, keys: pa.ChunkedArray | pa.Array,
     files = [i for i, s in enumerate(slices) if s.base_file_path is not None]
     if not files or len(keys) == 0:
         return np.full(len(keys), -1, dtype=np.int64)
-    # The footer's key range (and for BLOOM its bloom filter) rules files out before their keys are read;
-    # SIMPLE's result is the same either way, it just reads less.
-    with_bloom = task.config.index_type is IndexType.BLOOM
+    # The footer's key range and bloom filter rule files out before their keys are read (BLOOM's definition;
+    # SIMPLE's result is the same either way, it just reads less: its cost follows the batch, not the table).
     keys_arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
-    files = [i for i in files if index.may_contain_any(
-        read_footer(storage, slices[i].base_file_path, with_bloom=with_bloom), keys_arr)]
+    files = [i for i in files if index.may_contain_any(read_footer(storage, slices[i].base_file_path), keys_arr)]
     stored = [(i, task.read_keys(storage, slices[i].base_file_path)) for i in files]
     if not stored:
         return np.full(len(keys), -1, dtype=np.int64)
