@@ -462,18 +462,18 @@ def report_w1(out: dict) -> str:
 
 
 def report_phases(res: dict[str, Measure]) -> str:
-    lines = ["| Hudi write | total (median) | index | write | commit | outside the phases | files |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| Hudi write | total (median) | Spark job (wall) | commit | rest (driver) | task time: index | "
+             "task time: handles | files |", "|---|---|---|---|---|---|---|---|"]
     for name, m in res.items():
         if not name.startswith("hudi") and name != "first_hudi":
             continue
         med = lambda k: float(np.median([e.get(k, 0.0) for e in m.extra]))  # noqa: E731
-        other = m.median - med("index") - med("write") - med("commit")
+        other = m.median - med("write") - med("commit") - med("table_services")
         e = m.extra[-1]
         files = f"{e.get('files_created', 0)} created, {e.get('files_rewritten', 0)} rewritten, " \
                 f"{e.get('files_appended', 0)} appended"
-        lines.append(f"| {name} | {m.median:.2f} s | {med('index'):.2f} s | {med('write'):.2f} s | "
-                     f"{med('commit'):.3f} s | {other:.2f} s | {files} |")
+        lines.append(f"| {name} | {m.median:.2f} s | {med('write'):.2f} s | {med('commit'):.3f} s | {other:.2f} s | "
+                     f"{med('index'):.2f} s | {med('handles'):.2f} s | {files} |")
     return "\n".join(lines)
 
 

@@ -1,11 +1,12 @@
 """`write(df, path, options)`: a Spark DataFrame into a Hudi table, records flowing through Spark tasks.
 
 The driver checks, starts the instant and commits (see `hudi_engine.write.write_client`); records never reach
-it. The records: keys (a task computes record keys and partition paths) -> one shuffle by partition path -> a
-task per partition looks its keys up in the partition's base files, pre-combines, plans the partition's buckets
-and runs one handle per file group (`hudi_engine.write.executor`) -> write stats back to the driver -> commit.
-`bulk_insert` skips the shuffle (each input split is sorted and cut into files); GLOBAL_SIMPLE first joins
-with every key of the table in Spark. A failure anywhere before the commit rolls the instant back.
+it. The records go through one shuffle by partition: Spark groups rows by their partition values (or, for key
+generators only Python evaluates, by the partition path a map task computed), and a task per partition computes
+keys, looks them up in the partition's base files, pre-combines, plans the partition's buckets and runs one
+handle per file group (`hudi_engine.write.executor`); the write stats go back to the driver, which commits.
+`bulk_insert` shuffles by partition (or key range) and cuts sorted files; GLOBAL_SIMPLE first joins with every
+key of the table in Spark. A failure anywhere before the commit rolls the instant back.
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ from hudi_engine.write.write_config import IndexType, Operation, WriteConfig
 
 KEY, PARTITION = "_hoodie_record_key", "_hoodie_partition_path"
 
-STATS_SCHEMA_SPARK = "stat string"
+# A task's output: one row per file written (its write stat as JSON), and one row of its timings.
+TASK_OUTPUT = "stat string, index_s double, handles_s double"
 
 
 def write(df: DataFrame, path: str, options: Mapping[str, Any]) -> WriteResult:
@@ -59,50 +61,65 @@ def write(df: DataFrame, path: str, options: Mapping[str, Any]) -> WriteResult:
 
 def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
     config = client.config
-    t0 = time.monotonic()
     task = client.write_task(txn.instant)
-    keyed = df.mapInArrow(_KeyFn(task), from_arrow_schema(_with_key_columns(client.data_schema)))
+    bulk = config.operation is Operation.BULK_INSERT
     persisted = None
+    t0 = time.monotonic()
     try:
         if config.index_type is IndexType.GLOBAL_SIMPLE and config.operation.looks_up_keys:
             # A key may live in any partition: the index joins with every key of the table before the records
             # are grouped by the partition they will be written to.
+            keyed = _keyed(df, client, task)
             if config.combine_before_write:
                 ordering = config.precombine_field if config.precombine_field in client.data_schema.names else None
                 keyed = keyed.repartition(KEY).mapInArrow(_PrecombineFn(ordering, config.payload), keyed.schema)
             keyed = persisted = keyed.persist()
-            keyed = _tag_global(spark, keyed, client, task)
-        txn.timings["index"] = time.monotonic() - t0
-        t1 = time.monotonic()
-        grouping = _sql_grouping(df, client) if persisted is None else None
-        if grouping is not None:
-            # No Python before the shuffle: Spark orders or groups rows by their partition values and the tasks
-            # compute keys and partition paths (null / empty keys fail the job here, before any write).
+            out = _tag_global(spark, keyed, client, task).groupBy(PARTITION) \
+                .applyInArrow(_partition_fn(task, with_keys=True), TASK_OUTPUT)
+        elif (grouping := _sql_grouping(df, client)) is not None:
+            # No Python before the shuffle: Spark groups (or sorts) rows by their partition values and the tasks
+            # compute keys and partition paths. Null / empty keys fail the job here, before any write.
             rows = _check_keys(df.select("*", *[c for _, c in grouping]), client)
             by = [n for n, _ in grouping]
-        if config.operation is Operation.BULK_INSERT:
-            # No index. A range shuffle on (partition, key), each range sorted and cut into files of the max
-            # size (Hudi's GLOBAL_SORT): files hold disjoint key ranges, so later index lookups can skip them.
-            # Spark's adaptive execution sizes the ranges.
-            if grouping is not None:
-                order = [*by, *[F.col(f"`{f}`") for f in config.record_key_fields]]
-                out = rows.repartitionByRange(*order).sortWithinPartitions(*order) \
-                    .mapInArrow(_BulkInsertFn(task, with_keys=False), STATS_SCHEMA_SPARK)
+            if bulk:
+                # Keys are strings: sorted as strings, each file holds one range of them.
+                key_cols = [F.col(f"`{f}`").cast("string") for f in config.record_key_fields]
+                out = _bulk_insert(rows, by, key_cols, config) \
+                    .mapInArrow(_BulkInsertFn(task, with_keys=False), TASK_OUTPUT)
             else:
-                out = keyed.repartitionByRange(PARTITION, KEY).sortWithinPartitions(PARTITION, KEY) \
-                    .mapInArrow(_BulkInsertFn(task, with_keys=True), STATS_SCHEMA_SPARK)
-        elif grouping is not None:
-            # One shuffle: a task gets one partition's records and does index lookup, pre-combine, bucket plan and
-            # handles there, so the table's keys never travel through Spark.
-            out = rows.groupBy(*by).applyInArrow(_partition_fn(task, with_keys=False), STATS_SCHEMA_SPARK)
-        else:
-            out = keyed.groupBy(PARTITION).applyInArrow(_partition_fn(task, with_keys=True), STATS_SCHEMA_SPARK)
-        stats = [row[0] for row in out.collect()]
-        txn.timings["write"] = time.monotonic() - t1
-        return stats
+                # One shuffle: a task gets one partition's records and does index lookup, pre-combine, bucket
+                # plan and handles there, so the table's keys never travel through Spark.
+                out = rows.groupBy(*by).applyInArrow(_partition_fn(task, with_keys=False), TASK_OUTPUT)
+        else:  # key generators only Python can evaluate: keys and paths first, in a map stage
+            keyed = _keyed(df, client, task)
+            if bulk:
+                out = _bulk_insert(keyed, [PARTITION], [KEY], config) \
+                    .mapInArrow(_BulkInsertFn(task, with_keys=True), TASK_OUTPUT)
+            else:
+                out = keyed.groupBy(PARTITION).applyInArrow(_partition_fn(task, with_keys=True), TASK_OUTPUT)
+        results = out.collect()
     finally:
         if persisted is not None:
             persisted.unpersist()
+    # Task-side timings: summed over tasks (they run in parallel), beside the job's wall time.
+    txn.timings["write"] = time.monotonic() - t0
+    txn.timings["index"] = sum(r["index_s"] or 0.0 for r in results)
+    txn.timings["handles"] = sum(r["handles_s"] or 0.0 for r in results)
+    return [r["stat"] for r in results if r["stat"] is not None]
+
+
+def _keyed(df: DataFrame, client: WriteClient, task: WriteTask) -> DataFrame:
+    """The rows with their record key and partition path, computed by the key generator in a map stage."""
+    return df.mapInArrow(_KeyFn(task), from_arrow_schema(_with_key_columns(client.data_schema)))
+
+
+def _bulk_insert(rows: DataFrame, partition_cols: list, key_cols: list, config: WriteConfig) -> DataFrame:
+    """bulk_insert's one shuffle: rows of a partition sorted by key in one task, to be cut into files of the max
+    size. Partitioned tables shuffle by partition (every file of a partition full but the last); an
+    unpartitioned table by key range (Hudi's GLOBAL_SORT), so that it is not one task's work."""
+    if config.partition_fields:
+        return rows.repartition(*partition_cols).sortWithinPartitions(*partition_cols, *key_cols)
+    return rows.repartitionByRange(*key_cols).sortWithinPartitions(*key_cols)
 
 
 def _tag_global(spark: SparkSession, keyed: DataFrame, client: WriteClient, task: WriteTask) -> DataFrame:
@@ -209,9 +226,10 @@ class _BulkInsertFn:
         self.with_keys = with_keys
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        t0 = time.perf_counter()
         stats = list(bulk_insert_files(self.task, batches if self.with_keys else self._keyed(batches),
                                        _task_token()))
-        yield pa.RecordBatch.from_arrays([pa.array(stats, pa.string())], names=["stat"])
+        yield from _task_output(stats, {"handles_s": time.perf_counter() - t0}).to_batches()
 
     def _keyed(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         keygen = self.task.keygen()
@@ -231,8 +249,9 @@ def _partition_fn(task: WriteTask, *, with_keys: bool):
 
     def run(table: pa.Table) -> pa.Table:
         token = _task_token()
+        timings: dict[str, float] = {}
         if with_keys:
-            stats = write_partition(task, table.column(PARTITION)[0].as_py(), table, token)
+            stats = write_partition(task, table.column(PARTITION)[0].as_py(), table, token, timings)
         else:
             table = table.drop_columns([c for c in table.column_names if c.startswith(GROUP_PREFIX)])
             keygen = task.keygen()
@@ -243,10 +262,17 @@ def _partition_fn(task: WriteTask, *, with_keys: bool):
             unique = pc.unique(paths).to_pylist()
             for p in unique:
                 part = table if len(unique) == 1 else table.filter(pc.equal(paths, p))
-                stats += write_partition(task, p, part, token)
-        return pa.table({"stat": pa.array(stats, pa.string())})
+                stats += write_partition(task, p, part, token, timings)
+        return _task_output(stats, timings)
 
     return run
+
+
+def _task_output(stats: list[str], timings: dict[str, float]) -> pa.Table:
+    n = len(stats)
+    return pa.table({"stat": pa.array([*stats, None], pa.string()),
+                     "index_s": pa.array([None] * n + [timings.get("index_s", 0.0)], pa.float64()),
+                     "handles_s": pa.array([None] * n + [timings.get("handles_s", 0.0)], pa.float64())})
 
 
 GROUP_PREFIX = "_hw_group_"

@@ -10,6 +10,7 @@ partition's base files, never a whole table and never more than one file group's
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -106,8 +107,14 @@ class WriteTask:
         return max(1, self.config.max_file_size // max(1, self.avg_record_size))
 
 
-def write_partition(task: WriteTask, partition: str, records: pa.Table, token: tuple[int, int, int]) -> list[str]:
-    """Write the batch's records of one partition path; the write stats as JSON, one per file written."""
+def write_partition(task: WriteTask, partition: str, records: pa.Table, token: tuple[int, int, int],
+                    timings: dict[str, float] | None = None) -> list[str]:
+    """Write the batch's records of one partition path; the write stats as JSON, one per file written.
+
+    `timings` gets the seconds spent looking keys up (`index_s`: listing, pre-combine, lookup) and in the
+    handles (`handles_s`) added to it."""
+    timings = {} if timings is None else timings
+    t0 = time.perf_counter()
     cfg = task.config
     ctx = task.context(token)
     slices = task.latest_slices(ctx.storage, partition)
@@ -118,7 +125,11 @@ def write_partition(task: WriteTask, partition: str, records: pa.Table, token: t
         owner = _owner_of_file_ids(records.column(FILE_ID), slices, partition, task.base_path)
         deleting = records.column(DELETE).to_numpy(zero_copy_only=False)
     elif cfg.index_type is IndexType.BUCKET:
-        return _write_buckets(task, ctx, partition, records, slices)
+        _add_time(timings, "index_s", t0)
+        t1 = time.perf_counter()
+        stats = _write_buckets(task, ctx, partition, records, slices)
+        _add_time(timings, "handles_s", t1)
+        return stats
     else:
         owner = _lookup(task, ctx.storage, records.column(KEY), slices) if cfg.operation.looks_up_keys else \
             np.full(records.num_rows, -1, dtype=np.int64)
@@ -128,7 +139,15 @@ def write_partition(task: WriteTask, partition: str, records: pa.Table, token: t
         records, owner, deleting = records.filter(pa.array(keep)), owner[keep], deleting[keep]
     records = records.append_column(DELETE, pa.array(deleting, pa.bool_())) if DELETE not in records.column_names \
         else records
-    return _write_planned(task, ctx, partition, records, owner, slices)
+    _add_time(timings, "index_s", t0)
+    t1 = time.perf_counter()
+    stats = _write_planned(task, ctx, partition, records, owner, slices)
+    _add_time(timings, "handles_s", t1)
+    return stats
+
+
+def _add_time(timings: dict[str, float], key: str, since: float) -> None:
+    timings[key] = timings.get(key, 0.0) + time.perf_counter() - since
 
 
 def _write_planned(task: WriteTask, ctx: WriteContext, partition: str, records: pa.Table, owner: np.ndarray,
@@ -252,8 +271,8 @@ def bulk_insert_files(task: WriteTask, batches: Iterable[pa.RecordBatch],
                       token: tuple[int, int, int]) -> Iterator[str]:
     """bulk_insert: batches sorted by (partition path, key) are cut into new base files of the max file size.
 
-    Holds at most one file's records; a file never spans two partitions. Hudi's PARTITION_SORT mode: files
-    have disjoint, sorted key ranges within what one task saw.
+    Holds at most one file's records; a file never spans two partitions, and the files of a task have disjoint,
+    sorted key ranges.
     """
     ctx = task.context(token)
     per_file = task.per_file
@@ -271,7 +290,7 @@ def bulk_insert_files(task: WriteTask, batches: Iterable[pa.RecordBatch],
         for start, end in zip(np.concatenate([[0], change]), np.concatenate([change, [t.num_rows]])):
             piece = t.slice(int(start), int(end - start))
             p = piece.column(PARTITION)[0].as_py()
-            if current is not None and p != current:
+            if p != current and pending_rows:
                 yield from _flush(ctx, current, pending)
                 pending, pending_rows = [], 0
             current = p

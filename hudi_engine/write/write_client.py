@@ -35,7 +35,10 @@ _AVG_SIZE_LOOKBACK = 10
 
 @dataclass
 class WriteResult:
-    """What one write did: the instant, the operation, record and file counts, bytes and time per phase."""
+    """What one write did: the instant, the operation, record and file counts, bytes and time per phase.
+
+    `timings` in seconds: `write` the wall time of the Spark job (index and handles run inside its tasks),
+    `index` and `handles` the task time spent in each, summed over tasks, `commit`, `table_services`."""
 
     instant_time: str
     operation: str

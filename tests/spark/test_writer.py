@@ -297,3 +297,29 @@ def test_delete_with_only_key_columns_keeps_the_table_schema(spark, tmp_path, ta
     table = HudiTable.load(path)
     assert [f["name"] for f in table.avro_schema()["fields"]] == DATA_COLS
     assert rows_of(rs_snapshot(path)) == rows_from([rows[0], rows[2]])
+
+
+@pytest.mark.parametrize("partitioned", [True, False])
+def test_bulk_insert_writes_full_sorted_files(spark, tmp_path, partitioned):
+    """Files of the max size (all but the last of a partition), each a disjoint key range, the timings reported."""
+    from hudi_engine.io.base_file import read_footer
+    from hudi_engine.storage import Storage
+
+    path = tmp_path / "t"
+    rows = [{"id": i, "name": f"n{i}", "ts": 1, "amount": float(i), "dt": f"d{i % 2}"} for i in range(400)]
+    o = opts(operation="bulk_insert", **{"hoodie.parquet.max.file.size": "100000",
+                                         "hoodie.copyonwrite.record.size.estimate": "1000"})  # 100 rows a file
+    if not partitioned:
+        o.pop("hoodie.datasource.write.partitionpath.field")
+    r = write(rows_df(spark, rows).repartition(3), str(path), o)
+    assert r.records_inserted == 400 and set(r.timings) >= {"write", "index", "handles", "commit"}
+    storage, _ = Storage.for_uri(str(path))
+    by_partition: dict[str, list] = {}
+    for s in HudiTable.load(str(path)).file_slices():
+        by_partition.setdefault(s.partition_path, []).append(read_footer(storage, s.base_file.path))
+    for footers in by_partition.values():
+        footers.sort(key=lambda f: f.min_key)
+        assert all(a.max_key < b.min_key for a, b in zip(footers, footers[1:]))
+    if partitioned:  # one task per partition: 200 rows make two full files
+        assert sorted(f.num_rows for fs in by_partition.values() for f in fs) == [100, 100, 100, 100]
+    assert rows_of(rs_snapshot(path)) == rows_from(rows)
