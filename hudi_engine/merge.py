@@ -44,8 +44,12 @@ def merge_records(
     key_of: Callable[[pa.Table], pa.Array],
     ordering_field: str | None,
     payload: Payload,
+    tally: dict[str, int] | None = None,
 ) -> pa.Table:
-    """The merged records of one slice. Every data table in `log_batches` has `base.schema`."""
+    """The merged records of one slice. Every data table in `log_batches` has `base.schema`.
+
+    `tally`, if given, receives `base_kept` (base rows in the result, first and in base order) and
+    `base_matched` (those of them some log event touched); a user payload leaves it empty."""
     if not log_batches:
         return base
     if payload.custom is not None:
@@ -223,6 +227,9 @@ def merge_records(
             src[take_log] = log_src
         return np.concatenate([src, record_src(c, insert_groups)])
 
+    if tally is not None:
+        tally["base_kept"] = len(out_base)
+        tally["base_matched"] = int(sel_matched.sum())
     if coalesce:
         return pa.table({c: combined.column(c).take(pa.array(column_src(c))) for c in columns}, schema=combined.schema)
     return combined.take(pa.array(column_src(columns[0]) if columns else np.zeros(0, np.int64)))

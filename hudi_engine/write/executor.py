@@ -245,10 +245,14 @@ def _lookup(task: WriteTask, storage: Storage, keys: pa.ChunkedArray | pa.Array,
     files = [i for i, s in enumerate(slices) if s.base_file_path is not None]
     if not files or len(keys) == 0:
         return np.full(len(keys), -1, dtype=np.int64)
-    # The footer's key range and bloom filter rule files out before their keys are read (BLOOM's definition;
-    # SIMPLE's result is the same either way, it just reads less: its cost follows the batch, not the table).
+    # The footer's key range, then its bloom filter, rule files out before their keys are read (BLOOM's
+    # definition; SIMPLE's result is the same, it just reads less: its cost follows the batch, not the table).
+    # A lone candidate's keys are read at once: that costs less than parsing its bloom filter.
     keys_arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
-    files = [i for i in files if index.may_contain_any(read_footer(storage, slices[i].base_file_path), keys_arr)]
+    files = [i for i in files if index.may_contain_any(
+        read_footer(storage, slices[i].base_file_path, with_bloom=False), keys_arr)]
+    if len(files) > 1:
+        files = [i for i in files if index.may_contain_any(read_footer(storage, slices[i].base_file_path), keys_arr)]
     stored = [(i, task.read_keys(storage, slices[i].base_file_path)) for i in files]
     if not stored:
         return np.full(len(keys), -1, dtype=np.int64)

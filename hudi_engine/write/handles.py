@@ -349,17 +349,22 @@ def merge_handle(
         batches.append(DeleteBatch(delete_keys))  # no ordering value: a delete always wins (§10)
     if not batches:
         raise WriteError(f"merge_handle: no records and no deletes for file group {file_id} in {partition_path!r}")
-    merged = merge_records(old, batches, key_of=ctx.key_of, ordering_field=ctx.ordering_field, payload=ctx.payload)
+    tally: dict[str, int] = {}
+    merged = merge_records(old, batches, key_of=ctx.key_of, ordering_field=ctx.ordering_field, payload=ctx.payload,
+                           tally=tally)
     create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.MERGE)
     if ctx.config.populate_meta_fields:
         merged = merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME, _constant(name, merged.num_rows))
 
-    old_keys, out_keys = ctx.key_of(old), ctx.key_of(merged)
-    in_old = pc.is_in(out_keys, value_set=old_keys)
-    kept_old = pc.sum(in_old).as_py() or 0
-    updated = 0
-    if incoming.num_rows:
-        updated = pc.sum(pc.and_(in_old, pc.is_in(out_keys, value_set=ctx.key_of(incoming)))).as_py() or 0
+    if tally:
+        kept_old, updated = tally["base_kept"], tally["base_matched"]
+    else:  # a user payload's merge: count by key
+        old_keys, out_keys = ctx.key_of(old), ctx.key_of(merged)
+        in_old = pc.is_in(out_keys, value_set=old_keys)
+        kept_old = pc.sum(in_old).as_py() or 0
+        updated = 0
+        if incoming.num_rows:
+            updated = pc.sum(pc.and_(in_old, pc.is_in(out_keys, value_set=ctx.key_of(incoming)))).as_py() or 0
     result = _write_base(ctx, partition_path, name, merged)
     return WriteStat(
         file_id=file_id,

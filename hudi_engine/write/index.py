@@ -101,6 +101,14 @@ def locate(keys: pa.Array | pa.ChunkedArray, stored: list[tuple[int, pa.Array]])
         return np.full(len(keys), -1, dtype=np.int64)
     value_set = pa.concat_arrays([k.combine_chunks() if isinstance(k, pa.ChunkedArray) else k for _, k in stored])
     owners = np.repeat(np.array([o for o, _ in stored], dtype=np.int64), [len(k) for _, k in stored])
+    if len(keys) < len(value_set) and pc.count_distinct(keys).as_py() == len(keys):
+        # Hash the (smaller, distinct) batch keys and probe with the stored ones: building the hash table is the
+        # expensive part.
+        pos = pc.index_in(value_set, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        out = np.full(len(keys), -1, dtype=np.int64)
+        hit = pos >= 0
+        out[pos[hit]] = owners[hit]
+        return out
     pos = pc.index_in(keys, value_set=value_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     return np.where(pos >= 0, owners[np.maximum(pos, 0)] if len(owners) else -1, -1)
 

@@ -56,6 +56,10 @@ def test_locate_finds_the_owner_of_each_key():
     got = locate(pa.chunked_array([["c", "x", "a"], ["b"]]), stored)
     assert got.tolist() == [9, -1, 4, 4]
     assert locate(pa.array(["a"]), []).tolist() == [-1]
+    # Fewer distinct batch keys than stored ones (the batch side is hashed), and a batch with a duplicate.
+    many = [(1, pa.array([f"k{i}" for i in range(50)])), (2, pa.array([f"m{i}" for i in range(50)]))]
+    assert locate(pa.array(["m7", "zz", "k3"]), many).tolist() == [2, -1, 1]
+    assert locate(pa.array(["m7", "m7"]), many).tolist() == [2, 2]
 
 
 def test_may_contain_any_checks_the_key_range_then_the_bloom_filter():
