@@ -22,6 +22,7 @@ from hudi_engine.io.bloom import (
     DEFAULT_NUM_ENTRIES,
     DYNAMIC_V0,
     BloomFilter,
+    continues,
     new_bloom_filter,
     parse_bloom_filter,
 )
@@ -144,6 +145,7 @@ def write_base_file(
     compression_level: int | None = None,
     row_group_size: int | None = None,
     extra_metadata: Mapping[str, str] | None = None,
+    bloom_prefix: tuple[BloomFilter, int] | None = None,
 ) -> BaseFileWriteResult:
     """Write `table` (the 5 meta columns first) as a Hudi parquet base file at `path`.
 
@@ -151,7 +153,8 @@ def write_base_file(
     `hoodie.bloom.index.filter.dynamic.max.entries`) and the min/max keys are built from `_hoodie_record_key`.
     `bloom_filter_type=None` is for `hoodie.populate.meta.fields=false`: no Hudi footer keys, as Hudi does.
     The table's own schema metadata is dropped (it may be stale footer keys of a file it was read from);
-    `extra_metadata` adds footer keys, e.g. `parquet.avro.schema`. The file is built in memory and written
+    `extra_metadata` adds footer keys, e.g. `parquet.avro.schema`. `bloom_prefix` = (filter, n): a filter that
+    already holds the first n keys of `table` (a merged file's old rows), exactly as building it would leave it. The file is built in memory and written
     with one `Storage.write_bytes`, so a reader never sees a partial file on object stores.
     """
     table = _prepare_table(table, path)
@@ -169,7 +172,12 @@ def write_base_file(
             bloom = new_bloom_filter(bloom_num_entries, bloom_fpp, bloom_filter_type, bloom_max_entries)
         except HudiError as e:
             raise WriteError(f"base file {path}: {e}") from e
-        bloom.add_many(keys)
+        done = 0
+        if bloom_prefix is not None and bloom_prefix[1] <= len(keys) and continues(
+                bloom_prefix[0], new_bloom_filter(bloom_num_entries, bloom_fpp, bloom_filter_type, bloom_max_entries),
+                bloom_prefix[1]):
+            bloom, done = bloom_prefix
+        bloom.add_many(keys.slice(done))
         footer[BLOOM_FILTER_KEY] = bloom.to_base64()
         if "DYNAMIC" in bloom.type_code:  # Hudi writes the code only for dynamic filters; absent means SIMPLE
             footer[BLOOM_FILTER_TYPE_CODE_KEY] = bloom.type_code

@@ -489,6 +489,24 @@ def new_bloom_filter(
     raise HudiError(f"unknown bloom filter type {filter_type!r}, expected one of {TYPE_CODES}")
 
 
+def continues(parsed: BloomFilter, fresh: BloomFilter, n_keys: int) -> bool:
+    """Whether `parsed` (read from a file of `n_keys` rows) is exactly what `fresh` becomes after adding those
+    keys in file order, so that adding more keys to it equals building anew: the same type and sizing, and for a
+    dynamic filter the row count and fill that `n_keys` keys give (one that has spread past its max entries is
+    never taken: its round-robin position is not serialized)."""
+    if type(parsed) is not type(fresh) or (parsed.num_hashes, parsed.vector_size) != (fresh.num_hashes,
+                                                                                       fresh.vector_size):
+        return False
+    if isinstance(parsed, DynamicBloomFilter):
+        assert isinstance(fresh, DynamicBloomFilter)
+        if parsed.num_entries != fresh.num_entries:
+            return False
+        fresh._assign_rows(n_keys)  # the growth state n_keys adds leave
+        return (fresh.num_rows, fresh.current_count, fresh._reached_max) == (parsed.num_rows, parsed.current_count,
+                                                                             False)
+    return True
+
+
 def parse_bloom_filter(
     data: bytes | bytearray | memoryview | str,
     type_code: str | None = None,

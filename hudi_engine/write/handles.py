@@ -29,7 +29,7 @@ from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName, WriteToken, is_log_file_name, new_file_id
 from hudi_engine.file_slice_reader import align_to_schema
 from hudi_engine.io.avro_codec import encode_records_framed_with_ends
-from hudi_engine.io.base_file import read_base_file, write_base_file
+from hudi_engine.io.base_file import read_base_file, read_footer, write_base_file
 from hudi_engine.io.log_block import (
     AVRO_DATA_BLOCK_VERSION,
     BlockType,
@@ -293,7 +293,7 @@ def _prepare(ctx: WriteContext, records: pa.Table, partition_path: str, file_nam
     return conform(rows, ctx.arrow_schema, f"records for {relative_path(partition_path, file_name)}")
 
 
-def _write_base(ctx: WriteContext, partition_path: str, name: str, rows: pa.Table):
+def _write_base(ctx: WriteContext, partition_path: str, name: str, rows: pa.Table, bloom_prefix=None):
     return write_base_file(
         ctx.storage,
         ctx.full_path(partition_path, name),
@@ -304,6 +304,7 @@ def _write_base(ctx: WriteContext, partition_path: str, name: str, rows: pa.Tabl
         bloom_max_entries=ctx.bloom_max_entries,
         compression=ctx.compression,
         row_group_size=ctx.row_group_size,
+        bloom_prefix=bloom_prefix,
     )
 
 
@@ -365,7 +366,13 @@ def merge_handle(
         updated = 0
         if incoming.num_rows:
             updated = pc.sum(pc.and_(in_old, pc.is_in(out_keys, value_set=ctx.key_of(incoming)))).as_py() or 0
-    result = _write_base(ctx, partition_path, name, merged)
+    bloom_prefix = None
+    if tally and kept_old == old.num_rows and ctx.config.populate_meta_fields:
+        # Every old row kept, in file order, ahead of the inserts: the old file's bloom filter already holds the
+        # first keys, exactly as rebuilding would leave it, and only the inserts are added (write_base_file checks).
+        bloom = read_footer(ctx.storage, base_file_path, bloom_max_entries=ctx.bloom_max_entries).bloom_filter
+        bloom_prefix = None if bloom is None else (bloom, kept_old)
+    result = _write_base(ctx, partition_path, name, merged, bloom_prefix)
     return WriteStat(
         file_id=file_id,
         path=relative_path(partition_path, name),

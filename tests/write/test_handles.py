@@ -11,7 +11,7 @@ import pytest
 
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName
-from hudi_engine.io.base_file import read_footer
+from hudi_engine.io.base_file import read_base_file, read_footer
 from hudi_engine.io.log_block import BlockType, build_avro_data_block, data_block_records, delete_block_keys
 from hudi_engine.io.log_format import encode_block, read_log_blocks
 from hudi_engine.keygen import key_generator_for
@@ -349,3 +349,44 @@ def test_merge_handle_refuses_to_drop_stored_columns(tmp_path):
     stat = merge_handle(ctx, "city=sf", first.file_id, str(tmp_path / "t" / first.path), _rows(wide, "sf").slice(0, 1))
     out = {r["id"]: r["tip"] for r in pq.read_table(tmp_path / "t" / stat.path).to_pylist()}
     assert out == {"k1": 1.0, "k2": None}
+
+
+@pytest.mark.parametrize("filter_type,n_old,n_new,delete,continued", [
+    ("DYNAMIC_V0", 150, 30, False, True),   # the inserts open a new matrix row
+    ("DYNAMIC_V0", 90, 5, False, True),     # inside the first row
+    ("DYNAMIC_V0", 380, 60, False, True),   # the inserts go past max entries (round-robin)
+    ("DYNAMIC_V0", 420, 10, False, False),  # the old file went past max entries: rebuilt
+    ("DYNAMIC_V0", 150, 30, True, None),    # a delete drops an old row: rebuilt
+    ("SIMPLE", 150, 30, False, True),
+])
+def test_merge_continues_the_old_bloom_filter_exactly_as_a_rebuild(tmp_path, monkeypatch, filter_type, n_old,
+                                                                    n_new, delete, continued):
+    import hudi_engine.io.base_file as base_file
+    from hudi_engine.io.bloom import new_bloom_filter
+
+    answers: list[bool] = []
+    original = base_file.continues
+
+    def spy(*args):
+        answers.append(original(*args))
+        return answers[-1]
+
+    monkeypatch.setattr(base_file, "continues", spy)
+
+    storage, base, config = _table(tmp_path)
+    sizing = {"bloom_filter_type": filter_type, "bloom_num_entries": 100, "bloom_fpp": 0.001,
+              "bloom_max_entries": 400}
+    old = pa.table({"id": [f"k{i:04d}" for i in range(n_old)][::-1], "city": ["sf"] * n_old,
+                    "ts": pa.array([1] * n_old, pa.int64()), "fare": [1.0] * n_old})
+    first = create_handle(_ctx(storage, base, config, T1, **sizing), "city=sf", old)
+    new = pa.table({"id": ["k0003"] + [f"n{i:04d}" for i in range(n_new)], "city": ["sf"] * (n_new + 1),
+                    "ts": pa.array([2] * (n_new + 1), pa.int64()), "fare": [2.0] * (n_new + 1)})
+    stat = merge_handle(_ctx(storage, base, config, T2, **sizing), "city=sf", first.file_id,
+                        str(tmp_path / "t" / first.path), new, deletes=["k0001"] if delete else None)
+    path = str(tmp_path / "t" / stat.path)
+    keys = read_base_file(storage, path, columns=["_hoodie_record_key"]).column(0)
+    rebuilt = new_bloom_filter(100, 0.001, filter_type, 400)
+    rebuilt.add_many(keys)
+    assert read_footer(storage, path, bloom_max_entries=400).bloom_filter.serialize() == rebuilt.serialize()
+    assert stat.num_inserts == n_new and stat.num_update_writes == 1 and stat.num_deletes == int(delete)
+    assert answers == ([] if continued is None else [continued])
