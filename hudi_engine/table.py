@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
 from typing import Any
 
 import pyarrow as pa
@@ -26,6 +29,7 @@ Filters = Sequence[Filter] | pc.Expression | None
 
 # Key generators whose partition path is not the partition column's value (formatted dates, custom layouts).
 UNPRUNABLE_KEYGENS = ("TimestampBased", "Custom")
+READ_AHEAD = 4  # slices read at once by `scan` (4 threads matched pyarrow's own parallel read on 2 cores)
 
 _OPS = {"=": "__eq__", "==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
 
@@ -126,7 +130,8 @@ class HudiTable:
     def scan(self, as_of: str | None = None, columns: list[str] | None = None, filters: Filters = None,
              read_optimized: bool = False, schema: pa.Schema | None = None,
              slices: list[FileSlice] | None = None) -> Iterator[pa.Table]:
-        """The rows one file slice at a time, so memory is bounded by the largest slice."""
+        """The rows one file slice at a time, in order. Up to `READ_AHEAD` slices are read at once on threads
+        (pyarrow and the merge release the GIL), so memory is bounded by that many of the largest slices."""
         as_of = _instant(as_of)
         schema = schema or self.schema(as_of)
         vis = Visibility.of(self.timeline, as_of)
@@ -139,11 +144,21 @@ class HudiTable:
         read_cols = columns
         if expr is not None and columns is not None:
             read_cols = list(dict.fromkeys([*columns, *_expression_fields(filters, schema)]))
-        for s in slices if slices is not None else self._latest_slices(vis, filters, schema):
+
+        def read(s: FileSlice) -> pa.Table:
             t = read_file_slice(ctx, s, columns=read_cols, read_optimized=read_optimized)
             if expr is not None:
                 t = t.filter(expr)
-            yield t.select(columns) if columns is not None else t
+            return t.select(columns) if columns is not None else t
+
+        todo = iter(slices if slices is not None else self._latest_slices(vis, filters, schema))
+        with ThreadPoolExecutor(max_workers=READ_AHEAD) as pool:
+            window = deque(pool.submit(read, s) for s in islice(todo, READ_AHEAD))
+            while window:
+                t = window.popleft().result()
+                for s in islice(todo, 1):
+                    window.append(pool.submit(read, s))
+                yield t
 
     def incremental_commits(self, start_instant: str, end_instant: str | None = None) -> list[Instant]:
         """Completed commit-like instants in (start, end]."""
