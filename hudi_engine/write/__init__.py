@@ -1,5 +1,9 @@
 """The write side of the engine, in pure Python (no Spark in these modules).
 
+* `write_config`: Hudi's `hoodie.*` write options, translated once. `write_client`: the driver side of one
+  write (checks, instant, lock, commit). `executor`: what one write task does with one partition's records.
+* `index`: key lookup in stored key columns, bloom-filter candidates, the BUCKET index hash.
+  `bucket_assigner`: updates to their file group, inserts to small files then new file groups.
 * `markers`: DIRECT write markers under `.hoodie/.temp/<instant>/` (§2.5).
 * `handles`: what a task runs on one file group's records: create (new base file), merge (COW update),
   append (MOR log file). Each returns a `WriteStat`.
