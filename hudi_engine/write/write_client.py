@@ -273,6 +273,14 @@ _CONTRADICTIONS = (
 )
 
 
+def partition_field_names(key_generator_class: str, fields: list[str]) -> list[str]:
+    """The partition fields `hoodie.table.partition.fields` holds: a CustomKeyGenerator's `name:TYPE` entries
+    without their type, as Hudi 0.14/0.15 store them for table version 6 (the type stays in the write option)."""
+    if key_generator_class.rsplit(".", 1)[-1] in ("CustomKeyGenerator", "CustomAvroKeyGenerator"):
+        return [f.split(":", 1)[0] for f in fields]
+    return fields
+
+
 def _reconcile(config: WriteConfig, table: TableConfig, base_path: str) -> WriteConfig:
     """Options the user left out come from `hoodie.properties`; options that contradict it are refused."""
     import dataclasses
@@ -288,6 +296,8 @@ def _reconcile(config: WriteConfig, table: TableConfig, base_path: str) -> Write
             mine = getattr(config, attr)
             if attr == "key_generator_class" and table_value and mine.rsplit(".", 1)[-1] == table_value.rsplit(".", 1)[-1]:
                 continue
+            if attr == "partition_fields":
+                mine = partition_field_names(config.key_generator_class, mine)
             if (mine or None) != (table_value or None) and not (mine == [] and table_value == []):
                 errors.append(f"{key}={given[key]!r} contradicts the table's {table_value!r}")
         else:
@@ -317,7 +327,8 @@ def _new_table_config(config: WriteConfig, base_path: str) -> TableConfig:
     if errors:
         raise WriteError(f"no Hudi table at {base_path} yet: " + "; ".join(errors))
     return TableConfig.create(
-        config.table_name, config.table_type, config.record_key_fields, config.partition_fields,
+        config.table_name, config.table_type, config.record_key_fields,
+        partition_field_names(config.key_generator_class, config.partition_fields),
         config.precombine_field, config.key_generator_class, config.payload.class_name,
         config.hive_style_partitioning, config.url_encode_partitioning, database=config.database_name,
     )

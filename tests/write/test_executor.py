@@ -146,3 +146,16 @@ def test_mor_inserts_open_new_file_groups_and_updates_go_to_log_files(tmp_path):
     assert (r.records_updated, r.records_inserted, r.files_appended, r.files_created) == (1, 1, 1, 1)
     got = snapshot(path)
     assert len(got) == 21 and got["k0003"] == (2, 3.0)
+
+
+def test_custom_key_generator_tables_store_partition_field_names_without_types(tmp_path):
+    path = tmp_path / "t"
+    custom = {"hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.CustomKeyGenerator",
+              "hoodie.datasource.write.partitionpath.field": "dt:SIMPLE"}
+    write(path, rows([1, 2], dt="d1"), opts("insert", **custom))
+    props = (path / ".hoodie" / "hoodie.properties").read_text()
+    assert "hoodie.table.partition.fields=dt\n" in props  # as Hudi 0.14/0.15 write a version 6 table
+    r = write(path, rows([2, 3], ts=2, dt="d1"), opts(**custom))  # the typed option does not contradict it
+    assert (r.records_updated, r.records_inserted) == (1, 1)
+    assert sorted(snapshot(path)) == ["k0001", "k0002", "k0003"]
+    assert [s.partition_path for s in HudiTable.load(str(path)).file_slices()] == ["d1"]
