@@ -173,10 +173,10 @@ def write_base_file(
         except HudiError as e:
             raise WriteError(f"base file {path}: {e}") from e
         done = 0
-        if bloom_prefix is not None and bloom_prefix[1] <= len(keys) and continues(
-                bloom_prefix[0], new_bloom_filter(bloom_num_entries, bloom_fpp, bloom_filter_type, bloom_max_entries),
-                bloom_prefix[1]):
-            bloom, done = bloom_prefix
+        if bloom_prefix is not None:
+            prior, n = bloom_prefix
+            if n <= len(keys) and continues(prior, bloom, n):
+                bloom, done = prior, n
         bloom.add_many(keys.slice(done))
         footer[BLOOM_FILTER_KEY] = bloom.to_base64()
         if "DYNAMIC" in bloom.type_code:  # Hudi writes the code only for dynamic filters; absent means SIMPLE

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import math
 import struct
 from abc import ABC, abstractmethod
@@ -501,8 +502,10 @@ def continues(parsed: BloomFilter, fresh: BloomFilter, n_keys: int) -> bool:
         assert isinstance(fresh, DynamicBloomFilter)
         if parsed.num_entries != fresh.num_entries:
             return False
-        fresh._assign_rows(n_keys)  # the growth state n_keys adds leave
-        return (fresh.num_rows, fresh.current_count, fresh._reached_max) == (parsed.num_rows, parsed.current_count,
+        probe = copy.copy(fresh)  # `fresh` stays untouched: the probe gets its own list of rows
+        probe._rows = list(fresh._rows)
+        probe._assign_rows(n_keys)  # the growth state n_keys adds leave
+        return (probe.num_rows, probe.current_count, probe._reached_max) == (parsed.num_rows, parsed.current_count,
                                                                              False)
     return True
 

@@ -21,12 +21,18 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
-from hudi_engine.merge import merge_records
 from hudi_engine.partition_path import DEFAULT_PARTITION
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.compactor import finish_pending_table_services, run_table_services_after_commit
 from hudi_engine.spark.task_error import unwrap_task_error
-from hudi_engine.write.executor import DELETE, FILE_ID, WriteTask, bulk_insert_files, write_partition
+from hudi_engine.write.executor import (
+    DELETE,
+    FILE_ID,
+    WriteTask,
+    bulk_insert_files,
+    pre_combine,
+    write_partition,
+)
 from hudi_engine.write.write_client import WriteClient, WriteResult
 from hudi_engine.write.write_config import IndexType, Operation, WriteConfig
 
@@ -71,8 +77,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
             # are grouped by the partition they will be written to.
             keyed = _keyed(df, client, task)
             if config.combine_before_write:
-                ordering = config.precombine_field if config.precombine_field in client.data_schema.names else None
-                keyed = keyed.repartition(KEY).mapInArrow(_PrecombineFn(ordering, config.payload), keyed.schema)
+                keyed = keyed.repartition(KEY).mapInArrow(_PrecombineFn(task), keyed.schema)
             keyed = persisted = keyed.persist()
             out = _tag_global(spark, keyed, client, task).groupBy(PARTITION) \
                 .applyInArrow(_partition_fn(task, with_keys=True), TASK_OUTPUT)
@@ -166,28 +171,25 @@ class _KeyFn:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         keygen = self.task.keygen()
         for batch in batches:
-            t = pa.Table.from_batches([batch])
-            keys = keygen.record_keys(t)
-            parts = keygen.partition_paths(t)
-            yield from pa.Table.from_arrays([*t.columns, keys, parts],
-                                            names=[*t.column_names, KEY, PARTITION]).to_batches()
+            yield from _with_keys(pa.Table.from_batches([batch]), keygen).to_batches()
+
+
+def _with_keys(table: pa.Table, keygen) -> pa.Table:
+    """The rows (without the grouping helper columns) with their record key and partition path."""
+    table = table.drop_columns([c for c in table.column_names if c.startswith(GROUP_PREFIX)])
+    return table.append_column(KEY, keygen.record_keys(table)).append_column(PARTITION, keygen.partition_paths(table))
 
 
 class _PrecombineFn:
     """Task (global index only): duplicates of a key inside the batch reduced with the payload's pre-combine."""
 
-    def __init__(self, ordering_field: str | None, payload) -> None:
-        self.ordering_field = ordering_field
-        self.payload = payload
+    def __init__(self, task: WriteTask) -> None:
+        self.task = task
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         batches = list(batches)
-        if not batches:
-            return
-        t = pa.Table.from_batches(batches)
-        merged = merge_records(t.schema.empty_table(), [t], key_of=lambda x: x.column(KEY),
-                               ordering_field=self.ordering_field, payload=self.payload)
-        yield from merged.to_batches()
+        if batches:
+            yield from pre_combine(self.task, pa.Table.from_batches(batches)).to_batches()
 
 
 class _ReadKeysFn:
@@ -234,10 +236,7 @@ class _BulkInsertFn:
     def _keyed(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         keygen = self.task.keygen()
         for batch in batches:
-            t = pa.Table.from_batches([batch])
-            t = t.drop_columns([c for c in t.column_names if c.startswith(GROUP_PREFIX)])
-            t = t.append_column(KEY, keygen.record_keys(t)).append_column(PARTITION, keygen.partition_paths(t))
-            yield from t.to_batches()
+            yield from _with_keys(pa.Table.from_batches([batch]), keygen).to_batches()
 
 
 def _partition_fn(task: WriteTask, *, with_keys: bool):
@@ -253,10 +252,8 @@ def _partition_fn(task: WriteTask, *, with_keys: bool):
         if with_keys:
             stats = write_partition(task, table.column(PARTITION)[0].as_py(), table, token, timings)
         else:
-            table = table.drop_columns([c for c in table.column_names if c.startswith(GROUP_PREFIX)])
-            keygen = task.keygen()
-            paths = keygen.partition_paths(table)
-            table = table.append_column(KEY, keygen.record_keys(table)).append_column(PARTITION, paths)
+            table = _with_keys(table, task.keygen())
+            paths = table.column(PARTITION)
             stats = []
             # Spark's grouping may put paths together (it folds -0.0 into 0.0), never split one.
             unique = pc.unique(paths).to_pylist()

@@ -120,7 +120,7 @@ def write_partition(task: WriteTask, partition: str, records: pa.Table, token: t
     slices = task.latest_slices(ctx.storage, partition)
     pre_tagged = FILE_ID in records.column_names
     if not pre_tagged and cfg.combine_before_write:
-        records = _pre_combine(task, records)
+        records = pre_combine(task, records)
     if pre_tagged:
         owner = _owner_of_file_ids(records.column(FILE_ID), slices, partition, task.base_path)
         deleting = records.column(DELETE).to_numpy(zero_copy_only=False)
@@ -227,8 +227,9 @@ def _run_handle(task: WriteTask, ctx: WriteContext, kind: BucketType, partition:
     return json.dumps(stat.to_dict())
 
 
-def _pre_combine(task: WriteTask, records: pa.Table) -> pa.Table:
-    """Duplicates of a key in the batch reduced with the payload's pre-combine (one partition: key alone)."""
+def pre_combine(task: WriteTask, records: pa.Table) -> pa.Table:
+    """Duplicates of a key in the batch reduced with the payload's pre-combine (one partition, or a global
+    index's batch: by key alone)."""
     cfg = task.config
     # A delete's DataFrame may carry only the keys: without the ordering column, later versions win.
     ordering = cfg.precombine_field if cfg.precombine_field in records.column_names else None
