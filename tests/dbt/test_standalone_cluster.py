@@ -6,7 +6,7 @@ import pytest
 from dbt_helpers import node, run_driver
 from oracle import rs_snapshot
 
-from hudi_engine.spark import standalone_cluster
+from hudi_engine.spark.session import standalone_cluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
