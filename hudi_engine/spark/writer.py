@@ -1,66 +1,82 @@
-"""`write(df, path, options)`: a Spark DataFrame into a Hudi table, records flowing through Spark tasks.
+"""`write(df, path, options)`: a Spark DataFrame into a Hudi table, records flowing through Spark tasks, the work
+spread by file group as Hudi's own partitioner spreads it.
 
-The driver checks, starts the instant and commits (see `hudi_engine.write.write_client`); records never reach
-it. The records go through one shuffle by partition: Spark groups rows by their partition values (or, for key
-generators only Python evaluates, by the partition path a map task computed), and a task per partition computes
-keys, looks them up in the partition's base files, pre-combines, plans the partition's buckets and runs one
-handle per file group (`hudi_engine.write.executor`); the write stats go back to the driver, which commits.
-`bulk_insert` shuffles by partition (or key range) and cuts sorted files; GLOBAL_SIMPLE first joins with every
-key of the table in Spark. A failure anywhere before the commit rolls the instant back.
+The driver checks, starts the instant, plans and commits (`hudi_engine.write.write_client`); records never reach
+it. An upsert, insert, delete or overwrite runs as:
+1. tag: a map pass computes every record's key and partition path and tags it with the file group that holds its
+   key (an Arrow UDF over the key and partition columns only, `executor.key_and_tag`); the tagged records are
+   persisted, and the driver collects counts per (partition, file group);
+2. plan: the driver lists the touched partitions and plans buckets (updates per file group, inserts into small
+   files then new file groups of the max file size, cut by key ranges from a sample of the new keys) and gives
+   them to `min(buckets, parallelism)` tasks (`write.bucket_assigner`);
+3. write: one shuffle by task; each task gets its records sorted by bucket and runs one handle per file group,
+   holding one file group's records at a time (`executor.write_buckets`).
+`bulk_insert` range-partitions by (partition, key) and cuts sorted files by bytes. GLOBAL_SIMPLE tags with a join
+against every key of the table instead. A failure anywhere before the commit rolls the instant back.
 """
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
-from hudi_engine.partition_path import DEFAULT_PARTITION
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.table_services import runner
 from hudi_engine.timeline.commit_metadata import WriteStat
+from hudi_engine.write.bucket_assigner import BucketPlan, Counts
 from hudi_engine.write.executor import (
+    BUCKET,
+    BUCKET_NUMBER,
     DELETE,
     FILE_ID,
+    KEY,
+    PARTITION,
+    TASK,
     WriteTask,
     bulk_insert_files,
-    pre_combine,
-    write_partition,
+    key_and_tag,
+    pre_combine_sorted,
+    write_buckets,
 )
-from hudi_engine.write.write_client import WriteClient, WriteResult
-
-KEY, PARTITION = "_hoodie_record_key", "_hoodie_partition_path"
+from hudi_engine.write.tagging import TagSpec
+from hudi_engine.write.write_client import Transaction, WriteClient
+from hudi_engine.write.write_result import WriteResult
 
 # A task's output: one row per file written (its write stat as JSON), and one row of its timings.
 TASK_OUTPUT = "stat string, index_s double, handles_s double"
+TAG_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTITION, T.StringType()),
+                         T.StructField(FILE_ID, T.StringType()), T.StructField(BUCKET_NUMBER, T.IntegerType())])
+ASSIGN_TYPE = T.StructType([T.StructField(BUCKET, T.IntegerType()), T.StructField(TASK, T.IntegerType())])
+_TAG, _ASSIGN = "_hw_tag", "_hw_assign"
 
 
-def write(df: DataFrame, path: str, options: Mapping[str, Any]) -> WriteResult:
+def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> WriteResult:
     """Write `df` to the Hudi table at `path` with Hudi's own option keys; returns what the commit did."""
-    config = WriteConfig.from_options(options)
+    config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options)
     df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
-    # Spark hands timestamps to Arrow tasks in the session time zone; the table stores them as UTC instants.
-    data_schema = to_arrow_schema(df.schema, timezone=df.sparkSession.conf.get("spark.sql.session.timeZone"))
     spark = df.sparkSession
-    # A compaction or clean that a crash left pending completes first: new log files of a group under a pending
-    # compaction are named after it, and readers see them only once that compaction is committed.
+    # Spark hands timestamps to Arrow tasks in the session time zone; the table stores them as UTC instants.
+    data_schema = to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
     client = WriteClient.open(path, config, data_schema)
     executor = spark_executor(spark)
+    # A compaction or clean that a crash left pending completes first: new log files of a group under a pending
+    # compaction are named after it, and readers see them only once that compaction is committed.
     runner.finish_pending(client.storage, client.base_path, client.storage_uri, client.config, executor)
     with client.transaction() as txn:
         try:
             stats = _run(spark, df, client, txn)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - re-raised with the task's own message
             raise unwrap_task_error(e) from e
         result = txn.commit(stats)
     t0 = time.monotonic()
@@ -70,131 +86,224 @@ def write(df: DataFrame, path: str, options: Mapping[str, Any]) -> WriteResult:
     return result
 
 
-def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
+def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transaction) -> list[WriteStat]:
     config = client.config
     task = client.write_task(txn.instant)
-    bulk = config.operation is Operation.BULK_INSERT
-    persisted = None
+    parallelism = config.parallelism.for_operation(config.operation, spark.sparkContext.defaultParallelism)
     t0 = time.monotonic()
+    if config.operation is Operation.BULK_INSERT:
+        results = _bulk_insert(_keyed(_check_keys(df, config), task, None), task, parallelism).collect()
+        txn.timings["write"] = time.monotonic() - t0
+        return _collect(results, txn)
+    global_index = config.index.type is IndexType.GLOBAL_SIMPLE and config.operation.looks_up_keys
+    tagged = _keyed(_check_keys(df, config), task, None if global_index else client.tag_spec(txn.instant))
+    if global_index:
+        tagged = _tag_global(spark, tagged, client, task, parallelism)
+    else:
+        tagged = tagged.withColumn(DELETE, F.lit(config.operation is Operation.DELETE))
+    tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        if config.index.type is IndexType.GLOBAL_SIMPLE and config.operation.looks_up_keys:
-            # A key may live in any partition: the index joins with every key of the table before the records
-            # are grouped by the partition they will be written to.
-            keyed = _keyed(df, client, task)
-            if config.combine_before_write:
-                keyed = keyed.repartition(KEY).mapInArrow(_PrecombineFn(task), keyed.schema)
-            keyed = persisted = keyed.persist()
-            out = _tag_global(spark, keyed, client, task).groupBy(PARTITION) \
-                .applyInArrow(_partition_fn(task, with_keys=True), TASK_OUTPUT)
-        elif (grouping := _sql_grouping(df, client)) is not None:
-            # No Python before the shuffle: Spark groups (or sorts) rows by their partition values and the tasks
-            # compute keys and partition paths. Null / empty keys fail the job here, before any write.
-            rows = _check_keys(df.select("*", *[c for _, c in grouping]), client)
-            by = [n for n, _ in grouping]
-            if bulk:
-                # Keys are strings: sorted as strings, each file holds one range of them.
-                key_cols = [F.col(f"`{f}`").cast("string") for f in config.keys.record_key_fields]
-                out = _bulk_insert(rows, by, key_cols, config) \
-                    .mapInArrow(_BulkInsertFn(task, with_keys=False), TASK_OUTPUT)
-            else:
-                # One shuffle: a task gets one partition's records and does index lookup, pre-combine, bucket
-                # plan and handles there, so the table's keys never travel through Spark.
-                out = rows.groupBy(*by).applyInArrow(_partition_fn(task, with_keys=False), TASK_OUTPUT)
-        else:  # key generators only Python can evaluate: keys and paths first, in a map stage
-            keyed = _keyed(df, client, task)
-            if bulk:
-                out = _bulk_insert(keyed, [PARTITION], [KEY], config) \
-                    .mapInArrow(_BulkInsertFn(task, with_keys=True), TASK_OUTPUT)
-            else:
-                out = keyed.groupBy(PARTITION).applyInArrow(_partition_fn(task, with_keys=True), TASK_OUTPUT)
+        counts = _counts(tagged, config)
+        txn.timings["tag"] = time.monotonic() - t0
+        plan = client.plan(counts, parallelism)
+        fractions = plan.needs_sample()
+        if fractions:
+            plan = plan.with_samples(_sample(tagged, fractions))
+        txn.timings["plan"] = time.monotonic() - t0 - txn.timings["tag"]
+        routed = tagged.withColumn(_ASSIGN, _assign_udf(plan)(F.struct(PARTITION, KEY, FILE_ID, BUCKET_NUMBER)))
+        routed = routed.select(*[F.col(f"`{c}`") for c in tagged.columns if c not in (FILE_ID, BUCKET_NUMBER)],
+                               F.col(f"{_ASSIGN}.{BUCKET}").alias(BUCKET), F.col(f"{_ASSIGN}.{TASK}").alias(TASK))
+        routed = routed.filter(F.col(BUCKET) >= 0)
+        out = (routed.repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK)
+               .sortWithinPartitions(BUCKET, KEY).mapInArrow(_WriteFn(task, plan), TASK_OUTPUT))
         results = out.collect()
     finally:
-        if persisted is not None:
-            persisted.unpersist()
-    # Task-side timings: summed over tasks (they run in parallel), beside the job's wall time.
+        tagged.unpersist()
     txn.timings["write"] = time.monotonic() - t0
-    txn.timings["index"] = sum(r["index_s"] or 0.0 for r in results)
+    return _collect(results, txn)
+
+
+def _collect(results: list, txn: Transaction) -> list[WriteStat]:
+    # Task-side timings: summed over tasks (they run in parallel), beside the job's wall time.
     txn.timings["handles"] = sum(r["handles_s"] or 0.0 for r in results)
     return [WriteStat.from_dict(json.loads(r["stat"]), "task write stat") for r in results if r["stat"] is not None]
 
 
-def _keyed(df: DataFrame, client: WriteClient, task: WriteTask) -> DataFrame:
-    """The rows with their record key and partition path, computed by the key generator in a map stage."""
-    return df.mapInArrow(_KeyFn(task), from_arrow_schema(_with_key_columns(client.data_schema)))
+# ---- keys and tags -----------------------------------------------------------------------------------------------
+def _key_source_columns(config: WriteConfig, columns: list[str]) -> list[str]:
+    """The top-level columns the key generator reads (key fields, partition fields; `name:TYPE`, `a.b` resolved)."""
+    wanted = [f.split(":")[0].split(".")[0] for f in (*config.keys.record_key_fields, *config.keys.partition_fields)]
+    return [c for c in dict.fromkeys(wanted) if c in columns]
 
 
-def _bulk_insert(rows: DataFrame, partition_cols: list, key_cols: list, config: WriteConfig) -> DataFrame:
-    """bulk_insert's one shuffle: rows of a partition sorted by key in one task, to be cut into files of the max
-    size. Partitioned tables shuffle by partition (every file of a partition full but the last); an
-    unpartitioned table by key range (Hudi's GLOBAL_SORT), so that it is not one task's work."""
-    if config.keys.partition_fields:
-        return rows.repartition(*partition_cols).sortWithinPartitions(*partition_cols, *key_cols)
-    return rows.repartitionByRange(*key_cols).sortWithinPartitions(*key_cols)
+def _keyed(df: DataFrame, task: WriteTask, spec: TagSpec | None) -> DataFrame:
+    """`df` with record key, partition path, file id and bucket number: one Arrow UDF over the key and partition
+    columns only (marked nondeterministic so Spark evaluates it once per row)."""
+    config = task.config
+    sources = _key_source_columns(config, df.columns)
+    fn = _KeyTagFn(task, spec)
+
+    def key_tag(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        return fn(batches)
+
+    udf = F.arrow_udf(key_tag, TAG_TYPE).asNondeterministic()
+    keyed = df.withColumn(_TAG, udf(F.struct(*[F.col(f"`{c}`") for c in sources])))
+    return keyed.select(*[F.col(f"`{c}`") for c in df.columns],
+                        *[F.col(f"{_TAG}.{c}").alias(c) for c in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER)])
 
 
-def _tag_global(spark: SparkSession, keyed: DataFrame, client: WriteClient, task: WriteTask) -> DataFrame:
-    """GLOBAL_SIMPLE: join incoming keys with every key of the table, read by tasks from the latest base files.
+class _KeyTagFn:
+    def __init__(self, task: WriteTask, spec: TagSpec | None) -> None:
+        self.task, self.spec = task, spec
 
-    Adds FILE_ID (null for a new key) and DELETE. With `hoodie.simple.index.update.partition.path` a key that
+    def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        keygen = self.task.keygen()
+        for columns in batches:
+            table = pa.Table.from_struct_array(columns) if isinstance(columns, pa.StructArray) else \
+                pa.table({columns.type.name: columns})
+            yield key_and_tag(keygen, self.spec, table)
+
+
+def _counts(tagged: DataFrame, config: WriteConfig) -> Counts:
+    """Records per (partition, file group), new records per partition (BUCKET: per bucket number); deletes of keys
+    the table does not hold count nowhere (they write nothing)."""
+    live = tagged.filter(F.col(FILE_ID).isNotNull() | ~F.col(DELETE))
+    rows = live.groupBy(PARTITION, FILE_ID, BUCKET_NUMBER).count().collect()
+    updates, inserts, new_buckets = {}, {}, {}
+    bucket_index = config.index.type is IndexType.BUCKET
+    for r in rows:
+        p = r[PARTITION]
+        if r[FILE_ID] is not None:
+            updates[(p, r[FILE_ID])] = r["count"]
+        elif bucket_index:
+            new_buckets[(p, int(r[BUCKET_NUMBER]))] = r["count"]
+        else:
+            inserts[p] = inserts.get(p, 0) + r["count"]
+    return Counts(updates, inserts, new_buckets)
+
+
+def _sample(tagged: DataFrame, fractions: dict[str, float]) -> dict[str, list[str]]:
+    """New keys of the partitions whose inserts span several buckets, a share of each (key range boundaries)."""
+    share = F.create_map(*[x for p, f in fractions.items() for x in (F.lit(p), F.lit(f))])
+    rows = (tagged.filter(F.col(FILE_ID).isNull() & ~F.col(DELETE) & F.col(PARTITION).isin(list(fractions)))
+            .filter(F.rand(seed=17) < F.element_at(share, F.col(PARTITION))).select(PARTITION, KEY).collect())
+    out: dict[str, list[str]] = {p: [] for p in fractions}
+    for r in rows:
+        out[r[PARTITION]].append(r[KEY])
+    return out
+
+
+def _assign_udf(plan: BucketPlan):  # type: ignore[no-untyped-def]
+    fn = _AssignFn(plan)
+
+    def assign(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        return fn(batches)
+
+    return F.arrow_udf(assign, ASSIGN_TYPE).asNondeterministic()
+
+
+class _AssignFn:
+    """Map side of the write stage: each record's bucket and the task that writes it."""
+
+    def __init__(self, plan: BucketPlan) -> None:
+        self.plan = plan
+
+    def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        for columns in batches:
+            t = pa.Table.from_struct_array(columns)
+            numbers = t.column(BUCKET_NUMBER).combine_chunks()
+            buckets = self.plan.assign(t.column(PARTITION).combine_chunks(), t.column(KEY).combine_chunks(),
+                                       t.column(FILE_ID).combine_chunks(),
+                                       numbers if numbers.null_count < len(numbers) else None)
+            tasks = self.plan.tasks(buckets)
+            yield pa.StructArray.from_arrays([pa.array(buckets, pa.int32()), pa.array(tasks, pa.int32())],
+                                             names=[BUCKET, TASK])
+
+
+class _WriteFn:
+    """Task: its buckets, sorted, one file group at a time."""
+
+    def __init__(self, task: WriteTask, plan: BucketPlan) -> None:
+        self.task, self.plan = task, plan
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        timings: dict[str, float] = {}
+        stats = list(write_buckets(self.task, self.plan, batches, _task_token(), timings))
+        yield from _task_output(stats, timings).to_batches()
+
+
+# ---- bulk insert -------------------------------------------------------------------------------------------------
+def _bulk_insert(keyed: DataFrame, task: WriteTask, parallelism: int) -> DataFrame:
+    """bulk_insert's one shuffle (`hoodie.bulkinsert.sort.mode`): GLOBAL_SORT range-partitions by (partition, key),
+    so a huge partition spreads over tasks and every file holds one key range; PARTITION_SORT sorts each input
+    split; NONE only groups each split's rows by partition. Files are cut by bytes in the tasks. Pre-combining
+    duplicates needs them in one task: it always takes GLOBAL_SORT."""
+    rows = keyed.drop(FILE_ID, BUCKET_NUMBER)
+    mode = task.config.parallelism.bulk_insert_sort_mode
+    if mode == "GLOBAL_SORT" or task.config.combine_before_write:
+        rows = rows.repartitionByRange(parallelism, PARTITION, KEY).sortWithinPartitions(PARTITION, KEY)
+    elif mode == "PARTITION_SORT":
+        rows = rows.sortWithinPartitions(PARTITION, KEY)
+    else:
+        rows = rows.sortWithinPartitions(PARTITION)
+    return rows.mapInArrow(_BulkInsertFn(task), TASK_OUTPUT)
+
+
+class _BulkInsertFn:
+    def __init__(self, task: WriteTask) -> None:
+        self.task = task
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        t0 = time.perf_counter()
+        stats = list(bulk_insert_files(self.task, batches, _task_token()))
+        yield from _task_output(stats, {"handles_s": time.perf_counter() - t0}).to_batches()
+
+
+# ---- GLOBAL_SIMPLE -----------------------------------------------------------------------------------------------
+def _tag_global(spark: SparkSession, keyed: DataFrame, client: WriteClient, task: WriteTask,
+                parallelism: int) -> DataFrame:
+    """GLOBAL_SIMPLE: join incoming keys with every key of the table, read by tasks from the latest base files
+    (each file by one task). Versions of a key are pre-combined first, across partitions (a key may move).
+
+    Sets FILE_ID (null for a new key) and DELETE. With `hoodie.simple.index.update.partition.path` a key that
     moved partition becomes two rows: a delete in its old file group and an insert in the new partition.
     """
     config = client.config
+    keyed = keyed.drop(FILE_ID)
+    if config.combine_before_write:
+        keyed = keyed.repartition(parallelism, KEY).sortWithinPartitions(KEY) \
+            .mapInArrow(_PreCombineFn(task), keyed.schema)
     deleting = F.lit(config.operation is Operation.DELETE)
     files = client.index_files(None)
     if not files:
         return keyed.withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE, deleting)
     files_df = spark.createDataFrame(files, schema="partition string, file_id string, path string")
-    files_df = files_df.repartition(max(1, min(len(files), spark.sparkContext.defaultParallelism * 2)))
-    existing = files_df.mapInArrow(
-        _ReadKeysFn(task),
-        "_ix_key string, _ix_partition string, _ix_file_id string",
-    ).hint("shuffle_hash")  # sized from the short file list, Spark would otherwise broadcast every table key
+    files_df = files_df.repartition(max(1, min(len(files), parallelism * 2)))
+    existing = files_df.mapInArrow(_ReadKeysFn(task), "_ix_key string, _ix_partition string, _ix_file_id string") \
+        .hint("shuffle_hash")  # sized from the short file list, Spark would otherwise broadcast every table key
     joined = keyed.join(existing, keyed[KEY] == existing["_ix_key"], "left")
     moved = F.col("_ix_partition").isNotNull() & (F.col("_ix_partition") != F.col(PARTITION))
+    helpers = ("_ix_key", "_ix_partition", "_ix_file_id")
     if not config.index.update_partition_path or config.operation is Operation.DELETE:
         # The record stays where the key lives.
         out = (joined.withColumn(PARTITION, F.coalesce(F.col("_ix_partition"), F.col(PARTITION)))
                .withColumn(FILE_ID, F.col("_ix_file_id")).withColumn(DELETE, deleting))
-        return out.drop("_ix_key", "_ix_partition", "_ix_file_id")
+        return out.drop(*helpers)
     stay = joined.filter(~moved).withColumn(FILE_ID, F.col("_ix_file_id")).withColumn(DELETE, F.lit(False))
     old = (joined.filter(moved).withColumn(PARTITION, F.col("_ix_partition"))
            .withColumn(FILE_ID, F.col("_ix_file_id")).withColumn(DELETE, F.lit(True)))
     new = joined.filter(moved).withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE, F.lit(False))
-    return stay.unionByName(old).unionByName(new).drop("_ix_key", "_ix_partition", "_ix_file_id")
+    return stay.unionByName(old).unionByName(new).drop(*helpers)
 
 
-def _with_key_columns(schema: pa.Schema) -> pa.Schema:
-    return pa.schema([*schema, pa.field(KEY, pa.string()), pa.field(PARTITION, pa.string())])
-
-
-class _KeyFn:
-    """Task: record key and partition path columns from the key generator."""
+class _PreCombineFn:
+    """Task (global index only): versions of a key, sorted together, reduced a batch at a time."""
 
     def __init__(self, task: WriteTask) -> None:
         self.task = task
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        keygen = self.task.keygen()
-        for batch in batches:
-            yield from _with_keys(pa.Table.from_batches([batch]), keygen).to_batches()
-
-
-def _with_keys(table: pa.Table, keygen) -> pa.Table:
-    """The rows (without the grouping helper columns) with their record key and partition path."""
-    table = table.drop_columns([c for c in table.column_names if c.startswith(GROUP_PREFIX)])
-    return table.append_column(KEY, keygen.record_keys(table)).append_column(PARTITION, keygen.partition_paths(table))
-
-
-class _PrecombineFn:
-    """Task (global index only): duplicates of a key inside the batch reduced with the payload's pre-combine."""
-
-    def __init__(self, task: WriteTask) -> None:
-        self.task = task
-
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        batches = list(batches)
-        if batches:
-            yield from pre_combine(self.task, pa.Table.from_batches(batches)).to_batches()
+        yield from pre_combine_sorted(self.task, batches)
 
 
 class _ReadKeysFn:
@@ -216,58 +325,13 @@ class _ReadKeysFn:
                     names=["_ix_key", "_ix_partition", "_ix_file_id"])
 
 
+# ---- helpers -----------------------------------------------------------------------------------------------------
 def _task_token() -> tuple[int, int, int]:
     """The write token's parts: Spark partition, stage and task attempt (so a retried task writes new names)."""
     from pyspark import TaskContext
 
     ctx = TaskContext.get()
     return (ctx.partitionId(), ctx.stageId(), ctx.taskAttemptId()) if ctx else (0, 0, 0)
-
-
-class _BulkInsertFn:
-    """Task: the sorted records of one range cut into new base files (keys and paths computed here unless
-    `with_keys`)."""
-
-    def __init__(self, task: WriteTask, *, with_keys: bool) -> None:
-        self.task = task
-        self.with_keys = with_keys
-
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        t0 = time.perf_counter()
-        stats = list(bulk_insert_files(self.task, batches if self.with_keys else self._keyed(batches),
-                                       _task_token()))
-        yield from _task_output(stats, {"handles_s": time.perf_counter() - t0}).to_batches()
-
-    def _keyed(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        keygen = self.task.keygen()
-        for batch in batches:
-            yield from _with_keys(pa.Table.from_batches([batch]), keygen).to_batches()
-
-
-def _partition_fn(task: WriteTask, *, with_keys: bool):
-    """Task: all records of one partition path through index, pre-combine, bucket plan and handles. Without
-    `with_keys` the rows come grouped by partition values; keys and paths are computed here.
-
-    A plain annotated function: PySpark infers applyInArrow's mode from the type hints (a callable object fails).
-    """
-
-    def run(table: pa.Table) -> pa.Table:
-        token = _task_token()
-        timings: dict[str, float] = {}
-        if with_keys:
-            stats = write_partition(task, table.column(PARTITION)[0].as_py(), table, token, timings)
-        else:
-            table = _with_keys(table, task.keygen())
-            paths = table.column(PARTITION)
-            stats = []
-            # Spark's grouping may put paths together (it folds -0.0 into 0.0), never split one.
-            unique = pc.unique(paths).to_pylist()
-            for p in unique:
-                part = table if len(unique) == 1 else table.filter(pc.equal(paths, p))
-                stats += write_partition(task, p, part, token, timings)
-        return _task_output(stats, timings)
-
-    return run
 
 
 def _task_output(stats: list[WriteStat], timings: dict[str, float]) -> pa.Table:
@@ -279,48 +343,14 @@ def _task_output(stats: list[WriteStat], timings: dict[str, float]) -> pa.Table:
                      "handles_s": pa.array([None] * n + [timings.get("handles_s", 0.0)], pa.float64())})
 
 
-GROUP_PREFIX = "_hw_group_"
-_GROUPABLE = (T.StringType, T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.BooleanType, T.DateType,
-              T.TimestampType, T.TimestampNTZType, T.DecimalType)
-
-
-def _sql_grouping(df: DataFrame, client: WriteClient) -> list[tuple[str, Column]] | None:
-    """Spark columns whose values hold all rows of a partition path together, or None where only the key
-    generator can tell (then a Python pass computes the paths before the shuffle).
-
-    A path is a function of the partition values: equal values, equal paths. The reverse must hold too, so
-    null, "" and the default partition name (all the default path) are made one value, and several fields are
-    allowed only with url-encoding (else `a/b`+`c` and `a`+`b/c` are one path). Types are those whose string
-    form is one-to-one."""
-    from hudi_engine.keygen import COMPLEX, GLOBAL_DELETE, NONPARTITIONED, SIMPLE
-
-    cfg = client.config
-    types = {f.name: f.dataType for f in df.schema.fields}
-    keys = cfg.keys
-    if keys.key_generator_class not in (SIMPLE, COMPLEX, NONPARTITIONED, GLOBAL_DELETE) or \
-            any(f not in types for f in keys.record_key_fields):
-        return None
-    if keys.key_generator_class in (NONPARTITIONED, GLOBAL_DELETE) or not keys.partition_fields:
-        return [(GROUP_PREFIX + "0", F.lit(0).alias(GROUP_PREFIX + "0"))]
-    if len(keys.partition_fields) > 1 and not keys.url_encode_partitioning:
-        return None
-    if any(not isinstance(types.get(f), _GROUPABLE) for f in keys.partition_fields):
-        return None
-    out = []
-    for i, f in enumerate(keys.partition_fields):
-        c = F.col(f"`{f}`")
-        default = c.isNull() | c.cast("string").isin("", DEFAULT_PARTITION)
-        out.append((f"{GROUP_PREFIX}{i}", F.when(default, F.lit(None)).otherwise(c)))
-    return [(name, col.alias(name)) for name, col in out]
-
-
-def _check_keys(df: DataFrame, client: WriteClient) -> DataFrame:
-    """Fail the job on a row with a null or empty record key, in the stage before any file is written, with
-    the key generator's message and the row."""
-    cfg = client.config
-    fields = cfg.keys.record_key_fields
+def _check_keys(df: DataFrame, config: WriteConfig) -> DataFrame:
+    """Fail the job on a row with a null or empty record key, in the first stage (before any file is written),
+    with the key generator's message and the row."""
+    fields = [f for f in config.keys.record_key_fields if f in df.columns]
+    if not fields:
+        return df
     missing = [F.col(f"`{f}`").isNull() | (F.col(f"`{f}`").cast("string") == "") for f in fields]
-    bad = missing[0]
+    bad: Column = missing[0]
     for m in missing[1:]:
         bad = bad & m
     what = (f"record key field {fields[0]!r} is null or empty" if len(fields) == 1 else
@@ -328,7 +358,8 @@ def _check_keys(df: DataFrame, client: WriteClient) -> DataFrame:
     # The prefix lets unwrap_task_error give back a KeyGeneratorError; split in two so that a plan printed in
     # some other error does not read as this one.
     message = F.concat(F.lit("hudi_engine.errors."), F.lit(f"KeyGeneratorError: {what} in row "),
-                       F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns if not c.startswith(GROUP_PREFIX)])),
-                       F.lit(f"; {cfg.keys.key_generator_class.rsplit('.', 1)[-1]} needs a non-empty key in every row\n\n"))
+                       F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns])),
+                       F.lit(f"; {config.keys.key_generator_class.rsplit('.', 1)[-1]} needs a non-empty key in "
+                             "every row\n\n"))
     first = df.columns[0]
     return df.withColumn(first, F.when(bad, F.raise_error(message)).otherwise(F.col(f"`{first}`")))

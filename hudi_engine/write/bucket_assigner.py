@@ -1,20 +1,35 @@
-"""Bucket assignment: which file group each record of a write goes to (Hudi's upsert partitioner).
+"""Bucket assignment (Hudi's upsert partitioner): which file group every record of a write goes to, and which task
+writes each file group. The driver plans from counts and a listing; map tasks assign records with `assign`.
 
-Updates go to the file group they live in. Inserts of a partition first fill its small files (base files below
-`hoodie.parquet.small.file.limit`) up to `hoodie.parquet.max.file.size`, using the average record size of recent
-commits, then go to new file groups sized to the max file size. The inserts, in key order, are cut by the
-buckets' cumulative weights (`executor`), so a retried task sends every key to the same bucket and each new file
-holds one key range. This module only plans: it sees counts and file sizes, never records.
+A bucket is one file group's share of the write, written by one task with one handle:
+* UPDATE: an existing file group (its tagged records; COW small files also take inserts).
+* INSERT: a new file group of about `hoodie.parquet.max.file.size`.
+Inserts of a partition first fill its small files (base files below `hoodie.parquet.small.file.limit`, COW only)
+up to the max file size, using the average record size of recent commits, then go to new file groups. They are cut
+by key: a sample of the partition's insert keys gives the boundaries, so each new file holds one key range and a
+retried task sends every key to the same bucket. BUCKET index: one bucket per (partition, bucket number).
+
+Buckets go to `min(buckets, parallelism)` tasks, largest first to the least loaded task, so the number of tasks
+that write grows with the file groups a write touches or creates, inside one partition as across partitions.
+This module only plans and maps keys: it never sees a record's data.
 """
 from __future__ import annotations
 
 import enum
+import heapq
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
+from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import new_file_id
+from hudi_engine.write import index
+
+SAMPLES_PER_BUCKET = 100  # insert keys sampled per insert bucket to cut key ranges (as Spark's range partitioner)
 
 
 class BucketType(enum.Enum):
@@ -23,74 +38,205 @@ class BucketType(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class SliceInfo:
+    """The latest slice of an existing file group, as the driver's listing sees it."""
+
+    partition_path: str
+    file_id: str
+    base_instant: str  # the slice a new log file belongs to (a pending compaction's instant, if any)
+    base_file_path: str | None
+    base_file_name: str | None
+    base_file_size: int
+
+
+@dataclass(frozen=True, slots=True)
 class Bucket:
     bucket_id: int
     bucket_type: BucketType
     partition_path: str
     file_id: str
+    slice: SliceInfo | None = None  # UPDATE buckets
+    records: int = 0  # expected incoming records
+    size: int = 0  # estimated bytes to write (for balancing tasks)
 
 
-@dataclass(frozen=True, slots=True)
-class SmallFile:
-    file_id: str
-    size: int
+@dataclass(frozen=True)
+class Counts:
+    """What the tagging pass counted: records per existing file group, new records per partition, and for the
+    BUCKET index new records per (partition, bucket number)."""
+
+    updates: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    inserts: Mapping[str, int] = field(default_factory=dict)
+    new_buckets: Mapping[tuple[str, int], int] = field(default_factory=dict)
+
+    @property
+    def partitions(self) -> list[str]:
+        return sorted({p for p, _ in self.updates} | set(self.inserts) | {p for p, _ in self.new_buckets})
 
 
-@dataclass
+@dataclass(frozen=True)
 class BucketPlan:
-    buckets: list[Bucket] = field(default_factory=list)
-    update_bucket: dict[tuple[str, str], int] = field(default_factory=dict)  # (partition, file id) -> bucket
-    # partition -> (bucket ids, cumulative weights ending in 1.0) for inserts
-    insert_buckets: dict[str, tuple[list[int], list[float]]] = field(default_factory=dict)
+    """The write's buckets and their tasks; `insert_ranges[p]` = (bucket ids, cumulative weights, key boundaries):
+    bucket `ids[j]` takes the partition's new keys in [boundaries[j-1], boundaries[j])."""
 
-    def add(self, bucket_type: BucketType, partition: str, file_id: str) -> int:
-        b = Bucket(len(self.buckets), bucket_type, partition, file_id)
-        self.buckets.append(b)
-        if bucket_type is BucketType.UPDATE:
-            self.update_bucket[(partition, file_id)] = b.bucket_id
-        return b.bucket_id
+    buckets: tuple[Bucket, ...]
+    insert_ranges: Mapping[str, tuple[tuple[int, ...], tuple[float, ...], tuple[str, ...]]]
+    new_buckets: Mapping[tuple[str, int], int]  # BUCKET index: (partition, number) -> bucket id
+    task_of_bucket: tuple[int, ...]
+    n_tasks: int
+
+    def needs_sample(self) -> dict[str, float]:
+        """Partitions whose inserts span several buckets and have no boundaries yet, with the share of their
+        insert keys to sample."""
+        out = {}
+        for p, (ids, _, bounds) in self.insert_ranges.items():
+            if len(ids) > 1 and not bounds:
+                inserts = sum(self.buckets[b].records for b in ids)
+                out[p] = min(1.0, SAMPLES_PER_BUCKET * len(ids) / max(1, inserts))
+        return out
+
+    def with_samples(self, samples: Mapping[str, Sequence[str]]) -> "BucketPlan":
+        """Boundaries from sampled insert keys: the keys at the cumulative weights of each partition's buckets."""
+        ranges = dict(self.insert_ranges)
+        for p, keys in samples.items():
+            ids, weights, _ = ranges[p]
+            ordered = sorted(keys)
+            if not ordered:
+                continue
+            bounds = tuple(ordered[min(len(ordered) - 1, round(w * len(ordered)))] for w in weights[:-1])
+            ranges[p] = (ids, weights, bounds)
+        return BucketPlan(self.buckets, ranges, self.new_buckets, self.task_of_bucket, self.n_tasks)
+
+    def assign(self, partitions: pa.Array, keys: pa.Array, file_ids: pa.Array,
+               bucket_numbers: pa.Array | None = None) -> np.ndarray:
+        """The bucket of every record: its file group's for a tagged key, else its partition's insert bucket by key
+        (or, for the BUCKET index, its bucket number's); -1 for a record nothing takes (a delete of a new key)."""
+        n = len(keys)
+        out = np.full(n, -1, dtype=np.int64)
+        tagged = pc.is_valid(file_ids).to_numpy(zero_copy_only=False)
+        if tagged.any():
+            rows = np.flatnonzero(tagged)
+            groups = [b for b in self.buckets if b.bucket_type is BucketType.UPDATE]
+            known = pa.array([_group_key(b.partition_path, b.file_id) for b in groups], pa.string())
+            wanted = pc.binary_join_element_wise(partitions.take(pa.array(rows)), file_ids.take(pa.array(rows)), "/")
+            pos = pc.index_in(wanted, value_set=known).fill_null(len(groups)).to_numpy(zero_copy_only=False)
+            out[rows] = np.array([b.bucket_id for b in groups] + [-1], dtype=np.int64)[pos]
+        new = np.flatnonzero(~tagged)
+        if len(new) == 0:
+            return out
+        parts = partitions.take(pa.array(new))
+        if bucket_numbers is not None and self.new_buckets:
+            numbers = bucket_numbers.take(pa.array(new)).to_numpy(zero_copy_only=False)
+            plist = parts.to_pylist()
+            out[new] = [self.new_buckets.get((p, int(b)), -1) for p, b in zip(plist, numbers)]
+            return out
+        encoded = pc.dictionary_encode(parts)
+        codes = encoded.indices.to_numpy(zero_copy_only=False)
+        for code, p in enumerate(encoded.dictionary.to_pylist()):
+            if p not in self.insert_ranges:
+                continue
+            ids, _, bounds = self.insert_ranges[p]
+            rows = new[codes == code]
+            slot = np.zeros(len(rows), dtype=np.int64)
+            if bounds:
+                k = keys.take(pa.array(rows))
+                for b in bounds:
+                    slot += pc.greater_equal(k, b).to_numpy(zero_copy_only=False)
+            out[rows] = np.asarray(ids, dtype=np.int64)[np.minimum(slot, len(ids) - 1)]
+        return out
+
+    def tasks(self, buckets: np.ndarray) -> np.ndarray:
+        """The task of every bucket id (0 for -1: records nothing takes, filtered out before the shuffle)."""
+        out = np.zeros(len(buckets), dtype=np.int64)
+        taken = buckets >= 0
+        out[taken] = np.asarray(self.task_of_bucket, dtype=np.int64)[buckets[taken]]
+        return out
+
+
+def _group_key(partition: str, file_id: str) -> str:
+    return f"{partition}/{file_id}"
 
 
 def plan_buckets(
-    update_counts: dict[tuple[str, str], int],
-    insert_counts: dict[str, int],
-    small_files: dict[str, list[SmallFile]],
+    counts: Counts,
+    slices: Mapping[str, Sequence[SliceInfo]],
     *,
     avg_record_size: int,
     max_file_size: int,
+    small_file_limit: int,
+    pack_small_files: bool,
+    parallelism: int,
+    where: str,
 ) -> BucketPlan:
-    """Plan buckets for tagged counts. `small_files` is empty where inserts must not go to existing groups."""
-    plan = BucketPlan()
-    for (partition, file_id) in sorted(update_counts):
-        plan.add(BucketType.UPDATE, partition, file_id)
+    """Plan buckets for tagged counts; `slices` are the latest slices of the touched partitions (driver listing).
+    `pack_small_files` is false where inserts must not go to existing groups (MOR, overwrites)."""
+    buckets: list[Bucket] = []
+    by_group: dict[tuple[str, str], int] = {}
+    listed = {(p, s.file_id): s for p, ss in slices.items() for s in ss}
+
+    def add(kind: BucketType, partition: str, file_id: str, s: SliceInfo | None, records: int) -> int:
+        size = records * avg_record_size + (s.base_file_size if s is not None else 0)
+        buckets.append(Bucket(len(buckets), kind, partition, file_id, s, records, size))
+        if kind is BucketType.UPDATE:
+            by_group[(partition, file_id)] = len(buckets) - 1
+        return len(buckets) - 1
+
+    for (partition, file_id), n in sorted(counts.updates.items()):
+        s = listed.get((partition, file_id))
+        if s is None:
+            raise WriteError(f"table {where}: file group {file_id} of partition {partition!r} is gone; another "
+                             "writer may have replaced it")
+        add(BucketType.UPDATE, partition, file_id, s, n)
     per_file = max(1, max_file_size // max(1, avg_record_size))
-    for partition in sorted(insert_counts):
-        remaining = insert_counts[partition]
+    ranges: dict[str, tuple[tuple[int, ...], tuple[float, ...], tuple[str, ...]]] = {}
+    for partition, remaining in sorted(counts.inserts.items()):
         if remaining <= 0:
             continue
         ids: list[int] = []
-        weights: list[int] = []
-        for small in sorted(small_files.get(partition, []), key=lambda s: s.size):
-            if remaining <= 0:
-                break
-            room = (max_file_size - small.size) // max(1, avg_record_size)
+        weights: list[float] = []
+        small = [s for s in slices.get(partition, ()) if pack_small_files and small_file_limit > 0
+                 and s.base_file_path is not None and s.base_file_size < small_file_limit]
+        for s in sorted(small, key=lambda s: s.base_file_size):
+            room = (max_file_size - s.base_file_size) // max(1, avg_record_size)
             take = min(room, remaining)
             if take <= 0:
                 continue
-            bucket = plan.update_bucket.get((partition, small.file_id))
+            bucket = by_group.get((partition, s.file_id))
             if bucket is None:
-                bucket = plan.add(BucketType.UPDATE, partition, small.file_id)
+                bucket = add(BucketType.UPDATE, partition, s.file_id, s, 0)
+            buckets[bucket] = _more(buckets[bucket], take, avg_record_size)
             ids.append(bucket)
             weights.append(take)
             remaining -= take
+            if remaining <= 0:
+                break
         if remaining > 0:
             n_new = math.ceil(remaining / per_file)
             share = remaining / n_new
             for _ in range(n_new):
-                ids.append(plan.add(BucketType.INSERT, partition, new_file_id()))
+                ids.append(add(BucketType.INSERT, partition, new_file_id(), None, math.ceil(share)))
                 weights.append(share)
-        total = float(sum(weights))
-        cumulative = list(np.cumsum(weights) / total)
-        cumulative[-1] = 1.0
-        plan.insert_buckets[partition] = (ids, cumulative)
-    return plan
+        cumulative = tuple(float(w) for w in np.cumsum(weights) / float(sum(weights)))
+        ranges[partition] = (tuple(ids), cumulative[:-1] + (1.0,), ())
+    new_buckets = {}
+    for (partition, number), n in sorted(counts.new_buckets.items()):
+        new_buckets[(partition, number)] = add(BucketType.INSERT, partition, index.bucket_file_id(number), None, n)
+    task_of_bucket, n_tasks = _balance([b.size for b in buckets], parallelism)
+    return BucketPlan(tuple(buckets), ranges, new_buckets, task_of_bucket, n_tasks)
+
+
+def _more(b: Bucket, records: int, avg_record_size: int) -> Bucket:
+    return Bucket(b.bucket_id, b.bucket_type, b.partition_path, b.file_id, b.slice, b.records + records,
+                  b.size + records * avg_record_size)
+
+
+def _balance(sizes: Sequence[int], parallelism: int) -> tuple[tuple[int, ...], int]:
+    """Buckets to min(buckets, parallelism) tasks: largest first onto the least loaded task."""
+    n_tasks = max(1, min(len(sizes), parallelism))
+    heap = [(0, t) for t in range(n_tasks)]
+    task = [0] * len(sizes)
+    for b in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        load, t = heapq.heappop(heap)
+        task[b] = t
+        heapq.heappush(heap, (load + max(1, sizes[b]), t))
+    return tuple(task), n_tasks

@@ -260,31 +260,44 @@ class CreateHandle:
         self.roll_over = roll_over
         self.bytes_per_row = float(record_size or ctx.files.record_size_estimate)
         self.stats: list[WriteStat] = []
+        self._buffer: list[pa.Table] = []
+        self._buffered = 0
+        self._measured = False
         self._writer: BaseFileWriter | None = None
         self._file_id = self._name = ""
         self._t0 = 0.0
 
     @property
     def chunk_rows(self) -> int:
-        target = max(64 * 1024, min(self.ctx.files.block_size, self.ctx.files.max_file_size // 8))
-        return max(1, int(target / max(1.0, self.bytes_per_row)))
+        """Rows per row group: an eighth of the max file size (at most the parquet block size) at the measured
+        bytes per row; until a chunk was written, an eighth of that (the estimate may be far off)."""
+        target = min(self.ctx.files.block_size, self.ctx.files.max_file_size // 8)
+        rows = max(1, int(target / max(1.0, self.bytes_per_row)))
+        return rows if self._measured else max(1, rows // 8)
 
     def write(self, records: pa.Table) -> None:
+        """Buffer `records`; full chunks go to the file (so small batches still make row groups of a chunk)."""
         records, _ = _split_deleted(self.ctx, records)
-        offset = 0
-        while offset < records.num_rows:
-            chunk = records.slice(offset, self.chunk_rows)
-            offset += chunk.num_rows
-            if self._writer is not None and self.roll_over and \
-                    self._writer.size + chunk.num_rows * self.bytes_per_row > self.ctx.files.max_file_size:
-                self._close_file()
-            if self._writer is None:
-                self._open_file()
-            assert self._writer is not None
-            start = self._writer.num_rows
-            self._writer.write(_prepare(self.ctx, chunk, self.partition_path, self._name, start))
-            if self._writer.size:
-                self.bytes_per_row = self._writer.size / self._writer.num_rows
+        if records.num_rows:
+            self._buffer.append(records)
+            self._buffered += records.num_rows
+        while self._buffered >= self.chunk_rows:
+            self._flush(self.chunk_rows)
+
+    def _flush(self, rows: int) -> None:
+        table = pa.concat_tables(self._buffer) if len(self._buffer) > 1 else self._buffer[0]
+        chunk, rest = table.slice(0, rows), table.slice(rows)
+        self._buffer, self._buffered = ([rest] if rest.num_rows else []), rest.num_rows
+        if self._writer is not None and self.roll_over and \
+                self._writer.size + chunk.num_rows * self.bytes_per_row > self.ctx.files.max_file_size:
+            self._close_file()
+        if self._writer is None:
+            self._open_file()
+        assert self._writer is not None
+        self._writer.write(_prepare(self.ctx, chunk, self.partition_path, self._name, self._writer.num_rows))
+        if self._writer.size:
+            self.bytes_per_row = self._writer.size / self._writer.num_rows
+            self._measured = True
 
     def _open_file(self) -> None:
         self._t0 = time.monotonic()
@@ -312,6 +325,8 @@ class CreateHandle:
         ))
 
     def close(self) -> list[WriteStat]:
+        while self._buffered:
+            self._flush(min(self._buffered, self.chunk_rows))
         if self._writer is not None:
             self._close_file()
         return self.stats

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import pyarrow as pa
 
-from hudi_engine.config.write_config import Operation, WriteConfig
+from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.errors import SchemaError, WriteError
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
@@ -23,7 +23,9 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.timeline.instant import State
 from hudi_engine.write import commit as commit_protocol
+from hudi_engine.write.bucket_assigner import BucketPlan, Counts, SliceInfo, plan_buckets
 from hudi_engine.write.executor import WriteTask
+from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.lock import table_lock
 from hudi_engine.write.rollback import rollback_failed_writes, rollback_instant
 from hudi_engine.write.write_result import WriteResult
@@ -44,6 +46,7 @@ class WriteClient:
         self.data_schema = data_schema
         self.exists = exists
         self.timeline = Timeline.load(storage, base_path) if exists else None
+        self._avg_record_size: int | None = None
 
     @staticmethod
     def open(path: str, config: WriteConfig, data_schema: pa.Schema) -> "WriteClient":
@@ -108,6 +111,11 @@ class WriteClient:
 
     def average_record_size(self) -> int:
         """Bytes per record of recent commits that wrote enough to trust, else the configured estimate."""
+        if self._avg_record_size is None:
+            self._avg_record_size = self._measure_record_size()
+        return self._avg_record_size
+
+    def _measure_record_size(self) -> int:
         if self.timeline is not None:
             threshold = _RECORD_SIZE_ESTIMATE_THRESHOLD * self.config.files.small_file_limit
             for instant in list(reversed(self.timeline.completed_commits()))[:_AVG_SIZE_LOOKBACK]:
@@ -119,15 +127,51 @@ class WriteClient:
         return self.config.files.record_size_estimate
 
     def write_task(self, instant: str) -> WriteTask:
-        """Everything a write task needs, picklable: the config, the instant and the timeline as planned here."""
-        exists = self.exists and self.timeline is not None
+        """Everything a write task needs, picklable: the config, the instant, the schema, the record size."""
         return WriteTask(
             storage_uri=self.storage_uri, base_path=self.base_path, table_props=dict(self.table_config.props),
             config=self.config, instant=instant, writer_avro_schema=self.writer_avro_schema,
-            visibility=Visibility.of(self.timeline) if exists else None,
-            pending_compactions=self._pending_compaction_groups() if exists else {},
             avg_record_size=self.average_record_size(),
         )
+
+    def tag_spec(self, instant: str) -> TagSpec | None:
+        """What map tasks need to tag keys; None when no key is looked up (an overwrite, or a BUCKET index on a
+        new table: every record is new)."""
+        cfg = self.config
+        bucket = cfg.index.type is IndexType.BUCKET
+        looks_up = self.timeline is not None and not cfg.operation.is_overwrite and \
+            (cfg.operation.looks_up_keys or bucket)
+        if not looks_up and not bucket:
+            return None
+        return TagSpec(self.storage_uri, self.base_path, instant,
+                       Visibility.of(self.timeline) if looks_up and self.timeline is not None else None,
+                       cfg.keys, cfg.index.type, cfg.index.bucket_num, cfg.bloom.max_entries,
+                       self.table_config.populate_meta_fields)
+
+    def plan(self, counts: Counts, parallelism: int) -> BucketPlan:
+        """Buckets for what the tagging pass counted: the touched partitions are listed here, once."""
+        cfg = self.config
+        slices = {} if cfg.operation.is_overwrite else self.latest_slices(counts.partitions)
+        return plan_buckets(
+            counts, slices, avg_record_size=self.average_record_size(), max_file_size=cfg.files.max_file_size,
+            small_file_limit=cfg.files.small_file_limit,
+            pack_small_files=not cfg.is_mor and cfg.operation in (Operation.UPSERT, Operation.INSERT),
+            parallelism=parallelism, where=self.base_path)
+
+    def latest_slices(self, partitions: list[str]) -> dict[str, list[SliceInfo]]:
+        """The latest committed slices of `partitions`; a new log file of a group under a pending compaction
+        belongs to the compaction's slice."""
+        if self.timeline is None or not partitions:
+            return {}
+        compacting = self._pending_compaction_groups()
+        view = FileSystemView.for_partitions(self.storage, self.base_path, partitions)
+        out: dict[str, list[SliceInfo]] = {p: [] for p in partitions}
+        for s in view.latest_file_slices(Visibility.of(self.timeline)):
+            out.setdefault(s.partition_path, []).append(SliceInfo(
+                s.partition_path, s.file_id, compacting.get((s.partition_path, s.file_id), s.base_instant),
+                s.base_file.path if s.base_file else None, s.base_file.name.format() if s.base_file else None,
+                s.base_file.size if s.base_file else 0))
+        return out
 
     def _pending_compaction_groups(self) -> dict[tuple[str, str], str]:
         """(partition, file id) -> instant of the pending compaction whose plan lists the file group."""

@@ -3,15 +3,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hudi_engine.errors import HudiError
+from hudi_engine.file_naming import BaseFileName, LogFileName, WriteToken, is_log_file_name
 from hudi_engine.timeline.commit_metadata import WriteStat
 
 
 @dataclass
 class WriteResult:
-    """What one write did: the instant, the operation, record and file counts, bytes and time per phase.
+    """What one write did: the instant, the operation, record and file counts, bytes, how many tasks wrote files,
+    and time per phase.
 
-    `timings` in seconds: `write` the wall time of the Spark job (index and handles run inside its tasks),
-    `index` and `handles` the task time spent in each, summed over tasks, `commit`, `table_services`."""
+    `timings` in seconds: `tag` keying, tagging and counting the records (wall), `plan` listing and planning
+    buckets, `write` the wall time from the start to the last file, `handles` the task time spent in handles
+    (summed over tasks), `commit`, `table_services`. `tasks` counts the Spark tasks that wrote files (the
+    partition ids in the files' write tokens)."""
 
     instant_time: str
     operation: str
@@ -22,6 +27,7 @@ class WriteResult:
     files_rewritten: int = 0
     files_appended: int = 0
     bytes_written: int = 0
+    tasks: int = 0
     timings: dict[str, float] = field(default_factory=dict)
 
     @staticmethod
@@ -38,4 +44,15 @@ class WriteResult:
                 r.files_created += 1
             else:
                 r.files_rewritten += 1
+        r.tasks = len({token.partition_id for token in map(write_token_of, stats) if token is not None})
         return r
+
+
+def write_token_of(stat: WriteStat) -> WriteToken | None:
+    """The write token in the name of the file a stat describes."""
+    name = stat.path.rsplit("/", 1)[-1]
+    try:
+        token = LogFileName.parse(name).write_token if is_log_file_name(name) else BaseFileName.parse(name).write_token
+    except HudiError:
+        return None
+    return WriteToken.parse(token) if token else None

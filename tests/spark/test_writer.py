@@ -322,7 +322,8 @@ def test_delete_with_only_key_columns_keeps_the_table_schema(spark, tmp_path, ta
 
 @pytest.mark.parametrize("partitioned", [True, False])
 def test_bulk_insert_writes_full_sorted_files(spark, tmp_path, partitioned):
-    """Files of the max size (all but the last of a partition), each a disjoint key range, the timings reported."""
+    """Range-partitioned by (partition, key): every file a disjoint key range, the timings reported (file sizes by
+    bytes: tests/write/test_executor.py and tests/spark/test_write_parallelism.py)."""
     from hudi_engine.io.base_file import read_footer
     from hudi_engine.storage import Storage
 
@@ -333,7 +334,7 @@ def test_bulk_insert_writes_full_sorted_files(spark, tmp_path, partitioned):
     if not partitioned:
         o.pop("hoodie.datasource.write.partitionpath.field")
     r = write(rows_df(spark, rows).repartition(3), str(path), o)
-    assert r.records_inserted == 400 and set(r.timings) >= {"write", "index", "handles", "commit"}
+    assert r.records_inserted == 400 and set(r.timings) >= {"write", "handles", "commit"}
     storage, _ = Storage.for_uri(str(path))
     by_partition: dict[str, list] = {}
     for s in HudiTable.load(str(path)).file_slices():
@@ -341,6 +342,4 @@ def test_bulk_insert_writes_full_sorted_files(spark, tmp_path, partitioned):
     for footers in by_partition.values():
         footers.sort(key=lambda f: f.min_key)
         assert all(a.max_key < b.min_key for a, b in zip(footers, footers[1:]))
-    if partitioned:  # one task per partition: 200 rows make two full files
-        assert sorted(f.num_rows for fs in by_partition.values() for f in fs) == [100, 100, 100, 100]
     assert rows_of(rs_snapshot(path)) == rows_from(rows)

@@ -1,20 +1,19 @@
-"""What one write task does (`write_partition`, `bulk_insert_files`), driven in-process the way the Spark layer
-drives it: WriteClient on the driver side, one call per partition path, then the commit; hudi-rs reads the result."""
+"""The write tasks' pieces (keys and tags, bucket plan, one bucket at a time through its handle, bulk_insert cut by
+bytes), driven in-process the way the Spark layer drives them (tests/write/local_write.py); hudi-rs reads the result."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
+from local_write import write
 from oracle import rs_snapshot
 
 from hudi_engine import HudiTable
-from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.io.base_file import read_footer
 from hudi_engine.storage import Storage
-from hudi_engine.write.executor import KEY, PARTITION, WriteTask, bulk_insert_files, write_partition
-from hudi_engine.write.write_client import WriteClient, WriteResult
+from hudi_engine.write import tagging
+from hudi_engine.write.executor import WriteTask
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.float64()), ("dt", pa.string())])
 
@@ -28,26 +27,6 @@ def opts(operation: str = "upsert", **extra: str) -> dict:
     return {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
             "hoodie.datasource.write.partitionpath.field": "dt", "hoodie.datasource.write.precombine.field": "ts",
             "hoodie.datasource.write.operation": operation, **extra}
-
-
-def write(path: Path, table: pa.Table, options: dict) -> WriteResult:
-    """One write: keys by the key generator, one `write_partition` per partition path (or, for bulk_insert,
-    `bulk_insert_files` over the rows sorted by partition and key), then the commit."""
-    client = WriteClient.open(str(path), WriteConfig.from_options(options), table.schema)
-    with client.transaction() as txn:
-        task = client.write_task(txn.instant)
-        keygen = task.keygen()
-        keyed = table.append_column(KEY, keygen.record_keys(table)).append_column(PARTITION,
-                                                                                keygen.partition_paths(table))
-        if client.config.operation.value == "bulk_insert":
-            keyed = keyed.sort_by([(PARTITION, "ascending"), (KEY, "ascending")])
-            stats = list(bulk_insert_files(task, keyed.to_batches(max_chunksize=7), (0, 1, 0)))
-        else:
-            parts = keyed.column(PARTITION)
-            stats = []
-            for i, p in enumerate(pc.unique(parts).to_pylist()):
-                stats += write_partition(task, p, keyed.filter(pc.equal(parts, p)), (i, 1, i))
-        return txn.commit(stats)
 
 
 def snapshot(path: Path) -> dict[str, tuple[int, float]]:
@@ -77,17 +56,33 @@ def test_new_inserts_are_cut_in_key_order_into_files_of_the_max_size(tmp_path):
     assert snapshot(path) == {f"k{i:04d}": (1, float(i)) for i in ids}
 
 
-def test_bulk_insert_files_cut_at_the_max_size_and_at_each_partition(tmp_path):
+def test_bulk_insert_cuts_files_by_bytes_and_at_each_partition(tmp_path):
+    """Files end near the max file size by bytes written, whatever the record size estimate says (here 10x off),
+    the last of a partition smaller; files never span partitions and hold disjoint key ranges."""
+    import random
+
     path = tmp_path / "t"
-    table = pa.concat_tables([rows(list(range(150)), dt="d1"), rows(list(range(150, 180)), dt="d2")])
-    r = write(path, table, opts("bulk_insert", **SMALL_FILES))
-    assert (r.records_inserted, r.files_created) == (180, 3)
-    by_partition = {}
+    rnd = random.Random(3)
+    n1, n2 = 20000, 2000
+    table = pa.concat_tables([rows(list(range(n1)), dt="d1"), rows(list(range(n1, n1 + n2)), dt="d2")])
+    table = table.append_column("pad", pa.array([rnd.randbytes(60).hex() for _ in range(table.num_rows)]))
+    max_size = 400_000
+    r = write(path, table, opts("bulk_insert", **{"hoodie.parquet.max.file.size": str(max_size),
+                                                  "hoodie.parquet.small.file.limit": "0",
+                                                  "hoodie.copyonwrite.record.size.estimate": "10",
+                                                  "hoodie.index.bloom.num_entries": "100"}), chunk=2000)
+    storage, _ = Storage.for_uri(str(path))
+    by_partition: dict[str, list] = {}
     for s in HudiTable.load(str(path)).file_slices():
-        by_partition.setdefault(s.partition_path, []).append(s)
-    assert sorted(len(v) for v in by_partition.values()) == [1, 2]
-    assert sorted(f.num_rows for f in base_files(path)) == [30, 50, 100]
-    assert len(snapshot(path)) == 180
+        by_partition.setdefault(s.partition_path, []).append((s.base_file.size, read_footer(storage, s.base_file.path)))
+    assert r.records_inserted == n1 + n2 and sorted(by_partition) == ["dt=d1", "d2"] or sorted(by_partition) == ["d1", "d2"]
+    for files in by_partition.values():
+        files.sort(key=lambda f: f[1].min_key)
+        assert all(a[1].max_key < b[1].min_key for a, b in zip(files, files[1:]))
+        sizes = sorted(size for size, _ in files)
+        assert all(0.6 * max_size <= size <= 1.15 * max_size for size in sizes[1:]), sizes  # all but the smallest
+    assert len(by_partition["d1"]) >= 4 and len(by_partition["d2"]) == 1
+    assert len(snapshot(path)) == n1 + n2
 
 
 def test_upsert_updates_in_place_and_packs_inserts_into_a_small_file(tmp_path):
@@ -111,22 +106,47 @@ def test_duplicates_in_the_batch_are_pre_combined_by_ordering_value(tmp_path):
 
 
 @pytest.mark.parametrize("index_type", ["SIMPLE", "BLOOM"])
-def test_the_index_reads_only_files_whose_key_range_admits_a_batch_key(tmp_path, monkeypatch, index_type):
+def test_tagging_reads_footers_not_key_columns(tmp_path, monkeypatch, index_type):
+    """Footer key ranges and bloom filters decide where a key lives; no key column is read to tag, and only the
+    file group holding the updated keys is rewritten."""
     path = tmp_path / "t"
-    write(path, rows(list(range(250))), opts("bulk_insert", **SMALL_FILES))  # 3 files, disjoint key ranges
+    write(path, rows(list(range(250))), opts("bulk_insert", **{**SMALL_FILES, "hoodie.parquet.max.file.size": "5000",
+                                                               "hoodie.parquet.small.file.limit": "0"}))
+    files_before = len(HudiTable.load(str(path)).file_slices())
+    assert files_before >= 3
     read: list[str] = []
     original = WriteTask.read_keys
-
-    def spy(self, storage, file_path):
-        read.append(file_path)
-        return original(self, storage, file_path)
-
-    monkeypatch.setattr(WriteTask, "read_keys", spy)
-    r = write(path, rows([5, 6, 7, 1000], ts=2), opts(**{"hoodie.index.type": index_type}))
-    assert (r.records_updated, r.records_inserted) == (3, 1)
-    assert len(read) == 1  # k0005..k0007 lie in the first file's range; k1000 in none
+    monkeypatch.setattr(WriteTask, "read_keys", lambda self, st, p: read.append(p) or original(self, st, p))
+    monkeypatch.setattr(tagging, "_read_keys", lambda *a: pytest.fail("a key column was read to tag"))
+    r = write(path, rows([5, 6, 7, 1000], ts=2), opts(**{"hoodie.index.type": index_type,
+                                                         "hoodie.parquet.small.file.limit": "0"}))
+    assert (r.records_updated, r.records_inserted, r.files_rewritten, r.files_created) == (3, 1, 1, 1)
+    assert read == []
     got = snapshot(path)
     assert len(got) == 251 and got["k0006"] == (2, 6.0)
+
+
+def test_two_files_admitting_a_key_are_told_apart_by_their_key_columns(tmp_path, monkeypatch):
+    """Bloom filters that admit every key (a false positive on each) and overlapping key ranges: the candidates'
+    key columns decide, so an update is never taken for an insert or sent to the wrong file group."""
+    import numpy as np
+
+    from hudi_engine.io import bloom
+
+    path = tmp_path / "t"
+    no_packing = {"hoodie.parquet.small.file.limit": "0"}
+    write(path, rows(list(range(0, 100, 2))), opts("insert", **no_packing))
+    write(path, rows(list(range(1, 100, 2))), opts("insert", **no_packing))  # a second file, the same key range
+    evens, odds = sorted(HudiTable.load(str(path)).file_slices(), key=lambda s: s.base_instant)
+    monkeypatch.setattr(bloom.DynamicBloomFilter, "might_contain_many", lambda self, keys: np.ones(len(keys), bool))
+    resolved = []
+    original = tagging._read_keys
+    monkeypatch.setattr(tagging, "_read_keys", lambda spec, st, p: resolved.append(p) or original(spec, st, p))
+    r = write(path, rows([4, 5, 500], ts=3), opts(**no_packing))
+    assert (r.records_updated, r.records_inserted, r.files_rewritten, r.files_created) == (2, 1, 2, 1)
+    assert sorted(resolved) == sorted([evens.base_file.path, odds.base_file.path])
+    got = snapshot(path)
+    assert got["k0004"] == (3, 4.0) and got["k0005"] == (3, 5.0) and got["k0500"] == (3, 500.0) and len(got) == 101
 
 
 def test_deleting_keys_the_table_does_not_hold_writes_nothing(tmp_path):

@@ -1,0 +1,202 @@
+"""Tagging (Hudi's tagLocation): the existing file group each incoming record key lives in, computed batch by batch
+in map tasks, before the records are shuffled to the tasks that write them.
+
+SIMPLE and BLOOM (the same result; both read only what they must): a task reads the footers of the latest base
+files of each partition its keys fall in, once per Python worker and write. A key goes to the one file whose
+footer key range and bloom filter admit it; a key no file admits is new (bloom filters have no false negatives).
+When two files admit one key (a bloom false positive beside the file that holds it, about 1e-9 per test, or files
+without footer metadata), the candidates' key columns decide. The write task of a file group checks membership
+again where it matters (MOR: a key must be in the base file to be logged as an update), so a false positive can
+never turn an insert into an update.
+
+BUCKET: the key's hash names its bucket; the partition's file group of that bucket number, if it exists.
+"""
+from __future__ import annotations
+
+import bisect
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_engine.config.write_config import IndexType, KeyConfig
+from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.io.base_file import read_base_file, read_footer, read_record_keys
+from hudi_engine.io.bloom import BloomFilter
+from hudi_engine.storage import Storage
+from hudi_engine.write import index
+
+
+@dataclass(frozen=True)
+class TagSpec:
+    """What a map task needs to tag keys: the table, the timeline the driver planned with, and the index."""
+
+    storage_uri: str
+    base_path: str
+    instant: str  # the write's instant: caches of one write never serve another
+    visibility: Visibility | None  # None: a new table, every key is new
+    keys: KeyConfig
+    index_type: IndexType
+    bucket_num: int
+    bloom_max_entries: int
+    populate_meta_fields: bool = True
+
+
+@dataclass(frozen=True)
+class BaseFileIndex:
+    """One latest base file of a partition as the index sees it."""
+
+    file_id: str
+    path: str
+    min_key: str | None
+    max_key: str | None
+    bloom: BloomFilter | None
+
+
+@dataclass(frozen=True)
+class Tags:
+    """Per key: the file id it lives in (null: new) and, for the BUCKET index, its bucket number."""
+
+    file_ids: pa.Array
+    bucket_numbers: pa.Array | None = None
+
+
+class _Cache:
+    """Per Python worker: partition listings and footers of the current write, bounded (least recently used go)."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self.capacity = capacity
+        self.entries: OrderedDict[tuple, object] = OrderedDict()
+
+    def get(self, key: tuple, make):  # type: ignore[no-untyped-def]
+        if key in self.entries:
+            self.entries.move_to_end(key)
+            return self.entries[key]
+        value = make()
+        self.entries[key] = value
+        if len(self.entries) > self.capacity:
+            self.entries.popitem(last=False)
+        return value
+
+
+_CACHE = _Cache()
+
+
+def tag(spec: TagSpec, keys: pa.Array, partitions: pa.Array) -> Tags:
+    """Tag `keys` (with their partition paths): where each lives in the table as the driver's timeline sees it."""
+    n = len(keys)
+    file_ids = np.full(n, None, dtype=object)
+    numbers = None
+    if spec.visibility is None or n == 0:
+        if spec.index_type is IndexType.BUCKET:
+            numbers = index.bucket_ids(keys, spec.bucket_num, len(spec.keys.record_key_fields)).astype(np.int32)
+        return Tags(pa.array(file_ids, pa.string()), None if numbers is None else pa.array(numbers))
+    storage, _ = Storage.for_uri(spec.storage_uri)
+    parts = pc.dictionary_encode(partitions)
+    codes = parts.indices.to_numpy(zero_copy_only=False)
+    if spec.index_type is IndexType.BUCKET:
+        numbers = index.bucket_ids(keys, spec.bucket_num, len(spec.keys.record_key_fields))
+        for code, partition in enumerate(parts.dictionary.to_pylist()):
+            by_number = _bucket_files(spec, storage, partition)
+            rows = np.flatnonzero(codes == code)
+            file_ids[rows] = [by_number.get(int(b)) for b in numbers[rows]] if by_number else None
+        return Tags(pa.array(file_ids, pa.string()), pa.array(numbers.astype(np.int32)))
+    for code, partition in enumerate(parts.dictionary.to_pylist()):
+        files = _base_files(spec, storage, partition)
+        if files:
+            rows = np.flatnonzero(codes == code)
+            file_ids[rows] = _locate(spec, storage, keys.take(pa.array(rows)), files)
+    return Tags(pa.array(file_ids, pa.string()))
+
+
+def _locate(spec: TagSpec, storage: Storage, keys: pa.Array, files: list[BaseFileIndex]) -> np.ndarray:
+    """File id of each key among one partition's base files, None for a new key."""
+    n = len(keys)
+    order = pc.sort_indices(keys).to_numpy()
+    sorted_keys = keys.take(pa.array(order))
+    # Footer ranges are in Java's UTF-16 order, which is code point order for ASCII; other keys skip the range test.
+    ascii_ = pc.equal(pc.utf8_length(sorted_keys), pc.binary_length(sorted_keys)).to_numpy(zero_copy_only=False)
+    others = np.flatnonzero(~ascii_)
+    view = _SortedView(sorted_keys)
+    hits = np.zeros(n, dtype=np.int32)
+    owner = np.full(n, -1, dtype=np.int64)
+    for fi, f in enumerate(files):
+        if f.min_key is None or f.max_key is None:
+            window = np.arange(n)
+        else:
+            lo, hi = bisect.bisect_left(view, f.min_key), bisect.bisect_right(view, f.max_key)
+            window = np.concatenate([np.arange(lo, hi), others[(others < lo) | (others >= hi)]])
+        if len(window) and f.bloom is not None:
+            window = window[np.asarray(f.bloom.might_contain_many(sorted_keys.take(pa.array(window))), dtype=bool)]
+        hits[window] += 1
+        owner[window] = fi
+    result = np.full(n, None, dtype=object)
+    single = np.flatnonzero(hits == 1)
+    result[order[single]] = np.array([f.file_id for f in files], dtype=object)[owner[single]]
+    ambiguous = np.flatnonzero(hits > 1)
+    if len(ambiguous):
+        result[order[ambiguous]] = _resolve(spec, storage, sorted_keys.take(pa.array(ambiguous)), files)
+    return result
+
+
+def _resolve(spec: TagSpec, storage: Storage, wanted: pa.Array, files: list[BaseFileIndex]) -> np.ndarray:
+    """Keys several files admit: the key columns of the partition's files decide (rare, read once per worker)."""
+    found = np.full(len(wanted), None, dtype=object)
+    for f in files:
+        stored = _CACHE.get(("keys", spec.instant, f.path), lambda f=f: _read_keys(spec, storage, f.path))
+        found[pc.is_in(wanted, value_set=stored).to_numpy(zero_copy_only=False)] = f.file_id
+    return found
+
+
+def _read_keys(spec: TagSpec, storage: Storage, path: str) -> pa.Array:
+    if spec.populate_meta_fields:
+        return read_record_keys(storage, path)
+    keygen = spec.keys.key_generator()
+    return keygen.record_keys(read_base_file(storage, path, columns=list(spec.keys.record_key_fields)))
+
+
+class _SortedView:
+    """A sorted string array as a sequence of Python strings, for `bisect` (log n element reads)."""
+
+    def __init__(self, values: pa.Array) -> None:
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, i: int) -> str:
+        return self.values[i].as_py()
+
+
+def _latest_slices(spec: TagSpec, storage: Storage, partition: str):  # type: ignore[no-untyped-def]
+    assert spec.visibility is not None
+    view = FileSystemView.for_partitions(storage, spec.base_path, [partition])
+    return view.latest_file_slices(spec.visibility)
+
+
+def _base_files(spec: TagSpec, storage: Storage, partition: str) -> list[BaseFileIndex]:
+    def load() -> list[BaseFileIndex]:
+        out = []
+        for s in _latest_slices(spec, storage, partition):
+            if s.base_file is None:
+                continue
+            footer = read_footer(storage, s.base_file.path, bloom_max_entries=spec.bloom_max_entries)
+            out.append(BaseFileIndex(s.file_id, s.base_file.path, footer.min_key, footer.max_key,
+                                     footer.bloom_filter))
+        return out
+
+    return _CACHE.get(("files", spec.instant, spec.base_path, partition), load)  # type: ignore[no-any-return]
+
+
+def _bucket_files(spec: TagSpec, storage: Storage, partition: str) -> dict[int, str]:
+    def load() -> dict[int, str]:
+        out = {}
+        for s in _latest_slices(spec, storage, partition):
+            number = index.bucket_of_file_id(s.file_id)
+            if number is not None:
+                out[number] = s.file_id
+        return out
+
+    return _CACHE.get(("buckets", spec.instant, spec.base_path, partition), load)  # type: ignore[no-any-return]

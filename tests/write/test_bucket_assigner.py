@@ -1,0 +1,65 @@
+"""Bucket planning from counts, and the assignment of every record to its bucket and task (no I/O)."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from hudi_engine.errors import WriteError
+from hudi_engine.write.bucket_assigner import BucketType, Counts, SliceInfo, plan_buckets
+
+
+def slice_(partition: str, file_id: str, size: int) -> SliceInfo:
+    return SliceInfo(partition, file_id, "001", f"/t/{partition}/{file_id}_0-1-0_001.parquet",
+                     f"{file_id}_0-1-0_001.parquet", size)
+
+
+def plan(counts: Counts, slices: dict, **kw):
+    args = dict(avg_record_size=100, max_file_size=100_000, small_file_limit=0, pack_small_files=True,
+                parallelism=4, where="/t")
+    args.update(kw)
+    return plan_buckets(counts, slices, **args)
+
+
+def test_updates_get_one_bucket_per_file_group_and_tasks_follow_buckets():
+    groups = {("", f"f{i}"): 10 * (i + 1) for i in range(6)}
+    p = plan(Counts(updates=groups), {"": [slice_("", f"f{i}", 50_000) for i in range(6)]})
+    assert [b.bucket_type for b in p.buckets] == [BucketType.UPDATE] * 6
+    assert p.n_tasks == 4 and sorted(set(p.task_of_bucket)) == [0, 1, 2, 3]  # min(6 buckets, parallelism 4)
+    one = plan(Counts(updates=dict(list(groups.items())[:2])), {"": [slice_("", "f0", 1), slice_("", "f1", 1)]})
+    assert one.n_tasks == 2 and sorted(one.task_of_bucket) == [0, 1]
+
+
+def test_inserts_fill_small_files_then_new_groups_of_the_max_size_cut_by_key_range():
+    slices = {"d": [slice_("d", "small", 60_000), slice_("d", "big", 99_000)]}
+    p = plan(Counts(inserts={"d": 2_500}), slices, small_file_limit=80_000)
+    kinds = [(b.bucket_type, b.records) for b in p.buckets]
+    assert kinds[0] == (BucketType.UPDATE, 400)  # (100,000 - 60,000) / 100 bytes
+    assert [k for k in kinds[1:]] == [(BucketType.INSERT, 700)] * 3  # 2,100 left, 1,000 a file at most
+    fractions = p.needs_sample()
+    assert list(fractions) == ["d"] and fractions["d"] == pytest.approx(min(1.0, 100 * 4 / 2500))
+    keys = [f"k{i:05d}" for i in range(2_500)]
+    p = p.with_samples({"d": keys[::3]})
+    ids = p.assign(pa.array(["d"] * 2500), pa.array(keys), pa.nulls(2500, pa.string()))
+    counts = np.bincount(ids, minlength=4)
+    assert list(counts) == pytest.approx([400, 700, 700, 700], abs=5)
+    assert (np.diff(ids) >= 0).all()  # each bucket one contiguous key range
+
+
+def test_assignment_of_tagged_keys_deletes_of_new_keys_and_bucket_numbers():
+    p = plan(Counts(updates={("a/b", "f1"): 2}, inserts={"a": 1}, new_buckets={}),
+             {"a/b": [slice_("a/b", "f1", 10)], "a": []})
+    ids = p.assign(pa.array(["a/b", "a/b", "a", "x"]), pa.array(["k1", "k2", "k3", "k4"]),
+                   pa.array(["f1", "f1", None, None], pa.string()))
+    assert list(ids) == [0, 0, 1, -1]  # an untracked partition's new key (a delete) goes nowhere
+    assert list(p.tasks(ids)) == [p.task_of_bucket[0], p.task_of_bucket[0], p.task_of_bucket[1], 0]
+    bucketed = plan(Counts(new_buckets={("d", 3): 5, ("d", 7): 2}), {})
+    assert [b.file_id[:8] for b in bucketed.buckets] == ["00000003", "00000007"]
+    ids = bucketed.assign(pa.array(["d", "d", "d"]), pa.array(["x", "y", "z"]), pa.nulls(3, pa.string()),
+                          pa.array([7, 3, 9], pa.int32()))
+    assert list(ids) == [1, 0, -1]
+
+
+def test_a_file_group_gone_from_the_listing_is_an_error():
+    with pytest.raises(WriteError, match="file group f9 of partition 'd' is gone"):
+        plan(Counts(updates={("d", "f9"): 1}), {"d": [slice_("d", "f1", 1)]})
