@@ -36,3 +36,7 @@ class KeyGeneratorError(HudiError):
 
 class WriteError(HudiError):
     """A write that was refused or failed; the table is left as it was."""
+
+
+class InstantLostError(WriteError):
+    """A write whose instant stopped being inflight under it (rolled back by a writer that took the expired lock)."""

@@ -45,7 +45,7 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
 from hudi_engine.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
-from hudi_engine.write.markers import IOType, create_marker, delete_marker_dir, list_markers
+from hudi_engine.write.markers import IOType, confirm_written, create_marker, delete_marker_dir, list_markers
 
 PLAN_KIND = "HoodieCompactionPlan"
 PLAN_VERSION = 2  # bare file names (version 1 held full paths)
@@ -330,6 +330,7 @@ def execute_operation(task: CompactionTask, op: CompactionOperation,
         bloom_num_entries=task.bloom_num_entries, bloom_fpp=task.bloom_fpp, bloom_max_entries=task.bloom_max_entries,
         compression=task.compression, row_group_size=task.row_group_size,
     )
+    confirm_written(storage, task.base_path, task.instant_time, op.partition_path, name)
     log_bytes = sum(f.size for f in logs)
     return WriteStat(
         file_id=op.file_id,

@@ -46,7 +46,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hudi_engine.timeline.instant import State
-from hudi_engine.write.markers import IOType, create_marker
+from hudi_engine.write.markers import IOType, confirm_written, create_marker
 
 COMMIT_TIME, SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS
 DEFAULT_LOG_BLOCK_MAX_SIZE = 256 * 1024 * 1024  # hoodie.logfile.data.block.max.size
@@ -294,7 +294,7 @@ def _prepare(ctx: WriteContext, records: pa.Table, partition_path: str, file_nam
 
 
 def _write_base(ctx: WriteContext, partition_path: str, name: str, rows: pa.Table, bloom_prefix=None):
-    return write_base_file(
+    result = write_base_file(
         ctx.storage,
         ctx.full_path(partition_path, name),
         rows,
@@ -306,6 +306,8 @@ def _write_base(ctx: WriteContext, partition_path: str, name: str, rows: pa.Tabl
         row_group_size=ctx.row_group_size,
         bloom_prefix=bloom_prefix,
     )
+    confirm_written(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name)
+    return result
 
 
 # --------------------------------------------------------------------------------------------- merge
@@ -450,6 +452,7 @@ def append_handle(
     path = ctx.full_path(partition_path, name)
     if not ctx.storage.create_exclusive(path, data):
         raise WriteError(f"log file {path} already exists; expected a new log version for instant {ctx.instant_time}")
+    confirm_written(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name)
     n = rows.num_rows if rows is not None else 0
     return WriteStat(
         file_id=file_id,
