@@ -24,6 +24,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from hudi_engine.partition_path import DEFAULT_PARTITION
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.compactor import finish_pending_table_services, run_table_services_after_commit
+from hudi_engine.spark.key_check import refuse_ambiguous_keys
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.write.executor import (
     DELETE,
@@ -84,7 +85,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
         elif (grouping := _sql_grouping(df, client)) is not None:
             # No Python before the shuffle: Spark groups (or sorts) rows by their partition values and the tasks
             # compute keys and partition paths. Null / empty keys fail the job here, before any write.
-            rows = _check_keys(df.select("*", *[c for _, c in grouping]), client)
+            rows = refuse_ambiguous_keys(_check_keys(df.select("*", *[c for _, c in grouping]), client), client.config)
             by = [n for n, _ in grouping]
             if bulk:
                 # Keys are strings: sorted as strings, each file holds one range of them.

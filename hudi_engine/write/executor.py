@@ -99,7 +99,7 @@ class WriteTask:
         """The record keys of one base file: the key column, or the key generator where meta fields are off."""
         if self.table_props.get("hoodie.populate.meta.fields", "true") != "false":
             return read_record_keys(storage, path)
-        return self.keygen().record_keys(read_base_file(storage, path, columns=self.keygen_spec["record_key_fields"]))
+        return self.keygen().stored_record_keys(read_base_file(storage, path, columns=self.keygen_spec["record_key_fields"]))
 
     @property
     def per_file(self) -> int:
