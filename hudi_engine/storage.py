@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import secrets
 from dataclasses import dataclass
 
@@ -20,12 +21,15 @@ import pyarrow.fs as pafs
 # log files match `^\.<fileId>_<instant>\.log\.<n>` (Java does not anchor the end), markers hold `.marker.`,
 # timeline-server markers start with `MARKERS`, the partition metafile with `.hoodie_partition_metadata`.
 TEMP_FILE_PREFIX = ".hudi-engine-tmp-"
+# Earlier versions named it `<target>.<pid>.tmp`, which list_markers took for a marker: still recognised, so a
+# table such a crash left behind is listed and cleaned like any other.
+_LEGACY_TEMP = re.compile(r".\.\d+\.tmp$")
 _TEMP_ATTEMPTS = 5  # create_exclusive rewrites its temp file when a cleaner removed it before the link
 
 
 def is_temp_file_name(name: str) -> bool:
     """Whether `name` is a temp file of `create_exclusive` (never a table file, whatever its folder)."""
-    return name.startswith(TEMP_FILE_PREFIX)
+    return name.startswith(TEMP_FILE_PREFIX) or _LEGACY_TEMP.search(name) is not None
 
 
 @dataclass(frozen=True, slots=True)
