@@ -68,8 +68,8 @@ class _Check:
     def of(df: DataFrame, fields: list[str]) -> "_Check | None":
         types = {f.name: f.dataType for f in df.schema.fields}
         strings = [f for f in fields if isinstance(types.get(f), T.StringType)]
-        if len(fields) < 2 or not strings or any("," in f or ":" in f for f in fields):
-            return None  # one field, no text values, or odd names: the key generator's own check decides
+        if len(fields) < 2 or not strings or any(f not in types or "," in f or ":" in f for f in fields):
+            return None  # one field, no text values, nested or odd names: the key generator's own check decides
         col = {f: F.col(f"`{f}`") for f in fields}
         placeholder = F.coalesce(
             _any([col[f].isin(NULL_RECORDKEY_PLACEHOLDER, EMPTY_RECORDKEY_PLACEHOLDER) for f in strings]),

@@ -95,7 +95,8 @@ def rollback_of(storage: Storage, base_path: str, instant_time: str,
 def wait_for_rollback_decision(storage: Storage, base_path: str, instant_time: str, *,
                                timeout_s: float = 5.0) -> Instant | None:
     """After completing `instant_time`: a rollback that is only requested may still give up (it does when it sees
-    the instant completed, see rollback.py); wait briefly for it to move on or vanish. The rollback left."""
+    the instant completed, see rollback.py), so wait briefly for it to move on or vanish. Returns the rollback that
+    still targets the instant, None when none does."""
     deadline = time.monotonic() + timeout_s
     while True:
         rollback = rollback_of(storage, base_path, instant_time)
