@@ -49,3 +49,7 @@ class TableServiceError(WriteError):
         super().__init__(message)
         self.instant = instant
         self.service = service
+
+
+class InstantLostError(WriteError):
+    """A write whose instant stopped being inflight under it (rolled back by a writer that took the expired lock)."""

@@ -50,7 +50,7 @@ class SliceReadContext:
                                        hive_style=config.hive_style_partitioning,
                                        url_encode=config.url_encode_partitioning)
             key_columns = tuple(config.record_key_fields)
-            key_of = keygen.record_keys
+            key_of = keygen.stored_record_keys  # keys as they were written, ambiguous or not
         ordering = config.precombine_field if config.precombine_field in schema.names else None
         return SliceReadContext(storage, schema, key_of, key_columns, ordering, payload_for(config.payload_class), vis)
 

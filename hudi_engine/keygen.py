@@ -5,7 +5,8 @@ Custom/GlobalDelete...AvroKeyGenerator`). Values are stringified as `partition_p
 
 * Simple: the key is the string value of the one key field; a null or empty key is an error.
 * Complex: `f1:v1,f2:v2` in configured order (even for one field), `__null__`/`__empty__` for null/empty values;
-  a row whose key values are all null/empty is an error.
+  a row whose key values are all null/empty is an error. With two or more fields, a key that reads back as
+  another tuple of values is refused (see "Ambiguous keys" below).
 * Nonpartitioned: key as Simple (one field) or Complex (several); partition path `""`.
 * GlobalDelete: key as Complex; partition path `""`.
 * TimestampBased: key as Simple; the partition path is the one partition field read as a time
@@ -17,6 +18,20 @@ Custom/GlobalDelete...AvroKeyGenerator`). Values are stringified as `partition_p
   `parse_partition_path` gives the formatted value, `partition_timestamp` the instant it stands for.
 * Custom: key as Simple (one field) or Complex (several); each partition field is `name:SIMPLE` or
   `name:TIMESTAMP` (types given in the field list or in `hoodie.datasource.write.partitionpath.field`).
+
+Ambiguous keys. Hudi's composite key `f1:v1,...,fn:vn` (KeyGenerator.constructRecordKey) escapes nothing, so two
+different rows can get one key and one silently replaces the other. Keys are written exactly as Hudi writes them;
+a row is refused (KeyGeneratorError naming the fields, the values and the other reading) when its key does not
+decode to its own values only, which for n >= 2 fields happens exactly when
+1. a value is the text `__null__` or `__empty__`: it reads back as null / empty (`("p", None)` and `("p",
+   "__null__")` both give `a:p,b:__null__`);
+2. the key splits into `f1:<v1>,f2:<v2>,...` in more than one way with every value non-empty (Hudi never writes an
+   empty value): `("1,b:2", "3")` and `("1", "2,b:3")` both give `a:1,b:2,b:3`. That needs a value holding
+   `,<fk>:` for a field fk after the first, placed where a split also works; commas and colons elsewhere are fine
+   (`"x,y"`, `"12:30"`, `",b:"` alone as the value of b, `"x,b:y"` as the value of c in (a, b, c)). Decided
+   exactly: the split with the shortest values equals the one with the longest (a regex, lazy vs greedy).
+Only string values can do either (Hudi's text of numbers, dates and timestamps holds no comma), and only keys made
+for writing are checked: `stored_record_keys` recomputes keys of records already in a table as they are.
 """
 from __future__ import annotations
 
@@ -160,9 +175,17 @@ class KeyGenerator:
     # -- record keys
 
     def record_keys(self, table: pa.Table) -> pa.Array:
+        """The record key of every row to be written; ambiguous composite keys are refused."""
+        return self._keys(table, check=True)
+
+    def stored_record_keys(self, table: pa.Table) -> pa.Array:
+        """The record keys of rows already in a table (meta fields off): as Hudi made them, never refused."""
+        return self._keys(table, check=False)
+
+    def _keys(self, table: pa.Table, check: bool) -> pa.Array:
         if len(self.record_key_fields) == 1:
             return self._simple_keys(table)
-        return self._complex_keys(table)
+        return self._complex_keys(table, check)
 
     def _strings(self, table: pa.Table, field: str) -> pa.Array:
         return value_strings(resolve_column(table, field), field=field,
@@ -188,12 +211,14 @@ class KeyGenerator:
             )
         return keys
 
-    def _complex_keys(self, table: pa.Table) -> pa.Array:
+    def _complex_keys(self, table: pa.Table, check: bool = True) -> pa.Array:
         self._require_key_fields()
         parts = []
         all_missing = None
+        raw: list[pa.Array] = []
         for field in self.record_key_fields:
             values = self._strings(table, field)
+            raw.append(values)
             missing = pc.or_kleene(pc.is_null(values), pc.equal(values, ""))
             all_missing = missing if all_missing is None else pc.and_kleene(all_missing, missing)
             values = pc.fill_null(values, NULL_RECORDKEY_PLACEHOLDER)
@@ -205,7 +230,12 @@ class KeyGenerator:
                 f"record key fields {list(self.record_key_fields)} are all null or empty in row {row}: "
                 f"{_row_repr(table, row)}; {type(self).__name__} needs at least one non-empty key value"
             )
-        return parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, ",")
+        if len(parts) == 1:
+            return parts[0]
+        keys = pc.binary_join_element_wise(*parts, ",")
+        if check and table.num_rows:
+            _refuse_ambiguous_keys(type(self).__name__, self.record_key_fields, raw, keys, table)
+        return keys
 
     # -- partition paths
 
@@ -223,6 +253,71 @@ class KeyGenerator:
         return parse_partition_path(path, self.partition_fields, hive_style=self.hive_style, url_encode=self.url_encode)
 
 
+def _refuse_ambiguous_keys(generator: str, fields: Sequence[str], values: list[pa.Array], keys: pa.Array,
+                           table: pa.Table) -> None:
+    """KeyGeneratorError for the first row whose composite key reads back as other values (module doc)."""
+    placeholder = pa.array([NULL_RECORDKEY_PLACEHOLDER, EMPTY_RECORDKEY_PLACEHOLDER])
+    for field, vals in zip(fields, values):
+        literal = pc.fill_null(pc.is_in(vals, value_set=placeholder), False)
+        if pc.any(literal).as_py():
+            row = pc.index(literal, True).as_py()
+            value = vals[row].as_py()
+            what = "null" if value == NULL_RECORDKEY_PLACEHOLDER else "empty"
+            raise KeyGeneratorError(
+                f"record key fields {list(fields)} ({generator}): field {field!r} has the value {value!r} in row "
+                f"{row}, which is how Hudi writes a{'n' if what == 'empty' else ''} {what} {field!r} in the key "
+                f"{keys[row].as_py()!r}: this row and one whose {field!r} is {what} would get the same key, and one "
+                f"would silently replace the other ({_count(literal)} row(s) affected). Row: {_row_repr(table, row)}. "
+                f"Change the value, or key the table on other fields"
+            )
+    later = [re.escape(f) for f in fields[1:]]
+    if any("," in f or ":" in f for f in fields):
+        candidates = pa.array([True] * len(keys))  # odd field names: the exact test on every key
+    else:  # a second split needs `,<later field>:` inside some value: the rare rows worth the exact test
+        token = ",(?:" + "|".join(later) + "):"
+        candidates = None
+        for vals in values:
+            if pa.types.is_string(vals.type):
+                hit = pc.fill_null(pc.match_substring_regex(vals, token), False)
+                candidates = hit if candidates is None else pc.or_(candidates, hit)
+        if candidates is None or not pc.any(candidates).as_py():
+            return
+    idx = pc.indices_nonzero(candidates)
+    subset = pc.take(keys, idx)
+    names = [f"v{i}" for i in range(len(fields))]
+
+    def splits(quantifier: str) -> pa.StructArray:
+        groups = [f"{re.escape(f)}:(?P<{n}>.+{quantifier})" for f, n in zip(fields[:-1], names)]
+        pattern = "(?s)^" + ",".join(groups + [f"{re.escape(fields[-1])}:(?P<{names[-1]}>.+)"]) + "$"
+        return pc.extract_regex(subset, pattern)
+
+    shortest, longest = splits("?"), splits("")
+    differ = None
+    for n in names[:-1]:
+        d = pc.not_equal(pc.struct_field(shortest, [n]), pc.struct_field(longest, [n]))
+        differ = d if differ is None else pc.or_(differ, d)
+    differ = pc.fill_null(differ, False)
+    if not pc.any(differ).as_py():
+        return
+    first = pc.index(differ, True).as_py()
+    row = idx[first].as_py()
+
+    def reading(split: pa.StructArray) -> str:
+        return ", ".join(f"{f}={split[first][n].as_py()!r}" for f, n in zip(fields, names))
+
+    raise KeyGeneratorError(
+        f"record key fields {list(fields)} ({generator}): the values in row {row} make the key {keys[row].as_py()!r}, "
+        f"which reads both as ({reading(shortest)}) and as ({reading(longest)}): Hudi's key format "
+        f"'field:value,field:value' escapes nothing, so two different rows could get this one key and one would "
+        f"silently replace the other ({_count(differ)} row(s) affected). Row: {_row_repr(table, row)}. Change these "
+        f"values (no ',<field>:' inside a value), or key the table on other fields"
+    )
+
+
+def _count(mask: pa.Array) -> int:
+    return int(pc.sum(mask.cast(pa.int64())).as_py() or 0)
+
+
 class SimpleKeyGenerator(KeyGenerator):
     class_name = SIMPLE
 
@@ -236,15 +331,15 @@ class SimpleKeyGenerator(KeyGenerator):
                 f"SimpleKeyGenerator takes one partition field, got {list(self.partition_fields)}: use ComplexKeyGenerator"
             )
 
-    def record_keys(self, table: pa.Table) -> pa.Array:
+    def _keys(self, table: pa.Table, check: bool) -> pa.Array:
         return self._simple_keys(table)
 
 
 class ComplexKeyGenerator(KeyGenerator):
     class_name = COMPLEX
 
-    def record_keys(self, table: pa.Table) -> pa.Array:
-        return self._complex_keys(table)
+    def _keys(self, table: pa.Table, check: bool) -> pa.Array:
+        return self._complex_keys(table, check)
 
 
 class NonpartitionedKeyGenerator(KeyGenerator):
@@ -260,8 +355,8 @@ class NonpartitionedKeyGenerator(KeyGenerator):
 class GlobalDeleteKeyGenerator(NonpartitionedKeyGenerator):
     class_name = GLOBAL_DELETE
 
-    def record_keys(self, table: pa.Table) -> pa.Array:
-        return self._complex_keys(table)
+    def _keys(self, table: pa.Table, check: bool) -> pa.Array:
+        return self._complex_keys(table, check)
 
 
 # --------------------------------------------------------------------------------------------- timestamps

@@ -7,10 +7,28 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
+import secrets
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.fs as pafs
+
+# Temp files of `create_exclusive` (local disks): `.hudi-engine-tmp-<pid>-<random>` beside the target. The name
+# shares nothing with the target's, so no reader can take it for a Hudi file: Hudi instants are `<digits>.<action>`
+# (Java reads the extension from the first dot: here the whole name), base files end in `.parquet`/`.orc`/`.hfile`,
+# log files match `^\.<fileId>_<instant>\.log\.<n>` (Java does not anchor the end), markers hold `.marker.`,
+# timeline-server markers start with `MARKERS`, the partition metafile with `.hoodie_partition_metadata`.
+TEMP_FILE_PREFIX = ".hudi-engine-tmp-"
+# Earlier versions named it `<target>.<pid>.tmp`, which list_markers took for a marker: still recognised, so a
+# table such a crash left behind is listed and cleaned like any other.
+_LEGACY_TEMP = re.compile(r".\.\d+\.tmp$")
+_TEMP_ATTEMPTS = 5  # create_exclusive rewrites its temp file when a cleaner removed it before the link
+
+
+def is_temp_file_name(name: str) -> bool:
+    """Whether `name` is a temp file of `create_exclusive` (never a table file, whatever its folder)."""
+    return name.startswith(TEMP_FILE_PREFIX) or _LEGACY_TEMP.search(name) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +71,21 @@ class Storage:
         return info.size
 
     def list_dir(self, path: str) -> list[FileStatus]:
-        """Direct children of `path`; an absent folder lists as empty (object stores have no empty folders)."""
+        """Direct children of `path`; an absent folder lists as empty (object stores have no empty folders).
+
+        Temp files of `create_exclusive` are left out: no listing of the table may take one for a table file."""
+        return [e for e in self._list(path) if e.is_dir or not is_temp_file_name(e.name)]
+
+    def list_temp_files(self, path: str) -> list[FileStatus]:
+        """The temp files of `create_exclusive` directly in `path` (left behind by a process killed mid-create)."""
+        return [e for e in self._list(path) if not e.is_dir and is_temp_file_name(e.name)]
+
+    def delete_temp_files(self, path: str) -> list[str]:
+        """Delete the temp files directly in `path`; their paths. Safe while other processes create files there:
+        `create_exclusive` writes its temp file again when it vanished before the link."""
+        return [e.path for e in self.list_temp_files(path) if self.delete(e.path)]
+
+    def _list(self, path: str) -> list[FileStatus]:
         try:
             infos = self.fs.get_file_info(pafs.FileSelector(path, allow_not_found=True, recursive=False))
         except FileNotFoundError:
@@ -79,22 +111,34 @@ class Storage:
     def create_exclusive(self, path: str, data: bytes) -> bool:
         """Create `path` holding `data` only if it does not exist; True if this call created it.
 
-        Local disks get an atomic O_EXCL create of a temp file linked into place, so no reader sees a
-        half-written file. Object stores have no such primitive in pyarrow: the check-then-write there
-        is only safe with one writer at a time, which the write path's table lock provides.
+        Local disks get a temp file (see TEMP_FILE_PREFIX) hard-linked into place, which fails if `path`
+        exists, so no reader sees a half-written file. A process killed in between leaves only the temp file,
+        which every listing skips and the next writer deletes. Object stores have no such primitive in
+        pyarrow: the check-then-write there is only safe with one writer at a time, which the write path's
+        table lock provides.
         """
-        self.mkdirs(posixpath.dirname(path))
+        folder = posixpath.dirname(path)
         if self.is_local:
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(data)
-            try:
-                os.link(tmp, path)
-                return True
-            except FileExistsError:
-                return False
-            finally:
-                os.unlink(tmp)
+            for _ in range(_TEMP_ATTEMPTS):
+                self.mkdirs(folder)
+                tmp = posixpath.join(folder, f"{TEMP_FILE_PREFIX}{os.getpid()}-{secrets.token_hex(8)}")
+                try:
+                    with open(tmp, "xb") as f:
+                        f.write(data)
+                    os.link(tmp, path)
+                    return True
+                except FileExistsError:
+                    return False
+                except FileNotFoundError:
+                    continue  # a cleaner deleted the temp file (or its folder) before the link: write it again
+                finally:
+                    try:
+                        os.unlink(tmp)
+                    except FileNotFoundError:
+                        pass
+            raise OSError(f"{path}: its temp file in {folder} was deleted {_TEMP_ATTEMPTS} times before it could be "
+                          "linked into place; something keeps deleting files in that folder")
+        self.mkdirs(folder)
         if self.exists(path):
             return False
         self.write_bytes(path, data)

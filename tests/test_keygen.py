@@ -210,6 +210,119 @@ def test_vectorized_speed():
     assert keys[5].as_py() == "id:5,name:n5" and paths[8].as_py() == "p=1/name=n8"
 
 
+# ------------------------------------------------------------------ ambiguous composite keys
+
+
+def _hudi_key(fields, values) -> str:
+    """KeyGenerator.constructRecordKey, one row at a time: the reference the vectorized keys must equal."""
+    return ",".join(f"{f}:{'__null__' if v is None else '__empty__' if v == '' else v}" for f, v in zip(fields, values))
+
+
+def _keys(fields, rows):
+    table = pa.table({f: pa.array([r[i] for r in rows], pa.string()) for i, f in enumerate(fields)})
+    return ComplexKeyGenerator(fields).record_keys(table).to_pylist()
+
+
+def test_separator_collisions_are_refused_naming_fields_values_and_both_readings():
+    # The issue's rows: two different value pairs, one key.
+    for row in [("1,b:2", "3"), ("1", "2,b:3")]:
+        with pytest.raises(KeyGeneratorError) as e:
+            _keys(["a", "b"], [("x", "y"), row])
+        message = str(e.value)
+        assert "record key fields ['a', 'b'] (ComplexKeyGenerator)" in message
+        assert "in row 1 make the key 'a:1,b:2,b:3'" in message
+        assert "reads both as (a='1', b='2,b:3') and as (a='1,b:2', b='3')" in message
+        assert f"Row: {{'a': {row[0]!r}, 'b': {row[1]!r}}}" in message
+
+
+@pytest.mark.parametrize("row,what", [(("p", "__null__"), "a null 'b'"), (("p", "__empty__"), "an empty 'b'"),
+                                      (("__null__", "q"), "a null 'a'")])
+def test_placeholder_literals_are_refused(row, what):
+    assert _keys(["a", "b"], [("p", None)]) == [_hudi_key("ab", ("p", None))] == ["a:p,b:__null__"]
+    with pytest.raises(KeyGeneratorError, match=f"has the value {row[1] if row[0] == 'p' else row[0]!r} in row 0, "
+                                                f"which is how Hudi writes {what}"):
+        _keys(["a", "b"], [row])
+
+
+def test_unambiguous_keys_are_hudis_keys_byte_for_byte():
+    cases = {
+        ("a", "b"): [("x,y", "12:30"), ("1", ",b:"), (",b:", "1"), ("a:1", "b"), ("1,", ":2"), ("é,ü", "x,b"),
+                     ("1", None), ("", "2"), ("x\n,b", "y"), ("x,bb:1", "y"), ("x,B:1", "y")],
+        ("a", "b", "c"): [("1", "2", "x,b:y"), ("1,c", ":2", "3"), ("1", "2", ",a:x")],
+    }
+    for fields, rows in cases.items():
+        assert _keys(list(fields), rows) == [_hudi_key(fields, r) for r in rows]
+
+
+def test_every_refused_key_has_another_reading_and_accepted_keys_never_collide():
+    """Exhaustive over tricky values: a refused row's key is also the key of the other tuple the message names (so
+    refusing it is needed), and no two accepted rows share a key (so refusing the others is enough)."""
+    import ast
+    import itertools
+    import re as regex
+
+    values = [None, "", "a", "b", ",", ":", "__null__", "__empty__", ",b:", "1,b:2", ",c:", "x,c:y", "b:", ",b"]
+    refused = {"placeholder": 0, "separator": 0}
+    for fields in (["a", "b"], ["a", "b", "c"]):
+        accepted: dict[str, tuple] = {}
+        for row in itertools.product(values, repeat=len(fields)):
+            if all(v in (None, "") for v in row):
+                continue  # all null or empty: refused for another reason
+            try:
+                (key,) = _keys(fields, [row])
+            except KeyGeneratorError as e:
+                message = str(e)
+                readings = regex.findall(r"\((" + "=.*?, ".join(fields) + r"=.*?)\)", message)
+                if "which is how Hudi writes" in message:
+                    field = regex.search(r"field '(\w)' has the value", message).group(1)
+                    other = tuple(None if f == field and v == "__null__" else "" if f == field else v
+                                  for f, v in zip(fields, row))
+                    assert other != row and _hudi_key(fields, other) == _hudi_key(fields, row), (row, message)
+                    refused["placeholder"] += 1
+                else:
+                    assert len(readings) == 2, message
+                    for text in readings:
+                        parsed = tuple(ast.literal_eval(v) for v in regex.findall(r"=('(?:[^'\\]|\\.)*')", text))
+                        assert _hudi_key(fields, parsed) == _hudi_key(fields, row), (row, parsed)
+                    assert readings[0] != readings[1]
+                    refused["separator"] += 1
+                continue
+            assert key == _hudi_key(fields, row)
+            assert key not in accepted, f"{row} and {accepted.get(key)} share the key {key!r}"
+            accepted[key] = row
+    assert min(refused.values()) > 100, refused
+
+
+def test_other_key_generators_with_several_key_fields_refuse_too_and_stored_keys_are_never_refused():
+    table = pa.table({"a": ["1,b:2"], "b": ["3"], "p": ["x"]})
+    for keygen in (NonpartitionedKeyGenerator(["a", "b"]), GlobalDeleteKeyGenerator(["a", "b"]),
+                   CustomKeyGenerator(["a", "b"], ["p:SIMPLE"])):
+        with pytest.raises(KeyGeneratorError, match=f"\\({type(keygen).__name__}\\)"):
+            keygen.record_keys(table)
+        assert keygen.stored_record_keys(table).to_pylist() == ["a:1,b:2,b:3"]
+    assert CustomKeyGenerator(["a"], ["p:SIMPLE"]).record_keys(table).to_pylist() == ["1,b:2"]  # one field: the value
+
+
+def test_the_ambiguity_check_is_vectorized():
+    n = 200_000
+    names = pa.array([f"n{i % 97},x:{i}" for i in range(n)])  # commas and colons everywhere, never ambiguous
+    table = pa.table({"id": pa.array(range(n)), "name": names})
+    keygen = ComplexKeyGenerator(["id", "name"])
+    start = time.perf_counter()
+    keys = keygen.record_keys(table)
+    checked = time.perf_counter() - start
+    start = time.perf_counter()
+    keygen.stored_record_keys(table)
+    unchecked = time.perf_counter() - start
+    assert keys[5].as_py() == "id:5,name:n5,x:5"
+    assert checked < 2.0 and checked < 3 * unchecked + 0.2, (checked, unchecked)
+    tricky = table.set_column(1, "name", pa.array([f"v,name:{i}" for i in range(n)]))  # every row: the exact test
+    start = time.perf_counter()
+    with pytest.raises(KeyGeneratorError, match=r"\(200000 row\(s\) affected\)"):
+        keygen.record_keys(tricky)
+    assert time.perf_counter() - start < 3.0
+
+
 # ------------------------------------------------------------------ timestamp based
 
 

@@ -201,9 +201,9 @@ CLEANER_FILE_VERSIONS_RETAINED: ConfigOption[int] = ConfigOption(
 LOCK_WAIT_MS: ConfigOption[int] = ConfigOption(
     "hoodie.write.lock.wait_time_ms", Kind.INT, 60000, "How long a writer waits for the table lock, in ms.", "lock",
     hudi_default="60000", minimum=0)
-LOCK_EXPIRE_MINUTES: ConfigOption[int] = ConfigOption(
-    "hoodie.write.lock.filesystem.expire", Kind.INT, 10,
-    "Minutes after which a lock file left by a writer that died is taken over (0: never).", "lock",
+LOCK_EXPIRE_MINUTES: ConfigOption[float] = ConfigOption(
+    "hoodie.write.lock.filesystem.expire", Kind.FLOAT, 10.0,
+    "Minutes after which a lock file left by a writer that died is taken over (0: never; fractions allowed).", "lock",
     hudi_default="0", minimum=0,
     default_note="a lock of a crashed writer would otherwise block the table until removed by hand")
 

@@ -242,7 +242,7 @@ class LockConfig:
 
     @staticmethod
     def from_options(o: Options) -> "LockConfig":
-        return LockConfig(o[K.LOCK_WAIT_MS], o[K.LOCK_EXPIRE_MINUTES] * 60_000)
+        return LockConfig(o[K.LOCK_WAIT_MS], round(o[K.LOCK_EXPIRE_MINUTES] * 60_000))
 
 
 @dataclass(frozen=True)

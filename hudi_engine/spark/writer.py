@@ -76,7 +76,7 @@ def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> Wr
     with client.transaction() as txn:
         try:
             stats = _run(spark, df, client, txn)
-        except Exception as e:  # noqa: BLE001 - re-raised with the task's own message
+        except Exception as e:
             raise unwrap_task_error(e) from e
         result = txn.commit(stats)
     t0 = time.monotonic()

@@ -16,6 +16,13 @@ Which slices go (per file group; a slice is a base file and the log files writte
 Never cleaned: the latest slice of a file group, slices of uncommitted instants (rollback's business), slices a
 pending compaction plan reads, files named by a savepoint. File groups replaced by a completed replacecommit are
 removed whole once the replacecommit is older than E (under KEEP_LATEST_FILE_VERSIONS: at once, as Hudi does).
+
+Orphans go too, whatever the policy: files of an instant a completed rollback on the timeline rolled back (so it
+is neither pending nor completed) that are still on disk. A writer that outlived its lock can add them after the
+rollback that took its instant (see `write.lost_instant`); once archival moves the timeline start past that
+instant, every reader would take them for committed data. Found by name (base files carry their instant) in
+every folder of the table, and through the instant's leftover markers (log files holding only its blocks); the
+marker folder goes after. Only rolled-back instants are looked for, so a table without rollbacks lists nothing.
 """
 from __future__ import annotations
 
@@ -34,6 +41,8 @@ from hudi_engine.table_services.compaction import CompactionPlan
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
+from hudi_engine.write.markers import delete_marker_dir, marker_dir
+from hudi_engine.write.rollback import base_files_of, marked_files
 
 PLAN_KIND = "HoodieCleanerPlan"
 METADATA_KIND = "HoodieCleanMetadata"
@@ -207,13 +216,57 @@ def clean(storage: Storage, base_path: str, config: CleanConfig | None = None,
         resume_pending_cleans(storage, base_path)
         timeline = Timeline.load(storage, base_path)
         plan = plan_clean(storage, base_path, config, timeline)
-        if plan is None:
-            return None
-        instant_time = new_instant_time(after=max(timeline.timestamps(), default=None))
-        data = plan.to_bytes()
-        requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)
-        inflight = timeline.transition_to_inflight(requested, data)
-        return _execute(storage, base_path, timeline, inflight, plan)
+        orphans, stale_markers = orphan_files(storage, base_path, timeline)
+        plan = _with_orphans(plan, orphans, config, timeline)
+        result = None
+        if plan is not None:
+            instant_time = new_instant_time(after=max(timeline.timestamps(), default=None))
+            data = plan.to_bytes()
+            requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)
+            inflight = timeline.transition_to_inflight(requested, data)
+            result = _execute(storage, base_path, timeline, inflight, plan)
+        for instant_time in stale_markers:  # their files are gone now
+            delete_marker_dir(storage, base_path, instant_time)
+        return result
+
+
+def orphan_files(storage: Storage, base_path: str, timeline: Timeline) -> tuple[dict[str, list[str]], list[str]]:
+    """Files of rolled-back instants still on disk, by partition (full paths), and the rolled-back instants
+    whose marker folders are still there."""
+    gone = rolled_back_instants(timeline)
+    if not gone:
+        return {}, []
+    files = base_files_of(storage, base_path, gone)
+    stale = sorted(ts for ts in gone if storage.exists(marker_dir(base_path, ts)))
+    for ts in stale:
+        for partition, paths in marked_files(storage, base_path, ts).items():
+            files.setdefault(partition, []).extend(paths)
+    return {p: sorted(set(v)) for p, v in sorted(files.items())}, stale
+
+
+def rolled_back_instants(timeline: Timeline) -> set[str]:
+    """Instants named by the completed rollbacks of the timeline that are not on it any more."""
+    out: set[str] = set()
+    for rollback in timeline.filter_by([Action.ROLLBACK], [State.COMPLETED]):
+        try:
+            out.update((timeline.avro_metadata(rollback) or {}).get("commitsRollback") or [])
+        except HudiError:
+            continue  # an unreadable rollback: its instant is not looked for
+    return out - set(timeline.timestamps())
+
+
+def _with_orphans(plan: CleanPlan | None, orphans: Mapping[str, list[str]], config: CleanConfig,
+                  timeline: Timeline) -> CleanPlan | None:
+    if not orphans:
+        return plan
+    if plan is None:
+        last = timeline.completed_commits().last()
+        plan = CleanPlan(config.policy, None, last.timestamp if last else "", {})
+    files = {p: set(v) for p, v in plan.files.items()}
+    for partition, paths in orphans.items():
+        files.setdefault(partition, set()).update(paths)
+    return CleanPlan(plan.policy, plan.earliest_instant_to_retain, plan.last_completed_commit,
+                     {p: tuple(sorted(v)) for p, v in sorted(files.items())})
 
 
 def resume_pending_cleans(storage: Storage, base_path: str) -> list[CleanResult]:

@@ -47,7 +47,7 @@ from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_meta
 from hudi_engine.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
 from hudi_engine.write.handles import write_base
-from hudi_engine.write.markers import IOType, create_marker, delete_marker_dir, list_markers
+from hudi_engine.write.markers import IOType, confirm_written, create_marker, delete_marker_dir, list_markers
 
 PLAN_KIND = "HoodieCompactionPlan"
 PLAN_VERSION = 2  # bare file names (version 1 held full paths)
@@ -320,6 +320,7 @@ def execute_operation(task: CompactionTask, op: CompactionOperation,
                   IOType.MERGE if base is not None else IOType.CREATE)
     result = write_base(storage, Storage.join(folder, name), merged, bloom=task.bloom, files=task.files,
                         populate_meta_fields=config.populate_meta_fields, row_group_size=task.row_group_size)
+    confirm_written(storage, task.base_path, task.instant_time, op.partition_path, name)
     log_bytes = sum(f.size for f in logs)
     return WriteStat(
         file_id=op.file_id,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 
-from hudi_engine.errors import HudiError, TimelineError, WriteError
+from hudi_engine.errors import HudiError, InstantLostError, TimelineError, WriteError
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.partition_metadata import PARTITION_METAFILE, format_partition_metadata, partition_depth
 from hudi_engine.schema import META_COLUMNS, remove_meta_fields, schema_to_json
@@ -24,6 +24,7 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
+from hudi_engine.write.lost_instant import check_inflight, wait_for_rollback_decision
 from hudi_engine.write.markers import delete_marker_dir, list_markers
 
 WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
@@ -174,11 +175,14 @@ def complete_commit(
     3. `<T>.<action>` holding the commit metadata JSON (`extraMetadata.schema` = `schema` without meta fields),
        created only if absent: the atomic commit point.
     4. The marker folder is deleted.
+    Before 1 and after 3 the instant must still be ours (`lost_instant`): InstantLostError if another writer
+    rolled it back or is rolling it back.
     A replacecommit carries `partition_to_replace_file_ids` (empty map if None).
     """
     _check_operation(operation_type)
-    timeline = Timeline.load(storage, base_path)
     inflight = Instant(instant.timestamp, instant.action, State.INFLIGHT)
+    check_inflight(storage, base_path, instant.timestamp, f"committing {inflight}")
+    timeline = Timeline.load(storage, base_path)
     current = [i for i in timeline.instants_at(instant.timestamp) if i.action == instant.action]
     if not current or current[0].state is not State.INFLIGHT:
         state = current[0].state.name if current else "absent"
@@ -211,6 +215,12 @@ def complete_commit(
         completed = timeline.complete(inflight, metadata.to_json())
     except TimelineError as e:
         raise WriteError(f"cannot complete {inflight}: {e}") from e
+    # A rollback planned just before the completed file appeared would still delete the instant's files.
+    rollback = wait_for_rollback_decision(storage, base_path, instant.timestamp)
+    if rollback is not None:
+        raise InstantLostError(
+            f"table {base_path}: {inflight} was completed, but rollback {rollback.timestamp} of another writer (which "
+            "took the table lock after it expired) targets it and may undo it; check the timeline")
     delete_marker_dir(storage, base_path, instant.timestamp)
     return completed
 

@@ -61,7 +61,7 @@ class WriteTask:
         if self.table_props.get("hoodie.populate.meta.fields", "true") != "false":
             return read_record_keys(storage, path)
         columns = [f.split(":")[0].split(".")[0] for f in self.config.keys.record_key_fields]
-        return self.keygen().record_keys(read_base_file(storage, path, columns=columns))
+        return self.keygen().stored_record_keys(read_base_file(storage, path, columns=columns))
 
 
 # ---- map side: keys and tags -------------------------------------------------------------------------------------

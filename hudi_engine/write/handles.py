@@ -48,7 +48,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hudi_engine.timeline.instant import State
-from hudi_engine.write.markers import IOType, create_marker
+from hudi_engine.write.markers import IOType, confirm_written, create_marker
 
 COMMIT_TIME, SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS
 LOG_BASE_VERSION = 1  # HoodieLogFile.LOGFILE_BASE_VERSION
@@ -312,6 +312,7 @@ class CreateHandle:
         assert self._writer is not None
         result = self._writer.close()
         self._writer = None
+        confirm_written(self.ctx.storage, self.ctx.base_path, self.ctx.instant_time, self.partition_path, self._name)
         self.stats.append(WriteStat(
             file_id=self._file_id,
             path=relative_path(self.partition_path, self._name),
@@ -475,6 +476,7 @@ def merge_handle(
                                                 None).records, name))
     writer.write(ctx.arrow_schema.empty_table())  # a file group whose every row was deleted: an empty version
     result_file = writer.close()
+    confirm_written(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name)
     return WriteStat(
         file_id=file_id,
         path=relative_path(partition_path, name),
@@ -573,6 +575,7 @@ def append_handle(
     path = ctx.full_path(partition_path, name)
     if not ctx.storage.create_exclusive(path, data):
         raise WriteError(f"log file {path} already exists; expected a new log version for instant {ctx.instant_time}")
+    confirm_written(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name)
     n = rows.num_rows if rows is not None else 0
     return WriteStat(
         file_id=file_id,

@@ -19,11 +19,20 @@ from hudi_engine.storage import Storage
 LOCK_FILE = "lock"
 
 
+def lock_path(base_path: str) -> str:
+    return Storage.join(base_path, ".hoodie", LOCK_FILE)
+
+
+def lock_holder(storage: Storage, base_path: str) -> dict | None:
+    """The lock file's content (`owner`, `acquired_ms`, `expires_ms`), None when the lock is free."""
+    return _read(storage, lock_path(base_path))
+
+
 @contextmanager
 def table_lock(storage: Storage, base_path: str, *, wait_timeout_ms: int, expiry_ms: int,
                poll_ms: int = 200) -> Iterator[str]:
     """Hold the table's write lock for the `with` block; yields the owner id."""
-    path = Storage.join(base_path, ".hoodie", LOCK_FILE)
+    path = lock_path(base_path)
     owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     deadline = time.monotonic() + wait_timeout_ms / 1000
     while True:

@@ -16,11 +16,20 @@ go last: once they are gone, F's leftovers would count as committed (older than 
 A crash at any step leaves F pending and a pending rollback whose plan `rollback_failed_writes` re-executes.
 
 What F wrote comes from its markers; without markers (a writer that did not make them, or a completed F whose
-markers are gone) from F's commit metadata, else from listing every partition for files of F.
+markers are gone) from F's commit metadata, else from listing every partition for files of F. F's markers are
+listed again before R completes: a writer that lost its lock may still have been adding files to F (it checks
+that F is inflight after making each marker, see `lost_instant`), and those files are deleted too. Temp files of
+interrupted atomic creates (`Storage.create_exclusive`) in the partitions F touched go as well.
+
+Rolling back a pending F gives up (R's requested file deleted, nothing else touched) when F turns out completed
+once R is requested: a writer whose lock expired committed it meanwhile. A pending R that was only requested is
+given up the same way when its F is completed (step 2 never happened: a user's rollback that crashed so early
+did nothing, and may be run again).
 """
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from hudi_engine.errors import HudiError, WriteError
@@ -32,7 +41,7 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.commit_metadata import CommitMetadata
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
-from hudi_engine.write.markers import IOType, delete_marker_dir, list_markers
+from hudi_engine.write.markers import IOType, Marker, delete_marker_dir, list_markers
 
 META_FOLDER = ".hoodie"
 ROLLBACK_PLAN = "HoodieRollbackPlan"
@@ -86,6 +95,15 @@ def rollback_instant(storage: Storage, base_path: str, instant: Instant | str, *
         raise WriteError(f"{target} is completed: use rollback_completed for the latest completed commit")
     if target.action not in _WRITE_ACTIONS:
         raise WriteError(f"{target}: only commit, deltacommit and replacecommit instants are rolled back here")
+    result = _rollback_pending(storage, base_path, timeline, target, use_command_blocks)
+    if result is None:
+        raise WriteError(f"cannot roll back {target}: it completed while the rollback was being planned (its writer "
+                         "committed it after its lock had expired); the rollback gave up")
+    return result
+
+
+def _rollback_pending(storage: Storage, base_path: str, timeline: Timeline, target: Instant,
+                      use_command_blocks: bool) -> RollbackResult | None:
     requests = _plan_pending(storage, base_path, timeline, target, use_command_blocks)
     return _run(storage, base_path, timeline, target, requests, uncommit=False)
 
@@ -120,13 +138,43 @@ def rollback_failed_writes(storage: Storage, base_path: str, *, use_command_bloc
     Pending clustering replacecommits are table services and are left alone. Assumes no other writer is running
     (this engine writes one instant at a time; concurrent writers would need heartbeats, which it does not keep).
     """
+    # Temp files of atomic creates a killed process left in .hoodie (instants, the lock, hoodie.properties).
+    storage.delete_temp_files(Storage.join(base_path, META_FOLDER))
     results = _resume_pending_rollbacks(storage, base_path)
     timeline = Timeline.load(storage, base_path)
     for target in reversed(timeline.pending()):
         if target.action not in _WRITE_ACTIONS or _is_clustering(timeline, target):
             continue
-        results.append(rollback_instant(storage, base_path, target, use_command_blocks=use_command_blocks))
+        result = _rollback_pending(storage, base_path, timeline, target, use_command_blocks)
+        if result is not None:  # None: the target completed meanwhile, it is not a failed write
+            results.append(result)
     return results
+
+
+def marked_files(storage: Storage, base_path: str, instant_time: str) -> dict[str, list[str]]:
+    """The data files an instant's markers name that are the instant's own (base files of the instant, log files
+    holding only its blocks), by partition: full paths of files that exist."""
+    out: dict[str, list[str]] = {}
+    for req in _requests_from_markers(storage, base_path, list_markers(storage, base_path, instant_time),
+                                      instant_time, use_command_blocks=False):
+        out.setdefault(req.partition_path, []).extend(req.files_to_delete)
+    return out
+
+
+def remove_marked_files(storage: Storage, base_path: str, instant_time: str) -> list[str]:
+    """Delete `marked_files` (a writer that lost its instant removes what it wrote); the deleted paths."""
+    return [p for paths in marked_files(storage, base_path, instant_time).values() for p in paths
+            if storage.delete(p)]
+
+
+def base_files_of(storage: Storage, base_path: str, instant_times: set[str]) -> dict[str, list[str]]:
+    """Base files named after one of `instant_times`, in every folder of the table (a listing of all of them)."""
+    out: dict[str, list[str]] = {}
+    for folder in _all_folders(storage, base_path):
+        for e in storage.list_dir(Storage.join(base_path, folder)):
+            if not e.is_dir and is_base_file_name(e.name) and BaseFileName.parse(e.name).instant_time in instant_times:
+                out.setdefault(folder, []).append(e.path)
+    return out
 
 
 # --------------------------------------------------------------------------------------------- planning
@@ -155,16 +203,7 @@ def _plan_pending(storage: Storage, base_path: str, timeline: Timeline, target: 
                   use_command_blocks: bool) -> list[RollbackRequest]:
     markers = list_markers(storage, base_path, target.timestamp)
     if markers:
-        requests = []
-        for m in markers:
-            path = Storage.join(base_path, m.data_file_path)
-            if m.io_type is IOType.APPEND:
-                req = _log_request(storage, m.partition_path, path, target.timestamp, use_command_blocks)
-                if req is not None:
-                    requests.append(req)
-            elif storage.exists(path):
-                requests.append(RollbackRequest(m.partition_path, files_to_delete=(path,)))
-        return requests
+        return _requests_from_markers(storage, base_path, markers, target.timestamp, use_command_blocks)
     # No markers: the inflight workload profile narrows the partitions to look in, if it names any.
     partitions = None
     if target.is_inflight:
@@ -173,6 +212,25 @@ def _plan_pending(storage: Storage, base_path: str, timeline: Timeline, target: 
         except HudiError:
             partitions = None
     return _requests_from_listing(storage, base_path, target.timestamp, partitions, use_command_blocks)
+
+
+def _requests_from_markers(storage: Storage, base_path: str, markers: list[Marker], instant_time: str,
+                           use_command_blocks: bool) -> list[RollbackRequest]:
+    requests = []
+    for m in markers:
+        path = Storage.join(base_path, m.data_file_path)
+        if m.io_type is IOType.APPEND:
+            req = _log_request(storage, m.partition_path, path, instant_time, use_command_blocks)
+            if req is not None:
+                requests.append(req)
+        elif storage.exists(path) and _base_file_of(m.file_name, instant_time):
+            requests.append(RollbackRequest(m.partition_path, files_to_delete=(path,)))
+    return requests
+
+
+def _base_file_of(name: str, instant_time: str) -> bool:
+    """A marked base file is the instant's own when its name says so (a foreign name is never deleted)."""
+    return not is_base_file_name(name) or BaseFileName.parse(name).instant_time == instant_time
 
 
 def _requests_from_stats(storage: Storage, base_path: str, instant_time: str, meta: CommitMetadata,
@@ -262,7 +320,7 @@ def _has_older_slice_files(storage: Storage, path: str, log: LogFileName) -> boo
 
 
 def _run(storage: Storage, base_path: str, timeline: Timeline, target: Instant, requests: list[RollbackRequest],
-         *, uncommit: bool) -> RollbackResult:
+         *, uncommit: bool) -> RollbackResult | None:
     t0 = time.monotonic()
     latest = max(timeline.timestamps(), default=None)
     rollback_ts = new_instant_time(after=latest)
@@ -273,6 +331,9 @@ def _run(storage: Storage, base_path: str, timeline: Timeline, target: Instant, 
         "version": 1,
     }
     timeline.create_requested(requested, write_avro_metadata(ROLLBACK_PLAN, plan))
+    if not uncommit and _completed(storage, base_path, target):
+        storage.delete(timeline.path_of(requested))  # nothing was deleted yet: give up, F stays committed
+        return None
     if uncommit:
         # The atomic "un-commit": from here on F's files are invisible to every reader.
         completed_path = timeline.path_of(target)
@@ -287,7 +348,7 @@ def _execute(storage: Storage, base_path: str, timeline: Timeline, inflight: Ins
     rollback_ts = inflight.timestamp
     per_partition: dict[str, dict] = {}
     deleted, failed, written = [], [], {}
-    for req in requests:
+    for req in _and_late_requests(storage, base_path, target, requests):
         pm = per_partition.setdefault(req.partition_path, {
             "partitionPath": req.partition_path, "successDeleteFiles": [], "failedDeleteFiles": [],
             "rollbackLogFiles": None, "logFilesFromFailedCommit": None})
@@ -324,6 +385,25 @@ def _execute(storage: Storage, base_path: str, timeline: Timeline, inflight: Ins
     return RollbackResult(rollback_ts, target, deleted, failed, written)
 
 
+def _and_late_requests(storage: Storage, base_path: str, target: Instant,
+                       requests: list[RollbackRequest]) -> Iterator[RollbackRequest]:
+    """The planned requests, then (listed once those are done) requests for the files of markers the plan did not
+    know: a writer that lost its lock made them after the plan was listed. Then the temp files of interrupted
+    atomic creates in every partition the instant touched are deleted."""
+    yield from requests
+    planned = {p for r in requests for p in (*r.files_to_delete, *r.log_blocks_to_delete)}
+    markers = list_markers(storage, base_path, target.timestamp)
+    late = [m for m in markers if Storage.join(base_path, m.data_file_path) not in planned]
+    yield from _requests_from_markers(storage, base_path, late, target.timestamp, use_command_blocks=False)
+    for partition in sorted({r.partition_path for r in requests} | {m.partition_path for m in markers}):
+        storage.delete_temp_files(Storage.join(base_path, partition))
+
+
+def _completed(storage: Storage, base_path: str, target: Instant) -> bool:
+    return any(i.is_completed and i.comparable_action == target.comparable_action
+               for i in Timeline.load(storage, base_path).instants_at(target.timestamp))
+
+
 def _write_rollback_block(storage: Storage, log_path: str, rollback_ts: str, target_ts: str) -> tuple[str, int]:
     """A new log file in the slice of `log_path` (next version, token 1-0-1) holding one ROLLBACK command block."""
     folder, name = log_path.rsplit("/", 1)
@@ -350,7 +430,12 @@ def _resume_pending_rollbacks(storage: Storage, base_path: str) -> list[Rollback
             raise WriteError(f"{timeline.path_of(instant)}: rollback plan names no instant to roll back")
         target = Instant(info["commitTime"], info["action"], State.INFLIGHT)
         requests = [RollbackRequest.from_avro(r) for r in plan.get("RollbackRequests") or []]
-        # A crash between the plan and the un-commit step of rollback_completed left F completed: un-commit first.
+        if instant.is_requested and _completed(storage, base_path, target):
+            # Nothing was deleted yet and F is committed (a rollback_completed that crashed before its un-commit
+            # step, or a writer that committed F while its rollback was being planned): give the rollback up.
+            storage.delete(timeline.path_of(instant))
+            continue
+        # Data goes only while F is pending: un-commit a completed F first (R is inflight: step 2 had begun).
         timeline.delete_instant_files(target, [State.COMPLETED])
         inflight = instant if instant.is_inflight else timeline.transition_to_inflight(instant)
         results.append(_execute(storage, base_path, timeline, inflight, target, requests, time.monotonic()))

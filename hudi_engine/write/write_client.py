@@ -25,9 +25,10 @@ from hudi_engine.timeline.instant import State
 from hudi_engine.write import commit as commit_protocol
 from hudi_engine.write.bucket_assigner import BucketPlan, Counts, SliceInfo, plan_buckets
 from hudi_engine.write.executor import WriteTask
-from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.lock import table_lock
-from hudi_engine.write.rollback import rollback_failed_writes, rollback_instant
+from hudi_engine.write.lost_instant import abort_write
+from hudi_engine.write.rollback import rollback_failed_writes
+from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_result import WriteResult
 
 # Hudi: an average record size is trusted only from a commit that wrote more than this share of the small limit.
@@ -257,8 +258,9 @@ class Transaction:
         return WriteResult.from_stats(self.instant, c.config.operation.value, stats, self.timings)
 
     def abort(self) -> None:
-        if not self.done:
-            rollback_instant(self.client.storage, self.client.base_path, self.inflight)
+        if not self.done:  # a rollback; if another writer rolled the instant back already, remove what we wrote
+            c = self.client
+            abort_write(c.storage, c.base_path, self.inflight, lock_expiry_ms=c.config.lock.expiry_ms)
 
 
 # ---- checks ---------------------------------------------------------------------------------------------------

@@ -47,7 +47,15 @@ def _table(tmp_path: Path, table_type: str = "COPY_ON_WRITE", **kw) -> tuple[Sto
     storage, base = Storage.for_uri(str(tmp_path / "t"))
     config = TableConfig.create("trips", table_type, ["id"], ["city"], "ts", hive_style=True, **kw)
     config.initialize(storage, base)
+    action = Action.DELTA_COMMIT if table_type == "MERGE_ON_READ" else Action.COMMIT
+    _pending(storage, base, T1, T2, T3, action=action)
     return storage, base, config
+
+
+def _pending(storage: Storage, base: str, *instants: str, action: Action = Action.COMMIT) -> None:
+    """Requested instants on the timeline: a handle writes files only for an instant that is still pending."""
+    for ts in instants:
+        Timeline(storage, base, []).create_requested(Instant(ts, action, State.REQUESTED))
 
 
 def _ctx(storage, base, config, instant, **kw) -> WriteContext:
@@ -63,6 +71,7 @@ def _rows(data: pa.Table, city: str) -> pa.Table:
 
 def test_markers_are_created_listed_and_deleted(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path))
+    _pending(storage, base, T1)
     create_marker(storage, base, T1, "a/b", "f1_0-1-2_%s.parquet" % T1, IOType.CREATE)
     create_marker(storage, base, T1, "", "f2_0-1-2_%s.parquet" % T1, "MERGE")
     create_marker(storage, base, T1, "a", ".f3_%s.log.1_0-1-2" % T1, IOType.APPEND)
@@ -82,6 +91,7 @@ def test_markers_are_created_listed_and_deleted(tmp_path):
 
 def test_a_second_marker_for_the_same_file_is_refused(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path))
+    _pending(storage, base, T1)
     create_marker(storage, base, T1, "p", "f_0-1-2_1.parquet", IOType.CREATE)
     with pytest.raises(WriteError, match="already exists"):
         create_marker(storage, base, T1, "p", "f_0-1-2_1.parquet", IOType.CREATE)

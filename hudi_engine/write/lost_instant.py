@@ -1,0 +1,195 @@
+"""A lost instant: a write instant that stopped being inflight while its writer still runs.
+
+A writer holds the table lock only until the lock expires. Another writer may then take it and, as every writer
+does first, roll back the instants it finds pending (`rollback_failed_writes`), the live one included. The first
+writer is from then on a zombie: a data file it adds is in no plan, no commit and no marker the rollback saw, and
+would come back as rows once archival moves the timeline start past its instant. So a writer checks that its
+instant is still inflight
+
+* before each data file (`create_marker`, after the marker is made, so a rollback that plans later sees it),
+* after each data file (`confirm_written`: the file is removed again if the instant was lost meanwhile),
+* at the commit point (`complete_commit`, before and after the completed file is created),
+
+and a writer that lost its instant removes the files its markers name and fails naming the instant, the rollback
+that took it and the lock (`abort_write`). The check lists `.hoodie/` once and reads the plans of rollback
+instants newer than the instant only (there are none unless the instant is being taken away).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from hudi_engine.errors import HudiError, InstantLostError
+from hudi_engine.storage import Storage
+from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.instant import Action, Instant, State, instant_to_datetime
+from hudi_engine.timeline.timeline import collapse_layout1
+
+META_FOLDER = ".hoodie"
+_WRITING_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION,
+                              Action.LOG_COMPACTION})
+# Plans never change once written: (rollback file path) -> the instant times it rolls back.
+_targets_cache: dict[str, frozenset[str]] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class InstantLoss:
+    """Why an instant is no longer inflight: `state` is "completed", "being rolled back" or "not on the timeline";
+    `rollback` is the rollback instant that targets it, if one does."""
+
+    instant_time: str
+    state: str
+    rollback: Instant | None
+
+    def describe(self) -> str:
+        if self.rollback is None:
+            if self.state == "completed":
+                return f"instant {self.instant_time} is already completed"
+            return f"instant {self.instant_time} is not on the timeline (no rollback instant names it)"
+        done = "completed" if self.rollback.is_completed else "in progress"
+        verb = "was rolled back" if self.state == "not on the timeline" else "is being rolled back"
+        return f"instant {self.instant_time} {verb} by rollback {self.rollback.timestamp} ({done})"
+
+
+def find_loss(storage: Storage, base_path: str, instant_time: str) -> InstantLoss | None:
+    """None while `instant_time` is pending (requested or inflight) and no rollback targets it; else why not."""
+    own, rollbacks = _instants_of(storage, base_path, instant_time)
+    rollback = rollback_of(storage, base_path, instant_time, rollbacks)
+    if any(i.is_completed for i in own):
+        return InstantLoss(instant_time, "being rolled back" if rollback else "completed", rollback)
+    if not any(i.action in _WRITING_ACTIONS for i in own):
+        return InstantLoss(instant_time, "not on the timeline", rollback)
+    if rollback is not None:
+        return InstantLoss(instant_time, "being rolled back", rollback)
+    return None
+
+
+def check_inflight(storage: Storage, base_path: str, instant_time: str, doing: str) -> None:
+    """Raise InstantLostError when `instant_time` is no longer inflight; `doing` says what was about to happen."""
+    loss = find_loss(storage, base_path, instant_time)
+    if loss is None:
+        return
+    if loss.state == "completed":
+        raise InstantLostError(f"table {base_path}: {loss.describe()} (COMPLETED on the timeline, expected INFLIGHT), "
+                               f"so this writer is not {doing}; a completed instant takes no more files")
+    raise InstantLostError(
+        f"table {base_path}: {loss.describe()}, so this writer is not {doing}. Another writer took the table "
+        "lock after it expired (hoodie.write.lock.filesystem.expire) and rolled the instant back; nothing of this write "
+        "is committed"
+    )
+
+
+def rollback_of(storage: Storage, base_path: str, instant_time: str,
+                rollbacks: list[Instant] | None = None) -> Instant | None:
+    """The newest rollback instant (any state) whose plan or metadata names `instant_time`."""
+    if rollbacks is None:
+        rollbacks = _instants_of(storage, base_path, instant_time)[1]
+    timeline = Timeline(storage, base_path, [])
+    for rollback in sorted(rollbacks, reverse=True):
+        if instant_time in _targets(timeline, rollback):
+            return rollback
+    return None
+
+
+def wait_for_rollback_decision(storage: Storage, base_path: str, instant_time: str, *,
+                               timeout_s: float = 5.0) -> Instant | None:
+    """After completing `instant_time`: a rollback that is only requested may still give up (it does when it sees
+    the instant completed, see rollback.py), so wait briefly for it to move on or vanish. Returns the rollback that
+    still targets the instant, None when none does."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        rollback = rollback_of(storage, base_path, instant_time)
+        if rollback is None or not rollback.is_requested or time.monotonic() >= deadline:
+            return rollback
+        time.sleep(0.1)
+
+
+def abort_write(storage: Storage, base_path: str, inflight: Instant, *, lock_expiry_ms: int) -> None:
+    """A failed write's instant: rolled back as usual while it is ours; if it was lost, the files its markers
+    name are removed (never those of a completed instant) and InstantLostError says what happened."""
+    from hudi_engine.write.lock import lock_holder, lock_path
+    from hudi_engine.write.markers import delete_marker_dir
+    from hudi_engine.write.rollback import remove_marked_files, rollback_instant
+
+    loss = find_loss(storage, base_path, inflight.timestamp)
+    if loss is None:
+        rollback_instant(storage, base_path, inflight)
+        return
+    completed = _is_completed(storage, base_path, inflight.timestamp)
+    if completed and loss.rollback is None:
+        return  # the rollback gave up after all: the commit stands, the error in flight says why it was doubted
+    removed = [] if completed else remove_marked_files(storage, base_path, inflight.timestamp)
+    if loss.state == "not on the timeline":
+        delete_marker_dir(storage, base_path, inflight.timestamp)  # a rollback in progress deletes it itself
+    try:
+        ran = (datetime.now(UTC) - instant_to_datetime(loss.instant_time)).total_seconds()
+        ran_text = f"; this write started {ran:.0f} s ago"
+    except HudiError:
+        ran_text = ""
+    holder = lock_holder(storage, base_path)
+    if holder:
+        acquired = datetime.fromtimestamp(holder.get("acquired_ms", 0) / 1000, UTC)
+        holder_text = f"the lock is now held by {holder.get('owner', '?')} (since {acquired:%Y-%m-%d %H:%M:%S} UTC)"
+    else:
+        holder_text = "the lock is free now"
+    if completed:
+        what = "the instant had completed, but that rollback may undo it: check the timeline before relying on it"
+    else:
+        what = (f"nothing of this write is in the table ({len(removed)} data file(s) it had written were removed "
+                "here, the others by the rollback)")
+    raise InstantLostError(
+        f"write to table {base_path} failed: {loss.describe()} while this writer was still running; {what}. The "
+        f"write held the table lock {lock_path(base_path)} (hoodie.write.lock.filesystem.expire={lock_expiry_ms / 60000:g} minutes"
+        f"{ran_text}); another writer took it after it expired and rolled the pending instant back; {holder_text}. "
+        "Re-run the write, and raise hoodie.write.lock.filesystem.expire above the time a write takes."
+    )
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+def _instants_of(storage: Storage, base_path: str, instant_time: str) -> tuple[list[Instant], list[Instant]]:
+    """(the instant files of `instant_time`, the rollback instants newer than it), from one listing of .hoodie."""
+    own, rollbacks = [], []
+    for entry in storage.list_dir(Storage.join(base_path, META_FOLDER)):
+        if entry.is_dir:
+            continue
+        ts, _, rest = entry.name.partition(".")
+        if ts == instant_time or (ts > instant_time and rest.startswith(Action.ROLLBACK.value)):
+            try:
+                instant = Instant.parse_file_name(entry.name)
+            except HudiError:
+                continue  # a foreign file name: Timeline.load reports it
+            if instant is not None:
+                (own if ts == instant_time else rollbacks).append(instant)
+    return own, [i for i in collapse_layout1(rollbacks) if i.action is Action.ROLLBACK]
+
+
+def _targets(timeline: Timeline, rollback: Instant) -> frozenset[str]:
+    """The instant times a rollback rolls back: its plan's `instantToRollback`, else its metadata's list."""
+    key = timeline.path_of(rollback.with_state(State.REQUESTED))
+    cached = _targets_cache.get(key)
+    if cached is not None:
+        return cached
+    targets: set[str] = set()
+    try:
+        plan = timeline.avro_metadata(rollback.with_state(State.REQUESTED)) or {}
+        commit_time = (plan.get("instantToRollback") or {}).get("commitTime")
+        if commit_time:
+            targets.add(commit_time)
+    except HudiError:
+        pass
+    if not targets and rollback.is_completed:
+        try:
+            targets.update((timeline.avro_metadata(rollback) or {}).get("commitsRollback") or [])
+        except HudiError:
+            pass
+    found = frozenset(targets)
+    if found:
+        _targets_cache[key] = found
+    return found
+
+
+def _is_completed(storage: Storage, base_path: str, instant_time: str) -> bool:
+    return any(i.is_completed for i in _instants_of(storage, base_path, instant_time)[0])

@@ -1,0 +1,39 @@
+"""Archival as Java Hudi does it, simulated: old instants leave `.hoodie/` (this engine has no archival code).
+
+Java's timeline archiver moves completed instants older than what it keeps (and the rollbacks and cleans among
+them) out of the active timeline into `.hoodie/archived/`. Readers then see a timeline that starts later, and take
+every data file older than its start for committed data. Here the instant files themselves are moved to
+`.hoodie/archived/`, which is all a reader of the active timeline can tell.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from hudi_engine.storage import Storage
+from hudi_engine.timeline import Timeline
+
+
+def archive_before(path: Path, boundary: str) -> list[str]:
+    """Move the files of every instant older than `boundary` to `.hoodie/archived/`; their names. Refused when
+    one of them is pending (Java never archives past the earliest pending instant)."""
+    timeline = Timeline.load(*Storage.for_uri(str(path)))
+    old = [i for i in timeline if i.timestamp < boundary]
+    pending = [str(i) for i in old if not i.is_completed]
+    assert not pending, f"archival stops at the earliest pending instant: {pending}"
+    meta, archived = Path(path) / ".hoodie", Path(path) / ".hoodie" / "archived"
+    archived.mkdir(exist_ok=True)
+    moved = []
+    stamps = {i.timestamp for i in old}
+    for f in sorted(meta.iterdir()):  # every state's file (a compaction's requested file too)
+        if f.is_file() and f.name.partition(".")[0] in stamps:
+            shutil.move(f, archived / f.name)
+            moved.append(f.name)
+    return moved
+
+
+def archive_all_but_latest_commit(path: Path) -> list[str]:
+    """Archive everything older than the latest completed commit (the most any archiver could)."""
+    latest = Timeline.load(*Storage.for_uri(str(path))).completed_commits().last()
+    assert latest is not None
+    return archive_before(path, latest.timestamp)
