@@ -88,6 +88,7 @@ class WriteClient:
         exists = storage.exists(Storage.join(base_path, ".hoodie", "hoodie.properties"))
         if exists:
             table_config = TableConfig.load(storage, base_path)
+            table_config.require_writable()
             config = _reconcile(config, table_config, base_path)
         else:
             table_config = _new_table_config(config, base_path)
