@@ -32,7 +32,6 @@ Filters = Sequence[Filter] | pc.Expression | None
 
 # Key generators whose partition path is not the partition column's value (formatted dates, custom layouts).
 UNPRUNABLE_KEYGENS = ("TimestampBased", "Custom")
-LOG_COMPACT_OPERATION = "LOG_COMPACT"  # WriteOperationType of a log compaction
 READ_AHEAD = 4  # slices read at once by `scan` (4 threads matched pyarrow's own parallel read on 2 cores)
 
 _OPS = {"=": "__eq__", "==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
@@ -48,7 +47,6 @@ class HudiTable:
         self.config = config
         self.timeline = timeline
         self._slicing = slicing_for(timeline)
-        self._operations: dict[str, str | None] = {}  # instant -> operation type, read once
 
     @staticmethod
     def load(path_or_uri: str) -> "HudiTable":
@@ -162,6 +160,10 @@ class HudiTable:
         commits = self.timeline.completed_commits()
         if not commits:
             return "the table has no completed commits"
+        if self.timeline.layout.incremental_by_completion_time:  # ranges are of completion times there
+            return (f"{len(commits)} completed commits, requested from {commits[0].timestamp} to "
+                    f"{commits[-1].timestamp}, completed from {commits[0].completion_time} to "
+                    f"{commits[-1].completion_time}")
         return f"completed commits from {commits[0].timestamp} to {commits[-1].timestamp} ({len(commits)})"
 
     def check_instant(self, value: str | None, what: str) -> str | None:
@@ -253,17 +255,10 @@ class HudiTable:
         """Completed commit-like instants in (start, end]: by requested time in timeline layout 1, by completion
         time in layout 2 (Hudi 1.x, whose incremental queries and hudi-rs read ranges of completion time)."""
         if self.timeline.layout.incremental_by_completion_time:
-            # A log compaction rewrites log records under its own instant but changes no data: not a change.
             return [i for i in self.timeline.completed_commits() if i.completion_time is not None
-                    and i.completion_time > start_instant and (end_instant is None or i.completion_time <= end_instant)
-                    and self._operation_type(i) != LOG_COMPACT_OPERATION]
+                    and i.completion_time > start_instant and (end_instant is None or i.completion_time <= end_instant)]
         return [i for i in self.timeline.completed_commits()
                 if i.timestamp > start_instant and (end_instant is None or i.timestamp <= end_instant)]
-
-    def _operation_type(self, instant: Instant) -> str | None:
-        if instant.timestamp not in self._operations:
-            self._operations[instant.timestamp] = self.timeline.commit_metadata(instant).operation_type
-        return self._operations[instant.timestamp]
 
     def incremental_end(self, start_instant: str, end_instant: str | None = None) -> str | None:
         """The instant an incremental read's slices are taken as of: the range's end in layout 1, the last
