@@ -172,7 +172,7 @@ class HudiTable:
         return _instant(value, f"table {self.config.name!r} ({self.base_path}): {what}")
 
     def check_range(self, start: str, end: str | None) -> tuple[str, str | None]:
-        """(start, end] of an incremental read: digits, start not after end, end not cleaned."""
+        """(start, end] of an incremental read: digits, and start not after end."""
         start = _instant(start, f"table {self.config.name!r} ({self.base_path}): incremental begin instant")
         end = self.check_instant(end, "incremental end instant")
         if end is not None and start > end:
@@ -299,7 +299,8 @@ class HudiTable:
 
     def read_incremental(self, start_instant: str, end_instant: str | None = None,
                          columns: list[str] | None = None, filters: Filters = None) -> pa.Table:
-        """Records written by commits in (start_instant, end_instant], as of end_instant (deletes not shown)."""
+        """Records written by commits in (start_instant, end_instant], as of end_instant (deletes not shown). The
+        bounds are requested times in timeline layout 1 and completion times in layout 2 (Hudi 1.x)."""
         start_instant, end_instant = self.check_range(start_instant, end_instant)
         end, slices = self.incremental_slices(start_instant, end_instant, filters)
         schema = self.schema(end)
