@@ -158,3 +158,14 @@ def test_unreadable_table_version_names_the_table_and_versions(unzip_table, tmp_
                        match=r"t/.hoodie/hoodie.properties: hoodie.table.version=10 \(an unknown Hudi release\) is "
                              r"not supported; readable: 6, 8, 9, writable: 6"):
         HudiTable.load(table)
+
+
+def test_several_ordering_fields_are_refused_on_merge(unzip_table, tmp_path):
+    table = tmp_path / "t"
+    shutil.copytree(unzip_table("mor_avrolog_v9_txns_simple_nometa", V8_V9), table)
+    props = table / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text().replace("hoodie.table.ordering.fields=txn_ts",
+                                               "hoodie.table.ordering.fields=txn_ts,amount"))
+    with pytest.raises(HudiError, match=r"ordering fields \['txn_ts', 'amount'\] \(hoodie.table.ordering.fields\): "
+                                        r"merging log records by several ordering fields is not supported"):
+        HudiTable.load(table).read_snapshot()
