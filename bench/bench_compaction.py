@@ -9,7 +9,7 @@ Tables (made once per run, untimed, under BENCH_DATA/compaction):
 
 Timed, interleaved rounds (one untimed warm-up, then the median of BENCH_REPEATS=3), each on a fresh copy:
   cow_upsert_write   `hudi_engine.spark.write` of the batch into a copy of `cow` (what a COW table pays per batch)
-  mor_compaction     `hudi_engine.spark.compactor.compact` of a copy of `mor_logs` (schedule, Spark tasks, commit)
+  mor_compaction     `HudiTable.compact(executor=spark_executor(spark))` of a copy of `mor_logs` (schedule, Spark tasks, commit)
 Reads (the same rounds, read-only): `HudiTable.read_snapshot()` of `mor_logs` (before), `mor_compact` (after)
 and `cow_upsert` (COW), and hudi-rs on the same three tables as a reference.
 Goals: compaction <= 1.5 x the COW upsert; MOR read after compaction ~ the COW read (ratio ~1).

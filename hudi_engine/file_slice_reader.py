@@ -51,6 +51,11 @@ class SliceReadContext:
                                        url_encode=config.url_encode_partitioning)
             key_columns = tuple(config.record_key_fields)
             key_of = keygen.stored_record_keys  # keys as they were written, ambiguous or not
+        if config.is_mor and len(config.ordering_fields) > 1:
+            raise HudiError(
+                f"table {config.name!r}: ordering fields {config.ordering_fields} (hoodie.table.ordering.fields): "
+                "merging log records by several ordering fields is not supported; expected one"
+            )
         ordering = config.precombine_field if config.precombine_field in schema.names else None
         return SliceReadContext(storage, schema, key_of, key_columns, ordering, payload_for(config.payload_class), vis)
 

@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from hudi_engine.file_group import BaseFile, FileGroup, FileSlice, LogFile
+from hudi_engine.file_group import (
+    BY_BASE_INSTANT,
+    BaseFile,
+    FileGroup,
+    FileSlice,
+    FileSlicing,
+    LogFile,
+    SliceByCompletionTime,
+)
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
 from hudi_engine.partition_metadata import PARTITION_METAFILE
 from hudi_engine.storage import Storage
@@ -72,18 +80,21 @@ class FileSystemView:
         storage: Storage,
         base_path: str,
         partition_filter: Callable[[str], bool] | None = None,
+        slicing: FileSlicing = BY_BASE_INSTANT,
     ) -> "FileSystemView":
+        """Every partition's file groups; `slicing` is the table's rule for log files (`slicing_for`)."""
         partitions = {}
         for partition in list_partitions(storage, base_path):
             if partition_filter is None or partition_filter(partition):
-                partitions[partition] = _list_file_groups(storage, base_path, partition)
+                partitions[partition] = _list_file_groups(storage, base_path, partition, slicing)
         return FileSystemView(storage, base_path, partitions)
 
     @staticmethod
-    def for_partitions(storage: Storage, base_path: str, partitions: Iterable[str]) -> "FileSystemView":
+    def for_partitions(storage: Storage, base_path: str, partitions: Iterable[str],
+                       slicing: FileSlicing = BY_BASE_INSTANT) -> "FileSystemView":
         """The view of known partitions only: one listing per partition folder, none of the rest of the table."""
         return FileSystemView(storage, base_path,
-                              {p: _list_file_groups(storage, base_path, p) for p in partitions})
+                              {p: _list_file_groups(storage, base_path, p, slicing) for p in partitions})
 
     @property
     def partition_paths(self) -> list[str]:
@@ -121,8 +132,16 @@ def list_partitions(storage: Storage, base_path: str) -> list[str]:
     return sorted(found)
 
 
-def _list_file_groups(storage: Storage, base_path: str, partition: str) -> list[FileGroup]:
+def slicing_for(timeline: Timeline) -> FileSlicing:
+    """How the table's log files are sliced: by the instant in their names (layout 1) or by completion time."""
+    if not timeline.layout.slices_by_completion_time:
+        return BY_BASE_INSTANT
+    return SliceByCompletionTime(timeline.completion_times(), timeline.timeline_start())
+
+
+def _list_file_groups(storage: Storage, base_path: str, partition: str, slicing: FileSlicing) -> list[FileGroup]:
     groups: dict[str, FileGroup] = {}
+    logs: list[LogFile] = []
     for entry in storage.list_dir(Storage.join(base_path, partition)):
         if entry.is_dir:
             continue
@@ -131,9 +150,11 @@ def _list_file_groups(storage: Storage, base_path: str, partition: str) -> list[
             group = groups.setdefault(base.file_id, FileGroup(partition, base.file_id))
             group.slice_for(base.instant_time).base_file = BaseFile(base, entry.path, entry.size)
         elif is_log_file_name(entry.name):
-            log = LogFileName.parse(entry.name)
-            group = groups.setdefault(log.file_id, FileGroup(partition, log.file_id))
-            group.slice_for(log.base_instant).log_files.append(LogFile(log, entry.path, entry.size))
+            logs.append(LogFile(LogFileName.parse(entry.name), entry.path, entry.size))
+    # Base files first, then log files in log order: where a log file goes may depend on the slices so far.
+    for log in sorted(logs, key=lambda f: f.name.sort_key):
+        group = groups.setdefault(log.name.file_id, FileGroup(partition, log.name.file_id))
+        group.slice_for(slicing.slice_of(group, log)).log_files.append(log)
     return list(groups.values())
 
 

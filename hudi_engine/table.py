@@ -1,6 +1,7 @@
 """`HudiTable`: the public read API over one Hudi table (snapshot, time travel, incremental, read-optimized)."""
 from __future__ import annotations
 
+import functools
 import json
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -14,15 +15,17 @@ import pyarrow.dataset as ds
 
 from hudi_engine.errors import HudiError, SchemaError
 from hudi_engine.file_group import FileSlice
+from hudi_engine.file_naming import BaseFileName, is_base_file_name
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
-from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
 from hudi_engine.io.base_file import read_footer
 from hudi_engine.partition_path import parse_partition_path
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
-from hudi_engine.timeline import Timeline
-from hudi_engine.timeline.instant import Instant
+from hudi_engine.timeline import Timeline, read_avro_metadata
+from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.timeline.layout import layout_for
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -43,7 +46,8 @@ _OPS = {"=": "__eq__", "==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__l
 
 
 class HudiTable:
-    """A Hudi table (version 6) at a path or URI. Loading reads `hoodie.properties` and the timeline only."""
+    """A Hudi table at a path or URI: table version 6, or 8 and 9 (Hudi 1.x, read only). Loading reads
+    `hoodie.properties` and the active timeline only."""
 
     def __init__(self, storage: Storage, base_path: str, config: TableConfig, timeline: Timeline,
                  uri: str | None = None) -> None:
@@ -52,17 +56,26 @@ class HudiTable:
         self.config = config
         self.timeline = timeline
         self._uri = uri
+        self._slicing = slicing_for(timeline)
 
     @staticmethod
     def load(path_or_uri: str) -> "HudiTable":
         storage, base_path = Storage.for_uri(str(path_or_uri))
-        config = TableConfig.load(storage, base_path)
-        uri = str(path_or_uri) if "://" in str(path_or_uri) else None
-        return HudiTable(storage, base_path, config, Timeline.load(storage, base_path), uri)
+        return HudiTable._open(storage, base_path, str(path_or_uri) if "://" in str(path_or_uri) else None)
 
     def reload(self) -> "HudiTable":
-        return HudiTable(self.storage, self.base_path, TableConfig.load(self.storage, self.base_path),
-                         Timeline.load(self.storage, self.base_path), self._uri)
+        return HudiTable._open(self.storage, self.base_path, self._uri)
+
+    @staticmethod
+    def _open(storage: Storage, base_path: str, uri: str | None) -> "HudiTable":
+        config = TableConfig.load(storage, base_path)
+        if config.base_file_format != "PARQUET":
+            raise HudiError(
+                f"table {config.name!r} ({base_path}): base file format {config.base_file_format} "
+                f"(hoodie.table.base.file.format) is not supported; this engine reads PARQUET base files only. "
+                f"Read it with Hudi or hudi-rs, or rewrite it as a PARQUET table."
+            )
+        return HudiTable(storage, base_path, config, Timeline.load(storage, base_path, layout_for(config)), uri)
 
     @property
     def is_mor(self) -> bool:
@@ -143,12 +156,89 @@ class HudiTable:
     # ---- file slices --------------------------------------------------------------------------------------
     def file_slices(self, as_of: str | None = None, filters: Filters = None) -> list[FileSlice]:
         """The latest visible file slice of every file group as of `as_of`, after partition pruning."""
+        as_of = self.check_instant(as_of, "time travel instant")
         return self._latest_slices(Visibility.of(self.timeline, as_of), filters)
+
+    # ---- instants a query names ---------------------------------------------------------------------------
+    @functools.cached_property
+    def _cleaned_base_files(self) -> dict[tuple[str, str], list[str]]:
+        """(partition, file id) -> instants of the base files the active timeline's cleans deleted."""
+        out: dict[tuple[str, str], list[str]] = {}
+        for clean in self.timeline.filter_by([Action.CLEAN], [State.COMPLETED]):
+            data = self.timeline.read_content(clean)
+            if not data:
+                continue
+            meta = read_avro_metadata(data, file_name=self.timeline.path_of(clean))
+            for partition, stats in (meta.get("partitionMetadata") or {}).items():
+                for deleted in stats.get("successDeleteFiles") or []:
+                    name = deleted.rsplit("/", 1)[-1]  # clean metadata version 1 holds paths, version 2 names
+                    if is_base_file_name(name):
+                        base = BaseFileName.parse(name)
+                        out.setdefault((partition, base.file_id), []).append(base.instant_time)
+        return out
+
+    def _check_not_cleaned(self, view: FileSystemView, as_of: str) -> None:
+        """Refuse a query as of an instant whose file versions cleaning deleted: a file group whose version at D
+        is gone reads wrong as of any instant from D up to its next version still there."""
+        cleaned = self._cleaned_base_files
+        if not cleaned:
+            return
+        earliest_readable, broken = None, None
+        for group in view.file_groups():
+            deleted = cleaned.get((group.partition_path, group.file_id))
+            if not deleted:
+                continue
+            kept = sorted(b for b, s in group.slices.items() if s.base_file is not None)
+            for d in deleted:
+                following = next((k for k in kept if k > d), None)
+                if following is None:
+                    continue
+                earliest_readable = max(earliest_readable or following, following)
+                if d <= as_of < following:
+                    broken = broken or (group, d)
+        if broken is not None:
+            group, d = broken
+            latest = self.timeline.completed_commits().last()
+            raise HudiError(
+                f"table {self.config.name!r} ({self.base_path}): instant {as_of} was cleaned: the version of file "
+                f"group {group.partition_path + '/' if group.partition_path else ''}{group.file_id} written at {d}, "
+                f"which a read as of {as_of} needs, was deleted. Available: instants from {earliest_readable} to "
+                f"{latest.timestamp if latest else earliest_readable}"
+            )
+
+    def _available(self) -> str:
+        """What instants a query can name, for error messages."""
+        commits = self.timeline.completed_commits()
+        if not commits:
+            return "the table has no completed commits"
+        if self.timeline.layout.incremental_by_completion_time:  # ranges are of completion times there
+            return (f"{len(commits)} completed commits, requested from {commits[0].timestamp} to "
+                    f"{commits[-1].timestamp}, completed from {commits[0].completion_time} to "
+                    f"{commits[-1].completion_time}")
+        return f"completed commits from {commits[0].timestamp} to {commits[-1].timestamp} ({len(commits)})"
+
+    def check_instant(self, value: str | None, what: str) -> str | None:
+        """`value` as an instant time: digits. (Whether cleaning removed what a read as of it needs is checked
+        once its file groups are listed.) An instant before the first commit reads an empty table, as in Hudi."""
+        return _instant(value, f"table {self.config.name!r} ({self.base_path}): {what}")
+
+    def check_range(self, start: str, end: str | None) -> tuple[str, str | None]:
+        """(start, end] of an incremental read: digits, and start not after end."""
+        start = _instant(start, f"table {self.config.name!r} ({self.base_path}): incremental begin instant")
+        end = self.check_instant(end, "incremental end instant")
+        if end is not None and start > end:
+            raise HudiError(
+                f"table {self.config.name!r} ({self.base_path}): incremental begin instant {start} is after the end "
+                f"instant {end}; the range is (begin, end]. Available: {self._available()}"
+            )
+        return start, end
 
     def _latest_slices(self, vis: Visibility, filters: Filters = None,
                        schema: pa.Schema | None = None) -> list[FileSlice]:
         prune = self._partition_pruner(filters, schema) if filters is not None else None
-        view = FileSystemView.load(self.storage, self.base_path, prune)
+        view = FileSystemView.load(self.storage, self.base_path, prune, self._slicing)
+        if vis.as_of is not None:
+            self._check_not_cleaned(view, vis.as_of)
         return view.latest_file_slices(vis)
 
     def _partition_pruner(self, filters: Filters, schema: pa.Schema | None):
@@ -184,7 +274,7 @@ class HudiTable:
              slices: list[FileSlice] | None = None) -> Iterator[pa.Table]:
         """The rows one file slice at a time, in order. Up to `READ_AHEAD` slices are read at once on threads
         (pyarrow and the merge release the GIL), so memory is bounded by that many of the largest slices."""
-        as_of = _instant(as_of)
+        as_of = self.check_instant(as_of, "time travel instant")
         schema = schema or self.schema(as_of)
         vis = Visibility.of(self.timeline, as_of)
         ctx = self._read_context(schema, vis)
@@ -213,17 +303,32 @@ class HudiTable:
                 yield t
 
     def incremental_commits(self, start_instant: str, end_instant: str | None = None) -> list[Instant]:
-        """Completed commit-like instants in (start, end]."""
+        """Completed commit-like instants in (start, end]: by requested time in timeline layout 1, by completion
+        time in layout 2 (Hudi 1.x, whose incremental queries and hudi-rs read ranges of completion time)."""
+        if self.timeline.layout.incremental_by_completion_time:
+            return [i for i in self.timeline.completed_commits() if i.completion_time is not None
+                    and i.completion_time > start_instant and (end_instant is None or i.completion_time <= end_instant)]
         return [i for i in self.timeline.completed_commits()
                 if i.timestamp > start_instant and (end_instant is None or i.timestamp <= end_instant)]
+
+    def incremental_end(self, start_instant: str, end_instant: str | None = None) -> str | None:
+        """The instant an incremental read's slices are taken as of: the range's end in layout 1, the last
+        requested time of the range's commits in layout 2; None when the range holds no commit."""
+        commits = self.incremental_commits(start_instant, end_instant)
+        if not commits:
+            return None
+        if self.timeline.layout.incremental_by_completion_time:
+            return max(c.timestamp for c in commits)
+        return end_instant or commits[-1].timestamp
 
     def incremental_slices(self, start_instant: str, end_instant: str | None = None,
                            filters: Filters = None) -> tuple[str | None, list[FileSlice]]:
         """(the range's end, the latest slices as of it of the file groups its commits wrote)."""
+        start_instant, end_instant = self.check_range(start_instant, end_instant)
         commits = self.incremental_commits(start_instant, end_instant)
         if not commits:
             return None, []
-        end = end_instant or commits[-1].timestamp
+        end = self.incremental_end(start_instant, end_instant)
         touched = set()
         for instant in commits:
             for stat in self.timeline.commit_metadata(instant).write_stats():
@@ -231,22 +336,28 @@ class HudiTable:
         slices = self._latest_slices(Visibility.of(self.timeline, end), filters, self.schema(end))
         return end, [s for s in slices if (s.partition_path, s.file_id) in touched]
 
-    def incremental_window(self, start_instant: str, end_instant: str) -> pc.Expression:
-        """Rows an incremental read keeps: written in (start, end]. A table without meta fields has no commit
-        times: every row of the touched file groups (as hudi-rs reads it)."""
+    def incremental_window(self, start_instant: str, end_instant: str | None) -> pc.Expression:
+        """Rows an incremental read keeps: written by the range's commits (`_hoodie_commit_time` in (start, end] in
+        layout 1; one of the range's commits in layout 2). A table without meta fields has no commit times: every
+        row of the touched file groups (as hudi-rs reads it)."""
         if not self.config.populate_meta_fields:
             return pc.scalar(True)
-        return (pc.field("_hoodie_commit_time") > start_instant) & (pc.field("_hoodie_commit_time") <= end_instant)
+        if self.timeline.layout.incremental_by_completion_time:
+            written_by = [c.timestamp for c in self.incremental_commits(start_instant, end_instant)]
+            return pc.field("_hoodie_commit_time").isin(written_by)
+        end = self.incremental_end(start_instant, end_instant) or end_instant or start_instant
+        return (pc.field("_hoodie_commit_time") > start_instant) & (pc.field("_hoodie_commit_time") <= end)
 
     def read_incremental(self, start_instant: str, end_instant: str | None = None,
                          columns: list[str] | None = None, filters: Filters = None) -> pa.Table:
-        """Records written by commits in (start_instant, end_instant], as of end_instant (deletes not shown)."""
-        start_instant = _instant(start_instant)
-        end, slices = self.incremental_slices(start_instant, _instant(end_instant), filters)
+        """Records written by commits in (start_instant, end_instant], as of end_instant (deletes not shown). The
+        bounds are requested times in timeline layout 1 and completion times in layout 2 (Hudi 1.x)."""
+        start_instant, end_instant = self.check_range(start_instant, end_instant)
+        end, slices = self.incremental_slices(start_instant, end_instant, filters)
         schema = self.schema(end)
         if end is None:
             return _project(schema, columns).empty_table()
-        window = self.incremental_window(start_instant, end)
+        window = self.incremental_window(start_instant, end_instant)
         expr = window if filters is None else window & _to_expression(filters)
         time_col = ["_hoodie_commit_time"] if self.config.populate_meta_fields else []
         read_cols = None if columns is None else list(dict.fromkeys([*columns, *time_col,
@@ -263,13 +374,13 @@ class HudiTable:
         return f"HudiTable({self.config.name!r}, {self.config.table_type}, {self.base_path!r})"
 
 
-def _instant(value: str | None) -> str | None:
+def _instant(value: str | None, what: str = "instant time") -> str | None:
     """Accept an instant time string, or anything whose str() is one (e.g. an int)."""
     if value is None:
         return None
     value = str(value)
     if not value.isdigit():
-        raise HudiError(f"instant time {value!r}: expected digits, yyyyMMddHHmmssSSS")
+        raise HudiError(f"{what} {value!r}: expected digits, yyyyMMddHHmmssSSS")
     return value
 
 

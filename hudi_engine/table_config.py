@@ -31,6 +31,11 @@ PRECOMBINE_FIELD = "hoodie.table.precombine.field"
 RECORDKEY_FIELDS = "hoodie.table.recordkey.fields"
 PARTITION_FIELDS = "hoodie.table.partition.fields"
 KEY_GENERATOR_CLASS = "hoodie.table.keygenerator.class"
+KEY_GENERATOR_TYPE = "hoodie.table.keygenerator.type"  # 1.x writes the type, often without the class
+ORDERING_FIELDS = "hoodie.table.ordering.fields"  # table version 9: replaces hoodie.table.precombine.field
+RECORD_MERGE_MODE = "hoodie.record.merge.mode"  # 1.x: COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING or CUSTOM
+TIMELINE_PATH = "hoodie.timeline.path"  # layout 2: the active timeline's folder under .hoodie
+TIMELINE_HISTORY_PATH = "hoodie.timeline.history.path"  # layout 2: the LSM history folder under it
 HIVE_STYLE_PARTITIONING = "hoodie.datasource.write.hive_style_partitioning"
 URL_ENCODE_PARTITIONING = "hoodie.datasource.write.partitionpath.urlencode"
 DROP_PARTITION_COLUMNS = "hoodie.datasource.write.drop.partition.columns"
@@ -53,14 +58,31 @@ MERGE_ON_READ = "MERGE_ON_READ"
 TABLE_TYPES = (COPY_ON_WRITE, MERGE_ON_READ)
 DEFAULT_PAYLOAD_CLASS = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT_RECORD_MERGER_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"  # HoodieRecordMerger.DEFAULT_MERGER_STRATEGY_UUID
-SUPPORTED_TABLE_VERSION = 6
+SUPPORTED_TABLE_VERSION = 6  # the version this engine writes
 SUPPORTED_TIMELINE_LAYOUT = 1
+# Versions this engine reads, with the timeline layout each has (Hudi 1.x upgrades the timeline with the version).
+READABLE_TABLE_VERSIONS = {6: 1, 8: 2, 9: 2}
 REQUIRED_KEYS = (NAME, TABLE_TYPE, VERSION)
 
 # HoodieTableVersion: which Hudi release wrote each version, for error messages.
 _VERSION_RELEASES = {
     0: "Hudi < 0.6", 1: "Hudi 0.6", 2: "Hudi 0.9", 3: "Hudi 0.10", 4: "Hudi 0.11", 5: "Hudi 0.12/0.13",
     6: "Hudi 0.14/0.15", 7: "a placeholder version no release writes", 8: "Hudi 1.0", 9: "Hudi 1.1",
+}
+# HoodieTableConfig's KeyGeneratorType -> class, for tables that record only the type.
+_KEYGEN_PKG = "org.apache.hudi.keygen."
+_KEY_GENERATOR_TYPES = {
+    "SIMPLE": "SimpleKeyGenerator", "SIMPLE_AVRO": "SimpleAvroKeyGenerator",
+    "COMPLEX": "ComplexKeyGenerator", "COMPLEX_AVRO": "ComplexAvroKeyGenerator",
+    "TIMESTAMP": "TimestampBasedKeyGenerator", "TIMESTAMP_AVRO": "TimestampBasedAvroKeyGenerator",
+    "CUSTOM": "CustomKeyGenerator", "CUSTOM_AVRO": "CustomAvroKeyGenerator",
+    "NON_PARTITION": "NonpartitionedKeyGenerator", "NON_PARTITION_AVRO": "NonpartitionedAvroKeyGenerator",
+    "GLOBAL_DELETE": "GlobalDeleteKeyGenerator", "GLOBAL_DELETE_AVRO": "GlobalAvroDeleteKeyGenerator",
+}
+# hoodie.record.merge.mode -> the payload whose rule it is (a 1.x table may name no payload class).
+_MERGE_MODE_PAYLOADS = {
+    "COMMIT_TIME_ORDERING": "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
+    "EVENT_TIME_ORDERING": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
 }
 # Spark's table name must also make an Avro name (`<table>_record`), so hold it to the Avro name rules.
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -225,22 +247,21 @@ class TableConfig:
             if not self.props.get(key, "").strip():
                 raise TableConfigError(f"{self.source}: required key {key} is missing or empty")
         version = self._int(VERSION)
-        if version != SUPPORTED_TABLE_VERSION:
+        if version not in READABLE_TABLE_VERSIONS:
             release = _VERSION_RELEASES.get(version, "an unknown Hudi release")
-            if version in (8, 9):
-                detail = "is recognised but not supported yet"
-            elif version < SUPPORTED_TABLE_VERSION:
+            if version < SUPPORTED_TABLE_VERSION:
                 detail = "is older than supported; upgrade it by writing with Hudi 0.14 or 0.15"
             else:
                 detail = "is not supported"
             raise UnsupportedTableVersionError(
-                f"{self.source}: {VERSION}={version} ({release}) {detail}; supported: {SUPPORTED_TABLE_VERSION}"
+                f"{self.source}: {VERSION}={version} ({release}) {detail}; readable: "
+                f"{', '.join(map(str, READABLE_TABLE_VERSIONS))}, writable: {SUPPORTED_TABLE_VERSION}"
             )
         layout = self.timeline_layout_version
-        if layout != SUPPORTED_TIMELINE_LAYOUT:
+        if layout != READABLE_TABLE_VERSIONS[version]:
             raise UnsupportedTableVersionError(
-                f"{self.source}: {TIMELINE_LAYOUT_VERSION}={layout}; table version 6 needs timeline layout "
-                f"{SUPPORTED_TIMELINE_LAYOUT}"
+                f"{self.source}: {TIMELINE_LAYOUT_VERSION}={layout}; table version {version} needs timeline layout "
+                f"{READABLE_TABLE_VERSIONS[version]}"
             )
         if self.table_type not in TABLE_TYPES:
             raise TableConfigError(f"{self.source}: {TABLE_TYPE}={self.table_type!r}: expected one of {', '.join(TABLE_TYPES)}")
@@ -252,6 +273,17 @@ class TableConfig:
                     f"{self.source}: {CHECKSUM}={stored} is wrong: expected {expected} "
                     f"(CRC32 of '{self.database_name or ''}.{self.name}')"
                 )
+
+    def require_writable(self) -> None:
+        """Refuse to write a table this engine only reads (Hudi 1.x, table versions 8 and 9)."""
+        version = self.version
+        if version != SUPPORTED_TABLE_VERSION:
+            release = _VERSION_RELEASES.get(version, "an unknown Hudi release")
+            raise UnsupportedTableVersionError(
+                f"{self.source}: table {self.name!r} is {VERSION}={version} ({release}); this engine reads it but "
+                f"writes only table version {SUPPORTED_TABLE_VERSION}. Write it with Hudi {release.split()[-1]} "
+                f"or later, or write a new table (another path) with this engine."
+            )
 
     def to_text(self, now=None) -> str:
         """hoodie.properties text with the two comment lines Java writes and a fresh checksum last."""
@@ -327,15 +359,35 @@ class TableConfig:
 
     @property
     def timeline_layout_version(self) -> int:
-        return self._int(TIMELINE_LAYOUT_VERSION, SUPPORTED_TIMELINE_LAYOUT)  # Java's meta-client default
+        # Java's meta-client default: the layout of the table's version
+        return self._int(TIMELINE_LAYOUT_VERSION, READABLE_TABLE_VERSIONS.get(self.version, SUPPORTED_TIMELINE_LAYOUT))
+
+    @property
+    def timeline_path(self) -> str:
+        """Layout 2: the active timeline's folder, relative to `.hoodie`."""
+        return (self.props.get(TIMELINE_PATH) or "timeline").strip()
+
+    @property
+    def timeline_history_path(self) -> str:
+        """Layout 2: the LSM history folder, relative to the active timeline's folder."""
+        return (self.props.get(TIMELINE_HISTORY_PATH) or "history").strip()
 
     @property
     def archivelog_folder(self) -> str:
         return self.props.get(ARCHIVELOG_FOLDER) or "archived"
 
     @property
+    def ordering_fields(self) -> list[str]:
+        """The fields that order two versions of a record: `hoodie.table.precombine.field` (up to version 8) or
+        `hoodie.table.ordering.fields` (version 9)."""
+        return _split_fields(self.props.get(PRECOMBINE_FIELD)) or _split_fields(self.props.get(ORDERING_FIELDS))
+
+    @property
     def precombine_field(self) -> str | None:
-        return (self.props.get(PRECOMBINE_FIELD) or "").strip() or None
+        """The single ordering field (None if none). A table ordered by several fields has no single one:
+        readers that merge must refuse it (see `ordering_fields`)."""
+        fields = self.ordering_fields
+        return fields[0] if len(fields) == 1 else None
 
     @property
     def record_key_fields(self) -> list[str]:
@@ -351,7 +403,12 @@ class TableConfig:
 
     @property
     def key_generator_class(self) -> str | None:
-        return (self.props.get(KEY_GENERATOR_CLASS) or "").strip() or None
+        """`hoodie.table.keygenerator.class`, else the class of `hoodie.table.keygenerator.type` (1.x)."""
+        name = (self.props.get(KEY_GENERATOR_CLASS) or "").strip()
+        if name:
+            return name
+        kind = (self.props.get(KEY_GENERATOR_TYPE) or "").strip().upper()
+        return _KEYGEN_PKG + _KEY_GENERATOR_TYPES[kind] if kind in _KEY_GENERATOR_TYPES else (kind or None)
 
     @property
     def hive_style_partitioning(self) -> bool:
@@ -370,8 +427,14 @@ class TableConfig:
         return _java_bool(self.props.get(POPULATE_META_FIELDS), True)
 
     @property
+    def record_merge_mode(self) -> str | None:
+        return (self.props.get(RECORD_MERGE_MODE) or "").strip().upper() or None
+
+    @property
     def payload_class(self) -> str:
-        return (self.props.get(PAYLOAD_CLASS) or "").strip() or DEFAULT_PAYLOAD_CLASS
+        """The payload class; a 1.x table that names none merges by its merge mode's rule."""
+        named = (self.props.get(PAYLOAD_CLASS) or "").strip()
+        return named or _MERGE_MODE_PAYLOADS.get(self.record_merge_mode or "", DEFAULT_PAYLOAD_CLASS)
 
     @property
     def record_merger_strategy(self) -> str:

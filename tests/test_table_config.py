@@ -137,10 +137,10 @@ def test_bad_backup_does_not_hide_primary_error(unzip_table, tmp_path):
 @pytest.mark.parametrize(
     "version,message",
     [
-        ("8", r"=8 \(Hudi 1.0\) is recognised but not supported yet; supported: 6"),
-        ("9", r"=9 \(Hudi 1.1\) is recognised but not supported yet; supported: 6"),
-        ("5", r"=5 .* older than supported.*supported: 6"),
-        ("42", r"=42 .*not supported; supported: 6"),
+        ("8", r"layout.version=1; table version 8 needs timeline layout 2"),  # a v6 timeline under a v8 label
+        ("7", r"=7 \(a placeholder version no release writes\) is not supported; readable: 6, 8, 9, writable: 6"),
+        ("5", r"=5 .* older than supported.*readable: 6, 8, 9, writable: 6"),
+        ("42", r"=42 .*not supported; readable: 6, 8, 9, writable: 6"),
     ],
 )
 def test_unsupported_versions(unzip_table, tmp_path, version, message):
@@ -150,20 +150,41 @@ def test_unsupported_versions(unzip_table, tmp_path, version, message):
         _load(table)
 
 
-def test_real_v8_table_is_refused(conformance_dir, tmp_path):
-    import zipfile
+@pytest.mark.parametrize("name,version,release", [("cow_v8_nonpartitioned", 8, "1.0"),
+                                                   ("cow_v9_txns_simple_nometa", 9, "1.1")])
+def test_real_1x_table_is_read_but_not_written(unzip_table, name, version, release):
+    config = _load(unzip_table(name, "v8_v9"))
+    assert config.version == version and config.timeline_layout_version == 2
+    with pytest.raises(UnsupportedTableVersionError,
+                       match=rf"table '{config.name}' is hoodie.table.version={version} \(Hudi {release}\); this "
+                             rf"engine reads it but writes only table version 6. Write it with Hudi {release} or later"):
+        config.require_writable()
 
-    with zipfile.ZipFile(conformance_dir / "v8_v9" / "cow_v8_nonpartitioned.zip") as z:
-        z.extractall(tmp_path)
-    (root,) = [p for p in tmp_path.iterdir() if p.is_dir() and p.name != "__MACOSX"]
-    with pytest.raises(UnsupportedTableVersionError, match="recognised but not supported yet; supported: 6"):
-        _load(root)
+
+def test_v6_table_is_writable(unzip_table):
+    _load(unzip_table("cow_v6_nonpartitioned")).require_writable()
+
+
+def test_1x_config_keys(unzip_table):
+    """Hudi 1.x names the key generator by type, the ordering field `ordering.fields` (v9), and may name no
+    payload but a merge mode."""
+    v9 = _load(unzip_table("mor_avrolog_v9_mor_8i4u_commit_time", "v8_v9"))
+    assert v9.key_generator_class == "org.apache.hudi.keygen.SimpleKeyGenerator"
+    assert v9.ordering_fields == ["ts"] and v9.precombine_field == "ts"
+    assert v9.record_merge_mode == "COMMIT_TIME_ORDERING"
+    assert v9.payload_class == "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+    assert v9.timeline_path == "timeline" and v9.timeline_history_path == "history"
+    event_time = _load(unzip_table("cow_v9_txns_simple_nometa", "v8_v9"))
+    assert event_time.payload_class == "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+    v8 = _load(unzip_table("cow_v8_nonpartitioned", "v8_v9"))
+    assert v8.precombine_field == "longField"
+    assert v8.key_generator_class == "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
 
 
 def test_timeline_layout_must_be_1(unzip_table, tmp_path):
     table = _copy_table(unzip_table, "cow_v6_nonpartitioned", tmp_path)
     _rewrite(table, hoodie__timeline__layout__version="2")
-    with pytest.raises(UnsupportedTableVersionError, match="timeline layout 1"):
+    with pytest.raises(UnsupportedTableVersionError, match="table version 6 needs timeline layout 1"):
         _load(table)
     _rewrite(table, hoodie__timeline__layout__version=None)
     assert _load(table).timeline_layout_version == 1  # Java's default

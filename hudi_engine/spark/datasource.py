@@ -10,6 +10,7 @@
 
 Options use Hudi's own names (`as_of_instant` is accepted for `as.of.instant`). Instants are
 `yyyyMMddHHmmssSSS`, or `yyyy-MM-dd HH:mm:ss[.SSS]` / `yyyy-MM-dd` (UTC), as Hudi's time travel accepts.
+On a Hudi 1.x table (versions 8, 9) begin and end are completion times, as Hudi 1.x takes them (see README).
 
 How a read runs. The driver side (`HudiDataSource.reader`, in Spark's planning Python worker) loads the table,
 fixes the visibility of the query instant and lists the latest file slices; every file slice becomes one
@@ -325,6 +326,9 @@ class HudiReader(DataSourceReader):
         # What the query sees, fixed once here so executors do not read the timeline again.
         self.visibility = Visibility.of(table.timeline, opts.as_of if opts.query_type != "incremental"
                                         else self._incremental_end())
+        # The rows an incremental read keeps, fixed here (it may read commit metadata) for the executors.
+        self.window = (table.incremental_window(opts.begin, opts.end) if opts.query_type == "incremental"
+                       else None)
         self.columns = _resolve_columns(schema, self.table_schema, table)
         self.target = arrow_target(schema)
         self.partition_filter: pc.Expression | None = None
@@ -360,8 +364,8 @@ class HudiReader(DataSourceReader):
         return self.table.incremental_slices(opts.begin, opts.end, self.partition_filter)[1]
 
     def _incremental_end(self) -> str | None:
-        commits = self.table.incremental_commits(self.opts.begin, self.opts.end)
-        return (self.opts.end or commits[-1].timestamp) if commits else None
+        begin, end = self.table.check_range(self.opts.begin, self.opts.end)
+        return self.table.incremental_end(begin, end)
 
     def _prunable_columns(self) -> dict[str, str]:
         """Partition columns present in the rows, by lower-case name (Spark resolves names case-insensitively)."""
@@ -383,7 +387,7 @@ class HudiReader(DataSourceReader):
         rows = read_file_slice(ctx, partition.file_slice, columns=read_cols,
                                read_optimized=opts.query_type == "read_optimized")
         if opts.query_type == "incremental":
-            rows = rows.filter(self.table.incremental_window(opts.begin, self.visibility.as_of))
+            rows = rows.filter(self.window)
         if rows.num_rows == 0:
             return
         rows = to_spark_arrow(rows.select(names), self.target, f"file slice {partition.value}")

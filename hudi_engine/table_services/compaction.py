@@ -5,7 +5,7 @@
                file groups take base instant C (`handles.log_base_instant`), and readers merge them into the
                previous slice until C completes.
     execute    `<C>.compaction.inflight` (empty), then per operation (one Spark task per file group, see
-               `hudi_engine.spark.compactor`): read the slice merged with the table's payload, exactly as a
+               `hudi_engine.spark.executor`): read the slice merged with the table's payload, exactly as a
                snapshot reader does, and write `<fileId>_<token>_<C>.parquet` (marker first). The rows keep their
                own meta columns (the commit time and sequence number of the record that won), except
                `_hoodie_file_name`, which names the new file.
@@ -389,7 +389,7 @@ Executor = Callable[[CompactionTask, Sequence[CompactionOperation]], list[WriteS
 
 
 def run_serially(task: CompactionTask, ops: Sequence[CompactionOperation]) -> list[WriteStat]:
-    """Execute the operations one after the other in this process (the Spark compactor runs one task each)."""
+    """Execute the operations one after the other in this process (`hudi_engine.spark.spark_executor` runs one Spark task each)."""
     return [execute_operation(task, op, (i, 0, 0)) for i, op in enumerate(ops)]
 
 

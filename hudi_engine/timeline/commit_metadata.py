@@ -9,9 +9,12 @@ empty metadata.
 """
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
+import fastavro
 
 from hudi_engine.errors import TimelineError
 
@@ -112,6 +115,16 @@ class _Reader:
         if isinstance(v, list) and all(isinstance(x, str) for x in v):
             return list(v)
         raise self._fail(key, "a list of strings")
+
+
+def _without_nulls(value: Any) -> Any:
+    """An Avro record as Jackson would have read the JSON: absent fields instead of nulls (Avro declares every
+    field nullable, so a plain write stat carries `logVersion: null` where the JSON has no such field)."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 @dataclass(slots=True)
@@ -280,6 +293,25 @@ class CommitMetadata:
             obj = json.loads(text)
         except ValueError as e:
             raise TimelineError(f"{file_name}: commit metadata is not valid JSON ({e})") from None
+        return CommitMetadata.from_dict(obj, file_name=file_name)
+
+    @staticmethod
+    def from_avro(data: bytes, *, file_name: str = "commit metadata") -> CommitMetadata:
+        """Parse the Avro container file of a layout-2 (Hudi 1.x) commit: a HoodieCommitMetadata or
+        HoodieReplaceCommitMetadata record whose field names are the JSON ones. Empty content is empty metadata."""
+        if not data:
+            return CommitMetadata()
+        try:
+            records = list(fastavro.reader(io.BytesIO(bytes(data))))
+        except Exception as e:  # noqa: BLE001 - fastavro raises many types for bad bytes
+            raise TimelineError(f"{file_name}: commit metadata is not an Avro container file ({e})") from None
+        if len(records) != 1:
+            raise TimelineError(f"{file_name}: expected one commit metadata record, found {len(records)}")
+        return CommitMetadata.from_dict(_without_nulls(records[0]), file_name=file_name)
+
+    @staticmethod
+    def from_dict(obj: Any, *, file_name: str = "commit metadata") -> CommitMetadata:
+        """Commit metadata from its JSON object (or an Avro record with the same field names, nulls dropped)."""
         r = _Reader(obj, file_name)
         stats: dict[str, list[WriteStat]] = {}
         for partition, items in (r.obj_or_none("partitionToWriteStats") or {}).items():

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from enum import IntEnum, StrEnum
 
@@ -44,6 +44,7 @@ class Action(StrEnum):
     SAVEPOINT = "savepoint"
     RESTORE = "restore"
     INDEXING = "indexing"
+    CLUSTERING = "clustering"  # layout 2 only: a pending clustering; it completes as a replacecommit
 
 
 COMMIT = Action.COMMIT
@@ -56,9 +57,11 @@ ROLLBACK = Action.ROLLBACK
 SAVEPOINT = Action.SAVEPOINT
 RESTORE = Action.RESTORE
 INDEXING = Action.INDEXING
+CLUSTERING = Action.CLUSTERING
 
 # A (log) compaction completes as a commit (deltacommit): grouping, ordering and the completed file use these.
-_COMPARABLE_ACTION = {Action.COMPACTION: Action.COMMIT, Action.LOG_COMPACTION: Action.DELTA_COMMIT}
+_COMPARABLE_ACTION = {Action.COMPACTION: Action.COMMIT, Action.LOG_COMPACTION: Action.DELTA_COMMIT,
+                      Action.CLUSTERING: Action.REPLACE_COMMIT}
 
 # Actions whose completed file carries HoodieCommitMetadata JSON (the "commits timeline" of readers).
 COMMIT_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION})
@@ -81,11 +84,16 @@ def _valid_timestamp(ts: str) -> bool:
 
 @dataclass(frozen=True, slots=True, eq=True, order=False)
 class Instant:
-    """One action at one instant time in one state; ordered by (timestamp, comparable action, state)."""
+    """One action at one instant time in one state; ordered by (timestamp, comparable action, state).
+
+    `timestamp` is the requested time, which names the instant. Layout 2 (Hudi 1.x) also records when a completed
+    instant completed (`completion_time`); it takes no part in equality or ordering.
+    """
 
     timestamp: str
     action: Action
     state: State = State.COMPLETED
+    completion_time: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.timestamp, str) or not _valid_timestamp(self.timestamp):
@@ -105,6 +113,13 @@ class Instant:
             raise TimelineError(f"instant {self.timestamp}.{self.action}: unknown state {self.state!r}") from None
         if self.action is Action.SAVEPOINT and self.state is State.REQUESTED:
             raise TimelineError(f"instant {self.timestamp}.savepoint: savepoints have no requested state")
+        if self.completion_time is not None and (
+            self.state is not State.COMPLETED or not _valid_timestamp(self.completion_time)
+        ):
+            raise TimelineError(
+                f"instant {self.timestamp}.{self.action.value}: completion time {self.completion_time!r} needs a "
+                "completed instant and 14 or at least 17 digits"
+            )
 
     # --- file names -------------------------------------------------------------------------------------
 

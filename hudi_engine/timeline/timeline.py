@@ -1,7 +1,8 @@
-"""The active timeline of a v6 table: instant files in `.hoodie/` (layout 1), their views and their transitions.
+"""The active timeline: instant files (`.hoodie/` in layout 1, `.hoodie/timeline/` in layout 2), their views and
+their transitions (layout 1 only: this engine writes table version 6).
 
-Loading lists `.hoodie/` only (not `archived/`, `.aux/`, `metadata/`, ...), parses instant file names and
-applies the layout-1 collapse: instants are grouped by (timestamp, comparable action) and only the highest state
+Loading lists the active timeline's folder only (not `archived/`, `history/`, `.aux/`, `metadata/`, ...), parses
+instant file names with the table's layout (`layout.py`) and applies the collapse: instants are grouped by (timestamp, comparable action) and only the highest state
 is kept, so `<ts>.compaction.requested` + `<ts>.compaction.inflight` + `<ts>.commit` is one completed commit.
 
 A `Timeline` is an immutable, sorted view. Filtering gives another view over the same storage; views keep the
@@ -19,6 +20,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.timeline.avro_models import avro_kind_for, read_avro_metadata
 from hudi_engine.timeline.commit_metadata import CommitMetadata
 from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State
+from hudi_engine.timeline.layout import LAYOUT_V1, TimelineLayout
 
 META_FOLDER = ".hoodie"
 
@@ -46,9 +48,11 @@ class Timeline:
         instants: Iterable[Instant],
         *,
         active: tuple[Instant, ...] | None = None,
+        layout: TimelineLayout = LAYOUT_V1,
     ) -> None:
         self.storage = storage
         self.base_path = base_path.rstrip("/") or "/"
+        self.layout = layout
         self._instants = tuple(sorted(instants))
         # The whole loaded timeline, which filtered views keep for savepoint lookups.
         self._active = self._instants if active is None else active
@@ -56,33 +60,38 @@ class Timeline:
     # --- loading ----------------------------------------------------------------------------------------
 
     @staticmethod
-    def load(storage: Storage, base_path: str) -> Timeline:
-        """Instants of `<base_path>/.hoodie`, collapsed by layout-1 rules. Only that folder is listed."""
-        meta = Storage.join(base_path, META_FOLDER)
-        if not storage.exists(meta):
+    def load(storage: Storage, base_path: str, layout: TimelineLayout = LAYOUT_V1) -> Timeline:
+        """Instants of the active timeline's folder (`.hoodie` in layout 1), the highest state of each kept.
+        Only that folder is listed."""
+        if not storage.exists(Storage.join(base_path, META_FOLDER)):
             raise TableNotFoundError(f"{base_path}: no {META_FOLDER} folder, not a Hudi table")
+        folder = Storage.join(base_path, layout.active_folder)
+        if not storage.exists(folder):
+            raise TimelineError(f"{folder}: missing; a table with timeline layout {layout.version} keeps its "
+                                "instants there")
         parsed = []
-        for entry in storage.list_dir(meta):
+        for entry in storage.list_dir(folder):
             if entry.is_dir:
                 continue
             try:
-                instant = Instant.parse_file_name(entry.name)
+                instant = layout.parse_file_name(entry.name)
             except TimelineError as e:
-                raise TimelineError(f"{meta}: {e}") from None
+                raise TimelineError(f"{folder}: {e}") from None
             if instant is not None:
                 parsed.append(instant)
-        return Timeline(storage, base_path, collapse_layout1(parsed))
+        return Timeline(storage, base_path, collapse_layout1(parsed), layout=layout)
 
     def reload(self) -> Timeline:
-        return Timeline.load(self.storage, self.base_path)
+        return Timeline.load(self.storage, self.base_path, self.layout)
 
     @property
     def meta_path(self) -> str:
-        return Storage.join(self.base_path, META_FOLDER)
+        """The active timeline's folder."""
+        return Storage.join(self.base_path, self.layout.active_folder)
 
     def path_of(self, instant: Instant) -> str:
         """Full path of the file of `instant` in its state."""
-        return Storage.join(self.meta_path, instant.file_name)
+        return Storage.join(self.meta_path, self.layout.file_name(instant))
 
     # --- sequence protocol ------------------------------------------------------------------------------
 
@@ -120,7 +129,8 @@ class Timeline:
     # --- views ------------------------------------------------------------------------------------------
 
     def filter(self, predicate: Callable[[Instant], bool]) -> Timeline:
-        return Timeline(self.storage, self.base_path, (i for i in self._instants if predicate(i)), active=self._active)
+        return Timeline(self.storage, self.base_path, (i for i in self._instants if predicate(i)), active=self._active,
+                        layout=self.layout)
 
     def filter_by(
         self, actions: Iterable[Action | str] | None = None, states: Iterable[State] | None = None
@@ -186,6 +196,12 @@ class Timeline:
     def contains_instant_time(self, timestamp: str) -> bool:
         return any(i.timestamp == timestamp for i in self._instants)
 
+    def completion_times(self) -> dict[str, str]:
+        """Requested time -> completion time of every completed instant of the loaded timeline that records one
+        (layout 2; empty in layout 1). Like Hudi's CompletionTimeQueryView: every action, not only commits."""
+        return {i.timestamp: i.completion_time for i in self._active
+                if i.is_completed and i.completion_time is not None}
+
     def timeline_start(self) -> str | None:
         """Timestamp of the first instant of this view that is not a savepointed one (None when empty).
 
@@ -224,7 +240,7 @@ class Timeline:
             instant.action, instant.state
         ):
             raise TimelineError(f"{instant.file_name}: {instant} holds no commit metadata JSON")
-        return CommitMetadata.from_json(self.read_content(instant), file_name=self.path_of(instant))
+        return self.layout.parse_commit_metadata(self.read_content(instant), self.path_of(instant))
 
     def avro_metadata(self, instant: Instant) -> dict | None:
         """The plan/metadata record of a rollback, clean, compaction, replace-requested or savepoint file.
@@ -249,7 +265,13 @@ class Timeline:
 
     # --- transitions (layout 1: create the next state's file, never rename) -----------------------------
 
+    def _require_writable(self) -> None:
+        if not self.layout.writable:
+            raise TimelineError(f"{self.meta_path}: timeline layout {self.layout.version} is read-only here; "
+                                f"this engine writes table version 6 (timeline layout 1)")
+
     def _create(self, instant: Instant, content: bytes) -> None:
+        self._require_writable()
         path = self.path_of(instant)
         if not self.storage.create_exclusive(path, bytes(content)):
             raise TimelineError(f"{path}: instant file already exists; {instant} was already created")
@@ -305,6 +327,7 @@ class Timeline:
         ignore), never a completed one without its history. Used after a rollback has removed the data.
         Returns the paths actually deleted.
         """
+        self._require_writable()
         wanted = set(State) if states is None else {State(s) for s in states}
         deleted = []
         for state in sorted(wanted, reverse=True):

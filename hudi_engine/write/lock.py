@@ -13,8 +13,9 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from hudi_engine.errors import WriteError
+from hudi_engine.errors import TableConfigError, UnsupportedTableVersionError, WriteError
 from hudi_engine.storage import Storage
+from hudi_engine.table_config import PROPERTIES_FILE, TableConfig
 
 LOCK_FILE = "lock"
 
@@ -31,7 +32,9 @@ def lock_holder(storage: Storage, base_path: str) -> dict | None:
 @contextmanager
 def table_lock(storage: Storage, base_path: str, *, wait_timeout_ms: int, expiry_ms: int,
                poll_ms: int = 200) -> Iterator[str]:
-    """Hold the table's write lock for the `with` block; yields the owner id."""
+    """Hold the table's write lock for the `with` block; yields the owner id. Every writer and table service takes
+    it first, so a table this engine only reads (Hudi 1.x) is refused here before anything is written."""
+    _require_writable(storage, base_path)
     path = lock_path(base_path)
     owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     deadline = time.monotonic() + wait_timeout_ms / 1000
@@ -57,6 +60,18 @@ def table_lock(storage: Storage, base_path: str, *, wait_timeout_ms: int, expiry
         holder = _read(storage, path)
         if holder is not None and holder.get("owner") == owner:
             storage.delete(path)
+
+
+def _require_writable(storage: Storage, base_path: str) -> None:
+    if not storage.exists(Storage.join(base_path, ".hoodie", PROPERTIES_FILE)):
+        return  # a table being created
+    try:
+        config = TableConfig.load(storage, base_path)
+    except UnsupportedTableVersionError:
+        raise
+    except TableConfigError:
+        return  # a damaged config is the caller's to report, with its own context
+    config.require_writable()
 
 
 def _owner_is_dead(owner: str) -> bool:

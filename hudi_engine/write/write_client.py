@@ -57,6 +57,7 @@ class WriteClient:
         exists = storage.exists(Storage.join(base_path, ".hoodie", "hoodie.properties"))
         if exists:
             table_config = TableConfig.load(storage, base_path)
+            table_config.require_writable()
             config = config.for_table(table_config, base_path)
         else:
             table_config = config.new_table_config(base_path)

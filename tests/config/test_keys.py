@@ -102,4 +102,4 @@ def test_readme_configuration_section_is_generated_from_the_declarations():
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = re.search(r"<!-- options:begin -->\n(.*?)<!-- options:end -->", readme, re.S)
     assert section, "README.md has no generated options section"
-    assert section.group(1) == options_markdown(), "README options are stale: run python -m hudi_engine.config"
+    assert section.group(1) == options_markdown(), "README options are stale: run python -m hudi_engine.config README.md"

@@ -270,3 +270,27 @@ def test_rollback_of_a_deltacommit_and_refusal_for_a_compaction(tmp_path):
     assert rows_of(rs_snapshot(t.path)) == model_rows(t.history[second])
     assert third not in {i.timestamp for i in Timeline.load(t.storage, t.base).completed_commits()}
     assert first
+
+
+# --------------------------------------------------------------------------------------------- reads after a clean
+
+
+def test_reads_as_of_a_cleaned_instant_are_refused(tmp_path):
+    """Time travel (and an incremental range ending) where cleaning deleted a version the read needs: one error
+    naming the table, the instant and the instants still readable, instead of silently missing rows."""
+    from hudi_engine import HudiTable
+    from hudi_engine.errors import HudiError
+
+    t, instants = cow_with_history(tmp_path)
+    clean(t.storage, t.base, {**COMMITS, "hoodie.cleaner.commits.retained": "3"})
+    table = HudiTable.load(str(t.path))
+    for cleaned in instants[:3]:
+        with pytest.raises(HudiError, match=rf"table '\w+' \(.*\): instant {cleaned} was cleaned: the version of file "
+                                            rf"group p\d/\S+ written at \d+, which a read as of {cleaned} needs, was "
+                                            rf"deleted. Available: instants from {instants[3]} to {instants[-1]}"):
+            table.read_snapshot(as_of=cleaned)
+        with pytest.raises(HudiError, match=rf"instant {cleaned} was cleaned"):
+            table.read_incremental("0", cleaned)
+    for kept in instants[3:]:  # what the cleaner kept still reads, as hudi-rs reads it
+        assert_same_rows(table.read_snapshot(as_of=kept), rs_snapshot(t.path, as_of=kept), f"as of {kept}")
+    assert table.read_snapshot(as_of="20000101000000000").num_rows == 0  # before the table: empty, as in Hudi
