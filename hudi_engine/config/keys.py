@@ -106,6 +106,11 @@ COMBINE_BEFORE_UPSERT: ConfigOption[bool] = ConfigOption(
 COMBINE_BEFORE_DELETE: ConfigOption[bool] = ConfigOption(
     "hoodie.combine.before.delete", Kind.BOOL, True, "Pre-combine duplicate keys of a delete batch.", "merge",
     hudi_default="true")
+PARTIAL_UPDATE_COLUMNS: ConfigOption[tuple[str, ...]] = ConfigOption(
+    "hoodie.datasource.write.partial.update.columns", Kind.FIELDS, (),
+    "Upsert: on a record whose key the table holds, only these columns take the incoming values; the others keep "
+    "the stored ones (COW and MOR; the records written are whole, so every reader merges them as usual). This "
+    "engine's own option (dbt's merge_update_columns); empty: every column is updated.", "merge")
 
 # ---- index -----------------------------------------------------------------------------------------------------
 INDEX_TYPE: ConfigOption[str] = ConfigOption(
@@ -226,7 +231,7 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     TABLE_NAME, DATABASE_NAME, OPERATION, TABLE_TYPE, RECORD_KEY_FIELDS, PARTITION_FIELDS, PRECOMBINE_FIELD,
     KEY_GENERATOR_CLASS, KEY_GENERATOR_TYPE, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
     CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, *TIMEBASED_OPTIONS,
-    PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE,
+    PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE, PARTIAL_UPDATE_COLUMNS,
     INDEX_TYPE, BUCKET_NUM, UPDATE_PARTITION_PATH,
     BLOOM_FILTER_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES,
     MAX_FILE_SIZE, SMALL_FILE_LIMIT, BLOCK_SIZE, COMPRESSION, RECORD_SIZE_ESTIMATE, LOG_BLOCK_MAX_SIZE, LOG_FILE_MAX_SIZE,

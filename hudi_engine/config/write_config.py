@@ -112,6 +112,7 @@ class MergeConfig:
     combine_before_insert: bool = False
     combine_before_upsert: bool = True
     combine_before_delete: bool = True
+    update_columns: tuple[str, ...] = ()  # partial update: on a stored key only these columns change (empty: all)
 
     @staticmethod
     def from_options(o: Options) -> "MergeConfig":
@@ -120,7 +121,7 @@ class MergeConfig:
         except HudiError as e:
             raise ConfigError(f"{K.PAYLOAD_CLASS.key}: {e}") from None
         return MergeConfig(o[K.PRECOMBINE_FIELD].strip() or None, payload, o[K.COMBINE_BEFORE_INSERT],
-                           o[K.COMBINE_BEFORE_UPSERT], o[K.COMBINE_BEFORE_DELETE])
+                           o[K.COMBINE_BEFORE_UPSERT], o[K.COMBINE_BEFORE_DELETE], o[K.PARTIAL_UPDATE_COLUMNS])
 
     def combines(self, operation: Operation) -> bool:
         """Whether duplicate keys of a batch are pre-combined before the write."""

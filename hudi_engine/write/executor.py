@@ -25,6 +25,7 @@ from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write.bucket_assigner import Bucket, BucketPlan, BucketType
 from hudi_engine.write.handles import CreateHandle, WriteContext, append_handle, merge_handle
+from hudi_engine.write.partial_update import with_stored_values
 from hudi_engine.write.tagging import TagSpec, tag
 
 KEY, PARTITION = "_hoodie_record_key", "_hoodie_partition_path"
@@ -128,6 +129,9 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
     upserts = data.filter(pa.array(~deleting))
     deletes = data.column(KEY).filter(pa.array(deleting)).combine_chunks()
     p = bucket.partition_path
+    if cfg.merge.update_columns and bucket.bucket_type is BucketType.UPDATE:
+        # Partial update: matched keys keep their stored values outside the update columns.
+        upserts = with_stored_values(task.storage_uri, cfg, p, bucket.file_id, upserts)
     if bucket.bucket_type is BucketType.INSERT:
         handle = CreateHandle(ctx, p, file_id=bucket.file_id, roll_over=cfg.index.type is not IndexType.BUCKET,
                               record_size=task.avg_record_size)

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 import pyarrow as pa
 
+from hudi_engine.config import keys as K
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.errors import SchemaError, WriteError
 from hudi_engine.fs_view import FileSystemView, Visibility
@@ -27,6 +28,7 @@ from hudi_engine.write.bucket_assigner import BucketPlan, Counts, SliceInfo, pla
 from hudi_engine.write.executor import WriteTask
 from hudi_engine.write.lock import table_lock
 from hudi_engine.write.lost_instant import abort_write
+from hudi_engine.write.partial_update import missing_columns
 from hudi_engine.write.rollback import rollback_failed_writes
 from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_result import WriteResult
@@ -276,6 +278,8 @@ def _check_columns(config: WriteConfig, schema: pa.Schema, base_path: str) -> No
     ordering = config.merge.precombine_field
     if ordering and ordering not in names and config.operation is not Operation.DELETE:
         errors.append(f"precombine field {ordering!r} is not a column")
+    errors += [f"partial update column {c!r} ({K.PARTIAL_UPDATE_COLUMNS.key}) is not a column"
+               for c in missing_columns(config, names)]
     if errors:
         raise WriteError(f"write to {base_path}: " + "; ".join(errors) + f" (columns: {schema.names})")
 
