@@ -5,7 +5,8 @@
 plan.json: {"project_dir": "...", "steps": [{"dbt": ["run", "--vars", "{day: 1}"]}, {"sql": "select ..."}]}
 A `dbt` step records success, the exception and every node result (status, message, adapter_response,
 failures; the rows of `dbt show`). A `sql` step runs on the adapter's SparkSession (the one dbt used) and records
-the rows; an `info` step records the session's master, executors and warehouse. Tests run this as a subprocess: the pytest process keeps no JVM of dbt's, and a second driver process
+the rows; an `info` step records the session's master, executors and warehouse; an `env` step sets environment
+variables for the steps after it. Tests run this as a subprocess: the pytest process keeps no JVM of dbt's, and a second driver process
 is a "later dbt run in a new process".
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import os
 import sys
 import traceback
 
@@ -76,6 +78,9 @@ def main(plan_path: str, out_path: str) -> int:
                 results.append(run_dbt(step["dbt"], project_dir))
             elif "sql" in step:
                 results.append(run_sql(step["sql"]))
+            elif "env" in step:  # environment of the later steps (env_var() in models, read again by `dbt retry`)
+                os.environ.update({k: str(v) for k, v in step["env"].items()})
+                results.append({"env": step["env"]})
             else:
                 results.append(session_info())
         except Exception:  # noqa: BLE001

@@ -128,3 +128,31 @@ def table_stats(path: str) -> dict[str, object]:
         out[f"stats:{key}:description"] = description
         out[f"stats:{key}:include"] = True
     return out
+
+
+# ---- docs: comments (persist_docs) -------------------------------------------------------------------------
+
+
+def set_comments(spark, name: str, table_comment: str | None, column_comments: dict[str, str]) -> list[str]:
+    """Put a model's descriptions on its catalog entry: the table comment and column comments, each only when it
+    differs from what the entry holds (so a run that changes nothing writes nothing to the metastore). The comment
+    that carries the table path (`hudi.path=` on `_hoodie_commit_time`) is never replaced; returns the columns
+    skipped for that reason. Comments live in the entry: when a write re-creates it (new columns), the
+    materialization puts them back after the write."""
+    from hudi_engine.spark.datasource import PATH_COMMENT_PREFIX
+
+    skipped = []
+    current = {c.name: (c.description or "") for c in spark.catalog.listColumns(name)}
+    by_lower = {c.lower(): c for c in current}
+    for column, comment in column_comments.items():
+        actual = by_lower.get(column.lower())
+        if actual is None or current[actual] == comment:
+            continue
+        if current[actual].startswith(PATH_COMMENT_PREFIX):
+            skipped.append(actual)
+            continue
+        spark.sql(f"ALTER TABLE {name} ALTER COLUMN `{actual}` COMMENT {sql_string(comment)}")
+    if table_comment is not None:
+        if (spark.catalog.getTable(name).description or "") != table_comment:
+            spark.sql(f"COMMENT ON TABLE {name} IS {sql_string(table_comment)}")
+    return skipped

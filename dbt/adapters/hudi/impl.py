@@ -9,9 +9,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from dbt_common.contracts.constraints import ConstraintType
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.base import available
+from dbt.adapters.base.impl import ConstraintSupport
 from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
@@ -34,6 +36,10 @@ class HudiConfig(SparkConfig):
     payload_class: str | None = None
     index_type: str | None = None
     hudi_options: dict[str, Any] | None = None
+    merge_update_columns: list[str] | None = None
+    merge_exclude_columns: list[str] | None = None
+    compaction: dict[str, Any] | None = None
+    cleaning: dict[str, Any] | None = None
 
 
 @dataclass
@@ -53,9 +59,24 @@ class HudiAdapterResponse(AdapterResponse):
     table_type: str | None = None
 
 
+def _is_hudi_node(config: dict[str, Any]) -> bool:
+    materialized = config.get("materialized")
+    return (materialized in ("hudi_incremental", "snapshot") and (config.get("file_format") or "hudi") == "hudi") or \
+        (materialized == "incremental" and config.get("file_format") == "hudi")
+
+
 class HudiAdapter(SparkAdapter):
     ConnectionManager = HudiConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = HudiConfig  # type: ignore[assignment]
+    # A Hudi model's not_null and check constraints are enforced on its rows before the write (contract.py);
+    # the others are declared only, as on Spark.
+    CONSTRAINT_SUPPORT = {  # noqa: RUF012 - dbt's own class attribute, a dict in every adapter
+        ConstraintType.check: ConstraintSupport.ENFORCED,
+        ConstraintType.not_null: ConstraintSupport.ENFORCED,
+        ConstraintType.unique: ConstraintSupport.NOT_ENFORCED,
+        ConstraintType.primary_key: ConstraintSupport.NOT_ENFORCED,
+        ConstraintType.foreign_key: ConstraintSupport.NOT_ENFORCED,
+    }
 
     # ---- the session -------------------------------------------------------------------------------------
     @property
@@ -95,10 +116,14 @@ class HudiAdapter(SparkAdapter):
                 "partition_by": list(cfg.partition_by)}
 
     @available
-    def hudi_write(self, relation: BaseRelation, sql: str, settings: dict[str, Any], mode: str,
-                   model: str) -> HudiAdapterResponse:
-        """Run `sql` and write its rows into the model's Hudi table; register it in the catalog."""
-        from dbt.adapters.hudi.writer import response_fields, write_model
+    def hudi_write(self, relation: BaseRelation, code: str, settings: dict[str, Any], mode: str, model: str,
+                   language: str = "sql", contract: dict[str, Any] | None = None,
+                   empty: bool = False) -> HudiAdapterResponse:
+        """Run the model (`code`: SQL, or Python `def model(dbt, session)`) and write its rows into the model's
+        Hudi table; register it in the catalog. `contract`: the enforced contract's columns and constraints;
+        `empty`: dbt's --empty (the table is built with the model's schema and no rows)."""
+        from dbt.adapters.hudi.contract import Contract
+        from dbt.adapters.hudi.writer import model_frame, response_fields, write_model
 
         self._require_session(model)
         if mode not in ("create", "full_refresh", "incremental"):
@@ -107,10 +132,12 @@ class HudiAdapter(SparkAdapter):
             cfg = HudiModelConfig.from_dbt(settings, model)
         except HudiConfigError as e:
             raise CompilationError(str(e)) from None
+        checks = Contract.from_model(contract.get("columns"), contract.get("constraints")) if contract else None
+        df = model_frame(self.spark, model, code, language)
         result, path, _ = write_model(
             self.spark, model=model, relation_name=self._catalog_name(relation), schema=relation.schema,
-            identifier=relation.identifier, sql=sql, cfg=cfg, mode=mode,
-            project_root=getattr(self.config, "project_root", None))
+            identifier=relation.identifier, df=df, cfg=cfg, mode=mode,
+            project_root=getattr(self.config, "project_root", None), contract=checks, empty_build=bool(empty))
         fields = response_fields(result, path, cfg.table_type)
         message = (f"{result.operation} {result.instant_time}: +{result.records_inserted} "
                    f"~{result.records_updated} -{result.records_deleted}")
@@ -130,6 +157,57 @@ class HudiAdapter(SparkAdapter):
     @available
     def hudi_timeline_function(self) -> str:
         return FUNCTION_NAME
+
+    @available
+    def hudi_is_empty_build(self, relation: BaseRelation) -> bool:
+        """Whether the model's Hudi table was built by `dbt run --empty` (its next normal run builds it in full)."""
+        from dbt.adapters.hudi.writer import is_empty_build
+
+        path = catalog.table_path(self.spark, self._catalog_name(relation))
+        return path is not None and is_empty_build(path)
+
+    @available
+    def hudi_persist_docs(self, relation: BaseRelation, table_comment: str | None,
+                          column_comments: dict[str, str]) -> None:
+        """persist_docs of a Hudi model: comments on its catalog entry (the path comment stays)."""
+        skipped = catalog.set_comments(self.spark, self._catalog_name(relation), table_comment, column_comments)
+        for column in skipped:
+            logger.warning(f"persist_docs on {relation}: column {column!r} keeps its comment (it carries the Hudi "
+                           f"table path the catalog entry reads); its description is shown in dbt's docs only")
+
+    # ---- table services (run-operations) -------------------------------------------------------------------
+    @available
+    def hudi_check_service_args(self, service: str, args: dict[str, Any]) -> None:
+        from dbt.adapters.hudi.services import SERVICE_ARGS, check_arguments
+
+        if service not in SERVICE_ARGS:
+            raise DbtRuntimeError(f"unknown Hudi table service {service!r}; expected one of {', '.join(SERVICE_ARGS)}")
+        check_arguments(service, args)
+
+    @available
+    def hudi_table_service(self, service: str, args: dict[str, Any], relation: Any,
+                           node_config: dict[str, Any] | None, target: str) -> dict[str, Any]:
+        """Run `hudi_<service>` on a model's table (its settings apply), a relation or a path; returns the report
+        (instant, files, rows, message)."""
+        from dbt.adapters.hudi.services import HudiServiceError, run_service, service_options
+
+        self.hudi_check_service_args(service, args)
+        if node_config is not None and not _is_hudi_node(node_config):
+            raise HudiServiceError(
+                f"hudi_{service}: {target} is materialized as {node_config.get('materialized')!r}, which is not a "
+                f"Hudi table. Table services run on models materialized='hudi_incremental' (or 'incremental' with "
+                f"file_format='hudi') and on snapshots; or give path: <Hudi table path>.")
+        path = args.get("path")
+        if not path:
+            name = relation if isinstance(relation, str) else self._catalog_name(relation)
+            path = catalog.table_path(self.spark, name)
+            if path is None:
+                raise HudiServiceError(
+                    f"hudi_{service}: {target} has no Hudi table in the catalog ({name} is missing or is not a Hudi "
+                    f"table of this adapter). Build it first (dbt run --select ...), or give path: <Hudi table path>.")
+        options = service_options(service, node_config or {}, args)
+        report = run_service(service, str(path), options, instant=args.get("instant"), spark=self.spark)
+        return report.as_dict()
 
     @staticmethod
     def _catalog_name(relation: BaseRelation) -> str:

@@ -18,6 +18,17 @@ from hudi_engine.config.option import ConfigOption
 from hudi_engine.payload import payload_for
 
 ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")
+# dbt-spark's spelling (`materialized='incremental', file_format='hudi'`): its strategies as engine operations.
+# `insert_overwrite` without partition_by overwrites the table; `microbatch` upserts by unique_key, else overwrites
+# the batch's partitions.
+SPARK_STRATEGIES = ("merge", "append", "insert_overwrite", "microbatch")
+# Hudi's Spark SQL table options (what a dbt-spark + Hudi project puts in `options` / `tblproperties`) -> settings.
+HUDI_SQL_OPTIONS = {"primaryKey": "unique_key", "preCombineField": "precombine_field", "type": "table_type",
+                    "payloadClass": "payload_class"}
+# `compaction` / `cleaning` model settings: their keys -> the engine options they spell.
+COMPACTION_KEYS = {"inline": K.COMPACT_INLINE, "delta_commits": K.COMPACT_MAX_DELTA_COMMITS}
+CLEANING_KEYS = {"automatic": K.CLEAN_AUTOMATIC, "policy": K.CLEANER_POLICY, "retained": None}
+CLEANING_POLICIES = {"commits": "KEEP_LATEST_COMMITS", "file_versions": "KEEP_LATEST_FILE_VERSIONS"}
 # How a run writes: the model's table is new (or its catalog entry is), rebuilt by --full-refresh, or updated.
 MODES = ("create", "full_refresh", "incremental")
 
@@ -32,16 +43,17 @@ SETTINGS: dict[str, ConfigOption] = {
     "incremental_strategy": K.OPERATION,
 }
 # Options the materialization sets itself.
-MATERIALIZATION_OPTIONS = {K.OPERATION.key: "incremental_strategy", K.TABLE_NAME.key: "the model alias"}
+MATERIALIZATION_OPTIONS = {K.OPERATION.key: "incremental_strategy", K.TABLE_NAME.key: "the model alias",
+                           K.PARTIAL_UPDATE_COLUMNS.key: "merge_update_columns / merge_exclude_columns"}
 
 
 class HudiConfigError(Exception):
     """Every problem of one model's config, listed together."""
 
-    def __init__(self, model: str, problems: Sequence[str]) -> None:
+    def __init__(self, model: str, problems: Sequence[str], what: str = "hudi_incremental config") -> None:
         self.model = model
         self.problems = list(problems)
-        super().__init__(f"model {model}: invalid hudi_incremental config:\n  - " + "\n  - ".join(problems))
+        super().__init__(f"model {model}: invalid {what}:\n  - " + "\n  - ".join(problems))
 
 
 def _names(value: Any) -> tuple[str, ...] | None:
@@ -76,16 +88,27 @@ class HudiModelConfig:
     precombine_field: str | None
     table_type: str  # COPY_ON_WRITE | MERGE_ON_READ
     payload_class: str | None  # full class name; None: the table's (or Hudi's default)
-    strategy: str
+    strategy: str  # the engine operation of an incremental run
     index_type: str | None
     location_root: str | None
     on_schema_change: str
     hudi_options: dict[str, str] = field(default_factory=dict)
+    merge_update_columns: tuple[str, ...] = ()  # partial update: on a stored key only these columns change
+    merge_exclude_columns: tuple[str, ...] = ()  # ... or every column but these
+    dbt_strategy: str = ""  # incremental_strategy as the model wrote it (dbt-spark's names on that spelling)
+    microbatch: bool = False
 
     @staticmethod
     def from_dbt(config: Mapping[str, Any], model: str) -> "HudiModelConfig":
-        """Validate a model's config (the keys of `hudi_model_settings()`); raise once with every problem."""
+        """Validate a model's config (the keys of `hudi_model_settings()`); raise once with every problem.
+
+        `materialized='incremental'` with `file_format='hudi'` is dbt-spark's spelling: its strategy names, and
+        its `options` / `tblproperties` (hoodie.* keys, and Hudi's SQL names primaryKey, preCombineField, type,
+        payloadClass), are translated here into the same settings, then validated the same way."""
         problems: list[str] = []
+        spark_spelling = config.get("materialized") == "incremental"
+        explicit_key = bool(config.get("unique_key"))  # microbatch upserts by unique_key, not by options' primaryKey
+        config = _with_spark_spelling(config, problems) if spark_spelling else config
         get = config.get
 
         unique_key = _names(get("unique_key"))
@@ -94,7 +117,8 @@ class HudiModelConfig:
             unique_key = ()
         elif not unique_key:
             problems.append("unique_key is required: every Hudi table has a record key (set unique_key to the "
-                            "column, or list of columns, that identifies a row)")
+                            "column, or list of columns, that identifies a row"
+                            + (", or options={'primaryKey': ...})" if spark_spelling else ")"))
 
         partition_by = _names(get("partition_by"))
         if partition_by is None:
@@ -108,8 +132,12 @@ class HudiModelConfig:
         precombine = precombine.strip() if precombine else None
 
         table_type = _parse("table_type", get("table_type") or "cow", problems) or K.TABLE_TYPE.default
-        strategy = _parse("incremental_strategy", get("incremental_strategy") or K.OPERATION.default,
-                          problems) or K.OPERATION.default
+        dbt_strategy = get("incremental_strategy") or ("append" if spark_spelling else K.OPERATION.default)
+        microbatch = spark_spelling and dbt_strategy == "microbatch"
+        if spark_spelling:
+            strategy = _spark_strategy(dbt_strategy, explicit_key, bool(unique_key), bool(partition_by), problems)
+        else:
+            strategy = _parse("incremental_strategy", dbt_strategy, problems) or K.OPERATION.default
 
         payload_class = None
         payload = get("payload_class")
@@ -152,12 +180,39 @@ class HudiModelConfig:
                 value = ",".join(map(str, value))
             hudi_options[key] = str(value)
 
+        for setting, translate in (("compaction", _compaction_options), ("cleaning", _cleaning_options)):
+            raw = get(setting)
+            if raw is None:
+                continue
+            for key, value in translate(raw, problems).items():
+                if key in hudi_options and not _equal_option(key, hudi_options[key], value):
+                    problems.append(f"hudi_options[{key!r}]={hudi_options[key]!r} contradicts {setting} "
+                                    f"({value!r}); set {setting} only")
+                hudi_options[key] = value
+
+        update_columns = _names(get("merge_update_columns"))
+        exclude_columns = _names(get("merge_exclude_columns"))
+        for setting, names in (("merge_update_columns", update_columns), ("merge_exclude_columns", exclude_columns)):
+            if names is None:
+                problems.append(f"{setting}={get(setting)!r}: expected a list of column names")
+        update_columns, exclude_columns = update_columns or (), exclude_columns or ()
+        if update_columns and exclude_columns:
+            problems.append("merge_update_columns and merge_exclude_columns are both set: set one of them (the "
+                            "columns a match updates, or the columns it leaves as stored)")
+        if (update_columns or exclude_columns) and strategy != "upsert":
+            name = "merge_update_columns" if update_columns else "merge_exclude_columns"
+            problems.append(f"{name} applies to incremental_strategy "
+                            f"{'merge' if spark_spelling else 'upsert'} (a match updates some columns); this model's "
+                            f"strategy is {dbt_strategy!r}. Remove {name} or change the strategy.")
+
         cfg = HudiModelConfig(model, unique_key, partition_by, precombine, table_type, payload_class, strategy,
                               index_type, location_root.rstrip("/") if location_root else None, on_schema_change,
-                              hudi_options)
+                              hudi_options, update_columns, exclude_columns, dbt_strategy, microbatch)
         problems += cfg._option_problems()
         if problems:
-            raise HudiConfigError(model, problems)
+            what = "Hudi config (materialized='incremental', file_format='hudi')" if spark_spelling else \
+                "hudi_incremental config"
+            raise HudiConfigError(model, problems, what)
         return cfg
 
     def _option_problems(self) -> list[str]:
@@ -196,7 +251,8 @@ class HudiModelConfig:
         return opts
 
     def hoodie_options(self, table_name: str, database: str, operation: str,
-                       columns: Mapping[str, str] | None = None) -> dict[str, str]:
+                       columns: Mapping[str, str] | None = None,
+                       update_columns: Sequence[str] = ()) -> dict[str, str]:
         """The write's Hudi options. `columns` maps a setting's column name to the model's own spelling
         (Spark resolves names case-insensitively; Hudi's key generator needs the exact column). An unpartitioned
         model says so explicitly (an empty partition field list), so that it cannot silently fit a partitioned
@@ -209,10 +265,31 @@ class HudiModelConfig:
                 named[option.key] = ",".join(columns.get(c, c) for c in named[option.key].split(",") if c)
         opts.update(named)
         opts.update({K.TABLE_NAME.key: table_name, K.DATABASE_NAME.key: database, K.OPERATION.key: operation})
+        if update_columns and operation == "upsert":
+            opts[K.PARTIAL_UPDATE_COLUMNS.key] = ",".join(update_columns)
         return opts
 
     def write_config(self, table_name: str, database: str, operation: str) -> WriteConfig:
         return WriteConfig.from_options(self.hoodie_options(table_name, database, operation))
+
+    def update_columns(self, columns: Sequence[str]) -> tuple[str, ...]:
+        """The columns a match updates (merge_update_columns, or all but merge_exclude_columns), each named as the
+        model's result spells it; empty when every column is updated. A name the result lacks raises one
+        HudiConfigError naming the setting."""
+        if not self.merge_update_columns and not self.merge_exclude_columns:
+            return ()
+        by_lower = {c.lower(): c for c in columns}
+        setting = "merge_update_columns" if self.merge_update_columns else "merge_exclude_columns"
+        named = self.merge_update_columns or self.merge_exclude_columns
+        missing = [c for c in named if c.lower() not in by_lower]
+        if missing:
+            raise HudiConfigError(self.model, [
+                f"{setting}: column(s) {missing} are not in the model's result (columns: {', '.join(columns)}); "
+                f"select them in the model or remove them from {setting}"])
+        if self.merge_update_columns:
+            return tuple(by_lower[c.lower()] for c in named)
+        excluded = {c.lower() for c in named}
+        return tuple(c for c in columns if c.lower() not in excluded)
 
     @property
     def columns_used(self) -> list[tuple[str, str]]:
@@ -228,6 +305,119 @@ class HudiModelConfig:
         by_key = {o.key: s for s, o in SETTINGS.items()} | {K.TABLE_NAME.key: "name"}
         changes = self.write_config(table_name, "", self.strategy).contradictions(table_config)
         return [f"{by_key.get(c.key, c.key)} {c.table} -> {c.given}" for c in changes]
+
+
+def _with_spark_spelling(config: Mapping[str, Any], problems: list[str]) -> dict[str, Any]:
+    """dbt-spark's `options` / `tblproperties` folded into the named settings and hudi_options: hoodie.* keys as
+    hudi_options, Hudi's SQL option names as the settings they spell (which must then agree)."""
+    out = dict(config)
+    hudi_options = dict(config.get("hudi_options") or {}) if isinstance(config.get("hudi_options"), Mapping) else {}
+    for source in ("options", "tblproperties"):
+        given = config.get(source) or {}
+        if not isinstance(given, Mapping):
+            problems.append(f"{source}={given!r}: expected a mapping")
+            continue
+        for key, value in given.items():
+            key = str(key)
+            if key.startswith("hoodie."):
+                if key in hudi_options and str(hudi_options[key]) != str(value):
+                    problems.append(f"{source}[{key!r}]={value!r} contradicts {hudi_options[key]!r} set elsewhere")
+                hudi_options[key] = value
+            elif key in HUDI_SQL_OPTIONS:
+                setting = HUDI_SQL_OPTIONS[key]
+                if out.get(setting) in (None, "", []):
+                    out[setting] = value
+                elif _names(out.get(setting)) != _names(value) and str(out.get(setting)).lower() != str(value).lower():
+                    problems.append(f"{source}[{key!r}]={value!r} contradicts {setting}={out.get(setting)!r}; "
+                                    f"set one of them")
+            else:
+                problems.append(f"{source}[{key!r}]: not a Hudi option; a Hudi table honours hoodie.* keys and "
+                                f"{', '.join(HUDI_SQL_OPTIONS)} there. Remove it or use a hoodie.* key")
+    out["hudi_options"] = hudi_options
+    return out
+
+
+def _spark_strategy(strategy: str, unique_key: bool, record_key: bool, partitioned: bool, problems: list[str]) -> str:
+    """dbt-spark's incremental_strategy as the engine operation of an incremental run. `unique_key`: the model sets
+    it; `record_key`: it or options' primaryKey does."""
+    if strategy not in SPARK_STRATEGIES:
+        problems.append(f"incremental_strategy={strategy!r}: expected one of {', '.join(SPARK_STRATEGIES)} "
+                        f"(dbt-spark's strategies on file_format='hudi'; materialized='hudi_incremental' takes "
+                        f"Hudi's operations)")
+        return K.OPERATION.default
+    if strategy == "merge":
+        if not record_key:
+            problems.append("incremental_strategy='merge' needs unique_key (the record key a match is found by)")
+        return "upsert"
+    if strategy == "append":
+        return "insert"
+    if strategy == "insert_overwrite":
+        return "insert_overwrite" if partitioned else "insert_overwrite_table"
+    # microbatch: one Hudi instant per batch; upsert by unique_key, else overwrite the batch's partitions.
+    if unique_key:
+        return "upsert"
+    if not partitioned:
+        problems.append("incremental_strategy='microbatch' without unique_key overwrites the batch's partitions, "
+                        "so it needs partition_by (e.g. the day of event_time); or set unique_key to upsert batches")
+    return "insert_overwrite"
+
+
+def _compaction_options(raw: Any, problems: list[str]) -> dict[str, str]:
+    """`compaction: {inline: true, delta_commits: 3}` (or `compaction: false`) as hoodie.compact.* options."""
+    if isinstance(raw, bool):
+        raw = {"inline": raw}
+    if not isinstance(raw, Mapping):
+        problems.append(f"compaction={raw!r}: expected a mapping with keys {', '.join(COMPACTION_KEYS)} "
+                        f"(e.g. {{inline: true, delta_commits: 3}})")
+        return {}
+    out: dict[str, str] = {}
+    for key, value in raw.items():
+        option = COMPACTION_KEYS.get(str(key))
+        if option is None:
+            problems.append(f"compaction: unknown key {key!r}; expected {', '.join(COMPACTION_KEYS)}")
+            continue
+        out[option.key] = _option_text(value)
+    if K.COMPACT_MAX_DELTA_COMMITS.key in out and K.COMPACT_INLINE.key not in out:
+        out[K.COMPACT_INLINE.key] = "true"  # a delta commit count asks for inline compaction
+    return out
+
+
+def _cleaning_options(raw: Any, problems: list[str]) -> dict[str, str]:
+    """`cleaning: {policy: commits | file_versions, retained: N, automatic: true}` (or `cleaning: false`) as
+    hoodie.clean* options; `retained` counts commits or file versions by the policy."""
+    if isinstance(raw, bool):
+        raw = {"automatic": raw}
+    if not isinstance(raw, Mapping):
+        problems.append(f"cleaning={raw!r}: expected a mapping with keys {', '.join(CLEANING_KEYS)} "
+                        f"(e.g. {{policy: commits, retained: 5}})")
+        return {}
+    out: dict[str, str] = {}
+    unknown = [k for k in raw if str(k) not in CLEANING_KEYS]
+    if unknown:
+        problems.append(f"cleaning: unknown key(s) {unknown}; expected {', '.join(CLEANING_KEYS)}")
+    policy = raw.get("policy")
+    if policy is not None:
+        policy = CLEANING_POLICIES.get(str(policy).lower(), str(policy).upper())
+        out[K.CLEANER_POLICY.key] = policy
+    if "automatic" in raw:
+        out[K.CLEAN_AUTOMATIC.key] = _option_text(raw["automatic"])
+    if "retained" in raw:
+        by_versions = policy == "KEEP_LATEST_FILE_VERSIONS"
+        option = K.CLEANER_FILE_VERSIONS_RETAINED if by_versions else K.CLEANER_COMMITS_RETAINED
+        out[option.key] = _option_text(raw["retained"])
+    return out
+
+
+def _option_text(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def _equal_option(key: str, a: str, b: str) -> bool:
+    option = next((o for o in K.WRITE_OPTIONS if key in o.all_keys), None)
+    try:
+        return option is not None and option.parse(a) == option.parse(b)
+    except ConfigError:
+        return False
 
 
 def _same(key: str, a: str, b: str) -> bool:

@@ -18,9 +18,14 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.hudi import catalog
-from dbt.adapters.hudi.model_config import HudiModelConfig
+from dbt.adapters.hudi.contract import Contract
+from dbt.adapters.hudi.model_config import HudiConfigError, HudiModelConfig
 
 logger = AdapterLogger("Hudi")
+
+# Commit metadata of a table built by `dbt run --empty` (the `_` prefix puts an option into the commit's extra
+# metadata): the next normal run builds the table in full instead of running incrementally on no rows.
+EMPTY_BUILD_KEY = "_dbt.empty_build"
 
 
 class HudiModelError(DbtRuntimeError):
@@ -180,27 +185,51 @@ def _replacing(model: str, path: str, plan: WritePlan) -> Iterator[None]:
     storage.delete_dir(aside)
 
 
-def write_model(spark, *, model: str, relation_name: str, schema: str, identifier: str, sql: str,
-                cfg: HudiModelConfig, mode: str, project_root: str | None):
-    """Run the model into its Hudi table; returns (WriteResult, path, plan)."""
+def model_frame(spark, model: str, code: str, language: str = "sql"):
+    """The model's rows as a DataFrame: its SQL, or its Python `model(dbt, session)` run on this session."""
+    from pyspark.errors import PySparkException
+
+    if language == "python":
+        from dbt.adapters.hudi.python_model import run_python_model
+
+        return run_python_model(spark, model, code)
+    try:
+        return spark.sql(code)
+    except PySparkException as e:
+        raise HudiModelError(f"model {model}: the model's SQL failed: {e}") from e
+
+
+def write_model(spark, *, model: str, relation_name: str, schema: str, identifier: str, df,
+                cfg: HudiModelConfig, mode: str, project_root: str | None, contract: Contract | None = None,
+                empty_build: bool = False):
+    """Write the model's rows `df` into its Hudi table; returns (WriteResult, path, plan).
+
+    Before anything is written: the setting columns are resolved, the enforced contract's not_null and check
+    constraints are checked on the rows, and merge_update_columns / merge_exclude_columns are resolved against
+    the model's columns. `empty_build` (dbt's --empty building the table) marks the commit, so the next normal
+    run builds the table in full (`is_empty_build`)."""
     from pyspark.errors import PySparkException
 
     from hudi_engine import HudiError, TableServiceError
     from hudi_engine.errors import KeyGeneratorError
     from hudi_engine.spark import write
 
-    try:
-        df = spark.sql(sql)
-    except PySparkException as e:
-        raise HudiModelError(f"model {model}: the model's SQL failed: {e}") from e
     colmap = resolve_columns(model, cfg, df.columns)
+    try:
+        update_columns = cfg.update_columns(df.columns)
+    except HudiConfigError as e:
+        raise HudiModelError(str(e)) from None
     existing_catalog = catalog.table_path(spark, relation_name) if mode == "incremental" else None
     path = existing_catalog if (mode == "incremental" and existing_catalog and not cfg.location_root) else \
         table_location(spark, schema, identifier, cfg, project_root)
     plan = plan_write(model, cfg, mode, path, existing_table_config(path), existing_catalog, identifier)
     if mode == "incremental":
         df = reconcile_schema(model, df, cfg, path, plan.operation)
-    options = cfg.hoodie_options(identifier, schema, plan.operation, colmap)
+    if contract is not None:
+        contract.check_rows(model, df)
+    options = cfg.hoodie_options(identifier, schema, plan.operation, colmap, update_columns)
+    if empty_build and mode != "incremental":
+        options[EMPTY_BUILD_KEY] = "true"
     logger.debug(f"model {model}: {plan.reason}: {plan.operation} into {path} with {options}")
     try:
         with _replacing(model, path, plan):
@@ -216,7 +245,8 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
         raise HudiModelError(f"model {model}: Hudi {plan.operation} into {path} failed: {e}. "
                              "The table is unchanged (the write's instant was rolled back).") from e
     except PySparkException as e:
-        raise HudiModelError(f"model {model}: Hudi {plan.operation} into {path} failed in Spark: {e}") from e
+        raise HudiModelError(f"model {model}: Hudi {plan.operation} into {path} failed in Spark: {e}. "
+                             "The table is unchanged (the write's instant was rolled back).") from e
     action = catalog.register_table(spark, relation_name, path)
     logger.debug(f"model {model}: catalog table {relation_name} {action}")
     return result, path, plan
@@ -236,3 +266,13 @@ def response_fields(result: Any, path: str, table_type: str) -> dict[str, Any]:
         "table_path": path,
         "table_type": table_type,
     }
+
+
+def is_empty_build(path: str) -> bool:
+    """Whether the latest commit of the Hudi table at `path` is a `dbt run --empty` build (the table has the model's
+    schema and no rows yet)."""
+    from hudi_engine import HudiTable
+
+    timeline = HudiTable.load(path).timeline
+    latest = timeline.completed_commits().last()
+    return latest is not None and timeline.commit_metadata(latest).extra_metadata.get(EMPTY_BUILD_KEY) == "true"

@@ -1,11 +1,14 @@
 {#-- Small steps of the hudi_incremental materialization. Plain Jinja (no dbt blocks), so they are unit-tested
      by rendering this file with a faked `config`. --#}
 
-{#-- The model's Hudi settings, as one dict for adapter.hudi_validate_config / adapter.hudi_write. --#}
+{#-- The model's Hudi settings, as one dict for adapter.hudi_validate_config / adapter.hudi_write. The dbt-spark
+     spelling (materialized='incremental', file_format='hudi') adds its options / tblproperties. --#}
 {% macro hudi_model_settings() %}
   {%- set settings = {} -%}
   {%- for key in ['unique_key', 'partition_by', 'precombine_field', 'table_type', 'payload_class',
-                  'incremental_strategy', 'index_type', 'location_root', 'hudi_options', 'on_schema_change'] -%}
+                  'incremental_strategy', 'index_type', 'location_root', 'hudi_options', 'on_schema_change',
+                  'merge_update_columns', 'merge_exclude_columns', 'compaction', 'cleaning',
+                  'materialized', 'options', 'tblproperties'] -%}
     {%- do settings.update({key: config.get(key)}) -%}
   {%- endfor -%}
   {{- return(settings) -}}
@@ -28,4 +31,12 @@
 {#-- True when the model's existing relation must be dropped before the Hudi table is registered under its name. --#}
 {% macro hudi_must_drop(existing_relation) %}
   {{- return(existing_relation is not none and (not existing_relation.is_hudi or existing_relation.type != 'table')) -}}
+{% endmacro %}
+
+
+{#-- Whether this model writes a Hudi table: materialized='hudi_incremental', or dbt-spark's
+     materialized='incremental' with file_format='hudi'. --#}
+{% macro hudi_is_hudi_model(model_config) %}
+  {{- return(model_config.get('materialized') == 'hudi_incremental'
+             or (model_config.get('materialized') == 'incremental' and model_config.get('file_format') == 'hudi')) -}}
 {% endmacro %}
