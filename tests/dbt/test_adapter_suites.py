@@ -18,11 +18,22 @@ pytest.importorskip("dbt.tests.adapter.basic.test_base", reason="dbt-tests-adapt
 SUITES = Path(__file__).resolve().parent / "adapter_suites"
 
 
-def test_base_suites(tmp_path):
+def run_suites(tmp_path, suite: str) -> str:
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(SUITES / "suite_base.py"), "-p", "dbt.tests.fixtures.project",
+        [sys.executable, "-m", "pytest", str(SUITES / suite), "-p", "dbt.tests.fixtures.project",
          "-o", "python_files=suite_*.py", "-p", "no:cacheprovider", "-q", "--basetemp", str(tmp_path / "suites"),
          "--rootdir", str(SUITES)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=1200)
+        cwd=tmp_path, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, f"{proc.stdout[-12000:]}\n{proc.stderr[-4000:]}"
-    assert "4 passed" in proc.stdout, proc.stdout[-3000:]
+    return proc.stdout
+
+
+def test_base_suites(tmp_path):
+    out = run_suites(tmp_path, "suite_base.py")
+    assert "4 passed" in out, out[-3000:]
+
+
+def test_feature_suites(tmp_path):
+    """Unit testing, contracts, --empty, snapshots, microbatch and merge_exclude_columns on Hudi tables."""
+    out = run_suites(tmp_path, "suite_features.py")
+    assert "passed" in out and "skipped" not in out and "failed" not in out, out[-3000:]

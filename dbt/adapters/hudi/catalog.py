@@ -134,8 +134,8 @@ def table_stats(path: str) -> dict[str, object]:
 
 
 def set_comments(spark, name: str, table_comment: str | None, column_comments: dict[str, str]) -> list[str]:
-    """Put a model's descriptions on its catalog entry: the table comment and column comments, each only when it
-    differs from what the entry holds (so a run that changes nothing writes nothing to the metastore). The comment
+    """Put a model's descriptions on its catalog entry: the table comment, and the column comments that differ
+    from what the entry holds. The comment
     that carries the table path (`hudi.path=` on `_hoodie_commit_time`) is never replaced; returns the columns
     skipped for that reason. Comments live in the entry: when a write re-creates it (new columns), the
     materialization puts them back after the write."""
@@ -153,6 +153,24 @@ def set_comments(spark, name: str, table_comment: str | None, column_comments: d
             continue
         spark.sql(f"ALTER TABLE {name} ALTER COLUMN `{actual}` COMMENT {sql_string(comment)}")
     if table_comment is not None:
-        if (spark.catalog.getTable(name).description or "") != table_comment:
-            spark.sql(f"COMMENT ON TABLE {name} IS {sql_string(table_comment)}")
+        # Spark 4.3 shows the comment of a Python data source's table in SHOW TABLE EXTENDED (and so in dbt's
+        # catalog), not in DESCRIBE TABLE EXTENDED or Catalog.getTable; it is set every time, as it cannot be read
+        # back cheaply.
+        spark.sql(f"COMMENT ON TABLE {name} IS {sql_string(table_comment)}")
     return skipped
+
+
+_COMMENT_RE = re.compile(r"^Comment: (.*)$", re.MULTILINE)
+
+
+def table_comment_from_information(information: str) -> str | None:
+    m = _COMMENT_RE.search(information or "")
+    return m.group(1) if m else None
+
+
+def column_comments(spark, name: str) -> dict[str, str]:
+    """Column comments of a catalog entry (persist_docs), without the path comment."""
+    from hudi_engine.spark.datasource import PATH_COMMENT_PREFIX
+
+    return {c.name: c.description for c in spark.catalog.listColumns(name)
+            if c.description and not c.description.startswith(PATH_COMMENT_PREFIX)}

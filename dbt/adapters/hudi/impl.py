@@ -118,10 +118,11 @@ class HudiAdapter(SparkAdapter):
     @available
     def hudi_write(self, relation: BaseRelation, code: str, settings: dict[str, Any], mode: str, model: str,
                    language: str = "sql", contract: dict[str, Any] | None = None,
-                   empty: bool = False) -> HudiAdapterResponse:
+                   empty: bool = False, snapshot: bool = False) -> HudiAdapterResponse:
         """Run the model (`code`: SQL, or Python `def model(dbt, session)`) and write its rows into the model's
         Hudi table; register it in the catalog. `contract`: the enforced contract's columns and constraints;
-        `empty`: dbt's --empty (the table is built with the model's schema and no rows)."""
+        `empty`: dbt's --empty (the table is built with the model's schema and no rows); `snapshot`: dbt's
+        staging rows of a snapshot (columns the table has are written in its types, as dbt's MERGE would)."""
         from dbt.adapters.hudi.contract import Contract
         from dbt.adapters.hudi.writer import model_frame, response_fields, write_model
 
@@ -137,7 +138,8 @@ class HudiAdapter(SparkAdapter):
         result, path, _ = write_model(
             self.spark, model=model, relation_name=self._catalog_name(relation), schema=relation.schema,
             identifier=relation.identifier, df=df, cfg=cfg, mode=mode,
-            project_root=getattr(self.config, "project_root", None), contract=checks, empty_build=bool(empty))
+            project_root=getattr(self.config, "project_root", None), contract=checks, empty_build=bool(empty),
+            assign_table_types=bool(snapshot))
         fields = response_fields(result, path, cfg.table_type)
         message = (f"{result.operation} {result.instant_time}: +{result.records_inserted} "
                    f"~{result.records_updated} -{result.records_deleted}")
@@ -222,10 +224,15 @@ class HudiAdapter(SparkAdapter):
         path = catalog.location_from_information(information)
         try:
             stats = catalog.table_stats(path) if path else {}
+            comments = catalog.column_comments(self.spark, self._catalog_name(relation))
         except Exception as e:  # noqa: BLE001 - docs should still build when one table cannot be read
             logger.warning(f"catalog stats of {relation} ({path}): {e}")
-            stats = {}
+            stats, comments = {}, {}
+        table_comment = catalog.table_comment_from_information(information)
         for column in columns:
             column.update(stats)
+            # persist_docs: dbt-spark's catalog carries no comments; a Hudi table's are on its catalog entry.
+            column["table_comment"] = table_comment
+            column["column_comment"] = comments.get(column.get("column_name"))
         return columns
 

@@ -118,8 +118,11 @@ def resolve_columns(model: str, cfg: HudiModelConfig, columns: list[str]) -> dic
     return found
 
 
-def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation: str):
-    """Apply `on_schema_change` to an incremental write: returns the DataFrame to write."""
+def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation: str,
+                     assign_table_types: bool = False):
+    """Apply `on_schema_change` to an incremental write: returns the DataFrame to write. `assign_table_types`
+    (snapshots): a column the table has is written in the table's type, as SQL's MERGE assigns it (dbt's staging
+    rows may type a column wider than the snapshot table, e.g. a timestamp for a date)."""
     from pyspark.sql import functions as F
 
     from hudi_engine import HudiTable
@@ -135,6 +138,11 @@ def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation:
     missing = [c for c in table_types if c not in df_types]
     changed = [f"{c} {table_types[c].simpleString()} -> {df_types[c].simpleString()}"
                for c in table_types if c in df_types and df_types[c].simpleString() != table_types[c].simpleString()]
+    if assign_table_types and changed:
+        df = df.select(*[F.col(f"`{c}`").cast(table_types[c]).alias(c) if c in table_types else F.col(f"`{c}`")
+                         for c in df.columns])
+        df_types = {f.name: f.dataType for f in df.schema.fields if f.name not in META_COLUMNS}
+        changed = []
     mode = cfg.on_schema_change
     if mode == "fail" and (new or missing or changed):
         parts = ([f"new columns {new}"] if new else []) + ([f"missing columns {missing}"] if missing else []) + \
@@ -201,7 +209,7 @@ def model_frame(spark, model: str, code: str, language: str = "sql"):
 
 def write_model(spark, *, model: str, relation_name: str, schema: str, identifier: str, df,
                 cfg: HudiModelConfig, mode: str, project_root: str | None, contract: Contract | None = None,
-                empty_build: bool = False):
+                empty_build: bool = False, assign_table_types: bool = False):
     """Write the model's rows `df` into its Hudi table; returns (WriteResult, path, plan).
 
     Before anything is written: the setting columns are resolved, the enforced contract's not_null and check
@@ -224,7 +232,7 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
         table_location(spark, schema, identifier, cfg, project_root)
     plan = plan_write(model, cfg, mode, path, existing_table_config(path), existing_catalog, identifier)
     if mode == "incremental":
-        df = reconcile_schema(model, df, cfg, path, plan.operation)
+        df = reconcile_schema(model, df, cfg, path, plan.operation, assign_table_types)
     if contract is not None:
         contract.check_rows(model, df)
     options = cfg.hoodie_options(identifier, schema, plan.operation, colmap, update_columns)

@@ -71,7 +71,8 @@ select * except ({{ helpers | join(', ') }}) from (
     {%- set mode = 'incremental' -%}
   {%- endif -%}
 
-  {%- set response = adapter.hudi_write(target_relation, code, settings, mode, model_name) -%}
+  {%- set response = adapter.hudi_write(target_relation, code, settings, mode, model_name, 'sql', none, false,
+                                        true) -%}
   {%- do store_result('main', response=response) -%}
 
   {%- set should_revoke = should_revoke(existing_relation, full_refresh_mode=False) -%}
