@@ -8,6 +8,7 @@
 #   bench/run.sh write           issue 3: W1 first write and COW / MOR upserts vs delta-rs
 #   bench/run.sh w2              issue 3: the same upsert into a 10,000,000-row MOR table (about 5-15 minutes)
 #   bench/run.sh profile         the write tasks' code in one process without Spark, phase by phase, cProfile
+#   bench/run.sh dbt             issue 11: a tiny hudi_incremental upsert vs a dbt-spark table model, same dbt runs
 #   bench/run.sh all             read, write, w2 and profile
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).
 set -euo pipefail
@@ -25,6 +26,7 @@ for w in "${what[@]}"; do
     write) .venv/bin/python bench/bench_write.py --workload w1 ;;
     w2) .venv/bin/python bench/bench_write.py --workload w2 ;;
     profile) .venv/bin/python bench/bench_write.py --profile ;;
-    *) echo "unknown benchmark '$w': expected read, write, w2, profile or all" >&2; exit 2 ;;
+    dbt) .venv/bin/python bench/bench_dbt_small.py ;;
+    *) echo "unknown benchmark '$w': expected read, write, w2, profile, dbt or all" >&2; exit 2 ;;
   esac
 done

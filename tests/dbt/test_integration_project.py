@@ -19,7 +19,8 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 PROJECT = Path(__file__).resolve().parents[2] / "integration_project"
 WAREHOUSE = PROJECT / "spark-warehouse" / "analytics.db"
-HUDI_TABLES = ["customers", "daily_revenue", "open_order_lines", "order_lines_enriched", "orders"]
+HUDI_TABLES = ["customers", "customers_history", "daily_revenue", "open_order_lines", "order_activity",
+               "order_lines_enriched", "orders"]
 
 
 @pytest.fixture(scope="module")
@@ -36,18 +37,19 @@ def test_both_days_build_green(main_command):
     assert len(done) == 2, done
     for line in done:
         assert "ERROR=0" in line and "SKIP=0" in line and "WARN=0" in line, line
-        assert "PASS=42" in line, line
+        assert "PASS=51" in line, line
 
 
 def test_timelines_are_printed(main_command):
-    out = main_command[main_command.index("Timelines of the 5 Hudi tables"):]
+    out = main_command[main_command.index("Timelines of the 7 Hudi tables"):]
     for name in HUDI_TABLES:
         assert f"\n{name}  (" in out, name
     assert "replacecommit  COMPLETED  INSERT_OVERWRITE" in out
     assert "deltacommit    COMPLETED  DELETE" in out
 
 
-@pytest.mark.parametrize("name", ["orders", "open_order_lines", "daily_revenue", "order_lines_enriched"])
+@pytest.mark.parametrize("name", ["orders", "open_order_lines", "daily_revenue", "order_lines_enriched",
+                                  "customers_history"])
 def test_tables_read_the_same_with_hudi_rs(main_command, name):
     path = WAREHOUSE / name
     ours = HudiTable.load(str(path)).read_snapshot()
@@ -73,3 +75,31 @@ def test_run_results_carry_the_commit(main_command):
     assert orders["instant_time"] == HudiTable.load(str(WAREHOUSE / "orders")).timeline.completed_commits()[-1].timestamp
     deletes = by_id["model.hudi_example.open_order_lines"]["adapter_response"]
     assert (deletes["operation"], deletes["rows_deleted"]) == ("delete", 2)
+
+
+def test_microbatch_model_wrote_one_instant_per_batch(main_command):
+    # Day 1: the batch of 2024-03-01; day 2: that day again and 2024-03-02 (run.sh passes the event time range).
+    assert "Batch 2 of 2 OK created batch 2024-03-02 of analytics.order_activity" in main_command
+    table = HudiTable.load(str(WAREHOUSE / "order_activity"))
+    assert [table.timeline.commit_metadata(i).operation_type for i in table.timeline.completed_commits()] == [
+        "BULK_INSERT", "UPSERT", "UPSERT"]
+    rows = rs_snapshot(WAREHOUSE / "order_activity")
+    assert rows.num_rows == 10  # distinct (order_id, line_no) of raw_orders
+    assert_same_rows(table.read_snapshot(), rows, "order_activity")
+
+
+def test_snapshot_history_of_customers(main_command):
+    rows = rs_snapshot(WAREHOUSE / "customers_history").to_pylist()
+    assert HudiTable.load(str(WAREHOUSE / "customers_history")).config.record_key_fields == ["dbt_scd_id"]
+    versions = sorted((r["customer_id"], r["dbt_valid_to"] is None) for r in rows)
+    # Customers 2 and 4 changed on day 2 (a closed and a current version each), 7 arrived.
+    assert versions == [(1, True), (2, False), (2, True), (3, True), (4, False), (4, True), (5, True), (6, True),
+                        (7, True)]
+    current = {r["customer_id"]: r for r in rows if r["dbt_valid_to"] is None}
+    assert current[2]["email"] == "bob@new.example" and current[4]["tier"] == "gold"
+
+
+def test_contract_on_orders(main_command):
+    assert "model.hudi_example.orders" in (PROJECT / "target" / "manifest.json").read_text()
+    manifest = json.loads((PROJECT / "target" / "manifest.json").read_text())
+    assert manifest["nodes"]["model.hudi_example.orders"]["config"]["contract"]["enforced"] is True
