@@ -92,11 +92,11 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transacti
     parallelism = config.parallelism.for_operation(config.operation, spark.sparkContext.defaultParallelism)
     t0 = time.monotonic()
     if config.operation is Operation.BULK_INSERT:
-        results = _bulk_insert(_keyed(_check_keys(df, config), task, None), task, parallelism).collect()
+        results = _bulk_insert(_keyed(_check_rows(df, config), task, None), task, parallelism).collect()
         txn.timings["write"] = time.monotonic() - t0
         return _collect(results, txn)
     global_index = config.index.type is IndexType.GLOBAL_SIMPLE and config.operation.looks_up_keys
-    tagged = _keyed(_check_keys(df, config), task, None if global_index else client.tag_spec(txn.instant))
+    tagged = _keyed(_check_rows(df, config), task, None if global_index else client.tag_spec(txn.instant))
     if global_index:
         tagged = _tag_global(spark, tagged, client, task, parallelism)
     else:
@@ -343,23 +343,36 @@ def _task_output(stats: list[WriteStat], timings: dict[str, float]) -> pa.Table:
                      "handles_s": pa.array([None] * n + [timings.get("handles_s", 0.0)], pa.float64())})
 
 
-def _check_keys(df: DataFrame, config: WriteConfig) -> DataFrame:
-    """Fail the job on a row with a null or empty record key, in the first stage (before any file is written),
-    with the key generator's message and the row."""
+def _check_rows(df: DataFrame, config: WriteConfig) -> DataFrame:
+    """Fail the job, in the first stage (before any file is written), on a row whose record key is null or empty,
+    or whose ordering (precombine) value is null where the payload orders by it: the message names the field and
+    shows the row. Java Hudi refuses a null ordering value too; a user payload decides for itself."""
+    checks: list[tuple[Column, str, str]] = []
     fields = [f for f in config.keys.record_key_fields if f in df.columns]
-    if not fields:
+    if fields:
+        missing = [F.col(f"`{f}`").isNull() | (F.col(f"`{f}`").cast("string") == "") for f in fields]
+        bad: Column = missing[0]
+        for m in missing[1:]:
+            bad = bad & m
+        what = (f"record key field {fields[0]!r} is null or empty" if len(fields) == 1 else
+                f"record key fields {list(fields)} are all null or empty")
+        generator = config.keys.key_generator_class.rsplit(".", 1)[-1]
+        checks.append((bad, f"KeyGeneratorError: {what} in row ", f"; {generator} needs a non-empty key in every row"))
+    ordering = config.merge.precombine_field
+    if ordering in df.columns and config.operation is not Operation.DELETE and config.merge.payload.custom is None:
+        checks.append((F.col(f"`{ordering}`").isNull(),
+                       f"WriteError: precombine field {ordering!r} (hoodie.datasource.write.precombine.field) is null "
+                       "in row ",
+                       f"; {config.merge.payload.short_name} picks between versions of a key by it, so every row "
+                       "needs a value (fill it in the query, or write without an ordering field)"))
+    if not checks:
         return df
-    missing = [F.col(f"`{f}`").isNull() | (F.col(f"`{f}`").cast("string") == "") for f in fields]
-    bad: Column = missing[0]
-    for m in missing[1:]:
-        bad = bad & m
-    what = (f"record key field {fields[0]!r} is null or empty" if len(fields) == 1 else
-            f"record key fields {list(fields)} are all null or empty")
-    # The prefix lets unwrap_task_error give back a KeyGeneratorError; split in two so that a plan printed in
-    # some other error does not read as this one.
-    message = F.concat(F.lit("hudi_engine.errors."), F.lit(f"KeyGeneratorError: {what} in row "),
-                       F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns])),
-                       F.lit(f"; {config.keys.key_generator_class.rsplit('.', 1)[-1]} needs a non-empty key in "
-                             "every row\n\n"))
+    row = F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns]))
     first = df.columns[0]
-    return df.withColumn(first, F.when(bad, F.raise_error(message)).otherwise(F.col(f"`{first}`")))
+    guarded = F.col(f"`{first}`")
+    for bad, what, fix in reversed(checks):
+        # The prefix lets unwrap_task_error give back the engine's error; split in two so that a plan printed in
+        # some other error does not read as this one.
+        message = F.concat(F.lit("hudi_engine.errors."), F.lit(what), row, F.lit(fix + "\n\n"))
+        guarded = F.when(bad, F.raise_error(message)).otherwise(guarded)
+    return df.withColumn(first, guarded)
