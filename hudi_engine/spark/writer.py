@@ -146,7 +146,8 @@ def _keyed(df: DataFrame, task: WriteTask, spec: TagSpec | None) -> DataFrame:
     def key_tag(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
         return fn(batches)
 
-    udf = F.arrow_udf(key_tag, TAG_TYPE).asNondeterministic()
+    # pyspark's stubs allow only atomic and array results for iterator Arrow UDFs; Spark 4 runs struct results.
+    udf = F.arrow_udf(key_tag, TAG_TYPE).asNondeterministic()  # type: ignore[call-overload]
     keyed = df.withColumn(_TAG, udf(F.struct(*[F.col(f"`{c}`") for c in sources])))
     return keyed.select(*[F.col(f"`{c}`") for c in df.columns],
                         *[F.col(f"{_TAG}.{c}").alias(c) for c in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER)])
@@ -169,7 +170,9 @@ def _counts(tagged: DataFrame, config: WriteConfig) -> Counts:
     the table does not hold count nowhere (they write nothing)."""
     live = tagged.filter(F.col(FILE_ID).isNotNull() | ~F.col(DELETE))
     rows = live.groupBy(PARTITION, FILE_ID, BUCKET_NUMBER).count().collect()
-    updates, inserts, new_buckets = {}, {}, {}
+    updates: dict[tuple[str, str], int] = {}
+    inserts: dict[str, int] = {}
+    new_buckets: dict[tuple[str, int], int] = {}
     bucket_index = config.index.type is IndexType.BUCKET
     for r in rows:
         p = r[PARTITION]
@@ -193,13 +196,13 @@ def _sample(tagged: DataFrame, fractions: dict[str, float]) -> dict[str, list[st
     return out
 
 
-def _assign_udf(plan: BucketPlan):  # type: ignore[no-untyped-def]
+def _assign_udf(plan: BucketPlan):
     fn = _AssignFn(plan)
 
     def assign(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
         return fn(batches)
 
-    return F.arrow_udf(assign, ASSIGN_TYPE).asNondeterministic()
+    return F.arrow_udf(assign, ASSIGN_TYPE).asNondeterministic()  # type: ignore[call-overload]
 
 
 class _AssignFn:

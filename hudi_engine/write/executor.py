@@ -108,11 +108,11 @@ def write_buckets(task: WriteTask, plan: BucketPlan, batches: Iterable[pa.Record
         yield from _timed(timings, write_bucket, task, ctx, plan.buckets[current], pending)
 
 
-def _timed(timings: dict[str, float], fn, *args) -> list[WriteStat]:  # type: ignore[no-untyped-def]
+def _timed(timings: dict[str, float], fn, *args) -> list[WriteStat]:
     t0 = time.perf_counter()
     out = fn(*args)
     timings["handles_s"] = timings.get("handles_s", 0.0) + time.perf_counter() - t0
-    return out  # type: ignore[no-any-return]
+    return out
 
 
 def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: list[pa.RecordBatch]) -> list[WriteStat]:

@@ -369,14 +369,14 @@ def _prepare(ctx: WriteContext, records: pa.Table, partition_path: str, file_nam
     return conform(rows, ctx.arrow_schema, f"records for {relative_path(partition_path, file_name)}")
 
 
-def _base_writer(ctx: WriteContext, path: str, bloom_prefix=None) -> BaseFileWriter:  # type: ignore[no-untyped-def]
+def _base_writer(ctx: WriteContext, path: str, bloom_prefix=None) -> BaseFileWriter:
     return base_writer(ctx.storage, path, bloom=ctx.bloom, files=ctx.files,
                        populate_meta_fields=ctx.config.populate_meta_fields, row_group_size=ctx.row_group_size,
                        bloom_prefix=bloom_prefix)
 
 
 def base_writer(storage: Storage, path: str, *, bloom: BloomConfig, files: FileSizing, populate_meta_fields: bool,
-                row_group_size: int | None = None, bloom_prefix=None) -> BaseFileWriter:  # type: ignore[no-untyped-def]
+                row_group_size: int | None = None, bloom_prefix=None) -> BaseFileWriter:
     """A base file writer with the write's bloom filter and parquet settings (handles and compaction alike)."""
     return BaseFileWriter(
         storage, path,
@@ -387,7 +387,7 @@ def base_writer(storage: Storage, path: str, *, bloom: BloomConfig, files: FileS
 
 
 def write_base(storage: Storage, path: str, rows: pa.Table, *, bloom: BloomConfig, files: FileSizing,
-               populate_meta_fields: bool, row_group_size: int | None = None, bloom_prefix=None):  # type: ignore[no-untyped-def]
+               populate_meta_fields: bool, row_group_size: int | None = None, bloom_prefix=None):
     """One base file of `rows` in one go."""
     writer = base_writer(storage, path, bloom=bloom, files=files, populate_meta_fields=populate_meta_fields,
                          row_group_size=row_group_size, bloom_prefix=bloom_prefix)
