@@ -9,7 +9,8 @@ it. An upsert, insert, delete or overwrite runs as:
 2. plan: the driver lists the touched partitions and plans buckets (updates per file group, inserts into small
    files then new file groups of the max file size, cut by key ranges from a sample of the new keys) and gives
    them to `min(buckets, parallelism)` tasks (`write.bucket_assigner`);
-3. write: one shuffle by task; each task gets its records sorted by bucket and runs one handle per file group,
+3. write: records are routed to their bucket and task by a broadcast join with the plan, then one shuffle by
+   task; each task gets its records sorted by bucket and runs one handle per file group,
    holding one file group's records at a time (`executor.write_buckets`).
 `bulk_insert` range-partitions by (partition, key) and cuts sorted files by bytes. GLOBAL_SIMPLE tags with a join
 against every key of the table instead. A failure anywhere before the commit rolls the instant back.
@@ -57,8 +58,7 @@ from hudi_engine.write.write_result import WriteResult
 TASK_OUTPUT = "stat string, index_s double, handles_s double"
 TAG_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTITION, T.StringType()),
                          T.StructField(FILE_ID, T.StringType()), T.StructField(BUCKET_NUMBER, T.IntegerType())])
-ASSIGN_TYPE = T.StructType([T.StructField(BUCKET, T.IntegerType()), T.StructField(TASK, T.IntegerType())])
-_TAG, _ASSIGN = "_hw_tag", "_hw_assign"
+_TAG = "_hw_tag"
 
 
 def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> WriteResult:
@@ -110,10 +110,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transacti
         if fractions:
             plan = plan.with_samples(_sample(tagged, fractions))
         txn.timings["plan"] = time.monotonic() - t0 - txn.timings["tag"]
-        routed = tagged.withColumn(_ASSIGN, _assign_udf(plan)(F.struct(PARTITION, KEY, FILE_ID, BUCKET_NUMBER)))
-        routed = routed.select(*[F.col(f"`{c}`") for c in tagged.columns if c not in (FILE_ID, BUCKET_NUMBER)],
-                               F.col(f"{_ASSIGN}.{BUCKET}").alias(BUCKET), F.col(f"{_ASSIGN}.{TASK}").alias(TASK))
-        routed = routed.filter(F.col(BUCKET) >= 0)
+        routed = _route(spark, tagged, plan)
         out = (routed.repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK)
                .sortWithinPartitions(BUCKET, KEY).mapInArrow(_WriteFn(task, plan), TASK_OUTPUT))
         results = out.collect()
@@ -196,31 +193,24 @@ def _sample(tagged: DataFrame, fractions: dict[str, float]) -> dict[str, list[st
     return out
 
 
-def _assign_udf(plan: BucketPlan):
-    fn = _AssignFn(plan)
-
-    def assign(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
-        return fn(batches)
-
-    return F.arrow_udf(assign, ASSIGN_TYPE).asNondeterministic()  # type: ignore[call-overload]
+_ROUTE = "_hw_route_"
 
 
-class _AssignFn:
-    """Map side of the write stage: each record's bucket and the task that writes it."""
-
-    def __init__(self, plan: BucketPlan) -> None:
-        self.plan = plan
-
-    def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
-        for columns in batches:
-            t = pa.Table.from_struct_array(columns)
-            numbers = t.column(BUCKET_NUMBER).combine_chunks()
-            buckets = self.plan.assign(t.column(PARTITION).combine_chunks(), t.column(KEY).combine_chunks(),
-                                       t.column(FILE_ID).combine_chunks(),
-                                       numbers if numbers.null_count < len(numbers) else None)
-            tasks = self.plan.tasks(buckets)
-            yield pa.StructArray.from_arrays([pa.array(buckets, pa.int32()), pa.array(tasks, pa.int32())],
-                                             names=[BUCKET, TASK])
+def _route(spark: SparkSession, tagged: DataFrame, plan: BucketPlan) -> DataFrame:
+    """Every record's bucket and task, by a broadcast join with the plan's routes (no Python pass): a tagged key
+    goes to its file group's bucket; a new key to its partition's insert bucket whose key range holds it (or, for
+    the BUCKET index, its bucket number's). A record no route takes (a delete of a new key) drops out."""
+    routes = spark.createDataFrame(plan.routes(), schema=(
+        f"{_ROUTE}p string, {_ROUTE}f string, {_ROUTE}lo string, {_ROUTE}hi string, {_ROUTE}n int, "
+        f"{BUCKET} int, {TASK} int"))
+    r = lambda c: F.col(_ROUTE + c)  # noqa: E731
+    new_key = tagged[FILE_ID].isNull() & r("f").isNull() & F.when(
+        r("n").isNotNull(), r("n") == tagged[BUCKET_NUMBER]).otherwise(
+        (r("lo").isNull() | (tagged[KEY] >= r("lo"))) & (r("hi").isNull() | (tagged[KEY] < r("hi"))))
+    on = (tagged[PARTITION] == r("p")) & ((tagged[FILE_ID] == r("f")) | new_key)
+    joined = tagged.join(F.broadcast(routes), on, "inner")
+    return joined.select(*[F.col(f"`{c}`") for c in tagged.columns if c not in (FILE_ID, BUCKET_NUMBER)],
+                         BUCKET, TASK)
 
 
 class _WriteFn:
