@@ -36,3 +36,8 @@ class KeyGeneratorError(HudiError):
 
 class WriteError(HudiError):
     """A write that was refused or failed; the table is left as it was."""
+
+
+class ExecutorEnvironmentError(HudiError):
+    """An executor's Python cannot run the engine: another Python version, a missing or too old package, or another
+    engine version installed there. Raised before anything is written."""

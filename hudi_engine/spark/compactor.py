@@ -14,6 +14,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from hudi_engine.errors import HudiError, WriteError
+from hudi_engine.spark.executor_env import ensure_executor_env
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -119,6 +120,7 @@ def compact(spark: SparkSession, path: str, options: Mapping[str, str] | None = 
 def compact_with_result(spark: SparkSession, path: str,
                         options: Mapping[str, str] | None = None) -> CompactionResult | None:
     """`compact`, returning what the last compaction wrote (file groups, records, timings)."""
+    ensure_executor_env(spark)  # executors can run the engine (shipped if missing), before any instant
     opts = _options(options)
     storage, base_path, uri = _open(path)
     with service_lock(storage, base_path, opts):

@@ -24,6 +24,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from hudi_engine.partition_path import DEFAULT_PARTITION
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.compactor import finish_pending_table_services, run_table_services_after_commit
+from hudi_engine.spark.executor_env import ensure_executor_env
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.write.executor import (
     DELETE,
@@ -49,6 +50,7 @@ def write(df: DataFrame, path: str, options: Mapping[str, Any]) -> WriteResult:
     # Spark hands timestamps to Arrow tasks in the session time zone; the table stores them as UTC instants.
     data_schema = to_arrow_schema(df.schema, timezone=df.sparkSession.conf.get("spark.sql.session.timeZone"))
     spark = df.sparkSession
+    ensure_executor_env(spark)  # executors can run the engine (shipped if missing), before any instant
     # A compaction or clean that a crash left pending completes first: new log files of a group under a pending
     # compaction are named after it, and readers see them only once that compaction is committed.
     finish_pending_table_services(spark, path, config)
