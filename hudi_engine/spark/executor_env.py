@@ -29,6 +29,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import uuid
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -180,22 +181,31 @@ def _python_mismatch(executor: str, driver: str) -> str:
 # ---- the check ----------------------------------------------------------------------------------------------
 
 _lock = threading.Lock()
-_checked: dict[str, ExecutorEnv] = {}  # by SparkContext application id
+# By SparkContext application id: what the check found, or the error it raised (the executors' Python is fixed for
+# the life of a SparkContext: spark.pyspark.python and spark.archives are read when it starts).
+_checked: dict[str, ExecutorEnv | ExecutorEnvironmentError] = {}
 
 
 def ensure_executor_env(spark: SparkSession) -> ExecutorEnv:
     """Check the executors' Python once per SparkContext and ship `hudi_engine` where it is missing (see above).
 
-    Raises ExecutorEnvironmentError, before anything is written, when an executor cannot run the driver's engine.
+    Raises ExecutorEnvironmentError, before anything is written, when an executor cannot run the driver's engine
+    (the same error again for every later call in that SparkContext).
     """
     sc = spark.sparkContext
     key = sc.applicationId
     with _lock:
         done = _checked.get(key)
+        if isinstance(done, ExecutorEnvironmentError):
+            raise ExecutorEnvironmentError(str(done))
         if done is not None:
             return done
-        reports = _probe(spark)
-        check(reports)
+        try:
+            reports = _probe(spark)
+            check(reports)
+        except ExecutorEnvironmentError as e:
+            _checked[key] = e
+            raise
         shipped = None
         if any(r.engine is None for r in reports):
             shipped = str(_engine_zip())
@@ -206,8 +216,9 @@ def ensure_executor_env(spark: SparkSession) -> ExecutorEnv:
 
 
 def checked_env(spark: SparkSession) -> ExecutorEnv | None:
-    """What `ensure_executor_env` found for this session's SparkContext; None before it ran."""
-    return _checked.get(spark.sparkContext.applicationId)
+    """What `ensure_executor_env` found for this session's SparkContext; None before it ran or when it refused."""
+    done = _checked.get(spark.sparkContext.applicationId)
+    return done if isinstance(done, ExecutorEnv) else None
 
 
 def _probe(spark: SparkSession) -> list[ExecutorReport]:
@@ -217,7 +228,8 @@ def _probe(spark: SparkSession) -> list[ExecutorReport]:
 
     from hudi_engine.spark import executor_probe
 
-    n = max(2, spark.sparkContext.defaultParallelism)
+    sc = spark.sparkContext
+    n = max(2, sc.defaultParallelism)
     # By value: the workers may not have hudi_engine, which holds the function. The UDF is pickled when applied.
     cloudpickle.register_pickle_by_value(executor_probe)
     try:
@@ -225,23 +237,45 @@ def _probe(spark: SparkSession) -> list[ExecutorReport]:
         df = spark.range(0, n, 1, numPartitions=n).select(probe(F.lit(",".join(REQUIREMENTS))).alias("report"))
     finally:
         cloudpickle.unregister_pickle_by_value(executor_probe)
+    # A job group of its own, to find the hosts of its failed tasks.
+    group = f"hudi-engine-executor-check-{uuid.uuid4().hex}"
+    saved = {k: sc.getLocalProperty(k) for k in ("spark.jobGroup.id", "spark.job.description")}
+    sc.setLocalProperty("spark.jobGroup.id", group)
+    sc.setLocalProperty("spark.job.description", "hudi_engine: checking the executors' Python")
     try:
         rows = df.collect()
     except Exception as e:  # noqa: BLE001 - the probe's own failures are the executors' environment
-        raise _job_error(e) from e
+        raise _job_error(e, _failed_task_hosts(spark, group)) from e
+    finally:
+        for k, v in saved.items():
+            sc.setLocalProperty(k, v)  # type: ignore[arg-type] - None removes it
     return [ExecutorReport.from_json(text) for text in dict.fromkeys(row[0] for row in rows)]
 
 
-_TASK_HOST = re.compile(r"\(TID \d+\) \(([^ ()]+) executor ([^)]+)\)")
+def _failed_task_hosts(spark: SparkSession, group: str) -> list[str]:
+    """The hosts of the failed tasks of the jobs in `group` (Spark's status store); empty when it cannot tell."""
+    sc = spark.sparkContext
+    hosts = []
+    try:
+        tracker, store = sc.statusTracker(), sc._jsc.sc().statusStore()  # noqa: SLF001 - Spark's own record
+        for job_id in tracker.getJobIdsForGroup(group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job else []:
+                tasks = store.taskList(stage_id, 0, 1000)
+                hosts += [t.host() for t in (tasks.apply(i) for i in range(tasks.size())) if t.status() == "FAILED"]
+    except Exception:  # noqa: BLE001 - the host is a detail of the message, not worth another error
+        return []
+    return sorted(set(hosts))
+
+
 _VERSION_MISMATCH = re.compile(r"different version:? (\d+\.\d+) than that in driver:? (\d+\.\d+)")
 _CANNOT_RUN = re.compile(r'Cannot run program "([^"]+)"')
 
 
-def _job_error(e: Exception) -> ExecutorEnvironmentError:
+def _job_error(e: Exception, hosts: Sequence[str]) -> ExecutorEnvironmentError:
     """The probe job's failure as the executors' environment error: another Python, or a Python that won't start."""
     text = str(e)
-    host = _TASK_HOST.search(text)
-    where = f"executor host {host.group(1)} (executor {host.group(2)})" if host else "an executor"
+    where = f"executor host {', '.join(hosts)}" if hosts else "an executor"
     m = _VERSION_MISMATCH.search(text)
     if m:
         return ExecutorEnvironmentError(f"Spark executors cannot run hudi_engine (checked before anything was "
