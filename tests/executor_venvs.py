@@ -4,13 +4,16 @@
 imports) but not this project; `no_fastavro` lacks fastavro. Neither installs pyspark: executors import PySpark
 from the Spark distribution (`$SPARK_HOME/python/lib/pyspark.zip`, which Spark puts first on its Python workers'
 path), as they do on YARN or Kubernetes. The packages are pinned to the versions of this venv so that pip takes them
-from its cache; `full` shares `no_fastavro`'s packages through a `.pth` file and adds fastavro.
+from its cache; `full` shares `no_fastavro`'s packages through a `.pth` file and adds fastavro. `archive` is `full`
+packed as a `.tar.gz` for `spark.archives` (it runs on this machine only: the venv's interpreter and the `.pth` are
+absolute paths here; venv-pack or conda-pack make one for a real cluster).
 """
 from __future__ import annotations
 
 import importlib.metadata
 import subprocess
 import sys
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +24,7 @@ SHARED = ["pyarrow", "numpy", "pandas", "python-dateutil", "six", "pytz", "tzdat
 class ExecutorPythons:
     full: str  # the Python of a venv with the engine's dependencies
     no_fastavro: str  # the Python of a venv without fastavro
+    archive: str  # the venv of `full` as a .tar.gz, for spark.archives (its Python: bin/python inside)
 
 
 def _pins(names: list[str]) -> list[str]:
@@ -50,4 +54,7 @@ def build_executor_pythons(root: Path) -> ExecutorPythons:
                                 "print(u.find_spec('fastavro') is not None, u.find_spec('hudi_engine') is not None)"],
                                capture_output=True, text=True, cwd=root)
         assert check.stdout.split() == [str(has_fastavro), "False"], (python, check.stdout, check.stderr)
-    return ExecutorPythons(str(full), str(no_fastavro))
+    archive = root / "executors.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(root / "executors", arcname=".")
+    return ExecutorPythons(str(full), str(no_fastavro), str(archive))

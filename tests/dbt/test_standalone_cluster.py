@@ -1,8 +1,9 @@
 """The adapter with `spark.master` pointing at a local standalone cluster whose executors never had this project
-installed (issue 14): their Python is another virtual environment with the engine's dependencies only
-(`executor_pythons`), and nothing of this checkout is on their path. Two days of a COW and a MOR `hudi_incremental`
-model, the Hudi tests of the second day (the timeline table function runs on the executors), read back with hudi-rs
-and Spark SQL; the tables equal those of the same project run in local mode."""
+installed (issue 14): their Python is another virtual environment with the engine's dependencies only, handed to
+them packed in `spark.archives` as the README says for YARN and Kubernetes (`executor_pythons`), and nothing of this
+checkout is on their path. Two days of a COW and a MOR `hudi_incremental` model, the Hudi tests of the second day
+(the timeline table function runs on the executors), read back with hudi-rs and Spark SQL; the tables equal those
+of the same project run in local mode."""
 from __future__ import annotations
 
 import pytest
@@ -62,14 +63,18 @@ def test_two_days_on_a_cluster_whose_executors_lack_the_project(tmp_path, standa
     cluster = _project(tmp_path / "cluster", {
         "spark.master": standalone_master, "spark.executor.memory": "512m", "spark.executor.cores": "1",
         "spark.cores.max": "2", "spark.scheduler.minRegisteredResourcesRatio": "1.0",
-        "spark.sql.shuffle.partitions": "2", "spark.pyspark.python": executor_pythons.full})
+        "spark.sql.shuffle.partitions": "2", "spark.archives": f"{executor_pythons.archive}#environment",
+        "spark.sql.execution.pyspark.python": "./environment/bin/python"})
     steps = [{"dbt": ["run", "--vars", "{day: 1}"]}, {"dbt": ["build", "--vars", "{day: 2}"]},
              *[{"sql": f"select id, part, val from cl.{m}"} for m in MODELS], {"info": True}]
     day1, day2, sql_cow, sql_mor, info = run_driver(cluster, steps, tmp_path / "cluster-driver")
     info = info["info"]
     assert info["master"] == standalone_master and info["executors"] == 2, info
-    # The executors ran the other venv, had no hudi_engine, and got the driver's.
-    assert info["executor_pythons"] == [executor_pythons.full] and info["executor_engines"] == ["None"], info
+    # The executors ran the venv unpacked from the archive in their work folders, had no hudi_engine, and got the
+    # driver's.
+    pythons = info["executor_pythons"]
+    assert len(pythons) == 2 and all(p.endswith("/environment/bin/python") for p in pythons), info
+    assert info["executor_engines"] == ["None"], info
     assert info["engine_shipped"] and info["engine_shipped"].endswith(".zip"), info
     assert day1["success"] and day2["success"], (day1, day2)
     tests = [r for r in day2["results"] if (r["unique_id"] or "").startswith("test.")]
