@@ -3,6 +3,7 @@ the zip the driver ships, and what the test session's own local SparkContext fou
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -105,7 +106,7 @@ def test_the_shipped_zip_is_the_running_package(tmp_path):
     # Imported from the zip alone, ahead of this venv's install (as on an executor's path).
     done = subprocess.run([sys.executable, "-c", "import json, hudi_engine, hudi_engine.spark.writer; "
                            "print(json.dumps([hudi_engine.__version__, hudi_engine.__file__]))"],
-                          env={"PYTHONPATH": str(path), "PATH": "/usr/bin:/bin"}, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(path)}, cwd=tmp_path,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     version, file = json.loads(done.stdout)
