@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import common  # noqa: E402
-from common import DATA_DIR, Case  # noqa: E402
+import common
+from common import DATA_DIR, Case
 
 UPSERT_EXPECT = {"records_inserted": common.INSERTS, "records_updated": common.UPDATES}
 
@@ -41,9 +41,10 @@ def hudi_write(df, path: Path, table_type: str, operation: str, expect: dict | N
 
 
 def compaction(spark, path: Path) -> dict:
-    from hudi_engine.spark.compactor import compact_with_result
+    from hudi_engine import HudiTable
+    from hudi_engine.spark import spark_executor
 
-    r = compact_with_result(spark, str(path))
+    r = HudiTable.load(str(path)).compact(executor=spark_executor(spark))
     if r is None or r.records_written < common.W1_ROWS:
         raise RuntimeError(f"compaction of {path}: {r}")
     upd = sum(s.num_update_writes for s in r.stats)

@@ -24,12 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import pyarrow as pa  # noqa: E402
-import pyarrow.compute as pc  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
-
-import common  # noqa: E402
-from common import DATA_DIR, Case  # noqa: E402
+import common
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from common import DATA_DIR, Case
 
 COW = DATA_DIR / "read" / "hudi_cow"
 MOR = DATA_DIR / "read" / "hudi_mor"

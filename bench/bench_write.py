@@ -38,14 +38,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-import pyarrow.compute as pc  # noqa: E402
-import pyarrow.dataset as ds  # noqa: E402
-
-import common  # noqa: E402
-from common import DATA_DIR, Case, Measure, RssSampler  # noqa: E402
-
+import common
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+from common import DATA_DIR, Case, Measure, RssSampler
 
 # ---- delta-rs -------------------------------------------------------------------------------------------------
 
@@ -321,10 +319,10 @@ def profile_tasks(table_type: str, pristine: Path | None, top: int) -> dict:
     bulk_insert the records sorted by (partition, key) through `bulk_insert_files`; then the commit. The result
     is a real commit on a copy of the table.
     """
+    from hudi_engine.config.write_config import WriteConfig
     from hudi_engine.spark import writer as W
     from hudi_engine.write.executor import bulk_insert_files, write_partition
     from hudi_engine.write.write_client import WriteClient
-    from hudi_engine.write.write_config import WriteConfig
 
     operation = "upsert" if pristine is not None else "bulk_insert"
     if pristine is not None:
@@ -397,7 +395,7 @@ def profile_tasks(table_type: str, pristine: Path | None, top: int) -> dict:
 def _hot_spots(prof: cProfile.Profile, top: int) -> list[dict]:
     st = pstats.Stats(prof, stream=io.StringIO())
     rows = []
-    for (file, line, func), (cc, nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
+    for (file, line, func), (_cc, nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
         rows.append({"where": f"{_short_path(file)}:{line}({func})", "tottime": tt, "cumtime": ct, "calls": nc})
     rows.sort(key=lambda r: -r["tottime"])
     return rows[:top]
@@ -467,7 +465,7 @@ def report_phases(res: dict[str, Measure]) -> str:
     for name, m in res.items():
         if not name.startswith("hudi") and name != "first_hudi":
             continue
-        med = lambda k: float(np.median([e.get(k, 0.0) for e in m.extra]))  # noqa: E731
+        med = lambda k, m=m: float(np.median([e.get(k, 0.0) for e in m.extra]))  # noqa: E731
         other = m.median - med("write") - med("commit") - med("table_services")
         e = m.extra[-1]
         files = f"{e.get('files_created', 0)} created, {e.get('files_rewritten', 0)} rewritten, " \

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -60,8 +60,8 @@ SCHEMA = pa.schema([
 ])
 DATES = [f"2024-01-{d:02d}" for d in range(1, N_PARTITIONS + 1)]
 CATEGORIES = [f"category_{i:02d}" for i in range(20)]
-_BASE_TS = int(datetime(2024, 1, 1, tzinfo=timezone.utc).timestamp() * 1_000_000)
-_UPDATE_TS = int(datetime(2024, 3, 1, tzinfo=timezone.utc).timestamp() * 1_000_000)
+_BASE_TS = int(datetime(2024, 1, 1, tzinfo=UTC).timestamp() * 1_000_000)
+_UPDATE_TS = int(datetime(2024, 3, 1, tzinfo=UTC).timestamp() * 1_000_000)
 _MONTH_US = 28 * 24 * 3600 * 1_000_000
 
 
@@ -363,7 +363,7 @@ def machine() -> dict:
         git = commit + (" + uncommitted changes in hudi_engine/" if dirty else "")
     except OSError:
         git = "n/a"
-    return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "git": git, "nproc": os.cpu_count(),
+    return {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "git": git, "nproc": os.cpu_count(),
             "ram": mem, "cpu": cpu, "python": platform.python_version(), "kernel": platform.release(),
             "java": java, **versions}
 

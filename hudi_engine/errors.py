@@ -38,6 +38,19 @@ class WriteError(HudiError):
     """A write that was refused or failed; the table is left as it was."""
 
 
+class ConfigError(WriteError):
+    """An option with a bad value, or options that contradict each other or the table; raised before any write."""
+
+
+class TableServiceError(WriteError):
+    """A table service (compaction, cleaning) failed after a write committed: the data is in, the service is not."""
+
+    def __init__(self, message: str, *, instant: str | None = None, service: str = "") -> None:
+        super().__init__(message)
+        self.instant = instant
+        self.service = service
+
+
 class ExecutorEnvironmentError(HudiError):
     """An executor's Python cannot run the engine: another Python version, a missing or too old package, or another
     engine version installed there. Raised before anything is written."""

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
-
 import pyarrow.compute as pc
 
 from hudi_engine.errors import HudiError, SchemaError
@@ -17,8 +16,8 @@ from hudi_engine.fs_view import Visibility
 from hudi_engine.io.base_file import read_base_file
 from hudi_engine.io.log_block import BlockType, data_block_records, delete_block_keys, ordering_wrapper_for
 from hudi_engine.io.log_format import read_log_blocks
-from hudi_engine.merge import IS_DELETED_FIELD, DeleteBatch, LogBatch, merge_records
 from hudi_engine.keygen import key_generator_for
+from hudi_engine.merge import IS_DELETED_FIELD, DeleteBatch, LogBatch, merge_records
 from hudi_engine.payload import Payload, payload_for
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -86,7 +85,7 @@ def read_file_slice(
     batches = _scan_logs(ctx, file_slice, read_schema)
     merged = merge_records(
         base, batches, key_of=ctx.key_of, ordering_field=ctx.ordering_field, payload=ctx.payload
-    )
+    ).records
     return merged.select(out_columns)
 
 

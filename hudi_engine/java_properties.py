@@ -7,7 +7,7 @@ ASCII; `format_properties` does the same. `parse_properties` accepts anything `l
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from .errors import HudiError
 
@@ -194,13 +194,13 @@ def format_properties(props: dict[str, str], comments: list[str] | tuple[str, ..
 
 def java_date_string(moment: datetime | None = None) -> str:
     """`java.util.Date.toString()` (`EEE MMM dd HH:mm:ss zzz yyyy`), in UTC: e.g. `Mon Mar 31 03:06:42 UTC 2025`."""
-    m = (moment or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    m = (moment or datetime.now(UTC)).astimezone(UTC)
     return f"{_DAYS[m.weekday()]} {_MONTHS[m.month - 1]} {m.day:02d} {m:%H:%M:%S} UTC {m.year}"
 
 
 def java_instant_string(moment: datetime | None = None) -> str:
     """`java.time.Instant.toString()`: ISO-8601 UTC, fraction printed in groups of 3 digits only when non-zero."""
-    m = (moment or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    m = (moment or datetime.now(UTC)).astimezone(UTC)
     base = f"{m:%Y-%m-%dT%H:%M:%S}"
     if m.microsecond == 0:
         return base + "Z"

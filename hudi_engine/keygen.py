@@ -21,8 +21,9 @@ Custom/GlobalDelete...AvroKeyGenerator`). Values are stringified as `partition_p
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pyarrow as pa
@@ -91,6 +92,19 @@ def infer_key_generator_class(record_key_fields: Sequence[str], partition_fields
     if len(partition_fields) == 1 and len(record_key_fields) == 1:
         return SIMPLE
     return COMPLEX
+
+
+def resolve_key_generator_class(name: str) -> str:
+    """The full class name of a key generator given by full or short class name, type name (SIMPLE, COMPLEX, ...)
+    or Avro twin; KeyGeneratorError naming the supported ones otherwise."""
+    name = name.strip()
+    full = name if "." in name else _PKG + name
+    for candidate in (name, name.upper(), full):
+        resolved = _CLASS_ALIASES.get(candidate, candidate)
+        if resolved in _CLASSES:
+            return resolved
+    raise KeyGeneratorError(f"key generator {name!r} is not supported; supported: "
+                            f"{', '.join(sorted(c.rsplit('.', 1)[-1] for c in _CLASSES))}")
 
 
 def _prop(props: Mapping[str, str], key: str, default: str | None = None) -> str | None:
@@ -370,7 +384,7 @@ class TimestampPartitioner:
                 f"partition value {value!r} of field {self.field!r} does not match {TIMESTAMP_OUTPUT_FORMAT} "
                 f"{self.output_pattern!r}"
             ) from None
-        return naive.replace(tzinfo=ZoneInfo(self.output_zone)).astimezone(timezone.utc)
+        return naive.replace(tzinfo=ZoneInfo(self.output_zone)).astimezone(UTC)
 
 
 def _zone(name: str, key: str) -> str:
@@ -524,7 +538,7 @@ def _parse_joda(values: pa.Array, tokens: list[tuple[str, Any]], pattern: str, z
     if groups.get("y") == 2:
         yy_text = pc.struct_field(parts, ["y"])
         yy = pc.if_else(pc.equal(yy_text, ""), "0", yy_text).cast(pa.int32())
-        pivot = datetime.now(timezone.utc).year
+        pivot = datetime.now(UTC).year
         full = pc.add(yy, 2000)
         full = pc.if_else(pc.greater(full, pivot + 49), pc.subtract(full, 100), full)
         year = full.cast(pa.string())
@@ -663,13 +677,8 @@ def key_generator_for(
     record_key_fields = [f.strip() for f in record_key_fields if f.strip()]
     partition_fields = [f.strip() for f in partition_fields if f.strip()]
     name = (class_name or "").strip()
-    if not name:
-        name = infer_key_generator_class(record_key_fields, partition_fields)
-    cls = _CLASSES.get(_CLASS_ALIASES.get(name, _CLASS_ALIASES.get(name.upper(), name)))
-    if cls is None:
-        raise KeyGeneratorError(
-            f"key generator {class_name!r} is not supported; supported: {', '.join(sorted(_CLASSES))}"
-        )
+    cls = _CLASSES[resolve_key_generator_class(name) if name else
+                   infer_key_generator_class(record_key_fields, partition_fields)]
     return cls(record_key_fields, partition_fields, props, hive_style=hive_style, url_encode=url_encode)
 
 

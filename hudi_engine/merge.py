@@ -37,6 +37,17 @@ class DeleteBatch:
 LogBatch = pa.Table | DeleteBatch
 
 
+@dataclass(frozen=True)
+class MergeResult:
+    """The merged records of one slice. Base rows that stay (kept as they were, or merged with log events) come
+    first and in base order, then the inserts; `base_kept` counts them and `base_matched` those some log event
+    touched. Both are None for a user payload, whose output order and counts are its own."""
+
+    records: pa.Table
+    base_kept: int | None = None
+    base_matched: int | None = None
+
+
 def merge_records(
     base: pa.Table,
     log_batches: Sequence[LogBatch],
@@ -44,105 +55,164 @@ def merge_records(
     key_of: Callable[[pa.Table], pa.Array],
     ordering_field: str | None,
     payload: Payload,
-    tally: dict[str, int] | None = None,
-) -> pa.Table:
-    """The merged records of one slice. Every data table in `log_batches` has `base.schema`.
+) -> MergeResult:
+    """Merge `log_batches` (events in log order) into `base`. Every data table in `log_batches` has `base.schema`.
 
-    `tally`, if given, receives `base_kept` (base rows in the result, first and in base order) and
-    `base_matched` (those of them some log event touched); a user payload leaves it empty."""
+    Phases: collect the events, group them by key, rank ordering values, fold each key's events with preCombine,
+    meet the base rows with combine, assemble the output columns."""
     if not log_batches:
-        return base
+        return MergeResult(base, base.num_rows, 0)
     if payload.custom is not None:
-        return _merge_custom(base, log_batches, key_of, payload.custom)
-    data = [b for b in log_batches if isinstance(b, pa.Table)]
-    combined = pa.concat_tables([base, *data]).combine_chunks()
-    n_base = base.num_rows
+        return MergeResult(_merge_custom(base, log_batches, key_of, payload.custom))
+    ev = _Events.collect(base, log_batches, key_of, ordering_field)
+    groups = _Groups.of(ev)
+    needs_order = groups.n and (int(groups.counts.max()) > 1 or
+                                payload.combine in (Combine.ORDERED, Combine.ORDERED_COALESCE))
+    ranks = _Ranks.of(ev, ordering_field) if ordering_field is not None and needs_order else _Ranks.none(ev)
+    state = _fold(ev, groups, ranks, payload)
+    return _meet_base(base, ev, groups, ranks, state, key_of, payload)
 
-    # Events, in log order.
-    keys: list[pa.Array] = []
-    rows: list[np.ndarray] = []
-    delete_orderings: list[pa.Array] = []
-    is_delete: list[np.ndarray] = []
-    next_row = n_base
-    for batch in log_batches:
-        if isinstance(batch, pa.Table):
-            n = batch.num_rows
-            keys.append(_as_string(key_of(batch)))
-            rows.append(np.arange(next_row, next_row + n, dtype=np.int64))
-            is_delete.append(np.zeros(n, dtype=bool))
-            next_row += n
-        else:
-            n = len(batch.keys)
-            keys.append(_as_string(batch.keys))
-            rows.append(np.full(n, -1, dtype=np.int64))
-            is_delete.append(np.ones(n, dtype=bool))
-            if ordering_field is not None:
-                ordering_type = combined.schema.field(ordering_field).type
-                delete_orderings.append(
-                    batch.ordering.cast(ordering_type) if batch.ordering is not None else pa.nulls(n, ordering_type)
-                )
-    ev_row = np.concatenate(rows)
-    ev_is_delete = np.concatenate(is_delete)
-    n_events = len(ev_row)
 
-    # Group events by key, keeping log order inside a key.
-    encoded = pc.dictionary_encode(pa.concat_arrays(keys))
-    dictionary = encoded.dictionary
-    gid = encoded.indices.to_numpy().astype(np.int64)
-    order = np.lexsort((np.arange(n_events), gid))
-    g_sorted = gid[order]
-    starts = np.flatnonzero(np.r_[True, g_sorted[1:] != g_sorted[:-1]])
-    counts = np.diff(np.r_[starts, n_events])
-    n_groups = len(starts)
-    group_of_dict = np.full(len(dictionary), -1, dtype=np.int64)
-    group_of_dict[g_sorted[starts]] = np.arange(n_groups)
+@dataclass
+class _Events:
+    """Log records and deletes as events, in log order: `row` indexes `combined` (base rows, then log rows;
+    -1 for a delete)."""
 
-    # Ordering values as dense ranks, so that every type compares as int64.
-    # Only needed to fold several events of a key or for payloads that compare with the stored record.
-    needs_order = n_groups and (int(counts.max()) > 1 or payload.combine in (Combine.ORDERED, Combine.ORDERED_COALESCE))
-    if ordering_field is not None and needs_order:
-        values = pa.concat_arrays([combined.column(ordering_field).combine_chunks(), *delete_orderings])
+    combined: pa.Table
+    n_base: int
+    keys: pa.Array
+    row: np.ndarray
+    is_delete: np.ndarray
+    delete_orderings: list[pa.Array]
+
+    @staticmethod
+    def collect(base: pa.Table, log_batches: Sequence[LogBatch], key_of: Callable[[pa.Table], pa.Array],
+                ordering_field: str | None) -> "_Events":
+        data = [b for b in log_batches if isinstance(b, pa.Table)]
+        combined = pa.concat_tables([base, *data]).combine_chunks()
+        keys: list[pa.Array] = []
+        rows: list[np.ndarray] = []
+        is_delete: list[np.ndarray] = []
+        delete_orderings: list[pa.Array] = []
+        next_row = base.num_rows
+        for batch in log_batches:
+            if isinstance(batch, pa.Table):
+                n = batch.num_rows
+                keys.append(_as_string(key_of(batch)))
+                rows.append(np.arange(next_row, next_row + n, dtype=np.int64))
+                is_delete.append(np.zeros(n, dtype=bool))
+                next_row += n
+            else:
+                n = len(batch.keys)
+                keys.append(_as_string(batch.keys))
+                rows.append(np.full(n, -1, dtype=np.int64))
+                is_delete.append(np.ones(n, dtype=bool))
+                if ordering_field is not None:
+                    ordering_type = combined.schema.field(ordering_field).type
+                    delete_orderings.append(batch.ordering.cast(ordering_type) if batch.ordering is not None
+                                            else pa.nulls(n, ordering_type))
+        return _Events(combined, base.num_rows, pa.concat_arrays(keys), np.concatenate(rows),
+                       np.concatenate(is_delete), delete_orderings)
+
+    @property
+    def n(self) -> int:
+        return len(self.row)
+
+
+@dataclass
+class _Groups:
+    """Events grouped by key, log order kept inside a key: the r-th event of group g is `order[starts[g] + r]`."""
+
+    dictionary: pa.Array
+    order: np.ndarray
+    starts: np.ndarray
+    counts: np.ndarray
+    group_of_dict: np.ndarray  # dictionary index -> group
+
+    @staticmethod
+    def of(ev: _Events) -> "_Groups":
+        encoded = pc.dictionary_encode(ev.keys)
+        gid = encoded.indices.to_numpy().astype(np.int64)
+        order = np.lexsort((np.arange(ev.n), gid))
+        g_sorted = gid[order]
+        starts = np.flatnonzero(np.r_[True, g_sorted[1:] != g_sorted[:-1]])
+        counts = np.diff(np.r_[starts, ev.n])
+        group_of_dict = np.full(len(encoded.dictionary), -1, dtype=np.int64)
+        group_of_dict[g_sorted[starts]] = np.arange(len(starts))
+        return _Groups(encoded.dictionary, order, starts, counts, group_of_dict)
+
+    @property
+    def n(self) -> int:
+        return len(self.starts)
+
+
+@dataclass
+class _Ranks:
+    """Ordering values as dense ranks, so that every type compares as int64. A null ordering value counts as the
+    lowest (Java reads it as 0). A delete without a comparable ordering value always wins (`comparable` false)."""
+
+    row: np.ndarray  # per row of `combined`
+    event: np.ndarray
+    comparable: np.ndarray
+
+    @staticmethod
+    def of(ev: _Events, ordering_field: str) -> "_Ranks":
+        values = pa.concat_arrays([ev.combined.column(ordering_field).combine_chunks(), *ev.delete_orderings])
         ranks = pc.rank(values, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)
-        # A null ordering value counts as the lowest (Java reads it as 0).
         ranks = np.where(values.is_null().to_numpy(zero_copy_only=False), 0, ranks)
-        row_rank = ranks[: combined.num_rows]
-        ev_rank = np.empty(n_events, dtype=np.int64)
-        ev_rank[~ev_is_delete] = row_rank[ev_row[~ev_is_delete]]
-        delete_ranks = ranks[combined.num_rows :]
-        ev_rank[ev_is_delete] = delete_ranks
-        delete_valid = (
-            pa.concat_arrays(delete_orderings).is_valid().to_numpy(zero_copy_only=False)
-            if delete_orderings
-            else np.zeros(0, dtype=bool)
-        )
-        ev_comparable = np.ones(n_events, dtype=bool)
-        ev_comparable[ev_is_delete] = delete_valid
-    else:
-        row_rank = np.zeros(combined.num_rows, dtype=np.int64)
-        ev_rank = np.zeros(n_events, dtype=np.int64)
-        ev_comparable = np.zeros(n_events, dtype=bool)
+        n_rows = ev.combined.num_rows
+        row_rank = ranks[:n_rows]
+        event = np.empty(ev.n, dtype=np.int64)
+        event[~ev.is_delete] = row_rank[ev.row[~ev.is_delete]]
+        event[ev.is_delete] = ranks[n_rows:]
+        comparable = np.ones(ev.n, dtype=bool)
+        comparable[ev.is_delete] = (pa.concat_arrays(ev.delete_orderings).is_valid().to_numpy(zero_copy_only=False)
+                                    if ev.delete_orderings else np.zeros(0, dtype=bool))
+        return _Ranks(row_rank, event, comparable)
 
-    columns = combined.column_names
+    @staticmethod
+    def none(ev: _Events) -> "_Ranks":
+        return _Ranks(np.zeros(ev.combined.num_rows, dtype=np.int64), np.zeros(ev.n, dtype=np.int64),
+                      np.zeros(ev.n, dtype=bool))
+
+
+@dataclass
+class _State:
+    """Each key's folded log state: nothing, a record (row of `combined`; per column for coalescing payloads), or
+    deleted; with the ordering rank it holds, and whether the record is flagged `_hoodie_is_deleted`."""
+
+    kind: np.ndarray
+    rank: np.ndarray
+    row: np.ndarray
+    src: dict[str, np.ndarray]  # PartialUpdate's pre-combine: the row each column comes from
+    nulls: dict[str, np.ndarray]
+    deleted_flag: np.ndarray
+
+    def record_src(self, c: str, groups: np.ndarray) -> np.ndarray:
+        return self.src[c][groups] if self.src else self.row[groups]
+
+
+def _fold(ev: _Events, groups: _Groups, ranks: _Ranks, payload: Payload) -> _State:
+    """preCombine every key's events in rounds: round r applies the r-th event of every key at once."""
+    columns = ev.combined.column_names
     coalesce = payload.precombine_coalesce or payload.combine in (Combine.COALESCE, Combine.ORDERED_COALESCE)
-    nulls = {c: combined.column(c).is_null().to_numpy(zero_copy_only=False) for c in columns} if coalesce else {}
-    is_meta = {c: c in META_COLUMNS for c in columns}
-
-    kind = np.zeros(n_groups, dtype=np.int8)
-    state_rank = np.zeros(n_groups, dtype=np.int64)
-    state_row = np.full(n_groups, -1, dtype=np.int64)  # whole-record state
-    state_src = {c: np.full(n_groups, -1, dtype=np.int64) for c in columns} if payload.precombine_coalesce else {}
-
-    for r in range(int(counts.max()) if n_groups else 0):
-        act = np.flatnonzero(counts > r)
-        e = order[starts[act] + r]
-        deleting = ev_is_delete[e]
-        rank = ev_rank[e]
-        row = ev_row[e]
+    nulls = {c: ev.combined.column(c).is_null().to_numpy(zero_copy_only=False) for c in columns} if coalesce else {}
+    n = groups.n
+    kind = np.zeros(n, dtype=np.int8)
+    state_rank = np.zeros(n, dtype=np.int64)
+    state_row = np.full(n, -1, dtype=np.int64)
+    src = {c: np.full(n, -1, dtype=np.int64) for c in columns} if payload.precombine_coalesce else {}
+    for r in range(int(groups.counts.max()) if n else 0):
+        act = np.flatnonzero(groups.counts > r)
+        e = groups.order[groups.starts[act] + r]
+        deleting = ev.is_delete[e]
+        rank = ranks.event[e]
+        row = ev.row[e]
         had_record = kind[act] == _RECORD
         old_greater = had_record & (state_rank[act] > rank)
         # A data event replaces the state unless the held record's ordering value is strictly greater.
         # A delete is dropped only if the held record is strictly greater and the delete is comparable.
-        drop_delete = deleting & old_greater & ev_comparable[e]
+        drop_delete = deleting & old_greater & ranks.comparable[e]
         apply_delete = deleting & ~drop_delete
         apply_data = ~deleting
         new_kind = np.where(apply_delete, _DELETED, np.where(apply_data, _RECORD, kind[act]))
@@ -150,55 +220,53 @@ def merge_records(
         new_rank = np.where(drop_delete, state_rank[act], new_rank)
         new_row = np.where(apply_data & ~old_greater, row, state_row[act])
         new_row = np.where(apply_delete, -1, new_row)
-        if payload.precombine_coalesce:
+        if src:
             merge = apply_data & had_record
             for c in columns:
-                old_src = state_src[c][act]
-                if is_meta[c]:
+                old_src = src[c][act]
+                if c in META_COLUMNS:
                     merged = np.where(nulls[c][row], old_src, row)
                 else:
                     pref = np.where(old_greater, old_src, row)
                     other = np.where(old_greater, row, old_src)
                     merged = np.where(nulls[c][pref], other, pref)
-                src = np.where(merge, merged, np.where(apply_data, row, old_src))
-                state_src[c][act] = np.where(apply_delete, -1, src)
+                chosen = np.where(merge, merged, np.where(apply_data, row, old_src))
+                src[c][act] = np.where(apply_delete, -1, chosen)
         kind[act] = new_kind
         state_rank[act] = new_rank
         state_row[act] = new_row
-
-    def record_src(c: str, groups: np.ndarray) -> np.ndarray:
-        return state_src[c][groups] if payload.precombine_coalesce else state_row[groups]
-
+    state = _State(kind, state_rank, state_row, src, nulls, np.zeros(n, dtype=bool))
     if IS_DELETED_FIELD in columns:
-        flags = combined.column(IS_DELETED_FIELD).fill_null(False).to_numpy(zero_copy_only=False)
-        any_src = record_src(IS_DELETED_FIELD, np.arange(n_groups))
-        group_is_deleted_flag = (kind == _RECORD) & flags[np.maximum(any_src, 0)]
-    else:
-        group_is_deleted_flag = np.zeros(n_groups, dtype=bool)
+        flags = ev.combined.column(IS_DELETED_FIELD).fill_null(False).to_numpy(zero_copy_only=False)
+        any_src = state.record_src(IS_DELETED_FIELD, np.arange(n))
+        state.deleted_flag = (kind == _RECORD) & flags[np.maximum(any_src, 0)]
+    return state
 
-    # Base rows meet their key's folded log state.
+
+def _meet_base(base: pa.Table, ev: _Events, groups: _Groups, ranks: _Ranks, state: _State,
+               key_of: Callable[[pa.Table], pa.Array], payload: Payload) -> MergeResult:
+    """combine: base rows meet their key's folded state (kept, replaced, coalesced or dropped); keys with no base
+    row are inserts. Outputs are built by `take` on `combined`, a column at a time where columns differ."""
+    n_base = ev.n_base
     base_keys = _as_string(key_of(base)) if n_base else pa.array([], pa.string())
-    base_dict = pc.index_in(base_keys, value_set=dictionary).fill_null(-1).to_numpy(zero_copy_only=False)
-    base_group = np.where(base_dict >= 0, group_of_dict[np.maximum(base_dict, 0)], -1)
+    base_dict = pc.index_in(base_keys, value_set=groups.dictionary).fill_null(-1).to_numpy(zero_copy_only=False)
+    base_group = np.where(base_dict >= 0, groups.group_of_dict[np.maximum(base_dict, 0)], -1)
     base_idx = np.arange(n_base, dtype=np.int64)
     matched = base_group >= 0
-    mg = base_group[matched]
-    mi = base_idx[matched]
-    m_kind = kind[mg]
-    keep_base = np.zeros(len(mg), dtype=bool)
+    mg, mi = base_group[matched], base_idx[matched]
+    m_kind = state.kind[mg]
     drop = m_kind == _DELETED
     m_is_record = m_kind == _RECORD
-    old_newer = row_rank[mi] > state_rank[mg]
+    keep_base = np.zeros(len(mg), dtype=bool)
     if payload.combine is Combine.ORDERED:
-        keep_base = m_is_record & old_newer
-        drop |= m_is_record & ~keep_base & group_is_deleted_flag[mg]
+        keep_base = m_is_record & (ranks.row[mi] > state.rank[mg])
+        drop |= m_is_record & ~keep_base & state.deleted_flag[mg]
     else:
-        drop |= m_is_record & group_is_deleted_flag[mg]
+        drop |= m_is_record & state.deleted_flag[mg]
 
-    # Groups with no base record are inserts.
-    in_base = np.zeros(n_groups, dtype=bool)
+    in_base = np.zeros(groups.n, dtype=bool)
     in_base[mg] = True
-    insert_groups = np.flatnonzero(~in_base & (kind == _RECORD) & ~group_is_deleted_flag)
+    insert_groups = np.flatnonzero(~in_base & (state.kind == _RECORD) & ~state.deleted_flag)
 
     keep_rows = np.ones(n_base, dtype=bool)
     keep_rows[mi[drop]] = False
@@ -207,32 +275,32 @@ def merge_records(
     sel_matched = out_group >= 0
     sel_keep_base = np.zeros(n_base, dtype=bool)
     sel_keep_base[mi[keep_base]] = True
-    sel_keep_base = sel_keep_base[keep_rows]
-    take_log = sel_matched & ~sel_keep_base
+    take_log = sel_matched & ~sel_keep_base[keep_rows]
 
     def column_src(c: str) -> np.ndarray:
         src = out_base.copy()
         g = out_group[take_log]
-        log_src = record_src(c, g)
-        if payload.combine is Combine.COALESCE or (payload.combine is Combine.ORDERED_COALESCE and is_meta[c]):
+        log_src = state.record_src(c, g)
+        if payload.combine is Combine.COALESCE or (payload.combine is Combine.ORDERED_COALESCE and c in META_COLUMNS):
             b = src[take_log]
-            src[take_log] = np.where(nulls[c][log_src], b, log_src)
+            src[take_log] = np.where(state.nulls[c][log_src], b, log_src)
         elif payload.combine is Combine.ORDERED_COALESCE:
             b = src[take_log]
-            newer = row_rank[b] > state_rank[g]
+            newer = ranks.row[b] > state.rank[g]
             pref = np.where(newer, b, log_src)
             other = np.where(newer, log_src, b)
-            src[take_log] = np.where(nulls[c][pref], other, pref)
+            src[take_log] = np.where(state.nulls[c][pref], other, pref)
         else:
             src[take_log] = log_src
-        return np.concatenate([src, record_src(c, insert_groups)])
+        return np.concatenate([src, state.record_src(c, insert_groups)])
 
-    if tally is not None:
-        tally["base_kept"] = len(out_base)
-        tally["base_matched"] = int(sel_matched.sum())
-    if coalesce:
-        return pa.table({c: combined.column(c).take(pa.array(column_src(c))) for c in columns}, schema=combined.schema)
-    return combined.take(pa.array(column_src(columns[0]) if columns else np.zeros(0, np.int64)))
+    combined = ev.combined
+    columns = combined.column_names
+    if state.nulls:  # coalescing payloads: each column from its own rows
+        out = pa.table({c: combined.column(c).take(pa.array(column_src(c))) for c in columns}, schema=combined.schema)
+    else:
+        out = combined.take(pa.array(column_src(columns[0]) if columns else np.zeros(0, np.int64)))
+    return MergeResult(out, len(out_base), int(sel_matched.sum()))
 
 
 def _merge_custom(base: pa.Table, log_batches: Sequence[LogBatch], key_of: Callable[[pa.Table], pa.Array],

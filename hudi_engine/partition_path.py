@@ -20,7 +20,8 @@ from __future__ import annotations
 import decimal
 import math
 import struct
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc

@@ -97,7 +97,10 @@ def payload_for(name: str | None) -> Payload:
     if not module_name or name.startswith("org.apache.hudi."):
         raise HudiError(f"unknown payload class {name!r}: expected one of {accepted}")
     try:
-        instance = getattr(importlib.import_module(module_name), class_name)()
+        obj = getattr(importlib.import_module(module_name), class_name)
+        if isinstance(obj, Payload):  # a dotted path to one of the engine's own payload objects
+            return obj
+        instance = obj()
     except Exception as e:  # noqa: BLE001 - any import or construction failure is reported the same way
         raise HudiError(f"payload class {name!r}: cannot import and instantiate it as a Python class ({e!r}); "
                         f"expected one of {accepted}") from None

@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -24,6 +24,14 @@ from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.instant import Instant
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from hudi_engine.config.write_config import WriteConfig
+    from hudi_engine.table_services.clean import CleanResult
+    from hudi_engine.table_services.compaction import CompactionResult, Executor
+    from hudi_engine.write.rollback import RollbackResult
+
 Filter = tuple[str, str, Any]
 Filters = Sequence[Filter] | pc.Expression | None
 
@@ -37,25 +45,69 @@ _OPS = {"=": "__eq__", "==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__l
 class HudiTable:
     """A Hudi table (version 6) at a path or URI. Loading reads `hoodie.properties` and the timeline only."""
 
-    def __init__(self, storage: Storage, base_path: str, config: TableConfig, timeline: Timeline) -> None:
+    def __init__(self, storage: Storage, base_path: str, config: TableConfig, timeline: Timeline,
+                 uri: str | None = None) -> None:
         self.storage = storage
         self.base_path = base_path
         self.config = config
         self.timeline = timeline
+        self._uri = uri
 
     @staticmethod
     def load(path_or_uri: str) -> "HudiTable":
         storage, base_path = Storage.for_uri(str(path_or_uri))
         config = TableConfig.load(storage, base_path)
-        return HudiTable(storage, base_path, config, Timeline.load(storage, base_path))
+        uri = str(path_or_uri) if "://" in str(path_or_uri) else None
+        return HudiTable(storage, base_path, config, Timeline.load(storage, base_path), uri)
 
     def reload(self) -> "HudiTable":
         return HudiTable(self.storage, self.base_path, TableConfig.load(self.storage, self.base_path),
-                         Timeline.load(self.storage, self.base_path))
+                         Timeline.load(self.storage, self.base_path), self._uri)
 
     @property
     def is_mor(self) -> bool:
         return self.config.table_type == "MERGE_ON_READ"
+
+    @property
+    def storage_uri(self) -> str:
+        """Where tasks reopen the table: the URI for remote stores, the path for local ones."""
+        return self._uri or self.base_path
+
+    # ---- maintenance --------------------------------------------------------------------------------------
+    def compact(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None,
+                executor: "Executor | None" = None) -> "CompactionResult | None":
+        """Compact this MOR table now: finish pending compactions, then compact every file group with log files.
+        `executor` runs the plan's operations (`hudi_engine.spark.spark_executor(spark)` spreads them over Spark
+        tasks, one per file group; default: in this process). Returns the last compaction, None if none ran."""
+        from hudi_engine.table_services.runner import compact_now
+
+        done = compact_now(self.storage, self.base_path, self.storage_uri, _config(options), executor)
+        return done[-1] if done else None
+
+    def clean(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "CleanResult | None":
+        """Delete file slices no retained instant reads (`hoodie.cleaner.*`); None when nothing was deleted."""
+        from hudi_engine.table_services.clean import clean
+
+        config = _config(options)
+        return clean(self.storage, self.base_path, config.clean, config.lock)
+
+    def rollback(self, instant: str | None = None, *, use_command_blocks: bool = False,
+                 options: "Mapping[str, Any] | WriteConfig | None" = None) -> "RollbackResult":
+        """Roll back a write: `instant` None is the latest completed commit (as Hudi's CLI `commit rollback`);
+        a pending instant is rolled back as a failed write; any other completed one is refused (newer data may
+        depend on it). Data files are deleted or neutralised by command blocks, and a rollback instant recorded."""
+        from hudi_engine.table_services import service_lock
+        from hudi_engine.table_services.clean import check_rollback_keeps_previous_versions
+        from hudi_engine.write.rollback import rollback_completed, rollback_instant
+
+        with service_lock(self.storage, self.base_path, _config(options).lock):
+            timeline = Timeline.load(self.storage, self.base_path)
+            pending = [i for i in timeline.instants_at(instant) if not i.is_completed] if instant else []
+            if pending:
+                return rollback_instant(self.storage, self.base_path, pending[0],
+                                        use_command_blocks=use_command_blocks)
+            check_rollback_keeps_previous_versions(self.storage, self.base_path)
+            return rollback_completed(self.storage, self.base_path, instant, use_command_blocks=use_command_blocks)
 
     # ---- schema -------------------------------------------------------------------------------------------
     def avro_schema(self, as_of: str | None = None) -> dict | None:
@@ -259,3 +311,9 @@ def _expression_fields(filters: Filters, schema: pa.Schema) -> list[str]:
         text = str(filters)
         return [n for n in schema.names if n in text]
     return [f[0] for f in filters]
+
+
+def _config(options: "Mapping[str, Any] | WriteConfig | None") -> "WriteConfig":
+    from hudi_engine.config.write_config import WriteConfig
+
+    return options if isinstance(options, WriteConfig) else WriteConfig.from_options(options)

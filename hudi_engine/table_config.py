@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from .errors import TableConfigError, TableNotFoundError, UnsupportedTableVersionError
 from .java_properties import PropertiesError, format_properties, java_date_string, java_instant_string, parse_properties
@@ -68,7 +68,7 @@ _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def compute_checksum(database: str | None, table: str) -> int:
     """`HoodieTableConfig.generateChecksum`: unsigned CRC32 of UTF-8 `"<database>.<table>"` (database "" if absent)."""
-    return zlib.crc32(f"{database or ''}.{table}".encode("utf-8"))
+    return zlib.crc32(f"{database or ''}.{table}".encode())
 
 
 def _split_fields(value: str | None) -> list[str]:

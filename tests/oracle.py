@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
-from hudi import HudiQueryType, HudiReadOptions, HudiTable as RsTable
+from hudi import HudiQueryType, HudiReadOptions
+from hudi import HudiTable as RsTable
 
 KEY = "_hoodie_record_key"
 

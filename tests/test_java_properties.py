@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
+from conformance import V6_TABLES
 
 from hudi_engine.java_properties import (
     PropertiesError,
@@ -13,7 +14,6 @@ from hudi_engine.java_properties import (
     java_instant_string,
     parse_properties,
 )
-from conformance import V6_TABLES
 
 
 @pytest.mark.parametrize(
@@ -122,11 +122,11 @@ def test_real_hoodie_properties(unzip_table, name):
 
 
 def test_java_date_and_instant_strings():
-    m = datetime(2025, 3, 31, 3, 6, 42, 363296, tzinfo=timezone.utc)
+    m = datetime(2025, 3, 31, 3, 6, 42, 363296, tzinfo=UTC)
     assert java_date_string(m) == "Mon Mar 31 03:06:42 UTC 2025"
     assert java_instant_string(m) == "2025-03-31T03:06:42.363296Z"
     assert java_instant_string(m.replace(microsecond=522000)) == "2024-04-18T22:32:13.522Z".replace(
         "2024-04-18T22:32:13", "2025-03-31T03:06:42"
     )
     assert java_instant_string(m.replace(microsecond=0)) == "2025-03-31T03:06:42Z"
-    assert java_date_string(datetime(2024, 4, 5, 1, 2, 3, tzinfo=timezone.utc)) == "Fri Apr 05 01:02:03 UTC 2024"
+    assert java_date_string(datetime(2024, 4, 5, 1, 2, 3, tzinfo=UTC)) == "Fri Apr 05 01:02:03 UTC 2024"

@@ -219,7 +219,7 @@ def _ts(props: dict, **kw) -> TimestampBasedKeyGenerator:
 
 def test_timestamp_epoch_units():
     base_props = {"hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd/HH"}
-    instant = dt.datetime(2023, 4, 1, 12, 30, tzinfo=dt.timezone.utc)
+    instant = dt.datetime(2023, 4, 1, 12, 30, tzinfo=dt.UTC)
     seconds = int(instant.timestamp())
     cases = [
         ("UNIX_TIMESTAMP", {}, seconds),
@@ -295,7 +295,7 @@ def test_timestamp_read_side():
     keygen = _ts({"hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd/HH",
                   "hoodie.keygen.timebased.output.timezone": "Asia/Kolkata"}, hive_style=True)
     assert keygen.parse_partition_path("t=2023/04/01/12") == {"t": "2023/04/01/12"}
-    assert keygen.partition_timestamp("t=2023/04/01/12") == dt.datetime(2023, 4, 1, 6, 30, tzinfo=dt.timezone.utc)
+    assert keygen.partition_timestamp("t=2023/04/01/12") == dt.datetime(2023, 4, 1, 6, 30, tzinfo=dt.UTC)
     with pytest.raises(KeyGeneratorError, match="does not match"):
         keygen.partition_timestamp("t=2023-04-01")
 

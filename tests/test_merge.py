@@ -23,7 +23,7 @@ def key_of(t):
 
 
 def merged(base, batches, payload, ordering="ts"):
-    out = merge_records(table(base), batches, key_of=key_of, ordering_field=ordering, payload=payload_for(payload))
+    out = merge_records(table(base), batches, key_of=key_of, ordering_field=ordering, payload=payload_for(payload)).records
     return sorted((r["_hoodie_record_key"], r["ts"], r["a"], r["b"]) for r in out.to_pylist())
 
 

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
+from conformance import V6_WITH_COMMITS
 
 from hudi_engine.partition_metadata import (
     PARTITION_METAFILE,
@@ -11,7 +12,6 @@ from hudi_engine.partition_metadata import (
     parse_partition_metadata,
     partition_depth,
 )
-from conformance import V6_WITH_COMMITS
 
 
 @pytest.mark.parametrize("name", V6_WITH_COMMITS)
@@ -35,7 +35,7 @@ def test_real_partition_metadata_files(unzip_table, name):
 
 
 def test_format_exact_bytes():
-    now = datetime(2025, 3, 31, 3, 6, 44, tzinfo=timezone.utc)
+    now = datetime(2025, 3, 31, 3, 6, 44, tzinfo=UTC)
     assert format_partition_metadata("20250331030642808", 1, now=now) == (
         b"#partition metadata\n#Mon Mar 31 03:06:44 UTC 2025\ncommitTime=20250331030642808\npartitionDepth=1\n"
     )

@@ -6,6 +6,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conformance import V6_WITH_COMMITS
 
 from hudi_engine.errors import SchemaError
 from hudi_engine.java_properties import parse_properties
@@ -20,7 +21,6 @@ from hudi_engine.schema import (
     schema_to_json,
     to_create_schema,
 )
-from conformance import V6_WITH_COMMITS
 
 
 def _props(base: Path) -> dict[str, str]:

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import pytest
+from conformance import V6_TABLES
+from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 from hudi_engine import HudiTable
-from oracle import assert_same_rows, rs_incremental, rs_snapshot
-from conformance import V6_TABLES
 
 
 def test_every_v6_zip_is_listed(conformance_dir):

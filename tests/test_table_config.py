@@ -5,6 +5,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from conformance import V6_TABLES
 
 from hudi_engine.errors import TableConfigError, TableNotFoundError, UnsupportedTableVersionError
 from hudi_engine.java_properties import parse_properties
@@ -14,7 +15,6 @@ from hudi_engine.table_config import (
     TableConfig,
     compute_checksum,
 )
-from conformance import V6_TABLES
 
 
 def _copy_table(unzip_table, name: str, tmp_path: Path) -> Path:

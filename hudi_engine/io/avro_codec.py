@@ -24,8 +24,9 @@ import copy
 import io
 import json
 import struct
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import fastavro
 import numpy as np
@@ -902,7 +903,7 @@ def _concat_pieces(pieces: list[Piece], n: int, *, length_prefix: bool = False) 
     """
     lengths = []
     total = np.zeros(n, np.int64)
-    for rows, offsets, data, width in pieces:
+    for rows, offsets, _data, width in pieces:
         length = np.diff(offsets) if offsets is not None else width
         lengths.append(length)
         if rows is None:

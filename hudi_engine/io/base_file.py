@@ -132,84 +132,122 @@ def _prepare_table(table: pa.Table, path: str) -> pa.Table:
 _UNIQUE_COLUMNS = ("_hoodie_commit_seqno", RECORD_KEY_COLUMN)
 
 
-def write_base_file(
-    storage: Storage,
-    path: str,
-    table: pa.Table,
-    *,
-    bloom_filter_type: str | None = DYNAMIC_V0,
-    bloom_num_entries: int = DEFAULT_NUM_ENTRIES,
-    bloom_fpp: float = DEFAULT_FPP,
-    bloom_max_entries: int = DEFAULT_MAX_ENTRIES,
-    compression: str = "gzip",
-    compression_level: int | None = None,
-    row_group_size: int | None = None,
-    extra_metadata: Mapping[str, str] | None = None,
-    bloom_prefix: tuple[BloomFilter, int] | None = None,
-) -> BaseFileWriteResult:
-    """Write `table` (the 5 meta columns first) as a Hudi parquet base file at `path`.
+class BaseFileWriter:
+    """A Hudi parquet base file written a chunk at a time: the bloom filter and min/max keys grow with each chunk
+    and go into the footer on `close()`. Each `write` becomes one or more row groups (at most `row_group_size`
+    rows each). Bytes collect in memory and reach storage in one `Storage.write_bytes` on close, so a reader never
+    sees a partial file on object stores; a writer so holds at most one file (the max file size) plus the chunk
+    it is given.
 
     The bloom filter (`hoodie.bloom.index.filter.type`, sized by `hoodie.index.bloom.num_entries` / `.fpp` /
     `hoodie.bloom.index.filter.dynamic.max.entries`) and the min/max keys are built from `_hoodie_record_key`.
     `bloom_filter_type=None` is for `hoodie.populate.meta.fields=false`: no Hudi footer keys, as Hudi does.
-    The table's own schema metadata is dropped (it may be stale footer keys of a file it was read from);
+    The chunks' own schema metadata is dropped (it may be stale footer keys of a file they were read from);
     `extra_metadata` adds footer keys, e.g. `parquet.avro.schema`. `bloom_prefix` = (filter, n): a filter that
-    already holds the first n keys of `table` (a merged file's old rows), exactly as building it would leave it. The file is built in memory and written
-    with one `Storage.write_bytes`, so a reader never sees a partial file on object stores.
+    already holds the first n keys written, exactly as building it would leave it (a merged file's old rows).
     """
-    table = _prepare_table(table, path)
-    footer: dict[str, str] = dict(extra_metadata or {})
-    keys = table.column(RECORD_KEY_COLUMN)
-    min_key = max_key = None
-    if bloom_filter_type is not None:
-        if keys.null_count:
-            row = pc.index(pc.is_null(keys), True).as_py()
-            raise WriteError(
-                f"base file {path}: {RECORD_KEY_COLUMN} is null at row {row}; a bloom filter needs every key "
-                "(write with bloom_filter_type=None when hoodie.populate.meta.fields=false)"
-            )
-        try:
-            bloom = new_bloom_filter(bloom_num_entries, bloom_fpp, bloom_filter_type, bloom_max_entries)
-        except HudiError as e:
-            raise WriteError(f"base file {path}: {e}") from e
-        done = 0
-        if bloom_prefix is not None:
-            prior, n = bloom_prefix
-            if n <= len(keys) and continues(prior, bloom, n):
-                bloom, done = prior, n
-        bloom.add_many(keys.slice(done))
-        footer[BLOOM_FILTER_KEY] = bloom.to_base64()
-        if "DYNAMIC" in bloom.type_code:  # Hudi writes the code only for dynamic filters; absent means SIMPLE
-            footer[BLOOM_FILTER_TYPE_CODE_KEY] = bloom.type_code
-        min_key, max_key = record_key_range(keys)
-        if min_key is not None:
-            footer[MIN_RECORD_KEY] = min_key
-            footer[MAX_RECORD_KEY] = max_key  # type: ignore[assignment]
 
-    sink = pa.BufferOutputStream()
-    try:
-        with pq.ParquetWriter(
-            sink,
-            table.schema,
-            compression=compression,
-            compression_level=compression_level,
-            write_statistics=True,
-            # Every value of these differs: a dictionary is built only to be dropped (parquet-mr falls back too).
-            use_dictionary=[c for c in table.column_names if c not in _UNIQUE_COLUMNS],
-            # A column that needs more dictionary than this falls back to plain encoding early: measured on the
-            # benchmark's files, 20% less write time and 8% smaller files than pyarrow's 1 MB.
-            dictionary_pagesize_limit=256 * 1024,
-            coerce_timestamps="us",
-            allow_truncated_timestamps=False,
-            store_decimal_as_integer=False,  # FIXED_LEN_BYTE_ARRAY decimals, as parquet-avro writes them
-        ) as writer:
-            writer.write_table(table, row_group_size=row_group_size)
-            writer.add_key_value_metadata(footer)
-    except (pa.ArrowException, ValueError) as e:
-        raise WriteError(f"base file {path}: parquet write failed: {e}") from e
-    data = sink.getvalue()
-    storage.write_bytes(path, data)
-    return BaseFileWriteResult(path, data.size, table.num_rows, min_key, max_key)
+    def __init__(self, storage: Storage, path: str, *, bloom_filter_type: str | None = DYNAMIC_V0,
+                 bloom_num_entries: int = DEFAULT_NUM_ENTRIES, bloom_fpp: float = DEFAULT_FPP,
+                 bloom_max_entries: int = DEFAULT_MAX_ENTRIES, compression: str = "gzip",
+                 compression_level: int | None = None, row_group_size: int | None = None,
+                 extra_metadata: Mapping[str, str] | None = None,
+                 bloom_prefix: tuple[BloomFilter, int] | None = None) -> None:
+        self.storage, self.path = storage, path
+        self.compression, self.compression_level = compression, compression_level
+        self.row_group_size = row_group_size
+        self.footer: dict[str, str] = dict(extra_metadata or {})
+        self.bloom: BloomFilter | None = None
+        self._prefix = bloom_prefix
+        if bloom_filter_type is not None:
+            try:
+                self.bloom = new_bloom_filter(bloom_num_entries, bloom_fpp, bloom_filter_type, bloom_max_entries)
+            except HudiError as e:
+                raise WriteError(f"base file {path}: {e}") from e
+        self.num_rows = 0
+        self.min_key: str | None = None
+        self.max_key: str | None = None
+        self._sink = pa.BufferOutputStream()
+        self._writer: pq.ParquetWriter | None = None
+
+    @property
+    def size(self) -> int:
+        """Bytes written so far (row groups flushed; the footer comes on close)."""
+        return self._sink.tell()
+
+    def write(self, table: pa.Table) -> None:
+        """Append `table`'s rows (an empty table only fixes the schema of a file that may stay empty)."""
+        if table.num_rows == 0 and self._writer is not None:
+            return
+        table = _prepare_table(table, self.path)
+        if self.bloom is not None:
+            keys = table.column(RECORD_KEY_COLUMN)
+            if keys.null_count:
+                row = pc.index(pc.is_null(keys), True).as_py()
+                raise WriteError(
+                    f"base file {self.path}: {RECORD_KEY_COLUMN} is null at row {self.num_rows + row}; a bloom "
+                    "filter needs every key (write with bloom_filter_type=None when hoodie.populate.meta.fields=false)"
+                )
+            self._add_keys(keys)
+        try:
+            if self._writer is None:
+                self._writer = pq.ParquetWriter(
+                    self._sink, table.schema, compression=self.compression,
+                    compression_level=self.compression_level, write_statistics=True,
+                    # Every value of these differs: a dictionary is built only to be dropped (parquet-mr does too).
+                    use_dictionary=[c for c in table.column_names if c not in _UNIQUE_COLUMNS],
+                    # A column that needs more dictionary than this falls back to plain encoding early: measured on
+                    # the benchmark's files, 20% less write time and 8% smaller files than pyarrow's 1 MB.
+                    dictionary_pagesize_limit=256 * 1024,
+                    coerce_timestamps="us", allow_truncated_timestamps=False,
+                    store_decimal_as_integer=False,  # FIXED_LEN_BYTE_ARRAY decimals, as parquet-avro writes them
+                )
+            self._writer.write_table(table, row_group_size=self.row_group_size)
+        except (pa.ArrowException, ValueError) as e:
+            raise WriteError(f"base file {self.path}: parquet write failed: {e}") from e
+        self.num_rows += table.num_rows
+
+    def _add_keys(self, keys: pa.ChunkedArray) -> None:
+        assert self.bloom is not None
+        done = 0
+        if self._prefix is not None and self.num_rows == 0:
+            prior, n = self._prefix
+            if continues(prior, self.bloom, n):
+                self.bloom, self._prefix = prior, (prior, n)
+            else:
+                self._prefix = None
+        if self._prefix is not None:  # keys the continued filter already holds are skipped
+            done = max(0, min(len(keys), self._prefix[1] - self.num_rows))
+        self.bloom.add_many(keys.slice(done))
+        lo, hi = record_key_range(keys)
+        bounds = [k for k in (self.min_key, self.max_key, lo, hi) if k is not None]
+        self.min_key, self.max_key = record_key_range(pa.array(bounds, pa.string()))
+
+    def close(self) -> BaseFileWriteResult:
+        if self._writer is None:
+            raise WriteError(f"base file {self.path}: no rows written")
+        if self.bloom is not None:
+            self.footer[BLOOM_FILTER_KEY] = self.bloom.to_base64()
+            if "DYNAMIC" in self.bloom.type_code:  # Hudi writes the code only for dynamic filters; absent: SIMPLE
+                self.footer[BLOOM_FILTER_TYPE_CODE_KEY] = self.bloom.type_code
+            if self.min_key is not None:
+                self.footer[MIN_RECORD_KEY] = self.min_key
+                self.footer[MAX_RECORD_KEY] = self.max_key  # type: ignore[assignment]
+        try:
+            self._writer.add_key_value_metadata(self.footer)
+            self._writer.close()
+        except (pa.ArrowException, ValueError) as e:
+            raise WriteError(f"base file {self.path}: parquet write failed: {e}") from e
+        data = self._sink.getvalue()
+        self.storage.write_bytes(self.path, data)
+        return BaseFileWriteResult(self.path, data.size, self.num_rows, self.min_key, self.max_key)
+
+
+def write_base_file(storage: Storage, path: str, table: pa.Table, **options) -> BaseFileWriteResult:
+    """Write `table` (the 5 meta columns first) as a Hudi parquet base file at `path` (see `BaseFileWriter`)."""
+    writer = BaseFileWriter(storage, path, **options)
+    writer.write(table)
+    return writer.close()
 
 
 def _decoded(kv: dict[bytes, bytes] | None) -> dict[str, str]:
@@ -252,7 +290,7 @@ def read_base_file(
     storage: Storage,
     path: str,
     columns: list[str] | None = None,
-    filter: pc.Expression | list | None = None,  # noqa: A002 - pyarrow's name for it
+    filter: pc.Expression | list | None = None,
     *,
     allow_missing: bool = False,
 ) -> pa.Table:

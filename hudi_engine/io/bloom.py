@@ -17,7 +17,6 @@ import math
 import struct
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import Union
 
 import numpy as np
 import pyarrow as pa
@@ -44,7 +43,7 @@ _M_U32 = np.uint32(_M)
 # Keys hashed per numpy pass: small enough that the working arrays stay in cache.
 _CHUNK = 1 << 15
 
-Keys = Union[Iterable[str], pa.Array, pa.ChunkedArray]
+Keys = Iterable[str] | pa.Array | pa.ChunkedArray
 
 
 def _sbyte(b: int) -> int:
@@ -203,7 +202,7 @@ def optimal_num_hashes(num_entries: int, bit_size: int) -> int:
 class _BitVector:
     """One Hadoop `BloomFilter`: `vector_size` bits kept packed LSB-first, exactly as they are serialized."""
 
-    __slots__ = ("num_hashes", "vector_size", "packed")
+    __slots__ = ("num_hashes", "packed", "vector_size")
 
     def __init__(self, num_hashes: int, vector_size: int, packed: np.ndarray | None = None) -> None:
         self.num_hashes = num_hashes
@@ -466,7 +465,7 @@ class DynamicBloomFilter(_BloomFilterBase):
         )
 
 
-BloomFilter = Union[SimpleBloomFilter, DynamicBloomFilter]
+BloomFilter = SimpleBloomFilter | DynamicBloomFilter
 
 
 def _check_sizing(num_entries: int, fpp: float) -> None:

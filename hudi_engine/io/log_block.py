@@ -10,11 +10,12 @@ import datetime as dt
 import io
 import json
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import IntEnum
 from functools import cached_property
-from typing import Any, Iterable
+from typing import Any
 
 import fastavro
 import pyarrow as pa
@@ -577,7 +578,7 @@ def _python_wrapper(value: Any, key: Any) -> str:
     raise WriteError(f"delete of key {key!r}: no orderingVal wrapper for a {type(value).__name__} value {value!r}")
 
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MICRO = dt.timedelta(microseconds=1)
 
 
@@ -619,7 +620,7 @@ def _raw_ordering_value(ov: OrderingVal, key: Any) -> Any:
             if isinstance(v, int):
                 return v
             if v.tzinfo is None:
-                v = v.replace(tzinfo=dt.timezone.utc)  # naive = UTC wall time, as elsewhere in this engine
+                v = v.replace(tzinfo=dt.UTC)  # naive = UTC wall time, as elsewhere in this engine
             return (v - _EPOCH) // _MICRO
     except (TypeError, ValueError, OverflowError, AttributeError) as e:
         raise WriteError(f"delete of key {key!r}: ordering value {v!r} cannot be written as {name}: {e}") from None

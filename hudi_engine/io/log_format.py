@@ -7,7 +7,7 @@ Reading keeps every byte: the blocks of a file (CORRUPT ones included) tile it e
 from __future__ import annotations
 
 import struct
-from typing import Iterable
+from collections.abc import Iterable
 
 import pyarrow as pa
 

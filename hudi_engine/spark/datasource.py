@@ -331,7 +331,7 @@ class HudiReader(DataSourceReader):
         self.partition_filter: pc.Expression | None = None
 
     # -- planning (driver) --
-    def pushFilters(self, filters: list[Filter]) -> list[Filter]:  # noqa: N802 - Spark's name
+    def pushFilters(self, filters: list[Filter]) -> list[Filter]:
         """Keep filters on partition columns for pruning; return all, so Spark still applies each to rows."""
         columns = self._prunable_columns()
         exprs = []

@@ -10,6 +10,7 @@ key of the table in Spark. A failure anywhere before the commit rolls the instan
 """
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -21,11 +22,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
+from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.partition_path import DEFAULT_PARTITION
 from hudi_engine.schema import META_COLUMNS
-from hudi_engine.spark.compactor import finish_pending_table_services, run_table_services_after_commit
+from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.executor_env import ensure_executor_env
 from hudi_engine.spark.task_error import unwrap_task_error
+from hudi_engine.table_services import runner
+from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write.executor import (
     DELETE,
     FILE_ID,
@@ -35,7 +39,6 @@ from hudi_engine.write.executor import (
     write_partition,
 )
 from hudi_engine.write.write_client import WriteClient, WriteResult
-from hudi_engine.write.write_config import IndexType, Operation, WriteConfig
 
 KEY, PARTITION = "_hoodie_record_key", "_hoodie_partition_path"
 
@@ -53,16 +56,18 @@ def write(df: DataFrame, path: str, options: Mapping[str, Any]) -> WriteResult:
     ensure_executor_env(spark)  # executors can run the engine (shipped if missing), before any instant
     # A compaction or clean that a crash left pending completes first: new log files of a group under a pending
     # compaction are named after it, and readers see them only once that compaction is committed.
-    finish_pending_table_services(spark, path, config)
     client = WriteClient.open(path, config, data_schema)
+    executor = spark_executor(spark)
+    runner.finish_pending(client.storage, client.base_path, client.storage_uri, client.config, executor)
     with client.transaction() as txn:
         try:
             stats = _run(spark, df, client, txn)
-        except Exception as e:  # noqa: BLE001 - re-raised with the task's own message
+        except Exception as e:
             raise unwrap_task_error(e) from e
         result = txn.commit(stats)
     t0 = time.monotonic()
-    run_table_services_after_commit(spark, path, client.config, result.instant_time)
+    runner.after_commit(client.storage, client.base_path, client.storage_uri, client.config, result.instant_time,
+                        client.table_config, executor)
     result.timings["table_services"] = time.monotonic() - t0
     return result
 
@@ -74,7 +79,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
     persisted = None
     t0 = time.monotonic()
     try:
-        if config.index_type is IndexType.GLOBAL_SIMPLE and config.operation.looks_up_keys:
+        if config.index.type is IndexType.GLOBAL_SIMPLE and config.operation.looks_up_keys:
             # A key may live in any partition: the index joins with every key of the table before the records
             # are grouped by the partition they will be written to.
             keyed = _keyed(df, client, task)
@@ -90,7 +95,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
             by = [n for n, _ in grouping]
             if bulk:
                 # Keys are strings: sorted as strings, each file holds one range of them.
-                key_cols = [F.col(f"`{f}`").cast("string") for f in config.record_key_fields]
+                key_cols = [F.col(f"`{f}`").cast("string") for f in config.keys.record_key_fields]
                 out = _bulk_insert(rows, by, key_cols, config) \
                     .mapInArrow(_BulkInsertFn(task, with_keys=False), TASK_OUTPUT)
             else:
@@ -112,7 +117,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn) -> list:
     txn.timings["write"] = time.monotonic() - t0
     txn.timings["index"] = sum(r["index_s"] or 0.0 for r in results)
     txn.timings["handles"] = sum(r["handles_s"] or 0.0 for r in results)
-    return [r["stat"] for r in results if r["stat"] is not None]
+    return [WriteStat.from_dict(json.loads(r["stat"]), "task write stat") for r in results if r["stat"] is not None]
 
 
 def _keyed(df: DataFrame, client: WriteClient, task: WriteTask) -> DataFrame:
@@ -124,7 +129,7 @@ def _bulk_insert(rows: DataFrame, partition_cols: list, key_cols: list, config: 
     """bulk_insert's one shuffle: rows of a partition sorted by key in one task, to be cut into files of the max
     size. Partitioned tables shuffle by partition (every file of a partition full but the last); an
     unpartitioned table by key range (Hudi's GLOBAL_SORT), so that it is not one task's work."""
-    if config.partition_fields:
+    if config.keys.partition_fields:
         return rows.repartition(*partition_cols).sortWithinPartitions(*partition_cols, *key_cols)
     return rows.repartitionByRange(*key_cols).sortWithinPartitions(*key_cols)
 
@@ -148,7 +153,7 @@ def _tag_global(spark: SparkSession, keyed: DataFrame, client: WriteClient, task
     ).hint("shuffle_hash")  # sized from the short file list, Spark would otherwise broadcast every table key
     joined = keyed.join(existing, keyed[KEY] == existing["_ix_key"], "left")
     moved = F.col("_ix_partition").isNotNull() & (F.col("_ix_partition") != F.col(PARTITION))
-    if not config.update_partition_path or config.operation is Operation.DELETE:
+    if not config.index.update_partition_path or config.operation is Operation.DELETE:
         # The record stays where the key lives.
         out = (joined.withColumn(PARTITION, F.coalesce(F.col("_ix_partition"), F.col(PARTITION)))
                .withColumn(FILE_ID, F.col("_ix_file_id")).withColumn(DELETE, deleting))
@@ -267,9 +272,11 @@ def _partition_fn(task: WriteTask, *, with_keys: bool):
     return run
 
 
-def _task_output(stats: list[str], timings: dict[str, float]) -> pa.Table:
+def _task_output(stats: list[WriteStat], timings: dict[str, float]) -> pa.Table:
+    """One row per write stat (JSON for the trip to the driver) and one row of the task's timings."""
     n = len(stats)
-    return pa.table({"stat": pa.array([*stats, None], pa.string()),
+    encoded = [json.dumps(s.to_dict()) for s in stats]
+    return pa.table({"stat": pa.array([*encoded, None], pa.string()),
                      "index_s": pa.array([None] * n + [timings.get("index_s", 0.0)], pa.float64()),
                      "handles_s": pa.array([None] * n + [timings.get("handles_s", 0.0)], pa.float64())})
 
@@ -291,17 +298,18 @@ def _sql_grouping(df: DataFrame, client: WriteClient) -> list[tuple[str, Column]
 
     cfg = client.config
     types = {f.name: f.dataType for f in df.schema.fields}
-    if cfg.key_generator_class not in (SIMPLE, COMPLEX, NONPARTITIONED, GLOBAL_DELETE) or \
-            any(f not in types for f in cfg.record_key_fields):
+    keys = cfg.keys
+    if keys.key_generator_class not in (SIMPLE, COMPLEX, NONPARTITIONED, GLOBAL_DELETE) or \
+            any(f not in types for f in keys.record_key_fields):
         return None
-    if cfg.key_generator_class in (NONPARTITIONED, GLOBAL_DELETE) or not cfg.partition_fields:
+    if keys.key_generator_class in (NONPARTITIONED, GLOBAL_DELETE) or not keys.partition_fields:
         return [(GROUP_PREFIX + "0", F.lit(0).alias(GROUP_PREFIX + "0"))]
-    if len(cfg.partition_fields) > 1 and not cfg.url_encode_partitioning:
+    if len(keys.partition_fields) > 1 and not keys.url_encode_partitioning:
         return None
-    if any(not isinstance(types.get(f), _GROUPABLE) for f in cfg.partition_fields):
+    if any(not isinstance(types.get(f), _GROUPABLE) for f in keys.partition_fields):
         return None
     out = []
-    for i, f in enumerate(cfg.partition_fields):
+    for i, f in enumerate(keys.partition_fields):
         c = F.col(f"`{f}`")
         default = c.isNull() | c.cast("string").isin("", DEFAULT_PARTITION)
         out.append((f"{GROUP_PREFIX}{i}", F.when(default, F.lit(None)).otherwise(c)))
@@ -312,7 +320,7 @@ def _check_keys(df: DataFrame, client: WriteClient) -> DataFrame:
     """Fail the job on a row with a null or empty record key, in the stage before any file is written, with
     the key generator's message and the row."""
     cfg = client.config
-    fields = cfg.record_key_fields
+    fields = cfg.keys.record_key_fields
     missing = [F.col(f"`{f}`").isNull() | (F.col(f"`{f}`").cast("string") == "") for f in fields]
     bad = missing[0]
     for m in missing[1:]:
@@ -323,6 +331,6 @@ def _check_keys(df: DataFrame, client: WriteClient) -> DataFrame:
     # some other error does not read as this one.
     message = F.concat(F.lit("hudi_engine.errors."), F.lit(f"KeyGeneratorError: {what} in row "),
                        F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns if not c.startswith(GROUP_PREFIX)])),
-                       F.lit(f"; {cfg.key_generator_class.rsplit('.', 1)[-1]} needs a non-empty key in every row\n\n"))
+                       F.lit(f"; {cfg.keys.key_generator_class.rsplit('.', 1)[-1]} needs a non-empty key in every row\n\n"))
     first = df.columns[0]
     return df.withColumn(first, F.when(bad, F.raise_error(message)).otherwise(F.col(f"`{first}`")))

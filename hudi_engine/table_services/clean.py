@@ -23,6 +23,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from hudi_engine.config.write_config import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig, LockConfig
 from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
@@ -34,48 +35,10 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
 
-KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
-KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
-POLICIES = (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS)
 PLAN_KIND = "HoodieCleanerPlan"
 METADATA_KIND = "HoodieCleanMetadata"
 PLAN_VERSION = 2  # filePathsToBeDeletedPerPartition (full paths)
 METADATA_VERSION = 2  # file names, not paths
-
-
-@dataclass(frozen=True)
-class CleanConfig:
-    """The cleaner's options, Hudi's keys and defaults."""
-
-    policy: str = KEEP_LATEST_COMMITS  # hoodie.cleaner.policy
-    commits_retained: int = 10  # hoodie.cleaner.commits.retained
-    file_versions_retained: int = 3  # hoodie.cleaner.fileversions.retained
-    automatic: bool = True  # hoodie.clean.automatic
-
-    @staticmethod
-    def from_options(options: Mapping[str, str] | None) -> "CleanConfig":
-        o = {str(k): str(v) for k, v in (options or {}).items()}
-        errors = []
-        policy = o.get("hoodie.cleaner.policy", KEEP_LATEST_COMMITS).strip().upper()
-        if policy not in POLICIES:
-            errors.append(f"hoodie.cleaner.policy={policy!r}: expected one of {', '.join(POLICIES)}")
-        ints = {}
-        for key, default in (("hoodie.cleaner.commits.retained", 10), ("hoodie.cleaner.fileversions.retained", 3)):
-            raw = o.get(key, str(default))
-            try:
-                ints[key] = int(raw)
-                if ints[key] < 1:
-                    errors.append(f"{key}={raw!r}: expected at least 1")
-            except ValueError:
-                errors.append(f"{key}={raw!r}: expected a whole number")
-                ints[key] = default
-        automatic = o.get("hoodie.clean.automatic", "true").strip().lower()
-        if automatic not in ("true", "false"):
-            errors.append(f"hoodie.clean.automatic={automatic!r}: expected true or false")
-        if errors:
-            raise WriteError("invalid cleaner options: " + "; ".join(errors))
-        return CleanConfig(policy, ints["hoodie.cleaner.commits.retained"],
-                           ints["hoodie.cleaner.fileversions.retained"], automatic == "true")
 
 
 # --------------------------------------------------------------------------------------------- the plan
@@ -235,19 +198,12 @@ class CleanResult:
     earliest_commit_to_retain: str = ""
 
 
-def clean(storage: Storage, base_path: str, options: Mapping[str, str] | None = None, *,
-          config: CleanConfig | None = None) -> str | None:
-    """Finish interrupted cleans, then clean by the policy in `options` (Hudi's keys). Returns the new clean
-    instant, or None when there was nothing to delete (no clean instant is written then, as in Hudi)."""
-    result = clean_table(storage, base_path, options, config=config)
-    return result.instant_time if result is not None else None
-
-
-def clean_table(storage: Storage, base_path: str, options: Mapping[str, str] | None = None, *,
-                config: CleanConfig | None = None) -> CleanResult | None:
-    """`clean`, returning what was deleted."""
-    config = config or CleanConfig.from_options(options)
-    with service_lock(storage, base_path, options):
+def clean(storage: Storage, base_path: str, config: CleanConfig | None = None,
+          lock: LockConfig | None = None) -> CleanResult | None:
+    """Finish interrupted cleans, then clean by `config`'s policy. Returns what the new clean instant deleted, or
+    None when there was nothing to delete (no clean instant is written then, as in Hudi)."""
+    config = config or CleanConfig()
+    with service_lock(storage, base_path, lock):
         resume_pending_cleans(storage, base_path)
         timeline = Timeline.load(storage, base_path)
         plan = plan_clean(storage, base_path, config, timeline)

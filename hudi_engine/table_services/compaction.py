@@ -29,12 +29,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_engine.config.write_config import BloomConfig, FileSizing, LockConfig, WriteConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.file_group import BaseFile, FileSlice, LogFile
 from hudi_engine.file_naming import BaseFileName, LogFileName, WriteToken, is_base_file_name
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import FileSystemView, Visibility
-from hudi_engine.io.base_file import read_base_file, read_footer, write_base_file
+from hudi_engine.io.base_file import read_base_file, read_footer
 from hudi_engine.io.log_block import BlockType, delete_block_keys
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema, remove_meta_fields, schema_to_json
@@ -45,6 +46,7 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
 from hudi_engine.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
+from hudi_engine.write.handles import write_base
 from hudi_engine.write.markers import IOType, create_marker, delete_marker_dir, list_markers
 
 PLAN_KIND = "HoodieCompactionPlan"
@@ -206,13 +208,13 @@ def build_compaction_plan(storage: Storage, base_path: str, timeline: Timeline,
 
 def schedule_compaction(storage: Storage, base_path: str, *, instant_time: str | None = None,
                         partitions: Sequence[str] | None = None,
-                        options: Mapping[str, str] | None = None) -> Instant | None:
+                        lock: LockConfig | None = None) -> Instant | None:
     """Write `<C>.compaction.requested` for every file group with log files; None if there is nothing to compact.
 
     C is greater than every instant on the timeline. Refused while a write instant is pending: its log files
     could not be told apart from the plan's (Hudi requires no pending write before a compaction instant).
     """
-    with service_lock(storage, base_path, options):
+    with service_lock(storage, base_path, lock):
         config = TableConfig.load(storage, base_path)
         if config.table_type != "MERGE_ON_READ":
             raise WriteError(f"table {base_path} is {config.table_type}: only MERGE_ON_READ tables are compacted")
@@ -247,32 +249,24 @@ class CompactionTask:
     instant_time: str
     schema: dict  # the writer schema without meta fields (the latest committed one)
     visibility: Visibility  # as of the compaction instant: the log blocks the plan's slices hold
-    compression: str = "snappy"  # hoodie.parquet.compression.codec
-    bloom_filter_type: str = "DYNAMIC_V0"
-    bloom_num_entries: int = 60000
-    bloom_fpp: float = 1e-9
-    bloom_max_entries: int = 100000
+    files: FileSizing = FileSizing()
+    bloom: BloomConfig = BloomConfig()
     row_group_size: int | None = None
 
     @staticmethod
     def create(storage: Storage, base_path: str, storage_uri: str, instant_time: str,
-               options: Mapping[str, str] | None = None) -> "CompactionTask":
-        config = TableConfig.load(storage, base_path)
+               config: WriteConfig | None = None) -> "CompactionTask":
+        table = TableConfig.load(storage, base_path)
         timeline = Timeline.load(storage, base_path)
-        schema = timeline.latest_schema() or config.create_schema
+        schema = timeline.latest_schema() or table.create_schema
         if schema is None:
             raise WriteError(f"table {base_path}: no commit records a writer schema; nothing to compact with")
         if any(f["name"] in META_COLUMNS for f in schema.get("fields", [])):
             schema = remove_meta_fields(schema)
-        o = options or {}
+        config = config or WriteConfig()
         return CompactionTask(
-            storage_uri=storage_uri, base_path=base_path, table_props=dict(config.props), instant_time=instant_time,
-            schema=schema, visibility=Visibility.of(timeline, instant_time),
-            compression=o.get("hoodie.parquet.compression.codec", "snappy"),
-            bloom_filter_type=o.get("hoodie.bloom.index.filter.type", "DYNAMIC_V0"),
-            bloom_num_entries=int(o.get("hoodie.index.bloom.num_entries", 60000)),
-            bloom_fpp=float(o.get("hoodie.index.bloom.fpp", 1e-9)),
-            bloom_max_entries=int(o.get("hoodie.bloom.index.filter.dynamic.max.entries", 100000)),
+            storage_uri=storage_uri, base_path=base_path, table_props=dict(table.props), instant_time=instant_time,
+            schema=schema, visibility=Visibility.of(timeline, instant_time), files=config.files, bloom=config.bloom,
         )
 
 
@@ -324,12 +318,8 @@ def execute_operation(task: CompactionTask, op: CompactionOperation,
                                    pa.repeat(pa.scalar(name, pa.string()), merged.num_rows))
     create_marker(storage, task.base_path, task.instant_time, op.partition_path, name,
                   IOType.MERGE if base is not None else IOType.CREATE)
-    result = write_base_file(
-        storage, Storage.join(folder, name), merged,
-        bloom_filter_type=task.bloom_filter_type if config.populate_meta_fields else None,
-        bloom_num_entries=task.bloom_num_entries, bloom_fpp=task.bloom_fpp, bloom_max_entries=task.bloom_max_entries,
-        compression=task.compression, row_group_size=task.row_group_size,
-    )
+    result = write_base(storage, Storage.join(folder, name), merged, bloom=task.bloom, files=task.files,
+                        populate_meta_fields=config.populate_meta_fields, row_group_size=task.row_group_size)
     log_bytes = sum(f.size for f in logs)
     return WriteStat(
         file_id=op.file_id,
@@ -434,13 +424,13 @@ def _pending_compaction(timeline: Timeline, instant_time: str) -> Instant:
 
 
 def run_compaction(storage: Storage, base_path: str, instant_time: str, *, storage_uri: str | None = None,
-                   execute: Executor | None = None, options: Mapping[str, str] | None = None) -> CompactionResult:
+                   execute: Executor | None = None, config: WriteConfig | None = None) -> CompactionResult:
     """Execute and complete the pending compaction at `instant_time` (requested, or inflight from a failed run).
 
     `execute` runs the operations (default: serially in this process). If it fails, what it wrote is deleted and
     the compaction goes back to requested, so the next run (or the next writer) starts it afresh.
     """
-    with service_lock(storage, base_path, options):
+    with service_lock(storage, base_path, config.lock if config else None):
         t0 = time.monotonic()
         timeline = Timeline.load(storage, base_path)
         instant = _pending_compaction(timeline, instant_time)
@@ -449,7 +439,7 @@ def run_compaction(storage: Storage, base_path: str, instant_time: str, *, stora
             rollback_inflight_compaction(storage, base_path, instant_time)
         requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
         inflight = timeline.transition_to_inflight(requested, b"")
-        task = CompactionTask.create(storage, base_path, storage_uri or base_path, instant_time, options)
+        task = CompactionTask.create(storage, base_path, storage_uri or base_path, instant_time, config)
         t1 = time.monotonic()
         try:
             stats = (execute or run_serially)(task, plan.operations)

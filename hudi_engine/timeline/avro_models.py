@@ -464,7 +464,7 @@ def _open(data: bytes, file_name: str, reader_schema: dict | None = None) -> fas
         raise TimelineError(f"{file_name}: not an Avro container file (starts with {data[:4]!r}, expected b'Obj\\x01')")
     try:
         return fastavro.reader(io.BytesIO(data), reader_schema=reader_schema)
-    except Exception as e:  # fastavro raises assorted errors for bad headers and unresolvable schemas
+    except Exception as e:  # noqa: BLE001 - fastavro raises assorted errors for bad headers and schemas
         raise TimelineError(f"{file_name}: unreadable Avro header or schema ({type(e).__name__}: {e})") from None
 
 
@@ -491,6 +491,6 @@ def read_avro_metadata(data: bytes, kind: str | None = None, *, file_name: str =
     try:
         for record in avro:
             return record
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - fastavro raises assorted errors for a malformed record
         raise TimelineError(f"{file_name}: cannot decode the Avro record ({type(e).__name__}: {e})") from None
     raise TimelineError(f"{file_name}: Avro container holds no record, expected one")

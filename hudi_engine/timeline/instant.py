@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from enum import IntEnum, StrEnum
 
 from hudi_engine.errors import TimelineError
@@ -220,7 +220,7 @@ class Instant:
 # --- instant time <-> datetime ---------------------------------------------------------------------------
 
 
-def instant_to_datetime(timestamp: str, tz: tzinfo = timezone.utc) -> datetime:
+def instant_to_datetime(timestamp: str, tz: tzinfo = UTC) -> datetime:
     """The moment an instant time stands for, as an aware datetime in `tz` (the table's timeline timezone).
 
     14-digit instants get 999 ms, as Hudi parses them; digits past the 17th (metadata-table suffixes) are ignored.
@@ -237,7 +237,7 @@ def instant_to_datetime(timestamp: str, tz: tzinfo = timezone.utc) -> datetime:
     return naive.replace(microsecond=int(text[14:17]) * 1000, tzinfo=tz)
 
 
-def datetime_to_instant(moment: datetime, tz: tzinfo = timezone.utc) -> str:
+def datetime_to_instant(moment: datetime, tz: tzinfo = UTC) -> str:
     """`yyyyMMddHHmmssSSS` of `moment` in `tz`; a naive datetime is taken as already in `tz`."""
     if moment.tzinfo is not None:
         moment = moment.astimezone(tz)
@@ -260,7 +260,7 @@ class InstantTimeGenerator:
         """An instant time from the clock, bumped by 1 ms past `after` and past every time issued before."""
         with self._lock:
             floor = max(after or "", self._last)
-            candidate = datetime_to_instant(now or datetime.now(timezone.utc))
+            candidate = datetime_to_instant(now or datetime.now(UTC))
             if candidate <= floor:
                 # Clock behind the timeline (skew, or two calls within one millisecond): step just past it.
                 candidate = datetime_to_instant(instant_to_datetime(floor) + timedelta(milliseconds=1))

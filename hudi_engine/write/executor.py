@@ -9,7 +9,6 @@ partition's base files, never a whole table and never more than one file group's
 """
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -18,19 +17,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import new_file_id
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.io.base_file import read_base_file, read_footer, read_record_keys
-from hudi_engine.keygen import KeyGenerator, key_generator_for
+from hudi_engine.keygen import KeyGenerator
 from hudi_engine.merge import merge_records
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write import index
 from hudi_engine.write.bucket_assigner import BucketType, SmallFile, plan_buckets
 from hudi_engine.write.handles import WriteContext, append_handle, create_handle, merge_handle
-from hudi_engine.write.write_config import IndexType, Operation, WriteConfig
 
 KEY, PARTITION = "_hoodie_record_key", "_hoodie_partition_path"
 FILE_ID, DELETE = "_hw_file_id", "_hw_delete"  # set by a global index before the records reach the task
@@ -69,7 +69,6 @@ class WriteTask:
     config: WriteConfig
     instant: str
     writer_avro_schema: dict
-    keygen_spec: dict
     visibility: Visibility | None  # None: a new table, nothing to look up
     pending_compactions: dict[tuple[str, str], str] = field(default_factory=dict)
     avg_record_size: int = 1024
@@ -79,14 +78,12 @@ class WriteTask:
         cfg = self.config
         return WriteContext.create(
             storage, self.base_path, TableConfig.from_properties(self.table_props), self.instant,
-            self.writer_avro_schema, compression=cfg.compression, log_block_max_size=cfg.log_block_max_size,
-            payload_class=cfg.payload.class_name,
+            self.writer_avro_schema, files=cfg.files, bloom=cfg.bloom, log=cfg.log,
+            payload_class=cfg.merge.payload.class_name,
         ).for_task(*token)
 
     def keygen(self) -> KeyGenerator:
-        s = self.keygen_spec
-        return key_generator_for(s["class"], s["record_key_fields"], s["partition_fields"], s["props"],
-                                 hive_style=s["hive_style"], url_encode=s["url_encode"])
+        return self.config.keys.key_generator()
 
     def latest_slices(self, storage: Storage, partition: str) -> list[SliceInfo]:
         """The partition's latest committed file slices: one listing of its folder, filtered by the timeline."""
@@ -99,16 +96,16 @@ class WriteTask:
         """The record keys of one base file: the key column, or the key generator where meta fields are off."""
         if self.table_props.get("hoodie.populate.meta.fields", "true") != "false":
             return read_record_keys(storage, path)
-        return self.keygen().record_keys(read_base_file(storage, path, columns=self.keygen_spec["record_key_fields"]))
+        return self.keygen().record_keys(read_base_file(storage, path, columns=list(self.config.keys.record_key_fields)))
 
     @property
     def per_file(self) -> int:
         """Records per new base file: the max file size over the average record size."""
-        return max(1, self.config.max_file_size // max(1, self.avg_record_size))
+        return max(1, self.config.files.max_file_size // max(1, self.avg_record_size))
 
 
 def write_partition(task: WriteTask, partition: str, records: pa.Table, token: tuple[int, int, int],
-                    timings: dict[str, float] | None = None) -> list[str]:
+                    timings: dict[str, float] | None = None) -> list[WriteStat]:
     """Write the batch's records of one partition path; the write stats as JSON, one per file written.
 
     `timings` gets the seconds spent looking keys up (`index_s`: listing, pre-combine, lookup) and in the
@@ -124,7 +121,7 @@ def write_partition(task: WriteTask, partition: str, records: pa.Table, token: t
     if pre_tagged:
         owner = _owner_of_file_ids(records.column(FILE_ID), slices, partition, task.base_path)
         deleting = records.column(DELETE).to_numpy(zero_copy_only=False)
-    elif cfg.index_type is IndexType.BUCKET:
+    elif cfg.index.type is IndexType.BUCKET:
         _add_time(timings, "index_s", t0)
         t1 = time.perf_counter()
         stats = _write_buckets(task, ctx, partition, records, slices)
@@ -151,18 +148,19 @@ def _add_time(timings: dict[str, float], key: str, since: float) -> None:
 
 
 def _write_planned(task: WriteTask, ctx: WriteContext, partition: str, records: pa.Table, owner: np.ndarray,
-                   slices: list[SliceInfo]) -> list[str]:
+                   slices: list[SliceInfo]) -> list[WriteStat]:
     """Updates to their file group; inserts fill small files, then new file groups (Hudi's upsert partitioner)."""
     cfg = task.config
     updates = {(partition, slices[i].file_id): int(n)
                for i, n in zip(*np.unique(owner[owner >= 0], return_counts=True))}
     ins = np.flatnonzero(owner < 0)
     small = []
-    if not cfg.is_mor and cfg.operation in (Operation.UPSERT, Operation.INSERT) and cfg.small_file_limit > 0:
+    limit = cfg.files.small_file_limit
+    if not cfg.is_mor and cfg.operation in (Operation.UPSERT, Operation.INSERT) and limit > 0:
         small = [SmallFile(s.file_id, s.base_file_size) for s in slices
-                 if s.base_file_path is not None and s.base_file_size < cfg.small_file_limit]
+                 if s.base_file_path is not None and s.base_file_size < limit]
     plan = plan_buckets(updates, {partition: len(ins)} if len(ins) else {}, {partition: small},
-                        avg_record_size=task.avg_record_size, max_file_size=cfg.max_file_size)
+                        avg_record_size=task.avg_record_size, max_file_size=cfg.files.max_file_size)
     target = owner.copy()  # bucket of every record
     by_file = {b.file_id: b.bucket_id for b in plan.buckets}
     slice_of = {s.file_id: s for s in slices}
@@ -184,10 +182,10 @@ def _write_planned(task: WriteTask, ctx: WriteContext, partition: str, records: 
 
 
 def _write_buckets(task: WriteTask, ctx: WriteContext, partition: str, records: pa.Table,
-                   slices: list[SliceInfo]) -> list[str]:
+                   slices: list[SliceInfo]) -> list[WriteStat]:
     """BUCKET index: the key's hash names its bucket; an existing group of that number is updated, else created."""
     cfg = task.config
-    numbers = index.bucket_ids(records.column(KEY), cfg.bucket_num, len(cfg.record_key_fields))
+    numbers = index.bucket_ids(records.column(KEY), cfg.index.bucket_num, len(cfg.keys.record_key_fields))
     existing = {index.bucket_of_file_id(s.file_id): s for s in slices}
     deleting = cfg.operation is Operation.DELETE
     records = records.append_column(DELETE, pa.array(np.full(records.num_rows, deleting), pa.bool_()))
@@ -206,7 +204,7 @@ def _write_buckets(task: WriteTask, ctx: WriteContext, partition: str, records: 
 
 
 def _run_handle(task: WriteTask, ctx: WriteContext, kind: BucketType, partition: str, file_id: str,
-                s: SliceInfo | None, table: pa.Table) -> str:
+                s: SliceInfo | None, table: pa.Table) -> WriteStat:
     """One file group's records (upserts and deletes) through its handle; the write stat as JSON."""
     deleting = table.column(DELETE).to_numpy(zero_copy_only=False) if DELETE in table.column_names else None
     data_cols = [c for c in table.column_names if not c.startswith(HELPER_PREFIX)]
@@ -224,7 +222,7 @@ def _run_handle(task: WriteTask, ctx: WriteContext, kind: BucketType, partition:
                              deletes=deletes, base_file_name=s.base_file_name)
     else:
         stat = merge_handle(ctx, partition, file_id, s.base_file_path, records, deletes=deletes)
-    return json.dumps(stat.to_dict())
+    return stat
 
 
 def pre_combine(task: WriteTask, records: pa.Table) -> pa.Table:
@@ -232,12 +230,12 @@ def pre_combine(task: WriteTask, records: pa.Table) -> pa.Table:
     index's batch: by key alone)."""
     cfg = task.config
     # A delete's DataFrame may carry only the keys: without the ordering column, later versions win.
-    ordering = cfg.precombine_field if cfg.precombine_field in records.column_names else None
+    ordering = cfg.merge.precombine_field if cfg.merge.precombine_field in records.column_names else None
     keys = records.column(KEY)
     if pc.count_distinct(keys).as_py() == records.num_rows:
         return records
     return merge_records(records.schema.empty_table(), [records], key_of=lambda t: t.column(KEY),
-                         ordering_field=ordering, payload=cfg.payload)
+                         ordering_field=ordering, payload=cfg.merge.payload).records
 
 
 def _lookup(task: WriteTask, storage: Storage, keys: pa.ChunkedArray | pa.Array,
@@ -273,7 +271,7 @@ def _owner_of_file_ids(file_ids: pa.ChunkedArray, slices: list[SliceInfo], parti
 
 
 def bulk_insert_files(task: WriteTask, batches: Iterable[pa.RecordBatch],
-                      token: tuple[int, int, int]) -> Iterator[str]:
+                      token: tuple[int, int, int]) -> Iterator[WriteStat]:
     """bulk_insert: batches sorted by (partition path, key) are cut into new base files of the max file size.
 
     Holds at most one file's records; a file never spans two partitions, and the files of a task have disjoint,
@@ -311,7 +309,7 @@ def bulk_insert_files(task: WriteTask, batches: Iterable[pa.RecordBatch],
         yield from _flush(ctx, current, pending)
 
 
-def _flush(ctx: WriteContext, partition: str, pieces: list[pa.Table]) -> Iterator[str]:
+def _flush(ctx: WriteContext, partition: str, pieces: list[pa.Table]) -> Iterator[WriteStat]:
     records = pa.concat_tables(pieces)
     records = records.select([c for c in records.column_names if not c.startswith(HELPER_PREFIX)])
-    yield json.dumps(create_handle(ctx, partition, records, file_id=new_file_id()).to_dict())
+    yield create_handle(ctx, partition, records, file_id=new_file_id())

@@ -24,12 +24,14 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
+from hudi_engine.config.write_config import BloomConfig, FileSizing, LogConfig
 from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName, WriteToken, is_log_file_name, new_file_id
 from hudi_engine.file_slice_reader import align_to_schema
 from hudi_engine.io.avro_codec import encode_records_framed_with_ends
-from hudi_engine.io.base_file import read_base_file, read_footer, write_base_file
+from hudi_engine.io.base_file import BaseFileWriter, read_base_file, read_footer
 from hudi_engine.io.log_block import (
     AVRO_DATA_BLOCK_VERSION,
     BlockType,
@@ -39,7 +41,7 @@ from hudi_engine.io.log_block import (
 )
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.keygen import key_generator_for
-from hudi_engine.merge import IS_DELETED_FIELD, DeleteBatch, merge_records
+from hudi_engine.merge import IS_DELETED_FIELD, DeleteBatch, MergeResult, merge_records
 from hudi_engine.payload import Payload, payload_for
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, arrow_to_avro_schema, avro_to_arrow_schema, schema_to_json
 from hudi_engine.storage import Storage
@@ -49,7 +51,6 @@ from hudi_engine.timeline.instant import State
 from hudi_engine.write.markers import IOType, create_marker
 
 COMMIT_TIME, SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS
-DEFAULT_LOG_BLOCK_MAX_SIZE = 256 * 1024 * 1024  # hoodie.logfile.data.block.max.size
 LOG_BASE_VERSION = 1  # HoodieLogFile.LOGFILE_BASE_VERSION
 _BLOCK_PREFIX = struct.Struct(">ii")  # content version, record count
 
@@ -69,13 +70,10 @@ class WriteContext:
     instant_time: str
     schema: dict
     write_token: WriteToken = WriteToken(0, 0, 0)
-    compression: str = "gzip"  # hoodie.parquet.compression.codec (Hudi 0.14/0.15 default)
-    bloom_filter_type: str = "DYNAMIC_V0"  # hoodie.bloom.index.filter.type
-    bloom_num_entries: int = 60000
-    bloom_fpp: float = 1e-9
-    bloom_max_entries: int = 100000
+    files: FileSizing = FileSizing()
+    bloom: BloomConfig = BloomConfig()
+    log: LogConfig = LogConfig()
     row_group_size: int | None = None
-    log_block_max_size: int = DEFAULT_LOG_BLOCK_MAX_SIZE
     payload_class: str | None = None  # None: the table's hoodie.compaction.payload.class
 
     @staticmethod
@@ -246,6 +244,79 @@ def _ms_since(t0: float) -> int:
 # --------------------------------------------------------------------------------------------- create
 
 
+class CreateHandle:
+    """New file groups of one partition, written a chunk at a time: rows go to row groups of about an eighth of the
+    max file size, and a new file group starts when the next chunk would pass `hoodie.parquet.max.file.size`
+    (Hudi's create handle rolls over the same way). Holds one file's bytes and one chunk, never the whole input.
+
+    Records flagged `_hoodie_is_deleted` are dropped (an insert of a deleted record writes nothing).
+    `file_id` names the first file group (a BUCKET index bucket: its only one, it never rolls over).
+    """
+
+    def __init__(self, ctx: WriteContext, partition_path: str, *, file_id: str | None = None,
+                 roll_over: bool = True, record_size: int | None = None) -> None:
+        self.ctx, self.partition_path = ctx, partition_path
+        self.next_file_id = file_id
+        self.roll_over = roll_over
+        self.bytes_per_row = float(record_size or ctx.files.record_size_estimate)
+        self.stats: list[WriteStat] = []
+        self._writer: BaseFileWriter | None = None
+        self._file_id = self._name = ""
+        self._t0 = 0.0
+
+    @property
+    def chunk_rows(self) -> int:
+        target = max(64 * 1024, min(self.ctx.files.block_size, self.ctx.files.max_file_size // 8))
+        return max(1, int(target / max(1.0, self.bytes_per_row)))
+
+    def write(self, records: pa.Table) -> None:
+        records, _ = _split_deleted(self.ctx, records)
+        offset = 0
+        while offset < records.num_rows:
+            chunk = records.slice(offset, self.chunk_rows)
+            offset += chunk.num_rows
+            if self._writer is not None and self.roll_over and \
+                    self._writer.size + chunk.num_rows * self.bytes_per_row > self.ctx.files.max_file_size:
+                self._close_file()
+            if self._writer is None:
+                self._open_file()
+            assert self._writer is not None
+            start = self._writer.num_rows
+            self._writer.write(_prepare(self.ctx, chunk, self.partition_path, self._name, start))
+            if self._writer.size:
+                self.bytes_per_row = self._writer.size / self._writer.num_rows
+
+    def _open_file(self) -> None:
+        self._t0 = time.monotonic()
+        self._file_id = self.next_file_id or new_file_id()
+        self.next_file_id = None
+        self._name = str(BaseFileName(self._file_id, str(self.ctx.write_token), self.ctx.instant_time))
+        create_marker(self.ctx.storage, self.ctx.base_path, self.ctx.instant_time, self.partition_path, self._name,
+                      IOType.CREATE)
+        self._writer = _base_writer(self.ctx, self.ctx.full_path(self.partition_path, self._name))
+
+    def _close_file(self) -> None:
+        assert self._writer is not None
+        result = self._writer.close()
+        self._writer = None
+        self.stats.append(WriteStat(
+            file_id=self._file_id,
+            path=relative_path(self.partition_path, self._name),
+            prev_commit=NULL_COMMIT,
+            num_writes=result.num_rows,
+            num_inserts=result.num_rows,
+            total_write_bytes=result.size,
+            partition_path=self.partition_path,
+            file_size_in_bytes=result.size,
+            runtime_stats=RuntimeStats(total_create_time=_ms_since(self._t0)),
+        ))
+
+    def close(self) -> list[WriteStat]:
+        if self._writer is not None:
+            self._close_file()
+        return self.stats
+
+
 def create_handle(
     ctx: WriteContext,
     partition_path: str,
@@ -253,33 +324,17 @@ def create_handle(
     *,
     file_id: str | None = None,
 ) -> WriteStat:
-    """Write `records` as the first base file of a new file group in `partition_path`.
-
-    Records flagged `_hoodie_is_deleted` are dropped (an insert of a deleted record writes nothing).
-    """
-    t0 = time.monotonic()
-    records, _ = _split_deleted(ctx, records)
-    if records.num_rows == 0:
+    """Write `records` as the first base file of one new file group in `partition_path` (no roll-over)."""
+    handle = CreateHandle(ctx, partition_path, file_id=file_id, roll_over=False)
+    handle.write(records)
+    stats = handle.close()
+    if not stats:
         raise WriteError(f"create_handle: no records to write into partition {partition_path!r}")
-    file_id = file_id or new_file_id()
-    name = str(BaseFileName(file_id, str(ctx.write_token), ctx.instant_time))
-    rows = _prepare(ctx, records, partition_path, name)
-    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.CREATE)
-    result = _write_base(ctx, partition_path, name, rows)
-    return WriteStat(
-        file_id=file_id,
-        path=relative_path(partition_path, name),
-        prev_commit=NULL_COMMIT,
-        num_writes=result.num_rows,
-        num_inserts=result.num_rows,
-        total_write_bytes=result.size,
-        partition_path=partition_path,
-        file_size_in_bytes=result.size,
-        runtime_stats=RuntimeStats(total_create_time=_ms_since(t0)),
-    )
+    return stats[0]
 
 
-def _prepare(ctx: WriteContext, records: pa.Table, partition_path: str, file_name: str) -> pa.Table:
+def _prepare(ctx: WriteContext, records: pa.Table, partition_path: str, file_name: str,
+             start_index: int = 0) -> pa.Table:
     keygen = None if RECORD_KEY in records.column_names else ctx.keygen
     rows = prepare_records(
         records,
@@ -288,27 +343,41 @@ def _prepare(ctx: WriteContext, records: pa.Table, partition_path: str, file_nam
         partition_path=partition_path,
         file_name=file_name,
         task_partition_id=ctx.task_partition_id,
+        start_index=start_index,
         populate_meta_fields=ctx.config.populate_meta_fields,
     )
     return conform(rows, ctx.arrow_schema, f"records for {relative_path(partition_path, file_name)}")
 
 
-def _write_base(ctx: WriteContext, partition_path: str, name: str, rows: pa.Table, bloom_prefix=None):
-    return write_base_file(
-        ctx.storage,
-        ctx.full_path(partition_path, name),
-        rows,
-        bloom_filter_type=ctx.bloom_filter_type if ctx.config.populate_meta_fields else None,
-        bloom_num_entries=ctx.bloom_num_entries,
-        bloom_fpp=ctx.bloom_fpp,
-        bloom_max_entries=ctx.bloom_max_entries,
-        compression=ctx.compression,
-        row_group_size=ctx.row_group_size,
-        bloom_prefix=bloom_prefix,
+def _base_writer(ctx: WriteContext, path: str, bloom_prefix=None) -> BaseFileWriter:  # type: ignore[no-untyped-def]
+    return base_writer(ctx.storage, path, bloom=ctx.bloom, files=ctx.files,
+                       populate_meta_fields=ctx.config.populate_meta_fields, row_group_size=ctx.row_group_size,
+                       bloom_prefix=bloom_prefix)
+
+
+def base_writer(storage: Storage, path: str, *, bloom: BloomConfig, files: FileSizing, populate_meta_fields: bool,
+                row_group_size: int | None = None, bloom_prefix=None) -> BaseFileWriter:  # type: ignore[no-untyped-def]
+    """A base file writer with the write's bloom filter and parquet settings (handles and compaction alike)."""
+    return BaseFileWriter(
+        storage, path,
+        bloom_filter_type=bloom.filter_type if populate_meta_fields else None,
+        bloom_num_entries=bloom.num_entries, bloom_fpp=bloom.fpp, bloom_max_entries=bloom.max_entries,
+        compression=files.compression, row_group_size=row_group_size, bloom_prefix=bloom_prefix,
     )
 
 
+def write_base(storage: Storage, path: str, rows: pa.Table, *, bloom: BloomConfig, files: FileSizing,
+               populate_meta_fields: bool, row_group_size: int | None = None, bloom_prefix=None):  # type: ignore[no-untyped-def]
+    """One base file of `rows` in one go."""
+    writer = base_writer(storage, path, bloom=bloom, files=files, populate_meta_fields=populate_meta_fields,
+                         row_group_size=row_group_size, bloom_prefix=bloom_prefix)
+    writer.write(rows)
+    return writer.close()
+
+
 # --------------------------------------------------------------------------------------------- merge
+
+MERGE_BATCH_ROWS = 64 * 1024  # base rows decoded at a time by the merge handle
 
 
 def merge_handle(
@@ -327,6 +396,11 @@ def merge_handle(
     packing). `deletes` (record keys) and records flagged `_hoodie_is_deleted` remove rows. Rows the incoming
     records do not touch are carried over with their old `_hoodie_commit_time` and `_hoodie_commit_seqno`;
     every row gets the new file name. The caller passes the file group's latest *committed* base file.
+
+    The base file is streamed: its key column is read first to find each incoming key's row, then the file is
+    decoded `MERGE_BATCH_ROWS` rows at a time, merged with the incoming records of those rows and written out;
+    inserts follow the old rows. The handle so holds the file group's incoming records, one batch of the old file
+    and the new file's bytes.
     """
     t0 = time.monotonic()
     old_name = BaseFileName.parse(base_file_path.rsplit("/", 1)[-1])
@@ -334,58 +408,92 @@ def merge_handle(
         raise WriteError(f"merge_handle: base file {base_file_path} belongs to file group {old_name.file_id}, not {file_id}")
     records, flagged = _split_deleted(ctx, records)
     name = str(BaseFileName(file_id, str(ctx.write_token), ctx.instant_time))
-    stored = read_base_file(ctx.storage, base_file_path)
-    dropped = [c for c in stored.column_names if c not in ctx.arrow_schema.names]
-    if dropped:  # rewriting the file without them would silently lose data
-        raise WriteError(f"base file {base_file_path} has columns {dropped} that the writer schema "
-                         f"{ctx.schema.get('name')} lacks; dropping columns is not supported, add them to the records")
-    old = conform(stored, ctx.arrow_schema, base_file_path)
     incoming = _prepare(ctx, records, partition_path, name)
     delete_keys = _delete_keys(deletes)
     if flagged.num_rows:
-        flagged_rows = _prepare(ctx, flagged, partition_path, name)
-        delete_keys = pa.concat_arrays([delete_keys, ctx.key_of(flagged_rows)])
-    batches: list = [incoming] if incoming.num_rows else []
-    if len(delete_keys):
-        batches.append(DeleteBatch(delete_keys))  # no ordering value: a delete always wins (§10)
-    if not batches:
+        delete_keys = pa.concat_arrays([delete_keys, ctx.key_of(_prepare(ctx, flagged, partition_path, name))])
+    if not incoming.num_rows and not len(delete_keys):
         raise WriteError(f"merge_handle: no records and no deletes for file group {file_id} in {partition_path!r}")
-    tally: dict[str, int] = {}
-    merged = merge_records(old, batches, key_of=ctx.key_of, ordering_field=ctx.ordering_field, payload=ctx.payload,
-                           tally=tally)
-    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.MERGE)
-    if ctx.config.populate_meta_fields:
-        merged = merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME, _constant(name, merged.num_rows))
 
-    if tally:
-        kept_old, updated = tally["base_kept"], tally["base_matched"]
-    else:  # a user payload's merge: count by key
-        old_keys, out_keys = ctx.key_of(old), ctx.key_of(merged)
-        in_old = pc.is_in(out_keys, value_set=old_keys)
-        kept_old = pc.sum(in_old).as_py() or 0
-        updated = 0
-        if incoming.num_rows:
-            updated = pc.sum(pc.and_(in_old, pc.is_in(out_keys, value_set=ctx.key_of(incoming)))).as_py() or 0
-    bloom_prefix = None
-    if tally and kept_old == old.num_rows and ctx.config.populate_meta_fields:
-        # Every old row kept, in file order, ahead of the inserts: the old file's bloom filter already holds the
-        # first keys, exactly as rebuilding would leave it, and only the inserts are added (write_base_file checks).
-        bloom = read_footer(ctx.storage, base_file_path, bloom_max_entries=ctx.bloom_max_entries).bloom_filter
-        bloom_prefix = None if bloom is None else (bloom, kept_old)
-    result = _write_base(ctx, partition_path, name, merged, bloom_prefix)
+    with ctx.storage.open_input_file(base_file_path) as f:
+        parquet = pq.ParquetFile(f)
+        dropped = [c for c in parquet.schema_arrow.names if c not in ctx.arrow_schema.names]
+        if dropped:  # rewriting the file without them would silently lose data
+            raise WriteError(f"base file {base_file_path} has columns {dropped} that the writer schema "
+                             f"{ctx.schema.get('name')} lacks; dropping columns is not supported, add them to the records")
+        old_keys = ctx.key_of(read_base_file(ctx.storage, base_file_path, columns=_key_columns(ctx)))
+        n_old = len(old_keys)
+        incoming_row = pc.index_in(ctx.key_of(incoming), value_set=old_keys).fill_null(-1) \
+            .to_numpy(zero_copy_only=False).astype(np.int64)
+        delete_row = pc.index_in(delete_keys, value_set=old_keys).fill_null(-1).to_numpy(zero_copy_only=False)
+        keeps_every_row = ctx.payload.custom is None and not (delete_row >= 0).any()
+        bloom_prefix = None
+        if keeps_every_row and ctx.config.populate_meta_fields:
+            # Every old row is kept, in file order, ahead of the inserts: the old file's bloom filter already holds
+            # the first keys, exactly as rebuilding would leave it; only the inserts are added (the writer checks).
+            bloom = read_footer(ctx.storage, base_file_path, bloom_max_entries=ctx.bloom.max_entries).bloom_filter
+            bloom_prefix = None if bloom is None else (bloom, n_old)
+        create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.MERGE)
+        writer = _base_writer(ctx, ctx.full_path(partition_path, name), bloom_prefix)
+        if ctx.payload.custom is not None:  # a user payload merges the whole file at once (its own order)
+            old = conform(read_base_file(ctx.storage, base_file_path), ctx.arrow_schema, base_file_path)
+            merged = _merge(ctx, old, incoming, delete_keys).records
+            writer.write(_named(ctx, merged, name))
+            kept_old = int(pc.sum(pc.is_in(ctx.key_of(merged), value_set=old_keys)).as_py() or 0)
+            updated = int(pc.sum(pc.is_in(ctx.key_of(incoming), value_set=old_keys)).as_py() or 0)
+        else:
+            kept_old = updated = 0
+            start = 0
+            for batch in parquet.iter_batches(batch_size=MERGE_BATCH_ROWS):
+                old = conform(pa.Table.from_batches([batch]), ctx.arrow_schema, base_file_path)
+                end = start + old.num_rows
+                mine = (incoming_row >= start) & (incoming_row < end)
+                gone = (delete_row >= start) & (delete_row < end)
+                result = _merge(ctx, old, incoming.filter(pa.array(mine)), delete_keys.filter(pa.array(gone)))
+                writer.write(_named(ctx, result.records, name))
+                kept_old += result.base_kept or 0
+                updated += result.base_matched or 0
+                start = end
+            new = incoming_row < 0
+            if new.any():
+                writer.write(_named(ctx, _merge(ctx, incoming.schema.empty_table(), incoming.filter(pa.array(new)),
+                                                None).records, name))
+    writer.write(ctx.arrow_schema.empty_table())  # a file group whose every row was deleted: an empty version
+    result_file = writer.close()
     return WriteStat(
         file_id=file_id,
         path=relative_path(partition_path, name),
         prev_commit=old_name.instant_time,
-        num_writes=result.num_rows,
-        num_deletes=old.num_rows - kept_old,
+        num_writes=result_file.num_rows,
+        num_deletes=n_old - kept_old,
         num_update_writes=updated,
-        num_inserts=merged.num_rows - kept_old,
-        total_write_bytes=result.size,
+        num_inserts=result_file.num_rows - kept_old,
+        total_write_bytes=result_file.size,
         partition_path=partition_path,
-        file_size_in_bytes=result.size,
+        file_size_in_bytes=result_file.size,
         runtime_stats=RuntimeStats(total_upsert_time=_ms_since(t0)),
     )
+
+
+def _key_columns(ctx: WriteContext) -> list[str]:
+    """The columns record keys are read from: the key meta column, or the key fields where meta fields are off."""
+    if ctx.config.populate_meta_fields:
+        return [RECORD_KEY]
+    return [f.split(":")[0].split(".")[0] for f in ctx.config.record_key_fields]
+
+
+def _merge(ctx: WriteContext, old: pa.Table, incoming: pa.Table, delete_keys: pa.Array | None) -> MergeResult:
+    batches: list = [incoming] if incoming.num_rows else []
+    if delete_keys is not None and len(delete_keys):
+        batches.append(DeleteBatch(delete_keys))  # no ordering value: a delete always wins (§10)
+    return merge_records(old, batches, key_of=ctx.key_of, ordering_field=ctx.ordering_field, payload=ctx.payload)
+
+
+def _named(ctx: WriteContext, rows: pa.Table, name: str) -> pa.Table:
+    """Every row of a merged file names that file."""
+    if ctx.config.populate_meta_fields and rows.num_rows:
+        rows = rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME, _constant(name, rows.num_rows))
+    return rows
 
 
 # --------------------------------------------------------------------------------------------- append
@@ -440,7 +548,7 @@ def append_handle(
 
     blocks = []
     if rows is not None:
-        blocks += avro_data_blocks(rows, ctx.schema_with_meta, ctx.instant_time, ctx.log_block_max_size)
+        blocks += avro_data_blocks(rows, ctx.schema_with_meta, ctx.instant_time, ctx.log.block_max_size)
     if len(delete_keys):
         keys = [(k, partition_path, None) for k in delete_keys.to_pylist()]  # None: IntWrapper(0)
         blocks.append(build_delete_block(keys, ctx.instant_time, schema_to_json(ctx.schema_with_meta)))

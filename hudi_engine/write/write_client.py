@@ -10,10 +10,10 @@ import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from hudi_engine.config.write_config import Operation, WriteConfig
 from hudi_engine.errors import SchemaError, WriteError
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
@@ -26,46 +26,11 @@ from hudi_engine.write import commit as commit_protocol
 from hudi_engine.write.executor import WriteTask
 from hudi_engine.write.lock import table_lock
 from hudi_engine.write.rollback import rollback_failed_writes, rollback_instant
-from hudi_engine.write.write_config import Operation, WriteConfig
+from hudi_engine.write.write_result import WriteResult
 
 # Hudi: an average record size is trusted only from a commit that wrote more than this share of the small limit.
 _RECORD_SIZE_ESTIMATE_THRESHOLD = 0.5
 _AVG_SIZE_LOOKBACK = 10
-
-
-@dataclass
-class WriteResult:
-    """What one write did: the instant, the operation, record and file counts, bytes and time per phase.
-
-    `timings` in seconds: `write` the wall time of the Spark job (index and handles run inside its tasks),
-    `index` and `handles` the task time spent in each, summed over tasks, `commit`, `table_services`."""
-
-    instant_time: str
-    operation: str
-    records_inserted: int = 0
-    records_updated: int = 0
-    records_deleted: int = 0
-    files_created: int = 0
-    files_rewritten: int = 0
-    files_appended: int = 0
-    bytes_written: int = 0
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @staticmethod
-    def from_stats(instant: str, operation: str, stats: list[WriteStat], timings: dict[str, float]) -> "WriteResult":
-        r = WriteResult(instant, operation, timings=dict(timings))
-        for s in stats:
-            r.records_inserted += s.num_inserts
-            r.records_updated += s.num_update_writes
-            r.records_deleted += s.num_deletes
-            r.bytes_written += s.total_write_bytes
-            if s.is_delta:
-                r.files_appended += 1
-            elif s.prev_commit in (None, "null"):
-                r.files_created += 1
-            else:
-                r.files_rewritten += 1
-        return r
 
 
 class WriteClient:
@@ -88,9 +53,9 @@ class WriteClient:
         exists = storage.exists(Storage.join(base_path, ".hoodie", "hoodie.properties"))
         if exists:
             table_config = TableConfig.load(storage, base_path)
-            config = _reconcile(config, table_config, base_path)
+            config = config.for_table(table_config, base_path)
         else:
-            table_config = _new_table_config(config, base_path)
+            table_config = config.new_table_config(base_path)
         _check_columns(config, data_schema, base_path)
         client = WriteClient(storage, base_path, uri, config, table_config, data_schema, exists)
         client._check_schema_change()
@@ -116,12 +81,6 @@ class WriteClient:
         self.storage.delete_dir(Storage.join(self.base_path, ".hoodie", "metadata"))
 
     # ---- specs shipped to tasks ------------------------------------------------------------------------------
-    def keygen_spec(self) -> dict:
-        c = self.config
-        return {"class": c.key_generator_class, "record_key_fields": c.record_key_fields,
-                "partition_fields": c.partition_fields, "props": dict(self.table_config.props) | c.options,
-                "hive_style": c.hive_style_partitioning, "url_encode": c.url_encode_partitioning}
-
     @property
     def writer_avro_schema(self) -> dict:
         """The writer schema (no meta fields), in Spark's naming: what goes into the commit and log headers.
@@ -150,14 +109,14 @@ class WriteClient:
     def average_record_size(self) -> int:
         """Bytes per record of recent commits that wrote enough to trust, else the configured estimate."""
         if self.timeline is not None:
-            threshold = _RECORD_SIZE_ESTIMATE_THRESHOLD * self.config.small_file_limit
+            threshold = _RECORD_SIZE_ESTIMATE_THRESHOLD * self.config.files.small_file_limit
             for instant in list(reversed(self.timeline.completed_commits()))[:_AVG_SIZE_LOOKBACK]:
                 stats = self.timeline.commit_metadata(instant).write_stats()
                 written = sum(s.total_write_bytes for s in stats if not s.is_delta)
                 records = sum(s.num_writes for s in stats if not s.is_delta)
                 if written > threshold and records > 0:
                     return math.ceil(written / records)
-        return self.config.record_size_estimate
+        return self.config.files.record_size_estimate
 
     def write_task(self, instant: str) -> WriteTask:
         """Everything a write task needs, picklable: the config, the instant and the timeline as planned here."""
@@ -165,7 +124,7 @@ class WriteClient:
         return WriteTask(
             storage_uri=self.storage_uri, base_path=self.base_path, table_props=dict(self.table_config.props),
             config=self.config, instant=instant, writer_avro_schema=self.writer_avro_schema,
-            keygen_spec=self.keygen_spec(), visibility=Visibility.of(self.timeline) if exists else None,
+            visibility=Visibility.of(self.timeline) if exists else None,
             pending_compactions=self._pending_compaction_groups() if exists else {},
             avg_record_size=self.average_record_size(),
         )
@@ -194,8 +153,8 @@ class WriteClient:
     @contextmanager
     def transaction(self) -> Iterator["Transaction"]:
         cfg = self.config
-        with table_lock(self.storage, self.base_path, wait_timeout_ms=cfg.lock_wait_timeout_ms,
-                        expiry_ms=cfg.lock_expiry_ms) if self.exists else _create_then_lock(self) as _:
+        with table_lock(self.storage, self.base_path, wait_timeout_ms=cfg.lock.wait_timeout_ms,
+                        expiry_ms=cfg.lock.expiry_ms) if self.exists else _create_then_lock(self) as _:
             rollback_failed_writes(self.storage, self.base_path)
             self._disable_metadata_table()
             self.timeline = Timeline.load(self.storage, self.base_path)
@@ -214,8 +173,8 @@ def _create_then_lock(client: WriteClient) -> Iterator[str]:
     client.exists = True
     ok = False
     try:
-        with table_lock(client.storage, client.base_path, wait_timeout_ms=client.config.lock_wait_timeout_ms,
-                        expiry_ms=client.config.lock_expiry_ms) as owner:
+        with table_lock(client.storage, client.base_path, wait_timeout_ms=client.config.lock.wait_timeout_ms,
+                        expiry_ms=client.config.lock.expiry_ms) as owner:
             yield owner
         ok = True
     finally:
@@ -235,12 +194,9 @@ class Transaction:
         self.instant = self.inflight.timestamp
         self.done = False
 
-    def commit(self, stats_json: list[str], partitions: list[str] | None = None) -> WriteResult:
+    def commit(self, stats: list[WriteStat], partitions: list[str] | None = None) -> WriteResult:
         c = self.client
         t0 = time.monotonic()
-        import json
-
-        stats = [WriteStat.from_dict(json.loads(s), "task write stat") for s in stats_json]
         replaced = None
         if c.config.operation.is_overwrite:
             written = sorted({s.partition_path or "" for s in stats} | set(partitions or []))
@@ -262,87 +218,17 @@ class Transaction:
 
 
 # ---- checks ---------------------------------------------------------------------------------------------------
-_CONTRADICTIONS = (
-    ("hoodie.datasource.write.table.type", "table_type", "table_type"),
-    ("hoodie.datasource.write.recordkey.field", "record_key_fields", "record_key_fields"),
-    ("hoodie.datasource.write.partitionpath.field", "partition_fields", "partition_fields"),
-    ("hoodie.datasource.write.keygenerator.class", "key_generator_class", "key_generator_class"),
-    ("hoodie.datasource.write.hive_style_partitioning", "hive_style_partitioning", "hive_style_partitioning"),
-    ("hoodie.datasource.write.partitionpath.urlencode", "url_encode_partitioning", "url_encode_partitioning"),
-    ("hoodie.datasource.write.precombine.field", "precombine_field", "precombine_field"),
-)
-
-
-def partition_field_names(key_generator_class: str, fields: list[str]) -> list[str]:
-    """The partition fields `hoodie.table.partition.fields` holds: a CustomKeyGenerator's `name:TYPE` entries
-    without their type, as Hudi 0.14/0.15 store them for table version 6 (the type stays in the write option)."""
-    if key_generator_class.rsplit(".", 1)[-1] in ("CustomKeyGenerator", "CustomAvroKeyGenerator"):
-        return [f.split(":", 1)[0] for f in fields]
-    return fields
-
-
-def _reconcile(config: WriteConfig, table: TableConfig, base_path: str) -> WriteConfig:
-    """Options the user left out come from `hoodie.properties`; options that contradict it are refused."""
-    import dataclasses
-
-    from hudi_engine.payload import payload_for
-
-    given = config.options
-    errors = []
-    updates: dict = {}
-    for key, attr, table_attr in _CONTRADICTIONS:
-        table_value = getattr(table, table_attr)
-        if key in given and given[key] != "":
-            mine = getattr(config, attr)
-            if attr == "key_generator_class" and table_value and mine.rsplit(".", 1)[-1] == table_value.rsplit(".", 1)[-1]:
-                continue
-            if attr == "partition_fields":
-                mine = partition_field_names(config.key_generator_class, mine)
-            if (mine or None) != (table_value or None) and not (mine == [] and table_value == []):
-                errors.append(f"{key}={given[key]!r} contradicts the table's {table_value!r}")
-        else:
-            updates[attr] = table_value if table_value is not None else getattr(config, attr)
-    table_payload = table.props.get("hoodie.compaction.payload.class")
-    if table_payload:
-        if "hoodie.datasource.write.payload.class" in given and payload_for(given[
-                "hoodie.datasource.write.payload.class"]).class_name != payload_for(table_payload).class_name:
-            errors.append(f"hoodie.datasource.write.payload.class={given['hoodie.datasource.write.payload.class']!r}"
-                          f" contradicts the table's {table_payload!r}")
-        updates["payload"] = payload_for(table_payload)
-    if config.table_name and config.table_name != table.name:
-        errors.append(f"hoodie.table.name={config.table_name!r} contradicts the table's {table.name!r}")
-    updates["table_name"] = table.name
-    if errors:
-        raise WriteError(f"table {base_path} (hoodie.properties): " + "; ".join(errors)
-                         + ". Change the options, or rewrite the table from scratch to change them.")
-    return dataclasses.replace(config, **updates)
-
-
-def _new_table_config(config: WriteConfig, base_path: str) -> TableConfig:
-    errors = []
-    if not config.table_name:
-        errors.append("hoodie.table.name is required to create a table")
-    if not config.record_key_fields:
-        errors.append("hoodie.datasource.write.recordkey.field is required to create a table")
-    if errors:
-        raise WriteError(f"no Hudi table at {base_path} yet: " + "; ".join(errors))
-    return TableConfig.create(
-        config.table_name, config.table_type, config.record_key_fields,
-        partition_field_names(config.key_generator_class, config.partition_fields),
-        config.precombine_field, config.key_generator_class, config.payload.class_name,
-        config.hive_style_partitioning, config.url_encode_partitioning, database=config.database_name,
-    )
-
-
 def _check_columns(config: WriteConfig, schema: pa.Schema, base_path: str) -> None:
     errors = []
     names = set(schema.names)
-    for label, fields in (("record key", config.record_key_fields), ("partition path", config.partition_fields)):
+    for label, fields in (("record key", config.keys.record_key_fields),
+                          ("partition path", config.keys.partition_fields)):
         for f in fields:
             if f.split(":")[0].split(".")[0] not in names:  # CustomKeyGenerator: `name:TYPE`
                 errors.append(f"{label} field {f!r} is not a column")
-    if config.precombine_field and config.precombine_field not in names and config.operation is not Operation.DELETE:
-        errors.append(f"precombine field {config.precombine_field!r} is not a column")
+    ordering = config.merge.precombine_field
+    if ordering and ordering not in names and config.operation is not Operation.DELETE:
+        errors.append(f"precombine field {ordering!r} is not a column")
     if errors:
         raise WriteError(f"write to {base_path}: " + "; ".join(errors) + f" (columns: {schema.names})")
 
@@ -363,7 +249,7 @@ def _widens(old: pa.DataType, new: pa.DataType) -> bool:
         return _WIDER[new] >= _WIDER[old] or (old == pa.int32() and new in (pa.int8(), pa.int16()))
     if pa.types.is_timestamp(old) and pa.types.is_timestamp(new):
         return True
-    if pa.types.is_string(old) and pa.types.is_large_string(new) or pa.types.is_large_string(old) and pa.types.is_string(new):
+    if (pa.types.is_string(old) and pa.types.is_large_string(new)) or (pa.types.is_large_string(old) and pa.types.is_string(new)):
         return True
     if pa.types.is_decimal(new):  # every old value must fit: integer digits and scale never shrink
         if pa.types.is_integer(old):

@@ -48,7 +48,7 @@ def run_dbt(args: list[str], project_dir: str) -> dict:
 def run_sql(sql: str) -> dict:
     from dbt.adapters.hudi import session
 
-    spark = session._session  # noqa: SLF001 - the session dbt's adapter started in this process
+    spark = session._session
     try:
         rows = [{k: _plain(v) for k, v in r.asDict().items()} for r in spark.sql(sql).collect()]
         return {"sql": sql, "rows": rows, "error": None}
@@ -61,10 +61,10 @@ def session_info() -> dict:
 
     from hudi_engine.spark.executor_env import checked_env
 
-    sc = session._session.sparkContext  # noqa: SLF001
+    sc = session._session.sparkContext
     # Block managers: the driver's plus one per executor.
-    executors = sc._jsc.sc().getExecutorMemoryStatus().size() - 1  # noqa: SLF001
-    env = checked_env(session._session)  # noqa: SLF001 - what the executors' check found
+    executors = sc._jsc.sc().getExecutorMemoryStatus().size() - 1
+    env = checked_env(session._session)  # what the executors' check found
     return {"info": {"master": sc.master, "executors": executors,
                      "warehouse": session._session.conf.get("spark.sql.warehouse.dir"),
                      "engine_shipped": None if env is None else env.shipped,

@@ -127,16 +127,16 @@ models:
 def write_project(root: Path) -> None:
     (root / "models").mkdir(parents=True)
     (root / "seeds").mkdir()
-    (root / "dbt_project.yml").write_text(f"""
+    (root / "dbt_project.yml").write_text("""
 name: functional
 version: "1.0"
 config-version: 2
 profile: functional
-vars: {{day: 1}}
+vars: {day: 1}
 seeds:
   functional:
     events:
-      +column_types: {{id: bigint, part: string, val: int, ts: timestamp, day: int}}
+      +column_types: {id: bigint, part: string, val: int, ts: timestamp, day: int}
 """)
     (root / "profiles.yml").write_text(f"""
 functional:
@@ -310,7 +310,7 @@ def test_bad_config_is_one_compile_error_listing_everything(built):
     msg = failed(step(built, "run", "--select", "bad_config", "--vars", VARS2), "bad_config")
     assert "model bad_config: invalid hudi_incremental config" in msg
     assert "unique_key is required" in msg
-    assert "table_type='delta': expected one of cow, mor" in msg
+    assert "table_type='delta': expected one of COPY_ON_WRITE, MERGE_ON_READ (or cow, mor)" in msg
     assert "incremental_strategy='merge': expected one of upsert, insert, bulk_insert, delete" in msg
     assert "set by the materialization (incremental_strategy)" in msg
     assert not Path(table_path(built["project"], "bad_config")).exists()

@@ -6,12 +6,11 @@ dbt's `return()` does, and SQL text otherwise; the macros keep their branches ex
 from __future__ import annotations
 
 import re
+from itertools import chain, islice
 from pathlib import Path
 
 import jinja2
 import pytest
-from itertools import chain, islice
-
 from jinja2.nativetypes import NativeEnvironment
 
 MACROS = Path(__file__).resolve().parents[2] / "dbt" / "include" / "hudi" / "macros"

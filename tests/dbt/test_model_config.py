@@ -34,10 +34,11 @@ def test_every_problem_is_reported_once_with_accepted_values():
     text = str(e.value)
     assert text.startswith("model orders: invalid hudi_incremental config")
     assert len(e.value.problems) == 8, e.value.problems
-    for expected in ("unique_key is required", "table_type='delta': expected one of cow, mor",
+    for expected in ("unique_key is required",
+                     "table_type='delta': expected one of COPY_ON_WRITE, MERGE_ON_READ (or cow, mor)",
                      "incremental_strategy='merge': expected one of upsert, insert, bulk_insert, delete, "
                      "insert_overwrite, insert_overwrite_table",
-                     "payload_class 'Nope': expected one of", "PartialUpdateAvroPayload",
+                     "payload_class 'Nope': unknown payload class 'Nope': expected one of", "PartialUpdateAvroPayload",
                      "on_schema_change='drop': expected one of ignore, fail, append_new_columns, sync_all_columns",
                      "index_type='HASH': expected one of SIMPLE, BLOOM, BUCKET, GLOBAL_SIMPLE",
                      "partition_by=3", "hudi_options key 'parquet.size'"):
@@ -55,9 +56,9 @@ def test_payload_short_full_and_python_path():
     assert cfg(payload_class=PKG + "DefaultHoodieRecordPayload").payload_class == PKG + "DefaultHoodieRecordPayload"
     # A Python dotted path to one of the engine's payload rules.
     assert cfg(payload_class="hudi_engine.payload.EVENT_TIME").payload_class == PKG + "EventTimeAvroPayload"
-    with pytest.raises(HudiConfigError, match="not an importable Python object"):
+    with pytest.raises(HudiConfigError, match="cannot import and instantiate it as a Python class"):
         cfg(payload_class="my_company.payloads.Custom")
-    with pytest.raises(HudiConfigError, match="is not a hudi_engine.payload.Payload"):
+    with pytest.raises(HudiConfigError, match="cannot import and instantiate"):
         cfg(payload_class="hudi_engine.payload.payload_for")
 
 
@@ -71,12 +72,15 @@ def test_composite_keys_and_partitions():
 
 def test_hoodie_options_is_the_whole_translation():
     c = cfg(precombine_field="ts", table_type="mor", payload_class="PartialUpdateAvroPayload", index_type="bloom",
-            hudi_options={"hoodie.parquet.max.file.size": 1024, "hoodie.combine.before.upsert": True})
+            hudi_options={"hoodie.parquet.max.file.size": 1024, "hoodie.parquet.small.file.limit": 0,
+                          "hoodie.combine.before.upsert": True})
     opts = c.hoodie_options("customers", "analytics", "bulk_insert", columns={"id": "ID"})
     assert opts == {
         "hoodie.parquet.max.file.size": "1024",
+        "hoodie.parquet.small.file.limit": "0",
         "hoodie.combine.before.upsert": "true",
         "hoodie.datasource.write.recordkey.field": "ID",  # the model's own spelling of the column
+        "hoodie.datasource.write.partitionpath.field": "",  # unpartitioned, said explicitly
         "hoodie.datasource.write.table.type": "MERGE_ON_READ",
         "hoodie.datasource.write.precombine.field": "ts",
         "hoodie.datasource.write.payload.class": PKG + "PartialUpdateAvroPayload",
@@ -118,30 +122,30 @@ def table_config(table_type="COPY_ON_WRITE", keys=("id",), partitions=(), precom
 
 def test_plan_first_run_full_refresh_and_incremental():
     c = cfg(incremental_strategy="insert")
-    assert plan_write("m", c, "create", "/p", None, None).operation == "bulk_insert"
-    assert plan_write("m", c, "full_refresh", "/p", table_config(), None).operation == "insert_overwrite_table"
-    assert plan_write("m", c, "create", "/p", table_config(), None).operation == "insert_overwrite_table"
-    assert plan_write("m", c, "incremental", "/p", table_config(), "/p").operation == "insert"
+    assert plan_write("m", c, "create", "/p", None, None, "t").operation == "bulk_insert"
+    assert plan_write("m", c, "full_refresh", "/p", table_config(), None, "t").operation == "insert_overwrite_table"
+    assert plan_write("m", c, "create", "/p", table_config(), None, "t").operation == "insert_overwrite_table"
+    assert plan_write("m", c, "incremental", "/p", table_config(), "/p", "t").operation == "insert"
 
 
 def test_layout_changes_need_a_full_refresh():
     c = cfg(table_type="mor", unique_key=["id", "k"], partition_by="day")
     with pytest.raises(HudiModelError) as e:
-        plan_write("orders", c, "incremental", "/p", table_config(), "/p")
+        plan_write("orders", c, "incremental", "/p", table_config(), "/p", "t")
     text = str(e.value)
-    assert "table_type COPY_ON_WRITE -> MERGE_ON_READ" in text and "unique_key ['id'] -> ['id', 'k']" in text
-    assert "partition_by [] -> ['day']" in text and "dbt run --full-refresh --select orders" in text
-    plan = plan_write("orders", c, "full_refresh", "/p", table_config(), None)
+    assert "table_type COPY_ON_WRITE -> MERGE_ON_READ" in text and "unique_key ['id'] -> id,k" in text
+    assert "partition_by [] -> day" in text and "dbt run --full-refresh --select orders" in text
+    plan = plan_write("orders", c, "full_refresh", "/p", table_config(), None, "t")
     assert (plan.operation, plan.recreate) == ("bulk_insert", True)
     with pytest.raises(HudiModelError, match="another layout already exists"):
-        plan_write("orders", c, "create", "/p", table_config(), None)
+        plan_write("orders", c, "create", "/p", table_config(), None, "t")
 
 
 def test_incremental_run_without_the_table_or_at_another_location_is_refused():
     with pytest.raises(HudiModelError, match="no Hudi table at /p"):
-        plan_write("m", cfg(), "incremental", "/p", None, "/p")
+        plan_write("m", cfg(), "incremental", "/p", None, "/p", "t")
     with pytest.raises(HudiModelError, match="location /old -> /p"):
-        plan_write("m", cfg(), "incremental", "/p", table_config(), "/old")
+        plan_write("m", cfg(), "incremental", "/p", table_config(), "/old", "t")
 
 
 # ---- session and method --------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from hudi_engine.io.avro_codec import (
 )
 from hudi_engine.schema import arrow_to_avro_schema, avro_to_arrow_schema
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def rich_table() -> pa.Table:

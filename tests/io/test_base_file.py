@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import base64
-import json
 import datetime as dt
+import json
 from decimal import Decimal
 from pathlib import Path
 
@@ -103,12 +103,12 @@ def test_write_read_round_trip(storage_root: tuple[Storage, str]) -> None:
     assert back.column("_hoodie_record_key").to_pylist() == KEYS
     assert back.schema.field("ts").type == pa.timestamp("us", tz="UTC")
     assert back.column("ts").to_pylist() == [
-        dt.datetime(2024, 1, 1, 12, 0, i, tzinfo=dt.timezone.utc) for i in range(7)
+        dt.datetime(2024, 1, 1, 12, 0, i, tzinfo=dt.UTC) for i in range(7)
     ]
     assert back.schema.field("nested").type == pa.struct([("at", pa.timestamp("us", tz="UTC"))])
     assert back.schema.field("events").type == pa.list_(pa.timestamp("us", tz="UTC"))
     assert back.schema.field("tags").type == pa.map_(pa.string(), pa.timestamp("us", tz="UTC"))
-    assert back.column("tags")[0].as_py() == [("k", dt.datetime(2024, 1, 4, tzinfo=dt.timezone.utc))]
+    assert back.column("tags")[0].as_py() == [("k", dt.datetime(2024, 1, 4, tzinfo=dt.UTC))]
     assert back.column("price").to_pylist() == [Decimal(f"{i}.25") for i in range(7)]
 
     projected = read_base_file(storage, path, ["_hoodie_record_key", "id"], pc.field("price") > Decimal("3.50"))

@@ -198,7 +198,7 @@ def test_conformance_table_log_files(unzip_table, table_name: str) -> None:
         else:
             assert row["name"] == "Alice"
             assert row["decimalField"] == Decimal("12345.67890")
-            assert row["timestampField"] == dt.datetime(2023, 4, 1, 12, 1, tzinfo=dt.timezone.utc)
+            assert row["timestampField"] == dt.datetime(2023, 4, 1, 12, 1, tzinfo=dt.UTC)
             assert row["mapField"] == [
                 ("key1", {"map_field_value_struct_f1": 123.456, "map_field_value_struct_f2": True}),
                 ("key2", {"map_field_value_struct_f1": 789.012, "map_field_value_struct_f2": False}),
@@ -353,9 +353,9 @@ def rich_table() -> pa.Table:
             "id": pa.array([1, 2, None], pa.int32()),
             "ts": pa.array(
                 [
-                    dt.datetime(2023, 4, 1, 12, 1, tzinfo=dt.timezone.utc),
+                    dt.datetime(2023, 4, 1, 12, 1, tzinfo=dt.UTC),
                     None,
-                    dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc),
+                    dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.UTC),
                 ],
                 pa.timestamp("us", tz="UTC"),
             ),
@@ -437,7 +437,7 @@ ALL_BRANCHES = [
     OrderingVal("DateWrapper", dt.date(2023, 4, 1)),
     OrderingVal("DecimalWrapper", Decimal("-12.5")),
     OrderingVal("TimeMicrosWrapper", dt.time(12, 30, 1, 5)),
-    OrderingVal("TimestampMicrosWrapper", dt.datetime(1960, 1, 1, 0, 0, 0, 1, tzinfo=dt.timezone.utc)),
+    OrderingVal("TimestampMicrosWrapper", dt.datetime(1960, 1, 1, 0, 0, 0, 1, tzinfo=dt.UTC)),
 ]
 
 

@@ -15,22 +15,42 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from conformance import V6_TABLES
+from oracle import assert_same_rows, rs_incremental, rs_snapshot
 from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNull, Not, StringStartsWith
 from pyspark.sql.types import (
-    ArrayType, BinaryType, DateType, DecimalType, IntegerType, LongType, MapType, StringType, StructField,
-    StructType, TimestampNTZType, TimestampType,
+    ArrayType,
+    BinaryType,
+    DateType,
+    DecimalType,
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
 )
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import HudiError, SchemaError
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.datasource import (
-    PATH_COMMENT_PREFIX, ReadOptions, arrow_target, catalog_path, catalog_table_ddl, create_catalog_table,
-    filter_expression, normalize_instant, spark_schema, spark_type, to_spark_arrow, with_path_comment,
+    PATH_COMMENT_PREFIX,
+    ReadOptions,
+    arrow_target,
+    catalog_path,
+    catalog_table_ddl,
+    create_catalog_table,
+    filter_expression,
+    normalize_instant,
+    spark_schema,
+    spark_type,
+    to_spark_arrow,
+    with_path_comment,
 )
 from hudi_engine.spark.session import python_env
-from oracle import assert_same_rows, rs_incremental, rs_snapshot
-from conformance import V6_TABLES
 
 pytestmark = pytest.mark.spark
 

@@ -33,7 +33,8 @@ SCHEMA = "id bigint, p string, ts bigint"
 _DRIVER = textwrap.dedent("""
     import json, os, sys, time
     from pyspark.sql import SparkSession
-    from hudi_engine.spark import compact, register_data_source, write
+    from hudi_engine import HudiTable
+    from hudi_engine.spark import register_data_source, spark_executor, write
     from hudi_engine.spark.session import TEST_CONF
     plan_path = sys.argv[1]
     plan = json.loads(open(plan_path).read())
@@ -50,7 +51,7 @@ _DRIVER = textwrap.dedent("""
         df = spark.createDataFrame([(1, "a", 9), (7, "b", 9)], plan["schema"])
         attempts = {"write": lambda: write(df, plan["existing"], plan["options"]),
                     "write_new": lambda: write(df, plan["new"], plan["options"]),
-                    "compact": lambda: compact(spark, plan["existing"]),
+                    "compact": lambda: HudiTable.load(plan["existing"]).compact(executor=spark_executor(spark)),
                     "register": lambda: register_data_source(spark)}
         out[name] = {}
         for what, attempt in attempts.items():

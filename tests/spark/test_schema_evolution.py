@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import SchemaError
-from hudi_engine.spark import write
-from hudi_engine.spark.compactor import compact
-from oracle import assert_same_rows, rs_snapshot
+from hudi_engine.spark import spark_executor, write
 
 pytestmark = pytest.mark.spark
 
@@ -55,7 +54,7 @@ def test_new_nullable_column_and_widened_types(spark, tmp_path, table_type):
     got = {r["id"]: (r["qty"], r["price"], r["note"]) for r in snap.to_pylist()}
     assert got == {0: (5_000_000_000, 0.25, "new"), **{i: (i * 10, i + 0.5, None) for i in range(1, 6)}}
     if table_type == "MERGE_ON_READ":
-        compact(spark, str(path))
+        HudiTable.load(str(path)).compact(executor=spark_executor(spark))
         rows = [c for c in snap.column_names if c != "_hoodie_file_name"]  # the compaction names new files
         assert_same_rows(read_both(path).select(rows), snap.select(rows), "compacted = before compaction")
         assert_same_rows(rs_snapshot(path, read_optimized=True).sort_by("id").select(rows), snap.select(rows),
@@ -97,7 +96,7 @@ def test_int_and_long_widen_to_decimal(spark, tmp_path):
     assert [(r["qty"], r["total"]) for r in snap.to_pylist()] == [
         (Decimal("0.25"), Decimal("7.50")), (Decimal("1.00"), Decimal("1000000000000.00")),
         (Decimal("2.00"), Decimal("2000000000000.00"))]
-    compact(spark, str(path))
+    HudiTable.load(str(path)).compact(executor=spark_executor(spark))
     rows = [c for c in snap.column_names if c != "_hoodie_file_name"]
     assert_same_rows(read_both(path).select(rows), snap.select(rows), "compacted")
     with pytest.raises(SchemaError, match=r"'qty' changes type from decimal128\(12, 2\) to decimal128\(5, 2\)"):

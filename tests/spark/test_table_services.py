@@ -8,22 +8,15 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.file_naming import BaseFileName, WriteToken, is_base_file_name
-from hudi_engine.spark import write
-from hudi_engine.spark.compactor import (
-    compact,
-    compact_with_result,
-    finish_pending_table_services,
-    rollback_last_commit,
-    run_table_services_after_commit,
-)
+from hudi_engine.spark import spark_executor, write
 from hudi_engine.storage import Storage
 from hudi_engine.table_services.compaction import CompactionPlan, CompactionTask, execute_operation, schedule_compaction
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.instant import Action, Instant, State
-from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 pytestmark = pytest.mark.spark
 
@@ -57,7 +50,7 @@ def model_rows(model: dict) -> list[tuple]:
 
 
 class Run:
-    """Spark writes with the table services run after each commit (as the write path hooks them), and the model."""
+    """Spark writes (each runs the table services around its commit), and the model."""
 
     def __init__(self, spark, path: Path, options: dict) -> None:
         self.spark, self.path, self.options = spark, path, options
@@ -65,7 +58,6 @@ class Run:
         self.history: dict[str, dict] = {}
 
     def write(self, records: list[dict], operation: str = "upsert") -> str:
-        finish_pending_table_services(self.spark, str(self.path), self.options)
         df = self.spark.createDataFrame([tuple(r[c] for c in COLS) for r in records], SCHEMA)
         result = write(df, str(self.path), dict(self.options, **{"hoodie.datasource.write.operation": operation}))
         for r in records:
@@ -74,7 +66,6 @@ class Run:
             else:
                 self.model[r["id"]] = r
         self.history[result.instant_time] = copy.deepcopy(self.model)
-        run_table_services_after_commit(self.spark, str(self.path), self.options, result.instant_time)
         return result.instant_time
 
     def timeline(self) -> Timeline:
@@ -125,7 +116,7 @@ def test_inline_compaction_and_automatic_cleaning(spark, tmp_path):
     w5 = run.write([rec(7, 5)], "delete")
     run.check("after a delete")
     # Rollback on request of the last deltacommit: back to the rows after the second compaction.
-    result = rollback_last_commit(str(run.path))
+    result = HudiTable.load(str(run.path)).rollback()
     assert result.rolled_back.timestamp == w5
     assert rows(rs_snapshot(run.path)) == model_rows(run.history[max(i for i in run.history if i < w5)])
 
@@ -155,9 +146,10 @@ def test_compaction_tasks_and_a_crashed_compaction_finished_before_the_next_writ
     run.check("after the next write")
 
     # On demand: compacts every file group with log files, on Spark.
-    result = compact_with_result(spark, str(run.path))
+    table = HudiTable.load(str(run.path))
+    result = table.compact(executor=spark_executor(spark))
     assert result.file_groups == 2 and result.log_files_compacted == 2
-    assert compact(spark, str(run.path)) is None  # nothing left to compact
+    assert table.compact(executor=spark_executor(spark)) is None  # nothing left to compact
     run.check("after compaction on demand")
     assert_same_rows(rs_snapshot(run.path, read_optimized=True), rs_snapshot(run.path), "read-optimized = snapshot")
     new_bases = [p for p in run.path.rglob("*.parquet") if is_base_file_name(p.name)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 from hudi_engine import HudiTable
-from hudi_engine.errors import HudiError
+from hudi_engine.errors import ConfigError, HudiError
 from hudi_engine.spark import write
-from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 pytestmark = pytest.mark.spark
 
@@ -165,6 +165,27 @@ def test_bad_input_fails_before_anything_is_written(spark, tmp_path):
     assert rows_of(rs_snapshot(path)) == rows_from(good)
 
 
+@pytest.mark.parametrize("bad", [
+    {"hoodie.cleaner.policy": "BOGUS"}, {"hoodie.cleaner.commits.retained": "0"},
+    {"hoodie.compact.inline": "maybe"}, {"hoodie.compact.inline.max.delta.commits": "x"},
+    {"hoodie.write.lock.wait_time_ms": "-1"}, {"hoodie.write.lock.filesystem.expire": "soon"},
+    {"hoodie.upsert.shuffle.parallelism": "-2"}, {"hoodie.parquet.max.file.size": "1000"},
+], ids=lambda b: next(iter(b)))
+def test_a_bad_service_option_fails_before_anything_is_written(spark, tmp_path, bad):
+    """Options of services that run after the commit (cleaning, compaction) or around it (lock) are checked
+    with the rest, before the instant starts: nothing is written and every reader sees the table unchanged."""
+    path = tmp_path / "t"
+    write(rows_df(spark, [{"id": 1, "name": "a", "ts": 1, "amount": 1.0, "dt": "d"}]), str(path), opts("MERGE_ON_READ"))
+    files_before = sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file())
+    before = rs_snapshot(path)
+    (key, value), = bad.items()
+    with pytest.raises(ConfigError, match=f"{key}='?{value}'?"):
+        write(rows_df(spark, [{"id": 1, "name": "b", "ts": 2, "amount": 2.0, "dt": "d"}]), str(path),
+              opts("MERGE_ON_READ", **bad))
+    assert sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file()) == files_before
+    assert_same_rows(rs_snapshot(path), before, f"{key}: hudi-rs after the refused write")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("table_type,partitioned,composite", [
     ("COPY_ON_WRITE", True, False), ("MERGE_ON_READ", True, True), ("COPY_ON_WRITE", False, True),
@@ -307,7 +328,7 @@ def test_bulk_insert_writes_full_sorted_files(spark, tmp_path, partitioned):
 
     path = tmp_path / "t"
     rows = [{"id": i, "name": f"n{i}", "ts": 1, "amount": float(i), "dt": f"d{i % 2}"} for i in range(400)]
-    o = opts(operation="bulk_insert", **{"hoodie.parquet.max.file.size": "100000",
+    o = opts(operation="bulk_insert", **{"hoodie.parquet.max.file.size": "100000", "hoodie.parquet.small.file.limit": "0",
                                          "hoodie.copyonwrite.record.size.estimate": "1000"})  # 100 rows a file
     if not partitioned:
         o.pop("hoodie.datasource.write.partitionpath.field")

@@ -10,10 +10,10 @@ import sys
 import textwrap
 
 import pytest
+from oracle import rs_snapshot
 
 from hudi_engine.spark import write
 from hudi_engine.spark.session import python_env
-from oracle import rs_snapshot
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -6,10 +6,10 @@ import shutil
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.spark import write
-from oracle import assert_same_rows, rs_snapshot
 
 pytestmark = pytest.mark.spark
 

@@ -6,13 +6,13 @@ files, right before the completed instant file) and, as a killed process would, 
 from __future__ import annotations
 
 import pytest
+from oracle import assert_same_rows, rs_snapshot
 
 import hudi_engine.spark.writer as writer_mod
 from hudi_engine import HudiTable
 from hudi_engine.spark import write
 from hudi_engine.timeline.timeline import Timeline
 from hudi_engine.write.write_client import Transaction
-from oracle import assert_same_rows, rs_snapshot
 
 pytestmark = pytest.mark.spark
 

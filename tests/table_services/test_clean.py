@@ -6,22 +6,34 @@ from collections import Counter
 
 import pyarrow as pa
 import pytest
+from oracle import assert_same_rows, rs_snapshot
+from test_compaction import SCHEMA, Table, model_rows, row, rows_of
 
+from hudi_engine import HudiTable, WriteConfig
+from hudi_engine.config import CleanConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
-from hudi_engine.table_services import rollback_last_commit
-from hudi_engine.table_services.clean import CleanConfig, CleanPlan, clean, clean_table, plan_clean
+from hudi_engine.table_services.clean import CleanPlan, plan_clean
+from hudi_engine.table_services.clean import clean as clean_table
 from hudi_engine.table_services.compaction import CompactionPlan, run_compaction, schedule_compaction
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import embedded_schema, read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.write.commit import complete_commit, start_commit
 from hudi_engine.write.handles import WriteContext, create_handle
-from oracle import assert_same_rows, rs_snapshot
-from test_compaction import SCHEMA, Table, model_rows, row, rows_of
 
 COMMITS = {"hoodie.cleaner.policy": "KEEP_LATEST_COMMITS"}
 VERSIONS = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"}
+
+
+def _clean_config(options: dict) -> CleanConfig:
+    return WriteConfig.from_options(options).clean
+
+
+def clean(storage, base, options: dict) -> str | None:
+    """Clean with Hudi's option keys; the clean instant or None."""
+    result = clean_table(storage, base, _clean_config(options))
+    return result.instant_time if result is not None else None
 
 
 def versions_per_group(t: Table) -> Counter:
@@ -52,7 +64,7 @@ def cow_with_history(tmp_path, commits: int = 7) -> tuple[Table, list[str]]:
 def test_keep_latest_commits_keeps_what_retained_instants_read(tmp_path):
     t, instants = cow_with_history(tmp_path)
     before = all_data_files(t)
-    config = CleanConfig.from_options({**COMMITS, "hoodie.cleaner.commits.retained": "3"})
+    config = _clean_config({**COMMITS, "hoodie.cleaner.commits.retained": "3"})
     plan = plan_clean(t.storage, t.base, config)
     earliest = instants[4]  # the 3rd latest of 7 commits
     assert plan.earliest_instant_to_retain == Instant(earliest, Action.COMMIT) and plan.last_completed_commit == instants[-1]
@@ -73,7 +85,7 @@ def test_keep_latest_commits_keeps_what_retained_instants_read(tmp_path):
     assert embedded_schema((meta_dir / f"{ts}.clean").read_bytes())["name"] == "org.apache.hudi.avro.model.HoodieCleanMetadata"
     assert (done["version"], done["earliestCommitToRetain"], done["startCleanTime"]) == (2, earliest, ts)
     assert done["lastCompletedCommitTimestamp"] == instants[-1] and done["totalFilesDeleted"] == len(planned)
-    for partition, pm in done["partitionMetadata"].items():
+    for _partition, pm in done["partitionMetadata"].items():
         assert pm["policy"] == "KEEP_LATEST_COMMITS" and pm["failedDeleteFiles"] == []
         assert sorted(pm["successDeleteFiles"]) == sorted(pm["deletePathPatterns"])
         assert all("/" not in n for n in pm["successDeleteFiles"])  # names in metadata version 2
@@ -111,9 +123,9 @@ def test_nothing_to_clean_writes_no_instant(tmp_path):
     assert clean(t.storage, t.base, {**VERSIONS, "hoodie.cleaner.fileversions.retained": "5"}) is None
     assert not [n for n in t.hoodie_files() if ".clean" in n]
     with pytest.raises(WriteError, match="hoodie.cleaner.policy='KEEP_NOTHING'"):
-        CleanConfig.from_options({"hoodie.cleaner.policy": "KEEP_NOTHING"})
+        _clean_config({"hoodie.cleaner.policy": "KEEP_NOTHING"})
     with pytest.raises(WriteError, match="hoodie.cleaner.commits.retained='0'"):
-        CleanConfig.from_options({"hoodie.cleaner.commits.retained": "0"})
+        _clean_config({"hoodie.cleaner.commits.retained": "0"})
 
 
 # --------------------------------------------------------------------------------------------- MOR
@@ -214,7 +226,7 @@ def test_an_interrupted_clean_is_finished_by_the_next_one(tmp_path):
         t.storage.delete(p)
     assert inflight.is_inflight
     t.check("mid-clean", since=instants[-2])  # readers see the same rows
-    result = clean_table(t.storage, t.base, options={"hoodie.cleaner.commits.retained": "2"})
+    result = clean_table(t.storage, t.base, _clean_config({"hoodie.cleaner.commits.retained": "2"}))
     assert result is None  # the interrupted clean was finished; nothing else to clean
     done = read_avro_metadata((t.path / ".hoodie" / f"{ts}.clean").read_bytes())
     assert done["totalFilesDeleted"] == len(paths)  # files already gone count as deleted
@@ -229,7 +241,7 @@ def test_rollback_last_commit_restores_the_previous_state(tmp_path):
     t, instants = cow_with_history(tmp_path, commits=4)
     clean(t.storage, t.base, {**COMMITS, "hoodie.cleaner.commits.retained": "2"})
     previous = t.history[instants[-2]]
-    result = rollback_last_commit(str(t.path))
+    result = HudiTable.load(str(t.path)).rollback()
     assert result.rolled_back.timestamp == instants[-1]
     assert rows_of(rs_snapshot(t.path)) == model_rows(previous)
     assert f"{result.rollback_instant}.rollback" in t.hoodie_files()
@@ -239,7 +251,7 @@ def test_rollback_is_refused_when_cleaning_removed_the_replaced_versions(tmp_pat
     t, instants = cow_with_history(tmp_path, commits=3)
     clean(t.storage, t.base, {**VERSIONS, "hoodie.cleaner.fileversions.retained": "1"})
     with pytest.raises(WriteError, match="file versions it replaced are gone"):
-        rollback_last_commit(str(t.path))
+        HudiTable.load(str(t.path)).rollback()
     assert_same_rows(rs_snapshot(t.path), rs_snapshot(t.path, as_of=instants[-1]), "nothing changed")
 
 
@@ -249,12 +261,12 @@ def test_rollback_of_a_deltacommit_and_refusal_for_a_compaction(tmp_path):
     second = t.write([row(0, 2)])
     c = schedule_compaction(t.storage, t.base).timestamp
     with pytest.raises(WriteError, match="newer write instants"):
-        rollback_last_commit(str(t.path))  # the pending compaction reads its log file
+        HudiTable.load(str(t.path)).rollback()  # the pending compaction reads its log file
     run_compaction(t.storage, t.base, c)
     with pytest.raises(WriteError, match="not the latest completed commit|compaction"):
-        rollback_last_commit(str(t.path))
+        HudiTable.load(str(t.path)).rollback()
     third = t.write([row(1, 3)])
-    rollback_last_commit(str(t.path), use_command_blocks=True)
+    HudiTable.load(str(t.path)).rollback(use_command_blocks=True)
     assert rows_of(rs_snapshot(t.path)) == model_rows(t.history[second])
     assert third not in {i.timestamp for i in Timeline.load(t.storage, t.base).completed_commits()}
     assert first

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import WriteError
@@ -32,7 +33,6 @@ from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.write.commit import complete_commit, create_table, start_commit
 from hudi_engine.write.handles import WriteContext, append_handle, create_handle, log_base_instant, merge_handle
 from hudi_engine.write.markers import list_markers
-from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 SCHEMA = pa.schema([("id", pa.string()), ("part", pa.string()), ("ts", pa.int64()), ("val", pa.float64())])
 DATA_COLS = SCHEMA.names
@@ -71,9 +71,9 @@ class Table:
             keys = table.read_snapshot(columns=["_hoodie_record_key", "_hoodie_file_name", "part"])
             slices = self.slices()
             by_name = {}
-            for (p, f), s in slices.items():
+            for (_p, f), s in slices.items():
                 by_name[f] = s
-            for k, fname, p in zip(*(keys.column(c).to_pylist() for c in keys.column_names)):
+            for k, fname, _p in zip(*(keys.column(c).to_pylist() for c in keys.column_names)):
                 fid = fname if fname in by_name else BaseFileName.parse(fname).file_id
                 located[k] = by_name[fid]
         groups: dict[object, tuple[list, list]] = {}
@@ -422,6 +422,7 @@ def test_compacting_and_cleaning_tables_written_by_hudi(unzip_table, tmp_path, n
     reads the same rows, read-optimized included, and time travel to the old instants still works until cleaned."""
     import shutil
 
+    from hudi_engine.config import CleanConfig
     from hudi_engine.table_services.clean import clean
 
     src = unzip_table(name)
@@ -443,7 +444,6 @@ def test_compacting_and_cleaning_tables_written_by_hudi(unzip_table, tmp_path, n
     assert_same_rows(HudiTable.load(str(path)).read_snapshot(), after, f"{name}: ours after compaction")
     for ts, view in old_views.items():
         assert_same_rows(rs_snapshot(path, as_of=ts), view, f"{name}: as of {ts}")
-    assert clean(storage, base, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
-                                 "hoodie.cleaner.fileversions.retained": "1"}) is not None
+    assert clean(storage, base, CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1)) is not None
     assert_same_rows(rs_snapshot(path), after, f"{name}: cleaned")
     assert not [p for p in path.rglob("*.log.*") if "__MACOSX" not in p.parts]  # the compacted logs are gone

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -149,9 +149,9 @@ def test_ordering_is_timestamp_then_comparable_action_then_state() -> None:
 
 
 def test_instant_time_to_datetime() -> None:
-    assert instant_to_datetime("20240418173213674") == datetime(2024, 4, 18, 17, 32, 13, 674000, tzinfo=timezone.utc)
+    assert instant_to_datetime("20240418173213674") == datetime(2024, 4, 18, 17, 32, 13, 674000, tzinfo=UTC)
     # Second-granularity instants are read as the last millisecond of that second, as Hudi does.
-    assert instant_to_datetime("20240418173213") == datetime(2024, 4, 18, 17, 32, 13, 999000, tzinfo=timezone.utc)
+    assert instant_to_datetime("20240418173213") == datetime(2024, 4, 18, 17, 32, 13, 999000, tzinfo=UTC)
     # Metadata-table suffixes are not part of the time.
     assert instant_to_datetime("20240418173213674002") == instant_to_datetime("20240418173213674")
     with pytest.raises(TimelineError, match="00000000000000"):
@@ -170,9 +170,9 @@ def test_datetime_to_instant_time() -> None:
 
 
 def test_new_instant_time_is_utc_now_and_strictly_increasing() -> None:
-    before = datetime.now(timezone.utc) - timedelta(seconds=1)
+    before = datetime.now(UTC) - timedelta(seconds=1)
     times = [new_instant_time() for _ in range(2000)]
-    after = datetime.now(timezone.utc) + timedelta(seconds=1)
+    after = datetime.now(UTC) + timedelta(seconds=1)
     assert all(len(t) == 17 and t.isdigit() for t in times)
     assert all(a < b for a, b in zip(times, times[1:]))
     assert datetime_to_instant(before) < times[0] and times[-1] < datetime_to_instant(after + timedelta(seconds=3))
@@ -180,7 +180,7 @@ def test_new_instant_time_is_utc_now_and_strictly_increasing() -> None:
 
 def test_new_instant_time_steps_past_a_timeline_ahead_of_the_clock() -> None:
     gen = InstantTimeGenerator()
-    now = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2024, 1, 1, tzinfo=UTC)
     assert gen.new_instant_time(now=now) == "20240101000000000"
     assert gen.new_instant_time(now=now) == "20240101000000001"  # same millisecond: bumped
     assert gen.new_instant_time("20241231235959999", now=now) == "20250101000000000"

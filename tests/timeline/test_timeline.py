@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import re
-import zipfile
 from pathlib import Path
 
 import pytest
+from conformance import V6_TABLES
 
 from hudi_engine.errors import TableNotFoundError, TimelineError
 from hudi_engine.storage import Storage
@@ -12,8 +12,6 @@ from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_meta
 from hudi_engine.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.timeline import Timeline, collapse_layout1
-from conformance import V6_TABLES
-
 
 # The README's history of each table: number of write commits, and whether an insert_overwrite_table followed.
 HISTORY = {

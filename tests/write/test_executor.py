@@ -7,14 +7,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from oracle import rs_snapshot
 
 from hudi_engine import HudiTable
+from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.io.base_file import read_footer
 from hudi_engine.storage import Storage
 from hudi_engine.write.executor import KEY, PARTITION, WriteTask, bulk_insert_files, write_partition
 from hudi_engine.write.write_client import WriteClient, WriteResult
-from hudi_engine.write.write_config import WriteConfig
-from oracle import rs_snapshot
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.float64()), ("dt", pa.string())])
 
@@ -61,7 +61,8 @@ def base_files(path: Path) -> list:
 
 
 # ~100 records per file: the average record size estimate is 1,000 bytes until a commit gives a real one.
-SMALL_FILES = {"hoodie.parquet.max.file.size": "100000", "hoodie.copyonwrite.record.size.estimate": "1000"}
+SMALL_FILES = {"hoodie.parquet.max.file.size": "100000", "hoodie.parquet.small.file.limit": "100000",
+               "hoodie.copyonwrite.record.size.estimate": "1000"}
 
 
 def test_new_inserts_are_cut_in_key_order_into_files_of_the_max_size(tmp_path):

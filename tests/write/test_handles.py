@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from hudi_engine.config import BloomConfig, LogConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName
 from hudi_engine.io.base_file import read_base_file, read_footer
@@ -160,7 +161,7 @@ def test_create_handle_writes_a_new_file_group_with_marker_footer_and_stat(tmp_p
     assert (footer.min_key, footer.max_key) == ("k1", "k2")
     assert footer.bloom_filter.might_contain("k1") and footer.bloom_filter.might_contain("k2")
     assert footer.metadata["hoodie_bloom_filter_type_code"] == "DYNAMIC_V0"
-    assert pq.read_metadata(path).row_group(0).column(0).compression == "GZIP"
+    assert pq.read_metadata(path).row_group(0).column(0).compression == "SNAPPY"  # the write config's default
 
 
 def test_create_handle_conforms_types_to_the_writer_schema_and_drops_deleted_records(tmp_path):
@@ -284,7 +285,7 @@ def test_append_handle_cuts_data_blocks_at_the_max_block_size(tmp_path):
     n = 50
     updates = pa.table({"id": [f"k{i}" for i in range(n)], "city": ["sf"] * n, "ts": pa.array(range(n), pa.int64()),
                         "fare": [float(i) for i in range(n)]})
-    stat = append_handle(_ctx(storage, base, config, T2, log_block_max_size=1000), "city=sf", first.file_id, T1, updates)
+    stat = append_handle(_ctx(storage, base, config, T2, log=LogConfig(block_max_size=1000)), "city=sf", first.file_id, T1, updates)
     blocks = read_log_blocks((tmp_path / "t" / stat.path).read_bytes())
     assert len(blocks) > 3 and all(b.block_type == BlockType.AVRO_DATA for b in blocks)
     assert all(len(b.content) - 8 <= 1000 for b in blocks)
@@ -374,8 +375,7 @@ def test_merge_continues_the_old_bloom_filter_exactly_as_a_rebuild(tmp_path, mon
     monkeypatch.setattr(base_file, "continues", spy)
 
     storage, base, config = _table(tmp_path)
-    sizing = {"bloom_filter_type": filter_type, "bloom_num_entries": 100, "bloom_fpp": 0.001,
-              "bloom_max_entries": 400}
+    sizing = {"bloom": BloomConfig(filter_type=filter_type, num_entries=100, fpp=0.001, max_entries=400)}
     old = pa.table({"id": [f"k{i:04d}" for i in range(n_old)][::-1], "city": ["sf"] * n_old,
                     "ts": pa.array([1] * n_old, pa.int64()), "fare": [1.0] * n_old})
     first = create_handle(_ctx(storage, base, config, T1, **sizing), "city=sf", old)

@@ -47,7 +47,7 @@ def test_second_writer_waits_then_fails_naming_the_holder(tmp_path):
 
 def test_waiting_writer_gets_the_lock_when_released(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path))
-    _hold(tmp_path, f"otherhost:1:x", 60000)
+    _hold(tmp_path, "otherhost:1:x", 60000)
     child = subprocess.Popen([sys.executable, "-c", f"import time,os; time.sleep(0.5); os.remove({str(_lock_path(tmp_path))!r})"])
     with table_lock(storage, base, wait_timeout_ms=10000, expiry_ms=60000, poll_ms=50) as owner:
         assert owner.startswith(socket.gethostname())

@@ -6,6 +6,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from oracle import assert_same_rows, rs_snapshot
 
 import hudi_engine.write.rollback as rollback_module
 from hudi_engine import HudiTable
@@ -21,7 +22,6 @@ from hudi_engine.write.commit import complete_commit, create_table, request_comm
 from hudi_engine.write.handles import WriteContext, append_handle, create_handle, merge_handle
 from hudi_engine.write.markers import delete_marker_dir, marker_dir
 from hudi_engine.write.rollback import rollback_completed, rollback_failed_writes, rollback_instant
-from oracle import assert_same_rows, rs_snapshot
 
 DATA = pa.table({"id": ["a", "b", "c", "d"], "part": ["p1", "p1", "p2", "p2"], "ts": pa.array([1, 2, 3, 4], pa.int64()),
                  "val": [1.0, 2.0, 3.0, 4.0]})
@@ -52,7 +52,7 @@ class Table:
     def files(self) -> set[str]:
         """Data and partition files (not `.hoodie`)."""
         return {str(p.relative_to(self.path)) for p in self.path.rglob("*")
-                if p.is_file() and not p.relative_to(self.path).parts[0] == ".hoodie"}
+                if p.is_file() and p.relative_to(self.path).parts[0] != ".hoodie"}
 
     def hoodie_files(self) -> list[str]:
         return sorted(p.name for p in (self.path / ".hoodie").iterdir() if p.is_file() and p.name != "hoodie.properties")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.schema import META_COLUMNS
@@ -21,7 +22,6 @@ from hudi_engine.timeline.instant import Instant
 from hudi_engine.write.commit import complete_commit, create_table, file_groups_to_replace, start_commit
 from hudi_engine.write.handles import WriteContext, append_handle, create_handle, merge_handle
 from hudi_engine.write.rollback import rollback_instant
-from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 TRIPS = pa.table({
     "id": ["t1", "t2", "t3", "t4", "t5", "t6"],
@@ -154,7 +154,7 @@ def _rich(ids, part, ts, amount) -> pa.Table:
         "id": ids, "part": [part] * n, "ts": pa.array([ts] * n, pa.int64()),
         "amount": pa.array([decimal.Decimal(amount) + i for i in range(n)], pa.decimal128(10, 2)),
         "day": [dt.date(2024, 1, 1 + i) for i in range(n)],
-        "at": pa.array([dt.datetime(2024, 1, 1, 12, i, tzinfo=dt.timezone.utc) for i in range(n)], pa.timestamp("us", tz="UTC")),
+        "at": pa.array([dt.datetime(2024, 1, 1, 12, i, tzinfo=dt.UTC) for i in range(n)], pa.timestamp("us", tz="UTC")),
         "tags": [[i, i + 1] for i in range(n)],
         "info": [{"name": f"n{i}", "score": i / 2} for i in range(n)],
         "flag": [i % 2 == 0 for i in range(n)],

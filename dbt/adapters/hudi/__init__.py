@@ -12,10 +12,9 @@ from typing import Any
 def __getattr__(name: str) -> Any:
     if name == "Plugin":
         from dbt.adapters.base import AdapterPlugin
-        from dbt.include import hudi
-
         from dbt.adapters.hudi.connections import HudiCredentials
         from dbt.adapters.hudi.impl import HudiAdapter
+        from dbt.include import hudi
 
         plugin = AdapterPlugin(adapter=HudiAdapter, credentials=HudiCredentials,  # type: ignore[arg-type]
                                include_path=hudi.PACKAGE_PATH, dependencies=["spark"])

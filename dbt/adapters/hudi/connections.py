@@ -9,13 +9,13 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
-from dbt.adapters.events.logging import AdapterLogger
-from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod, SparkCredentials
-from dbt.adapters.spark.session import NUMBERS, Cursor, SessionConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
+from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.hudi import session as spark_session
+from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod, SparkCredentials
+from dbt.adapters.spark.session import NUMBERS, Cursor, SessionConnectionWrapper
 
 logger = AdapterLogger("Hudi")
 

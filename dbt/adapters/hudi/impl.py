@@ -5,21 +5,22 @@ what to ask the engine, `hudi_engine.spark.write` does the table work.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, Optional
+from typing import Any
+
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.base import available
 from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
-from dbt.adapters.spark.connections import SparkConnectionMethod
-from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
-from dbt_common.exceptions import CompilationError, DbtRuntimeError
-
 from dbt.adapters.hudi import catalog, session
 from dbt.adapters.hudi.connections import HudiConnectionManager
 from dbt.adapters.hudi.model_config import HudiConfigError, HudiModelConfig
 from dbt.adapters.hudi.timeline import FUNCTION_NAME
+from dbt.adapters.spark.connections import SparkConnectionMethod
+from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 
 logger = AdapterLogger("Hudi")
 
@@ -28,28 +29,28 @@ logger = AdapterLogger("Hudi")
 class HudiConfig(SparkConfig):
     """Model settings of `hudi_incremental` (besides dbt's own unique_key, incremental_strategy, on_schema_change)."""
 
-    precombine_field: Optional[str] = None
-    table_type: Optional[str] = None
-    payload_class: Optional[str] = None
-    index_type: Optional[str] = None
-    hudi_options: Optional[Dict[str, Any]] = None
+    precombine_field: str | None = None
+    table_type: str | None = None
+    payload_class: str | None = None
+    index_type: str | None = None
+    hudi_options: dict[str, Any] | None = None
 
 
 @dataclass
 class HudiAdapterResponse(AdapterResponse):
     """`adapter_response` of a hudi_incremental model in run_results.json: what the commit did."""
 
-    instant_time: Optional[str] = None
-    operation: Optional[str] = None
-    rows_inserted: Optional[int] = None
-    rows_updated: Optional[int] = None
-    rows_deleted: Optional[int] = None
-    files_created: Optional[int] = None
-    files_rewritten: Optional[int] = None
-    files_appended: Optional[int] = None
-    bytes_written: Optional[int] = None
-    table_path: Optional[str] = None
-    table_type: Optional[str] = None
+    instant_time: str | None = None
+    operation: str | None = None
+    rows_inserted: int | None = None
+    rows_updated: int | None = None
+    rows_deleted: int | None = None
+    files_created: int | None = None
+    files_rewritten: int | None = None
+    files_appended: int | None = None
+    bytes_written: int | None = None
+    table_path: str | None = None
+    table_type: str | None = None
 
 
 class HudiAdapter(SparkAdapter):
@@ -76,14 +77,14 @@ class HudiAdapter(SparkAdapter):
         super().debug_query()
         if self.config.credentials.method == SparkConnectionMethod.SESSION:
             spark = self.spark
-            jvm = spark.sparkContext._jvm  # noqa: SLF001 - the only way to ask the running JVM
+            jvm = spark.sparkContext._jvm
             java = jvm.java.lang.System.getProperty("java.version") if jvm is not None else "?"
             logger.info(f"Spark {spark.version} (master {spark.sparkContext.master}), Java {java}, "
                         f"hudi_engine {session.engine_version()}, warehouse {spark.conf.get(session.WAREHOUSE_KEY)}")
 
     # ---- hudi_incremental --------------------------------------------------------------------------------
     @available
-    def hudi_validate_config(self, settings: Dict[str, Any], model: str) -> Dict[str, Any]:
+    def hudi_validate_config(self, settings: dict[str, Any], model: str) -> dict[str, Any]:
         """Check a model's settings before anything runs; one error lists every problem."""
         self._require_session(model)
         try:
@@ -94,7 +95,7 @@ class HudiAdapter(SparkAdapter):
                 "partition_by": list(cfg.partition_by)}
 
     @available
-    def hudi_write(self, relation: BaseRelation, sql: str, settings: Dict[str, Any], mode: str,
+    def hudi_write(self, relation: BaseRelation, sql: str, settings: dict[str, Any], mode: str,
                    model: str) -> HudiAdapterResponse:
         """Run `sql` and write its rows into the model's Hudi table; register it in the catalog."""
         from dbt.adapters.hudi.writer import response_fields, write_model
@@ -135,7 +136,7 @@ class HudiAdapter(SparkAdapter):
         return f"`{relation.schema}`.`{relation.identifier}`"
 
     # ---- docs ------------------------------------------------------------------------------------------------
-    def _get_columns_for_catalog(self, relation: BaseRelation) -> Iterable[Dict[str, Any]]:
+    def _get_columns_for_catalog(self, relation: BaseRelation) -> Iterable[dict[str, Any]]:
         columns = list(super()._get_columns_for_catalog(relation))
         information = getattr(relation, "information", None) or ""
         if "Provider: hudi" not in information:

@@ -1,35 +1,38 @@
-"""A `hudi_incremental` model's config: validated at once, and translated to Hudi write options in one place.
+"""A `hudi_incremental` model's config: validated at once, and translated onto the engine's option declarations.
 
-`HudiModelConfig.from_dbt(config, model)` checks every setting and raises one `HudiConfigError` that lists all
-problems, each with the accepted values. `hoodie_options(...)` is the only place dbt settings become `hoodie.*`
-keys. Nothing here needs Spark.
+`HudiModelConfig.from_dbt(config, model)` checks every setting and raises one `HudiConfigError` listing all
+problems. The dbt settings are spellings of engine options (`SETTINGS`): each is parsed by its declaration, and
+`hudi_options` plus the named settings are then parsed together as a `WriteConfig`, so every `hoodie.*` value is
+checked at compile time with the same rules, defaults and table-agreement check the engine applies at write time.
+`hoodie_options(...)` is the only place dbt settings become `hoodie.*` keys. Nothing here needs Spark.
 """
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-STRATEGIES = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
-TABLE_TYPES = {"cow": "COPY_ON_WRITE", "copy_on_write": "COPY_ON_WRITE",
-               "mor": "MERGE_ON_READ", "merge_on_read": "MERGE_ON_READ"}
+from hudi_engine import ConfigError, HudiError, WriteConfig
+from hudi_engine.config import keys as K
+from hudi_engine.config.option import ConfigOption
+from hudi_engine.payload import payload_for
+
 ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")
-INDEX_TYPES = ("SIMPLE", "BLOOM", "BUCKET", "GLOBAL_SIMPLE")
 # How a run writes: the model's table is new (or its catalog entry is), rebuilt by --full-refresh, or updated.
 MODES = ("create", "full_refresh", "incremental")
 
-# Keys the named settings own: hudi_options may repeat them only with the same value.
-OWNED_KEYS = {
-    "hoodie.datasource.write.recordkey.field": "unique_key",
-    "hoodie.datasource.write.partitionpath.field": "partition_by",
-    "hoodie.datasource.write.precombine.field": "precombine_field",
-    "hoodie.datasource.write.table.type": "table_type",
-    "hoodie.datasource.write.payload.class": "payload_class",
-    "hoodie.index.type": "index_type",
-    "hoodie.datasource.write.operation": "incremental_strategy",
-    "hoodie.table.name": "(the model alias)",
+# dbt setting -> the engine option it spells. hudi_options may repeat these keys only with the same value.
+SETTINGS: dict[str, ConfigOption] = {
+    "unique_key": K.RECORD_KEY_FIELDS,
+    "partition_by": K.PARTITION_FIELDS,
+    "precombine_field": K.PRECOMBINE_FIELD,
+    "table_type": K.TABLE_TYPE,
+    "payload_class": K.PAYLOAD_CLASS,
+    "index_type": K.INDEX_TYPE,
+    "incremental_strategy": K.OPERATION,
 }
+# Options the materialization sets itself.
+MATERIALIZATION_OPTIONS = {K.OPERATION.key: "incremental_strategy", K.TABLE_NAME.key: "the model alias"}
 
 
 class HudiConfigError(Exception):
@@ -52,40 +55,17 @@ def _names(value: Any) -> tuple[str, ...] | None:
     return None
 
 
-def _builtin_payloads() -> dict[str, str]:
-    """short and full name -> full class name, from the engine's payload list."""
-    from hudi_engine.payload import BUILTIN_PAYLOADS
-
-    out = {}
-    for p in BUILTIN_PAYLOADS.values():
-        out[p.class_name] = p.class_name
-        out[p.short_name] = p.class_name
-    return out
-
-
-def resolve_payload(name: str) -> tuple[str | None, str | None]:
-    """(full class name, problem): a Hudi payload class (short or full name) or a Python dotted path.
-
-    A Python dotted path must name a `hudi_engine.payload.Payload`; the engine applies payloads by their rule,
-    so it has to be one of the rules the engine knows (its class name).
-    """
-    builtins = _builtin_payloads()
-    if name in builtins:
-        return builtins[name], None
-    accepted = ", ".join(sorted({n for n in builtins if "." not in n}))
-    if "." in name and not name.startswith("org.apache.hudi."):
-        module, _, attr = name.rpartition(".")
-        try:
-            obj = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError, ValueError) as e:
-            return None, (f"payload_class {name!r}: not a Hudi payload ({accepted}) and not an importable Python "
-                          f"object ({type(e).__name__}: {e})")
-        class_name = getattr(obj, "class_name", None)
-        if class_name in builtins:
-            return builtins[class_name], None
-        return None, (f"payload_class {name!r}: the Python object {obj!r} is not a hudi_engine.payload.Payload "
-                      f"the engine applies (accepted: {accepted}, or a dotted path to such a Payload)")
-    return None, f"payload_class {name!r}: expected one of {accepted} (short or full org.apache.hudi.common.model name)"
+def _parse(setting: str, raw: Any, problems: list[str]) -> Any:
+    """A named setting parsed by its option's declaration; the problem names the dbt setting."""
+    option = SETTINGS[setting]
+    try:
+        return option.parse(raw)
+    except ConfigError as e:
+        text = str(e).replace(f"{option.key}=", f"{setting}=", 1)
+        if option.value_aliases:  # the short spellings dbt users write (cow, mor)
+            text += f" (or {', '.join(a.lower() for a in option.value_aliases)})"
+        problems.append(text)
+        return None
 
 
 @dataclass(frozen=True)
@@ -127,35 +107,24 @@ class HudiModelConfig:
             precombine = None
         precombine = precombine.strip() if precombine else None
 
-        raw_type = get("table_type") or "cow"
-        table_type = TABLE_TYPES.get(str(raw_type).strip().lower()) if isinstance(raw_type, str) else None
-        if table_type is None:
-            problems.append(f"table_type={raw_type!r}: expected one of cow, mor (or copy_on_write, merge_on_read)")
-            table_type = "COPY_ON_WRITE"
+        table_type = _parse("table_type", get("table_type") or "cow", problems) or K.TABLE_TYPE.default
+        strategy = _parse("incremental_strategy", get("incremental_strategy") or K.OPERATION.default,
+                          problems) or K.OPERATION.default
 
-        strategy = get("incremental_strategy") or "upsert"
-        if not isinstance(strategy, str) or strategy.strip().lower() not in STRATEGIES:
-            problems.append(f"incremental_strategy={strategy!r}: expected one of {', '.join(STRATEGIES)}")
-            strategy = "upsert"
-        strategy = strategy.strip().lower()
-
-        payload = get("payload_class")
         payload_class = None
+        payload = get("payload_class")
         if payload is not None:
             if not isinstance(payload, str) or not payload.strip():
                 problems.append(f"payload_class={payload!r}: expected a class name")
             else:
-                payload_class, problem = resolve_payload(payload.strip())
-                if problem:
-                    problems.append(problem)
+                try:
+                    payload_class = payload_for(payload.strip()).class_name
+                except HudiError as e:
+                    problems.append(f"payload_class {payload.strip()!r}: {e}")
 
         index_type = get("index_type")
         if index_type is not None:
-            if not isinstance(index_type, str) or index_type.strip().upper() not in INDEX_TYPES:
-                problems.append(f"index_type={index_type!r}: expected one of {', '.join(INDEX_TYPES)}")
-                index_type = None
-            else:
-                index_type = index_type.strip().upper()
+            index_type = _parse("index_type", index_type, problems)
 
         location_root = get("location_root")
         if location_root is not None and (not isinstance(location_root, str) or not location_root.strip()):
@@ -186,54 +155,64 @@ class HudiModelConfig:
         cfg = HudiModelConfig(model, unique_key, partition_by, precombine, table_type, payload_class, strategy,
                               index_type, location_root.rstrip("/") if location_root else None, on_schema_change,
                               hudi_options)
-        # Options that repeat a named setting must agree with it (one value per setting).
-        named = cfg._named_options()
-        for key, setting in OWNED_KEYS.items():
-            if key in hudi_options and key in named and not _same_option(key, hudi_options[key], named[key]):
-                problems.append(f"hudi_options[{key!r}]={hudi_options[key]!r} contradicts {setting} "
-                                f"({named[key]!r}); set {setting} only")
-            elif key in hudi_options and key not in named and key in ("hoodie.datasource.write.operation",
-                                                                       "hoodie.table.name"):
-                problems.append(f"hudi_options[{key!r}]: set by the materialization ({setting}); remove it")
+        problems += cfg._option_problems()
         if problems:
             raise HudiConfigError(model, problems)
         return cfg
 
+    def _option_problems(self) -> list[str]:
+        """hudi_options that repeat a named setting must agree with it; then every option is parsed the engine's
+        way (cleaning, compaction, lock, sizes ...), so a bad value fails at compile time."""
+        problems = []
+        named = self._named_options()
+        by_key = {o.key: s for s, o in SETTINGS.items()}
+        for key, value in self.hudi_options.items():
+            if key in MATERIALIZATION_OPTIONS:
+                problems.append(f"hudi_options[{key!r}]: set by the materialization "
+                                f"({MATERIALIZATION_OPTIONS[key]}); remove it")
+            elif key in named and not _same(key, value, named[key]):
+                problems.append(f"hudi_options[{key!r}]={value!r} contradicts {by_key[key]} ({named[key]!r}); "
+                                f"set {by_key[key]} only")
+        if not problems:
+            try:
+                self.write_config("model", "analytics", self.strategy)
+            except ConfigError as e:
+                problems += [line.strip() for line in str(e).splitlines()[1:]] or [str(e)]
+        return problems
+
     # ---- translation: the only place dbt settings become hoodie.* keys --------------------------------------
     def _named_options(self) -> dict[str, str]:
         opts = {
-            "hoodie.datasource.write.recordkey.field": ",".join(self.unique_key),
-            "hoodie.datasource.write.partitionpath.field": ",".join(self.partition_by),
-            "hoodie.datasource.write.table.type": self.table_type,
+            K.RECORD_KEY_FIELDS.key: ",".join(self.unique_key),
+            K.PARTITION_FIELDS.key: ",".join(self.partition_by),
+            K.TABLE_TYPE.key: self.table_type,
         }
         if self.precombine_field:
-            opts["hoodie.datasource.write.precombine.field"] = self.precombine_field
+            opts[K.PRECOMBINE_FIELD.key] = self.precombine_field
         if self.payload_class:
-            opts["hoodie.datasource.write.payload.class"] = self.payload_class
+            opts[K.PAYLOAD_CLASS.key] = self.payload_class
         if self.index_type:
-            opts["hoodie.index.type"] = self.index_type
+            opts[K.INDEX_TYPE.key] = self.index_type
         return opts
 
     def hoodie_options(self, table_name: str, database: str, operation: str,
                        columns: Mapping[str, str] | None = None) -> dict[str, str]:
         """The write's Hudi options. `columns` maps a setting's column name to the model's own spelling
-        (Spark resolves names case-insensitively; Hudi's key generator needs the exact column)."""
+        (Spark resolves names case-insensitively; Hudi's key generator needs the exact column). An unpartitioned
+        model says so explicitly (an empty partition field list), so that it cannot silently fit a partitioned
+        table."""
         columns = columns or {}
         opts = dict(self.hudi_options)
         named = self._named_options()
-        for key in ("hoodie.datasource.write.recordkey.field", "hoodie.datasource.write.partitionpath.field",
-                    "hoodie.datasource.write.precombine.field"):
-            if key in named:
-                named[key] = ",".join(columns.get(c, c) for c in named[key].split(",") if c)
+        for option in (K.RECORD_KEY_FIELDS, K.PARTITION_FIELDS, K.PRECOMBINE_FIELD):
+            if option.key in named:
+                named[option.key] = ",".join(columns.get(c, c) for c in named[option.key].split(",") if c)
         opts.update(named)
-        opts.update({
-            "hoodie.table.name": table_name,
-            "hoodie.database.name": database,
-            "hoodie.datasource.write.operation": operation,
-        })
-        if not self.partition_by:
-            opts.pop("hoodie.datasource.write.partitionpath.field", None)
+        opts.update({K.TABLE_NAME.key: table_name, K.DATABASE_NAME.key: database, K.OPERATION.key: operation})
         return opts
+
+    def write_config(self, table_name: str, database: str, operation: str) -> WriteConfig:
+        return WriteConfig.from_options(self.hoodie_options(table_name, database, operation))
 
     @property
     def columns_used(self) -> list[tuple[str, str]]:
@@ -243,30 +222,19 @@ class HudiModelConfig:
             out.append(("precombine_field", self.precombine_field))
         return out
 
-    def layout_changes(self, table_config) -> list[str]:
-        """How this config contradicts an existing table's `hoodie.properties` (empty: it fits)."""
-        changes = []
-        if table_config.table_type != self.table_type:
-            changes.append(f"table_type {table_config.table_type} -> {self.table_type}")
-        if [c.lower() for c in table_config.record_key_fields] != [c.lower() for c in self.unique_key]:
-            changes.append(f"unique_key {table_config.record_key_fields} -> {list(self.unique_key)}")
-        if [c.lower() for c in table_config.partition_fields] != [c.lower() for c in self.partition_by]:
-            changes.append(f"partition_by {table_config.partition_fields} -> {list(self.partition_by)}")
-        if self.precombine_field and (table_config.precombine_field or "").lower() != self.precombine_field.lower():
-            changes.append(f"precombine_field {table_config.precombine_field!r} -> {self.precombine_field!r}")
-        table_payload = table_config.props.get("hoodie.compaction.payload.class")
-        if self.payload_class and table_payload and _builtin_payloads().get(table_payload) != self.payload_class:
-            changes.append(f"payload_class {table_payload} -> {self.payload_class}")
-        return changes
+    def layout_changes(self, table_config, table_name: str) -> list[str]:
+        """How this config contradicts an existing table's `hoodie.properties` (empty: it fits): the engine's
+        own agreement check, in dbt's setting names."""
+        by_key = {o.key: s for s, o in SETTINGS.items()} | {K.TABLE_NAME.key: "name"}
+        changes = self.write_config(table_name, "", self.strategy).contradictions(table_config)
+        return [f"{by_key.get(c.key, c.key)} {c.table} -> {c.given}" for c in changes]
 
 
-def _same_option(key: str, a: str, b: str) -> bool:
-    if key in ("hoodie.datasource.write.recordkey.field", "hoodie.datasource.write.partitionpath.field"):
-        return [x.strip() for x in a.split(",") if x.strip()] == [x.strip() for x in b.split(",") if x.strip()]
-    if key == "hoodie.datasource.write.table.type":
-        return TABLE_TYPES.get(a.strip().lower(), a.strip().upper()) == b
-    if key == "hoodie.datasource.write.payload.class":
-        return _builtin_payloads().get(a.strip()) == b
-    if key == "hoodie.index.type":
-        return a.strip().upper() == b
-    return a.strip() == b.strip()
+def _same(key: str, a: str, b: str) -> bool:
+    option = next(o for o in SETTINGS.values() if o.key == key)
+    try:
+        if option is K.PAYLOAD_CLASS:
+            return payload_for(a.strip()).class_name == b
+        return option.parse(a) == option.parse(b)
+    except (ConfigError, HudiError):
+        return False

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.hudi import catalog
 from dbt.adapters.hudi.model_config import HudiModelConfig
 
@@ -61,10 +61,10 @@ def existing_table_config(path: str):
         return None
 
 
-def plan_write(model: str, cfg: HudiModelConfig, mode: str, path: str, table_config, catalog_path: str | None
-               ) -> WritePlan:
+def plan_write(model: str, cfg: HudiModelConfig, mode: str, path: str, table_config, catalog_path: str | None,
+               table_name: str) -> WritePlan:
     """Which operation this run is, from the mode the materialization saw and the table on disk."""
-    changes = cfg.layout_changes(table_config) if table_config is not None else []
+    changes = cfg.layout_changes(table_config, table_name) if table_config is not None else []
     if mode == "incremental":
         if catalog_path is not None and catalog_path.rstrip("/") != path.rstrip("/"):
             changes.append(f"location {catalog_path} -> {path}")
@@ -115,10 +115,11 @@ def resolve_columns(model: str, cfg: HudiModelConfig, columns: list[str]) -> dic
 
 def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation: str):
     """Apply `on_schema_change` to an incremental write: returns the DataFrame to write."""
+    from pyspark.sql import functions as F
+
     from hudi_engine import HudiTable
     from hudi_engine.schema import META_COLUMNS
     from hudi_engine.spark.datasource import spark_type
-    from pyspark.sql import functions as F
 
     table_fields = [f for f in HudiTable.load(path).schema() if f.name not in META_COLUMNS]
     table_types = {f.name: spark_type(f.type, f.name) for f in table_fields}
@@ -182,9 +183,11 @@ def _replacing(model: str, path: str, plan: WritePlan) -> Iterator[None]:
 def write_model(spark, *, model: str, relation_name: str, schema: str, identifier: str, sql: str,
                 cfg: HudiModelConfig, mode: str, project_root: str | None):
     """Run the model into its Hudi table; returns (WriteResult, path, plan)."""
-    from hudi_engine.errors import HudiError, KeyGeneratorError
-    from hudi_engine.spark import write
     from pyspark.errors import PySparkException
+
+    from hudi_engine import HudiError, TableServiceError
+    from hudi_engine.errors import KeyGeneratorError
+    from hudi_engine.spark import write
 
     try:
         df = spark.sql(sql)
@@ -194,7 +197,7 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     existing_catalog = catalog.table_path(spark, relation_name) if mode == "incremental" else None
     path = existing_catalog if (mode == "incremental" and existing_catalog and not cfg.location_root) else \
         table_location(spark, schema, identifier, cfg, project_root)
-    plan = plan_write(model, cfg, mode, path, existing_table_config(path), existing_catalog)
+    plan = plan_write(model, cfg, mode, path, existing_table_config(path), existing_catalog, identifier)
     if mode == "incremental":
         df = reconcile_schema(model, df, cfg, path, plan.operation)
     options = cfg.hoodie_options(identifier, schema, plan.operation, colmap)
@@ -202,6 +205,9 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     try:
         with _replacing(model, path, plan):
             result = write(df, path, options)
+    except TableServiceError as e:
+        # After the commit point: the data is in; only a service failed. Never say "unchanged" here.
+        raise HudiModelError(f"model {model}: {e}") from e
     except KeyGeneratorError as e:
         raise HudiModelError(
             f"model {model}: {e}. Every row needs a record key (unique_key {list(cfg.unique_key)}): filter out or "

@@ -1,0 +1,46 @@
+"""Configuration: every `hoodie.*` option declared once (`keys`), parsed by `option.Options`, and typed per write
+(`write_config.WriteConfig` and its parts). `options_markdown()` renders the declarations for the README."""
+from __future__ import annotations
+
+from hudi_engine.config.keys import ALL_OPTIONS, GROUPS
+from hudi_engine.config.option import ConfigOption, Options
+from hudi_engine.config.write_config import (
+    BloomConfig,
+    CleanConfig,
+    CompactionConfig,
+    FileSizing,
+    IndexConfig,
+    IndexType,
+    KeyConfig,
+    LockConfig,
+    LogConfig,
+    MergeConfig,
+    Operation,
+    ParallelismConfig,
+    WriteConfig,
+)
+
+__all__ = [
+    "ALL_OPTIONS", "BloomConfig", "CleanConfig", "CompactionConfig", "ConfigOption", "FileSizing", "IndexConfig",
+    "IndexType", "KeyConfig", "LockConfig", "LogConfig", "MergeConfig", "Operation", "Options", "ParallelismConfig",
+    "WriteConfig", "options_markdown",
+]
+
+
+def options_markdown() -> str:
+    """The README's option tables, one per group, generated from the declarations."""
+    lines: list[str] = []
+    for group, title in GROUPS.items():
+        options = [o for o in ALL_OPTIONS if o.group == group]
+        if not options:
+            continue
+        lines += [f"**{title}**", "", "| key | default | values | what it does |", "|---|---|---|---|"]
+        for o in options:
+            default = o.describe_default() or "-"
+            if o.default_note:
+                default += f" (Hudi: {o.hudi_default}; {o.default_note})"
+            values = ", ".join(o.choices) if o.choices else o.kind.value
+            key = f"`{o.key}`" + "".join(f" / `{a}`" for a in o.aliases)
+            lines.append(f"| {key} | {default} | {values} | {o.doc} |")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

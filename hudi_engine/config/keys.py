@@ -1,0 +1,242 @@
+"""Every `hoodie.*` option this engine knows, declared once: key, type, default, accepted values, doc, Hudi aliases.
+
+Defaults are Hudi 0.14/0.15's (`hudi_default`) unless `default_note` says why this engine differs. The README's
+"Configuration" section is generated from this list (`python -m hudi_engine.config`), and a test keeps the two equal.
+Typed views of these options (`WriteConfig` and its parts) are built in `hudi_engine.config.write_config`.
+"""
+from __future__ import annotations
+
+from hudi_engine.config.option import ConfigOption, Kind
+
+MB = 1024 * 1024
+_PAYLOADS = "org.apache.hudi.common.model."
+_KEYGENS = "org.apache.hudi.keygen."
+
+# ---- table and keys ---------------------------------------------------------------------------------------------
+TABLE_NAME: ConfigOption[str] = ConfigOption(
+    "hoodie.table.name", Kind.STRING, "", "Table name; required to create a table, must match an existing one.",
+    "table", aliases=("hoodie.datasource.write.table.name",))
+DATABASE_NAME: ConfigOption[str] = ConfigOption(
+    "hoodie.database.name", Kind.STRING, "", "Database name stored in hoodie.properties of a new table "
+    "('default' when unset).", "table")
+OPERATION: ConfigOption[str] = ConfigOption(
+    "hoodie.datasource.write.operation", Kind.CHOICE, "upsert", "What the write does with the records.", "table",
+    hudi_default="upsert",
+    choices=("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"))
+TABLE_TYPE: ConfigOption[str] = ConfigOption(
+    "hoodie.datasource.write.table.type", Kind.CHOICE, "COPY_ON_WRITE",
+    "COPY_ON_WRITE rewrites base files on update; MERGE_ON_READ appends log files. Fixed when the table is created.",
+    "table", hudi_default="COPY_ON_WRITE", choices=("COPY_ON_WRITE", "MERGE_ON_READ"),
+    aliases=("hoodie.datasource.write.storage.type",), value_aliases={"COW": "COPY_ON_WRITE", "MOR": "MERGE_ON_READ"})
+RECORD_KEY_FIELDS: ConfigOption[tuple[str, ...]] = ConfigOption(
+    "hoodie.datasource.write.recordkey.field", Kind.FIELDS, (),
+    "Column(s) of the record key; required to create a table.", "keys")
+PARTITION_FIELDS: ConfigOption[tuple[str, ...]] = ConfigOption(
+    "hoodie.datasource.write.partitionpath.field", Kind.FIELDS, (),
+    "Partition column(s); none for an unpartitioned table. CustomKeyGenerator takes `name:SIMPLE|TIMESTAMP`.", "keys")
+PRECOMBINE_FIELD: ConfigOption[str] = ConfigOption(
+    "hoodie.datasource.write.precombine.field", Kind.STRING, "",
+    "Ordering column: of two records with one key the larger value wins.", "keys", hudi_default="ts",
+    default_note="used only when set: Hudi's default `ts` is not stored in a new table's config either")
+KEY_GENERATOR_CLASS: ConfigOption[str] = ConfigOption(
+    "hoodie.datasource.write.keygenerator.class", Kind.STRING, "",
+    "Key generator (short or full class name); inferred from the key and partition fields when unset: "
+    "Nonpartitioned, Simple (one key, one partition field) or Complex.", "keys")
+KEY_GENERATOR_TYPE: ConfigOption[str] = ConfigOption(
+    "hoodie.datasource.write.keygenerator.type", Kind.CHOICE, "",
+    "Key generator by type name, when the class is not given.", "keys",
+    choices=("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM", "GLOBAL_DELETE"))
+HIVE_STYLE_PARTITIONING: ConfigOption[bool] = ConfigOption(
+    "hoodie.datasource.write.hive_style_partitioning", Kind.BOOL, False,
+    "Partition folders named `field=value`.", "keys", hudi_default="false")
+URL_ENCODE_PARTITIONING: ConfigOption[bool] = ConfigOption(
+    "hoodie.datasource.write.partitionpath.urlencode", Kind.BOOL, False,
+    "URL-encode partition values in paths.", "keys", hudi_default="false")
+CONSISTENT_LOGICAL_TIMESTAMP: ConfigOption[bool] = ConfigOption(
+    "hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", Kind.BOOL, False,
+    "Keys and paths from timestamp columns use the logical value (as Spark SQL) instead of epoch micros.", "keys",
+    hudi_default="false")
+COMMIT_META_PREFIX: ConfigOption[str] = ConfigOption(
+    "hoodie.datasource.write.commitmeta.key.prefix", Kind.STRING, "_",
+    "Options whose key starts with this prefix are copied into the commit's extra metadata.", "table",
+    hudi_default="_")
+METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
+    "hoodie.metadata.enable", Kind.BOOL, False,
+    "Hudi's metadata table. This engine does not write it: a table that has one gets it disabled before a write.",
+    "table", hudi_default="true", default_note="this engine lists files from storage and does not maintain it")
+
+_TIMEBASED = "hoodie.keygen.timebased."
+_DELTASTREAMER = "hoodie.deltastreamer.keygen.timebased."
+
+
+def _timebased(suffix: str, doc: str, default: str = "", kind: Kind = Kind.STRING,
+               choices: tuple[str, ...] = (), hudi_default: str | None = None) -> ConfigOption[str]:
+    return ConfigOption(_TIMEBASED + suffix, kind, default, doc, "keys", choices=choices,
+                        aliases=(_DELTASTREAMER + suffix,), hudi_default=hudi_default)
+
+
+TIMESTAMP_TYPE = _timebased(
+    "timestamp.type", "TimestampBasedKeyGenerator: how the partition column holds time.", kind=Kind.CHOICE,
+    choices=("UNIX_TIMESTAMP", "DATE_STRING", "MIXED", "EPOCHMILLISECONDS", "EPOCHMICROSECONDS", "SCALAR"))
+TIMESTAMP_SCALAR_UNIT = _timebased("timestamp.scalar.time.unit", "Unit of a SCALAR timestamp.", "SECONDS",
+                                   kind=Kind.CHOICE, hudi_default="SECONDS",
+                                   choices=("NANOSECONDS", "MICROSECONDS", "MILLISECONDS", "SECONDS", "MINUTES",
+                                            "HOURS", "DAYS"))
+TIMESTAMP_INPUT_FORMAT = _timebased("input.dateformat", "Input date format(s) of DATE_STRING / MIXED values.")
+TIMESTAMP_INPUT_FORMAT_DELIMITER = _timebased("input.dateformat.list.delimiter.regex",
+                                              "Separator of several input formats.", ",", hudi_default=",")
+TIMESTAMP_INPUT_TIMEZONE = _timebased("input.timezone", "Time zone of input date strings.")
+TIMESTAMP_OUTPUT_FORMAT = _timebased("output.dateformat", "Partition path format (Joda letters).")
+TIMESTAMP_OUTPUT_TIMEZONE = _timebased("output.timezone", "Time zone of the partition path.")
+TIMESTAMP_TIMEZONE = _timebased("timezone", "Time zone of both input and output.", "UTC", hudi_default="UTC")
+TIMEBASED_OPTIONS = (TIMESTAMP_TYPE, TIMESTAMP_SCALAR_UNIT, TIMESTAMP_INPUT_FORMAT, TIMESTAMP_INPUT_FORMAT_DELIMITER,
+                     TIMESTAMP_INPUT_TIMEZONE, TIMESTAMP_OUTPUT_FORMAT, TIMESTAMP_OUTPUT_TIMEZONE, TIMESTAMP_TIMEZONE)
+
+# ---- payload and merging ----------------------------------------------------------------------------------------
+PAYLOAD_CLASS: ConfigOption[str] = ConfigOption(
+    "hoodie.datasource.write.payload.class", Kind.STRING, _PAYLOADS + "OverwriteWithLatestAvroPayload",
+    "How two versions of a record merge: a Hudi payload (short or full name) or a Python class's dotted path.",
+    "merge", hudi_default=_PAYLOADS + "OverwriteWithLatestAvroPayload", aliases=("hoodie.compaction.payload.class",))
+COMBINE_BEFORE_INSERT: ConfigOption[bool] = ConfigOption(
+    "hoodie.combine.before.insert", Kind.BOOL, False, "Pre-combine duplicate keys of an insert / bulk_insert batch.",
+    "merge", hudi_default="false")
+COMBINE_BEFORE_UPSERT: ConfigOption[bool] = ConfigOption(
+    "hoodie.combine.before.upsert", Kind.BOOL, True, "Pre-combine duplicate keys of an upsert batch.", "merge",
+    hudi_default="true")
+COMBINE_BEFORE_DELETE: ConfigOption[bool] = ConfigOption(
+    "hoodie.combine.before.delete", Kind.BOOL, True, "Pre-combine duplicate keys of a delete batch.", "merge",
+    hudi_default="true")
+
+# ---- index -----------------------------------------------------------------------------------------------------
+INDEX_TYPE: ConfigOption[str] = ConfigOption(
+    "hoodie.index.type", Kind.CHOICE, "SIMPLE", "How incoming keys find their file group.", "index",
+    hudi_default="SIMPLE", choices=("SIMPLE", "BLOOM", "BUCKET", "GLOBAL_SIMPLE"))
+BUCKET_NUM: ConfigOption[int] = ConfigOption(
+    "hoodie.bucket.index.num.buckets", Kind.INT, 256, "BUCKET index: buckets (file groups) per partition.", "index",
+    hudi_default="256", minimum=1)
+UPDATE_PARTITION_PATH: ConfigOption[bool] = ConfigOption(
+    "hoodie.simple.index.update.partition.path", Kind.BOOL, True,
+    "GLOBAL_SIMPLE: a key written with a new partition moves there (deleted from the old one).", "index",
+    hudi_default="true")
+
+# ---- bloom filters (footers of base files) ----------------------------------------------------------------------
+BLOOM_FILTER_TYPE: ConfigOption[str] = ConfigOption(
+    "hoodie.bloom.index.filter.type", Kind.CHOICE, "DYNAMIC_V0", "Bloom filter written in base file footers.",
+    "bloom", hudi_default="DYNAMIC_V0", choices=("DYNAMIC_V0", "SIMPLE"))
+BLOOM_NUM_ENTRIES: ConfigOption[int] = ConfigOption(
+    "hoodie.index.bloom.num_entries", Kind.INT, 60000, "Keys a bloom filter is sized for.", "bloom",
+    hudi_default="60000", minimum=1)
+BLOOM_FPP: ConfigOption[float] = ConfigOption(
+    "hoodie.index.bloom.fpp", Kind.FLOAT, 0.000000001, "Bloom filter false positive rate.", "bloom",
+    hudi_default="0.000000001", minimum=1e-300)
+BLOOM_MAX_ENTRIES: ConfigOption[int] = ConfigOption(
+    "hoodie.bloom.index.filter.dynamic.max.entries", Kind.INT, 100000, "DYNAMIC_V0: the most keys a filter grows to.",
+    "bloom", hudi_default="100000", minimum=1)
+
+# ---- file sizing and parquet ------------------------------------------------------------------------------------
+MAX_FILE_SIZE: ConfigOption[int] = ConfigOption(
+    "hoodie.parquet.max.file.size", Kind.INT, 120 * MB, "Target size of a base file in bytes; files are cut there.",
+    "storage", hudi_default=str(120 * MB), minimum=1)
+SMALL_FILE_LIMIT: ConfigOption[int] = ConfigOption(
+    "hoodie.parquet.small.file.limit", Kind.INT, 100 * MB,
+    "COW: base files below this size take new inserts (0 turns packing off).", "storage",
+    hudi_default=str(100 * MB), minimum=0)
+BLOCK_SIZE: ConfigOption[int] = ConfigOption(
+    "hoodie.parquet.block.size", Kind.INT, 120 * MB, "Parquet row group size in bytes.", "storage",
+    hudi_default=str(120 * MB), minimum=1)
+COMPRESSION: ConfigOption[str] = ConfigOption(
+    "hoodie.parquet.compression.codec", Kind.CHOICE, "snappy", "Parquet compression of base files.", "storage",
+    hudi_default="gzip", choices=("snappy", "gzip", "zstd", "lz4", "brotli", "uncompressed"),
+    default_note="snappy writes several times faster than gzip; every Hudi reader reads both")
+RECORD_SIZE_ESTIMATE: ConfigOption[int] = ConfigOption(
+    "hoodie.copyonwrite.record.size.estimate", Kind.INT, 1024,
+    "Bytes per record assumed until a commit has written enough to measure it.", "storage", hudi_default="1024",
+    minimum=1)
+LOG_BLOCK_MAX_SIZE: ConfigOption[int] = ConfigOption(
+    "hoodie.logfile.data.block.max.size", Kind.INT, 256 * MB, "MOR: largest data block in a log file, in bytes.",
+    "log", hudi_default=str(256 * MB), minimum=1)
+LOG_FILE_MAX_SIZE: ConfigOption[int] = ConfigOption(
+    "hoodie.logfile.max.size", Kind.INT, 1024 * MB, "MOR: log file size at which a new log file is started.", "log",
+    hudi_default=str(1024 * MB), minimum=1)
+
+# ---- parallelism and bulk insert --------------------------------------------------------------------------------
+_PARALLELISM_DOC = ("Spark tasks for {op}: at most this many file groups are written at once (0: Spark's default "
+                    "parallelism).")
+
+
+def _parallelism(op: str, key: str) -> ConfigOption[int]:
+    return ConfigOption(key, Kind.INT, 0, _PARALLELISM_DOC.format(op=op), "parallelism", hudi_default="0",
+                        minimum=0)
+
+
+UPSERT_PARALLELISM = _parallelism("upsert", "hoodie.upsert.shuffle.parallelism")
+INSERT_PARALLELISM = _parallelism("insert and insert_overwrite", "hoodie.insert.shuffle.parallelism")
+BULK_INSERT_PARALLELISM = _parallelism("bulk_insert", "hoodie.bulkinsert.shuffle.parallelism")
+DELETE_PARALLELISM = _parallelism("delete", "hoodie.delete.shuffle.parallelism")
+BULK_INSERT_SORT_MODE: ConfigOption[str] = ConfigOption(
+    "hoodie.bulkinsert.sort.mode", Kind.CHOICE, "GLOBAL_SORT",
+    "bulk_insert: GLOBAL_SORT range-partitions by (partition, key), so a large partition spreads over tasks and files "
+    "hold disjoint key ranges; PARTITION_SORT sorts within each input split; NONE writes input splits as they come.",
+    "parallelism", hudi_default="NONE", choices=("GLOBAL_SORT", "PARTITION_SORT", "NONE"),
+    default_note="sorted files with disjoint key ranges let later upserts skip files by their footers")
+
+# ---- table services -------------------------------------------------------------------------------------------
+COMPACT_INLINE: ConfigOption[bool] = ConfigOption(
+    "hoodie.compact.inline", Kind.BOOL, False, "MOR: compact after a write when enough delta commits piled up.",
+    "compaction", hudi_default="false")
+COMPACT_MAX_DELTA_COMMITS: ConfigOption[int] = ConfigOption(
+    "hoodie.compact.inline.max.delta.commits", Kind.INT, 5, "Delta commits since the last compaction that trigger one.",
+    "compaction", hudi_default="5", minimum=1)
+CLEAN_AUTOMATIC: ConfigOption[bool] = ConfigOption(
+    "hoodie.clean.automatic", Kind.BOOL, True, "Clean after every write.", "clean", hudi_default="true")
+CLEANER_POLICY: ConfigOption[str] = ConfigOption(
+    "hoodie.cleaner.policy", Kind.CHOICE, "KEEP_LATEST_COMMITS", "Which old file slices cleaning deletes.", "clean",
+    hudi_default="KEEP_LATEST_COMMITS", choices=("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"))
+CLEANER_COMMITS_RETAINED: ConfigOption[int] = ConfigOption(
+    "hoodie.cleaner.commits.retained", Kind.INT, 10, "KEEP_LATEST_COMMITS: commits whose files stay readable.",
+    "clean", hudi_default="10", minimum=1)
+CLEANER_FILE_VERSIONS_RETAINED: ConfigOption[int] = ConfigOption(
+    "hoodie.cleaner.fileversions.retained", Kind.INT, 3, "KEEP_LATEST_FILE_VERSIONS: versions kept per file group.",
+    "clean", hudi_default="3", minimum=1)
+LOCK_WAIT_MS: ConfigOption[int] = ConfigOption(
+    "hoodie.write.lock.wait_time_ms", Kind.INT, 60000, "How long a writer waits for the table lock, in ms.", "lock",
+    hudi_default="60000", minimum=0)
+LOCK_EXPIRE_MINUTES: ConfigOption[int] = ConfigOption(
+    "hoodie.write.lock.filesystem.expire", Kind.INT, 10,
+    "Minutes after which a lock file left by a writer that died is taken over (0: never).", "lock",
+    hudi_default="0", minimum=0,
+    default_note="a lock of a crashed writer would otherwise block the table until removed by hand")
+
+# ---- read options (the Spark data source) -----------------------------------------------------------------------
+QUERY_TYPE: ConfigOption[str] = ConfigOption(
+    "hoodie.datasource.query.type", Kind.CHOICE, "snapshot",
+    "snapshot (merged), read_optimized (base files only) or incremental (records written in a range of commits).",
+    "read", hudi_default="snapshot", choices=("snapshot", "read_optimized", "incremental"))
+AS_OF_INSTANT: ConfigOption[str] = ConfigOption(
+    "as.of.instant", Kind.STRING, "", "Time travel: read the table as of this instant (or date / timestamp).", "read",
+    aliases=("as_of_instant",))
+BEGIN_INSTANT: ConfigOption[str] = ConfigOption(
+    "hoodie.datasource.read.begin.instanttime", Kind.STRING, "",
+    "Incremental query: records of commits after this instant (exclusive).", "read")
+END_INSTANT: ConfigOption[str] = ConfigOption(
+    "hoodie.datasource.read.end.instanttime", Kind.STRING, "",
+    "Incremental query: up to this instant (inclusive; default the latest).", "read")
+
+WRITE_OPTIONS: tuple[ConfigOption, ...] = (
+    TABLE_NAME, DATABASE_NAME, OPERATION, TABLE_TYPE, RECORD_KEY_FIELDS, PARTITION_FIELDS, PRECOMBINE_FIELD,
+    KEY_GENERATOR_CLASS, KEY_GENERATOR_TYPE, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
+    CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, *TIMEBASED_OPTIONS,
+    PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE,
+    INDEX_TYPE, BUCKET_NUM, UPDATE_PARTITION_PATH,
+    BLOOM_FILTER_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES,
+    MAX_FILE_SIZE, SMALL_FILE_LIMIT, BLOCK_SIZE, COMPRESSION, RECORD_SIZE_ESTIMATE, LOG_BLOCK_MAX_SIZE, LOG_FILE_MAX_SIZE,
+    UPSERT_PARALLELISM, INSERT_PARALLELISM, BULK_INSERT_PARALLELISM, DELETE_PARALLELISM, BULK_INSERT_SORT_MODE,
+    COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS, CLEAN_AUTOMATIC, CLEANER_POLICY, CLEANER_COMMITS_RETAINED,
+    CLEANER_FILE_VERSIONS_RETAINED, LOCK_WAIT_MS, LOCK_EXPIRE_MINUTES,
+)
+READ_OPTIONS: tuple[ConfigOption, ...] = (QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT)
+ALL_OPTIONS: tuple[ConfigOption, ...] = WRITE_OPTIONS + READ_OPTIONS
+GROUPS = {"table": "Table", "keys": "Record keys and partitioning", "merge": "Payload and pre-combine",
+          "index": "Index", "bloom": "Bloom filters", "storage": "Base files", "log": "Log files (MOR)",
+          "parallelism": "Parallelism", "compaction": "Compaction (MOR)", "clean": "Cleaning", "lock": "Lock",
+          "read": "Reads (the Spark data source)"}

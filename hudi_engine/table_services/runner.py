@@ -1,0 +1,86 @@
+"""The table services a write runs around its commit: before it, finish what a crash left pending; after it, inline
+compaction when due and automatic cleaning. Engine-neutral: compaction operations go through the given executor.
+
+After the commit point nothing may claim the write failed: a service that fails then raises `TableServiceError`
+saying the data committed at instant X and which service failed.
+"""
+from __future__ import annotations
+
+from hudi_engine.config.write_config import MERGE_ON_READ, WriteConfig
+from hudi_engine.errors import HudiError, TableServiceError
+from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
+from hudi_engine.table_services import service_lock
+from hudi_engine.table_services.clean import clean, resume_pending_cleans
+from hudi_engine.table_services.compaction import (
+    CompactionResult,
+    Executor,
+    compaction_due,
+    pending_compactions,
+    run_compaction,
+    schedule_compaction,
+)
+from hudi_engine.timeline import Timeline
+
+
+def finish_pending(storage: Storage, base_path: str, storage_uri: str, config: WriteConfig,
+                   execute: Executor | None = None) -> list[str]:
+    """Before a write: complete the compactions and cleans a crash left pending. Returns their instants.
+
+    A pending compaction must complete before the next write commits: that write's log files take the
+    compaction's instant as base instant, and hudi-rs only reads them once the compaction's base file is
+    committed. No-op for a table that does not exist yet.
+    """
+    if not storage.exists(Storage.join(base_path, ".hoodie", "hoodie.properties")):
+        return []
+    timeline = Timeline.load(storage, base_path)
+    if not timeline.pending_compactions() and not timeline.filter_by(["clean"]).pending():
+        return []  # the common case: no lock needed
+    with service_lock(storage, base_path, config.lock):
+        done = [r.instant_time for r in compact_pending(storage, base_path, storage_uri, config, execute)]
+        done += [r.instant_time for r in resume_pending_cleans(storage, base_path)]
+        return done
+
+
+def compact_pending(storage: Storage, base_path: str, storage_uri: str, config: WriteConfig,
+                    execute: Executor | None = None) -> list[CompactionResult]:
+    """Run every scheduled or interrupted compaction, oldest first."""
+    return [run_compaction(storage, base_path, ts, storage_uri=storage_uri, execute=execute, config=config)
+            for ts in pending_compactions(storage, base_path)]
+
+
+def compact_now(storage: Storage, base_path: str, storage_uri: str, config: WriteConfig,
+                execute: Executor | None = None) -> list[CompactionResult]:
+    """Finish pending compactions, then schedule one over every file group with log files and run it."""
+    with service_lock(storage, base_path, config.lock):
+        done = compact_pending(storage, base_path, storage_uri, config, execute)
+        instant = schedule_compaction(storage, base_path, lock=config.lock)
+        if instant is not None:
+            done.append(run_compaction(storage, base_path, instant.timestamp, storage_uri=storage_uri,
+                                       execute=execute, config=config))
+        return done
+
+
+def after_commit(storage: Storage, base_path: str, storage_uri: str, config: WriteConfig, instant: str,
+                 table: TableConfig, execute: Executor | None = None) -> list[str]:
+    """After the write committed at `instant`: inline compaction when due (MOR, `hoodie.compact.inline`), then
+    automatic cleaning. Returns the instants it created; a failure names the committed instant."""
+    created: list[str] = []
+    service = "the table services"
+    try:
+        with service_lock(storage, base_path, config.lock):
+            if table.table_type == MERGE_ON_READ and config.compaction.inline:
+                service = "inline compaction"
+                if compaction_due(Timeline.load(storage, base_path), config.compaction.max_delta_commits):
+                    created += [r.instant_time for r in compact_now(storage, base_path, storage_uri, config, execute)]
+            if config.clean.automatic:
+                service = "automatic cleaning"
+                result = clean(storage, base_path, config.clean, config.lock)
+                if result is not None:
+                    created.append(result.instant_time)
+    except HudiError as e:
+        raise TableServiceError(
+            f"table {base_path}: the write committed at instant {instant} (its data is in the table), then "
+            f"{service} failed: {e}. Run it again later (HudiTable.compact() / clean(), or the next write does).",
+            instant=instant, service=service) from e
+    return created
