@@ -244,11 +244,11 @@ def _probe(spark: SparkSession) -> list[ExecutorReport]:
     sc.setLocalProperty("spark.job.description", "hudi_engine: checking the executors' Python")
     try:
         rows = df.collect()
-    except Exception as e:  # noqa: BLE001 - the probe's own failures are the executors' environment
+    except Exception as e:
         raise _job_error(e, _failed_task_hosts(spark, group)) from e
     finally:
         for k, v in saved.items():
-            sc.setLocalProperty(k, v)  # type: ignore[arg-type] - None removes it
+            sc.setLocalProperty(k, v)  # type: ignore[arg-type]  # None removes it
     return [ExecutorReport.from_json(text) for text in dict.fromkeys(row[0] for row in rows)]
 
 
@@ -257,7 +257,7 @@ def _failed_task_hosts(spark: SparkSession, group: str) -> list[str]:
     sc = spark.sparkContext
     hosts = []
     try:
-        tracker, store = sc.statusTracker(), sc._jsc.sc().statusStore()  # noqa: SLF001 - Spark's own record
+        tracker, store = sc.statusTracker(), sc._jsc.sc().statusStore()
         for job_id in tracker.getJobIdsForGroup(group):
             job = tracker.getJobInfo(job_id)
             for stage_id in job.stageIds if job else []:

@@ -35,7 +35,7 @@ class TimelineRow:
 
 
 _SQL_TYPES = {"str": "string", "str | None": "string", "int | None": "bigint"}
-SCHEMA_DDL = ", ".join(f"{f.name} {_SQL_TYPES[f.type]}" for f in fields(TimelineRow))
+SCHEMA_DDL = ", ".join(f"{f.name} {_SQL_TYPES[str(f.type)]}" for f in fields(TimelineRow))
 COLUMNS = [f.name for f in fields(TimelineRow)]
 
 

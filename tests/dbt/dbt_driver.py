@@ -58,7 +58,6 @@ def run_sql(sql: str) -> dict:
 
 def session_info() -> dict:
     from dbt.adapters.hudi import session
-
     from hudi_engine.spark.executor_env import checked_env
 
     sc = session._session.sparkContext
