@@ -204,7 +204,8 @@ def ensure_executor_env(spark: SparkSession) -> ExecutorEnv:
             reports = _probe(spark)
             check(reports)
         except ExecutorEnvironmentError as e:
-            _checked[key] = e
+            if not isinstance(e, _ProbeFailed):  # a job that failed for another reason may pass next time
+                _checked[key] = e
             raise
         shipped = None
         if any(r.engine is None for r in reports):
@@ -268,6 +269,10 @@ def _failed_task_hosts(spark: SparkSession, group: str) -> list[str]:
     return sorted(set(hosts))
 
 
+class _ProbeFailed(ExecutorEnvironmentError):
+    """The probe job failed for a reason that says nothing about the executors' Python (not remembered)."""
+
+
 _VERSION_MISMATCH = re.compile(r"different version:? (\d+\.\d+) than that in driver:? (\d+\.\d+)")
 _CANNOT_RUN = re.compile(r'Cannot run program "([^"]+)"')
 
@@ -284,10 +289,10 @@ def _job_error(e: Exception, hosts: Sequence[str]) -> ExecutorEnvironmentError:
     if m:
         return ExecutorEnvironmentError(
             f"Spark executors cannot run hudi_engine (checked before anything was written):\n  {where} cannot start "
-            f"the Python {m.group(1)!r} (spark.pyspark.python / PYSPARK_PYTHON of the driver): point "
-            f"spark.pyspark.python at the executors' Python. {HOW_TO_PROVIDE}")
+            f"the Python {m.group(1)!r} (spark.sql.execution.pyspark.python, else spark.pyspark.python / the "
+            f"driver's PYSPARK_PYTHON): point it at the executors' Python. {HOW_TO_PROVIDE}")
     first = next((line for line in text.splitlines() if line.strip()), type(e).__name__)
-    return ExecutorEnvironmentError(f"could not check the Spark executors' Python environment before writing "
+    return _ProbeFailed(f"could not check the Spark executors' Python environment before writing "
                                     f"(a one-row job on {where} failed): {first}")
 
 
