@@ -32,6 +32,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.executor import spark_executor
+from hudi_engine.spark.executor_env import ensure_executor_env
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.table_services import runner
 from hudi_engine.timeline.commit_metadata import WriteStat
@@ -66,6 +67,7 @@ def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> Wr
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options)
     df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
     spark = df.sparkSession
+    ensure_executor_env(spark)  # executors can run the engine (shipped if missing), before any instant
     # Spark hands timestamps to Arrow tasks in the session time zone; the table stores them as UTC instants.
     data_schema = to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
     client = WriteClient.open(path, config, data_schema)
