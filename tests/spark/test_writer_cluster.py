@@ -113,7 +113,7 @@ def test_writes_on_a_standalone_cluster_equal_local_writes(spark, standalone_mas
     assert report["counts"] == counts
     # One partition's file groups were written by executors of both workers (issue 9).
     one = report["one_partition"]
-    assert one["rewritten"] >= 4 and one["tasks"] == 2 and one["executors"] == ["0", "1"], one
+    assert one["rewritten"] >= 4 and one["tasks"] >= 2 and one["executors"] == ["0", "1"], one
     for table_type in types:
         local, remote = _data(tmp_path / "local" / table_type), _data(tmp_path / "cluster" / table_type)
         assert remote == local, table_type
