@@ -14,9 +14,8 @@ W2 (`--workload w2`): the same upsert batch into a 10,000,000-row MOR table besi
 1,000,000-row one (cost should follow the batch), with the peak memory of the Python driver; the delta-rs peer
 (MERGE into 1M and 10M-row tables) runs afterwards in a child process so the driver's memory figure is Hudi's.
 
-`--profile`: the Spark tasks' code (key generator, pre-combine, index key reads, bucket assignment, the
-create / merge / append handles, commit) run in this process without Spark on the W1 upsert, each phase timed
-and the handles under cProfile: where the task-side time goes.
+`--profile`: the task-side code (keys and tags, plan, the create / merge / append handles, commit) run in this
+process without Spark on the W1 upsert and bulk_insert (`hudi_engine.write.local_writer`), under cProfile.
 
 Spark's own breakdown: the event log of the run is parsed into the wall time of each `collect` in the writer
 (per source line) and the shuffle bytes, per timed write.
@@ -41,7 +40,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from common import DATA_DIR, Case, Measure, RssSampler
 
@@ -83,10 +81,12 @@ def hudi_write(spark, df, path: Path, table_type: str, operation: str, label: st
     if any(got[k] != v for k, v in expect.items()):
         raise RuntimeError(f"{label}: {got}, expected {expect}")
     if samples is not None:
-        samples.append({"driver_peak_rss_mb": rss.peak, "jvm_peak_rss_mb": rss.other_peak})
+        samples.append({"driver_peak_rss_mb": rss.peak, "jvm_peak_rss_mb": rss.other_peak,
+                        "worker_peak_rss_mb": rss.worker_peak})
     out = {k: round(v, 3) for k, v in r.timings.items()}
     out.update(label=label, files_created=r.files_created, files_rewritten=r.files_rewritten, files_appended=r.files_appended,
-               bytes_written=r.bytes_written, driver_peak_rss_mb=round(rss.peak), jvm_peak_rss_mb=round(rss.other_peak))
+               bytes_written=r.bytes_written, tasks=r.tasks, driver_peak_rss_mb=round(rss.peak),
+               jvm_peak_rss_mb=round(rss.other_peak), worker_peak_rss_mb=round(rss.worker_peak))
     return out
 
 
@@ -311,18 +311,10 @@ def _site_label(site: str) -> str:
 # ---- in-process profile of the task side ------------------------------------------------------------------
 
 def profile_tasks(table_type: str, pristine: Path | None, top: int) -> dict:
-    """The W1 upsert (or with `pristine=None` the W1 bulk_insert into a new table) through the same task
-    functions Spark runs, in this process, phase by phase.
-
-    Mirrors `hudi_engine.spark.writer._run` with Spark's moving of records replaced by pyarrow: keys (`_KeyFn`),
-    then for an upsert one `write_partition` per partition path (index, pre-combine, plan, handles), for a
-    bulk_insert the records sorted by (partition, key) through `bulk_insert_files`; then the commit. The result
-    is a real commit on a copy of the table.
-    """
-    from hudi_engine.config.write_config import WriteConfig
-    from hudi_engine.spark import writer as W
-    from hudi_engine.write.executor import bulk_insert_files, write_partition
-    from hudi_engine.write.write_client import WriteClient
+    """The W1 upsert (or with `pristine=None` the W1 bulk_insert into a new table) through the task-side code in
+    this process, without Spark (`hudi_engine.write.local_writer.write_table`: keys and tags, counts, plan,
+    buckets through their handles, commit), under cProfile. The result is a real commit on a copy of the table."""
+    from hudi_engine.write.local_writer import write_table
 
     operation = "upsert" if pristine is not None else "bulk_insert"
     if pristine is not None:
@@ -331,65 +323,19 @@ def profile_tasks(table_type: str, pristine: Path | None, top: int) -> dict:
     else:
         path = common.fresh(DATA_DIR / "w1" / f"profile_{table_type}_bulk_insert")
         batch = common.read_source(common.source_dir(common.W1_ROWS))
-    phases: dict[str, float] = {}
-    t = time.perf_counter()
-
-    def tick(name: str) -> None:
-        nonlocal t
-        now = time.perf_counter()
-        phases[name] = phases.get(name, 0.0) + now - t
-        t = now
-
-    t_start = t
-    config = WriteConfig.from_options(common.hudi_options(table_type, operation))
-    client = WriteClient.open(str(path), config, batch.schema)
     prof = cProfile.Profile()
-    per_task: list[tuple[float, str, int]] = []
-    with client.transaction() as txn:
-        task = client.write_task(txn.instant)
-        tick("open + lock + start instant + write task")
-        keyed = pa.Table.from_batches(list(W._KeyFn(task)(batch.to_batches())))
-        tick("keys (_KeyFn)")
-        stats: list[str] = []
-        if operation == "bulk_insert":
-            keyed = keyed.sort_by([(W.PARTITION, "ascending"), (W.KEY, "ascending")])
-            tick("sort by (partition, key) (stands in for Spark's sortWithinPartitions)")
-            t0 = time.perf_counter()
-            prof.enable()
-            stats += bulk_insert_files(task, keyed.to_batches(), (0, 1, 0))
-            prof.disable()
-            per_task.append((time.perf_counter() - t0, "bulk_insert_files", keyed.num_rows))
-            tick("bulk_insert_files")
-        else:
-            parts = keyed.column(W.PARTITION).combine_chunks()
-            groups = [(p, keyed.filter(pc.equal(parts, p))) for p in sorted(pc.unique(parts).to_pylist())]
-            tick("group by partition (stands in for the Spark shuffle)")
-            for i, (p, g) in enumerate(groups):
-                t0 = time.perf_counter()
-                prof.enable()
-                stats += write_partition(task, p, g, (i, 1, i))
-                prof.disable()
-                per_task.append((time.perf_counter() - t0, "write_partition", g.num_rows))
-            tick(f"write_partition x {len(groups)} (index, pre-combine, plan, handles)")
-        r = txn.commit(stats)
-        tick("commit")
-    total = time.perf_counter() - t_start
+    t0 = time.perf_counter()
+    prof.enable()
+    r = write_table(batch, str(path), common.hudi_options(table_type, operation))
+    prof.disable()
+    total = time.perf_counter() - t0
     print(f"\n== in-process task side, W1 {table_type} {operation} (one thread, no Spark): {total:.3f} s", flush=True)
-    for k, v in phases.items():
-        print(f"  {v:7.3f} s  {k}")
-    kinds = defaultdict(lambda: [0, 0.0, 0])
-    for secs, kind, n in per_task:
-        kinds[kind][0] += 1
-        kinds[kind][1] += secs
-        kinds[kind][2] += n
-    for kind, (n, secs, rows) in kinds.items():
-        print(f"  {kind}: {n} tasks, {rows} records, {secs:.3f} s ({secs / n * 1000:.0f} ms per task)")
     print(f"  result: {r}")
     hot = _hot_spots(prof, top)
-    print("  hot spots in the tasks (cProfile, own time; cumulative):")
+    print("  hot spots (cProfile, own time; cumulative):")
     for row in hot:
         print(f"    {row['tottime']:7.3f} s own {row['cumtime']:7.3f} s cum  {row['calls']:>7} calls  {row['where']}")
-    return {"total_s": total, "phases_s": phases, "tasks": {k: v for k, v in kinds.items()}, "hot": hot}
+    return {"total_s": total, "hot": hot}
 
 
 def _hot_spots(prof: cProfile.Profile, top: int) -> list[dict]:
@@ -440,9 +386,9 @@ def report_w1(out: dict) -> str:
             verdict = "" if goal is None else (f"<= {goal:g}x: **met**" if ratio <= goal else f"<= {goal:g}x: **missed**")
             lines.append(f"| {label} | {fmt(res[ours])} | {fmt(res[peer])} | {ratio:.2f}x | {verdict or 'none set'} |")
 
-    row("first write: bulk_insert (COW) vs write_deltalake", "first_hudi", "first_delta", None)
-    row("COW upsert vs delta-rs MERGE", "hudi_cow_upsert", "delta_merge", 3.0)
-    row("MOR upsert vs delta-rs MERGE", "hudi_mor_upsert", "delta_merge", 2.0)
+    row("first write: bulk_insert (COW) vs write_deltalake", "first_hudi", "first_delta", 3.0)
+    row("COW upsert vs delta-rs MERGE", "hudi_cow_upsert", "delta_merge", 1.5)
+    row("MOR upsert vs delta-rs MERGE", "hudi_mor_upsert", "delta_merge", 1.0)
     text = "\n".join(lines)
     if out.get("cold"):
         text += "\n\nWarm-up runs (untimed in the medians): " + ", ".join(
@@ -460,18 +406,20 @@ def report_w1(out: dict) -> str:
 
 
 def report_phases(res: dict[str, Measure]) -> str:
-    lines = ["| Hudi write | total (median) | Spark job (wall) | commit | rest (driver) | task time: index | "
-             "task time: handles | files |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| Hudi write | total (median) | tag + count (wall) | plan (driver) | write job (wall) | commit | "
+             "task time: handles | tasks that wrote | Python worker peak RSS | files |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name, m in res.items():
         if not name.startswith("hudi") and name != "first_hudi":
             continue
         med = lambda k, m=m: float(np.median([e.get(k, 0.0) for e in m.extra]))  # noqa: E731
-        other = m.median - med("write") - med("commit") - med("table_services")
         e = m.extra[-1]
         files = f"{e.get('files_created', 0)} created, {e.get('files_rewritten', 0)} rewritten, " \
                 f"{e.get('files_appended', 0)} appended"
-        lines.append(f"| {name} | {m.median:.2f} s | {med('write'):.2f} s | {med('commit'):.3f} s | {other:.2f} s | "
-                     f"{med('index'):.2f} s | {med('handles'):.2f} s | {files} |")
+        write_only = med("write") - med("tag") - med("plan")
+        lines.append(f"| {name} | {m.median:.2f} s | {med('tag'):.2f} s | {med('plan'):.2f} s | {write_only:.2f} s | "
+                     f"{med('commit'):.3f} s | {med('handles'):.2f} s | {int(med('tasks'))} | "
+                     f"{med('worker_peak_rss_mb'):.0f} MB | {files} |")
     return "\n".join(lines)
 
 

@@ -272,15 +272,18 @@ def maxrss_mb() -> float:
 
 
 class RssSampler:
-    """Peak VmRSS of this process (and optionally another pid) while a block runs, sampled every 20 ms."""
+    """Peak VmRSS while a block runs, sampled every 20 ms: this process, optionally another pid (the Spark JVM),
+    and the Python workers under that pid (`pyspark.daemon` and the workers it forks): the largest one."""
 
     def __init__(self, other_pid: int | None = None) -> None:
         self.other_pid = other_pid
         self.peak = 0.0
         self.other_peak = 0.0
+        self.worker_peak = 0.0
         self._stop = threading.Event()
 
-    def _rss(self, pid) -> float:
+    @staticmethod
+    def _rss(pid) -> float:
         try:
             with open(f"/proc/{pid}/status") as f:
                 for line in f:
@@ -290,11 +293,43 @@ class RssSampler:
             pass
         return 0.0
 
+    def _workers(self) -> list[int]:
+        """Python processes descending from the JVM."""
+        parent: dict[int, int] = {}
+        python: set[int] = set()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                parent[int(entry)] = int(fields[1])
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if b"pyspark" in f.read():
+                        python.add(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+        out = []
+        for pid in python:
+            p, hops = parent.get(pid), 0
+            while p and p != self.other_pid and hops < 8:
+                p, hops = parent.get(p), hops + 1
+            if p == self.other_pid:
+                out.append(pid)
+        return out
+
     def _loop(self) -> None:
+        tick = 0
+        workers: list[int] = []
         while not self._stop.wait(0.02):
             self.peak = max(self.peak, self._rss("self"))
             if self.other_pid:
                 self.other_peak = max(self.other_peak, self._rss(self.other_pid))
+                if tick % 10 == 0:  # new workers appear rarely: look for them every 200 ms
+                    workers = self._workers()
+                for pid in workers:
+                    self.worker_peak = max(self.worker_peak, self._rss(pid))
+            tick += 1
 
     def __enter__(self) -> "RssSampler":
         self.peak = self._rss("self")

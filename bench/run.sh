@@ -7,6 +7,8 @@
 #   bench/run.sh read            issue 2: snapshot reads (COW vs pyarrow, MOR vs hudi-rs)
 #   bench/run.sh write           issue 3: W1 first write and COW / MOR upserts vs delta-rs
 #   bench/run.sh w2              issue 3: the same upsert into a 10,000,000-row MOR table (about 5-15 minutes)
+#   bench/run.sh w3              issue 9: an unpartitioned 10M-row upsert of 2.2M rows; a new 5M-row day into a
+#                                30-day table (and a 1M-row day); beside delta-rs MERGE (about 20-40 minutes)
 #   bench/run.sh profile         the write tasks' code in one process without Spark, phase by phase, cProfile
 #   bench/run.sh dbt             issue 11: a tiny hudi_incremental upsert vs a dbt-spark table model, same dbt runs
 #   bench/run.sh all             read, write, w2 and profile
@@ -18,15 +20,16 @@ export PYTHONUNBUFFERED=1
 
 what=("$@")
 [ ${#what[@]} -eq 0 ] && what=(read write)
-[ "${what[0]}" = all ] && what=(read write w2 profile)
+[ "${what[0]}" = all ] && what=(read write w2 w3 profile)
 echo "bench: ${what[*]} (nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg))"
 for w in "${what[@]}"; do
   case "$w" in
     read) .venv/bin/python bench/bench_read.py ;;
     write) .venv/bin/python bench/bench_write.py --workload w1 ;;
     w2) .venv/bin/python bench/bench_write.py --workload w2 ;;
+    w3) .venv/bin/python bench/bench_w3.py ;;
     profile) .venv/bin/python bench/bench_write.py --profile ;;
     dbt) .venv/bin/python bench/bench_dbt_small.py ;;
-    *) echo "unknown benchmark '$w': expected read, write, w2, profile, dbt or all" >&2; exit 2 ;;
+    *) echo "unknown benchmark '$w': expected read, write, w2, w3, profile, dbt or all" >&2; exit 2 ;;
   esac
 done

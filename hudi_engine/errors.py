@@ -53,3 +53,8 @@ class TableServiceError(WriteError):
 
 class InstantLostError(WriteError):
     """A write whose instant stopped being inflight under it (rolled back by a writer that took the expired lock)."""
+
+
+class ExecutorEnvironmentError(HudiError):
+    """An executor's Python cannot run the engine: another Python version, a missing or too old package, or another
+    engine version installed there. Raised before anything is written."""

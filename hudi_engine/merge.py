@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -34,7 +35,7 @@ class DeleteBatch:
     ordering: pa.Array | None = None
 
 
-LogBatch = pa.Table | DeleteBatch
+LogBatch: TypeAlias = pa.Table | DeleteBatch
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,16 @@ class Storage:
         with self.fs.open_output_stream(path) as f:
             f.write(data)
 
+    def open_output(self, path: str) -> "OutputFile":
+        """A new file written as a stream that appears whole: on a local disk it is written under a temp name (see
+        TEMP_FILE_PREFIX) and renamed into place on `commit()`; an object store publishes an object only when its
+        upload completes. `abort()` leaves nothing behind."""
+        folder = posixpath.dirname(path)
+        self.mkdirs(folder)
+        target = posixpath.join(folder, f"{TEMP_FILE_PREFIX}{os.getpid()}-{secrets.token_hex(8)}") \
+            if self.is_local else path
+        return OutputFile(self, path, target, self.fs.open_output_stream(target))
+
     def create_exclusive(self, path: str, data: bytes) -> bool:
         """Create `path` holding `data` only if it does not exist; True if this call created it.
 
@@ -162,3 +172,20 @@ class Storage:
 
     def rename(self, src: str, dst: str) -> None:
         self.fs.move(src, dst)
+
+
+class OutputFile:
+    """A file being written by `Storage.open_output`: `stream` to write to, then `commit()` or `abort()`."""
+
+    def __init__(self, storage: Storage, path: str, target: str, stream: pa.NativeFile) -> None:
+        self.storage, self.path, self.target, self.stream = storage, path, target, stream
+
+    def commit(self) -> None:
+        self.stream.close()
+        if self.target != self.path:
+            os.replace(self.target, self.path)
+
+    def abort(self) -> None:
+        if not self.stream.closed:
+            self.stream.close()
+        self.storage.delete(self.target)

@@ -1,10 +1,14 @@
-"""Shared fixtures: the conformance data beside the checkout, unzipped per test session."""
+"""Shared fixtures: the conformance data beside the checkout, unzipped per test session; a local standalone cluster
+and executor virtual environments without this project, each made once per test session."""
 from __future__ import annotations
 
 import zipfile
 from pathlib import Path
 
 import pytest
+from executor_venvs import ExecutorPythons, build_executor_pythons
+
+from hudi_engine.spark.session import standalone_cluster
 
 CONFORMANCE = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
 
@@ -32,3 +36,17 @@ def unzip_table(conformance_dir: Path, tmp_path_factory: pytest.TempPathFactory)
         return cache[name]
 
     return _unzip
+
+
+@pytest.fixture(scope="session")
+def standalone_master():
+    """A local standalone cluster (a master and two workers, separate processes), started once. Each driver picks
+    its executors' Python (`spark.pyspark.python`)."""
+    with standalone_cluster(n_workers=2) as master:
+        yield master
+
+
+@pytest.fixture(scope="session")
+def executor_pythons(tmp_path_factory: pytest.TempPathFactory) -> ExecutorPythons:
+    """Pythons of virtual environments that have the engine's dependencies (or lack fastavro) but not this project."""
+    return build_executor_pythons(tmp_path_factory.mktemp("executor-venvs"))

@@ -153,7 +153,7 @@ class Options:
             raise ConfigError(f"invalid {what}:\n  " + "\n  ".join(errors))
 
     def __getitem__(self, option: ConfigOption[T]) -> T:
-        return self.values.get(option.key, option.default)  # type: ignore[no-any-return]
+        return self.values.get(option.key, option.default)
 
     def is_set(self, option: ConfigOption) -> bool:
         """Whether the user gave the option (a non-empty value under its key or an alias)."""

@@ -27,7 +27,7 @@ from hudi_engine.io.bloom import (
     parse_bloom_filter,
 )
 from hudi_engine.schema import META_COLUMNS
-from hudi_engine.storage import Storage
+from hudi_engine.storage import OutputFile, Storage
 
 BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
 LEGACY_BLOOM_FILTER_KEY = "com.uber.hoodie.bloomfilter"
@@ -135,9 +135,8 @@ _UNIQUE_COLUMNS = ("_hoodie_commit_seqno", RECORD_KEY_COLUMN)
 class BaseFileWriter:
     """A Hudi parquet base file written a chunk at a time: the bloom filter and min/max keys grow with each chunk
     and go into the footer on `close()`. Each `write` becomes one or more row groups (at most `row_group_size`
-    rows each). Bytes collect in memory and reach storage in one `Storage.write_bytes` on close, so a reader never
-    sees a partial file on object stores; a writer so holds at most one file (the max file size) plus the chunk
-    it is given.
+    rows each), streamed to storage as it is written (`Storage.open_output`: the file appears whole, under its
+    name, only on close), so a writer holds the chunk it is given and the bloom filter, never the file.
 
     The bloom filter (`hoodie.bloom.index.filter.type`, sized by `hoodie.index.bloom.num_entries` / `.fpp` /
     `hoodie.bloom.index.filter.dynamic.max.entries`) and the min/max keys are built from `_hoodie_record_key`.
@@ -167,13 +166,13 @@ class BaseFileWriter:
         self.num_rows = 0
         self.min_key: str | None = None
         self.max_key: str | None = None
-        self._sink = pa.BufferOutputStream()
+        self._out: OutputFile | None = None
         self._writer: pq.ParquetWriter | None = None
 
     @property
     def size(self) -> int:
         """Bytes written so far (row groups flushed; the footer comes on close)."""
-        return self._sink.tell()
+        return self._out.stream.tell() if self._out is not None else 0
 
     def write(self, table: pa.Table) -> None:
         """Append `table`'s rows (an empty table only fixes the schema of a file that may stay empty)."""
@@ -191,8 +190,9 @@ class BaseFileWriter:
             self._add_keys(keys)
         try:
             if self._writer is None:
+                self._out = self.storage.open_output(self.path)
                 self._writer = pq.ParquetWriter(
-                    self._sink, table.schema, compression=self.compression,
+                    self._out.stream, table.schema, compression=self.compression,
                     compression_level=self.compression_level, write_statistics=True,
                     # Every value of these differs: a dictionary is built only to be dropped (parquet-mr does too).
                     use_dictionary=[c for c in table.column_names if c not in _UNIQUE_COLUMNS],
@@ -204,6 +204,7 @@ class BaseFileWriter:
                 )
             self._writer.write_table(table, row_group_size=self.row_group_size)
         except (pa.ArrowException, ValueError) as e:
+            self.abort()
             raise WriteError(f"base file {self.path}: parquet write failed: {e}") from e
         self.num_rows += table.num_rows
 
@@ -233,14 +234,21 @@ class BaseFileWriter:
             if self.min_key is not None:
                 self.footer[MIN_RECORD_KEY] = self.min_key
                 self.footer[MAX_RECORD_KEY] = self.max_key  # type: ignore[assignment]
+        assert self._out is not None
         try:
             self._writer.add_key_value_metadata(self.footer)
             self._writer.close()
-        except (pa.ArrowException, ValueError) as e:
+            size = self._out.stream.tell()
+            self._out.commit()
+        except (pa.ArrowException, ValueError, OSError) as e:
+            self.abort()
             raise WriteError(f"base file {self.path}: parquet write failed: {e}") from e
-        data = self._sink.getvalue()
-        self.storage.write_bytes(self.path, data)
-        return BaseFileWriteResult(self.path, data.size, self.num_rows, self.min_key, self.max_key)
+        return BaseFileWriteResult(self.path, size, self.num_rows, self.min_key, self.max_key)
+
+    def abort(self) -> None:
+        """Give up the file: nothing of it stays in storage."""
+        if self._out is not None:
+            self._out.abort()
 
 
 def write_base_file(storage: Storage, path: str, table: pa.Table, **options) -> BaseFileWriteResult:

@@ -94,6 +94,7 @@ from hudi_engine.file_group import FileSlice
 from hudi_engine.file_slice_reader import read_file_slice
 from hudi_engine.fs_view import Visibility
 from hudi_engine.schema import META_COLUMNS
+from hudi_engine.spark.executor_env import ensure_executor_env
 from hudi_engine.table import UNPRUNABLE_KEYGENS, HudiTable
 
 FORMAT = "hudi"
@@ -452,7 +453,9 @@ def filter_expression(f: Filter, columns: Mapping[str, str]) -> pc.Expression | 
 
 
 def register_data_source(spark: SparkSession) -> None:
-    """Make `spark.read.format("hudi")` available in `spark` (idempotent)."""
+    """Make `spark.read.format("hudi")` available in `spark` (idempotent); executors checked and the engine shipped
+    first (`executor_env`), since the source captures the session's Python files when it is registered."""
+    ensure_executor_env(spark)
     # Without this Spark rejects a reader that implements pushFilters (DATA_SOURCE_PUSHDOWN_DISABLED).
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(HudiDataSource)

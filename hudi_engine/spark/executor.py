@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
+from hudi_engine.spark.executor_env import ensure_executor_env
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.table_services.compaction import CompactionOperation, CompactionTask, Executor, execute_operation
 from hudi_engine.timeline.commit_metadata import WriteStat
@@ -36,7 +37,9 @@ class _CompactFn:
 
 
 def spark_executor(spark: SparkSession) -> Executor:
-    """Runs a plan's operations as Spark tasks, one task per operation (file group)."""
+    """Runs a plan's operations as Spark tasks, one task per operation (file group). Made before the service
+    schedules anything, so the executors' check (and shipping the engine to them) comes first."""
+    ensure_executor_env(spark)
 
     def execute(task: CompactionTask, ops: Sequence[CompactionOperation]) -> list[WriteStat]:
         if not ops:

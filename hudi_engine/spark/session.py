@@ -1,9 +1,9 @@
 """SparkSessions for this engine: an in-process local session, and a local standalone cluster for honest tests.
 
-Two things every session here gets right before the JVM starts, because neither can be changed afterwards:
-Spark's Python workers run `sys.executable` (otherwise they run the first `python3` on PATH, which lacks this
-venv's packages), and they can import `hudi_engine` even when it is not installed (its folder is put on
-`PYTHONPATH`, which executors inherit).
+Spark's Python workers run `sys.executable` unless `spark.pyspark.python` says otherwise (by default they would
+run the first `python3` on PATH, which lacks this venv's packages); that is fixed when the JVM starts. They get
+`hudi_engine` from the driver when they lack it (`executor_env`), never from this machine's folders: a cluster's
+executors could not see those.
 """
 from __future__ import annotations
 
@@ -25,9 +25,6 @@ from pyspark.sql import SparkSession
 
 from hudi_engine.errors import HudiError
 
-# Where `hudi_engine` is imported from: Python workers need it on their path.
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
-
 TEST_CONF: dict[str, str] = {
     "spark.sql.shuffle.partitions": "4",
     "spark.default.parallelism": "4",
@@ -48,15 +45,8 @@ TEST_CONF: dict[str, str] = {
 
 
 def python_env() -> dict[str, str]:
-    """Environment for the JVM and its Python workers: this interpreter, and `hudi_engine` importable."""
-    path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if _PACKAGE_ROOT not in path:
-        path.insert(0, _PACKAGE_ROOT)
-    return {
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
-        "PYTHONPATH": os.pathsep.join(path),
-    }
+    """Environment for the JVM and its Python workers: this interpreter on the driver and in the workers."""
+    return {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
 
 
 def local_spark_session(
@@ -68,22 +58,21 @@ def local_spark_session(
     """A SparkSession (created, or the running one) with the `hudi` data source registered.
 
     `master` may be `local[n]` or a standalone master URL (`spark://host:port`, see `standalone_cluster`).
-    Settings that only apply when the JVM starts (Python executable, memory) do nothing if a session is
-    already running in this process.
+    `spark.pyspark.python` in `extra_conf` is the Python of the workers (default: this interpreter). Settings that
+    only apply when the JVM starts (Python executable, memory) do nothing if a session is already running in this
+    process.
     """
     from hudi_engine.spark.datasource import register_data_source
 
-    env = python_env()
-    os.environ.update(env)  # read by the JVM launcher and by SparkContext when it starts
     builder = SparkSession.builder.appName(app_name).master(master)
     conf = dict(TEST_CONF)
     conf["spark.pyspark.python"] = sys.executable
     conf["spark.pyspark.driver.python"] = sys.executable
-    conf["spark.executorEnv.PYTHONPATH"] = env["PYTHONPATH"]
-    conf["spark.executorEnv.PYSPARK_PYTHON"] = sys.executable
     if warehouse_dir is not None:
         conf["spark.sql.warehouse.dir"] = str(Path(warehouse_dir).resolve())
     conf.update(extra_conf or {})
+    # Read by the JVM launcher and by SparkContext when it starts (its Python workers run PYSPARK_PYTHON).
+    os.environ.update({**python_env(), "PYSPARK_PYTHON": conf["spark.pyspark.python"]})
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -144,7 +133,11 @@ def standalone_cluster(
     """
     home = spark_home()
     work = Path(tempfile.mkdtemp(prefix="hudi-spark-cluster-"))
-    env = {**os.environ, **python_env(), "SPARK_HOME": str(home), "SPARK_DAEMON_MEMORY": daemon_memory,
+    # Executors inherit the workers' environment: nothing of this machine's Python path, so that they get
+    # `hudi_engine` the way a real cluster's executors do (each driver picks their Python, spark.pyspark.python).
+    inherited = {k: v for k, v in os.environ.items()
+                 if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    env = {**inherited, "SPARK_HOME": str(home), "SPARK_DAEMON_MEMORY": daemon_memory,
            # Master and workers only route messages: skip the optimizing JIT and its CPU at startup.
            "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
            "SPARK_LOG_DIR": str(work / "logs"), "SPARK_LOCAL_IP": "127.0.0.1",

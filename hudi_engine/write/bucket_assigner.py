@@ -145,6 +145,23 @@ class BucketPlan:
             out[rows] = np.asarray(ids, dtype=np.int64)[np.minimum(slot, len(ids) - 1)]
         return out
 
+    def routes(self) -> list[tuple[str, str | None, str | None, str | None, int | None, int, int]]:
+        """The plan as rows of (partition, file id, lowest key, key bound, bucket number, bucket, task) for an
+        engine to route records by: a tagged record matches its (partition, file id); a new one its partition's
+        range [lowest, bound) (None: open) or, for the BUCKET index, its bucket number. `assign` is the same rule
+        in Python."""
+        out: list[tuple[str, str | None, str | None, str | None, int | None, int, int]] = []
+        for b in self.buckets:
+            if b.bucket_type is BucketType.UPDATE:
+                out.append((b.partition_path, b.file_id, None, None, None, b.bucket_id, self.task_of_bucket[b.bucket_id]))
+        for p, (ids, _, bounds) in self.insert_ranges.items():
+            edges: list[str | None] = [None, *bounds, None]
+            for j, bucket in enumerate(ids):
+                out.append((p, None, edges[j], edges[j + 1], None, bucket, self.task_of_bucket[bucket]))
+        for (p, number), bucket in self.new_buckets.items():
+            out.append((p, None, None, None, number, bucket, self.task_of_bucket[bucket]))
+        return out
+
     def tasks(self, buckets: np.ndarray) -> np.ndarray:
         """The task of every bucket id (0 for -1: records nothing takes, filtered out before the shuffle)."""
         out = np.zeros(len(buckets), dtype=np.int64)

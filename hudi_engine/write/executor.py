@@ -109,33 +109,36 @@ def write_buckets(task: WriteTask, plan: BucketPlan, batches: Iterable[pa.Record
         yield from _timed(timings, write_bucket, task, ctx, plan.buckets[current], pending)
 
 
-def _timed(timings: dict[str, float], fn, *args) -> list[WriteStat]:  # type: ignore[no-untyped-def]
+def _timed(timings: dict[str, float], fn, *args) -> list[WriteStat]:
     t0 = time.perf_counter()
     out = fn(*args)
     timings["handles_s"] = timings.get("handles_s", 0.0) + time.perf_counter() - t0
-    return out  # type: ignore[no-any-return]
+    return out
 
 
 def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: list[pa.RecordBatch]) -> list[WriteStat]:
     """One file group's records through its handle: merge (COW) or append (MOR) for an existing group, create
     (rolling over at the max file size) for a new one. Returns the write stats of the files written."""
     cfg = task.config
-    records = pa.Table.from_batches(batches).combine_chunks()
+    records = pa.Table.from_batches(batches)  # chunks as they came: no copy of the bucket's records
     if cfg.combine_before_write:
         records = pre_combine(task, records)
     deleting = records.column(DELETE).to_numpy(zero_copy_only=False) if DELETE in records.column_names \
         else np.zeros(records.num_rows, dtype=bool)
     data = records.select([c for c in records.column_names if not c.startswith(HELPER_PREFIX)])
-    upserts = data.filter(pa.array(~deleting))
-    deletes = data.column(KEY).filter(pa.array(deleting)).combine_chunks()
+    if deleting.any():
+        upserts = data.filter(pa.array(~deleting))
+        deletes = data.column(KEY).filter(pa.array(deleting)).combine_chunks()
+    else:
+        upserts, deletes = data, pa.array([], pa.string())
     p = bucket.partition_path
     if cfg.merge.update_columns and bucket.bucket_type is BucketType.UPDATE:
         # Partial update: matched keys keep their stored values outside the update columns.
         upserts = with_stored_values(task.storage_uri, cfg, p, bucket.file_id, upserts)
-    if bucket.bucket_type is BucketType.INSERT:
+    if bucket.bucket_type is BucketType.INSERT:  # records come sorted by key: each file holds one key range
         handle = CreateHandle(ctx, p, file_id=bucket.file_id, roll_over=cfg.index.type is not IndexType.BUCKET,
                               record_size=task.avg_record_size)
-        handle.write(upserts.sort_by([(KEY, "ascending")]))  # deletes of new keys write nothing
+        handle.write(upserts)  # deletes of new keys write nothing
         return handle.close()
     s = bucket.slice
     assert s is not None
@@ -152,7 +155,7 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
         deletes = deletes.filter(pc.is_in(deletes, value_set=stored))
         if new.num_rows:
             handle = CreateHandle(ctx, p, record_size=task.avg_record_size)
-            handle.write(new.sort_by([(KEY, "ascending")]))
+            handle.write(new)
             stats += handle.close()
     if upserts.num_rows or len(deletes):
         stats.append(append_handle(ctx, p, bucket.file_id, s.base_instant, upserts if upserts.num_rows else None,
@@ -161,13 +164,16 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
 
 
 def pre_combine(task: WriteTask, records: pa.Table) -> pa.Table:
-    """Duplicates of a key reduced with the payload's pre-combine (one bucket's records, or a sorted run)."""
+    """Duplicates of a key reduced with the payload's pre-combine. `records` arrive sorted by key (a bucket's, or a
+    sorted run), so versions of a key are neighbours: without two equal neighbours there is nothing to do, found
+    without hashing every key."""
+    keys = records.column(KEY)
+    if len(keys) < 2 or not pc.any(pc.equal(keys.slice(1), keys.slice(0, len(keys) - 1))).as_py():
+        return records
     cfg = task.config
     # A delete's DataFrame may carry only the keys: without the ordering column, later versions win.
     ordering = cfg.merge.precombine_field if cfg.merge.precombine_field in records.column_names else None
-    if pc.count_distinct(records.column(KEY)).as_py() == records.num_rows:
-        return records
-    return merge_records(records.schema.empty_table(), [records], key_of=lambda t: t.column(KEY),
+    return merge_records(records.schema.empty_table(), [records.combine_chunks()], key_of=lambda t: t.column(KEY),
                          ordering_field=ordering, payload=cfg.merge.payload).records
 
 

@@ -31,7 +31,7 @@ from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName, WriteToken, is_log_file_name, new_file_id
 from hudi_engine.file_slice_reader import align_to_schema
 from hudi_engine.io.avro_codec import encode_records_framed_with_ends
-from hudi_engine.io.base_file import BaseFileWriter, read_base_file, read_footer
+from hudi_engine.io.base_file import BaseFileWriter, BaseFileWriteResult, read_base_file, read_footer
 from hudi_engine.io.log_block import (
     AVRO_DATA_BLOCK_VERSION,
     BlockType,
@@ -146,6 +146,7 @@ def prepare_records(
     file_name: str,
     task_partition_id: int,
     start_index: int = 0,
+    indices: np.ndarray | None = None,
     populate_meta_fields: bool = True,
 ) -> pa.Table:
     """`table` with the five meta columns first (§5.1), data columns after, in their order.
@@ -153,7 +154,8 @@ def prepare_records(
     Record keys come from a `_hoodie_record_key` column when `table` has one (computed upstream by the same key
     generator), else from `keygen`. The partition path is `partition_path` (one file group lives in one
     partition; a `_hoodie_partition_path` column, if present, must agree) or, when None, the column / `keygen`.
-    `_hoodie_commit_seqno` is `<instant>_<taskPartitionId>_<index>`, index counting from `start_index`.
+    `_hoodie_commit_seqno` is `<instant>_<taskPartitionId>_<index>`, index counting from `start_index` (or
+    `indices`: each row's own, for rows picked out of a larger batch).
     `_hoodie_file_name` is what the caller passes: the base file name, or the file id for log records.
     With `populate_meta_fields=False` the meta columns are all null (keys are still checked).
     """
@@ -189,7 +191,9 @@ def prepare_records(
         raise WriteError(f"prepare_records: no partition path, no {PARTITION_PATH} column and no key generator")
 
     if populate_meta_fields:
-        index = pa.array(np.arange(start_index, start_index + n, dtype=np.int64)).cast(pa.string())
+        if indices is None:
+            indices = np.arange(start_index, start_index + n, dtype=np.int64)
+        index = pa.array(indices).cast(pa.string())
         seqno = pc.binary_join_element_wise(f"{instant}_{task_partition_id}_", index, "")
         meta = [_constant(instant, n), seqno, keys, parts, _constant(file_name, n)]
     else:
@@ -310,9 +314,8 @@ class CreateHandle:
 
     def _close_file(self) -> None:
         assert self._writer is not None
-        result = self._writer.close()
+        result = _publish(self.ctx, self._writer, self.partition_path, self._name)
         self._writer = None
-        confirm_written(self.ctx.storage, self.ctx.base_path, self.ctx.instant_time, self.partition_path, self._name)
         self.stats.append(WriteStat(
             file_id=self._file_id,
             path=relative_path(self.partition_path, self._name),
@@ -350,7 +353,7 @@ def create_handle(
 
 
 def _prepare(ctx: WriteContext, records: pa.Table, partition_path: str, file_name: str,
-             start_index: int = 0) -> pa.Table:
+             start_index: int = 0, indices: np.ndarray | None = None) -> pa.Table:
     keygen = None if RECORD_KEY in records.column_names else ctx.keygen
     rows = prepare_records(
         records,
@@ -360,19 +363,20 @@ def _prepare(ctx: WriteContext, records: pa.Table, partition_path: str, file_nam
         file_name=file_name,
         task_partition_id=ctx.task_partition_id,
         start_index=start_index,
+        indices=indices,
         populate_meta_fields=ctx.config.populate_meta_fields,
     )
     return conform(rows, ctx.arrow_schema, f"records for {relative_path(partition_path, file_name)}")
 
 
-def _base_writer(ctx: WriteContext, path: str, bloom_prefix=None) -> BaseFileWriter:  # type: ignore[no-untyped-def]
+def _base_writer(ctx: WriteContext, path: str, bloom_prefix=None) -> BaseFileWriter:
     return base_writer(ctx.storage, path, bloom=ctx.bloom, files=ctx.files,
                        populate_meta_fields=ctx.config.populate_meta_fields, row_group_size=ctx.row_group_size,
                        bloom_prefix=bloom_prefix)
 
 
 def base_writer(storage: Storage, path: str, *, bloom: BloomConfig, files: FileSizing, populate_meta_fields: bool,
-                row_group_size: int | None = None, bloom_prefix=None) -> BaseFileWriter:  # type: ignore[no-untyped-def]
+                row_group_size: int | None = None, bloom_prefix=None) -> BaseFileWriter:
     """A base file writer with the write's bloom filter and parquet settings (handles and compaction alike)."""
     return BaseFileWriter(
         storage, path,
@@ -383,7 +387,7 @@ def base_writer(storage: Storage, path: str, *, bloom: BloomConfig, files: FileS
 
 
 def write_base(storage: Storage, path: str, rows: pa.Table, *, bloom: BloomConfig, files: FileSizing,
-               populate_meta_fields: bool, row_group_size: int | None = None, bloom_prefix=None):  # type: ignore[no-untyped-def]
+               populate_meta_fields: bool, row_group_size: int | None = None, bloom_prefix=None):
     """One base file of `rows` in one go."""
     writer = base_writer(storage, path, bloom=bloom, files=files, populate_meta_fields=populate_meta_fields,
                          row_group_size=row_group_size, bloom_prefix=bloom_prefix)
@@ -424,11 +428,11 @@ def merge_handle(
         raise WriteError(f"merge_handle: base file {base_file_path} belongs to file group {old_name.file_id}, not {file_id}")
     records, flagged = _split_deleted(ctx, records)
     name = str(BaseFileName(file_id, str(ctx.write_token), ctx.instant_time))
-    incoming = _prepare(ctx, records, partition_path, name)
+    incoming_keys = _record_keys(ctx, records)
     delete_keys = _delete_keys(deletes)
     if flagged.num_rows:
-        delete_keys = pa.concat_arrays([delete_keys, ctx.key_of(_prepare(ctx, flagged, partition_path, name))])
-    if not incoming.num_rows and not len(delete_keys):
+        delete_keys = pa.concat_arrays([delete_keys, _record_keys(ctx, flagged)])
+    if not records.num_rows and not len(delete_keys):
         raise WriteError(f"merge_handle: no records and no deletes for file group {file_id} in {partition_path!r}")
 
     with ctx.storage.open_input_file(base_file_path) as f:
@@ -439,7 +443,7 @@ def merge_handle(
                              f"{ctx.schema.get('name')} lacks; dropping columns is not supported, add them to the records")
         old_keys = ctx.key_of(read_base_file(ctx.storage, base_file_path, columns=_key_columns(ctx)))
         n_old = len(old_keys)
-        incoming_row = pc.index_in(ctx.key_of(incoming), value_set=old_keys).fill_null(-1) \
+        incoming_row = pc.index_in(incoming_keys, value_set=old_keys).fill_null(-1) \
             .to_numpy(zero_copy_only=False).astype(np.int64)
         delete_row = pc.index_in(delete_keys, value_set=old_keys).fill_null(-1).to_numpy(zero_copy_only=False)
         keeps_every_row = ctx.payload.custom is None and not (delete_row >= 0).any()
@@ -452,31 +456,34 @@ def merge_handle(
         create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.MERGE)
         writer = _base_writer(ctx, ctx.full_path(partition_path, name), bloom_prefix)
         if ctx.payload.custom is not None:  # a user payload merges the whole file at once (its own order)
+            incoming = _prepare(ctx, records, partition_path, name)
             old = conform(read_base_file(ctx.storage, base_file_path), ctx.arrow_schema, base_file_path)
             merged = _merge(ctx, old, incoming, delete_keys).records
             writer.write(_named(ctx, merged, name))
             kept_old = int(pc.sum(pc.is_in(ctx.key_of(merged), value_set=old_keys)).as_py() or 0)
-            updated = int(pc.sum(pc.is_in(ctx.key_of(incoming), value_set=old_keys)).as_py() or 0)
+            updated = int((incoming_row >= 0).sum())
         else:
             kept_old = updated = 0
             start = 0
             for batch in parquet.iter_batches(batch_size=MERGE_BATCH_ROWS):
                 old = conform(pa.Table.from_batches([batch]), ctx.arrow_schema, base_file_path)
                 end = start + old.num_rows
-                mine = (incoming_row >= start) & (incoming_row < end)
+                mine = np.flatnonzero((incoming_row >= start) & (incoming_row < end))
                 gone = (delete_row >= start) & (delete_row < end)
-                result = _merge(ctx, old, incoming.filter(pa.array(mine)), delete_keys.filter(pa.array(gone)))
+                incoming = _prepare(ctx, records.take(pa.array(mine)), partition_path, name, indices=mine)
+                result = _merge(ctx, old, incoming, delete_keys.filter(pa.array(gone)))
                 writer.write(_named(ctx, result.records, name))
                 kept_old += result.base_kept or 0
                 updated += result.base_matched or 0
                 start = end
-            new = incoming_row < 0
-            if new.any():
-                writer.write(_named(ctx, _merge(ctx, incoming.schema.empty_table(), incoming.filter(pa.array(new)),
-                                                None).records, name))
+            # Keys the file does not hold are inserts into this file group (pre-combined already), after the old
+            # rows and a chunk at a time.
+            new = np.flatnonzero(incoming_row < 0)
+            for i in range(0, len(new), MERGE_BATCH_ROWS):
+                rows = new[i:i + MERGE_BATCH_ROWS]
+                writer.write(_prepare(ctx, records.take(pa.array(rows)), partition_path, name, indices=rows))
     writer.write(ctx.arrow_schema.empty_table())  # a file group whose every row was deleted: an empty version
-    result_file = writer.close()
-    confirm_written(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name)
+    result_file = _publish(ctx, writer, partition_path, name)
     return WriteStat(
         file_id=file_id,
         path=relative_path(partition_path, name),
@@ -490,6 +497,27 @@ def merge_handle(
         file_size_in_bytes=result_file.size,
         runtime_stats=RuntimeStats(total_upsert_time=_ms_since(t0)),
     )
+
+
+def _record_keys(ctx: WriteContext, records: pa.Table) -> pa.Array:
+    """Keys of incoming records: their key column (computed upstream by the same key generator), else the key
+    generator's."""
+    if RECORD_KEY in records.column_names:
+        return _one_chunk(records.column(RECORD_KEY)).cast(pa.string())
+    return _one_chunk(ctx.keygen.record_keys(records))
+
+
+def _publish(ctx: WriteContext, writer: BaseFileWriter, partition_path: str, name: str) -> BaseFileWriteResult:
+    """Close a base file and confirm the instant is still this writer's. A rollback that took the instant while
+    the file was being written removes what it finds (a half-written file included): the loss, not the failed
+    close, is then the error."""
+    try:
+        result = writer.close()
+    except WriteError:
+        confirm_written(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name)
+        raise
+    confirm_written(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name)
+    return result
 
 
 def _key_columns(ctx: WriteContext) -> list[str]:

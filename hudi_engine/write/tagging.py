@@ -70,7 +70,7 @@ class _Cache:
         self.capacity = capacity
         self.entries: OrderedDict[tuple, object] = OrderedDict()
 
-    def get(self, key: tuple, make):  # type: ignore[no-untyped-def]
+    def get(self, key: tuple, make):
         if key in self.entries:
             self.entries.move_to_end(key)
             return self.entries[key]
@@ -170,7 +170,7 @@ class _SortedView:
         return self.values[i].as_py()
 
 
-def _latest_slices(spec: TagSpec, storage: Storage, partition: str):  # type: ignore[no-untyped-def]
+def _latest_slices(spec: TagSpec, storage: Storage, partition: str):
     assert spec.visibility is not None
     view = FileSystemView.for_partitions(storage, spec.base_path, [partition])
     return view.latest_file_slices(spec.visibility)
@@ -187,7 +187,7 @@ def _base_files(spec: TagSpec, storage: Storage, partition: str) -> list[BaseFil
                                      footer.bloom_filter))
         return out
 
-    return _CACHE.get(("files", spec.instant, spec.base_path, partition), load)  # type: ignore[no-any-return]
+    return _CACHE.get(("files", spec.instant, spec.base_path, partition), load)
 
 
 def _bucket_files(spec: TagSpec, storage: Storage, partition: str) -> dict[int, str]:
@@ -199,4 +199,4 @@ def _bucket_files(spec: TagSpec, storage: Storage, partition: str) -> dict[int, 
                 out[number] = s.file_id
         return out
 
-    return _CACHE.get(("buckets", spec.instant, spec.base_path, partition), load)  # type: ignore[no-any-return]
+    return _CACHE.get(("buckets", spec.instant, spec.base_path, partition), load)

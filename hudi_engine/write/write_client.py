@@ -16,6 +16,7 @@ import pyarrow as pa
 from hudi_engine.config import keys as K
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.errors import SchemaError, WriteError
+from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
 from hudi_engine.storage import Storage
@@ -100,18 +101,18 @@ class WriteClient:
         return arrow_to_avro_schema(self.data_schema, self.config.table_name, with_meta=False)
 
     # ---- index and planning ------------------------------------------------------------------------------------
-    def _view(self, partitions: list[str] | None) -> tuple[FileSystemView, Visibility]:
+    def _latest(self, partitions: list[str] | None) -> list[FileSlice]:
+        """The latest committed slices of `partitions` (None: all); none for a new table."""
+        if self.timeline is None:
+            return []
         wanted = None if partitions is None else set(partitions)
         view = FileSystemView.load(self.storage, self.base_path, None if wanted is None else wanted.__contains__)
-        return view, Visibility.of(self.timeline) if self.timeline is not None else None
+        return view.latest_file_slices(Visibility.of(self.timeline))
 
     def index_files(self, partitions: list[str] | None) -> list[tuple[str, str, str]]:
         """(partition, file id, base file path) of the latest base files of `partitions` (None: all)."""
-        if not self.exists:
-            return []
-        view, vis = self._view(partitions)
         return [(s.partition_path, s.file_id, s.base_file.path)
-                for s in view.latest_file_slices(vis) if s.base_file is not None]
+                for s in self._latest(partitions) if s.base_file is not None]
 
     def average_record_size(self) -> int:
         """Bytes per record of recent commits that wrote enough to trust, else the configured estimate."""
@@ -180,20 +181,20 @@ class WriteClient:
     def _pending_compaction_groups(self) -> dict[tuple[str, str], str]:
         """(partition, file id) -> instant of the pending compaction whose plan lists the file group."""
         out: dict[tuple[str, str], str] = {}
-        for instant in self.timeline.pending_compactions() if self.timeline else ():
-            plan = self.timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}
+        timeline = self.timeline
+        if timeline is None:
+            return out
+        for instant in timeline.pending_compactions():
+            plan = timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}
             for op in plan.get("operations") or []:
                 out[(op.get("partitionPath") or "", op["fileId"])] = instant.timestamp
         return out
 
     def replaced_file_ids(self, partitions: list[str]) -> dict[str, list[str]]:
         """File groups an insert_overwrite replaces: those of the written partitions, or all for _table."""
-        if not self.exists:
-            return {}
         scope = None if self.config.operation is Operation.INSERT_OVERWRITE_TABLE else partitions
-        view, vis = self._view(scope)
         out: dict[str, list[str]] = {}
-        for s in view.latest_file_slices(vis):
+        for s in self._latest(scope):
             out.setdefault(s.partition_path, []).append(s.file_id)
         return out
 

@@ -50,7 +50,7 @@ class WriteResult:
 
 def write_token_of(stat: WriteStat) -> WriteToken | None:
     """The write token in the name of the file a stat describes."""
-    name = stat.path.rsplit("/", 1)[-1]
+    name = (stat.path or "").rsplit("/", 1)[-1]
     try:
         token = LogFileName.parse(name).write_token if is_log_file_name(name) else BaseFileName.parse(name).write_token
     except HudiError:

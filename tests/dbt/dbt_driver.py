@@ -5,9 +5,9 @@
 plan.json: {"project_dir": "...", "steps": [{"dbt": ["run", "--vars", "{day: 1}"]}, {"sql": "select ..."}]}
 A `dbt` step records success, the exception and every node result (status, message, adapter_response,
 failures; the rows of `dbt show`). A `sql` step runs on the adapter's SparkSession (the one dbt used) and records
-the rows; an `info` step records the session's master, executors and warehouse; an `env` step sets environment
-variables for the steps after it. Tests run this as a subprocess: the pytest process keeps no JVM of dbt's, and a second driver process
-is a "later dbt run in a new process".
+the rows; an `info` step records the session's master, executors, warehouse and what the executors' check found;
+an `env` step sets environment variables for the steps after it. Tests run this as a subprocess: the pytest process
+keeps no JVM of dbt's, and a second driver process is a "later dbt run in a new process".
 """
 from __future__ import annotations
 
@@ -59,12 +59,17 @@ def run_sql(sql: str) -> dict:
 
 def session_info() -> dict:
     from dbt.adapters.hudi import session
+    from hudi_engine.spark.executor_env import checked_env
 
     sc = session._session.sparkContext
     # Block managers: the driver's plus one per executor.
     executors = sc._jsc.sc().getExecutorMemoryStatus().size() - 1
+    env = checked_env(session._session)  # what the executors' check found
     return {"info": {"master": sc.master, "executors": executors,
-                     "warehouse": session._session.conf.get("spark.sql.warehouse.dir")}}
+                     "warehouse": session._session.conf.get("spark.sql.warehouse.dir"),
+                     "engine_shipped": None if env is None else env.shipped,
+                     "executor_pythons": [] if env is None else sorted({r.executable for r in env.reports}),
+                     "executor_engines": [] if env is None else sorted({str(r.engine) for r in env.reports})}}
 
 
 def main(plan_path: str, out_path: str) -> int:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_engine.spark.session import local_spark_session, standalone_cluster
+from hudi_engine.spark.session import local_spark_session
 
 
 @pytest.fixture(scope="session")
@@ -18,10 +18,3 @@ def spark(tmp_path_factory: pytest.TempPathFactory):
                                   warehouse_dir=tmp_path_factory.mktemp("spark-warehouse"))
     yield session
     session.stop()
-
-
-@pytest.fixture(scope="session")
-def standalone_master():
-    """A local standalone cluster (a master and two workers, separate processes), started once."""
-    with standalone_cluster(n_workers=2) as master:
-        yield master

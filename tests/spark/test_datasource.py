@@ -360,33 +360,37 @@ def test_catalog_path_is_read_from_a_column_comment():
 _CLUSTER_DRIVER = textwrap.dedent("""
     import json, sys
     import pyarrow.parquet as pq
+    from hudi_engine.spark.executor_env import checked_env
     from hudi_engine.spark.session import local_spark_session
-    master, path, out = sys.argv[1:4]
+    master, path, out, executor_python = sys.argv[1:5]
     spark = local_spark_session(app_name="hudi-cluster-test", master=master,
                                 extra_conf={"spark.cores.max": "2", "spark.executor.cores": "1",
                                             "spark.scheduler.minRegisteredResourcesRatio": "1.0",
-                                            "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1"})
+                                            "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+                                            "spark.pyspark.python": executor_python})
     df = spark.read.format("hudi").load(path)
     pq.write_table(df.toArrow(), out)
     executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1  # minus the driver
-    print(json.dumps({"partitions": df.rdd.getNumPartitions(), "executors": executors}))
+    print(json.dumps({"partitions": df.rdd.getNumPartitions(), "executors": executors,
+                      "shipped": checked_env(spark).shipped is not None}))
     spark.stop()
 """)
 
 
 @pytest.mark.slow
-def test_read_through_a_standalone_cluster(unzip_table, tmp_path, standalone_master):
+def test_read_through_a_standalone_cluster(unzip_table, tmp_path, standalone_master, executor_pythons):
     """Executors in separate JVMs and Python workers read the slices; a separate driver process, since this
-    test session already has its one SparkContext."""
+    test session already has its one SparkContext. Their Python has no hudi_engine: the driver ships it."""
     path = unzip_table(TRIPS)
     out = tmp_path / "rows.parquet"
     master = standalone_master
     assert master.startswith("spark://127.0.0.1:")
-    done = subprocess.run([sys.executable, "-c", _CLUSTER_DRIVER, master, str(path), str(out)],
-                          env={**os.environ, **python_env()}, capture_output=True, text=True, timeout=240)
+    done = subprocess.run([sys.executable, "-c", _CLUSTER_DRIVER, master, str(path), str(out), executor_pythons.full],
+                          env={**os.environ, **python_env()}, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=240)
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report == {"partitions": 3, "executors": 2}
+    assert report == {"partitions": 3, "executors": 2, "shipped": True}
     got = pq.read_table(out)
     assert_same_rows(got, HudiTable.load(path).read_snapshot(), "standalone cluster read")
     assert_same_rows(got, rs_snapshot(path), "standalone cluster read vs hudi-rs")

@@ -1,8 +1,8 @@
 """dbt adapter `type: hudi`: dbt-spark plus `materialized='hudi_incremental'`, writing Apache Hudi tables with
 `hudi_engine` on the adapter's SparkSession.
 
-`Plugin` is built on first access: Spark's Python workers import `dbt.adapters.hudi.timeline` (the timeline
-table function) and should not pay for importing dbt-core.
+`Plugin` is built on first access: importing a module of the adapter (the session, the timeline function) should
+not pay for importing all of dbt-core.
 """
 from __future__ import annotations
 

@@ -9,7 +9,9 @@ from the profile's `server_side_parameters` on top of these defaults:
 * Hive support, with the warehouse (`spark-warehouse/`) and the Derby metastore (`metastore_db/`, `derby.log`)
   pinned inside the dbt project folder, so dbt started from any directory finds the same tables. A profile that
   sets `spark.sql.warehouse.dir`, a metastore URL or `hive.metastore.uris` keeps its own.
-* Spark's Python workers run this interpreter (`PYSPARK_PYTHON`), and import `hudi_engine` from where it is.
+* Spark's Python workers run this interpreter (`PYSPARK_PYTHON`) unless the profile sets `spark.pyspark.python`
+  (on a cluster: the executors' Python). They get `hudi_engine` from the driver when they lack it
+  (`hudi_engine.spark.executor_env`, run when the `hudi` data source is registered).
 
 Every session gets the `hudi` data source and the `hudi_timeline` table function registered.
 """
@@ -63,7 +65,6 @@ class SessionSettings:
             "spark.pyspark.python": env["PYSPARK_PYTHON"],
             "spark.pyspark.driver.python": env["PYSPARK_DRIVER_PYTHON"],
             "spark.executorEnv.PYSPARK_PYTHON": env["PYSPARK_PYTHON"],
-            "spark.executorEnv.PYTHONPATH": env["PYTHONPATH"],
         })
         if WAREHOUSE_KEY not in given:
             conf[WAREHOUSE_KEY] = str(root / "spark-warehouse")

@@ -1,0 +1,87 @@
+"""`write_table(table, path, options)`: a write without Spark, in this process, step for step as
+`hudi_engine.spark.writer` runs it on Spark: keys and tags, counts, the bucket plan (with a sample of the new keys),
+records routed to tasks and sorted by bucket, each task's buckets through their handles, the commit.
+
+For small tables, tests and benchmarks of the task-side code; a Spark write spreads the same steps over tasks.
+The whole batch is in memory here.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
+from hudi_engine.timeline.commit_metadata import WriteStat
+from hudi_engine.write.bucket_assigner import Counts
+from hudi_engine.write.executor import (
+    BUCKET,
+    BUCKET_NUMBER,
+    DELETE,
+    FILE_ID,
+    KEY,
+    PARTITION,
+    bulk_insert_files,
+    key_and_tag,
+    write_buckets,
+)
+from hudi_engine.write.write_client import WriteClient
+from hudi_engine.write.write_result import WriteResult
+
+
+def write_table(table: pa.Table, path: str, options: Mapping[str, Any] | WriteConfig, *, parallelism: int = 1,
+                batch_rows: int = 65536) -> WriteResult:
+    """Write `table` to the Hudi table at `path` with Hudi's option keys; `parallelism` tasks, run one after the
+    other. Table services around the commit (inline compaction, cleaning) are not run here."""
+    config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options)
+    client = WriteClient.open(path, config, table.schema)
+    with client.transaction() as txn:
+        task = client.write_task(txn.instant)
+        cfg = client.config
+        bulk = cfg.operation is Operation.BULK_INSERT
+        tags = key_and_tag(task.keygen(), None if bulk else client.tag_spec(txn.instant), table)
+        keyed = table
+        for name in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER):
+            keyed = keyed.append_column(name, tags.field(name))
+        if bulk:
+            keyed = keyed.sort_by([(PARTITION, "ascending"), (KEY, "ascending")]).drop_columns([FILE_ID, BUCKET_NUMBER])
+            return txn.commit(list(bulk_insert_files(task, keyed.to_batches(max_chunksize=batch_rows), (0, 1, 0))))
+        keyed = keyed.append_column(DELETE, pa.array(np.full(keyed.num_rows, cfg.operation is Operation.DELETE)))
+        plan = client.plan(counts_of(keyed, cfg), parallelism)
+        fractions = plan.needs_sample()
+        if fractions:
+            new = keyed.filter(pc.is_null(keyed.column(FILE_ID)))
+            plan = plan.with_samples({p: new.filter(pc.equal(new.column(PARTITION), p)).column(KEY).to_pylist()
+                                      for p in fractions})
+        numbers = keyed.column(BUCKET_NUMBER).combine_chunks()
+        buckets = plan.assign(keyed.column(PARTITION).combine_chunks(), keyed.column(KEY).combine_chunks(),
+                              keyed.column(FILE_ID).combine_chunks(),
+                              numbers if numbers.null_count < len(numbers) else None)
+        keyed = keyed.drop_columns([FILE_ID, BUCKET_NUMBER]).append_column(BUCKET, pa.array(buckets, pa.int32()))
+        tasks = plan.tasks(buckets)
+        stats: list[WriteStat] = []
+        for t in range(plan.n_tasks):
+            mine = keyed.filter(pa.array((buckets >= 0) & (tasks == t)))
+            mine = mine.sort_by([(BUCKET, "ascending"), (KEY, "ascending")])
+            stats += write_buckets(task, plan, mine.to_batches(max_chunksize=batch_rows), (t, 1, t), {})
+        return txn.commit(stats)
+
+
+def counts_of(keyed: pa.Table, cfg: WriteConfig) -> Counts:
+    """What the tagging pass counts (see `spark.writer._counts`), from a keyed and tagged table."""
+    live = keyed.filter(pc.or_(pc.is_valid(keyed.column(FILE_ID)), pc.invert(keyed.column(DELETE))))
+    grouped = live.group_by([PARTITION, FILE_ID, BUCKET_NUMBER], use_threads=False).aggregate([([], "count_all")])
+    updates: dict[tuple[str, str], int] = {}
+    inserts: dict[str, int] = {}
+    new_buckets: dict[tuple[str, int], int] = {}
+    for p, f, b, n in zip(*(grouped.column(c).to_pylist() for c in (PARTITION, FILE_ID, BUCKET_NUMBER, "count_all"))):
+        if f is not None:
+            updates[(p, f)] = n
+        elif cfg.index.type is IndexType.BUCKET:
+            new_buckets[(p, int(b))] = n
+        else:
+            inserts[p] = inserts.get(p, 0) + n
+    return Counts(updates, inserts, new_buckets)
