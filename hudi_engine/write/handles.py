@@ -182,7 +182,7 @@ def prepare_records(
                     f"record {keys[row].as_py()!r} (row {row}) has partition path {given[row].as_py()!r}; "
                     f"this handle writes partition {partition_path!r}"
                 )
-        parts = pa.array(np.full(n, partition_path, dtype=object), pa.string()) if n else pa.array([], pa.string())
+        parts = _constant(partition_path, n)
     elif PARTITION_PATH in table.column_names:
         parts = _one_chunk(table.column(PARTITION_PATH)).cast(pa.string())
     elif keygen is not None:
@@ -632,7 +632,8 @@ def avro_data_blocks(rows: pa.Table, avro_schema: dict, instant_time: str, max_s
         raise WriteError(f"hoodie.logfile.data.block.max.size={max_size}: expected a positive number of bytes")
     # The header exactly as io.log_block builds it for a data block of this schema and instant.
     header = build_avro_data_block(rows.slice(0, 0), avro_schema, instant_time).header
-    body, ends = encode_records_framed_with_ends(rows, avro_schema)
+    # One contiguous chunk per column: the encoder works column by column (records of a task arrive in batches).
+    body, ends = encode_records_framed_with_ends(rows.combine_chunks(), avro_schema)
     blocks: list[LogBlock] = []
     first, start = 0, 0  # first record and byte offset of the next block
     while first < len(ends):
