@@ -29,7 +29,7 @@ did nothing, and may be run again).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from hudi_engine.errors import HudiError, WriteError
@@ -132,18 +132,19 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
     return _run(storage, base_path, timeline, target, requests, uncommit=True)
 
 
-def rollback_failed_writes(storage: Storage, base_path: str, *, use_command_blocks: bool = False) -> list[RollbackResult]:
+def rollback_failed_writes(storage: Storage, base_path: str, *, use_command_blocks: bool = False,
+                           keep: Callable[[Instant], bool] | None = None) -> list[RollbackResult]:
     """Finish interrupted rollbacks, then roll back every pending commit/deltacommit/replacecommit, newest first.
 
-    Pending clustering replacecommits are table services and are left alone. Assumes no other writer is running
-    (this engine writes one instant at a time; concurrent writers would need heartbeats, which it does not keep).
+    Pending clustering replacecommits are table services and are left alone, and so is every instant `keep` says
+    belongs to a live writer (`heartbeat.roll_back_failed_writes` keeps those whose heartbeat is alive).
     """
     # Temp files of atomic creates a killed process left in .hoodie (instants, the lock, hoodie.properties).
     storage.delete_temp_files(Storage.join(base_path, META_FOLDER))
     results = _resume_pending_rollbacks(storage, base_path)
     timeline = Timeline.load(storage, base_path)
     for target in reversed(timeline.pending()):
-        if target.action not in _WRITE_ACTIONS or _is_clustering(timeline, target):
+        if target.action not in _WRITE_ACTIONS or _is_clustering(timeline, target) or (keep and keep(target)):
             continue
         result = _rollback_pending(storage, base_path, timeline, target, use_command_blocks)
         if result is not None:  # None: the target completed meanwhile, it is not a failed write
