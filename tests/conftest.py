@@ -1,10 +1,16 @@
-"""Shared fixtures: the conformance data beside the checkout, unzipped per test session."""
+"""Shared fixtures: the conformance data beside the checkout, unzipped per test session; a local S3 API server."""
 from __future__ import annotations
 
+import os
 import zipfile
 from pathlib import Path
 
 import pytest
+from s3_server import CREDENTIALS, S3Server, start_server
+
+# Before anything starts a JVM or a worker process: they inherit these (moto takes any credentials).
+for _key, _value in CREDENTIALS.items():
+    os.environ.setdefault(_key, _value)
 
 CONFORMANCE = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
 
@@ -32,3 +38,17 @@ def unzip_table(conformance_dir: Path, tmp_path_factory: pytest.TempPathFactory)
         return cache[name]
 
     return _unzip
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> S3Server:
+    """moto's S3 (and DynamoDB) API on 127.0.0.1, started once per test session by the first test that needs it."""
+    server = start_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_table(s3_server: S3Server) -> str:
+    """The URI of a table in a new bucket of the local S3 API."""
+    return s3_server.uri(s3_server.new_bucket(), "table")

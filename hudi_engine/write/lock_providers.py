@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
@@ -207,6 +208,20 @@ def _owner_is_dead(owner: str) -> bool:
 # --------------------------------------------------------------------------------------------- DynamoDB
 
 _PK, _OWNER, _LEASE, _RVN, _RELEASED = "key", "ownerName", "leaseDuration", "recordVersionNumber", "isReleased"
+_clients: dict[tuple[str, str | None], Any] = {}
+_clients_lock = threading.Lock()
+
+
+def _dynamodb_client(region: str, endpoint_url: str | None) -> Any:
+    """One boto3 DynamoDB client per region and endpoint and process (clients are thread-safe, slow to make)."""
+    import boto3
+
+    with _clients_lock:
+        client = _clients.get((region, endpoint_url))
+        if client is None:
+            client = boto3.session.Session().client("dynamodb", region_name=region, endpoint_url=endpoint_url)
+            _clients[(region, endpoint_url)] = client
+        return client
 _NAMES = {"#pk": _PK, "#on": _OWNER, "#ld": _LEASE, "#rvn": _RVN}
 
 
@@ -215,11 +230,8 @@ class DynamoDBLockProvider(LockProvider):
     expiry_by_observation = True
 
     def __init__(self, settings: DynamoDBLockSettings, key: str, lease_ms: int) -> None:
-        import boto3
-
         region = settings.region or os.environ.get("AWS_REGION") or "us-east-1"
-        self.client = boto3.session.Session().client("dynamodb", region_name=region,
-                                                     endpoint_url=settings.endpoint_url or None)
+        self.client = _dynamodb_client(region, settings.endpoint_url or None)
         self.table = settings.table
         self.key = key
         self.lease_ms = lease_ms
