@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
+from hudi_engine.table_services import runner
 from hudi_engine.write.bucket_assigner import Counts
 from hudi_engine.write.executor import (
     BUCKET,
@@ -26,8 +27,21 @@ from hudi_engine.write.write_client import WriteClient
 from hudi_engine.write.write_result import WriteResult
 
 
-def write(path: Path, table: pa.Table, options: dict, *, parallelism: int = 2, chunk: int = 7) -> WriteResult:
+def write(path: Path | str, table: pa.Table, options: dict, *, parallelism: int = 2, chunk: int = 7,
+          table_services: bool = False) -> WriteResult:
+    """One write; with `table_services`, also what runs around a commit (pending services before, inline
+    compaction, the LAZY rollback of failed writes, cleaning and archival after), as `spark.writer.write` does."""
     client = WriteClient.open(str(path), WriteConfig.from_options(options), table.schema)
+    if table_services:
+        runner.finish_pending(client.storage, client.base_path, client.storage_uri, client.config)
+    result = _write(client, table, parallelism, chunk)
+    if table_services:
+        runner.after_commit(client.storage, client.base_path, client.storage_uri, client.config, result.instant_time,
+                            client.table_config)
+    return result
+
+
+def _write(client: WriteClient, table: pa.Table, parallelism: int, chunk: int) -> WriteResult:
     with client.transaction() as txn:
         task = client.write_task(txn.instant)
         cfg = client.config
