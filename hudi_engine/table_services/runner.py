@@ -74,7 +74,11 @@ def after_commit(storage: Storage, base_path: str, storage_uri: str, config: Wri
         with service_lock(storage, base_path, config.lock):
             if table.table_type == MERGE_ON_READ and config.compaction.inline:
                 service = "inline compaction"
-                if compaction_due(Timeline.load(storage, base_path), config.compaction.max_delta_commits):
+                timeline = Timeline.load(storage, base_path)
+                # Another writer's pending instant (optimistic concurrency) defers the compaction to a later commit:
+                # a compaction is never scheduled while a write is in flight.
+                others = [i for i in timeline.write_timeline().pending() if not i.is_pending_compaction]
+                if not others and compaction_due(timeline, config.compaction.max_delta_commits):
                     created += [r.instant_time for r in compact_now(storage, base_path, storage_uri, config, execute)]
             if config.lock.failed_writes_policy == LAZY:
                 service = "the rollback of failed writes (hoodie.cleaner.policy.failed.writes=LAZY)"

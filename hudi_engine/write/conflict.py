@@ -5,7 +5,9 @@ Strategy; with a BUCKET index, by bucket as BucketIndexConcurrentFileWritesConfl
 The candidates are the commit, deltacommit and replacecommit instants that completed after the write's instant was
 started (it records the completed ones it saw then; the timeline's order of requested times does not tell), and
 compactions scheduled since. Their file groups are those their write stats name, the ones a replacecommit
-replaced, and those a compaction plan lists.
+replaced, and those a compaction plan lists. A compaction that was already scheduled when the write started is no
+conflict once it completes (Hudi's resolveConflict lets a COMPACT through): the write's log files went into the
+compaction's new file slice.
 """
 from __future__ import annotations
 
@@ -61,7 +63,8 @@ def file_groups_of(timeline: Timeline, instant: Instant) -> set[FileGroup]:
 
 def concurrent_instants(timeline: Timeline, start: TimelineAtStart, own: str) -> list[Instant]:
     """Instants that completed (or compactions scheduled) after the write `own` started, oldest first."""
-    out = [i for i in timeline.completed_commits() if i.timestamp not in start.completed and i.timestamp != own]
+    out = [i for i in timeline.completed_commits() if i.timestamp not in start.completed and i.timestamp != own
+           and i.timestamp not in start.pending_compactions]
     out += [i for i in timeline.pending_compactions() if i.timestamp not in start.pending_compactions]
     return sorted(out)
 

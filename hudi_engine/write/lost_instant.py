@@ -146,8 +146,8 @@ def abort_write(storage: Storage, base_path: str, inflight: Instant, *, lock_exp
     raise InstantLostError(
         f"write to table {base_path} failed: {loss.describe()} while this writer was still running; {what}. Its "
         f"heartbeat {heartbeat_path(base_path, loss.instant_time)} was not renewed in time, so another writer took the "
-        f"instant for a dead writer's and rolled it back; the write held the table lock {lock_where or lock_path(base_path)} "
-        f"(hoodie.write.lock.filesystem.expire={lock_expiry_ms / 60000:g} minutes{ran_text}); {lock_holder_text}. "
+        f"instant for a dead writer's and rolled it back (table lock: {lock_where or 'lock file ' + lock_path(base_path)}, "
+        f"hoodie.write.lock.filesystem.expire={lock_expiry_ms / 60000:g} minutes{ran_text}); {lock_holder_text}. "
         "Re-run the write. If this process can stall (GC, swap, an overloaded host), raise "
         "hoodie.client.heartbeat.interval_in_ms / tolerable.misses and the lock expiry above such stalls."
     )

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.table_services import runner
+from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write.bucket_assigner import Counts
 from hudi_engine.write.executor import (
     BUCKET,
@@ -23,7 +24,7 @@ from hudi_engine.write.executor import (
     key_and_tag,
     write_buckets,
 )
-from hudi_engine.write.write_client import WriteClient
+from hudi_engine.write.write_client import Transaction, WriteClient
 from hudi_engine.write.write_result import WriteResult
 
 
@@ -43,35 +44,41 @@ def write(path: Path | str, table: pa.Table, options: dict, *, parallelism: int 
 
 def _write(client: WriteClient, table: pa.Table, parallelism: int, chunk: int) -> WriteResult:
     with client.transaction() as txn:
-        task = client.write_task(txn.instant)
-        cfg = client.config
-        bulk = cfg.operation is Operation.BULK_INSERT
-        tags = key_and_tag(task.keygen(), None if bulk else client.tag_spec(txn.instant), table)
-        keyed = table
-        for name in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER):
-            keyed = keyed.append_column(name, tags.field(name))
-        if bulk:
-            keyed = keyed.sort_by([(PARTITION, "ascending"), (KEY, "ascending")]).drop_columns([FILE_ID, BUCKET_NUMBER])
-            return txn.commit(list(bulk_insert_files(task, keyed.to_batches(max_chunksize=chunk), (0, 1, 0))))
-        keyed = keyed.append_column(DELETE, pa.array(np.full(keyed.num_rows, cfg.operation is Operation.DELETE)))
-        plan = client.plan(_counts(keyed, cfg), parallelism)
-        fractions = plan.needs_sample()
-        if fractions:
-            new = keyed.filter(pc.is_null(keyed.column(FILE_ID)))
-            plan = plan.with_samples({p: new.filter(pc.equal(new.column(PARTITION), p)).column(KEY).to_pylist()
-                                      for p in fractions})
-        numbers = keyed.column(BUCKET_NUMBER).combine_chunks()
-        buckets = plan.assign(keyed.column(PARTITION).combine_chunks(), keyed.column(KEY).combine_chunks(),
-                              keyed.column(FILE_ID).combine_chunks(),
-                              numbers if numbers.null_count < len(numbers) else None)
-        keyed = keyed.drop_columns([FILE_ID, BUCKET_NUMBER]).append_column(BUCKET, pa.array(buckets, pa.int32()))
-        keep = buckets >= 0
-        tasks = plan.tasks(buckets)
-        stats = []
-        for t in range(plan.n_tasks):
-            mine = keyed.filter(pa.array(keep & (tasks == t))).sort_by([(BUCKET, "ascending"), (KEY, "ascending")])
-            stats += write_buckets(task, plan, mine.to_batches(max_chunksize=chunk), (t, 1, t), {})
-        return txn.commit(stats)
+        return txn.commit(write_files(client, txn, table, parallelism=parallelism, chunk=chunk))
+
+
+def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, parallelism: int = 2,
+                chunk: int = 7) -> list[WriteStat]:
+    """The data files of one write's instant (what the Spark job does between start and commit); their stats."""
+    task = client.write_task(txn.instant)
+    cfg = client.config
+    bulk = cfg.operation is Operation.BULK_INSERT
+    tags = key_and_tag(task.keygen(), None if bulk else client.tag_spec(txn.instant), table)
+    keyed = table
+    for name in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER):
+        keyed = keyed.append_column(name, tags.field(name))
+    if bulk:
+        keyed = keyed.sort_by([(PARTITION, "ascending"), (KEY, "ascending")]).drop_columns([FILE_ID, BUCKET_NUMBER])
+        return list(bulk_insert_files(task, keyed.to_batches(max_chunksize=chunk), (0, 1, 0)))
+    keyed = keyed.append_column(DELETE, pa.array(np.full(keyed.num_rows, cfg.operation is Operation.DELETE)))
+    plan = client.plan(_counts(keyed, cfg), parallelism)
+    fractions = plan.needs_sample()
+    if fractions:
+        new = keyed.filter(pc.is_null(keyed.column(FILE_ID)))
+        plan = plan.with_samples({p: new.filter(pc.equal(new.column(PARTITION), p)).column(KEY).to_pylist()
+                                  for p in fractions})
+    numbers = keyed.column(BUCKET_NUMBER).combine_chunks()
+    buckets = plan.assign(keyed.column(PARTITION).combine_chunks(), keyed.column(KEY).combine_chunks(),
+                          keyed.column(FILE_ID).combine_chunks(),
+                          numbers if numbers.null_count < len(numbers) else None)
+    keyed = keyed.drop_columns([FILE_ID, BUCKET_NUMBER]).append_column(BUCKET, pa.array(buckets, pa.int32()))
+    keep = buckets >= 0
+    tasks = plan.tasks(buckets)
+    stats = []
+    for t in range(plan.n_tasks):
+        mine = keyed.filter(pa.array(keep & (tasks == t))).sort_by([(BUCKET, "ascending"), (KEY, "ascending")])
+        stats += write_buckets(task, plan, mine.to_batches(max_chunksize=chunk), (t, 1, t), {})
+    return stats
 
 
 def _counts(keyed: pa.Table, cfg: WriteConfig) -> Counts:
