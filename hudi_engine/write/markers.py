@@ -119,6 +119,14 @@ def _check_owned(storage: Storage, base_path: str, instant_time: str, doing: str
     check_inflight(storage, base_path, instant_time, doing)
 
 
+def remove_marker(storage: Storage, base_path: str, instant_time: str, partition_path: str, file_name: str,
+                  io_type: IOType | str) -> bool:
+    """Remove a marker whose data file was not written (its name was taken by another writer of the file group), so
+    neither reconciliation nor a rollback of this instant ever deletes the other writer's file of that name."""
+    marker = Marker(partition_path, file_name, IOType(io_type))
+    return storage.delete(Storage.join(marker_dir(base_path, instant_time), marker.relative_path))
+
+
 def confirm_written(storage: Storage, base_path: str, instant_time: str, partition_path: str, file_name: str) -> None:
     """After a data file of `create_marker` is written: if the instant was lost meanwhile, the file (this writer's
     own: new names only) and its marker are removed and InstantLostError raised. A rollback that listed the
