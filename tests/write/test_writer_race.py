@@ -109,7 +109,7 @@ def test_two_processes_race_on_a_local_table(tmp_path, mode, table_type):
     path = str(tmp_path / "t")
     options = {**OPTIONS, "hoodie.write.concurrency.mode": mode, "hoodie.datasource.write.table.type": table_type}
     _init(path, options)
-    rounds = 20
+    rounds = 15
     results = _race(path, options, rounds, tmp_path)
     conflicts = _check(path, results, rounds, conflicts_allowed=mode != "SINGLE_WRITER")
     if mode != "SINGLE_WRITER":
@@ -120,7 +120,7 @@ def test_two_processes_race_on_a_local_table(tmp_path, mode, table_type):
 def test_two_processes_race_on_an_s3_table(s3_table, tmp_path, mode):
     options = {**OPTIONS, "hoodie.write.concurrency.mode": mode, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
     _init(s3_table, options)
-    rounds = 12
+    rounds = 8
     results = _race(s3_table, options, rounds, tmp_path)
     conflicts = _check(s3_table, results, rounds, conflicts_allowed=mode != "SINGLE_WRITER")
     if mode != "SINGLE_WRITER":
