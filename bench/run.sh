@@ -8,7 +8,9 @@
 #   bench/run.sh write           issue 3: W1 first write and COW / MOR upserts vs delta-rs
 #   bench/run.sh w2              issue 3: the same upsert into a 10,000,000-row MOR table (about 5-15 minutes)
 #   bench/run.sh profile         the write tasks' code in one process without Spark, phase by phase, cProfile
-#   bench/run.sh all             read, write, w2 and profile
+#   bench/run.sh archival        issue 13: per-write time and .hoodie files over 1,000 small commits, with and
+#                                without timeline archival (about 5 minutes)
+#   bench/run.sh all             read, write, w2, profile and archival
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +19,7 @@ export PYTHONUNBUFFERED=1
 
 what=("$@")
 [ ${#what[@]} -eq 0 ] && what=(read write)
-[ "${what[0]}" = all ] && what=(read write w2 profile)
+[ "${what[0]}" = all ] && what=(read write w2 profile archival)
 echo "bench: ${what[*]} (nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg))"
 for w in "${what[@]}"; do
   case "$w" in
@@ -25,6 +27,7 @@ for w in "${what[@]}"; do
     write) .venv/bin/python bench/bench_write.py --workload w1 ;;
     w2) .venv/bin/python bench/bench_write.py --workload w2 ;;
     profile) .venv/bin/python bench/bench_write.py --profile ;;
-    *) echo "unknown benchmark '$w': expected read, write, w2, profile or all" >&2; exit 2 ;;
+    archival) .venv/bin/python bench/bench_archival.py ;;
+    *) echo "unknown benchmark '$w': expected read, write, w2, profile, archival or all" >&2; exit 2 ;;
   esac
 done

@@ -248,8 +248,9 @@ def read_archive_file(data: bytes, *, file_name: str = "archive file") -> list[d
         pos = 8
         for _ in range(count):
             (size,) = struct.unpack(">i", block.content[pos:pos + 4])
-            out.append(fastavro.schemaless_reader(io.BytesIO(block.content[pos + 4:pos + 4 + size]), writer,
-                                                  _PARSED))
+            record = fastavro.schemaless_reader(io.BytesIO(block.content[pos + 4:pos + 4 + size]), writer, _PARSED)
+            assert isinstance(record, dict)
+            out.append(record)
             pos += 4 + size
     return out
 
@@ -423,8 +424,8 @@ def check_not_archived(storage: Storage, base_path: str, table: TableConfig, tim
     incremental begin there would miss the archived commits after it (a begin at or after the newest archived
     commit misses nothing)."""
     commits = timeline.completed_commits()
-    first = commits.first()
-    if first is None or instant >= first.timestamp:
+    first, last = commits.first(), commits.last()
+    if first is None or last is None or instant >= first.timestamp:
         return
     if not archive_files(storage, base_path, table):
         return  # nothing archived: an instant before the first commit reads an empty table, as in Hudi
@@ -438,8 +439,8 @@ def check_not_archived(storage: Storage, base_path: str, table: TableConfig, tim
         raise HudiError(
             f"{where}: {what} {instant} is before the active timeline, which starts at {first.timestamp}; "
             f"{archived}, up to {newest}, so an incremental read from {instant} would miss them. Begin at {newest} or "
-            f"later (commits from {first.timestamp} to {commits.last().timestamp} are readable), or read a snapshot.")
+            f"later (commits from {first.timestamp} to {last.timestamp} are readable), or read a snapshot.")
     raise HudiError(
         f"{where}: {what} {instant} is before the active timeline, which starts at {first.timestamp}; {archived} "
         f"and their file versions may be cleaned. Read as of an instant from {first.timestamp} to "
-        f"{commits.last().timestamp}.")
+        f"{last.timestamp}.")

@@ -19,7 +19,7 @@ import time
 from hudi_engine.config.write_config import NEVER, LockConfig
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import Timeline
-from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.timeline.instant import Action, Instant
 from hudi_engine.write.renewal import Renewal
 
 HEARTBEAT_FOLDER = ".heartbeat"
@@ -133,7 +133,3 @@ def roll_back_failed_writes(storage: Storage, base_path: str, config: LockConfig
         delete_heartbeat(storage, base_path, instant_time)
     results = rollback_failed_writes(storage, base_path, keep=lambda i: i.timestamp not in dead)
     return [r.rolled_back.timestamp for r in results]
-
-
-def is_pending_write(instant: Instant) -> bool:
-    return instant.action in _WRITE_ACTIONS and instant.state is not State.COMPLETED

@@ -306,7 +306,7 @@ class Transaction:
             new_ids = {s.file_id for s in stats}
             replaced = {p: [f for f in ids if f not in new_ids] for p, ids in replaced.items()}
         if c.config.lock.optimistic:
-            mine = {(s.partition_path or "", s.file_id) for s in stats}
+            mine = {(s.partition_path or "", s.file_id or "") for s in stats}
             mine |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
             check_conflicts(Timeline.load(c.storage, c.base_path), self.started, self.inflight, mine,
                             by_bucket=c.config.index.type is IndexType.BUCKET)
