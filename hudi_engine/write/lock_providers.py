@@ -337,20 +337,16 @@ class DynamoDBLockProvider(LockProvider):
 # --------------------------------------------------------------------------------------------- choice
 
 
-def lock_provider(storage: Storage, base_path: str, config: LockConfig, *, table_name: str | None) -> LockProvider:
-    """The provider `config.provider` names, refused (ConfigError naming the key) where it cannot exclude a second
-    writer on the table's storage."""
+def require_safe_provider(storage: Storage, base_path: str, config: LockConfig) -> None:
+    """ConfigError (naming the key) when `config.provider` cannot exclude a second writer on the table's storage, or
+    lacks its client library. Cheap: no lock service is contacted."""
     short = config.provider.rsplit(".", 1)[-1]
     if config.provider == DYNAMODB_LOCK:
         try:
             import boto3  # noqa: F401
         except ImportError:
             raise ConfigError(f"{K.LOCK_PROVIDER.key}={short} needs boto3: pip install boto3") from None
-        key = config.dynamodb.partition_key or table_name
-        if not key:
-            raise ConfigError(f"{K.LOCK_PROVIDER.key}={short}: set {K.DYNAMODB_PARTITION_KEY.key} (or the table name, "
-                              f"{K.TABLE_NAME.key}) to name the table's lock item")
-        return DynamoDBLockProvider(config.dynamodb, key, max(1000, config.wait_timeout_ms))
+        return
     if not storage.atomic_create:
         missing = ("; boto3 is not installed (pip install boto3)" if storage.is_s3 else "")
         raise ConfigError(
@@ -358,4 +354,16 @@ def lock_provider(storage: Storage, base_path: str, config: LockConfig, *, table
             f"atomic create-if-absent, which this engine has on local disks and on S3 (conditional writes through "
             f"boto3){missing}. A second writer could be admitted, so the write is refused. Use "
             f"DynamoDBBasedLockProvider ({K.DYNAMODB_TABLE.key}=...), which works with any storage.")
+
+
+def lock_provider(storage: Storage, base_path: str, config: LockConfig, *, table_name: str | None) -> LockProvider:
+    """The provider `config.provider` names, refused (ConfigError naming the key) where it cannot exclude a second
+    writer on the table's storage."""
+    require_safe_provider(storage, base_path, config)
+    if config.provider == DYNAMODB_LOCK:
+        key = config.dynamodb.partition_key or table_name
+        if not key:
+            raise ConfigError(f"{K.LOCK_PROVIDER.key}=DynamoDBBasedLockProvider: set {K.DYNAMODB_PARTITION_KEY.key} "
+                              f"(or the table name, {K.TABLE_NAME.key}) to name the table's lock item")
+        return DynamoDBLockProvider(config.dynamodb, key, max(1000, config.wait_timeout_ms))
     return FileSystemLockProvider(storage, base_path, config.expiry_ms, config.heartbeat_interval_ms)

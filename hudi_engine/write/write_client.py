@@ -28,6 +28,7 @@ from hudi_engine.write.conflict import TimelineAtStart, check_conflicts
 from hudi_engine.write.executor import WriteTask
 from hudi_engine.write.heartbeat import Heartbeat, roll_back_failed_writes
 from hudi_engine.write.lock import TableLock, acquire
+from hudi_engine.write.lock_providers import require_safe_provider
 from hudi_engine.write.lost_instant import abort_write
 from hudi_engine.write.rollback import rollback_failed_writes
 from hudi_engine.write.tagging import TagSpec
@@ -209,6 +210,7 @@ class WriteClient:
         writers (expired heartbeats) are rolled back first under the EAGER policy.
         """
         lock_cfg = self.config.lock
+        require_safe_provider(self.storage, self.base_path, lock_cfg)  # before a new table is even created
         lock = self._lock_new_table() if not self.exists else acquire(self.storage, self.base_path, lock_cfg,
                                                                        table_name=self.table_config.name)
         txn: Transaction | None = None
@@ -339,7 +341,8 @@ class Transaction:
         except WriteError:
             return
         abort_write(c.storage, c.base_path, self.inflight, lock_expiry_ms=c.config.lock.expiry_ms,
-                    lock_where=lock.describe())
+                    lock_where=lock.describe(),
+                    lock_holder_text=f"this writer took the lock again ({lock.owner}) to remove what it wrote")
 
     def close(self) -> None:
         """Stop the heartbeat (deleting it) and give back a lock still held."""

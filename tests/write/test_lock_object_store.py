@@ -220,3 +220,20 @@ def test_dynamodb_lock_works_for_a_table_on_any_storage(s3_server, tmp_path):
         assert lock.describe() == "DynamoDB table locks_b, key 'orders'"
     options = {"hoodie.write.lock.provider": "DynamoDBBasedLockProvider", "hoodie.write.lock.dynamodb.table": "x"}
     assert WriteConfig.from_options(options).lock.provider == DYNAMODB_LOCK
+
+
+def test_a_write_to_a_store_without_conditional_writes_is_refused_before_the_table_is_created(monkeypatch):
+    """A whole write (here to pyarrow's in-memory `mock://` filesystem) stops before anything is written."""
+    import pyarrow as pa
+    from local_write import write
+
+    import hudi_engine.write.commit as commit
+
+    created = []
+    monkeypatch.setattr(commit, "create_table", lambda *a, **k: created.append(a))
+    rows = pa.table({"id": ["a"], "p": ["x"], "ts": pa.array([1], pa.int64())})
+    with pytest.raises(ConfigError, match="hoodie.write.lock.provider=FileSystemBasedLockProvider cannot lock table "
+                                          "tbl/t on mock storage"):
+        write("mock:///tbl/t", rows, {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+                                      "hoodie.datasource.write.partitionpath.field": "p"})
+    assert created == []
