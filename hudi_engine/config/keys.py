@@ -203,7 +203,8 @@ LOCK_WAIT_MS: ConfigOption[int] = ConfigOption(
     hudi_default="60000", minimum=0)
 LOCK_EXPIRE_MINUTES: ConfigOption[float] = ConfigOption(
     "hoodie.write.lock.filesystem.expire", Kind.FLOAT, 10.0,
-    "Minutes after which a lock file left by a writer that died is taken over (0: never; fractions allowed).", "lock",
+    "Minutes after which a lock file its holder stopped renewing (it died or stalled; a live writer renews it every "
+    "heartbeat interval) is taken over (0: never, but a dead process of this host's is; fractions allowed).", "lock",
     hudi_default="0", minimum=0,
     default_note="a lock of a crashed writer would otherwise block the table until removed by hand")
 _LOCKS = "org.apache.hudi.client.transaction.lock."
