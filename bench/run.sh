@@ -10,7 +10,9 @@
 #   bench/run.sh w3              issue 9: an unpartitioned 10M-row upsert of 2.2M rows; a new 5M-row day into a
 #                                30-day table (and a 1M-row day); beside delta-rs MERGE (about 20-40 minutes)
 #   bench/run.sh profile         the write tasks' code in one process without Spark, phase by phase, cProfile
-#   bench/run.sh all             read, write, w2 and profile
+#   bench/run.sh archival        issue 13: per-write time and .hoodie files over 1,000 small commits, with and
+#                                without timeline archival (about 5 minutes)
+#   bench/run.sh all             read, write, w2, w3, profile and archival
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +21,7 @@ export PYTHONUNBUFFERED=1
 
 what=("$@")
 [ ${#what[@]} -eq 0 ] && what=(read write)
-[ "${what[0]}" = all ] && what=(read write w2 w3 profile)
+[ "${what[0]}" = all ] && what=(read write w2 w3 profile archival)
 echo "bench: ${what[*]} (nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg))"
 for w in "${what[@]}"; do
   case "$w" in
@@ -28,6 +30,7 @@ for w in "${what[@]}"; do
     w2) .venv/bin/python bench/bench_write.py --workload w2 ;;
     w3) .venv/bin/python bench/bench_w3.py ;;
     profile) .venv/bin/python bench/bench_write.py --profile ;;
-    *) echo "unknown benchmark '$w': expected read, write, w2, w3, profile or all" >&2; exit 2 ;;
+    archival) .venv/bin/python bench/bench_archival.py ;;
+    *) echo "unknown benchmark '$w': expected read, write, w2, w3, profile, archival or all" >&2; exit 2 ;;
   esac
 done

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from hudi_engine.config.write_config import WriteConfig
+    from hudi_engine.table_services.archival import ArchivalResult
     from hudi_engine.table_services.clean import CleanResult
     from hudi_engine.table_services.compaction import CompactionResult, Executor
     from hudi_engine.write.rollback import RollbackResult
@@ -103,6 +104,15 @@ class HudiTable:
 
         config = _config(options)
         return clean(self.storage, self.base_path, config.clean, config.lock)
+
+    def archive(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "ArchivalResult | None":
+        """Move old instants off the active timeline into `.hoodie/archived/` (`hoodie.keep.min.commits` /
+        `hoodie.keep.max.commits`), as Hudi's archiver does; None when nothing is due."""
+        from hudi_engine.table_services.archival import archive
+
+        config = _config(options)
+        return archive(self.storage, self.base_path, config.archival,
+                       max_delta_commits=config.compaction.max_delta_commits, lock=config.lock)
 
     def rollback(self, instant: str | None = None, *, use_command_blocks: bool = False,
                  options: "Mapping[str, Any] | WriteConfig | None" = None) -> "RollbackResult":
@@ -218,13 +228,24 @@ class HudiTable:
         return f"completed commits from {commits[0].timestamp} to {commits[-1].timestamp} ({len(commits)})"
 
     def check_instant(self, value: str | None, what: str) -> str | None:
-        """`value` as an instant time: digits. (Whether cleaning removed what a read as of it needs is checked
-        once its file groups are listed.) An instant before the first commit reads an empty table, as in Hudi."""
-        return _instant(value, f"table {self.config.name!r} ({self.base_path}): {what}")
+        """`value` as an instant time: digits, not before the active timeline when older instants were archived.
+        (Whether cleaning removed what a read as of it needs is checked once its file groups are listed.) An instant
+        before the first commit of a table that archived nothing reads an empty table, as in Hudi."""
+        value = _instant(value, f"table {self.config.name!r} ({self.base_path}): {what}")
+        if value is not None:
+            self._check_not_archived(value, what)
+        return value
+
+    def _check_not_archived(self, value: str, what: str, *, begin: bool = False) -> None:
+        from hudi_engine.table_services.archival import check_not_archived
+
+        if self.timeline.layout.version == 1:
+            check_not_archived(self.storage, self.base_path, self.config, self.timeline, value, what, begin=begin)
 
     def check_range(self, start: str, end: str | None) -> tuple[str, str | None]:
-        """(start, end] of an incremental read: digits, and start not after end."""
+        """(start, end] of an incremental read: digits, start not after end, no archived commit in the range."""
         start = _instant(start, f"table {self.config.name!r} ({self.base_path}): incremental begin instant")
+        self._check_not_archived(start, "incremental begin instant", begin=True)
         end = self.check_instant(end, "incremental end instant")
         if end is not None and start > end:
             raise HudiError(
