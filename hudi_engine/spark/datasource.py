@@ -40,6 +40,7 @@ catalog tables. Every query of a catalog table reads the snapshot current at tha
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -94,7 +95,7 @@ from hudi_engine.file_group import FileSlice
 from hudi_engine.file_slice_reader import read_file_slice
 from hudi_engine.fs_view import Visibility
 from hudi_engine.schema import META_COLUMNS
-from hudi_engine.table import UNPRUNABLE_KEYGENS, HudiTable
+from hudi_engine.table import UNPRUNABLE_KEYGENS, CommitTimeBound, HudiTable
 
 FORMAT = "hudi"
 PATH_COMMENT_PREFIX = "hudi.path="
@@ -105,10 +106,15 @@ AS_OF_INSTANT = "as.of.instant"
 AS_OF_INSTANT_ALIASES = ("as.of.instant", "as_of_instant")
 BEGIN_INSTANT = "hoodie.datasource.read.begin.instanttime"
 END_INSTANT = "hoodie.datasource.read.end.instanttime"
+# Not a Hudi option: the file groups (JSON list of "<partition path>/<file id>") a read is limited to. The native
+# relation (`hudi_engine.spark.relation`) hands the hudi source the slices Spark's parquet reader cannot read.
+FILE_GROUPS = "hudi_engine.read.file_groups"
 QueryType = Literal["snapshot", "read_optimized", "incremental"]
 QUERY_TYPES: tuple[str, ...] = ("snapshot", "read_optimized", "incremental")
 
-# Key generators whose partition path is not the partition column's value: pruning on it would be wrong.
+
+class InstantOptionError(HudiError):
+    """An option value that is no instant time; the reader adds the table and its instants to the message."""
 
 
 # ---- options ------------------------------------------------------------------------------------------------
@@ -123,6 +129,7 @@ class ReadOptions:
     as_of: str | None = None
     begin: str | None = None
     end: str | None = None
+    file_groups: frozenset[str] | None = None
 
     @staticmethod
     def parse(options: Mapping[str, str]) -> "ReadOptions":
@@ -147,7 +154,20 @@ class ReadOptions:
         elif begin is not None or end is not None:
             raise HudiError(f"options {BEGIN_INSTANT} / {END_INSTANT} need {QUERY_TYPE}=incremental "
                             f"(query type is {query_type!r})")
-        return ReadOptions(_plain_path(opts.get("path")), query_type, as_of, begin, end)  # type: ignore[arg-type]
+        groups = frozenset(json.loads(opts[FILE_GROUPS])) if opts.get(FILE_GROUPS) else None
+        return ReadOptions(_plain_path(opts.get("path")), query_type, as_of, begin, end,  # type: ignore[arg-type]
+                           groups)
+
+    @staticmethod
+    def parse_for_table(options: Mapping[str, str], schema: StructType | None = None) -> "ReadOptions":
+        """`parse`, with an instant that does not parse reported against the table: its name, path, instants."""
+        try:
+            return ReadOptions.parse(options)
+        except InstantOptionError as e:
+            path = _plain_path({str(k).lower(): v for k, v in options.items()}.get("path"))
+            table = HudiTable.load(_require_path(path, schema))
+            raise HudiError(f"table {table.config.name!r} ({table.base_path}): {e}. "
+                            f"Available: {table.available()}") from None
 
     @property
     def schema_instant(self) -> str | None:
@@ -180,8 +200,8 @@ def normalize_instant(value: str, option: str) -> str:
             except ValueError:
                 continue
             return t.strftime("%Y%m%d%H%M%S") + f"{t.microsecond // 1000:03d}"
-    raise HudiError(f"option {option}={value!r}: expected an instant time yyyyMMddHHmmssSSS, "
-                    "'yyyy-MM-dd HH:mm:ss[.SSS]' or 'yyyy-MM-dd'")
+    raise InstantOptionError(f"option {option}={value!r}: expected an instant time yyyyMMddHHmmssSSS, "
+                             "'yyyy-MM-dd HH:mm:ss[.SSS]' or 'yyyy-MM-dd'")
 
 
 # ---- types --------------------------------------------------------------------------------------------------
@@ -258,13 +278,13 @@ class HudiDataSource(DataSource):
     def schema(self) -> StructType:
         """The table's schema; `_hoodie_commit_time` carries the path comment, so that a catalog table created
         from it (`CREATE TABLE t USING hudi OPTIONS (path ...)`, whose options later reads lose) finds it."""
-        opts = ReadOptions.parse(self.options)
+        opts = ReadOptions.parse_for_table(self.options)
         path = _require_path(opts.path, None)
         table = HudiTable.load(path)
         return with_path_comment(spark_schema(table.schema(opts.schema_instant)), table_location(table, path))
 
     def reader(self, schema: StructType) -> "HudiReader":
-        opts = ReadOptions.parse(self.options)
+        opts = ReadOptions.parse_for_table(self.options, schema)
         return HudiReader(HudiTable.load(_require_path(opts.path, schema)), opts, schema)
 
 
@@ -332,16 +352,23 @@ class HudiReader(DataSourceReader):
         self.columns = _resolve_columns(schema, self.table_schema, table)
         self.target = arrow_target(schema)
         self.partition_filter: pc.Expression | None = None
+        self.commit_time_bound: CommitTimeBound | None = None
 
     # -- planning (driver) --
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:
-        """Keep filters on partition columns for pruning; return all, so Spark still applies each to rows."""
+        """Keep filters on partition columns for pruning partitions, and lower bounds on `_hoodie_commit_time` for
+        pruning file slices whose rows are all older; return all, so Spark still applies each to rows."""
         columns = self._prunable_columns()
         exprs = []
+        bounds = []
         for f in filters:
             e = filter_expression(f, columns)
             if e is not None:
                 exprs.append(e)
+            bound = commit_time_lower_bound(f)
+            if bound is not None and self.table.config.populate_meta_fields:
+                bounds.append(bound)
+        self.commit_time_bound = CommitTimeBound.tightest(bounds)
         if exprs:
             expr = exprs[0]
             for e in exprs[1:]:
@@ -360,8 +387,14 @@ class HudiReader(DataSourceReader):
         """The slices this query reads, after pruning; for incremental, the file groups the range touched."""
         opts = self.opts
         if opts.query_type != "incremental":
-            return self.table.file_slices(opts.as_of, self.partition_filter)
-        return self.table.incremental_slices(opts.begin, opts.end, self.partition_filter)[1]
+            slices = self.table.file_slices(opts.as_of, self.partition_filter)
+        else:
+            slices = self.table.incremental_slices(opts.begin, opts.end, self.partition_filter)[1]
+        if opts.file_groups is not None:
+            slices = [s for s in slices if file_group_id(s) in opts.file_groups]
+        if self.commit_time_bound is not None:
+            slices = self.table.prune_by_commit_time(slices, self.commit_time_bound, self.visibility)
+        return slices
 
     def _incremental_end(self) -> str | None:
         begin, end = self.table.check_range(self.opts.begin, self.opts.end)
@@ -412,6 +445,11 @@ def _resolve_columns(schema: StructType, table_schema: pa.Schema, table: HudiTab
     return out
 
 
+def file_group_id(file_slice: FileSlice) -> str:
+    """How `FILE_GROUPS` names a file group: `<partition path>/<file id>` (`<file id>` when unpartitioned)."""
+    return f"{file_slice.partition_path}/{file_slice.file_id}" if file_slice.partition_path else file_slice.file_id
+
+
 # ---- filters ------------------------------------------------------------------------------------------------
 
 _COMPARISONS = {EqualTo: "__eq__", GreaterThan: "__gt__", GreaterThanOrEqual: "__ge__", LessThan: "__lt__",
@@ -445,6 +483,23 @@ def filter_expression(f: Filter, columns: Mapping[str, str]) -> pc.Expression | 
         return pc.ends_with(field, pattern=value)
     if isinstance(f, StringContains):
         return pc.match_substring(field, pattern=value)
+    return None
+
+
+_BOUND_FILTERS = {GreaterThan: False, GreaterThanOrEqual: True, EqualTo: True, EqualNullSafe: True}
+
+
+def commit_time_lower_bound(f: Filter) -> CommitTimeBound | None:
+    """A Spark filter `_hoodie_commit_time > | >= | = | IN ...` as a lower bound on commit times; None otherwise."""
+    attribute = getattr(f, "attribute", None)
+    if attribute is None or len(attribute) != 1 or attribute[0].lower() != COMMIT_TIME:
+        return None
+    value: Any = getattr(f, "value", None)
+    if type(f) in _BOUND_FILTERS:
+        return None if value is None else CommitTimeBound(str(value), _BOUND_FILTERS[type(f)])
+    if isinstance(f, In):
+        values = [str(v) for v in value if v is not None]
+        return CommitTimeBound(min(values), True) if values else None
     return None
 
 
