@@ -507,10 +507,14 @@ def commit_time_lower_bound(f: Filter) -> CommitTimeBound | None:
 
 
 def register_data_source(spark: SparkSession) -> None:
-    """Make `spark.read.format("hudi")` available in `spark` (idempotent)."""
+    """Make `spark.read.format("hudi")` and the SQL function `hudi_table_changes` available in `spark`
+    (idempotent)."""
+    from hudi_engine.spark.table_changes import register_table_changes
+
     # Without this Spark rejects a reader that implements pushFilters (DATA_SOURCE_PUSHDOWN_DISABLED).
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(HudiDataSource)
+    register_table_changes(spark)
 
 
 def _quote(name: str) -> str:
