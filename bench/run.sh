@@ -5,10 +5,11 @@
 #
 #   bench/run.sh                 read + write (W1): about 5-10 minutes on 2 cores
 #   bench/run.sh read            issue 2: snapshot reads (COW vs pyarrow, MOR vs hudi-rs)
+#   bench/run.sh spark-read      issue 12: Spark reads (read_table, the hudi source) vs Spark's parquet reader
 #   bench/run.sh write           issue 3: W1 first write and COW / MOR upserts vs delta-rs
 #   bench/run.sh w2              issue 3: the same upsert into a 10,000,000-row MOR table (about 5-15 minutes)
 #   bench/run.sh profile         the write tasks' code in one process without Spark, phase by phase, cProfile
-#   bench/run.sh all             read, write, w2 and profile
+#   bench/run.sh all             read, spark-read, write, w2 and profile
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,14 +18,15 @@ export PYTHONUNBUFFERED=1
 
 what=("$@")
 [ ${#what[@]} -eq 0 ] && what=(read write)
-[ "${what[0]}" = all ] && what=(read write w2 profile)
+[ "${what[0]}" = all ] && what=(read spark-read write w2 profile)
 echo "bench: ${what[*]} (nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg))"
 for w in "${what[@]}"; do
   case "$w" in
     read) .venv/bin/python bench/bench_read.py ;;
+    spark-read) .venv/bin/python bench/bench_spark_read.py ;;
     write) .venv/bin/python bench/bench_write.py --workload w1 ;;
     w2) .venv/bin/python bench/bench_write.py --workload w2 ;;
     profile) .venv/bin/python bench/bench_write.py --profile ;;
-    *) echo "unknown benchmark '$w': expected read, write, w2, profile or all" >&2; exit 2 ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, write, w2, profile or all" >&2; exit 2 ;;
   esac
 done

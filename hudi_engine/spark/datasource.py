@@ -23,8 +23,11 @@ Pushdown. PySpark 4.3 offers filter pushdown (`DataSourceReader.pushFilters`, en
 Filters on partition columns (=, <=>, <, <=, >, >=, IN, IS [NOT] NULL, NOT, LIKE prefix/suffix/infix) prune
 partitions before file slices are listed; every filter is still handed back to Spark, which evaluates it on
 the rows, so pruning only has to be conservative, never exact. Key generators whose partition path is not the
-column's value (timestamp-based, custom) are not pruned. For fewer columns, declare them:
-`spark.read.format("hudi").schema("rider string, fare double").load(path)` reads only those.
+column's value (timestamp-based, custom) are not pruned. Lower bounds on `_hoodie_commit_time` (>, >=, =, IN)
+prune file slices whose rows are all older (`HudiTable.newest_commit_times`): `where _hoodie_commit_time > X`
+reads only the slices commits after X wrote. For fewer columns, declare them:
+`spark.read.format("hudi").schema("rider string, fare double").load(path)` reads only those; for Spark's own
+parquet reader on base files (column pruning, vectorized decoding), `hudi_engine.spark.relation.read_table`.
 
 Catalog tables. Spark 4.3 hands a Python data source neither the OPTIONS nor the LOCATION of a catalog table
 when it is read (a `LOCATION` makes no difference, the table is recorded as MANAGED), but it does hand over the

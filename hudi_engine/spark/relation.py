@@ -47,9 +47,9 @@ from hudi_engine.spark.datasource import (
     END_INSTANT,
     FILE_GROUPS,
     FORMAT,
+    PATH_COMMENT_PREFIX,
     QUERY_TYPE,
     ReadOptions,
-    catalog_path,
     file_group_id,
     register_data_source,
     spark_schema,
@@ -226,7 +226,9 @@ def table_path(spark: SparkSession, source: str) -> str:
         return source
     if not spark.catalog.tableExists(source):
         raise HudiError(f"{source!r}: neither a table path nor a table in the catalog")
-    path = catalog_path(spark.table(source).schema)
+    # The catalog's columns and comments, without planning a read of the table (which would start the source).
+    comments = [c.description or "" for c in spark.catalog.listColumns(source)]
+    path = next((c[len(PATH_COMMENT_PREFIX):].strip() for c in comments if c.startswith(PATH_COMMENT_PREFIX)), None)
     if path is None:
         raise HudiError(f"catalog table {source!r} is not a Hudi table of this engine: no column carries a "
                         "'hudi.path=<uri>' comment (see hudi_engine.spark.create_catalog_table)")

@@ -6,6 +6,12 @@ whose first meta column carries the comment `hudi.path=<path>` (the data source 
 `hudi_engine.spark.datasource`). LOCATION still matters to Spark: it makes the table EXTERNAL, so dropping the
 catalog entry never deletes the Hudi table's files. The declared columns are the table's latest schema; the
 entry is re-created when a write changes them, so every query sees the current snapshot in the current schema.
+
+What a model reads is not that entry: `ref()`, `source()` and the model's own `{{ this }}` of a Hudi table render
+as a temporary view (`read_view`) registered when dbt compiles the node, which reads the table's base files through
+Spark's own parquet reader and only the slices with log files through the `hudi` source
+(`hudi_engine.spark.relation`), as of the latest commit at that moment, whoever made it. The catalog entry cannot
+be such a view itself: a view holds a fixed file list, which a commit made outside dbt would leave behind.
 """
 from __future__ import annotations
 

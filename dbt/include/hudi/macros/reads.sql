@@ -23,8 +23,9 @@
 {% macro hudi_max_value(relation, column, default=none) %}
   {%- if not execute -%}
     {{- return(default) -}}
+  {%- else -%}
+    {%- set result = run_query('select max(' ~ adapter.quote(column) ~ ') from ' ~ relation) -%}
+    {%- set value = result.columns[0].values()[0] if result.rows | length > 0 else none -%}
+    {{- return(default if value is none else value) -}}
   {%- endif -%}
-  {%- set result = run_query('select max(' ~ adapter.quote(column) ~ ') from ' ~ relation) -%}
-  {%- set value = result.columns[0].values()[0] if result.rows | length > 0 else none -%}
-  {{- return(default if value is none else value) -}}
 {%- endmacro %}
