@@ -131,7 +131,9 @@ def run(repeats: int) -> dict:
         path = str(TABLES[name])
         files = sorted(s.base_file.path for s in HudiTable.load(path).file_slices() if s.base_file is not None)
         plan = plan_read(HudiTable.load(path), ReadOptions.parse({"path": path}))
-        facts[name] = {"base_files": len(files), "native": len(plan.native_files), "merged": len(plan.merged_groups)}
+        facts[name] = {"base_files": len(files), "native": len(plan.native_files), "merged": len(plan.merged_groups),
+                       "split": len(plan.split_groups),
+                       "logged_keys": 0 if plan.split_keys is None else plan.split_keys.num_rows}
         print(f"{name}: {facts[name]}", flush=True)
         readers = _readers(spark, name, path, files)
         for qname, query in QUERIES.items():
@@ -200,8 +202,11 @@ def report(out: dict) -> str:
     def runs(key: str) -> str:
         return f"{med(key):.2f} s ({', '.join(f'{t:.2f}' for t in res[key].times)})"
 
-    lines = [f"Tables: cow {facts['cow']['base_files']} base files; mor10 {facts['mor10']['base_files']} file groups, "
-             f"{facts['mor10']['merged']} with a log file ({facts['mor10']['native']} read by Spark's parquet reader).",
+    mor = facts["mor10"]
+    lines = [f"Tables: cow {facts['cow']['base_files']} base files; mor10 {mor['base_files']} file groups, "
+             f"{mor['split'] + mor['merged']} with a log file: {mor['native']} base files read by Spark's parquet "
+             f"reader, {mor['split']} split by key ({mor['logged_keys']} logged keys merged by the hudi source, the "
+             f"rest of their base files read by Spark), {mor['merged']} merged whole.",
              "",
              "| table, query | parquet (peer) | read_table | read_table / parquet | goal | hudi source | "
              "hudi source / parquet |",

@@ -112,6 +112,9 @@ END_INSTANT = "hoodie.datasource.read.end.instanttime"
 # Not a Hudi option: the file groups (JSON list of "<partition path>/<file id>") a read is limited to. The native
 # relation (`hudi_engine.spark.relation`) hands the hudi source the slices Spark's parquet reader cannot read.
 FILE_GROUPS = "hudi_engine.read.file_groups"
+# Not a Hudi option either: file groups (same form) of which only the rows whose keys their log blocks write or
+# delete are read; Spark's parquet reader reads the rest of their base files (`hudi_engine.spark.relation`).
+LOGGED_KEYS_ONLY = "hudi_engine.read.logged_keys_only"
 QueryType = Literal["snapshot", "read_optimized", "incremental"]
 QUERY_TYPES: tuple[str, ...] = ("snapshot", "read_optimized", "incremental")
 
@@ -133,6 +136,7 @@ class ReadOptions:
     begin: str | None = None
     end: str | None = None
     file_groups: frozenset[str] | None = None
+    logged_keys_only: frozenset[str] = frozenset()
 
     @staticmethod
     def parse(options: Mapping[str, str]) -> "ReadOptions":
@@ -158,8 +162,9 @@ class ReadOptions:
             raise HudiError(f"options {BEGIN_INSTANT} / {END_INSTANT} need {QUERY_TYPE}=incremental "
                             f"(query type is {query_type!r})")
         groups = frozenset(json.loads(opts[FILE_GROUPS])) if opts.get(FILE_GROUPS) else None
+        keys_only = frozenset(json.loads(opts[LOGGED_KEYS_ONLY])) if opts.get(LOGGED_KEYS_ONLY) else frozenset()
         return ReadOptions(_plain_path(opts.get("path")), query_type, as_of, begin, end,  # type: ignore[arg-type]
-                           groups)
+                           groups, keys_only)
 
     @staticmethod
     def parse_for_table(options: Mapping[str, str], schema: StructType | None = None) -> "ReadOptions":
@@ -421,7 +426,8 @@ class HudiReader(DataSourceReader):
         if opts.query_type == "incremental" and COMMIT_TIME not in names and COMMIT_TIME in self.table_schema.names:
             read_cols = [*names, COMMIT_TIME]
         rows = read_file_slice(ctx, partition.file_slice, columns=read_cols,
-                               read_optimized=opts.query_type == "read_optimized")
+                               read_optimized=opts.query_type == "read_optimized",
+                               logged_keys_only=file_group_id(partition.file_slice) in opts.logged_keys_only)
         if opts.query_type == "incremental":
             rows = rows.filter(self.window)
         if rows.num_rows == 0:

@@ -13,9 +13,12 @@ every column of every row crosses from a Python worker. A read is therefore spli
 * a slice that is one base file Spark can read in the table's schema (a copy-on-write table, a merge-on-read slice
   without log files or after compaction, any slice of a read-optimized query) is scanned by `spark.read.parquet`
   over the files listed here: column pruning, row-group statistics, vectorized decoding;
-* a slice with log files, or whose base file holds a column in another type than the table's now (schema
-  evolution that Spark's reader does not widen), goes to the `hudi` source limited to those file groups, which
-  merges it in Python.
+* a slice with log files is split by record key: Spark's parquet reader reads its base file except the rows whose
+  keys the log blocks write or delete (a broadcast anti-join on the file and `_hoodie_record_key`, with the keys
+  read from the logs when the read is planned), and the `hudi` source merges only those keys' rows in Python;
+* a slice whose base file holds a column in another type than the table's now (schema evolution that Spark's
+  reader does not widen), a log-only slice, or a slice of a table without meta fields (no stored key to join on)
+  goes to the `hudi` source whole, which merges it in Python.
 
 Both halves read as of one instant fixed when the DataFrame is made (the latest completed commit, the time travel
 instant, or the incremental range's end), so their union is one consistent snapshot even when a commit lands in
@@ -37,7 +40,9 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from hudi_engine.errors import HudiError, SchemaError
-from hudi_engine.file_group import BaseFile
+from hudi_engine.file_group import BaseFile, FileSlice
+from hudi_engine.file_slice_reader import log_record_keys
+from hudi_engine.fs_view import Visibility
 from hudi_engine.io.base_file import read_footer
 from hudi_engine.schema import add_meta_fields, avro_to_arrow_schema
 from hudi_engine.spark.datasource import (
@@ -47,6 +52,7 @@ from hudi_engine.spark.datasource import (
     END_INSTANT,
     FILE_GROUPS,
     FORMAT,
+    LOGGED_KEYS_ONLY,
     PATH_COMMENT_PREFIX,
     QUERY_TYPE,
     ReadOptions,
@@ -56,6 +62,13 @@ from hudi_engine.spark.datasource import (
     spark_type,
 )
 from hudi_engine.table import CommitTimeWindow, HudiTable
+
+RECORD_KEY = "_hoodie_record_key"
+# Keys of the log blocks the split read joins against (driver memory, a broadcast): beyond this many, the
+# remaining slices with log files are merged whole by the hudi source instead.
+MAX_SPLIT_KEYS = 2_000_000
+_FILE = "__hudi_file_name"
+_KEY = "__hudi_record_key"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +81,17 @@ class ReadPlan:
     native_files: tuple[str, ...]  # URIs of base files
     merged_groups: tuple[str, ...]  # file groups ("<partition>/<file id>") read by the hudi source
     window: CommitTimeWindow | None = None  # incremental: the rows of native files the read keeps
+    split_files: tuple[str, ...] = ()  # base files of slices with logs: read by Spark but for `split_keys`
+    split_keys: pa.Table | None = None  # (base file name, record key) the logs of those slices write or delete
+    split_groups: tuple[str, ...] = ()  # their file groups: the hudi source reads only those keys' merged rows
 
     def source_options(self) -> dict[str, str]:
-        """Options of the `hudi` source's half: the same query, as of the same instant, on `merged_groups`."""
+        """Options of the `hudi` source's half: the same query, as of the same instant, on `merged_groups` (whole)
+        and `split_groups` (the logged keys only)."""
         o = self.options
-        out = {QUERY_TYPE: o.query_type, FILE_GROUPS: json.dumps(sorted(self.merged_groups))}
+        out = {QUERY_TYPE: o.query_type, FILE_GROUPS: json.dumps(sorted((*self.merged_groups, *self.split_groups)))}
+        if self.split_groups:
+            out[LOGGED_KEYS_ONLY] = json.dumps(sorted(self.split_groups))
         if o.query_type == "incremental":
             out[BEGIN_INSTANT] = o.begin or ""
             if o.end is not None:
@@ -101,14 +120,45 @@ def plan_read(table: HudiTable, opts: ReadOptions) -> ReadPlan:
         opts = replace(opts, as_of=as_of or (latest.timestamp if latest is not None else None))
         schema = table.schema(as_of)
     read_optimized = opts.query_type == "read_optimized"
+    # Slices with log files are split by key on snapshot reads (an incremental pull's slices go whole: few rows).
+    split = opts.query_type == "snapshot" and table.config.populate_meta_fields
     files = _FileSchemas(table)
-    native, merged = [], []
+    native, merged, split_files, split_groups, keys = [], [], [], [], _SplitKeys(table, schema, opts.as_of)
     for s in slices:
-        if s.base_file is not None and (read_optimized or not s.log_files) and files.spark_reads(s.base_file, schema):
+        readable = s.base_file is not None and files.spark_reads(s.base_file, schema)
+        if readable and (read_optimized or not s.log_files):
             native.append(_uri(table, s.base_file.path))
+        elif readable and split and keys.add(s):
+            split_files.append(_uri(table, s.base_file.path))
+            split_groups.append(file_group_id(s))
         elif s.base_file is not None or not read_optimized:
             merged.append(file_group_id(s))
-    return ReadPlan(table.storage_uri, schema, opts, tuple(native), tuple(merged), window)
+    return ReadPlan(table.storage_uri, schema, opts, tuple(native), tuple(merged), window, tuple(split_files),
+                    keys.table() if split_files else None, tuple(split_groups))
+
+
+class _SplitKeys:
+    """The (base file name, record key) pairs the log blocks of split slices write or delete, read from the logs
+    as the query sees them (committed blocks up to its instant, rolled-back ones dropped)."""
+
+    def __init__(self, table: HudiTable, schema: pa.Schema, as_of: str | None) -> None:
+        self.ctx = table._read_context(schema, Visibility.of(table.timeline, as_of))
+        self.files: list[pa.Array] = []
+        self.keys: list[pa.Array] = []
+        self.count = 0
+
+    def add(self, file_slice: FileSlice) -> bool:
+        """Take the slice's logged keys, unless that would pass MAX_SPLIT_KEYS (the slice is then merged whole)."""
+        keys = log_record_keys(self.ctx, file_slice)
+        if self.count + len(keys) > MAX_SPLIT_KEYS:
+            return False
+        self.count += len(keys)
+        self.keys.append(keys)
+        self.files.append(pa.repeat(file_slice.base_file.path.rsplit("/", 1)[-1], len(keys)).cast(pa.string()))
+        return True
+
+    def table(self) -> pa.Table:
+        return pa.table({_FILE: pa.concat_arrays(self.files), _KEY: pa.concat_arrays(self.keys)})
 
 
 def _uri(table: HudiTable, path: str) -> str:
@@ -201,7 +251,13 @@ def dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
         if plan.window is not None and not plan.window.everything:
             native = native.where(window_column(plan.window))
         parts.append(native)
-    if plan.merged_groups:
+    if plan.split_files:
+        # The base files of slices with logs, but the rows whose keys the logs change (the source merges those).
+        base = spark.read.schema(schema).parquet(*plan.split_files).withColumn(_FILE, F.col("_metadata.file_name"))
+        keys = F.broadcast(spark.createDataFrame(plan.split_keys))
+        condition = (base[_FILE] == keys[_FILE]) & (base[RECORD_KEY] == keys[_KEY])
+        parts.append(base.join(keys, condition, "left_anti").select(*(F.col(f"`{n}`") for n in schema.names)))
+    if plan.merged_groups or plan.split_groups:
         register_data_source(spark)
         reader = spark.read.format(FORMAT).schema(schema)
         for key, value in plan.source_options().items():

@@ -62,9 +62,14 @@ def test_read_table_equals_hudi_rs_on_v6_tables(spark, unzip_table, name):
     path = unzip_table(name)
     table = HudiTable.load(path)
     plan = _plan(path)
-    with_logs = {f"{s.partition_path}/{s.file_id}".lstrip("/") for s in table.file_slices() if s.log_files}
-    assert set(plan.merged_groups) == with_logs, "only slices with log files go to the hudi source"
-    assert len(plan.native_files) == len(table.file_slices()) - len(with_logs)
+    slices = table.file_slices()
+    with_logs = {f"{s.partition_path}/{s.file_id}".lstrip("/") for s in slices if s.log_files}
+    assert set(plan.merged_groups) | set(plan.split_groups) == with_logs, "only slices with logs reach the source"
+    assert len(plan.native_files) == len(slices) - len(with_logs)
+    if table.config.populate_meta_fields:  # split by key: base files on Spark's reader but for the logged keys
+        assert set(plan.split_groups) == {f"{s.partition_path}/{s.file_id}".lstrip("/") for s in slices
+                                          if s.log_files and s.base_file is not None}
+        assert len(plan.split_files) == len(plan.split_groups)
     assert_same_rows(read_table(spark, str(path)).toArrow(), rs_snapshot(path), f"{name} snapshot", _key(table))
     if table.is_mor:
         ro = read_table(spark, str(path), {QUERY_TYPE: "read_optimized"}).toArrow()
@@ -180,11 +185,15 @@ def test_every_read_path_through_a_tables_life(spark, tmp_path, table_type):
         assert pinned.count() == 40 and pinned.where("ts = 2").count() == 0  # made before: reads its snapshot
         plan = _plan(path)
         if table_type == "MERGE_ON_READ":
-            assert plan.merged_groups and all(g.startswith("d0/") for g in plan.merged_groups)
-            assert len(plan.native_files) == groups - len(plan.merged_groups)
+            # The d0 slices are split: Spark reads their base files but for the 10 updated keys, merged in Python.
+            assert plan.split_groups and all(g.startswith("d0/") for g in plan.split_groups) and not plan.merged_groups
+            assert len(plan.native_files) == groups - len(plan.split_groups)
+            assert sorted(plan.split_keys.column(1).to_pylist()) == sorted(str(i) for i in range(0, 40, 4))
         else:
-            assert not plan.merged_groups
+            assert not plan.merged_groups and not plan.split_groups
         _every_path_equals_hudi_rs(spark, path, catalog, f"{table_type} after an upsert")
+        _write(spark, path, table_type, [_rec(i, 2) for i in (0, 8, 5)], "delete")  # MOR: a delete block in d0, d1
+        _every_path_equals_hudi_rs(spark, path, catalog, f"{table_type} after a delete")
 
         if table_type == "MERGE_ON_READ":
             HudiTable.load(str(path)).compact(executor=spark_executor(spark))
