@@ -5,13 +5,16 @@
 #
 #   bench/run.sh                 read + write (W1): about 5-10 minutes on 2 cores
 #   bench/run.sh read            issue 2: snapshot reads (COW vs pyarrow, MOR vs hudi-rs)
+#   bench/run.sh spark-read      issue 12: Spark reads (read_table, the hudi source) vs Spark's parquet reader
 #   bench/run.sh write           issue 3: W1 first write and COW / MOR upserts vs delta-rs
 #   bench/run.sh w2              issue 3: the same upsert into a 10,000,000-row MOR table (about 5-15 minutes)
 #   bench/run.sh w3              issue 9: an unpartitioned 10M-row upsert of 2.2M rows; a new 5M-row day into a
 #                                30-day table (and a 1M-row day); beside delta-rs MERGE (about 20-40 minutes)
 #   bench/run.sh profile         the write tasks' code in one process without Spark, phase by phase, cProfile
 #   bench/run.sh dbt             issue 11: a tiny hudi_incremental upsert vs a dbt-spark table model, same dbt runs
-#   bench/run.sh all             read, write, w2 and profile
+#   bench/run.sh archival        issue 13: per-write time and .hoodie files over 1,000 small commits, with and
+#                                without timeline archival (about 5 minutes)
+#   bench/run.sh all             read, spark-read, write, w2, w3, profile, dbt and archival
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,16 +23,18 @@ export PYTHONUNBUFFERED=1
 
 what=("$@")
 [ ${#what[@]} -eq 0 ] && what=(read write)
-[ "${what[0]}" = all ] && what=(read write w2 w3 profile)
+[ "${what[0]}" = all ] && what=(read spark-read write w2 w3 profile dbt archival)
 echo "bench: ${what[*]} (nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg))"
 for w in "${what[@]}"; do
   case "$w" in
     read) .venv/bin/python bench/bench_read.py ;;
+    spark-read) .venv/bin/python bench/bench_spark_read.py ;;
     write) .venv/bin/python bench/bench_write.py --workload w1 ;;
     w2) .venv/bin/python bench/bench_write.py --workload w2 ;;
     w3) .venv/bin/python bench/bench_w3.py ;;
     profile) .venv/bin/python bench/bench_write.py --profile ;;
     dbt) .venv/bin/python bench/bench_dbt_small.py ;;
-    *) echo "unknown benchmark '$w': expected read, write, w2, w3, profile, dbt or all" >&2; exit 2 ;;
+    archival) .venv/bin/python bench/bench_archival.py ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, write, w2, w3, profile, dbt, archival or all" >&2; exit 2 ;;
   esac
 done

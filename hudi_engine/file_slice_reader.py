@@ -66,8 +66,12 @@ def read_file_slice(
     *,
     columns: list[str] | None = None,
     read_optimized: bool = False,
+    logged_keys_only: bool = False,
 ) -> pa.Table:
-    """The rows of one slice in the table schema, projected to `columns` (all when None)."""
+    """The rows of one slice in the table schema, projected to `columns` (all when None).
+
+    `logged_keys_only`: only the merged rows of the keys its log blocks write or delete (the base file's other
+    rows are read by someone else, e.g. Spark's parquet reader in `hudi_engine.spark.relation`)."""
     out_columns = list(columns) if columns is not None else ctx.schema.names
     use_logs = bool(file_slice.log_files) and not read_optimized
     needed = list(out_columns)
@@ -88,10 +92,24 @@ def read_file_slice(
     if not use_logs:
         return base.select(out_columns)
     batches = _scan_logs(ctx, file_slice, read_schema)
+    if logged_keys_only:
+        base = base.filter(pc.is_in(ctx.key_of(base), value_set=logged_keys(ctx, batches)))
     merged = merge_records(
         base, batches, key_of=ctx.key_of, ordering_field=ctx.ordering_field, payload=ctx.payload
     ).records
     return merged.select(out_columns)
+
+
+def log_record_keys(ctx: SliceReadContext, file_slice: FileSlice) -> pa.Array:
+    """The record keys the slice's visible log blocks write or delete: the rows a merge can change."""
+    key_schema = pa.schema([ctx.schema.field(c) for c in ctx.key_columns if c in ctx.schema.names])
+    return logged_keys(ctx, _scan_logs(ctx, file_slice, key_schema))
+
+
+def logged_keys(ctx: SliceReadContext, batches: list[LogBatch]) -> pa.Array:
+    keys = [b.keys if isinstance(b, DeleteBatch) else ctx.key_of(b) for b in batches]
+    keys = [k.combine_chunks() if isinstance(k, pa.ChunkedArray) else k for k in keys]
+    return pc.unique(pa.concat_arrays([k.cast(pa.string()) for k in keys])) if keys else pa.array([], pa.string())
 
 
 def _scan_logs(ctx: SliceReadContext, file_slice: FileSlice, schema: pa.Schema) -> list[LogBatch]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 import functools
 import json
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -23,14 +24,15 @@ from hudi_engine.partition_path import parse_partition_path
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
-from hudi_engine.timeline import Timeline, read_avro_metadata
+from hudi_engine.timeline import CommitMetadata, Timeline, read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.layout import layout_for
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from hudi_engine.config.write_config import WriteConfig
+    from hudi_engine.table_services.archival import ArchivalResult
     from hudi_engine.table_services.clean import CleanResult
     from hudi_engine.table_services.compaction import CompactionResult, Executor
     from hudi_engine.write.rollback import RollbackResult
@@ -38,11 +40,53 @@ if TYPE_CHECKING:
 Filter = tuple[str, str, Any]
 Filters = Sequence[Filter] | pc.Expression | None
 
+COMMIT_TIME = "_hoodie_commit_time"
+
 # Key generators whose partition path is not the partition column's value (formatted dates, custom layouts).
 UNPRUNABLE_KEYGENS = ("TimestampBased", "Custom")
 READ_AHEAD = 4  # slices read at once by `scan` (4 threads matched pyarrow's own parallel read on 2 cores)
 
 _OPS = {"=": "__eq__", "==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
+
+
+@dataclass(frozen=True, slots=True)
+class CommitTimeWindow:
+    """The `_hoodie_commit_time` values an incremental read keeps: `(after, up_to]` (timeline layout 1), or one of
+    `instants` (layout 2, whose ranges are of completion times); `everything` for a table without meta fields."""
+
+    after: str | None = None
+    up_to: str | None = None
+    instants: tuple[str, ...] | None = None
+    everything: bool = False
+
+    def expression(self) -> pc.Expression:
+        if self.everything:
+            return pc.scalar(True)
+        field = pc.field(COMMIT_TIME)
+        if self.instants is not None:
+            return field.isin(list(self.instants))
+        return (field > self.after) & (field <= self.up_to)
+
+
+@dataclass(frozen=True, slots=True)
+class CommitTimeBound:
+    """A lower bound on `_hoodie_commit_time` from a query's filters: rows with a commit time above `instant`
+    (or at it, when `inclusive`). A file slice whose rows are all older reads nothing for the query."""
+
+    instant: str
+    inclusive: bool = False
+
+    def admits(self, newest: str) -> bool:
+        """Whether a slice whose newest row has commit time `newest` may hold a row the bound keeps."""
+        return newest >= self.instant if self.inclusive else newest > self.instant
+
+    @staticmethod
+    def tightest(bounds: Iterable["CommitTimeBound"]) -> "CommitTimeBound | None":
+        best: CommitTimeBound | None = None
+        for b in bounds:
+            if best is None or b.instant > best.instant or (b.instant == best.instant and not b.inclusive):
+                best = b
+        return best
 
 
 class HudiTable:
@@ -57,6 +101,7 @@ class HudiTable:
         self.timeline = timeline
         self._uri = uri
         self._slicing = slicing_for(timeline)
+        self._metadata: dict[Instant, CommitMetadata] = {}  # completed instants' files never change
 
     @staticmethod
     def load(path_or_uri: str) -> "HudiTable":
@@ -104,6 +149,15 @@ class HudiTable:
         config = _config(options)
         return clean(self.storage, self.base_path, config.clean, config.lock)
 
+    def archive(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "ArchivalResult | None":
+        """Move old instants off the active timeline into `.hoodie/archived/` (`hoodie.keep.min.commits` /
+        `hoodie.keep.max.commits`), as Hudi's archiver does; None when nothing is due."""
+        from hudi_engine.table_services.archival import archive
+
+        config = _config(options)
+        return archive(self.storage, self.base_path, config.archival,
+                       max_delta_commits=config.compaction.max_delta_commits, lock=config.lock)
+
     def rollback(self, instant: str | None = None, *, use_command_blocks: bool = False,
                  options: "Mapping[str, Any] | WriteConfig | None" = None) -> "RollbackResult":
         """Roll back a write: `instant` None is the latest completed commit (as Hudi's CLI `commit rollback`);
@@ -123,12 +177,19 @@ class HudiTable:
             return rollback_completed(self.storage, self.base_path, instant, use_command_blocks=use_command_blocks)
 
     # ---- schema -------------------------------------------------------------------------------------------
+    def commit_metadata(self, instant: Instant) -> CommitMetadata:
+        """The commit metadata of a completed commit-like instant, read once per `HudiTable`."""
+        meta = self._metadata.get(instant)
+        if meta is None:
+            meta = self._metadata[instant] = self.timeline.commit_metadata(instant)
+        return meta
+
     def avro_schema(self, as_of: str | None = None) -> dict | None:
         """The writer schema (no meta fields) of the latest commit up to `as_of` that recorded one."""
         for instant in reversed(self.timeline.completed_commits()):
             if as_of is not None and instant.timestamp > as_of:
                 continue
-            schema = self.timeline.commit_metadata(instant).extra_metadata.get("schema")
+            schema = self.commit_metadata(instant).extra_metadata.get("schema")
             if schema:
                 return json.loads(schema)
         return self.config.create_schema
@@ -206,7 +267,7 @@ class HudiTable:
                 f"{latest.timestamp if latest else earliest_readable}"
             )
 
-    def _available(self) -> str:
+    def available(self) -> str:
         """What instants a query can name, for error messages."""
         commits = self.timeline.completed_commits()
         if not commits:
@@ -218,18 +279,30 @@ class HudiTable:
         return f"completed commits from {commits[0].timestamp} to {commits[-1].timestamp} ({len(commits)})"
 
     def check_instant(self, value: str | None, what: str) -> str | None:
-        """`value` as an instant time: digits. (Whether cleaning removed what a read as of it needs is checked
-        once its file groups are listed.) An instant before the first commit reads an empty table, as in Hudi."""
-        return _instant(value, f"table {self.config.name!r} ({self.base_path}): {what}")
+        """`value` as an instant time: digits, not before the active timeline when older instants were archived.
+        (Whether cleaning removed what a read as of it needs is checked once its file groups are listed.) An instant
+        before the first commit of a table that archived nothing reads an empty table, as in Hudi."""
+        value = _instant(value, f"table {self.config.name!r} ({self.base_path}): {what}", self.available)
+        if value is not None:
+            self._check_not_archived(value, what)
+        return value
+
+    def _check_not_archived(self, value: str, what: str, *, begin: bool = False) -> None:
+        from hudi_engine.table_services.archival import check_not_archived
+
+        if self.timeline.layout.version == 1:
+            check_not_archived(self.storage, self.base_path, self.config, self.timeline, value, what, begin=begin)
 
     def check_range(self, start: str, end: str | None) -> tuple[str, str | None]:
-        """(start, end] of an incremental read: digits, and start not after end."""
-        start = _instant(start, f"table {self.config.name!r} ({self.base_path}): incremental begin instant")
+        """(start, end] of an incremental read: digits, start not after end, no archived commit in the range."""
+        start = _instant(start, f"table {self.config.name!r} ({self.base_path}): incremental begin instant",
+                         self.available)
+        self._check_not_archived(start, "incremental begin instant", begin=True)
         end = self.check_instant(end, "incremental end instant")
         if end is not None and start > end:
             raise HudiError(
                 f"table {self.config.name!r} ({self.base_path}): incremental begin instant {start} is after the end "
-                f"instant {end}; the range is (begin, end]. Available: {self._available()}"
+                f"instant {end}; the range is (begin, end]. Available: {self.available()}"
             )
         return start, end
 
@@ -239,13 +312,59 @@ class HudiTable:
         view = FileSystemView.load(self.storage, self.base_path, prune, self._slicing)
         if vis.as_of is not None:
             self._check_not_cleaned(view, vis.as_of)
-        return view.latest_file_slices(vis)
+        slices = view.latest_file_slices(vis)
+        bound = commit_time_bound(filters) if self.config.populate_meta_fields else None
+        return slices if bound is None else self.prune_by_commit_time(slices, bound, vis)
+
+    # ---- commit times of file slices ----------------------------------------------------------------------
+    def newest_commit_times(self, slices: Sequence[FileSlice], vis: Visibility) -> list[str]:
+        """For each slice, a commit time no row of it exceeds: its base file's instant, and the newest commit
+        that appended to its log files. In timeline layout 2 a log file is named by that commit; in layout 1 it
+        names its base instant, so the delta commits' write stats tell (and a log written before the active
+        timeline starts is bounded by that start). Rows keep their commit time through compaction and
+        clustering, so a file's instant is always at least its rows'."""
+        by_name = self.timeline.layout.slices_by_completion_time
+        appended: dict[tuple[str, str], str] | None = None
+        start = self.timeline.timeline_start() or ""
+        out = []
+        for s in slices:
+            newest = s.base_instant
+            if s.log_files:
+                if by_name:
+                    newest = max(newest, *(f.base_instant for f in s.log_files))
+                else:
+                    if appended is None:
+                        appended = self._log_appends(vis)
+                    newest = max(newest, appended.get((s.partition_path, s.file_id), ""), start)
+            out.append(newest)
+        return out
+
+    def prune_by_commit_time(self, slices: list[FileSlice], bound: CommitTimeBound,
+                             vis: Visibility) -> list[FileSlice]:
+        """The slices that may hold a row with a commit time the bound admits."""
+        return [s for s, newest in zip(slices, self.newest_commit_times(slices, vis)) if bound.admits(newest)]
+
+    def _log_appends(self, vis: Visibility) -> dict[tuple[str, str], str]:
+        """(partition, file id) -> the newest visible delta commit that wrote to the file group (layout 1)."""
+        out: dict[tuple[str, str], str] = {}
+        for instant in self.timeline.completed_commits():
+            if instant.action != Action.DELTA_COMMIT or not vis.is_committed(instant.timestamp):
+                continue
+            for stat in self.commit_metadata(instant).write_stats():
+                key = (stat.partition_path or "", stat.file_id or "")
+                if instant.timestamp > out.get(key, ""):
+                    out[key] = instant.timestamp
+        return out
 
     def _partition_pruner(self, filters: Filters, schema: pa.Schema | None):
         fields = self.config.partition_fields
         keygen = self.config.key_generator_class or ""
         if not fields or any(k in keygen for k in UNPRUNABLE_KEYGENS):
             return None  # no partitions, or paths that are not the columns' values: never prune
+        if not isinstance(filters, pc.Expression):  # (column, op, value) filters: those on partition columns
+            filters = [f for f in filters or () if len(f) == 3 and f[0] in fields]
+            if not filters:
+                return None
         expr = _to_expression(filters)
         schema = schema or self.schema()
         types = {f: (schema.field(f).type if f in schema.names else pa.string()) for f in fields}
@@ -329,24 +448,41 @@ class HudiTable:
         if not commits:
             return None, []
         end = self.incremental_end(start_instant, end_instant)
+        vis = Visibility.of(self.timeline, end)
+        slices = self._latest_slices(vis, filters, self.schema(end))
+        if self._may_reach_archived_commits(start_instant):
+            # Commits of the range may have left the active timeline (archived), and with them the record of which
+            # file groups they wrote: keep every slice that can hold a row written after the start instead.
+            return end, self.prune_by_commit_time(slices, CommitTimeBound(start_instant), vis)
         touched = set()
         for instant in commits:
-            for stat in self.timeline.commit_metadata(instant).write_stats():
+            for stat in self.commit_metadata(instant).write_stats():
                 touched.add((stat.partition_path or "", stat.file_id))
-        slices = self._latest_slices(Visibility.of(self.timeline, end), filters, self.schema(end))
         return end, [s for s in slices if (s.partition_path, s.file_id) in touched]
 
-    def incremental_window(self, start_instant: str, end_instant: str | None) -> pc.Expression:
+    def _may_reach_archived_commits(self, start_instant: str) -> bool:
+        """Layout 1: a range starting before the active timeline may hold archived commits. (Layout 2 ranges are
+        of completion times, which archived instants no longer show: those ranges keep the active commits.)"""
+        if self.timeline.layout.incremental_by_completion_time or not self.config.populate_meta_fields:
+            return False
+        start = self.timeline.timeline_start()
+        return start is not None and start_instant < start
+
+    def commit_time_window(self, start_instant: str, end_instant: str | None) -> CommitTimeWindow:
         """Rows an incremental read keeps: written by the range's commits (`_hoodie_commit_time` in (start, end] in
         layout 1; one of the range's commits in layout 2). A table without meta fields has no commit times: every
         row of the touched file groups (as hudi-rs reads it)."""
         if not self.config.populate_meta_fields:
-            return pc.scalar(True)
+            return CommitTimeWindow(everything=True)
         if self.timeline.layout.incremental_by_completion_time:
-            written_by = [c.timestamp for c in self.incremental_commits(start_instant, end_instant)]
-            return pc.field("_hoodie_commit_time").isin(written_by)
+            written_by = tuple(c.timestamp for c in self.incremental_commits(start_instant, end_instant))
+            return CommitTimeWindow(instants=written_by)
         end = self.incremental_end(start_instant, end_instant) or end_instant or start_instant
-        return (pc.field("_hoodie_commit_time") > start_instant) & (pc.field("_hoodie_commit_time") <= end)
+        return CommitTimeWindow(after=start_instant, up_to=end)
+
+    def incremental_window(self, start_instant: str, end_instant: str | None) -> pc.Expression:
+        """`commit_time_window` as an Arrow filter expression."""
+        return self.commit_time_window(start_instant, end_instant).expression()
 
     def read_incremental(self, start_instant: str, end_instant: str | None = None,
                          columns: list[str] | None = None, filters: Filters = None) -> pa.Table:
@@ -374,14 +510,37 @@ class HudiTable:
         return f"HudiTable({self.config.name!r}, {self.config.table_type}, {self.base_path!r})"
 
 
-def _instant(value: str | None, what: str = "instant time") -> str | None:
+def _instant(value: str | None, what: str = "instant time",
+             available: "Callable[[], str] | None" = None) -> str | None:
     """Accept an instant time string, or anything whose str() is one (e.g. an int)."""
     if value is None:
         return None
     value = str(value)
     if not value.isdigit():
-        raise HudiError(f"{what} {value!r}: expected digits, yyyyMMddHHmmssSSS")
+        tail = f". Available: {available()}" if available is not None else ""
+        raise HudiError(f"{what} {value!r}: expected digits, yyyyMMddHHmmssSSS{tail}")
     return value
+
+
+_BOUND_OPS = {">": False, ">=": True, "=": True, "==": True}
+
+
+def commit_time_bound(filters: Filters) -> CommitTimeBound | None:
+    """The tightest lower bound on `_hoodie_commit_time` in (column, op, value) filters (>, >=, =, in)."""
+    if filters is None or isinstance(filters, pc.Expression):
+        return None
+    bounds = []
+    for f in filters:
+        if len(f) != 3 or f[0] != COMMIT_TIME:
+            continue
+        op = f[1].lower() if isinstance(f[1], str) else f[1]
+        if op in _BOUND_OPS and f[2] is not None:
+            bounds.append(CommitTimeBound(str(f[2]), _BOUND_OPS[op]))
+        elif op == "in":
+            values = [str(v) for v in f[2] if v is not None]
+            if values:
+                bounds.append(CommitTimeBound(min(values), True))
+    return CommitTimeBound.tightest(bounds)
 
 
 def _project(schema: pa.Schema, columns: list[str] | None) -> pa.Schema:

@@ -1,4 +1,6 @@
-"""Archival as Java Hudi does it, simulated: old instants leave `.hoodie/` (this engine has no archival code).
+"""Archival's effect on readers, simulated in the crudest way: old instants' files are moved out of `.hoodie/` as they
+are (the engine's own archival, `hudi_engine.table_services.archival`, writes Hudi's archived-timeline files and
+refuses to archive past a pending instant; these tests want every instant but the latest one gone).
 
 Java's timeline archiver moves completed instants older than what it keeps (and the rollbacks and cleans among
 them) out of the active timeline into `.hoodie/archived/`. Readers then see a timeline that starts later, and take

@@ -1,14 +1,20 @@
-"""Shared fixtures: the conformance data beside the checkout, unzipped per test session; a local standalone cluster
-and executor virtual environments without this project, each made once per test session."""
+"""Shared fixtures: the conformance data beside the checkout, unzipped per test session; a local S3 API server; a
+local standalone cluster and executor virtual environments without this project, each made once per test session."""
 from __future__ import annotations
 
+import os
 import zipfile
 from pathlib import Path
 
 import pytest
 from executor_venvs import ExecutorPythons, build_executor_pythons
+from s3_server import CREDENTIALS, S3Server, start_server
 
 from hudi_engine.spark.session import standalone_cluster
+
+# Before anything starts a JVM or a worker process: they inherit these (moto takes any credentials).
+for _key, _value in CREDENTIALS.items():
+    os.environ.setdefault(_key, _value)
 
 CONFORMANCE = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
 
@@ -50,3 +56,17 @@ def standalone_master():
 def executor_pythons(tmp_path_factory: pytest.TempPathFactory) -> ExecutorPythons:
     """Pythons of virtual environments that have the engine's dependencies (or lack fastavro) but not this project."""
     return build_executor_pythons(tmp_path_factory.mktemp("executor-venvs"))
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> S3Server:
+    """moto's S3 (and DynamoDB) API on 127.0.0.1, started once per test session by the first test that needs it."""
+    server = start_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_table(s3_server: S3Server) -> str:
+    """The URI of a table in a new bucket of the local S3 API."""
+    return s3_server.uri(s3_server.new_bucket(), "table")

@@ -1,6 +1,8 @@
 """hudi-rs (the `hudi` package from PyPI) as the independent oracle: read a table the way it does."""
 from __future__ import annotations
 
+import os
+import urllib.parse
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,8 +18,26 @@ def _table(batches: list[pa.RecordBatch], schema: pa.Schema | None = None) -> pa
     return pa.Table.from_batches(batches)
 
 
-def rs_snapshot(path: Path, as_of: str | None = None, read_optimized: bool = False) -> pa.Table:
-    t = RsTable(str(Path(path).resolve()))
+def _rs_table(path: Path | str) -> RsTable:
+    """hudi-rs on a local path, or on an `s3://bucket/path?endpoint_override=host:port&scheme=http&region=...` URI
+    (the form pyarrow takes; hudi-rs gets the same endpoint as storage options, credentials from the environment)."""
+    text = str(path)
+    if "://" not in text:
+        return RsTable(str(Path(path).resolve()))
+    base, _, query = text.partition("?")
+    params = dict(urllib.parse.parse_qsl(query))
+    options = {"aws_region": params.get("region") or os.environ.get("AWS_REGION", "us-east-1")}
+    if params.get("endpoint_override"):
+        options["aws_endpoint_url"] = f"{params.get('scheme', 'https')}://{params['endpoint_override']}"
+        options["aws_allow_http"] = str(params.get("scheme") == "http").lower()
+    for env, key in (("AWS_ACCESS_KEY_ID", "aws_access_key_id"), ("AWS_SECRET_ACCESS_KEY", "aws_secret_access_key")):
+        if os.environ.get(env):
+            options[key] = os.environ[env]
+    return RsTable(base, options)
+
+
+def rs_snapshot(path: Path | str, as_of: str | None = None, read_optimized: bool = False) -> pa.Table:
+    t = _rs_table(path)
     opts = HudiReadOptions()
     if as_of is not None:
         opts = opts.with_as_of_timestamp(as_of)
@@ -26,8 +46,8 @@ def rs_snapshot(path: Path, as_of: str | None = None, read_optimized: bool = Fal
     return _table(t.read(opts), t.get_schema_with_meta_fields())
 
 
-def rs_incremental(path: Path, start: str, end: str) -> pa.Table:
-    t = RsTable(str(Path(path).resolve()))
+def rs_incremental(path: Path | str, start: str, end: str) -> pa.Table:
+    t = _rs_table(path)
     opts = (HudiReadOptions().with_query_type(HudiQueryType.Incremental)
             .with_start_timestamp(start).with_end_timestamp(end))
     return _table(t.read(opts), t.get_schema_with_meta_fields())

@@ -85,3 +85,19 @@ def test_a_leftover_marker_temp_file_does_not_break_listing_markers(tmp_path):
     (folder / f"{TEMP_FILE_PREFIX}20409-0a1b").write_bytes(b"")
     assert [m.relative_path for m in list_markers(storage, base, ts)] == [f"p/f-0_0-1-1_{ts}.parquet.marker.MERGE"]
     assert storage.exists(marker_dir(base, ts))
+
+
+def test_temp_files_of_other_targets_are_left_to_their_writers(tmp_path):
+    """A rollback deletes the temp files meant to become its own instant's files, not one a concurrent writer is
+    streaming into the same folder."""
+    storage, base = Storage.for_uri(str(tmp_path))
+    folder = Storage.join(base, "a")
+    mine, theirs = storage.open_output(Storage.join(folder, "f1_1-0-1_001.parquet")), \
+        storage.open_output(Storage.join(folder, "f2_1-0-1_002.parquet"))
+    mine.stream.write(b"x")
+    theirs.stream.write(b"y")
+    assert [p.rsplit("/", 1)[-1] for p in storage.delete_temp_files(folder, ["f1_1-0-1_001.parquet"])] == \
+        [mine.target.rsplit("/", 1)[-1]]
+    theirs.commit()
+    assert storage.read_bytes(Storage.join(folder, "f2_1-0-1_002.parquet")) == b"y"
+    assert storage.list_temp_files(folder) == []

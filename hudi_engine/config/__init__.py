@@ -5,6 +5,7 @@ from __future__ import annotations
 from hudi_engine.config.keys import ALL_OPTIONS, GROUPS
 from hudi_engine.config.option import ConfigOption, Options
 from hudi_engine.config.write_config import (
+    ArchivalConfig,
     BloomConfig,
     CleanConfig,
     CompactionConfig,
@@ -21,7 +22,7 @@ from hudi_engine.config.write_config import (
 )
 
 __all__ = [
-    "ALL_OPTIONS", "BloomConfig", "CleanConfig", "CompactionConfig", "ConfigOption", "FileSizing", "IndexConfig",
+    "ALL_OPTIONS", "ArchivalConfig", "BloomConfig", "CleanConfig", "CompactionConfig", "ConfigOption", "FileSizing", "IndexConfig",
     "IndexType", "KeyConfig", "LockConfig", "LogConfig", "MergeConfig", "Operation", "Options", "ParallelismConfig",
     "WriteConfig", "options_markdown",
 ]

@@ -208,9 +208,77 @@ LOCK_WAIT_MS: ConfigOption[int] = ConfigOption(
     hudi_default="60000", minimum=0)
 LOCK_EXPIRE_MINUTES: ConfigOption[float] = ConfigOption(
     "hoodie.write.lock.filesystem.expire", Kind.FLOAT, 10.0,
-    "Minutes after which a lock file left by a writer that died is taken over (0: never; fractions allowed).", "lock",
+    "Minutes after which a lock file its holder stopped renewing (it died or stalled; a live writer renews it every "
+    "heartbeat interval) is taken over (0: never, but a dead process of this host's is; fractions allowed).", "lock",
     hudi_default="0", minimum=0,
     default_note="a lock of a crashed writer would otherwise block the table until removed by hand")
+_LOCKS = "org.apache.hudi.client.transaction.lock."
+LOCK_PROVIDER: ConfigOption[str] = ConfigOption(
+    "hoodie.write.lock.provider", Kind.STRING, _LOCKS + "FileSystemBasedLockProvider",
+    "Lock provider class (Hudi's names, short or full): FileSystemBasedLockProvider (the lock file `.hoodie/lock`: "
+    "local disks, and S3 through conditional writes), StorageBasedLockProvider (the same here) or "
+    "DynamoDBBasedLockProvider (a DynamoDB table, Hudi's lock item layout). Others are refused.", "lock",
+    hudi_default=_LOCKS + "ZookeeperBasedLockProvider",
+    default_note="this engine has no ZooKeeper client; the lock file needs no service")
+CONCURRENCY_MODE: ConfigOption[str] = ConfigOption(
+    "hoodie.write.concurrency.mode", Kind.CHOICE, "SINGLE_WRITER",
+    "SINGLE_WRITER holds the table lock for the whole write; OPTIMISTIC_CONCURRENCY_CONTROL holds it only to start "
+    "the instant and around the commit, where a write that touched a file group another writer committed meanwhile "
+    "fails.", "lock", hudi_default="SINGLE_WRITER", choices=("SINGLE_WRITER", "OPTIMISTIC_CONCURRENCY_CONTROL"))
+HEARTBEAT_INTERVAL_MS: ConfigOption[int] = ConfigOption(
+    "hoodie.client.heartbeat.interval_in_ms", Kind.INT, 60000,
+    "A writer renews its heartbeat `.hoodie/.heartbeat/<instant>` (and its lock) this often, in ms (Hudi refuses "
+    "below 1000; this engine takes 10 and up, for tests).", "lock", hudi_default="60000", minimum=10)
+HEARTBEAT_TOLERABLE_MISSES: ConfigOption[int] = ConfigOption(
+    "hoodie.client.heartbeat.tolerable.misses", Kind.INT, 2,
+    "A pending instant whose heartbeat is older than this many intervals belongs to a writer that died: another "
+    "writer may roll it back; a writer that missed this many stops before its commit point.", "lock",
+    hudi_default="2", minimum=1)
+FAILED_WRITES_POLICY: ConfigOption[str] = ConfigOption(
+    "hoodie.cleaner.policy.failed.writes", Kind.CHOICE, "EAGER",
+    "When failed writes (pending instants whose heartbeat expired) are rolled back: EAGER before every write, LAZY "
+    "by the cleaning after a commit (needed with several writers), NEVER.", "lock", hudi_default="EAGER",
+    choices=("EAGER", "LAZY", "NEVER"))
+_DYNAMO = "hoodie.write.lock.dynamodb."
+DYNAMODB_TABLE: ConfigOption[str] = ConfigOption(
+    _DYNAMO + "table", Kind.STRING, "", "DynamoDBBasedLockProvider: the DynamoDB table holding lock items "
+    "(created with partition key `key` if absent).", "lock")
+DYNAMODB_PARTITION_KEY: ConfigOption[str] = ConfigOption(
+    _DYNAMO + "partition_key", Kind.STRING, "", "DynamoDBBasedLockProvider: the lock item's key; every writer of "
+    "one table must use the same (default: the table name).", "lock")
+DYNAMODB_REGION: ConfigOption[str] = ConfigOption(
+    _DYNAMO + "region", Kind.STRING, "us-east-1", "DynamoDBBasedLockProvider: the AWS region (AWS_REGION when set).",
+    "lock", hudi_default="us-east-1")
+DYNAMODB_ENDPOINT_URL: ConfigOption[str] = ConfigOption(
+    _DYNAMO + "endpoint_url", Kind.STRING, "", "DynamoDBBasedLockProvider: the service endpoint (default: the "
+    "region's).", "lock")
+DYNAMODB_BILLING_MODE: ConfigOption[str] = ConfigOption(
+    _DYNAMO + "billing_mode", Kind.CHOICE, "PAY_PER_REQUEST", "DynamoDBBasedLockProvider: billing mode of a lock "
+    "table it creates.", "lock", hudi_default="PAY_PER_REQUEST", choices=("PAY_PER_REQUEST", "PROVISIONED"))
+DYNAMODB_READ_CAPACITY: ConfigOption[int] = ConfigOption(
+    _DYNAMO + "read_capacity", Kind.INT, 20, "DynamoDBBasedLockProvider: read capacity of a PROVISIONED lock table "
+    "it creates.", "lock", hudi_default="20", minimum=1)
+DYNAMODB_WRITE_CAPACITY: ConfigOption[int] = ConfigOption(
+    _DYNAMO + "write_capacity", Kind.INT, 10, "DynamoDBBasedLockProvider: write capacity of a PROVISIONED lock "
+    "table it creates.", "lock", hudi_default="10", minimum=1)
+DYNAMODB_TABLE_CREATION_TIMEOUT: ConfigOption[int] = ConfigOption(
+    _DYNAMO + "table_creation_timeout", Kind.INT, 600000, "DynamoDBBasedLockProvider: how long to wait for a lock "
+    "table it creates to become active, in ms.", "lock", hudi_default="600000", minimum=0)
+LOCK_OPTIONS = (LOCK_WAIT_MS, LOCK_EXPIRE_MINUTES, LOCK_PROVIDER, CONCURRENCY_MODE, HEARTBEAT_INTERVAL_MS,
+                HEARTBEAT_TOLERABLE_MISSES, FAILED_WRITES_POLICY, DYNAMODB_TABLE, DYNAMODB_PARTITION_KEY,
+                DYNAMODB_REGION, DYNAMODB_ENDPOINT_URL, DYNAMODB_BILLING_MODE, DYNAMODB_READ_CAPACITY,
+                DYNAMODB_WRITE_CAPACITY, DYNAMODB_TABLE_CREATION_TIMEOUT)
+ARCHIVE_AUTOMATIC: ConfigOption[bool] = ConfigOption(
+    "hoodie.archive.automatic", Kind.BOOL, True, "Archive old instants after the cleaning that follows a write.",
+    "archival", hudi_default="true")
+KEEP_MIN_COMMITS: ConfigOption[int] = ConfigOption(
+    "hoodie.keep.min.commits", Kind.INT, 20, "Archival keeps at least this many completed commits active (more "
+    "than hoodie.cleaner.commits.retained).", "archival", hudi_default="20", minimum=1)
+KEEP_MAX_COMMITS: ConfigOption[int] = ConfigOption(
+    "hoodie.keep.max.commits", Kind.INT, 30, "Archival starts once more than this many completed commits (or cleans, "
+    "or rollbacks) are active, and moves the oldest to `.hoodie/archived/` down to hoodie.keep.min.commits.",
+    "archival", hudi_default="30", minimum=1)
+ARCHIVAL_OPTIONS = (ARCHIVE_AUTOMATIC, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS)
 
 # ---- read options (the Spark data source) -----------------------------------------------------------------------
 QUERY_TYPE: ConfigOption[str] = ConfigOption(
@@ -237,11 +305,12 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     MAX_FILE_SIZE, SMALL_FILE_LIMIT, BLOCK_SIZE, COMPRESSION, RECORD_SIZE_ESTIMATE, LOG_BLOCK_MAX_SIZE, LOG_FILE_MAX_SIZE,
     UPSERT_PARALLELISM, INSERT_PARALLELISM, BULK_INSERT_PARALLELISM, DELETE_PARALLELISM, BULK_INSERT_SORT_MODE,
     COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS, CLEAN_AUTOMATIC, CLEANER_POLICY, CLEANER_COMMITS_RETAINED,
-    CLEANER_FILE_VERSIONS_RETAINED, LOCK_WAIT_MS, LOCK_EXPIRE_MINUTES,
+    CLEANER_FILE_VERSIONS_RETAINED, *LOCK_OPTIONS, *ARCHIVAL_OPTIONS,
 )
 READ_OPTIONS: tuple[ConfigOption, ...] = (QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT)
 ALL_OPTIONS: tuple[ConfigOption, ...] = WRITE_OPTIONS + READ_OPTIONS
 GROUPS = {"table": "Table", "keys": "Record keys and partitioning", "merge": "Payload and pre-combine",
           "index": "Index", "bloom": "Bloom filters", "storage": "Base files", "log": "Log files (MOR)",
-          "parallelism": "Parallelism", "compaction": "Compaction (MOR)", "clean": "Cleaning", "lock": "Lock",
+          "parallelism": "Parallelism", "compaction": "Compaction (MOR)", "clean": "Cleaning",
+          "lock": "Lock, heartbeats and concurrent writers", "archival": "Archival",
           "read": "Reads (the Spark data source)"}

@@ -23,8 +23,11 @@ Pushdown. PySpark 4.3 offers filter pushdown (`DataSourceReader.pushFilters`, en
 Filters on partition columns (=, <=>, <, <=, >, >=, IN, IS [NOT] NULL, NOT, LIKE prefix/suffix/infix) prune
 partitions before file slices are listed; every filter is still handed back to Spark, which evaluates it on
 the rows, so pruning only has to be conservative, never exact. Key generators whose partition path is not the
-column's value (timestamp-based, custom) are not pruned. For fewer columns, declare them:
-`spark.read.format("hudi").schema("rider string, fare double").load(path)` reads only those.
+column's value (timestamp-based, custom) are not pruned. Lower bounds on `_hoodie_commit_time` (>, >=, =, IN)
+prune file slices whose rows are all older (`HudiTable.newest_commit_times`): `where _hoodie_commit_time > X`
+reads only the slices commits after X wrote. For fewer columns, declare them:
+`spark.read.format("hudi").schema("rider string, fare double").load(path)` reads only those; for Spark's own
+parquet reader on base files (column pruning, vectorized decoding), `hudi_engine.spark.relation.read_table`.
 
 Catalog tables. Spark 4.3 hands a Python data source neither the OPTIONS nor the LOCATION of a catalog table
 when it is read (a `LOCATION` makes no difference, the table is recorded as MANAGED), but it does hand over the
@@ -40,6 +43,7 @@ catalog tables. Every query of a catalog table reads the snapshot current at tha
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -95,7 +99,7 @@ from hudi_engine.file_slice_reader import read_file_slice
 from hudi_engine.fs_view import Visibility
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.executor_env import ensure_executor_env
-from hudi_engine.table import UNPRUNABLE_KEYGENS, HudiTable
+from hudi_engine.table import UNPRUNABLE_KEYGENS, CommitTimeBound, HudiTable
 
 FORMAT = "hudi"
 PATH_COMMENT_PREFIX = "hudi.path="
@@ -106,10 +110,18 @@ AS_OF_INSTANT = "as.of.instant"
 AS_OF_INSTANT_ALIASES = ("as.of.instant", "as_of_instant")
 BEGIN_INSTANT = "hoodie.datasource.read.begin.instanttime"
 END_INSTANT = "hoodie.datasource.read.end.instanttime"
+# Not a Hudi option: the file groups (JSON list of "<partition path>/<file id>") a read is limited to. The native
+# relation (`hudi_engine.spark.relation`) hands the hudi source the slices Spark's parquet reader cannot read.
+FILE_GROUPS = "hudi_engine.read.file_groups"
+# Not a Hudi option either: file groups (same form) of which only the rows whose keys their log blocks write or
+# delete are read; Spark's parquet reader reads the rest of their base files (`hudi_engine.spark.relation`).
+LOGGED_KEYS_ONLY = "hudi_engine.read.logged_keys_only"
 QueryType = Literal["snapshot", "read_optimized", "incremental"]
 QUERY_TYPES: tuple[str, ...] = ("snapshot", "read_optimized", "incremental")
 
-# Key generators whose partition path is not the partition column's value: pruning on it would be wrong.
+
+class InstantOptionError(HudiError):
+    """An option value that is no instant time; the reader adds the table and its instants to the message."""
 
 
 # ---- options ------------------------------------------------------------------------------------------------
@@ -124,6 +136,8 @@ class ReadOptions:
     as_of: str | None = None
     begin: str | None = None
     end: str | None = None
+    file_groups: frozenset[str] | None = None
+    logged_keys_only: frozenset[str] = frozenset()
 
     @staticmethod
     def parse(options: Mapping[str, str]) -> "ReadOptions":
@@ -148,7 +162,21 @@ class ReadOptions:
         elif begin is not None or end is not None:
             raise HudiError(f"options {BEGIN_INSTANT} / {END_INSTANT} need {QUERY_TYPE}=incremental "
                             f"(query type is {query_type!r})")
-        return ReadOptions(_plain_path(opts.get("path")), query_type, as_of, begin, end)  # type: ignore[arg-type]
+        groups = frozenset(json.loads(opts[FILE_GROUPS])) if opts.get(FILE_GROUPS) else None
+        keys_only = frozenset(json.loads(opts[LOGGED_KEYS_ONLY])) if opts.get(LOGGED_KEYS_ONLY) else frozenset()
+        return ReadOptions(_plain_path(opts.get("path")), query_type, as_of, begin, end,  # type: ignore[arg-type]
+                           groups, keys_only)
+
+    @staticmethod
+    def parse_for_table(options: Mapping[str, str], schema: StructType | None = None) -> "ReadOptions":
+        """`parse`, with an instant that does not parse reported against the table: its name, path, instants."""
+        try:
+            return ReadOptions.parse(options)
+        except InstantOptionError as e:
+            path = _plain_path({str(k).lower(): v for k, v in options.items()}.get("path"))
+            table = HudiTable.load(_require_path(path, schema))
+            raise HudiError(f"table {table.config.name!r} ({table.base_path}): {e}. "
+                            f"Available: {table.available()}") from None
 
     @property
     def schema_instant(self) -> str | None:
@@ -181,8 +209,8 @@ def normalize_instant(value: str, option: str) -> str:
             except ValueError:
                 continue
             return t.strftime("%Y%m%d%H%M%S") + f"{t.microsecond // 1000:03d}"
-    raise HudiError(f"option {option}={value!r}: expected an instant time yyyyMMddHHmmssSSS, "
-                    "'yyyy-MM-dd HH:mm:ss[.SSS]' or 'yyyy-MM-dd'")
+    raise InstantOptionError(f"option {option}={value!r}: expected an instant time yyyyMMddHHmmssSSS, "
+                             "'yyyy-MM-dd HH:mm:ss[.SSS]' or 'yyyy-MM-dd'")
 
 
 # ---- types --------------------------------------------------------------------------------------------------
@@ -259,13 +287,13 @@ class HudiDataSource(DataSource):
     def schema(self) -> StructType:
         """The table's schema; `_hoodie_commit_time` carries the path comment, so that a catalog table created
         from it (`CREATE TABLE t USING hudi OPTIONS (path ...)`, whose options later reads lose) finds it."""
-        opts = ReadOptions.parse(self.options)
+        opts = ReadOptions.parse_for_table(self.options)
         path = _require_path(opts.path, None)
         table = HudiTable.load(path)
         return with_path_comment(spark_schema(table.schema(opts.schema_instant)), table_location(table, path))
 
     def reader(self, schema: StructType) -> "HudiReader":
-        opts = ReadOptions.parse(self.options)
+        opts = ReadOptions.parse_for_table(self.options, schema)
         return HudiReader(HudiTable.load(_require_path(opts.path, schema)), opts, schema)
 
 
@@ -333,16 +361,23 @@ class HudiReader(DataSourceReader):
         self.columns = _resolve_columns(schema, self.table_schema, table)
         self.target = arrow_target(schema)
         self.partition_filter: pc.Expression | None = None
+        self.commit_time_bound: CommitTimeBound | None = None
 
     # -- planning (driver) --
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:
-        """Keep filters on partition columns for pruning; return all, so Spark still applies each to rows."""
+        """Keep filters on partition columns for pruning partitions, and lower bounds on `_hoodie_commit_time` for
+        pruning file slices whose rows are all older; return all, so Spark still applies each to rows."""
         columns = self._prunable_columns()
         exprs = []
+        bounds = []
         for f in filters:
             e = filter_expression(f, columns)
             if e is not None:
                 exprs.append(e)
+            bound = commit_time_lower_bound(f)
+            if bound is not None and self.table.config.populate_meta_fields:
+                bounds.append(bound)
+        self.commit_time_bound = CommitTimeBound.tightest(bounds)
         if exprs:
             expr = exprs[0]
             for e in exprs[1:]:
@@ -361,8 +396,14 @@ class HudiReader(DataSourceReader):
         """The slices this query reads, after pruning; for incremental, the file groups the range touched."""
         opts = self.opts
         if opts.query_type != "incremental":
-            return self.table.file_slices(opts.as_of, self.partition_filter)
-        return self.table.incremental_slices(opts.begin, opts.end, self.partition_filter)[1]
+            slices = self.table.file_slices(opts.as_of, self.partition_filter)
+        else:
+            slices = self.table.incremental_slices(opts.begin, opts.end, self.partition_filter)[1]
+        if opts.file_groups is not None:
+            slices = [s for s in slices if file_group_id(s) in opts.file_groups]
+        if self.commit_time_bound is not None:
+            slices = self.table.prune_by_commit_time(slices, self.commit_time_bound, self.visibility)
+        return slices
 
     def _incremental_end(self) -> str | None:
         begin, end = self.table.check_range(self.opts.begin, self.opts.end)
@@ -386,7 +427,8 @@ class HudiReader(DataSourceReader):
         if opts.query_type == "incremental" and COMMIT_TIME not in names and COMMIT_TIME in self.table_schema.names:
             read_cols = [*names, COMMIT_TIME]
         rows = read_file_slice(ctx, partition.file_slice, columns=read_cols,
-                               read_optimized=opts.query_type == "read_optimized")
+                               read_optimized=opts.query_type == "read_optimized",
+                               logged_keys_only=file_group_id(partition.file_slice) in opts.logged_keys_only)
         if opts.query_type == "incremental":
             rows = rows.filter(self.window)
         if rows.num_rows == 0:
@@ -411,6 +453,11 @@ def _resolve_columns(schema: StructType, table_schema: pa.Schema, table: HudiTab
                               f"{'ambiguous' if matches else 'not in the table'} (columns: {table_schema.names})")
         out.append((matches[0], f.name))
     return out
+
+
+def file_group_id(file_slice: FileSlice) -> str:
+    """How `FILE_GROUPS` names a file group: `<partition path>/<file id>` (`<file id>` when unpartitioned)."""
+    return f"{file_slice.partition_path}/{file_slice.file_id}" if file_slice.partition_path else file_slice.file_id
 
 
 # ---- filters ------------------------------------------------------------------------------------------------
@@ -449,16 +496,37 @@ def filter_expression(f: Filter, columns: Mapping[str, str]) -> pc.Expression | 
     return None
 
 
+_BOUND_FILTERS = {GreaterThan: False, GreaterThanOrEqual: True, EqualTo: True, EqualNullSafe: True}
+
+
+def commit_time_lower_bound(f: Filter) -> CommitTimeBound | None:
+    """A Spark filter `_hoodie_commit_time > | >= | = | IN ...` as a lower bound on commit times; None otherwise."""
+    attribute = getattr(f, "attribute", None)
+    if attribute is None or len(attribute) != 1 or attribute[0].lower() != COMMIT_TIME:
+        return None
+    value: Any = getattr(f, "value", None)
+    if type(f) in _BOUND_FILTERS:
+        return None if value is None else CommitTimeBound(str(value), _BOUND_FILTERS[type(f)])
+    if isinstance(f, In):
+        values = [str(v) for v in value if v is not None]
+        return CommitTimeBound(min(values), True) if values else None
+    return None
+
+
 # ---- registration and catalog tables ------------------------------------------------------------------------
 
 
 def register_data_source(spark: SparkSession) -> None:
-    """Make `spark.read.format("hudi")` available in `spark` (idempotent); executors checked and the engine shipped
-    first (`executor_env`), since the source captures the session's Python files when it is registered."""
+    """Make `spark.read.format("hudi")` and the SQL function `hudi_table_changes` available in `spark`
+    (idempotent); executors checked and the engine shipped first (`executor_env`), since the source captures the
+    session's Python files when it is registered."""
+    from hudi_engine.spark.table_changes import register_table_changes
+
     ensure_executor_env(spark)
     # Without this Spark rejects a reader that implements pushFilters (DATA_SOURCE_PUSHDOWN_DISABLED).
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(HudiDataSource)
+    register_table_changes(spark)
 
 
 def _quote(name: str) -> str:

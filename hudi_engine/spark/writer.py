@@ -2,16 +2,16 @@
 spread by file group as Hudi's own partitioner spreads it.
 
 The driver checks, starts the instant, plans and commits (`hudi_engine.write.write_client`); records never reach
-it. An upsert, insert, delete or overwrite runs as:
-1. tag: a map pass computes every record's key and partition path and tags it with the file group that holds its
-   key (an Arrow UDF over the key and partition columns only, `executor.key_and_tag`); the tagged records are
-   persisted, and the driver collects counts per (partition, file group);
-2. plan: the driver lists the touched partitions and plans buckets (updates per file group, inserts into small
-   files then new file groups of the max file size, cut by key ranges from a sample of the new keys) and gives
-   them to `min(buckets, parallelism)` tasks (`write.bucket_assigner`);
-3. write: records are routed to their bucket and task by a broadcast join with the plan, then one shuffle by
-   task; each task gets its records sorted by bucket and runs one handle per file group,
-   holding one file group's records at a time (`executor.write_buckets`).
+it. An upsert, insert, delete or overwrite is two passes over the input (persisted unless the caller cached it):
+1. keys: a map pass over the key and partition columns only computes every record's key and partition path,
+   tags it with the file group holding its key (`executor.key_and_tag`: footer key ranges and bloom filters),
+   and returns counts per (partition, file group) and a sample of the new keys (`executor.KeyProfile`); no
+   shuffle. The driver lists the touched partitions and plans buckets (updates per file group, inserts into small
+   files then new file groups of the max file size, cut at sampled keys) over `min(buckets, parallelism)` tasks
+   (`write.bucket_assigner`);
+2. write: the records, keyed and tagged again (the same tags), are routed to their bucket and task by a broadcast
+   join with the plan, shuffled once by task, and each task runs one handle per file group, holding one file
+   group's records at a time (`executor.write_buckets`).
 `bulk_insert` range-partitions by (partition, key) and cuts sorted files by bytes. GLOBAL_SIMPLE tags with a join
 against every key of the table instead. A failure anywhere before the commit rolls the instant back.
 """
@@ -45,6 +45,7 @@ from hudi_engine.write.executor import (
     KEY,
     PARTITION,
     TASK,
+    KeyProfile,
     WriteTask,
     bulk_insert_files,
     key_and_tag,
@@ -94,37 +95,80 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transacti
     parallelism = config.parallelism.for_operation(config.operation, spark.sparkContext.defaultParallelism)
     t0 = time.monotonic()
     if config.operation is Operation.BULK_INSERT:
-        results = _bulk_insert(_keyed(_check_rows(df, config), task, None), task, parallelism).collect()
+        results = _bulk_insert(_keyed(_checked(df, config), task, None), task, parallelism).collect()
         txn.timings["write"] = time.monotonic() - t0
         return _collect(results, txn)
-    global_index = config.index.type is IndexType.GLOBAL_SIMPLE and config.operation.looks_up_keys
-    tagged = _keyed(_check_rows(df, config), task, None if global_index else client.tag_spec(txn.instant))
-    if global_index:
-        tagged = _tag_global(spark, tagged, client, task, parallelism)
-    else:
-        tagged = tagged.withColumn(DELETE, F.lit(config.operation is Operation.DELETE))
-    # The tagged records feed two jobs (counts, then the write). A caller's cached DataFrame is read twice and its
-    # keys tagged twice (cheaper than caching a second copy: A/B on W1, 7.8 s vs 8.4 s); otherwise the tagged
-    # records are persisted, so the query behind them (a dbt model's SQL) runs once.
+    if config.index.type is IndexType.GLOBAL_SIMPLE and config.operation.looks_up_keys:
+        return _run_global(spark, df, client, task, txn, parallelism)
+    # Two passes over the input, which runs once: a caller's cached DataFrame is read twice, any other is persisted.
     level = df.storageLevel  # the cache manager's answer: also for a DataFrame whose plan a cached one shares
     persisted = not (level.useMemory or level.useDisk)
-    if persisted:
-        tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+    source = df.persist(StorageLevel.MEMORY_AND_DISK) if persisted else df
     try:
-        counts = _counts(tagged, config)
-        txn.timings["tag"] = time.monotonic() - t0
-        plan = client.plan(counts, parallelism)
+        # 1. Keys alone: counts per (partition, file group) and a sample of the new keys (one Python pass over the
+        # key columns; no shuffle).
+        spec = client.tag_spec(txn.instant)
+        plan = _plan(source, client, task, spec, parallelism)
+        txn.timings["plan"] = time.monotonic() - t0
+        # 2. The records, tagged again (the same tags), routed to their bucket and task, shuffled once, written.
+        tagged = _keyed(source, task, spec).withColumn(DELETE, F.lit(config.operation is Operation.DELETE))
+        results = _write(spark, tagged, task, plan).collect()
+    finally:
+        if persisted:
+            source.unpersist()
+    txn.timings["write"] = time.monotonic() - t0
+    return _collect(results, txn)
+
+
+def _plan(source: DataFrame, client: WriteClient, task: WriteTask, spec: TagSpec | None,
+          parallelism: int) -> BucketPlan:
+    """The bucket plan from the first pass over the keys (see `executor.KeyProfile`)."""
+    config = client.config
+    # Null keys and null ordering values fail here, naming the row, before the instant has a file.
+    check = _check_rows(source, config)
+    keys = source.select(*[F.col(f"`{c}`") for c in _key_source_columns(config, source.columns)],
+                         *([check.alias("_hw_check")] if check is not None else []))
+    rows = keys.mapInArrow(_ProfileFn(task, spec), PROFILE_SCHEMA).collect()
+    counted, sample = KeyProfile.merge([r.asDict() for r in rows])
+    updates: dict[tuple[str, str], int] = {}
+    inserts: dict[str, int] = {}
+    new_buckets: dict[tuple[str, int], int] = {}
+    for (p, f, n), c in counted.items():
+        if f is not None:
+            updates[(p, f)] = c
+        elif config.index.type is IndexType.BUCKET:
+            new_buckets[(p, int(n))] = c
+        else:
+            inserts[p] = inserts.get(p, 0) + c
+    plan = client.plan(Counts(updates, inserts, new_buckets), parallelism)
+    needs = plan.needs_sample()
+    return plan.with_samples({p: sample.get(p, []) for p in needs}) if needs else plan
+
+
+def _write(spark: SparkSession, tagged: DataFrame, task: WriteTask, plan: BucketPlan) -> DataFrame:
+    """Route, shuffle once by task, and write each task's buckets in order."""
+    routed = _route(spark, tagged, plan)
+    return (routed.repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK)
+            .sortWithinPartitions(BUCKET, KEY).mapInArrow(_WriteFn(task, plan), TASK_OUTPUT))
+
+
+def _run_global(spark: SparkSession, df: DataFrame, client: WriteClient, task: WriteTask, txn: Transaction,
+                parallelism: int) -> list[WriteStat]:
+    """GLOBAL_SIMPLE: keys tagged by a join against every key of the table (a key may move partition); the
+    joined records are persisted, counted and sampled, then routed and written."""
+    config = client.config
+    t0 = time.monotonic()
+    tagged = _tag_global(spark, _keyed(_checked(df, config), task, None), client, task, parallelism) \
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        plan = client.plan(_counts(tagged, config), parallelism)
         fractions = plan.needs_sample()
         if fractions:
             plan = plan.with_samples(_sample(tagged, fractions))
-        txn.timings["plan"] = time.monotonic() - t0 - txn.timings["tag"]
-        routed = _route(spark, tagged, plan)
-        out = (routed.repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK)
-               .sortWithinPartitions(BUCKET, KEY).mapInArrow(_WriteFn(task, plan), TASK_OUTPUT))
-        results = out.collect()
+        txn.timings["plan"] = time.monotonic() - t0
+        results = _write(spark, tagged, task, plan).collect()
     finally:
-        if persisted:
-            tagged.unpersist()
+        tagged.unpersist()
     txn.timings["write"] = time.monotonic() - t0
     return _collect(results, txn)
 
@@ -157,6 +201,24 @@ def _keyed(df: DataFrame, task: WriteTask, spec: TagSpec | None) -> DataFrame:
     keyed = df.withColumn(_TAG, udf(F.struct(*[F.col(f"`{c}`") for c in sources])))
     return keyed.select(*[F.col(f"`{c}`") for c in df.columns],
                         *[F.col(f"{_TAG}.{c}").alias(c) for c in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER)])
+
+
+PROFILE_SCHEMA = ("partition string, file_id string, bucket_number int, count long, key string, level int")
+
+
+class _ProfileFn:
+    """Task of the first pass: keys and tags of its records, counted and sampled (one small table out)."""
+
+    def __init__(self, task: WriteTask, spec: TagSpec | None) -> None:
+        self.task, self.spec = task, spec
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        keygen = self.task.keygen()
+        profile = KeyProfile.empty()
+        deleting = self.task.config.operation is Operation.DELETE
+        for batch in batches:
+            profile.add(key_and_tag(keygen, self.spec, pa.Table.from_batches([batch])), deleting)
+        yield from profile.to_table().to_batches()
 
 
 class _KeyTagFn:
@@ -345,10 +407,10 @@ def _task_output(stats: list[WriteStat], timings: dict[str, float]) -> pa.Table:
                      "handles_s": pa.array([None] * n + [timings.get("handles_s", 0.0)], pa.float64())})
 
 
-def _check_rows(df: DataFrame, config: WriteConfig) -> DataFrame:
-    """Fail the job, in the first stage (before any file is written), on a row whose record key is null or empty,
-    or whose ordering (precombine) value is null where the payload orders by it: the message names the field and
-    shows the row. Java Hudi refuses a null ordering value too; a user payload decides for itself."""
+def _check_rows(df: DataFrame, config: WriteConfig) -> Column | None:
+    """An expression that fails the job on a row whose record key is null or empty, or whose ordering (precombine)
+    value is null where the payload orders by it, naming the field and showing the row (None: nothing to check).
+    Java Hudi refuses a null ordering value too; a user payload decides for itself."""
     checks: list[tuple[Column, str, str]] = []
     fields = [f for f in config.keys.record_key_fields if f in df.columns]
     if fields:
@@ -368,13 +430,21 @@ def _check_rows(df: DataFrame, config: WriteConfig) -> DataFrame:
                        f"; {config.merge.payload.short_name} picks between versions of a key by it, so every row "
                        "needs a value (fill it in the query, or write without an ordering field)"))
     if not checks:
-        return df
+        return None
     row = F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns]))
-    first = df.columns[0]
-    guarded = F.col(f"`{first}`")
+    guarded = F.lit(True)
     for bad, what, fix in reversed(checks):
         # The prefix lets unwrap_task_error give back the engine's error; split in two so that a plan printed in
         # some other error does not read as this one.
         message = F.concat(F.lit("hudi_engine.errors."), F.lit(what), row, F.lit(fix + "\n\n"))
         guarded = F.when(bad, F.raise_error(message)).otherwise(guarded)
-    return df.withColumn(first, guarded)
+    return guarded
+
+
+def _checked(df: DataFrame, config: WriteConfig) -> DataFrame:
+    """`df` failing on its first bad row (see `_check_rows`), in whatever stage reads it."""
+    check = _check_rows(df, config)
+    if check is None:
+        return df
+    first = df.columns[0]
+    return df.withColumn(first, F.when(check, F.col(f"`{first}`")))

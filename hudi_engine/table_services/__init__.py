@@ -32,7 +32,7 @@ def service_lock(storage: Storage, base_path: str, lock: LockConfig | None = Non
         yield
         return
     lock = lock or LockConfig()
-    with table_lock(storage, base_path, wait_timeout_ms=lock.wait_timeout_ms, expiry_ms=lock.expiry_ms):
+    with table_lock(storage, base_path, lock):
         held.add(key)
         try:
             yield

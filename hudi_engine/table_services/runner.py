@@ -6,11 +6,12 @@ saying the data committed at instant X and which service failed.
 """
 from __future__ import annotations
 
-from hudi_engine.config.write_config import MERGE_ON_READ, WriteConfig
+from hudi_engine.config.write_config import LAZY, MERGE_ON_READ, WriteConfig
 from hudi_engine.errors import HudiError, TableServiceError
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import service_lock
+from hudi_engine.table_services.archival import archive
 from hudi_engine.table_services.clean import clean, resume_pending_cleans
 from hudi_engine.table_services.compaction import (
     CompactionResult,
@@ -21,6 +22,7 @@ from hudi_engine.table_services.compaction import (
     schedule_compaction,
 )
 from hudi_engine.timeline import Timeline
+from hudi_engine.write.heartbeat import roll_back_failed_writes
 
 
 def finish_pending(storage: Storage, base_path: str, storage_uri: str, config: WriteConfig,
@@ -63,21 +65,33 @@ def compact_now(storage: Storage, base_path: str, storage_uri: str, config: Writ
 
 def after_commit(storage: Storage, base_path: str, storage_uri: str, config: WriteConfig, instant: str,
                  table: TableConfig, execute: Executor | None = None) -> list[str]:
-    """After the write committed at `instant`: inline compaction when due (MOR, `hoodie.compact.inline`), then
-    automatic cleaning. Returns the instants it created; a failure names the committed instant."""
+    """After the write committed at `instant`: inline compaction when due (MOR, `hoodie.compact.inline`), the
+    rollback of dead writers' instants (LAZY policy), automatic cleaning, then archival. Returns the instants it
+    created; a failure names the committed instant."""
     created: list[str] = []
     service = "the table services"
     try:
         with service_lock(storage, base_path, config.lock):
             if table.table_type == MERGE_ON_READ and config.compaction.inline:
                 service = "inline compaction"
-                if compaction_due(Timeline.load(storage, base_path), config.compaction.max_delta_commits):
+                timeline = Timeline.load(storage, base_path)
+                # Another writer's pending instant (optimistic concurrency) defers the compaction to a later commit:
+                # a compaction is never scheduled while a write is in flight.
+                others = [i for i in timeline.write_timeline().pending() if not i.is_pending_compaction]
+                if not others and compaction_due(timeline, config.compaction.max_delta_commits):
                     created += [r.instant_time for r in compact_now(storage, base_path, storage_uri, config, execute)]
+            if config.lock.failed_writes_policy == LAZY:
+                service = "the rollback of failed writes (hoodie.cleaner.policy.failed.writes=LAZY)"
+                roll_back_failed_writes(storage, base_path, config.lock)
             if config.clean.automatic:
                 service = "automatic cleaning"
                 result = clean(storage, base_path, config.clean, config.lock)
                 if result is not None:
                     created.append(result.instant_time)
+            if config.archival.automatic:  # after cleaning, as Hudi's postCommit runs them
+                service = "timeline archival"
+                archive(storage, base_path, config.archival, max_delta_commits=config.compaction.max_delta_commits,
+                        lock=config.lock)
     except HudiError as e:
         raise TableServiceError(
             f"table {base_path}: the write committed at instant {instant} (its data is in the table), then "

@@ -23,6 +23,7 @@ from hudi_engine.merge import merge_records
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline.commit_metadata import WriteStat
+from hudi_engine.write import index
 from hudi_engine.write.bucket_assigner import Bucket, BucketPlan, BucketType
 from hudi_engine.write.handles import CreateHandle, WriteContext, append_handle, merge_handle
 from hudi_engine.write.partial_update import with_stored_values
@@ -79,6 +80,91 @@ def key_and_tag(keygen: KeyGenerator, spec: TagSpec | None, columns: pa.Table) -
         numbers = tags.bucket_numbers if tags.bucket_numbers is not None else pa.nulls(len(keys), pa.int32())
     return pa.StructArray.from_arrays([keys, partitions, file_ids, numbers],
                                       names=[KEY, PARTITION, FILE_ID, BUCKET_NUMBER])
+
+
+SAMPLE_SIZE = 20_000  # new keys a task keeps at most to cut key ranges (an adaptive sample, see KeyProfile)
+
+
+@dataclass
+class KeyProfile:
+    """What a write's first pass learns from keys alone: records per (partition, file group or bucket number)
+    and a uniform sample of the new keys of each partition (for the key ranges of new file groups).
+
+    The sample is adaptive: a key is kept when its hash has `level` low zero bits, and the level rises whenever the
+    sample passes SAMPLE_SIZE. Samples of several tasks merge into one uniform sample by filtering all of them to
+    the highest level any task reached."""
+
+    counts: dict[tuple[str, str | None, int | None], int]
+    level: int = 0
+    keys: list[pa.Array] | None = None
+    partitions: list[pa.Array] | None = None
+
+    @staticmethod
+    def empty() -> "KeyProfile":
+        return KeyProfile({}, 0, [], [])
+
+    def add(self, tags: pa.StructArray, deleting: bool) -> None:
+        t = pa.Table.from_struct_array(tags)
+        live = t if not deleting else t.filter(pc.is_valid(t.column(FILE_ID)))  # deletes of new keys count nowhere
+        grouped = live.group_by([PARTITION, FILE_ID, BUCKET_NUMBER], use_threads=False).aggregate([([], "count_all")])
+        for p, f, n, c in zip(*(grouped.column(x).to_pylist() for x in (PARTITION, FILE_ID, BUCKET_NUMBER,
+                                                                         "count_all"))):
+            self.counts[(p, f, n)] = self.counts.get((p, f, n), 0) + c
+        if deleting:
+            return
+        new = live.filter(pc.is_null(live.column(FILE_ID)))
+        self._sample(new.column(PARTITION).combine_chunks(), new.column(KEY).combine_chunks())
+
+    def _sample(self, partitions: pa.Array, keys: pa.Array) -> None:
+        assert self.keys is not None and self.partitions is not None
+        keep = _at_level(keys, self.level)
+        self.keys.append(keys.filter(keep))
+        self.partitions.append(partitions.filter(keep))
+        while sum(len(k) for k in self.keys) > SAMPLE_SIZE:
+            self.level += 1
+            masks = [_at_level(k, self.level) for k in self.keys]
+            self.keys = [k.filter(m) for k, m in zip(self.keys, masks)]
+            self.partitions = [p.filter(m) for p, m in zip(self.partitions, masks)]
+
+    def to_table(self) -> pa.Table:
+        """One row per count, then one per sampled key (`count` null), with the sample's level."""
+        groups = list(self.counts.items())
+        keys = pa.concat_arrays(self.keys) if self.keys else pa.array([], pa.string())
+        parts = pa.concat_arrays(self.partitions) if self.partitions else pa.array([], pa.string())
+        n = len(keys)
+        return pa.table({
+            "partition": pa.concat_arrays([pa.array([g[0] for g, _ in groups], pa.string()), parts]),
+            "file_id": pa.array([g[1] for g, _ in groups] + [None] * n, pa.string()),
+            "bucket_number": pa.array([g[2] for g, _ in groups] + [None] * n, pa.int32()),
+            "count": pa.array([c for _, c in groups] + [None] * n, pa.int64()),
+            "key": pa.concat_arrays([pa.nulls(len(groups), pa.string()), keys]),
+            "level": pa.array([self.level] * (len(groups) + n), pa.int32()),
+        })
+
+    @staticmethod
+    def merge(rows: list[dict]) -> tuple[dict[tuple[str, str | None, int | None], int], dict[str, list[str]]]:
+        """Counts summed over tasks, and the new keys of every partition in one uniform sample."""
+        counts: dict[tuple[str, str | None, int | None], int] = {}
+        level = max((r["level"] for r in rows), default=0)
+        sample: dict[str, list[str]] = {}
+        for r in rows:
+            if r["count"] is not None:
+                key = (r["partition"], r["file_id"], r["bucket_number"])
+                counts[key] = counts.get(key, 0) + r["count"]
+            else:
+                sample.setdefault(r["partition"], []).append(r["key"])
+        if level:
+            for p, keys in sample.items():
+                arr = pa.array(keys, pa.string())
+                sample[p] = arr.filter(_at_level(arr, level)).to_pylist()
+        return counts, sample
+
+
+def _at_level(keys: pa.Array, level: int) -> pa.Array:
+    """Keys whose hash has `level` low zero bits (all of them at level 0)."""
+    if level == 0:
+        return pa.array(np.ones(len(keys), dtype=bool))
+    return pa.array((index.java_string_hashes(keys) & np.uint32((1 << level) - 1)) == 0)
 
 
 def _one(a: pa.Array | pa.ChunkedArray) -> pa.Array:

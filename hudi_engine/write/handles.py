@@ -48,7 +48,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hudi_engine.timeline.instant import State
-from hudi_engine.write.markers import IOType, confirm_written, create_marker
+from hudi_engine.write.markers import IOType, confirm_written, create_marker, remove_marker
 
 COMMIT_TIME, SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS
 LOG_BASE_VERSION = 1  # HoodieLogFile.LOGFILE_BASE_VERSION
@@ -182,7 +182,7 @@ def prepare_records(
                     f"record {keys[row].as_py()!r} (row {row}) has partition path {given[row].as_py()!r}; "
                     f"this handle writes partition {partition_path!r}"
                 )
-        parts = pa.array(np.full(n, partition_path, dtype=object), pa.string()) if n else pa.array([], pa.string())
+        parts = _constant(partition_path, n)
     elif PARTITION_PATH in table.column_names:
         parts = _one_chunk(table.column(PARTITION_PATH)).cast(pa.string())
     elif keygen is not None:
@@ -582,7 +582,6 @@ def append_handle(
     records, flagged = _split_deleted(ctx, records)
     existing = list_log_files(ctx.storage, ctx.base_path, partition_path, file_id, base_instant)
     version = max((f.version for f in existing), default=LOG_BASE_VERSION - 1) + 1
-    name = str(LogFileName(file_id, base_instant, version, str(ctx.write_token)))
 
     rows = _prepare(ctx, records, partition_path, file_id) if records.num_rows else None
     delete_keys = _delete_keys(deletes)
@@ -599,10 +598,14 @@ def append_handle(
         blocks.append(build_delete_block(keys, ctx.instant_time, schema_to_json(ctx.schema_with_meta)))
     data = encode_log_file(blocks)
 
-    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.APPEND)
-    path = ctx.full_path(partition_path, name)
-    if not ctx.storage.create_exclusive(path, data):
-        raise WriteError(f"log file {path} already exists; expected a new log version for instant {ctx.instant_time}")
+    while True:  # a concurrent writer of this file group (optimistic concurrency) may take a version first
+        name = str(LogFileName(file_id, base_instant, version, str(ctx.write_token)))
+        create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.APPEND)
+        path = ctx.full_path(partition_path, name)
+        if ctx.storage.create_exclusive(path, data):
+            break
+        remove_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.APPEND)
+        version += 1
     confirm_written(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name)
     n = rows.num_rows if rows is not None else 0
     return WriteStat(
@@ -632,7 +635,8 @@ def avro_data_blocks(rows: pa.Table, avro_schema: dict, instant_time: str, max_s
         raise WriteError(f"hoodie.logfile.data.block.max.size={max_size}: expected a positive number of bytes")
     # The header exactly as io.log_block builds it for a data block of this schema and instant.
     header = build_avro_data_block(rows.slice(0, 0), avro_schema, instant_time).header
-    body, ends = encode_records_framed_with_ends(rows, avro_schema)
+    # One contiguous chunk per column: the encoder works column by column (records of a task arrive in batches).
+    body, ends = encode_records_framed_with_ends(rows.combine_chunks(), avro_schema)
     blocks: list[LogBlock] = []
     first, start = 0, 0  # first record and byte offset of the next block
     while first < len(ends):

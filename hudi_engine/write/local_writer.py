@@ -28,7 +28,7 @@ from hudi_engine.write.executor import (
     key_and_tag,
     write_buckets,
 )
-from hudi_engine.write.write_client import WriteClient
+from hudi_engine.write.write_client import Transaction, WriteClient
 from hudi_engine.write.write_result import WriteResult
 
 
@@ -39,35 +39,42 @@ def write_table(table: pa.Table, path: str, options: Mapping[str, Any] | WriteCo
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options)
     client = WriteClient.open(path, config, table.schema)
     with client.transaction() as txn:
-        task = client.write_task(txn.instant)
-        cfg = client.config
-        bulk = cfg.operation is Operation.BULK_INSERT
-        tags = key_and_tag(task.keygen(), None if bulk else client.tag_spec(txn.instant), table)
-        keyed = table
-        for name in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER):
-            keyed = keyed.append_column(name, tags.field(name))
-        if bulk:
-            keyed = keyed.sort_by([(PARTITION, "ascending"), (KEY, "ascending")]).drop_columns([FILE_ID, BUCKET_NUMBER])
-            return txn.commit(list(bulk_insert_files(task, keyed.to_batches(max_chunksize=batch_rows), (0, 1, 0))))
-        keyed = keyed.append_column(DELETE, pa.array(np.full(keyed.num_rows, cfg.operation is Operation.DELETE)))
-        plan = client.plan(counts_of(keyed, cfg), parallelism)
-        fractions = plan.needs_sample()
-        if fractions:
-            new = keyed.filter(pc.is_null(keyed.column(FILE_ID)))
-            plan = plan.with_samples({p: new.filter(pc.equal(new.column(PARTITION), p)).column(KEY).to_pylist()
-                                      for p in fractions})
-        numbers = keyed.column(BUCKET_NUMBER).combine_chunks()
-        buckets = plan.assign(keyed.column(PARTITION).combine_chunks(), keyed.column(KEY).combine_chunks(),
-                              keyed.column(FILE_ID).combine_chunks(),
-                              numbers if numbers.null_count < len(numbers) else None)
-        keyed = keyed.drop_columns([FILE_ID, BUCKET_NUMBER]).append_column(BUCKET, pa.array(buckets, pa.int32()))
-        tasks = plan.tasks(buckets)
-        stats: list[WriteStat] = []
-        for t in range(plan.n_tasks):
-            mine = keyed.filter(pa.array((buckets >= 0) & (tasks == t)))
-            mine = mine.sort_by([(BUCKET, "ascending"), (KEY, "ascending")])
-            stats += write_buckets(task, plan, mine.to_batches(max_chunksize=batch_rows), (t, 1, t), {})
-        return txn.commit(stats)
+        return txn.commit(write_files(client, txn, table, parallelism=parallelism, batch_rows=batch_rows))
+
+
+def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, parallelism: int = 1,
+                batch_rows: int = 65536) -> list[WriteStat]:
+    """The data files of one write's instant (what the Spark job does between the start and the commit); their
+    stats, for `txn.commit`."""
+    task = client.write_task(txn.instant)
+    cfg = client.config
+    bulk = cfg.operation is Operation.BULK_INSERT
+    tags = key_and_tag(task.keygen(), None if bulk else client.tag_spec(txn.instant), table)
+    keyed = table
+    for name in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER):
+        keyed = keyed.append_column(name, tags.field(name))
+    if bulk:
+        keyed = keyed.sort_by([(PARTITION, "ascending"), (KEY, "ascending")]).drop_columns([FILE_ID, BUCKET_NUMBER])
+        return list(bulk_insert_files(task, keyed.to_batches(max_chunksize=batch_rows), (0, 1, 0)))
+    keyed = keyed.append_column(DELETE, pa.array(np.full(keyed.num_rows, cfg.operation is Operation.DELETE)))
+    plan = client.plan(counts_of(keyed, cfg), parallelism)
+    fractions = plan.needs_sample()
+    if fractions:
+        new = keyed.filter(pc.is_null(keyed.column(FILE_ID)))
+        plan = plan.with_samples({p: new.filter(pc.equal(new.column(PARTITION), p)).column(KEY).to_pylist()
+                                  for p in fractions})
+    numbers = keyed.column(BUCKET_NUMBER).combine_chunks()
+    buckets = plan.assign(keyed.column(PARTITION).combine_chunks(), keyed.column(KEY).combine_chunks(),
+                          keyed.column(FILE_ID).combine_chunks(),
+                          numbers if numbers.null_count < len(numbers) else None)
+    keyed = keyed.drop_columns([FILE_ID, BUCKET_NUMBER]).append_column(BUCKET, pa.array(buckets, pa.int32()))
+    tasks = plan.tasks(buckets)
+    stats: list[WriteStat] = []
+    for t in range(plan.n_tasks):
+        mine = keyed.filter(pa.array((buckets >= 0) & (tasks == t)))
+        mine = mine.sort_by([(BUCKET, "ascending"), (KEY, "ascending")])
+        stats += write_buckets(task, plan, mine.to_batches(max_chunksize=batch_rows), (t, 1, t), {})
+    return stats
 
 
 def counts_of(keyed: pa.Table, cfg: WriteConfig) -> Counts:

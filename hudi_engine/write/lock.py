@@ -1,96 +1,155 @@
-"""One writer at a time per table: a lock file created with create-if-absent, with an owner and an expiry.
+"""The table lock: held by one writer at a time (for a whole write, or only to start and to commit an instant under
+optimistic concurrency), by table services, and renewed while it is held.
 
-The file is `.hoodie/lock` (where Hudi's file-system lock provider keeps it). A lock past its expiry, or held by a
-process of this host that no longer runs, belongs to a writer that died: the next writer removes it and takes it.
+`table_lock(storage, base_path, config)` takes the lock through the provider `hoodie.write.lock.provider` names
+(`lock_providers`), waits up to `hoodie.write.lock.wait_time_ms`, and keeps it renewed from a background thread until
+the `with` block ends. A holder that could not renew in time has lost it (`TableLock.check` raises): another writer
+may hold it now. A provider that cannot exclude a second writer on the table's storage is refused before anything
+is written.
 """
 from __future__ import annotations
 
-import json
 import os
 import socket
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
+from hudi_engine.config.write_config import LockConfig
 from hudi_engine.errors import TableConfigError, UnsupportedTableVersionError, WriteError
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import PROPERTIES_FILE, TableConfig
+from hudi_engine.write.lock_providers import (
+    LOCK_FILE,
+    Lease,
+    LockHolder,
+    LockProvider,
+    lock_path,
+    lock_provider,
+)
+from hudi_engine.write.renewal import Renewal
 
-LOCK_FILE = "lock"
+__all__ = ["LOCK_FILE", "LockHolder", "TableLock", "lock_holder", "lock_path", "table_lock"]
 
 
-def lock_path(base_path: str) -> str:
-    return Storage.join(base_path, ".hoodie", LOCK_FILE)
+def new_owner() -> str:
+    """An owner id: host, process and a random part (one process may hold locks of several tables)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 def lock_holder(storage: Storage, base_path: str) -> dict | None:
-    """The lock file's content (`owner`, `acquired_ms`, `expires_ms`), None when the lock is free."""
-    return _read(storage, lock_path(base_path))
+    """The lock file's holder (`owner`, `acquired_ms`, ...), None when the file-system lock is free."""
+    from hudi_engine.write.lock_providers import read_lock_file
+
+    holder = read_lock_file(storage, lock_path(base_path))
+    return None if holder is None else holder.to_dict()
+
+
+class TableLock:
+    """A held table lock and its renewal; `release()` (or the end of `table_lock`) gives it back."""
+
+    def __init__(self, provider: LockProvider, lease: Lease, base_path: str) -> None:
+        self.provider = provider
+        self.lease = lease
+        self.base_path = base_path
+        self.owner = lease.holder.owner
+        self.released = False
+        tolerance = provider.lease_ms
+        self.renewal = Renewal(f"the table lock ({provider.describe()})", provider.renew_period_ms, tolerance,
+                               self._renew)
+        if provider.renew_period_ms and tolerance:
+            self.renewal.start()
+
+    def _renew(self) -> bool:
+        lease = self.provider.renew(self.lease)
+        if lease is None:
+            return False
+        self.lease = lease
+        return True
+
+    @property
+    def lost(self) -> str | None:
+        """Why the lock is no longer ours (not renewed within its expiry, or taken over), None while it is."""
+        self.renewal.expired()
+        return self.renewal.lost
+
+    def check(self, doing: str) -> None:
+        """InstantLostError unless the lock is still ours with a quarter of its expiry left (renewals come every
+        half expiry at most)."""
+        if self.released:
+            raise WriteError(f"the table lock of {self.base_path} was released; it cannot cover {doing}")
+        self.renewal.check(doing, margin=0.75)
+
+    def describe(self) -> str:
+        return self.provider.describe()
+
+    def release(self) -> None:
+        if self.released:
+            return
+        self.released = True
+        self.renewal.stop()
+        if self.lost is None:
+            self.provider.release(self.lease)
+
+
+def acquire(storage: Storage, base_path: str, config: LockConfig, *, table_name: str | None = None,
+            poll_ms: int = 200) -> TableLock:
+    """Take the table lock, waiting up to `config.wait_timeout_ms` (plus, for a lock service that judges expiry by
+    watching, one lease of the holder it saw)."""
+    name = _require_writable(storage, base_path) or table_name
+    provider = lock_provider(storage, base_path, config, table_name=name)
+    now = int(time.time() * 1000)
+    holder = LockHolder(owner=new_owner(), acquired_ms=now, renewed_ms=now, expiry_ms=provider.lease_ms)
+    deadline = time.monotonic() + config.wait_timeout_ms / 1000
+    extended = False
+    while True:
+        lease = provider.try_acquire(holder)
+        if lease is not None:
+            return TableLock(provider, lease, base_path)
+        if provider.expiry_by_observation and not extended:
+            deadline += provider.lease_ms / 1000  # a stale lock is known only after watching it for one lease
+            extended = True
+        if time.monotonic() >= deadline:
+            current = provider.holder()
+            raise WriteError(
+                f"table {base_path}: could not take the write lock within {config.wait_timeout_ms} ms "
+                f"(hoodie.write.lock.wait_time_ms); {_describe_holder(current)} ({provider.describe()}). Wait for that "
+                "writer, or remove the lock if that writer is known to be dead.")
+        time.sleep(poll_ms / 1000)
 
 
 @contextmanager
-def table_lock(storage: Storage, base_path: str, *, wait_timeout_ms: int, expiry_ms: int,
-               poll_ms: int = 200) -> Iterator[str]:
-    """Hold the table's write lock for the `with` block; yields the owner id. Every writer and table service takes
-    it first, so a table this engine only reads (Hudi 1.x) is refused here before anything is written."""
-    _require_writable(storage, base_path)
-    path = lock_path(base_path)
-    owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-    deadline = time.monotonic() + wait_timeout_ms / 1000
-    while True:
-        now_ms = int(time.time() * 1000)
-        body = json.dumps({"owner": owner, "acquired_ms": now_ms, "expires_ms": now_ms + expiry_ms}).encode()
-        if storage.create_exclusive(path, body):
-            break
-        holder = _read(storage, path)
-        if holder is not None and (holder.get("expires_ms", 0) < now_ms or _owner_is_dead(holder.get("owner", ""))):
-            storage.delete(path)  # the holder died: its lock has expired or its process is gone
-            continue
-        if time.monotonic() >= deadline:
-            who = holder.get("owner", "?") if holder else "?"
-            raise WriteError(
-                f"table {base_path}: could not take the write lock within {wait_timeout_ms} ms; it is held by "
-                f"{who} (lock file {path}). Wait for that writer, or remove the file if it is known to be dead."
-            )
-        time.sleep(poll_ms / 1000)
+def table_lock(storage: Storage, base_path: str, config: LockConfig | None = None, *,
+               table_name: str | None = None, poll_ms: int = 200) -> Iterator[TableLock]:
+    """Hold the table lock for the `with` block. Every writer and table service takes it first, so a table this
+    engine only reads (Hudi 1.x) is refused here before anything is written."""
+    lock = acquire(storage, base_path, config or LockConfig(), table_name=table_name, poll_ms=poll_ms)
     try:
-        yield owner
+        yield lock
     finally:
-        holder = _read(storage, path)
-        if holder is not None and holder.get("owner") == owner:
-            storage.delete(path)
+        lock.release()
 
 
-def _require_writable(storage: Storage, base_path: str) -> None:
+def _describe_holder(holder: LockHolder | None) -> str:
+    if holder is None:
+        return "it was just released"
+    since = ""
+    if holder.acquired_ms:
+        since = f" since {datetime.fromtimestamp(holder.acquired_ms / 1000, UTC):%Y-%m-%d %H:%M:%S} UTC"
+    return f"it is held by {holder.owner or 'another writer'}{since}"
+
+
+def _require_writable(storage: Storage, base_path: str) -> str | None:
+    """Refuse a table this engine does not write; the table's name (None for a table being created)."""
     if not storage.exists(Storage.join(base_path, ".hoodie", PROPERTIES_FILE)):
-        return  # a table being created
+        return None  # a table being created
     try:
         config = TableConfig.load(storage, base_path)
     except UnsupportedTableVersionError:
         raise
     except TableConfigError:
-        return  # a damaged config is the caller's to report, with its own context
+        return None  # a damaged config is the caller's to report, with its own context
     config.require_writable()
-
-
-def _owner_is_dead(owner: str) -> bool:
-    """True only when the owner is a process of this host that is not running (elsewhere: wait for expiry)."""
-    host, _, rest = owner.partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
-def _read(storage: Storage, path: str) -> dict | None:
-    try:
-        return json.loads(storage.read_bytes(path) or b"{}")
-    except (FileNotFoundError, ValueError):
-        return None
+    return config.name

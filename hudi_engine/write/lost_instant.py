@@ -1,18 +1,19 @@
 """A lost instant: a write instant that stopped being inflight while its writer still runs.
 
-A writer holds the table lock only until the lock expires. Another writer may then take it and, as every writer
-does first, roll back the instants it finds pending (`rollback_failed_writes`), the live one included. The first
-writer is from then on a zombie: a data file it adds is in no plan, no commit and no marker the rollback saw, and
+Another writer rolls a pending instant back only when its heartbeat expired (`heartbeat`): its writer died, or was
+paused (a stopped process, a long GC or swap) for longer than the heartbeat's tolerance. A writer that comes back
+from such a pause is a zombie: a data file it adds is in no plan, no commit and no marker the rollback saw, and
 would come back as rows once archival moves the timeline start past its instant. So a writer checks that its
-instant is still inflight
+instant is still its own
 
 * before each data file (`create_marker`, after the marker is made, so a rollback that plans later sees it),
 * after each data file (`confirm_written`: the file is removed again if the instant was lost meanwhile),
 * at the commit point (`complete_commit`, before and after the completed file is created),
 
 and a writer that lost its instant removes the files its markers name and fails naming the instant, the rollback
-that took it and the lock (`abort_write`). The check lists `.hoodie/` once and reads the plans of rollback
-instants newer than the instant only (there are none unless the instant is being taken away).
+that took it, its heartbeat and the lock (`abort_write`). The per-file checks are one HEAD of the heartbeat file
+(which a rollback deletes first); without it, and at the commit point, `check_inflight` lists `.hoodie/` once and
+reads the plans of rollback instants newer than the instant only (there are none unless it is being taken away).
 """
 from __future__ import annotations
 
@@ -74,9 +75,9 @@ def check_inflight(storage: Storage, base_path: str, instant_time: str, doing: s
         raise InstantLostError(f"table {base_path}: {loss.describe()} (COMPLETED on the timeline, expected INFLIGHT), "
                                f"so this writer is not {doing}; a completed instant takes no more files")
     raise InstantLostError(
-        f"table {base_path}: {loss.describe()}, so this writer is not {doing}. Another writer took the table "
-        "lock after it expired (hoodie.write.lock.filesystem.expire) and rolled the instant back; nothing of this write "
-        "is committed"
+        f"table {base_path}: {loss.describe()}, so this writer is not {doing}. Another writer found its heartbeat "
+        "expired (hoodie.client.heartbeat.interval_in_ms x hoodie.client.heartbeat.tolerable.misses) and rolled the "
+        "instant back as a failed write; nothing of this write is committed"
     )
 
 
@@ -105,9 +106,12 @@ def wait_for_rollback_decision(storage: Storage, base_path: str, instant_time: s
         time.sleep(0.1)
 
 
-def abort_write(storage: Storage, base_path: str, inflight: Instant, *, lock_expiry_ms: int) -> None:
+def abort_write(storage: Storage, base_path: str, inflight: Instant, *, lock_expiry_ms: int,
+                lock_where: str | None = None, lock_holder_text: str | None = None) -> None:
     """A failed write's instant: rolled back as usual while it is ours; if it was lost, the files its markers
-    name are removed (never those of a completed instant) and InstantLostError says what happened."""
+    name are removed (never those of a completed instant) and InstantLostError says what happened.
+    `lock_where` / `lock_holder_text` describe the lock (default: the lock file and its holder)."""
+    from hudi_engine.write.heartbeat import heartbeat_path
     from hudi_engine.write.lock import lock_holder, lock_path
     from hudi_engine.write.markers import delete_marker_dir
     from hudi_engine.write.rollback import remove_marked_files, rollback_instant
@@ -127,22 +131,25 @@ def abort_write(storage: Storage, base_path: str, inflight: Instant, *, lock_exp
         ran_text = f"; this write started {ran:.0f} s ago"
     except HudiError:
         ran_text = ""
-    holder = lock_holder(storage, base_path)
-    if holder:
-        acquired = datetime.fromtimestamp(holder.get("acquired_ms", 0) / 1000, UTC)
-        holder_text = f"the lock is now held by {holder.get('owner', '?')} (since {acquired:%Y-%m-%d %H:%M:%S} UTC)"
-    else:
-        holder_text = "the lock is free now"
+    if lock_holder_text is None:
+        holder = lock_holder(storage, base_path)
+        if holder:
+            acquired = datetime.fromtimestamp(holder.get("acquired_ms", 0) / 1000, UTC)
+            lock_holder_text = f"the lock is now held by {holder.get('owner', '?')} (since {acquired:%Y-%m-%d %H:%M:%S} UTC)"
+        else:
+            lock_holder_text = "the lock is free now"
     if completed:
         what = "the instant had completed, but that rollback may undo it: check the timeline before relying on it"
     else:
         what = (f"nothing of this write is in the table ({len(removed)} data file(s) it had written were removed "
                 "here, the others by the rollback)")
     raise InstantLostError(
-        f"write to table {base_path} failed: {loss.describe()} while this writer was still running; {what}. The "
-        f"write held the table lock {lock_path(base_path)} (hoodie.write.lock.filesystem.expire={lock_expiry_ms / 60000:g} minutes"
-        f"{ran_text}); another writer took it after it expired and rolled the pending instant back; {holder_text}. "
-        "Re-run the write, and raise hoodie.write.lock.filesystem.expire above the time a write takes."
+        f"write to table {base_path} failed: {loss.describe()} while this writer was still running; {what}. Its "
+        f"heartbeat {heartbeat_path(base_path, loss.instant_time)} was not renewed in time, so another writer took the "
+        f"instant for a dead writer's and rolled it back (table lock: {lock_where or 'lock file ' + lock_path(base_path)}, "
+        f"hoodie.write.lock.filesystem.expire={lock_expiry_ms / 60000:g} minutes{ran_text}); {lock_holder_text}. "
+        "Re-run the write. If this process can stall (GC, swap, an overloaded host), raise "
+        "hoodie.client.heartbeat.interval_in_ms / tolerable.misses and the lock expiry above such stalls."
     )
 
 

@@ -5,9 +5,10 @@ created *before* its data file, so every file a failed writer may have left behi
 (ours or real Hudi's `MarkerBasedRollbackStrategy`) finds them all without listing partitions. After a
 successful commit the instant's marker folder is deleted.
 
-Making a marker is also where a writer checks that its instant is still inflight (and `confirm_written` checks
+Making a marker is also where a writer checks that its instant is still its own (and `confirm_written` checks
 again once the file is there): a writer whose instant was rolled back under it writes no more files
-(`lost_instant`).
+(`lost_instant`). The check is one HEAD of the instant's heartbeat file, which its writer keeps until the commit
+point and which a writer rolling the instant back deletes first; only without it is the timeline listed.
 
 Reading also understands the TIMELINE_SERVER_BASED layout Spark writes by default (`MARKERS.type` plus
 `MARKERS<n>` files of newline-separated relative marker paths), so a failed Spark write can be rolled back too.
@@ -20,6 +21,7 @@ from enum import StrEnum
 
 from hudi_engine.errors import InstantLostError, WriteError
 from hudi_engine.storage import Storage
+from hudi_engine.write.heartbeat import heartbeat_exists
 from hudi_engine.write.lost_instant import check_inflight
 
 META_FOLDER = ".hoodie"
@@ -103,11 +105,26 @@ def create_marker(
             "expected a unique write token per task attempt"
         )
     try:
-        check_inflight(storage, base_path, instant_time, f"writing {marker.data_file_path}")
+        _check_owned(storage, base_path, instant_time, f"writing {marker.data_file_path}")
     except InstantLostError:
         storage.delete(path)
         raise
     return marker
+
+
+def _check_owned(storage: Storage, base_path: str, instant_time: str, doing: str) -> None:
+    """The instant is still this writer's: its heartbeat file is there (one HEAD), else the timeline says so."""
+    if heartbeat_exists(storage, base_path, instant_time):
+        return
+    check_inflight(storage, base_path, instant_time, doing)
+
+
+def remove_marker(storage: Storage, base_path: str, instant_time: str, partition_path: str, file_name: str,
+                  io_type: IOType | str) -> bool:
+    """Remove a marker whose data file was not written (its name was taken by another writer of the file group), so
+    neither reconciliation nor a rollback of this instant ever deletes the other writer's file of that name."""
+    marker = Marker(partition_path, file_name, IOType(io_type))
+    return storage.delete(Storage.join(marker_dir(base_path, instant_time), marker.relative_path))
 
 
 def confirm_written(storage: Storage, base_path: str, instant_time: str, partition_path: str, file_name: str) -> None:
@@ -115,7 +132,7 @@ def confirm_written(storage: Storage, base_path: str, instant_time: str, partiti
     own: new names only) and its marker are removed and InstantLostError raised. A rollback that listed the
     markers before the file existed could not delete it."""
     try:
-        check_inflight(storage, base_path, instant_time, f"keeping {partition_path}/{file_name}")
+        _check_owned(storage, base_path, instant_time, f"keeping {partition_path}/{file_name}")
     except InstantLostError:
         storage.delete(Storage.join(base_path, partition_path, file_name))
         root = marker_dir(base_path, instant_time)

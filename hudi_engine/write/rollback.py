@@ -28,8 +28,9 @@ did nothing, and may be run again).
 """
 from __future__ import annotations
 
+import posixpath
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from hudi_engine.errors import HudiError, WriteError
@@ -132,18 +133,19 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
     return _run(storage, base_path, timeline, target, requests, uncommit=True)
 
 
-def rollback_failed_writes(storage: Storage, base_path: str, *, use_command_blocks: bool = False) -> list[RollbackResult]:
+def rollback_failed_writes(storage: Storage, base_path: str, *, use_command_blocks: bool = False,
+                           keep: Callable[[Instant], bool] | None = None) -> list[RollbackResult]:
     """Finish interrupted rollbacks, then roll back every pending commit/deltacommit/replacecommit, newest first.
 
-    Pending clustering replacecommits are table services and are left alone. Assumes no other writer is running
-    (this engine writes one instant at a time; concurrent writers would need heartbeats, which it does not keep).
+    Pending clustering replacecommits are table services and are left alone, and so is every instant `keep` says
+    belongs to a live writer (`heartbeat.roll_back_failed_writes` keeps those whose heartbeat is alive).
     """
     # Temp files of atomic creates a killed process left in .hoodie (instants, the lock, hoodie.properties).
     storage.delete_temp_files(Storage.join(base_path, META_FOLDER))
     results = _resume_pending_rollbacks(storage, base_path)
     timeline = Timeline.load(storage, base_path)
     for target in reversed(timeline.pending()):
-        if target.action not in _WRITE_ACTIONS or _is_clustering(timeline, target):
+        if target.action not in _WRITE_ACTIONS or _is_clustering(timeline, target) or (keep and keep(target)):
             continue
         result = _rollback_pending(storage, base_path, timeline, target, use_command_blocks)
         if result is not None:  # None: the target completed meanwhile, it is not a failed write
@@ -389,14 +391,21 @@ def _and_late_requests(storage: Storage, base_path: str, target: Instant,
                        requests: list[RollbackRequest]) -> Iterator[RollbackRequest]:
     """The planned requests, then (listed once those are done) requests for the files of markers the plan did not
     know: a writer that lost its lock made them after the plan was listed. Then the temp files of interrupted
-    atomic creates in every partition the instant touched are deleted."""
+    atomic creates and streamed files meant to become the instant's files are deleted (not those of other writers,
+    which may be streaming into the same partitions)."""
     yield from requests
     planned = {p for r in requests for p in (*r.files_to_delete, *r.log_blocks_to_delete)}
     markers = list_markers(storage, base_path, target.timestamp)
     late = [m for m in markers if Storage.join(base_path, m.data_file_path) not in planned]
     yield from _requests_from_markers(storage, base_path, late, target.timestamp, use_command_blocks=False)
-    for partition in sorted({r.partition_path for r in requests} | {m.partition_path for m in markers}):
-        storage.delete_temp_files(Storage.join(base_path, partition))
+    targets: dict[str, set[str]] = {}
+    for r in requests:
+        for p in (*r.files_to_delete, *r.log_blocks_to_delete):
+            targets.setdefault(r.partition_path, set()).add(posixpath.basename(p))
+    for m in markers:
+        targets.setdefault(m.partition_path, set()).add(posixpath.basename(m.data_file_path))
+    for partition in sorted(targets):
+        storage.delete_temp_files(Storage.join(base_path, partition), targets[partition])
 
 
 def _completed(storage: Storage, base_path: str, target: Instant) -> bool:

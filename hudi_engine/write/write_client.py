@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import pyarrow as pa
 
 from hudi_engine.config import keys as K
-from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
+from hudi_engine.config.write_config import EAGER, IndexType, Operation, WriteConfig
 from hudi_engine.errors import SchemaError, WriteError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
@@ -23,11 +23,14 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import WriteStat
-from hudi_engine.timeline.instant import State
+from hudi_engine.timeline.instant import State, new_instant_time
 from hudi_engine.write import commit as commit_protocol
 from hudi_engine.write.bucket_assigner import BucketPlan, Counts, SliceInfo, plan_buckets
+from hudi_engine.write.conflict import TimelineAtStart, check_conflicts
 from hudi_engine.write.executor import WriteTask
-from hudi_engine.write.lock import table_lock
+from hudi_engine.write.heartbeat import Heartbeat, roll_back_failed_writes
+from hudi_engine.write.lock import TableLock, acquire
+from hudi_engine.write.lock_providers import require_safe_provider
 from hudi_engine.write.lost_instant import abort_write
 from hudi_engine.write.partial_update import missing_columns
 from hudi_engine.write.rollback import rollback_failed_writes
@@ -201,70 +204,153 @@ class WriteClient:
     # ---- the transaction ---------------------------------------------------------------------------------------
     @contextmanager
     def transaction(self) -> Iterator["Transaction"]:
-        cfg = self.config
-        with table_lock(self.storage, self.base_path, wait_timeout_ms=cfg.lock.wait_timeout_ms,
-                        expiry_ms=cfg.lock.expiry_ms) if self.exists else _create_then_lock(self) as _:
-            rollback_failed_writes(self.storage, self.base_path)
+        """One write's instant, between the table lock and the commit.
+
+        SINGLE_WRITER: the lock is held (and renewed) from before the instant starts until after it commits.
+        OPTIMISTIC_CONCURRENCY_CONTROL: the lock is held to start the instant, then released while the data is
+        written, and taken again around the commit, where conflicts with writes that committed meanwhile are
+        checked. Either way the instant's heartbeat is renewed from start to commit point, and failed writes of dead
+        writers (expired heartbeats) are rolled back first under the EAGER policy.
+        """
+        lock_cfg = self.config.lock
+        require_safe_provider(self.storage, self.base_path, lock_cfg)  # before a new table is even created
+        lock = self._lock_new_table() if not self.exists else acquire(self.storage, self.base_path, lock_cfg,
+                                                                       table_name=self.table_config.name)
+        txn: Transaction | None = None
+        try:
+            if lock_cfg.failed_writes_policy == EAGER:
+                roll_back_failed_writes(self.storage, self.base_path, lock_cfg)
+            else:  # LAZY leaves dead writers' instants to the cleaning, but a crash's half rollback is finished now
+                rollback_failed_writes(self.storage, self.base_path, keep=lambda _: True)
             self._disable_metadata_table()
             self.timeline = Timeline.load(self.storage, self.base_path)
-            txn = Transaction(self)
-            try:
-                yield txn
-            except BaseException:
-                txn.abort()
-                raise
+            txn = Transaction(self, lock)
+            if lock_cfg.optimistic:
+                txn.release_lock()
+            yield txn
+        except BaseException:
+            if txn is not None:
+                txn.abort()  # raises InstantLostError instead when another writer had taken the instant
+            raise
+        finally:
+            if txn is not None:
+                txn.close()
+            lock.release()
+            if self._created_here and (txn is None or not txn.done):
+                self._remove_if_empty()
 
+    _created_here = False
 
-@contextmanager
-def _create_then_lock(client: WriteClient) -> Iterator[str]:
-    """A first write creates the table, then locks it; if that write fails the empty table is removed again."""
-    commit_protocol.create_table(client.storage, client.base_path, client.table_config)
-    client.exists = True
-    ok = False
-    try:
-        with table_lock(client.storage, client.base_path, wait_timeout_ms=client.config.lock.wait_timeout_ms,
-                        expiry_ms=client.config.lock.expiry_ms) as owner:
-            yield owner
-        ok = True
-    finally:
-        if not ok and not Timeline.load(client.storage, client.base_path).completed_commits():
-            client.storage.delete_dir(Storage.join(client.base_path, ".hoodie"))
+    def _lock_new_table(self) -> TableLock:
+        """A first write creates the table, then locks it; if that write fails the empty table is removed again."""
+        commit_protocol.create_table(self.storage, self.base_path, self.table_config)
+        self.exists = True
+        self._created_here = True
+        try:
+            return acquire(self.storage, self.base_path, self.config.lock, table_name=self.table_config.name)
+        except BaseException:
+            self._remove_if_empty()
+            raise
+
+    def _remove_if_empty(self) -> None:
+        if not Timeline.load(self.storage, self.base_path).completed_commits():
+            self.storage.delete_dir(Storage.join(self.base_path, ".hoodie"))
 
 
 class Transaction:
-    """One instant: started on creation, then committed with the tasks' write stats, or rolled back."""
+    """One instant: started on creation (under the table lock, heartbeat first), then committed with the tasks'
+    write stats, or rolled back."""
 
-    def __init__(self, client: WriteClient) -> None:
+    def __init__(self, client: WriteClient, lock: TableLock) -> None:
         self.client = client
+        self.lock: TableLock | None = lock
         self.timings: dict[str, float] = {}
         cfg = client.config
-        self.inflight = commit_protocol.start_commit(client.storage, client.base_path, client.table_config,
-                                                     cfg.operation.operation_type, cfg.commit_action)
+        timeline = client.timeline or Timeline.load(client.storage, client.base_path)
+        self.started = TimelineAtStart.of(timeline)
+        instant_time = new_instant_time(after=max(timeline.timestamps(), default=None))
+        self.heartbeat = Heartbeat(client.storage, client.base_path, instant_time, cfg.lock, lock.owner).start()
+        try:
+            self.inflight = commit_protocol.start_commit(client.storage, client.base_path, client.table_config,
+                                                         cfg.operation.operation_type, cfg.commit_action,
+                                                         instant_time=instant_time)
+        except BaseException:
+            self.heartbeat.stop()
+            raise
         self.instant = self.inflight.timestamp
         self.done = False
+
+    def release_lock(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+    def _locked(self, doing: str) -> TableLock:
+        """The table lock for the commit or the rollback: the one held since the start if it is still valid
+        (SINGLE_WRITER), else taken now (OPTIMISTIC_CONCURRENCY_CONTROL, or a lock that expired)."""
+        c = self.client
+        if self.lock is not None:
+            if self.lock.lost is None:
+                return self.lock
+            self.release_lock()
+        self.lock = acquire(c.storage, c.base_path, c.config.lock, table_name=c.table_config.name)
+        return self.lock
 
     def commit(self, stats: list[WriteStat], partitions: list[str] | None = None) -> WriteResult:
         c = self.client
         t0 = time.monotonic()
+        self.heartbeat.check(f"committing instant {self.instant}")
+        single_writer = not c.config.lock.optimistic
+        if single_writer and self.lock is not None:
+            self.lock.check(f"committing instant {self.instant}")  # a lost lock is not taken again for a commit
+        lock = self._locked(f"committing instant {self.instant}")
         replaced = None
         if c.config.operation.is_overwrite:
             written = sorted({s.partition_path or "" for s in stats} | set(partitions or []))
             replaced = c.replaced_file_ids(written)
             new_ids = {s.file_id for s in stats}
             replaced = {p: [f for f in ids if f not in new_ids] for p, ids in replaced.items()}
+        if c.config.lock.optimistic:
+            mine = {(s.partition_path or "", s.file_id or "") for s in stats}
+            mine |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
+            check_conflicts(Timeline.load(c.storage, c.base_path), self.started, self.inflight, mine,
+                            by_bucket=c.config.index.type is IndexType.BUCKET)
+        self.heartbeat.check(f"committing instant {self.instant}")
+        lock.check(f"committing instant {self.instant}")
+        # The heartbeat goes before the commit point: a straggling task of this write that looks for it afterwards
+        # finds the instant completed and writes nothing. Under the lock nobody rolls the instant back meanwhile.
+        self.heartbeat.stop()
         commit_protocol.complete_commit(
             c.storage, c.base_path, self.inflight, stats, operation_type=c.config.operation.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
             extra_metadata=c.config.commit_extra_metadata,
         )
         self.done = True
+        if c.config.lock.optimistic:
+            self.release_lock()
         self.timings["commit"] = time.monotonic() - t0
         return WriteResult.from_stats(self.instant, c.config.operation.value, stats, self.timings)
 
     def abort(self) -> None:
-        if not self.done:  # a rollback; if another writer rolled the instant back already, remove what we wrote
-            c = self.client
-            abort_write(c.storage, c.base_path, self.inflight, lock_expiry_ms=c.config.lock.expiry_ms)
+        """Roll the instant back (under the lock); if another writer rolled it back already, remove what we
+        wrote. Without the lock (another writer holds it past the wait) the instant is left to the next writer:
+        its heartbeat is deleted, so it counts as failed."""
+        if self.done:
+            return
+        c = self.client
+        self.heartbeat.stop()
+        try:
+            lock = self._locked(f"rolling back instant {self.instant}")
+        except WriteError:
+            return
+        abort_write(c.storage, c.base_path, self.inflight, lock_expiry_ms=c.config.lock.expiry_ms,
+                    lock_where=lock.describe(),
+                    lock_holder_text=f"this writer took the lock again ({lock.owner}) to remove what it wrote")
+
+    def close(self) -> None:
+        """Stop the heartbeat (deleting it) and give back a lock still held."""
+        self.heartbeat.stop()
+        self.release_lock()
 
 
 # ---- checks ---------------------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ from hudi_engine.config.option import Kind
 from hudi_engine.errors import ConfigError
 
 # Hudi 0.14 / 0.15 defaults, read from Hudi's config classes (HoodieWriteConfig, HoodieIndexConfig,
-# HoodieStorageConfig, HoodieCompactionConfig, HoodieCleanConfig, HoodieLockConfig, DataSourceWriteOptions,
+# HoodieStorageConfig, HoodieCompactionConfig, HoodieCleanConfig, HoodieLockConfig, DynamoDbBasedLockConfig,
+# HoodieArchivalConfig, DataSourceWriteOptions,
 # DataSourceReadOptions, KeyGeneratorOptions, TimestampKeyGeneratorConfig). Keys with no default there are absent.
 HUDI_DEFAULTS = {
     "hoodie.datasource.write.operation": "upsert",
@@ -56,6 +57,19 @@ HUDI_DEFAULTS = {
     "hoodie.cleaner.fileversions.retained": "3",
     "hoodie.write.lock.wait_time_ms": "60000",
     "hoodie.write.lock.filesystem.expire": "0",
+    "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider",
+    "hoodie.write.concurrency.mode": "SINGLE_WRITER",
+    "hoodie.client.heartbeat.interval_in_ms": "60000",
+    "hoodie.client.heartbeat.tolerable.misses": "2",
+    "hoodie.cleaner.policy.failed.writes": "EAGER",
+    "hoodie.write.lock.dynamodb.region": "us-east-1",
+    "hoodie.write.lock.dynamodb.billing_mode": "PAY_PER_REQUEST",
+    "hoodie.write.lock.dynamodb.read_capacity": "20",
+    "hoodie.write.lock.dynamodb.write_capacity": "10",
+    "hoodie.write.lock.dynamodb.table_creation_timeout": "600000",
+    "hoodie.archive.automatic": "true",
+    "hoodie.keep.min.commits": "20",
+    "hoodie.keep.max.commits": "30",
     "hoodie.datasource.query.type": "snapshot",
 }
 

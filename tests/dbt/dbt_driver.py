@@ -5,9 +5,10 @@
 plan.json: {"project_dir": "...", "steps": [{"dbt": ["run", "--vars", "{day: 1}"]}, {"sql": "select ..."}]}
 A `dbt` step records success, the exception and every node result (status, message, adapter_response,
 failures; the rows of `dbt show`). A `sql` step runs on the adapter's SparkSession (the one dbt used) and records
-the rows; an `info` step records the session's master, executors, warehouse and what the executors' check found;
-an `env` step sets environment variables for the steps after it. Tests run this as a subprocess: the pytest process
-keeps no JVM of dbt's, and a second driver process is a "later dbt run in a new process".
+the rows; a `python` step runs code with `spark` bound to that session (its `result` variable is recorded); an
+`info` step records the session's master, executors, warehouse and what the executors' check found; an `env` step
+sets environment variables for the steps after it. Tests run this as a subprocess: the pytest process keeps no JVM
+of dbt's, and a second driver process is a "later dbt run in a new process".
 """
 from __future__ import annotations
 
@@ -57,6 +58,18 @@ def run_sql(sql: str) -> dict:
         return {"sql": sql, "rows": None, "error": f"{type(e).__name__}: {e}"}
 
 
+def run_python(code: str) -> dict:
+    """Run `code` with `spark` (the adapter's session) in scope: e.g. a commit through the engine's Python API."""
+    from dbt.adapters.hudi import session
+
+    scope = {"spark": session._session}
+    try:
+        exec(code, scope)  # the test plans are written by the tests
+        return {"python": code, "result": scope.get("result"), "error": None}
+    except Exception as e:  # noqa: BLE001 - reported to the test
+        return {"python": code, "result": None, "error": f"{type(e).__name__}: {e}"}
+
+
 def session_info() -> dict:
     from dbt.adapters.hudi import session
     from hudi_engine.spark.executor_env import checked_env
@@ -86,6 +99,8 @@ def main(plan_path: str, out_path: str) -> int:
             elif "env" in step:  # environment of the later steps (env_var() in models, read again by `dbt retry`)
                 os.environ.update({k: str(v) for k, v in step["env"].items()})
                 results.append({"env": step["env"]})
+            elif "python" in step:
+                results.append(run_python(step["python"]))
             else:
                 results.append(session_info())
         except Exception:  # noqa: BLE001

@@ -5,6 +5,8 @@ files, right before the completed instant file) and, as a killed process would, 
 """
 from __future__ import annotations
 
+import time
+
 import pytest
 from oracle import assert_same_rows, rs_snapshot
 
@@ -192,16 +194,26 @@ def test_a_writer_whose_instant_is_rolled_back_under_it_leaves_no_file(spark, tm
     write(_df(spark, [(i, "a", 1, f"p{i % 2}") for i in range(10)]), str(path), _opts(table_type))
     real_run = writer_mod._run
     seen: dict = {}
+    # The first writer's lock expires 120 ms after its last renewal; the second writer takes a heartbeat older than
+    # 2 x 1000 ms for a dead writer's (and keeps its own lock and heartbeat with that margin on a busy machine).
+    short = {**_opts(table_type), "hoodie.write.lock.filesystem.expire": "0.002",
+             "hoodie.client.heartbeat.interval_in_ms": "50"}
+    other = {**_opts(table_type), "hoodie.write.lock.filesystem.expire": "0.05",
+             "hoodie.client.heartbeat.interval_in_ms": "1000"}
 
     def other_writer_takes_the_expired_lock():
-        # A second writer finds the first one's lock expired, takes it, rolls the pending instant back (as every
-        # writer does first) and commits its own write.
-        write(_df(spark, [(3, "other", 5, "p1")]), str(path), _opts(table_type))
+        # A second writer finds the first one's lock expired, takes it, finds the first one's heartbeat expired too,
+        # rolls its pending instant back (as every writer does first with failed writes) and commits its own write.
+        time.sleep(2.5)  # the pause outlives the first writer's lock and heartbeat
+        write(_df(spark, [(3, "other", 5, "p1")]), str(path), other)
 
     def run(spark_, df, client, txn):
         if seen:  # the other writer's own write
             return real_run(spark_, df, client, txn)
         seen["instant"] = txn.instant
+        # The first writer's process stops renewing (a pause): its lock and its heartbeat go stale.
+        txn.lock.renewal.stop()
+        txn.heartbeat.renewal.stop()
         if taken == "before_its_files":
             other_writer_takes_the_expired_lock()
             return real_run(spark_, df, client, txn)
@@ -211,10 +223,9 @@ def test_a_writer_whose_instant_is_rolled_back_under_it_leaves_no_file(spark, tm
         return stats
 
     monkeypatch.setattr(writer_mod, "_run", run)
-    short_lock = {**_opts(table_type), "hoodie.write.lock.filesystem.expire": "0.00002"}
     updates = [(i, "lost", 2, f"p{i % 2}") for i in range(0, 10, 2)] + [(100, "lost", 2, "p5")]
     with pytest.raises(InstantLostError) as e:
-        write(_df(spark, updates), str(path), short_lock)
+        write(_df(spark, updates), str(path), short)
     monkeypatch.undo()
 
     lost = seen["instant"]
@@ -222,7 +233,7 @@ def test_a_writer_whose_instant_is_rolled_back_under_it_leaves_no_file(spark, tm
     (rollback,) = [i for i in timeline if i.action.value == "rollback"]
     message = str(e.value)
     for part in (f"instant {lost}", f"rollback {rollback.timestamp} (completed)", lock_path(str(path)),
-                 "hoodie.write.lock.filesystem.expire=1.66667e-05 minutes"):
+                 "hoodie.write.lock.filesystem.expire=0.002 minutes"):
         assert part in message, message
     assert _files_of_instant(path, lost) == []
     assert not (path / ".hoodie" / ".temp" / lost).exists() and not _storage_exists(marker_dir(str(path), lost))

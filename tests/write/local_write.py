@@ -1,13 +1,34 @@
-"""In-process writes for tests: `hudi_engine.write.local_writer.write_table` with a path and small batches."""
+"""Writes without Spark for tests: the task-side steps in this process (`hudi_engine.write.local_writer`)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pyarrow as pa
 
-from hudi_engine.write.local_writer import write_table
+from hudi_engine.config.write_config import WriteConfig
+from hudi_engine.table_services import runner
+from hudi_engine.timeline.commit_metadata import WriteStat
+from hudi_engine.write import local_writer
+from hudi_engine.write.write_client import Transaction, WriteClient
 from hudi_engine.write.write_result import WriteResult
 
 
-def write(path: Path, table: pa.Table, options: dict, *, parallelism: int = 2, chunk: int = 7) -> WriteResult:
-    return write_table(table, str(path), options, parallelism=parallelism, batch_rows=chunk)
+def write(path: Path | str, table: pa.Table, options: dict, *, parallelism: int = 2, chunk: int = 7,
+          table_services: bool = False) -> WriteResult:
+    """One write; with `table_services`, also what runs around a commit (pending services before, inline
+    compaction, the LAZY rollback of failed writes, cleaning and archival after), as `spark.writer.write` does."""
+    client = WriteClient.open(str(path), WriteConfig.from_options(options), table.schema)
+    if table_services:
+        runner.finish_pending(client.storage, client.base_path, client.storage_uri, client.config)
+    with client.transaction() as txn:
+        result = txn.commit(write_files(client, txn, table, parallelism=parallelism, chunk=chunk))
+    if table_services:
+        runner.after_commit(client.storage, client.base_path, client.storage_uri, client.config, result.instant_time,
+                            client.table_config)
+    return result
+
+
+def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, parallelism: int = 2,
+                chunk: int = 7) -> list[WriteStat]:
+    """The data files of one write's instant (what the Spark job does between start and commit); their stats."""
+    return local_writer.write_files(client, txn, table, parallelism=parallelism, batch_rows=chunk)

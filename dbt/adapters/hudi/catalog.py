@@ -6,6 +6,12 @@ whose first meta column carries the comment `hudi.path=<path>` (the data source 
 `hudi_engine.spark.datasource`). LOCATION still matters to Spark: it makes the table EXTERNAL, so dropping the
 catalog entry never deletes the Hudi table's files. The declared columns are the table's latest schema; the
 entry is re-created when a write changes them, so every query sees the current snapshot in the current schema.
+
+What a model reads is not that entry: `ref()`, `source()` and the model's own `{{ this }}` of a Hudi table render
+as a temporary view (`read_view`) registered when dbt compiles the node, which reads the table's base files through
+Spark's own parquet reader and only the slices with log files through the `hudi` source
+(`hudi_engine.spark.relation`), as of the latest commit at that moment, whoever made it. The catalog entry cannot
+be such a view itself: a view holds a fixed file list, which a commit made outside dbt would leave behind.
 """
 from __future__ import annotations
 
@@ -83,6 +89,83 @@ def register_table(spark, name: str, path: str) -> str:
 def table_path(spark, name: str) -> str | None:
     entry = catalog_entry(spark, name)
     return entry.path if entry is not None else None
+
+
+# ---- what a query reads: ref(), source(), {{ this }} (see relation.py) -------------------------------------
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+
+
+def view_name(schema: str, identifier: str, *parts: str) -> str:
+    """`hudi__<schema>__<table>__<instant>...`, backquoted: the temporary view of one read of one table."""
+    return "`" + "__".join(_UNSAFE.sub("_", p) for p in ("hudi", schema, identifier, *parts)) + "`"
+
+
+def read_view(spark, schema: str, identifier: str, path: str) -> str:
+    """Register the temporary view through which a query reads the Hudi table at `path` now (its latest snapshot,
+    merged, as of the latest commit; base files on Spark's parquet reader); returns its SQL name."""
+    from hudi_engine import HudiTable
+    from hudi_engine.spark.datasource import ReadOptions
+    from hudi_engine.spark.relation import dataframe, plan_read
+
+    plan = plan_read(HudiTable.load(path), ReadOptions.parse({"path": path}))
+    view = view_name(schema, identifier, plan.options.as_of or "empty")
+    dataframe(spark, plan).createOrReplaceTempView(view)
+    logger.debug(f"{schema}.{identifier}: read as {view}: {len(plan.native_files)} base files on Spark's parquet "
+                 f"reader, {len(plan.merged_groups)} file groups on the hudi source")
+    return view
+
+
+def changes_view(spark, schema: str, identifier: str, path: str, begin: str, end: str | None) -> str:
+    """Register the temporary view of the records the commits in (begin, end] wrote (end: the latest commit now),
+    as of end; returns its SQL name."""
+    from hudi_engine import HudiTable
+    from hudi_engine.spark.datasource import BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, ReadOptions
+    from hudi_engine.spark.relation import dataframe, plan_read
+
+    options = {"path": path, QUERY_TYPE: "incremental", BEGIN_INSTANT: begin}
+    if end is not None:
+        options[END_INSTANT] = end
+    plan = plan_read(HudiTable.load(path), ReadOptions.parse_for_table(options))
+    view = view_name(schema, identifier, "changes", plan.options.begin or "", plan.options.end or "none")
+    dataframe(spark, plan).createOrReplaceTempView(view)
+    return view
+
+
+def read_view_of(quoting, node, schema: str, identifier: str) -> str | None:
+    """The view a reading `ref()`, `source()` or `{{ this }}` of `node` renders as, when it is a Hudi table in the
+    catalog and the SQL runs on this process's SparkSession; None otherwise (the catalog name is rendered)."""
+    from dbt_common.exceptions import DbtRuntimeError
+
+    from hudi_engine.errors import HudiError
+
+    is_source = str(getattr(node, "resource_type", "")) == "source"
+    materialized = getattr(getattr(node, "config", None), "materialized", None)
+    if not is_source and materialized != "hudi_incremental":
+        return None
+    spark = _session_for(quoting)
+    if spark is None:
+        return None
+    path = table_path(spark, f"`{schema}`.`{identifier}`")
+    if path is None:
+        return None  # not built yet (a model's first run), or not a Hudi table
+    try:
+        return read_view(spark, schema, identifier, path)
+    except HudiError as e:
+        raise DbtRuntimeError(f"reading Hudi table {schema}.{identifier} ({path}): {e}") from e
+
+
+def _session_for(quoting):
+    """The SparkSession queries run on: the profile's (method: session), else the one running here, if any."""
+    from dbt.adapters.hudi import session
+    from dbt.adapters.spark.connections import SparkConnectionMethod
+
+    credentials = getattr(quoting, "credentials", None)
+    if credentials is None:
+        return session.running_session()
+    if getattr(credentials, "method", None) != SparkConnectionMethod.SESSION:
+        return None
+    return session.get_session(credentials.server_side_parameters)
 
 
 # ---- docs: catalog stats ---------------------------------------------------------------------------------

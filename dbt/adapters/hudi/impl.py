@@ -20,6 +20,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.hudi import catalog, session
 from dbt.adapters.hudi.connections import HudiConnectionManager
 from dbt.adapters.hudi.model_config import HudiConfigError, HudiModelConfig
+from dbt.adapters.hudi.relation import HudiRelation
 from dbt.adapters.hudi.timeline import FUNCTION_NAME
 from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
@@ -67,6 +68,7 @@ def _is_hudi_node(config: dict[str, Any]) -> bool:
 
 class HudiAdapter(SparkAdapter):
     ConnectionManager = HudiConnectionManager  # type: ignore[assignment]
+    Relation = HudiRelation  # type: ignore[assignment]
     AdapterSpecificConfigs = HudiConfig  # type: ignore[assignment]
     # A Hudi model's not_null and check constraints are enforced on its rows before the write (contract.py);
     # the others are declared only, as on Spark.
@@ -210,6 +212,22 @@ class HudiAdapter(SparkAdapter):
         options = service_options(service, node_config or {}, args)
         report = run_service(service, str(path), options, instant=args.get("instant"), spark=self.spark)
         return report.as_dict()
+
+    @available
+    def hudi_table_changes_view(self, relation_or_path: BaseRelation | str, begin: str, end: str | None = None) -> str:
+        """`{{ hudi_table_changes(...) }}`: a temporary view of the records the commits in (begin, end] wrote."""
+        from hudi_engine.errors import HudiError
+
+        if isinstance(relation_or_path, str):
+            path, schema, identifier = relation_or_path, "path", relation_or_path.rstrip("/").rsplit("/", 1)[-1]
+        else:
+            path = self.hudi_table_location(relation_or_path)
+            schema, identifier = relation_or_path.schema, relation_or_path.identifier
+        begin = "000" if str(begin).strip().lower() == "earliest" else str(begin)
+        try:
+            return catalog.changes_view(self.spark, schema, identifier, path, begin, None if end is None else str(end))
+        except HudiError as e:
+            raise DbtRuntimeError(f"hudi_table_changes({relation_or_path}, {begin!r}, {end!r}): {e}") from e
 
     @staticmethod
     def _catalog_name(relation: BaseRelation) -> str:

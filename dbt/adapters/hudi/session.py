@@ -136,6 +136,12 @@ def get_session(server_side_parameters: Mapping[str, str]):
         return spark
 
 
+def running_session():
+    """The process's SparkSession if one was started and still runs, else None (never starts one)."""
+    with _lock:
+        return _session if _session is not None and _is_running(_session) else None
+
+
 def _is_running(spark) -> bool:
     sc = spark.sparkContext
     return getattr(sc, "_jsc", None) is not None

@@ -1,0 +1,47 @@
+"""`HudiRelation`: dbt-spark's relation, which renders a Hudi table where a query reads it as a view that Spark plans
+on its own parquet reader.
+
+dbt renders `{{ ref('orders') }}`, `{{ source('raw', 'orders') }}` and a model's own `{{ this }}` when it compiles
+the model, just before running it. For a Hudi table, that is where `catalog.read_view` lists the table's latest
+file slices and registers a temporary view of them (base files on Spark's parquet reader, slices with log files
+on the `hudi` source, as of the latest commit): the relation then renders as that view. dbt's own subquery forms
+(`--empty`, microbatch event-time filters) wrap it as they wrap a table name.
+
+Only reading contexts are resolved: ref() and source() (dbt passes them `limit` and `event_time_filter`), and
+`{{ this }}` while the model's own SQL is compiled (the node is not compiled yet). In the materialization, hooks,
+grants and every other DDL `{{ this }}` and `relation.render()` stay the catalog name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.spark.relation import SparkRelation
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class HudiRelation(SparkRelation):
+    read_as: str | None = None  # the temporary view a query reads this Hudi table through (SQL text)
+
+    @classmethod
+    def create_from(cls, quoting: Any, relation_config: Any, **kwargs: Any) -> "HudiRelation":
+        relation = super().create_from(quoting, relation_config, **kwargs)
+        reading = "limit" in kwargs or "event_time_filter" in kwargs or getattr(relation_config, "compiled", None) is False
+        if not reading:
+            return relation
+        from dbt.adapters.hudi import catalog
+
+        view = catalog.read_view_of(quoting, relation_config, relation.schema, relation.identifier)
+        return relation if view is None else relation.incorporate(read_as=view)
+
+    def __str__(self) -> str:
+        if self.read_as is None:
+            return super().__str__()
+        rendered = self.read_as
+        if self.limit == 0:
+            rendered = f"(select * from {rendered} where false limit 0){self._render_limited_alias()}"
+        elif self.limit is not None:
+            rendered = f"(select * from {rendered} limit {self.limit}){self._render_limited_alias()}"
+        if self.event_time_filter:
+            rendered = self.render_event_time_filtered(rendered)
+        return rendered

@@ -1,0 +1,31 @@
+{#-- Incremental pulls from Hudi tables (see README "Reading Hudi tables from Spark SQL and dbt").
+
+     {{ hudi_table_changes(ref('orders'), begin[, end]) }}: the records the commits in (begin, end] wrote to the
+     table, each in its state as of end (end: the latest commit when the model runs), as a relation. Only the file
+     slices those commits wrote are read, base files by Spark's own parquet reader. begin: an instant time,
+     'yyyy-MM-dd HH:mm:ss[.SSS]', 'yyyy-MM-dd' or 'earliest'. The first argument may also be a table path.
+
+     Rows changed since this model last ran, with the upstream commit time kept as a column:
+       select o.*, o._hoodie_commit_time as source_commit_time
+       from {% if is_incremental() %}
+              {{ hudi_table_changes(ref('orders'), hudi_max_value(this, 'source_commit_time', 'earliest')) }}
+            {% else %} {{ ref('orders') }} {% endif %} o --#}
+{% macro hudi_table_changes(relation, begin, end=none) %}
+  {%- if execute -%}
+    {{- adapter.hudi_table_changes_view(relation, begin, end) -}}
+  {%- else -%}
+    {{- relation -}}
+  {%- endif -%}
+{%- endmacro %}
+
+{#-- The largest value of `column` in `relation` (e.g. the upstream commit time a model last read), `default` when
+     the relation has no rows. --#}
+{% macro hudi_max_value(relation, column, default=none) %}
+  {%- if not execute -%}
+    {{- return(default) -}}
+  {%- else -%}
+    {%- set result = run_query('select max(' ~ adapter.quote(column) ~ ') from ' ~ relation) -%}
+    {%- set value = result.columns[0].values()[0] if result.rows | length > 0 else none -%}
+    {{- return(default if value is none else value) -}}
+  {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,307 @@
+"""A Hudi table as a DataFrame that Spark plans natively where it can.
+
+    read_table(spark, "/data/trips")                                    # latest snapshot, MOR merged
+    read_table(spark, "analytics.trips", {"as.of.instant": "20240101120000000"})   # a catalog table, time travel
+    read_table(spark, path, {"hoodie.datasource.query.type": "incremental",
+                             "hoodie.datasource.read.begin.instanttime": begin})      # commits after `begin`
+    register_view(spark, "trips_now", "/data/trips")                   # the same, as a temporary view for SQL
+
+Options are the `hudi` source's (`hudi_engine.spark.datasource`). Spark's own parquet reader prunes columns, pushes
+filters into row groups and decodes vectorized; the `hudi` Python source (Spark 4.3) gets filter pushdown only, so
+every column of every row crosses from a Python worker. A read is therefore split by file slice (`plan_read`):
+
+* a slice that is one base file Spark can read in the table's schema (a copy-on-write table, a merge-on-read slice
+  without log files or after compaction, any slice of a read-optimized query) is scanned by `spark.read.parquet`
+  over the files listed here: column pruning, row-group statistics, vectorized decoding;
+* a slice with log files is split by record key: Spark's parquet reader reads its base file except the rows whose
+  keys the log blocks write or delete (a broadcast anti-join on the file and `_hoodie_record_key`, with the keys
+  read from the logs when the read is planned), and the `hudi` source merges only those keys' rows in Python;
+* a slice whose base file holds a column in another type than the table's now (schema evolution that Spark's
+  reader does not widen), a log-only slice, or a slice of a table without meta fields (no stored key to join on)
+  goes to the `hudi` source whole, which merges it in Python.
+
+Both halves read as of one instant fixed when the DataFrame is made (the latest completed commit, the time travel
+instant, or the incremental range's end), so their union is one consistent snapshot even when a commit lands in
+between. Spark pushes filters and column pruning through the union into both. A DataFrame keeps reading the
+snapshot it was made for: make a new one to see later commits (dbt makes one per model run, see
+`dbt/adapters/hudi/catalog.py`). An incremental read keeps the native files' rows written in the range with a
+filter on `_hoodie_commit_time`, as the `hudi` source does.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from hudi_engine.errors import HudiError, SchemaError
+from hudi_engine.file_group import BaseFile, FileSlice
+from hudi_engine.file_slice_reader import log_record_keys
+from hudi_engine.fs_view import Visibility
+from hudi_engine.io.base_file import read_footer
+from hudi_engine.schema import add_meta_fields, avro_to_arrow_schema
+from hudi_engine.spark.datasource import (
+    AS_OF_INSTANT,
+    BEGIN_INSTANT,
+    COMMIT_TIME,
+    END_INSTANT,
+    FILE_GROUPS,
+    FORMAT,
+    LOGGED_KEYS_ONLY,
+    PATH_COMMENT_PREFIX,
+    QUERY_TYPE,
+    ReadOptions,
+    file_group_id,
+    register_data_source,
+    spark_schema,
+    spark_type,
+)
+from hudi_engine.table import CommitTimeWindow, HudiTable
+
+RECORD_KEY = "_hoodie_record_key"
+# Keys of the log blocks the split read joins against (driver memory, a broadcast): beyond this many, the
+# remaining slices with log files are merged whole by the hudi source instead.
+MAX_SPLIT_KEYS = 2_000_000
+_FILE = "__hudi_file_name"
+_KEY = "__hudi_record_key"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPlan:
+    """One read, split: the base files Spark's parquet reader scans, the file groups the `hudi` source merges."""
+
+    path: str  # the table, as the hudi source loads it
+    schema: pa.Schema  # of the rows, meta columns first
+    options: ReadOptions  # the query with its instant fixed (as_of, or the incremental range's end)
+    native_files: tuple[str, ...]  # URIs of base files
+    merged_groups: tuple[str, ...]  # file groups ("<partition>/<file id>") read by the hudi source
+    window: CommitTimeWindow | None = None  # incremental: the rows of native files the read keeps
+    split_files: tuple[str, ...] = ()  # base files of slices with logs: read by Spark but for `split_keys`
+    split_keys: pa.Table | None = None  # (base file name, record key) the logs of those slices write or delete
+    split_groups: tuple[str, ...] = ()  # their file groups: the hudi source reads only those keys' merged rows
+
+    def source_options(self) -> dict[str, str]:
+        """Options of the `hudi` source's half: the same query, as of the same instant, on `merged_groups` (whole)
+        and `split_groups` (the logged keys only)."""
+        o = self.options
+        out = {QUERY_TYPE: o.query_type, FILE_GROUPS: json.dumps(sorted((*self.merged_groups, *self.split_groups)))}
+        if self.split_groups:
+            out[LOGGED_KEYS_ONLY] = json.dumps(sorted(self.split_groups))
+        if o.query_type == "incremental":
+            out[BEGIN_INSTANT] = o.begin or ""
+            if o.end is not None:
+                out[END_INSTANT] = o.end
+        elif o.as_of is not None:
+            out[AS_OF_INSTANT] = o.as_of
+        return out
+
+
+def plan_read(table: HudiTable, opts: ReadOptions) -> ReadPlan:
+    """Which slices of `table` the query `opts` reads, and which of them Spark's parquet reader can scan."""
+    window = None
+    if opts.query_type == "incremental":
+        begin, end = table.check_range(opts.begin or "", opts.end)
+        end = end or _latest_range_end(table)
+        opts = replace(opts, begin=begin, end=end)
+        slices = table.incremental_slices(begin, end)[1] if end is not None else []
+        window = table.commit_time_window(begin, end)
+        schema = table.schema(end)
+    else:
+        as_of = table.check_instant(opts.as_of, "time travel instant")
+        # The latest snapshot is listed without time travel's check for cleaned files (nothing it reads was
+        # cleaned), and the hudi source's half is pinned to the same latest commit.
+        slices = table.file_slices(as_of)
+        latest = table.timeline.completed_commits().last()
+        opts = replace(opts, as_of=as_of or (latest.timestamp if latest is not None else None))
+        schema = table.schema(as_of)
+    read_optimized = opts.query_type == "read_optimized"
+    # Slices with log files are split by key on snapshot reads (an incremental pull's slices go whole: few rows).
+    split = opts.query_type == "snapshot" and table.config.populate_meta_fields
+    files = _FileSchemas(table)
+    native, merged, split_files, split_groups, keys = [], [], [], [], _SplitKeys(table, schema, opts.as_of)
+    for s in slices:
+        readable = s.base_file is not None and files.spark_reads(s.base_file, schema)
+        if readable and (read_optimized or not s.log_files):
+            native.append(_uri(table, s.base_file.path))
+        elif readable and split and keys.add(s):
+            split_files.append(_uri(table, s.base_file.path))
+            split_groups.append(file_group_id(s))
+        elif s.base_file is not None or not read_optimized:
+            merged.append(file_group_id(s))
+    return ReadPlan(table.storage_uri, schema, opts, tuple(native), tuple(merged), window, tuple(split_files),
+                    keys.table() if split_files else None, tuple(split_groups))
+
+
+class _SplitKeys:
+    """The (base file name, record key) pairs the log blocks of split slices write or delete, read from the logs
+    as the query sees them (committed blocks up to its instant, rolled-back ones dropped)."""
+
+    def __init__(self, table: HudiTable, schema: pa.Schema, as_of: str | None) -> None:
+        self.ctx = table._read_context(schema, Visibility.of(table.timeline, as_of))
+        self.files: list[pa.Array] = []
+        self.keys: list[pa.Array] = []
+        self.count = 0
+
+    def add(self, file_slice: FileSlice) -> bool:
+        """Take the slice's logged keys, unless that would pass MAX_SPLIT_KEYS (the slice is then merged whole)."""
+        keys = log_record_keys(self.ctx, file_slice)
+        if self.count + len(keys) > MAX_SPLIT_KEYS:
+            return False
+        self.count += len(keys)
+        self.keys.append(keys)
+        self.files.append(pa.repeat(file_slice.base_file.path.rsplit("/", 1)[-1], len(keys)).cast(pa.string()))
+        return True
+
+    def table(self) -> pa.Table:
+        return pa.table({_FILE: pa.concat_arrays(self.files), _KEY: pa.concat_arrays(self.keys)})
+
+
+def _uri(table: HudiTable, path: str) -> str:
+    """A storage path of the table's as Spark opens it: under the URI the table was loaded from."""
+    return table.storage_uri.rstrip("/") + path[len(table.base_path.rstrip("/")):]
+
+
+def _latest_range_end(table: HudiTable) -> str | None:
+    """The newest commit an open-ended range reaches: its instant (layout 1) or completion time (layout 2)."""
+    latest = table.timeline.completed_commits().last()
+    if latest is None:
+        return None
+    if table.timeline.layout.incremental_by_completion_time:
+        return max(c.completion_time or c.timestamp for c in table.timeline.completed_commits())
+    return latest.timestamp
+
+
+class _FileSchemas:
+    """Whether Spark's parquet reader reads a base file in the table schema as the hudi source would: every
+    column it holds in the table's type, no column of a type Spark's reader maps otherwise. The file's schema is
+    its commit's writer schema, or its footer when the commit recorded none (or was archived)."""
+
+    def __init__(self, table: HudiTable) -> None:
+        self.table = table
+        self.commits = {i.timestamp: i for i in table.timeline.completed_commits()}
+        self.writer_schemas: dict[str, pa.Schema | None] = {}
+
+    def spark_reads(self, base: BaseFile, table_schema: pa.Schema) -> bool:
+        file_schema = self._writer_schema(base.instant_time) or _footer_schema(self.table, base)
+        for field in table_schema:
+            if field.name not in file_schema.names:
+                continue  # a column added later: Spark's reader reads null, as the hudi source does
+            theirs = file_schema.field(field.name).type
+            if not (_native_type(field.type) and _native_type(theirs)):
+                return False
+            try:
+                if spark_type(theirs, field.name) != spark_type(field.type, field.name):
+                    return False
+            except SchemaError:
+                return False
+        return True
+
+    def _writer_schema(self, instant: str) -> pa.Schema | None:
+        if instant not in self.writer_schemas:
+            commit = self.commits.get(instant)
+            avro = self.table.commit_metadata(commit).schema if commit is not None else None
+            self.writer_schemas[instant] = avro_to_arrow_schema(add_meta_fields(avro)) if avro else None
+        return self.writer_schemas[instant]
+
+
+_footers: dict[tuple[str, int], pa.Schema] = {}  # base files never change: (path, size) -> Arrow schema
+_footers_lock = threading.Lock()
+
+
+def _footer_schema(table: HudiTable, base: BaseFile) -> pa.Schema:
+    key = (_uri(table, base.path), base.size)
+    with _footers_lock:
+        found = _footers.get(key)
+    if found is None:
+        found = read_footer(table.storage, base.path, with_bloom=False).schema
+        with _footers_lock:
+            if len(_footers) > 100_000:
+                _footers.clear()
+            _footers[key] = found
+    return found
+
+
+def _native_type(t: pa.DataType) -> bool:
+    """Arrow types whose parquet column Spark's reader reads as `spark_type` says (time-of-day types it does not)."""
+    if pa.types.is_time(t) or pa.types.is_null(t):
+        return False
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _native_type(t.value_type)
+    if pa.types.is_map(t):
+        return _native_type(t.key_type) and _native_type(t.item_type)
+    if pa.types.is_struct(t):
+        return all(_native_type(f.type) for f in t)
+    return True
+
+
+# ---- DataFrames ------------------------------------------------------------------------------------------------
+
+
+def dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
+    """The plan as one DataFrame: Spark's parquet scan of the native files, union the hudi source's slices."""
+    schema = spark_schema(plan.schema)
+    parts = []
+    if plan.native_files:
+        native = spark.read.schema(schema).parquet(*plan.native_files)
+        if plan.window is not None and not plan.window.everything:
+            native = native.where(window_column(plan.window))
+        parts.append(native)
+    if plan.split_files:
+        # The base files of slices with logs, but the rows whose keys the logs change (the source merges those).
+        base = spark.read.schema(schema).parquet(*plan.split_files).withColumn(_FILE, F.col("_metadata.file_name"))
+        keys = F.broadcast(spark.createDataFrame(plan.split_keys))
+        condition = (base[_FILE] == keys[_FILE]) & (base[RECORD_KEY] == keys[_KEY])
+        parts.append(base.join(keys, condition, "left_anti").select(*(F.col(f"`{n}`") for n in schema.names)))
+    if plan.merged_groups or plan.split_groups:
+        register_data_source(spark)
+        reader = spark.read.format(FORMAT).schema(schema)
+        for key, value in plan.source_options().items():
+            reader = reader.option(key, value)
+        parts.append(reader.load(plan.path))
+    if not parts:
+        return spark.createDataFrame([], schema)
+    return functools.reduce(DataFrame.union, parts)
+
+
+def window_column(window: CommitTimeWindow) -> Column:
+    """`CommitTimeWindow` as a Spark filter (Spark pushes it into the parquet scan's row-group statistics)."""
+    commit_time = F.col(COMMIT_TIME)
+    if window.instants is not None:
+        return commit_time.isin(list(window.instants))
+    return (commit_time > F.lit(window.after)) & (commit_time <= F.lit(window.up_to))
+
+
+def table_path(spark: SparkSession, source: str) -> str:
+    """A table path or URI as given; a catalog table name (`db.table`) -> the path its `hudi.path` comment holds."""
+    if "/" in source or "\\" in source:
+        return source
+    if not spark.catalog.tableExists(source):
+        raise HudiError(f"{source!r}: neither a table path nor a table in the catalog")
+    # The catalog's columns and comments, without planning a read of the table (which would start the source).
+    comments = [c.description or "" for c in spark.catalog.listColumns(source)]
+    path = next((c[len(PATH_COMMENT_PREFIX):].strip() for c in comments if c.startswith(PATH_COMMENT_PREFIX)), None)
+    if path is None:
+        raise HudiError(f"catalog table {source!r} is not a Hudi table of this engine: no column carries a "
+                        "'hudi.path=<uri>' comment (see hudi_engine.spark.create_catalog_table)")
+    return path
+
+
+def read_table(spark: SparkSession, source: str, options: Mapping[str, str] | None = None) -> DataFrame:
+    """The Hudi table at a path, or behind a catalog table name, as a DataFrame Spark plans natively where it can;
+    `options` are the `hudi` source's (query type, time travel, incremental range)."""
+    path = table_path(spark, source)
+    opts = ReadOptions.parse_for_table({**(options or {}), "path": path})
+    table = HudiTable.load(opts.path or path)
+    return dataframe(spark, plan_read(table, opts))
+
+
+def register_view(spark: SparkSession, view: str, source: str, options: Mapping[str, str] | None = None) -> str:
+    """`read_table` as the temporary view `view` (created or replaced); returns the view name as SQL text."""
+    quoted = "`" + view.replace("`", "``") + "`"
+    read_table(spark, source, options).createOrReplaceTempView(quoted)
+    return quoted

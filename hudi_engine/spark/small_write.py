@@ -1,0 +1,72 @@
+"""Small writes on the driver: a DataFrame whose rows are few is collected by one Spark job and written in this
+process (`write.local_writer.write_table`), instead of the Spark write's jobs (tag, count, route, write), which
+cost seconds of scheduling for a handful of rows.
+
+Whether a DataFrame is small is Spark's own estimate of its optimized plan (`sizeInBytes`): exact for seeds and
+small files, an upper bound through joins and aggregations, and unknown (Spark's default, very large) for sources
+without statistics such as a Hudi table read through the `hudi` data source; so only what is surely small goes
+this way. The rows are checked by the Spark path's own rules in that one job (null keys, null ordering values);
+the table services around the commit run as a Spark write runs them (compaction operations as Spark tasks).
+"""
+from __future__ import annotations
+
+import time
+
+from pyspark.sql import DataFrame
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from hudi_engine.config.write_config import IndexType, WriteConfig
+from hudi_engine.schema import META_COLUMNS
+from hudi_engine.spark.executor import spark_executor
+from hudi_engine.spark.task_error import unwrap_task_error
+from hudi_engine.spark.writer import _check_rows
+from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
+from hudi_engine.table_services import runner
+from hudi_engine.write.local_writer import write_table
+from hudi_engine.write.write_result import WriteResult
+
+SMALL_WRITE_BYTES = 16 * 1024 * 1024  # the plan's estimated size up to which a write runs on the driver
+
+
+def estimated_bytes(df: DataFrame) -> int:
+    """Spark's estimate of the DataFrame's size (its optimized plan's statistics)."""
+    return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+
+
+def fits_driver(df: DataFrame, config: WriteConfig, max_bytes: int = SMALL_WRITE_BYTES) -> bool:
+    """Whether the write of `df` runs on the driver: a surely small plan, and an index the in-process write has
+    (GLOBAL_SIMPLE joins every key of the table: a Spark job either way)."""
+    if max_bytes <= 0 or config.index.type is IndexType.GLOBAL_SIMPLE:
+        return False
+    return estimated_bytes(df) <= max_bytes
+
+
+def write_on_driver(df: DataFrame, path: str, config: WriteConfig) -> WriteResult:
+    """Write `df` to the Hudi table at `path` in this process: its rows collected (and checked) by one Spark job,
+    then the engine's write steps and the commit; pending services first, inline compaction and cleaning after,
+    as `hudi_engine.spark.write` does."""
+    df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
+    spark = df.sparkSession
+    schema = to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
+    t0 = time.monotonic()
+    try:
+        rows = _check_rows(df, config).toArrow()
+    except Exception as e:
+        raise unwrap_task_error(e) from e
+    rows = rows.select(schema.names).cast(schema)
+    collected = time.monotonic() - t0
+    executor = spark_executor(spark)
+    storage, base_path = Storage.for_uri(path)
+    storage_uri = path if "://" in path else base_path
+    if storage.exists(Storage.join(base_path, ".hoodie", "hoodie.properties")):
+        runner.finish_pending(storage, base_path, storage_uri,
+                              config.for_table(TableConfig.load(storage, base_path), base_path), executor)
+    result = write_table(rows, path, config)
+    t1 = time.monotonic()
+    table = TableConfig.load(storage, base_path)
+    runner.after_commit(storage, base_path, storage_uri, config.for_table(table, base_path), result.instant_time,
+                        table, executor)
+    result.timings["collect"] = collected
+    result.timings["table_services"] = time.monotonic() - t1
+    return result

@@ -1,0 +1,135 @@
+"""Instant heartbeats (Hudi's `.hoodie/.heartbeat/<instant>`): how writers tell a live pending instant from a dead one.
+
+A writer creates its instant's heartbeat file before the instant's requested file and renews it every
+`hoodie.client.heartbeat.interval_in_ms` from a background thread (`Renewal`); it deletes it right before its commit
+point and when it gives the instant up. Java reads the file's modification time only (an empty file there); this
+engine also writes the renewal time into it, because S3 keeps modification times in whole seconds.
+
+A pending instant whose heartbeat is older than interval x `hoodie.client.heartbeat.tolerable.misses` (or missing:
+the writer died, or wrote without heartbeats) is a failed write: a writer holding the table lock may roll it back
+(`roll_back_failed_writes`), deleting its heartbeat first, so the dead writer's tasks (which look for the heartbeat
+before and after every data file, see `markers`) stop at once if it was only paused. An instant whose heartbeat is
+alive is never rolled back by another writer.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+from hudi_engine.config.write_config import NEVER, LockConfig
+from hudi_engine.storage import Storage
+from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.instant import Action, Instant
+from hudi_engine.write.renewal import Renewal
+
+HEARTBEAT_FOLDER = ".heartbeat"
+_WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
+
+
+def heartbeat_path(base_path: str, instant_time: str) -> str:
+    return Storage.join(base_path, ".hoodie", HEARTBEAT_FOLDER, instant_time)
+
+
+def heartbeat_exists(storage: Storage, base_path: str, instant_time: str) -> bool:
+    """One HEAD request: whether the instant's heartbeat file is there."""
+    return storage.exists(heartbeat_path(base_path, instant_time))
+
+
+def last_heartbeat_ms(storage: Storage, base_path: str, instant_time: str) -> int | None:
+    """When the instant's heartbeat was last renewed (epoch ms), None when it has none."""
+    current = storage.read_versioned(heartbeat_path(base_path, instant_time))
+    if current is None:
+        return None
+    try:
+        renewed = int((json.loads(current.data or b"{}") or {}).get("renewed_ms") or 0)
+    except (ValueError, AttributeError, TypeError):
+        renewed = 0  # an empty file (Java) or a foreign one: its modification time tells
+    return max(renewed, current.mtime_ms)
+
+
+def heartbeat_expired(storage: Storage, base_path: str, instant_time: str, expiry_ms: int) -> bool:
+    """Whether the instant's writer is dead: no heartbeat, or one older than `expiry_ms`."""
+    last = last_heartbeat_ms(storage, base_path, instant_time)
+    return last is None or time.time() * 1000 - last > expiry_ms
+
+
+def delete_heartbeat(storage: Storage, base_path: str, instant_time: str) -> bool:
+    return storage.delete(heartbeat_path(base_path, instant_time))
+
+
+class Heartbeat:
+    """The heartbeat of an instant this process writes; renewed until `stop()`."""
+
+    def __init__(self, storage: Storage, base_path: str, instant_time: str, config: LockConfig, owner: str) -> None:
+        self.storage = storage
+        self.base_path = base_path
+        self.instant_time = instant_time
+        self.owner = owner
+        self.path = heartbeat_path(base_path, instant_time)
+        self.expiry_ms = config.heartbeat_expiry_ms
+        self.renewal = Renewal(f"the heartbeat of instant {instant_time} ({self.path})",
+                               config.heartbeat_interval_ms, self.expiry_ms, self._renew)
+        self._version: str | None = None
+        self.stopped = False
+
+    def _content(self) -> bytes:
+        return json.dumps({"owner": self.owner, "renewed_ms": int(time.time() * 1000)}).encode()
+
+    def start(self) -> Heartbeat:
+        """Create the file (before the instant exists) and start renewing it."""
+        data = self._content()
+        self._version = self.storage.create_versioned(self.path, data)
+        if self._version is None:  # only a process that issued this instant time before could have left it
+            self.storage.write_bytes(self.path, data)
+            current = self.storage.read_versioned(self.path)
+            self._version = current.version if current is not None else None
+        self.renewal.start()
+        return self
+
+    def _renew(self) -> bool:
+        # Never re-creates the file: a writer that rolls this instant back deletes it first.
+        version = self.storage.touch(self.path, self._content(), self._version)
+        if version is None:
+            return False
+        self._version = version
+        return True
+
+    @property
+    def lost(self) -> str | None:
+        self.renewal.expired()
+        return self.renewal.lost
+
+    def check(self, doing: str) -> None:
+        """InstantLostError when the heartbeat was not renewed in time (others may have rolled the instant back)."""
+        self.renewal.check(doing)
+
+    def stop(self, *, delete: bool = True) -> None:
+        """Stop renewing; delete the file (before a commit point, or when the instant is given up)."""
+        if self.stopped:
+            return
+        self.stopped = True
+        self.renewal.stop()
+        if delete:
+            self.storage.delete(self.path)
+
+
+def failed_writes(storage: Storage, base_path: str, config: LockConfig,
+                  timeline: Timeline | None = None) -> list[Instant]:
+    """Pending commit/deltacommit/replacecommit instants whose writer is dead (heartbeat expired or missing)."""
+    if config.failed_writes_policy == NEVER:
+        return []
+    timeline = timeline or Timeline.load(storage, base_path)
+    return [i for i in timeline.pending() if i.action in _WRITE_ACTIONS
+            and heartbeat_expired(storage, base_path, i.timestamp, config.heartbeat_expiry_ms)]
+
+
+def roll_back_failed_writes(storage: Storage, base_path: str, config: LockConfig) -> list[str]:
+    """Under the table lock: finish interrupted rollbacks, then roll back the pending writes whose heartbeat expired,
+    deleting each heartbeat first. Pending instants of live writers are left alone. Returns the rolled-back instants."""
+    from hudi_engine.write.rollback import rollback_failed_writes
+
+    dead = {i.timestamp for i in failed_writes(storage, base_path, config)}
+    for instant_time in dead:
+        delete_heartbeat(storage, base_path, instant_time)
+    results = rollback_failed_writes(storage, base_path, keep=lambda i: i.timestamp not in dead)
+    return [r.rolled_back.timestamp for r in results]
