@@ -33,6 +33,7 @@ from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.executor_env import ensure_executor_env
+from hudi_engine.spark.sql_keys import sql_keys
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.table_services import runner
 from hudi_engine.timeline.commit_metadata import WriteStat
@@ -95,7 +96,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transacti
     parallelism = config.parallelism.for_operation(config.operation, spark.sparkContext.defaultParallelism)
     t0 = time.monotonic()
     if config.operation is Operation.BULK_INSERT:
-        results = _bulk_insert(_keyed(_checked(df, config), task, None), task, parallelism).collect()
+        results = _bulk_insert(_keyed_for_bulk(_checked(df, config), task), task, parallelism).collect()
         txn.timings["write"] = time.monotonic() - t0
         return _collect(results, txn)
     if config.index.type is IndexType.GLOBAL_SIMPLE and config.operation.looks_up_keys:
@@ -203,6 +204,15 @@ def _keyed(df: DataFrame, task: WriteTask, spec: TagSpec | None) -> DataFrame:
                         *[F.col(f"{_TAG}.{c}").alias(c) for c in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER)])
 
 
+def _keyed_for_bulk(df: DataFrame, task: WriteTask) -> DataFrame:
+    """`df` with record key and partition path (no index lookup): Spark expressions where they spell keys as the
+    key generator does (`sql_keys`), so sampling and sorting by key run no Python; else the key generator's UDF."""
+    exprs = sql_keys(task.keygen(), df.schema)
+    if exprs is None:
+        return _keyed(df, task, None).drop(FILE_ID, BUCKET_NUMBER)
+    return df.withColumn(KEY, exprs[0]).withColumn(PARTITION, exprs[1])
+
+
 PROFILE_SCHEMA = ("partition string, file_id string, bucket_number int, count long, key string, level int")
 
 
@@ -302,7 +312,7 @@ def _bulk_insert(keyed: DataFrame, task: WriteTask, parallelism: int) -> DataFra
     so a huge partition spreads over tasks and every file holds one key range; PARTITION_SORT sorts each input
     split; NONE only groups each split's rows by partition. Files are cut by bytes in the tasks. Pre-combining
     duplicates needs them in one task: it always takes GLOBAL_SORT."""
-    rows = keyed.drop(FILE_ID, BUCKET_NUMBER)
+    rows = keyed
     mode = task.config.parallelism.bulk_insert_sort_mode
     if mode == "GLOBAL_SORT" or task.config.combine_before_write:
         rows = rows.repartitionByRange(parallelism, PARTITION, KEY).sortWithinPartitions(PARTITION, KEY)

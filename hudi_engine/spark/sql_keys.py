@@ -1,0 +1,52 @@
+"""Record keys and partition paths as Spark SQL expressions, for the key generators and column types where Spark's
+own string cast spells a value exactly as Hudi does (`hudi_engine.partition_path.value_strings`): strings, integers,
+booleans and dates, one record key field, fields that are top-level columns, no URL encoding.
+
+A write that needs no index lookup (bulk_insert) then keys its records in the JVM: Spark can sample and sort them
+by key without running Python over every record twice. Any other case returns None and the Python key generator
+(`keygen.py`) runs in the tasks; both give the same strings (tests/spark/test_sql_keys.py compares them).
+"""
+from __future__ import annotations
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from hudi_engine.keygen import (
+    EMPTY_RECORDKEY_PLACEHOLDER,
+    NULL_RECORDKEY_PLACEHOLDER,
+    ComplexKeyGenerator,
+    KeyGenerator,
+    NonpartitionedKeyGenerator,
+    SimpleKeyGenerator,
+)
+from hudi_engine.partition_path import DEFAULT_PARTITION, PATH_SEPARATOR
+
+_EXACT_TYPES = (T.StringType, T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.BooleanType, T.DateType)
+
+
+def sql_keys(keygen: KeyGenerator, schema: T.StructType) -> tuple[Column, Column] | None:
+    """(record key, partition path) of every row as Spark expressions, or None where only the Python key generator
+    spells them right. Null or empty single keys are left to the write's row check (`writer._check_rows`)."""
+    cls = type(keygen)
+    if cls not in (SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator):
+        return None  # the others (timestamp-based, custom, global delete) spell keys their own way
+    if len(keygen.record_key_fields) != 1 or keygen.url_encode:
+        return None
+    types = {f.name: f.dataType for f in schema.fields}
+    fields = (*keygen.record_key_fields, *keygen.partition_fields)
+    if any(not isinstance(types.get(f), _EXACT_TYPES) for f in fields):
+        return None
+    key_field = keygen.record_key_fields[0]
+    value = F.col(f"`{key_field}`").cast("string")
+    if cls is ComplexKeyGenerator:  # `field:value`, with Hudi's placeholders for a null or empty value
+        value = F.concat(F.lit(f"{key_field}:"), F.when(value.isNull(), F.lit(NULL_RECORDKEY_PLACEHOLDER))
+                         .when(value == "", F.lit(EMPTY_RECORDKEY_PLACEHOLDER)).otherwise(value))
+    if not keygen.partition_fields or cls is NonpartitionedKeyGenerator:
+        return value, F.lit("")
+    segments = []
+    for field in keygen.partition_fields:
+        s = F.col(f"`{field}`").cast("string")
+        s = F.when(s.isNull() | (s == ""), F.lit(DEFAULT_PARTITION)).otherwise(s)
+        segments.append(F.concat(F.lit(f"{field}="), s) if keygen.hive_style else s)
+    return value, segments[0] if len(segments) == 1 else F.concat_ws(PATH_SEPARATOR, *segments)
