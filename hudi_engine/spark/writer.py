@@ -129,8 +129,7 @@ def _plan(source: DataFrame, client: WriteClient, task: WriteTask, spec: TagSpec
     check = _check_rows(source, config)
     keys = source.select(*[F.col(f"`{c}`") for c in _key_source_columns(config, source.columns)],
                          *([check.alias("_hw_check")] if check is not None else []))
-    rows = keys.mapInArrow(_ProfileFn(task, spec), PROFILE_SCHEMA).collect()
-    counted, sample = KeyProfile.merge([r.asDict() for r in rows])
+    counted, sample = KeyProfile.merge(keys.mapInArrow(_ProfileFn(task, spec), PROFILE_SCHEMA).toArrow())
     updates: dict[tuple[str, str], int] = {}
     inserts: dict[str, int] = {}
     new_buckets: dict[tuple[str, int], int] = {}

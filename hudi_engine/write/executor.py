@@ -142,21 +142,22 @@ class KeyProfile:
         })
 
     @staticmethod
-    def merge(rows: list[dict]) -> tuple[dict[tuple[str, str | None, int | None], int], dict[str, list[str]]]:
-        """Counts summed over tasks, and the new keys of every partition in one uniform sample."""
+    def merge(table: pa.Table) -> tuple[dict[tuple[str, str | None, int | None], int], dict[str, list[str]]]:
+        """The tasks' profiles (their `to_table` rows, concatenated) as one: counts summed over tasks, and the new
+        keys of every partition in one uniform sample."""
+        is_count = pc.is_valid(table.column("count"))
+        counted = table.filter(is_count)
         counts: dict[tuple[str, str | None, int | None], int] = {}
-        level = max((r["level"] for r in rows), default=0)
-        sample: dict[str, list[str]] = {}
-        for r in rows:
-            if r["count"] is not None:
-                key = (r["partition"], r["file_id"], r["bucket_number"])
-                counts[key] = counts.get(key, 0) + r["count"]
-            else:
-                sample.setdefault(r["partition"], []).append(r["key"])
+        for p, f, b, c in zip(*(counted.column(x).to_pylist() for x in ("partition", "file_id", "bucket_number",
+                                                                         "count"))):
+            counts[(p, f, b)] = counts.get((p, f, b), 0) + c
+        level = pc.max(table.column("level")).as_py() or 0
+        sampled = table.filter(pc.invert(is_count))
         if level:
-            for p, keys in sample.items():
-                arr = pa.array(keys, pa.string())
-                sample[p] = arr.filter(_at_level(arr, level)).to_pylist()
+            sampled = sampled.filter(_at_level(sampled.column("key").combine_chunks(), level))
+        sample: dict[str, list[str]] = {}
+        for p, k in zip(sampled.column("partition").to_pylist(), sampled.column("key").to_pylist()):
+            sample.setdefault(p, []).append(k)
         return counts, sample
 
 
