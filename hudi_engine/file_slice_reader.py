@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_engine.errors import HudiError, SchemaError
+from hudi_engine.errors import HudiError, LogFormatError, SchemaError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import Visibility
 from hudi_engine.io.base_file import read_base_file
@@ -40,6 +40,7 @@ class SliceReadContext:
         """How a reader merges slices of the table with `config`: keys from the meta column, or from the key
         generator when meta fields are off; the table's ordering field and payload."""
         if config.populate_meta_fields:
+        key_of: Callable[[pa.Table], pa.Array]
             key_columns: tuple[str, ...] = ("_hoodie_record_key",)
 
             def key_of(t: pa.Table) -> pa.Array:
@@ -128,6 +129,9 @@ def _scan_logs(ctx: SliceReadContext, file_slice: FileSlice, schema: pa.Schema) 
             instant = block.instant_time
             if latest is None or instant > latest:
                 stop = True  # Java stops the scan at the first block newer than the query instant
+            if instant is None:
+                raise LogFormatError(f"{log_file.path}: {block.block_type.name} block at offset {block.offset} has no "
+                                     "INSTANT_TIME header; every data, delete and command block names its instant")
                 break
             if block.block_type == BlockType.COMMAND:
                 target = block.target_instant_time

@@ -26,7 +26,7 @@ import json
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 import numpy as np
@@ -504,7 +504,8 @@ class _Codec:
 
     def read_one(self, fo: io.BytesIO, where: str) -> dict:
         try:
-            return fastavro.schemaless_reader(fo, self.writer, self.reader)
+            # fastavro types the result as any Avro value; with a record schema (checked in __init__) it is a dict.
+            return cast(dict, fastavro.schemaless_reader(fo, self.writer, self.reader))
         except (EOFError, ValueError, IndexError, UnicodeDecodeError, TypeError) as e:
             raise LogFormatError(f"{where}: cannot decode Avro record with schema {self.schema_name}: {e!r}") from None
 
@@ -624,6 +625,10 @@ class _Columnar:
     """Columnar Avro codec for one (logical-type-free) writer schema and the raw Arrow type of its records."""
 
     def __init__(self, schema: dict, raw: pa.DataType) -> None:
+    # Per-call state, set on the copy `decode` makes.
+    _size: int
+    _where: str
+
         self.names: dict[str, tuple[dict, str]] = {}  # full name -> (definition, namespace for its children)
         self.schema = schema
         self.raw = raw

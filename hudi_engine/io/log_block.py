@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import IntEnum
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 import pyarrow as pa
@@ -465,7 +465,8 @@ def delete_block_keys(block: LogBlock) -> pa.Table:
     fo = io.BytesIO(content)
     fo.seek(8)
     try:
-        decoded = fastavro.schemaless_reader(fo, _DELETE_SCHEMA_RAW, None, return_record_name=True)
+        # fastavro types the result as any Avro value; this schema is a record, so it is a dict.
+        decoded = cast(dict, fastavro.schemaless_reader(fo, _DELETE_SCHEMA_RAW, None, return_record_name=True))
     except (EOFError, ValueError, IndexError, UnicodeDecodeError) as e:
         raise LogFormatError(f"{block._where()}: cannot decode HoodieDeleteRecordList: {e!r}") from None
     if fo.tell() != len(content):
@@ -475,7 +476,8 @@ def delete_block_keys(block: LogBlock) -> pa.Table:
 
 def _delete_table(records: list[dict]) -> pa.Table:
     n = len(records)
-    keys, partitions, types = [], [], []
+    keys, partitions = [], []
+    types: list[str | None] = []  # the orderingVal union's branch of each record (None: null)
     raw: dict[str, list] = {name: [None] * n for name in _WRAPPER_NAMES}
     for i, rec in enumerate(records):
         keys.append(rec["recordKey"])

@@ -15,13 +15,18 @@ from __future__ import annotations
 import io
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastavro
 from fastavro.validation import ValidationError, validate
 
 from hudi_engine.errors import TimelineError
 from hudi_engine.timeline.instant import Action, State
+
+if TYPE_CHECKING:
+    # The class behind `fastavro.reader`, which mypy sees as a variable (not a type).
+    from fastavro._read import reader as AvroReader
+    from fastavro.types import Schema
 
 NAMESPACE = "org.apache.hudi.avro.model"
 
@@ -403,10 +408,10 @@ def _kind_name(kind: str) -> str:
     return short
 
 
-_PARSED: dict[str, dict] = {}
+_PARSED: dict[str, Schema] = {}
 
 
-def _parsed(kind: str) -> dict:
+def _parsed(kind: str) -> Schema:
     if kind not in _PARSED:
         _PARSED[kind] = fastavro.parse_schema(SCHEMAS[kind], _write_hint=False)
     return _PARSED[kind]
@@ -457,7 +462,7 @@ def write_avro_metadata(kind: str, record: dict, *, sync_marker: bytes | None = 
     return header + sync + _zigzag(1) + _zigzag(len(data)) + data + sync
 
 
-def _open(data: bytes, file_name: str, reader_schema: dict | None = None) -> fastavro.reader:
+def _open(data: bytes, file_name: str, reader_schema: Schema | None = None) -> AvroReader:
     if not data:
         raise TimelineError(f"{file_name}: empty file, expected an Avro container with one record")
     if data[:4] != b"Obj\x01":
@@ -469,8 +474,11 @@ def _open(data: bytes, file_name: str, reader_schema: dict | None = None) -> fas
 
 
 def embedded_schema(data: bytes, *, file_name: str = "Avro metadata") -> dict:
-    """The writer schema stored in an Avro timeline file."""
-    return _open(data, file_name).writer_schema
+    """The writer schema stored in an Avro timeline file (a record schema)."""
+    schema = _open(data, file_name).writer_schema
+    if not isinstance(schema, dict):
+        raise TimelineError(f"{file_name}: embedded schema {schema!r} is not an Avro record schema")
+    return schema
 
 
 def read_avro_metadata(data: bytes, kind: str | None = None, *, file_name: str = "Avro metadata") -> dict:
@@ -483,14 +491,17 @@ def read_avro_metadata(data: bytes, kind: str | None = None, *, file_name: str =
     reader_schema = None
     if kind is not None:
         kind = _kind_name(kind)
-        name = _open(data, file_name).writer_schema.get("name", "")
+        name = embedded_schema(data, file_name=file_name).get("name", "")
         if name != f"{NAMESPACE}.{kind}":
             raise TimelineError(f"{file_name}: holds a {name or 'nameless'} record, expected {NAMESPACE}.{kind}")
         reader_schema = _parsed(kind)
     avro = _open(data, file_name, reader_schema)
     try:
-        for record in avro:
-            return record
+        record = next(iter(avro), None)
     except Exception as e:  # noqa: BLE001 - fastavro raises assorted errors for a malformed record
         raise TimelineError(f"{file_name}: cannot decode the Avro record ({type(e).__name__}: {e})") from None
-    raise TimelineError(f"{file_name}: Avro container holds no record, expected one")
+    if record is None:
+        raise TimelineError(f"{file_name}: Avro container holds no record, expected one")
+    if not isinstance(record, dict):
+        raise TimelineError(f"{file_name}: holds {record!r}, expected an Avro record")
+    return record
