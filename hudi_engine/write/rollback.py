@@ -130,7 +130,9 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
     if meta.compacted or meta.operation_type in ("COMPACT", "LOG_COMPACT"):
         raise WriteError(f"{target} is a compaction commit; compactions are not rolled back once completed")
     requests = _requests_from_stats(storage, base_path, target.timestamp, meta, use_command_blocks)
-    return _run(storage, base_path, timeline, target, requests, uncommit=True)
+    result = _run(storage, base_path, timeline, target, requests, uncommit=True)
+    assert result is not None  # _run gives up (None) only on a pending instant that completed meanwhile
+    return result
 
 
 def rollback_failed_writes(storage: Storage, base_path: str, *, use_command_blocks: bool = False,
@@ -198,7 +200,7 @@ def _is_clustering(timeline: Timeline, instant: Instant) -> bool:
         plan = timeline.avro_metadata(instant.with_state(State.REQUESTED))
     except HudiError:
         return False
-    return bool(plan) and plan.get("operationType") == "CLUSTER"
+    return plan is not None and plan.get("operationType") == "CLUSTER"
 
 
 def _plan_pending(storage: Storage, base_path: str, timeline: Timeline, target: Instant,
