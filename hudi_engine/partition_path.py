@@ -1,4 +1,4 @@
-"""Partition values <-> partition path strings (§4.5), vectorized over Arrow data.
+"""Partition values <-> partition path strings (FORMAT.md, Partition paths), vectorized over Arrow data.
 
 A partition path is one segment per partition field, joined by `/`; hive style writes `field=value`. A null or
 empty value becomes `__HIVE_DEFAULT_PARTITION__`. With URL encoding, `PartitionPathEncodeUtils.escapePathName`

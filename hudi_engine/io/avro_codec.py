@@ -1,4 +1,5 @@
-"""Schemaless Avro binary records <-> Arrow tables, the record encoding of Hudi's AVRO_DATA_BLOCK (§7.4).
+"""Schemaless Avro binary records <-> Arrow tables, the record encoding of Hudi's AVRO_DATA_BLOCK (FORMAT.md,
+Data blocks).
 
 Two engines, same bytes:
 * a columnar codec (bottom of this module) that reads and writes one field of *all* records at a time with
@@ -115,7 +116,7 @@ def decode_records_framed(
     reader_schema: dict | None = None,
     where: str = "",
 ) -> pa.Table:
-    """Decode `count` records stored as `int32 length, Avro binary` from `content[start:]` (§7.4).
+    """Decode `count` records stored as `int32 length, Avro binary` from `content[start:]` (FORMAT.md, Data blocks).
 
     Each record must consume exactly its length; the records must end exactly at the end of `content`.
     `where` (file name and offset) prefixes error messages.
@@ -624,11 +625,11 @@ _AR10 = np.arange(_VARINT_BYTES, dtype=np.int64)
 class _Columnar:
     """Columnar Avro codec for one (logical-type-free) writer schema and the raw Arrow type of its records."""
 
-    def __init__(self, schema: dict, raw: pa.DataType) -> None:
     # Per-call state, set on the copy `decode` makes.
     _size: int
     _where: str
 
+    def __init__(self, schema: dict, raw: pa.DataType) -> None:
         self.names: dict[str, tuple[dict, str]] = {}  # full name -> (definition, namespace for its children)
         self.schema = schema
         self.raw = raw
@@ -903,8 +904,8 @@ def _varint_piece(values: np.ndarray) -> Piece:
 def _concat_pieces(pieces: list[Piece], n: int, *, length_prefix: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(offsets, data) of n records whose bytes are the pieces concatenated row by row, in piece order.
 
-    With `length_prefix` each record is preceded by its length as a big-endian int32 (§7.4 framing), and the
-    offsets include the prefixes.
+    With `length_prefix` each record is preceded by its length as a big-endian int32 (as in an AVRO_DATA block), and
+    the offsets include the prefixes.
     """
     lengths = []
     total = np.zeros(n, np.int64)

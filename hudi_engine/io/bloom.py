@@ -1,4 +1,4 @@
-"""Hudi's record-key bloom filters (SIMPLE and DYNAMIC_V0), bit-exact with Hudi 0.14/0.15 (spec §6.2).
+"""Hudi's record-key bloom filters (SIMPLE and DYNAMIC_V0), bit-exact with Hudi 0.14/0.15 (FORMAT.md, Bloom filters).
 
 A filter is Hadoop's `BloomFilter` over the UTF-8 bytes of each key: `numHashes` chained Hadoop MurmurHash
 values pick the bits. DYNAMIC_V0 is a bounded matrix of such filters that grows a row every `num_entries`

@@ -1,4 +1,4 @@
-"""Cleaning (spec §11.2): delete file slices that no retained instant can read any more.
+"""Cleaning (FORMAT.md, Clean): delete file slices that no retained instant can read any more.
 
     plan       `<C>.clean.requested`: a HoodieCleanerPlan (Avro, version 2: full paths per partition)
     inflight   `<C>.clean.inflight`: the same plan bytes again

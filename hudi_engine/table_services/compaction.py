@@ -1,4 +1,4 @@
-"""MOR compaction (spec §2.2-2.3, §8.1, §13): merge each file group's base file and log files into a new base file.
+"""MOR compaction (FORMAT.md, Compaction): merge each file group's base file and log files into a new base file.
 
     schedule   `<C>.compaction.requested`: a HoodieCompactionPlan (Avro, version 2, bare file names), one
                operation per file group whose latest slice has log files. From here on new log files of those

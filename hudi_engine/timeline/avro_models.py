@@ -6,9 +6,9 @@ null (Hudi leaves the `avro.codec` key out). Java readers resolve the embedded w
 compiled reader schema, so record full names must match and reader fields missing here need defaults there.
 
 The schemas below are the table-version-6 (Hudi 0.14/0.15) ones: HoodieRequestedReplaceMetadata and the
-rollback schemas as embedded in real files; the clean, compaction and savepoint ones from the format notes
-(§11-13). Schema text is written in Java's `Schema.toString()` form (compact JSON, Java's key order), so a
-file written here differs from Hudi's only in the random sync marker.
+rollback schemas as embedded in real files; the clean, compaction and savepoint ones from Hudi 0.14's `.avsc`
+files (FORMAT.md: Rollback, Clean, Compaction, Savepoint). Schema text is written in Java's `Schema.toString()`
+form (compact JSON, Java's key order), so a file written here differs from Hudi's only in the random sync marker.
 """
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def _instant_info() -> dict:
     return _record("HoodieInstantInfo", [_field("commitTime", _STR), _field("action", _STR)])
 
 
-# --- rollback (§11.1; field lists as embedded in real rollback files) ----------------------------------
+# --- rollback (FORMAT.md, Rollback; field lists as embedded in real rollback files) -----------------------------------
 
 ROLLBACK_PLAN = _record(
     "HoodieRollbackPlan",
@@ -129,7 +129,7 @@ ROLLBACK_METADATA = _record(
     NAMESPACE,
 )
 
-# --- clean (§11.2) ---------------------------------------------------------------------------------------
+# --- clean (FORMAT.md, Clean) -----------------------------------------------------------------------------------------
 
 CLEANER_PLAN = _record(
     "HoodieCleanerPlan",
@@ -200,7 +200,7 @@ CLEAN_METADATA = _record(
     NAMESPACE,
 )
 
-# --- compaction (§13; same operation/strategy records as in real Hudi compaction plans) -------------------
+# --- compaction (FORMAT.md, Compaction; same operation/strategy records as in real Hudi compaction plans) -------------
 
 COMPACTION_PLAN = _record(
     "HoodieCompactionPlan",
@@ -260,7 +260,7 @@ COMPACTION_PLAN = _record(
     NAMESPACE,
 )
 
-# --- replace commit requested (§12; exactly the schema embedded in real 0.14/0.15 files) -------------------
+# --- replace commit requested (FORMAT.md, Replace commits; exactly the schema embedded in real 0.14/0.15 files) -------
 
 REQUESTED_REPLACE_METADATA = _record(
     "HoodieRequestedReplaceMetadata",
@@ -336,7 +336,7 @@ REQUESTED_REPLACE_METADATA = _record(
     NAMESPACE,
 )
 
-# --- savepoint (§11.3) -----------------------------------------------------------------------------------
+# --- savepoint (FORMAT.md, Savepoint) ---------------------------------------------------------------------------------
 
 SAVEPOINT_METADATA = _record(
     "HoodieSavepointMetadata",

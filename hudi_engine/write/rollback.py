@@ -1,4 +1,4 @@
-"""Rollback of a write instant (spec §8.2, §11.1): delete what it wrote, then forget it.
+"""Rollback of a write instant (FORMAT.md, Rollback): delete what it wrote, then forget it.
 
 A rollback R of instant F:
     1. `<R>.rollback.requested`: HoodieRollbackPlan (what will be deleted / which log files get a command block)
@@ -10,9 +10,10 @@ A rollback R of instant F:
     6. delete F's remaining instant files (inflight, requested) and its marker folder
 
 Why this order: files of a pending instant are invisible to Java readers, and hudi-rs (which does not hide
-uncommitted files in v6, §8.2) only reads slices and log blocks up to the latest *completed* commit. So data is
-removed while F is pending (a completed F is first made pending, step 2, an atomic delete), and F's instant files
-go last: once they are gone, F's leftovers would count as committed (older than the timeline start) for Java.
+uncommitted files in v6: FORMAT.md, Uncommitted files) only reads slices and log blocks up to the latest
+*completed* commit. So data is removed while F is pending (a completed F is first made pending, step 2, an atomic
+delete), and F's instant files go last: once they are gone, F's leftovers would count as committed (older than the
+timeline start) for Java.
 A crash at any step leaves F pending and a pending rollback whose plan `rollback_failed_writes` re-executes.
 
 What F wrote comes from its markers; without markers (a writer that did not make them, or a completed F whose
