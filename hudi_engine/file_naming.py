@@ -1,4 +1,4 @@
-"""Names of data files (§4.1-4.3): file ids, write tokens, base files and log files.
+"""Names of data files (FORMAT.md, File names): file ids, write tokens, base files and log files.
 
 * fileId: `<uuid>-<n>` (no `_`, since `_` separates the parts of file names).
 * write token: `<taskPartitionId>-<stageId>-<taskAttemptId>`.

@@ -1,4 +1,5 @@
-"""Reading one file slice: its base file, or base + log files merged (format spec §8-§10).
+"""Reading one file slice: its base file, or base + log files merged (FORMAT.md: File-system view, Log scanning,
+Merging).
 
 One slice at a time, so memory is bounded by the largest slice, never the table.
 """
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_engine.errors import HudiError, SchemaError
+from hudi_engine.errors import HudiError, LogFormatError, SchemaError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import Visibility
 from hudi_engine.io.base_file import read_base_file
@@ -39,6 +40,7 @@ class SliceReadContext:
     def for_table(storage: Storage, config: TableConfig, schema: pa.Schema, vis: Visibility) -> "SliceReadContext":
         """How a reader merges slices of the table with `config`: keys from the meta column, or from the key
         generator when meta fields are off; the table's ordering field and payload."""
+        key_of: Callable[[pa.Table], pa.Array]
         if config.populate_meta_fields:
             key_columns: tuple[str, ...] = ("_hoodie_record_key",)
 
@@ -113,7 +115,8 @@ def logged_keys(ctx: SliceReadContext, batches: list[LogBatch]) -> pa.Array:
 
 
 def _scan_logs(ctx: SliceReadContext, file_slice: FileSlice, schema: pa.Schema) -> list[LogBatch]:
-    """Data and delete blocks of committed instants, in log order, with rolled-back blocks removed (§9)."""
+    """Data and delete blocks of committed instants, in log order, with rolled-back blocks removed (FORMAT.md, Log
+    scanning)."""
     vis = ctx.visibility
     latest = vis.latest_instant
     queue: list = []
@@ -126,6 +129,9 @@ def _scan_logs(ctx: SliceReadContext, file_slice: FileSlice, schema: pa.Schema) 
                 queue.append(block)
                 continue
             instant = block.instant_time
+            if instant is None:
+                raise LogFormatError(f"{log_file.path}: {block.block_type.name} block at offset {block.offset} has no "
+                                     "INSTANT_TIME header; every data, delete and command block names its instant")
             if latest is None or instant > latest:
                 stop = True  # Java stops the scan at the first block newer than the query instant
                 break
@@ -158,7 +164,7 @@ def _delete_ordering(deletes: pa.Table, ordering_type: pa.DataType | None) -> pa
     """Ordering values of deletes that compare with the table's ordering column; null for the others.
 
     Java compares a delete's orderingVal with a record's only when both are of the same class and the delete is
-    not the natural-order marker (Integer 0); otherwise the delete wins (§10).
+    not the natural-order marker (Integer 0); otherwise the delete wins (FORMAT.md, Merging).
     """
     if ordering_type is None:
         return None

@@ -1,4 +1,4 @@
-"""File-system view: which file slices a reader sees as of an instant (format spec §8).
+"""File-system view: which file slices a reader sees as of an instant (FORMAT.md, File-system view).
 
 Files are found by listing storage (a partition is a folder holding `.hoodie_partition_metadata`), grouped
 into file groups and slices, then filtered against the timeline: slices of uncommitted instants are hidden,

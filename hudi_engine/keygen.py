@@ -1,4 +1,5 @@
-"""Key generators (§5.2, §4.5): record keys and partition paths of Arrow rows, computed column-wise.
+"""Key generators: record keys and partition paths of Arrow rows, computed column-wise (FORMAT.md, Record keys and
+Partition paths).
 
 Mirrors Hudi 0.14/0.15's Avro key generators (`KeyGenUtils`, `Simple/Complex/Nonpartitioned/TimestampBased/
 Custom/GlobalDelete...AvroKeyGenerator`). Values are stringified as `partition_path.value_strings` documents.
@@ -363,7 +364,7 @@ class GlobalDeleteKeyGenerator(NonpartitionedKeyGenerator):
 
 
 class TimestampPartitioner:
-    """One partition field read as a time and formatted with a Joda/SimpleDateFormat pattern (§4.5)."""
+    """One partition field read as a time and formatted with a Joda/SimpleDateFormat pattern."""
 
     def __init__(self, field: str, props: Mapping[str, str], *, consistent_logical_timestamp: bool = False) -> None:
         self.field = field
@@ -694,7 +695,7 @@ def _strptime_format(tokens: list[tuple[str, Any]], pattern: str) -> str:
 
 
 class TimestampBasedKeyGenerator(SimpleKeyGenerator):
-    """Simple record key; the one partition field formatted as a time (§4.5)."""
+    """Simple record key; the one partition field formatted as a time (FORMAT.md, Partition paths)."""
 
     class_name = TIMESTAMP_BASED
 

@@ -1,4 +1,4 @@
-"""Merging a file slice's base records with its log records, vectorized (format spec §9-§10).
+"""Merging a file slice's base records with its log records, vectorized (FORMAT.md, Log scanning, Merging).
 
 Log records and deletes are *events* in log order. Events of one record key are folded with the payload's
 preCombine, then the result meets the base record with the payload's combine rule. Instead of a loop per
@@ -29,7 +29,7 @@ _NONE, _RECORD, _DELETED = 0, 1, 2
 class DeleteBatch:
     """Keys deleted by one delete block. `ordering` holds the delete's ordering value cast to the table's
     ordering column type, or null where it is the natural-order marker (Integer 0) or of another Java class:
-    such a delete always wins (§10)."""
+    such a delete always wins (FORMAT.md, Merging)."""
 
     keys: pa.Array
     ordering: pa.Array | None = None

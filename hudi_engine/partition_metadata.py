@@ -1,4 +1,4 @@
-"""`.hoodie_partition_metadata` (§4.4): the marker file that makes a folder a Hudi partition.
+"""`.hoodie_partition_metadata` (FORMAT.md, Partition metadata): the marker file that makes a folder a Hudi partition.
 
 Text properties (`HoodiePartitionMetadata`, default text format):
     #partition metadata

@@ -1,4 +1,4 @@
-"""Partition values <-> partition path strings (§4.5), vectorized over Arrow data.
+"""Partition values <-> partition path strings (FORMAT.md, Partition paths), vectorized over Arrow data.
 
 A partition path is one segment per partition field, joined by `/`; hive style writes `field=value`. A null or
 empty value becomes `__HIVE_DEFAULT_PARTITION__`. With URL encoding, `PartitionPathEncodeUtils.escapePathName`
@@ -198,15 +198,15 @@ def java_float_string(value: float, *, single: bool = False) -> str:
     else:
         text = repr(value)
     d = decimal.Decimal(text).normalize()
-    sign, digit_tuple, exp = d.as_tuple()
+    sign, digit_tuple, _ = d.as_tuple()
     digits = "".join(map(str, digit_tuple))
     if len(digits) == 1 and not 1e-3 <= abs(value) < 1e7:
         # Java prints at least two significant digits in E notation and picks the two-digit decimal nearest
         # the exact binary value (Double.MIN_VALUE is "4.9E-324", not "5.0E-324").
         d = decimal.Decimal(f"{value:.1e}")
-        sign, digit_tuple, exp = d.as_tuple()
+        sign, digit_tuple, _ = d.as_tuple()
         digits = "".join(map(str, digit_tuple))
-    sci_exp = len(digits) - 1 + exp
+    sci_exp = d.adjusted()  # len(digits) - 1 + the exponent: d is finite
     prefix = "-" if sign else ""
     if 1e-3 <= abs(value) < 1e7:
         plain = format(abs(d), "f")

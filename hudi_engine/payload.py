@@ -1,4 +1,4 @@
-"""Record payloads: the rule that picks, or combines, two versions of a record key (format spec §10).
+"""Record payloads: the rule that picks, or combines, two versions of a record key (FORMAT.md, Merging).
 
 Java Hudi expresses these as classes with `preCombine` (two incoming / log records) and
 `combineAndGetUpdateValue` (an incoming record against the stored one). This engine applies the same rules a

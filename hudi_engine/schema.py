@@ -1,4 +1,5 @@
-"""Arrow <-> Avro schema conversion with the naming Spark's `AvroConversionUtils` gives Hudi tables (§5.3).
+"""Arrow <-> Avro schema conversion with the naming Spark's `AvroConversionUtils` gives Hudi tables (FORMAT.md,
+Avro schema naming).
 
 Hudi resolves Avro data with reader = table schema and writer = file / log-header schema, and Avro matches
 named types (records, fixed) by full name. So a schema written by this engine must use exactly the names

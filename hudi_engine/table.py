@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from hudi_engine.write.rollback import RollbackResult
 
 Filter = tuple[str, str, Any]
-Filters = Sequence[Filter] | pc.Expression | None
+Filters: TypeAlias = Sequence[Filter] | pc.Expression | None
 
 COMMIT_TIME = "_hoodie_commit_time"
 
@@ -295,8 +295,8 @@ class HudiTable:
 
     def check_range(self, start: str, end: str | None) -> tuple[str, str | None]:
         """(start, end] of an incremental read: digits, start not after end, no archived commit in the range."""
-        start = _instant(start, f"table {self.config.name!r} ({self.base_path}): incremental begin instant",
-                         self.available)
+        start = _digits(start, f"table {self.config.name!r} ({self.base_path}): incremental begin instant",
+                        self.available)
         self._check_not_archived(start, "incremental begin instant", begin=True)
         end = self.check_instant(end, "incremental end instant")
         if end is not None and start > end:
@@ -512,9 +512,12 @@ class HudiTable:
 
 def _instant(value: str | None, what: str = "instant time",
              available: "Callable[[], str] | None" = None) -> str | None:
+    """Accept an instant time string, or anything whose str() is one (e.g. an int), or None."""
+    return None if value is None else _digits(value, what, available)
+
+
+def _digits(value: str, what: str = "instant time", available: "Callable[[], str] | None" = None) -> str:
     """Accept an instant time string, or anything whose str() is one (e.g. an int)."""
-    if value is None:
-        return None
     value = str(value)
     if not value.isdigit():
         tail = f". Available: {available()}" if available is not None else ""

@@ -1,4 +1,4 @@
-"""`.hoodie/hoodie.properties`: the table config (§1).
+"""`.hoodie/hoodie.properties`: the table config (FORMAT.md, Table config).
 
 Loading follows `HoodieTableConfig.fetchConfigs`: read `hoodie.properties`; if it is unreadable or its checksum
 is wrong, fall back to `hoodie.properties.backup` (left behind by an interrupted config update). Saving follows
@@ -170,7 +170,7 @@ class TableConfig:
         populate_meta_fields: bool = True,
         create_schema: dict | None = None,
     ) -> "TableConfig":
-        """Config of a new v6 table, with the keys Spark's writer puts in `hoodie.properties` (§1.1).
+        """Config of a new v6 table, with the keys Spark's writer puts in `hoodie.properties` (FORMAT.md, Table config).
 
         Also sets `hoodie.table.base.file.format=PARQUET` and `hoodie.table.timeline.timezone=UTC` (this engine
         makes UTC instants). MOR tables get the payload class and record merger strategy defaults like
@@ -237,7 +237,8 @@ class TableConfig:
         return TableConfig.from_properties(props, self.source)
 
     def without_metadata_table(self) -> "TableConfig":
-        """The config Hudi leaves after disabling the metadata table (§14): no MDT partitions listed."""
+        """The config Hudi leaves after disabling the metadata table (FORMAT.md, Metadata table): no MDT partitions
+        listed."""
         return self.with_props({METADATA_PARTITIONS: None, METADATA_PARTITIONS_INFLIGHT: None})
 
     # ------------------------------------------------------------------ validation and persistence
@@ -470,7 +471,7 @@ class TableConfig:
 
     @property
     def metadata_partitions(self) -> list[str]:
-        """MDT partitions Hudi has built; Java readers list files from the MDT iff this holds `files` (§14)."""
+        """MDT partitions Hudi has built; Java readers list files from the MDT iff this holds `files`."""
         return _split_fields(self.props.get(METADATA_PARTITIONS))
 
     @property

@@ -1,4 +1,5 @@
-"""Schemaless Avro binary records <-> Arrow tables, the record encoding of Hudi's AVRO_DATA_BLOCK (§7.4).
+"""Schemaless Avro binary records <-> Arrow tables, the record encoding of Hudi's AVRO_DATA_BLOCK (FORMAT.md,
+Data blocks).
 
 Two engines, same bytes:
 * a columnar codec (bottom of this module) that reads and writes one field of *all* records at a time with
@@ -26,7 +27,7 @@ import json
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 import numpy as np
@@ -115,7 +116,7 @@ def decode_records_framed(
     reader_schema: dict | None = None,
     where: str = "",
 ) -> pa.Table:
-    """Decode `count` records stored as `int32 length, Avro binary` from `content[start:]` (§7.4).
+    """Decode `count` records stored as `int32 length, Avro binary` from `content[start:]` (FORMAT.md, Data blocks).
 
     Each record must consume exactly its length; the records must end exactly at the end of `content`.
     `where` (file name and offset) prefixes error messages.
@@ -504,7 +505,8 @@ class _Codec:
 
     def read_one(self, fo: io.BytesIO, where: str) -> dict:
         try:
-            return fastavro.schemaless_reader(fo, self.writer, self.reader)
+            # fastavro types the result as any Avro value; with a record schema (checked in __init__) it is a dict.
+            return cast(dict, fastavro.schemaless_reader(fo, self.writer, self.reader))
         except (EOFError, ValueError, IndexError, UnicodeDecodeError, TypeError) as e:
             raise LogFormatError(f"{where}: cannot decode Avro record with schema {self.schema_name}: {e!r}") from None
 
@@ -622,6 +624,10 @@ _AR10 = np.arange(_VARINT_BYTES, dtype=np.int64)
 
 class _Columnar:
     """Columnar Avro codec for one (logical-type-free) writer schema and the raw Arrow type of its records."""
+
+    # Per-call state, set on the copy `decode` makes.
+    _size: int
+    _where: str
 
     def __init__(self, schema: dict, raw: pa.DataType) -> None:
         self.names: dict[str, tuple[dict, str]] = {}  # full name -> (definition, namespace for its children)
@@ -898,8 +904,8 @@ def _varint_piece(values: np.ndarray) -> Piece:
 def _concat_pieces(pieces: list[Piece], n: int, *, length_prefix: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(offsets, data) of n records whose bytes are the pieces concatenated row by row, in piece order.
 
-    With `length_prefix` each record is preceded by its length as a big-endian int32 (§7.4 framing), and the
-    offsets include the prefixes.
+    With `length_prefix` each record is preceded by its length as a big-endian int32 (as in an AVRO_DATA block), and
+    the offsets include the prefixes.
     """
     lengths = []
     total = np.zeros(n, np.int64)

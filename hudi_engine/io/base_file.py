@@ -1,6 +1,6 @@
 """Parquet base files: write with Hudi's footer (bloom filter, min/max record key), read with projection/filter.
 
-The footer keys are what `HoodieBloomFilterWriteSupport.finalizeMetadata` writes (spec §6.1). They are
+The footer keys are what `HoodieBloomFilterWriteSupport.finalizeMetadata` writes (FORMAT.md, Base file footer). They are
 added to the parquet key/value metadata when the file is closed, not to the Arrow schema, so pyarrow's
 `ARROW:schema` entry does not carry a second copy of the ~430 KB base64 filter.
 """

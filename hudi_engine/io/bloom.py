@@ -1,4 +1,4 @@
-"""Hudi's record-key bloom filters (SIMPLE and DYNAMIC_V0), bit-exact with Hudi 0.14/0.15 (spec §6.2).
+"""Hudi's record-key bloom filters (SIMPLE and DYNAMIC_V0), bit-exact with Hudi 0.14/0.15 (FORMAT.md, Bloom filters).
 
 A filter is Hadoop's `BloomFilter` over the UTF-8 bytes of each key: `numHashes` chained Hadoop MurmurHash
 values pick the bits. DYNAMIC_V0 is a bounded matrix of such filters that grows a row every `num_entries`
@@ -17,6 +17,7 @@ import math
 import struct
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
+from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -43,7 +44,7 @@ _M_U32 = np.uint32(_M)
 # Keys hashed per numpy pass: small enough that the working arrays stay in cache.
 _CHUNK = 1 << 15
 
-Keys = Iterable[str] | pa.Array | pa.ChunkedArray
+Keys: TypeAlias = Iterable[str] | pa.Array | pa.ChunkedArray
 
 
 def _sbyte(b: int) -> int:
@@ -543,7 +544,7 @@ def parse_bloom_filter(
                 f"{what}: bad DYNAMIC_V0 counts at offset {offset}: nr={nr}, currentNbRecord={current}, rows={n_rows}"
             )
         end = offset + _DYNAMIC_HEADER.size
-        rows = []
+        rows: list[_BitVector] = []
         for _ in range(n_rows):
             row, end = _BitVector.read(view, end, what)
             if (row.num_hashes, row.vector_size) != (num_hashes, vector_size):

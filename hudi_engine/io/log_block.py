@@ -1,4 +1,4 @@
-"""Hudi log blocks (§7): the block value type, its header keys, and the content of each block type.
+"""Hudi log blocks (FORMAT.md, Log files): the block value type, its header keys, and the content of each block type.
 
 Builders make blocks the way Hudi 0.14/0.15 writes them; readers turn block content into Arrow tables.
 Byte framing of blocks in a file is in `log_format`.
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import IntEnum
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 import pyarrow as pa
@@ -142,7 +142,8 @@ def _encoded_size(block: LogBlock) -> int:
 
 
 def build_avro_data_block(table: pa.Table, avro_schema: dict, instant_time: str) -> LogBlock:
-    """AVRO_DATA block (§7.4) of the rows of `table`, written with `avro_schema` (the writer schema with meta fields).
+    """AVRO_DATA block (FORMAT.md, Data blocks) of the rows of `table`, written with `avro_schema` (the writer schema
+    with meta fields).
 
     Header order as real 0.15 files: INSTANT_TIME, SCHEMA.
     """
@@ -154,7 +155,8 @@ def build_avro_data_block(table: pa.Table, avro_schema: dict, instant_time: str)
 def build_parquet_data_block(
     table: pa.Table, avro_schema: dict, instant_time: str, *, compression: str = "gzip"
 ) -> LogBlock:
-    """PARQUET_DATA block (§7.7): the content is a whole Parquet file of `table` in the Arrow form of `avro_schema`.
+    """PARQUET_DATA block (FORMAT.md, Data blocks): the content is a whole Parquet file of `table` in the Arrow form
+    of `avro_schema`.
 
     The file carries `parquet.avro.schema` like files written through parquet-avro, so Java's Avro read path
     sees the header schema's names.
@@ -248,7 +250,7 @@ def _data_header(instant_time: str, schema: dict | str) -> dict[HeaderKey, str]:
 
 
 def build_rollback_block(instant_time: str, target_instant_time: str) -> LogBlock:
-    """ROLLBACK command block (§7.6).
+    """ROLLBACK command block (FORMAT.md, Command blocks).
 
     Header order as in a real 0.15 file: INSTANT_TIME, COMMAND_BLOCK_TYPE, TARGET_INSTANT_TIME.
     """
@@ -264,7 +266,7 @@ def build_rollback_block(instant_time: str, target_instant_time: str) -> LogBloc
 
 _MODEL_NS = "org.apache.hudi.avro.model"
 
-# The orderingVal union of HoodieDeleteRecord, in branch order after "null" (§7.5):
+# The orderingVal union of HoodieDeleteRecord, in branch order after "null" (FORMAT.md, Delete blocks):
 # (wrapper record name, Avro type of its `value`, Arrow type this module uses for it)
 ORDERING_WRAPPERS: tuple[tuple[str, Any, pa.DataType], ...] = (
     ("BooleanWrapper", "boolean", pa.bool_()),
@@ -350,7 +352,7 @@ class OrderingVal:
 
     @property
     def is_natural_order(self) -> bool:
-        """Integer 0 (or no value): processing-time order, the delete always wins (§7.5, §10)."""
+        """Integer 0 (or no value): processing-time order, the delete always wins (FORMAT.md, Delete blocks)."""
         return self.wrapper is None or (self.wrapper == "IntWrapper" and self.value == 0)
 
 
@@ -396,7 +398,8 @@ def build_delete_block(
     ordering_field: str | None = None,
     ordering_type: pa.DataType | str | None = None,
 ) -> LogBlock:
-    """DELETE block (§7.5, content version 3) deleting `keys`; header INSTANT_TIME, SCHEMA (the writer schema).
+    """DELETE block (FORMAT.md, Delete blocks; content version 3) deleting `keys`; header INSTANT_TIME, SCHEMA (the
+    writer schema).
 
     `keys` is a list of (record_key, partition_path, ordering) tuples or a table with columns record_key,
     partition_path and optionally ordering_val. A table shaped like `delete_block_keys` output (with
@@ -445,7 +448,7 @@ def delete_block_keys(block: LogBlock) -> pa.Table:
       timestamp[us, UTC], ...). Exactly the child named by ordering_val_type is set; the struct is null for
       the null branch. `ordering_val.field(wrapper)` gives a typed column to compare with record ordering values;
     * natural_order: true when the orderingVal is null or Integer 0: the delete wins whatever the existing
-      record's ordering value (§10).
+      record's ordering value (FORMAT.md, Merging).
     """
     if block.block_type != BlockType.DELETE:
         raise LogFormatError(f"{block._where()}: not a DELETE block")
@@ -465,7 +468,8 @@ def delete_block_keys(block: LogBlock) -> pa.Table:
     fo = io.BytesIO(content)
     fo.seek(8)
     try:
-        decoded = fastavro.schemaless_reader(fo, _DELETE_SCHEMA_RAW, None, return_record_name=True)
+        # fastavro types the result as any Avro value; this schema is a record, so it is a dict.
+        decoded = cast(dict, fastavro.schemaless_reader(fo, _DELETE_SCHEMA_RAW, None, return_record_name=True))
     except (EOFError, ValueError, IndexError, UnicodeDecodeError) as e:
         raise LogFormatError(f"{block._where()}: cannot decode HoodieDeleteRecordList: {e!r}") from None
     if fo.tell() != len(content):
@@ -475,7 +479,8 @@ def delete_block_keys(block: LogBlock) -> pa.Table:
 
 def _delete_table(records: list[dict]) -> pa.Table:
     n = len(records)
-    keys, partitions, types = [], [], []
+    keys, partitions = [], []
+    types: list[str | None] = []  # the orderingVal union's branch of each record (None: null)
     raw: dict[str, list] = {name: [None] * n for name in _WRAPPER_NAMES}
     for i, rec in enumerate(records):
         keys.append(rec["recordKey"])

@@ -1,4 +1,5 @@
-"""Hudi log files: a sequence of blocks (§7.1), with torn and corrupt block detection as Java's reader does it (§7.8).
+"""Hudi log files: a sequence of blocks (FORMAT.md, Log block framing), with torn and corrupt block detection as
+Java's reader does it (FORMAT.md, Corrupt blocks).
 
 Reading keeps every byte: the blocks of a file (CORRUPT ones included) tile it exactly, and
 `encode_log_file(read_log_blocks(data)) == data` for any input that does not raise.
@@ -32,9 +33,9 @@ def read_log_blocks(
 ) -> list[LogBlock]:
     """Every block of a log file, in file order.
 
-    A block whose framing does not check out (§7.8: block size past EOF, trailing length mismatch, or no
-    MAGIC/EOF right after it), and any bytes that are not at a MAGIC, become a CORRUPT block that runs to the
-    next "#HUDI#" (or EOF); reading goes on from there. A torn last block is therefore CORRUPT, never an
+    A block whose framing does not check out (FORMAT.md, Corrupt blocks: block size past EOF, trailing length
+    mismatch, or no MAGIC/EOF right after it), and any bytes that are not at a MAGIC, become a CORRUPT block that
+    runs to the next "#HUDI#" (or EOF); reading goes on from there. A torn last block is therefore CORRUPT, never an
     error. A well-framed block with an unknown block type, header key or log format version, or whose inner
     lengths disagree with its size, raises LogFormatError (Java throws there too).
     """
@@ -70,7 +71,7 @@ def _as_bytes(data: bytes | bytearray | memoryview | pa.NativeFile | pa.Buffer) 
 
 
 def _framed_end(buf: bytes, pos: int) -> int | None:
-    """End offset of the block whose MAGIC is at `pos`, or None if §7.8 calls it corrupt."""
+    """End offset of the block whose MAGIC is at `pos`, or None if Java's reader calls it corrupt."""
     size = len(buf)
     start = pos + _MAGIC_LEN + 8  # after MAGIC and blockSize
     if start > size:

@@ -139,6 +139,13 @@ class ReadOptions:
     file_groups: frozenset[str] | None = None
     logged_keys_only: frozenset[str] = frozenset()
 
+    @property
+    def begin_instant(self) -> str:
+        """The exclusive start of an incremental read (`parse` requires one for query type incremental)."""
+        if self.begin is None:
+            raise HudiError(f"option {QUERY_TYPE}=incremental needs {BEGIN_INSTANT} (exclusive start instant)")
+        return self.begin
+
     @staticmethod
     def parse(options: Mapping[str, str]) -> "ReadOptions":
         opts = {str(k).lower(): v for k, v in options.items()}
@@ -356,7 +363,7 @@ class HudiReader(DataSourceReader):
         self.visibility = Visibility.of(table.timeline, opts.as_of if opts.query_type != "incremental"
                                         else self._incremental_end())
         # The rows an incremental read keeps, fixed here (it may read commit metadata) for the executors.
-        self.window = (table.incremental_window(opts.begin, opts.end) if opts.query_type == "incremental"
+        self.window = (table.incremental_window(opts.begin_instant, opts.end) if opts.query_type == "incremental"
                        else None)
         self.columns = _resolve_columns(schema, self.table_schema, table)
         self.target = arrow_target(schema)
@@ -398,7 +405,7 @@ class HudiReader(DataSourceReader):
         if opts.query_type != "incremental":
             slices = self.table.file_slices(opts.as_of, self.partition_filter)
         else:
-            slices = self.table.incremental_slices(opts.begin, opts.end, self.partition_filter)[1]
+            slices = self.table.incremental_slices(opts.begin_instant, opts.end, self.partition_filter)[1]
         if opts.file_groups is not None:
             slices = [s for s in slices if file_group_id(s) in opts.file_groups]
         if self.commit_time_bound is not None:
@@ -406,7 +413,7 @@ class HudiReader(DataSourceReader):
         return slices
 
     def _incremental_end(self) -> str | None:
-        begin, end = self.table.check_range(self.opts.begin, self.opts.end)
+        begin, end = self.table.check_range(self.opts.begin_instant, self.opts.end)
         return self.table.incremental_end(begin, end)
 
     def _prunable_columns(self) -> dict[str, str]:

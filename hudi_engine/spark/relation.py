@@ -125,11 +125,11 @@ def plan_read(table: HudiTable, opts: ReadOptions) -> ReadPlan:
     files = _FileSchemas(table)
     native, merged, split_files, split_groups, keys = [], [], [], [], _SplitKeys(table, schema, opts.as_of)
     for s in slices:
-        readable = s.base_file is not None and files.spark_reads(s.base_file, schema)
-        if readable and (read_optimized or not s.log_files):
-            native.append(_uri(table, s.base_file.path))
-        elif readable and split and keys.add(s):
-            split_files.append(_uri(table, s.base_file.path))
+        readable = s.base_file if s.base_file is not None and files.spark_reads(s.base_file, schema) else None
+        if readable is not None and (read_optimized or not s.log_files):
+            native.append(_uri(table, readable.path))
+        elif readable is not None and split and keys.add(s, readable):
+            split_files.append(_uri(table, readable.path))
             split_groups.append(file_group_id(s))
         elif s.base_file is not None or not read_optimized:
             merged.append(file_group_id(s))
@@ -147,14 +147,15 @@ class _SplitKeys:
         self.keys: list[pa.Array] = []
         self.count = 0
 
-    def add(self, file_slice: FileSlice) -> bool:
-        """Take the slice's logged keys, unless that would pass MAX_SPLIT_KEYS (the slice is then merged whole)."""
+    def add(self, file_slice: FileSlice, base_file: BaseFile) -> bool:
+        """Take the logged keys of the slice (whose base file is `base_file`), unless that would pass MAX_SPLIT_KEYS
+        (the slice is then merged whole)."""
         keys = log_record_keys(self.ctx, file_slice)
         if self.count + len(keys) > MAX_SPLIT_KEYS:
             return False
         self.count += len(keys)
         self.keys.append(keys)
-        self.files.append(pa.repeat(file_slice.base_file.path.rsplit("/", 1)[-1], len(keys)).cast(pa.string()))
+        self.files.append(pa.repeat(base_file.path.rsplit("/", 1)[-1], len(keys)).cast(pa.string()))
         return True
 
     def table(self) -> pa.Table:

@@ -20,11 +20,11 @@ incremental options, or `hudi_engine.spark.relation.read_table` with them, sprea
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
-from pyspark.sql.udtf import AnalyzeArgument, AnalyzeResult
+from pyspark.sql.udtf import AnalyzeArgument, AnalyzeResult, UserDefinedTableFunction
 
 from hudi_engine.errors import HudiError
 
@@ -120,4 +120,5 @@ def register_table_changes(spark: SparkSession) -> None:
     """Make `hudi_table_changes(...)` callable from SQL in `spark` (idempotent)."""
     from pyspark.sql.functions import udtf
 
-    spark.udtf.register(FUNCTION_NAME, udtf(HudiTableChanges, useArrow=True))
+    # udtf's annotation is one Union for both call forms; given a class it returns the function itself.
+    spark.udtf.register(FUNCTION_NAME, cast(UserDefinedTableFunction, udtf(HudiTableChanges, useArrow=True)))

@@ -1,4 +1,4 @@
-"""Table services: MOR compaction, cleaning and rollback on request (spec §11, §13).
+"""Table services: MOR compaction, cleaning and rollback on request (FORMAT.md, Compaction, Clean, Rollback).
 
 Engine-neutral: nothing here imports pyspark. Work that spreads over file groups (a compaction plan's operations)
 runs through an injected `Executor` (`hudi_engine.spark.spark_executor(spark)` runs them as Spark tasks);

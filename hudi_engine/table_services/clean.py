@@ -1,4 +1,4 @@
-"""Cleaning (spec §11.2): delete file slices that no retained instant can read any more.
+"""Cleaning (FORMAT.md, Clean): delete file slices that no retained instant can read any more.
 
     plan       `<C>.clean.requested`: a HoodieCleanerPlan (Avro, version 2: full paths per partition)
     inflight   `<C>.clean.inflight`: the same plan bytes again
@@ -340,7 +340,8 @@ def check_rollback_keeps_previous_versions(storage: Storage, base_path: str) -> 
     for stat in meta.write_stats():
         name = (stat.path or "").rsplit("/", 1)[-1]
         if stat.prev_commit not in (None, "", "null") and is_base_file_name(name):
-            needed.setdefault(stat.partition_path or "", set()).add((stat.file_id, stat.prev_commit))
+            file_id = stat.file_id or BaseFileName.parse(name).file_id
+            needed.setdefault(stat.partition_path or "", set()).add((file_id, stat.prev_commit))
     for partition, ids in (meta.partition_to_replace_file_ids or {}).items():
         needed.setdefault(partition, set()).update((f, None) for f in ids)
     for partition, wanted in needed.items():

@@ -1,4 +1,4 @@
-"""MOR compaction (spec §2.2-2.3, §8.1, §13): merge each file group's base file and log files into a new base file.
+"""MOR compaction (FORMAT.md, Compaction): merge each file group's base file and log files into a new base file.
 
     schedule   `<C>.compaction.requested`: a HoodieCompactionPlan (Avro, version 2, bare file names), one
                operation per file group whose latest slice has log files. From here on new log files of those
@@ -466,7 +466,11 @@ def complete_compaction(storage: Storage, base_path: str, inflight: Instant, pla
     if missing or len(stats) != len(plan.operations):
         raise WriteError(f"compaction {inflight.timestamp}: {len(stats)} files written for {len(plan.operations)} "
                          f"operations; no file for {[op.file_id for op in missing][:3]}")
-    paths = {s.path for s in stats}
+    paths: set[str] = set()
+    for s in stats:
+        if s.path is None:
+            raise WriteError(f"compaction {inflight.timestamp}: the write stat of file group {s.file_id} has no path")
+        paths.add(s.path)
     absent = [p for p in sorted(paths) if not storage.exists(Storage.join(base_path, p))]
     if absent:
         raise WriteError(f"compaction {inflight.timestamp}: write stats name files that do not exist: {absent[:3]}")
@@ -503,8 +507,8 @@ def rollback_inflight_compaction(storage: Storage, base_path: str, instant_time:
                     if name.instant_time == instant_time and (partition, name.file_id) in groups:
                         candidates.add(e.path)
         for path in sorted(candidates):
-            name = path.rsplit("/", 1)[-1]
-            if is_base_file_name(name) and BaseFileName.parse(name).instant_time == instant_time:
+            file_name = path.rsplit("/", 1)[-1]
+            if is_base_file_name(file_name) and BaseFileName.parse(file_name).instant_time == instant_time:
                 if storage.delete(path):
                     deleted.append(path)
         delete_marker_dir(storage, base_path, instant_time)

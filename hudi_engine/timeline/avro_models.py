@@ -6,22 +6,27 @@ null (Hudi leaves the `avro.codec` key out). Java readers resolve the embedded w
 compiled reader schema, so record full names must match and reader fields missing here need defaults there.
 
 The schemas below are the table-version-6 (Hudi 0.14/0.15) ones: HoodieRequestedReplaceMetadata and the
-rollback schemas as embedded in real files; the clean, compaction and savepoint ones from the format notes
-(§11-13). Schema text is written in Java's `Schema.toString()` form (compact JSON, Java's key order), so a
-file written here differs from Hudi's only in the random sync marker.
+rollback schemas as embedded in real files; the clean, compaction and savepoint ones from Hudi 0.14's `.avsc`
+files (FORMAT.md: Rollback, Clean, Compaction, Savepoint). Schema text is written in Java's `Schema.toString()`
+form (compact JSON, Java's key order), so a file written here differs from Hudi's only in the random sync marker.
 """
 from __future__ import annotations
 
 import io
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastavro
 from fastavro.validation import ValidationError, validate
 
 from hudi_engine.errors import TimelineError
 from hudi_engine.timeline.instant import Action, State
+
+if TYPE_CHECKING:
+    # The class behind `fastavro.reader`, which mypy sees as a variable (not a type).
+    from fastavro._read import reader as AvroReader
+    from fastavro.types import Schema
 
 NAMESPACE = "org.apache.hudi.avro.model"
 
@@ -66,7 +71,7 @@ def _instant_info() -> dict:
     return _record("HoodieInstantInfo", [_field("commitTime", _STR), _field("action", _STR)])
 
 
-# --- rollback (§11.1; field lists as embedded in real rollback files) ----------------------------------
+# --- rollback (FORMAT.md, Rollback; field lists as embedded in real rollback files) -----------------------------------
 
 ROLLBACK_PLAN = _record(
     "HoodieRollbackPlan",
@@ -124,7 +129,7 @@ ROLLBACK_METADATA = _record(
     NAMESPACE,
 )
 
-# --- clean (§11.2) ---------------------------------------------------------------------------------------
+# --- clean (FORMAT.md, Clean) -----------------------------------------------------------------------------------------
 
 CLEANER_PLAN = _record(
     "HoodieCleanerPlan",
@@ -195,7 +200,7 @@ CLEAN_METADATA = _record(
     NAMESPACE,
 )
 
-# --- compaction (§13; same operation/strategy records as in real Hudi compaction plans) -------------------
+# --- compaction (FORMAT.md, Compaction; same operation/strategy records as in real Hudi compaction plans) -------------
 
 COMPACTION_PLAN = _record(
     "HoodieCompactionPlan",
@@ -255,7 +260,7 @@ COMPACTION_PLAN = _record(
     NAMESPACE,
 )
 
-# --- replace commit requested (§12; exactly the schema embedded in real 0.14/0.15 files) -------------------
+# --- replace commit requested (FORMAT.md, Replace commits; exactly the schema embedded in real 0.14/0.15 files) -------
 
 REQUESTED_REPLACE_METADATA = _record(
     "HoodieRequestedReplaceMetadata",
@@ -331,7 +336,7 @@ REQUESTED_REPLACE_METADATA = _record(
     NAMESPACE,
 )
 
-# --- savepoint (§11.3) -----------------------------------------------------------------------------------
+# --- savepoint (FORMAT.md, Savepoint) ---------------------------------------------------------------------------------
 
 SAVEPOINT_METADATA = _record(
     "HoodieSavepointMetadata",
@@ -403,10 +408,10 @@ def _kind_name(kind: str) -> str:
     return short
 
 
-_PARSED: dict[str, dict] = {}
+_PARSED: dict[str, Schema] = {}
 
 
-def _parsed(kind: str) -> dict:
+def _parsed(kind: str) -> Schema:
     if kind not in _PARSED:
         _PARSED[kind] = fastavro.parse_schema(SCHEMAS[kind], _write_hint=False)
     return _PARSED[kind]
@@ -457,7 +462,7 @@ def write_avro_metadata(kind: str, record: dict, *, sync_marker: bytes | None = 
     return header + sync + _zigzag(1) + _zigzag(len(data)) + data + sync
 
 
-def _open(data: bytes, file_name: str, reader_schema: dict | None = None) -> fastavro.reader:
+def _open(data: bytes, file_name: str, reader_schema: Schema | None = None) -> AvroReader:
     if not data:
         raise TimelineError(f"{file_name}: empty file, expected an Avro container with one record")
     if data[:4] != b"Obj\x01":
@@ -469,8 +474,11 @@ def _open(data: bytes, file_name: str, reader_schema: dict | None = None) -> fas
 
 
 def embedded_schema(data: bytes, *, file_name: str = "Avro metadata") -> dict:
-    """The writer schema stored in an Avro timeline file."""
-    return _open(data, file_name).writer_schema
+    """The writer schema stored in an Avro timeline file (a record schema)."""
+    schema = _open(data, file_name).writer_schema
+    if not isinstance(schema, dict):
+        raise TimelineError(f"{file_name}: embedded schema {schema!r} is not an Avro record schema")
+    return schema
 
 
 def read_avro_metadata(data: bytes, kind: str | None = None, *, file_name: str = "Avro metadata") -> dict:
@@ -483,14 +491,17 @@ def read_avro_metadata(data: bytes, kind: str | None = None, *, file_name: str =
     reader_schema = None
     if kind is not None:
         kind = _kind_name(kind)
-        name = _open(data, file_name).writer_schema.get("name", "")
+        name = embedded_schema(data, file_name=file_name).get("name", "")
         if name != f"{NAMESPACE}.{kind}":
             raise TimelineError(f"{file_name}: holds a {name or 'nameless'} record, expected {NAMESPACE}.{kind}")
         reader_schema = _parsed(kind)
     avro = _open(data, file_name, reader_schema)
     try:
-        for record in avro:
-            return record
+        record = next(iter(avro), None)
     except Exception as e:  # noqa: BLE001 - fastavro raises assorted errors for a malformed record
         raise TimelineError(f"{file_name}: cannot decode the Avro record ({type(e).__name__}: {e})") from None
-    raise TimelineError(f"{file_name}: Avro container holds no record, expected one")
+    if record is None:
+        raise TimelineError(f"{file_name}: Avro container holds no record, expected one")
+    if not isinstance(record, dict):
+        raise TimelineError(f"{file_name}: holds {record!r}, expected an Avro record")
+    return record

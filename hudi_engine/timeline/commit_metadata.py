@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import fastavro
 
@@ -66,6 +67,12 @@ class _Reader:
 
     def _fail(self, key: str, expected: str) -> TimelineError:
         return TimelineError(f"{self.where}: field {key!r} = {self.obj[key]!r}, expected {expected}")
+
+    @overload
+    def long(self, key: str, default: int = 0) -> int: ...
+
+    @overload
+    def long(self, key: str, default: None) -> int | None: ...
 
     def long(self, key: str, default: int | None = 0) -> int | None:
         v = self.obj.get(key)
@@ -185,7 +192,9 @@ _DELTA_FIELDS: tuple[tuple[str, str, str], ...] = (
 
 # What Java holds in a delta stat's fields that are never null there (primitive long, initialised list,
 # an empty Option, which Jackson writes as {"val" : null}).
-_DELTA_DEFAULTS = {"logOffset": lambda: 0, "logFiles": list, "recordsStats": lambda: {"val": None}}
+_DELTA_DEFAULTS: dict[str, Callable[[], Any]] = {
+    "logOffset": lambda: 0, "logFiles": list, "recordsStats": lambda: {"val": None},
+}
 
 NULL_COMMIT = "null"  # prevCommit of a new file group: the literal string "null"
 

@@ -1,7 +1,7 @@
 """Instants of the active timeline (table version 6, layout 1): `<timestamp>.<action>[.<state>]` in `.hoodie/`.
 
 An instant is (timestamp, action, state). Layout 1 never renames: every transition creates the next state's
-file, and a few names are irregular (§2.2 of the format notes):
+file, and a few names are irregular (FORMAT.md, Instant files):
 
 | action        | requested                   | inflight                      | completed          |
 |---------------|-----------------------------|-------------------------------|--------------------|

@@ -4,11 +4,11 @@
   write (checks, instant, lock, commit). `executor`: what one write task does with one partition's records.
 * `index`: key lookup in stored key columns, bloom-filter candidates, the BUCKET index hash.
   `bucket_assigner`: updates to their file group, inserts to small files then new file groups.
-* `markers`: DIRECT write markers under `.hoodie/.temp/<instant>/` (§2.5).
+* `markers`: DIRECT write markers under `.hoodie/.temp/<instant>/` (FORMAT.md, Write markers).
 * `handles`: what a task runs on one file group's records: create (new base file), merge (COW update),
   append (MOR log file). Each returns a `WriteStat`.
 * `commit`: the instant lifecycle on the driver: `create_table`, `start_commit`, `complete_commit`.
-* `rollback`: undo a failed (or the latest completed) write instant (§11.1).
+* `rollback`: undo a failed (or the latest completed) write instant (FORMAT.md, Rollback).
 * `lock`, `lock_providers`: the table lock (a lock file made by atomic create or conditional writes, or a DynamoDB
   item) and its renewal; `heartbeat`: instant heartbeats and the rollback of dead writers' instants; `renewal`: the
   background thread both renew from; `conflict`: optimistic concurrency's check at the commit point;

@@ -1,4 +1,4 @@
-"""The instant lifecycle of a write, run on the driver (spec §2.2-2.3, §3, §4.4, §12, §17).
+"""The instant lifecycle of a write, run on the driver (FORMAT.md, Write sequence).
 
     create_table          hoodie.properties + the `.hoodie` folders
     start_commit          <T>.<action>.requested, then the inflight file with the workload profile
@@ -28,7 +28,7 @@ from hudi_engine.write.lost_instant import check_inflight, wait_for_rollback_dec
 from hudi_engine.write.markers import delete_marker_dir, list_markers
 
 WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
-# Operations that replace file groups: they commit as replacecommit, on COW and MOR alike (§12).
+# Operations that replace file groups: they commit as replacecommit, on COW and MOR alike.
 REPLACE_OPERATIONS = frozenset({"INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE", "DELETE_PARTITION", "CLUSTER"})
 OPERATION_TYPES = frozenset({
     "INSERT", "INSERT_PREPPED", "UPSERT", "UPSERT_PREPPED", "BULK_INSERT", "BULK_INSERT_PREPPED", "DELETE",
@@ -41,7 +41,7 @@ OPERATION_TYPES = frozenset({
 
 
 def create_table(storage: Storage, base_path: str, config: TableConfig) -> None:
-    """Create an empty table: `.hoodie` with its sub-folders and `hoodie.properties` (§0, §1).
+    """Create an empty table: `.hoodie` with its sub-folders and `hoodie.properties` (FORMAT.md, Table layout).
 
     Refused when `base_path` already holds a table (a `hoodie.properties`, or instant files left by one).
     """
@@ -74,9 +74,9 @@ def workload_profile(
     inserts: Mapping[str, int] | None = None,
     updates: Mapping[tuple[str, str], tuple[str, int]] | None = None,
 ) -> CommitMetadata:
-    """The inflight file's content as Spark writes it (§2.3): per partition one stat for inserts (`fileId ""`,
-    `prevCommit "null"`, `numInserts`) and one per updated file group (`fileId`, `prevCommit` = its base instant,
-    `numUpdateWrites`). `updates` maps (partition, fileId) -> (base instant, update count)."""
+    """The inflight file's content as Spark writes it (FORMAT.md, Timeline file contents): per partition one stat for
+    inserts (`fileId ""`, `prevCommit "null"`, `numInserts`) and one per updated file group (`fileId`, `prevCommit` =
+    its base instant, `numUpdateWrites`). `updates` maps (partition, fileId) -> (base instant, update count)."""
     meta = CommitMetadata(operation_type=_check_operation(operation_type))
     for partition, n in (inserts or {}).items():
         meta.add_write_stat(partition, WriteStat(file_id="", prev_commit=NULL_COMMIT, num_inserts=n))
@@ -227,7 +227,7 @@ def complete_commit(
 
 def _reconcile_against_markers(storage: Storage, base_path: str, instant_time: str, stats: list[WriteStat]) -> None:
     marked = {m.data_file_path for m in list_markers(storage, base_path, instant_time)}
-    written = {s.path for s in stats}
+    written = {s.path for s in stats if s.path is not None}  # complete_commit checked that every stat has one
     unmarked = sorted(written - marked)
     if unmarked:
         raise WriteError(
@@ -255,7 +255,7 @@ def write_partition_metadata(storage: Storage, base_path: str, partition_path: s
 
 def file_groups_to_replace(storage: Storage, base_path: str, partitions: Iterable[str] | None = None) -> dict[str, list[str]]:
     """File ids of the visible file groups in `partitions` (all partitions when None), for the
-    `partitionToReplaceFileIds` of an insert_overwrite(_table) / delete_partition (§12)."""
+    `partitionToReplaceFileIds` of an insert_overwrite(_table) / delete_partition (FORMAT.md, Replace commits)."""
     timeline = Timeline.load(storage, base_path)
     wanted = None if partitions is None else set(partitions)
     view = FileSystemView.load(storage, base_path, None if wanted is None else wanted.__contains__)

@@ -1,4 +1,4 @@
-"""Write handles: one file group's Arrow records -> one new data file -> one `WriteStat` (spec §4, §5, §6, §7, §17).
+"""Write handles: one file group's Arrow records -> one new data file -> one `WriteStat` (FORMAT.md, Write sequence).
 
 A handle is what a Spark task runs on the records of one bucket. It is a pure function of a `WriteContext`
 (storage, base path, table config, instant, writer schema, the task's write token) and the records of one file
@@ -7,11 +7,12 @@ its file *before* the file (so a crash can be rolled back), writes the file in o
 driver puts in the commit metadata.
 
 * `create_handle`: a new file group, `<fileId>_<token>_<instant>.parquet` (inserts; MOR inserts too, since
-  hudi-rs and Java's index only see keys that live in base files, §8.2).
+  hudi-rs and Java's index only see keys that live in base files: FORMAT.md, Uncommitted files).
 * `merge_handle`: COW update of a file group: the latest base file merged with the incoming records into a new
   base file version of the same file id. Unchanged rows keep their commit time and sequence number.
 * `append_handle`: MOR update/delete of a file group: one new log file `.<fileId>_<base>.log.<v>_<token>` holding
-  Avro data blocks and a delete block. A new file per commit, never an append to someone else's file (§4.3).
+  Avro data blocks and a delete block. A new file per commit, never an append to someone else's file (FORMAT.md,
+  Log file names).
 """
 from __future__ import annotations
 
@@ -79,7 +80,8 @@ class WriteContext:
     @staticmethod
     def create(storage: Storage, base_path: str, config: TableConfig, instant_time: str,
                schema: pa.Schema | dict, **options) -> "WriteContext":
-        """Context for `schema` given as Arrow data columns (named the Spark way, §5.3) or as an Avro record."""
+        """Context for `schema` given as Arrow data columns (named the Spark way: FORMAT.md, Avro schema naming) or
+        as an Avro record."""
         if isinstance(schema, pa.Schema):
             schema = arrow_to_avro_schema(schema, config.name, with_meta=False)
         else:
@@ -149,7 +151,7 @@ def prepare_records(
     indices: np.ndarray | None = None,
     populate_meta_fields: bool = True,
 ) -> pa.Table:
-    """`table` with the five meta columns first (§5.1), data columns after, in their order.
+    """`table` with the five meta columns first (FORMAT.md, Meta columns), data columns after, in their order.
 
     Record keys come from a `_hoodie_record_key` column when `table` has one (computed upstream by the same key
     generator), else from `keygen`. The partition path is `partition_path` (one file group lives in one
@@ -530,7 +532,7 @@ def _key_columns(ctx: WriteContext) -> list[str]:
 def _merge(ctx: WriteContext, old: pa.Table, incoming: pa.Table, delete_keys: pa.Array | None) -> MergeResult:
     batches: list = [incoming] if incoming.num_rows else []
     if delete_keys is not None and len(delete_keys):
-        batches.append(DeleteBatch(delete_keys))  # no ordering value: a delete always wins (§10)
+        batches.append(DeleteBatch(delete_keys))  # no ordering value: a delete always wins (FORMAT.md, Merging)
     return merge_records(old, batches, key_of=ctx.key_of, ordering_field=ctx.ordering_field, payload=ctx.payload)
 
 
@@ -574,7 +576,8 @@ def append_handle(
     the slice's highest. The file holds AVRO_DATA blocks (cut at `log_block_max_size` bytes of records) and then
     one DELETE block for `deletes` and records flagged `_hoodie_is_deleted`; every block's header carries
     INSTANT_TIME and the writer schema with meta fields. Deletes carry ordering value Integer 0 ("delete wins",
-    the value Spark SQL writes and hudi-rs decodes, §7.5). `base_file_name` is the slice's base file, for the stat.
+    the value Spark SQL writes and hudi-rs decodes: FORMAT.md, Delete blocks). `base_file_name` is the slice's base
+    file, for the stat.
     """
     t0 = time.monotonic()
     if records is None:
@@ -650,7 +653,7 @@ def avro_data_blocks(rows: pa.Table, avro_schema: dict, instant_time: str, max_s
 
 def log_base_instant(timeline, partition_path: str, file_id: str, latest_base_instant: str) -> str:
     """The base instant a new log file of a file group takes: a pending compaction's instant if one is
-    scheduled on the group (its plan lists the file id), else the latest base instant (§4.3, §13)."""
+    scheduled on the group (its plan lists the file id), else the latest base instant (FORMAT.md, Log file names)."""
     for instant in reversed(timeline.pending_compactions()):
         plan = timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}
         for op in plan.get("operations") or []:

@@ -158,7 +158,8 @@ def abort_write(storage: Storage, base_path: str, inflight: Instant, *, lock_exp
 
 def _instants_of(storage: Storage, base_path: str, instant_time: str) -> tuple[list[Instant], list[Instant]]:
     """(the instant files of `instant_time`, the rollback instants newer than it), from one listing of .hoodie."""
-    own, rollbacks = [], []
+    own: list[Instant] = []
+    rollbacks: list[Instant] = []
     for entry in storage.list_dir(Storage.join(base_path, META_FOLDER)):
         if entry.is_dir:
             continue

@@ -1,4 +1,5 @@
-"""Write markers (§2.5): one empty file per data file an instant is about to create, so a crash can be undone.
+"""Write markers: one empty file per data file an instant is about to create, so a crash can be undone (FORMAT.md,
+Write markers).
 
 A marker is `.hoodie/.temp/<instant>/<partitionPath>/<dataFileName>.marker.<IOType>` (DIRECT markers). It is
 created *before* its data file, so every file a failed writer may have left behind has a marker, and rollback

@@ -1,4 +1,4 @@
-"""Rollback of a write instant (spec §8.2, §11.1): delete what it wrote, then forget it.
+"""Rollback of a write instant (FORMAT.md, Rollback): delete what it wrote, then forget it.
 
 A rollback R of instant F:
     1. `<R>.rollback.requested`: HoodieRollbackPlan (what will be deleted / which log files get a command block)
@@ -10,9 +10,10 @@ A rollback R of instant F:
     6. delete F's remaining instant files (inflight, requested) and its marker folder
 
 Why this order: files of a pending instant are invisible to Java readers, and hudi-rs (which does not hide
-uncommitted files in v6, §8.2) only reads slices and log blocks up to the latest *completed* commit. So data is
-removed while F is pending (a completed F is first made pending, step 2, an atomic delete), and F's instant files
-go last: once they are gone, F's leftovers would count as committed (older than the timeline start) for Java.
+uncommitted files in v6: FORMAT.md, Uncommitted files) only reads slices and log blocks up to the latest
+*completed* commit. So data is removed while F is pending (a completed F is first made pending, step 2, an atomic
+delete), and F's instant files go last: once they are gone, F's leftovers would count as committed (older than the
+timeline start) for Java.
 A crash at any step leaves F pending and a pending rollback whose plan `rollback_failed_writes` re-executes.
 
 What F wrote comes from its markers; without markers (a writer that did not make them, or a completed F whose
@@ -130,7 +131,9 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
     if meta.compacted or meta.operation_type in ("COMPACT", "LOG_COMPACT"):
         raise WriteError(f"{target} is a compaction commit; compactions are not rolled back once completed")
     requests = _requests_from_stats(storage, base_path, target.timestamp, meta, use_command_blocks)
-    return _run(storage, base_path, timeline, target, requests, uncommit=True)
+    result = _run(storage, base_path, timeline, target, requests, uncommit=True)
+    assert result is not None  # _run gives up (None) only on a pending instant that completed meanwhile
+    return result
 
 
 def rollback_failed_writes(storage: Storage, base_path: str, *, use_command_blocks: bool = False,
@@ -198,7 +201,7 @@ def _is_clustering(timeline: Timeline, instant: Instant) -> bool:
         plan = timeline.avro_metadata(instant.with_state(State.REQUESTED))
     except HudiError:
         return False
-    return bool(plan) and plan.get("operationType") == "CLUSTER"
+    return plan is not None and plan.get("operationType") == "CLUSTER"
 
 
 def _plan_pending(storage: Storage, base_path: str, timeline: Timeline, target: Instant,

@@ -84,7 +84,8 @@ class WriteClient:
     def _disable_metadata_table(self) -> None:
         """This engine does not maintain Hudi's metadata table. Java readers list files from it when
         `hoodie.table.metadata.partitions` names `files`, so files we add would be invisible to them: disable it
-        the way Hudi does (drop those keys, then delete `.hoodie/metadata`), before writing anything (spec §14)."""
+        the way Hudi does (drop those keys, then delete `.hoodie/metadata`), before writing anything (FORMAT.md,
+        Metadata table)."""
         if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight):
             return
         self.table_config = self.table_config.without_metadata_table()

@@ -93,7 +93,7 @@ def _textbook_murmur2(data: bytes, seed: int) -> int:
 
 
 def test_murmur_tail_is_end_indexed_and_sign_extended() -> None:
-    # ASCII keys: same as the textbook hash only when the tail has 0 or 1 bytes (spec §6.2).
+    # ASCII keys: same as the textbook hash only when the tail has 0 or 1 bytes (Hadoop's takes the tail from the end).
     for key in [b"abcd", b"abcde", b"abcdefgh", b"x"]:
         assert hadoop_murmur_hash(key, 7) == _textbook_murmur2(key, 7)
     for key in [b"ab", b"abc", b"abcdef", b"abcdefg"]:
@@ -164,7 +164,7 @@ def test_dynamic_layout_header() -> None:
     f = new_bloom_filter()
     f.add_many(["1", "2", "3", "4"])
     data = f.serialize()
-    # The real example of spec §6.2 (4 keys): outer header, nr, count, one row.
+    # As in a real filter of 4 keys: outer header, nr, count, one row.
     assert data[:25].hex() == "ffffffff0000001e0100277d3e" + "0000ea60" + "00000004" + "00000001"
     assert data[25:38] == data[:13]
     assert len(data) == 323534 and len(f.to_base64()) == 431380

@@ -1,4 +1,5 @@
-"""Log file format (§7) against the real log files written by Hudi 0.14/0.15, plus torn/corrupt files."""
+"""Log file format (hudi_engine/FORMAT.md, Log files) against the real log files written by Hudi 0.14/0.15, plus
+torn/corrupt files."""
 
 from __future__ import annotations
 

@@ -53,7 +53,8 @@ def test_upsert_into_real_table(spark, unzip_table, tmp_path, name):
 
 
 def test_write_disables_a_metadata_table_first(spark, unzip_table, tmp_path):
-    """A table whose hoodie.properties lists MDT partitions would hide our files from Java readers (§14)."""
+    """A table whose hoodie.properties lists MDT partitions would hide our files from Java readers
+    (hudi_engine/FORMAT.md, Metadata table)."""
     path = tmp_path / "t"
     shutil.copytree(unzip_table("cow_v6_nonpartitioned"), path)
     props = path / ".hoodie" / "hoodie.properties"

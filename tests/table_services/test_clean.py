@@ -1,4 +1,4 @@
-"""Cleaning (§11.2) and rollback on request: what goes, what stays, what every retained instant still reads."""
+"""Cleaning and rollback on request: what goes, what stays, what every retained instant still reads."""
 from __future__ import annotations
 
 import copy

@@ -1,4 +1,4 @@
-"""MOR compaction (§13) on tables written by the handles: plan, execution, commit, crash recovery.
+"""MOR compaction on tables written by the handles: plan, execution, commit, crash recovery.
 
 After every step hudi-rs reads exactly the rows of an in-memory model: snapshot, read-optimized, time travel to
 every instant, incremental reads across the compaction.

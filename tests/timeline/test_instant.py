@@ -17,7 +17,7 @@ from hudi_engine.timeline.instant import (
 
 TS = "20240418173213674"
 
-# Every row of the layout-1 file name table (format notes §2.2).
+# Every row of the layout-1 file name table (hudi_engine/FORMAT.md, Instant files).
 NAMES = [
     (f"{TS}.commit.requested", Action.COMMIT, State.REQUESTED),
     (f"{TS}.inflight", Action.COMMIT, State.INFLIGHT),

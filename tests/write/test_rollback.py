@@ -1,4 +1,4 @@
-"""Rollback of failed (pending) and of the latest completed write instant (§11.1), read back by hudi-rs."""
+"""Rollback of failed (pending) and of the latest completed write instant, read back by hudi-rs."""
 from __future__ import annotations
 
 from pathlib import Path

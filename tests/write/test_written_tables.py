@@ -178,7 +178,7 @@ def test_mor_base_files_then_log_updates_and_deletes(tmp_path):
     assert data_of(snap) == sorted(expected.values(), key=lambda r: r["id"])
     assert data_of(rs_snapshot(w.path, read_optimized=True)) == data_of(first)
     assert data_of(rs_snapshot(w.path, as_of=c1)) == data_of(first)
-    # log records carry the file id as _hoodie_file_name (§5.1)
+    # log records carry the file id as _hoodie_file_name (hudi_engine/FORMAT.md, Meta columns)
     names = dict(zip(snap.column("id").to_pylist(), snap.column("_hoodie_file_name").to_pylist()))
     assert not names["a"].endswith(".parquet") and names["c"].endswith(".parquet")
     assert rs_incremental(w.path, c1, c2).column("id").to_pylist() in (["a", "e"], ["e", "a"])
