@@ -136,8 +136,8 @@ def _plan(source: DataFrame, client: WriteClient, task: WriteTask, spec: TagSpec
     for (p, f, n), c in counted.items():
         if f is not None:
             updates[(p, f)] = c
-        elif config.index.type is IndexType.BUCKET:
-            new_buckets[(p, int(n))] = c
+        elif n is not None:  # BUCKET index: new keys counted per bucket number
+            new_buckets[(p, n)] = c
         else:
             inserts[p] = inserts.get(p, 0) + c
     plan = client.plan(Counts(updates, inserts, new_buckets), parallelism)
