@@ -1,13 +1,29 @@
 """hudi_engine: reads and writes Apache Hudi tables (table version 6, timeline layout 1) from Python and Spark.
 
-`HudiTable` reads a table and maintains it (compact, clean, rollback); `WriteConfig` is a write's options, typed
-(`hudi_engine.config` declares every option); the Spark entry points are in `hudi_engine.spark`.
+`HudiTable` reads a table and maintains it (compact, clean, rollback, archive); `WriteConfig` is a write's options,
+typed (`hudi_engine.config` declares every option); `TableConfig` is a table's `hoodie.properties`; `Storage` the
+file system a table lives on (local paths, `s3://`, what pyarrow.fs opens); `lock_holder` says who holds a table's
+write lock. The Spark entry points are in `hudi_engine.spark`. These names (and `hudi_engine.spark`'s) are the
+public API; every other module is internal and may change.
 """
 from hudi_engine.config.write_config import Operation, WriteConfig
-from hudi_engine.errors import ConfigError, HudiError, TableServiceError, WriteError
+from hudi_engine.errors import (
+    ConfigError,
+    HudiError,
+    KeyGeneratorError,
+    TableNotFoundError,
+    TableServiceError,
+    WriteError,
+)
+from hudi_engine.payload import payload_for
+from hudi_engine.schema import META_COLUMNS
+from hudi_engine.storage import Storage
 from hudi_engine.table import HudiTable
+from hudi_engine.table_config import TableConfig
+from hudi_engine.write.lock import lock_holder
 from hudi_engine.write.write_result import WriteResult
 
-__all__ = ["ConfigError", "HudiError", "HudiTable", "Operation", "TableServiceError", "WriteConfig", "WriteError",
-           "WriteResult"]
+__all__ = ["META_COLUMNS", "ConfigError", "HudiError", "HudiTable", "KeyGeneratorError", "Operation", "Storage",
+           "TableConfig", "TableNotFoundError", "TableServiceError", "WriteConfig", "WriteError", "WriteResult",
+           "lock_holder", "payload_for"]
 __version__ = "0.1.0"

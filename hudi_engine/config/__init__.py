@@ -2,6 +2,7 @@
 (`write_config.WriteConfig` and its parts). `options_markdown()` renders the declarations for the README."""
 from __future__ import annotations
 
+from hudi_engine.config import keys
 from hudi_engine.config.keys import ALL_OPTIONS, GROUPS
 from hudi_engine.config.option import ConfigOption, Options
 from hudi_engine.config.write_config import (
@@ -24,7 +25,7 @@ from hudi_engine.config.write_config import (
 __all__ = [
     "ALL_OPTIONS", "ArchivalConfig", "BloomConfig", "CleanConfig", "CompactionConfig", "ConfigOption", "FileSizing", "IndexConfig",
     "IndexType", "KeyConfig", "LockConfig", "LogConfig", "MergeConfig", "Operation", "Options", "ParallelismConfig",
-    "WriteConfig", "options_markdown",
+    "WriteConfig", "keys", "options_markdown",
 ]
 
 
