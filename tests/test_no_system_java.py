@@ -1,22 +1,22 @@
 """A machine without Java (issue 11): `tests/jvm.sh`, which both README commands source (through tests/venv.sh),
 installs a JDK from PyPI into the venv, and Spark starts on it and writes and reads a Hudi table.
 
-The system's Java is hidden from the child process the way a machine without one would look: JAVA_HOME unset and a
-PATH on which every command is still there but `java`; where this runs as root and may make a mount namespace
-(`unshare -m`), the JDK's folder is also covered by an empty tmpfs, so not even its absolute path leads to it. CI
-runs this with the rest of the suite.
+The system's Java is hidden from the child process the way a machine without one would look (tests/no_java.py:
+JAVA_HOME unset, no `java` on the PATH, and the JDK's folder under an empty tmpfs where a mount namespace may be
+made). CI runs this with the rest of the suite; tests/dbt/test_integration_project.py runs the README's main command
+the same way.
 """
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from no_java import without_java
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -40,51 +40,13 @@ _SPARK = textwrap.dedent("""
 """)
 
 
-def _path_without_java(bin_dir: Path) -> str:
-    """A folder holding every command of the PATH (the first of each name) but `java`."""
-    bin_dir.mkdir()
-    for folder in os.environ.get("PATH", "").split(os.pathsep):
-        if not os.path.isdir(folder):
-            continue
-        for entry in os.scandir(folder):
-            target = bin_dir / entry.name
-            if entry.name != "java" and not target.exists() and not target.is_symlink():
-                target.symlink_to(entry.path)
-    return str(bin_dir)
-
-
-def _jdk_homes() -> list[str]:
-    """The folders of the Java the environment offers now (PATH's `java`, JAVA_HOME)."""
-    homes = []
-    java = shutil.which("java")
-    if java:
-        homes.append(str(Path(os.path.realpath(java)).parents[1]))
-    if os.environ.get("JAVA_HOME"):
-        homes.append(os.path.realpath(os.environ["JAVA_HOME"]))
-    venv = os.path.realpath(sys.prefix)
-    return [h for h in dict.fromkeys(homes) if not h.startswith(venv)]  # a JDK from PyPI is what is tested
-
-
-def _can_unshare() -> bool:
-    if os.geteuid() != 0 or not shutil.which("unshare"):
-        return False
-    return subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode == 0
-
-
 def test_spark_starts_on_a_jdk_from_pypi_when_the_machine_has_no_java(tmp_path):
     venv = Path(sys.prefix)
-    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
-    env["PATH"] = _path_without_java(tmp_path / "bin")
     script = tmp_path / "spark.py"
     script.write_text(_SPARK)
     command = (f'cd "{ROOT}" && source tests/jvm.sh "{venv}" && echo "JAVA_HOME=$JAVA_HOME" >&2 && '
                f'exec "{venv}/bin/python" "{script}" "{tmp_path / "table"}"')
-    hidden = _jdk_homes()
-    if hidden and _can_unshare():
-        mounts = " && ".join(f'mount -t tmpfs none "{h}"' for h in hidden)
-        argv = ["unshare", "-m", "bash", "-c", f"{mounts} && ! command -v java && {command}"]
-    else:
-        argv = ["bash", "-c", f"! command -v java && {command}"]
+    argv, env, hidden = without_java(command, tmp_path / "bin", dict(os.environ))
     done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"{argv[:3]}\n{done.stderr[-5000:]}"
     assert "No Java 17+ found (JAVA_HOME, PATH)" in done.stderr

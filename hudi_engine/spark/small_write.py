@@ -7,26 +7,31 @@ small files, an upper bound through joins and aggregations, and unknown (Spark's
 without statistics such as a Hudi table read through the `hudi` data source; so only what is surely small goes
 this way. The rows are checked by the Spark path's own rules in that one job (null keys, null ordering values);
 the table services around the commit run as a Spark write runs them (compaction operations as Spark tasks).
+The bound is the Spark setting `spark.hudi.write.driverMaxBytes` (default 16 MB; 0: every write on Spark).
 """
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from hudi_engine.config.write_config import IndexType, WriteConfig
+from hudi_engine.errors import ConfigError
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.task_error import unwrap_task_error
-from hudi_engine.spark.writer import _check_rows
+from hudi_engine.spark.writer import _checked, write
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import runner
 from hudi_engine.write.local_writer import write_table
 from hudi_engine.write.write_result import WriteResult
 
-SMALL_WRITE_BYTES = 16 * 1024 * 1024  # the plan's estimated size up to which a write runs on the driver
+DRIVER_MAX_BYTES = "spark.hudi.write.driverMaxBytes"  # the Spark setting: up to this estimate, on the driver
+DEFAULT_DRIVER_MAX_BYTES = 16 * 1024 * 1024
 
 
 def estimated_bytes(df: DataFrame) -> int:
@@ -34,12 +39,31 @@ def estimated_bytes(df: DataFrame) -> int:
     return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
 
 
-def fits_driver(df: DataFrame, config: WriteConfig, max_bytes: int = SMALL_WRITE_BYTES) -> bool:
+def driver_max_bytes(spark: SparkSession) -> int:
+    raw = spark.conf.get(DRIVER_MAX_BYTES, str(DEFAULT_DRIVER_MAX_BYTES))
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(f"Spark setting {DRIVER_MAX_BYTES}={raw!r}: expected a whole number of bytes (the "
+                          f"estimated input size up to which a write runs on the driver; 0: never)") from None
+
+
+def fits_driver(df: DataFrame, config: WriteConfig, max_bytes: int | None = None) -> bool:
     """Whether the write of `df` runs on the driver: a surely small plan, and an index the in-process write has
     (GLOBAL_SIMPLE joins every key of the table: a Spark job either way)."""
+    if max_bytes is None:
+        max_bytes = driver_max_bytes(df.sparkSession)
     if max_bytes <= 0 or config.index.type is IndexType.GLOBAL_SIMPLE:
         return False
     return estimated_bytes(df) <= max_bytes
+
+
+def write_small(df: DataFrame, path: str, options: Mapping[str, Any] | WriteConfig) -> WriteResult:
+    """`hudi_engine.spark.write`, on the driver when `fits_driver` says so."""
+    config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options)
+    if fits_driver(df, config):
+        return write_on_driver(df, path, config)
+    return write(df, path, config)
 
 
 def write_on_driver(df: DataFrame, path: str, config: WriteConfig) -> WriteResult:
@@ -51,7 +75,7 @@ def write_on_driver(df: DataFrame, path: str, config: WriteConfig) -> WriteResul
     schema = to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
     t0 = time.monotonic()
     try:
-        rows = _check_rows(df, config).toArrow()
+        rows = _checked(df, config).toArrow()
     except Exception as e:
         raise unwrap_task_error(e) from e
     rows = rows.select(schema.names).cast(schema)

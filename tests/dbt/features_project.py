@@ -88,6 +88,8 @@ MODELS: dict[str, str] = {
     "svc_inline": model(f"{HUDI}, table_type='mor', compaction={{'delta_commits': 1}}", DAY_ROWS, UPTO_ROWS),
     "svc_rollback": model(f"{HUDI}", DAY_ROWS, UPTO_ROWS),
     "svc_busy": model(f"{HUDI}, tags=['busy']", DAY_ROWS, UPTO_ROWS),
+    "svc_archive": model(f"{HUDI}, cleaning={{'policy': 'commits', 'retained': 1, 'automatic': false}}", DAY_ROWS,
+                         UPTO_ROWS),
     "a_view": "{{ config(materialized='view') }}\nselect 1 as id\n",
     # Unit tests (schema.yml): the incremental branch reads {{ this }}.
     "ut_latest": model(f"{HUDI}",

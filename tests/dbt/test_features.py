@@ -22,6 +22,7 @@ from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.storage import Storage
+from hudi_engine.table_services.archival import archived_entries
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.instant import Action, Instant, State
 
@@ -87,6 +88,11 @@ def built(tmp_path_factory):
         {"dbt": ["run-operation", "hudi_compact", "--args", "{model: svc_busy}"]},
         {"dbt": ["run-operation", "hudi_rollback",
                  "--args", f"{{path: '{table_path(project, 'mu_mor')}', instant: '20200101000000000'}}"]},
+        {"dbt": ["run", "--select", "svc_archive", *V2]},  # commits 3 and 4 (the same rows again)
+        {"dbt": ["run", "--select", "svc_archive", *V2]},
+        {"dbt": ["run-operation", "hudi_archive", "--args", "{model: svc_archive, min_commits: 2, max_commits: 3}"]},
+        {"dbt": ["run-operation", "hudi_archive", "--args", "{model: svc_archive, min_commits: 2, max_commits: 3}"]},
+        {"dbt": ["run-operation", "hudi_archive", "--args", "{model: svc_archive, min_commits: 3, max_commits: 2}"]},
         {"dbt": ["docs", "generate", *V2]},
         {"sql": f"describe table extended {SCHEMA}.documented"},
         {"sql": f"show table extended in {SCHEMA} like 'documented'"},
@@ -389,6 +395,21 @@ def test_rollback_from_dbt(built):
     table = HudiTable.load(path)
     assert [i.timestamp for i in table.timeline.completed_commits()] == [built["first"]["svc_rollback"]]
     assert rows_of(checked(built, "svc_rollback")) == sorted((r[0], r[2], r[3]) for r in EVENTS if r[4] == 1)
+
+
+def test_archive_from_dbt(built):
+    path = table_path(built["project"], "svc_archive")
+    table = HudiTable.load(path)
+    active = [i.timestamp for i in table.timeline.completed_commits()]
+    archived = sorted({e["commitTime"] for e in archived_entries(table.storage, table.base_path)})
+    assert len(active) == 2 and len(archived) == 2 and archived[-1] < active[0]  # 4 commits, 2 kept active
+    line = lines_with(built, f"hudi_archive {path}: archived 2 instants ({archived[0]} to {archived[1]}) into ")
+    assert len(line) == 1, lines_with(built, "hudi_archive")
+    assert f"hudi_archive {path}: nothing to archive (2 completed commits on the active timeline" in built["out"]
+    bad = ["run-operation", "hudi_archive", "--args", "{model: svc_archive, min_commits: 3, max_commits: 2}"]
+    assert not step(built, *bad)["success"]
+    assert "hoodie.keep.max.commits=2 must be greater than hoodie.keep.min.commits=3" in built["out"]
+    assert rows_of(checked(built, "svc_archive")) == sorted((i, r[2], r[3]) for i, r in latest_events().items())
 
 
 def test_service_bad_input(built):

@@ -2,7 +2,9 @@
 
 One project, two processes (each one JVM): day 1 (seed, first run), then day 2 in a new process (the tables are
 found through the metastore the first process left in the project folder), followed in that process by the bad
-inputs, full refreshes, dbt test, docs generate, dbt show, and Spark SQL reads of every table.
+inputs, full refreshes, dbt test, docs generate, dbt show, and Spark SQL reads of every table. Every write here
+goes through Spark's tasks (spark.hudi.write.driverMaxBytes 0); tests/dbt/test_features.py's tiny models are
+written on the driver (hudi_engine.spark.small_write).
 """
 from __future__ import annotations
 
@@ -149,6 +151,7 @@ functional:
       server_side_parameters:
         spark.master: "local[2]"
         spark.sql.shuffle.partitions: "2"
+        spark.hudi.write.driverMaxBytes: "0"
 """)
     lines = ["id,part,val,ts,day"] + [f"{i},{p},{v},2024-01-0{d} 00:00:00,{d}" for i, p, v, d in ROWS]
     (root / "seeds" / "events.csv").write_text("\n".join(lines) + "\n")

@@ -1,7 +1,8 @@
 """The README's main command: `bash integration_project/run.sh` builds the example project for two days.
 
-Runs the real script in place (as a user would; its output folders are git-ignored), then checks the tables it
-left with hudi-rs and the artifacts dbt wrote.
+Runs the real script in place (as a user would; its output folders are git-ignored) on a machine without Java (the
+system JDK hidden: the script takes a JDK from PyPI, see README "Without Java"), then checks the tables it left with
+hudi-rs and the artifacts dbt wrote.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from no_java import without_java
 from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
@@ -24,11 +26,13 @@ HUDI_TABLES = ["customers", "customers_history", "daily_revenue", "open_order_li
 
 
 @pytest.fixture(scope="module")
-def main_command():
+def main_command(tmp_path_factory):
+    """run.sh as on a fresh machine without Java (tests/no_java.py): it runs on the JDK from PyPI."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DBT_")}
-    proc = subprocess.run(["bash", str(PROJECT / "run.sh")], cwd=PROJECT.parent, env=env, capture_output=True,
-                          text=True, timeout=1500)
+    argv, env, _ = without_java(f'exec bash "{PROJECT / "run.sh"}"', tmp_path_factory.mktemp("no-java") / "bin", env)
+    proc = subprocess.run(argv, cwd=PROJECT.parent, env=env, capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, f"run.sh failed:\n{proc.stdout[-10000:]}\n{proc.stderr[-5000:]}"
+    assert "No Java 17+ found (JAVA_HOME, PATH)" in proc.stderr, proc.stderr[-3000:]
     return proc.stdout
 
 

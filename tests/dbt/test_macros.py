@@ -35,9 +35,13 @@ class FakeRelation:
 
 
 class FakeAdapter:
-    def __init__(self, locations: dict[str, str] | None = None, relation=None) -> None:
+    def __init__(self, locations: dict[str, str] | None = None, relation=None, empty_build: bool = False) -> None:
         self.locations = locations or {}
         self.relation = relation
+        self.empty_build = empty_build
+
+    def hudi_is_empty_build(self, relation) -> bool:
+        return self.empty_build
 
     def hudi_table_location(self, relation) -> str:
         return self.locations[str(relation)]
@@ -92,6 +96,8 @@ def test_settings_collects_every_hudi_key_from_config():
         "unique_key": ["order_id", "line_no"], "partition_by": None, "precombine_field": "ts", "table_type": "mor",
         "payload_class": None, "incremental_strategy": None, "index_type": None, "location_root": None,
         "hudi_options": {"hoodie.parquet.max.file.size": "1024"}, "on_schema_change": None,
+        "merge_update_columns": None, "merge_exclude_columns": None, "compaction": None, "cleaning": None,
+        "materialized": "x", "options": None, "tblproperties": None,
     }
 
 
@@ -115,21 +121,25 @@ def test_only_relations_of_another_kind_are_dropped():
     assert m.hudi_must_drop(FakeRelation(type="view")) is True
 
 
-@pytest.mark.parametrize("materialized, relation, full_refresh, expected", [
-    ("hudi_incremental", FakeRelation(), False, True),
-    ("hudi_incremental", FakeRelation(), True, False),
-    ("hudi_incremental", None, False, False),
-    ("hudi_incremental", FakeRelation(is_hudi=False), False, False),
-    ("incremental", FakeRelation(is_hudi=False), False, True),  # dbt's own rule unchanged
-    ("incremental", FakeRelation(), True, False),
-    ("table", FakeRelation(), False, False),
+@pytest.mark.parametrize("materialized, file_format, relation, full_refresh, empty_build, expected", [
+    ("hudi_incremental", None, FakeRelation(), False, False, True),
+    ("hudi_incremental", None, FakeRelation(), True, False, False),
+    ("hudi_incremental", None, None, False, False, False),
+    ("hudi_incremental", None, FakeRelation(is_hudi=False), False, False, False),
+    ("hudi_incremental", None, FakeRelation(), False, True, False),  # `dbt run --empty` built it: build in full
+    ("incremental", "hudi", FakeRelation(), False, False, True),  # dbt-spark's spelling of a Hudi model
+    ("incremental", "hudi", FakeRelation(is_hudi=False), False, False, False),
+    ("incremental", None, FakeRelation(is_hudi=False), False, False, True),  # dbt's own rule unchanged
+    ("incremental", None, FakeRelation(), True, False, False),
+    ("table", None, FakeRelation(), False, False, False),
 ])
-def test_is_incremental(materialized, relation, full_refresh, expected):
+def test_is_incremental(materialized, file_format, relation, full_refresh, empty_build, expected):
     helpers = module("materializations/hudi_helpers.sql")
-    m = module("is_incremental.sql", adapter=FakeAdapter(relation=relation),
+    m = module("is_incremental.sql", adapter=FakeAdapter(relation=relation, empty_build=empty_build),
                this=type("This", (), {"database": None, "schema": "s", "table": "t"}),
-               model={"config": {"materialized": materialized}}, should_full_refresh=lambda: full_refresh,
-               hudi_write_mode=helpers.hudi_write_mode)
+               model={"config": {"materialized": materialized, "file_format": file_format}},
+               should_full_refresh=lambda: full_refresh, hudi_write_mode=helpers.hudi_write_mode,
+               hudi_is_hudi_model=helpers.hudi_is_hudi_model)
     assert m.is_incremental() is expected
 
 

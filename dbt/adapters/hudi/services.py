@@ -1,4 +1,5 @@
-"""Hudi table services from dbt: `dbt run-operation hudi_compact | hudi_clean | hudi_rollback --args '{model: m}'`.
+"""Hudi table services from dbt: `dbt run-operation hudi_compact | hudi_clean | hudi_rollback | hudi_archive
+--args '{model: m}'`.
 
 The macros (`table_services.sql`) resolve the target (a model name, a relation or a path) and its service options
 (the model's `compaction` / `cleaning` settings, then the operation's own arguments); this module runs the service
@@ -18,6 +19,7 @@ SERVICE_ARGS: dict[str, tuple[str, ...]] = {
     "compact": ("options",),
     "clean": ("policy", "retained", "options"),
     "rollback": ("instant",),
+    "archive": ("min_commits", "max_commits", "options"),
 }
 TARGET_ARGS = ("model", "relation", "path")
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
@@ -95,6 +97,8 @@ def run_service(service: str, path: str, options: Mapping[str, str], *, instant:
             return _clean(table, path, options)
         if service == "rollback":
             return _rollback(table, path, options, instant)
+        if service == "archive":
+            return _archive(table, path, options)
     except HudiError as e:
         raise HudiServiceError(f"hudi_{service} {path}: {e}") from e
     raise HudiServiceError(f"unknown table service {service!r}; expected one of {', '.join(SERVICE_ARGS)}")
@@ -152,9 +156,22 @@ def _rollback(table, path: str, options: Mapping[str, str], instant: str | None)
                          f"rolled back {result.rolled_back.action} {result.rolled_back.timestamp}")
 
 
+def _archive(table, path: str, options: Mapping[str, str]) -> ServiceReport:
+    result = table.archive(options=dict(options))
+    if result is None:
+        return ServiceReport("archive", path, None, 0, 0,
+                             f"nothing to archive ({len(table.timeline.completed_commits())} completed commits on the "
+                             f"active timeline; archival starts above hoodie.keep.max.commits)")
+    archived = result.archived
+    return ServiceReport("archive", path, None, len(result.deleted_files), 0,
+                         f"archived {len(archived)} instants ({archived[0].timestamp} to {archived[-1].timestamp}) "
+                         f"into {result.archive_file}, {len(result.deleted_files)} timeline files removed")
+
+
 def service_options(service: str, node_config: Mapping[str, Any], args: Mapping[str, Any]) -> dict[str, str]:
     """The engine options of a service run: the model's `hudi_options`, `compaction`, `cleaning` (as its writes
-    use them), then the operation's `policy` / `retained` (hudi_clean) and `options`. Checked by the engine's
+    use them), then the operation's `policy` / `retained` (hudi_clean), `min_commits` / `max_commits` (hudi_archive)
+    and `options`. Checked by the engine's
     declarations before the service runs."""
     from dbt.adapters.hudi.model_config import _cleaning_options, _compaction_options, _option_text
     from hudi_engine import ConfigError, WriteConfig
@@ -165,6 +182,9 @@ def service_options(service: str, node_config: Mapping[str, Any], args: Mapping[
         options.update(_compaction_options(node_config["compaction"], problems))
     if node_config.get("cleaning") is not None:
         options.update(_cleaning_options(node_config["cleaning"], problems))
+    for arg, key in (("min_commits", "hoodie.keep.min.commits"), ("max_commits", "hoodie.keep.max.commits")):
+        if args.get(arg) is not None:  # hudi_archive
+            options[key] = _option_text(args[arg])
     cleaning = {k: args[k] for k in ("policy", "retained") if args.get(k) is not None}
     if cleaning:
         if "retained" in cleaning and "policy" not in cleaning:

@@ -220,7 +220,7 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
 
     from hudi_engine import HudiError, TableServiceError
     from hudi_engine.errors import KeyGeneratorError
-    from hudi_engine.spark import write
+    from hudi_engine.spark.small_write import write_small
 
     colmap = resolve_columns(model, cfg, df.columns)
     try:
@@ -241,7 +241,8 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     logger.debug(f"model {model}: {plan.reason}: {plan.operation} into {path} with {options}")
     try:
         with _replacing(model, path, plan):
-            result = write(df, path, options)
+            # A surely small model (Spark's estimate) is written on the driver after one job collects its rows.
+            result = write_small(df, path, options)
     except TableServiceError as e:
         # After the commit point: the data is in; only a service failed. Never say "unchanged" here.
         raise HudiModelError(f"model {model}: {e}") from e

@@ -3,6 +3,7 @@
        dbt run-operation hudi_compact  --args '{model: orders}'                 (MOR: log files into base files)
        dbt run-operation hudi_clean    --args '{model: orders, retained: 2}'    (policy: commits | file_versions)
        dbt run-operation hudi_rollback --args '{model: orders}'                 (instant: default the latest commit)
+       dbt run-operation hudi_archive  --args '{model: orders, max_commits: 30}' (min_commits / max_commits kept)
      The model's own `compaction` / `cleaning` / `hudi_options` settings apply, then `options: {hoodie.*: ...}`.
      Each prints what it did (instant, files, rows) and refuses while a write is in flight. --#}
 
@@ -16,6 +17,10 @@
 
 {% macro hudi_rollback() %}
   {{ return(hudi_table_service('rollback', kwargs)) }}
+{% endmacro %}
+
+{% macro hudi_archive() %}
+  {{ return(hudi_table_service('archive', kwargs)) }}
 {% endmacro %}
 
 
