@@ -6,13 +6,42 @@
 Spark SQL; `read_table(spark, path_or_name, options)` reads a table as a DataFrame whose base files Spark's own
 parquet reader scans (`hudi_engine.spark.relation`), `register_view` the same as a temporary view;
 `spark_executor(spark)` runs table services on Spark (`HudiTable.load(path).compact(executor=spark_executor(spark))`);
-`local_spark_session()` starts a local session whose Python workers can import this engine.
+`local_spark_session()` starts a local session whose Python workers can import this engine; `write_small` writes a
+DataFrame Spark estimates small on the driver. The rest of `__all__` is what the dbt adapter builds on: the read
+options' keys and their parse (`ReadOptions`), a read's plan and its DataFrame (`plan_read`, `dataframe`), Spark types
+of a table's schema, the catalog entry's DDL and path comment, the `hudi_timeline` table function.
 """
-from hudi_engine.spark.datasource import create_catalog_table, register_data_source
+from hudi_engine.spark.datasource import (
+    BEGIN_INSTANT,
+    END_INSTANT,
+    PATH_COMMENT_PREFIX,
+    QUERY_TYPE,
+    ReadOptions,
+    catalog_table_ddl,
+    create_catalog_table,
+    register_data_source,
+    spark_schema,
+    spark_type,
+)
 from hudi_engine.spark.executor import spark_executor
-from hudi_engine.spark.relation import read_table, register_view
-from hudi_engine.spark.session import local_spark_session
+from hudi_engine.spark.relation import dataframe, plan_read, read_table, register_view
+from hudi_engine.spark.session import local_spark_session, python_env
+from hudi_engine.spark.small_write import write_small
+from hudi_engine.spark.timeline_function import COLUMNS as TIMELINE_COLUMNS
+from hudi_engine.spark.timeline_function import FUNCTION_NAME as TIMELINE_FUNCTION
+from hudi_engine.spark.timeline_function import SCHEMA_DDL as TIMELINE_SCHEMA_DDL
+from hudi_engine.spark.timeline_function import (
+    HudiTimelineFunction,
+    TimelineRow,
+    register_timeline_function,
+    timeline_rows,
+)
 from hudi_engine.spark.writer import write
 
-__all__ = ["create_catalog_table", "local_spark_session", "read_table", "register_data_source", "register_view",
-           "spark_executor", "write"]
+__all__ = [
+    "BEGIN_INSTANT", "END_INSTANT", "PATH_COMMENT_PREFIX", "QUERY_TYPE", "TIMELINE_COLUMNS", "TIMELINE_FUNCTION",
+    "TIMELINE_SCHEMA_DDL", "HudiTimelineFunction", "ReadOptions", "TimelineRow", "catalog_table_ddl",
+    "create_catalog_table", "dataframe", "local_spark_session", "plan_read", "python_env", "read_table",
+    "register_data_source", "register_timeline_function", "register_view", "spark_executor", "spark_schema",
+    "spark_type", "timeline_rows", "write", "write_small",
+]

@@ -23,7 +23,7 @@ from hudi_engine.errors import ConfigError
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.task_error import unwrap_task_error
-from hudi_engine.spark.writer import _checked, write
+from hudi_engine.spark.writer import checked, write
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import runner
@@ -40,7 +40,7 @@ def estimated_bytes(df: DataFrame) -> int:
 
 
 def driver_max_bytes(spark: SparkSession) -> int:
-    raw = spark.conf.get(DRIVER_MAX_BYTES, str(DEFAULT_DRIVER_MAX_BYTES))
+    raw = spark.conf.get(DRIVER_MAX_BYTES) or str(DEFAULT_DRIVER_MAX_BYTES)
     try:
         return int(raw)
     except ValueError:
@@ -75,7 +75,7 @@ def write_on_driver(df: DataFrame, path: str, config: WriteConfig) -> WriteResul
     schema = to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
     t0 = time.monotonic()
     try:
-        rows = _checked(df, config).toArrow()
+        rows = checked(df, config).toArrow()
     except Exception as e:
         raise unwrap_task_error(e) from e
     rows = rows.select(schema.names).cast(schema)

@@ -96,7 +96,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transacti
     parallelism = config.parallelism.for_operation(config.operation, spark.sparkContext.defaultParallelism)
     t0 = time.monotonic()
     if config.operation is Operation.BULK_INSERT:
-        results = _bulk_insert(_keyed_for_bulk(_checked(df, config), task), task, parallelism).collect()
+        results = _bulk_insert(_keyed_for_bulk(checked(df, config), task), task, parallelism).collect()
         txn.timings["write"] = time.monotonic() - t0
         return _collect(results, txn)
     if config.index.type is IndexType.GLOBAL_SIMPLE and config.operation.looks_up_keys:
@@ -158,7 +158,7 @@ def _run_global(spark: SparkSession, df: DataFrame, client: WriteClient, task: W
     joined records are persisted, counted and sampled, then routed and written."""
     config = client.config
     t0 = time.monotonic()
-    tagged = _tag_global(spark, _keyed(_checked(df, config), task, None), client, task, parallelism) \
+    tagged = _tag_global(spark, _keyed(checked(df, config), task, None), client, task, parallelism) \
         .persist(StorageLevel.MEMORY_AND_DISK)
     try:
         plan = client.plan(_counts(tagged, config), parallelism)
@@ -450,7 +450,7 @@ def _check_rows(df: DataFrame, config: WriteConfig) -> Column | None:
     return guarded
 
 
-def _checked(df: DataFrame, config: WriteConfig) -> DataFrame:
+def checked(df: DataFrame, config: WriteConfig) -> DataFrame:
     """`df` failing on its first bad row (see `_check_rows`), in whatever stage reads it."""
     check = _check_rows(df, config)
     if check is None:

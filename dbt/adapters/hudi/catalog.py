@@ -50,7 +50,7 @@ def catalog_entry(spark, name: str) -> CatalogEntry | None:
     fields = declared_fields(spark, name)
     if fields is None:
         return None
-    from hudi_engine.spark.datasource import PATH_COMMENT_PREFIX
+    from hudi_engine.spark import PATH_COMMENT_PREFIX
 
     path = None
     columns = []
@@ -79,7 +79,7 @@ def declared_fields(spark, name: str) -> list[tuple[str, str, str]] | None:
 
 def expected_entry(path: str) -> CatalogEntry:
     from hudi_engine import HudiTable
-    from hudi_engine.spark.datasource import spark_schema
+    from hudi_engine.spark import spark_schema
 
     schema = spark_schema(HudiTable.load(path).schema())
     return CatalogEntry(tuple((f.name, f.dataType.simpleString()) for f in schema.fields), path)
@@ -87,7 +87,7 @@ def expected_entry(path: str) -> CatalogEntry:
 
 def register_table(spark, name: str, path: str) -> str:
     """Make catalog table `name` read the Hudi table at `path` in its current schema; returns what it did."""
-    from hudi_engine.spark.datasource import catalog_table_ddl
+    from hudi_engine.spark import catalog_table_ddl
 
     current = catalog_entry(spark, name)
     wanted = expected_entry(path)
@@ -121,8 +121,7 @@ def read_view(spark, schema: str, identifier: str, path: str) -> str:
     """Register the temporary view through which a query reads the Hudi table at `path` now (its latest snapshot,
     merged, as of the latest commit; base files on Spark's parquet reader); returns its SQL name."""
     from hudi_engine import HudiTable
-    from hudi_engine.spark.datasource import ReadOptions
-    from hudi_engine.spark.relation import dataframe, plan_read
+    from hudi_engine.spark import ReadOptions, dataframe, plan_read
 
     plan = plan_read(HudiTable.load(path), ReadOptions.parse({"path": path}))
     view = view_name(schema, identifier, plan.options.as_of or "empty")
@@ -136,8 +135,7 @@ def changes_view(spark, schema: str, identifier: str, path: str, begin: str, end
     """Register the temporary view of the records the commits in (begin, end] wrote (end: the latest commit now),
     as of end; returns its SQL name."""
     from hudi_engine import HudiTable
-    from hudi_engine.spark.datasource import BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, ReadOptions
-    from hudi_engine.spark.relation import dataframe, plan_read
+    from hudi_engine.spark import BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, ReadOptions, dataframe, plan_read
 
     options = {"path": path, QUERY_TYPE: "incremental", BEGIN_INSTANT: begin}
     if end is not None:
@@ -153,7 +151,7 @@ def read_view_of(quoting, node, schema: str, identifier: str) -> str | None:
     catalog and the SQL runs on this process's SparkSession; None otherwise (the catalog name is rendered)."""
     from dbt_common.exceptions import DbtRuntimeError
 
-    from hudi_engine.errors import HudiError
+    from hudi_engine import HudiError
 
     is_source = str(getattr(node, "resource_type", "")) == "source"
     materialized = getattr(getattr(node, "config", None), "materialized", None)
@@ -238,7 +236,7 @@ def set_comments(spark, name: str, table_comment: str | None, column_comments: d
     that carries the table path (`hudi.path=` on `_hoodie_commit_time`) is never replaced; returns the columns
     skipped for that reason. Comments live in the entry: when a write re-creates it (new columns), the
     materialization puts them back after the write."""
-    from hudi_engine.spark.datasource import PATH_COMMENT_PREFIX
+    from hudi_engine.spark import PATH_COMMENT_PREFIX
 
     skipped = []
     current = {column: comment for column, _, comment in declared_fields(spark, name) or []}
@@ -269,7 +267,7 @@ def table_comment_from_information(information: str) -> str | None:
 
 def column_comments(spark, name: str) -> dict[str, str]:
     """Column comments of a catalog entry (persist_docs), without the path comment."""
-    from hudi_engine.spark.datasource import PATH_COMMENT_PREFIX
+    from hudi_engine.spark import PATH_COMMENT_PREFIX
 
     return {column: comment for column, _, comment in declared_fields(spark, name) or []
             if comment and not comment.startswith(PATH_COMMENT_PREFIX)}

@@ -16,6 +16,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.hudi import session as spark_session
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod, SparkCredentials
 from dbt.adapters.spark.session import NUMBERS, Cursor, SessionConnectionWrapper
+from dbt.adapters.spark.session import Connection as SessionConnection
 
 logger = AdapterLogger("Hudi")
 
@@ -24,7 +25,7 @@ logger = AdapterLogger("Hudi")
 class HudiCredentials(SparkCredentials):
     """dbt-spark's profile fields; `method` defaults to `session` and `host` is not needed for it."""
 
-    method: SparkConnectionMethod = SparkConnectionMethod.SESSION  # type: ignore[assignment]
+    method: SparkConnectionMethod = SparkConnectionMethod.SESSION
 
     @classmethod
     def __pre_deserialize__(cls, data: Any) -> Any:
@@ -64,9 +65,9 @@ class HudiCursor(Cursor):
             raise DbtRuntimeError(str(exc)) from exc
 
 
-class HudiSessionConnection:
+class HudiSessionConnection(SessionConnection):
     def __init__(self, server_side_parameters: dict[str, str]) -> None:
-        self.server_side_parameters = server_side_parameters
+        super().__init__(server_side_parameters=server_side_parameters)
 
     def cursor(self) -> HudiCursor:
         return HudiCursor(server_side_parameters=self.server_side_parameters)

@@ -37,7 +37,8 @@ class HudiConfig(SparkConfig):
     payload_class: str | None = None
     index_type: str | None = None
     hudi_options: dict[str, Any] | None = None
-    merge_update_columns: list[str] | None = None
+    # dbt takes a list here; dbt-spark annotates its field as one string
+    merge_update_columns: list[str] | None = None  # type: ignore[assignment]
     merge_exclude_columns: list[str] | None = None
     compaction: dict[str, Any] | None = None
     cleaning: dict[str, Any] | None = None
@@ -67,8 +68,8 @@ def _is_hudi_node(config: dict[str, Any]) -> bool:
 
 
 class HudiAdapter(SparkAdapter):
-    ConnectionManager = HudiConnectionManager  # type: ignore[assignment]
-    Relation = HudiRelation  # type: ignore[assignment]
+    ConnectionManager = HudiConnectionManager
+    Relation = HudiRelation
     AdapterSpecificConfigs = HudiConfig  # type: ignore[assignment]
     # A Hudi model's not_null and check constraints are enforced on its rows before the write (contract.py);
     # the others are declared only, as on Spark.
@@ -137,6 +138,8 @@ class HudiAdapter(SparkAdapter):
             raise CompilationError(str(e)) from None
         checks = Contract.from_model(contract.get("columns"), contract.get("constraints")) if contract else None
         df = model_frame(self.spark, model, code, language)
+        if relation.schema is None or relation.identifier is None:
+            raise DbtRuntimeError(f"model {model}: its relation {relation} has no schema or no table name")
         result, path, _ = write_model(
             self.spark, model=model, relation_name=self._catalog_name(relation), schema=relation.schema,
             identifier=relation.identifier, df=df, cfg=cfg, mode=mode,
@@ -216,13 +219,13 @@ class HudiAdapter(SparkAdapter):
     @available
     def hudi_table_changes_view(self, relation_or_path: BaseRelation | str, begin: str, end: str | None = None) -> str:
         """`{{ hudi_table_changes(...) }}`: a temporary view of the records the commits in (begin, end] wrote."""
-        from hudi_engine.errors import HudiError
+        from hudi_engine import HudiError
 
         if isinstance(relation_or_path, str):
             path, schema, identifier = relation_or_path, "path", relation_or_path.rstrip("/").rsplit("/", 1)[-1]
         else:
             path = self.hudi_table_location(relation_or_path)
-            schema, identifier = relation_or_path.schema, relation_or_path.identifier
+            schema, identifier = str(relation_or_path.schema), str(relation_or_path.identifier)
         begin = "000" if str(begin).strip().lower() == "earliest" else str(begin)
         try:
             return catalog.changes_view(self.spark, schema, identifier, path, begin, None if end is None else str(end))
@@ -251,6 +254,6 @@ class HudiAdapter(SparkAdapter):
             column.update(stats)
             # persist_docs: dbt-spark's catalog carries no comments; a Hudi table's are on its catalog entry.
             column["table_comment"] = table_comment
-            column["column_comment"] = comments.get(column.get("column_name"))
+            column["column_comment"] = comments.get(str(column.get("column_name")))
         return columns
 

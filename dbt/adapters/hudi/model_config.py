@@ -12,10 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hudi_engine import ConfigError, HudiError, WriteConfig
+from hudi_engine import ConfigError, HudiError, WriteConfig, payload_for
+from hudi_engine.config import ConfigOption
 from hudi_engine.config import keys as K
-from hudi_engine.config.option import ConfigOption
-from hudi_engine.payload import payload_for
 
 ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")
 # dbt-spark's spelling (`materialized='incremental', file_format='hudi'`): its strategies as engine operations.
@@ -26,7 +25,7 @@ SPARK_STRATEGIES = ("merge", "append", "insert_overwrite", "microbatch")
 HUDI_SQL_OPTIONS = {"primaryKey": "unique_key", "preCombineField": "precombine_field", "type": "table_type",
                     "payloadClass": "payload_class"}
 # `compaction` / `cleaning` model settings: their keys -> the engine options they spell.
-COMPACTION_KEYS = {"inline": K.COMPACT_INLINE, "delta_commits": K.COMPACT_MAX_DELTA_COMMITS}
+COMPACTION_KEYS: dict[str, ConfigOption[Any]] = {"inline": K.COMPACT_INLINE, "delta_commits": K.COMPACT_MAX_DELTA_COMMITS}
 CLEANING_KEYS = {"automatic": K.CLEAN_AUTOMATIC, "policy": K.CLEANER_POLICY, "retained": None}
 CLEANING_POLICIES = {"commits": "KEEP_LATEST_COMMITS", "file_versions": "KEEP_LATEST_FILE_VERSIONS"}
 # How a run writes: the model's table is new (or its catalog entry is), rebuilt by --full-refresh, or updated.

@@ -27,7 +27,7 @@ class HudiRelation(SparkRelation):
     def create_from(cls, quoting: Any, relation_config: Any, **kwargs: Any) -> "HudiRelation":
         relation = super().create_from(quoting, relation_config, **kwargs)
         reading = "limit" in kwargs or "event_time_filter" in kwargs or getattr(relation_config, "compiled", None) is False
-        if not reading:
+        if not reading or relation.schema is None or relation.identifier is None:
             return relation
         from dbt.adapters.hudi import catalog
 

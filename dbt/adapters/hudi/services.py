@@ -65,8 +65,7 @@ def check_arguments(service: str, given: Mapping[str, Any]) -> None:
 
 def refuse_if_write_in_flight(path: str, service: str, instant: str | None = None) -> None:
     """A pending write instant whose writer holds the lock: the service would have to wait for it (or undo it)."""
-    from hudi_engine import HudiTable
-    from hudi_engine.write.lock import lock_holder
+    from hudi_engine import HudiTable, lock_holder
 
     table = HudiTable.load(path)
     pending = [i for i in table.timeline.pending() if str(i.action) in WRITE_ACTIONS and i.timestamp != instant]

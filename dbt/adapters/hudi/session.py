@@ -55,7 +55,7 @@ class SessionSettings:
     @staticmethod
     def resolve(server_side_parameters: Mapping[str, str], project_root: str | os.PathLike | None
                 ) -> "SessionSettings":
-        from hudi_engine.spark.session import python_env
+        from hudi_engine.spark import python_env
 
         given = {str(k): str(v) for k, v in server_side_parameters.items()}
         root = Path(project_root or os.getcwd()).resolve()

@@ -53,9 +53,7 @@ def table_location(spark, schema: str, identifier: str, cfg: HudiModelConfig, pr
 
 def existing_table_config(path: str):
     """hoodie.properties of the Hudi table at `path`, None if there is none."""
-    from hudi_engine.errors import TableNotFoundError
-    from hudi_engine.storage import Storage
-    from hudi_engine.table_config import TableConfig
+    from hudi_engine import Storage, TableConfig, TableNotFoundError
 
     storage, base_path = Storage.for_uri(path)
     try:
@@ -125,9 +123,8 @@ def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation:
     rows may type a column wider than the snapshot table, e.g. a timestamp for a date)."""
     from pyspark.sql import functions as F
 
-    from hudi_engine import HudiTable
-    from hudi_engine.schema import META_COLUMNS
-    from hudi_engine.spark.datasource import spark_type
+    from hudi_engine import META_COLUMNS, HudiTable
+    from hudi_engine.spark import spark_type
 
     table_fields = [f for f in HudiTable.load(path).schema() if f.name not in META_COLUMNS]
     table_types = {f.name: spark_type(f.type, f.name) for f in table_fields}
@@ -178,7 +175,7 @@ def _replacing(model: str, path: str, plan: WritePlan) -> Iterator[None]:
     if not plan.recreate:
         yield
         return
-    from hudi_engine.storage import Storage
+    from hudi_engine import Storage
 
     storage, base_path = Storage.for_uri(path)
     aside = f"{base_path}.replaced-{int(time.time() * 1000)}"
@@ -218,9 +215,8 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     run builds the table in full (`is_empty_build`)."""
     from pyspark.errors import PySparkException
 
-    from hudi_engine import HudiError, TableServiceError
-    from hudi_engine.errors import KeyGeneratorError
-    from hudi_engine.spark.small_write import write_small
+    from hudi_engine import HudiError, KeyGeneratorError, TableServiceError
+    from hudi_engine.spark import write_small
 
     colmap = resolve_columns(model, cfg, df.columns)
     try:
