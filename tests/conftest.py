@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from executor_venvs import ExecutorPythons, build_executor_pythons
 from s3_server import CREDENTIALS, S3Server, start_server
-
-from hudi_engine.spark.session import standalone_cluster
+from spark_cluster import standalone_cluster
 
 # Before anything starts a JVM or a worker process: they inherit these (moto takes any credentials).
 for _key, _value in CREDENTIALS.items():
