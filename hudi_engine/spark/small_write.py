@@ -40,7 +40,8 @@ def estimated_bytes(df: DataFrame) -> int:
 
 
 def driver_max_bytes(spark: SparkSession) -> int:
-    raw = spark.conf.get(DRIVER_MAX_BYTES) or str(DEFAULT_DRIVER_MAX_BYTES)
+    default = str(DEFAULT_DRIVER_MAX_BYTES)
+    raw = spark.conf.get(DRIVER_MAX_BYTES, default) or default  # get(key) alone raises for an unset key
     try:
         return int(raw)
     except ValueError:
