@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from dbt.adapters.hudi.timeline import timeline_rows
+from hudi_engine.spark import timeline_rows
 
 COLUMNS = [("instant", 17), ("action", 13), ("state", 9), ("operation", 16), ("inserts", 7), ("updates", 7),
            ("deletes", 7), ("files", 5), ("bytes", 9)]

@@ -16,7 +16,15 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from hudi_engine.spark.session import spark_home
+
+def spark_home() -> Path:
+    """The Spark distribution inside the installed pyspark package (it holds `bin/spark-class` and `jars/`)."""
+    import pyspark
+
+    home = Path(pyspark.__file__).resolve().parent
+    if not (home / "bin" / "spark-class").is_file():
+        raise RuntimeError(f"{home}: no bin/spark-class in the pyspark package, cannot start a standalone cluster")
+    return home
 
 
 def _free_port() -> int:

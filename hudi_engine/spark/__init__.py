@@ -27,20 +27,13 @@ from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.relation import dataframe, plan_read, read_table, register_view
 from hudi_engine.spark.session import local_spark_session, python_env
 from hudi_engine.spark.small_write import write_small
-from hudi_engine.spark.timeline_function import COLUMNS as TIMELINE_COLUMNS
 from hudi_engine.spark.timeline_function import FUNCTION_NAME as TIMELINE_FUNCTION
-from hudi_engine.spark.timeline_function import SCHEMA_DDL as TIMELINE_SCHEMA_DDL
-from hudi_engine.spark.timeline_function import (
-    HudiTimelineFunction,
-    TimelineRow,
-    register_timeline_function,
-    timeline_rows,
-)
+from hudi_engine.spark.timeline_function import register_timeline_function, timeline_rows
 from hudi_engine.spark.writer import write
 
 __all__ = [
-    "BEGIN_INSTANT", "END_INSTANT", "PATH_COMMENT_PREFIX", "QUERY_TYPE", "TIMELINE_COLUMNS", "TIMELINE_FUNCTION",
-    "TIMELINE_SCHEMA_DDL", "HudiTimelineFunction", "ReadOptions", "TimelineRow", "catalog_table_ddl",
+    "BEGIN_INSTANT", "END_INSTANT", "PATH_COMMENT_PREFIX", "QUERY_TYPE", "TIMELINE_FUNCTION", "ReadOptions",
+    "catalog_table_ddl",
     "create_catalog_table", "dataframe", "local_spark_session", "plan_read", "python_env", "read_table",
     "register_data_source", "register_timeline_function", "register_view", "spark_executor", "spark_schema",
     "spark_type", "timeline_rows", "write", "write_small",

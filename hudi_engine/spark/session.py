@@ -1,4 +1,4 @@
-"""SparkSessions for this engine: an in-process local session, and a local standalone cluster for honest tests.
+"""SparkSessions for this engine: an in-process local session (a standalone cluster for tests: tests/spark_cluster.py).
 
 Spark's Python workers run `sys.executable` unless `spark.pyspark.python` says otherwise (by default they would
 run the first `python3` on PATH, which lacks this venv's packages); that is fixed when the JVM starts. They get
@@ -13,8 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pyspark.sql import SparkSession
-
-from hudi_engine.errors import HudiError
 
 TEST_CONF: dict[str, str] = {
     "spark.sql.shuffle.partitions": "4",
@@ -69,16 +67,3 @@ def local_spark_session(
     spark = builder.getOrCreate()
     register_data_source(spark)
     return spark
-
-
-# ---- a local standalone cluster ---------------------------------------------------------------------------
-
-
-def spark_home() -> Path:
-    """The Spark distribution inside the installed pyspark package (it holds `bin/spark-class` and `jars/`)."""
-    import pyspark
-
-    home = Path(pyspark.__file__).resolve().parent
-    if not (home / "bin" / "spark-class").is_file():
-        raise HudiError(f"{home}: no bin/spark-class in the pyspark package, cannot start a standalone cluster")
-    return home

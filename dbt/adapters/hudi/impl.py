@@ -21,9 +21,9 @@ from dbt.adapters.hudi import catalog, session
 from dbt.adapters.hudi.connections import HudiConnectionManager
 from dbt.adapters.hudi.model_config import HudiConfigError, HudiModelConfig
 from dbt.adapters.hudi.relation import HudiRelation
-from dbt.adapters.hudi.timeline import FUNCTION_NAME
 from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
+from hudi_engine.spark import TIMELINE_FUNCTION
 
 logger = AdapterLogger("Hudi")
 
@@ -163,7 +163,7 @@ class HudiAdapter(SparkAdapter):
 
     @available
     def hudi_timeline_function(self) -> str:
-        return FUNCTION_NAME
+        return TIMELINE_FUNCTION
 
     @available
     def hudi_is_empty_build(self, relation: BaseRelation) -> bool:

@@ -123,12 +123,10 @@ def get_session(server_side_parameters: Mapping[str, str]):
         spark = builder.getOrCreate()
         logger.debug(f"Spark session: master {spark.sparkContext.master}, warehouse {spark.conf.get(WAREHOUSE_KEY)}, "
                      f"catalog {spark.conf.get('spark.sql.catalogImplementation', '?')}")
-        from hudi_engine.spark import register_data_source
+        from hudi_engine.spark import register_data_source, register_timeline_function
 
         # PySpark logs every failed statement's analysis error as JSON on stderr; dbt reports it already.
         logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
-
-        from dbt.adapters.hudi.timeline import register_timeline_function
 
         register_data_source(spark)
         register_timeline_function(spark)
