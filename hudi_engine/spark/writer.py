@@ -61,6 +61,8 @@ from hudi_engine.write.write_result import WriteResult
 TASK_OUTPUT = "stat string, index_s double, handles_s double"
 TAG_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTITION, T.StringType()),
                          T.StructField(FILE_ID, T.StringType()), T.StructField(BUCKET_NUMBER, T.IntegerType())])
+ROUTE_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTITION, T.StringType()),
+                           T.StructField(BUCKET, T.IntegerType()), T.StructField(TASK, T.IntegerType())])
 _TAG = "_hw_tag"
 
 
@@ -111,9 +113,9 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transacti
         spec = client.tag_spec(txn.instant)
         plan = _plan(source, client, task, spec, parallelism)
         txn.timings["plan"] = time.monotonic() - t0
-        # 2. The records, tagged again (the same tags), routed to their bucket and task, shuffled once, written.
-        tagged = _keyed(source, task, spec).withColumn(DELETE, F.lit(config.operation is Operation.DELETE))
-        results = _write(spark, tagged, task, plan).collect()
+        # 2. The records, tagged again (the same tags) and given their bucket and task, shuffled once, written.
+        routed = _routed(source, task, spec, plan).withColumn(DELETE, F.lit(config.operation is Operation.DELETE))
+        results = _write(routed, task, plan).collect()
     finally:
         if persisted:
             source.unpersist()
@@ -145,9 +147,8 @@ def _plan(source: DataFrame, client: WriteClient, task: WriteTask, spec: TagSpec
     return plan.with_samples({p: sample.get(p, []) for p in needs}) if needs else plan
 
 
-def _write(spark: SparkSession, tagged: DataFrame, task: WriteTask, plan: BucketPlan) -> DataFrame:
-    """Route, shuffle once by task, and write each task's buckets in order."""
-    routed = _route(spark, tagged, plan)
+def _write(routed: DataFrame, task: WriteTask, plan: BucketPlan) -> DataFrame:
+    """Shuffle the routed records once by task, and write each task's buckets in order."""
     return (routed.repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK)
             .sortWithinPartitions(BUCKET, KEY).mapInArrow(_WriteFn(task, plan), TASK_OUTPUT))
 
@@ -166,7 +167,7 @@ def _run_global(spark: SparkSession, df: DataFrame, client: WriteClient, task: W
         if fractions:
             plan = plan.with_samples(_sample(tagged, fractions))
         txn.timings["plan"] = time.monotonic() - t0
-        results = _write(spark, tagged, task, plan).collect()
+        results = _write(_assigned(tagged, plan), task, plan).collect()
     finally:
         tagged.unpersist()
     txn.timings["write"] = time.monotonic() - t0
@@ -201,6 +202,26 @@ def _keyed(df: DataFrame, task: WriteTask, spec: TagSpec | None) -> DataFrame:
     keyed = df.withColumn(_TAG, udf(F.struct(*[F.col(f"`{c}`") for c in sources])))
     return keyed.select(*[F.col(f"`{c}`") for c in df.columns],
                         *[F.col(f"{_TAG}.{c}").alias(c) for c in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER)])
+
+
+def _routed(df: DataFrame, task: WriteTask, spec: TagSpec | None, plan: BucketPlan) -> DataFrame:
+    """`df` with record key, partition path, bucket and task: one Arrow UDF over the key and partition columns keys
+    and tags every record (the first pass's tags) and assigns its bucket (`BucketPlan.assign`), so the map stage
+    runs one Python pass and no join. A record no bucket takes (a delete of a new key) drops out."""
+    sources = _key_source_columns(task.config, df.columns)
+    fn = _RouteFn(task, spec, plan)
+
+    def key_tag_route(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        return fn(batches)
+
+    udf = F.arrow_udf(key_tag_route, ROUTE_TYPE).asNondeterministic()  # type: ignore[call-overload]
+    return _with_route(df.withColumn(_TAG, udf(F.struct(*[F.col(f"`{c}`") for c in sources]))), df.columns)
+
+
+def _with_route(df: DataFrame, columns: list[str]) -> DataFrame:
+    """The data columns, then key, partition, bucket and task from the route struct, without unrouted records."""
+    return df.filter(F.col(f"{_TAG}.{BUCKET}") >= 0).select(
+        *[F.col(f"`{c}`") for c in columns], *[F.col(f"{_TAG}.{c}").alias(c) for c in (KEY, PARTITION, BUCKET, TASK)])
 
 
 def _keyed_for_bulk(df: DataFrame, task: WriteTask) -> DataFrame:
@@ -242,6 +263,26 @@ class _KeyTagFn:
             yield key_and_tag(keygen, self.spec, table)
 
 
+class _RouteFn:
+    def __init__(self, task: WriteTask, spec: TagSpec | None, plan: BucketPlan) -> None:
+        self.task, self.spec, self.plan = task, spec, plan
+
+    def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        keygen = self.task.keygen()
+        for columns in batches:
+            table = pa.Table.from_struct_array(columns) if isinstance(columns, pa.StructArray) else \
+                pa.table({columns.type.name: columns})
+            yield _route(self.plan, key_and_tag(keygen, self.spec, table))
+
+
+def _route(plan: BucketPlan, tags: pa.StructArray) -> pa.StructArray:
+    """Key, partition, bucket (-1: none) and task of tagged records."""
+    keys, partitions, file_ids, numbers = (tags.field(c) for c in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER))
+    buckets = plan.assign(partitions, keys, file_ids, numbers)
+    return pa.StructArray.from_arrays([keys, partitions, pa.array(buckets, pa.int32()),
+                                       pa.array(plan.tasks(buckets), pa.int32())], names=[KEY, PARTITION, BUCKET, TASK])
+
+
 def _counts(tagged: DataFrame, config: WriteConfig) -> Counts:
     """Records per (partition, file group), new records per partition (BUCKET: per bucket number); deletes of keys
     the table does not hold count nowhere (they write nothing)."""
@@ -273,24 +314,27 @@ def _sample(tagged: DataFrame, fractions: dict[str, float]) -> dict[str, list[st
     return out
 
 
-_ROUTE = "_hw_route_"
+def _assigned(tagged: DataFrame, plan: BucketPlan) -> DataFrame:
+    """`tagged` (keys, partitions and file ids already set) with every record's bucket and task (`BucketPlan.assign`
+    in an Arrow UDF); a record no bucket takes (a delete of a new key) drops out."""
+    fn = _AssignFn(plan)
+
+    def assign(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        return fn(batches)
+
+    udf = F.arrow_udf(assign, ROUTE_TYPE).asNondeterministic()  # type: ignore[call-overload]
+    tags = (KEY, PARTITION, FILE_ID, BUCKET_NUMBER)
+    return _with_route(tagged.withColumn(_TAG, udf(F.struct(*[F.col(c) for c in tags]))),
+                       [c for c in tagged.columns if c not in tags])
 
 
-def _route(spark: SparkSession, tagged: DataFrame, plan: BucketPlan) -> DataFrame:
-    """Every record's bucket and task, by a broadcast join with the plan's routes (no Python pass): a tagged key
-    goes to its file group's bucket; a new key to its partition's insert bucket whose key range holds it (or, for
-    the BUCKET index, its bucket number's). A record no route takes (a delete of a new key) drops out."""
-    routes = spark.createDataFrame(plan.routes(), schema=(
-        f"{_ROUTE}p string, {_ROUTE}f string, {_ROUTE}lo string, {_ROUTE}hi string, {_ROUTE}n int, "
-        f"{BUCKET} int, {TASK} int"))
-    r = lambda c: F.col(_ROUTE + c)  # noqa: E731
-    new_key = tagged[FILE_ID].isNull() & r("f").isNull() & F.when(
-        r("n").isNotNull(), r("n") == tagged[BUCKET_NUMBER]).otherwise(
-        (r("lo").isNull() | (tagged[KEY] >= r("lo"))) & (r("hi").isNull() | (tagged[KEY] < r("hi"))))
-    on = (tagged[PARTITION] == r("p")) & ((tagged[FILE_ID] == r("f")) | new_key)
-    joined = tagged.join(F.broadcast(routes), on, "inner")
-    return joined.select(*[F.col(f"`{c}`") for c in tagged.columns if c not in (FILE_ID, BUCKET_NUMBER)],
-                         BUCKET, TASK)
+class _AssignFn:
+    def __init__(self, plan: BucketPlan) -> None:
+        self.plan = plan
+
+    def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        for tags in batches:
+            yield _route(self.plan, tags)
 
 
 class _WriteFn:

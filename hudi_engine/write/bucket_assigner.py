@@ -126,9 +126,10 @@ class BucketPlan:
             return out
         parts = partitions.take(pa.array(new))
         if bucket_numbers is not None and self.new_buckets:
-            numbers = bucket_numbers.take(pa.array(new)).to_numpy(zero_copy_only=False)
-            plist = parts.to_pylist()
-            out[new] = [self.new_buckets.get((p, int(b)), -1) for p, b in zip(plist, numbers)]
+            known = pa.array([_group_key(p, str(n)) for p, n in self.new_buckets], pa.string())
+            wanted = pc.binary_join_element_wise(parts, bucket_numbers.take(pa.array(new)).cast(pa.string()), "/")
+            pos = pc.index_in(wanted, value_set=known).fill_null(len(known)).to_numpy(zero_copy_only=False)
+            out[new] = np.array([*self.new_buckets.values(), -1], dtype=np.int64)[pos]
             return out
         encoded = pc.dictionary_encode(parts)
         codes = encoded.indices.to_numpy(zero_copy_only=False)
@@ -143,23 +144,6 @@ class BucketPlan:
                 for b in bounds:
                     slot += pc.greater_equal(k, b).to_numpy(zero_copy_only=False)
             out[rows] = np.asarray(ids, dtype=np.int64)[np.minimum(slot, len(ids) - 1)]
-        return out
-
-    def routes(self) -> list[tuple[str, str | None, str | None, str | None, int | None, int, int]]:
-        """The plan as rows of (partition, file id, lowest key, key bound, bucket number, bucket, task) for an
-        engine to route records by: a tagged record matches its (partition, file id); a new one its partition's
-        range [lowest, bound) (None: open) or, for the BUCKET index, its bucket number. `assign` is the same rule
-        in Python."""
-        out: list[tuple[str, str | None, str | None, str | None, int | None, int, int]] = []
-        for b in self.buckets:
-            if b.bucket_type is BucketType.UPDATE:
-                out.append((b.partition_path, b.file_id, None, None, None, b.bucket_id, self.task_of_bucket[b.bucket_id]))
-        for p, (ids, _, bounds) in self.insert_ranges.items():
-            edges: list[str | None] = [None, *bounds, None]
-            for j, bucket in enumerate(ids):
-                out.append((p, None, edges[j], edges[j + 1], None, bucket, self.task_of_bucket[bucket]))
-        for (p, number), bucket in self.new_buckets.items():
-            out.append((p, None, None, None, number, bucket, self.task_of_bucket[bucket]))
         return out
 
     def tasks(self, buckets: np.ndarray) -> np.ndarray:

@@ -101,7 +101,11 @@ def tag(spec: TagSpec, keys: pa.Array, partitions: pa.Array) -> Tags:
         for code, partition in enumerate(parts.dictionary.to_pylist()):
             by_number = _bucket_files(spec, storage, partition)
             rows = np.flatnonzero(codes == code)
-            file_ids[rows] = [by_number.get(int(b)) for b in numbers[rows]] if by_number else None
+            if by_number:
+                # bucket number -> file id through a lookup array (numbers are below bucket_num)
+                lookup = np.full(max(spec.bucket_num, max(by_number) + 1), None, dtype=object)
+                lookup[list(by_number)] = list(by_number.values())
+                file_ids[rows] = lookup[numbers[rows]]
         return Tags(pa.array(file_ids, pa.string()), pa.array(numbers.astype(np.int32)))
     for code, partition in enumerate(parts.dictionary.to_pylist()):
         files = _base_files(spec, storage, partition)
