@@ -96,8 +96,7 @@ class Heartbeat:
 
     @property
     def lost(self) -> str | None:
-        self.renewal.expired()
-        return self.renewal.lost
+        return self.renewal.why_lost()
 
     def check(self, doing: str) -> None:
         """InstantLostError when the heartbeat was not renewed in time (others may have rolled the instant back)."""

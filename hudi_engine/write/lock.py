@@ -72,8 +72,7 @@ class TableLock:
     @property
     def lost(self) -> str | None:
         """Why the lock is no longer ours (not renewed within its expiry, or taken over), None while it is."""
-        self.renewal.expired()
-        return self.renewal.lost
+        return self.renewal.why_lost()
 
     def check(self, doing: str) -> None:
         """InstantLostError unless the lock is still ours with a quarter of its expiry left (renewals come every

@@ -74,6 +74,10 @@ class Renewal:
                          f"{self.tolerance_ms} ms")
         return self.lost is not None
 
+    def why_lost(self) -> str | None:
+        """Why the renewal is lost (see `expired`), None while it holds."""
+        return self.lost if self.expired() else None
+
     def check(self, doing: str, *, margin: float = 1.0) -> None:
         """Raise InstantLostError when the renewal is lost, or when the last good one is older than `margin` times
         the tolerance (a commit wants some validity left)."""

@@ -3,13 +3,12 @@ removes what it wrote and says why; a rollback picks up files marked after its p
 writer could still leave; archival never turns any of it into rows."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from archival import archive_all_but_latest_commit
-from oracle import assert_same_rows, rs_snapshot
+from handle_table import HandleTable
+from oracle import assert_same_rows
 
 import hudi_engine.write.handles as handles_module
 import hudi_engine.write.rollback as rollback_module
@@ -18,41 +17,19 @@ from hudi_engine.config import CleanConfig
 from hudi_engine.errors import InstantLostError, WriteError
 from hudi_engine.file_naming import BaseFileName, is_base_file_name
 from hudi_engine.storage import Storage
-from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services.clean import clean as clean_table
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
-from hudi_engine.write.commit import complete_commit, create_table, request_commit, start_commit
-from hudi_engine.write.handles import WriteContext, append_handle, create_handle
+from hudi_engine.write.commit import complete_commit, request_commit, start_commit
+from hudi_engine.write.handles import append_handle
 from hudi_engine.write.lock import lock_path
 from hudi_engine.write.lost_instant import abort_write, find_loss
 from hudi_engine.write.markers import IOType, create_marker, list_markers, marker_dir
 from hudi_engine.write.rollback import rollback_failed_writes, rollback_instant
 
-DATA = pa.table({"id": ["a", "b", "c", "d"], "part": ["p1", "p1", "p2", "p2"], "ts": pa.array([1, 2, 3, 4], pa.int64()),
-                 "val": [1.0, 2.0, 3.0, 4.0]})
 
-
-class Table:
-    def __init__(self, tmp_path: Path, table_type: str = "COPY_ON_WRITE") -> None:
-        self.path = tmp_path / "t"
-        self.storage, self.base = Storage.for_uri(str(self.path))
-        self.config = TableConfig.create("tbl", table_type, ["id"], ["part"], "ts")
-        create_table(self.storage, self.base, self.config)
-
-    def ctx(self, instant: Instant, task: int = 0) -> WriteContext:
-        return WriteContext.create(self.storage, self.base, self.config, instant.timestamp, DATA.schema).for_task(
-            task, 1, task)
-
-    def write(self, inflight: Instant, rows: pa.Table, partition: str, task: int = 0):
-        return create_handle(self.ctx(inflight, task), partition, rows.filter(pc.equal(rows["part"], partition)))
-
-    def insert(self, rows: pa.Table = DATA) -> Instant:
-        inflight = start_commit(self.storage, self.base, self.config, "INSERT")
-        stats = [self.write(inflight, rows, p) for p in pc.unique(rows["part"]).to_pylist()]
-        return complete_commit(self.storage, self.base, inflight, stats, "INSERT", self.ctx(inflight).schema)
-
+class Table(HandleTable):
     def files_of(self, instant_time: str) -> list[str]:
         """Base files named after the instant, and log files, anywhere under the table."""
         out = []
@@ -61,11 +38,6 @@ class Table:
                 if is_base_file_name(p.name) and BaseFileName.parse(p.name).instant_time == instant_time:
                     out.append(str(p.relative_to(self.path)))
         return sorted(out)
-
-    def rows(self) -> pa.Table:
-        ours, theirs = HudiTable.load(str(self.path)).read_snapshot(), rs_snapshot(self.path)
-        assert_same_rows(ours, theirs, "snapshot")
-        return ours.sort_by("_hoodie_record_key")
 
 
 UPDATE = pa.table({"id": ["a", "c", "z"], "part": ["p1", "p2", "p2"], "ts": pa.array([9, 9, 9], pa.int64()),
@@ -135,7 +107,7 @@ def test_a_rollback_deletes_files_marked_after_its_plan(tmp_path, monkeypatch):
 def test_committing_a_lost_instant_fails_and_the_abort_removes_what_it_wrote(tmp_path, monkeypatch):
     t = Table(tmp_path)
     t.insert()
-    before = t.rows()
+    before = t.snapshot()
     inflight = start_commit(t.storage, t.base, t.config, "UPSERT")
     stats = [t.write(inflight, UPDATE, "p1")]
     rollback = _taken(t, inflight)
@@ -154,9 +126,9 @@ def test_committing_a_lost_instant_fails_and_the_abort_removes_what_it_wrote(tmp
         assert part in message, message
     assert t.files_of(inflight.timestamp) == []
     assert not t.storage.exists(marker_dir(t.base, inflight.timestamp))
-    assert t.rows().equals(before)
+    assert t.snapshot().equals(before)
     archive_all_but_latest_commit(t.path)
-    assert t.rows().equals(before)
+    assert t.snapshot().equals(before)
 
 
 def test_abort_of_an_instant_that_is_still_ours_rolls_it_back(tmp_path):
@@ -188,13 +160,13 @@ def test_a_rollback_gives_up_when_its_instant_completes_meanwhile(tmp_path, monk
     assert not any(i.action is Action.ROLLBACK for i in timeline)
     assert timeline.completed_commits().last().timestamp == inflight.timestamp
     assert t.files_of(inflight.timestamp) == [stat.path]
-    assert sorted(t.rows().column("val").to_pylist()) == [-1.0, 1.0, 2.0, 3.0, 4.0]  # its new file group is read
+    assert sorted(t.snapshot().column("val").to_pylist()) == [-1.0, 1.0, 2.0, 3.0, 4.0]  # its new file group is read
 
 
 def test_a_requested_rollback_of_a_completed_instant_is_given_up_not_resumed(tmp_path):
     t = Table(tmp_path)
     committed = t.insert()
-    before = t.rows()
+    before = t.snapshot()
     timeline = Timeline.load(t.storage, t.base)
     plan = rollback_module.write_avro_metadata(rollback_module.ROLLBACK_PLAN, {
         "instantToRollback": {"commitTime": committed.timestamp, "action": "commit"},
@@ -204,7 +176,7 @@ def test_a_requested_rollback_of_a_completed_instant_is_given_up_not_resumed(tmp
     timeline.create_requested(Instant("29990101000000000", Action.ROLLBACK, State.REQUESTED), plan)
     assert rollback_failed_writes(t.storage, t.base) == []
     assert not any(i.action is Action.ROLLBACK for i in Timeline.load(t.storage, t.base))
-    assert t.rows().equals(before)
+    assert t.snapshot().equals(before)
 
 
 def test_cleaning_removes_orphans_of_rolled_back_instants_and_archival_changes_no_row(tmp_path, monkeypatch):
@@ -225,7 +197,7 @@ def test_cleaning_removes_orphans_of_rolled_back_instants_and_archival_changes_n
     # A live writer's pending instant and its file are not orphans.
     live = start_commit(t.storage, t.base, t.config, "UPSERT")
     live_file = t.write(live, UPDATE, "p2", task=3).path
-    before = t.rows()
+    before = t.snapshot()
 
     result = clean_table(t.storage, t.base, CleanConfig(commits_retained=10))
     assert result is not None
@@ -241,10 +213,10 @@ def test_cleaning_removes_orphans_of_rolled_back_instants_and_archival_changes_n
 
     rollback_instant(t.storage, t.base, live)
     t.insert(UPDATE.slice(2, 1).set_column(3, "val", pa.array([5.0])))
-    after_write = t.rows()
+    after_write = t.snapshot()
     assert after_write.num_rows == before.num_rows + 1
     archive_all_but_latest_commit(t.path)
-    assert_same_rows(t.rows(), after_write, "after archival")
+    assert_same_rows(t.snapshot(), after_write, "after archival")
 
 
 def test_a_pending_instant_is_not_lost_and_a_completed_one_takes_no_more_files(tmp_path):

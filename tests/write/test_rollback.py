@@ -4,46 +4,25 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
-from oracle import assert_same_rows, rs_snapshot
+from handle_table import DATA, HandleTable
 
 import hudi_engine.write.rollback as rollback_module
 from hudi_engine import HudiTable
 from hudi_engine.errors import WriteError
 from hudi_engine.io.log_block import BlockType
 from hudi_engine.io.log_format import read_log_blocks
-from hudi_engine.storage import Storage
-from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
-from hudi_engine.write.commit import complete_commit, create_table, request_commit, start_commit
-from hudi_engine.write.handles import WriteContext, append_handle, create_handle, merge_handle
+from hudi_engine.write.commit import complete_commit, request_commit, start_commit
+from hudi_engine.write.handles import append_handle, create_handle, merge_handle
 from hudi_engine.write.markers import delete_marker_dir, marker_dir
 from hudi_engine.write.rollback import rollback_completed, rollback_failed_writes, rollback_instant
 
-DATA = pa.table({"id": ["a", "b", "c", "d"], "part": ["p1", "p1", "p2", "p2"], "ts": pa.array([1, 2, 3, 4], pa.int64()),
-                 "val": [1.0, 2.0, 3.0, 4.0]})
 
-
-class Table:
-    """A small table written by the handles, with helpers to commit (or not) one write."""
-
-    def __init__(self, tmp_path: Path, table_type: str = "COPY_ON_WRITE") -> None:
-        self.path = tmp_path / "t"
-        self.storage, self.base = Storage.for_uri(str(self.path))
-        self.config = TableConfig.create("tbl", table_type, ["id"], ["part"], "ts")
-        create_table(self.storage, self.base, self.config)
-
-    def ctx(self, instant: Instant) -> WriteContext:
-        return WriteContext.create(self.storage, self.base, self.config, instant.timestamp, DATA.schema)
-
-    def insert(self, rows: pa.Table = DATA) -> Instant:
-        inflight = start_commit(self.storage, self.base, self.config, "INSERT")
-        ctx = self.ctx(inflight)
-        stats = [create_handle(ctx, p, rows.filter(pc.equal(rows["part"], p))) for p in pc.unique(rows["part"]).to_pylist()]
-        return complete_commit(self.storage, self.base, inflight, stats, "INSERT", ctx.schema)
+class Table(HandleTable):
+    """The handle-written table, with what the rollback tests look at."""
 
     def slice_of(self, partition: str):
         (s,) = [s for s in HudiTable.load(str(self.path)).file_slices() if s.partition_path == partition]
@@ -56,11 +35,6 @@ class Table:
 
     def hoodie_files(self) -> list[str]:
         return sorted(p.name for p in (self.path / ".hoodie").iterdir() if p.is_file() and p.name != "hoodie.properties")
-
-    def snapshot(self) -> pa.Table:
-        ours, theirs = HudiTable.load(str(self.path)).read_snapshot(), rs_snapshot(self.path)
-        assert_same_rows(ours, theirs, "snapshot")
-        return ours.sort_by("_hoodie_record_key")
 
 
 def _rollback_files(t: Table, ts: str) -> tuple[dict, dict]:
