@@ -34,10 +34,12 @@ import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from urllib.parse import urlparse
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from hudi_engine.errors import HudiError, SchemaError
 from hudi_engine.file_group import BaseFile, FileSlice
@@ -248,13 +250,13 @@ def dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
     schema = spark_schema(plan.schema)
     parts = []
     if plan.native_files:
-        native = spark.read.schema(schema).parquet(*plan.native_files)
+        native = _parquet(spark, schema, plan.native_files)
         if plan.window is not None and not plan.window.everything:
             native = native.where(window_column(plan.window))
         parts.append(native)
     if plan.split_files:
         # The base files of slices with logs, but the rows whose keys the logs change (the source merges those).
-        base = spark.read.schema(schema).parquet(*plan.split_files).withColumn(_FILE, F.col("_metadata.file_name"))
+        base = _parquet(spark, schema, plan.split_files).withColumn(_FILE, F.col("_metadata.file_name"))
         keys = F.broadcast(spark.createDataFrame(plan.split_keys))
         condition = (base[_FILE] == keys[_FILE]) & (base[RECORD_KEY] == keys[_KEY])
         parts.append(base.join(keys, condition, "left_anti").select(*(F.col(f"`{n}`") for n in schema.names)))
@@ -267,6 +269,26 @@ def dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
     if not parts:
         return spark.createDataFrame([], schema)
     return functools.reduce(DataFrame.union, parts)
+
+
+_DISCOVERY_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+_discovery_lock = threading.Lock()
+
+
+def _parquet(spark: SparkSession, schema: T.StructType, files: tuple[str, ...]) -> DataFrame:
+    """Spark's parquet reader over `files`. Past 32 paths Spark lists them with a Spark job (a task per file) before
+    it plans anything; on a local disk the driver stats them in a fraction of that, so the threshold is raised for
+    the call. Object stores keep the listing job, which runs their requests in parallel."""
+    local = all(urlparse(f).scheme in ("", "file") for f in files)
+    default = spark.conf.get(_DISCOVERY_THRESHOLD, "32") or "32"
+    if not local or len(files) <= int(default):
+        return spark.read.schema(schema).parquet(*files)
+    with _discovery_lock:  # the setting is the session's: restored before another of our reads sets it
+        spark.conf.set(_DISCOVERY_THRESHOLD, str(len(files) + 1))
+        try:
+            return spark.read.schema(schema).parquet(*files)
+        finally:
+            spark.conf.set(_DISCOVERY_THRESHOLD, default)
 
 
 def window_column(window: CommitTimeWindow) -> Column:

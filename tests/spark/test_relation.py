@@ -327,3 +327,23 @@ def test_a_copy_of_a_table_reads_from_its_own_files(spark, unzip_table, tmp_path
     plan = _plan(copy)
     assert plan.native_files and all(f.startswith(str(copy)) for f in plan.native_files)
     assert_same_rows(read_table(spark, str(copy)).toArrow(), rs_snapshot(src), "copy")
+
+
+def test_a_read_of_more_base_files_than_sparks_listing_threshold_is_planned_without_a_listing_job(spark, tmp_path):
+    """Past 32 paths Spark lists them with a job; local base files are listed on the driver (the session's setting
+    restored), and the read still equals hudi-rs."""
+    path = tmp_path / "t"
+    _write(spark, path, "COPY_ON_WRITE", [_rec(i, 1, f"d{i:02d}") for i in range(40)], "bulk_insert")
+    assert len(_plan(path).native_files) == 40
+    threshold = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+    before = spark.conf.get(threshold, "32")
+    jobs = spark.sparkContext.statusTracker()
+    group = "hudi-listing-test"
+    spark.sparkContext.setJobGroup(group, "read_table over 40 files")
+    try:
+        df = read_table(spark, str(path))
+        assert jobs.getJobIdsForGroup(group) == []  # planning the read ran no Spark job
+    finally:
+        spark.sparkContext.setJobGroup("", "")
+    assert spark.conf.get(threshold, "32") == before
+    assert_same_rows(df.toArrow(), rs_snapshot(path), "40 base files")
