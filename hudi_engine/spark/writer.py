@@ -9,9 +9,9 @@ it. An upsert, insert, delete or overwrite is two passes over the input (persist
    shuffle. The driver lists the touched partitions and plans buckets (updates per file group, inserts into small
    files then new file groups of the max file size, cut at sampled keys) over `min(buckets, parallelism)` tasks
    (`write.bucket_assigner`);
-2. write: the records, keyed and tagged again (the same tags), are routed to their bucket and task by a broadcast
-   join with the plan, shuffled once by task, and each task runs one handle per file group, holding one file
-   group's records at a time (`executor.write_buckets`).
+2. write: the records, keyed and tagged again (the same tags) and given their bucket and task in the same Arrow UDF
+   (`BucketPlan.assign`; no join, so no job to broadcast routes), are shuffled once by task, and each task runs one
+   handle per file group, holding one file group's records at a time (`executor.write_buckets`).
 `bulk_insert` range-partitions by (partition, key) and cuts sorted files by bytes. GLOBAL_SIMPLE tags with a join
 against every key of the table instead. A failure anywhere before the commit rolls the instant back.
 """
