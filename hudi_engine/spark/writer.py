@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -190,15 +190,8 @@ def _key_source_columns(config: WriteConfig, columns: list[str]) -> list[str]:
 def _keyed(df: DataFrame, task: WriteTask, spec: TagSpec | None) -> DataFrame:
     """`df` with record key, partition path, file id and bucket number: one Arrow UDF over the key and partition
     columns only (marked nondeterministic so Spark evaluates it once per row)."""
-    config = task.config
-    sources = _key_source_columns(config, df.columns)
-    fn = _KeyTagFn(task, spec)
-
-    def key_tag(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
-        return fn(batches)
-
-    # pyspark's stubs allow only atomic and array results for iterator Arrow UDFs; Spark 4 runs struct results.
-    udf = F.arrow_udf(key_tag, TAG_TYPE).asNondeterministic()  # type: ignore[call-overload]
+    sources = _key_source_columns(task.config, df.columns)
+    udf = _struct_udf(_KeyTagFn(task, spec), TAG_TYPE)
     keyed = df.withColumn(_TAG, udf(F.struct(*[F.col(f"`{c}`") for c in sources])))
     return keyed.select(*[F.col(f"`{c}`") for c in df.columns],
                         *[F.col(f"{_TAG}.{c}").alias(c) for c in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER)])
@@ -209,13 +202,18 @@ def _routed(df: DataFrame, task: WriteTask, spec: TagSpec | None, plan: BucketPl
     and tags every record (the first pass's tags) and assigns its bucket (`BucketPlan.assign`), so the map stage
     runs one Python pass and no join. A record no bucket takes (a delete of a new key) drops out."""
     sources = _key_source_columns(task.config, df.columns)
-    fn = _RouteFn(task, spec, plan)
+    udf = _struct_udf(_RouteFn(plan, _KeyTagFn(task, spec)), ROUTE_TYPE)
+    return _with_route(df.withColumn(_TAG, udf(F.struct(*[F.col(f"`{c}`") for c in sources]))), df.columns)
 
-    def key_tag_route(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+
+def _struct_udf(fn: Callable[[Iterator[pa.Array]], Iterator[pa.Array]], result: T.StructType) -> Any:
+    """An iterator Arrow UDF of `fn` returning `result` structs, marked nondeterministic so Spark evaluates it once
+    per row."""
+    def run(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:  # the annotations tell Spark the UDF's kind
         return fn(batches)
 
-    udf = F.arrow_udf(key_tag_route, ROUTE_TYPE).asNondeterministic()  # type: ignore[call-overload]
-    return _with_route(df.withColumn(_TAG, udf(F.struct(*[F.col(f"`{c}`") for c in sources]))), df.columns)
+    # pyspark's stubs allow only atomic and array results for iterator Arrow UDFs; Spark 4 runs struct results.
+    return F.arrow_udf(run, result).asNondeterministic()  # type: ignore[call-overload]
 
 
 def _with_route(df: DataFrame, columns: list[str]) -> DataFrame:
@@ -264,23 +262,19 @@ class _KeyTagFn:
 
 
 class _RouteFn:
-    def __init__(self, task: WriteTask, spec: TagSpec | None, plan: BucketPlan) -> None:
-        self.task, self.spec, self.plan = task, spec, plan
+    """Key, partition, bucket (-1: none) and task of tagged records (`BucketPlan.assign`), tagged first by
+    `keytag` when it is given."""
+
+    def __init__(self, plan: BucketPlan, keytag: _KeyTagFn | None = None) -> None:
+        self.plan, self.keytag = plan, keytag
 
     def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
-        keygen = self.task.keygen()
-        for columns in batches:
-            table = pa.Table.from_struct_array(columns) if isinstance(columns, pa.StructArray) else \
-                pa.table({columns.type.name: columns})
-            yield _route(self.plan, key_and_tag(keygen, self.spec, table))
-
-
-def _route(plan: BucketPlan, tags: pa.StructArray) -> pa.StructArray:
-    """Key, partition, bucket (-1: none) and task of tagged records."""
-    keys, partitions, file_ids, numbers = (tags.field(c) for c in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER))
-    buckets = plan.assign(partitions, keys, file_ids, numbers)
-    return pa.StructArray.from_arrays([keys, partitions, pa.array(buckets, pa.int32()),
-                                       pa.array(plan.tasks(buckets), pa.int32())], names=[KEY, PARTITION, BUCKET, TASK])
+        for tags in (self.keytag(batches) if self.keytag is not None else batches):
+            keys, partitions, file_ids, numbers = (tags.field(c) for c in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER))
+            buckets = self.plan.assign(partitions, keys, file_ids, numbers)
+            yield pa.StructArray.from_arrays([keys, partitions, pa.array(buckets, pa.int32()),
+                                              pa.array(self.plan.tasks(buckets), pa.int32())],
+                                             names=[KEY, PARTITION, BUCKET, TASK])
 
 
 def _counts(tagged: DataFrame, config: WriteConfig) -> Counts:
@@ -317,24 +311,10 @@ def _sample(tagged: DataFrame, fractions: dict[str, float]) -> dict[str, list[st
 def _assigned(tagged: DataFrame, plan: BucketPlan) -> DataFrame:
     """`tagged` (keys, partitions and file ids already set) with every record's bucket and task (`BucketPlan.assign`
     in an Arrow UDF); a record no bucket takes (a delete of a new key) drops out."""
-    fn = _AssignFn(plan)
-
-    def assign(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
-        return fn(batches)
-
-    udf = F.arrow_udf(assign, ROUTE_TYPE).asNondeterministic()  # type: ignore[call-overload]
+    udf = _struct_udf(_RouteFn(plan), ROUTE_TYPE)
     tags = (KEY, PARTITION, FILE_ID, BUCKET_NUMBER)
     return _with_route(tagged.withColumn(_TAG, udf(F.struct(*[F.col(c) for c in tags]))),
                        [c for c in tagged.columns if c not in tags])
-
-
-class _AssignFn:
-    def __init__(self, plan: BucketPlan) -> None:
-        self.plan = plan
-
-    def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
-        for tags in batches:
-            yield _route(self.plan, tags)
 
 
 class _WriteFn:
