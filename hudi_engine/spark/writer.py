@@ -37,7 +37,7 @@ from hudi_engine.spark.sql_keys import sql_keys
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.table_services import runner
 from hudi_engine.timeline.commit_metadata import WriteStat
-from hudi_engine.write.bucket_assigner import BucketPlan, Counts
+from hudi_engine.write.bucket_assigner import SAMPLES_PER_BUCKET, BucketPlan, BulkInsertRanges, Counts
 from hudi_engine.write.executor import (
     BUCKET,
     BUCKET_NUMBER,
@@ -331,19 +331,49 @@ class _WriteFn:
 
 # ---- bulk insert -------------------------------------------------------------------------------------------------
 def _bulk_insert(keyed: DataFrame, task: WriteTask, parallelism: int) -> DataFrame:
-    """bulk_insert's one shuffle (`hoodie.bulkinsert.sort.mode`): GLOBAL_SORT range-partitions by (partition, key),
-    so a huge partition spreads over tasks and every file holds one key range; PARTITION_SORT sorts each input
-    split; NONE only groups each split's rows by partition. Files are cut by bytes in the tasks. Pre-combining
-    duplicates needs them in one task: it always takes GLOBAL_SORT."""
+    """bulk_insert's one shuffle (`hoodie.bulkinsert.sort.mode`): GLOBAL_SORT range-partitions by (partition, key)
+    (`_by_key_range`), so a huge partition spreads over tasks and every file holds one key range; PARTITION_SORT
+    sorts each input split; NONE only groups each split's rows by partition. Files are cut by bytes in the tasks.
+    Pre-combining duplicates needs them in one task: it always takes GLOBAL_SORT."""
     rows = keyed
     mode = task.config.parallelism.bulk_insert_sort_mode
     if mode == "GLOBAL_SORT" or task.config.combine_before_write:
-        rows = rows.repartitionByRange(parallelism, PARTITION, KEY).sortWithinPartitions(PARTITION, KEY)
+        rows = _by_key_range(rows, parallelism).sortWithinPartitions(PARTITION, KEY)
     elif mode == "PARTITION_SORT":
         rows = rows.sortWithinPartitions(PARTITION, KEY)
     else:
         rows = rows.sortWithinPartitions(PARTITION)
     return rows.mapInArrow(_BulkInsertFn(task), TASK_OUTPUT)
+
+
+RANGES_TYPE = "map<string,struct<b:array<string>,t:array<int>>>"
+
+
+def _by_key_range(keyed: DataFrame, parallelism: int) -> DataFrame:
+    """GLOBAL_SORT's shuffle, sized by rows (`BulkInsertRanges`): rows counted per partition (a Spark SQL job), keys
+    sampled from the partitions that must be cut (a second, only then), and every row sent to its range's task by a
+    Spark expression over the plan. Small partitions stay whole (Spark's own range partitioner would cut them at
+    its boundaries, and it samples every input split twice)."""
+    counts = {r[PARTITION]: r["count"] for r in keyed.groupBy(PARTITION).count().collect()}
+    cuts = BulkInsertRanges.cuts(counts, parallelism)
+    samples: dict[str, list[str]] = {p: [] for p in cuts}
+    if cuts:
+        share = _literal_map({p: min(1.0, SAMPLES_PER_BUCKET * k / counts[p]) for p, k in cuts.items()}, "double")
+        for r in keyed.filter(F.rand(seed=17) < F.try_element_at(share, F.col(PARTITION))).select(PARTITION, KEY) \
+                .collect():
+            samples[r[PARTITION]].append(r[KEY])
+    plan = BulkInsertRanges.plan(counts, samples, parallelism)
+    ranges = F.try_element_at(F.from_json(F.lit(json.dumps(
+        {p: {"b": list(b), "t": list(t)} for p, (b, t) in plan.ranges.items()})), RANGES_TYPE), F.col(PARTITION))
+    position = F.size(F.filter(ranges["b"], lambda bound: bound <= F.col(KEY)))  # range j: bounds below the key
+    # A partition the count did not see (an input that is not deterministic) still goes to one task.
+    task = F.coalesce(F.element_at(ranges["t"], position + 1), F.pmod(F.hash(F.col(PARTITION)), F.lit(plan.n_tasks)))
+    return keyed.withColumn(TASK, task).repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK)
+
+
+def _literal_map(values: dict[str, float], value_type: str) -> Column:
+    """A map literal from JSON: one expression whatever the number of entries."""
+    return F.from_json(F.lit(json.dumps(values)), f"map<string,{value_type}>")
 
 
 class _BulkInsertFn:

@@ -222,7 +222,7 @@ def plan_buckets(
     new_buckets = {}
     for (partition, number), n in sorted(counts.new_buckets.items()):
         new_buckets[(partition, number)] = add(BucketType.INSERT, partition, index.bucket_file_id(number), None, n)
-    task_of_bucket, n_tasks = _balance([b.size for b in buckets], parallelism)
+    task_of_bucket, n_tasks = balance_tasks([b.size for b in buckets], parallelism)
     return BucketPlan(tuple(buckets), ranges, new_buckets, task_of_bucket, n_tasks)
 
 
@@ -231,8 +231,8 @@ def _more(b: Bucket, records: int, avg_record_size: int) -> Bucket:
                   b.size + records * avg_record_size)
 
 
-def _balance(sizes: Sequence[int], parallelism: int) -> tuple[tuple[int, ...], int]:
-    """Buckets to min(buckets, parallelism) tasks: largest first onto the least loaded task."""
+def balance_tasks(sizes: Sequence[int], parallelism: int) -> tuple[tuple[int, ...], int]:
+    """Work items (buckets, key ranges) to min(items, parallelism) tasks: largest first onto the least loaded task."""
     n_tasks = max(1, min(len(sizes), parallelism))
     heap = [(0, t) for t in range(n_tasks)]
     task = [0] * len(sizes)
@@ -241,3 +241,39 @@ def _balance(sizes: Sequence[int], parallelism: int) -> tuple[tuple[int, ...], i
         task[b] = t
         heapq.heappush(heap, (load + max(1, sizes[b]), t))
     return tuple(task), n_tasks
+
+
+@dataclass(frozen=True)
+class BulkInsertRanges:
+    """bulk_insert's GLOBAL_SORT ranges, sized by rows: a partition goes whole to one task unless it holds more than a
+    task's share of the write; then it is cut by key into that many ranges (at most the parallelism), at keys sampled
+    from it. Ranges go to tasks largest first onto the least loaded, so small partitions are not cut into small files
+    and a huge one spreads over tasks. `ranges[p]` = (key bounds, task of each range): range j holds the keys in
+    [bounds[j-1], bounds[j])."""
+
+    ranges: Mapping[str, tuple[tuple[str, ...], tuple[int, ...]]]
+    n_tasks: int
+
+    @staticmethod
+    def cuts(counts: Mapping[str, int], parallelism: int) -> dict[str, int]:
+        """The partitions to cut by key, and into how many ranges."""
+        share = max(1, math.ceil(sum(counts.values()) / max(1, parallelism)))
+        return {p: min(parallelism, math.ceil(n / share)) for p, n in counts.items() if n > share}
+
+    @staticmethod
+    def plan(counts: Mapping[str, int], samples: Mapping[str, Sequence[str]], parallelism: int) -> "BulkInsertRanges":
+        """Ranges from the rows per partition and sampled keys of the partitions `cuts` names."""
+        cuts = BulkInsertRanges.cuts(counts, parallelism)
+        pieces: list[tuple[str, int]] = []
+        bounds: dict[str, tuple[str, ...]] = {}
+        for p, n in sorted(counts.items()):
+            keys = sorted(samples.get(p, ()))
+            k = cuts.get(p, 1)
+            bounds[p] = tuple(sorted({keys[min(len(keys) - 1, round(j * len(keys) / k))] for j in range(1, k)})) \
+                if k > 1 and keys else ()
+            pieces += [(p, math.ceil(n / (len(bounds[p]) + 1)))] * (len(bounds[p]) + 1)
+        task_of, n_tasks = balance_tasks([rows for _, rows in pieces], parallelism)
+        tasks: dict[str, list[int]] = {}
+        for (p, _), t in zip(pieces, task_of):
+            tasks.setdefault(p, []).append(t)
+        return BulkInsertRanges({p: (bounds[p], tuple(tasks[p])) for p in bounds}, n_tasks)

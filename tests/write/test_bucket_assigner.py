@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from hudi_engine.errors import WriteError
-from hudi_engine.write.bucket_assigner import BucketType, Counts, SliceInfo, plan_buckets
+from hudi_engine.write.bucket_assigner import BucketType, BulkInsertRanges, Counts, SliceInfo, plan_buckets
 
 
 def slice_(partition: str, file_id: str, size: int) -> SliceInfo:
@@ -63,3 +63,27 @@ def test_assignment_of_tagged_keys_deletes_of_new_keys_and_bucket_numbers():
 def test_a_file_group_gone_from_the_listing_is_an_error():
     with pytest.raises(WriteError, match="file group f9 of partition 'd' is gone"):
         plan(Counts(updates={("d", "f9"): 1}), {"d": [slice_("d", "f1", 1)]})
+
+
+# ---- bulk_insert ranges (GLOBAL_SORT) ------------------------------------------------------------------------------
+
+
+def test_bulk_insert_keeps_partitions_below_a_tasks_share_whole_and_balances_them():
+    counts = {f"d{i}": 100 for i in range(10)}
+    assert BulkInsertRanges.cuts(counts, 4) == {}
+    r = BulkInsertRanges.plan(counts, {}, 4)
+    assert r.n_tasks == 4 and all(bounds == () and len(tasks) == 1 for bounds, tasks in r.ranges.values())
+    loads = np.bincount([tasks[0] for _, tasks in r.ranges.values()], minlength=4)
+    assert sorted(loads) == [2, 2, 3, 3]  # whole partitions, largest first onto the least loaded task
+
+
+def test_bulk_insert_cuts_a_partition_above_a_tasks_share_at_sampled_keys_over_tasks():
+    counts = {"big": 9000, "small": 1000}
+    assert BulkInsertRanges.cuts(counts, 4) == {"big": 4}  # 9000 rows > 2500 a task: 4 ranges (the parallelism)
+    keys = [f"k{i:04d}" for i in range(0, 9000, 10)]
+    r = BulkInsertRanges.plan(counts, {"big": keys}, 4)
+    bounds, tasks = r.ranges["big"]
+    assert bounds == ("k2250", "k4500", "k6750") and len(set(tasks)) == 4
+    assert r.ranges["small"][0] == () and len(r.ranges["small"][1]) == 1
+    # Without a sample (nothing sampled) the partition stays one range rather than failing.
+    assert BulkInsertRanges.plan(counts, {}, 4).ranges["big"][0] == ()
