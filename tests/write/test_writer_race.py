@@ -31,13 +31,20 @@ MAX_ROUNDS = 30
 # A writer process: `rounds` upserts of its own keys (partition p<id>, updated every round: the latest must win) and of
 # one key of the shared file group per round (s-<id>-<round>, updated once: a concurrent rewrite of that file group
 # from an older version would revert it, a lost update). One JSON line per round: {"round", "instant"} for a commit,
-# {"round", "conflict", "other"} for a conflict. The two writers start each round together (a barrier of files), so
-# their writes overlap as they would under load, not only when the scheduler happens to interleave them.
+# {"round", "conflict", "other"} for a conflict. The two writers start each round together (a barrier of files) and
+# take longer over their data files than the lock's poll, so their writes overlap, not only when the scheduler happens
+# to interleave them.
 _WRITER = r'''
 import json, os, sys, time
 import pyarrow as pa
+import local_write
 from local_write import write
 from hudi_engine.write.conflict import WriteConflictError
+
+# The data files take longer than the lock's 200 ms poll: under OCC the other writer starts its instant while this
+# one is in flight, so the writes overlap every round, however fast the store answers.
+_write_files = local_write.write_files
+local_write.write_files = lambda *a, **k: (time.sleep(0.4), _write_files(*a, **k))[1]
 
 path, me, rounds, out, options = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], json.loads(sys.argv[5])
 barrier, other = sys.argv[6], "b" if me == "a" else "a"
