@@ -165,7 +165,7 @@ def _run_global(spark: SparkSession, df: DataFrame, client: WriteClient, task: W
         plan = client.plan(_counts(tagged, config), parallelism)
         fractions = plan.needs_sample()
         if fractions:
-            plan = plan.with_samples(_sample(tagged, fractions))
+            plan = plan.with_samples(_sample(tagged.filter(F.col(FILE_ID).isNull() & ~F.col(DELETE)), fractions))
         txn.timings["plan"] = time.monotonic() - t0
         results = _write(_assigned(tagged, plan), task, plan).collect()
     finally:
@@ -297,13 +297,12 @@ def _counts(tagged: DataFrame, config: WriteConfig) -> Counts:
     return Counts(updates, inserts, new_buckets)
 
 
-def _sample(tagged: DataFrame, fractions: dict[str, float]) -> dict[str, list[str]]:
-    """New keys of the partitions whose inserts span several buckets, a share of each (key range boundaries)."""
-    share = F.create_map(*[x for p, f in fractions.items() for x in (F.lit(p), F.lit(f))])
-    rows = (tagged.filter(F.col(FILE_ID).isNull() & ~F.col(DELETE) & F.col(PARTITION).isin(list(fractions)))
-            .filter(F.rand(seed=17) < F.element_at(share, F.col(PARTITION))).select(PARTITION, KEY).collect())
+def _sample(keyed: DataFrame, fractions: dict[str, float]) -> dict[str, list[str]]:
+    """Keys of the partitions `fractions` names, a share of each (for key range boundaries); other partitions'
+    rows are left out."""
+    share = F.try_element_at(_literal(fractions, "map<string,double>"), F.col(PARTITION))  # null: not sampled
     out: dict[str, list[str]] = {p: [] for p in fractions}
-    for r in rows:
+    for r in keyed.filter(F.rand(seed=17) < share).select(PARTITION, KEY).collect():
         out[r[PARTITION]].append(r[KEY])
     return out
 
@@ -356,24 +355,21 @@ def _by_key_range(keyed: DataFrame, parallelism: int) -> DataFrame:
     its boundaries, and it samples every input split twice)."""
     counts = {r[PARTITION]: r["count"] for r in keyed.groupBy(PARTITION).count().collect()}
     cuts = BulkInsertRanges.cuts(counts, parallelism)
-    samples: dict[str, list[str]] = {p: [] for p in cuts}
-    if cuts:
-        share = _literal_map({p: min(1.0, SAMPLES_PER_BUCKET * k / counts[p]) for p, k in cuts.items()}, "double")
-        for r in keyed.filter(F.rand(seed=17) < F.try_element_at(share, F.col(PARTITION))).select(PARTITION, KEY) \
-                .collect():
-            samples[r[PARTITION]].append(r[KEY])
+    samples = _sample(keyed, {p: min(1.0, SAMPLES_PER_BUCKET * k / counts[p]) for p, k in cuts.items()}) if cuts \
+        else {}
     plan = BulkInsertRanges.plan(counts, samples, parallelism)
-    ranges = F.try_element_at(F.from_json(F.lit(json.dumps(
-        {p: {"b": list(b), "t": list(t)} for p, (b, t) in plan.ranges.items()})), RANGES_TYPE), F.col(PARTITION))
+    ranges = F.try_element_at(_literal({p: {"b": list(b), "t": list(t)} for p, (b, t) in plan.ranges.items()},
+                                       RANGES_TYPE), F.col(PARTITION))
     position = F.size(F.filter(ranges["b"], lambda bound: bound <= F.col(KEY)))  # range j: bounds below the key
     # A partition the count did not see (an input that is not deterministic) still goes to one task.
     task = F.coalesce(F.element_at(ranges["t"], position + 1), F.pmod(F.hash(F.col(PARTITION)), F.lit(plan.n_tasks)))
     return keyed.withColumn(TASK, task).repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK)
 
 
-def _literal_map(values: dict[str, float], value_type: str) -> Column:
-    """A map literal from JSON: one expression whatever the number of entries."""
-    return F.from_json(F.lit(json.dumps(values)), f"map<string,{value_type}>")
+def _literal(value: dict, spark_type: str) -> Column:
+    """A map literal of `spark_type`, passed as JSON: one expression whatever the number of entries (Spark folds
+    it once)."""
+    return F.from_json(F.lit(json.dumps(value)), spark_type)
 
 
 class _BulkInsertFn:
