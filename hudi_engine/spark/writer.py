@@ -12,6 +12,8 @@ it. An upsert, insert, delete or overwrite is two passes over the input (persist
 2. write: the records, keyed and tagged again (the same tags) and given their bucket and task in the same Arrow UDF
    (`BucketPlan.assign`; no join, so no job to broadcast routes), are shuffled once by task, and each task runs one
    handle per file group, holding one file group's records at a time (`executor.write_buckets`).
+An input that Spark's statistics put below one file of the max file size takes one pass instead: map tasks key, tag
+and choose each record's file group and task themselves (`MapSidePlan`), so the write is one Spark job.
 `bulk_insert` range-partitions by (partition, key) and cuts sorted files by bytes. GLOBAL_SIMPLE tags with a join
 against every key of the table instead. A failure anywhere before the commit rolls the instant back.
 """
@@ -37,12 +39,13 @@ from hudi_engine.spark.sql_keys import sql_keys
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.table_services import runner
 from hudi_engine.timeline.commit_metadata import WriteStat
-from hudi_engine.write.bucket_assigner import SAMPLES_PER_BUCKET, BucketPlan, BulkInsertRanges, Counts
+from hudi_engine.write.bucket_assigner import SAMPLES_PER_BUCKET, BucketPlan, BulkInsertRanges, Counts, MapSidePlan
 from hudi_engine.write.executor import (
     BUCKET,
     BUCKET_NUMBER,
     DELETE,
     FILE_ID,
+    GROUP,
     KEY,
     PARTITION,
     TASK,
@@ -50,8 +53,10 @@ from hudi_engine.write.executor import (
     WriteTask,
     bulk_insert_files,
     key_and_tag,
+    map_side_groups,
     pre_combine_sorted,
     write_buckets,
+    write_groups,
 )
 from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_client import Transaction, WriteClient
@@ -103,6 +108,9 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transacti
         return _collect(results, txn)
     if config.index.type is IndexType.GLOBAL_SIMPLE and config.operation.looks_up_keys:
         return _run_global(spark, df, client, task, txn, parallelism)
+    one_pass = _map_side_plan(df, client, parallelism)
+    if one_pass is not None:
+        return _run_one_pass(df, client, task, txn, one_pass)
     # Two passes over the input, which runs once: a caller's cached DataFrame is read twice, any other is persisted.
     level = df.storageLevel  # the cache manager's answer: also for a DataFrame whose plan a cached one shares
     persisted = not (level.useMemory or level.useDisk)
@@ -121,6 +129,82 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transacti
             source.unpersist()
     txn.timings["write"] = time.monotonic() - t0
     return _collect(results, txn)
+
+
+def _map_side_plan(df: DataFrame, client: WriteClient, parallelism: int) -> MapSidePlan | None:
+    """A one-pass write's bucket choice (`MapSidePlan`) when Spark's estimate of the input is below one file of the
+    max file size (SIMPLE and BLOOM index upserts, inserts and deletes), else None."""
+    config = client.config
+    if config.index.type not in (IndexType.SIMPLE, IndexType.BLOOM) or \
+            config.operation not in (Operation.UPSERT, Operation.INSERT, Operation.DELETE):
+        return None
+    # The optimizer's statistics: exact rows for a cached or local input, else bytes, which overestimate a filter or
+    # join (an estimate of 0 is an empty input).
+    stats = df._jdf.queryExecution().optimizedPlan().stats()
+    avg = client.average_record_size()
+    counted = stats.rowCount()
+    rows = int(str(counted.get())) if counted.isDefined() else -(-int(str(stats.sizeInBytes())) // avg)
+    if rows * avg > config.files.max_file_size:
+        return None
+    # One wave of tasks, and no more tasks than records: every task, even an empty one, is a Python worker's round
+    # trip, and a write of less than a file gains nothing from a second wave.
+    cores = df.sparkSession.sparkContext.defaultParallelism
+    return client.map_side_plan(max(1, min(parallelism, cores, rows)))
+
+
+def _run_one_pass(df: DataFrame, client: WriteClient, task: WriteTask, txn: Transaction,
+                  plan: MapSidePlan) -> list[WriteStat]:
+    """A write in one Spark job: map tasks key and tag every record and choose its file group and task
+    (`MapSidePlan`); one shuffle; each task writes its file groups one at a time."""
+    config = client.config
+    t0 = time.monotonic()
+    listing = client.listing_spec(txn.instant)
+    data = checked(df, config)
+    sources = _key_source_columns(config, data.columns)
+    udf = _struct_udf(_MapSideRouteFn(task, client.tag_spec(txn.instant), listing, plan), MAP_SIDE_ROUTE_TYPE)
+    routed = data.withColumn(_TAG, udf(F.struct(*[F.col(f"`{c}`") for c in sources]))) \
+        .filter(F.col(f"{_TAG}.{GROUP}").isNotNull()) \
+        .select(*[F.col(f"`{c}`") for c in data.columns],
+                *[F.col(f"{_TAG}.{c}").alias(c) for c in (KEY, PARTITION, FILE_ID, GROUP, TASK)]) \
+        .withColumn(DELETE, F.lit(config.operation is Operation.DELETE))
+    txn.timings["plan"] = time.monotonic() - t0
+    results = (routed.repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK)
+               .sortWithinPartitions(PARTITION, GROUP, KEY)
+               .mapInArrow(_MapSideWriteFn(task, listing, plan), TASK_OUTPUT)).collect()
+    txn.timings["write"] = time.monotonic() - t0
+    return _collect(results, txn)
+
+
+MAP_SIDE_ROUTE_TYPE = T.StructType([T.StructField(c, t) for c, t in (
+    (KEY, T.StringType()), (PARTITION, T.StringType()), (FILE_ID, T.StringType()), (GROUP, T.StringType()),
+    (TASK, T.IntegerType()))])
+
+
+class _MapSideRouteFn:
+    """Map side of a one-pass write: key and tag (`spec`), then the file group and task from the partitions' listing
+    (`listing`; `executor.map_side_groups`)."""
+
+    def __init__(self, task: WriteTask, spec: TagSpec | None, listing: TagSpec | None, plan: MapSidePlan) -> None:
+        self.keytag, self.listing, self.plan = _KeyTagFn(task, spec), listing, plan
+        self.deleting = task.config.operation is Operation.DELETE
+
+    def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        for tags in self.keytag(batches):
+            groups, tasks = map_side_groups(self.listing, self.plan, tags, self.deleting)
+            yield pa.StructArray.from_arrays([tags.field(KEY), tags.field(PARTITION), tags.field(FILE_ID), groups,
+                                              tasks], names=[KEY, PARTITION, FILE_ID, GROUP, TASK])
+
+
+class _MapSideWriteFn:
+    """Task of a one-pass write: its file groups, one at a time."""
+
+    def __init__(self, task: WriteTask, listing: TagSpec | None, plan: MapSidePlan) -> None:
+        self.task, self.listing, self.plan = task, listing, plan
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        timings: dict[str, float] = {}
+        stats = list(write_groups(self.task, self.listing, self.plan, batches, _task_token(), timings))
+        yield from _task_output(stats, timings).to_batches()
 
 
 def _plan(source: DataFrame, client: WriteClient, task: WriteTask, spec: TagSpec | None,

@@ -11,13 +11,16 @@ retried task sends every key to the same bucket. BUCKET index: one bucket per (p
 
 Buckets go to `min(buckets, parallelism)` tasks, largest first to the least loaded task, so the number of tasks
 that write grows with the file groups a write touches or creates, inside one partition as across partitions.
-This module only plans and maps keys: it never sees a record's data.
+A write whose input holds less than one file of records skips the counts: `MapSidePlan` lets map tasks choose
+its buckets. This module only plans and maps keys: it never sees a record's data.
 """
 from __future__ import annotations
 
+import bisect
 import enum
 import heapq
 import math
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -26,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_engine.errors import WriteError
+from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import new_file_id
 from hudi_engine.write import index
 
@@ -47,6 +51,14 @@ class SliceInfo:
     base_file_path: str | None
     base_file_name: str | None
     base_file_size: int
+
+    @staticmethod
+    def of(s: FileSlice, compacting: Mapping[tuple[str, str], str]) -> "SliceInfo":
+        """A listed slice; `compacting` maps (partition, file id) to the instant of a pending compaction planned
+        over the group (its new log files belong to that slice)."""
+        b = s.base_file
+        return SliceInfo(s.partition_path, s.file_id, compacting.get((s.partition_path, s.file_id), s.base_instant),
+                         b.path if b else None, b.name.format() if b else None, b.size if b else 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +253,50 @@ def balance_tasks(sizes: Sequence[int], parallelism: int) -> tuple[tuple[int, ..
         task[b] = t
         heapq.heappush(heap, (load + max(1, sizes[b]), t))
     return tuple(task), n_tasks
+
+
+NEW_GROUP = ""  # a one-pass write's group of a partition's new keys: one new file group, named by its task
+
+
+@dataclass(frozen=True)
+class MapSidePlan:
+    """Buckets of a write whose whole input holds less than one file of records, chosen in the map tasks without a
+    counting pass, so the write is one Spark job. Every partition's inserts then fit one file group: a tagged key
+    goes to its file group, a new key to its partition's smallest small file (COW; what passes its room goes on to
+    a new file group) or to one new file group. Groups go to tasks by their rank in the partition's listing,
+    shifted by the partition's hash, so a partition's file groups spread over the tasks. A task still holds one
+    file group's records at a time."""
+
+    n_tasks: int
+    pack_small_files: bool
+    small_file_limit: int
+    max_file_size: int
+    avg_record_size: int
+    compacting: Mapping[tuple[str, str], str]
+
+    def insert_group(self, slices: Sequence[SliceInfo]) -> str:
+        """The file group a partition's new keys go to: its smallest small base file (COW), else NEW_GROUP."""
+        small = [s for s in slices if self.pack_small_files and self.small_file_limit > 0
+                 and s.base_file_path is not None and s.base_file_size < self.small_file_limit]
+        return min(small, key=lambda s: (s.base_file_size, s.file_id)).file_id if small else NEW_GROUP
+
+    def task(self, partition: str, group: str, slices: Sequence[SliceInfo]) -> int:
+        """The task of a partition's file group (NEW_GROUP: after its listed groups)."""
+        ids = sorted(s.file_id for s in slices)
+        rank = bisect.bisect_left(ids, group) if group != NEW_GROUP else len(ids)
+        return (rank + zlib.crc32(partition.encode())) % self.n_tasks
+
+    def room(self, s: SliceInfo) -> int:
+        """New records a small file takes before it reaches the max file size."""
+        return max(0, (self.max_file_size - s.base_file_size) // max(1, self.avg_record_size))
+
+    def slice_of(self, listed: SliceInfo) -> SliceInfo:
+        """A listed slice with the base instant its new log files take (a pending compaction's)."""
+        key = (listed.partition_path, listed.file_id)
+        if key not in self.compacting:
+            return listed
+        return SliceInfo(listed.partition_path, listed.file_id, self.compacting[key], listed.base_file_path,
+                         listed.base_file_name, listed.base_file_size)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_engine.config.write_config import IndexType, WriteConfig
+from hudi_engine.errors import WriteError
+from hudi_engine.file_naming import new_file_id
 from hudi_engine.io.base_file import read_base_file, read_record_keys
 from hudi_engine.keygen import KeyGenerator
 from hudi_engine.merge import merge_records
@@ -24,14 +26,15 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write import index
-from hudi_engine.write.bucket_assigner import Bucket, BucketPlan, BucketType
+from hudi_engine.write.bucket_assigner import NEW_GROUP, Bucket, BucketPlan, BucketType, MapSidePlan
 from hudi_engine.write.handles import CreateHandle, WriteContext, append_handle, merge_handle
 from hudi_engine.write.partial_update import with_stored_values
-from hudi_engine.write.tagging import TagSpec, tag
+from hudi_engine.write.tagging import TagSpec, slices, tag
 
 KEY, PARTITION = "_hoodie_record_key", "_hoodie_partition_path"
 HELPER_PREFIX = "_hw_"  # columns the write adds beside the data; never written to files
 FILE_ID, BUCKET_NUMBER, DELETE, BUCKET, TASK = "_hw_file_id", "_hw_bucket_number", "_hw_delete", "_hw_bucket", "_hw_task"
+GROUP = "_hw_group"  # a one-pass write's file group (NEW_GROUP: a new one)
 
 
 @dataclass(frozen=True)
@@ -178,22 +181,83 @@ def write_buckets(task: WriteTask, plan: BucketPlan, batches: Iterable[pa.Record
     """Write the buckets of `batches`, which arrive sorted by bucket: the records of one bucket are gathered, then
     its handle runs, so the task holds one file group's records at a time."""
     ctx = task.context(token)
-    current: int | None = None
+    for (bucket,), records in _runs(batches, (BUCKET,)):
+        yield from _timed(timings, write_bucket, task, ctx, plan.buckets[bucket], records)
+
+
+def write_groups(task: WriteTask, listing: TagSpec | None, plan: MapSidePlan, batches: Iterable[pa.RecordBatch],
+                 token: tuple[int, int, int], timings: dict[str, float]) -> Iterator[WriteStat]:
+    """Write a one-pass write's file groups (`MapSidePlan`): records arrive sorted by (partition, group, key); one file
+    group's records at a time, as `write_buckets`."""
+    ctx = task.context(token)
+    for (partition, group), records in _runs(batches, (PARTITION, GROUP)):
+        for bucket, part in _map_side_buckets(task, listing, plan, partition, group, records):
+            yield from _timed(timings, write_bucket, task, ctx, bucket, part)
+
+
+def _runs(batches: Iterable[pa.RecordBatch], columns: tuple[str, ...]) -> Iterator[tuple[tuple, list[pa.RecordBatch]]]:
+    """Batches sorted by `columns`, gathered into runs of equal values: (values, the run's slices)."""
+    current: tuple | None = None
     pending: list[pa.RecordBatch] = []
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        ids = batch.column(BUCKET).to_numpy(zero_copy_only=False)
-        cuts = np.flatnonzero(ids[1:] != ids[:-1]) + 1
-        for start, end in zip(np.r_[0, cuts], np.r_[cuts, len(ids)]):
-            bucket = int(ids[start])
-            if bucket != current and pending:
-                yield from _timed(timings, write_bucket, task, ctx, plan.buckets[current], pending)  # type: ignore[index]
+        change = np.zeros(batch.num_rows - 1, dtype=bool)
+        for c in columns:
+            col = batch.column(c)
+            change |= pc.not_equal(col.slice(1), col.slice(0, batch.num_rows - 1)).to_numpy(zero_copy_only=False)
+        cuts = np.flatnonzero(change) + 1
+        for start, end in zip(np.r_[0, cuts], np.r_[cuts, batch.num_rows]):
+            values = tuple(batch.column(c)[int(start)].as_py() for c in columns)
+            if values != current and pending:
+                yield current, pending  # type: ignore[misc]
                 pending = []
-            current = bucket
+            current = values
             pending.append(batch.slice(int(start), int(end - start)))
-    if pending and current is not None:
-        yield from _timed(timings, write_bucket, task, ctx, plan.buckets[current], pending)
+    if pending:
+        yield current, pending  # type: ignore[misc]
+
+
+def map_side_groups(listing: TagSpec | None, plan: MapSidePlan, tags: pa.StructArray,
+                    deleting: bool) -> tuple[pa.Array, pa.Array]:
+    """The file group (NEW_GROUP: a new one) and task of every tagged record of a one-pass write (`MapSidePlan`); a
+    null group for a record nothing takes (a delete of a new key)."""
+    partitions, file_ids = tags.field(PARTITION), tags.field(FILE_ID)
+    encoded = pc.dictionary_encode(partitions)
+    names = encoded.dictionary.to_pylist()
+    listed = [slices(listing, p) if listing is not None else [] for p in names]
+    targets = pa.array([None if deleting else plan.insert_group(s) for s in listed], pa.string())
+    groups = pc.coalesce(file_ids, targets.take(encoded.indices))
+    pairs = pc.dictionary_encode(pc.binary_join_element_wise(encoded.indices.cast(pa.string()), groups, "/"))
+    tasks = []
+    for pair in pairs.dictionary.to_pylist():
+        code, group = pair.split("/", 1)
+        tasks.append(plan.task(names[int(code)], group, listed[int(code)]))
+    return groups, pa.array(tasks, pa.int32()).take(pairs.indices)
+
+
+def _map_side_buckets(task: WriteTask, listing: TagSpec | None, plan: MapSidePlan, partition: str, group: str,
+                      records: list[pa.RecordBatch]) -> list[tuple[Bucket, list[pa.RecordBatch]]]:
+    """The bucket of a one-pass write's file group; a small file's new records past its room go to a new group."""
+    if group == NEW_GROUP:
+        return [(Bucket(0, BucketType.INSERT, partition, new_file_id()), records)]
+    listed = {s.file_id: s for s in (slices(listing, partition) if listing is not None else [])}
+    if group not in listed:
+        raise WriteError(f"table {task.base_path}: file group {group} of partition {partition!r} is gone; another "
+                         "writer may have replaced it")
+    s = plan.slice_of(listed[group])
+    bucket = Bucket(0, BucketType.UPDATE, partition, group, s)
+    if not plan.pack_small_files:
+        return [(bucket, records)]
+    table = pa.Table.from_batches(records)
+    new = np.flatnonzero(pc.is_null(table.column(FILE_ID)).to_numpy(zero_copy_only=False))
+    room = plan.room(s)
+    if len(new) <= room:
+        return [(bucket, records)]
+    overflow = np.zeros(table.num_rows, dtype=bool)
+    overflow[new[room:]] = True
+    return [(bucket, table.filter(pa.array(~overflow)).to_batches()),
+            (Bucket(0, BucketType.INSERT, partition, new_file_id()), table.filter(pa.array(overflow)).to_batches())]
 
 
 def _timed(timings: dict[str, float], fn, *args) -> list[WriteStat]:

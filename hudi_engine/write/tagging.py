@@ -22,11 +22,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_engine.config.write_config import IndexType, KeyConfig
+from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.io.base_file import read_base_file, read_footer, read_record_keys
 from hudi_engine.io.bloom import BloomFilter
 from hudi_engine.storage import Storage
 from hudi_engine.write import index
+from hudi_engine.write.bucket_assigner import SliceInfo
 
 
 @dataclass(frozen=True)
@@ -174,10 +176,26 @@ class _SortedView:
         return self.values[i].as_py()
 
 
-def _latest_slices(spec: TagSpec, storage: Storage, partition: str):
-    assert spec.visibility is not None
-    view = FileSystemView.for_partitions(storage, spec.base_path, [partition])
-    return view.latest_file_slices(spec.visibility)
+def _latest_slices(spec: TagSpec, storage: Storage, partition: str) -> list[FileSlice]:
+    def load() -> list[FileSlice]:
+        assert spec.visibility is not None
+        view = FileSystemView.for_partitions(storage, spec.base_path, [partition])
+        return view.latest_file_slices(spec.visibility)
+
+    return _CACHE.get(("listing", spec.instant, spec.base_path, partition), load)
+
+
+def slices(spec: TagSpec, partition: str) -> list[SliceInfo]:
+    """The latest slices of `partition` as the driver's timeline sees them (none for a new table), listed once per
+    Python worker and write."""
+    if spec.visibility is None:
+        return []
+
+    def load() -> list[SliceInfo]:
+        storage, _ = Storage.for_uri(spec.storage_uri)
+        return [SliceInfo.of(s, {}) for s in _latest_slices(spec, storage, partition)]
+
+    return _CACHE.get(("slices", spec.instant, spec.base_path, partition), load)
 
 
 def _base_files(spec: TagSpec, storage: Storage, partition: str) -> list[BaseFileIndex]:

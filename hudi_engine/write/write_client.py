@@ -25,7 +25,7 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.timeline.instant import State, new_instant_time
 from hudi_engine.write import commit as commit_protocol
-from hudi_engine.write.bucket_assigner import BucketPlan, Counts, SliceInfo, plan_buckets
+from hudi_engine.write.bucket_assigner import BucketPlan, Counts, MapSidePlan, SliceInfo, plan_buckets
 from hudi_engine.write.conflict import TimelineAtStart, check_conflicts
 from hudi_engine.write.executor import WriteTask
 from hudi_engine.write.heartbeat import Heartbeat, roll_back_failed_writes
@@ -152,8 +152,17 @@ class WriteClient:
             (cfg.operation.looks_up_keys or bucket)
         if not looks_up and not bucket:
             return None
+        return self._spec(instant, looks_up)
+
+    def listing_spec(self, instant: str) -> TagSpec | None:
+        """The table as map tasks list it, whether or not keys are looked up (a one-pass write's inserts look for
+        small files there); None for a new table."""
+        return self._spec(instant, True) if self.timeline is not None else None
+
+    def _spec(self, instant: str, visible: bool) -> TagSpec:
+        cfg = self.config
         return TagSpec(self.storage_uri, self.base_path, instant,
-                       Visibility.of(self.timeline) if looks_up and self.timeline is not None else None,
+                       Visibility.of(self.timeline) if visible and self.timeline is not None else None,
                        cfg.keys, cfg.index.type, cfg.index.bucket_num, cfg.bloom.max_entries,
                        self.table_config.populate_meta_fields)
 
@@ -163,26 +172,33 @@ class WriteClient:
         slices = {} if cfg.operation.is_overwrite else self.latest_slices(counts.partitions)
         return plan_buckets(
             counts, slices, avg_record_size=self.average_record_size(), max_file_size=cfg.files.max_file_size,
-            small_file_limit=cfg.files.small_file_limit,
-            pack_small_files=not cfg.is_mor and cfg.operation in (Operation.UPSERT, Operation.INSERT),
+            small_file_limit=cfg.files.small_file_limit, pack_small_files=self._packs_small_files,
             parallelism=parallelism, where=self.base_path)
+
+    def map_side_plan(self, parallelism: int) -> MapSidePlan:
+        """Bucket choice for a write whose input holds less than one file of records (made in map tasks)."""
+        cfg = self.config
+        return MapSidePlan(parallelism, self._packs_small_files, cfg.files.small_file_limit, cfg.files.max_file_size,
+                          self.average_record_size(), self.pending_compaction_groups())
+
+    @property
+    def _packs_small_files(self) -> bool:
+        """Inserts fill small base files first: COW upserts and inserts (MOR and overwrites make new groups)."""
+        return not self.config.is_mor and self.config.operation in (Operation.UPSERT, Operation.INSERT)
 
     def latest_slices(self, partitions: list[str]) -> dict[str, list[SliceInfo]]:
         """The latest committed slices of `partitions`; a new log file of a group under a pending compaction
         belongs to the compaction's slice."""
         if self.timeline is None or not partitions:
             return {}
-        compacting = self._pending_compaction_groups()
+        compacting = self.pending_compaction_groups()
         view = FileSystemView.for_partitions(self.storage, self.base_path, partitions)
         out: dict[str, list[SliceInfo]] = {p: [] for p in partitions}
         for s in view.latest_file_slices(Visibility.of(self.timeline)):
-            out.setdefault(s.partition_path, []).append(SliceInfo(
-                s.partition_path, s.file_id, compacting.get((s.partition_path, s.file_id), s.base_instant),
-                s.base_file.path if s.base_file else None, s.base_file.name.format() if s.base_file else None,
-                s.base_file.size if s.base_file else 0))
+            out.setdefault(s.partition_path, []).append(SliceInfo.of(s, compacting))
         return out
 
-    def _pending_compaction_groups(self) -> dict[tuple[str, str], str]:
+    def pending_compaction_groups(self) -> dict[tuple[str, str], str]:
         """(partition, file id) -> instant of the pending compaction whose plan lists the file group."""
         out: dict[tuple[str, str], str] = {}
         timeline = self.timeline

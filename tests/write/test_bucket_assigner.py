@@ -6,7 +6,15 @@ import pyarrow as pa
 import pytest
 
 from hudi_engine.errors import WriteError
-from hudi_engine.write.bucket_assigner import BucketType, BulkInsertRanges, Counts, SliceInfo, plan_buckets
+from hudi_engine.write.bucket_assigner import (
+    NEW_GROUP,
+    BucketType,
+    BulkInsertRanges,
+    Counts,
+    MapSidePlan,
+    SliceInfo,
+    plan_buckets,
+)
 
 
 def slice_(partition: str, file_id: str, size: int) -> SliceInfo:
@@ -87,3 +95,34 @@ def test_bulk_insert_cuts_a_partition_above_a_tasks_share_at_sampled_keys_over_t
     assert r.ranges["small"][0] == () and len(r.ranges["small"][1]) == 1
     # Without a sample (nothing sampled) the partition stays one range rather than failing.
     assert BulkInsertRanges.plan(counts, {}, 4).ranges["big"][0] == ()
+
+
+def map_side(**kw) -> MapSidePlan:
+    args = dict(n_tasks=4, pack_small_files=True, small_file_limit=60_000, max_file_size=100_000, avg_record_size=100,
+                compacting={})
+    args.update(kw)
+    return MapSidePlan(**args)  # type: ignore[arg-type]
+
+
+def test_map_side_plan_sends_new_keys_to_the_smallest_small_file_or_a_new_group():
+    slices = [slice_("d", "f1", 50_000), slice_("d", "f2", 20_000), slice_("d", "f3", 70_000)]
+    assert map_side().insert_group(slices) == "f2"
+    assert map_side().room(slices[1]) == 800  # (100,000 - 20,000) / 100
+    assert map_side().insert_group([slices[2]]) == NEW_GROUP  # above the small-file limit
+    assert map_side(pack_small_files=False).insert_group(slices) == NEW_GROUP  # MOR, overwrites
+    assert map_side().insert_group([]) == NEW_GROUP
+
+
+def test_map_side_plan_spreads_a_partitions_file_groups_over_the_tasks():
+    slices = [slice_("", f"f{i}", 1) for i in range(6)]
+    plan4 = map_side()
+    tasks = [plan4.task("", s.file_id, slices) for s in slices]
+    assert sorted(set(tasks)) == [0, 1, 2, 3]  # min(6 groups, 4 tasks)
+    assert plan4.task("", NEW_GROUP, slices) == (6 + plan4.task("", "f0", slices)) % 4
+    assert {map_side(n_tasks=2).task("", s.file_id, slices[:2]) for s in slices[:2]} == {0, 1}
+
+
+def test_map_side_plan_logs_into_a_pending_compactions_slice():
+    s = slice_("d", "f1", 1)
+    assert map_side().slice_of(s) is s
+    assert map_side(compacting={("d", "f1"): "002"}).slice_of(s).base_instant == "002"
