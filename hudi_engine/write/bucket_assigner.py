@@ -22,7 +22,7 @@ import heapq
 import math
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pyarrow as pa
@@ -293,10 +293,7 @@ class MapSidePlan:
     def slice_of(self, listed: SliceInfo) -> SliceInfo:
         """A listed slice with the base instant its new log files take (a pending compaction's)."""
         key = (listed.partition_path, listed.file_id)
-        if key not in self.compacting:
-            return listed
-        return SliceInfo(listed.partition_path, listed.file_id, self.compacting[key], listed.base_file_path,
-                         listed.base_file_name, listed.base_file_size)
+        return replace(listed, base_instant=self.compacting[key]) if key in self.compacting else listed
 
 
 @dataclass(frozen=True)

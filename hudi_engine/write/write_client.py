@@ -179,7 +179,7 @@ class WriteClient:
         """Bucket choice for a write whose input holds less than one file of records (made in map tasks)."""
         cfg = self.config
         return MapSidePlan(parallelism, self._packs_small_files, cfg.files.small_file_limit, cfg.files.max_file_size,
-                          self.average_record_size(), self.pending_compaction_groups())
+                          self.average_record_size(), self._pending_compaction_groups())
 
     @property
     def _packs_small_files(self) -> bool:
@@ -191,14 +191,14 @@ class WriteClient:
         belongs to the compaction's slice."""
         if self.timeline is None or not partitions:
             return {}
-        compacting = self.pending_compaction_groups()
+        compacting = self._pending_compaction_groups()
         view = FileSystemView.for_partitions(self.storage, self.base_path, partitions)
         out: dict[str, list[SliceInfo]] = {p: [] for p in partitions}
         for s in view.latest_file_slices(Visibility.of(self.timeline)):
             out.setdefault(s.partition_path, []).append(SliceInfo.of(s, compacting))
         return out
 
-    def pending_compaction_groups(self) -> dict[tuple[str, str], str]:
+    def _pending_compaction_groups(self) -> dict[tuple[str, str], str]:
         """(partition, file id) -> instant of the pending compaction whose plan lists the file group."""
         out: dict[tuple[str, str], str] = {}
         timeline = self.timeline
