@@ -69,6 +69,7 @@ TAG_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTI
 ROUTE_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTITION, T.StringType()),
                            T.StructField(BUCKET, T.IntegerType()), T.StructField(TASK, T.IntegerType())])
 _TAG = "_hw_tag"
+ORDER = "_hw_order"
 
 
 def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> WriteResult:
@@ -168,8 +169,10 @@ def _run_one_pass(df: DataFrame, client: WriteClient, task: WriteTask, txn: Tran
                 *[F.col(f"{_TAG}.{c}").alias(c) for c in (KEY, PARTITION, FILE_ID, GROUP, TASK)]) \
         .withColumn(DELETE, F.lit(config.operation is Operation.DELETE))
     txn.timings["plan"] = time.monotonic() - t0
+    # A task's records sorted by one 64-bit hash of their file group: a radix sort on a key the sort prefix holds
+    # whole (a sort by partition, group and key compares strings row by row); the task sorts a group by key.
     results = (routed.repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK)
-               .sortWithinPartitions(PARTITION, GROUP, KEY)
+               .withColumn(ORDER, F.xxhash64(PARTITION, GROUP)).sortWithinPartitions(ORDER).drop(ORDER)
                .mapInArrow(_MapSideWriteFn(task, listing, plan), TASK_OUTPUT)).collect()
     txn.timings["write"] = time.monotonic() - t0
     return _collect(results, txn)

@@ -187,12 +187,34 @@ def write_buckets(task: WriteTask, plan: BucketPlan, batches: Iterable[pa.Record
 
 def write_groups(task: WriteTask, listing: TagSpec | None, plan: MapSidePlan, batches: Iterable[pa.RecordBatch],
                  token: tuple[int, int, int], timings: dict[str, float]) -> Iterator[WriteStat]:
-    """Write a one-pass write's file groups (`MapSidePlan`): records arrive sorted by (partition, group, key); one file
-    group's records at a time, as `write_buckets`."""
+    """Write a one-pass write's file groups (`MapSidePlan`): records arrive grouped by (partition, group), and each
+    group's are sorted by key here; one file group's records at a time, as `write_buckets`."""
     ctx = task.context(token)
-    for (partition, group), records in _runs(batches, (PARTITION, GROUP)):
+    for (partition, group), records in file_group_runs(batches, task.base_path):
         for bucket, part in _map_side_buckets(task, listing, plan, partition, group, records):
             yield from _timed(timings, write_bucket, task, ctx, bucket, part)
+
+
+def file_group_runs(batches: Iterable[pa.RecordBatch],
+                    where: str) -> Iterator[tuple[tuple[str, str], list[pa.RecordBatch]]]:
+    """A one-pass task's records, which arrive grouped by (partition, group): each group's, sorted by key."""
+    done: set[tuple] = set()
+    for (partition, group), records in _runs(batches, (PARTITION, GROUP)):
+        if (partition, group) in done:  # two groups' records interleaved: their order hashes collided
+            raise WriteError(f"table {where}: the records of file group {group!r} of partition {partition!r} "
+                             "reached their task in two runs; retry the write")
+        done.add((partition, group))
+        yield (partition, group), _by_key(records)
+
+
+def _by_key(records: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """A file group's records sorted by key (pre-combining finds a key's versions as neighbours; new files hold
+    one key range each)."""
+    table = pa.Table.from_batches(records)
+    keys = table.column(KEY)
+    if len(keys) < 2 or pc.all(pc.less_equal(keys.slice(0, len(keys) - 1), keys.slice(1))).as_py():
+        return records
+    return table.take(pc.sort_indices(keys)).to_batches()
 
 
 def _runs(batches: Iterable[pa.RecordBatch], columns: tuple[str, ...]) -> Iterator[tuple[tuple, list[pa.RecordBatch]]]:

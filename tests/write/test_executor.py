@@ -10,10 +10,11 @@ from local_write import write
 from oracle import rs_snapshot
 
 from hudi_engine import HudiTable
+from hudi_engine.errors import WriteError
 from hudi_engine.io.base_file import read_footer
 from hudi_engine.storage import Storage
 from hudi_engine.write import tagging
-from hudi_engine.write.executor import WriteTask
+from hudi_engine.write.executor import GROUP, KEY, PARTITION, WriteTask, file_group_runs
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.float64()), ("dt", pa.string())])
 
@@ -180,3 +181,16 @@ def test_custom_key_generator_tables_store_partition_field_names_without_types(t
     assert (r.records_updated, r.records_inserted) == (1, 1)
     assert sorted(snapshot(path)) == ["k0001", "k0002", "k0003"]
     assert [s.partition_path for s in HudiTable.load(str(path)).file_slices()] == ["d1"]
+
+
+def test_a_one_pass_task_gets_each_file_group_sorted_by_key_and_refuses_a_group_split_in_two_runs():
+    def batch(rows):
+        return pa.RecordBatch.from_pydict({KEY: [k for _, _, k in rows], PARTITION: [p for p, _, _ in rows],
+                                           GROUP: [g for _, g, _ in rows]})
+
+    runs = list(file_group_runs([batch([("p", "f1", "k3"), ("p", "f1", "k1")]),
+                                 batch([("p", "f1", "k2"), ("p", "", "k9"), ("q", "", "k0")])], "/t"))
+    assert [(g, [k for b in records for k in b.column(KEY).to_pylist()]) for g, records in runs] == \
+        [(("p", "f1"), ["k1", "k2", "k3"]), (("p", ""), ["k9"]), (("q", ""), ["k0"])]
+    with pytest.raises(WriteError, match="file group 'f1' of partition 'p' reached their task in two runs"):
+        list(file_group_runs([batch([("p", "f1", "k1"), ("p", "f2", "k2"), ("p", "f1", "k3")])], "/t"))
