@@ -58,7 +58,7 @@ from hudi_engine.write.executor import (
     write_buckets,
     write_groups,
 )
-from hudi_engine.write.tagging import TagSpec
+from hudi_engine.write.tagging import TagSpec, slices
 from hudi_engine.write.write_client import Transaction, WriteClient
 from hudi_engine.write.write_result import WriteResult
 
@@ -192,6 +192,9 @@ class _MapSideRouteFn:
         self.deleting = task.config.operation is Operation.DELETE
 
     def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        listing, plan = self.listing, self.plan
+        if listing is not None and plan.whole_groups:
+            self.keytag.skip = lambda p: plan.whole_group(slices(listing, p)) is not None
         for tags in self.keytag(batches):
             groups, tasks = map_side_groups(self.listing, self.plan, tags, self.deleting)
             yield pa.StructArray.from_arrays([tags.field(KEY), tags.field(PARTITION), tags.field(FILE_ID), groups,
@@ -339,13 +342,14 @@ class _ProfileFn:
 class _KeyTagFn:
     def __init__(self, task: WriteTask, spec: TagSpec | None) -> None:
         self.task, self.spec = task, spec
+        self.skip: Callable[[str], bool] | None = None  # partitions left untagged (`tagging.tag`)
 
     def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
         keygen = self.task.keygen()
         for columns in batches:
             table = pa.Table.from_struct_array(columns) if isinstance(columns, pa.StructArray) else \
                 pa.table({columns.type.name: columns})
-            yield key_and_tag(keygen, self.spec, table)
+            yield key_and_tag(keygen, self.spec, table, self.skip)
 
 
 class _RouteFn:

@@ -9,7 +9,7 @@ handle encodes the file group's records, the create handle rolls to a new file a
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,15 +70,16 @@ class WriteTask:
 
 
 # ---- map side: keys and tags -------------------------------------------------------------------------------------
-def key_and_tag(keygen: KeyGenerator, spec: TagSpec | None, columns: pa.Table) -> pa.StructArray:
-    """Record key, partition path, file id (null: new) and bucket number of rows given as their key and partition
-    columns: what a map task adds to every record before the shuffle."""
+def key_and_tag(keygen: KeyGenerator, spec: TagSpec | None, columns: pa.Table,
+                skip: Callable[[str], bool] | None = None) -> pa.StructArray:
+    """Record key, partition path, file id (null: new or untagged, see `tagging.tag`'s `skip`) and bucket number of
+    rows given as their key and partition columns: what a map task adds to every record before the shuffle."""
     keys = _one(keygen.record_keys(columns))
     partitions = _one(keygen.partition_paths(columns))
     if spec is None:
         file_ids, numbers = pa.nulls(len(keys), pa.string()), pa.nulls(len(keys), pa.int32())
     else:
-        tags = tag(spec, keys, partitions)
+        tags = tag(spec, keys, partitions, skip)
         file_ids = tags.file_ids
         numbers = tags.bucket_numbers if tags.bucket_numbers is not None else pa.nulls(len(keys), pa.int32())
     return pa.StructArray.from_arrays([keys, partitions, file_ids, numbers],
@@ -242,14 +243,16 @@ def _runs(batches: Iterable[pa.RecordBatch], columns: tuple[str, ...]) -> Iterat
 
 def map_side_groups(listing: TagSpec | None, plan: MapSidePlan, tags: pa.StructArray,
                     deleting: bool) -> tuple[pa.Array, pa.Array]:
-    """The file group (NEW_GROUP: a new one) and task of every tagged record of a one-pass write (`MapSidePlan`); a
-    null group for a record nothing takes (a delete of a new key)."""
+    """The file group (NEW_GROUP: a new one) and task of every tagged record of a one-pass write (`MapSidePlan`; a
+    partition's whole group takes all its records, untagged); a null group for a record nothing takes (a delete of
+    a new key)."""
     partitions, file_ids = tags.field(PARTITION), tags.field(FILE_ID)
     encoded = pc.dictionary_encode(partitions)
     names = encoded.dictionary.to_pylist()
     listed = [slices(listing, p) if listing is not None else [] for p in names]
+    whole = pa.array([plan.whole_group(s) for s in listed], pa.string()).take(encoded.indices)
     targets = pa.array([None if deleting else plan.insert_group(s) for s in listed], pa.string())
-    groups = pc.coalesce(file_ids, targets.take(encoded.indices))
+    groups = pc.coalesce(whole, file_ids, targets.take(encoded.indices))
     pairs = pc.dictionary_encode(pc.binary_join_element_wise(encoded.indices.cast(pa.string()), groups, "/"))
     tasks = []
     for pair in pairs.dictionary.to_pylist():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,8 +87,9 @@ class _Cache:
 _CACHE = _Cache()
 
 
-def tag(spec: TagSpec, keys: pa.Array, partitions: pa.Array) -> Tags:
-    """Tag `keys` (with their partition paths): where each lives in the table as the driver's timeline sees it."""
+def tag(spec: TagSpec, keys: pa.Array, partitions: pa.Array, skip: Callable[[str], bool] | None = None) -> Tags:
+    """Tag `keys` (with their partition paths): where each lives in the table as the driver's timeline sees it.
+    Keys of a partition `skip` names stay untagged (SIMPLE and BLOOM: their write task checks them itself)."""
     n = len(keys)
     file_ids = np.full(n, None, dtype=object)
     numbers = None
@@ -110,6 +112,8 @@ def tag(spec: TagSpec, keys: pa.Array, partitions: pa.Array) -> Tags:
                 file_ids[rows] = lookup[numbers[rows]]
         return Tags(pa.array(file_ids, pa.string()), pa.array(numbers.astype(np.int32)))
     for code, partition in enumerate(parts.dictionary.to_pylist()):
+        if skip is not None and skip(partition):
+            continue
         files = _base_files(spec, storage, partition)
         if files:
             rows = np.flatnonzero(codes == code)

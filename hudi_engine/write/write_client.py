@@ -179,7 +179,8 @@ class WriteClient:
         """Bucket choice for a write whose input holds less than one file of records (made in map tasks)."""
         cfg = self.config
         return MapSidePlan(parallelism, self._packs_small_files, cfg.files.small_file_limit, cfg.files.max_file_size,
-                          self.average_record_size(), self._pending_compaction_groups())
+                           self.average_record_size(), self._pending_compaction_groups(),
+                           whole_groups=cfg.is_mor and cfg.operation.looks_up_keys)
 
     @property
     def _packs_small_files(self) -> bool:

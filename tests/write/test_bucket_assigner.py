@@ -126,3 +126,11 @@ def test_map_side_plan_logs_into_a_pending_compactions_slice():
     s = slice_("d", "f1", 1)
     assert map_side().slice_of(s) is s
     assert map_side(compacting={("d", "f1"): "002"}).slice_of(s).base_instant == "002"
+
+
+def test_map_side_plan_takes_a_mor_partition_of_one_file_group_whole():
+    one = [slice_("d", "f1", 1)]
+    assert map_side(whole_groups=True).whole_group(one) == "f1"
+    assert map_side(whole_groups=True).whole_group([*one, slice_("d", "f2", 1)]) is None  # tagged: two groups
+    assert map_side(whole_groups=True).whole_group([SliceInfo("d", "f1", "001", None, None, 0)]) is None  # logs only
+    assert map_side().whole_group(one) is None  # COW, inserts
