@@ -50,6 +50,7 @@ from hudi_engine.write.executor import (
     PARTITION,
     TASK,
     KeyProfile,
+    WholeGroups,
     WriteTask,
     bulk_insert_files,
     key_and_tag,
@@ -58,7 +59,7 @@ from hudi_engine.write.executor import (
     write_buckets,
     write_groups,
 )
-from hudi_engine.write.tagging import TagSpec, slices
+from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_client import Transaction, WriteClient
 from hudi_engine.write.write_result import WriteResult
 
@@ -188,13 +189,11 @@ class _MapSideRouteFn:
     (`listing`; `executor.map_side_groups`)."""
 
     def __init__(self, task: WriteTask, spec: TagSpec | None, listing: TagSpec | None, plan: MapSidePlan) -> None:
-        self.keytag, self.listing, self.plan = _KeyTagFn(task, spec), listing, plan
+        whole = WholeGroups(listing, plan) if listing is not None and plan.whole_groups else None
+        self.keytag, self.listing, self.plan = _KeyTagFn(task, spec, whole), listing, plan
         self.deleting = task.config.operation is Operation.DELETE
 
     def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
-        listing, plan = self.listing, self.plan
-        if listing is not None and plan.whole_groups:
-            self.keytag.skip = lambda p: plan.whole_group(slices(listing, p)) is not None
         for tags in self.keytag(batches):
             groups, tasks = map_side_groups(self.listing, self.plan, tags, self.deleting)
             yield pa.StructArray.from_arrays([tags.field(KEY), tags.field(PARTITION), tags.field(FILE_ID), groups,
@@ -340,9 +339,8 @@ class _ProfileFn:
 
 
 class _KeyTagFn:
-    def __init__(self, task: WriteTask, spec: TagSpec | None) -> None:
-        self.task, self.spec = task, spec
-        self.skip: Callable[[str], bool] | None = None  # partitions left untagged (`tagging.tag`)
+    def __init__(self, task: WriteTask, spec: TagSpec | None, skip: WholeGroups | None = None) -> None:
+        self.task, self.spec, self.skip = task, spec, skip  # skip: partitions left untagged (`tagging.tag`)
 
     def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
         keygen = self.task.keygen()

@@ -241,6 +241,18 @@ def _runs(batches: Iterable[pa.RecordBatch], columns: tuple[str, ...]) -> Iterat
         yield current, pending  # type: ignore[misc]
 
 
+@dataclass(frozen=True)
+class WholeGroups:
+    """The partitions a one-pass write takes whole to their one file group, untagged (`MapSidePlan.whole_group`):
+    `tagging.tag`'s `skip`."""
+
+    listing: TagSpec
+    plan: MapSidePlan
+
+    def __call__(self, partition: str) -> bool:
+        return self.plan.whole_group(slices(self.listing, partition)) is not None
+
+
 def map_side_groups(listing: TagSpec | None, plan: MapSidePlan, tags: pa.StructArray,
                     deleting: bool) -> tuple[pa.Array, pa.Array]:
     """The file group (NEW_GROUP: a new one) and task of every tagged record of a one-pass write (`MapSidePlan`; a
