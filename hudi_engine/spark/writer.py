@@ -162,12 +162,9 @@ def _run_one_pass(df: DataFrame, client: WriteClient, task: WriteTask, txn: Tran
     t0 = time.monotonic()
     listing = client.listing_spec(txn.instant)
     data = checked(df, config)
-    sources = _key_source_columns(config, data.columns)
-    udf = _struct_udf(_MapSideRouteFn(task, client.tag_spec(txn.instant), listing, plan), MAP_SIDE_ROUTE_TYPE)
-    routed = data.withColumn(_TAG, udf(F.struct(*[F.col(f"`{c}`") for c in sources]))) \
-        .filter(F.col(f"{_TAG}.{GROUP}").isNotNull()) \
-        .select(*[F.col(f"`{c}`") for c in data.columns],
-                *[F.col(f"{_TAG}.{c}").alias(c) for c in (KEY, PARTITION, FILE_ID, GROUP, TASK)]) \
+    routed = _with_udf(data, _MapSideRouteFn(task, client.tag_spec(txn.instant), listing, plan), MAP_SIDE_ROUTE_TYPE,
+                       _key_source_columns(config, data.columns), data.columns,
+                       keep=F.col(f"{_TAG}.{GROUP}").isNotNull()) \
         .withColumn(DELETE, F.lit(config.operation is Operation.DELETE))
     txn.timings["plan"] = time.monotonic() - t0
     # A task's records sorted by one 64-bit hash of their file group: a radix sort on a key the sort prefix holds
@@ -279,20 +276,15 @@ def _key_source_columns(config: WriteConfig, columns: list[str]) -> list[str]:
 def _keyed(df: DataFrame, task: WriteTask, spec: TagSpec | None) -> DataFrame:
     """`df` with record key, partition path, file id and bucket number: one Arrow UDF over the key and partition
     columns only (marked nondeterministic so Spark evaluates it once per row)."""
-    sources = _key_source_columns(task.config, df.columns)
-    udf = _struct_udf(_KeyTagFn(task, spec), TAG_TYPE)
-    keyed = df.withColumn(_TAG, udf(F.struct(*[F.col(f"`{c}`") for c in sources])))
-    return keyed.select(*[F.col(f"`{c}`") for c in df.columns],
-                        *[F.col(f"{_TAG}.{c}").alias(c) for c in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER)])
+    return _with_udf(df, _KeyTagFn(task, spec), TAG_TYPE, _key_source_columns(task.config, df.columns), df.columns)
 
 
 def _routed(df: DataFrame, task: WriteTask, spec: TagSpec | None, plan: BucketPlan) -> DataFrame:
     """`df` with record key, partition path, bucket and task: one Arrow UDF over the key and partition columns keys
     and tags every record (the first pass's tags) and assigns its bucket (`BucketPlan.assign`), so the map stage
     runs one Python pass and no join. A record no bucket takes (a delete of a new key) drops out."""
-    sources = _key_source_columns(task.config, df.columns)
-    udf = _struct_udf(_RouteFn(plan, _KeyTagFn(task, spec)), ROUTE_TYPE)
-    return _with_route(df.withColumn(_TAG, udf(F.struct(*[F.col(f"`{c}`") for c in sources]))), df.columns)
+    return _with_udf(df, _RouteFn(plan, _KeyTagFn(task, spec)), ROUTE_TYPE,
+                     _key_source_columns(task.config, df.columns), df.columns, keep=F.col(f"{_TAG}.{BUCKET}") >= 0)
 
 
 def _struct_udf(fn: Callable[[Iterator[pa.Array]], Iterator[pa.Array]], result: T.StructType) -> Any:
@@ -305,10 +297,14 @@ def _struct_udf(fn: Callable[[Iterator[pa.Array]], Iterator[pa.Array]], result: 
     return F.arrow_udf(run, result).asNondeterministic()  # type: ignore[call-overload]
 
 
-def _with_route(df: DataFrame, columns: list[str]) -> DataFrame:
-    """The data columns, then key, partition, bucket and task from the route struct, without unrouted records."""
-    return df.filter(F.col(f"{_TAG}.{BUCKET}") >= 0).select(
-        *[F.col(f"`{c}`") for c in columns], *[F.col(f"{_TAG}.{c}").alias(c) for c in (KEY, PARTITION, BUCKET, TASK)])
+def _with_udf(df: DataFrame, fn: Callable[[Iterator[pa.Array]], Iterator[pa.Array]], result: T.StructType,
+              sources: list[str], columns: list[str], keep: Column | None = None) -> DataFrame:
+    """`columns` of `df`, then the fields of `fn`'s `result` struct (an Arrow UDF over the `sources` columns only),
+    without the rows `keep` (an expression over the struct) turns away."""
+    out = df.withColumn(_TAG, _struct_udf(fn, result)(F.struct(*[F.col(f"`{c}`") for c in sources])))
+    if keep is not None:
+        out = out.filter(keep)
+    return out.select(*[F.col(f"`{c}`") for c in columns], *[F.col(f"{_TAG}.{f.name}").alias(f.name) for f in result])
 
 
 def _keyed_for_bulk(df: DataFrame, task: WriteTask) -> DataFrame:
@@ -399,10 +395,9 @@ def _sample(keyed: DataFrame, fractions: dict[str, float]) -> dict[str, list[str
 def _assigned(tagged: DataFrame, plan: BucketPlan) -> DataFrame:
     """`tagged` (keys, partitions and file ids already set) with every record's bucket and task (`BucketPlan.assign`
     in an Arrow UDF); a record no bucket takes (a delete of a new key) drops out."""
-    udf = _struct_udf(_RouteFn(plan), ROUTE_TYPE)
-    tags = (KEY, PARTITION, FILE_ID, BUCKET_NUMBER)
-    return _with_route(tagged.withColumn(_TAG, udf(F.struct(*[F.col(c) for c in tags]))),
-                       [c for c in tagged.columns if c not in tags])
+    tags = [KEY, PARTITION, FILE_ID, BUCKET_NUMBER]
+    return _with_udf(tagged, _RouteFn(plan), ROUTE_TYPE, tags, [c for c in tagged.columns if c not in tags],
+                     keep=F.col(f"{_TAG}.{BUCKET}") >= 0)
 
 
 class _WriteFn:
