@@ -290,11 +290,11 @@ class MapSidePlan:
                  and s.base_file_path is not None and s.base_file_size < self.small_file_limit]
         return min(small, key=lambda s: (s.base_file_size, s.file_id)).file_id if small else NEW_GROUP
 
-    def task(self, partition: str, group: str, slices: Sequence[SliceInfo]) -> int:
-        """The task of a partition's file group (NEW_GROUP: after its listed groups)."""
+    def tasks(self, partition: str, groups: Sequence[str], slices: Sequence[SliceInfo]) -> list[int]:
+        """The task of each of a partition's file groups (NEW_GROUP: after its listed groups)."""
         ids = sorted(s.file_id for s in slices)
-        rank = bisect.bisect_left(ids, group) if group != NEW_GROUP else len(ids)
-        return (rank + zlib.crc32(partition.encode())) % self.n_tasks
+        shift = zlib.crc32(partition.encode())
+        return [((bisect.bisect_left(ids, g) if g != NEW_GROUP else len(ids)) + shift) % self.n_tasks for g in groups]
 
     def room(self, s: SliceInfo) -> int:
         """New records a small file takes before it reaches the max file size."""

@@ -26,7 +26,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write import index
-from hudi_engine.write.bucket_assigner import NEW_GROUP, Bucket, BucketPlan, BucketType, MapSidePlan
+from hudi_engine.write.bucket_assigner import NEW_GROUP, Bucket, BucketPlan, BucketType, MapSidePlan, SliceInfo
 from hudi_engine.write.handles import CreateHandle, WriteContext, append_handle, merge_handle
 from hudi_engine.write.partial_update import with_stored_values
 from hudi_engine.write.tagging import TagSpec, slices, tag
@@ -191,8 +191,11 @@ def write_groups(task: WriteTask, listing: TagSpec | None, plan: MapSidePlan, ba
     """Write a one-pass write's file groups (`MapSidePlan`): records arrive grouped by (partition, group), and each
     group's are sorted by key here; one file group's records at a time, as `write_buckets`."""
     ctx = task.context(token)
+    listed: dict[str, dict[str, SliceInfo]] = {}  # per partition: file id -> its latest slice
     for (partition, group), records in file_group_runs(batches, task.base_path):
-        for bucket, part in _map_side_buckets(task, listing, plan, partition, group, records):
+        if partition not in listed:
+            listed[partition] = {s.file_id: s for s in (slices(listing, partition) if listing is not None else [])}
+        for bucket, part in _map_side_buckets(task, listed[partition], plan, partition, group, records):
             yield from _timed(timings, write_bucket, task, ctx, bucket, part)
 
 
@@ -266,19 +269,21 @@ def map_side_groups(listing: TagSpec | None, plan: MapSidePlan, tags: pa.StructA
     targets = pa.array([None if deleting else plan.insert_group(s) for s in listed], pa.string())
     groups = pc.coalesce(whole, file_ids, targets.take(encoded.indices))
     pairs = pc.dictionary_encode(pc.binary_join_element_wise(encoded.indices.cast(pa.string()), groups, "/"))
-    tasks = []
+    by_partition: dict[int, list[str]] = {}
     for pair in pairs.dictionary.to_pylist():
         code, group = pair.split("/", 1)
-        tasks.append(plan.task(names[int(code)], group, listed[int(code)]))
-    return groups, pa.array(tasks, pa.int32()).take(pairs.indices)
+        by_partition.setdefault(int(code), []).append(group)
+    task_of = {f"{code}/{g}": t for code, gs in by_partition.items()
+               for g, t in zip(gs, plan.tasks(names[code], gs, listed[code]))}  # one sort of a partition's ids
+    return groups, pa.array([task_of[pair] for pair in pairs.dictionary.to_pylist()], pa.int32()).take(pairs.indices)
 
 
-def _map_side_buckets(task: WriteTask, listing: TagSpec | None, plan: MapSidePlan, partition: str, group: str,
+def _map_side_buckets(task: WriteTask, listed: dict[str, SliceInfo], plan: MapSidePlan, partition: str, group: str,
                       records: list[pa.RecordBatch]) -> list[tuple[Bucket, list[pa.RecordBatch]]]:
-    """The bucket of a one-pass write's file group; a small file's new records past its room go to a new group."""
+    """The bucket of a one-pass write's file group (`listed`: the partition's slices by file id); a small file's new
+    records past its room go to a new group."""
     if group == NEW_GROUP:
         return [(Bucket(0, BucketType.INSERT, partition, new_file_id()), records)]
-    listed = {s.file_id: s for s in (slices(listing, partition) if listing is not None else [])}
     if group not in listed:
         raise WriteError(f"table {task.base_path}: file group {group} of partition {partition!r} is gone; another "
                          "writer may have replaced it")

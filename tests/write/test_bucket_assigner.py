@@ -116,10 +116,10 @@ def test_map_side_plan_sends_new_keys_to_the_smallest_small_file_or_a_new_group(
 def test_map_side_plan_spreads_a_partitions_file_groups_over_the_tasks():
     slices = [slice_("", f"f{i}", 1) for i in range(6)]
     plan4 = map_side()
-    tasks = [plan4.task("", s.file_id, slices) for s in slices]
+    tasks = plan4.tasks("", [s.file_id for s in slices], slices)
     assert sorted(set(tasks)) == [0, 1, 2, 3]  # min(6 groups, 4 tasks)
-    assert plan4.task("", NEW_GROUP, slices) == (6 + plan4.task("", "f0", slices)) % 4
-    assert {map_side(n_tasks=2).task("", s.file_id, slices[:2]) for s in slices[:2]} == {0, 1}
+    assert plan4.tasks("", [NEW_GROUP], slices) == [(6 + plan4.tasks("", ["f0"], slices)[0]) % 4]
+    assert set(map_side(n_tasks=2).tasks("", [s.file_id for s in slices[:2]], slices[:2])) == {0, 1}
 
 
 def test_map_side_plan_logs_into_a_pending_compactions_slice():
