@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
+from py4j.protocol import Py4JError
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -150,8 +151,20 @@ def _map_side_plan(df: DataFrame, client: WriteClient, parallelism: int) -> MapS
         return None
     # One wave of tasks, and no more tasks than records: every task, even an empty one, is a Python worker's round
     # trip, and a write of less than a file gains nothing from a second wave.
-    cores = df.sparkSession.sparkContext.defaultParallelism
-    return client.map_side_plan(max(1, min(parallelism, cores, rows)))
+    return client.map_side_plan(max(1, min(parallelism, _task_slots(df.sparkSession), rows)))
+
+
+def _task_slots(spark: SparkSession) -> int:
+    """Tasks the cluster's registered executors run at once; Spark's default parallelism before any has registered.
+    `spark.default.parallelism` is often set to a few tasks per core for large jobs; for a small write that is a
+    second wave of tasks, each paying a Python worker's round trip."""
+    sc = spark.sparkContext
+    try:  # SparkContext.maxNumConcurrentTasks is private[spark] in Scala (public to py4j), as barrier mode uses it
+        jsc = sc._jsc.sc()
+        slots = int(jsc.maxNumConcurrentTasks(jsc.resourceProfileManager().defaultResourceProfile()))
+    except Py4JError:
+        slots = 0
+    return slots if slots > 0 else sc.defaultParallelism
 
 
 def _run_one_pass(df: DataFrame, client: WriteClient, task: WriteTask, txn: Transaction,
