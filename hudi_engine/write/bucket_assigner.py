@@ -263,8 +263,8 @@ class MapSidePlan:
     """Buckets of a write whose whole input holds less than one file of records, chosen in the map tasks without a
     counting pass, so the write is one Spark job. Every partition's inserts then fit one file group: a tagged key
     goes to its file group, a new key to its partition's smallest small file (COW; what passes its room goes on to
-    a new file group) or to one new file group. On MOR, a partition of one file group is not tagged at all
-    (`whole_group`). Groups go to tasks by their rank in the partition's listing, shifted by the partition's hash,
+    a new file group) or to one new file group. A partition of one file group that would take all its records
+    anyway is not tagged at all (`whole_group`). Groups go to tasks by their rank in the partition's listing, shifted by the partition's hash,
     so a partition's file groups spread over the tasks. A task still holds one file group's records at a time."""
 
     n_tasks: int
@@ -273,16 +273,21 @@ class MapSidePlan:
     max_file_size: int
     avg_record_size: int
     compacting: Mapping[tuple[str, str], str]
-    whole_groups: bool = False  # MOR upserts and deletes: see `whole_group`
+    whole_groups: bool = False  # MOR upserts and deletes, COW upserts: see `whole_group`
 
     def whole_group(self, slices: Sequence[SliceInfo]) -> str | None:
-        """MOR upserts and deletes: the file group of a partition that has just one (with a base file), which then
-        takes all the partition's records untagged. Its task checks every key against the base file, as it checks a
-        bloom filter's false positives: it logs the updates and deletes of stored keys and writes the other records
-        to a new file group, where tagged new keys would go. None: tag as usual."""
-        if self.whole_groups and len(slices) == 1 and slices[0].base_file_path is not None:
-            return slices[0].file_id
-        return None
+        """The file group of a partition that has just one (with a base file), when it takes all the partition's
+        records untagged; None: tag as usual.
+        * MOR upserts and deletes: its task checks every key against the base file, as it checks a bloom filter's
+          false positives: it logs the updates and deletes of stored keys and writes the other records to a new file
+          group, where tagged new keys would go.
+        * COW upserts, when the group is the small file the partition's new keys fill: its merge takes updates and
+          inserts alike (what passes the file's room goes on to a new group, `room`)."""
+        if not self.whole_groups or len(slices) != 1 or slices[0].base_file_path is None:
+            return None
+        if self.pack_small_files and self.insert_group(slices) != slices[0].file_id:
+            return None
+        return slices[0].file_id
 
     def insert_group(self, slices: Sequence[SliceInfo]) -> str:
         """The file group a partition's new keys go to: its smallest small base file (COW), else NEW_GROUP."""

@@ -195,7 +195,7 @@ def write_groups(task: WriteTask, listing: TagSpec | None, plan: MapSidePlan, ba
     for (partition, group), records in file_group_runs(batches, task.base_path):
         if partition not in listed:
             listed[partition] = {s.file_id: s for s in (slices(listing, partition) if listing is not None else [])}
-        for bucket, part in _map_side_buckets(task, listed[partition], plan, partition, group, records):
+        for bucket, part in _map_side_buckets(task, ctx.storage, listed[partition], plan, partition, group, records):
             yield from _timed(timings, write_bucket, task, ctx, bucket, part)
 
 
@@ -278,7 +278,8 @@ def map_side_groups(listing: TagSpec | None, plan: MapSidePlan, tags: pa.StructA
     return groups, pa.array([task_of[pair] for pair in pairs.dictionary.to_pylist()], pa.int32()).take(pairs.indices)
 
 
-def _map_side_buckets(task: WriteTask, listed: dict[str, SliceInfo], plan: MapSidePlan, partition: str, group: str,
+def _map_side_buckets(task: WriteTask, storage: Storage, listed: dict[str, SliceInfo], plan: MapSidePlan,
+                      partition: str, group: str,
                       records: list[pa.RecordBatch]) -> list[tuple[Bucket, list[pa.RecordBatch]]]:
     """The bucket of a one-pass write's file group (`listed`: the partition's slices by file id); a small file's new
     records past its room go to a new group."""
@@ -289,11 +290,15 @@ def _map_side_buckets(task: WriteTask, listed: dict[str, SliceInfo], plan: MapSi
                          "writer may have replaced it")
     s = plan.slice_of(listed[group])
     bucket = Bucket(0, BucketType.UPDATE, partition, group, s)
-    if not plan.pack_small_files:
+    room = plan.room(s)
+    if not plan.pack_small_files or sum(b.num_rows for b in records) <= room:
         return [(bucket, records)]
     table = pa.Table.from_batches(records)
-    new = np.flatnonzero(pc.is_null(table.column(FILE_ID)).to_numpy(zero_copy_only=False))
-    room = plan.room(s)
+    if plan.whole_group(list(listed.values())) == group:  # untagged: the new keys are those the file does not hold
+        stored = task.read_keys(storage, s.base_file_path)  # type: ignore[arg-type]
+        new = np.flatnonzero(pc.invert(pc.is_in(table.column(KEY), value_set=stored)).to_numpy(zero_copy_only=False))
+    else:
+        new = np.flatnonzero(pc.is_null(table.column(FILE_ID)).to_numpy(zero_copy_only=False))
     if len(new) <= room:
         return [(bucket, records)]
     overflow = np.zeros(table.num_rows, dtype=bool)

@@ -180,7 +180,7 @@ class WriteClient:
         cfg = self.config
         return MapSidePlan(parallelism, self._packs_small_files, cfg.files.small_file_limit, cfg.files.max_file_size,
                            self.average_record_size(), self._pending_compaction_groups(),
-                           whole_groups=cfg.is_mor and cfg.operation.looks_up_keys)
+                           whole_groups=cfg.operation is Operation.UPSERT or (cfg.is_mor and cfg.operation.looks_up_keys))
 
     @property
     def _packs_small_files(self) -> bool:

@@ -128,9 +128,14 @@ def test_map_side_plan_logs_into_a_pending_compactions_slice():
     assert map_side(compacting={("d", "f1"): "002"}).slice_of(s).base_instant == "002"
 
 
-def test_map_side_plan_takes_a_mor_partition_of_one_file_group_whole():
+def test_map_side_plan_takes_a_partition_of_one_file_group_whole():
     one = [slice_("d", "f1", 1)]
-    assert map_side(whole_groups=True).whole_group(one) == "f1"
-    assert map_side(whole_groups=True).whole_group([*one, slice_("d", "f2", 1)]) is None  # tagged: two groups
-    assert map_side(whole_groups=True).whole_group([SliceInfo("d", "f1", "001", None, None, 0)]) is None  # logs only
-    assert map_side().whole_group(one) is None  # COW, inserts
+    mor = map_side(whole_groups=True, pack_small_files=False)
+    assert mor.whole_group(one) == "f1"
+    assert mor.whole_group([*one, slice_("d", "f2", 1)]) is None  # tagged: two groups
+    assert mor.whole_group([SliceInfo("d", "f1", "001", None, None, 0)]) is None  # logs only
+    assert mor.whole_group([slice_("d", "f1", 70_000)]) == "f1"  # MOR: new keys go to a new group in the task
+    cow = map_side(whole_groups=True)
+    assert cow.whole_group(one) == "f1"  # the small file its new keys fill
+    assert cow.whole_group([slice_("d", "f1", 70_000)]) is None  # not small: new keys go to a new group
+    assert map_side().whole_group(one) is None  # inserts, overwrites
