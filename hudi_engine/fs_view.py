@@ -7,7 +7,8 @@ groups replaced by a completed replacecommit are hidden.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from hudi_engine.file_group import (
@@ -21,7 +22,7 @@ from hudi_engine.file_group import (
 )
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
 from hudi_engine.partition_metadata import PARTITION_METAFILE
-from hudi_engine.storage import Storage
+from hudi_engine.storage import FileStatus, Storage
 from hudi_engine.timeline import Timeline
 
 META_FOLDER = ".hoodie"
@@ -90,6 +91,17 @@ class FileSystemView:
         return FileSystemView(storage, base_path, partitions)
 
     @staticmethod
+    def load_within(storage: Storage, base_path: str, max_folders: int,
+                    slicing: FileSlicing = BY_BASE_INSTANT) -> "FileSystemView | None":
+        """Every partition's file groups, one listing per folder, when the table has at most `max_folders` folders;
+        None (after at most `max_folders + 1` listings) when it has more."""
+        folders = list(itertools.islice(_folders(storage, base_path), max_folders + 1))
+        if len(folders) > max_folders:
+            return None
+        return FileSystemView(storage, base_path, {rel: _file_groups(rel, entries, slicing)
+                                                   for rel, entries in folders if _is_partition(entries)})
+
+    @staticmethod
     def for_partitions(storage: Storage, base_path: str, partitions: Iterable[str],
                        slicing: FileSlicing = BY_BASE_INSTANT) -> "FileSystemView":
         """The view of known partitions only: one listing per partition folder, none of the rest of the table."""
@@ -119,17 +131,23 @@ class FileSystemView:
 
 def list_partitions(storage: Storage, base_path: str) -> list[str]:
     """Relative partition paths: folders holding the partition metafile, `""` for the base path itself."""
-    found: list[str] = []
+    return sorted(rel for rel, entries in _folders(storage, base_path) if _is_partition(entries))
+
+
+def _folders(storage: Storage, base_path: str) -> Iterator[tuple[str, list[FileStatus]]]:
+    """Every folder of the table outside the meta folder (its relative path and entries), listed as it is reached."""
     stack = [""]
     while stack:
         rel = stack.pop()
         entries = storage.list_dir(Storage.join(base_path, rel))
-        if any(e.name == PARTITION_METAFILE for e in entries if not e.is_dir):
-            found.append(rel)
+        yield rel, entries
         for e in entries:
             if e.is_dir and not (rel == "" and e.name == META_FOLDER) and not e.name.startswith("."):
                 stack.append(f"{rel}/{e.name}" if rel else e.name)
-    return sorted(found)
+
+
+def _is_partition(entries: list[FileStatus]) -> bool:
+    return any(e.name == PARTITION_METAFILE for e in entries if not e.is_dir)
 
 
 def slicing_for(timeline: Timeline) -> FileSlicing:
@@ -140,9 +158,13 @@ def slicing_for(timeline: Timeline) -> FileSlicing:
 
 
 def _list_file_groups(storage: Storage, base_path: str, partition: str, slicing: FileSlicing) -> list[FileGroup]:
+    return _file_groups(partition, storage.list_dir(Storage.join(base_path, partition)), slicing)
+
+
+def _file_groups(partition: str, entries: list[FileStatus], slicing: FileSlicing) -> list[FileGroup]:
     groups: dict[str, FileGroup] = {}
     logs: list[LogFile] = []
-    for entry in storage.list_dir(Storage.join(base_path, partition)):
+    for entry in entries:
         if entry.is_dir:
             continue
         if is_base_file_name(entry.name):

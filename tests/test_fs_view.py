@@ -1,0 +1,33 @@
+"""`FileSystemView.load_within`: the table's file groups from one listing per folder, or None past a folder count."""
+from __future__ import annotations
+
+import pyarrow as pa
+from write.local_write import write
+
+from hudi_engine.fs_view import FileSystemView, list_partitions
+from hudi_engine.storage import Storage
+
+
+def options(**extra: str) -> dict:
+    o = {"hoodie.table.name": "v", "hoodie.datasource.write.recordkey.field": "id",
+         "hoodie.datasource.write.partitionpath.field": "dt,hr", "hoodie.datasource.write.precombine.field": "ts",
+         "hoodie.datasource.write.operation": "upsert"}
+    o.update(extra)
+    return o
+
+
+def rows(ids: range) -> pa.Table:
+    return pa.table({"id": [f"k{i}" for i in ids], "ts": [1] * len(ids), "dt": [f"d{i % 2}" for i in ids],
+                     "hr": [f"h{i % 3}" for i in ids]})
+
+
+def test_load_within_lists_what_load_lists_or_gives_up_past_its_folder_count(tmp_path):
+    write(tmp_path, rows(range(60)), options())
+    storage, _ = Storage.for_uri(str(tmp_path))
+    full = FileSystemView.load(storage, str(tmp_path))
+    assert len(full.partition_paths) == 6  # d0/h0 ... d1/h2: 2 + 6 folders below the base path
+    bounded = FileSystemView.load_within(storage, str(tmp_path), 9)
+    assert bounded is not None and bounded.partition_paths == full.partition_paths == list_partitions(storage, str(tmp_path))
+    assert sorted((g.partition_path, g.file_id) for g in bounded.file_groups()) == \
+        sorted((g.partition_path, g.file_id) for g in full.file_groups())
+    assert FileSystemView.load_within(storage, str(tmp_path), 8) is None  # 9 folders with the base path
