@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -40,7 +40,14 @@ from hudi_engine.spark.sql_keys import sql_keys
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.table_services import runner
 from hudi_engine.timeline.commit_metadata import WriteStat
-from hudi_engine.write.bucket_assigner import SAMPLES_PER_BUCKET, BucketPlan, BulkInsertRanges, Counts, MapSidePlan
+from hudi_engine.write.bucket_assigner import (
+    NEW_GROUP,
+    SAMPLES_PER_BUCKET,
+    BucketPlan,
+    BulkInsertRanges,
+    Counts,
+    MapSidePlan,
+)
 from hudi_engine.write.executor import (
     BUCKET,
     BUCKET_NUMBER,
@@ -175,10 +182,12 @@ def _run_one_pass(df: DataFrame, client: WriteClient, task: WriteTask, txn: Tran
     t0 = time.monotonic()
     listing = client.listing_spec(txn.instant)
     data = checked(df, config)
-    routed = _with_udf(data, _MapSideRouteFn(task, client.tag_spec(txn.instant), listing, plan), MAP_SIDE_ROUTE_TYPE,
-                       _key_source_columns(config, data.columns), data.columns,
-                       keep=F.col(f"{_TAG}.{GROUP}").isNotNull()) \
-        .withColumn(DELETE, F.lit(config.operation is Operation.DELETE))
+    routed = _sql_routed(data, client, task, plan)
+    if routed is None:
+        routed = _with_udf(data, _MapSideRouteFn(task, client.tag_spec(txn.instant), listing, plan),
+                           MAP_SIDE_ROUTE_TYPE, _key_source_columns(config, data.columns), data.columns,
+                           keep=F.col(f"{_TAG}.{GROUP}").isNotNull()) \
+            .withColumn(DELETE, F.lit(config.operation is Operation.DELETE))
     txn.timings["plan"] = time.monotonic() - t0
     # A task's records sorted by one 64-bit hash of their file group: a radix sort on a key the sort prefix holds
     # whole (a sort by partition, group and key compares strings row by row); the task sorts a group by key.
@@ -187,6 +196,34 @@ def _run_one_pass(df: DataFrame, client: WriteClient, task: WriteTask, txn: Tran
                .mapInArrow(_MapSideWriteFn(task, listing, plan), TASK_OUTPUT)).collect()
     txn.timings["write"] = time.monotonic() - t0
     return _collect(results, txn)
+
+
+def _sql_routed(df: DataFrame, client: WriteClient, task: WriteTask, plan: MapSidePlan) -> DataFrame | None:
+    """The one-pass map side in Spark SQL, without Python: when Spark spells the keys (`sql_keys`) and the driver's
+    listing gives every partition's file group and task (`WriteClient.untagged_groups`), the columns
+    `_MapSideRouteFn` adds are expressions (a Python UDF costs the map stage about as much again as its scan and
+    shuffle write). None: route in Python."""
+    exprs = sql_keys(task.keygen(), df.schema)
+    groups = client.untagged_groups(plan) if exprs is not None else None
+    if exprs is None or groups is None:
+        return None
+    deleting = task.config.operation is Operation.DELETE
+    partition = F.col(PARTITION)
+    group: Column = F.lit(None).cast("string")
+    task_of: Column = (F.crc32(partition) % plan.n_tasks).cast("int")  # a new partition's, as `MapSidePlan.tasks`
+    if groups:
+        group = _lookup({p: g for p, (g, _) in groups.items()}, partition)
+        task_of = F.coalesce(_lookup({p: t for p, (_, t) in groups.items()}, partition).cast("int"), task_of)
+    routed = df.select("*", exprs[0].alias(KEY), exprs[1].alias(PARTITION)) \
+        .select("*", F.lit(None).cast("string").alias(FILE_ID),
+                (group if deleting else F.coalesce(group, F.lit(NEW_GROUP))).alias(GROUP), task_of.alias(TASK),
+                F.lit(deleting).alias(DELETE))
+    return routed.filter(F.col(GROUP).isNotNull()) if deleting else routed
+
+
+def _lookup(table: Mapping[str, object], key: Column) -> Column:
+    """`table[key]` as a Spark map literal: null for a key the table lacks."""
+    return F.try_element_at(F.create_map(*[F.lit(x) for item in table.items() for x in item]), key)
 
 
 MAP_SIDE_ROUTE_TYPE = T.StructType([T.StructField(c, t) for c, t in (

@@ -40,6 +40,9 @@ from hudi_engine.write.write_result import WriteResult
 # Hudi: an average record size is trusted only from a commit that wrote more than this share of the small limit.
 _RECORD_SIZE_ESTIMATE_THRESHOLD = 0.5
 _AVG_SIZE_LOOKBACK = 10
+# Folders a one-pass write lists on the driver to route without tags (`untagged_groups`); a table with more is
+# tagged in the map tasks, which list only the partitions the write touches.
+MAX_LISTED_FOLDERS = 64
 
 
 class WriteClient:
@@ -181,6 +184,32 @@ class WriteClient:
         return MapSidePlan(parallelism, self._packs_small_files, cfg.files.small_file_limit, cfg.files.max_file_size,
                            self.average_record_size(), self._pending_compaction_groups(),
                            whole_groups=cfg.operation is Operation.UPSERT or (cfg.is_mor and cfg.operation.looks_up_keys))
+
+    def untagged_groups(self, plan: MapSidePlan) -> dict[str, tuple[str, int]] | None:
+        """(file group, task) of every partition of the table when a one-pass write chooses each partition's group
+        without looking a key up: the partition has one file group that takes its records whole
+        (`MapSidePlan.whole_group`), or none, or the write looks no key up (its new keys' group). A partition left
+        out is new to the table: NEW_GROUP, or nothing for a delete. None: a partition needs its keys tagged, or the
+        table has more than MAX_LISTED_FOLDERS folders to list here."""
+        cfg = self.config
+        if self.timeline is None:
+            return {}
+        view = FileSystemView.load_within(self.storage, self.base_path, MAX_LISTED_FOLDERS)
+        if view is None:
+            return None
+        visibility, compacting = Visibility.of(self.timeline), self._pending_compaction_groups()
+        out: dict[str, tuple[str, int]] = {}
+        for p in view.partition_paths:
+            slices = [SliceInfo.of(s, compacting) for s in view.latest_file_slices(visibility, p)]
+            group = plan.whole_group(slices)
+            if group is None:
+                if cfg.operation.looks_up_keys and slices:
+                    return None
+                if cfg.operation is Operation.DELETE:
+                    continue  # nothing to delete where nothing is stored
+                group = plan.insert_group(slices)
+            out[p] = (group, plan.tasks(p, [group], slices)[0])
+        return out
 
     @property
     def _packs_small_files(self) -> bool:

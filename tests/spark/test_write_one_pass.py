@@ -53,9 +53,25 @@ def snapshot(path: Path) -> list[tuple]:
     return sorted((r["id"], r["ts"], r["dt"]) for r in rs_snapshot(path).select(["id", "ts", "dt"]).to_pylist())
 
 
+# Whether each step's map side routes in Spark SQL (every partition's group chosen from the driver's listing): COW
+# partitions keep one small file each, except that a delete must find its keys; MOR upserts of new keys add a file
+# group per partition, whose keys must then be tagged.
+SQL_ROUTED = {"COPY_ON_WRITE": [True, True, False, True], "MERGE_ON_READ": [True, True, False, False]}
+
+
+@pytest.mark.parametrize("route", ["sql", "python"])
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_a_small_write_is_one_spark_action_and_writes_what_the_planned_write_writes(spark, tmp_path, monkeypatch,
-                                                                                  table_type):
+                                                                                  table_type, route):
+    routed: list[bool] = []
+    sql_routed = writer._sql_routed
+
+    def spy(*args):
+        out = sql_routed(*args) if route == "sql" else None
+        routed.append(out is not None)
+        return out
+
+    monkeypatch.setattr(writer, "_sql_routed", spy)
     one, planned = tmp_path / "one", tmp_path / "planned"
     for p in (one, planned):
         write(frame(spark, range(3000), 1), str(p),
@@ -82,6 +98,7 @@ def test_a_small_write_is_one_spark_action_and_writes_what_the_planned_write_wri
                (b.files_created, b.files_rewritten, b.files_appended), operation
         df.unpersist()
     assert len(snapshot(one)) == len(set(range(3300)) - set(range(1, 3000, 11)) | set(range(5, 3300, 13)))
+    assert routed == (SQL_ROUTED[table_type] if route == "sql" else [False] * 4)
 
 
 def test_an_input_estimated_above_one_file_takes_the_planned_write(spark, tmp_path):
