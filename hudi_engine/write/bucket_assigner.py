@@ -264,8 +264,9 @@ class MapSidePlan:
     counting pass, so the write is one Spark job. Every partition's inserts then fit one file group: a tagged key
     goes to its file group, a new key to its partition's smallest small file (COW; what passes its room goes on to
     a new file group) or to one new file group. A partition of one file group that would take all its records
-    anyway is not tagged at all (`whole_group`). Groups go to tasks by their rank in the partition's listing, shifted by the partition's hash,
-    so a partition's file groups spread over the tasks. A task still holds one file group's records at a time."""
+    anyway is not tagged at all (`whole_group`). Groups go to tasks by their rank in the partition's listing,
+    shifted by the partition's hash, so a partition's file groups spread over the tasks. A task still holds one
+    file group's records at a time."""
 
     n_tasks: int
     pack_small_files: bool

@@ -279,8 +279,7 @@ def map_side_groups(listing: TagSpec | None, plan: MapSidePlan, tags: pa.StructA
 
 
 def _map_side_buckets(task: WriteTask, storage: Storage, listed: dict[str, SliceInfo], plan: MapSidePlan,
-                      partition: str, group: str,
-                      records: list[pa.RecordBatch]) -> list[tuple[Bucket, list[pa.RecordBatch]]]:
+                      partition: str, group: str, records: list[pa.RecordBatch]) -> list[tuple[Bucket, list[pa.RecordBatch]]]:
     """The bucket of a one-pass write's file group (`listed`: the partition's slices by file id); a small file's new
     records past its room go to a new group."""
     if group == NEW_GROUP:

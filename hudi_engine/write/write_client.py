@@ -181,9 +181,9 @@ class WriteClient:
     def map_side_plan(self, parallelism: int) -> MapSidePlan:
         """Bucket choice for a write whose input holds less than one file of records (made in map tasks)."""
         cfg = self.config
+        whole_groups = cfg.operation is Operation.UPSERT or (cfg.is_mor and cfg.operation is Operation.DELETE)
         return MapSidePlan(parallelism, self._packs_small_files, cfg.files.small_file_limit, cfg.files.max_file_size,
-                           self.average_record_size(), self._pending_compaction_groups(),
-                           whole_groups=cfg.operation is Operation.UPSERT or (cfg.is_mor and cfg.operation.looks_up_keys))
+                           self.average_record_size(), self._pending_compaction_groups(), whole_groups=whole_groups)
 
     def untagged_groups(self, plan: MapSidePlan) -> dict[str, tuple[str, int]] | None:
         """(file group, task) of every partition of the table when a one-pass write chooses each partition's group
