@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -207,23 +207,18 @@ def _sql_routed(df: DataFrame, client: WriteClient, task: WriteTask, plan: MapSi
     groups = client.untagged_groups(plan) if exprs is not None else None
     if exprs is None or groups is None:
         return None
+    key, partition = exprs
     deleting = task.config.operation is Operation.DELETE
-    partition = F.col(PARTITION)
-    group: Column = F.lit(None).cast("string")
-    task_of: Column = (F.crc32(partition) % plan.n_tasks).cast("int")  # a new partition's, as `MapSidePlan.tasks`
-    if groups:
-        group = _lookup({p: g for p, (g, _) in groups.items()}, partition)
-        task_of = F.coalesce(_lookup({p: t for p, (_, t) in groups.items()}, partition).cast("int"), task_of)
-    routed = df.select("*", exprs[0].alias(KEY), exprs[1].alias(PARTITION)) \
-        .select("*", F.lit(None).cast("string").alias(FILE_ID),
-                (group if deleting else F.coalesce(group, F.lit(NEW_GROUP))).alias(GROUP), task_of.alias(TASK),
-                F.lit(deleting).alias(DELETE))
+    route = F.try_element_at(_literal({p: {"g": g, "t": t} for p, (g, t) in groups.items()}, ROUTES_TYPE), partition)
+    group = route["g"] if deleting else F.coalesce(route["g"], F.lit(NEW_GROUP))
+    new_partition_task = (F.crc32(partition) % plan.n_tasks).cast("int")  # as `MapSidePlan.tasks` gives it
+    routed = df.select("*", key.alias(KEY), partition.alias(PARTITION), F.lit(None).cast("string").alias(FILE_ID),
+                       group.alias(GROUP), F.coalesce(route["t"], new_partition_task).alias(TASK),
+                       F.lit(deleting).alias(DELETE))
     return routed.filter(F.col(GROUP).isNotNull()) if deleting else routed
 
 
-def _lookup(table: Mapping[str, object], key: Column) -> Column:
-    """`table[key]` as a Spark map literal: null for a key the table lacks."""
-    return F.try_element_at(F.create_map(*[F.lit(x) for item in table.items() for x in item]), key)
+ROUTES_TYPE = "map<string,struct<g:string,t:int>>"
 
 
 MAP_SIDE_ROUTE_TYPE = T.StructType([T.StructField(c, t) for c, t in (

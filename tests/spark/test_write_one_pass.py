@@ -136,3 +136,14 @@ def test_new_keys_fill_the_smallest_small_file_and_go_on_to_a_new_file_group_pas
     (new,) = [s for f, s in slices.items() if f != base.name.file_id]
     assert grown == 200 + room and pq.read_metadata(new.base_file.path).num_rows == 40
     assert len(snapshot(path)) == 200 + inserts
+
+
+def test_a_first_upsert_routes_in_spark_sql_to_a_new_file_group_per_partition(spark, tmp_path, monkeypatch):
+    routed = []
+    sql_routed = writer._sql_routed
+    monkeypatch.setattr(writer, "_sql_routed", lambda *args: routed.append(sql_routed(*args)) or routed[-1])
+    df = frame(spark, range(100), 1).cache()
+    df.count()  # exact statistics: one pass
+    r = write(df, str(tmp_path / "t"), opts("MERGE_ON_READ", "upsert"))
+    assert routed[0] is not None and r.records_inserted == 100 and r.files_created == 3
+    assert len(snapshot(tmp_path / "t")) == 100
