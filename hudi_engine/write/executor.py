@@ -349,7 +349,8 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
         inside = pc.is_in(upserts.column(KEY), value_set=stored)
         new = upserts.filter(pc.invert(inside))
         upserts = upserts.filter(inside)
-        deletes = deletes.filter(pc.is_in(deletes, value_set=stored))
+        if len(deletes):  # is_in hashes the stored keys even for no deletes (~3 ms for 100,000 keys)
+            deletes = deletes.filter(pc.is_in(deletes, value_set=stored))
         if new.num_rows:
             handle = CreateHandle(ctx, p, record_size=task.avg_record_size)
             handle.write(new)
