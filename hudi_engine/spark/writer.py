@@ -13,7 +13,8 @@ it. An upsert, insert, delete or overwrite is two passes over the input (persist
    (`BucketPlan.assign`; no join, so no job to broadcast routes), are shuffled once by task, and each task runs one
    handle per file group, holding one file group's records at a time (`executor.write_buckets`).
 An input that Spark's statistics put below one file of the max file size takes one pass instead: map tasks key, tag
-and choose each record's file group and task themselves (`MapSidePlan`), so the write is one Spark job.
+and choose each record's file group and task themselves (`MapSidePlan`), so the write is one Spark job; where the
+driver's listing already gives every partition's file group, the map stage is Spark SQL alone (`_sql_routed`).
 `bulk_insert` range-partitions by (partition, key) and cuts sorted files by bytes. GLOBAL_SIMPLE tags with a join
 against every key of the table instead. A failure anywhere before the commit rolls the instant back.
 """
