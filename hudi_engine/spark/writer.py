@@ -637,9 +637,8 @@ def _check_rows(df: DataFrame, config: WriteConfig) -> Column | None:
 
 
 def checked(df: DataFrame, config: WriteConfig) -> DataFrame:
-    """`df` failing on its first bad row (see `_check_rows`), in whatever stage reads it."""
+    """`df` failing on its first bad row (see `_check_rows`), in whatever stage reads it. A filter, not a guard on a
+    column: `CASE WHEN check THEN col END` folds to null, check and all, where the optimizer sees `col` is a null
+    literal (`select cast(null as bigint) as id ...`)."""
     check = _check_rows(df, config)
-    if check is None:
-        return df
-    first = df.columns[0]
-    return df.withColumn(first, F.when(check, F.col(f"`{first}`")))
+    return df if check is None else df.filter(check)

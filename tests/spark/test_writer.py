@@ -367,3 +367,16 @@ def test_bulk_insert_writes_full_sorted_files(spark, tmp_path, partitioned):
         footers.sort(key=lambda f: f.min_key)
         assert all(a.max_key < b.min_key for a, b in zip(footers, footers[1:]))
     assert rows_of(rs_snapshot(path)) == rows_from(rows)
+
+
+def test_a_null_literal_key_fails_the_row_check(spark, tmp_path):
+    """A key the optimizer knows is null (`cast(null as bigint)`, as a dbt model may select): the row check must not
+    fold away with it, as a `CASE WHEN check THEN id END` guard did on the one-pass path."""
+    o = {"hoodie.table.name": "n", "hoodie.datasource.write.recordkey.field": "id",
+         "hoodie.datasource.write.partitionpath.field": "part", "hoodie.datasource.write.precombine.field": "ts",
+         "hoodie.datasource.write.operation": "upsert"}
+    row = "'a' as part, 0 as val, timestamp'2024-01-03 00:00:00' as ts"
+    write(spark.sql(f"select 1L as id, {row}"), str(tmp_path), o)
+    bad = spark.sql(f"select cast(null as bigint) as id, {row} union all select 2L as id, {row}")
+    with pytest.raises(HudiError, match=r"record key field 'id' is null or empty in row \{\"part\":\"a\""):
+        write(bad, str(tmp_path), o)
