@@ -197,10 +197,10 @@ class WriteClient:
         view = FileSystemView.load_within(self.storage, self.base_path, MAX_LISTED_FOLDERS)
         if view is None:
             return None
-        visibility, compacting = Visibility.of(self.timeline), self._pending_compaction_groups()
+        visibility = Visibility.of(self.timeline)
         out: dict[str, tuple[str, int]] = {}
         for p in view.partition_paths:
-            slices = [SliceInfo.of(s, compacting) for s in view.latest_file_slices(visibility, p)]
+            slices = [SliceInfo.of(s, plan.compacting) for s in view.latest_file_slices(visibility, p)]
             group = plan.whole_group(slices)
             if group is None:
                 if cfg.operation.looks_up_keys and slices:
