@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 import pyarrow as pa
@@ -197,10 +197,8 @@ class WriteClient:
         view = FileSystemView.load_within(self.storage, self.base_path, MAX_LISTED_FOLDERS)
         if view is None:
             return None
-        visibility = Visibility.of(self.timeline)
         out: dict[str, tuple[str, int]] = {}
-        for p in view.partition_paths:
-            slices = [SliceInfo.of(s, plan.compacting) for s in view.latest_file_slices(visibility, p)]
+        for p, slices in self._slice_infos(view, plan.compacting).items():
             group = plan.whole_group(slices)
             if group is None:
                 if cfg.operation.looks_up_keys and slices:
@@ -221,9 +219,13 @@ class WriteClient:
         belongs to the compaction's slice."""
         if self.timeline is None or not partitions:
             return {}
-        compacting = self._pending_compaction_groups()
         view = FileSystemView.for_partitions(self.storage, self.base_path, partitions)
-        out: dict[str, list[SliceInfo]] = {p: [] for p in partitions}
+        return self._slice_infos(view, self._pending_compaction_groups())
+
+    def _slice_infos(self, view: FileSystemView, compacting: Mapping[tuple[str, str], str]) -> dict[str, list[SliceInfo]]:
+        """The latest committed slices of every partition of `view` (an empty list for one with none)."""
+        assert self.timeline is not None
+        out: dict[str, list[SliceInfo]] = {p: [] for p in view.partition_paths}
         for s in view.latest_file_slices(Visibility.of(self.timeline)):
             out.setdefault(s.partition_path, []).append(SliceInfo.of(s, compacting))
         return out
