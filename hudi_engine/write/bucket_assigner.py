@@ -296,6 +296,10 @@ class MapSidePlan:
                  and s.base_file_path is not None and s.base_file_size < self.small_file_limit]
         return min(small, key=lambda s: (s.base_file_size, s.file_id)).file_id if small else NEW_GROUP
 
+    def new_keys_group(self, slices: Sequence[SliceInfo], deleting: bool) -> str | None:
+        """Where a partition's keys go when no file group holds them: `insert_group`; None for a delete."""
+        return None if deleting else self.insert_group(slices)
+
     def tasks(self, partition: str, groups: Sequence[str], slices: Sequence[SliceInfo]) -> list[int]:
         """The task of each of a partition's file groups (NEW_GROUP: after its listed groups)."""
         ids = sorted(s.file_id for s in slices)

@@ -266,7 +266,7 @@ def map_side_groups(listing: TagSpec | None, plan: MapSidePlan, tags: pa.StructA
     names = encoded.dictionary.to_pylist()
     listed = [slices(listing, p) if listing is not None else [] for p in names]
     whole = pa.array([plan.whole_group(s) for s in listed], pa.string()).take(encoded.indices)
-    targets = pa.array([None if deleting else plan.insert_group(s) for s in listed], pa.string())
+    targets = pa.array([plan.new_keys_group(s, deleting) for s in listed], pa.string())
     groups = pc.coalesce(whole, file_ids, targets.take(encoded.indices))
     pairs = pc.dictionary_encode(pc.binary_join_element_wise(encoded.indices.cast(pa.string()), groups, "/"))
     by_partition: dict[int, list[str]] = {}

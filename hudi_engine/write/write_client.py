@@ -203,10 +203,9 @@ class WriteClient:
             if group is None:
                 if cfg.operation.looks_up_keys and slices:
                     return None
-                if cfg.operation is Operation.DELETE:
-                    continue  # nothing to delete where nothing is stored
-                group = plan.insert_group(slices)
-            out[p] = (group, plan.tasks(p, [group], slices)[0])
+                group = plan.new_keys_group(slices, cfg.operation is Operation.DELETE)
+            if group is not None:  # None: a delete where nothing is stored
+                out[p] = (group, plan.tasks(p, [group], slices)[0])
         return out
 
     @property
