@@ -21,13 +21,21 @@ from hudi_engine.keygen import (
     SimpleKeyGenerator,
 )
 from hudi_engine.partition_path import DEFAULT_PARTITION, PATH_SEPARATOR
+from hudi_engine.spark.sql_text import name, string
 
 _EXACT_TYPES = (T.StringType, T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.BooleanType, T.DateType)
 
 
 def sql_keys(keygen: KeyGenerator, schema: T.StructType) -> tuple[Column, Column] | None:
-    """(record key, partition path) of every row as Spark expressions, or None where only the Python key generator
-    spells them right. Null or empty single keys are left to the write's row check (`writer._check_rows`)."""
+    """(record key, partition path) of every row as Spark expressions, or None (see `sql_key_text`)."""
+    text = sql_key_text(keygen, schema)
+    return None if text is None else (F.expr(text[0]), F.expr(text[1]))
+
+
+def sql_key_text(keygen: KeyGenerator, schema: T.StructType) -> tuple[str, str] | None:
+    """(record key, partition path) of every row as Spark SQL text (`sql_text`), or None where only the Python key
+    generator spells them right. Null or empty single keys are left to the write's row check
+    (`writer._check_rows`)."""
     cls = type(keygen)
     if cls not in (SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator):
         return None  # the others (timestamp-based, custom, global delete) spell keys their own way
@@ -38,15 +46,16 @@ def sql_keys(keygen: KeyGenerator, schema: T.StructType) -> tuple[Column, Column
     if any(not isinstance(types.get(f), _EXACT_TYPES) for f in fields):
         return None
     key_field = keygen.record_key_fields[0]
-    value = F.col(f"`{key_field}`").cast("string")
+    value = f"cast({name(key_field)} as string)"
     if cls is ComplexKeyGenerator:  # `field:value`, with Hudi's placeholders for a null or empty value
-        value = F.concat(F.lit(f"{key_field}:"), F.when(value.isNull(), F.lit(NULL_RECORDKEY_PLACEHOLDER))
-                         .when(value == "", F.lit(EMPTY_RECORDKEY_PLACEHOLDER)).otherwise(value))
+        value = (f"concat({string(key_field + ':')}, CASE WHEN {value} IS NULL THEN {string(NULL_RECORDKEY_PLACEHOLDER)}"
+                 f" WHEN {value} = '' THEN {string(EMPTY_RECORDKEY_PLACEHOLDER)} ELSE {value} END)")
     if not keygen.partition_fields or cls is NonpartitionedKeyGenerator:
-        return value, F.lit("")
+        return value, "''"
     segments = []
     for field in keygen.partition_fields:
-        s = F.col(f"`{field}`").cast("string")
-        s = F.when(s.isNull() | (s == ""), F.lit(DEFAULT_PARTITION)).otherwise(s)
-        segments.append(F.concat(F.lit(f"{field}="), s) if keygen.hive_style else s)
-    return value, segments[0] if len(segments) == 1 else F.concat_ws(PATH_SEPARATOR, *segments)
+        s = f"cast({name(field)} as string)"
+        s = f"CASE WHEN {s} IS NULL OR {s} = '' THEN {string(DEFAULT_PARTITION)} ELSE {s} END"
+        segments.append(f"concat({string(field + '=')}, {s})" if keygen.hive_style else s)
+    path = segments[0] if len(segments) == 1 else f"concat_ws({string(PATH_SEPARATOR)}, {', '.join(segments)})"
+    return value, path

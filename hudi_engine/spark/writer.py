@@ -37,7 +37,8 @@ from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.executor_env import ensure_executor_env
-from hudi_engine.spark.sql_keys import sql_keys
+from hudi_engine.spark.sql_keys import sql_key_text, sql_keys
+from hudi_engine.spark.sql_text import name, string
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.table_services import runner
 from hudi_engine.timeline.commit_metadata import WriteStat
@@ -79,7 +80,6 @@ TAG_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTI
 ROUTE_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTITION, T.StringType()),
                            T.StructField(BUCKET, T.IntegerType()), T.StructField(TASK, T.IntegerType())])
 _TAG = "_hw_tag"
-ORDER = "_hw_order"
 
 
 def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> WriteResult:
@@ -114,7 +114,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transacti
     parallelism = config.parallelism.for_operation(config.operation, spark.sparkContext.defaultParallelism)
     t0 = time.monotonic()
     if config.operation is Operation.BULK_INSERT:
-        results = _bulk_insert(_keyed_for_bulk(checked(df, config), task), task, parallelism).collect()
+        results = _bulk_insert(df, task, parallelism).collect()
         txn.timings["write"] = time.monotonic() - t0
         return _collect(results, txn)
     if config.index.type is IndexType.GLOBAL_SIMPLE and config.operation.looks_up_keys:
@@ -193,7 +193,7 @@ def _run_one_pass(df: DataFrame, client: WriteClient, task: WriteTask, txn: Tran
     # A task's records sorted by one 64-bit hash of their file group: a radix sort on a key the sort prefix holds
     # whole (a sort by partition, group and key compares strings row by row); the task sorts a group by key.
     results = (routed.repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK)
-               .withColumn(ORDER, F.xxhash64(PARTITION, GROUP)).sortWithinPartitions(ORDER).drop(ORDER)
+               .sortWithinPartitions(F.xxhash64(PARTITION, GROUP))
                .mapInArrow(_MapSideWriteFn(task, listing, plan), TASK_OUTPUT)).collect()
     txn.timings["write"] = time.monotonic() - t0
     return _collect(results, txn)
@@ -204,18 +204,21 @@ def _sql_routed(df: DataFrame, client: WriteClient, task: WriteTask, plan: MapSi
     listing gives every partition's file group and task (`WriteClient.untagged_groups`), the columns
     `_MapSideRouteFn` adds are expressions (a Python UDF costs the map stage about as much again as its scan and
     shuffle write). None: route in Python."""
-    exprs = sql_keys(task.keygen(), df.schema)
-    groups = client.untagged_groups(plan) if exprs is not None else None
-    if exprs is None or groups is None:
+    text = sql_key_text(task.keygen(), df.schema)
+    groups = client.untagged_groups(plan) if text is not None else None
+    if text is None or groups is None:
         return None
-    key, partition = exprs
+    key, partition = text
     deleting = task.config.operation is Operation.DELETE
-    route = F.try_element_at(_literal({p: {"g": g, "t": t} for p, (g, t) in groups.items()}, ROUTES_TYPE), partition)
-    group = route["g"] if deleting else F.coalesce(route["g"], F.lit(NEW_GROUP))
-    new_partition_task = (F.crc32(partition) % plan.n_tasks).cast("int")  # as `MapSidePlan.tasks` gives it
-    routed = df.select("*", key.alias(KEY), partition.alias(PARTITION), F.lit(None).cast("string").alias(FILE_ID),
-                       group.alias(GROUP), F.coalesce(route["t"], new_partition_task).alias(TASK),
-                       F.lit(deleting).alias(DELETE))
+    routes = json.dumps({p: {"g": g, "t": t} for p, (g, t) in groups.items()})
+    route = f"try_element_at(from_json({string(routes)}, {string(ROUTES_TYPE)}), {partition})"
+    group = f"{route}.g" if deleting else f"coalesce({route}.g, {string(NEW_GROUP)})"
+    new_partition_task = f"cast(crc32({partition}) % {plan.n_tasks} as int)"  # as `MapSidePlan.tasks` gives it
+    # One select of SQL text: one call to the JVM (see `sql_text`).
+    routed = df.selectExpr("*", f"{key} AS {name(KEY)}", f"{partition} AS {name(PARTITION)}",
+                           f"cast(null as string) AS {name(FILE_ID)}", f"{group} AS {name(GROUP)}",
+                           f"coalesce({route}.t, {new_partition_task}) AS {name(TASK)}",
+                           f"{str(deleting).lower()} AS {name(DELETE)}")
     return routed.filter(F.col(GROUP).isNotNull()) if deleting else routed
 
 
@@ -353,15 +356,6 @@ def _with_udf(df: DataFrame, fn: Callable[[Iterator[pa.Array]], Iterator[pa.Arra
     return out.select(*[F.col(f"`{c}`") for c in columns], *[F.col(f"{_TAG}.{f.name}").alias(f.name) for f in result])
 
 
-def _keyed_for_bulk(df: DataFrame, task: WriteTask) -> DataFrame:
-    """`df` with record key and partition path (no index lookup): Spark expressions where they spell keys as the
-    key generator does (`sql_keys`), so sampling and sorting by key run no Python; else the key generator's UDF."""
-    exprs = sql_keys(task.keygen(), df.schema)
-    if exprs is None:
-        return _keyed(df, task, None).drop(FILE_ID, BUCKET_NUMBER)
-    return df.withColumn(KEY, exprs[0]).withColumn(PARTITION, exprs[1])
-
-
 PROFILE_SCHEMA = ("partition string, file_id string, bucket_number int, count long, key string, level int")
 
 
@@ -459,41 +453,62 @@ class _WriteFn:
 
 
 # ---- bulk insert -------------------------------------------------------------------------------------------------
-def _bulk_insert(keyed: DataFrame, task: WriteTask, parallelism: int) -> DataFrame:
+def _bulk_insert(df: DataFrame, task: WriteTask, parallelism: int) -> DataFrame:
     """bulk_insert's one shuffle (`hoodie.bulkinsert.sort.mode`): GLOBAL_SORT range-partitions by (partition, key)
     (`_by_key_range`), so a huge partition spreads over tasks and every file holds one key range; PARTITION_SORT
     sorts each input split; NONE only groups each split's rows by partition. Files are cut by bytes in the tasks.
-    Pre-combining duplicates needs them in one task: it always takes GLOBAL_SORT."""
-    rows = keyed
-    mode = task.config.parallelism.bulk_insert_sort_mode
-    if mode == "GLOBAL_SORT" or task.config.combine_before_write:
-        rows = _by_key_range(rows, parallelism).sortWithinPartitions(PARTITION, KEY)
-    elif mode == "PARTITION_SORT":
-        rows = rows.sortWithinPartitions(PARTITION, KEY)
+    Pre-combining duplicates needs them in one task: it always takes GLOBAL_SORT.
+
+    Keys are Spark expressions where they spell keys as the key generator does (`sql_keys`), so sampling and
+    sorting by key run no Python, and a key the shuffle need not route by is computed after it; else the key
+    generator's UDF keys every record first."""
+    config = task.config
+    rows = checked(df, config)
+    exprs = sql_keys(task.keygen(), df.schema)
+    if exprs is None:
+        rows = counted = _keyed(rows, task, None).drop(FILE_ID, BUCKET_NUMBER)
+        key, partition = F.col(KEY), F.col(PARTITION)
     else:
-        rows = rows.sortWithinPartitions(PARTITION)
-    return rows.mapInArrow(_BulkInsertFn(task), TASK_OUTPUT)
+        counted = df  # the row check runs once, in the shuffle's map stage, before any file is written
+        key, partition = exprs
+    mode = config.parallelism.bulk_insert_sort_mode
+    if mode == "GLOBAL_SORT" or config.combine_before_write:
+        rows, key, partition = _by_key_range(rows, counted, key, partition, parallelism)
+    rows = rows.sortWithinPartitions(partition, key) if mode != "NONE" or config.combine_before_write else \
+        rows.sortWithinPartitions(partition)
+    return rows.withColumn(KEY, key).withColumn(PARTITION, partition).mapInArrow(_BulkInsertFn(task), TASK_OUTPUT)
 
 
 RANGES_TYPE = "map<string,struct<b:array<string>,t:array<int>>>"
 
 
-def _by_key_range(keyed: DataFrame, parallelism: int) -> DataFrame:
-    """GLOBAL_SORT's shuffle, sized by rows (`BulkInsertRanges`): rows counted per partition (a Spark SQL job), keys
-    sampled from the partitions that must be cut (a second, only then), and every row sent to its range's task by a
-    Spark expression over the plan. Small partitions stay whole (Spark's own range partitioner would cut them at
-    its boundaries, and it samples every input split twice)."""
-    counts = {r[PARTITION]: r["count"] for r in keyed.groupBy(PARTITION).count().collect()}
+def _by_key_range(rows: DataFrame, counted: DataFrame, key: Column, partition: Column,
+                  parallelism: int) -> tuple[DataFrame, Column, Column]:
+    """GLOBAL_SORT's shuffle of `rows`, sized by rows (`BulkInsertRanges`): `counted` (the same rows, maybe not
+    yet checked) counted per partition (a Spark SQL job), keys sampled from the partitions that must be cut (a
+    second, only then), and every row sent to its range's task by a Spark expression over the plan. Small
+    partitions stay whole (Spark's own range partitioner would cut them at its boundaries, and it samples every
+    input split twice). Returns the shuffled rows and the key and partition expressions over them: a key that
+    routes no row is left out of the shuffle and computed after it."""
+    counts = {r[PARTITION]: r["count"] for r in counted.groupBy(partition.alias(PARTITION)).count().collect()}
     cuts = BulkInsertRanges.cuts(counts, parallelism)
-    samples = _sample(keyed, {p: min(1.0, SAMPLES_PER_BUCKET * k / counts[p]) for p, k in cuts.items()}) if cuts \
-        else {}
+    samples: dict[str, list[str]] = {}
+    if cuts:
+        samples = _sample(counted.withColumn(KEY, key).withColumn(PARTITION, partition),
+                          {p: min(1.0, SAMPLES_PER_BUCKET * k / counts[p]) for p, k in cuts.items()})
+        rows, key, partition = rows.withColumn(KEY, key).withColumn(PARTITION, partition), F.col(KEY), F.col(PARTITION)
     plan = BulkInsertRanges.plan(counts, samples, parallelism)
-    ranges = F.try_element_at(_literal({p: {"b": list(b), "t": list(t)} for p, (b, t) in plan.ranges.items()},
-                                       RANGES_TYPE), F.col(PARTITION))
-    position = F.size(F.filter(ranges["b"], lambda bound: bound <= F.col(KEY)))  # range j: bounds below the key
+    if any(bounds for bounds, _ in plan.ranges.values()):
+        ranges = F.try_element_at(_literal({p: {"b": list(b), "t": list(t)} for p, (b, t) in plan.ranges.items()},
+                                           RANGES_TYPE), partition)
+        position = F.size(F.filter(ranges["b"], lambda bound: bound <= key))  # range j: bounds below the key
+        task = F.element_at(ranges["t"], position + 1)
+    else:  # every partition whole in one task
+        task = F.try_element_at(_literal({p: t[0] for p, (_, t) in plan.ranges.items()}, "map<string,int>"),
+                                partition)
     # A partition the count did not see (an input that is not deterministic) still goes to one task.
-    task = F.coalesce(F.element_at(ranges["t"], position + 1), F.pmod(F.hash(F.col(PARTITION)), F.lit(plan.n_tasks)))
-    return keyed.withColumn(TASK, task).repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK)
+    task = F.coalesce(task, F.pmod(F.hash(partition), F.lit(plan.n_tasks)))
+    return rows.withColumn(TASK, task).repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK), key, partition
 
 
 def _literal(value: dict, spark_type: str) -> Column:
@@ -602,38 +617,34 @@ _NEVER_EMPTY = (T.NumericType, T.BooleanType, T.DateType, T.TimestampType, T.Tim
 def _check_rows(df: DataFrame, config: WriteConfig) -> Column | None:
     """An expression that fails the job on a row whose record key is null or empty, or whose ordering (precombine)
     value is null where the payload orders by it, naming the field and showing the row (None: nothing to check).
-    Java Hudi refuses a null ordering value too; a user payload decides for itself."""
-    checks: list[tuple[Column, str, str]] = []
+    Java Hudi refuses a null ordering value too; a user payload decides for itself. Built as SQL text (`sql_text`):
+    one call to the JVM."""
+    checks: list[tuple[str, str, str]] = []
     types = {f.name: f.dataType for f in df.schema.fields}
     fields = [f for f in config.keys.record_key_fields if f in types]
     if fields:
         # Only a string or binary value can spell an empty key: others skip a per-row cast to string.
-        missing = [F.col(f"`{f}`").isNull() if isinstance(types[f], _NEVER_EMPTY) else
-                   F.col(f"`{f}`").isNull() | (F.col(f"`{f}`").cast("string") == "") for f in fields]
-        bad: Column = missing[0]
-        for m in missing[1:]:
-            bad = bad & m
+        missing = [f"{name(f)} IS NULL" if isinstance(types[f], _NEVER_EMPTY) else
+                   f"({name(f)} IS NULL OR cast({name(f)} as string) = '')" for f in fields]
         what = (f"record key field {fields[0]!r} is null or empty" if len(fields) == 1 else
                 f"record key fields {list(fields)} are all null or empty")
         generator = config.keys.key_generator_class.rsplit(".", 1)[-1]
-        checks.append((bad, f"KeyGeneratorError: {what} in row ", f"; {generator} needs a non-empty key in every row"))
+        checks.append((" AND ".join(missing), f"KeyGeneratorError: {what} in row ",
+                       f"; {generator} needs a non-empty key in every row"))
     ordering = config.merge.precombine_field
     if ordering in types and config.operation is not Operation.DELETE and config.merge.payload.custom is None:
-        checks.append((F.col(f"`{ordering}`").isNull(),
+        checks.append((f"{name(ordering)} IS NULL",
                        f"WriteError: precombine field {ordering!r} (hoodie.datasource.write.precombine.field) is null "
                        "in row ",
                        f"; {config.merge.payload.short_name} picks between versions of a key by it, so every row "
                        "needs a value (fill it in the query, or write without an ordering field)"))
     if not checks:
         return None
-    row = F.to_json(F.struct(F.col("*")))  # the star: one call to the JVM, not a few per column
-    guarded = F.lit(True)
-    for bad, what, fix in reversed(checks):
-        # The prefix lets unwrap_task_error give back the engine's error; split in two so that a plan printed in
-        # some other error does not read as this one.
-        message = F.concat(F.lit("hudi_engine.errors."), F.lit(what), row, F.lit(fix + "\n\n"))
-        guarded = F.when(bad, F.raise_error(message)).otherwise(guarded)
-    return guarded
+    # The prefix lets unwrap_task_error give back the engine's error; split in two so that a plan printed in some
+    # other error does not read as this one.
+    cases = " ".join(f"WHEN {bad} THEN raise_error(concat('hudi_engine.errors.', {string(what)}, "
+                     f"to_json(struct(*)), {string(fix + chr(10) * 2)}))" for bad, what, fix in checks)
+    return F.expr(f"CASE {cases} ELSE true END")
 
 
 def checked(df: DataFrame, config: WriteConfig) -> DataFrame:

@@ -20,6 +20,7 @@ ROWS = pa.table({
                    datetime.date(1970, 1, 1)], pa.date32()),
     "f": [1.5, 2.0, 1e20, None, -0.0],
     "k": ["k1", "k2", "k3", "k4", "k5"],
+    "it's `q`": ["o'clock", "back\\slash", "new\nline", "`tick`", "plain"],  # quoted in SQL text (`sql_text`)
 })
 
 
@@ -40,6 +41,9 @@ def _keygen(**options):
      "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator"},
     {"hoodie.datasource.write.partitionpath.field": "",
      "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator"},
+    {"hoodie.datasource.write.recordkey.field": "it's `q`", "hoodie.datasource.write.partitionpath.field": "it's `q`",
+     "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator",
+     "hoodie.datasource.write.hive_style_partitioning": "true"},
 ])
 def test_sql_keys_equal_the_key_generator(spark, options):
     keygen = _keygen(**options)
