@@ -1,7 +1,8 @@
 """Write benchmark (issue 3): `hudi_engine.spark.write` beside delta-rs on the same data, in one run.
 
 W1 (default):
-  first   first write of 1,000,000 rows: our bulk_insert (COW) vs `deltalake.write_deltalake` (partitioned by dt)
+  first   first write of 1,000,000 rows: our bulk_insert (COW) vs `deltalake.write_deltalake` (partitioned by dt),
+          and Spark's own parquet writer on the same DataFrame (`df.write.partitionBy("dt").parquet`): Spark's floor
   cow     upsert of 100,000 updates (all partitions) + 10,000 inserts into the W1 COW table vs delta-rs MERGE
   mor     the same upsert into the W1 MOR table vs the same delta-rs MERGE
 Each figure: one untimed warm-up, then the median of 3 (BENCH_REPEATS) runs; runs of the engines interleave so
@@ -123,6 +124,7 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool) -> dict:
     cold: dict[str, float] = {}
     rss: list[dict] = []
     cow0, mor0, delta0 = base / "pristine_hudi_cow", base / "pristine_hudi_mor", base / "pristine_delta"
+    parquet0 = base / "spark_parquet"
 
     if "first" in cases:
         print("first write, 1,000,000 rows: bulk_insert (COW) vs write_deltalake", flush=True)
@@ -131,6 +133,9 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool) -> dict:
                                                       _bulk_expect(common.W1_ROWS), rss, jvm),
                  setup=lambda _: common.fresh(cow0)),
             Case("first_delta", lambda _: delta_write(delta0, data), setup=lambda _: common.fresh(delta0)),
+            # Spark's floor: its own parquet writer on the same cached DataFrame (no keys, no Python, no commit).
+            Case("first_spark_parquet", lambda _: df.write.partitionBy("dt").mode("overwrite").parquet(str(parquet0)),
+                 setup=lambda _: common.fresh(parquet0)),
         ], repeats)
         results.update(ms)
         cold.update(c)
@@ -387,6 +392,9 @@ def report_w1(out: dict) -> str:
             lines.append(f"| {label} | {fmt(res[ours])} | {fmt(res[peer])} | {ratio:.2f}x | {verdict or 'none set'} |")
 
     row("first write: bulk_insert (COW) vs write_deltalake", "first_hudi", "first_delta", 3.0)
+    row("first write: Spark's own parquet writer (`partitionBy(\"dt\")`) vs write_deltalake", "first_spark_parquet",
+        "first_delta", None)
+    row("first write: bulk_insert (COW) vs Spark's own parquet writer", "first_hudi", "first_spark_parquet", None)
     row("COW upsert vs delta-rs MERGE", "hudi_cow_upsert", "delta_merge", 1.5)
     row("MOR upsert vs delta-rs MERGE", "hudi_mor_upsert", "delta_merge", 1.0)
     text = "\n".join(lines)
