@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -49,6 +49,7 @@ from hudi_engine.write.bucket_assigner import (
     BulkInsertRanges,
     Counts,
     MapSidePlan,
+    SliceInfo,
 )
 from hudi_engine.write.executor import (
     BUCKET,
@@ -183,7 +184,8 @@ def _run_one_pass(df: DataFrame, client: WriteClient, task: WriteTask, txn: Tran
     t0 = time.monotonic()
     listing = client.listing_spec(txn.instant)
     data = checked(df, config)
-    routed = _sql_routed(data, client, task, plan)
+    sql = _sql_routed(data, client, task, plan)
+    routed, known = sql if sql is not None else (None, None)
     if routed is None:
         routed = _with_udf(data, _MapSideRouteFn(task, client.tag_spec(txn.instant), listing, plan),
                            MAP_SIDE_ROUTE_TYPE, _key_source_columns(config, data.columns), data.columns,
@@ -194,20 +196,22 @@ def _run_one_pass(df: DataFrame, client: WriteClient, task: WriteTask, txn: Tran
     # whole (a sort by partition, group and key compares strings row by row); the task sorts a group by key.
     results = (routed.repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK)
                .sortWithinPartitions(F.xxhash64(PARTITION, GROUP))
-               .mapInArrow(_MapSideWriteFn(task, listing, plan), TASK_OUTPUT)).collect()
+               .mapInArrow(_MapSideWriteFn(task, listing, plan, known), TASK_OUTPUT)).collect()
     txn.timings["write"] = time.monotonic() - t0
     return _collect(results, txn)
 
 
-def _sql_routed(df: DataFrame, client: WriteClient, task: WriteTask, plan: MapSidePlan) -> DataFrame | None:
+def _sql_routed(df: DataFrame, client: WriteClient, task: WriteTask,
+                plan: MapSidePlan) -> tuple[DataFrame, Mapping[str, list[SliceInfo]]] | None:
     """The one-pass map side in Spark SQL, without Python: when Spark spells the keys (`sql_keys`) and the driver's
     listing gives every partition's file group and task (`WriteClient.untagged_groups`), the columns
     `_MapSideRouteFn` adds are expressions (a Python UDF costs the map stage about as much again as its scan and
-    shuffle write). None: route in Python."""
+    shuffle write). Returns the routed rows and the driver's listing, for the write tasks; None: route in Python."""
     text = sql_key_text(task.keygen(), df.schema)
-    groups = client.untagged_groups(plan) if text is not None else None
-    if text is None or groups is None:
+    untagged = client.untagged_groups(plan) if text is not None else None
+    if text is None or untagged is None:
         return None
+    groups = untagged.routes
     key, partition = text
     deleting = task.config.operation is Operation.DELETE
     routes = json.dumps({p: {"g": g, "t": t} for p, (g, t) in groups.items()})
@@ -219,7 +223,7 @@ def _sql_routed(df: DataFrame, client: WriteClient, task: WriteTask, plan: MapSi
                            f"cast(null as string) AS {name(FILE_ID)}", f"{group} AS {name(GROUP)}",
                            f"coalesce({route}.t, {new_partition_task}) AS {name(TASK)}",
                            f"{str(deleting).lower()} AS {name(DELETE)}")
-    return routed.filter(F.col(GROUP).isNotNull()) if deleting else routed
+    return (routed.filter(F.col(GROUP).isNotNull()) if deleting else routed), untagged.slices
 
 
 ROUTES_TYPE = "map<string,struct<g:string,t:int>>"
@@ -247,14 +251,15 @@ class _MapSideRouteFn:
 
 
 class _MapSideWriteFn:
-    """Task of a one-pass write: its file groups, one at a time."""
+    """Task of a one-pass write: its file groups, one at a time (`known`: the driver's listing, if it routed)."""
 
-    def __init__(self, task: WriteTask, listing: TagSpec | None, plan: MapSidePlan) -> None:
-        self.task, self.listing, self.plan = task, listing, plan
+    def __init__(self, task: WriteTask, listing: TagSpec | None, plan: MapSidePlan,
+                 known: Mapping[str, list[SliceInfo]] | None = None) -> None:
+        self.task, self.listing, self.plan, self.known = task, listing, plan, known
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         timings: dict[str, float] = {}
-        stats = list(write_groups(self.task, self.listing, self.plan, batches, _task_token(), timings))
+        stats = list(write_groups(self.task, self.listing, self.plan, batches, _task_token(), timings, self.known))
         yield from _task_output(stats, timings).to_batches()
 
 

@@ -9,7 +9,7 @@ handle encodes the file group's records, the create handle rolls to a new file a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -187,14 +187,19 @@ def write_buckets(task: WriteTask, plan: BucketPlan, batches: Iterable[pa.Record
 
 
 def write_groups(task: WriteTask, listing: TagSpec | None, plan: MapSidePlan, batches: Iterable[pa.RecordBatch],
-                 token: tuple[int, int, int], timings: dict[str, float]) -> Iterator[WriteStat]:
+                 token: tuple[int, int, int], timings: dict[str, float],
+                 known: Mapping[str, list[SliceInfo]] | None = None) -> Iterator[WriteStat]:
     """Write a one-pass write's file groups (`MapSidePlan`): records arrive grouped by (partition, group), and each
-    group's are sorted by key here; one file group's records at a time, as `write_buckets`."""
+    group's are sorted by key here; one file group's records at a time, as `write_buckets`. `known`: the latest
+    slices of every partition as the driver listed them (a partition it does not name has none); else each
+    partition is listed here (`listing`)."""
     ctx = task.context(token)
     listed: dict[str, dict[str, SliceInfo]] = {}  # per partition: file id -> its latest slice
     for (partition, group), records in file_group_runs(batches, task.base_path):
         if partition not in listed:
-            listed[partition] = {s.file_id: s for s in (slices(listing, partition) if listing is not None else [])}
+            found = known.get(partition, []) if known is not None else \
+                slices(listing, partition) if listing is not None else []
+            listed[partition] = {s.file_id: s for s in found}
         for bucket, part in _map_side_buckets(task, ctx.storage, listed[partition], plan, partition, group, records):
             yield from _timed(timings, write_bucket, task, ctx, bucket, part)
 

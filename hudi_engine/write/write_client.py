@@ -10,6 +10,7 @@ import math
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import pyarrow as pa
 
@@ -43,6 +44,16 @@ _AVG_SIZE_LOOKBACK = 10
 # Folders a one-pass write lists on the driver to route without tags (`untagged_groups`); a table with more is
 # tagged in the map tasks, which list only the partitions the write touches.
 MAX_LISTED_FOLDERS = 64
+
+
+@dataclass(frozen=True)
+class UntaggedGroups:
+    """A one-pass write routed from the driver's listing (`WriteClient.untagged_groups`): each partition's file group
+    and task, and the latest slices of every partition listed (an empty list: a folder without any), which the
+    write tasks take instead of listing the partitions again (a LIST per partition and task on an object store)."""
+
+    routes: Mapping[str, tuple[str, int]]
+    slices: Mapping[str, list[SliceInfo]]
 
 
 class WriteClient:
@@ -185,7 +196,7 @@ class WriteClient:
         return MapSidePlan(parallelism, self._packs_small_files, cfg.files.small_file_limit, cfg.files.max_file_size,
                            self.average_record_size(), self._pending_compaction_groups(), whole_groups=whole_groups)
 
-    def untagged_groups(self, plan: MapSidePlan) -> dict[str, tuple[str, int]] | None:
+    def untagged_groups(self, plan: MapSidePlan) -> UntaggedGroups | None:
         """(file group, task) of every partition of the table when a one-pass write chooses each partition's group
         without looking a key up: the partition has one file group that takes its records whole
         (`MapSidePlan.whole_group`), or none, or the write looks no key up (its new keys' group). A partition left
@@ -193,20 +204,21 @@ class WriteClient:
         table has more than MAX_LISTED_FOLDERS folders to list here."""
         cfg = self.config
         if self.timeline is None:
-            return {}
+            return UntaggedGroups({}, {})
         view = FileSystemView.load_within(self.storage, self.base_path, MAX_LISTED_FOLDERS)
         if view is None:
             return None
-        out: dict[str, tuple[str, int]] = {}
-        for p, slices in self._slice_infos(view, plan.compacting).items():
+        routes: dict[str, tuple[str, int]] = {}
+        listed = self._slice_infos(view, plan.compacting)
+        for p, slices in listed.items():
             group = plan.whole_group(slices)
             if group is None:
                 if cfg.operation.looks_up_keys and slices:
                     return None
                 group = plan.new_keys_group(slices, cfg.operation is Operation.DELETE)
             if group is not None:  # None: a delete where nothing is stored
-                out[p] = (group, plan.tasks(p, [group], slices)[0])
-        return out
+                routes[p] = (group, plan.tasks(p, [group], slices)[0])
+        return UntaggedGroups(routes, listed)
 
     @property
     def _packs_small_files(self) -> bool:

@@ -10,11 +10,13 @@ from local_write import write
 from oracle import rs_snapshot
 
 from hudi_engine import HudiTable
+from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.io.base_file import read_footer
 from hudi_engine.storage import Storage
-from hudi_engine.write import tagging
-from hudi_engine.write.executor import GROUP, KEY, PARTITION, WriteTask, file_group_runs
+from hudi_engine.write import executor, tagging
+from hudi_engine.write.executor import DELETE, FILE_ID, GROUP, KEY, PARTITION, WriteTask, file_group_runs, write_groups
+from hudi_engine.write.write_client import WriteClient
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.float64()), ("dt", pa.string())])
 
@@ -194,3 +196,25 @@ def test_a_one_pass_task_gets_each_file_group_sorted_by_key_and_refuses_a_group_
         [(("p", "f1"), ["k1", "k2", "k3"]), (("p", ""), ["k9"]), (("q", ""), ["k0"])]
     with pytest.raises(WriteError, match="file group 'f1' of partition 'p' reached their task in two runs"):
         list(file_group_runs([batch([("p", "f1", "k1"), ("p", "f2", "k2"), ("p", "f1", "k3")])], "/t"))
+
+
+def test_a_one_pass_task_given_the_driver_listing_lists_no_partition(tmp_path, monkeypatch):
+    write(tmp_path, rows(list(range(10))), opts("bulk_insert"))
+    client = WriteClient.open(str(tmp_path), WriteConfig.from_options(opts()), SCHEMA)
+    plan = client.map_side_plan(2)
+    untagged = client.untagged_groups(plan)
+    assert untagged is not None and set(untagged.routes) == {"d1"}
+    group = untagged.routes["d1"][0]
+    monkeypatch.setattr(executor, "slices", lambda *a: pytest.fail("a task listed a partition the driver listed"))
+    batch = rows([3, 20], ts=2)
+    n = batch.num_rows
+    batch = batch.append_column(KEY, batch.column("id")).append_column(PARTITION, batch.column("dt")) \
+        .append_column(FILE_ID, pa.nulls(n, pa.string())).append_column(GROUP, pa.array([group] * n)) \
+        .append_column(DELETE, pa.array([False] * n))
+    with client.transaction() as txn:
+        stats = list(write_groups(client.write_task(txn.instant), client.listing_spec(txn.instant), plan,
+                                  batch.to_batches(), (0, 0, 1), {}, untagged.slices))
+        txn.commit(stats)
+    assert [s.file_id for s in stats] == [group]  # the update and the insert merged into the one small file
+    got = snapshot(tmp_path)
+    assert got["k0003"] == (2, 3.0) and got["k0020"] == (2, 20.0) and got["k0004"] == (1, 4.0) and len(got) == 11

@@ -25,7 +25,13 @@ def rows(ids: range, ts: int = 1) -> pa.Table:
 def groups_of(path, table_type: str, operation: str) -> dict | None:
     client = WriteClient.open(str(path), WriteConfig.from_options(opts(table_type, operation)), rows(range(1)).schema)
     plan = client.map_side_plan(2)
-    out = client.untagged_groups(plan)
+    untagged = client.untagged_groups(plan)
+    if untagged is None:
+        return None
+    out = dict(untagged.routes)
+    # The write tasks take the driver's slices instead of listing: every listed partition's, as the client lists it.
+    assert untagged.slices == client.latest_slices(sorted(untagged.slices))
+    assert set(out) <= set(untagged.slices)
     if out:  # each partition's task is the one the map tasks would give its group
         slices = client.latest_slices(sorted(out))
         assert all(t == plan.tasks(p, [g], slices[p])[0] for p, (g, t) in out.items())
