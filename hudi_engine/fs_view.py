@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from hudi_engine.file_group import (
@@ -84,11 +85,10 @@ class FileSystemView:
         slicing: FileSlicing = BY_BASE_INSTANT,
     ) -> "FileSystemView":
         """Every partition's file groups; `slicing` is the table's rule for log files (`slicing_for`)."""
-        partitions = {}
-        for partition in list_partitions(storage, base_path):
-            if partition_filter is None or partition_filter(partition):
-                partitions[partition] = _list_file_groups(storage, base_path, partition, slicing)
-        return FileSystemView(storage, base_path, partitions)
+        # One listing per folder: a partition's entries come with the walk that finds it.
+        return FileSystemView(storage, base_path, {
+            rel: _file_groups(rel, entries, slicing) for rel, entries in _folders(storage, base_path)
+            if _is_partition(entries) and (partition_filter is None or partition_filter(rel))})
 
     @staticmethod
     def load_within(storage: Storage, base_path: str, max_folders: int,
@@ -134,16 +134,29 @@ def list_partitions(storage: Storage, base_path: str) -> list[str]:
     return sorted(rel for rel, entries in _folders(storage, base_path) if _is_partition(entries))
 
 
+# Folders listed at once: an object store answers each LIST in tens of milliseconds, one folder after another
+# would add up to seconds for a table of a few hundred partitions.
+LISTING_THREADS = 16
+
+
 def _folders(storage: Storage, base_path: str) -> Iterator[tuple[str, list[FileStatus]]]:
-    """Every folder of the table outside the meta folder (its relative path and entries), listed as it is reached."""
-    stack = [""]
-    while stack:
-        rel = stack.pop()
-        entries = storage.list_dir(Storage.join(base_path, rel))
-        yield rel, entries
-        for e in entries:
-            if e.is_dir and not (rel == "" and e.name == META_FOLDER) and not e.name.startswith("."):
-                stack.append(f"{rel}/{e.name}" if rel else e.name)
+    """Every folder of the table outside the meta folder (its relative path and entries), a level of the tree at a
+    time, up to LISTING_THREADS folders listed at once; a caller that stops early has listed at most that many
+    folders more than it took."""
+    def listed(rel: str) -> list[FileStatus]:
+        return storage.list_dir(Storage.join(base_path, rel))
+
+    level = [""]
+    with ThreadPoolExecutor(LISTING_THREADS, thread_name_prefix="hudi-list") as pool:
+        while level:
+            below: list[str] = []
+            for i in range(0, len(level), LISTING_THREADS):
+                chunk = level[i:i + LISTING_THREADS]
+                for rel, entries in zip(chunk, pool.map(listed, chunk) if len(chunk) > 1 else [listed(chunk[0])]):
+                    yield rel, entries
+                    below += [f"{rel}/{e.name}" if rel else e.name for e in entries
+                              if e.is_dir and not (rel == "" and e.name == META_FOLDER) and not e.name.startswith(".")]
+            level = below
 
 
 def _is_partition(entries: list[FileStatus]) -> bool:
