@@ -14,7 +14,8 @@
 #   bench/run.sh dbt             issue 11: a tiny hudi_incremental upsert vs a dbt-spark table model, same dbt runs
 #   bench/run.sh archival        issue 13: per-write time and .hoodie files over 1,000 small commits, with and
 #                                without timeline archival (about 5 minutes)
-#   bench/run.sh all             read, spark-read, write, w2, w3, profile, dbt and archival
+#   bench/run.sh listing         a table's listing on a local S3 server, one folder at a time vs at once (1 minute)
+#   bench/run.sh all             read, spark-read, write, w2, w3, profile, dbt, archival and listing
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,7 @@ export PYTHONUNBUFFERED=1
 
 what=("$@")
 [ ${#what[@]} -eq 0 ] && what=(read write)
-[ "${what[0]}" = all ] && what=(read spark-read write w2 w3 profile dbt archival)
+[ "${what[0]}" = all ] && what=(read spark-read write w2 w3 profile dbt archival listing)
 echo "bench: ${what[*]} (nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg))"
 for w in "${what[@]}"; do
   case "$w" in
@@ -35,6 +36,7 @@ for w in "${what[@]}"; do
     profile) .venv/bin/python bench/bench_write.py --profile ;;
     dbt) .venv/bin/python bench/bench_dbt_small.py ;;
     archival) .venv/bin/python bench/bench_archival.py ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, write, w2, w3, profile, dbt, archival or all" >&2; exit 2 ;;
+    listing) .venv/bin/python bench/bench_listing.py ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, write, w2, w3, profile, dbt, archival, listing or all" >&2; exit 2 ;;
   esac
 done
