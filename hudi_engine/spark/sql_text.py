@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import re
 
-_PLAIN = re.compile(r'[\w .,:;="/()\[\]{}<>+*#@!?&|^~%$-]*')  # no quote, backslash or newline
+_PLAIN = re.compile(r'[\w .,:;="/()\[\]{}<>+*#@!?&|^~%-]*')  # no quote, backslash, newline or $
 
 
 def name(column: str) -> str:
-    """A column name, quoted."""
+    """A column name, quoted. Spark substitutes `${var}` in SQL text, even here (`spark.sql.variable.substitute`): a
+    name holding one would not resolve, and the write fails on it."""
     return "`" + column.replace("`", "``") + "`"
 
 
 def string(value: str) -> str:
-    """A string literal. Text with a quote, a backslash or anything unusual is spelled as UTF-8 bytes, which reads
-    the same whatever `spark.sql.parser.escapedStringLiterals` says (Spark folds the cast once)."""
+    """A string literal. Text with a quote, a backslash, a `$` or anything unusual is spelled as UTF-8 bytes, which
+    reads the same whatever `spark.sql.parser.escapedStringLiterals` says and is never substituted as `${var}` (Spark
+    folds the cast once)."""
     if _PLAIN.fullmatch(value):
         return f"'{value}'"
     return f"cast(X'{value.encode().hex()}' as string)"

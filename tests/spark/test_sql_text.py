@@ -6,7 +6,7 @@ from pyspark.sql import functions as F
 
 from hudi_engine.spark.sql_text import name, string
 
-VALUES = ["plain", "", "it's", "back\\slash", "two\nlines", "{\"json\": [1]}", "ünï ☃", "-- not a comment", "\\'"]
+VALUES = ["plain", "", "it's", "back\\slash", "two\nlines", "{\"json\": [1]}", "ünï ☃", "-- not a comment", "\\'", "${spark.app.name}"]
 
 
 @pytest.mark.parametrize("escaped", ["false", "true"])
