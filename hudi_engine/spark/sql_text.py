@@ -3,7 +3,9 @@ expression built from `pyspark.sql.functions` is a call per function, column and
 check and a key), which a small write pays on the driver before its job starts."""
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 _PLAIN = re.compile(r'[\w .,:;="/()\[\]{}<>+*#@!?&|^~%-]*')  # no quote, backslash, newline or $
 
@@ -21,3 +23,8 @@ def string(value: str) -> str:
     if _PLAIN.fullmatch(value):
         return f"'{value}'"
     return f"cast(X'{value.encode().hex()}' as string)"
+
+
+def json_value(value: Any, spark_type: str) -> str:
+    """A literal of `spark_type` (a map of many entries, say) passed as JSON: one expression whatever its size."""
+    return f"from_json({string(json.dumps(value))}, {string(spark_type)})"

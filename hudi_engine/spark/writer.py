@@ -38,7 +38,7 @@ from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.executor_env import ensure_executor_env
 from hudi_engine.spark.sql_keys import sql_key_text, sql_keys
-from hudi_engine.spark.sql_text import name, string
+from hudi_engine.spark.sql_text import json_value, name, string
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.table_services import runner
 from hudi_engine.timeline.commit_metadata import WriteStat
@@ -211,11 +211,10 @@ def _sql_routed(df: DataFrame, client: WriteClient, task: WriteTask,
     untagged = client.untagged_groups(plan) if text is not None else None
     if text is None or untagged is None:
         return None
-    groups = untagged.routes
     key, partition = text
     deleting = task.config.operation is Operation.DELETE
-    routes = json.dumps({p: {"g": g, "t": t} for p, (g, t) in groups.items()})
-    route = f"try_element_at(from_json({string(routes)}, {string(ROUTES_TYPE)}), {partition})"
+    routes = json_value({p: {"g": g, "t": t} for p, (g, t) in untagged.routes.items()}, ROUTES_TYPE)
+    route = f"try_element_at({routes}, {partition})"
     group = f"{route}.g" if deleting else f"coalesce({route}.g, {string(NEW_GROUP)})"
     new_partition_task = f"cast(crc32({partition}) % {plan.n_tasks} as int)"  # as `MapSidePlan.tasks` gives it
     # One select of SQL text: one call to the JVM (see `sql_text`).
@@ -517,9 +516,8 @@ def _by_key_range(rows: DataFrame, counted: DataFrame, key: Column, partition: C
 
 
 def _literal(value: dict, spark_type: str) -> Column:
-    """A map literal of `spark_type`, passed as JSON: one expression whatever the number of entries (Spark folds
-    it once)."""
-    return F.from_json(F.lit(json.dumps(value)), spark_type)
+    """A map literal of `spark_type` (`sql_text.json_value`; Spark folds it once)."""
+    return F.expr(json_value(value, spark_type))
 
 
 class _BulkInsertFn:
