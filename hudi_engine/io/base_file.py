@@ -323,6 +323,14 @@ def read_base_file(
 
 
 def read_record_keys(storage: Storage, path: str) -> pa.Array:
-    """The `_hoodie_record_key` column of a base file, in file order."""
-    keys = read_base_file(storage, path, [RECORD_KEY_COLUMN]).column(0)
+    """The `_hoodie_record_key` column of a base file, in file order. Read by `pq.ParquetFile` on one thread: a
+    dataset scan costs a write task's per-file key read (new keys of a MOR upsert) half as much again."""
+    with storage.open_input_file(path) as f:
+        try:
+            table = pq.ParquetFile(f).read([RECORD_KEY_COLUMN], use_threads=False)
+        except (pa.ArrowException, OSError, KeyError, TypeError) as e:
+            raise HudiError(f"base file {path}: read of column {RECORD_KEY_COLUMN} failed: {e}") from e
+    if table.num_columns != 1:  # ParquetFile skips a column the file lacks
+        raise HudiError(f"base file {path} has no {RECORD_KEY_COLUMN} column: it was written without meta fields")
+    keys = table.column(0)
     return keys.combine_chunks() if keys.num_chunks != 1 else keys.chunk(0)

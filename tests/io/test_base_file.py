@@ -119,6 +119,14 @@ def test_write_read_round_trip(storage_root: tuple[Storage, str]) -> None:
     assert read_record_keys(storage, path).to_pylist() == KEYS
 
 
+def test_record_keys_of_a_file_without_the_key_column_are_refused_by_name(storage_root: tuple[Storage, str]) -> None:
+    storage, root = storage_root
+    path = f"{root}/no_meta.parquet"
+    pq.write_table(pa.table({"id": [1, 2]}), path)
+    with pytest.raises(HudiError, match="no_meta.parquet has no _hoodie_record_key column"):
+        read_record_keys(storage, path)
+
+
 def test_parquet_physical_layout(storage_root: tuple[Storage, str]) -> None:
     storage, root = storage_root
     path = f"{root}/f.parquet"
