@@ -878,6 +878,8 @@ class _Columnar:
         raise _Unsupported(kind)
 
 
+_INT32_BYTES = 2**31  # records past this many bytes are joined as large_binary (64-bit offsets)
+
 Piece = tuple  # (rows: int64[m] | None, offsets: int64[m+1] | None, data: uint8[...], width: int | None)
 
 
@@ -905,36 +907,62 @@ def _concat_pieces(pieces: list[Piece], n: int, *, length_prefix: bool = False) 
     """(offsets, data) of n records whose bytes are the pieces concatenated row by row, in piece order.
 
     With `length_prefix` each record is preceded by its length as a big-endian int32 (as in an AVRO_DATA block), and
-    the offsets include the prefixes.
+    the offsets include the prefixes. Runs of pieces with bytes of one width in every row are laid side by side in
+    one matrix first; Arrow's `binary_join_element_wise` then joins the columns row by row (a numpy scatter of
+    every byte costs a third more).
     """
-    lengths = []
+    lengths: list[np.ndarray | int] = []
     total = np.zeros(n, np.int64)
     for rows, offsets, _data, width in pieces:
         length = np.diff(offsets) if offsets is not None else width
+        if rows is not None:
+            full = np.zeros(n, np.int64)
+            full[rows] = length
+            length = full
         lengths.append(length)
-        if rows is None:
-            total += length
-        else:
-            total[rows] += length
+        total += length
     if length_prefix:
         pieces = [(None, None, total.astype(">i4").view(np.uint8), 4), *pieces]
         lengths = [4, *lengths]
         total += 4
+    columns: list[tuple[np.ndarray | int, np.ndarray]] = []  # (bytes per row, or one width for all; the bytes)
+    run: list[tuple[np.ndarray, int]] = []
+
+    def end_run() -> None:
+        if len(run) > 1:
+            width = sum(w for _, w in run)
+            matrix = np.empty((n, width), np.uint8)
+            at = 0
+            for data, w in run:
+                matrix[:, at : at + w] = data.reshape(n, w)
+                at += w
+            columns.append((width, matrix.reshape(-1)))
+        elif run:
+            columns.append((run[0][1], run[0][0]))
+        run.clear()
+
+    for (rows, _offsets, data, width), length in zip(pieces, lengths):
+        if rows is None and width is not None:
+            run.append((data, width))
+        else:
+            end_run()
+            columns.append((length, data))
+    end_run()
     record_offsets = np.zeros(n + 1, np.int64)
     np.cumsum(total, out=record_offsets[1:])
-    out = np.empty(int(record_offsets[-1]), np.uint8)
-    cursor = record_offsets[:-1].copy()
-    for (rows, offsets, data, width), length in zip(pieces, lengths):
-        base = cursor if rows is None else cursor[rows]
-        if width is not None:
-            for j in range(width):  # strided copy: byte j of every row
-                out[base + j] = data[j::width]
-        elif len(data):
-            index_type = np.int32 if len(out) < 2**31 else np.int64  # half the index memory when it fits
-            starts = (base - offsets[:-1]).astype(index_type)
-            out[np.repeat(starts, length) + np.arange(len(data), dtype=index_type)] = data
-        if rows is None:
-            cursor += length
+    size = int(record_offsets[-1])
+    if not columns or n == 0:
+        return record_offsets, np.zeros(size, np.uint8)
+    large = size >= _INT32_BYTES
+    binary, offset_type = (pa.large_binary(), np.int64) if large else (pa.binary(), np.int32)
+    arrays = []
+    for length, data in columns:
+        offsets = np.zeros(n + 1, offset_type)
+        if isinstance(length, int):
+            offsets[1:] = np.arange(1, n + 1, dtype=offset_type) * length
         else:
-            cursor[rows] += length
-    return record_offsets, out
+            np.cumsum(length, out=offsets[1:])
+        arrays.append(pa.Array.from_buffers(binary, n, [None, pa.py_buffer(offsets),
+                                                        pa.py_buffer(np.ascontiguousarray(data))]))
+    joined = arrays[0] if len(arrays) == 1 else pc.binary_join_element_wise(*arrays, pa.scalar(b"", binary))
+    return record_offsets, np.frombuffer(joined.buffers()[2], np.uint8, size) if size else np.zeros(0, np.uint8)

@@ -468,6 +468,27 @@ def test_columnar_matches_fastavro(monkeypatch: pytest.MonkeyPatch, fastavro_onl
     part = pa.concat_tables([table.slice(3, 50), table.slice(100, 7)])
     assert encode_records(part, FLAT_SCHEMA) == reference[3:53] + reference[100:107]
     assert decode_records([], FLAT_SCHEMA).num_rows == 0
+    assert encode_records(table.slice(0, 0), FLAT_SCHEMA) == []
+    # records past 2 GiB are joined with 64-bit offsets: the same bytes
+    monkeypatch.setattr(avro_codec, "_INT32_BYTES", 0)
+    assert encode_records_framed(table, FLAT_SCHEMA) == reference_framed
+
+
+def test_columnar_encoder_joins_fixed_width_fields_alone() -> None:
+    """Fields of one width in every row are joined into one matrix before the row-wise join: a schema of only those
+    (and one of a single field) encodes as fastavro does."""
+    schema = {"type": "record", "name": "r", "fields": [{"name": "d", "type": "double"}, {"name": "b", "type": "boolean"},
+                                                        {"name": "l", "type": "long"}]}
+    table = pa.table({"d": [0.5, -1.0, 2.0], "b": [True, False, True], "l": [1, 2, 3]})
+    for fields in (schema, {**schema, "fields": schema["fields"][:1]}):
+        names = [f["name"] for f in fields["fields"]]
+        want = []
+        for row in table.select(names).to_pylist():
+            buf = io.BytesIO()
+            fastavro.schemaless_writer(buf, fastavro.parse_schema(fields), row)
+            want.append(buf.getvalue())
+        assert avro_codec._codec(fields, None, None).columnar is not None
+        assert encode_records(table.select(names), fields) == want
 
 
 def test_columnar_decoder_reports_corruption() -> None:
