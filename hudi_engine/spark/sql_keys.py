@@ -2,9 +2,9 @@
 own string cast spells a value exactly as Hudi does (`hudi_engine.partition_path.value_strings`): strings, integers,
 booleans and dates, one record key field, fields that are top-level columns, no URL encoding.
 
-A write that needs no index lookup (bulk_insert) then keys its records in the JVM: Spark can sample and sort them
-by key without running Python over every record twice. Any other case returns None and the Python key generator
-(`keygen.py`) runs in the tasks; both give the same strings (tests/spark/test_sql_keys.py compares them).
+A write then routes, samples and sorts its records by key in the JVM, and only its write tasks run the Python key
+generator (`keygen.py`, `executor.keyed_batches`), once per record. Any other case returns None and the key generator
+runs in the map tasks too; both give the same strings (tests/spark/test_sql_keys.py compares them).
 """
 from __future__ import annotations
 

@@ -81,6 +81,7 @@ TAG_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTI
 ROUTE_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTITION, T.StringType()),
                            T.StructField(BUCKET, T.IntegerType()), T.StructField(TASK, T.IntegerType())])
 _TAG = "_hw_tag"
+ORDER = "_hw_order"  # a one-pass write's sort key in its write tasks: a hash of (partition, file group)
 
 
 def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> WriteResult:
@@ -190,12 +191,12 @@ def _run_one_pass(df: DataFrame, client: WriteClient, task: WriteTask, txn: Tran
         routed = _with_udf(data, _MapSideRouteFn(task, client.tag_spec(txn.instant), listing, plan),
                            MAP_SIDE_ROUTE_TYPE, _key_source_columns(config, data.columns), data.columns,
                            keep=F.col(f"{_TAG}.{GROUP}").isNotNull()) \
-            .withColumn(DELETE, F.lit(config.operation is Operation.DELETE))
+            .withColumn(DELETE, F.lit(config.operation is Operation.DELETE)) \
+            .withColumn(ORDER, F.xxhash64(PARTITION, GROUP))
     txn.timings["plan"] = time.monotonic() - t0
-    # A task's records sorted by one 64-bit hash of their file group: a radix sort on a key the sort prefix holds
-    # whole (a sort by partition, group and key compares strings row by row); the task sorts a group by key.
-    results = (routed.repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK)
-               .sortWithinPartitions(F.xxhash64(PARTITION, GROUP))
+    # A task's records sorted by one 64-bit hash of their file group (ORDER): a radix sort on a key the sort prefix
+    # holds whole (a sort by partition, group and key compares strings row by row); the task sorts a group by key.
+    results = (routed.repartitionById(plan.n_tasks, F.col(TASK)).sortWithinPartitions(ORDER).drop(TASK, ORDER)
                .mapInArrow(_MapSideWriteFn(task, listing, plan, known), TASK_OUTPUT)).collect()
     txn.timings["write"] = time.monotonic() - t0
     return _collect(results, txn)
@@ -211,17 +212,18 @@ def _sql_routed(df: DataFrame, client: WriteClient, task: WriteTask,
     untagged = client.untagged_groups(plan) if text is not None else None
     if text is None or untagged is None:
         return None
-    key, partition = text
+    _, partition = text
     deleting = task.config.operation is Operation.DELETE
     routes = json_value({p: {"g": g, "t": t} for p, (g, t) in untagged.routes.items()}, ROUTES_TYPE)
     route = f"try_element_at({routes}, {partition})"
     group = f"{route}.g" if deleting else f"coalesce({route}.g, {string(NEW_GROUP)})"
     new_partition_task = f"cast(crc32({partition}) % {plan.n_tasks} as int)"  # as `MapSidePlan.tasks` gives it
-    # One select of SQL text: one call to the JVM (see `sql_text`).
-    routed = df.selectExpr("*", f"{key} AS {name(KEY)}", f"{partition} AS {name(PARTITION)}",
-                           f"cast(null as string) AS {name(FILE_ID)}", f"{group} AS {name(GROUP)}",
+    # One select of SQL text: one call to the JVM (see `sql_text`). The key and partition path route and order the
+    # rows but do not travel: the write tasks key them again (`keyed_batches`), which costs less than the shuffle
+    # and Spark's Arrow conversion of two more strings per row.
+    routed = df.selectExpr("*", f"cast(null as string) AS {name(FILE_ID)}", f"{group} AS {name(GROUP)}",
                            f"coalesce({route}.t, {new_partition_task}) AS {name(TASK)}",
-                           f"{str(deleting).lower()} AS {name(DELETE)}")
+                           f"{str(deleting).lower()} AS {name(DELETE)}", f"xxhash64({partition}, {group}) AS {name(ORDER)}")
     return (routed.filter(F.col(GROUP).isNotNull()) if deleting else routed), untagged.slices
 
 
@@ -464,7 +466,7 @@ def _bulk_insert(df: DataFrame, task: WriteTask, parallelism: int) -> DataFrame:
     Pre-combining duplicates needs them in one task: it always takes GLOBAL_SORT.
 
     Keys are Spark expressions where they spell keys as the key generator does (`sql_keys`), so sampling and
-    sorting by key run no Python, and a key the shuffle need not route by is computed after it; else the key
+    sorting by key run no Python, and the tasks key the sorted rows again with the key generator; else the key
     generator's UDF keys every record first."""
     config = task.config
     rows = checked(df, config)
@@ -480,7 +482,9 @@ def _bulk_insert(df: DataFrame, task: WriteTask, parallelism: int) -> DataFrame:
         rows, key, partition = _by_key_range(rows, counted, key, partition, parallelism)
     rows = rows.sortWithinPartitions(partition, key) if mode != "NONE" or config.combine_before_write else \
         rows.sortWithinPartitions(partition)
-    return rows.withColumn(KEY, key).withColumn(PARTITION, partition).mapInArrow(_BulkInsertFn(task), TASK_OUTPUT)
+    if exprs is not None:  # the tasks key the sorted rows again (`keyed_batches`): cheaper than Spark handing them over
+        rows = rows.drop(KEY, PARTITION)
+    return rows.mapInArrow(_BulkInsertFn(task), TASK_OUTPUT)
 
 
 RANGES_TYPE = "map<string,struct<b:array<string>,t:array<int>>>"
