@@ -86,6 +86,18 @@ def key_and_tag(keygen: KeyGenerator, spec: TagSpec | None, columns: pa.Table,
                                       names=[KEY, PARTITION, FILE_ID, BUCKET_NUMBER])
 
 
+def keyed_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """`batches` with record key and partition path columns, computed by the key generator where a batch lacks
+    them: a vectorized pass here costs less than Spark converting two more string columns per row to Arrow."""
+    keygen = task.keygen()
+    for batch in batches:
+        if PARTITION not in batch.schema.names:
+            table = pa.Table.from_batches([batch], batch.schema)
+            batch = batch.append_column(KEY, _one(keygen.record_keys(table))) \
+                .append_column(PARTITION, _one(keygen.partition_paths(table)))
+        yield batch
+
+
 SAMPLE_SIZE = 20_000  # new keys a task keeps at most to cut key ranges (an adaptive sample, see KeyProfile)
 
 
@@ -402,18 +414,6 @@ def pre_combine_sorted(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> It
 
 
 # ---- bulk insert -------------------------------------------------------------------------------------------------
-def keyed_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """`batches` with record key and partition path columns, computed by the key generator where a batch lacks
-    them: a vectorized pass here costs less than Spark converting two more string columns per row to Arrow."""
-    keygen = task.keygen()
-    for batch in batches:
-        if PARTITION not in batch.schema.names:
-            table = pa.Table.from_batches([batch], batch.schema)
-            batch = batch.append_column(KEY, _one(keygen.record_keys(table))) \
-                .append_column(PARTITION, _one(keygen.partition_paths(table)))
-        yield batch
-
-
 def bulk_insert_files(task: WriteTask, batches: Iterable[pa.RecordBatch], token: tuple[int, int, int],
                       timings: dict[str, float] | None = None) -> Iterator[WriteStat]:
     """bulk_insert: records that arrive grouped by partition path (and, when sorted, by key) are cut into new base

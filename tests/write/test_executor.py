@@ -208,8 +208,8 @@ def test_a_one_pass_task_given_the_driver_listing_lists_no_partition(tmp_path, m
     monkeypatch.setattr(executor, "slices", lambda *a: pytest.fail("a task listed a partition the driver listed"))
     batch = rows([3, 20], ts=2)
     n = batch.num_rows
-    batch = batch.append_column(KEY, batch.column("id")).append_column(PARTITION, batch.column("dt")) \
-        .append_column(FILE_ID, pa.nulls(n, pa.string())).append_column(GROUP, pa.array([group] * n)) \
+    # As the SQL route sends them: routed, without key and partition columns (the task keys them itself).
+    batch = batch.append_column(FILE_ID, pa.nulls(n, pa.string())).append_column(GROUP, pa.array([group] * n)) \
         .append_column(DELETE, pa.array([False] * n))
     with client.transaction() as txn:
         stats = list(write_groups(client.write_task(txn.instant), client.listing_spec(txn.instant), plan,
@@ -218,3 +218,15 @@ def test_a_one_pass_task_given_the_driver_listing_lists_no_partition(tmp_path, m
     assert [s.file_id for s in stats] == [group]  # the update and the insert merged into the one small file
     got = snapshot(tmp_path)
     assert got["k0003"] == (2, 3.0) and got["k0020"] == (2, 20.0) and got["k0004"] == (1, 4.0) and len(got) == 11
+
+
+def test_a_task_keys_the_batches_that_come_without_keys(tmp_path):
+    client = WriteClient.open(str(tmp_path), WriteConfig.from_options(
+        opts(**{"hoodie.datasource.write.hive_style_partitioning": "true"})), SCHEMA)
+    task = client.write_task("20240101000000000")
+    keyless = rows([2, 1], dt="d2").to_batches()[0]
+    keyed = keyless.append_column(KEY, pa.array(["x", "y"])).append_column(PARTITION, pa.array(["p", "p"]))
+    out = list(executor.keyed_batches(task, [keyless, keyed]))
+    assert out[0].column(KEY).to_pylist() == ["k0002", "k0001"]
+    assert out[0].column(PARTITION).to_pylist() == ["dt=d2", "dt=d2"]
+    assert out[1] is keyed  # keys computed upstream are kept
