@@ -272,10 +272,19 @@ def read_footer(storage: Storage, path: str, *, bloom_max_entries: int = DEFAULT
     with storage.open_input_file(path) as f:
         try:
             pf = pq.ParquetFile(f)
-            md = pf.metadata
-            arrow_schema = pf.schema_arrow
         except (pa.ArrowException, OSError) as e:
             raise HudiError(f"base file {path}: not a readable parquet file: {e}") from e
+        return footer_of(pf, path, bloom_max_entries=bloom_max_entries, with_bloom=with_bloom)
+
+
+def footer_of(pf: pq.ParquetFile, path: str, *, bloom_max_entries: int = DEFAULT_MAX_ENTRIES,
+              with_bloom: bool = True) -> BaseFileFooter:
+    """`read_footer` of a base file already open as `pf` (a merge reads its footer, keys and rows through one)."""
+    try:
+        md = pf.metadata
+        arrow_schema = pf.schema_arrow
+    except (pa.ArrowException, OSError) as e:
+        raise HudiError(f"base file {path}: not a readable parquet file: {e}") from e
     meta = _decoded(md.metadata)
     encoded = meta.get(BLOOM_FILTER_KEY, meta.get(LEGACY_BLOOM_FILTER_KEY))
     bloom = None
@@ -327,9 +336,18 @@ def read_record_keys(storage: Storage, path: str) -> pa.Array:
     dataset scan costs a write task's per-file key read (new keys of a MOR upsert) half as much again."""
     with storage.open_input_file(path) as f:
         try:
-            table = pq.ParquetFile(f).read([RECORD_KEY_COLUMN], use_threads=False)
-        except (pa.ArrowException, OSError, KeyError, TypeError) as e:
-            raise HudiError(f"base file {path}: read of column {RECORD_KEY_COLUMN} failed: {e}") from e
+            pf = pq.ParquetFile(f)
+        except (pa.ArrowException, OSError) as e:
+            raise HudiError(f"base file {path}: not a readable parquet file: {e}") from e
+        return record_keys_of(pf, path)
+
+
+def record_keys_of(pf: pq.ParquetFile, path: str) -> pa.Array:
+    """`read_record_keys` of a base file already open as `pf`."""
+    try:
+        table = pf.read([RECORD_KEY_COLUMN], use_threads=False)
+    except (pa.ArrowException, OSError, KeyError, TypeError) as e:
+        raise HudiError(f"base file {path}: read of column {RECORD_KEY_COLUMN} failed: {e}") from e
     if table.num_columns != 1:  # ParquetFile skips a column the file lacks
         raise HudiError(f"base file {path} has no {RECORD_KEY_COLUMN} column: it was written without meta fields")
     keys = table.column(0)

@@ -363,7 +363,7 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
         # Tagged by footer (range, bloom): only keys the base file holds are updates. A key a bloom filter let
         # through by mistake is new: it goes to a new file group, a delete of it is dropped.
         stored = task.read_keys(ctx.storage, s.base_file_path)
-        inside = pc.is_in(upserts.column(KEY), value_set=stored)
+        inside = _held(_one(upserts.column(KEY)), stored, distinct=cfg.combine_before_write)
         new = upserts.filter(pc.invert(inside))
         upserts = upserts.filter(inside)
         if len(deletes):  # is_in hashes the stored keys even for no deletes (~3 ms for 100,000 keys)
@@ -376,6 +376,16 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
         stats.append(append_handle(ctx, p, bucket.file_id, s.base_instant, upserts if upserts.num_rows else None,
                                    deletes=deletes if len(deletes) else None, base_file_name=s.base_file_name))
     return stats
+
+
+def _held(keys: pa.Array, stored: pa.Array, *, distinct: bool) -> pa.Array:
+    """Which of `keys` the `stored` keys hold. `is_in` hashes its value set first, which costs about twice what
+    probing it does: distinct keys fewer than the stored ones are hashed instead, and the stored keys probe them."""
+    if not distinct or len(keys) >= len(stored):
+        return pc.is_in(keys, value_set=stored)
+    held = np.zeros(len(keys), dtype=bool)
+    held[pc.index_in(stored, value_set=keys).drop_null().to_numpy()] = True
+    return pa.array(held)
 
 
 def pre_combine(task: WriteTask, records: pa.Table) -> pa.Table:
