@@ -270,11 +270,14 @@ def read_footer(storage: Storage, path: str, *, bloom_max_entries: int = DEFAULT
     The bloom key `com.uber.hoodie.bloomfilter` of old files is read too; without a type code the filter is SIMPLE.
     """
     with storage.open_input_file(path) as f:
-        try:
-            pf = pq.ParquetFile(f)
-        except (pa.ArrowException, OSError) as e:
-            raise HudiError(f"base file {path}: not a readable parquet file: {e}") from e
-        return footer_of(pf, path, bloom_max_entries=bloom_max_entries, with_bloom=with_bloom)
+        return footer_of(_parquet_file(f, path), path, bloom_max_entries=bloom_max_entries, with_bloom=with_bloom)
+
+
+def _parquet_file(f: pa.NativeFile, path: str) -> pq.ParquetFile:
+    try:
+        return pq.ParquetFile(f)
+    except (pa.ArrowException, OSError) as e:
+        raise HudiError(f"base file {path}: not a readable parquet file: {e}") from e
 
 
 def footer_of(pf: pq.ParquetFile, path: str, *, bloom_max_entries: int = DEFAULT_MAX_ENTRIES,
@@ -335,11 +338,7 @@ def read_record_keys(storage: Storage, path: str) -> pa.Array:
     """The `_hoodie_record_key` column of a base file, in file order. Read by `pq.ParquetFile` on one thread: a
     dataset scan costs a write task's per-file key read (new keys of a MOR upsert) half as much again."""
     with storage.open_input_file(path) as f:
-        try:
-            pf = pq.ParquetFile(f)
-        except (pa.ArrowException, OSError) as e:
-            raise HudiError(f"base file {path}: not a readable parquet file: {e}") from e
-        return record_keys_of(pf, path)
+        return record_keys_of(_parquet_file(f, path), path)
 
 
 def record_keys_of(pf: pq.ParquetFile, path: str) -> pa.Array:
