@@ -52,6 +52,9 @@ METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
 PARTITION_METAFILE_USE_BASE_FORMAT = "hoodie.partition.metafile.use.base.format"
 CDC_ENABLED = "hoodie.table.cdc.enabled"
 BOOTSTRAP_BASE_PATH = "hoodie.bootstrap.base.path"
+# Hudi 1.x writer options (HoodieWriteConfig, since 1.0.0) that keep a shared table at version 6, named in errors.
+WRITE_TABLE_VERSION = "hoodie.write.table.version"
+AUTO_UPGRADE = "hoodie.write.auto.upgrade"
 
 COPY_ON_WRITE = "COPY_ON_WRITE"
 MERGE_ON_READ = "MERGE_ON_READ"
@@ -283,7 +286,9 @@ class TableConfig:
             raise UnsupportedTableVersionError(
                 f"{self.source}: table {self.name!r} is {VERSION}={version} ({release}); this engine reads it but "
                 f"writes only table version {SUPPORTED_TABLE_VERSION}. Write it with Hudi {release.split()[-1]} "
-                f"or later, or write a new table (another path) with this engine."
+                f"or later, or write a new table (another path) with this engine. A Hudi 1.x writer upgrades a "
+                f"version-6 table on its next write unless its job sets {WRITE_TABLE_VERSION}=6 and "
+                f"{AUTO_UPGRADE}=false: set both in every Java job that shares a table with this engine."
             )
 
     def to_text(self, now=None) -> str:

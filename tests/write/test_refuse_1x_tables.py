@@ -25,7 +25,8 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 def _message(version: int, release: str) -> str:
     return (rf"table '\w+' is hoodie.table.version={version} \(Hudi {release}\); this engine reads it but writes only "
-            rf"table version 6. Write it with Hudi {release} or later, or write a new table")
+            rf"table version 6. Write it with Hudi {release} or later, or write a new table .*"
+            r"hoodie.write.table.version=6 and hoodie.write.auto.upgrade=false")
 
 
 @pytest.mark.parametrize("name,version,release", TABLES)
