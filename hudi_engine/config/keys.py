@@ -217,7 +217,8 @@ LOCK_PROVIDER: ConfigOption[str] = ConfigOption(
     "hoodie.write.lock.provider", Kind.STRING, _LOCKS + "FileSystemBasedLockProvider",
     "Lock provider class (Hudi's names, short or full): FileSystemBasedLockProvider (the lock file `.hoodie/lock`: "
     "local disks, and S3 through conditional writes), StorageBasedLockProvider (Hudi 1.1's lock object "
-    "`.hoodie/.locks/table_lock.json`, taken and renewed by conditional writes: S3, and local disks) or "
+    "`.hoodie/.locks/table_lock.json`, taken and renewed by conditional writes: on S3 with Java writers too, on local "
+    "disks among this engine's writers) or "
     "DynamoDBBasedLockProvider (a DynamoDB table, Hudi's lock item layout). Others are refused.", "lock",
     hudi_default=_LOCKS + "ZookeeperBasedLockProvider",
     default_note="this engine has no ZooKeeper client; the lock file needs no service")
@@ -268,7 +269,7 @@ DYNAMODB_TABLE_CREATION_TIMEOUT: ConfigOption[int] = ConfigOption(
 _STORAGE_LOCK = "hoodie.write.lock.storage."  # Hudi 1.1's org.apache.hudi.config.StorageBasedLockConfig
 STORAGE_LOCK_VALIDITY_SECS: ConfigOption[int] = ConfigOption(
     _STORAGE_LOCK + "validity.timeout.secs", Kind.INT, 300, "StorageBasedLockProvider: seconds a lock (and each "
-    "renewal) stays valid (its `validUntil`); a holder that stops renewing is taken over once it passed. At least 10 "
+    "renewal) stays valid (its `validUntil`); a holder that stops renewing is taken over 500 ms after it. At least 10 "
     "and 10 times the renew interval (Hudi's rule); Hudi 1.1's default.", "lock", minimum=10)
 STORAGE_LOCK_RENEW_SECS: ConfigOption[int] = ConfigOption(
     _STORAGE_LOCK + "renew.interval.secs", Kind.INT, 30, "StorageBasedLockProvider: seconds between renewals of a "
