@@ -424,7 +424,7 @@ def test_writes_on_s3_take_the_lock_object_and_wait_for_a_java_holder(s3_server,
     assert_same_rows(rs_snapshot(s3_table), before, "after the refused write")
 
     _put(s3_server, s3_table, _java_lock(True, _now_ms() + 60000, java_owner))  # Java released it
-    write(s3_table, update, OPTIONS)
+    write(s3_table, update, OPTIONS, table_services=True)  # the cleaning and archival take the lock object too
     after = rs_snapshot(s3_table)
     assert sorted(after.column("v").to_pylist()) == ["one", "two"]
     assert_same_rows(HudiTable.load(s3_table).read_snapshot(), after, "after the second write")
