@@ -153,7 +153,7 @@ def test_created_with_if_none_match_then_renewed_released_and_taken_over_with_if
     storage, base = Storage.for_uri(s3_table)
     with _s3_requests(storage) as calls:
         lock = acquire(storage, base, _config(storage_validity_ms=2000, storage_renew_ms=150))
-        time.sleep(0.5)
+        time.sleep(0.8)
         lock.release()
         acquire(storage, base, _config()).release()  # the released object is overwritten, not created again
     puts = [p for name, p in calls if name == "PutObject"]
