@@ -3,7 +3,8 @@ that provider and this engine's writers exclude each other. Each rule, with the 
 org.apache.hudi.client.transaction.lock, release 1.1 / master):
 
 * path: `<base>/.hoodie/.locks/table_lock.json` (StorageLockClient.getLockFolderPath with
-  HoodieTableMetaClient.LOCKS_FOLDER_NAME = ".hoodie/.locks"; StorageBasedLockProvider.DEFAULT_TABLE_LOCK_FILE_NAME).
+  HoodieTableMetaClient.LOCKS_FOLDER_NAME = ".hoodie/.locks"; StorageBasedLockProvider.DEFAULT_TABLE_LOCK_FILE_NAME);
+  on S3 the key is the URI's path without its leading slash (StorageLockClient.parseBucketAndPath).
 * content: models.StorageLockData as Jackson writes it: {"expired": bool, "validUntil": epoch ms, "owner": string},
   all three required, unknown properties ignored (models.StorageLockFile's ObjectMapper).
 * acquire (StorageBasedLockProvider.tryLock): read the object; held while not `expired` and the reader's clock is not
