@@ -275,8 +275,9 @@ def test_jacksons_scalar_coercions_are_read_as_java_reads_them(s3_server, s3_tab
 # --------------------------------------------------------------------------------------------- expiry
 
 
-def test_a_holder_that_stops_renewing_is_taken_over_only_after_its_validity(s3_server, s3_table):
-    storage, base = Storage.for_uri(s3_table)
+@pytest.mark.parametrize("where", ["s3", "local"])
+def test_a_holder_that_stops_renewing_is_taken_over_only_after_its_validity(where, s3_table, tmp_path):
+    storage, base = Storage.for_uri(s3_table if where == "s3" else str(tmp_path / "table"))
     config = _config(storage_validity_ms=1500, storage_renew_ms=150)
     lock = acquire(storage, base, config)
     time.sleep(2.0)  # longer than the validity: renewals keep it
@@ -284,7 +285,7 @@ def test_a_holder_that_stops_renewing_is_taken_over_only_after_its_validity(s3_s
         acquire(storage, base, _config(wait_timeout_ms=300))
     lock.check("committing")
     lock.renewal.stop()  # the holder stops renewing (a stalled or dead process)
-    last_valid_until = _java_reads(_get(s3_server, s3_table), _now_ms())[2]
+    last_valid_until = _java_reads(storage.read_bytes(storage_lock_path(base)), _now_ms())[2]
     other = acquire(storage, base, _config(wait_timeout_ms=10000), poll_ms=20)
     taken_ms = _now_ms()
     assert taken_ms > last_valid_until + 500, "taken before validUntil plus the clock drift buffer"
@@ -293,7 +294,7 @@ def test_a_holder_that_stops_renewing_is_taken_over_only_after_its_validity(s3_s
         lock.check("committing")
     assert lock.provider.renew(lock.lease) is None  # its conditional renewal fails: the lock stays the other's
     lock.release()  # lost: releases nothing
-    assert _java_reads(_get(s3_server, s3_table), _now_ms())[:2] == (True, other.owner)
+    assert _java_reads(storage.read_bytes(storage_lock_path(base)), _now_ms())[:2] == (True, other.owner)
     other.release()
 
 
