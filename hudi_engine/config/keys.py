@@ -216,7 +216,9 @@ _LOCKS = "org.apache.hudi.client.transaction.lock."
 LOCK_PROVIDER: ConfigOption[str] = ConfigOption(
     "hoodie.write.lock.provider", Kind.STRING, _LOCKS + "FileSystemBasedLockProvider",
     "Lock provider class (Hudi's names, short or full): FileSystemBasedLockProvider (the lock file `.hoodie/lock`: "
-    "local disks, and S3 through conditional writes), StorageBasedLockProvider (the same here) or "
+    "local disks, and S3 through conditional writes), StorageBasedLockProvider (Hudi 1.1's lock object "
+    "`.hoodie/.locks/table_lock.json`, taken and renewed by conditional writes: on S3 with Java writers too, on local "
+    "disks among this engine's writers) or "
     "DynamoDBBasedLockProvider (a DynamoDB table, Hudi's lock item layout). Others are refused.", "lock",
     hudi_default=_LOCKS + "ZookeeperBasedLockProvider",
     default_note="this engine has no ZooKeeper client; the lock file needs no service")
@@ -264,10 +266,19 @@ DYNAMODB_WRITE_CAPACITY: ConfigOption[int] = ConfigOption(
 DYNAMODB_TABLE_CREATION_TIMEOUT: ConfigOption[int] = ConfigOption(
     _DYNAMO + "table_creation_timeout", Kind.INT, 600000, "DynamoDBBasedLockProvider: how long to wait for a lock "
     "table it creates to become active, in ms.", "lock", hudi_default="600000", minimum=0)
+_STORAGE_LOCK = "hoodie.write.lock.storage."  # Hudi 1.1's org.apache.hudi.config.StorageBasedLockConfig
+STORAGE_LOCK_VALIDITY_SECS: ConfigOption[int] = ConfigOption(
+    _STORAGE_LOCK + "validity.timeout.secs", Kind.INT, 300, "StorageBasedLockProvider: seconds a lock (and each "
+    "renewal) stays valid (its `validUntil`); a holder that stops renewing is taken over 500 ms after it. At least 10 "
+    "and 10 times the renew interval (Hudi's rule); Hudi 1.1's default.", "lock", minimum=10)
+STORAGE_LOCK_RENEW_SECS: ConfigOption[int] = ConfigOption(
+    _STORAGE_LOCK + "renew.interval.secs", Kind.INT, 30, "StorageBasedLockProvider: seconds between renewals of a "
+    "held lock; Hudi 1.1's default.", "lock", minimum=1, aliases=(_STORAGE_LOCK + "heartbeat.poll.secs",))
 LOCK_OPTIONS = (LOCK_WAIT_MS, LOCK_EXPIRE_MINUTES, LOCK_PROVIDER, CONCURRENCY_MODE, HEARTBEAT_INTERVAL_MS,
                 HEARTBEAT_TOLERABLE_MISSES, FAILED_WRITES_POLICY, DYNAMODB_TABLE, DYNAMODB_PARTITION_KEY,
                 DYNAMODB_REGION, DYNAMODB_ENDPOINT_URL, DYNAMODB_BILLING_MODE, DYNAMODB_READ_CAPACITY,
-                DYNAMODB_WRITE_CAPACITY, DYNAMODB_TABLE_CREATION_TIMEOUT)
+                DYNAMODB_WRITE_CAPACITY, DYNAMODB_TABLE_CREATION_TIMEOUT, STORAGE_LOCK_VALIDITY_SECS,
+                STORAGE_LOCK_RENEW_SECS)
 ARCHIVE_AUTOMATIC: ConfigOption[bool] = ConfigOption(
     "hoodie.archive.automatic", Kind.BOOL, True, "Archive old instants after the cleaning that follows a write.",
     "archival", hudi_default="true")

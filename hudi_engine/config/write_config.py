@@ -293,6 +293,8 @@ class LockConfig:
     heartbeat_tolerable_misses: int = 2
     failed_writes_policy: str = EAGER
     dynamodb: DynamoDBLockSettings = field(default_factory=DynamoDBLockSettings)
+    storage_validity_ms: int = 300_000  # StorageBasedLockProvider: how long a lock or renewal stays valid
+    storage_renew_ms: int = 30_000  # StorageBasedLockProvider: how often its holder renews it
 
     @staticmethod
     def from_options(o: Options) -> "LockConfig":
@@ -308,7 +310,7 @@ class LockConfig:
                     "LAZY, or leave it out (optimistic concurrency implies LAZY)")
             policy = policy if o.is_set(K.FAILED_WRITES_POLICY) else LAZY
         interval, expiry = o[K.HEARTBEAT_INTERVAL_MS], round(o[K.LOCK_EXPIRE_MINUTES] * 60_000)
-        if provider != DYNAMODB_LOCK and expiry and expiry < 2 * interval:
+        if provider == FILE_SYSTEM_LOCK and expiry and expiry < 2 * interval:
             raise ConfigError(
                 f"{K.LOCK_EXPIRE_MINUTES.key}={o[K.LOCK_EXPIRE_MINUTES]:g} minutes ({expiry} ms) contradicts "
                 f"{K.HEARTBEAT_INTERVAL_MS.key}={interval}: a live writer renews the lock file with every heartbeat, "
@@ -321,8 +323,15 @@ class LockConfig:
         if provider == DYNAMODB_LOCK and not dynamo.table:
             raise ConfigError(f"{K.LOCK_PROVIDER.key}=DynamoDBBasedLockProvider needs {K.DYNAMODB_TABLE.key}: the "
                               "DynamoDB table that holds the lock items")
+        validity, renew = o[K.STORAGE_LOCK_VALIDITY_SECS], o[K.STORAGE_LOCK_RENEW_SECS]
+        if provider == STORAGE_LOCK and validity < 10 * renew:  # StorageBasedLockConfig.Builder.checkRequiredProps
+            raise ConfigError(
+                f"{K.STORAGE_LOCK_VALIDITY_SECS.key}={validity} contradicts {K.STORAGE_LOCK_RENEW_SECS.key}={renew}: "
+                "Hudi requires the validity to be at least 10 renew intervals, so a late renewal or two never lets "
+                f"another writer take a live writer's lock. Raise {K.STORAGE_LOCK_VALIDITY_SECS.key} to at least "
+                f"{10 * renew} or lower the interval")
         return LockConfig(o[K.LOCK_WAIT_MS], expiry, provider, mode, interval, o[K.HEARTBEAT_TOLERABLE_MISSES],
-                          policy, dynamo)
+                          policy, dynamo, validity * 1000, renew * 1000)
 
     @property
     def optimistic(self) -> bool:

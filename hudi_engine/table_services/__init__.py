@@ -5,7 +5,7 @@ runs through an injected `Executor` (`hudi_engine.spark.spark_executor(spark)` r
 `runner` sequences the services a write runs around its commit, and `HudiTable.compact()` / `clean()` /
 `rollback()` are the user-facing entry points.
 
-Every function that changes the table takes the table's write lock (`.hoodie/lock`, the one writers take), so a
+Every function that changes the table takes the table's write lock (the one writers take), so a
 service never interleaves with a write. `service_lock` is re-entrant within a thread: a service that calls another
 (compaction, then cleaning) takes the lock once.
 """

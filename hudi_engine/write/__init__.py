@@ -9,8 +9,8 @@
   append (MOR log file). Each returns a `WriteStat`.
 * `commit`: the instant lifecycle on the driver: `create_table`, `start_commit`, `complete_commit`.
 * `rollback`: undo a failed (or the latest completed) write instant (FORMAT.md, Rollback).
-* `lock`, `lock_providers`: the table lock (a lock file made by atomic create or conditional writes, or a DynamoDB
-  item) and its renewal; `heartbeat`: instant heartbeats and the rollback of dead writers' instants; `renewal`: the
+* `lock`, `lock_providers`: the table lock (a lock file made by atomic create or conditional writes, Hudi 1.1's
+  storage lock object, or a DynamoDB item) and its renewal; `heartbeat`: instant heartbeats and the rollback of dead writers' instants; `renewal`: the
   background thread both renew from; `conflict`: optimistic concurrency's check at the commit point;
   `lost_instant`: a writer whose instant was taken from it.
 

@@ -1,6 +1,6 @@
 """Lock providers behind `hoodie.write.lock.provider`, each with the guarantee it can give on a table's storage.
 
-* `FileSystemLockProvider` (FileSystemBasedLockProvider, StorageBasedLockProvider): the file `.hoodie/lock` (where
+* `FileSystemLockProvider` (FileSystemBasedLockProvider): the file `.hoodie/lock` (where
   Hudi's file-system provider keeps it), created only if absent. That is atomic on local disks (a hard link) and on
   S3 (`If-None-Match: *`, through boto3); elsewhere (HDFS, GCS, Azure) this engine has no atomic create, so the
   provider is refused there. The file holds the owner and its expiry (`hoodie.write.lock.filesystem.expire`); the
@@ -8,6 +8,10 @@
   touching it inside a `flock` critical section. A lock older than its expiry (or held by a dead process of this
   host) is taken over: on S3 by the same conditional rewrite (two takers: one wins), locally inside the critical
   section. A holder whose renewal fails has lost the lock.
+* `StorageLockProvider` (StorageBasedLockProvider): Hudi 1.1's lock object `.hoodie/.locks/table_lock.json`, written
+  and read exactly as Hudi's StorageBasedLockProvider does (`StorageLockData`), so Java writers with that provider and
+  this engine's writers exclude each other on S3. On local disks (where Hudi has no storage lock client) the same
+  conditional writes are made atomic by a `flock` critical section; elsewhere the provider is refused.
 * `DynamoDBLockProvider` (DynamoDBBasedLockProvider): an item in a DynamoDB table, laid out and updated as Hudi's
   (AWS's DynamoDB lock client: partition key `key`, `ownerName`, `leaseDuration`, `recordVersionNumber`), so Java
   writers using that provider on the same table and key exclude this engine's writers and the other way round.
@@ -16,6 +20,7 @@
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -27,7 +32,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from hudi_engine.config import keys as K
-from hudi_engine.config.write_config import DYNAMODB_LOCK, DynamoDBLockSettings, LockConfig
+from hudi_engine.config.write_config import DYNAMODB_LOCK, STORAGE_LOCK, DynamoDBLockSettings, LockConfig
 from hudi_engine.errors import ConfigError, WriteError
 from hudi_engine.storage import Storage, Versioned
 
@@ -205,6 +210,202 @@ def _owner_is_dead(owner: str) -> bool:
     return False
 
 
+# --------------------------------------------------------------------------------------------- storage lock
+# Hudi 1.1's StorageBasedLockProvider (org.apache.hudi.client.transaction.lock): the lock object's path is
+# `StorageLockClient.getLockFolderPath(basePath)` (HoodieTableMetaClient.LOCKS_FOLDER_NAME = ".hoodie/.locks") +
+# `StorageBasedLockProvider.DEFAULT_TABLE_LOCK_FILE_NAME`; its content is `models.StorageLockData` as Jackson writes
+# it. S3StorageLockClient.tryUpsertLockFile creates it with `If-None-Match: *` when no lock object was read and
+# otherwise overwrites it with `If-Match: <the ETag read>`; the object is never deleted.
+
+LOCKS_FOLDER = ".locks"
+STORAGE_LOCK_FILE = "table_lock.json"
+# StorageBasedLockProvider.CLOCK_DRIFT_BUFFER_MS: a lock is expired only once the reader's clock is this far past
+# its `validUntil` (isCurrentTimeCertainlyOlderThanDistributedTime).
+CLOCK_DRIFT_BUFFER_MS = 500
+
+
+def storage_lock_path(base_path: str) -> str:
+    return Storage.join(base_path, ".hoodie", LOCKS_FOLDER, STORAGE_LOCK_FILE)
+
+
+@dataclass(frozen=True)
+class StorageLockData:
+    """The lock object's JSON (Hudi's `StorageLockData`): `expired` (set by the holder's release), `validUntil`
+    (epoch ms; renewals push it on) and `owner` (the holder's id)."""
+
+    expired: bool
+    valid_until_ms: int
+    owner: str
+
+    def to_bytes(self) -> bytes:
+        # Jackson's order for a @JsonCreator class: the creator's parameters (expired, validUntil, owner); compact.
+        return json.dumps({"expired": self.expired, "validUntil": self.valid_until_ms, "owner": self.owner},
+                          separators=(",", ":")).encode()
+
+    @staticmethod
+    def from_bytes(data: bytes, path: str) -> StorageLockData:
+        """Parsed as `StorageLockFile.createFromStream` does: all three properties required, `expired` and
+        `validUntil` not null, unknown properties ignored, Jackson's default scalar coercions (numbers and numeric
+        text for `validUntil`, "true"/"false" for `expired`). WriteError otherwise: Java writers fail on such an
+        object too, so nobody may take the lock until it is looked at."""
+        try:
+            d = json.loads(data)
+        except ValueError as e:
+            raise _bad_lock_object(path, data, f"not JSON ({e})") from None
+        if not isinstance(d, dict):
+            raise _bad_lock_object(path, data, "not a JSON object")
+        missing = [k for k in ("expired", "validUntil", "owner") if k not in d]
+        if missing:
+            raise _bad_lock_object(path, data, "missing " + ", ".join(missing))
+        expired, valid_until, owner = d["expired"], d["validUntil"], d["owner"]
+        if isinstance(expired, str) and expired.strip().lower() in ("true", "false"):
+            expired = expired.strip().lower() == "true"
+        if not isinstance(expired, bool):
+            raise _bad_lock_object(path, data, f"expired={expired!r} is not a boolean")
+        if isinstance(valid_until, str):
+            try:
+                valid_until = int(valid_until.strip())
+            except ValueError:
+                pass
+        if isinstance(valid_until, float) and valid_until.is_integer():
+            valid_until = int(valid_until)
+        if isinstance(valid_until, bool) or not isinstance(valid_until, int):
+            raise _bad_lock_object(path, data, f"validUntil={valid_until!r} is not epoch milliseconds")
+        if owner is not None and not isinstance(owner, str):
+            raise _bad_lock_object(path, data, f"owner={owner!r} is not a string")
+        return StorageLockData(expired, valid_until, owner or "")
+
+    def held_at(self, now_ms: int) -> bool:
+        """StorageBasedLockProvider.isLockStillValid: not released and not certainly past its validity."""
+        return not self.expired and now_ms <= self.valid_until_ms + CLOCK_DRIFT_BUFFER_MS
+
+
+def _bad_lock_object(path: str, data: bytes, why: str) -> WriteError:
+    return WriteError(
+        f"lock object {path} is not a StorageBasedLockProvider lock: {why} (content {data[:200]!r}). Hudi's writers "
+        "cannot read it either, so no writer takes the lock. Delete it once no writer of the table is running.")
+
+
+class StorageLockProvider(LockProvider):
+    """Hudi's StorageBasedLockProvider protocol: one lock object per table, created if absent, overwritten only at
+    the version last read (a takeover: released, or past its `validUntil` plus the clock drift buffer), renewed at the
+    version last written, released by marking it expired. On S3 the store checks the versions (ETags); on local
+    disks every read and write of the object happens in a `flock` critical section on its folder."""
+
+    name = "StorageBasedLockProvider"
+
+    def __init__(self, storage: Storage, base_path: str, validity_ms: int, renew_period_ms: int) -> None:
+        self.storage = storage
+        self.path = storage_lock_path(base_path)
+        self.folder = Storage.join(base_path, ".hoodie", LOCKS_FOLDER)
+        self.lease_ms = validity_ms
+        self.renew_period_ms = renew_period_ms
+
+    def describe(self) -> str:
+        return f"lock object {self.path}"
+
+    def read(self) -> tuple[str, StorageLockData] | None:
+        """The lock object's version and content, None when absent (StorageLockClient.readCurrentLockFile)."""
+        if self.storage.compare_and_swap:
+            return self._read()
+        try:
+            with self.storage.critical_section(self.folder):
+                return self._read()
+        except FileNotFoundError:
+            return None  # no locks folder: no lock object
+
+    def _read(self) -> tuple[str, StorageLockData] | None:
+        current = self.storage.read_versioned(self.path)
+        if current is None:
+            return None
+        return self._version(current), StorageLockData.from_bytes(current.data, self.path)
+
+    def _version(self, current: Versioned) -> str:
+        if self.storage.compare_and_swap:
+            return current.version  # the ETag
+        # Locally the inode and modification time, plus the content: a time stamp of the same clock tick on a reused
+        # inode can never pass for a version another owner wrote.
+        return f"{current.version}:{hashlib.blake2b(current.data, digest_size=8).hexdigest()}"
+
+    def holder(self) -> LockHolder | None:
+        current = self.read()
+        if current is None or not current[1].held_at(_now_ms()):
+            return None
+        return LockHolder(current[1].owner, expires_ms=current[1].valid_until_ms)
+
+    def try_acquire(self, holder: LockHolder) -> Lease | None:
+        if self.storage.compare_and_swap:
+            return self._try_acquire(holder)
+        self.storage.mkdirs(self.folder)
+        try:
+            with self.storage.critical_section(self.folder):
+                return self._try_acquire(holder)
+        except FileNotFoundError:
+            return None  # the folder was removed meanwhile (a failed first write's cleanup): try again
+
+    def _try_acquire(self, holder: LockHolder) -> Lease | None:
+        current = self._read()
+        now = _now_ms()
+        if current is not None and current[1].held_at(now):
+            return None
+        held = holder.renewed(now)
+        version = self._write(StorageLockData(False, now + self.lease_ms, held.owner),
+                              None if current is None else current[0])
+        return None if version is None else Lease(held, version)
+
+    def renew(self, lease: Lease) -> Lease | None:
+        now = _now_ms()
+        held = lease.holder.renewed(now)
+        version = self._swap(StorageLockData(False, now + self.lease_ms, held.owner), lease.version)
+        return None if version is None else Lease(held, version)
+
+    def release(self, lease: Lease) -> None:
+        # StorageBasedLockProvider.tryExpireCurrentLock: the same validUntil, marked expired; a failed precondition
+        # means another writer took it over after it went stale: nothing of ours to release.
+        h = lease.holder
+        self._swap(StorageLockData(True, h.renewed_ms + self.lease_ms, h.owner), lease.version)
+
+    def _swap(self, data: StorageLockData, version: str) -> str | None:
+        if self.storage.compare_and_swap:
+            return self._write(data, version)
+        try:
+            with self.storage.critical_section(self.folder):
+                return self._write(data, version)
+        except FileNotFoundError:
+            return None  # the table's .hoodie is gone (a failed first write removed it)
+
+    def _write(self, data: StorageLockData, version: str | None) -> str | None:
+        """Create the object (`version` None) or overwrite it at `version`; its new version, None when the condition
+        failed. Locally the caller holds the critical section."""
+        s = self.storage
+        body = data.to_bytes()
+        if s.compare_and_swap:
+            written = s.create_versioned(self.path, body) if version is None else \
+                s.replace_if_version(self.path, body, version)
+            if written is not None:
+                return written
+            # A retried request whose first attempt went through fails its own precondition: the object then holds
+            # exactly what was written (owners are unique per acquisition), and it is ours.
+            again = self._read()
+            return again[0] if again is not None and again[1] == data else None
+        current = s.read_versioned(self.path)
+        if (None if current is None else self._version(current)) != version:
+            return None
+        out = s.open_output(self.path)  # replaced whole (a rename): a process killed mid-write leaves no torn object
+        try:
+            out.stream.write(body)
+            out.commit()
+        except BaseException:
+            out.abort()
+            raise
+        after = s.read_versioned(self.path)
+        return None if after is None else self._version(after)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
 # --------------------------------------------------------------------------------------------- DynamoDB
 
 _PK, _OWNER, _LEASE, _RVN, _RELEASED = "key", "ownerName", "leaseDuration", "recordVersionNumber", "isReleased"
@@ -341,6 +542,18 @@ def require_safe_provider(storage: Storage, base_path: str, config: LockConfig) 
     """ConfigError (naming the key) when `config.provider` cannot exclude a second writer on the table's storage, or
     lacks its client library. Cheap: no lock service is contacted."""
     short = config.provider.rsplit(".", 1)[-1]
+    if config.provider == STORAGE_LOCK:
+        if storage.is_local or storage.compare_and_swap:
+            return
+        missing = ("; boto3 is not installed (pip install boto3)" if storage.is_s3 else "")
+        raise ConfigError(
+            f"{K.LOCK_PROVIDER.key}={short} cannot lock table {base_path} on {storage.scheme} storage: its lock "
+            f"object {storage_lock_path(base_path)} must be created and renewed by conditional writes (If-None-Match "
+            f"/ If-Match), which this engine makes on S3 (through boto3) and on local disks{missing}. Hudi itself "
+            "has them on S3 and GCS only; this engine has no GCS client. A second writer could be admitted, so the "
+            f"write is refused. Use DynamoDBBasedLockProvider ({K.DYNAMODB_TABLE.key}=...), which works with any "
+            "storage.")
+        return
     if config.provider == DYNAMODB_LOCK:
         try:
             import boto3  # noqa: F401
@@ -366,4 +579,6 @@ def lock_provider(storage: Storage, base_path: str, config: LockConfig, *, table
             raise ConfigError(f"{K.LOCK_PROVIDER.key}=DynamoDBBasedLockProvider: set {K.DYNAMODB_PARTITION_KEY.key} "
                               f"(or the table name, {K.TABLE_NAME.key}) to name the table's lock item")
         return DynamoDBLockProvider(config.dynamodb, key, max(1000, config.wait_timeout_ms))
+    if config.provider == STORAGE_LOCK:
+        return StorageLockProvider(storage, base_path, config.storage_validity_ms, config.storage_renew_ms)
     return FileSystemLockProvider(storage, base_path, config.expiry_ms, config.heartbeat_interval_ms)
