@@ -646,7 +646,8 @@ def _check_rows(df: DataFrame, config: WriteConfig) -> Column | None:
         checks.append((" AND ".join(missing), f"KeyGeneratorError: {what} in row ",
                        f"; {generator} needs a non-empty key in every row"))
     ordering = config.merge.precombine_field
-    if ordering in types and config.operation is not Operation.DELETE and config.merge.payload.custom is None:
+    if ordering in types and config.operation is not Operation.DELETE and config.merge.payload.custom is None \
+            and not config.keys.auto_generated:  # a keyless table never combines: its ordering value is unused
         checks.append((f"{name(ordering)} IS NULL",
                        f"WriteError: precombine field {ordering!r} (hoodie.datasource.write.precombine.field) is null "
                        "in row ",

@@ -74,3 +74,15 @@ def test_keyless_table_over_10_input_partitions(spark, tmp_path: Path, table_typ
     with pytest.raises(ConfigError, match="upsert is refused"):
         write(events(spark), path, {**opts, "hoodie.datasource.write.operation": "upsert"})
     assert sorted(p.relative_to(path) for p in Path(path).rglob("*") if p.is_file()) == files
+
+
+def test_ordering_field_of_a_keyless_table_is_unused(spark, tmp_path: Path) -> None:
+    """Hudi ignores a precombine field with generated keys (nothing is combined), so null values are no error."""
+    path = str(tmp_path / "events")
+    df = events(spark).selectExpr("*", "CASE WHEN id % 2 = 0 THEN id END AS ts")
+    opts = {"hoodie.table.name": "events", "hoodie.datasource.write.precombine.field": "ts"}
+    write(df, path, opts)
+    write(df, path, {**opts, "hoodie.datasource.write.operation": "insert"})
+    rows = rs_snapshot(path)
+    assert rows.num_rows == 2 * SPLITS * PER_SPLIT and rows.column("ts").null_count == SPLITS * PER_SPLIT
+    assert len(set(rows.column("_hoodie_record_key").to_pylist())) == rows.num_rows
