@@ -4,6 +4,10 @@ Spark SQL from the input's own partitions before any shuffle (`sql_keys.auto_key
 are read by hudi-rs; an upsert is refused before any file."""
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -86,3 +90,21 @@ def test_ordering_field_of_a_keyless_table_is_unused(spark, tmp_path: Path) -> N
     rows = rs_snapshot(path)
     assert rows.num_rows == 2 * SPLITS * PER_SPLIT and rows.column("ts").null_count == SPLITS * PER_SPLIT
     assert len(set(rows.column("_hoodie_record_key").to_pylist())) == rows.num_rows
+
+
+def test_retried_input_tasks_make_the_same_keys(tmp_path: Path) -> None:
+    """A real Spark retry: in a session that retries tasks (`local[2,4]`, its own process), the first attempt of
+    input partitions 3 and 7 fails in every job that reads the input; the table still holds exactly the keys of
+    each row's input partition and position, once."""
+    path = tmp_path / "events"
+    job = Path(__file__).with_name("keyless_retry_job.py")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(job.parents[1]), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, str(job), str(path), str(tmp_path / "warehouse")], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    assert "injected failure of partition 3, attempt 0" in proc.stderr
+    assert "injected failure of partition 7, attempt 0" in proc.stderr
+    instant = json.loads(proc.stdout.strip().splitlines()[-1])["instant"]
+    rows = rs_snapshot(path)
+    got = dict(zip(rows.column("id").to_pylist(), rows.column("_hoodie_record_key").to_pylist()))
+    assert got == {i: expected_key(instant, 0, i) for i in range(SPLITS * PER_SPLIT)}
