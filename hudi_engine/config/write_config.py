@@ -531,7 +531,6 @@ class WriteConfig:
             self.merge.precombine_field, k.key_generator_class, self.merge.payload.class_name,
             k.hive_style_partitioning, k.url_encode_partitioning, database=self.database_name or "default")
 
-
     def for_keyless(self, where: str, populate_meta_fields: bool = True) -> "WriteConfig":
         """This config checked for a keyless table (no record key fields: keys generated, docs/keyless.md), as
         Hudi's `AutoRecordKeyGenerationUtils.mayBeValidateParamsForAutoGenerationOfRecordKeys` and
