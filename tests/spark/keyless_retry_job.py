@@ -1,4 +1,5 @@
-"""Run by tests/spark/test_keyless.py in its own process (a SparkSession that retries failed tasks, `local[2,4]`):
+"""Run by tests/spark/test_keyless_spark.py in its own process (a SparkSession that retries failed tasks,
+`local[2,4]`):
 a keyless write whose input tasks fail on their first attempt for some input partitions. Prints the table's
 (id, _hoodie_record_key, _hoodie_commit_time) rows as JSON lines and the attempts seen."""
 from __future__ import annotations
@@ -25,7 +26,7 @@ def flaky(ids: pa.Array) -> pa.Array:
 def main(path: str, warehouse: str) -> None:
     spark = local_spark_session(app_name="keyless-retry", master="local[2,4]", warehouse_dir=warehouse)
     udf = F.arrow_udf(flaky, "bigint")  # type: ignore[call-overload]
-    # 10 input partitions of 37 rows: SPLITS x PER_SPLIT of test_keyless.py
+    # 10 input partitions of 37 rows: SPLITS x PER_SPLIT of test_keyless_spark.py
     df = (spark.range(0, 370, numPartitions=10).withColumn("id", udf("id"))
           .selectExpr("id", "concat('d', cast(id % 3 as string)) AS day"))
     result = write(df, path, {"hoodie.table.name": "events", "hoodie.datasource.write.partitionpath.field": "day"})
