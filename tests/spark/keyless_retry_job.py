@@ -1,7 +1,6 @@
-"""Run by tests/spark/test_keyless_spark.py in its own process (a SparkSession that retries failed tasks,
-`local[2,4]`):
-a keyless write whose input tasks fail on their first attempt for some input partitions. Prints the table's
-(id, _hoodie_record_key, _hoodie_commit_time) rows as JSON lines and the attempts seen."""
+"""Run by tests/spark/test_keyless_spark.py in its own process, in a SparkSession that retries failed tasks
+(`local[2,4]`): a keyless write whose input tasks fail on their first attempt for input partitions 3 and 7. Prints
+the write's instant as one JSON line; the test reads the table."""
 from __future__ import annotations
 
 import json
