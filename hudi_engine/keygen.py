@@ -20,6 +20,14 @@ Custom/GlobalDelete...AvroKeyGenerator`). Values are stringified as `partition_p
 * Custom: key as Simple (one field) or Complex (several); each partition field is `name:SIMPLE` or
   `name:TIMESTAMP` (types given in the field list or in `hoodie.datasource.write.partitionpath.field`).
 
+Auto-generated keys (keyless tables, Hudi 0.14+). A table without `hoodie.table.recordkey.fields` gets a key made
+at write time: `<instant>_<partitionId>_<rowId>` (`HoodieRecord.generateSequenceId`, used by
+`AutoRecordGenWrapperKeyGenerator` and `AutoRecordKeyGenerationUtils`), where the partition id is the input split's
+(Spark's `TaskContext.getPartitionId()` of the stage reading the input, before any shuffle) and the row id counts
+the split's rows from 0. A retried task re-reads its split and makes the same keys. `auto_record_keys` spells them;
+the write puts them in the helper column AUTO_KEY_COLUMN, from which a key generator without key fields takes
+them; the partition path comes from the table's partition fields as usual (docs/keyless.md).
+
 Ambiguous keys. Hudi's composite key `f1:v1,...,fn:vn` (KeyGenerator.constructRecordKey) escapes nothing, so two
 different rows can get one key and one silently replaces the other. Keys are written exactly as Hudi writes them;
 a row is refused (KeyGeneratorError naming the fields, the values and the other reading) when its key does not
@@ -42,6 +50,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -62,6 +71,11 @@ NONPARTITIONED = _PKG + "NonpartitionedKeyGenerator"
 TIMESTAMP_BASED = _PKG + "TimestampBasedKeyGenerator"
 CUSTOM = _PKG + "CustomKeyGenerator"
 GLOBAL_DELETE = _PKG + "GlobalDeleteKeyGenerator"
+
+# A write's generated keys travel beside the data in this column (a write helper column, `executor.HELPER_PREFIX`:
+# never written to files); a key generator without key fields reads its keys from it.
+AUTO_KEY_COLUMN = "_hw_auto_key"
+AUTO_KEY_SEPARATOR = "_"
 
 NULL_RECORDKEY_PLACEHOLDER = "__null__"
 EMPTY_RECORDKEY_PLACEHOLDER = "__empty__"
@@ -102,12 +116,37 @@ _CLASS_ALIASES = {
 
 
 def infer_key_generator_class(record_key_fields: Sequence[str], partition_fields: Sequence[str]) -> str:
-    """`KeyGenUtils.inferKeyGeneratorType`: Nonpartitioned without partition fields, Simple for 1+1, else Complex."""
+    """`KeyGenUtils.inferKeyGeneratorType`: Nonpartitioned without partition fields, Simple for 1+1, else Complex.
+    A keyless table (no key fields) is inferred from its partition fields alone (`inferKeyGeneratorTypeFromPartition
+    Fields`): Simple for one."""
     if not partition_fields:
         return NONPARTITIONED
-    if len(partition_fields) == 1 and len(record_key_fields) == 1:
+    if len(partition_fields) == 1 and len(record_key_fields) <= 1:
         return SIMPLE
     return COMPLEX
+
+
+def auto_record_keys(instant: str, partition_id: int, first_row: int, count: int) -> pa.Array:
+    """The generated keys of `count` rows of input split `partition_id`, its rows `first_row`... (module doc):
+    `HoodieRecord.generateSequenceId(instantTime, partitionId, recordIndex)`, one vectorized pass."""
+    if partition_id < 0 or first_row < 0:
+        raise KeyGeneratorError(f"auto-generated keys: partition id {partition_id} and row {first_row} must be >= 0")
+    rows = pa.array(np.arange(first_row, first_row + count, dtype=np.int64)).cast(pa.string())
+    prefix = f"{instant}{AUTO_KEY_SEPARATOR}{partition_id}{AUTO_KEY_SEPARATOR}"
+    return pc.binary_join_element_wise(pa.scalar(prefix), rows, "")
+
+
+class AutoKeySequence:
+    """The generated keys of one input split, batch after batch (the Java wrapper's `rowId++` over its
+    iterator): the same split read again in the same order gets the same keys."""
+
+    def __init__(self, instant: str, partition_id: int) -> None:
+        self.instant, self.partition_id, self.next_row = instant, partition_id, 0
+
+    def take(self, count: int) -> pa.Array:
+        keys = auto_record_keys(self.instant, self.partition_id, self.next_row, count)
+        self.next_row += count
+        return keys
 
 
 def resolve_key_generator_class(name: str) -> str:
@@ -176,12 +215,18 @@ class KeyGenerator:
     # -- record keys
 
     def record_keys(self, table: pa.Table) -> pa.Array:
-        """The record key of every row to be written; ambiguous composite keys are refused."""
-        return self._keys(table, check=True)
+        """The record key of every row to be written; ambiguous composite keys are refused. A keyless table's keys
+        are the generated ones in AUTO_KEY_COLUMN."""
+        return self._auto_keys(table) if self.auto_generated else self._keys(table, check=True)
 
     def stored_record_keys(self, table: pa.Table) -> pa.Array:
         """The record keys of rows already in a table (meta fields off): as Hudi made them, never refused."""
-        return self._keys(table, check=False)
+        return self._auto_keys(table) if self.auto_generated else self._keys(table, check=False)
+
+    @property
+    def auto_generated(self) -> bool:
+        """Whether keys are generated (a keyless table: no record key fields)."""
+        return not self.record_key_fields
 
     def _keys(self, table: pa.Table, check: bool) -> pa.Array:
         if len(self.record_key_fields) == 1:
@@ -192,11 +237,21 @@ class KeyGenerator:
         return value_strings(resolve_column(table, field), field=field,
                              consistent_logical_timestamp=self.consistent_logical_timestamp)
 
+    def _auto_keys(self, table: pa.Table) -> pa.Array:
+        """The generated keys the write put in AUTO_KEY_COLUMN (they depend on the input split and row, which
+        the rows alone do not tell)."""
+        if AUTO_KEY_COLUMN not in table.column_names:
+            raise KeyGeneratorError(
+                f"{type(self).__name__}: no record key fields (hoodie.table.recordkey.fields): the keys of a keyless "
+                f"table are generated per input split by the write (keygen.auto_record_keys, column {AUTO_KEY_COLUMN})"
+                ", and these rows have none"
+            )
+        return table.column(AUTO_KEY_COLUMN).combine_chunks().cast(pa.string())
+
     def _require_key_fields(self) -> None:
         if not self.record_key_fields:
             raise KeyGeneratorError(
-                f"{type(self).__name__}: no record key fields configured (hoodie.table.recordkey.fields); "
-                "tables with auto-generated keys are not supported"
+                f"{type(self).__name__}: no record key fields configured (hoodie.table.recordkey.fields)"
             )
 
     def _simple_keys(self, table: pa.Table) -> pa.Array:

@@ -165,6 +165,10 @@ def test_key_generator_for_and_inference():
     assert infer_key_generator_class(["id"], ["p"]) == SIMPLE
     assert infer_key_generator_class(["id", "x"], ["p"]) == COMPLEX
     assert infer_key_generator_class(["id"], ["p", "q"]) == COMPLEX
+    # Keyless tables: by the partition fields alone (KeyGenUtils.inferKeyGeneratorTypeFromPartitionFields).
+    assert infer_key_generator_class([], []) == NONPARTITIONED
+    assert infer_key_generator_class([], ["p"]) == SIMPLE
+    assert infer_key_generator_class([], ["p", "q"]) == COMPLEX
     assert isinstance(key_generator_for(None, ["id"], ["p"]), SimpleKeyGenerator)
     assert isinstance(key_generator_for("org.apache.hudi.keygen.ComplexAvroKeyGenerator", ["id"], []), ComplexKeyGenerator)
     assert isinstance(key_generator_for("NON_PARTITION", ["id"], []), NonpartitionedKeyGenerator)

@@ -30,7 +30,8 @@ TABLE_TYPE: ConfigOption[str] = ConfigOption(
     aliases=("hoodie.datasource.write.storage.type",), value_aliases={"COW": "COPY_ON_WRITE", "MOR": "MERGE_ON_READ"})
 RECORD_KEY_FIELDS: ConfigOption[tuple[str, ...]] = ConfigOption(
     "hoodie.datasource.write.recordkey.field", Kind.FIELDS, (),
-    "Column(s) of the record key; required to create a table.", "keys")
+    "Column(s) of the record key; none: a keyless table, keys generated (insert, bulk_insert; docs/keyless.md).",
+    "keys")
 PARTITION_FIELDS: ConfigOption[tuple[str, ...]] = ConfigOption(
     "hoodie.datasource.write.partitionpath.field", Kind.FIELDS, (),
     "Partition column(s); none for an unpartitioned table. CustomKeyGenerator takes `name:SIMPLE|TIMESTAMP`.", "keys")

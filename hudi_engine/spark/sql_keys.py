@@ -13,6 +13,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from hudi_engine.keygen import (
+    AUTO_KEY_COLUMN,
+    AUTO_KEY_SEPARATOR,
     EMPTY_RECORDKEY_PLACEHOLDER,
     NULL_RECORDKEY_PLACEHOLDER,
     ComplexKeyGenerator,
@@ -39,15 +41,20 @@ def sql_key_text(keygen: KeyGenerator, schema: T.StructType) -> tuple[str, str] 
     cls = type(keygen)
     if cls not in (SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator):
         return None  # the others (timestamp-based, custom, global delete) spell keys their own way
-    if len(keygen.record_key_fields) != 1 or keygen.url_encode:
-        return None
     types = {f.name: f.dataType for f in schema.fields}
+    if keygen.auto_generated:  # a keyless table: the generated keys are a column already (`auto_key_column`)
+        if AUTO_KEY_COLUMN not in types:
+            return None
+    elif len(keygen.record_key_fields) != 1:
+        return None
+    if keygen.url_encode:
+        return None
     fields = (*keygen.record_key_fields, *keygen.partition_fields)
     if any(not isinstance(types.get(f), _EXACT_TYPES) for f in fields):
         return None
-    key_field = keygen.record_key_fields[0]
+    key_field = keygen.record_key_fields[0] if keygen.record_key_fields else AUTO_KEY_COLUMN
     value = f"cast({name(key_field)} as string)"
-    if cls is ComplexKeyGenerator:  # `field:value`, with Hudi's placeholders for a null or empty value
+    if cls is ComplexKeyGenerator and not keygen.auto_generated:  # `field:value`, Hudi's null/empty placeholders
         value = (f"concat({string(key_field + ':')}, CASE WHEN {value} IS NULL THEN {string(NULL_RECORDKEY_PLACEHOLDER)}"
                  f" WHEN {value} = '' THEN {string(EMPTY_RECORDKEY_PLACEHOLDER)} ELSE {value} END)")
     if not keygen.partition_fields or cls is NonpartitionedKeyGenerator:
@@ -59,3 +66,18 @@ def sql_key_text(keygen: KeyGenerator, schema: T.StructType) -> tuple[str, str] 
         segments.append(f"concat({string(field + '=')}, {s})" if keygen.hive_style else s)
     path = segments[0] if len(segments) == 1 else f"concat_ws({string(PATH_SEPARATOR)}, {', '.join(segments)})"
     return value, path
+
+
+# monotonically_increasing_id(): the partition id in the upper 31 bits, the row's number within the partition in the
+# lower 33 (Spark's documented layout).
+_ROW_IN_PARTITION = (1 << 33) - 1
+
+
+def auto_key_column(instant: str) -> Column:
+    """Hudi's generated record key of every row, `<instant>_<partitionId>_<rowId>` (`keygen.auto_record_keys`, the
+    one spelling; tests compare the two): the Spark partition id of the stage that evaluates it (put it on the input,
+    before any shuffle, as Hudi keys its input's partitions) and the row's number within that partition, counted
+    from 0 in the order the task reads its split. Spark SQL alone: a retried task re-reads its split and makes the
+    same keys; no Python per row."""
+    return F.expr(f"concat({string(instant + AUTO_KEY_SEPARATOR)}, cast(spark_partition_id() as string), "
+                  f"{string(AUTO_KEY_SEPARATOR)}, cast(monotonically_increasing_id() & {_ROW_IN_PARTITION} as string))")

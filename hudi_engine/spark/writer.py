@@ -34,10 +34,11 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
+from hudi_engine.keygen import AUTO_KEY_COLUMN
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.executor_env import ensure_executor_env
-from hudi_engine.spark.sql_keys import sql_key_text, sql_keys
+from hudi_engine.spark.sql_keys import auto_key_column, sql_key_text, sql_keys
 from hudi_engine.spark.sql_text import json_value, name, string
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.table_services import runner
@@ -113,6 +114,10 @@ def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> Wr
 def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transaction) -> list[WriteStat]:
     config = client.config
     task = client.write_task(txn.instant)
+    if config.keys.auto_generated:
+        # A keyless table: every row's generated key, from the input's own partitions (before any shuffle), in a
+        # helper column the key generator reads and the handles never write (`keygen.AUTO_KEY_COLUMN`).
+        df = df.withColumn(AUTO_KEY_COLUMN, auto_key_column(txn.instant))
     parallelism = config.parallelism.for_operation(config.operation, spark.sparkContext.defaultParallelism)
     t0 = time.monotonic()
     if config.operation is Operation.BULK_INSERT:
@@ -325,6 +330,8 @@ def _collect(results: list, txn: Transaction) -> list[WriteStat]:
 def _key_source_columns(config: WriteConfig, columns: list[str]) -> list[str]:
     """The top-level columns the key generator reads (key fields, partition fields; `name:TYPE`, `a.b` resolved)."""
     wanted = [f.split(":")[0].split(".")[0] for f in (*config.keys.record_key_fields, *config.keys.partition_fields)]
+    if config.keys.auto_generated:
+        wanted.append(AUTO_KEY_COLUMN)
     return [c for c in dict.fromkeys(wanted) if c in columns]
 
 
@@ -639,7 +646,8 @@ def _check_rows(df: DataFrame, config: WriteConfig) -> Column | None:
         checks.append((" AND ".join(missing), f"KeyGeneratorError: {what} in row ",
                        f"; {generator} needs a non-empty key in every row"))
     ordering = config.merge.precombine_field
-    if ordering in types and config.operation is not Operation.DELETE and config.merge.payload.custom is None:
+    if ordering in types and config.operation is not Operation.DELETE and config.merge.payload.custom is None \
+            and not config.keys.auto_generated:  # a keyless table never combines: its ordering value is unused
         checks.append((f"{name(ordering)} IS NULL",
                        f"WriteError: precombine field {ordering!r} (hoodie.datasource.write.precombine.field) is null "
                        "in row ",

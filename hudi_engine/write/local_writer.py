@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
+from hudi_engine.keygen import AUTO_KEY_COLUMN, AutoKeySequence
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write.bucket_assigner import Counts
 from hudi_engine.write.executor import (
@@ -49,6 +50,8 @@ def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, paral
     task = client.write_task(txn.instant)
     cfg = client.config
     bulk = cfg.operation is Operation.BULK_INSERT
+    if cfg.keys.auto_generated:  # a keyless table: the input is one split (partition id 0), as a one-partition job
+        table = table.append_column(AUTO_KEY_COLUMN, AutoKeySequence(txn.instant, 0).take(table.num_rows))
     tags = key_and_tag(task.keygen(), None if bulk else client.tag_spec(txn.instant), table)
     keyed = table
     for name in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER):

@@ -81,6 +81,7 @@ class WriteClient:
             config = config.for_table(table_config, base_path)
         else:
             table_config = config.new_table_config(base_path)
+        config = config.for_keyless(base_path, table_config.populate_meta_fields)  # keys generated: refusals first
         _check_columns(config, data_schema, base_path)
         client = WriteClient(storage, base_path, uri, config, table_config, data_schema, exists)
         client._check_schema_change()

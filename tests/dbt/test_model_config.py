@@ -11,6 +11,7 @@ from dbt.adapters.hudi.impl import HudiAdapter
 from dbt.adapters.hudi.model_config import HudiConfigError, HudiModelConfig
 from dbt.adapters.hudi.session import SessionSettings
 from dbt.adapters.hudi.writer import HudiModelError, plan_write, resolve_columns
+from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.table_config import TableConfig
 
 PKG = "org.apache.hudi.common.model."
@@ -33,9 +34,8 @@ def test_every_problem_is_reported_once_with_accepted_values():
                                   "hudi_options": {"parquet.size": 1}}, "orders")
     text = str(e.value)
     assert text.startswith("model orders: invalid hudi_incremental config")
-    assert len(e.value.problems) == 8, e.value.problems
-    for expected in ("unique_key is required",
-                     "table_type='delta': expected one of COPY_ON_WRITE, MERGE_ON_READ (or cow, mor)",
+    assert len(e.value.problems) == 7, e.value.problems
+    for expected in ("table_type='delta': expected one of COPY_ON_WRITE, MERGE_ON_READ (or cow, mor)",
                      "incremental_strategy='merge': expected one of upsert, insert, bulk_insert, delete, "
                      "insert_overwrite, insert_overwrite_table",
                      "payload_class 'Nope': unknown payload class 'Nope': expected one of", "PartialUpdateAvroPayload",
@@ -202,3 +202,28 @@ def test_a_failed_rebuild_puts_the_old_table_back(tmp_path):
         (table / ".hoodie" / "hoodie.properties").write_text("new")
     assert (table / ".hoodie" / "hoodie.properties").read_text() == "new"
     assert [p.name for p in tmp_path.iterdir()] == ["t"]  # the old table is gone once the new one is written
+
+
+# ---- keyless models (no unique_key): a keyless Hudi table, append-only (docs/keyless.md) ------------------------
+def test_no_unique_key_is_an_append_only_keyless_model():
+    c = HudiModelConfig.from_dbt({"partition_by": "day"}, "events")
+    assert (c.unique_key, c.strategy) == ((), "insert")  # later runs insert; the first run is a bulk_insert
+    options = c.hoodie_options("events", "analytics", "bulk_insert")
+    assert options["hoodie.datasource.write.recordkey.field"] == ""
+    assert WriteConfig.from_options(options).keys.auto_generated
+    assert HudiModelConfig.from_dbt({"incremental_strategy": "bulk_insert"}, "events").strategy == "bulk_insert"
+
+
+@pytest.mark.parametrize("settings", [{"incremental_strategy": "upsert"}, {"incremental_strategy": "delete"},
+                                      {"materialized": "incremental", "incremental_strategy": "merge"}])
+def test_keyed_strategy_without_unique_key_is_refused_naming_the_model(settings):
+    with pytest.raises(HudiConfigError) as e:
+        HudiModelConfig.from_dbt(settings, "events")
+    text = str(e.value)
+    assert text.startswith("model events: invalid") and "unique_key" in text
+    assert repr(settings["incremental_strategy"]) in text
+
+
+def test_keyless_model_refuses_dedup_options_at_compile_time():
+    with pytest.raises(HudiConfigError, match="hoodie.combine.before.insert=true is refused"):
+        HudiModelConfig.from_dbt({"hudi_options": {"hoodie.combine.before.insert": "true"}}, "events")

@@ -41,6 +41,11 @@ SETTINGS: dict[str, ConfigOption] = {
     "index_type": K.INDEX_TYPE,
     "incremental_strategy": K.OPERATION,
 }
+# A model without unique_key writes a keyless table: these strategies need keys and are refused there; a keyless
+# model's later runs insert unless it says otherwise.
+KEYED_STRATEGIES = ("upsert", "delete")
+KEYLESS_STRATEGY = "insert"
+KEYLESS_STRATEGIES = ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table")
 # Options the materialization sets itself.
 MATERIALIZATION_OPTIONS = {K.OPERATION.key: "incremental_strategy", K.TABLE_NAME.key: "the model alias",
                            K.PARTIAL_UPDATE_COLUMNS.key: "merge_update_columns / merge_exclude_columns"}
@@ -114,10 +119,6 @@ class HudiModelConfig:
         if unique_key is None:
             problems.append(f"unique_key={get('unique_key')!r}: expected a column name or a list of column names")
             unique_key = ()
-        elif not unique_key:
-            problems.append("unique_key is required: every Hudi table has a record key (set unique_key to the "
-                            "column, or list of columns, that identifies a row"
-                            + (", or options={'primaryKey': ...})" if spark_spelling else ")"))
 
         partition_by = _names(get("partition_by"))
         if partition_by is None:
@@ -131,12 +132,23 @@ class HudiModelConfig:
         precombine = precombine.strip() if precombine else None
 
         table_type = _parse("table_type", get("table_type") or "cow", problems) or K.TABLE_TYPE.default
-        dbt_strategy = get("incremental_strategy") or ("append" if spark_spelling else K.OPERATION.default)
+        # Without unique_key the model is append-only: a keyless table (keys generated, docs/keyless.md) whose
+        # later runs insert.
+        dbt_strategy = get("incremental_strategy") or \
+            ("append" if spark_spelling else K.OPERATION.default if unique_key else KEYLESS_STRATEGY)
         microbatch = spark_spelling and dbt_strategy == "microbatch"
+        parsed: str | None = None
         if spark_spelling:
             strategy = _spark_strategy(dbt_strategy, explicit_key, bool(unique_key), bool(partition_by), problems)
         else:
-            strategy = _parse("incremental_strategy", dbt_strategy, problems) or K.OPERATION.default
+            parsed = _parse("incremental_strategy", dbt_strategy, problems)
+            strategy = parsed or (K.OPERATION.default if unique_key else KEYLESS_STRATEGY)
+        if not unique_key and strategy in KEYED_STRATEGIES and not spark_spelling and parsed is not None:
+            problems.append(
+                f"incremental_strategy={dbt_strategy!r} finds rows by their record key, and this model has no "
+                "unique_key: without one it writes a keyless Hudi table (keys generated per write, append-only). "
+                f"Set unique_key to the column(s) that identify a row, or use incremental_strategy "
+                f"{' / '.join(repr(s) for s in KEYLESS_STRATEGIES)}")
 
         payload_class = None
         payload = get("payload_class")
@@ -229,7 +241,9 @@ class HudiModelConfig:
                                 f"set {by_key[key]} only")
         if not problems:
             try:
-                self.write_config("model", "analytics", self.strategy)
+                config = self.write_config("model", "analytics", self.strategy)
+                if self.strategy not in KEYED_STRATEGIES:  # (a keyed strategy of a keyless model: reported above)
+                    config.for_keyless(f"of model {self.model}")  # the engine's keyless refusals at compile time
             except ConfigError as e:
                 problems += [line.strip() for line in str(e).splitlines()[1:]] or [str(e)]
         return problems
