@@ -129,12 +129,13 @@ class ChangeLog:
         self._ends: list[np.ndarray] = []
         self.count = 0
 
-    def add_merge(self, old: pa.Table, merged: pa.Table) -> None:
+    def add_merge(self, old: pa.Table, merged: pa.Table, rewritten: pa.Array | None = None) -> None:
         """The changes of one batch of stored rows `old` merged into `merged` (the rows written in their place,
         plus any inserts): a stored key missing from `merged` was deleted; one the merge rewrote (the row carries
         this instant's commit time) was updated, with the stored row as before image. A stored row the merge kept
         as it was (the incoming record lost to it: `HoodieMergeHandle.writeUpdateRecord` copies the old record)
-        is no change. Keys `merged` holds that `old` does not are inserts."""
+        is no change. Keys `merged` holds that `old` does not are inserts. `rewritten` (per row of `merged`)
+        replaces the commit-time test where the rows keep their own commit times (compaction)."""
         old_keys = _string(self.key_of(old))
         new_keys = _string(self.key_of(merged))
         in_new = pc.is_in(old_keys, value_set=new_keys)
@@ -143,9 +144,10 @@ class ChangeLog:
             self._add(DELETE, old_keys.filter(deleted), old.filter(deleted), None)
         pos = pc.index_in(new_keys, value_set=old_keys)
         matched = pc.is_valid(pos)
-        if COMMIT_TIME in merged.column_names and merged.column(COMMIT_TIME).null_count < merged.num_rows:
-            rewritten = pc.fill_null(pc.equal(merged.column(COMMIT_TIME), self.instant_time), False)
+        if rewritten is not None:
             updated = pc.and_(matched, rewritten)
+        elif COMMIT_TIME in merged.column_names and merged.column(COMMIT_TIME).null_count < merged.num_rows:
+            updated = pc.and_(matched, pc.fill_null(pc.equal(merged.column(COMMIT_TIME), self.instant_time), False))
         else:  # meta fields off: no commit time tells a kept row from a rewritten one
             updated = matched
         if pc.any(updated).as_py():

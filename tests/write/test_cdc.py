@@ -321,3 +321,41 @@ def test_cdc_options_are_fixed_when_the_table_is_created(tmp_path):
         write(cdc, ROWS, options("OP_KEY_ONLY"))
     write(cdc, rows([1], ["a"], 2, ["x2"]), options("data_before_after"))  # the same mode in any case
     assert len(cdc_files(cdc)) == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_compacting_a_bucket_index_mor_table_logs_the_changes_of_its_log_files(tmp_path, mode):
+    """With the BUCKET index a MOR write sends inserts to log files too, so the extractor cannot tell them from
+    updates: Hudi's compaction writes the CDC log file then (HoodieMergeHandleFactory, compaction path: CDC enabled
+    and `isYieldingPureLogForMor`), `ts_ms` the compaction instant, one record per key the logs changed."""
+    path = tmp_path / "t"
+    bucket = options(mode, table_type="MERGE_ON_READ", **{"hoodie.index.type": "BUCKET",
+                                                          "hoodie.bucket.index.num.buckets": "1"})
+    write(path, ROWS, bucket)
+    write(path, rows([2, 5], ["a", "a"], 2, ["Y", "new"]), bucket)  # an update and an insert, both into a's log
+    write(path, rows([3], ["a"], 3, ["z"]), bucket | {"hoodie.datasource.write.operation": "delete"})
+    assert cdc_files(path) == []  # deltacommits: HoodieAppendHandle logs no change
+    done = HudiTable.load(str(path)).compact(options=bucket)
+    assert done is not None
+    c = done.instant_time
+    [cdc] = cdc_files(path)
+    assert CDC_NAME.match(cdc.name)["instant"] == c  # type: ignore[index]
+    assert cdc_stats(path, c) == {f"a/{cdc.name}": cdc.stat().st_size}
+    assert by_op_and_key(read_cdc(cdc, c, mode)) == by_op_and_key([
+        change(mode, "u", c, 2, image(2, "a", 1, "y"), image(2, "a", 2, "Y")),
+        change(mode, "i", c, 5, None, image(5, "a", 2, "new")),
+        change(mode, "d", c, 3, image(3, "a", 1, "z"), None),
+    ])
+    expect_snapshot(path, pa.table({"id": pa.array([1, 2, 4, 5], pa.int64()), "p": ["a", "a", "b", "a"],
+                                    "ts": pa.array([1, 2, 1, 2], pa.int64()), "v": ["x", "Y", "w", "new"]}))
+
+
+def test_compaction_with_another_index_writes_no_cdc_file(tmp_path):
+    """SIMPLE / BLOOM put inserts into new base files and updates into log files, both of which the extractor
+    reads (BASE_FILE_INSERT, LOG_FILE): the compaction merges with a plain merge handle."""
+    path = tmp_path / "t"
+    mor = options(table_type="MERGE_ON_READ")
+    write(path, ROWS, mor)
+    write(path, rows([2], ["a"], 2, ["Y"]), mor)
+    done = HudiTable.load(str(path)).compact(options=mor)
+    assert done is not None and cdc_files(path) == [] and cdc_stats(path, done.instant_time) == {}
