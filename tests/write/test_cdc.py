@@ -359,3 +359,18 @@ def test_compaction_with_another_index_writes_no_cdc_file(tmp_path):
     write(path, rows([2], ["a"], 2, ["Y"]), mor)
     done = HudiTable.load(str(path)).compact(options=mor)
     assert done is not None and cdc_files(path) == [] and cdc_stats(path, done.instant_time) == {}
+
+
+def test_an_insert_packed_into_a_small_file_group_logs_inserts(tmp_path):
+    """operation=insert merges new keys into a small file group through the merge handle, which is
+    HoodieMergeHandleWithChangeLog on a CDC table (HoodieConcatHandle only with allow-duplicate-inserts): `i`
+    records only, stored rows untouched."""
+    path = tmp_path / "t"
+    write(path, ROWS, options("OP_KEY_ONLY"))
+    ins = write(path, rows([7, 8], ["b", "b"], 2, ["s", "t"]), options("OP_KEY_ONLY", **{
+        "hoodie.datasource.write.operation": "insert"}))
+    [cdc] = cdc_files(path)
+    assert cdc.parent.name == "b"
+    assert by_op_and_key(read_cdc(cdc, ins.instant_time, "OP_KEY_ONLY")) == [
+        {"op": "i", "record_key": "7"}, {"op": "i", "record_key": "8"}]
+    expect_snapshot(path, pa.concat_tables([ROWS, rows([7, 8], ["b", "b"], 2, ["s", "t"])]))
