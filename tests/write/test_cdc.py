@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -206,7 +207,8 @@ def test_cdc_blocks_are_cut_at_the_log_block_max_size(tmp_path):
 def test_a_conformance_table_with_cdc_turned_on_gets_cdc_files_of_every_type(unzip_table, tmp_path):
     """A real Hudi 0.14 table (every column type: decimal fixed, date, timestamp, bytes, array, map, nested
     struct) with the table properties set: the images hold every column as the reader decodes it."""
-    path = unzip_table("cow_v6_nonpartitioned")
+    path = tmp_path / "v6_nonpartitioned"
+    shutil.copytree(unzip_table("cow_v6_nonpartitioned"), path)
     props = path / ".hoodie" / "hoodie.properties"
     props.write_text(props.read_text() + "hoodie.table.cdc.enabled=true\n"
                      "hoodie.table.cdc.supplemental.logging.mode=data_before_after\n")  # 0.13's spelling reads too
@@ -290,8 +292,9 @@ def test_cleaning_deletes_cdc_files_with_their_slice(tmp_path):
         2, "ts", pa.array([4, 1, 1, 1], pa.int64())))
 
 
-def test_a_logging_mode_hudi_cannot_read_is_refused_before_any_file(unzip_table):
-    path = unzip_table("cow_v6_nonpartitioned")
+def test_a_logging_mode_hudi_cannot_read_is_refused_before_any_file(unzip_table, tmp_path):
+    path = tmp_path / "v6_nonpartitioned"
+    shutil.copytree(unzip_table("cow_v6_nonpartitioned"), path)
     props = path / ".hoodie" / "hoodie.properties"
     props.write_text(props.read_text() + "hoodie.table.cdc.enabled=true\n"
                      "hoodie.table.cdc.supplemental.logging.mode=cdc_data_before\n")
