@@ -204,33 +204,67 @@ def test_cdc_blocks_are_cut_at_the_log_block_max_size(tmp_path):
     assert sorted(r["after"]["v"][0] for r in read_cdc(cdc, up.instant_time, "DATA_BEFORE_AFTER")) == ["p", "q", "r"]
 
 
-def test_a_conformance_table_with_cdc_turned_on_gets_cdc_files_of_every_type(unzip_table, tmp_path):
+@pytest.mark.parametrize("mode", ["op_key_only", "data_before", "DATA_BEFORE_AFTER"])  # 0.13's spelling reads too
+def test_a_conformance_table_with_cdc_turned_on_gets_cdc_files_of_every_type(unzip_table, tmp_path, mode):
     """A real Hudi 0.14 table (every column type: decimal fixed, date, timestamp, bytes, array, map, nested
     struct) with the table properties set: the images hold every column as the reader decodes it."""
     path = tmp_path / "v6_nonpartitioned"
     shutil.copytree(unzip_table("cow_v6_nonpartitioned"), path)
     props = path / ".hoodie" / "hoodie.properties"
-    props.write_text(props.read_text() + "hoodie.table.cdc.enabled=true\n"
-                     "hoodie.table.cdc.supplemental.logging.mode=data_before_after\n")  # 0.13's spelling reads too
+    props.write_text(props.read_text() + f"hoodie.table.cdc.enabled=true\nhoodie.table.cdc.supplemental.logging.mode={mode}\n")
     before = HudiTable.load(str(path)).read_snapshot()
     data = before.drop_columns(list(META_COLUMNS))
-    row = data.filter(pa.compute.equal(data.column("id"), data.column("id")[0]))
+    key = data.column("id")[0].as_py()
+    row = data.filter(pa.compute.equal(data.column("id"), key))
     changed = row.set_column(data.schema.get_field_index("name"), "name", pa.array(["Zed"]))
     changed = changed.set_column(data.schema.get_field_index("longField"), "longField",
                                  pa.array([row.column("longField")[0].as_py() + 1], pa.int64()))
     up = write(path, changed, {"hoodie.table.name": "v6_nonpartitioned", "hoodie.datasource.write.recordkey.field": "id"})
     [cdc] = cdc_files(path)
     assert cdc_stats(path, up.instant_time) == {cdc.name: cdc.stat().st_size}  # non-partitioned: the bare name
-    blocks = read_log_blocks(cdc.read_bytes(), file_name=cdc.name)
-    schema = json.loads(blocks[0].header[HeaderKey.SCHEMA])
-    assert [f["name"] for f in schema["fields"]] == ["op", "ts_ms", "before", "after"]
-    assert schema["fields"][3]["type"] == ["null", "hoodie.v6_nonpartitioned.v6_nonpartitioned_record"]
-    [rec] = data_block_records(blocks[0]).to_pylist()
-    assert (rec["op"], rec["ts_ms"]) == ("u", up.instant_time)
-    assert rec["before"] == row.to_pylist()[0]
-    assert rec["after"] == changed.to_pylist()[0] | {"longField": row.column("longField")[0].as_py() + 1}
+    [block] = read_log_blocks(cdc.read_bytes(), file_name=cdc.name)
+    assert block.block_type is BlockType.CDC_DATA and block.header[HeaderKey.INSTANT_TIME] == up.instant_time
+    schema = json.loads(block.header[HeaderKey.SCHEMA])
+    image = "hoodie.v6_nonpartitioned.v6_nonpartitioned_record"
+    [rec] = data_block_records(block).to_pylist()
+    if mode == "op_key_only":
+        assert schema == json.loads(SCHEMAS["OP_KEY_ONLY"])
+        assert rec == {"op": "u", "record_key": str(key)}
+    elif mode == "data_before":
+        assert [f["name"] for f in schema["fields"]] == ["op", "record_key", "before"]
+        assert schema["fields"][2]["type"][1]["namespace"] + "." + schema["fields"][2]["type"][1]["name"] == image
+        assert rec == {"op": "u", "record_key": str(key), "before": row.to_pylist()[0]}
+    else:
+        assert [f["name"] for f in schema["fields"]] == ["op", "ts_ms", "before", "after"]
+        assert schema["fields"][3]["type"] == ["null", image]
+        assert rec == {"op": "u", "ts_ms": up.instant_time, "before": row.to_pylist()[0],
+                       "after": changed.to_pylist()[0]}
     after = HudiTable.load(str(path)).read_snapshot()
     assert_same_rows(after, rs_snapshot(path), "conformance table after a CDC upsert")
+    assert after.num_rows == before.num_rows
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_mor_conformance_table_with_cdc_turned_on_writes_no_cdc_file(unzip_table, tmp_path, mode):
+    """A real MOR table: an upsert appends a log file, a compaction (SIMPLE index) merges it: all inferred."""
+    path = tmp_path / "t"
+    shutil.copytree(unzip_table("mor_parquetlog_v6_nonpartitioned"), path)
+    props = path / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text() + f"hoodie.table.cdc.enabled=true\nhoodie.table.cdc.supplemental.logging.mode={mode}\n")
+    table = HudiTable.load(str(path))
+    data = table.read_snapshot().drop_columns(list(META_COLUMNS))
+    row = data.slice(0, 1)
+    changed = row.set_column(data.schema.get_field_index("name"), "name", pa.array(["Zed"]))
+    changed = changed.set_column(data.schema.get_field_index("longField"), "longField",
+                                 pa.array([row.column("longField")[0].as_py() + 1], pa.int64()))
+    o = {"hoodie.table.name": table.config.name, "hoodie.datasource.write.recordkey.field": "id"}
+    up = write(path, changed, o)
+    assert cdc_files(path) == [] and cdc_stats(path, up.instant_time) == {}
+    done = HudiTable.load(str(path)).compact(options=o)
+    assert done is not None and cdc_files(path) == [] and cdc_stats(path, done.instant_time) == {}
+    after = HudiTable.load(str(path)).read_snapshot()
+    assert_same_rows(after, rs_snapshot(path), "MOR conformance table after a CDC upsert and a compaction")
+    assert after.filter(pa.compute.equal(after.column("id"), row.column("id")[0])).column("name").to_pylist() == ["Zed"]
 
 
 def test_mor_writes_log_files_and_new_file_groups_only(tmp_path):
