@@ -277,12 +277,24 @@ class CompactionTask:
         if any(f["name"] in META_COLUMNS for f in schema.get("fields", [])):
             schema = remove_meta_fields(schema)
         config = config or WriteConfig()
+        change_log = _logs_changes(table, config, base_path)
         return CompactionTask(
             storage_uri=storage_uri, base_path=base_path, table_props=dict(table.props), instant_time=instant_time,
             schema=schema, visibility=Visibility.of(timeline, instant_time), files=config.files, bloom=config.bloom,
-            change_log=table.cdc_enabled and config.index.type is IndexType.BUCKET,
+            change_log=change_log,
             log_block_max_size=config.log.block_max_size,
         )
+
+
+def _logs_changes(table: TableConfig, config: WriteConfig, base_path: str) -> bool:
+    """Whether the compaction writes CDC log files (see `CompactionTask.change_log`); refused when it would need
+    to but cannot: without sequence numbers nothing tells a log record that won from a stored row that stayed."""
+    change_log = table.cdc_enabled and config.index.type is IndexType.BUCKET
+    if change_log and not table.populate_meta_fields:
+        raise WriteError(f"table {base_path}: compacting a CDC table (hoodie.table.cdc.enabled=true) written with "
+                         "hoodie.index.type=BUCKET needs meta fields, but hoodie.populate.meta.fields=false; "
+                         "compact it with Hudi, or rewrite it with meta fields")
+    return change_log
 
 
 def execute_operation(task: CompactionTask, op: CompactionOperation,
@@ -376,11 +388,9 @@ def _write_compaction_change_log(task: CompactionTask, storage: Storage, config:
     old = read_base_file(storage, base.path)
     old = old.select([c for c in merged.column_names if c in old.column_names])
     changes = ChangeLog(mode, task.instant_time, task.schema, ctx.key_of)
-    rewritten = None
-    if config.populate_meta_fields:
-        pos = pc.index_in(_one_chunk(ctx.key_of(merged)), value_set=_one_chunk(ctx.key_of(old)))
-        stored_seqno = _one_chunk(old.column(SEQNO)).take(pos)
-        rewritten = pc.fill_null(pc.not_equal(_one_chunk(merged.column(SEQNO)), stored_seqno), True)
+    pos = pc.index_in(_one_chunk(ctx.key_of(merged)), value_set=_one_chunk(ctx.key_of(old)))
+    stored_seqno = _one_chunk(old.column(SEQNO)).take(pos)
+    rewritten = pc.fill_null(pc.not_equal(_one_chunk(merged.column(SEQNO)), stored_seqno), True)
     changes.add_merge(old, merged, rewritten)
     name = cdc_log_file_name(op.file_id, task.instant_time, token)
     data = encode_log_file(changes.blocks(task.log_block_max_size))
@@ -483,6 +493,7 @@ def run_compaction(storage: Storage, base_path: str, instant_time: str, *, stora
         timeline = Timeline.load(storage, base_path)
         instant = _pending_compaction(timeline, instant_time)
         plan = CompactionPlan.load(timeline, instant_time)
+        _logs_changes(TableConfig.load(storage, base_path), config or WriteConfig(), base_path)  # refused up front
         if instant.is_inflight:
             rollback_inflight_compaction(storage, base_path, instant_time)
         requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)

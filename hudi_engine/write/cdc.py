@@ -135,7 +135,8 @@ class ChangeLog:
         this instant's commit time) was updated, with the stored row as before image. A stored row the merge kept
         as it was (the incoming record lost to it: `HoodieMergeHandle.writeUpdateRecord` copies the old record)
         is no change. Keys `merged` holds that `old` does not are inserts. `rewritten` (per row of `merged`)
-        replaces the commit-time test where the rows keep their own commit times (compaction)."""
+        replaces the commit-time test where rows keep their own commit times (compaction) or have none (meta
+        fields off)."""
         old_keys = _string(self.key_of(old))
         new_keys = _string(self.key_of(merged))
         in_new = pc.is_in(old_keys, value_set=new_keys)
@@ -144,12 +145,11 @@ class ChangeLog:
             self._add(DELETE, old_keys.filter(deleted), old.filter(deleted), None)
         pos = pc.index_in(new_keys, value_set=old_keys)
         matched = pc.is_valid(pos)
-        if rewritten is not None:
-            updated = pc.and_(matched, rewritten)
-        elif COMMIT_TIME in merged.column_names and merged.column(COMMIT_TIME).null_count < merged.num_rows:
-            updated = pc.and_(matched, pc.fill_null(pc.equal(merged.column(COMMIT_TIME), self.instant_time), False))
-        else:  # meta fields off: no commit time tells a kept row from a rewritten one
-            updated = matched
+        if rewritten is None:
+            if COMMIT_TIME not in merged.column_names or 0 < merged.num_rows == merged.column(COMMIT_TIME).null_count:
+                raise ValueError("ChangeLog.add_merge: rows without commit times need `rewritten`")
+            rewritten = pc.fill_null(pc.equal(merged.column(COMMIT_TIME), self.instant_time), False)
+        updated = pc.and_(matched, rewritten)
         if pc.any(updated).as_py():
             before = old.take(pc.filter(pos, updated))
             self._add(UPDATE, new_keys.filter(updated), before, merged.filter(updated))

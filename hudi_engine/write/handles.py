@@ -484,7 +484,7 @@ def merge_handle(
             merged = _merge(ctx, old, incoming, delete_keys).records
             writer.write(_named(ctx, merged, name))
             if changes is not None:
-                changes.add_merge(old, merged)
+                changes.add_merge(old, merged, _met(ctx, merged, incoming))
             kept_old = int(pc.sum(pc.is_in(ctx.key_of(merged), value_set=old_keys)).as_py() or 0)
             updated = int((incoming_row >= 0).sum())
         else:
@@ -499,7 +499,7 @@ def merge_handle(
                 result = _merge(ctx, old, incoming, delete_keys.filter(pa.array(gone)))
                 writer.write(_named(ctx, result.records, name))
                 if changes is not None:
-                    changes.add_merge(old, result.records)
+                    changes.add_merge(old, result.records, _met(ctx, result.records, incoming))
                 kept_old += result.base_kept or 0
                 updated += result.base_matched or 0
                 start = end
@@ -532,6 +532,14 @@ def merge_handle(
         runtime_stats=RuntimeStats(total_upsert_time=_ms_since(t0)),
         cdc_stats=cdc_stats,
     )
+
+
+def _met(ctx: WriteContext, merged: pa.Table, incoming: pa.Table) -> pa.Array | None:
+    """Without meta fields no commit time tells a rewritten row from a kept one: the rows an incoming record met
+    count as rewritten (docs/cdc.md). None (the commit-time test) otherwise."""
+    if ctx.config.populate_meta_fields:
+        return None
+    return pc.is_in(ctx.key_of(merged), value_set=ctx.key_of(incoming))
 
 
 def _write_change_log(ctx: WriteContext, partition_path: str, file_id: str, changes: ChangeLog) -> dict[str, int]:

@@ -17,15 +17,18 @@ from write.local_write import write, write_files
 
 from hudi_engine import HudiTable
 from hudi_engine.config.write_config import CleanConfig, WriteConfig
-from hudi_engine.errors import ConfigError, TableConfigError
+from hudi_engine.errors import ConfigError, TableConfigError, WriteError
 from hudi_engine.file_naming import LogFileName
 from hudi_engine.io.log_block import BlockType, HeaderKey, data_block_records
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services.clean import clean
+from hudi_engine.table_services.compaction import schedule_compaction
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import CommitMetadata
+from hudi_engine.write.commit import create_table
 from hudi_engine.write.rollback import rollback_completed
 from hudi_engine.write.write_client import WriteClient
 
@@ -411,3 +414,53 @@ def test_an_insert_packed_into_a_small_file_group_logs_inserts(tmp_path):
     assert by_op_and_key(read_cdc(cdc, ins.instant_time, "OP_KEY_ONLY")) == [
         {"op": "i", "record_key": "7"}, {"op": "i", "record_key": "8"}]
     expect_snapshot(path, pa.concat_tables([ROWS, rows([7, 8], ["b", "b"], 2, ["s", "t"])]))
+
+
+def test_a_table_without_meta_fields_logs_every_met_record_as_an_update(unzip_table, tmp_path):
+    """`hoodie.populate.meta.fields=false`: keys come from the key generator, and every stored record an incoming
+    one met is a `u` (no commit time tells a kept row from a rewritten one; docs/cdc.md)."""
+    path = tmp_path / "t"
+    shutil.copytree(unzip_table("cow_v6_simplekeygen_hivestyle_no_metafields"), path)
+    props = path / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text() + "hoodie.table.cdc.enabled=true\nhoodie.table.cdc.supplemental.logging.mode=DATA_BEFORE\n")
+    table = HudiTable.load(str(path))
+    snapshot = table.read_snapshot()
+    data = snapshot.drop_columns([c for c in META_COLUMNS if c in snapshot.column_names])
+    biggest = max(set(data.column("byteField").to_pylist()), key=data.column("byteField").to_pylist().count)
+    group = data.filter(pa.compute.equal(data.column("byteField"), biggest))
+    assert group.num_rows > 1  # the file group keeps rows the write does not touch
+    row = group.slice(0, 1)
+    changed = row.set_column(data.schema.get_field_index("name"), "name", pa.array(["Zed"]))
+    changed = changed.set_column(data.schema.get_field_index("longField"), "longField",
+                                 pa.array([row.column("longField")[0].as_py() + 1], pa.int64()))
+    up = write(path, changed, {"hoodie.table.name": table.config.name, "hoodie.datasource.write.recordkey.field": "id"})
+    [cdc] = cdc_files(path)
+    assert cdc.parent.name == f"byteField={row.column('byteField')[0].as_py()}"
+    [block] = read_log_blocks(cdc.read_bytes(), file_name=cdc.name)
+    assert block.header[HeaderKey.INSTANT_TIME] == up.instant_time
+    assert data_block_records(block).to_pylist() == [
+        {"op": "u", "record_key": str(row.column("id")[0].as_py()), "before": row.to_pylist()[0]}]
+    assert_same_rows(HudiTable.load(str(path)).read_snapshot(), rs_snapshot(path), "no-meta-fields CDC table",
+                     key="id")
+
+
+def test_compacting_a_bucket_cdc_table_without_meta_fields_is_refused_before_any_file(tmp_path):
+    """Without sequence numbers a compaction cannot tell the log record that won from the stored row that stayed:
+    refused, the plan left requested and no file written."""
+    path = tmp_path / "t"
+    storage, base = Storage.for_uri(str(path))
+    create_table(storage, base, TableConfig.create(
+        "t", "MERGE_ON_READ", ["id"], ["p"], "ts", populate_meta_fields=False,
+        extra={"hoodie.table.cdc.enabled": "true", "hoodie.table.cdc.supplemental.logging.mode": "OP_KEY_ONLY"}))
+    bucket = options("OP_KEY_ONLY", table_type="MERGE_ON_READ", **{"hoodie.index.type": "BUCKET",
+                                                                   "hoodie.bucket.index.num.buckets": "1"})
+    write(path, ROWS, bucket)
+    write(path, rows([2], ["a"], 2, ["Y"]), bucket)
+    schedule_compaction(storage, base)
+    files = sorted(p.relative_to(path) for p in path.rglob("*") if ".temp" not in p.parts)
+    with pytest.raises(WriteError) as e:
+        HudiTable.load(str(path)).compact(options=bucket)
+    assert str(path) in str(e.value) and "hoodie.populate.meta.fields=false" in str(e.value)
+    assert "hoodie.index.type=BUCKET" in str(e.value)
+    assert sorted(p.relative_to(path) for p in path.rglob("*") if ".temp" not in p.parts) == files
+    assert_same_rows(HudiTable.load(str(path)).read_snapshot(), rs_snapshot(path), "unchanged", key="id")
