@@ -389,6 +389,18 @@ def test_compacting_a_bucket_index_mor_table_logs_the_changes_of_its_log_files(t
     expect_snapshot(path, pa.table({"id": pa.array([1, 2, 4, 5], pa.int64()), "p": ["a", "a", "b", "a"],
                                     "ts": pa.array([1, 2, 1, 2], pa.int64()), "v": ["x", "Y", "w", "new"]}))
 
+    # The next log file joins the slice the CDC file is in; the next compaction merges the log files only.
+    write(path, rows([1], ["a"], 4, ["X"]), bucket)
+    expect_snapshot(path, pa.table({"id": pa.array([1, 2, 4, 5], pa.int64()), "p": ["a", "a", "b", "a"],
+                                    "ts": pa.array([4, 2, 1, 2], pa.int64()), "v": ["X", "Y", "w", "new"]}))
+    again = HudiTable.load(str(path)).compact(options=bucket)
+    assert again is not None
+    [second] = [f for f in cdc_files(path) if f != cdc]
+    assert by_op_and_key(read_cdc(second, again.instant_time, mode)) == [
+        change(mode, "u", again.instant_time, 1, image(1, "a", 1, "x"), image(1, "a", 4, "X"))]
+    [op] = [s for s in commit_metadata(path, again.instant_time).write_stats()]
+    assert op.total_log_files_compacted == 1
+
 
 def test_compaction_with_another_index_writes_no_cdc_file(tmp_path):
     """SIMPLE / BLOOM put inserts into new base files and updates into log files, both of which the extractor
