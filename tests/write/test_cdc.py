@@ -5,11 +5,14 @@ data files (new file groups, MOR log files, replaced file groups). Failed writes
 them; hudi-rs still reads the tables."""
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
+import struct
 from pathlib import Path
 
+import fastavro
 import pyarrow as pa
 import pytest
 from oracle import assert_same_rows, rs_snapshot
@@ -102,7 +105,26 @@ def read_cdc(file: Path, instant: str, mode: str) -> list[dict]:
         assert b.header[HeaderKey.INSTANT_TIME] == instant
         assert b.header[HeaderKey.SCHEMA] == SCHEMAS[mode]
         assert b.footer == {}
-        out += data_block_records(b).to_pylist()
+        records = data_block_records(b).to_pylist()
+        assert records == _fastavro_records(b.content, json.loads(b.header[HeaderKey.SCHEMA]))
+        out += records
+    return out
+
+
+def _fastavro_records(content: bytes, schema: dict) -> list[dict]:
+    """The block's records decoded by fastavro, an Avro implementation independent of the engine's codec: content
+    version 3, record count, then length-prefixed records (HoodieAvroDataBlock)."""
+    version, count = struct.unpack_from(">ii", content, 0)
+    assert version == 3
+    parsed = fastavro.parse_schema(schema)
+    out, pos = [], 8
+    for _ in range(count):
+        (length,) = struct.unpack_from(">i", content, pos)
+        buf = io.BytesIO(content[pos + 4:pos + 4 + length])
+        out.append(fastavro.schemaless_reader(buf, parsed, None))
+        assert buf.tell() == length
+        pos += 4 + length
+    assert pos == len(content)
     return out
 
 
