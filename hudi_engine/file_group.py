@@ -41,6 +41,9 @@ class FileSlice:
     base_instant: str
     base_file: BaseFile | None = None
     log_files: list[LogFile] = field(default_factory=list)
+    # CDC log files (`.cdc` suffix) of the slice: no reader merges them (Hudi's log readers filter them out),
+    # the cleaner deletes them with the slice.
+    cdc_log_files: list[LogFile] = field(default_factory=list)
 
     def sorted_log_files(self) -> list[LogFile]:
         return sorted(self.log_files, key=lambda f: f.name.sort_key)

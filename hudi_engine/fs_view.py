@@ -21,7 +21,7 @@ from hudi_engine.file_group import (
     LogFile,
     SliceByCompletionTime,
 )
-from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
+from hudi_engine.file_naming import CDC_SUFFIX, BaseFileName, LogFileName, is_base_file_name, is_log_file_name
 from hudi_engine.partition_metadata import PARTITION_METAFILE
 from hudi_engine.storage import FileStatus, Storage
 from hudi_engine.timeline import Timeline
@@ -189,7 +189,8 @@ def _file_groups(partition: str, entries: list[FileStatus], slicing: FileSlicing
     # Base files first, then log files in log order: where a log file goes may depend on the slices so far.
     for log in sorted(logs, key=lambda f: f.name.sort_key):
         group = groups.setdefault(log.name.file_id, FileGroup(partition, log.name.file_id))
-        group.slice_for(slicing.slice_of(group, log)).log_files.append(log)
+        s = group.slice_for(slicing.slice_of(group, log))
+        (s.cdc_log_files if log.name.suffix == CDC_SUFFIX else s.log_files).append(log)
     return list(groups.values())
 
 

@@ -65,6 +65,16 @@ METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
     "hoodie.metadata.enable", Kind.BOOL, False,
     "Hudi's metadata table. This engine does not write it: a table that has one gets it disabled before a write.",
     "table", hudi_default="true", default_note="this engine lists files from storage and does not maintain it")
+# CDC: stored in a new table's hoodie.properties (an existing table keeps its own; docs/cdc.md).
+CDC_ENABLED: ConfigOption[bool] = ConfigOption(
+    "hoodie.table.cdc.enabled", Kind.BOOL, False,
+    "Create the table with change data capture on: every merge into an existing file group also writes a CDC log "
+    "file (`.cdc`) of its inserts, updates and deletes.", "table", hudi_default="false")
+CDC_LOGGING_MODE: ConfigOption[str] = ConfigOption(
+    "hoodie.table.cdc.supplemental.logging.mode", Kind.CHOICE, "DATA_BEFORE_AFTER",
+    "What a new CDC table's change records hold: the operation and record key (OP_KEY_ONLY), also the record "
+    "before the change (DATA_BEFORE), or the commit time and the records before and after (DATA_BEFORE_AFTER).",
+    "table", hudi_default="DATA_BEFORE_AFTER", choices=("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"))
 
 _TIMEBASED = "hoodie.keygen.timebased."
 _DELTASTREAMER = "hoodie.deltastreamer.keygen.timebased."
@@ -310,7 +320,7 @@ END_INSTANT: ConfigOption[str] = ConfigOption(
 WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     TABLE_NAME, DATABASE_NAME, OPERATION, TABLE_TYPE, RECORD_KEY_FIELDS, PARTITION_FIELDS, PRECOMBINE_FIELD,
     KEY_GENERATOR_CLASS, KEY_GENERATOR_TYPE, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
-    CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, *TIMEBASED_OPTIONS,
+    CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, CDC_ENABLED, CDC_LOGGING_MODE, *TIMEBASED_OPTIONS,
     PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE, PARTIAL_UPDATE_COLUMNS,
     INDEX_TYPE, BUCKET_NUM, UPDATE_PARTITION_PATH,
     BLOOM_FILTER_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES,

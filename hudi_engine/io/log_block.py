@@ -187,7 +187,8 @@ def build_parquet_data_block(
 def data_block_records(
     block: LogBlock, *, reader_schema: dict | None = None, arrow_schema: pa.Schema | None = None
 ) -> pa.Table:
-    """Rows of an AVRO_DATA or PARQUET_DATA block as a table.
+    """Rows of an AVRO_DATA, CDC_DATA or PARQUET_DATA block as a table (a CDC_DATA block is an Avro data block of
+    change records: `HoodieCDCDataBlock extends HoodieAvroDataBlock`).
 
     Columns follow `reader_schema` if given (Avro schema resolution: fields added later read as their
     default/null), else the block's header SCHEMA; Arrow types from `arrow_schema` or
@@ -196,7 +197,7 @@ def data_block_records(
     writer = block.schema
     if writer is None:
         raise LogFormatError(f"{block._where()}: data block has no SCHEMA header")
-    if block.block_type == BlockType.AVRO_DATA:
+    if block.block_type in (BlockType.AVRO_DATA, BlockType.CDC_DATA):
         content = block.content
         if len(content) < 8:
             raise LogFormatError(
@@ -210,7 +211,7 @@ def data_block_records(
         )
     if block.block_type == BlockType.PARQUET_DATA:
         return _parquet_records(block, reader_schema or writer, arrow_schema)
-    raise LogFormatError(f"{block._where()}: not a data block (AVRO_DATA or PARQUET_DATA)")
+    raise LogFormatError(f"{block._where()}: not a data block (AVRO_DATA, CDC_DATA or PARQUET_DATA)")
 
 
 def _parquet_records(block: LogBlock, avro: dict, arrow_schema: pa.Schema | None) -> pa.Table:

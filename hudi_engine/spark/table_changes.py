@@ -9,8 +9,9 @@ of `end` (deletes not shown): `HudiTable.read_incremental`, so only the file sli
 begin and end are completion times (see README). The first argument is the table's path or URI: a Python table
 function cannot look up the catalog (the path of a catalog table is the `hudi.path=` comment of its
 `_hoodie_commit_time` column; in dbt, `{{ hudi_table_changes(ref('orders'), begin) }}` resolves it and reads
-through Spark's own parquet reader, see `dbt/include/hudi/macros/reads.sql`). Only `'latest_state'` is supported
-(Hudi's `'cdc'` needs change logs this engine does not write).
+through Spark's own parquet reader, see `dbt/include/hudi/macros/reads.sql`). Only `'latest_state'` is supported:
+Hudi's `'cdc'` reads the change data of CDC-enabled tables, which this engine writes (docs/cdc.md) but does not
+read yet.
 
 The function is a PySpark Python UDTF: its `analyze` checks the arguments and gives the schema of the range's end;
 `eval` reads the slices in one Spark task and yields the rows, which Spark turns into Arrow batches (a UDTF

@@ -164,7 +164,10 @@ def _slices_to_clean(group: FileGroup, vis: Visibility, config: CleanConfig, ear
 
 
 def _slice_files(s: FileSlice) -> list[str]:
-    return ([s.base_file.path] if s.base_file is not None else []) + [f.path for f in s.sorted_log_files()]
+    """A slice's files: base file, log files and CDC log files (CleanPlanner deletes a slice's `.cdc` log files
+    with it, COW or MOR, when the table has CDC on: they exist only then)."""
+    return ([s.base_file.path] if s.base_file is not None else []) + [f.path for f in s.sorted_log_files()] \
+        + [f.path for f in s.cdc_log_files]
 
 
 def _replaced_file_groups(timeline: Timeline) -> dict[tuple[str, str], str]:

@@ -29,15 +29,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hudi_engine.config.write_config import BloomConfig, FileSizing, LockConfig, WriteConfig
+from hudi_engine.config.write_config import BloomConfig, FileSizing, IndexType, LockConfig, LogConfig, WriteConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.file_group import BaseFile, FileSlice, LogFile
-from hudi_engine.file_naming import BaseFileName, LogFileName, WriteToken, is_base_file_name
+from hudi_engine.file_naming import (
+    CDC_SUFFIX,
+    BaseFileName,
+    LogFileName,
+    WriteToken,
+    is_base_file_name,
+    is_log_file_name,
+)
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.io.base_file import read_base_file, read_footer
 from hudi_engine.io.log_block import BlockType, delete_block_keys
-from hudi_engine.io.log_format import read_log_blocks
+from hudi_engine.io.log_format import encode_log_file, read_log_blocks
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema, remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -46,6 +53,7 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
 from hudi_engine.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
+from hudi_engine.write.cdc import ChangeLog, cdc_log_file_name, logging_mode_of
 from hudi_engine.write.handles import write_base
 from hudi_engine.write.markers import IOType, confirm_written, create_marker, delete_marker_dir, list_markers
 
@@ -252,6 +260,11 @@ class CompactionTask:
     files: FileSizing = FileSizing()
     bloom: BloomConfig = BloomConfig()
     row_group_size: int | None = None
+    # A CDC table written with the BUCKET index: its inserts went to log files, so the compaction logs the changes
+    # (HoodieMergeHandleFactory: CDC enabled and `isYieldingPureLogForMor`); other index types put inserts in new
+    # base files and the extractor reads updates from the log files, so the compaction writes no CDC file.
+    change_log: bool = False
+    log_block_max_size: int = LogConfig().block_max_size
 
     @staticmethod
     def create(storage: Storage, base_path: str, storage_uri: str, instant_time: str,
@@ -264,10 +277,24 @@ class CompactionTask:
         if any(f["name"] in META_COLUMNS for f in schema.get("fields", [])):
             schema = remove_meta_fields(schema)
         config = config or WriteConfig()
+        change_log = _logs_changes(table, config, base_path)
         return CompactionTask(
             storage_uri=storage_uri, base_path=base_path, table_props=dict(table.props), instant_time=instant_time,
             schema=schema, visibility=Visibility.of(timeline, instant_time), files=config.files, bloom=config.bloom,
+            change_log=change_log,
+            log_block_max_size=config.log.block_max_size,
         )
+
+
+def _logs_changes(table: TableConfig, config: WriteConfig, base_path: str) -> bool:
+    """Whether the compaction writes CDC log files (see `CompactionTask.change_log`); refused when it would need
+    to but cannot: without sequence numbers nothing tells a log record that won from a stored row that stayed."""
+    change_log = table.cdc_enabled and config.index.type is IndexType.BUCKET
+    if change_log and not table.populate_meta_fields:
+        raise WriteError(f"table {base_path}: compacting a CDC table (hoodie.table.cdc.enabled=true) written with "
+                         "hoodie.index.type=BUCKET needs meta fields, but hoodie.populate.meta.fields=false; "
+                         "compact it with Hudi, or rewrite it with meta fields")
+    return change_log
 
 
 def execute_operation(task: CompactionTask, op: CompactionOperation,
@@ -321,6 +348,9 @@ def execute_operation(task: CompactionTask, op: CompactionOperation,
     result = write_base(storage, Storage.join(folder, name), merged, bloom=task.bloom, files=task.files,
                         populate_meta_fields=config.populate_meta_fields, row_group_size=task.row_group_size)
     confirm_written(storage, task.base_path, task.instant_time, op.partition_path, name)
+    cdc_stats = None
+    if task.change_log and base is not None and kept:  # no stored row left, or no base file: inferred
+        cdc_stats = _write_compaction_change_log(task, storage, config, ctx, op, base, merged, str(WriteToken(*token)))
     log_bytes = sum(f.size for f in logs)
     return WriteStat(
         file_id=op.file_id,
@@ -342,7 +372,34 @@ def execute_operation(task: CompactionTask, op: CompactionOperation,
         file_size_in_bytes=result.size,
         runtime_stats=RuntimeStats(total_scan_time=int((t_read - t0) * 1000),
                                    total_upsert_time=int((time.monotonic() - t_read) * 1000)),
+        cdc_stats=cdc_stats,
     )
+
+
+def _write_compaction_change_log(task: CompactionTask, storage: Storage, config: TableConfig,
+                                 ctx: SliceReadContext, op: CompactionOperation, base: BaseFile, merged: pa.Table,
+                                 token: str) -> dict[str, int]:
+    """The CDC log file of one compacted file group (`HoodieMergeHandleWithChangeLog`, compactor constructor): the
+    stored rows against the merged slice. A merged row is an update when the log record won, i.e. its sequence
+    number is not the stored row's (the compaction keeps each row's own commit time); `ts_ms` is the compaction
+    instant."""
+    mode = logging_mode_of(config, f"table {task.base_path}")
+    assert mode is not None
+    old = read_base_file(storage, base.path)
+    old = old.select([c for c in merged.column_names if c in old.column_names])
+    changes = ChangeLog(mode, task.instant_time, task.schema, ctx.key_of)
+    pos = pc.index_in(_one_chunk(ctx.key_of(merged)), value_set=_one_chunk(ctx.key_of(old)))
+    stored_seqno = _one_chunk(old.column(SEQNO)).take(pos)
+    rewritten = pc.fill_null(pc.not_equal(_one_chunk(merged.column(SEQNO)), stored_seqno), True)
+    changes.add_merge(old, merged, rewritten)
+    name = cdc_log_file_name(op.file_id, task.instant_time, token)
+    data = encode_log_file(changes.blocks(task.log_block_max_size))
+    create_marker(storage, task.base_path, task.instant_time, op.partition_path, name, IOType.CREATE)
+    path = Storage.join(task.base_path, op.partition_path, name)
+    if not storage.create_exclusive(path, data):
+        raise WriteError(f"compaction {task.instant_time}: CDC log file {path} exists already; run the compaction again")
+    confirm_written(storage, task.base_path, task.instant_time, op.partition_path, name)
+    return {f"{op.partition_path}/{name}" if op.partition_path else name: len(data)}
 
 
 def _one_chunk(col: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -436,6 +493,7 @@ def run_compaction(storage: Storage, base_path: str, instant_time: str, *, stora
         timeline = Timeline.load(storage, base_path)
         instant = _pending_compaction(timeline, instant_time)
         plan = CompactionPlan.load(timeline, instant_time)
+        _logs_changes(TableConfig.load(storage, base_path), config or WriteConfig(), base_path)  # refused up front
         if instant.is_inflight:
             rollback_inflight_compaction(storage, base_path, instant_time)
         requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
@@ -471,6 +529,7 @@ def complete_compaction(storage: Storage, base_path: str, inflight: Instant, pla
         if s.path is None:
             raise WriteError(f"compaction {inflight.timestamp}: the write stat of file group {s.file_id} has no path")
         paths.add(s.path)
+        paths.update(s.cdc_stats or {})
     absent = [p for p in sorted(paths) if not storage.exists(Storage.join(base_path, p))]
     if absent:
         raise WriteError(f"compaction {inflight.timestamp}: write stats name files that do not exist: {absent[:3]}")
@@ -508,12 +567,21 @@ def rollback_inflight_compaction(storage: Storage, base_path: str, instant_time:
                         candidates.add(e.path)
         for path in sorted(candidates):
             file_name = path.rsplit("/", 1)[-1]
-            if is_base_file_name(file_name) and BaseFileName.parse(file_name).instant_time == instant_time:
+            if (is_base_file_name(file_name) and BaseFileName.parse(file_name).instant_time == instant_time) \
+                    or _is_cdc_log_of(file_name, instant_time):
                 if storage.delete(path):
                     deleted.append(path)
         delete_marker_dir(storage, base_path, instant_time)
         storage.delete(timeline.path_of(Instant(instant_time, Action.COMPACTION, State.INFLIGHT)))
         return deleted
+
+
+def _is_cdc_log_of(file_name: str, instant_time: str) -> bool:
+    """A CDC log file the compaction wrote (unlike other log files with base instant C, which later writes own)."""
+    if not is_log_file_name(file_name):
+        return False
+    log = LogFileName.parse(file_name)
+    return log.suffix == CDC_SUFFIX and log.base_instant == instant_time
 
 
 def pending_compactions(storage: Storage, base_path: str) -> list[str]:

@@ -228,6 +228,8 @@ def complete_commit(
 def _reconcile_against_markers(storage: Storage, base_path: str, instant_time: str, stats: list[WriteStat]) -> None:
     marked = {m.data_file_path for m in list_markers(storage, base_path, instant_time)}
     written = {s.path for s in stats if s.path is not None}  # complete_commit checked that every stat has one
+    # A merge's CDC log file is part of the commit too (HoodieTable.reconcileAgainstMarkers keeps `cdcStats` paths).
+    written |= {p for s in stats for p in (s.cdc_stats or {})}
     unmarked = sorted(written - marked)
     if unmarked:
         raise WriteError(

@@ -55,6 +55,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hudi_engine.timeline.instant import State
+from hudi_engine.write.cdc import ChangeLog, LoggingMode, cdc_log_file_name, logging_mode_of
 from hudi_engine.write.markers import IOType, confirm_written, create_marker, remove_marker
 
 COMMIT_TIME, SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS
@@ -110,6 +111,16 @@ class WriteContext:
     def arrow_schema(self) -> pa.Schema:
         """Arrow schema of the rows written: the five meta columns, then the data columns."""
         return avro_to_arrow_schema(self.schema_with_meta)
+
+    @cached_property
+    def cdc_mode(self) -> LoggingMode | None:
+        """The table's CDC supplemental logging mode; None when `hoodie.table.cdc.enabled` is off."""
+        return logging_mode_of(self.config, self.base_path)
+
+    def change_log(self) -> ChangeLog | None:
+        """A fresh change log of a merge into one file group, or None on a table without CDC."""
+        mode = self.cdc_mode
+        return None if mode is None else ChangeLog(mode, self.instant_time, self.schema, self.key_of)
 
     @cached_property
     def keygen(self):
@@ -466,11 +477,14 @@ def merge_handle(
             bloom_prefix = None if bloom is None else (bloom, n_old)
         create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.MERGE)
         writer = _base_writer(ctx, ctx.full_path(partition_path, name), bloom_prefix)
+        changes = ctx.change_log()  # HoodieMergeHandleWithChangeLog on a CDC table
         if ctx.payload.custom is not None:  # a user payload merges the whole file at once (its own order)
             incoming = _prepare(ctx, records, partition_path, name)
             old = conform(read_base_file(ctx.storage, base_file_path), ctx.arrow_schema, base_file_path)
             merged = _merge(ctx, old, incoming, delete_keys).records
             writer.write(_named(ctx, merged, name))
+            if changes is not None:
+                changes.add_merge(old, merged, _met(ctx, merged, incoming))
             kept_old = int(pc.sum(pc.is_in(ctx.key_of(merged), value_set=old_keys)).as_py() or 0)
             updated = int((incoming_row >= 0).sum())
         else:
@@ -484,6 +498,8 @@ def merge_handle(
                 incoming = _prepare(ctx, records.take(pa.array(mine)), partition_path, name, indices=mine)
                 result = _merge(ctx, old, incoming, delete_keys.filter(pa.array(gone)))
                 writer.write(_named(ctx, result.records, name))
+                if changes is not None:
+                    changes.add_merge(old, result.records, _met(ctx, result.records, incoming))
                 kept_old += result.base_kept or 0
                 updated += result.base_matched or 0
                 start = end
@@ -492,9 +508,16 @@ def merge_handle(
             new = np.flatnonzero(incoming_row < 0)
             for i in range(0, len(new), MERGE_BATCH_ROWS):
                 rows = new[i:i + MERGE_BATCH_ROWS]
-                writer.write(_prepare(ctx, records.take(pa.array(rows)), partition_path, name, indices=rows))
+                inserts = _prepare(ctx, records.take(pa.array(rows)), partition_path, name, indices=rows)
+                writer.write(inserts)
+                if changes is not None:
+                    changes.add_inserts(inserts)
     writer.write(ctx.arrow_schema.empty_table())  # a file group whose every row was deleted: an empty version
     result_file = _publish(ctx, writer, partition_path, name)
+    # HoodieMergeHandleWithChangeLog.close: no CDC file when no stored row is left (all deleted, or the file
+    # group's rows are all new): the extractor reads those from the base files.
+    cdc_stats = _write_change_log(ctx, partition_path, file_id, changes) \
+        if changes is not None and kept_old > 0 else None
     return WriteStat(
         file_id=file_id,
         path=relative_path(partition_path, name),
@@ -507,7 +530,31 @@ def merge_handle(
         partition_path=partition_path,
         file_size_in_bytes=result_file.size,
         runtime_stats=RuntimeStats(total_upsert_time=_ms_since(t0)),
+        cdc_stats=cdc_stats,
     )
+
+
+def _met(ctx: WriteContext, merged: pa.Table, incoming: pa.Table) -> pa.Array | None:
+    """Without meta fields no commit time tells a rewritten row from a kept one: the rows an incoming record met
+    count as rewritten (docs/cdc.md). None (the commit-time test) otherwise."""
+    if ctx.config.populate_meta_fields:
+        return None
+    return pc.is_in(ctx.key_of(merged), value_set=ctx.key_of(incoming))
+
+
+def _write_change_log(ctx: WriteContext, partition_path: str, file_id: str, changes: ChangeLog) -> dict[str, int]:
+    """Write a merge's CDC log file (`HoodieCDCLogger.close`) and return its `cdcStats`: relative path -> size.
+
+    Its marker is a CREATE marker: the file is wholly this instant's (its base instant is the instant), so a
+    rollback, ours or Hudi's `MarkerBasedRollbackStrategy`, deletes it outright."""
+    name = cdc_log_file_name(file_id, ctx.instant_time, str(ctx.write_token))
+    data = encode_log_file(changes.blocks(ctx.log.block_max_size))
+    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.CREATE)
+    path = ctx.full_path(partition_path, name)
+    if not ctx.storage.create_exclusive(path, data):
+        raise WriteError(f"CDC log file {path} exists already: another attempt of this task wrote it; retry the write")
+    confirm_written(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name)
+    return {relative_path(partition_path, name): len(data)}
 
 
 def _record_keys(ctx: WriteContext, records: pa.Table) -> pa.Array:

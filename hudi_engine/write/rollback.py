@@ -35,7 +35,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from hudi_engine.errors import HudiError, WriteError
-from hudi_engine.file_naming import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName, is_base_file_name, is_log_file_name
+from hudi_engine.file_naming import (
+    CDC_SUFFIX,
+    UNKNOWN_WRITE_TOKEN,
+    BaseFileName,
+    LogFileName,
+    is_base_file_name,
+    is_log_file_name,
+)
 from hudi_engine.io.log_block import BlockType, build_rollback_block
 from hudi_engine.io.log_format import encode_log_file, read_log_blocks
 from hudi_engine.storage import Storage
@@ -243,6 +250,10 @@ def _requests_from_stats(storage: Storage, base_path: str, instant_time: str, me
     requests = []
     for partition, stats in meta.partition_to_write_stats.items():
         for stat in stats:
+            for cdc_path in stat.cdc_stats or {}:  # a merge's CDC log file: wholly the instant's
+                full = Storage.join(base_path, cdc_path)
+                if storage.exists(full):
+                    requests.append(RollbackRequest(partition, files_to_delete=(full,)))
             if not stat.path:
                 continue
             path = Storage.join(base_path, stat.path)
@@ -295,6 +306,9 @@ def _log_request(storage: Storage, partition: str, path: str, instant_time: str,
     unreadable (torn) blocks is its too; when merely listed, a file must show a block of the instant."""
     if not storage.exists(path):
         return None
+    cdc = LogFileName.parse(path.rsplit("/", 1)[-1])
+    if cdc.suffix == CDC_SUFFIX:  # a CDC log file's base instant is the merge that wrote it: deleted with it
+        return RollbackRequest(partition, files_to_delete=(path,)) if cdc.base_instant == instant_time else None
     with storage.open_input_file(path) as f:
         blocks = read_log_blocks(f, file_name=path)
     instants = {b.instant_time for b in blocks if b.block_type != BlockType.CORRUPT}

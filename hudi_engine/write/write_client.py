@@ -27,6 +27,7 @@ from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.timeline.instant import State, new_instant_time
 from hudi_engine.write import commit as commit_protocol
 from hudi_engine.write.bucket_assigner import BucketPlan, Counts, MapSidePlan, SliceInfo, plan_buckets
+from hudi_engine.write.cdc import logging_mode_of
 from hudi_engine.write.conflict import TimelineAtStart, check_conflicts
 from hudi_engine.write.executor import WriteTask
 from hudi_engine.write.heartbeat import Heartbeat, roll_back_failed_writes
@@ -83,6 +84,7 @@ class WriteClient:
             table_config = config.new_table_config(base_path)
         config = config.for_keyless(base_path, table_config.populate_meta_fields)  # keys generated: refusals first
         _check_columns(config, data_schema, base_path)
+        logging_mode_of(table_config, f"table {base_path}")  # a CDC mode Hudi cannot read: refused before any file
         client = WriteClient(storage, base_path, uri, config, table_config, data_schema, exists)
         client._check_schema_change()
         return client

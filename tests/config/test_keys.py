@@ -71,6 +71,9 @@ HUDI_DEFAULTS = {
     "hoodie.keep.min.commits": "20",
     "hoodie.keep.max.commits": "30",
     "hoodie.datasource.query.type": "snapshot",
+    # HoodieTableConfig.CDC_ENABLED / CDC_SUPPLEMENTAL_LOGGING_MODE
+    "hoodie.table.cdc.enabled": "false",
+    "hoodie.table.cdc.supplemental.logging.mode": "DATA_BEFORE_AFTER",
 }
 
 
