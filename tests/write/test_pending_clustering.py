@@ -257,3 +257,26 @@ def test_without_the_refusal_the_clustering_would_lose_the_update(unzip_table, t
     assert oracle_rows(path)[1][0] == "lost"  # acknowledged and visible ...
     execute_clustering(path, ts)
     assert oracle_rows(path) == expected_rows(before)  # ... and gone once the clustering completed
+
+
+def test_occ_a_clustering_planned_during_a_write_over_its_file_group_fails_that_write(tmp_path):
+    """Optimistic concurrency: a clustering scheduled over a file group after this write tagged its updates there
+    (Hudi's getCandidateInstants takes pending replacecommits after the write's instant) fails this write at its
+    commit point, rolled back; the clustering then completes and the table holds what was acknowledged."""
+    from test_concurrency import OCC, Writer, _rows, _table
+
+    from hudi_engine.write.conflict import WriteConflictError
+
+    path = _table(tmp_path, OCC)
+    g_a = group_of(path, "a")
+    late = Writer(path, _rows(["a1", "b1"], ["a", "b"], 5.0), OCC).start().write()
+    ts = schedule_clustering(path, [("a", g_a)])
+    with pytest.raises(WriteConflictError, match=f"scheduled a clustering of 1 of the same file group.*a/{g_a}"):
+        late.commit()
+    execute_clustering(path, ts)
+    assert {r["id"]: r["v"] for r in rs_snapshot(path).to_pylist()} == {"a1": 0.0, "a2": 0.0, "b1": 0.0, "b2": 0.0}
+    # A write that touches none of the clustering's file groups commits beside it.
+    other = Writer(path, _rows(["b2"], ["b"], 7.0), OCC).start().write()
+    schedule_clustering(path, [("a", group_of(path, "a"))])
+    other.commit()
+    assert {r["id"]: r["v"] for r in rs_snapshot(path).to_pylist()}["b2"] == 7.0
