@@ -171,6 +171,23 @@ class PendingClustering:
             raise clustering_update_error(hit, self.file_groups, where)
 
 
+    def refuse_overwrite(self, partitions: Iterable[str] | None, where: str) -> None:
+        """An insert_overwrite of `partitions` (None: insert_overwrite_table) that would replace file groups under
+        pending clustering is refused before any file is written: once the clustering completed, its new file groups
+        would bring back the rows the overwrite removed. Hudi refuses delete_partition this way
+        (SparkDeletePartitionCommitActionExecutor: "no pending table service actions (clustering/compaction) for the
+        partitions"); this engine does the same for the overwrites, which replace file groups too."""
+        scope = None if partitions is None else set(partitions)
+        hit = sorted(g for g in self.file_groups if scope is None or g[0] in scope)
+        if hit:
+            shown = sorted({p for p, _ in hit})
+            raise ClusteringUpdateError(
+                f"table {where}: Failed to overwrite partitions {shown}: the pending clustering "
+                f"{', '.join(sorted({self.file_groups[g] for g in hit}))} holds {len(hit)} of their file groups "
+                "and, once it completes, would write back the rows this overwrite replaces. Nothing was written. Run "
+                "the clustering to completion (or roll it back) with Hudi, then write again")
+
+
 NO_PENDING_CLUSTERING = PendingClustering()
 
 

@@ -197,6 +197,9 @@ class WriteClient:
         # Updates and deletes of stored records into a file group a pending clustering will replace are refused
         # here, after the keys were tagged and before any file is written (SparkRejectUpdateStrategy.handleUpdate).
         self.pending_clustering.refuse_updates(counts.updates, self.base_path)
+        if cfg.operation.is_overwrite:
+            self.pending_clustering.refuse_overwrite(
+                None if cfg.operation is Operation.INSERT_OVERWRITE_TABLE else counts.partitions, self.base_path)
         slices = {} if cfg.operation.is_overwrite else self.latest_slices(counts.partitions)
         return plan_buckets(
             counts, slices, avg_record_size=self.average_record_size(), max_file_size=cfg.files.max_file_size,

@@ -280,3 +280,27 @@ def test_occ_a_clustering_planned_during_a_write_over_its_file_group_fails_that_
     schedule_clustering(path, [("a", group_of(path, "a"))])
     other.commit()
     assert {r["id"]: r["v"] for r in rs_snapshot(path).to_pylist()}["b2"] == 7.0
+
+
+@pytest.mark.parametrize("operation, refused", [("insert_overwrite", True), ("insert_overwrite_table", True),
+                                                ("insert_overwrite", False)])
+def test_an_overwrite_of_a_clustering_partition_is_refused_before_any_file(unzip_table, tmp_path, operation, refused):
+    """The completed clustering would write back the rows an overwrite removed (Hudi refuses delete_partition over a
+    pending clustering the same way); an insert_overwrite of other partitions goes ahead."""
+    path = copy_of(unzip_table, COW, tmp_path)
+    before = HudiTable.load(str(path)).read_snapshot()
+    ts = schedule_clustering(path, [("10", group_of(path, "10"))])
+    files, snapshot = data_files(path), rs_snapshot(path)
+    new = rows(path, [2 if refused else 4], name="overwritten")  # id 2 lives in partition 20, id 4 in 30
+    if refused:
+        new = new.set_column(new.schema.get_field_index("byteField"), "byteField", pa.array([10], pa.int32()))
+        with pytest.raises(ClusteringUpdateError, match=rf"Failed to overwrite partitions \['10'\].*{ts}"):
+            upsert(path, new, operation)
+        assert data_files(path) == files
+        assert_same_rows(rs_snapshot(path), snapshot, "after the refused overwrite")
+        execute_clustering(path, ts)
+        assert oracle_rows(path) == expected_rows(before)
+    else:
+        upsert(path, new, operation)
+        execute_clustering(path, ts)
+        assert oracle_rows(path) == expected_rows(before, new)
