@@ -304,3 +304,28 @@ def test_an_overwrite_of_a_clustering_partition_is_refused_before_any_file(unzip
         upsert(path, new, operation)
         execute_clustering(path, ts)
         assert oracle_rows(path) == expected_rows(before, new)
+
+
+def test_a_bloom_false_positive_into_a_clustering_group_is_not_refused(unzip_table, tmp_path, monkeypatch):
+    """A new key inside the key range of a clustering's file group that the bloom filter lets through (every filter
+    answers yes here) is checked against the file's keys before it could be refused as an update
+    (`tagging._confirm`, the exact lookup of Hudi's HoodieKeyLookupHandle)."""
+    from hudi_engine.io.bloom import DynamicBloomFilter, SimpleBloomFilter
+
+    path = copy_of(unzip_table, COW, tmp_path)
+    before = HudiTable.load(str(path)).read_snapshot()
+    g10 = group_of(path, "10")  # holds keys "1" and "3"
+    ts = schedule_clustering(path, [("10", g10)])
+    for kind in (SimpleBloomFilter, DynamicBloomFilter):
+        monkeypatch.setattr(kind, "might_contain_many", lambda self, keys: [True] * len(keys))
+    new = rows(path, [2], name="in range")
+    new = new.set_column(new.schema.get_field_index("byteField"), "byteField", pa.array([10], pa.int32()))
+    upsert(path, new, "upsert")  # key "2" of partition 10 is new there (id 2 of partition 20 is another record)
+    t = HudiTable.load(str(path)).read_snapshot()
+    assert [r["_hoodie_file_name"][:len(g10)] != g10 for r in t.to_pylist() if r["_hoodie_partition_path"] == "10"
+            and r["_hoodie_record_key"] == "2"] == [True]
+    with pytest.raises(ClusteringUpdateError):  # a stored key of the group is still refused
+        upsert(path, rows(path, [3], name="x"), "upsert")
+    execute_clustering(path, ts)
+    got = {(r["id"], r["byteField"]): r["name"] for r in rs_snapshot(path).to_pylist()}
+    assert got[(2, 10)] == "in range" and len(got) == before.num_rows + 1
