@@ -212,12 +212,13 @@ def test_other_strategies_are_refused_by_name_before_any_file(unzip_table, tmp_p
 # --------------------------------------------------------------------------------------------- one-pass route
 
 
-def test_one_pass_route_tags_and_refuses_the_clustering_group(unzip_table, tmp_path):
+@pytest.mark.parametrize("name", [COW, MOR])
+def test_one_pass_route_tags_and_refuses_the_clustering_group(unzip_table, tmp_path, name):
     """The one-pass Spark write (`MapSidePlan`): a partition whose only group is under clustering is not taken whole
     untagged, new keys do not go to it, and a record tagged into it fails the map task."""
     from hudi_engine.write.executor import KEY, key_and_tag, map_side_groups
 
-    path = copy_of(unzip_table, COW, tmp_path)
+    path = copy_of(unzip_table, name, tmp_path)
     g10 = group_of(path, "10")
     schedule_clustering(path, [("10", g10)])
     data = rows(path, [1, 2, 5])
