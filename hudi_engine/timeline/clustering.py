@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from hudi_engine.config import keys as K
 from hudi_engine.errors import ClusteringUpdateError, ConfigError, TimelineError
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.timeline import Timeline
@@ -42,8 +43,6 @@ _REFUSED_STRATEGIES = {
 def resolve_update_strategy(name: str, where: str) -> str:
     """The full class name of the update strategy `hoodie.clustering.updates.strategy` names (full or short name):
     SparkRejectUpdateStrategy, the only one honoured; ConfigError naming the option otherwise."""
-    from hudi_engine.config import keys as K
-
     given = (name or "").strip() or REJECT_UPDATES
     short = given.rsplit(".", 1)[-1]
     if given in (REJECT_UPDATES, REJECT_UPDATES.rsplit(".", 1)[-1]):
@@ -76,7 +75,6 @@ class ClusteringPlan:
     input_groups: tuple[tuple[ClusteringSlice, ...], ...]
     num_output_groups: tuple[int, ...]
     strategy_class: str | None = None
-    record: Mapping = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def slices(self) -> list[ClusteringSlice]:
@@ -108,7 +106,7 @@ class ClusteringPlan:
                 for s in g.get("slices") or []))
             outputs.append(int(g.get("numOutputFileGroups") or 1))
         strategy = (plan.get("strategy") or {}).get("strategyClassName")
-        return ClusteringPlan(instant, tuple(groups), tuple(outputs), strategy, record)
+        return ClusteringPlan(instant, tuple(groups), tuple(outputs), strategy)
 
 
 def is_clustering(timeline: Timeline, instant: Instant) -> bool:
@@ -184,7 +182,8 @@ class PendingClustering:
             raise ClusteringUpdateError(
                 f"table {where}: Failed to overwrite partitions {shown}: the pending clustering "
                 f"{', '.join(sorted({self.file_groups[g] for g in hit}))} holds {len(hit)} of their file groups "
-                "and, once it completes, would write back the rows this overwrite replaces. Nothing was written. Run "
+                "and, once it completes, would write back the rows this overwrite replaces. Nothing of this write is in the "
+                "table. Run "
                 "the clustering to completion (or roll it back) with Hudi, then write again")
 
 
@@ -195,8 +194,6 @@ def clustering_update_error(hit: list[tuple[str, str]], instants: Mapping[tuple[
                             where: str) -> ClusteringUpdateError:
     """The refusal of updates into file groups under pending clustering: Hudi's message for the first, then how
     many others, the clustering instants, the option and the way out."""
-    from hudi_engine.config import keys as K
-
     partition, file_id = hit[0]
     pending = sorted({instants[g] for g in hit if g in instants})
     more = f" (and {len(hit) - 1} more file group(s))" if len(hit) > 1 else ""
@@ -205,7 +202,8 @@ def clustering_update_error(hit: list[tuple[str, str]], instants: Mapping[tuple[
         f"'{partition}', fileId='{file_id}'}}{more}. For pending clustering operations, we are not going to support "
         f"update for now. The write holds updates or deletes of records stored there, and the pending clustering "
         f"{', '.join(f'{ts}.replacecommit' for ts in pending)} will replace those file groups with what they held "
-        f"when it was planned ({K.CLUSTERING_UPDATES_STRATEGY.key}={REJECT_UPDATES}). Nothing was written. Run the "
+        f"when it was planned ({K.CLUSTERING_UPDATES_STRATEGY.key}={REJECT_UPDATES}). Nothing of this write is in the "
+        "table. Run the "
         "clustering to completion (or roll it back) with Hudi, then write again; writes of new keys only are "
         "accepted meanwhile")
 
