@@ -330,3 +330,25 @@ def test_a_bloom_false_positive_into_a_clustering_group_is_not_refused(unzip_tab
     execute_clustering(path, ts)
     got = {(r["id"], r["byteField"]): r["name"] for r in rs_snapshot(path).to_pylist()}
     assert got[(2, 10)] == "in range" and len(got) == before.num_rows + 1
+
+
+def test_bucket_index_records_of_a_clustering_bucket_are_refused(tmp_path):
+    """BUCKET index: every key of a bucket whose file group exists is tagged with it (Hudi's HoodieBucketIndex
+    tagLocation), new keys too, so SparkRejectUpdateStrategy refuses them all; other buckets take writes."""
+    from hudi_engine.write.index import bucket_ids
+
+    path = tmp_path / "bucketed"
+    options = {"hoodie.table.name": "b", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"}
+    keys = [f"k{i}" for i in range(20)]
+    numbers = list(bucket_ids(pa.array(keys), 2))
+    write(path, pa.table({"id": keys[:4], "p": ["x"] * 4, "ts": [1] * 4}), options)
+    (in_zero,) = [s.file_id for s in HudiTable.load(str(path)).file_slices() if s.file_id.startswith("00000000")]
+    schedule_clustering(path, [("x", in_zero)])
+    new_in_zero = next(k for k, n in zip(keys[4:], numbers[4:]) if n == 0)
+    new_in_one = next(k for k, n in zip(keys[4:], numbers[4:]) if n == 1)
+    with pytest.raises(ClusteringUpdateError, match=f"fileId='{in_zero}'"):
+        write(path, pa.table({"id": [new_in_zero], "p": ["x"], "ts": [2]}), options)
+    write(path, pa.table({"id": [new_in_one], "p": ["x"], "ts": [2]}), options)
+    assert new_in_one in {r["id"] for r in rs_snapshot(path).to_pylist()}
