@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from hudi_engine.config import keys as K
-from hudi_engine.errors import ClusteringUpdateError, ConfigError, TimelineError
+from hudi_engine.errors import ClusteringUpdateError, ConfigError, HudiError, TimelineError
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.timeline import Timeline
 
@@ -111,8 +111,11 @@ class ClusteringPlan:
 
 def is_clustering(timeline: Timeline, instant: Instant) -> bool:
     """Hudi's ClusteringUtils.isClusteringInstant for layout 1: a replacecommit whose requested file holds a
-    clustering plan."""
-    return ClusteringPlan.load(timeline, instant) is not None
+    clustering plan (False for an unreadable one: Hudi could not read a plan from it either)."""
+    try:
+        return ClusteringPlan.load(timeline, instant) is not None
+    except HudiError:
+        return False
 
 
 @dataclass(frozen=True)

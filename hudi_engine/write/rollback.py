@@ -200,10 +200,7 @@ def _is_clustering(timeline: Timeline, instant: Instant) -> bool:
     the failed writes it rolls back (BaseHoodieTableServiceClient.getInflightTimelineExcludeCompactionAndClustering)
     and only the clustering's own writer retries it (or a writer with SparkAllowUpdateStrategy and
     hoodie.clustering.rollback.pending.replacecommit.on.conflict, which this engine refuses)."""
-    try:
-        return is_clustering(timeline, instant)
-    except HudiError:
-        return False  # an unreadable requested file: Hudi could not read a plan from it either
+    return is_clustering(timeline, instant)
 
 
 def _plan_pending(storage: Storage, base_path: str, timeline: Timeline, target: Instant,
