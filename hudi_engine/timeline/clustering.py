@@ -171,7 +171,6 @@ class PendingClustering:
         if hit:
             raise clustering_update_error(hit, self.file_groups, where)
 
-
     def refuse_overwrite(self, partitions: Iterable[str] | None, where: str) -> None:
         """An insert_overwrite of `partitions` (None: insert_overwrite_table) that would replace file groups under
         pending clustering is refused before any file is written: once the clustering completed, its new file groups
@@ -185,9 +184,8 @@ class PendingClustering:
             raise ClusteringUpdateError(
                 f"table {where}: Failed to overwrite partitions {shown}: the pending clustering "
                 f"{', '.join(sorted({self.file_groups[g] for g in hit}))} holds {len(hit)} of their file groups "
-                "and, once it completes, would write back the rows this overwrite replaces. Nothing of this write is in the "
-                "table. Run "
-                "the clustering to completion (or roll it back) with Hudi, then write again")
+                "and, once it completes, would write back the rows this overwrite replaces. Nothing of this write is "
+                "in the table. Run the clustering to completion (or roll it back) with Hudi, then write again")
 
 
 NO_PENDING_CLUSTERING = PendingClustering()
@@ -205,10 +203,9 @@ def clustering_update_error(hit: list[tuple[str, str]], instants: Mapping[tuple[
         f"'{partition}', fileId='{file_id}'}}{more}. For pending clustering operations, we are not going to support "
         f"update for now. The write holds updates or deletes of records stored there, and the pending clustering "
         f"{', '.join(f'{ts}.replacecommit' for ts in pending)} will replace those file groups with what they held "
-        f"when it was planned ({K.CLUSTERING_UPDATES_STRATEGY.key}={REJECT_UPDATES}). Nothing of this write is in the "
-        "table. Run the "
-        "clustering to completion (or roll it back) with Hudi, then write again; writes of new keys only are "
-        "accepted meanwhile")
+        f"when it was planned ({K.CLUSTERING_UPDATES_STRATEGY.key}={REJECT_UPDATES}). Nothing of this write is in "
+        "the table. Run the clustering to completion (or roll it back) with Hudi, then write again; writes of new "
+        "keys only are accepted meanwhile")
 
 
 __all__ = ["CLUSTER", "NO_PENDING_CLUSTERING", "REJECT_UPDATES", "ClusteringPlan", "ClusteringSlice",

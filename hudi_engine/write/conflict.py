@@ -7,9 +7,9 @@ started (it records the completed ones it saw then; the timeline's order of requ
 compactions and clusterings scheduled since (Hudi's getCandidateInstants takes the pending compactions and
 replacecommits after the write's instant). Their file groups are those their write stats name, the ones a
 replacecommit replaced, and those a compaction or clustering plan lists: a clustering planned over a file group
-this write changed would replace it with the slice it read, without this write's records. A compaction that was already scheduled when the write started is no
-conflict once it completes (Hudi's resolveConflict lets a COMPACT through): the write's log files went into the
-compaction's new file slice.
+this write changed would replace it with the slice it read, without this write's records. A compaction that was
+already scheduled when the write started is no conflict once it completes (Hudi's resolveConflict lets a COMPACT
+through): the write's log files went into the compaction's new file slice.
 """
 from __future__ import annotations
 
