@@ -51,6 +51,11 @@ class TableServiceError(WriteError):
         self.service = service
 
 
+class ClusteringUpdateError(WriteError):
+    """Hudi's HoodieClusteringUpdateException: a write that updates or deletes records of a file group under a pending
+    clustering (`hoodie.clustering.updates.strategy`=SparkRejectUpdateStrategy), refused before any file is written."""
+
+
 class InstantLostError(WriteError):
     """A write whose instant stopped being inflight under it (rolled back by a writer that took the expired lock)."""
 

@@ -301,6 +301,13 @@ KEEP_MAX_COMMITS: ConfigOption[int] = ConfigOption(
     "or rollbacks) are active, and moves the oldest to `.hoodie/archived/` down to hoodie.keep.min.commits.",
     "archival", hudi_default="30", minimum=1)
 ARCHIVAL_OPTIONS = (ARCHIVE_AUTOMATIC, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS)
+CLUSTERING_UPDATES_STRATEGY: ConfigOption[str] = ConfigOption(
+    "hoodie.clustering.updates.strategy", Kind.STRING,
+    "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
+    "Updates and deletes of records in file groups under a pending clustering (another writer's plan) are refused "
+    "before any file is written, and inserts go to other file groups (SparkRejectUpdateStrategy, full or short name). "
+    "Hudi's other strategies are refused by name (docs/clustering.md).", "clustering",
+    hudi_default="org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy")
 
 # ---- read options (the Spark data source) -----------------------------------------------------------------------
 QUERY_TYPE: ConfigOption[str] = ConfigOption(
@@ -328,11 +335,12 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     UPSERT_PARALLELISM, INSERT_PARALLELISM, BULK_INSERT_PARALLELISM, DELETE_PARALLELISM, BULK_INSERT_SORT_MODE,
     COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS, CLEAN_AUTOMATIC, CLEANER_POLICY, CLEANER_COMMITS_RETAINED,
     CLEANER_FILE_VERSIONS_RETAINED, *LOCK_OPTIONS, *ARCHIVAL_OPTIONS,
+    CLUSTERING_UPDATES_STRATEGY,
 )
 READ_OPTIONS: tuple[ConfigOption, ...] = (QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT)
 ALL_OPTIONS: tuple[ConfigOption, ...] = WRITE_OPTIONS + READ_OPTIONS
 GROUPS = {"table": "Table", "keys": "Record keys and partitioning", "merge": "Payload and pre-combine",
           "index": "Index", "bloom": "Bloom filters", "storage": "Base files", "log": "Log files (MOR)",
           "parallelism": "Parallelism", "compaction": "Compaction (MOR)", "clean": "Cleaning",
-          "lock": "Lock, heartbeats and concurrent writers", "archival": "Archival",
+          "lock": "Lock, heartbeats and concurrent writers", "archival": "Archival", "clustering": "Clustering",
           "read": "Reads (the Spark data source)"}

@@ -14,7 +14,8 @@ Which slices go (per file group; a slice is a base file and the log files writte
 * KEEP_LATEST_FILE_VERSIONS (`hoodie.cleaner.fileversions.retained` = N): the N newest slices of each file group stay.
 
 Never cleaned: the latest slice of a file group, slices of uncommitted instants (rollback's business), slices a
-pending compaction plan reads, files named by a savepoint. File groups replaced by a completed replacecommit are
+pending compaction plan reads, any slice of a file group under a pending clustering (another writer's plan reads
+them), files named by a savepoint. File groups replaced by a completed replacecommit are
 removed whole once the replacecommit is older than E (under KEEP_LATEST_FILE_VERSIONS: at once, as Hudi does).
 
 Orphans go too, whatever the policy: files of an instant a completed rollback on the timeline rolled back (so it
@@ -40,6 +41,7 @@ from hudi_engine.table_services import service_lock
 from hudi_engine.table_services.compaction import CompactionPlan
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
+from hudi_engine.timeline.clustering import PendingClustering
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
 from hudi_engine.write.markers import delete_marker_dir, marker_dir
 from hudi_engine.write.rollback import base_files_of, marked_files
@@ -123,11 +125,14 @@ def plan_clean(storage: Storage, base_path: str, config: CleanConfig,
     vis = Visibility.of(timeline)
     replaced_at = _replaced_file_groups(timeline)
     protected_slices = _pending_compaction_slices(timeline)
+    clustering = PendingClustering.of(timeline)
     savepointed = _savepointed_files(timeline)
     files: dict[str, list[str]] = {}
     view = FileSystemView.load(storage, base_path)
     for group in view.file_groups():
         key = (group.partition_path, group.file_id)
+        if key in clustering:
+            continue  # a pending clustering reads its slices; once it completes the group is replaced, cleaned whole
         if key in protected_slices and replaced_at.get(key):
             continue  # a compaction still reads it; cleaned once that compaction is done
         replace_ts = replaced_at.get(key)

@@ -51,6 +51,7 @@ from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import service_lock
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
+from hudi_engine.timeline.clustering import PendingClustering, is_clustering
 from hudi_engine.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
 from hudi_engine.write.cdc import ChangeLog, cdc_log_file_name, logging_mode_of
@@ -192,9 +193,13 @@ def build_compaction_plan(storage: Storage, base_path: str, timeline: Timeline,
     wanted = None if partitions is None else set(partitions)
     view = FileSystemView.load(storage, base_path, None if wanted is None else wanted.__contains__)
     pending = pending_compaction_groups(timeline)
+    # File groups in pending clustering are not compacted either (Hudi's BaseHoodieCompactionPlanGenerator: the
+    # clustering reads their slices and replaces them).
+    clustering = PendingClustering.of(timeline)
     ops = []
     for s in sorted(view.latest_file_slices(Visibility.of(timeline)), key=lambda s: (s.partition_path, s.file_id)):
-        if not s.log_files or (s.partition_path, s.file_id) in pending:
+        key = (s.partition_path, s.file_id)
+        if not s.log_files or key in pending or key in clustering:
             continue
         logs = s.sorted_log_files()
         log_bytes = sum(f.size for f in logs)
@@ -227,8 +232,9 @@ def schedule_compaction(storage: Storage, base_path: str, *, instant_time: str |
         if config.table_type != "MERGE_ON_READ":
             raise WriteError(f"table {base_path} is {config.table_type}: only MERGE_ON_READ tables are compacted")
         timeline = Timeline.load(storage, base_path)
+        # A pending clustering writes new file groups only, never log files, and its groups are left out of the plan.
         pending = [i for i in timeline.write_timeline().pending()
-                   if i.action not in (Action.COMPACTION, Action.LOG_COMPACTION)]
+                   if i.action not in (Action.COMPACTION, Action.LOG_COMPACTION) and not is_clustering(timeline, i)]
         if pending:
             raise WriteError(f"cannot schedule a compaction on {base_path}: write instants "
                              f"{', '.join(map(str, pending))} are pending; roll them back or complete them first")

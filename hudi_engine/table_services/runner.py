@@ -22,6 +22,7 @@ from hudi_engine.table_services.compaction import (
     schedule_compaction,
 )
 from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.clustering import is_clustering
 from hudi_engine.write.heartbeat import roll_back_failed_writes
 
 
@@ -77,7 +78,9 @@ def after_commit(storage: Storage, base_path: str, storage_uri: str, config: Wri
                 timeline = Timeline.load(storage, base_path)
                 # Another writer's pending instant (optimistic concurrency) defers the compaction to a later commit:
                 # a compaction is never scheduled while a write is in flight.
-                others = [i for i in timeline.write_timeline().pending() if not i.is_pending_compaction]
+                # A pending clustering does not: the plan leaves its file groups out (`build_compaction_plan`).
+                others = [i for i in timeline.write_timeline().pending()
+                          if not i.is_pending_compaction and not is_clustering(timeline, i)]
                 if not others and compaction_due(timeline, config.compaction.max_delta_commits):
                     created += [r.instant_time for r in compact_now(storage, base_path, storage_uri, config, execute)]
             if config.lock.failed_writes_policy == LAZY:

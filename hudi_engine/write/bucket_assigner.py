@@ -21,7 +21,7 @@ import enum
 import heapq
 import math
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from hudi_engine.errors import WriteError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import new_file_id
+from hudi_engine.timeline.clustering import clustering_update_error
 from hudi_engine.write import index
 
 SAMPLES_PER_BUCKET = 100  # insert keys sampled per insert bucket to cut key ranges (as Spark's range partitioner)
@@ -180,9 +181,11 @@ def plan_buckets(
     pack_small_files: bool,
     parallelism: int,
     where: str,
+    clustering: Container[tuple[str, str]] = frozenset(),
 ) -> BucketPlan:
     """Plan buckets for tagged counts; `slices` are the latest slices of the touched partitions (driver listing).
-    `pack_small_files` is false where inserts must not go to existing groups (MOR, overwrites)."""
+    `pack_small_files` is false where inserts must not go to existing groups (MOR, overwrites); small files under a
+    pending clustering (`clustering`) never take inserts (Hudi's UpsertPartitioner.filterSmallFilesInClustering)."""
     buckets: list[Bucket] = []
     by_group: dict[tuple[str, str], int] = {}
     listed = {(p, s.file_id): s for p, ss in slices.items() for s in ss}
@@ -208,7 +211,8 @@ def plan_buckets(
         ids: list[int] = []
         weights: list[float] = []
         small = [s for s in slices.get(partition, ()) if pack_small_files and small_file_limit > 0
-                 and s.base_file_path is not None and s.base_file_size < small_file_limit]
+                 and s.base_file_path is not None and s.base_file_size < small_file_limit
+                 and (partition, s.file_id) not in clustering]
         for s in sorted(small, key=lambda s: s.base_file_size):
             room = (max_file_size - s.base_file_size) // max(1, avg_record_size)
             take = min(room, remaining)
@@ -275,6 +279,9 @@ class MapSidePlan:
     avg_record_size: int
     compacting: Mapping[tuple[str, str], str]
     whole_groups: bool = False  # MOR upserts and deletes, COW upserts: see `whole_group`
+    # File groups under a pending clustering -> its instant (`timeline.clustering.PendingClustering`): never a whole
+    # group (its keys are tagged, so updates there are found and refused), never where new keys go.
+    clustering: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def whole_group(self, slices: Sequence[SliceInfo]) -> str | None:
         """The file group of a partition that has just one (with a base file), when it takes all the partition's
@@ -284,17 +291,34 @@ class MapSidePlan:
           group, where tagged new keys would go.
         * COW upserts, when the group is the small file the partition's new keys fill: its merge takes updates and
           inserts alike (what passes the file's room goes on to a new group, `room`)."""
-        if not self.whole_groups or len(slices) != 1 or slices[0].base_file_path is None:
+        if not self.whole_groups or len(slices) != 1 or slices[0].base_file_path is None \
+                or (slices[0].partition_path, slices[0].file_id) in self.clustering:
             return None
         if self.pack_small_files and self.insert_group(slices) != slices[0].file_id:
             return None
         return slices[0].file_id
 
     def insert_group(self, slices: Sequence[SliceInfo]) -> str:
-        """The file group a partition's new keys go to: its smallest small base file (COW), else NEW_GROUP."""
+        """The file group a partition's new keys go to: its smallest small base file (COW) that no pending clustering
+        will replace, else NEW_GROUP."""
         small = [s for s in slices if self.pack_small_files and self.small_file_limit > 0
-                 and s.base_file_path is not None and s.base_file_size < self.small_file_limit]
+                 and s.base_file_path is not None and s.base_file_size < self.small_file_limit
+                 and (s.partition_path, s.file_id) not in self.clustering]
         return min(small, key=lambda s: (s.base_file_size, s.file_id)).file_id if small else NEW_GROUP
+
+    def refuse_updates(self, partitions: pa.Array, file_ids: pa.Array, where: str) -> None:
+        """Tagged records of file groups under a pending clustering fail the map task, so the write stops before
+        its write tasks start (SparkRejectUpdateStrategy; `PendingClustering.refuse_updates`)."""
+        if not self.clustering:
+            return
+        tagged = pc.is_valid(file_ids)
+        if not pc.any(tagged).as_py():
+            return
+        # A one-pass write holds less than one file of records: a Python pass over its tagged ones is cheap.
+        hit = sorted({(p, f) for p, f in zip(partitions.filter(tagged).to_pylist(), file_ids.filter(tagged).to_pylist())
+                      if (p, f) in self.clustering})
+        if hit:
+            raise clustering_update_error(hit, self.clustering, where)
 
     def new_keys_group(self, slices: Sequence[SliceInfo], deleting: bool) -> str | None:
         """Where a partition's keys go when no file group holds them: `insert_group`; None for a delete."""

@@ -4,10 +4,12 @@ Strategy; with a BUCKET index, by bucket as BucketIndexConcurrentFileWritesConfl
 
 The candidates are the commit, deltacommit and replacecommit instants that completed after the write's instant was
 started (it records the completed ones it saw then; the timeline's order of requested times does not tell), and
-compactions scheduled since. Their file groups are those their write stats name, the ones a replacecommit
-replaced, and those a compaction plan lists. A compaction that was already scheduled when the write started is no
-conflict once it completes (Hudi's resolveConflict lets a COMPACT through): the write's log files went into the
-compaction's new file slice.
+compactions and clusterings scheduled since (Hudi's getCandidateInstants takes the pending compactions and
+replacecommits after the write's instant). Their file groups are those their write stats name, the ones a
+replacecommit replaced, and those a compaction or clustering plan lists: a clustering planned over a file group
+this write changed would replace it with the slice it read, without this write's records. A compaction that was
+already scheduled when the write started is no conflict once it completes (Hudi's resolveConflict lets a COMPACT
+through): the write's log files went into the compaction's new file slice.
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from dataclasses import dataclass
 
 from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.timeline import Timeline
-from hudi_engine.timeline.instant import COMMIT_ACTIONS, Instant, State
+from hudi_engine.timeline.clustering import ClusteringPlan
+from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State
 
 FileGroup = tuple[str, str]  # (partition path, file id)
 
@@ -37,11 +40,17 @@ class TimelineAtStart:
 
     completed: frozenset[str]
     pending_compactions: frozenset[str]
+    pending_replaces: frozenset[str] = frozenset()  # pending replacecommits (clusterings among them)
 
     @staticmethod
     def of(timeline: Timeline) -> TimelineAtStart:
         return TimelineAtStart(frozenset(i.timestamp for i in timeline.completed_commits()),
-                               frozenset(i.timestamp for i in timeline.pending_compactions()))
+                               frozenset(i.timestamp for i in timeline.pending_compactions()),
+                               frozenset(i.timestamp for i in _pending_replaces(timeline)))
+
+
+def _pending_replaces(timeline: Timeline) -> Timeline:
+    return timeline.filter(lambda i: i.action is Action.REPLACE_COMMIT and not i.is_completed)
 
 
 def _bucket_key(group: FileGroup) -> FileGroup:
@@ -50,10 +59,14 @@ def _bucket_key(group: FileGroup) -> FileGroup:
 
 
 def file_groups_of(timeline: Timeline, instant: Instant) -> set[FileGroup]:
-    """The file groups a completed commit wrote or replaced, or a pending compaction plans to compact."""
+    """The file groups a completed commit wrote or replaced, or a pending compaction or clustering plans to
+    rewrite."""
     if instant.is_pending_compaction:
         plan = timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}
         return {(op.get("partitionPath") or "", op["fileId"]) for op in plan.get("operations") or []}
+    if instant.action is Action.REPLACE_COMMIT and not instant.is_completed:
+        clustering = ClusteringPlan.load(timeline, instant)
+        return set(clustering.file_groups) if clustering is not None else set()
     meta = timeline.commit_metadata(instant)
     groups = {(s.partition_path or "", s.file_id) for s in meta.write_stats() if s.file_id}
     for partition, ids in (meta.partition_to_replace_file_ids or {}).items():
@@ -66,6 +79,7 @@ def concurrent_instants(timeline: Timeline, start: TimelineAtStart, own: str) ->
     out = [i for i in timeline.completed_commits() if i.timestamp not in start.completed and i.timestamp != own
            and i.timestamp not in start.pending_compactions]
     out += [i for i in timeline.pending_compactions() if i.timestamp not in start.pending_compactions]
+    out += [i for i in _pending_replaces(timeline) if i.timestamp not in start.pending_replaces and i.timestamp != own]
     return sorted(out)
 
 
@@ -84,7 +98,8 @@ def check_conflicts(timeline: Timeline, start: TimelineAtStart, own: Instant, mi
                              f"write at instant {own.timestamp} cannot be checked against it: {e}") from e
         shared = sorted(wanted[k] for k in wanted.keys() & theirs)
         if shared:
-            what = "scheduled a compaction of" if other.is_pending_compaction else "committed changes to"
+            what = "scheduled a compaction of" if other.is_pending_compaction else \
+                "scheduled a clustering of" if not other.is_completed else "committed changes to"
             shown = ", ".join(f"{p}/{f}" if p else f for p, f in shared[:5])
             more = f" and {len(shared) - 5} more" if len(shared) > 5 else ""
             raise WriteConflictError(

@@ -277,8 +277,10 @@ def map_side_groups(listing: TagSpec | None, plan: MapSidePlan, tags: pa.StructA
                     deleting: bool) -> tuple[pa.Array, pa.Array]:
     """The file group (NEW_GROUP: a new one) and task of every tagged record of a one-pass write (`MapSidePlan`; a
     partition's whole group takes all its records, untagged); a null group for a record nothing takes (a delete of
-    a new key)."""
+    a new key). A record tagged into a file group under a pending clustering fails the map task
+    (`MapSidePlan.refuse_updates`): the write tasks, after the shuffle, never start."""
     partitions, file_ids = tags.field(PARTITION), tags.field(FILE_ID)
+    plan.refuse_updates(partitions, file_ids, listing.base_path if listing is not None else "")
     encoded = pc.dictionary_encode(partitions)
     names = encoded.dictionary.to_pylist()
     listed = [slices(listing, p) if listing is not None else [] for p in names]

@@ -19,6 +19,7 @@ import time
 from hudi_engine.config.write_config import NEVER, LockConfig
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.clustering import is_clustering
 from hudi_engine.timeline.instant import Action, Instant
 from hudi_engine.write.renewal import Renewal
 
@@ -114,12 +115,16 @@ class Heartbeat:
 
 def failed_writes(storage: Storage, base_path: str, config: LockConfig,
                   timeline: Timeline | None = None) -> list[Instant]:
-    """Pending commit/deltacommit/replacecommit instants whose writer is dead (heartbeat expired or missing)."""
+    """Pending commit/deltacommit/replacecommit instants whose writer is dead (heartbeat expired or missing). A
+    pending clustering is another writer's table service, never a failed write (Hudi leaves it out before looking at
+    heartbeats: BaseHoodieTableServiceClient.getInstantsToRollbackForLazyCleanPolicy), so its heartbeat, if it
+    has one, is not touched either."""
     if config.failed_writes_policy == NEVER:
         return []
     timeline = timeline or Timeline.load(storage, base_path)
     return [i for i in timeline.pending() if i.action in _WRITE_ACTIONS
-            and heartbeat_expired(storage, base_path, i.timestamp, config.heartbeat_expiry_ms)]
+            and heartbeat_expired(storage, base_path, i.timestamp, config.heartbeat_expiry_ms)
+            and not is_clustering(timeline, i)]
 
 
 def roll_back_failed_writes(storage: Storage, base_path: str, config: LockConfig) -> list[str]:

@@ -48,6 +48,7 @@ from hudi_engine.io.log_format import encode_log_file, read_log_blocks
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
+from hudi_engine.timeline.clustering import is_clustering
 from hudi_engine.timeline.commit_metadata import CommitMetadata
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
 from hudi_engine.write.markers import IOType, Marker, delete_marker_dir, list_markers
@@ -202,13 +203,11 @@ def _find(timeline: Timeline, instant: Instant | str) -> Instant:
 
 
 def _is_clustering(timeline: Timeline, instant: Instant) -> bool:
-    if instant.action is not Action.REPLACE_COMMIT:
-        return False
-    try:
-        plan = timeline.avro_metadata(instant.with_state(State.REQUESTED))
-    except HudiError:
-        return False
-    return plan is not None and plan.get("operationType") == "CLUSTER"
+    """A pending clustering is another writer's table service, never a failed write of ours: Hudi leaves it out of
+    the failed writes it rolls back (BaseHoodieTableServiceClient.getInflightTimelineExcludeCompactionAndClustering)
+    and only the clustering's own writer retries it (or a writer with SparkAllowUpdateStrategy and
+    hoodie.clustering.rollback.pending.replacecommit.on.conflict, which this engine refuses)."""
+    return is_clustering(timeline, instant)
 
 
 def _plan_pending(storage: Storage, base_path: str, timeline: Timeline, target: Instant,

@@ -45,6 +45,9 @@ class TagSpec:
     bucket_num: int
     bloom_max_entries: int
     populate_meta_fields: bool = True
+    # File groups under a pending clustering: a key tagged there by its footer alone is checked against the file's
+    # keys, so a bloom filter's false positive is not refused as an update (`PendingClustering.refuse_updates`).
+    clustering: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,22 @@ def tag(spec: TagSpec, keys: pa.Array, partitions: pa.Array, skip: Callable[[str
         if files:
             rows = np.flatnonzero(codes == code)
             file_ids[rows] = _locate(spec, storage, keys.take(pa.array(rows)), files)
+            for f in files:
+                if (partition, f.file_id) in spec.clustering:
+                    _confirm(spec, storage, keys, rows, file_ids, f)
     return Tags(pa.array(file_ids, pa.string()))
+
+
+def _confirm(spec: TagSpec, storage: Storage, keys: pa.Array, rows: np.ndarray, file_ids: np.ndarray,
+             f: BaseFileIndex) -> None:
+    """Keys of `rows` tagged into `f` by its footer that `f` does not hold are new: untag them (the exact lookup
+    Hudi's HoodieKeyLookupHandle makes, needed where a tag decides a refusal)."""
+    mine = rows[file_ids[rows] == f.file_id]
+    if len(mine) == 0:
+        return
+    stored = _CACHE.get(("keys", spec.instant, f.path), lambda: _read_keys(spec, storage, f.path))
+    held = pc.is_in(keys.take(pa.array(mine)), value_set=stored).to_numpy(zero_copy_only=False)
+    file_ids[mine[~held]] = None
 
 
 def _locate(spec: TagSpec, storage: Storage, keys: pa.Array, files: list[BaseFileIndex]) -> np.ndarray:

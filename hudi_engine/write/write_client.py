@@ -23,6 +23,7 @@ from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.clustering import PendingClustering, resolve_update_strategy
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.timeline.instant import State, new_instant_time
 from hudi_engine.write import commit as commit_protocol
@@ -69,6 +70,7 @@ class WriteClient:
         self.exists = exists
         self.timeline = Timeline.load(storage, base_path) if exists else None
         self._avg_record_size: int | None = None
+        self._pending_clustering: PendingClustering | None = None
 
     @staticmethod
     def open(path: str, config: WriteConfig, data_schema: pa.Schema) -> "WriteClient":
@@ -85,6 +87,7 @@ class WriteClient:
         config = config.for_keyless(base_path, table_config.populate_meta_fields)  # keys generated: refusals first
         _check_columns(config, data_schema, base_path)
         logging_mode_of(table_config, f"table {base_path}")  # a CDC mode Hudi cannot read: refused before any file
+        resolve_update_strategy(config.given.get(K.CLUSTERING_UPDATES_STRATEGY.key, ""), base_path)
         client = WriteClient(storage, base_path, uri, config, table_config, data_schema, exists)
         client._check_schema_change()
         return client
@@ -122,6 +125,14 @@ class WriteClient:
         return arrow_to_avro_schema(self.data_schema, self.config.table_name, with_meta=False)
 
     # ---- index and planning ------------------------------------------------------------------------------------
+    @property
+    def pending_clustering(self) -> PendingClustering:
+        """File groups under another writer's pending clustering, read once from the timeline the write plans with
+        (reset when the transaction reloads it)."""
+        if self._pending_clustering is None:
+            self._pending_clustering = PendingClustering.of(self.timeline)
+        return self._pending_clustering
+
     def _latest(self, partitions: list[str] | None) -> list[FileSlice]:
         """The latest committed slices of `partitions` (None: all); none for a new table."""
         if self.timeline is None:
@@ -181,23 +192,30 @@ class WriteClient:
         return TagSpec(self.storage_uri, self.base_path, instant,
                        Visibility.of(self.timeline) if visible and self.timeline is not None else None,
                        cfg.keys, cfg.index.type, cfg.index.bucket_num, cfg.bloom.max_entries,
-                       self.table_config.populate_meta_fields)
+                       self.table_config.populate_meta_fields, self.pending_clustering.keys())
 
     def plan(self, counts: Counts, parallelism: int) -> BucketPlan:
         """Buckets for what the tagging pass counted: the touched partitions are listed here, once."""
         cfg = self.config
+        # Updates and deletes of stored records into a file group a pending clustering will replace are refused
+        # here, after the keys were tagged and before any file is written (SparkRejectUpdateStrategy.handleUpdate).
+        self.pending_clustering.refuse_updates(counts.updates, self.base_path)
+        if cfg.operation.is_overwrite:
+            self.pending_clustering.refuse_overwrite(
+                None if cfg.operation is Operation.INSERT_OVERWRITE_TABLE else counts.partitions, self.base_path)
         slices = {} if cfg.operation.is_overwrite else self.latest_slices(counts.partitions)
         return plan_buckets(
             counts, slices, avg_record_size=self.average_record_size(), max_file_size=cfg.files.max_file_size,
             small_file_limit=cfg.files.small_file_limit, pack_small_files=self._packs_small_files,
-            parallelism=parallelism, where=self.base_path)
+            parallelism=parallelism, where=self.base_path, clustering=self.pending_clustering)
 
     def map_side_plan(self, parallelism: int) -> MapSidePlan:
         """Bucket choice for a write whose input holds less than one file of records (made in map tasks)."""
         cfg = self.config
         whole_groups = cfg.operation is Operation.UPSERT or (cfg.is_mor and cfg.operation is Operation.DELETE)
         return MapSidePlan(parallelism, self._packs_small_files, cfg.files.small_file_limit, cfg.files.max_file_size,
-                           self.average_record_size(), self._pending_compaction_groups(), whole_groups=whole_groups)
+                           self.average_record_size(), self._pending_compaction_groups(), whole_groups=whole_groups,
+                           clustering=dict(self.pending_clustering.file_groups))
 
     def untagged_groups(self, plan: MapSidePlan) -> UntaggedGroups | None:
         """(file group, task) of every partition of the table when a one-pass write chooses each partition's group
@@ -287,6 +305,7 @@ class WriteClient:
                 rollback_failed_writes(self.storage, self.base_path, keep=lambda _: True)
             self._disable_metadata_table()
             self.timeline = Timeline.load(self.storage, self.base_path)
+            self._pending_clustering = None
             txn = Transaction(self, lock)
             if lock_cfg.optimistic:
                 txn.release_lock()

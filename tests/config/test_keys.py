@@ -70,6 +70,7 @@ HUDI_DEFAULTS = {
     "hoodie.archive.automatic": "true",
     "hoodie.keep.min.commits": "20",
     "hoodie.keep.max.commits": "30",
+    "hoodie.clustering.updates.strategy": "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
     "hoodie.datasource.query.type": "snapshot",
     # HoodieTableConfig.CDC_ENABLED / CDC_SUPPLEMENTAL_LOGGING_MODE
     "hoodie.table.cdc.enabled": "false",
