@@ -62,7 +62,8 @@ COMMIT_META_PREFIX: ConfigOption[str] = ConfigOption(
     hudi_default="_")
 METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
     "hoodie.metadata.enable", Kind.BOOL, False,
-    "Hudi's metadata table. This engine does not write it: a table that has one gets it disabled before a write.",
+    "Hudi's metadata table. This engine does not write it: true is refused, and a table that has one gets it "
+    "disabled before a write.",
     "table", hudi_default="true", default_note="this engine lists files from storage and does not maintain it")
 
 _TIMEBASED = "hoodie.keygen.timebased."

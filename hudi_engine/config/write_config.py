@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hudi_engine.config import hudi_keys
 from hudi_engine.config import keys as K
 from hudi_engine.config.option import Options
 from hudi_engine.errors import ConfigError, HudiError
@@ -398,11 +399,12 @@ class WriteConfig:
     given: Mapping[str, str] = field(default_factory=dict)  # every option the user set, under its canonical key
 
     @staticmethod
-    def from_options(options: Mapping[str, Any] | None) -> "WriteConfig":
+    def from_options(options: Mapping[str, Any] | None, where: str = "") -> "WriteConfig":
         """Validate and translate `options` (Hudi's keys); one ConfigError lists every bad value, each naming the
-        key, the value and what is accepted."""
-        o = Options(options, K.WRITE_OPTIONS, collect=True)
-        errors: list[str] = o.errors
+        key, the value and what is accepted, and every Hudi option that asks for what this engine does not do
+        (`hudi_keys.refusals`). `where` (the table's path) heads the error when given."""
+        o = Options(options, K.WRITE_OPTIONS, collect=True, known=hudi_keys.known_keys())
+        errors: list[str] = o.errors + hudi_keys.refusals(o.given)
 
         def part(build: Any, default: Any) -> Any:
             try:
@@ -428,7 +430,8 @@ class WriteConfig:
             except ConfigError as e:
                 errors.append(str(e))
         if errors:
-            raise ConfigError("invalid Hudi write options:\n  " + "\n  ".join(errors))
+            head = f"table {where}: invalid Hudi write options" if where else "invalid Hudi write options"
+            raise ConfigError(head + ":\n  " + "\n  ".join(errors))
         prefix = o[K.COMMIT_META_PREFIX]
         extra = {k: v for k, v in o.given.items() if prefix and k.startswith(prefix)}
         return WriteConfig(o[K.TABLE_NAME], o[K.DATABASE_NAME], Operation(o[K.OPERATION]), o[K.TABLE_TYPE],
