@@ -1,0 +1,79 @@
+"""A write whose options ask for what this engine does not do (config/hudi_keys.py) fails before its first file:
+the table's files and what hudi-rs reads are unchanged, and a new table is not even started. Options that are
+accepted no-ops write the same table as without them, which hudi-rs reads as the engine does."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from local_write import write
+from oracle import assert_same_rows, rs_snapshot
+
+from hudi_engine import HudiTable
+from hudi_engine.errors import ConfigError
+
+REFUSED = {"hoodie.clustering.inline": "true", "hoodie.metadata.enable": "true",
+           "hoodie.metadata.record.index.enable": "true", "hoodie.datasource.hive_sync.enable": "true"}
+# Tuning a Java job carries (HoodieMemoryConfig, HoodieWriteConfig, HoodieIndexConfig, HoodieCleanConfig, sync
+# settings with sync off): accepted, no effect.
+NO_OPS = {"hoodie.memory.merge.fraction": "0.75", "hoodie.memory.spillable.map.path": "/mnt/tmp",
+          "hoodie.embed.timeline.server": "false", "hoodie.write.markers.type": "DIRECT",
+          "hoodie.write.buffer.limit.bytes": "8388608", "hoodie.bloom.index.parallelism": "8",
+          "hoodie.simple.index.parallelism": "8", "hoodie.clean.async": "true", "hoodie.cleaner.parallelism": "20",
+          "hoodie.datasource.hive_sync.database": "lake", "hoodie.clustering.inline": "false",
+          "hoodie.metadata.enable": "false", "hoodie.datasource.write.reconcile.schema": "true"}
+
+
+def rows(ids: list[int], city: str, ts: int) -> pa.Table:
+    return pa.table({"trip_id": pa.array(ids, pa.int64()), "city": [city] * len(ids),
+                     "fare": pa.array([float(i) * 1.5 for i in ids]), "ts": pa.array([ts] * len(ids), pa.int64())})
+
+
+def options(table_type: str, operation: str, **extra: str) -> dict[str, str]:
+    return {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field": "trip_id",
+            "hoodie.datasource.write.partitionpath.field": "city", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.table.type": table_type, "hoodie.datasource.write.operation": operation,
+            "hoodie.upsert.shuffle.parallelism": "2", **extra}
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_refused_options_leave_the_table_untouched(tmp_path, table_type):
+    path = tmp_path / "trips"
+    write(path, rows([1, 2, 3], "sf", 1), options(table_type, "insert"))
+    before, read_before = tree(path), rs_snapshot(path)
+    with pytest.raises(ConfigError) as e:
+        write(path, rows([2, 4], "sf", 2), options(table_type, "upsert", **REFUSED))
+    text = str(e.value)
+    assert text.startswith(f"table {path}: invalid Hudi write options:")
+    for key, value in REFUSED.items():
+        assert f"{key}={value!r} is not supported" in text
+    assert tree(path) == before
+    assert_same_rows(rs_snapshot(path), read_before, "after the refused write")
+    assert_same_rows(HudiTable.load(str(path)).read_snapshot(), read_before, "ours after the refused write")
+
+
+def test_a_refused_write_does_not_start_a_table(tmp_path):
+    path = tmp_path / "new"
+    with pytest.raises(ConfigError, match=r"hoodie\.datasource\.hive_sync\.enable='true' is not supported"):
+        write(path, rows([1], "sf", 1), options("COPY_ON_WRITE", "insert",
+                                                **{"hoodie.datasource.hive_sync.enable": "true"}))
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_no_op_options_write_the_same_table(tmp_path, table_type):
+    tables = {}
+    for name, extra in (("plain", {}), ("java", NO_OPS)):
+        path = tmp_path / name
+        write(path, rows([1, 2, 3], "sf", 1), options(table_type, "insert", **extra))
+        write(path, rows([2, 4], "sf", 2), options(table_type, "upsert", **extra))
+        ours = HudiTable.load(str(path)).read_snapshot()
+        assert_same_rows(ours, rs_snapshot(path), f"{table_type} {name}")
+        tables[name] = ours.drop_columns([c for c in ours.column_names if c.startswith("_hoodie")])
+    assert_same_rows(tables["java"], tables["plain"], "with and without the no-op options", key="trip_id")
+    assert sorted(tables["java"].column("trip_id").to_pylist()) == [1, 2, 3, 4]
