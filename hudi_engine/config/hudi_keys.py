@@ -35,6 +35,7 @@ class Refusal:
     aliases: tuple[str, ...] = ()
     values: tuple[str, ...] = ()
     test: Callable[[str, Given], bool] | None = None
+    secret: bool = False  # a credential: the error does not repeat the value
 
     @property
     def all_keys(self) -> tuple[str, ...]:
@@ -49,7 +50,8 @@ class Refusal:
         return _is_one_of(value, self.values)
 
     def message(self, key: str, value: str) -> str:
-        return f"{key}={value!r} is not supported: {self.reason}. {self.way_out}"
+        shown = "(set)" if self.secret else repr(value)
+        return f"{key}={shown} is not supported: {self.reason}. {self.way_out}"
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,14 @@ def _any(key: str, reason: str, way_out: str, hudi_class: str, *aliases: str) ->
     return Refusal(key, "any value", reason, way_out, hudi_class, aliases, test=lambda v, g: True)
 
 
+def _credential(key: str) -> Refusal:
+    return Refusal(key, "any value", "this engine's DynamoDB lock client takes AWS credentials from the environment "
+                   "(the default credential chain); credentials given here would be ignored and the lock could be "
+                   "taken in another account than the Java writers'", "Remove it and give the credentials through "
+                   "the environment (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, a profile or an "
+                   "instance role)", "HoodieAWSConfig", test=lambda v, g: True, secret=True)
+
+
 def _unless(key: str, accepted: tuple[str, ...], reason: str, way_out: str, hudi_class: str,
             *aliases: str) -> Refusal:
     """Refused unless one of `accepted` (a Java class also by its short name)."""
@@ -93,6 +103,7 @@ _PRECOMBINE = "hoodie.datasource.write.precombine.field"
 _RECORD_KEY = "hoodie.datasource.write.recordkey.field"
 _PAYLOAD = "hoodie.datasource.write.payload.class"
 _INDEX_TYPE = "hoodie.index.type"
+_TABLE_TYPE = "hoodie.datasource.write.table.type"
 
 
 def _fields(text: str) -> list[str]:
@@ -111,6 +122,17 @@ def _bucket_layout_without_bucket_index(value: str, given: Given) -> bool:
     if value.upper() == "DEFAULT":
         return False
     return value.upper() != "BUCKET" or given.get(_INDEX_TYPE, "").strip().upper() != "BUCKET"
+
+
+def _is_mor(given: Given) -> bool:
+    return given.get(_TABLE_TYPE, "").strip().upper() in ("MERGE_ON_READ", "MOR")
+
+
+def _not_this_engines_insert_packing(value: str, given: Given) -> bool:
+    """Inserts routed into a small file: on COPY_ON_WRITE this engine merges them into the file by key (Hudi with
+    false); on MERGE_ON_READ it writes them beside the stored records (Hudi with true)."""
+    keeps_duplicates = value.strip().lower() == "true"
+    return keeps_duplicates != _is_mor(given)
 
 
 def _merge_mode_not_the_payloads(value: str, given: Given) -> bool:
@@ -196,9 +218,10 @@ REFUSALS: tuple[Refusal, ...] = (
         "Set it false or remove it", W),
     _off("hoodie.allow.empty.commit", "this engine commits a write even when it wrote no records",
          "Remove it, or skip empty writes yourself", W),
-    _off("hoodie.merge.allow.duplicate.on.inserts",
-         "inserts routed into a small file keep duplicate keys (Hudi's default); this engine does not deduplicate "
-         "them against the file", "Remove it, or use upsert to keep keys unique", W),
+    Refusal("hoodie.merge.allow.duplicate.on.inserts", "true on COPY_ON_WRITE, false on MERGE_ON_READ",
+            "inserts this engine routes into a small COPY_ON_WRITE base file replace its records of the same key "
+            "(Hudi's false); on MERGE_ON_READ they are written beside the stored records (Hudi's true)",
+            "Remove it (bulk_insert never merges inserts into stored files)", W, test=_not_this_engines_insert_packing),
     _off("hoodie.table.services.enabled", "this engine runs cleaning and archival after writes (and compaction when "
          "hoodie.compact.inline is true)", "Set hoodie.clean.automatic=false and hoodie.archive.automatic=false "
          "instead", W),
@@ -305,6 +328,17 @@ REFUSALS: tuple[Refusal, ...] = (
          "Remove it; validate the data before the write", "HoodiePreCommitValidatorConfig"),
     _on("hoodie.errortable.enable", "this engine writes no error table", "Set it false or remove it",
         "HoodieErrorTableConfig"),
+    _on("hoodie.archive.beyond.savepoint", "this engine's archival stops at the earliest savepoint",
+        "Set it false or remove it", "HoodieArchivalConfig"),
+    _on("hoodie.metrics.on", "this engine publishes no Hudi metrics (the write's result carries its counts)",
+        "Set it false or remove it", "HoodieMetricsConfig"),
+    _unless("hoodie.keygen.datetime.parser.class", ("org.apache.hudi.keygen.parser.HoodieDateTimeParser",),
+            _NO_CLASS + " (the timestamp key generator parses dates itself)", _REMOVE, "TimestampKeyGeneratorConfig",
+            "hoodie.deltastreamer.keygen.datetime.parser.class"),
+    _credential("hoodie.aws.access.key"),
+    _credential("hoodie.aws.secret.key"),
+    _credential("hoodie.aws.session.token"),
+    _credential("hoodie.aws.role.arn"),
 )
 
 # ---- accepted, no effect ----------------------------------------------------------------------------------------
@@ -339,7 +373,7 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.write.concurrency.async.conflict.detector.initial_delay_ms",
         "hoodie.write.concurrency.async.conflict.detector.period_ms",
         "hoodie.write.concurrency.early.conflict.check.commit.conflict", "hoodie.sensitive.config.keys",
-        "hoodie.rollback.instant.backup.dir", "hoodie.write.record.positions",
+        "hoodie.rollback.instant.backup.dir", "hoodie.write.record.positions", "hoodie.schema.cache.enable",
         "hoodie.table.services.incremental.enabled", "hoodie.write.merge.handle.fallback", "hoodie.auto.commit",
     )),
     NoOps(IDX, "lookup tuning of Java's index implementations, or settings of index types that are refused", (
@@ -413,7 +447,7 @@ NO_OPS: tuple[NoOps, ...] = (
           "decide what stays on the active timeline", (
         "hoodie.archive.async", "hoodie.archive.delete.parallelism", "hoodie.commits.archival.batch",
         "hoodie.archive.merge.files.batch.size", "hoodie.archive.merge.small.file.limit.bytes",
-        "hoodie.archive.merge.enable",
+        "hoodie.archive.merge.enable", "hoodie.timeline.compaction.batch.size",
     )),
     NoOps(CLU, _CLUSTERING_SETTINGS, (
         "hoodie.clustering.plan.strategy.daybased.lookback.partitions",
@@ -498,6 +532,31 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.datasource.hive_sync.bucket_sync", "hoodie.datasource.hive_sync.bucket_sync_spec",
         "hoodie.datasource.hive_sync.sync_comment", "hoodie.datasource.hive_sync.table.strategy",
         "hoodie.datasource.hive_sync.use_spark_catalog",
+    )),
+    NoOps("FileSystemViewStorageConfig / ConsistencyGuardConfig / HoodieTimeGeneratorConfig",
+          _JAVA + " (the file system view and timeline server, eventual-consistency waits, instant time generation; "
+          "this engine lists storage and takes instant times under the table lock)", (
+        "hoodie.filesystem.view.type", "hoodie.filesystem.view.incr.timeline.sync.enable",
+        "hoodie.filesystem.view.secondary.type", "hoodie.filesystem.view.remote.host",
+        "hoodie.filesystem.view.remote.port", "hoodie.filesystem.view.spillable.dir",
+        "hoodie.filesystem.view.spillable.mem", "hoodie.filesystem.view.spillable.compaction.mem.fraction",
+        "hoodie.filesystem.view.spillable.bootstrap.base.file.mem.fraction",
+        "hoodie.filesystem.view.spillable.replaced.mem.fraction",
+        "hoodie.filesystem.view.spillable.clustering.mem.fraction", "hoodie.filesystem.view.rocksdb.base.path",
+        "hoodie.filesystem.view.remote.timeout.secs", "hoodie.filesystem.view.remote.retry.enable",
+        "hoodie.filesystem.view.remote.retry.max_numbers", "hoodie.filesystem.view.remote.retry.initial_interval_ms",
+        "hoodie.filesystem.view.remote.retry.max_interval_ms", "hoodie.filesystem.view.remote.retry.exceptions",
+        "hoodie.filesystem.remote.backup.view.enable", "hoodie.consistency.check.enabled",
+        "_hoodie.optimistic.consistency.guard.enable", "hoodie.optimistic.consistency.guard.sleep_time_ms",
+        "hoodie.time.generator.type", "hoodie.time.generator.max_expected_clock_skew_ms",
+    )),
+    NoOps("HoodieMetricsConfig", "settings of Hudi metrics reporting (turning it on is refused)", (
+        "hoodie.metrics.reporter.type", "hoodie.metrics.reporter.class", "hoodie.metrics.reporter.metricsname.prefix",
+        "hoodie.metrics.executor.enable", "hoodie.metrics.lock.enable", "hoodie.metrics.configs.properties",
+    )),
+    NoOps("HoodieAWSConfig", "settings of AWS role assumption (refused with hoodie.aws.role.arn) and of Glue sync", (
+        "hoodie.aws.role.session.name", "hoodie.aws.role.external.id", "hoodie.aws.glue.endpoint",
+        "hoodie.aws.glue.region", "hoodie.aws.sts.endpoint", "hoodie.aws.sts.region",
     )),
     NoOps("HoodieWriteCommitCallbackConfig", "settings of commit callbacks (turning them on is refused)", (
         "hoodie.write.commit.callback.class", "hoodie.write.commit.callback.http.url",

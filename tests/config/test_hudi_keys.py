@@ -25,7 +25,7 @@ DECLARED = {k for o in WRITE_OPTIONS for k in o.all_keys}
 
 def refused_sample(r: H.Refusal) -> str:
     """A value the refusal refuses: its first listed value, else a column / class / number it does not accept."""
-    return r.values[0] if r.values else "other_col"
+    return r.values[0] if r.values else {"hoodie.merge.allow.duplicate.on.inserts": "true"}.get(r.key, "other_col")
 
 
 def error_of(options: dict, where: str = "") -> str:
@@ -60,7 +60,9 @@ def test_each_refused_value_is_refused_by_name(refusal):
     for key in refusal.all_keys:
         text = error_of({key: value}, "/data/orders")
         assert text.startswith("table /data/orders: invalid Hudi write options:\n  ")
-        assert f"{key}={value!r} is not supported: {refusal.reason}. {refusal.way_out}" in text
+        shown = "(set)" if refusal.secret else repr(value)
+        assert f"{key}={shown} is not supported: {refusal.reason}. {refusal.way_out}" in text
+        assert not refusal.secret or value not in text
 
 
 def accepted_sample(r: H.Refusal) -> str:
@@ -71,7 +73,7 @@ def accepted_sample(r: H.Refusal) -> str:
         return r.refused.removeprefix("anything but ").split(" / ")[0]
     return {"hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING", "hoodie.table.ordering.fields": "ts",
             "hoodie.payload.ordering.field": "ts", "hoodie.bucket.index.hash.field": "id",
-            "hoodie.storage.layout.type": "DEFAULT"}.get(r.key, "")
+            "hoodie.storage.layout.type": "DEFAULT", "hoodie.merge.allow.duplicate.on.inserts": "false"}.get(r.key, "")
 
 
 @pytest.mark.parametrize("refusal", H.REFUSALS, ids=lambda r: r.key)
@@ -97,6 +99,11 @@ def test_values_that_depend_on_other_options():
     assert "hoodie.write.record.merge.mode='EVENT_TIME_ORDERING' is not supported" in error_of(
         {"hoodie.write.record.merge.mode": "EVENT_TIME_ORDERING"})
     assert "hoodie.table.ordering.fields='ts,seq'" in error_of({"hoodie.table.ordering.fields": "ts,seq"})
+    # Inserts packed into a small file: merged by key on COW (Hudi's false), kept beside on MOR (Hudi's true).
+    mor = {"hoodie.datasource.write.table.type": "MOR"}
+    WriteConfig.from_options({**BASE, **mor, "hoodie.merge.allow.duplicate.on.inserts": "true"})
+    assert "hoodie.merge.allow.duplicate.on.inserts='false'" in error_of(
+        {**mor, "hoodie.merge.allow.duplicate.on.inserts": "false"})
 
 
 def test_the_four_silently_dropped_keys_are_refused_together_with_bad_values():

@@ -77,3 +77,17 @@ def test_no_op_options_write_the_same_table(tmp_path, table_type):
         tables[name] = ours.drop_columns([c for c in ours.column_names if c.startswith("_hoodie")])
     assert_same_rows(tables["java"], tables["plain"], "with and without the no-op options", key="trip_id")
     assert sorted(tables["java"].column("trip_id").to_pylist()) == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("table_type, allow_duplicates, ids", [("COPY_ON_WRITE", "false", [1, 2, 3]),
+                                                               ("MERGE_ON_READ", "true", [1, 2, 2, 3])])
+def test_insert_packing_is_what_the_accepted_allow_duplicate_value_says(tmp_path, table_type, allow_duplicates, ids):
+    """hoodie.merge.allow.duplicate.on.inserts is accepted only with the value that names what this engine does with
+    inserts routed into a small file: COW merges them by key, MOR writes them beside the stored record."""
+    path = tmp_path / "trips"
+    extra = {"hoodie.merge.allow.duplicate.on.inserts": allow_duplicates}
+    write(path, rows([1, 2, 3], "sf", 1), options(table_type, "insert", **extra))
+    write(path, rows([2], "sf", 2), options(table_type, "insert", **extra))
+    ours = HudiTable.load(str(path)).read_snapshot()
+    assert sorted(ours.column("trip_id").to_pylist()) == ids
+    assert_same_rows(ours, rs_snapshot(path), f"{table_type} inserts into a small file")
