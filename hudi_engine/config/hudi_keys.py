@@ -335,6 +335,20 @@ REFUSALS: tuple[Refusal, ...] = (
     _unless("hoodie.keygen.datetime.parser.class", ("org.apache.hudi.keygen.parser.HoodieDateTimeParser",),
             _NO_CLASS + " (the timestamp key generator parses dates itself)", _REMOVE, "TimestampKeyGeneratorConfig",
             "hoodie.deltastreamer.keygen.datetime.parser.class"),
+    _on("hoodie.write.complex.keygen.new.encoding",
+        "this engine writes a ComplexKeyGenerator key of one field as `field:value` (Hudi 0.14.0 and earlier, and "
+        "later releases with this option false), so that keys match the ones already in the table",
+        "Set it false or remove it", W),
+    _on("hoodie.merge.prefer.old.record", "of two records with equal ordering values this engine keeps the incoming "
+        "one (Hudi's default)", "Set it false or remove it", "HoodieReaderConfig"),
+    _any("hoodie.prewrite.validators", "pre-write validators are Java code",
+         "Remove it; validate the data before the write", "HoodiePreWriteValidatorConfig"),
+    _on("hoodie.partition.ttl.inline", "this engine does not delete expired partitions after a write",
+        "Set it false; delete old partitions with a delete or insert_overwrite write", "HoodieTTLConfig"),
+    _on("hoodie.table.service.manager.enabled", "this engine runs its table services itself, not through Hudi's "
+        "table service manager", "Set it false or remove it", "HoodieTableServiceManagerConfig"),
+    _on("hoodie.metaserver.enabled", "this engine keeps the timeline in the table's .hoodie folder, not in a Hudi "
+        "metaserver", "Set it false or remove it", "HoodieMetaserverConfig"),
     _credential("hoodie.aws.access.key"),
     _credential("hoodie.aws.secret.key"),
     _credential("hoodie.aws.session.token"),
@@ -375,6 +389,7 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.write.concurrency.early.conflict.check.commit.conflict", "hoodie.sensitive.config.keys",
         "hoodie.rollback.instant.backup.dir", "hoodie.write.record.positions", "hoodie.schema.cache.enable",
         "hoodie.table.services.incremental.enabled", "hoodie.write.merge.handle.fallback", "hoodie.auto.commit",
+        "hoodie.write.complex.keygen.validation.enable",
     )),
     NoOps(IDX, "lookup tuning of Java's index implementations, or settings of index types that are refused", (
         "hoodie.bloom.index.parallelism", "hoodie.bloom.index.prune.by.ranges", "hoodie.bloom.index.use.caching",
@@ -549,6 +564,25 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.filesystem.remote.backup.view.enable", "hoodie.consistency.check.enabled",
         "_hoodie.optimistic.consistency.guard.enable", "hoodie.optimistic.consistency.guard.sleep_time_ms",
         "hoodie.time.generator.type", "hoodie.time.generator.max_expected_clock_skew_ms",
+    )),
+    NoOps("HoodieReaderConfig", "how Java reads log files while merging or querying; the records are the same", (
+        "hoodie.file.group.reader.enabled", "hoodie.merge.use.record.positions", "_hoodie.hfile.use.native.reader",
+        "hoodie.optimized.log.blocks.scan.enable", "hoodie.datasource.merge.type",
+    )),
+    NoOps("HoodieTTLConfig / HoodieTableServiceManagerConfig / HoodieMetaserverConfig",
+          "settings of partition TTL, the table service manager and the metaserver (turning them on is refused)", (
+        "hoodie.partition.ttl.strategy.class", "hoodie.partition.ttl.management.strategy.type",
+        "hoodie.partition.ttl.strategy.days.retain", "hoodie.partition.ttl.strategy.partition.selected",
+        "hoodie.partition.ttl.strategy.max.delete.partitions", "hoodie.partition.ttl.strategy.event.time.format",
+        "hoodie.partition.ttl.strategy.event.time.segment.start.index",
+        "hoodie.partition.ttl.strategy.event.time.delete.hive.default.partition",
+        "hoodie.table.service.manager.uris", "hoodie.table.service.manager.actions",
+        "hoodie.table.service.manager.deploy.username", "hoodie.table.service.manager.deploy.queue",
+        "hoodie.table.service.manager.deploy.resources", "hoodie.table.service.manager.deploy.parallelism",
+        "hoodie.table.service.manager.execution.engine", "hoodie.table.service.manager.deploy.extra.params",
+        "hoodie.table.service.manager.connection.timeout.sec", "hoodie.table.service.manager.connection.retries",
+        "hoodie.table.service.manager.connection.retry.delay.sec", "hoodie.metaserver.uris",
+        "hoodie.metaserver.connect.retries", "hoodie.metaserver.connect.retry.delay",
     )),
     NoOps("HoodieMetricsConfig", "settings of Hudi metrics reporting (turning it on is refused)", (
         "hoodie.metrics.reporter.type", "hoodie.metrics.reporter.class", "hoodie.metrics.reporter.metricsname.prefix",

@@ -91,3 +91,18 @@ def test_insert_packing_is_what_the_accepted_allow_duplicate_value_says(tmp_path
     ours = HudiTable.load(str(path)).read_snapshot()
     assert sorted(ours.column("trip_id").to_pylist()) == ids
     assert_same_rows(ours, rs_snapshot(path), f"{table_type} inserts into a small file")
+
+
+def test_complex_key_encoding_is_the_accepted_one(tmp_path):
+    """hoodie.write.complex.keygen.new.encoding is accepted only false: a ComplexKeyGenerator key of one field is
+    written `field:value`, as Hudi 0.14.0 (and 0.14.2 / 0.15.1 / 1.1 with the option false) write it."""
+    path = tmp_path / "trips"
+    extra = {"hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator",
+             "hoodie.write.complex.keygen.new.encoding": "false", "hoodie.write.complex.keygen.validation.enable": "true"}
+    write(path, rows([1, 2], "sf", 1), options("COPY_ON_WRITE", "insert", **extra))
+    ours = HudiTable.load(str(path)).read_snapshot()
+    assert sorted(ours.column("_hoodie_record_key").to_pylist()) == ["trip_id:1", "trip_id:2"]
+    assert_same_rows(ours, rs_snapshot(path), "complex key of one field")
+    with pytest.raises(ConfigError, match=r"hoodie\.write\.complex\.keygen\.new\.encoding='true' is not supported"):
+        write(path, rows([3], "sf", 2), options("COPY_ON_WRITE", "insert",
+                                                **{**extra, "hoodie.write.complex.keygen.new.encoding": "true"}))
