@@ -235,8 +235,6 @@ REFUSALS: tuple[Refusal, ...] = (
         "Set it false (new nullable columns and widening types need no schema-on-read)", COM),
     _on("hoodie.datasource.write.drop.partition.columns", "this engine keeps partition columns in the data files",
         "Set it false or remove it", "HoodieTableConfig"),
-    _off("hoodie.populate.meta.fields", "this engine creates tables with Hudi's meta columns (an existing table "
-         "keeps the setting of its hoodie.properties)", _REMOVE, "HoodieTableConfig"),
     Refusal("hoodie.table.ordering.fields", "fields other than the precombine field",
             "table version 6 orders records by hoodie.datasource.write.precombine.field",
             "Set hoodie.datasource.write.precombine.field to the column instead", "HoodieTableConfig",

@@ -66,6 +66,12 @@ METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
     "disabled before a write.",
     "table", hudi_default="true", default_note="this engine lists files from storage and does not maintain it")
 
+POPULATE_META_FIELDS: ConfigOption[bool] = ConfigOption(
+    "hoodie.populate.meta.fields", Kind.BOOL, True,
+    "Write Hudi's meta columns (_hoodie_record_key, ...). false creates a table without them (virtual keys: the key "
+    "is computed from the record key fields); an existing table keeps its own setting, which this option must match.",
+    "table", hudi_default="true")
+
 _TIMEBASED = "hoodie.keygen.timebased."
 _DELTASTREAMER = "hoodie.deltastreamer.keygen.timebased."
 
@@ -299,7 +305,7 @@ END_INSTANT: ConfigOption[str] = ConfigOption(
 WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     TABLE_NAME, DATABASE_NAME, OPERATION, TABLE_TYPE, RECORD_KEY_FIELDS, PARTITION_FIELDS, PRECOMBINE_FIELD,
     KEY_GENERATOR_CLASS, KEY_GENERATOR_TYPE, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
-    CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, *TIMEBASED_OPTIONS,
+    CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, POPULATE_META_FIELDS, *TIMEBASED_OPTIONS,
     PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE, PARTIAL_UPDATE_COLUMNS,
     INDEX_TYPE, BUCKET_NUM, UPDATE_PARTITION_PATH,
     BLOOM_FILTER_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES,

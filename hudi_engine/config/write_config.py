@@ -384,6 +384,7 @@ class WriteConfig:
     database_name: str = ""
     operation: Operation = Operation.UPSERT
     table_type: str = COPY_ON_WRITE
+    populate_meta_fields: bool = True
     keys: KeyConfig = field(default_factory=KeyConfig)
     merge: MergeConfig = field(default_factory=MergeConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
@@ -435,7 +436,7 @@ class WriteConfig:
         prefix = o[K.COMMIT_META_PREFIX]
         extra = {k: v for k, v in o.given.items() if prefix and k.startswith(prefix)}
         return WriteConfig(o[K.TABLE_NAME], o[K.DATABASE_NAME], Operation(o[K.OPERATION]), o[K.TABLE_TYPE],
-                           commit_extra_metadata=extra, given=dict(o.given), **parts)
+                           o[K.POPULATE_META_FIELDS], commit_extra_metadata=extra, given=dict(o.given), **parts)
 
     def with_operation(self, operation: Operation | str) -> "WriteConfig":
         return dataclasses.replace(self, operation=Operation(operation))
@@ -474,6 +475,8 @@ class WriteConfig:
             return [f.lower() for f in fields or ()]
 
         differ(K.TABLE_TYPE, self.table_type, table.table_type)
+        differ(K.POPULATE_META_FIELDS, self.populate_meta_fields, table.populate_meta_fields,
+               str(table.populate_meta_fields).lower())
         differ(K.RECORD_KEY_FIELDS, lower(self.keys.record_key_fields), lower(table.record_key_fields),
                table.record_key_fields)
         differ(K.PARTITION_FIELDS, lower(self.keys.partition_field_names), lower(table.partition_fields),
@@ -512,7 +515,8 @@ class WriteConfig:
         table_payload = table.props.get(K.PAYLOAD_CLASS.aliases[0])
         merge = dataclasses.replace(self.merge, precombine_field=table.precombine_field or None,
                                     payload=payload_for(table_payload) if table_payload else self.merge.payload)
-        return dataclasses.replace(self, table_name=table.name, table_type=table.table_type, keys=keys, merge=merge)
+        return dataclasses.replace(self, table_name=table.name, table_type=table.table_type, keys=keys, merge=merge,
+                                   populate_meta_fields=table.populate_meta_fields)
 
     def new_table_config(self, where: str) -> "TableConfig":
         """`hoodie.properties` of a table this write creates."""
@@ -529,7 +533,8 @@ class WriteConfig:
         return TableConfig.create(
             self.table_name, self.table_type, list(k.record_key_fields), list(k.partition_field_names),
             self.merge.precombine_field, k.key_generator_class, self.merge.payload.class_name,
-            k.hive_style_partitioning, k.url_encode_partitioning, database=self.database_name or "default")
+            k.hive_style_partitioning, k.url_encode_partitioning, database=self.database_name or "default",
+            populate_meta_fields=self.populate_meta_fields)
 
 
 def _resolve(name: str) -> str:
