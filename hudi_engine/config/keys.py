@@ -36,7 +36,9 @@ PARTITION_FIELDS: ConfigOption[tuple[str, ...]] = ConfigOption(
     "Partition column(s); none for an unpartitioned table. CustomKeyGenerator takes `name:SIMPLE|TIMESTAMP`.", "keys")
 PRECOMBINE_FIELD: ConfigOption[str] = ConfigOption(
     "hoodie.datasource.write.precombine.field", Kind.STRING, "",
-    "Ordering column: of two records with one key the larger value wins.", "keys", hudi_default="ts",
+    "Ordering column: of two records with one key the larger value wins (one column: table version 6 has one "
+    "precombine field; Hudi 1.x's `hoodie.table.ordering.fields` names the same).", "keys", hudi_default="ts",
+    aliases=("hoodie.table.ordering.fields",),
     default_note="used only when set: Hudi's default `ts` is not stored in a new table's config either")
 KEY_GENERATOR_CLASS: ConfigOption[str] = ConfigOption(
     "hoodie.datasource.write.keygenerator.class", Kind.STRING, "",

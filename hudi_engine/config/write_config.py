@@ -121,7 +121,11 @@ class MergeConfig:
             payload = payload_for(o[K.PAYLOAD_CLASS])
         except HudiError as e:
             raise ConfigError(f"{K.PAYLOAD_CLASS.key}: {e}") from None
-        return MergeConfig(o[K.PRECOMBINE_FIELD].strip() or None, payload, o[K.COMBINE_BEFORE_INSERT],
+        precombine = o[K.PRECOMBINE_FIELD].strip()
+        if "," in precombine:
+            raise ConfigError(f"{K.PRECOMBINE_FIELD.key}={precombine!r}: table version 6 orders records by one "
+                              "column (Hudi 1.x's several ordering fields need table version 8); name one column")
+        return MergeConfig(precombine or None, payload, o[K.COMBINE_BEFORE_INSERT],
                            o[K.COMBINE_BEFORE_UPSERT], o[K.COMBINE_BEFORE_DELETE], o[K.PARTIAL_UPDATE_COLUMNS])
 
     def combines(self, operation: Operation) -> bool:

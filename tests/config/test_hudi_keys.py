@@ -71,8 +71,7 @@ def accepted_sample(r: H.Refusal) -> str:
         return {"true": "false", "false": "true"}[r.values[0]]
     if r.refused.startswith("anything but "):
         return r.refused.removeprefix("anything but ").split(" / ")[0]
-    return {"hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING", "hoodie.table.ordering.fields": "ts",
-            "hoodie.payload.ordering.field": "ts", "hoodie.bucket.index.hash.field": "id",
+    return {"hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING", "hoodie.payload.ordering.field": "ts", "hoodie.bucket.index.hash.field": "id",
             "hoodie.storage.layout.type": "DEFAULT", "hoodie.merge.allow.duplicate.on.inserts": "false"}.get(r.key, "")
 
 
@@ -98,7 +97,13 @@ def test_values_that_depend_on_other_options():
                               "hoodie.datasource.write.payload.class": "PartialUpdateAvroPayload"})
     assert "hoodie.write.record.merge.mode='EVENT_TIME_ORDERING' is not supported" in error_of(
         {"hoodie.write.record.merge.mode": "EVENT_TIME_ORDERING"})
-    assert "hoodie.table.ordering.fields='ts,seq'" in error_of({"hoodie.table.ordering.fields": "ts,seq"})
+    # Hudi 1.x's ordering fields name the precombine field (one column on table version 6).
+    ordering = {k: v for k, v in BASE.items() if k != "hoodie.datasource.write.precombine.field"}
+    assert WriteConfig.from_options({**ordering, "hoodie.table.ordering.fields": "seq"}).merge.precombine_field == "seq"
+    with pytest.raises(ConfigError, match=r"hoodie.datasource.write.precombine.field='ts,seq': table version 6 orders"):
+        WriteConfig.from_options({**ordering, "hoodie.table.ordering.fields": "ts,seq"})
+    assert "set the same option hoodie.datasource.write.precombine.field to different values" in error_of(
+        {"hoodie.table.ordering.fields": "seq"})
     # Inserts packed into a small file: merged by key on COW (Hudi's false), kept beside on MOR (Hudi's true).
     mor = {"hoodie.datasource.write.table.type": "MOR"}
     WriteConfig.from_options({**BASE, **mor, "hoodie.merge.allow.duplicate.on.inserts": "true"})
