@@ -137,7 +137,7 @@ def _not_this_engines_insert_packing(value: str, given: Given) -> bool:
 
 def _merge_mode_not_the_payloads(value: str, given: Given) -> bool:
     """Table version 6 merges by payload class: a merge mode is honoured when it names what the payload does
-    (as Hudi 1.x infers the mode of a v6 table from its payload, HoodieTableConfig.inferMergingConfigsForV6Table)."""
+    (Hudi 1.x infers one from the other the same way: HoodieTableConfig.inferCorrectMergingBehavior)."""
     from hudi_engine.errors import HudiError
     from hudi_engine.payload import Combine, payload_for
 
