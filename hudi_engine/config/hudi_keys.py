@@ -586,6 +586,22 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.aws.role.session.name", "hoodie.aws.role.external.id", "hoodie.aws.glue.endpoint",
         "hoodie.aws.glue.region", "hoodie.aws.sts.endpoint", "hoodie.aws.sts.region",
     )),
+    NoOps("GlueCatalogSyncClientConfig", _SYNC_SETTINGS, (
+        "hoodie.datasource.meta.sync.glue.skip_table_archive",
+        "hoodie.datasource.meta.sync.glue.all_partitions_read_parallelism",
+        "hoodie.datasource.meta.sync.glue.changed_partitions_read_parallelism",
+        "hoodie.datasource.meta.sync.glue.partition_change_parallelism",
+        "hoodie.datasource.meta.sync.glue.metadata_file_listing",
+        "hoodie.datasource.meta.sync.glue.partition_index_fields.enable",
+        "hoodie.datasource.meta.sync.glue.partition_index_fields",
+        "hoodie.datasource.meta.sync.glue.recreate_table_on_error", "hoodie.datasource.meta.sync.glue.database_name",
+        "hoodie.datasource.meta.sync.glue.table_name",
+    )),
+    NoOps("HoodieIndexingConfig", "definitions of metadata-table indexes (Spark SQL CREATE INDEX), which this engine "
+          "does not write (turning them on is refused)", (
+        "hoodie.index.name", "hoodie.expression.index.type", "hoodie.expression.index.function",
+        "hoodie.expression.index.range.metadata.storage.level",
+    )),
     NoOps("HoodieWriteCommitCallbackConfig", "settings of commit callbacks (turning them on is refused)", (
         "hoodie.write.commit.callback.class", "hoodie.write.commit.callback.http.url",
         "hoodie.write.commit.callback.http.api.key", "hoodie.write.commit.callback.http.timeout.seconds",
