@@ -520,6 +520,8 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.datasource.overwrite.mode", "hoodie.datasource.write.streaming.retry.count",
         "hoodie.datasource.write.streaming.retry.interval.ms", "hoodie.datasource.write.streaming.ignore.failed.batch",
         "hoodie.datasource.write.streaming.checkpoint.identifier",
+        "hoodie.datasource.write.streaming.disable.compaction", "hoodie.streamer.source.kafka.value.deserializer.class",
+        "hoodie.deltastreamer.source.kafka.value.deserializer.class",
     )),
     NoOps(SYNC, _SYNC_SETTINGS, (
         "hoodie.meta.sync.client.tool.class", "hoodie.datasource.meta.sync.base.path",
@@ -540,7 +542,7 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.datasource.hive_sync.batching.threads", "hoodie.datasource.hive_sync.mode",
         "hoodie.datasource.hive_sync.bucket_sync", "hoodie.datasource.hive_sync.bucket_sync_spec",
         "hoodie.datasource.hive_sync.sync_comment", "hoodie.datasource.hive_sync.table.strategy",
-        "hoodie.datasource.hive_sync.use_spark_catalog",
+        "hoodie.datasource.hive_sync.use_spark_catalog", "hoodie.datasource.hive_sync.use_pre_apache_input_format",
     )),
     NoOps("FileSystemViewStorageConfig / ConsistencyGuardConfig / HoodieTimeGeneratorConfig",
           _JAVA + " (the file system view and timeline server, eventual-consistency waits, instant time generation; "
