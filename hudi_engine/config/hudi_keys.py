@@ -496,7 +496,12 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.metadata.index.expression.column", "hoodie.metadata.index.expression.options",
         "hoodie.metadata.index.partition.stats.file.group.count", "hoodie.metadata.index.partition.stats.parallelism",
         "hoodie.metadata.index.secondary.parallelism", "hoodie.metadata.index.secondary.column",
+        "hoodie.metadata.insert.parallelism", "hoodie.metadata.clean.async", "hoodie.metadata.keep.min.commits",
+        "hoodie.metadata.keep.max.commits", "hoodie.metadata.cleaner.commits.retained",
+        "hoodie.metadata.enable.full.scan.log.files", "hoodie.metadata.populate.meta.fields",
     )),
+    NoOps(MD, "a listing shortcut for tables written by Hudi before 0.3.1; this engine lists partitions from storage",
+          ("hoodie.assume.date.partitioning",)),
     NoOps(LCK, "lock retry tuning (this engine waits up to hoodie.write.lock.wait_time_ms), or settings of "
           "ZooKeeper / Hive metastore locks (those providers are refused)", (
         "hoodie.write.lock.wait_time_ms_between_retry", "hoodie.write.lock.max_wait_time_ms_between_retry",
