@@ -684,6 +684,18 @@ def classification_markdown() -> str:
         "A key in none of the lists is kept as given (a key starting with the commit metadata prefix `_` goes into "
         "the commit's extra metadata) and warned about when it looks like a typo of a declared key.",
         "",
+        "The check is `WriteConfig.from_options`: every writer (`hudi_engine.spark.write` / `write_small`, the local "
+        "writer) and the dbt adapter (a model's `hudi_options`, checked when the model is compiled, and the "
+        "table-service operations, `dbt run-operation hudi_compact` and its siblings) go through it, so one error lists every refused "
+        "key together with every bad value. A value is refused only when the option asks for something this engine "
+        "does not do; where that depends on other options (the precombine field, the record key, the index or table "
+        "type, the payload), the options of the same write decide. `hoodie.merge.allow.duplicate.on.inserts` reads "
+        "the table type from the options: on a MERGE_ON_READ table give `hoodie.datasource.write.table.type` too.",
+        "",
+        "`hoodie.metadata.enable`: false (this engine's default) is accepted; a table that has a metadata table gets "
+        "it disabled the way Hudi disables it before this engine's first write, so that Java readers list the files "
+        "this engine adds.",
+        "",
         f"## Honoured ({len(WRITE_OPTIONS)} options)",
         "",
         "| key | what it does |",
