@@ -113,8 +113,9 @@ class Options:
     """A user's options, parsed against the declarations: `options[OPTION]` is the typed value (or the default).
 
     Construction validates every declared key given (under its key or an alias) and raises one ConfigError listing
-    every bad value (with `collect`, it keeps them in `errors` instead; bad values then read as their default). `given` keeps every option as text under its canonical key; undeclared keys stay as given. `known` are
-    undeclared keys that are not typos (Hudi's own keys this engine classifies elsewhere): no typo warning.
+    every bad value (with `collect`, it keeps them in `errors` instead; bad values then read as their default).
+    `given` keeps every option as text under its canonical key; undeclared keys stay as given. `known` are undeclared
+    keys that are not typos (Hudi's own keys this engine classifies elsewhere): no typo warning for them.
     """
 
     def __init__(self, options: Mapping[str, Any] | None, declarations: Iterable[ConfigOption],
