@@ -650,9 +650,12 @@ def refusals(given: Given) -> list[str]:
             if key in REFUSED_BY_KEY and REFUSED_BY_KEY[key].refuses(value, given)]
 
 
+_KNOWN_KEYS = frozenset(REFUSED_BY_KEY) | NO_OP_KEYS
+
+
 def known_keys() -> frozenset[str]:
     """Every key classified here (refused for some values, or a no-op): not a typo of a declared key."""
-    return frozenset(REFUSED_BY_KEY) | NO_OP_KEYS
+    return _KNOWN_KEYS
 
 
 def classification_markdown() -> str:
