@@ -310,6 +310,8 @@ REFUSALS: tuple[Refusal, ...] = (
     _unless("hoodie.datasource.insert.dup.policy", ("none",),
             "this engine does not drop or fail on incoming records whose keys the table holds",
             "Set it none; use upsert to keep keys unique", DS),
+    Refusal("hoodie.sql.insert.mode", "strict", "this engine does not check inserts against the keys the table holds",
+            "Remove it; use upsert to keep keys unique", DS, values=("strict",)),
     _any("hoodie.datasource.write.partitions.to.delete", "this engine has no delete_partition operation",
          "Delete the partition's records with the delete operation, or use insert_overwrite", DS),
     # Catalog sync (another issue will implement it)
@@ -518,9 +520,10 @@ NO_OPS: tuple[NoOps, ...] = (
            "hoodie.bootstrap.partitionpath.translator.class", "hoodie.bootstrap.parallelism",
            "hoodie.bootstrap.mode.selector.regex", "hoodie.bootstrap.index.class")),
     NoOps("HoodiePayloadConfig", "used by Hudi for commit statistics only", ("hoodie.payload.event.time.field",)),
-    NoOps(DS, "options of Spark SQL statements, Spark streaming or the Spark row writer; a dataframe write of this "
-          "engine writes the same table without them", (
-        "hoodie.datasource.write.row.writer.enable", "hoodie.sql.bulk.insert.enable", "hoodie.sql.insert.mode",
+    NoOps(DS, "options of Spark SQL statements (the operation of a write here is hoodie.datasource.write.operation), "
+          "Spark streaming or the Spark row writer; a dataframe write of this engine writes the same table without "
+          "them", (
+        "hoodie.datasource.write.row.writer.enable", "hoodie.sql.bulk.insert.enable",
         "hoodie.spark.sql.insert.into.operation", "hoodie.spark.sql.optimized.writes.enable",
         "hoodie.datasource.overwrite.mode", "hoodie.datasource.write.streaming.retry.count",
         "hoodie.datasource.write.streaming.retry.interval.ms", "hoodie.datasource.write.streaming.ignore.failed.batch",
