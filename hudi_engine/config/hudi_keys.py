@@ -293,8 +293,6 @@ REFUSALS: tuple[Refusal, ...] = (
     _on("hoodie.metadata.index.async", _NO_MDT, _NO_MDT_OUT, MD),
     _on("hoodie.metadata.log.compaction.enable", _NO_MDT, _NO_MDT_OUT, MD),
     _any("hoodie.metadata.index.drop", _NO_MDT + ", so it has no index to drop", _REMOVE, MD),
-    _on("hoodie.bloom.index.use.metadata", _NO_MDT + ", so bloom lookups read base file footers",
-        "Set it false or remove it", IDX),
     # HoodieLockConfig
     _any("hoodie.write.lock.filesystem.path",
          "the lock file of this engine and of Java writers is .hoodie/lock; a lock elsewhere would not exclude them",
@@ -399,6 +397,7 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.bucket.index.partition.rule.type", "hoodie.bucket.index.max.num.buckets",
         "hoodie.bucket.index.min.num.buckets", "hoodie.bucket.index.split.threshold",
         "hoodie.bucket.index.merge.threshold", "hoodie.bucket.index.query.pruning",
+        "hoodie.bloom.index.use.metadata",  # Hudi reads footers too when the metadata table has no bloom filters
     )),
     NoOps("HoodieHBaseIndexConfig", "settings of the HBASE index (hoodie.index.type=HBASE is refused)", (
         "hoodie.index.hbase.zkquorum", "hoodie.index.hbase.zkport", "hoodie.index.hbase.table",
