@@ -104,6 +104,7 @@ _RECORD_KEY = "hoodie.datasource.write.recordkey.field"
 _PAYLOAD = "hoodie.datasource.write.payload.class"
 _INDEX_TYPE = "hoodie.index.type"
 _TABLE_TYPE = "hoodie.datasource.write.table.type"
+_COMPACT_INLINE = "hoodie.compact.inline"
 
 
 def _fields(text: str) -> list[str]:
@@ -122,6 +123,10 @@ def _bucket_layout_without_bucket_index(value: str, given: Given) -> bool:
     if value.upper() == "DEFAULT":
         return False
     return value.upper() != "BUCKET" or given.get(_INDEX_TYPE, "").strip().upper() != "BUCKET"
+
+
+def _inline_compaction_not_by_commits(value: str, given: Given) -> bool:
+    return value.strip().upper() != "NUM_COMMITS" and given.get(_COMPACT_INLINE, "").strip().lower() == "true"
 
 
 def _is_mor(given: Given) -> bool:
@@ -271,9 +276,10 @@ REFUSALS: tuple[Refusal, ...] = (
         "Set hoodie.compact.inline=true to compact after writes, or remove it", CMP),
     _on("hoodie.log.compaction.enable", "this engine does not run log compaction", "Set it false or remove it", CMP),
     _on("hoodie.log.compaction.inline", "this engine does not run log compaction", "Set it false or remove it", CMP),
-    _unless("hoodie.compact.inline.trigger.strategy", ("NUM_COMMITS",),
-            "this engine triggers compaction by the number of delta commits only",
-            "Set it NUM_COMMITS (with hoodie.compact.inline.max.delta.commits) or remove it", CMP),
+    Refusal("hoodie.compact.inline.trigger.strategy", "anything but NUM_COMMITS with hoodie.compact.inline=true",
+            "this engine triggers inline compaction by the number of delta commits only",
+            "Set it NUM_COMMITS (with hoodie.compact.inline.max.delta.commits) or remove it", CMP,
+            test=_inline_compaction_not_by_commits),
     # HoodieClusteringConfig
     _on("hoodie.clustering.inline", _NO_CLUSTERING, _NO_CLUSTERING_OUT, CLU,
         "hoodie.datasource.clustering.inline.enable"),

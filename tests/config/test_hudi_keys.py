@@ -28,6 +28,11 @@ def refused_sample(r: H.Refusal) -> str:
     return r.values[0] if r.values else {"hoodie.merge.allow.duplicate.on.inserts": "true"}.get(r.key, "other_col")
 
 
+def needed_with(r: H.Refusal) -> dict[str, str]:
+    """Other options under which the refusal's sample value is refused."""
+    return {"hoodie.compact.inline.trigger.strategy": {"hoodie.compact.inline": "true"}}.get(r.key, {})
+
+
 def error_of(options: dict, where: str = "") -> str:
     with pytest.raises(ConfigError) as e:
         WriteConfig.from_options({**BASE, **options}, where)
@@ -58,7 +63,7 @@ def test_registry_is_consistent():
 def test_each_refused_value_is_refused_by_name(refusal):
     value = refused_sample(refusal)
     for key in refusal.all_keys:
-        text = error_of({key: value}, "/data/orders")
+        text = error_of({**needed_with(refusal), key: value}, "/data/orders")
         assert text.startswith("table /data/orders: invalid Hudi write options:\n  ")
         shown = "(set)" if refusal.secret else repr(value)
         assert f"{key}={shown} is not supported: {refusal.reason}. {refusal.way_out}" in text
@@ -105,6 +110,8 @@ def test_values_that_depend_on_other_options():
         WriteConfig.from_options({**ordering, "hoodie.table.ordering.fields": "ts,seq"})
     assert "set the same option hoodie.datasource.write.precombine.field to different values" in error_of(
         {"hoodie.table.ordering.fields": "seq"})
+    # A compaction trigger strategy matters only for inline compaction.
+    WriteConfig.from_options({**BASE, "hoodie.compact.inline.trigger.strategy": "TIME_ELAPSED"})
     # Inserts packed into a small file: merged by key on COW (Hudi's false), kept beside on MOR (Hudi's true).
     mor = {"hoodie.datasource.write.table.type": "MOR"}
     WriteConfig.from_options({**BASE, **mor, "hoodie.merge.allow.duplicate.on.inserts": "true"})
