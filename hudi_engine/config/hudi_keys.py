@@ -119,6 +119,21 @@ def _not_the_record_key(value: str, given: Given) -> bool:
     return set(_fields(value)) != set(_fields(given.get(_RECORD_KEY, "")))
 
 
+def _bucket_index(test: Callable[[str, Given], bool]) -> Callable[[str, Given], bool]:
+    """`test`, for an option that only the BUCKET index reads (Hudi ignores it with another index)."""
+    return lambda v, g: g.get(_INDEX_TYPE, "").strip().upper() == "BUCKET" and test(v, g)
+
+
+_RESOLUTION_STRATEGIES = (_LOCKS + "SimpleConcurrentFileWritesConflictResolutionStrategy",
+                          _LOCKS + "BucketIndexConcurrentFileWritesConflictResolutionStrategy")
+
+
+def _other_conflict_resolution(value: str, given: Given) -> bool:
+    """Hudi resolves conflicts only under optimistic concurrency control."""
+    optimistic = given.get("hoodie.write.concurrency.mode", "").strip().upper() == "OPTIMISTIC_CONCURRENCY_CONTROL"
+    return optimistic and not _is_one_of(value, _RESOLUTION_STRATEGIES)
+
+
 def _bucket_layout_without_bucket_index(value: str, given: Given) -> bool:
     if value.upper() == "DEFAULT":
         return False
@@ -245,15 +260,15 @@ REFUSALS: tuple[Refusal, ...] = (
             "Remove it, or set it to the precombine field", "HoodiePayloadConfig", test=_not_the_precombine_field),
     # HoodieIndexConfig
     _any("hoodie.index.class", "index classes are Java code", "Remove it; hoodie.index.type picks the index", IDX),
-    _unless("hoodie.index.bucket.engine", ("SIMPLE",),
+    Refusal("hoodie.index.bucket.engine", "anything but SIMPLE with hoodie.index.type=BUCKET",
             "this engine's BUCKET index has a fixed number of buckets (no consistent hashing)",
-            "Set it SIMPLE or remove it", IDX),
-    Refusal("hoodie.bucket.index.hash.field", "fields other than the record key",
+            "Set it SIMPLE or remove it", IDX, test=_bucket_index(lambda v, g: v.upper() != "SIMPLE")),
+    Refusal("hoodie.bucket.index.hash.field", "fields other than the record key with hoodie.index.type=BUCKET",
             "this engine's BUCKET index hashes the record key", "Remove it, or set it to the record key fields", IDX,
-            test=_not_the_record_key),
-    _any("hoodie.bucket.index.partition.expressions",
-         "this engine's BUCKET index has one number of buckets for every partition",
-         "Remove it; set hoodie.bucket.index.num.buckets", IDX),
+            test=_bucket_index(_not_the_record_key)),
+    Refusal("hoodie.bucket.index.partition.expressions", "any value with hoodie.index.type=BUCKET",
+            "this engine's BUCKET index has one number of buckets for every partition",
+            "Remove it; set hoodie.bucket.index.num.buckets", IDX, test=_bucket_index(lambda v, g: True)),
     # HoodieStorageConfig
     _unless("hoodie.logfile.data.block.format", ("avro",), "this engine writes Avro data blocks into log files",
             "Set it avro or remove it", STO),
@@ -303,10 +318,11 @@ REFUSALS: tuple[Refusal, ...] = (
     _any("hoodie.write.lock.filesystem.path",
          "the lock file of this engine and of Java writers is .hoodie/lock; a lock elsewhere would not exclude them",
          "Remove it on every writer of the table", LCK),
-    _unless("hoodie.write.lock.conflict.resolution.strategy",
-            (_LOCKS + "SimpleConcurrentFileWritesConflictResolutionStrategy",
-             _LOCKS + "BucketIndexConcurrentFileWritesConflictResolutionStrategy"),
-            "this engine resolves conflicts by file group (Hudi's simple strategy)", _REMOVE, LCK),
+    Refusal("hoodie.write.lock.conflict.resolution.strategy",
+            "anything but SimpleConcurrentFileWritesConflictResolutionStrategy / "
+            "BucketIndexConcurrentFileWritesConflictResolutionStrategy with optimistic concurrency control",
+            "this engine resolves conflicts by file group (Hudi's simple strategy)", _REMOVE, LCK,
+            test=_other_conflict_resolution),
     # DataSourceWriteOptions
     _on("hoodie.datasource.write.insert.drop.duplicates",
         "this engine does not drop incoming records whose keys the table holds",

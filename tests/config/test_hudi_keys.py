@@ -30,7 +30,12 @@ def refused_sample(r: H.Refusal) -> str:
 
 def needed_with(r: H.Refusal) -> dict[str, str]:
     """Other options under which the refusal's sample value is refused."""
-    return {"hoodie.compact.inline.trigger.strategy": {"hoodie.compact.inline": "true"}}.get(r.key, {})
+    bucket = {"hoodie.index.type": "BUCKET"}
+    return {"hoodie.compact.inline.trigger.strategy": {"hoodie.compact.inline": "true"},
+            "hoodie.index.bucket.engine": bucket, "hoodie.bucket.index.hash.field": bucket,
+            "hoodie.bucket.index.partition.expressions": bucket,
+            "hoodie.write.lock.conflict.resolution.strategy": {
+                "hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL"}}.get(r.key, {})
 
 
 def error_of(options: dict, where: str = "") -> str:
@@ -75,9 +80,10 @@ def accepted_sample(r: H.Refusal) -> str:
     if r.values and r.values[0] in ("true", "false"):
         return {"true": "false", "false": "true"}[r.values[0]]
     if r.refused.startswith("anything but "):
-        return r.refused.removeprefix("anything but ").split(" / ")[0]
-    return {"hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING", "hoodie.payload.ordering.field": "ts", "hoodie.bucket.index.hash.field": "id",
-            "hoodie.storage.layout.type": "DEFAULT", "hoodie.merge.allow.duplicate.on.inserts": "false",
+        return r.refused.removeprefix("anything but ").split(" with ")[0].split(" / ")[0]
+    return {"hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING", "hoodie.payload.ordering.field": "ts",
+            "hoodie.bucket.index.hash.field": "id", "hoodie.storage.layout.type": "DEFAULT",
+            "hoodie.merge.allow.duplicate.on.inserts": "false",
             "hoodie.sql.insert.mode": "upsert"}.get(r.key, "")  # refused with any value: only unset passes
 
 
@@ -87,7 +93,7 @@ def test_other_values_of_refused_keys_are_accepted(refusal):
     for value in {accepted_sample(refusal), *empty}:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            WriteConfig.from_options({**BASE, refusal.key: value})
+            WriteConfig.from_options({**BASE, **needed_with(refusal), refusal.key: value})
 
 
 def test_values_that_depend_on_other_options():
@@ -110,8 +116,10 @@ def test_values_that_depend_on_other_options():
         WriteConfig.from_options({**ordering, "hoodie.table.ordering.fields": "ts,seq"})
     assert "set the same option hoodie.datasource.write.precombine.field to different values" in error_of(
         {"hoodie.table.ordering.fields": "seq"})
-    # A compaction trigger strategy matters only for inline compaction.
-    WriteConfig.from_options({**BASE, "hoodie.compact.inline.trigger.strategy": "TIME_ELAPSED"})
+    # Options Hudi reads only with inline compaction, the BUCKET index or optimistic concurrency.
+    WriteConfig.from_options({**BASE, "hoodie.compact.inline.trigger.strategy": "TIME_ELAPSED",
+                              "hoodie.index.bucket.engine": "CONSISTENT_HASHING", "hoodie.bucket.index.hash.field": "ts",
+                              "hoodie.write.lock.conflict.resolution.strategy": "PreferWriterConflictResolutionStrategy"})
     # Inserts packed into a small file: merged by key on COW (Hudi's false), kept beside on MOR (Hudi's true).
     mor = {"hoodie.datasource.write.table.type": "MOR"}
     WriteConfig.from_options({**BASE, **mor, "hoodie.merge.allow.duplicate.on.inserts": "true"})
