@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from java_job import java_job_options
 from local_write import write
 from oracle import assert_same_rows, rs_snapshot
 
@@ -106,3 +107,20 @@ def test_complex_key_encoding_is_the_accepted_one(tmp_path):
     with pytest.raises(ConfigError, match=r"hoodie\.write\.complex\.keygen\.new\.encoding='true' is not supported"):
         write(path, rows([3], "sf", 2), options("COPY_ON_WRITE", "insert",
                                                 **{**extra, "hoodie.write.complex.keygen.new.encoding": "true"}))
+
+
+def test_a_java_jobs_options_write_and_serve_the_table(tmp_path):
+    """The whole options dict of a Java job (MOR, BLOOM index, inline compaction every 3 delta commits, cleaning,
+    memory / timeline server tuning, sync off) drives four writes with the services around them."""
+    path = tmp_path / "trips"
+    options = java_job_options()
+    for n, (ids, ts) in enumerate([([1, 2, 3], 1), ([2, 4], 2), ([3, 5], 3), ([1, 6], 4)]):
+        batch = rows(ids, "", ts).set_column(1, "city", pa.array(["sf" if i % 2 else "la" for i in ids]))
+        write(path, batch, {**options, "hoodie.datasource.write.operation": "insert" if n == 0 else "upsert"},
+              table_services=True)
+    table = HudiTable.load(str(path))
+    assert table.config.hive_style_partitioning and table.config.table_type == "MERGE_ON_READ"
+    assert any(i.action == "commit" for i in table.timeline.completed().instants), "inline compaction ran"
+    ours = table.read_snapshot()
+    assert sorted(ours.column("trip_id").to_pylist()) == [1, 2, 3, 4, 5, 6]
+    assert_same_rows(ours, rs_snapshot(path), "the Java job's table")
