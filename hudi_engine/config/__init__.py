@@ -45,4 +45,7 @@ def options_markdown() -> str:
             key = f"`{o.key}`" + "".join(f" / `{a}`" for a in o.aliases)
             lines.append(f"| {key} | {default} | {values} | {o.doc} |")
         lines.append("")
+    lines.append("Hudi's other write options (0.14 .. 1.2) are either refused by name before anything is written "
+                 "(the values that ask for a feature this engine does not have) or accepted without effect: "
+                 "[docs/options.md](docs/options.md) classifies each.")
     return "\n".join(lines).rstrip() + "\n"

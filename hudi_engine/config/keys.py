@@ -37,7 +37,9 @@ PARTITION_FIELDS: ConfigOption[tuple[str, ...]] = ConfigOption(
     "Partition column(s); none for an unpartitioned table. CustomKeyGenerator takes `name:SIMPLE|TIMESTAMP`.", "keys")
 PRECOMBINE_FIELD: ConfigOption[str] = ConfigOption(
     "hoodie.datasource.write.precombine.field", Kind.STRING, "",
-    "Ordering column: of two records with one key the larger value wins.", "keys", hudi_default="ts",
+    "Ordering column: of two records with one key the larger value wins (one column: table version 6 has one "
+    "precombine field; Hudi 1.x's `hoodie.table.ordering.fields` names the same).", "keys", hudi_default="ts",
+    aliases=("hoodie.table.ordering.fields",),
     default_note="used only when set: Hudi's default `ts` is not stored in a new table's config either")
 KEY_GENERATOR_CLASS: ConfigOption[str] = ConfigOption(
     "hoodie.datasource.write.keygenerator.class", Kind.STRING, "",
@@ -63,7 +65,8 @@ COMMIT_META_PREFIX: ConfigOption[str] = ConfigOption(
     hudi_default="_")
 METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
     "hoodie.metadata.enable", Kind.BOOL, False,
-    "Hudi's metadata table. This engine does not write it: a table that has one gets it disabled before a write.",
+    "Hudi's metadata table. This engine does not write it: true is refused, and a table that has one gets it "
+    "disabled before a write.",
     "table", hudi_default="true", default_note="this engine lists files from storage and does not maintain it")
 # CDC: stored in a new table's hoodie.properties (an existing table keeps its own; docs/cdc.md).
 CDC_ENABLED: ConfigOption[bool] = ConfigOption(
@@ -75,6 +78,12 @@ CDC_LOGGING_MODE: ConfigOption[str] = ConfigOption(
     "What a new CDC table's change records hold: the operation and record key (OP_KEY_ONLY), also the record "
     "before the change (DATA_BEFORE), or the commit time and the records before and after (DATA_BEFORE_AFTER).",
     "table", hudi_default="DATA_BEFORE_AFTER", choices=("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"))
+
+POPULATE_META_FIELDS: ConfigOption[bool] = ConfigOption(
+    "hoodie.populate.meta.fields", Kind.BOOL, True,
+    "Write Hudi's meta columns (_hoodie_record_key, ...). false creates a table without them (virtual keys: the key "
+    "is computed from the record key fields); an existing table keeps its own setting, which this option must match.",
+    "table", hudi_default="true")
 
 _TIMEBASED = "hoodie.keygen.timebased."
 _DELTASTREAMER = "hoodie.deltastreamer.keygen.timebased."
@@ -327,7 +336,8 @@ END_INSTANT: ConfigOption[str] = ConfigOption(
 WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     TABLE_NAME, DATABASE_NAME, OPERATION, TABLE_TYPE, RECORD_KEY_FIELDS, PARTITION_FIELDS, PRECOMBINE_FIELD,
     KEY_GENERATOR_CLASS, KEY_GENERATOR_TYPE, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
-    CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, CDC_ENABLED, CDC_LOGGING_MODE, *TIMEBASED_OPTIONS,
+    CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, POPULATE_META_FIELDS, CDC_ENABLED,
+    CDC_LOGGING_MODE, *TIMEBASED_OPTIONS,
     PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE, PARTIAL_UPDATE_COLUMNS,
     INDEX_TYPE, BUCKET_NUM, UPDATE_PARTITION_PATH,
     BLOOM_FILTER_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import enum
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -113,11 +113,13 @@ class Options:
     """A user's options, parsed against the declarations: `options[OPTION]` is the typed value (or the default).
 
     Construction validates every declared key given (under its key or an alias) and raises one ConfigError listing
-    every bad value (with `collect`, it keeps them in `errors` instead; bad values then read as their default). `given` keeps every option as text under its canonical key; undeclared keys stay as given.
+    every bad value (with `collect`, it keeps them in `errors` instead; bad values then read as their default).
+    `given` keeps every option as text under its canonical key; undeclared keys stay as given. `known` are undeclared
+    keys that are not typos (Hudi's own keys this engine classifies elsewhere): no typo warning for them.
     """
 
     def __init__(self, options: Mapping[str, Any] | None, declarations: Iterable[ConfigOption],
-                 *, what: str = "Hudi options", collect: bool = False) -> None:
+                 *, what: str = "Hudi options", collect: bool = False, known: Collection[str] = ()) -> None:
         by_key: dict[str, ConfigOption] = {}
         for d in declarations:
             for k in d.all_keys:
@@ -147,7 +149,7 @@ class Options:
                 self.values[key] = decl.parse(text)
             except ConfigError as e:
                 errors.append(str(e))
-        _warn_typos(given, by_key)
+        _warn_typos({k: v for k, v in given.items() if k not in known}, by_key)
         self.errors = errors  # with `collect`, the caller adds its own and raises once
         if errors and not collect:
             raise ConfigError(f"invalid {what}:\n  " + "\n  ".join(errors))

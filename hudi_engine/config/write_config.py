@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hudi_engine.config import hudi_keys
 from hudi_engine.config import keys as K
 from hudi_engine.config.option import Options
 from hudi_engine.errors import ConfigError, HudiError
@@ -125,7 +126,11 @@ class MergeConfig:
             payload = payload_for(o[K.PAYLOAD_CLASS])
         except HudiError as e:
             raise ConfigError(f"{K.PAYLOAD_CLASS.key}: {e}") from None
-        return MergeConfig(o[K.PRECOMBINE_FIELD].strip() or None, payload, o[K.COMBINE_BEFORE_INSERT],
+        precombine = o[K.PRECOMBINE_FIELD].strip()
+        if "," in precombine:
+            raise ConfigError(f"{K.PRECOMBINE_FIELD.key}={precombine!r}: table version 6 orders records by one "
+                              "column (Hudi 1.x's several ordering fields need table version 8); name one column")
+        return MergeConfig(precombine or None, payload, o[K.COMBINE_BEFORE_INSERT],
                            o[K.COMBINE_BEFORE_UPSERT], o[K.COMBINE_BEFORE_DELETE], o[K.PARTIAL_UPDATE_COLUMNS])
 
     def combines(self, operation: Operation) -> bool:
@@ -397,6 +402,7 @@ class WriteConfig:
     database_name: str = ""
     operation: Operation = Operation.UPSERT
     table_type: str = COPY_ON_WRITE
+    populate_meta_fields: bool = True
     keys: KeyConfig = field(default_factory=KeyConfig)
     merge: MergeConfig = field(default_factory=MergeConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
@@ -414,11 +420,12 @@ class WriteConfig:
     cdc_logging_mode: str = "DATA_BEFORE_AFTER"  # hoodie.table.cdc.supplemental.logging.mode: a new table's
 
     @staticmethod
-    def from_options(options: Mapping[str, Any] | None) -> "WriteConfig":
+    def from_options(options: Mapping[str, Any] | None, where: str = "") -> "WriteConfig":
         """Validate and translate `options` (Hudi's keys); one ConfigError lists every bad value, each naming the
-        key, the value and what is accepted."""
-        o = Options(options, K.WRITE_OPTIONS, collect=True)
-        errors: list[str] = o.errors
+        key, the value and what is accepted, and every Hudi option that asks for what this engine does not do
+        (`hudi_keys.refusals`). `where` (the table's path) heads the error when given."""
+        o = Options(options, K.WRITE_OPTIONS, collect=True, known=hudi_keys.known_keys())
+        errors: list[str] = o.errors + hudi_keys.refusals(o.given)
 
         def part(build: Any, default: Any) -> Any:
             try:
@@ -444,11 +451,12 @@ class WriteConfig:
             except ConfigError as e:
                 errors.append(str(e))
         if errors:
-            raise ConfigError("invalid Hudi write options:\n  " + "\n  ".join(errors))
+            head = f"table {where}: invalid Hudi write options" if where else "invalid Hudi write options"
+            raise ConfigError(head + ":\n  " + "\n  ".join(errors))
         prefix = o[K.COMMIT_META_PREFIX]
         extra = {k: v for k, v in o.given.items() if prefix and k.startswith(prefix)}
         return WriteConfig(o[K.TABLE_NAME], o[K.DATABASE_NAME], Operation(o[K.OPERATION]), o[K.TABLE_TYPE],
-                           commit_extra_metadata=extra, given=dict(o.given),
+                           o[K.POPULATE_META_FIELDS], commit_extra_metadata=extra, given=dict(o.given),
                            cdc_enabled=o[K.CDC_ENABLED], cdc_logging_mode=o[K.CDC_LOGGING_MODE], **parts)
 
     def with_operation(self, operation: Operation | str) -> "WriteConfig":
@@ -488,6 +496,8 @@ class WriteConfig:
             return [f.lower() for f in fields or ()]
 
         differ(K.TABLE_TYPE, self.table_type, table.table_type)
+        differ(K.POPULATE_META_FIELDS, self.populate_meta_fields, table.populate_meta_fields,
+               str(table.populate_meta_fields).lower())
         differ(K.RECORD_KEY_FIELDS, lower(self.keys.record_key_fields), lower(table.record_key_fields),
                table.record_key_fields)
         differ(K.PARTITION_FIELDS, lower(self.keys.partition_field_names), lower(table.partition_fields),
@@ -531,7 +541,8 @@ class WriteConfig:
         table_payload = table.props.get(K.PAYLOAD_CLASS.aliases[0])
         merge = dataclasses.replace(self.merge, precombine_field=table.precombine_field or None,
                                     payload=payload_for(table_payload) if table_payload else self.merge.payload)
-        return dataclasses.replace(self, table_name=table.name, table_type=table.table_type, keys=keys, merge=merge)
+        return dataclasses.replace(self, table_name=table.name, table_type=table.table_type, keys=keys, merge=merge,
+                                   populate_meta_fields=table.populate_meta_fields)
 
     def new_table_config(self, where: str) -> "TableConfig":
         """`hoodie.properties` of a table this write creates."""
@@ -547,7 +558,7 @@ class WriteConfig:
             self.table_name, self.table_type, list(k.record_key_fields), list(k.partition_field_names),
             self.merge.precombine_field, k.key_generator_class, self.merge.payload.class_name,
             k.hive_style_partitioning, k.url_encode_partitioning, database=self.database_name or "default",
-            extra=self._cdc_table_props())
+            populate_meta_fields=self.populate_meta_fields, extra=self._cdc_table_props())
 
     def _cdc_table_props(self) -> dict[str, str]:
         """CDC keys of a new table's hoodie.properties: both set when CDC is on (Hudi's Spark writer copies the
@@ -560,7 +571,7 @@ class WriteConfig:
         """This config checked for a keyless table (no record key fields: keys generated, docs/keyless.md), as
         Hudi's `AutoRecordKeyGenerationUtils.mayBeValidateParamsForAutoGenerationOfRecordKeys` and
         `HoodieSparkSqlWriter.deduceOperation` do: the operation defaults to bulk_insert when none is given; an
-        operation that finds rows by key (upsert, delete), pre-combining or dropping duplicates, and meta fields off
+        operation that finds rows by key (upsert, delete), pre-combining, and meta fields off
         are refused (ConfigError naming the table, the option and the way out). A keyed table's config is
         returned as it is."""
         if not self.keys.auto_generated:
@@ -578,11 +589,6 @@ class WriteConfig:
         if config.merge.combine_before_insert:
             problems.append(f"{K.COMBINE_BEFORE_INSERT.key}=true is refused: {why}, so no two rows share one to "
                             "pre-combine (Hudi: 'not supported with auto generation of record keys'); leave it false")
-        for key, bad in _KEYLESS_DEDUP_OPTIONS.items():
-            value = str(self.given.get(key, "")).strip().lower()
-            if value in bad:
-                problems.append(f"{key}={value} is refused: {why}, so no incoming row can duplicate a stored one "
-                                "(Hudi: 'not supported with auto generation of record keys'); leave it unset")
         if not populate_meta_fields:
             problems.append(f"hoodie.populate.meta.fields=false is refused: {why}, and a generated key exists only "
                             "in the _hoodie_record_key meta column (Hudi refuses virtual keys with generated keys)")
@@ -590,10 +596,6 @@ class WriteConfig:
             raise ConfigError("; ".join(problems))
         return config
 
-
-# Options that drop incoming duplicates of stored keys: meaningless (and refused by Hudi) with generated keys.
-_KEYLESS_DEDUP_OPTIONS = {"hoodie.datasource.write.insert.drop.duplicates": ("true",),
-                          "hoodie.datasource.insert.dup.policy": ("drop", "fail")}
 
 
 def _resolve(name: str) -> str:

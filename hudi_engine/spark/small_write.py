@@ -61,7 +61,7 @@ def fits_driver(df: DataFrame, config: WriteConfig, max_bytes: int | None = None
 
 def write_small(df: DataFrame, path: str, options: Mapping[str, Any] | WriteConfig) -> WriteResult:
     """`hudi_engine.spark.write`, on the driver when `fits_driver` says so."""
-    config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options)
+    config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
     if fits_driver(df, config):
         return write_on_driver(df, path, config)
     return write(df, path, config)

@@ -87,7 +87,7 @@ ORDER = "_hw_order"  # a one-pass write's sort key in its write tasks: a hash of
 
 def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> WriteResult:
     """Write `df` to the Hudi table at `path` with Hudi's own option keys; returns what the commit did."""
-    config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options)
+    config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
     df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
     spark = df.sparkSession
     ensure_executor_env(spark)  # executors can run the engine (shipped if missing), before any instant

@@ -37,7 +37,7 @@ def write_table(table: pa.Table, path: str, options: Mapping[str, Any] | WriteCo
                 batch_rows: int = 65536) -> WriteResult:
     """Write `table` to the Hudi table at `path` with Hudi's option keys; `parallelism` tasks, run one after the
     other. Table services around the commit (inline compaction, cleaning) are not run here."""
-    config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options)
+    config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
     client = WriteClient.open(path, config, table.schema)
     with client.transaction() as txn:
         return txn.commit(write_files(client, txn, table, parallelism=parallelism, batch_rows=batch_rows))

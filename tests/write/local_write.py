@@ -17,7 +17,7 @@ def write(path: Path | str, table: pa.Table, options: dict, *, parallelism: int 
           table_services: bool = False) -> WriteResult:
     """One write; with `table_services`, also what runs around a commit (pending services before, inline
     compaction, the LAZY rollback of failed writes, cleaning and archival after), as `spark.writer.write` does."""
-    client = WriteClient.open(str(path), WriteConfig.from_options(options), table.schema)
+    client = WriteClient.open(str(path), WriteConfig.from_options(options, str(path)), table.schema)
     if table_services:
         runner.finish_pending(client.storage, client.base_path, client.storage_uri, client.config)
     with client.transaction() as txn:

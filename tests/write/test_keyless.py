@@ -113,10 +113,6 @@ def test_keyless_table_created_and_appended(tmp_path: Path, table_type: str, par
     ({"hoodie.datasource.write.operation": "delete"}, "hoodie.datasource.write.operation=delete"),
     ({"hoodie.datasource.write.operation": "insert", "hoodie.combine.before.insert": "true"},
      "hoodie.combine.before.insert=true"),
-    ({"hoodie.datasource.write.operation": "insert", "hoodie.datasource.write.insert.drop.duplicates": "true"},
-     "hoodie.datasource.write.insert.drop.duplicates=true"),
-    ({"hoodie.datasource.write.operation": "insert", "hoodie.datasource.insert.dup.policy": "drop"},
-     "hoodie.datasource.insert.dup.policy=drop"),
 ])
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_writes_needing_keys_refused_before_any_file(tmp_path: Path, table_type: str, options: dict,
