@@ -170,12 +170,18 @@ def test_datetime_to_instant_time() -> None:
 
 
 def test_new_instant_time_is_utc_now_and_strictly_increasing() -> None:
+    # A generator of its own: the process-wide one has stepped past every timeline earlier tests wrote (some hold
+    # instants in the future), so its times depend on which tests ran first.
+    gen = InstantTimeGenerator()
     before = datetime.now(UTC) - timedelta(seconds=1)
-    times = [new_instant_time() for _ in range(2000)]
+    times = [gen.new_instant_time() for _ in range(2000)]
     after = datetime.now(UTC) + timedelta(seconds=1)
     assert all(len(t) == 17 and t.isdigit() for t in times)
     assert all(a < b for a, b in zip(times, times[1:]))
     assert datetime_to_instant(before) < times[0] and times[-1] < datetime_to_instant(after + timedelta(seconds=3))
+    # The module's function is the process-wide generator: later than anything it issued, never before the clock.
+    first, second = new_instant_time(), new_instant_time()
+    assert first < second and datetime_to_instant(before) < first
 
 
 def test_new_instant_time_steps_past_a_timeline_ahead_of_the_clock() -> None:
