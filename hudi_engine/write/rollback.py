@@ -91,6 +91,7 @@ class RollbackResult:
 def rollback_instant(storage: Storage, base_path: str, instant: Instant | str, *,
                      use_command_blocks: bool = False) -> RollbackResult:
     """Roll back a pending (requested/inflight) commit, deltacommit or replacecommit."""
+    _check_writable(storage, base_path)
     timeline = Timeline.load(storage, base_path)
     target = _find(timeline, instant)
     if target.is_completed:
@@ -115,8 +116,10 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
     """Roll back the latest completed commit/deltacommit/replacecommit (as Hudi's CLI `commit rollback` does).
 
     Refused for any other instant (later data may depend on it: that needs a restore), when a write instant
-    newer than it exists (roll that back first), and for compaction commits (a compaction is re-run, not undone).
+    newer than it exists (roll that back first), for compaction commits (a compaction is re-run, not undone), and for
+    a savepointed commit.
     """
+    _check_writable(storage, base_path)
     timeline = Timeline.load(storage, base_path)
     latest = timeline.completed_commits().last()
     if latest is None:
@@ -127,6 +130,10 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
     newer = [i for i in timeline.write_timeline() if i.timestamp > target.timestamp]
     if newer:
         raise WriteError(f"cannot roll back {target}: newer write instants exist ({', '.join(map(str, newer))})")
+    savepoints = [i for i in timeline.filter_by([Action.SAVEPOINT], [State.COMPLETED]) if i.timestamp == target.timestamp]
+    if savepoints:  # BaseRollbackActionExecutor.validateSavepointRollbacks
+        raise WriteError(f"table {base_path}: cannot roll back {target}: it is savepointed ({savepoints[0]}); delete "
+                         "the savepoint with Hudi first (savepoint delete), then roll it back")
     meta = timeline.commit_metadata(target)
     if meta.compacted or meta.operation_type in ("COMPACT", "LOG_COMPACT"):
         raise WriteError(f"{target} is a compaction commit; compactions are not rolled back once completed")
@@ -154,6 +161,14 @@ def rollback_failed_writes(storage: Storage, base_path: str, *, use_command_bloc
         if result is not None:  # None: the target completed meanwhile, it is not a failed write
             results.append(result)
     return results
+
+
+def _check_writable(storage: Storage, base_path: str) -> None:
+    """A table property or state this engine does not honour stops a rollback before it writes anything."""
+    from hudi_engine.table_config import TableConfig
+    from hudi_engine.table_features import check_writable
+
+    check_writable(storage, base_path, TableConfig.load(storage, base_path), action="roll back")
 
 
 def marked_files(storage: Storage, base_path: str, instant_time: str) -> dict[str, list[str]]:

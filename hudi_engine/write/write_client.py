@@ -22,6 +22,7 @@ from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
+from hudi_engine.table_features import check_writable
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.timeline.instant import State, new_instant_time
@@ -77,7 +78,7 @@ class WriteClient:
         exists = storage.exists(Storage.join(base_path, ".hoodie", "hoodie.properties"))
         if exists:
             table_config = TableConfig.load(storage, base_path)
-            table_config.require_writable()
+            check_writable(storage, base_path, table_config, action="write")
             config = config.for_table(table_config, base_path)
         else:
             table_config = config.new_table_config(base_path)
