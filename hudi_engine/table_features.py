@@ -116,6 +116,7 @@ class PropertyRow:
     check: ValueCheck = _any
     alternatives: tuple[str, ...] = ()  # older names Hudi still reads (ConfigProperty.withAlternatives)
     see: str = ""  # the part that implements an OTHER_PART row
+    way_out: str = ""  # what a user does about a refusal (default: WAY_OUT)
 
     def matches(self, key: str) -> bool:
         if self.key.endswith("*"):
@@ -124,7 +125,12 @@ class PropertyRow:
 
 
 _V9_ONLY = "only table version 9 (Hudi 1.1) uses it; such tables are refused by hoodie.table.version"
-_JAVA_WAY_OUT = "turn the feature off with Hudi first, or let Java Hudi write this table"
+WAY_OUT = "turn the feature off with Hudi first, or let Java Hudi write this table"
+def _rewrite(how: str = "without it") -> str:
+    return f"let Java Hudi write this table, or rewrite it with this engine (dbt: --full-refresh) {how}".rstrip()
+
+
+_REWRITE = _rewrite()
 
 PROPERTIES: tuple[PropertyRow, ...] = (
     PropertyRow("hoodie.table.name", "table name (also the Avro record name)", Decision.HONOURED,
@@ -174,7 +180,8 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 Decision.REFUSED,
                 "true is refused: our base files always carry the partition columns and our readers do not add "
                 "them back from the path, so a Java reader would meet them twice",
-                _boolean("is not supported: this engine writes the partition columns into every base file")),
+                _boolean("is not supported: this engine writes the partition columns into every base file"),
+                way_out=_REWRITE),
     PropertyRow("hoodie.populate.meta.fields", "write the _hoodie_* columns", Decision.HONOURED,
                 "false writes null meta columns and keys from the key generator", _boolean()),
     PropertyRow("hoodie.table.create.schema", "the schema the table was created with", Decision.HONOURED,
@@ -202,34 +209,38 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 "PARQUET is written; ORC, HFILE and LANCE are refused",
                 _one_of("PARQUET", refused={f: "is not written by this engine (PARQUET only)"
                                             for f in ("ORC", "HFILE", "LANCE", "HOODIE_LOG")}),
-                alternatives=("hoodie.table.ro.file.format",)),
+                alternatives=("hoodie.table.ro.file.format",), way_out=_rewrite("as PARQUET")),
     PropertyRow("hoodie.table.log.file.format", "format of log files", Decision.HONOURED,
                 "HOODIE_LOG is written; any other is refused",
                 _one_of("HOODIE_LOG", refused={f: "is not written by this engine (HOODIE_LOG only)"
                                                for f in ("PARQUET", "ORC", "HFILE", "LANCE")}),
-                alternatives=("hoodie.table.rt.file.format",)),
+                alternatives=("hoodie.table.rt.file.format",), way_out=_rewrite("")),
     PropertyRow("hoodie.table.format", "1.1: the table format plugin (native = Hudi)", Decision.HONOURED,
                 "only Hudi's native format is written", _one_of("NATIVE")),
     PropertyRow("hoodie.table.multiple.base.file.formats.enable", "1.x: base files of several formats",
                 Decision.REFUSED, "true is refused (PARQUET only)",
-                _boolean("is not supported: this engine writes and reads PARQUET base files only")),
+                _boolean("is not supported: this engine writes and reads PARQUET base files only"), way_out=_REWRITE),
     PropertyRow("hoodie.table.timeline.timezone", "time zone of instant times (LOCAL or UTC)", Decision.HONOURED,
                 "instants are made in UTC, each after the newest instant of the timeline, so they stay ordered "
-                "whatever zone a LOCAL Java writer uses", _one_of("LOCAL", "UTC")),
+                "whatever zone a LOCAL Java writer uses", _one_of("LOCAL", "UTC"),
+                way_out="set it to LOCAL or UTC (what Hudi accepts) with Hudi"),
     PropertyRow("hoodie.partition.metafile.use.base.format", "partition metafiles as parquet/orc files",
                 Decision.REFUSED,
                 "true is refused: our listing finds partitions by the text .hoodie_partition_metadata only",
-                _boolean("is not supported: this engine writes and finds the text .hoodie_partition_metadata only")),
+                _boolean("is not supported: this engine writes and finds the text .hoodie_partition_metadata only"),
+                way_out=_REWRITE),
     PropertyRow("hoodie.table.metadata.partitions", "metadata table partitions built", Decision.HONOURED,
                 "every writer disables the metadata table first, as Hudi does (WriteClient._disable_metadata_table)"),
     PropertyRow("hoodie.table.metadata.partitions.inflight", "metadata table partitions being built",
                 Decision.HONOURED, "dropped with the metadata table by every writer"),
     PropertyRow("hoodie.table.secondary.indexes.metadata", "0.13+: secondary index definitions",
                 Decision.REFUSED, "any value is refused: the indexes would not see our writes",
-                _refused_if_set("declares secondary indexes this engine does not maintain")),
+                _refused_if_set("declares secondary indexes this engine does not maintain"),
+                way_out="drop the indexes with Hudi first, or let Java Hudi write this table"),
     PropertyRow("hoodie.table.index.defs.path", "1.x: where index definitions (secondary/expression) live",
                 Decision.REFUSED, "any value is refused: the indexes would not see our writes",
-                _refused_if_set("declares indexes this engine does not maintain")),
+                _refused_if_set("declares indexes this engine does not maintain"),
+                way_out="drop the indexes with Hudi first, or let Java Hudi write this table"),
     PropertyRow("hoodie.table.cdc.enabled", "write CDC log files with every write", Decision.OTHER_PART,
                 "every write produces Hudi's CDC logs", _boolean(), see="cdc"),
     PropertyRow("hoodie.table.cdc.supplemental.logging.mode", "what CDC logs hold", Decision.OTHER_PART,
@@ -238,7 +249,7 @@ PROPERTIES: tuple[PropertyRow, ...] = (
     PropertyRow("hoodie.bootstrap.base.path", "source of a bootstrapped table (skeleton base files)",
                 Decision.REFUSED, "any value is refused: skeleton files hold no data columns",
                 _refused_if_set("makes this a bootstrapped table, whose skeleton base files this engine cannot "
-                                "merge")),
+                                "merge"), way_out=_REWRITE),
     PropertyRow("hoodie.bootstrap.index.enable", "whether a bootstrap index is kept", Decision.NO_EFFECT,
                 "meaningful only with hoodie.bootstrap.base.path, which is refused", _boolean()),
     PropertyRow("hoodie.bootstrap.index.class", "bootstrap index implementation", Decision.NO_EFFECT,
@@ -267,6 +278,7 @@ class StateRow:
     how: str
     find: StateCheck | None = None  # REFUSED rows: what makes the table refused
     see: str = ""
+    way_out: str = ""  # what a user does about a refusal (default: WAY_OUT)
 
 
 def _pending(action: Action, name: str) -> StateCheck:
@@ -311,33 +323,38 @@ STATES: tuple[StateRow, ...] = (
              "archival keep what it reads"),
     StateRow("pending log compaction", "a logcompaction plan not yet executed (MOR)", Decision.REFUSED,
              "refused: this engine neither runs nor rolls back log compaction",
-             _pending(Action.LOG_COMPACTION, "pending log compaction (logcompaction)")),
+             _pending(Action.LOG_COMPACTION, "pending log compaction (logcompaction)"),
+             way_out="run or roll back the log compaction with Hudi first"),
     StateRow("savepoint", "completed savepoint: files kept for a restore", Decision.HONOURED,
              "cleaning keeps its files, archival stops before it, a savepointed commit is not rolled back"),
     StateRow("pending savepoint", "a savepoint that never completed", Decision.NO_EFFECT,
              "Hudi's clean and archival, like ours, count completed savepoints only"),
     StateRow("pending restore", "a restore to a savepoint still running or crashed", Decision.REFUSED,
-             "refused: the table is half restored", _pending(Action.RESTORE, "pending restore")),
+             "refused: the table is half restored", _pending(Action.RESTORE, "pending restore"),
+             way_out="finish the restore with Hudi (restore to the savepoint again) first"),
     StateRow("completed restore", "a restore that finished", Decision.NO_EFFECT,
              "the instants it removed are gone; new instants come after it"),
     StateRow("pending rollback", "a rollback of another writer not finished", Decision.HONOURED,
              "every writer finishes it first from its plan (rollback_failed_writes)"),
     StateRow("pending indexing", "async metadata-table index build (indexing action)", Decision.REFUSED,
              "refused: the writer would delete the metadata table it is building",
-             _pending(Action.INDEXING, "pending metadata-table indexing (indexing)")),
+             _pending(Action.INDEXING, "pending metadata-table indexing (indexing)"),
+             way_out="let Hudi's indexer finish (or drop that index with it) first"),
     StateRow("completed indexing", "a finished metadata-table index build", Decision.NO_EFFECT,
              "the metadata table is disabled by every writer anyway"),
     StateRow("consistent hashing metadata", "bucket index with the consistent-hashing engine "
              "(.hoodie/.bucket_index/consistent_hashing_metadata)", Decision.REFUSED,
              "refused: records would land outside the buckets Java's index looks in",
              _files_in("consistent hashing bucket index metadata", ".bucket_index/consistent_hashing_metadata",
-                       depth=8)),
+                       depth=8), way_out=_rewrite("with a simple bucket or bloom index")),
     StateRow("bootstrap index", "maps skeleton files to source files (.hoodie/.aux/.bootstrap)", Decision.REFUSED,
              "refused when it holds a file (empty folders are what every table creation makes)",
-             _files_in("bootstrap index", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids")),
+             _files_in("bootstrap index", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids"),
+             way_out=_REWRITE),
     StateRow("schema history", "schema-on-read evolution history (.hoodie/.schema)", Decision.REFUSED,
              "refused when it holds a file: our commits carry no internal schema, so Java's schema-on-read "
-             "readers would resolve columns wrongly", _files_in("schema-on-read history", ".schema")),
+             "readers would resolve columns wrongly", _files_in("schema-on-read history", ".schema"),
+             way_out=_rewrite("without schema-on-read")),
     StateRow("lock files", "Hudi 1.1 StorageBasedLockProvider (.hoodie/.locks)", Decision.OTHER_PART,
              "taken as ours", see="storagelock"),
 )
@@ -351,7 +368,7 @@ def property_row(key: str) -> PropertyRow | None:
 
 
 def property_problems(table: TableConfig) -> list[str]:
-    """`key=value reason` of every property value that refuses the table."""
+    """`key=value reason; way out: ...` of every property value that refuses the table."""
     out = []
     for key, value in sorted(table.props.items()):
         row = property_row(key)
@@ -359,12 +376,13 @@ def property_problems(table: TableConfig) -> list[str]:
             continue
         reason = row.check(value, table)
         if reason:
-            out.append(f"{key}={value} {reason}")
+            out.append(f"{key}={value} {reason}; way out: {row.way_out or WAY_OUT}")
     return out
 
 
 def state_problems(storage: Storage, base_path: str, timeline: Timeline) -> list[str]:
-    return [f"{f.state}: {f.value}" for row in STATES if row.find is not None
+    """`state: what was found; way out: ...` of every timeline/storage state that refuses the table."""
+    return [f"{f.state}: {f.value}; way out: {row.way_out or WAY_OUT}" for row in STATES if row.find is not None
             for f in row.find(storage, base_path, timeline)]
 
 
@@ -379,5 +397,5 @@ def check_writable(storage: Storage, base_path: str, table: TableConfig, timelin
                                Timeline.load(storage, base_path))
     if problems:
         raise UnsupportedTableFeatureError(
-            f"table {base_path}: cannot {action}: " + "; ".join(problems)
-            + f". This engine does not honour that feature: {_JAVA_WAY_OUT} (docs/table-features.md).")
+            f"table {base_path}: cannot {action}, this engine does not honour: " + " | ".join(problems)
+            + " (docs/table-features.md)")

@@ -4,7 +4,6 @@ unchanged, the message names the key or state and its value); an honoured one gi
 from __future__ import annotations
 
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -12,9 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from oracle import assert_same_rows, rs_snapshot
-
-sys.path.insert(0, str(Path(__file__).parent / "write"))
-from local_write import write
+from write.local_write import write
 
 from hudi_engine import HudiTable
 from hudi_engine.config import ArchivalConfig, CleanConfig
@@ -168,14 +165,13 @@ def _assert_everything_refused(path: Path, names: list[str], error: type[HudiErr
         # HudiTable.load itself refuses a table it cannot read (e.g. ORC base files), with its own HudiError.
         with pytest.raises(HudiError if what.startswith("HudiTable") else error) as e:
             attempt()
-            print("not refused:", what)
         message = str(e.value)
         # HudiTable's own read refusal says "key" and "value" apart; ours say "key=value".
         wanted = [str(path)] + [p for n in names for p in (n.split("=", 1) if what.startswith("HudiTable") else [n])]
         for name in wanted:
             assert name in message, f"{what}: {name!r} not in the message: {message}"
         if isinstance(e.value, UnsupportedTableFeatureError):
-            assert "let Java Hudi write this table" in message
+            assert "; way out: " in message and "docs/table-features.md" in message
         assert _tree(path) == before, f"{what} changed the table's files"
     after = _rs_state(path)
     if isinstance(snapshot, pa.Table) and isinstance(after, pa.Table):
@@ -364,6 +360,13 @@ def test_savepoint_honoured_by_write_clean_and_rollback(unzip_table, tmp_path):
     assert _tree(path) == before
     _upsert_and_check(path)
     _upsert_and_check(path)
+    # The same table without the savepoint: cleaning deletes (some of) those files there.
+    unsaved = tmp_path / "without_savepoint"
+    shutil.copytree(path, unsaved)
+    for f in (unsaved / ".hoodie").glob(f"{ts}.savepoint*"):
+        f.unlink()
+    HudiTable.load(str(unsaved)).clean(options={"hoodie.cleaner.commits.retained": "1"})
+    assert not all((unsaved / f).exists() for f in kept)
     HudiTable.load(str(path)).clean(options={"hoodie.cleaner.commits.retained": "1"})
     assert all((path / f).exists() for f in kept), "cleaning deleted a savepointed file"
     assert_same_rows(HudiTable.load(str(path)).read_snapshot(), rs_snapshot(path), "after clean")
@@ -371,12 +374,15 @@ def test_savepoint_honoured_by_write_clean_and_rollback(unzip_table, tmp_path):
 
 def test_archival_stops_at_a_savepoint(unzip_table, tmp_path):
     path = _copy(unzip_table, tmp_path)
+    first = HudiTable.load(str(path)).timeline.completed_commits().first().timestamp  # type: ignore[union-attr]
     ts, _ = _savepoint(path)
     for _ in range(4):
         _upsert_and_check(path)
     HudiTable.load(str(path)).archive(options={"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
                                                "hoodie.cleaner.commits.retained": "1"})
+    assert not (path / ".hoodie" / f"{first}.commit").exists(), "archival did not run"
     assert (path / ".hoodie" / f"{ts}.commit").exists(), "archival went past the savepoint"
+    assert_same_rows(HudiTable.load(str(path)).read_snapshot(), rs_snapshot(path), "after archival")
 
 
 @pytest.mark.parametrize("state", ["pending savepoint", "completed restore", "completed indexing"])
@@ -410,5 +416,6 @@ def test_check_writable_names_the_action(unzip_table, tmp_path):
     path = _copy(unzip_table, tmp_path)
     _set(path, "hoodie.table.base.file.format", "ORC")
     storage, base = Storage.for_uri(str(path))
-    with pytest.raises(UnsupportedTableFeatureError, match=r"cannot compact: hoodie.table.base.file.format=ORC"):
+    with pytest.raises(UnsupportedTableFeatureError, match=r"cannot compact, this engine does not honour: hoodie.table.base.file.format=ORC is not written by this "
+                             r"engine \(PARQUET only\); way out: let Java Hudi write this table, or rewrite it"):
         check_writable(storage, base, TableConfig.load(storage, base), action="compact")
