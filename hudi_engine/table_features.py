@@ -77,14 +77,28 @@ def _payload_class(value: str, _: TableConfig) -> str | None:
     return None
 
 
+# RecordPayloadType (0.14+): the payload a table names by type when it names no class.
+_PAYLOAD_TYPES = {
+    "AWS_DMS_AVRO": "AWSDmsAvroPayload", "HOODIE_AVRO": "HoodieAvroPayload",
+    "HOODIE_AVRO_DEFAULT": "DefaultHoodieRecordPayload", "EVENT_TIME_AVRO": "EventTimeAvroPayload",
+    "OVERWRITE_NON_DEF_LATEST_AVRO": "OverwriteNonDefaultsWithLatestAvroPayload",
+    "OVERWRITE_LATEST_AVRO": "OverwriteWithLatestAvroPayload", "PARTIAL_UPDATE_AVRO": "PartialUpdateAvroPayload",
+    "MYSQL_DEBEZIUM_AVRO": "debezium.MySqlDebeziumAvroPayload",
+    "POSTGRES_DEBEZIUM_AVRO": "debezium.PostgresDebeziumAvroPayload", "HOODIE_METADATA": "metadata",
+    "VALIDATE_DUPLICATE_AVRO": "spark", "EXPRESSION_AVRO": "spark", "CUSTOM": "",
+}
+
+
 def _payload_type(value: str, table: TableConfig) -> str | None:
-    # HoodieRecordPayload.getPayloadClassName: the class wins; the type alone picks a class by RecordPayloadType.
-    if (table.get("hoodie.compaction.payload.class") or "").strip():
+    # RecordPayloadType.getPayloadClassName: a named class wins; else the type picks the class. Our writers and readers
+    # take the class only (else OverwriteWithLatestAvroPayload), so a type alone is accepted when it names that.
+    kind = value.strip()
+    if kind not in _PAYLOAD_TYPES:
+        return f"is not a RecordPayloadType (expected one of {', '.join(_PAYLOAD_TYPES)})"
+    if (table.get("hoodie.compaction.payload.class") or "").strip() or kind == "OVERWRITE_LATEST_AVRO":
         return None
-    if value.strip().upper() == "HOODIE_AVRO":  # RecordPayloadType.HOODIE_AVRO: OverwriteWithLatestAvroPayload
-        return None
-    return "chooses the payload without hoodie.compaction.payload.class; only HOODIE_AVRO (OverwriteWithLatest" \
-           "AvroPayload) is implemented here"
+    return (f"picks {_PAYLOAD_TYPES[kind] or 'a custom payload'} without hoodie.compaction.payload.class, which "
+            "this engine reads the payload from")
 
 
 def _key_generator(value: str, _: TableConfig) -> str | None:
@@ -192,8 +206,10 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 Decision.HONOURED, "payload.py implements Hudi's built-in payloads; any other class is refused",
                 _payload_class),
     PropertyRow("hoodie.compaction.payload.type", "0.14+: payload by RecordPayloadType when no class is named",
-                Decision.HONOURED, "the class wins, as in Hudi; a type alone is accepted only for HOODIE_AVRO",
-                _payload_type),
+                Decision.HONOURED, "the class wins, as in Hudi; a type alone is accepted only for "
+                "OVERWRITE_LATEST_AVRO (what we use without a class)", _payload_type,
+                way_out="name the payload in hoodie.compaction.payload.class with Hudi (ALTER TABLE ... SET "
+                        "TBLPROPERTIES), or let Java Hudi write this table"),
     PropertyRow("hoodie.record.merge.strategy.id", "id of the HoodieRecordMerger", Decision.HONOURED,
                 "Hudi's default (Avro, payload based) merger is ours; another id is refused", _merger_strategy,
                 alternatives=("hoodie.compaction.record.merger.strategy",)),

@@ -45,7 +45,7 @@ ACCEPTED: dict[str, str | None] = {
     "hoodie.datasource.write.hive_style_partitioning": None, "hoodie.datasource.write.partitionpath.urlencode": None,
     "hoodie.datasource.write.drop.partition.columns": None, "hoodie.populate.meta.fields": "true",
     "hoodie.table.create.schema": None, "hoodie.table.checksum": None, "hoodie.compaction.payload.class": None,
-    "hoodie.compaction.payload.type": "HOODIE_AVRO", "hoodie.record.merge.strategy.id": DEFAULT_MERGER,
+    "hoodie.compaction.payload.type": "OVERWRITE_LATEST_AVRO", "hoodie.record.merge.strategy.id": DEFAULT_MERGER,
     "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING", "hoodie.table.partial.update.mode": "NONE",
     "hoodie.table.merge.properties": "a=b", "hoodie.table.base.file.format": "PARQUET",
     "hoodie.table.log.file.format": "HOODIE_LOG", "hoodie.table.format": "native",
@@ -69,7 +69,7 @@ REFUSED: dict[str, list[str]] = {
     "hoodie.datasource.write.drop.partition.columns": ["true"],
     "hoodie.populate.meta.fields": ["ture"],
     "hoodie.compaction.payload.class": ["com.example.MyPayload"],
-    "hoodie.compaction.payload.type": ["AWS_DMS_AVRO"],
+    "hoodie.compaction.payload.type": ["HOODIE_AVRO_DEFAULT", "HOODIE_AVRO", "GUESS"],
     "hoodie.record.merge.strategy.id": ["ce9acb64-bde0-424c-9b91-f6ebba25356d"],
     "hoodie.compaction.record.merger.strategy": ["00000000-0000-0000-0000-000000000001"],
     "hoodie.record.merge.mode": ["LATEST"],
@@ -111,11 +111,13 @@ def _copy(unzip_table, tmp_path: Path, name: str = COW) -> Path:
     return path
 
 
-def _set(path: Path, key: str, value: str) -> None:
+def _set(path: Path, key: str, value: str, remove: tuple[str, ...] = ()) -> None:
     """Set a key in hoodie.properties as another writer would (raw text: a value our loader rejects is kept)."""
     file = path / ".hoodie" / "hoodie.properties"
     props = parse_properties(file.read_bytes())
     props[key] = value
+    for other in remove:
+        props.pop(other, None)
     file.write_bytes(format_properties(props, ["Updated by a test"]).encode("latin-1"))
 
 
@@ -229,7 +231,8 @@ def test_accepted_value_writes_a_table_hudi_rs_reads(unzip_table, tmp_path, key)
 @pytest.mark.parametrize("key,value", REFUSED_CASES)
 def test_refused_value_stops_every_writer_and_service_before_any_file(unzip_table, tmp_path, key, value):
     path = _copy(unzip_table, tmp_path)
-    _set(path, key, value)
+    # A payload type counts only where no payload class is named (RecordPayloadType.getPayloadClassName).
+    _set(path, key, value, ("hoodie.compaction.payload.class",) if key == "hoodie.compaction.payload.type" else ())
     _assert_everything_refused(path, [f"{key}={value}"])
 
 
@@ -419,3 +422,9 @@ def test_check_writable_names_the_action(unzip_table, tmp_path):
     with pytest.raises(UnsupportedTableFeatureError, match=r"cannot compact, this engine does not honour: hoodie.table.base.file.format=ORC is not written by this "
                              r"engine \(PARQUET only\); way out: let Java Hudi write this table, or rewrite it"):
         check_writable(storage, base, TableConfig.load(storage, base), action="compact")
+
+
+def test_payload_type_alone_is_honoured_when_it_names_overwrite_with_latest(unzip_table, tmp_path):
+    path = _copy(unzip_table, tmp_path)
+    _set(path, "hoodie.compaction.payload.type", "OVERWRITE_LATEST_AVRO", ("hoodie.compaction.payload.class",))
+    _upsert_and_check(path)
