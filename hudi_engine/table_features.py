@@ -140,6 +140,9 @@ class PropertyRow:
 
 _V9_ONLY = "only table version 9 (Hudi 1.1) uses it; such tables are refused by hoodie.table.version"
 WAY_OUT = "turn the feature off with Hudi first, or let Java Hudi write this table"
+# Rows we honour refuse only values we do not know: a typo, or a newer Hudi's value.
+VALUE_WAY_OUT = "set a value Hudi and this engine both know (with Hudi), or let Java Hudi write this table"
+_JAVA_CLASS = "let Java Hudi write this table: only Java runs that class"
 def _rewrite(how: str = "without it") -> str:
     return f"let Java Hudi write this table, or rewrite it with this engine (dbt: --full-refresh) {how}".rstrip()
 
@@ -175,9 +178,9 @@ PROPERTIES: tuple[PropertyRow, ...] = (
     PropertyRow("hoodie.table.partition.fields", "partition fields (CustomKeyGenerator: name:TYPE)",
                 Decision.HONOURED, "partition paths of every write (keygen.py)"),
     PropertyRow("hoodie.table.keygenerator.class", "key generator class", Decision.HONOURED,
-                "keygen.py implements the built-in ones; any other class is refused", _key_generator),
+                "keygen.py implements the built-in ones; any other class is refused", _key_generator, way_out=_JAVA_CLASS),
     PropertyRow("hoodie.table.keygenerator.type", "1.x: key generator type", Decision.HONOURED,
-                "mapped to its class, as Hudi does; an unknown type is refused", _key_generator),
+                "mapped to its class, as Hudi does; an unknown type is refused", _key_generator, way_out=_JAVA_CLASS),
     PropertyRow("hoodie.keygen.timebased.*", "TimestampBasedKeyGenerator settings persisted with the table "
                 "(also hoodie.deltastreamer.keygen.timebased.*)", Decision.HONOURED,
                 "keygen.py reads them; a bad value is refused when a key is built"),
@@ -204,7 +207,7 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 "validated on load, recomputed on every update"),
     PropertyRow("hoodie.compaction.payload.class", "payload class merging two versions of a record",
                 Decision.HONOURED, "payload.py implements Hudi's built-in payloads; any other class is refused",
-                _payload_class),
+                _payload_class, way_out=_JAVA_CLASS),
     PropertyRow("hoodie.compaction.payload.type", "0.14+: payload by RecordPayloadType when no class is named",
                 Decision.HONOURED, "the class wins, as in Hudi; a type alone is accepted only for "
                 "OVERWRITE_LATEST_AVRO (what we use without a class)", _payload_type,
@@ -212,7 +215,7 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                         "TBLPROPERTIES), or let Java Hudi write this table"),
     PropertyRow("hoodie.record.merge.strategy.id", "id of the HoodieRecordMerger", Decision.HONOURED,
                 "Hudi's default (Avro, payload based) merger is ours; another id is refused", _merger_strategy,
-                alternatives=("hoodie.compaction.record.merger.strategy",)),
+                alternatives=("hoodie.compaction.record.merger.strategy",), way_out=_JAVA_CLASS),
     PropertyRow("hoodie.record.merge.mode", "1.x: COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING or CUSTOM",
                 Decision.NO_EFFECT, "Hudi 0.x ignores it; read for version 8/9 tables",
                 _one_of("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING", "CUSTOM")),
@@ -383,6 +386,11 @@ def property_row(key: str) -> PropertyRow | None:
     return next((r for r in PROPERTIES if r.matches(key)), None)
 
 
+def way_out(row: PropertyRow | StateRow) -> str:
+    """What a user does about a refusal by this row."""
+    return row.way_out or (WAY_OUT if row.decision is Decision.REFUSED else VALUE_WAY_OUT)
+
+
 def property_problems(table: TableConfig) -> list[str]:
     """`key=value reason; way out: ...` of every property value that refuses the table."""
     out = []
@@ -392,13 +400,13 @@ def property_problems(table: TableConfig) -> list[str]:
             continue
         reason = row.check(value, table)
         if reason:
-            out.append(f"{key}={value} {reason}; way out: {row.way_out or WAY_OUT}")
+            out.append(f"{key}={value} {reason}; way out: {way_out(row)}")
     return out
 
 
 def state_problems(storage: Storage, base_path: str, timeline: Timeline) -> list[str]:
     """`state: what was found; way out: ...` of every timeline/storage state that refuses the table."""
-    return [f"{f.state}: {f.value}; way out: {row.way_out or WAY_OUT}" for row in STATES if row.find is not None
+    return [f"{f.state}: {f.value}; way out: {way_out(row)}" for row in STATES if row.find is not None
             for f in row.find(storage, base_path, timeline)]
 
 

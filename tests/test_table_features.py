@@ -428,3 +428,14 @@ def test_payload_type_alone_is_honoured_when_it_names_overwrite_with_latest(unzi
     path = _copy(unzip_table, tmp_path)
     _set(path, "hoodie.compaction.payload.type", "OVERWRITE_LATEST_AVRO", ("hoodie.compaction.payload.class",))
     _upsert_and_check(path)
+
+
+def test_docs_table_has_every_row_with_its_decision():
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "table-features.md").read_text()
+    lines = {line.split("|")[1].strip(): line for line in doc.splitlines() if line.startswith("| ")}
+    for row in PROPERTIES:
+        line = lines.get(f"`{row.key}`" + "".join(f" (also `{a}`)" for a in row.alternatives))
+        assert line is not None, f"{row.key} has no row in docs/table-features.md"
+        assert f"| {row.decision.value}" in line, f"{row.key}: the docs say another decision"
+    for state in STATES:
+        assert state.state in lines and f"| {state.decision.value}" in lines[state.state], state.state
