@@ -439,3 +439,41 @@ def test_docs_table_has_every_row_with_its_decision():
         assert f"| {row.decision.value}" in line, f"{row.key}: the docs say another decision"
     for state in STATES:
         assert state.state in lines and f"| {state.decision.value}" in lines[state.state], state.state
+
+
+def _clustering_plan(path: Path) -> bytes:
+    s = HudiTable.load(str(path)).file_slices()[0]
+    assert s.base_file is not None
+    group = {"slices": [{"dataFilePath": _base_name(s.base_file.path), "deltaFilePaths": [], "fileId": s.file_id,
+                         "partitionPath": s.partition_path, "bootstrapFilePath": None, "version": 1}],
+             "metrics": {}, "numOutputFileGroups": 1, "extraMetadata": None, "version": 1}
+    plan = {"inputGroups": [group], "extraMetadata": {}, "version": 1, "preserveHoodieMetadata": True,
+            "strategy": {"strategyClassName": "org.apache.hudi.client.clustering.run.strategy."
+                                              "SparkSortAndSizeExecutionStrategy", "strategyParams": {}, "version": 1}}
+    return write_avro_metadata("HoodieRequestedReplaceMetadata", {"operationType": "CLUSTER", "clusteringPlan": plan,
+                                                                  "extraMetadata": None, "version": 1})
+
+
+def _without_record_keys(path: Path) -> None:
+    file = path / ".hoodie" / "hoodie.properties"
+    props = parse_properties(file.read_bytes())
+    del props["hoodie.table.recordkey.fields"]
+    file.write_bytes(format_properties(props, ["auto-generated keys"]).encode("latin-1"))
+
+
+# States and properties other parts of the engine implement: this check lets them through.
+OTHER_PARTS = {
+    "pending clustering": lambda p: _instant_file(p, f"{_next_ts(p)}.replacecommit.requested", _clustering_plan(p)),
+    "lock files": lambda p: _put(p, ".locks/table_lock.json"),
+    "auto-generated keys": _without_record_keys,
+    "cdc enabled": lambda p: _set(p, "hoodie.table.cdc.enabled", "true"),
+}
+
+
+@pytest.mark.parametrize("what", sorted(OTHER_PARTS))
+def test_states_of_other_parts_are_let_through(unzip_table, tmp_path, what):
+    path = _copy(unzip_table, tmp_path)
+    OTHER_PARTS[what](path)
+    storage, base = Storage.for_uri(str(path))
+    for action in ("write", "compact", "clean", "archive", "roll back"):
+        check_writable(storage, base, TableConfig.load(storage, base), action=action)

@@ -59,7 +59,8 @@ class UntaggedGroups:
 
 class WriteClient:
     def __init__(self, storage: Storage, base_path: str, storage_uri: str, config: WriteConfig,
-                 table_config: TableConfig, data_schema: pa.Schema, exists: bool) -> None:
+                 table_config: TableConfig, data_schema: pa.Schema, exists: bool, *,
+                 timeline: Timeline | None = None) -> None:
         self.storage = storage
         self.base_path = base_path
         self.storage_uri = storage_uri
@@ -67,7 +68,7 @@ class WriteClient:
         self.table_config = table_config
         self.data_schema = data_schema
         self.exists = exists
-        self.timeline = Timeline.load(storage, base_path) if exists else None
+        self.timeline = (timeline or Timeline.load(storage, base_path)) if exists else None
         self._avg_record_size: int | None = None
 
     @staticmethod
@@ -76,14 +77,17 @@ class WriteClient:
         storage, base_path = Storage.for_uri(str(path))
         uri = str(path) if "://" in str(path) else base_path
         exists = storage.exists(Storage.join(base_path, ".hoodie", "hoodie.properties"))
+        timeline = None
         if exists:
             table_config = TableConfig.load(storage, base_path)
-            check_writable(storage, base_path, table_config, action="write")
+            table_config.require_writable()  # before the timeline is listed with layout 1
+            timeline = Timeline.load(storage, base_path)
+            check_writable(storage, base_path, table_config, timeline, action="write")
             config = config.for_table(table_config, base_path)
         else:
             table_config = config.new_table_config(base_path)
         _check_columns(config, data_schema, base_path)
-        client = WriteClient(storage, base_path, uri, config, table_config, data_schema, exists)
+        client = WriteClient(storage, base_path, uri, config, table_config, data_schema, exists, timeline=timeline)
         client._check_schema_change()
         return client
 
