@@ -240,8 +240,8 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 Decision.REFUSED, "true is refused (PARQUET only)",
                 _boolean("is not supported: this engine writes and reads PARQUET base files only"), way_out=_REWRITE),
     PropertyRow("hoodie.table.timeline.timezone", "time zone of instant times (LOCAL or UTC)", Decision.HONOURED,
-                "instants are made in UTC, each after the newest instant of the timeline, so they stay ordered "
-                "whatever zone a LOCAL Java writer uses", _one_of("LOCAL", "UTC"),
+                "new instants in UTC, or for LOCAL (and no value: Java's default) in this machine's zone as a Java "
+                "writer here makes them; always after the newest instant on the timeline", _one_of("LOCAL", "UTC"),
                 way_out="set it to LOCAL or UTC (what Hudi accepts) with Hudi"),
     PropertyRow("hoodie.partition.metafile.use.base.format", "partition metafiles as parquet/orc files",
                 Decision.REFUSED,

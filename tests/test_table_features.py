@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -24,6 +25,7 @@ from hudi_engine.table_services.archival import archive
 from hudi_engine.table_services.clean import clean
 from hudi_engine.table_services.compaction import schedule_compaction
 from hudi_engine.timeline import Timeline
+from hudi_engine.timeline import instant as instant_module
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.instant import new_instant_time
 from hudi_engine.write.rollback import rollback_completed
@@ -477,3 +479,27 @@ def test_states_of_other_parts_are_let_through(unzip_table, tmp_path, what):
     storage, base = Storage.for_uri(str(path))
     for action in ("write", "compact", "clean", "archive", "roll back"):
         check_writable(storage, base, TableConfig.load(storage, base), action=action)
+
+
+@pytest.mark.parametrize("zone_value", [None, "LOCAL", "UTC"])
+def test_instants_follow_the_timeline_timezone(unzip_table, tmp_path, monkeypatch, zone_value):
+    """LOCAL (also the absent key, Java's default) makes instants in this machine's zone, as a Java writer on it
+    would (HoodieInstantTimeGenerator); UTC in UTC. Checked in a zone 10 hours behind UTC."""
+    monkeypatch.setenv("TZ", "Pacific/Honolulu")
+    time.tzset()
+    # A machine's zone does not change under a process: forget the instants earlier tests issued in UTC.
+    monkeypatch.setattr(instant_module, "_GENERATOR", instant_module.InstantTimeGenerator())
+    try:
+        path = _copy(unzip_table, tmp_path)
+        if zone_value is not None:
+            _set(path, "hoodie.table.timeline.timezone", zone_value)
+        result = write(path, _updates(path)[0], {"hoodie.datasource.write.operation": "upsert"})
+        made = datetime.strptime(result.instant_time, "%Y%m%d%H%M%S%f")
+        local_now = datetime.now().replace(tzinfo=None)
+        utc_now = datetime.now(UTC).replace(tzinfo=None)
+        expected = utc_now if zone_value == "UTC" else local_now
+        assert abs((made - expected).total_seconds()) < 300, (result.instant_time, expected)
+        assert_same_rows(HudiTable.load(str(path)).read_snapshot(), rs_snapshot(path), "after the write")
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

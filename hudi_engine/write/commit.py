@@ -112,7 +112,7 @@ def request_commit(
     timeline = Timeline.load(storage, base_path)
     latest = max(timeline.timestamps(), default=None)
     if instant_time is None:
-        instant_time = new_instant_time(after=latest)
+        instant_time = new_instant_time(after=latest, local=config.local_instant_times)
     elif latest is not None and instant_time <= latest:
         raise WriteError(f"instant time {instant_time} is not after the latest instant on the timeline ({latest})")
     requested = Instant(instant_time, action, State.REQUESTED)

@@ -39,6 +39,8 @@ from hudi_engine.file_naming import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileNa
 from hudi_engine.io.log_block import BlockType, build_rollback_block
 from hudi_engine.io.log_format import encode_log_file, read_log_blocks
 from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
+from hudi_engine.table_features import check_writable
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.commit_metadata import CommitMetadata
@@ -165,9 +167,6 @@ def rollback_failed_writes(storage: Storage, base_path: str, *, use_command_bloc
 
 def _check_writable(storage: Storage, base_path: str) -> None:
     """A table property or state this engine does not honour stops a rollback before it writes anything."""
-    from hudi_engine.table_config import TableConfig
-    from hudi_engine.table_features import check_writable
-
     check_writable(storage, base_path, TableConfig.load(storage, base_path), action="roll back")
 
 
@@ -343,7 +342,7 @@ def _run(storage: Storage, base_path: str, timeline: Timeline, target: Instant, 
          *, uncommit: bool) -> RollbackResult | None:
     t0 = time.monotonic()
     latest = max(timeline.timestamps(), default=None)
-    rollback_ts = new_instant_time(after=latest)
+    rollback_ts = new_instant_time(after=latest, local=TableConfig.load(storage, base_path).local_instant_times)
     requested = Instant(rollback_ts, Action.ROLLBACK, State.REQUESTED)
     plan = {
         "instantToRollback": {"commitTime": target.timestamp, "action": target.action.value},

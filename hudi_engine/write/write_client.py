@@ -333,7 +333,8 @@ class Transaction:
         cfg = client.config
         timeline = client.timeline or Timeline.load(client.storage, client.base_path)
         self.started = TimelineAtStart.of(timeline)
-        instant_time = new_instant_time(after=max(timeline.timestamps(), default=None))
+        instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
+                                        local=client.table_config.local_instant_times)
         self.heartbeat = Heartbeat(client.storage, client.base_path, instant_time, cfg.lock, lock.owner).start()
         try:
             self.inflight = commit_protocol.start_commit(client.storage, client.base_path, client.table_config,
