@@ -216,10 +216,13 @@ def _concrete(key: str) -> str:
     return key[:-1] + "timestamp.type" if key.endswith("*") else key
 
 
+@pytest.mark.parametrize("name", [COW, MOR])
 @pytest.mark.parametrize("key", sorted(ACCEPTED))
-def test_accepted_value_writes_a_table_hudi_rs_reads(unzip_table, tmp_path, key):
-    path = _copy(unzip_table, tmp_path)
+def test_accepted_value_writes_a_table_hudi_rs_reads(unzip_table, tmp_path, key, name):
+    path = _copy(unzip_table, tmp_path, name)
     value = ACCEPTED[key]
+    if key == "hoodie.table.ordering.fields":
+        value = HudiTable.load(str(path)).config.precombine_field
     if value is not None:
         _set(path, _concrete(key), value)
     _upsert_and_check(path)
