@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from hudi_engine.errors import HudiError, UnsupportedTableFeatureError
+from hudi_engine.keygen import resolve_key_generator_class
+from hudi_engine.payload import payload_for
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import (
     DEFAULT_RECORD_MERGER_STRATEGY,
@@ -68,8 +70,6 @@ def _refused_if_set(reason: str) -> ValueCheck:
 
 
 def _payload_class(value: str, _: TableConfig) -> str | None:
-    from hudi_engine.payload import payload_for
-
     try:
         payload_for(value.strip())
     except HudiError as e:
@@ -83,9 +83,9 @@ _PAYLOAD_TYPES = {
     "HOODIE_AVRO_DEFAULT": "DefaultHoodieRecordPayload", "EVENT_TIME_AVRO": "EventTimeAvroPayload",
     "OVERWRITE_NON_DEF_LATEST_AVRO": "OverwriteNonDefaultsWithLatestAvroPayload",
     "OVERWRITE_LATEST_AVRO": "OverwriteWithLatestAvroPayload", "PARTIAL_UPDATE_AVRO": "PartialUpdateAvroPayload",
-    "MYSQL_DEBEZIUM_AVRO": "debezium.MySqlDebeziumAvroPayload",
-    "POSTGRES_DEBEZIUM_AVRO": "debezium.PostgresDebeziumAvroPayload", "HOODIE_METADATA": "metadata",
-    "VALIDATE_DUPLICATE_AVRO": "spark", "EXPRESSION_AVRO": "spark", "CUSTOM": "",
+    "MYSQL_DEBEZIUM_AVRO": "MySqlDebeziumAvroPayload", "POSTGRES_DEBEZIUM_AVRO": "PostgresDebeziumAvroPayload",
+    "HOODIE_METADATA": "HoodieMetadataPayload", "VALIDATE_DUPLICATE_AVRO": "ValidateDuplicateKeyPayload",
+    "EXPRESSION_AVRO": "ExpressionPayload", "CUSTOM": "",
 }
 
 
@@ -102,8 +102,6 @@ def _payload_type(value: str, table: TableConfig) -> str | None:
 
 
 def _key_generator(value: str, _: TableConfig) -> str | None:
-    from hudi_engine.keygen import resolve_key_generator_class
-
     try:
         resolve_key_generator_class(value)
     except HudiError as e:
@@ -111,7 +109,7 @@ def _key_generator(value: str, _: TableConfig) -> str | None:
     return None
 
 
-def _merger_strategy(value: str, table: TableConfig) -> str | None:
+def _merger_strategy(value: str, _: TableConfig) -> str | None:
     # 0.x: HoodieRecordMerger.DEFAULT_MERGER_STRATEGY_UUID is Hudi's own Avro merger (payload based); another id is a
     # custom HoodieRecordMerger, which only Java can run.
     if value.strip() in ("", DEFAULT_RECORD_MERGER_STRATEGY):
@@ -143,6 +141,8 @@ WAY_OUT = "turn the feature off with Hudi first, or let Java Hudi write this tab
 # Rows we honour refuse only values we do not know: a typo, or a newer Hudi's value.
 VALUE_WAY_OUT = "set a value Hudi and this engine both know (with Hudi), or let Java Hudi write this table"
 _JAVA_CLASS = "let Java Hudi write this table: only Java runs that class"
+
+
 def _rewrite(how: str = "without it") -> str:
     return f"let Java Hudi write this table, or rewrite it with this engine (dbt: --full-refresh) {how}".rstrip()
 
