@@ -244,10 +244,9 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 "writer here makes them; always after the newest instant on the timeline", _one_of("LOCAL", "UTC"),
                 way_out="set it to LOCAL or UTC (what Hudi accepts) with Hudi"),
     PropertyRow("hoodie.partition.metafile.use.base.format", "partition metafiles as parquet/orc files",
-                Decision.REFUSED,
-                "true is refused: our listing finds partitions by the text .hoodie_partition_metadata only",
-                _boolean("is not supported: this engine writes and finds the text .hoodie_partition_metadata only"),
-                way_out=_REWRITE),
+                Decision.HONOURED,
+                "partitions marked by any form are found; new partitions get .hoodie_partition_metadata.parquet "
+                "(footer keys, as ParquetUtils.writeMetaFile)", _boolean()),
     PropertyRow("hoodie.table.metadata.partitions", "metadata table partitions built", Decision.HONOURED,
                 "every writer disables the metadata table first, as Hudi does (WriteClient._disable_metadata_table)"),
     PropertyRow("hoodie.table.metadata.partitions.inflight", "metadata table partitions being built",

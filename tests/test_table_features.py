@@ -18,6 +18,11 @@ from hudi_engine import HudiTable
 from hudi_engine.config import ArchivalConfig, CleanConfig
 from hudi_engine.errors import HudiError, TableConfigError, UnsupportedTableFeatureError, WriteError
 from hudi_engine.java_properties import format_properties, parse_properties
+from hudi_engine.partition_metadata import (
+    format_partition_metadata_parquet,
+    parse_partition_metadata,
+    parse_partition_metadata_parquet,
+)
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import PROPERTIES, STATES, Decision, check_writable, property_row
@@ -82,7 +87,7 @@ REFUSED: dict[str, list[str]] = {
     "hoodie.table.format": ["iceberg"],
     "hoodie.table.multiple.base.file.formats.enable": ["true"],
     "hoodie.table.timeline.timezone": ["Europe/Paris"],
-    "hoodie.partition.metafile.use.base.format": ["true"],
+    "hoodie.partition.metafile.use.base.format": ["yes"],
     "hoodie.table.secondary.indexes.metadata": ['{"indexes":[]}'],
     "hoodie.table.index.defs.path": [".hoodie/.index_defs/index.json"],
     "hoodie.table.cdc.enabled": ["on"],
@@ -506,3 +511,30 @@ def test_instants_follow_the_timeline_timezone(unzip_table, tmp_path, monkeypatc
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
+
+
+def test_partition_metafiles_in_base_format_are_found_and_written(unzip_table, tmp_path):
+    """hoodie.partition.metafile.use.base.format=true: existing partitions marked only by
+    `.hoodie_partition_metadata.parquet` are found (an upsert updates their rows instead of adding duplicates), and a
+    new partition gets the parquet form, which hudi-rs and our reader read."""
+    path = _copy(unzip_table, tmp_path)
+    for text in path.rglob(".hoodie_partition_metadata"):
+        props = parse_partition_metadata(text.read_bytes())
+        (text.parent / ".hoodie_partition_metadata.parquet").write_bytes(
+            format_partition_metadata_parquet(props["commitTime"], props["partitionDepth"]))
+        text.unlink()
+    _set(path, "hoodie.partition.metafile.use.base.format", "true")
+    updates, target = _updates(path)
+    new = updates.slice(0, 1)
+    new = new.set_column(new.column_names.index("id"), "id", pa.array([10_000], new.schema.field("id").type))
+    new = new.set_column(new.column_names.index("byteField"), "byteField",
+                         pa.array([99], new.schema.field("byteField").type))
+    result = write(path, pa.concat_tables([updates, new]), {"hoodie.datasource.write.operation": "upsert"})
+    assert result.records_updated == updates.num_rows and result.records_inserted == 1
+    marker = path / "99" / ".hoodie_partition_metadata.parquet"
+    assert parse_partition_metadata_parquet(marker.read_bytes()) == {"commitTime": result.instant_time,
+                                                                      "partitionDepth": 1}
+    assert not list(path.rglob(".hoodie_partition_metadata"))  # no text form anywhere
+    after = rs_snapshot(path)
+    assert after.num_rows == updates.num_rows + 1
+    assert_same_rows(HudiTable.load(str(path)).read_snapshot(), after, "after the write")

@@ -390,6 +390,7 @@ class Transaction:
             c.storage, c.base_path, self.inflight, stats, operation_type=c.config.operation.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
             extra_metadata=c.config.commit_extra_metadata,
+            partition_metafile_base_format=c.table_config.partition_metafile_use_base_format,
         )
         self.done = True
         if c.config.lock.optimistic:
