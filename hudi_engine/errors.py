@@ -63,3 +63,8 @@ class InstantLostError(WriteError):
 class ExecutorEnvironmentError(HudiError):
     """An executor's Python cannot run the engine: another Python version, a missing or too old package, or another
     engine version installed there. Raised before anything is written."""
+
+
+class UnsupportedTableFeatureError(WriteError):
+    """A table property or timeline state (another Hudi writer's) that this engine does not honour; raised before any
+    file is written (hudi_engine.table_features)."""

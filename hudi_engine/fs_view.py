@@ -22,7 +22,7 @@ from hudi_engine.file_group import (
     SliceByCompletionTime,
 )
 from hudi_engine.file_naming import CDC_SUFFIX, BaseFileName, LogFileName, is_base_file_name, is_log_file_name
-from hudi_engine.partition_metadata import PARTITION_METAFILE
+from hudi_engine.partition_metadata import PARTITION_METAFILES
 from hudi_engine.storage import FileStatus, Storage
 from hudi_engine.timeline import Timeline
 
@@ -160,7 +160,7 @@ def _folders(storage: Storage, base_path: str) -> Iterator[tuple[str, list[FileS
 
 
 def _is_partition(entries: list[FileStatus]) -> bool:
-    return any(e.name == PARTITION_METAFILE for e in entries if not e.is_dir)
+    return any(e.name in PARTITION_METAFILES for e in entries if not e.is_dir)
 
 
 def slicing_for(timeline: Timeline) -> FileSlicing:

@@ -139,6 +139,7 @@ class HudiTable:
         tasks, one per file group; default: in this process). Returns the last compaction, None if none ran."""
         from hudi_engine.table_services.runner import compact_now
 
+        self._check_writable("compact")
         done = compact_now(self.storage, self.base_path, self.storage_uri, _config(options), executor)
         return done[-1] if done else None
 
@@ -146,6 +147,7 @@ class HudiTable:
         """Delete file slices no retained instant reads (`hoodie.cleaner.*`); None when nothing was deleted."""
         from hudi_engine.table_services.clean import clean
 
+        self._check_writable("clean")
         config = _config(options)
         return clean(self.storage, self.base_path, config.clean, config.lock)
 
@@ -154,6 +156,7 @@ class HudiTable:
         `hoodie.keep.max.commits`), as Hudi's archiver does; None when nothing is due."""
         from hudi_engine.table_services.archival import archive
 
+        self._check_writable("archive")
         config = _config(options)
         return archive(self.storage, self.base_path, config.archival,
                        max_delta_commits=config.compaction.max_delta_commits, lock=config.lock)
@@ -167,6 +170,7 @@ class HudiTable:
         from hudi_engine.table_services.clean import check_rollback_keeps_previous_versions
         from hudi_engine.write.rollback import rollback_completed, rollback_instant
 
+        self._check_writable("roll back")
         with service_lock(self.storage, self.base_path, _config(options).lock):
             timeline = Timeline.load(self.storage, self.base_path)
             pending = [i for i in timeline.instants_at(instant) if not i.is_completed] if instant else []
@@ -175,6 +179,13 @@ class HudiTable:
                                         use_command_blocks=use_command_blocks)
             check_rollback_keeps_previous_versions(self.storage, self.base_path)
             return rollback_completed(self.storage, self.base_path, instant, use_command_blocks=use_command_blocks)
+
+    def _check_writable(self, action: str) -> None:
+        """Refuse a table property or state this engine does not honour (table_features), before the service starts;
+        the table lock checks again once taken."""
+        from hudi_engine.table_features import check_writable
+
+        check_writable(self.storage, self.base_path, TableConfig.load(self.storage, self.base_path), action=action)
 
     # ---- schema -------------------------------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:

@@ -460,6 +460,11 @@ class TableConfig:
         return (self.props.get(TIMELINE_TIMEZONE) or "LOCAL").strip().upper()
 
     @property
+    def local_instant_times(self) -> bool:
+        """New instants in this machine's zone, as a Java writer makes them for a LOCAL table (UTC otherwise)."""
+        return self.timeline_timezone == "LOCAL"
+
+    @property
     def create_schema(self) -> dict | None:
         raw = self.props.get(CREATE_SCHEMA)
         if not raw:

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from conformance import V6_WITH_COMMITS
 
@@ -9,7 +11,9 @@ from hudi_engine.partition_metadata import (
     PARTITION_METAFILE,
     PartitionMetadataError,
     format_partition_metadata,
+    format_partition_metadata_parquet,
     parse_partition_metadata,
+    parse_partition_metadata_parquet,
     partition_depth,
 )
 
@@ -66,3 +70,18 @@ def test_format_errors():
         format_partition_metadata("abc", 1)
     with pytest.raises(PartitionMetadataError, match="partitionDepth"):
         format_partition_metadata("1", -1)
+
+
+def test_parquet_form_is_a_rowless_parquet_file_with_the_keys_in_its_footer():
+    """`.hoodie_partition_metadata.parquet` as ParquetUtils.writeMetaFile makes it: one optional int64 column
+    `dummyint`, no rows, commitTime and partitionDepth in the footer's key-value metadata."""
+    data = format_partition_metadata_parquet("20240101000000000", 2)
+    meta = pq.ParquetFile(pa.BufferReader(data)).metadata
+    assert meta.num_rows == 0
+    assert [(c.name, c.physical_type) for c in meta.schema] == [("dummyint", "INT64")]
+    assert meta.metadata[b"commitTime"] == b"20240101000000000" and meta.metadata[b"partitionDepth"] == b"2"
+    assert parse_partition_metadata_parquet(data) == {"commitTime": "20240101000000000", "partitionDepth": 2}
+    with pytest.raises(PartitionMetadataError, match="not a parquet file"):
+        parse_partition_metadata_parquet(b"commitTime=1\n")
+    with pytest.raises(PartitionMetadataError, match="commitTime"):
+        format_partition_metadata_parquet("abc", 1)

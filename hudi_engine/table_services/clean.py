@@ -37,6 +37,7 @@ from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import service_lock
 from hudi_engine.table_services.compaction import CompactionPlan
 from hudi_engine.timeline import Timeline
@@ -228,7 +229,8 @@ def clean(storage: Storage, base_path: str, config: CleanConfig | None = None,
         plan = _with_orphans(plan, orphans, config, timeline)
         result = None
         if plan is not None:
-            instant_time = new_instant_time(after=max(timeline.timestamps(), default=None))
+            instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
+                                            local=TableConfig.load(storage, base_path).local_instant_times)
             data = plan.to_bytes()
             requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)
             inflight = timeline.transition_to_inflight(requested, data)

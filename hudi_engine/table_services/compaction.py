@@ -240,7 +240,7 @@ def schedule_compaction(storage: Storage, base_path: str, *, instant_time: str |
                              f"{', '.join(map(str, pending))} are pending; roll them back or complete them first")
         latest = max(timeline.timestamps(), default=None)
         if instant_time is None:
-            instant_time = new_instant_time(after=latest)
+            instant_time = new_instant_time(after=latest, local=config.local_instant_times)
         elif latest is not None and instant_time <= latest:
             raise WriteError(f"compaction instant {instant_time} is not after the latest instant {latest} "
                              f"of {base_path}")

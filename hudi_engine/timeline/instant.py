@@ -265,27 +265,32 @@ def datetime_to_instant(moment: datetime, tz: tzinfo = UTC) -> str:
 
 
 class InstantTimeGenerator:
-    """Issues UTC instant times that strictly increase within this generator (as Hudi's does per JVM)."""
+    """Issues instant times that strictly increase within this generator (as Hudi's does per JVM), in UTC or, for a
+    table whose `hoodie.table.timeline.timezone` is LOCAL, in this machine's zone (`HoodieInstantTimeGenerator`
+    with `HoodieTimelineTimeZone.LOCAL`: the JVM's default zone)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._last = ""
+        self._last = {False: "", True: ""}  # by `local`: a UTC table's instants do not push a LOCAL table's
 
-    def new_instant_time(self, after: str | None = None, *, now: datetime | None = None) -> str:
+    def new_instant_time(self, after: str | None = None, *, now: datetime | None = None, local: bool = False) -> str:
         """An instant time from the clock, bumped by 1 ms past `after` and past every time issued before."""
         with self._lock:
-            floor = max(after or "", self._last)
-            candidate = datetime_to_instant(now or datetime.now(UTC))
+            floor = max(after or "", self._last[local])
+            moment = now or datetime.now(UTC)
+            zone = moment.astimezone().tzinfo if local else UTC  # astimezone(): this machine's zone at that moment
+            candidate = datetime_to_instant(moment, zone or UTC)
             if candidate <= floor:
                 # Clock behind the timeline (skew, or two calls within one millisecond): step just past it.
                 candidate = datetime_to_instant(instant_to_datetime(floor) + timedelta(milliseconds=1))
-            self._last = candidate
+            self._last[local] = candidate
             return candidate
 
 
 _GENERATOR = InstantTimeGenerator()
 
 
-def new_instant_time(after: str | None = None) -> str:
-    """A new UTC `yyyyMMddHHmmssSSS`, strictly greater than `after` and than any instant issued in this process."""
-    return _GENERATOR.new_instant_time(after)
+def new_instant_time(after: str | None = None, *, local: bool = False) -> str:
+    """A new `yyyyMMddHHmmssSSS` (UTC; with `local`, this machine's zone), strictly greater than `after` and than any
+    instant issued in this process."""
+    return _GENERATOR.new_instant_time(after, local=local)

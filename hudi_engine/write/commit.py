@@ -16,7 +16,14 @@ from collections.abc import Iterable, Mapping
 
 from hudi_engine.errors import HudiError, InstantLostError, TimelineError, WriteError
 from hudi_engine.fs_view import FileSystemView, Visibility
-from hudi_engine.partition_metadata import PARTITION_METAFILE, format_partition_metadata, partition_depth
+from hudi_engine.partition_metadata import (
+    PARQUET_PARTITION_METAFILE,
+    PARTITION_METAFILE,
+    PARTITION_METAFILES,
+    format_partition_metadata,
+    format_partition_metadata_parquet,
+    partition_depth,
+)
 from hudi_engine.schema import META_COLUMNS, remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import METAFOLDER, PROPERTIES_FILE, TableConfig
@@ -112,7 +119,7 @@ def request_commit(
     timeline = Timeline.load(storage, base_path)
     latest = max(timeline.timestamps(), default=None)
     if instant_time is None:
-        instant_time = new_instant_time(after=latest)
+        instant_time = new_instant_time(after=latest, local=config.local_instant_times)
     elif latest is not None and instant_time <= latest:
         raise WriteError(f"instant time {instant_time} is not after the latest instant on the timeline ({latest})")
     requested = Instant(instant_time, action, State.REQUESTED)
@@ -166,12 +173,14 @@ def complete_commit(
     extra_metadata: Mapping[str, str] | None = None,
     *,
     reconcile: bool = True,
+    partition_metafile_base_format: bool = False,
 ) -> Instant:
     """Commit `instant` (inflight) with the stats of the files its handles wrote. Returns the completed instant.
 
     1. Reconcile against the markers (`reconcile=True`): every stat's file must have a marker and exist; a file
        with a marker but no stat (a failed or speculative task attempt) is deleted, as Hudi's finalizeWrite does.
-    2. `.hoodie_partition_metadata` (commitTime = this instant) in every written partition that lacks one.
+    2. `.hoodie_partition_metadata` (commitTime = this instant) in every written partition that lacks one (its
+       parquet form with `partition_metafile_base_format`).
     3. `<T>.<action>` holding the commit metadata JSON (`extraMetadata.schema` = `schema` without meta fields),
        created only if absent: the atomic commit point.
     4. The marker folder is deleted.
@@ -198,7 +207,8 @@ def complete_commit(
         _reconcile_against_markers(storage, base_path, instant.timestamp, stats)
 
     for partition in by_partition:
-        write_partition_metadata(storage, base_path, partition, instant.timestamp)
+        write_partition_metadata(storage, base_path, partition, instant.timestamp,
+                                 base_format=partition_metafile_base_format)
 
     avro = json.loads(schema) if isinstance(schema, str) else schema
     if any(f["name"] in META_COLUMNS for f in avro.get("fields", [])):
@@ -243,13 +253,19 @@ def _reconcile_against_markers(storage: Storage, base_path: str, instant_time: s
         storage.delete(Storage.join(base_path, rel))
 
 
-def write_partition_metadata(storage: Storage, base_path: str, partition_path: str, instant_time: str) -> bool:
-    """Create `<partition>/.hoodie_partition_metadata` if absent (depth = number of path segments, 0 for "").
+def write_partition_metadata(storage: Storage, base_path: str, partition_path: str, instant_time: str, *,
+                             base_format: bool = False) -> bool:
+    """Create `<partition>/.hoodie_partition_metadata` if the partition has no metafile of any form (depth = number of
+    path segments, 0 for ""); with `base_format` (`hoodie.partition.metafile.use.base.format`) in its parquet form.
     True if this call created it."""
-    path = Storage.join(base_path, partition_path, PARTITION_METAFILE)
-    if storage.exists(path):
+    folder = Storage.join(base_path, partition_path)
+    if any(storage.exists(Storage.join(folder, name)) for name in PARTITION_METAFILES):
         return False
-    return storage.create_exclusive(path, format_partition_metadata(instant_time, partition_depth(partition_path)))
+    depth = partition_depth(partition_path)
+    if base_format:
+        return storage.create_exclusive(Storage.join(folder, PARQUET_PARTITION_METAFILE),
+                                        format_partition_metadata_parquet(instant_time, depth))
+    return storage.create_exclusive(Storage.join(folder, PARTITION_METAFILE), format_partition_metadata(instant_time, depth))
 
 
 # --------------------------------------------------------------------------------------------- replace helpers

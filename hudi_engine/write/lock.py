@@ -18,9 +18,10 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from hudi_engine.config.write_config import LockConfig
-from hudi_engine.errors import TableConfigError, UnsupportedTableVersionError, WriteError
+from hudi_engine.errors import WriteError
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import PROPERTIES_FILE, TableConfig
+from hudi_engine.table_features import check_writable
 from hudi_engine.write.lock_providers import (
     LOCK_FILE,
     Lease,
@@ -144,11 +145,9 @@ def _require_writable(storage: Storage, base_path: str) -> str | None:
     """Refuse a table this engine does not write; the table's name (None for a table being created)."""
     if not storage.exists(Storage.join(base_path, ".hoodie", PROPERTIES_FILE)):
         return None  # a table being created
-    try:
-        config = TableConfig.load(storage, base_path)
-    except UnsupportedTableVersionError:
-        raise
-    except TableConfigError:
-        return None  # a damaged config is the caller's to report, with its own context
-    config.require_writable()
+    # A config that does not load (wrong checksum, bad table type) stops every writer and service here too: a
+    # clean must not delete files of a table it cannot read the config of.
+    config = TableConfig.load(storage, base_path)
+    # Every writer and table service takes this lock first: refuse a feature we do not honour before any file.
+    check_writable(storage, base_path, config, action="write to it or run a table service on it")
     return config.name

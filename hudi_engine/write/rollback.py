@@ -46,6 +46,8 @@ from hudi_engine.file_naming import (
 from hudi_engine.io.log_block import BlockType, build_rollback_block
 from hudi_engine.io.log_format import encode_log_file, read_log_blocks
 from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
+from hudi_engine.table_features import check_writable
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.clustering import is_clustering
@@ -99,6 +101,7 @@ class RollbackResult:
 def rollback_instant(storage: Storage, base_path: str, instant: Instant | str, *,
                      use_command_blocks: bool = False) -> RollbackResult:
     """Roll back a pending (requested/inflight) commit, deltacommit or replacecommit."""
+    _check_writable(storage, base_path)
     timeline = Timeline.load(storage, base_path)
     target = _find(timeline, instant)
     if target.is_completed:
@@ -123,8 +126,10 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
     """Roll back the latest completed commit/deltacommit/replacecommit (as Hudi's CLI `commit rollback` does).
 
     Refused for any other instant (later data may depend on it: that needs a restore), when a write instant
-    newer than it exists (roll that back first), and for compaction commits (a compaction is re-run, not undone).
+    newer than it exists (roll that back first), for compaction commits (a compaction is re-run, not undone), and for
+    a savepointed commit.
     """
+    _check_writable(storage, base_path)
     timeline = Timeline.load(storage, base_path)
     latest = timeline.completed_commits().last()
     if latest is None:
@@ -135,6 +140,10 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
     newer = [i for i in timeline.write_timeline() if i.timestamp > target.timestamp]
     if newer:
         raise WriteError(f"cannot roll back {target}: newer write instants exist ({', '.join(map(str, newer))})")
+    savepoints = [i for i in timeline.filter_by([Action.SAVEPOINT], [State.COMPLETED]) if i.timestamp == target.timestamp]
+    if savepoints:  # BaseRollbackActionExecutor.validateSavepointRollbacks
+        raise WriteError(f"table {base_path}: cannot roll back {target}: it is savepointed ({savepoints[0]}); delete "
+                         "the savepoint with Hudi first (savepoint delete), then roll it back")
     meta = timeline.commit_metadata(target)
     if meta.compacted or meta.operation_type in ("COMPACT", "LOG_COMPACT"):
         raise WriteError(f"{target} is a compaction commit; compactions are not rolled back once completed")
@@ -162,6 +171,11 @@ def rollback_failed_writes(storage: Storage, base_path: str, *, use_command_bloc
         if result is not None:  # None: the target completed meanwhile, it is not a failed write
             results.append(result)
     return results
+
+
+def _check_writable(storage: Storage, base_path: str) -> None:
+    """A table property or state this engine does not honour stops a rollback before it writes anything."""
+    check_writable(storage, base_path, TableConfig.load(storage, base_path), action="roll back")
 
 
 def marked_files(storage: Storage, base_path: str, instant_time: str) -> dict[str, list[str]]:
@@ -341,7 +355,7 @@ def _run(storage: Storage, base_path: str, timeline: Timeline, target: Instant, 
          *, uncommit: bool) -> RollbackResult | None:
     t0 = time.monotonic()
     latest = max(timeline.timestamps(), default=None)
-    rollback_ts = new_instant_time(after=latest)
+    rollback_ts = new_instant_time(after=latest, local=TableConfig.load(storage, base_path).local_instant_times)
     requested = Instant(rollback_ts, Action.ROLLBACK, State.REQUESTED)
     plan = {
         "instantToRollback": {"commitTime": target.timestamp, "action": target.action.value},

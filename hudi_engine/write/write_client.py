@@ -22,13 +22,13 @@ from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
+from hudi_engine.table_features import check_writable
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.clustering import PendingClustering, resolve_update_strategy
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.timeline.instant import State, new_instant_time
 from hudi_engine.write import commit as commit_protocol
 from hudi_engine.write.bucket_assigner import BucketPlan, Counts, MapSidePlan, SliceInfo, plan_buckets
-from hudi_engine.write.cdc import logging_mode_of
 from hudi_engine.write.conflict import TimelineAtStart, check_conflicts
 from hudi_engine.write.executor import WriteTask
 from hudi_engine.write.heartbeat import Heartbeat, roll_back_failed_writes
@@ -60,7 +60,8 @@ class UntaggedGroups:
 
 class WriteClient:
     def __init__(self, storage: Storage, base_path: str, storage_uri: str, config: WriteConfig,
-                 table_config: TableConfig, data_schema: pa.Schema, exists: bool) -> None:
+                 table_config: TableConfig, data_schema: pa.Schema, exists: bool, *,
+                 timeline: Timeline | None = None) -> None:
         self.storage = storage
         self.base_path = base_path
         self.storage_uri = storage_uri
@@ -68,7 +69,7 @@ class WriteClient:
         self.table_config = table_config
         self.data_schema = data_schema
         self.exists = exists
-        self.timeline = Timeline.load(storage, base_path) if exists else None
+        self.timeline = (timeline or Timeline.load(storage, base_path)) if exists else None
         self._avg_record_size: int | None = None
         self._pending_clustering: PendingClustering | None = None
 
@@ -78,17 +79,19 @@ class WriteClient:
         storage, base_path = Storage.for_uri(str(path))
         uri = str(path) if "://" in str(path) else base_path
         exists = storage.exists(Storage.join(base_path, ".hoodie", "hoodie.properties"))
+        timeline = None
         if exists:
             table_config = TableConfig.load(storage, base_path)
-            table_config.require_writable()
+            table_config.require_writable()  # before the timeline is listed with layout 1
+            timeline = Timeline.load(storage, base_path)
+            check_writable(storage, base_path, table_config, timeline, action="write")
             config = config.for_table(table_config, base_path)
         else:
             table_config = config.new_table_config(base_path)
         config = config.for_keyless(base_path, table_config.populate_meta_fields)  # keys generated: refusals first
         _check_columns(config, data_schema, base_path)
-        logging_mode_of(table_config, f"table {base_path}")  # a CDC mode Hudi cannot read: refused before any file
         resolve_update_strategy(config.given.get(K.CLUSTERING_UPDATES_STRATEGY.key, ""), base_path)
-        client = WriteClient(storage, base_path, uri, config, table_config, data_schema, exists)
+        client = WriteClient(storage, base_path, uri, config, table_config, data_schema, exists, timeline=timeline)
         client._check_schema_change()
         return client
 
@@ -350,7 +353,8 @@ class Transaction:
         cfg = client.config
         timeline = client.timeline or Timeline.load(client.storage, client.base_path)
         self.started = TimelineAtStart.of(timeline)
-        instant_time = new_instant_time(after=max(timeline.timestamps(), default=None))
+        instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
+                                        local=client.table_config.local_instant_times)
         self.heartbeat = Heartbeat(client.storage, client.base_path, instant_time, cfg.lock, lock.owner).start()
         try:
             self.inflight = commit_protocol.start_commit(client.storage, client.base_path, client.table_config,
@@ -406,6 +410,7 @@ class Transaction:
             c.storage, c.base_path, self.inflight, stats, operation_type=c.config.operation.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
             extra_metadata=c.config.commit_extra_metadata,
+            partition_metafile_base_format=c.table_config.partition_metafile_use_base_format,
         )
         self.done = True
         if c.config.lock.optimistic:

@@ -20,7 +20,7 @@ from write.local_write import write, write_files
 
 from hudi_engine import HudiTable
 from hudi_engine.config.write_config import CleanConfig, WriteConfig
-from hudi_engine.errors import ConfigError, TableConfigError, WriteError
+from hudi_engine.errors import ConfigError, UnsupportedTableFeatureError, WriteError
 from hudi_engine.file_naming import LogFileName
 from hudi_engine.io.log_block import BlockType, HeaderKey, data_block_records
 from hudi_engine.io.log_format import read_log_blocks
@@ -360,11 +360,11 @@ def test_a_logging_mode_hudi_cannot_read_is_refused_before_any_file(unzip_table,
     files = sorted(p.relative_to(path) for p in path.rglob("*"))
     snapshot = rs_snapshot(path)
     data = HudiTable.load(str(path)).read_snapshot().drop_columns(list(META_COLUMNS)).slice(0, 1)
-    with pytest.raises(TableConfigError) as e:
+    with pytest.raises(UnsupportedTableFeatureError) as e:
         write(path, data, {"hoodie.table.name": "v6_nonpartitioned", "hoodie.datasource.write.recordkey.field": "id"})
     msg = str(e.value)
-    assert str(path) in msg and "hoodie.table.cdc.supplemental.logging.mode='cdc_data_before'" in msg
-    assert "DATA_BEFORE" in msg
+    assert str(path) in msg and "hoodie.table.cdc.supplemental.logging.mode=cdc_data_before" in msg
+    assert "it is DATA_BEFORE there" in msg
     assert sorted(p.relative_to(path) for p in path.rglob("*")) == files
     assert_same_rows(rs_snapshot(path), snapshot, "unchanged")
 
