@@ -695,7 +695,8 @@ def classification_markdown() -> str:
         "first file with one error naming the table, every such key, its value, why, and what to do instead. The "
         "key's other values (usually the default, e.g. `false` for a feature switch) are accepted and change nothing;",
         "* **accepted, no effect**: any value is accepted and the written table is what it would be without the key "
-        "(tuning of Java-only code paths, or settings of a feature that is off or refused by another key).",
+        "(tuning of Java-only code paths, or settings of a feature that is off or refused by another key); one "
+        "warning per write names the keys of this kind it was given.",
         "",
         "A key in none of the lists is kept as given (a key starting with the commit metadata prefix `_` goes into "
         "the commit's extra metadata) and warned about when it looks like a typo of a declared key.",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -423,7 +424,8 @@ class WriteConfig:
     def from_options(options: Mapping[str, Any] | None, where: str = "") -> "WriteConfig":
         """Validate and translate `options` (Hudi's keys); one ConfigError lists every bad value, each naming the
         key, the value and what is accepted, and every Hudi option that asks for what this engine does not do
-        (`hudi_keys.refusals`). `where` (the table's path) heads the error when given."""
+        (`hudi_keys.refusals`). `where` (the table's path) heads the error when given. Options Hudi has but that
+        change nothing here (`hudi_keys.NO_OP_KEYS`) are accepted with one warning naming them."""
         o = Options(options, K.WRITE_OPTIONS, collect=True, known=hudi_keys.known_keys())
         errors: list[str] = o.errors + hudi_keys.refusals(o.given)
 
@@ -453,6 +455,11 @@ class WriteConfig:
         if errors:
             head = f"table {where}: invalid Hudi write options" if where else "invalid Hudi write options"
             raise ConfigError(head + ":\n  " + "\n  ".join(errors))
+        no_ops = sorted(k for k in o.given if k in hudi_keys.NO_OP_KEYS)
+        if no_ops:  # accepted (a Java job's options dict carries them), but the user should know they do nothing
+            warnings.warn(f"{'table ' + where + ': ' if where else ''}Hudi options accepted without effect in this "
+                          f"engine (Java-only tuning, or settings of a feature that is off): {', '.join(no_ops)} "
+                          "(docs/options.md)", stacklevel=2)
         prefix = o[K.COMMIT_META_PREFIX]
         extra = {k: v for k, v in o.given.items() if prefix and k.startswith(prefix)}
         return WriteConfig(o[K.TABLE_NAME], o[K.DATABASE_NAME], Operation(o[K.OPERATION]), o[K.TABLE_TYPE],
