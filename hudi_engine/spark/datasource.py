@@ -102,6 +102,9 @@ from hudi_engine.spark.executor_env import ensure_executor_env
 from hudi_engine.table import UNPRUNABLE_KEYGENS, CommitTimeBound, HudiTable
 
 FORMAT = "hudi"
+# The same source under a name of its own: the half of a split read that merges log files (`relation.py`), and the
+# merge source of the native `hudi` source (`native.py`), which answers `hudi` when the session has it.
+MERGE_FORMAT = "hudi_merge"
 PATH_COMMENT_PREFIX = "hudi.path="
 COMMIT_TIME = "_hoodie_commit_time"
 
@@ -302,6 +305,14 @@ class HudiDataSource(DataSource):
     def reader(self, schema: StructType) -> "HudiReader":
         opts = ReadOptions.parse_for_table(self.options, schema)
         return HudiReader(HudiTable.load(_require_path(opts.path, schema)), opts, schema)
+
+
+class HudiMergeSource(HudiDataSource):
+    """`HudiDataSource` as `hudi_merge`."""
+
+    @classmethod
+    def name(cls) -> str:
+        return MERGE_FORMAT
 
 
 def catalog_path(schema: StructType) -> str | None:
@@ -527,12 +538,19 @@ def register_data_source(spark: SparkSession) -> None:
     """Make `spark.read.format("hudi")` and the SQL function `hudi_table_changes` available in `spark`
     (idempotent); executors checked and the engine shipped first (`executor_env`), since the source captures the
     session's Python files when it is registered."""
+    from hudi_engine.spark.native import HudiPlanSource, native_enabled
     from hudi_engine.spark.table_changes import register_table_changes
 
     ensure_executor_env(spark)
     # Without this Spark rejects a reader that implements pushFilters (DATA_SOURCE_PUSHDOWN_DISABLED).
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    spark.dataSource.register(HudiDataSource)
+    if native_enabled(spark):
+        # The JVM source answers `hudi`: a Python source of the same name would make every `hudi` read fail with
+        # FOUND_MULTIPLE_DATA_SOURCES. It plans with `hudi_engine_plan` and merges with `hudi_merge`.
+        spark.dataSource.register(HudiPlanSource)
+    else:
+        spark.dataSource.register(HudiDataSource)
+    spark.dataSource.register(HudiMergeSource)
     register_table_changes(spark)
 
 

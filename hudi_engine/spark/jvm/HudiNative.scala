@@ -1,0 +1,166 @@
+// The native read path of the `hudi` short name: compiled on the user's machine by pyspark's own Scala compiler
+// (hudi_engine/spark/native.py), never shipped as a binary.
+//
+// `spark.read.format("hudi")`, `spark.table(...)` and SQL on a `USING hudi` catalog table resolve to a
+// `HudiRelation`: only the table's location, options and schema, which Spark may cache with the catalog entry.
+// Nothing is listed there. `HudiStrategy` (a planner strategy) expands the relation when a query is planned: it asks
+// the Python engine for the read plan as of the latest completed commit (the `hudi_engine_plan` Python data source,
+// whose schema carries the plan), and plans the base files through Spark's own parquet scan (a `HadoopFsRelation`
+// over exactly those files: column pruning, filter pushdown into row groups, vectorized decoding), in union with
+// the file groups whose slices have log files, which the Python `hudi_merge` source merges. The query's filters and
+// projections go above the union and Spark's optimizer pushes them into both halves.
+package hudiengine.spark
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import org.apache.hadoop.fs.{FileStatus, Path}
+
+import org.apache.spark.sql.{DataFrame, SparkSessionExtensions, SQLContext}
+import org.apache.spark.sql.classic.SparkSession
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Expression}
+import org.apache.spark.sql.catalyst.planning.PhysicalOperation
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
+import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.sources.{BaseRelation, DataSourceRegister, RelationProvider, SchemaRelationProvider}
+import org.apache.spark.sql.types.{DataType, StructField, StructType}
+
+/** The `hudi` short name. */
+class DefaultSource extends RelationProvider with SchemaRelationProvider with DataSourceRegister {
+  override def shortName(): String = Names.Hudi
+
+  override def createRelation(ctx: SQLContext, parameters: Map[String, String]): BaseRelation =
+    new HudiRelation(ctx, parameters, None)
+
+  override def createRelation(ctx: SQLContext, parameters: Map[String, String], schema: StructType): BaseRelation =
+    new HudiRelation(ctx, parameters, Some(schema))
+}
+
+object Names {
+  val Hudi = "hudi"
+  val PlanSource = "hudi_engine_plan" // Python: hudi_engine.spark.native.HudiPlanSource
+  val MergeSource = "hudi_merge" // Python: hudi_engine.spark.datasource.HudiMergeSource
+  val PathComment = "hudi.path="
+  val CommitTime = "_hoodie_commit_time"
+}
+
+/** A Hudi table as Spark's catalog and analyzer see it: location, options, schema. Planned by `HudiStrategy`. */
+class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema: Option[StructType])
+    extends BaseRelation {
+  override def sqlContext: SQLContext = ctx
+  def spark: SparkSession = ctx.sparkSession.asInstanceOf[SparkSession]
+
+  /** A catalog table's schema carries the table's location in a column comment (its OPTIONS and LOCATION may be
+   *  the warehouse's); a path given to `load` otherwise. */
+  lazy val tablePath: String = userSchema.flatMap(HudiRelation.pathComment)
+    .orElse(parameters.get("path"))
+    .getOrElse(throw new IllegalArgumentException(
+      s"hudi: no table path; use load(path), or a catalog table whose ${Names.CommitTime} column has the comment " +
+        s"'${Names.PathComment}<uri>' (hudi_engine.spark.create_catalog_table)"))
+
+  /** The options the Python planner reads with: the caller's, with the table path resolved. */
+  def readOptions: Map[String, String] =
+    parameters.filter { case (k, _) => k.toLowerCase != "path" } + ("path" -> tablePath)
+
+  override lazy val schema: StructType = userSchema.getOrElse(Planner.plan(spark, readOptions).schema)
+
+  override def sizeInBytes: Long = spark.sessionState.conf.defaultSizeInBytes
+
+  override def toString: String = s"HudiRelation($tablePath)"
+
+  /** The table as of the latest completed commit (or the options' instant), in `schema`'s columns. */
+  def snapshot(): DataFrame = {
+    val plan = Planner.plan(spark, readOptions)
+    val data = StructType(schema.fields.map(f => StructField(f.name, f.dataType, f.nullable)))
+    val parts = Seq.newBuilder[DataFrame]
+    if (plan.files.nonEmpty) {
+      val index = new BaseFileIndex(plan.path, plan.files)
+      val files = HadoopFsRelation(index, StructType(Nil), data, None, new ParquetFileFormat, Map.empty)(spark)
+      val scan = spark.baseRelationToDataFrame(files)
+      parts += plan.window.fold(scan)(w => scan.where(w))
+    }
+    plan.sourceOptions.foreach { options =>
+      parts += spark.read.format(Names.MergeSource).schema(data).options(options).load(plan.path)
+    }
+    parts.result().reduceOption(_ union _).getOrElse(
+      spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], data))
+  }
+}
+
+object HudiRelation {
+  def pathComment(schema: StructType): Option[String] = schema.fields
+    .sortBy(_.name != Names.CommitTime)
+    .flatMap(_.getComment())
+    .find(_.startsWith(Names.PathComment))
+    .map(_.stripPrefix(Names.PathComment).trim)
+    .filter(_.nonEmpty)
+}
+
+/** One read, as the Python engine plans it (`hudi_engine.spark.native.plan_json`). */
+case class ReadPlan(
+    path: String,
+    schema: StructType,
+    files: Seq[(String, Long)],
+    sourceOptions: Option[Map[String, String]],
+    window: Option[String])
+
+object Planner {
+  private val json = new ObjectMapper()
+
+  /** The read plan: the Python planner runs in Spark's planning Python worker, on the driver, with no Spark job;
+   *  the plan travels back as the metadata of the one field of its data source's schema. */
+  def plan(spark: SparkSession, options: Map[String, String]): ReadPlan = {
+    val field = spark.read.format(Names.PlanSource).options(options).load().schema.head
+    val node = json.readTree(field.metadata.getString("plan"))
+    val files = node.get("files").elements().asScala.map(f => (f.get(0).asText(), f.get(1).asLong())).toSeq
+    ReadPlan(
+      node.get("path").asText(),
+      DataType.fromJson(node.get("schema").toString).asInstanceOf[StructType],
+      files,
+      optional(node, "source_options").map(_.properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap),
+      optional(node, "window").map(_.asText()))
+  }
+
+  private def optional(node: JsonNode, key: String): Option[JsonNode] =
+    Option(node.get(key)).filterNot(_.isNull)
+}
+
+/** Exactly the base files the plan names, with the sizes the planner listed: nothing is listed or stat'ed here. */
+class BaseFileIndex(root: String, files: Seq[(String, Long)]) extends FileIndex {
+  private val statuses: Array[FileStatus] =
+    files.map { case (f, size) => new FileStatus(size, false, 1, 128L * 1024 * 1024, 0L, new Path(f)) }.toArray
+
+  override def rootPaths: Seq[Path] = Seq(new Path(root))
+  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
+    Seq(PartitionDirectory(InternalRow.empty, statuses))
+  override def inputFiles: Array[String] = statuses.map(_.getPath.toString)
+  override def refresh(): Unit = ()
+  override def sizeInBytes: Long = files.map(_._2).sum
+  override def partitionSchema: StructType = StructType(Nil)
+}
+
+/** Expands every `HudiRelation` of a query when the query is planned, with the query's projections and filters
+ *  above the expansion so that Spark's optimizer pushes them into the parquet scan and the merge source. */
+object HudiStrategy extends SparkStrategy {
+  override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
+    case PhysicalOperation(projects, filters, l: LogicalRelation) if l.relation.isInstanceOf[HudiRelation] =>
+      val relation = l.relation.asInstanceOf[HudiRelation]
+      val data = relation.snapshot().queryExecution.analyzed
+      val byName = data.output.map(a => a.name -> a).toMap
+      // The expansion answers with the relation's own attributes, so the operators above bind unchanged.
+      val renamed = Project(l.output.map(o => Alias(byName(o.name), o.name)(exprId = o.exprId)), data)
+      val filtered = filters.reduceOption(And).fold[LogicalPlan](renamed)(Filter(_, renamed))
+      val optimized = relation.spark.sessionState.optimizer.execute(Project(projects, filtered))
+      planLater(optimized) :: Nil
+    case _ => Nil
+  }
+}
+
+/** `spark.sql.extensions=hudiengine.spark.HudiExtensions`. */
+class HudiExtensions extends (SparkSessionExtensions => Unit) {
+  override def apply(extensions: SparkSessionExtensions): Unit =
+    extensions.injectPlannerStrategy(_ => HudiStrategy)
+}
