@@ -385,26 +385,13 @@ class HudiReader(DataSourceReader):
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:
         """Keep filters on partition columns for pruning partitions, and lower bounds on `_hoodie_commit_time` for
         pruning file slices whose rows are all older; return all, so Spark still applies each to rows."""
-        columns = self._prunable_columns()
-        exprs = []
         bounds = []
         for f in filters:
-            e = filter_expression(f, columns)
-            if e is not None:
-                exprs.append(e)
             bound = commit_time_lower_bound(f)
             if bound is not None and self.table.config.populate_meta_fields:
                 bounds.append(bound)
         self.commit_time_bound = CommitTimeBound.tightest(bounds)
-        if exprs:
-            expr = exprs[0]
-            for e in exprs[1:]:
-                expr = expr & e
-            # Null and empty values both land in the default partition, whose path cannot tell them apart:
-            # keep it whatever the filter says.
-            for name in {n for n in columns.values()}:
-                expr = expr | pc.field(name).is_null()
-            self.partition_filter = expr
+        self.partition_filter = partition_filter(self.table, self.table_schema, filters)
         return list(filters)
 
     def partitions(self) -> Sequence[InputPartition]:
@@ -427,13 +414,6 @@ class HudiReader(DataSourceReader):
         begin, end = self.table.check_range(self.opts.begin_instant, self.opts.end)
         return self.table.incremental_end(begin, end)
 
-    def _prunable_columns(self) -> dict[str, str]:
-        """Partition columns present in the rows, by lower-case name (Spark resolves names case-insensitively)."""
-        cfg = self.table.config
-        if any(k in (cfg.key_generator_class or "") for k in UNPRUNABLE_KEYGENS):
-            return {}
-        return {f.lower(): f for f in cfg.partition_fields if f in self.table_schema.names}
-
     # -- reading (executors) --
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SlicePartition):
@@ -453,6 +433,31 @@ class HudiReader(DataSourceReader):
             return
         rows = to_spark_arrow(rows.select(names), self.target, f"file slice {partition.value}")
         yield from rows.to_batches()
+
+
+def partition_filter(table: HudiTable, table_schema: pa.Schema, filters: Sequence[Filter]) -> pc.Expression | None:
+    """The filters on partition columns as one Arrow expression over partition values, for pruning partitions
+    (conservative: every filter is still applied to the rows); None when none of them prunes."""
+    columns = _prunable_columns(table, table_schema)
+    exprs = [e for e in (filter_expression(f, columns) for f in filters) if e is not None]
+    if not exprs:
+        return None
+    expr = exprs[0]
+    for e in exprs[1:]:
+        expr = expr & e
+    # Null and empty values both land in the default partition, whose path cannot tell them apart: keep it
+    # whatever the filter says.
+    for name in set(columns.values()):
+        expr = expr | pc.field(name).is_null()
+    return expr
+
+
+def _prunable_columns(table: HudiTable, table_schema: pa.Schema) -> dict[str, str]:
+    """Partition columns present in the rows, by lower-case name (Spark resolves names case-insensitively)."""
+    cfg = table.config
+    if any(k in (cfg.key_generator_class or "") for k in UNPRUNABLE_KEYGENS):
+        return {}
+    return {f.lower(): f for f in cfg.partition_fields if f in table_schema.names}
 
 
 def _resolve_columns(schema: StructType, table_schema: pa.Schema, table: HudiTable) -> list[tuple[str, str]]:

@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+from pyspark.sql import datasource as ds
 from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StringType, StructField, StructType
 
@@ -48,6 +49,9 @@ from hudi_engine.table import CommitTimeWindow, HudiTable
 SOURCE_DIR = Path(__file__).resolve().parent / "jvm"
 EXTENSIONS_CLASS = "hudiengine.spark.HudiExtensions"
 PLAN_FORMAT = "hudi_engine_plan"
+# Not a Hudi option: the query's filters the JVM source hands the planner for partition pruning, as JSON
+# ([op, column, value] triples, `Not` wrapping one; `HudiStrategy` encodes them).
+FILTERS = "hudi_engine.read.filters"
 JAR_NAME = "hudi-engine-native.jar"
 MARKER = "hudi-engine-native.properties"  # in the jar: the source hash and Spark version it was built for
 CACHE_ENV = "HUDI_ENGINE_JVM_CACHE"
@@ -186,16 +190,50 @@ def window_sql(window: CommitTimeWindow) -> str | None:
     return f"_hoodie_commit_time > '{window.after}' AND _hoodie_commit_time <= '{window.up_to}'"
 
 
+_FILTER_CLASSES: dict[str, type] = {
+    name: getattr(ds, name) for name in ("EqualTo", "EqualNullSafe", "GreaterThan", "GreaterThanOrEqual", "LessThan",
+                                         "LessThanOrEqual", "In", "IsNull", "IsNotNull", "StringStartsWith",
+                                         "StringEndsWith", "StringContains")}
+
+
+def decode_filter(encoded: list) -> ds.Filter | None:
+    """One filter as `HudiStrategy` encodes it: `["Not", child]`, `[op, column]` or `[op, column, value]`."""
+    op = encoded[0]
+    if op == "Not":
+        child = decode_filter(encoded[1])
+        return None if child is None else ds.Not(child)
+    cls = _FILTER_CLASSES.get(op)
+    if cls is None:
+        return None
+    if len(encoded) == 2:
+        return cls((encoded[1],))
+    value = tuple(encoded[2]) if op == "In" else encoded[2]
+    return cls((encoded[1],), value)
+
+
+def decode_filters(text: str | None) -> list[ds.Filter]:
+    return [f for f in (decode_filter(e) for e in json.loads(text or "[]")) if f is not None]
+
+
 def plan_json(options: Mapping[str, str]) -> str:
     """The read plan the JVM source runs: the schema (path comment on `_hoodie_commit_time`), the base files Spark's
     parquet reader scans (URI, size), the `hudi_merge` options for the slices with log files, the window filter."""
-    from hudi_engine.spark.datasource import ReadOptions, _require_path, spark_schema, table_location, with_path_comment
+    from hudi_engine.spark.datasource import (
+        ReadOptions,
+        _require_path,
+        partition_filter,
+        spark_schema,
+        table_location,
+        with_path_comment,
+    )
     from hudi_engine.spark.relation import plan_read
 
     opts = ReadOptions.parse_for_table(options)
     path = _require_path(opts.path, None)
     table = HudiTable.load(path)
-    plan = plan_read(table, opts, split_logged=False)
+    filters = decode_filters({str(k).lower(): v for k, v in options.items()}.get(FILTERS))
+    pruning = partition_filter(table, table.schema(opts.schema_instant), filters) if filters else None
+    plan = plan_read(table, opts, split_logged=False, partition_filter=pruning)
     schema = with_path_comment(spark_schema(plan.schema), table_location(table, path))
     return json.dumps({
         "path": plan.path,

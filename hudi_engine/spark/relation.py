@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlparse
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -104,24 +105,26 @@ class ReadPlan:
         return out
 
 
-def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True) -> ReadPlan:
+def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True,
+              partition_filter: pc.Expression | None = None) -> ReadPlan:
     """Which slices of `table` the query `opts` reads, and which of them Spark's parquet reader can scan.
 
     `split_logged=False` leaves slices with log files whole to the hudi source (the native `hudi` source of
-    `hudi_engine.spark.native` does not take the key split)."""
+    `hudi_engine.spark.native` does not take the key split); `partition_filter` (over partition values) prunes
+    partitions before slices are listed."""
     window = None
     if opts.query_type == "incremental":
         begin, end = table.check_range(opts.begin or "", opts.end)
         end = end or _latest_range_end(table)
         opts = replace(opts, begin=begin, end=end)
-        slices = table.incremental_slices(begin, end)[1] if end is not None else []
+        slices = table.incremental_slices(begin, end, partition_filter)[1] if end is not None else []
         window = table.commit_time_window(begin, end)
         schema = table.schema(end)
     else:
         as_of = table.check_instant(opts.as_of, "time travel instant")
         # The latest snapshot is listed without time travel's check for cleaned files (nothing it reads was
         # cleaned), and the hudi source's half is pinned to the same latest commit.
-        slices = table.file_slices(as_of)
+        slices = table.file_slices(as_of, partition_filter)
         latest = table.timeline.completed_commits().last()
         opts = replace(opts, as_of=as_of or (latest.timestamp if latest is not None else None))
         schema = table.schema(as_of)
