@@ -30,6 +30,7 @@ for w in "${what[@]}"; do
   case "$w" in
     read) .venv/bin/python bench/bench_read.py ;;
     spark-read) .venv/bin/python bench/bench_spark_read.py ;;
+    native-read) .venv/bin/python bench/bench_native_read.py ;;
     write) .venv/bin/python bench/bench_write.py --workload w1 ;;
     w2) .venv/bin/python bench/bench_write.py --workload w2 ;;
     w3) .venv/bin/python bench/bench_w3.py ;;
