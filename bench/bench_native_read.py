@@ -26,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_spark_read as sr
 import common
-from common import Case
 
 
 def compile_times() -> dict[str, float]:
@@ -63,10 +62,10 @@ def run(repeats: int) -> dict:
         create_catalog_table(spark, catalog, path)
         files = sorted(s.base_file.path for s in HudiTable.load(path).file_slices() if s.base_file is not None)
         readers = {
-            "parquet": lambda: spark.read.parquet(*files),
-            "catalog": lambda: spark.table(catalog),
-            "format": lambda: spark.read.format("hudi").load(path),
-            "read_table": lambda: read_table(spark, path),
+            "parquet": lambda files=files: spark.read.parquet(*files),
+            "catalog": lambda catalog=catalog: spark.table(catalog),
+            "format": lambda path=path: spark.read.format("hudi").load(path),
+            "read_table": lambda path=path: read_table(spark, path),
         }
         for qname, query in sr.QUERIES.items():
             seen: dict[str, tuple] = {}

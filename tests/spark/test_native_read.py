@@ -20,8 +20,7 @@ from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import HudiError
-from hudi_engine.spark import create_catalog_table, spark_executor, write
-from hudi_engine.spark import native
+from hudi_engine.spark import create_catalog_table, native, spark_executor, write
 from hudi_engine.spark.datasource import BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, HudiDataSource
 
 pytestmark = pytest.mark.spark
