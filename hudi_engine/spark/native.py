@@ -44,7 +44,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StringType, StructField, StructType
 
 from hudi_engine.errors import HudiError
-from hudi_engine.table import CommitTimeWindow, HudiTable
+from hudi_engine.table import CommitTimeBound, CommitTimeWindow, HudiTable
 
 SOURCE_DIR = Path(__file__).resolve().parent / "jvm"
 EXTENSIONS_CLASS = "hudiengine.spark.HudiExtensions"
@@ -221,6 +221,7 @@ def plan_json(options: Mapping[str, str]) -> str:
     from hudi_engine.spark.datasource import (
         ReadOptions,
         _require_path,
+        commit_time_lower_bound,
         partition_filter,
         spark_schema,
         table_location,
@@ -233,13 +234,15 @@ def plan_json(options: Mapping[str, str]) -> str:
     table = HudiTable.load(path)
     filters = decode_filters({str(k).lower(): v for k, v in options.items()}.get(FILTERS))
     pruning = partition_filter(table, table.schema(opts.schema_instant), filters) if filters else None
-    plan = plan_read(table, opts, split_logged=False, partition_filter=pruning)
+    bound = CommitTimeBound.tightest([b for b in map(commit_time_lower_bound, filters) if b is not None])
+    plan = plan_read(table, opts, split_logged=False, partition_filter=pruning, commit_time_bound=bound)
     schema = with_path_comment(spark_schema(plan.schema), table_location(table, path))
     return json.dumps({
         "path": plan.path,
         "schema": json.loads(schema.json()),
         "files": [[f, size] for f, size in zip(plan.native_files, plan.native_sizes)],
-        "source_options": plan.source_options() if plan.merged_groups else None,
+        # Nothing to read at all: the merge source over no file group, which keeps Spark's one empty partition.
+        "source_options": plan.source_options() if plan.merged_groups or not plan.native_files else None,
         "window": window_sql(plan.window) if plan.window is not None else None,
     })
 

@@ -64,7 +64,7 @@ from hudi_engine.spark.datasource import (
     spark_schema,
     spark_type,
 )
-from hudi_engine.table import CommitTimeWindow, HudiTable
+from hudi_engine.table import CommitTimeBound, CommitTimeWindow, HudiTable
 
 RECORD_KEY = "_hoodie_record_key"
 # Keys of the log blocks the split read joins against (driver memory, a broadcast): beyond this many, the
@@ -106,12 +106,13 @@ class ReadPlan:
 
 
 def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True,
-              partition_filter: pc.Expression | None = None) -> ReadPlan:
+              partition_filter: pc.Expression | None = None,
+              commit_time_bound: CommitTimeBound | None = None) -> ReadPlan:
     """Which slices of `table` the query `opts` reads, and which of them Spark's parquet reader can scan.
 
     `split_logged=False` leaves slices with log files whole to the hudi source (the native `hudi` source of
     `hudi_engine.spark.native` does not take the key split); `partition_filter` (over partition values) prunes
-    partitions before slices are listed."""
+    partitions before slices are listed; `commit_time_bound` drops the slices whose rows are all older."""
     window = None
     if opts.query_type == "incremental":
         begin, end = table.check_range(opts.begin or "", opts.end)
@@ -128,6 +129,9 @@ def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True,
         latest = table.timeline.completed_commits().last()
         opts = replace(opts, as_of=as_of or (latest.timestamp if latest is not None else None))
         schema = table.schema(as_of)
+    if commit_time_bound is not None and table.config.populate_meta_fields:
+        visible = Visibility.of(table.timeline, opts.end if opts.query_type == "incremental" else opts.as_of)
+        slices = table.prune_by_commit_time(slices, commit_time_bound, visible)
     read_optimized = opts.query_type == "read_optimized"
     # Slices with log files are split by key on snapshot reads (an incremental pull's slices go whole: few rows).
     split = split_logged and opts.query_type == "snapshot" and table.config.populate_meta_fields

@@ -78,6 +78,9 @@ def test_native_paths_equal_hudi_rs_through_a_tables_life(spark, tmp_path, table
     assert "FileScan parquet" in plan and "PushedFilters: [IsNotNull(id), EqualTo(id,7)]" in plan, plan
     assert "Batched: true" in plan and "ReadSchema: struct<id:bigint,name:string>" in plan, plan
     assert "hudi_merge" not in plan, plan
+    # Spark's statistics for join planning: the base files' bytes, so a small table is broadcast.
+    a, b = spark.table(catalog).alias("a"), spark.table(catalog).alias("b")
+    assert "BroadcastHashJoin" in _plan_text(a.join(b, "id")), "the relation reports its size"
 
     second = _write(spark, path, table_type, [_rec(i, 2) for i in range(0, 40, 4)])  # partition d0 only
     _every_path_equals_hudi_rs(spark, path, catalog, "after an upsert")

@@ -134,16 +134,30 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
   def readOptions: Map[String, String] =
     parameters.filter { case (k, _) => k.toLowerCase != "path" } + ("path" -> tablePath)
 
-  override lazy val schema: StructType = userSchema.getOrElse(Planner.plan(spark, readOptions).schema)
+  override lazy val schema: StructType = userSchema.getOrElse(plan("[]").schema)
 
-  override def sizeInBytes: Long = spark.sessionState.conf.defaultSizeInBytes
+  // Spark's statistics for join planning: the bytes of the base files the last unpruned plan scans natively;
+  // unknown (Spark's default: never broadcast) when slices with log files are merged. Planned once if no query
+  // has planned yet.
+  @volatile private var knownSize: Option[Long] = None
+
+  override def sizeInBytes: Long = knownSize.getOrElse { plan("[]"); knownSize.get }
+
+  private def plan(filters: String): ReadPlan = {
+    val p = Planner.plan(spark, readOptions + (Names.Filters -> filters))
+    if (filters == "[]" || knownSize.isEmpty) { // a pruned plan's size is a lower bound until an unpruned one
+      knownSize = Some(if (p.sourceOptions.isEmpty) p.files.map(_._2).sum
+                       else spark.sessionState.conf.defaultSizeInBytes)
+    }
+    p
+  }
 
   override def toString: String = s"HudiRelation($tablePath)"
 
   /** The table as of the latest completed commit (or the options' instant), in `schema`'s columns; `filters` (as
    *  `Filters.encode` writes them) prune partitions. */
   def snapshot(filters: String = "[]"): DataFrame = {
-    val plan = Planner.plan(spark, readOptions + (Names.Filters -> filters))
+    val plan = this.plan(filters)
     val data = StructType(schema.fields.map(f => StructField(f.name, f.dataType, f.nullable)))
     val parts = Seq.newBuilder[DataFrame]
     if (plan.files.nonEmpty) {
