@@ -47,6 +47,9 @@ from hudi_engine.errors import HudiError
 from hudi_engine.table import CommitTimeBound, CommitTimeWindow, HudiTable
 
 SOURCE_DIR = Path(__file__).resolve().parent / "jvm"
+# `pyspark_*` modules Spark's Python data source discovery registers in a process that never calls
+# `register_data_source` (the Thrift server): put this folder on that process's PYTHONPATH (`server_args`).
+DISCOVERY_DIR = SOURCE_DIR / "python"
 EXTENSIONS_CLASS = "hudiengine.spark.HudiExtensions"
 PLAN_FORMAT = "hudi_engine_plan"
 # Not a Hudi option: the query's filters the JVM source hands the planner for partition pruning, as JSON
@@ -170,6 +173,19 @@ def native_conf(conf: Mapping[str, str] | None = None) -> dict[str, str]:
     exts = [e for e in out.get("spark.sql.extensions", "").split(",") if e]
     out["spark.sql.extensions"] = ",".join([*exts, EXTENSIONS_CLASS] if EXTENSIONS_CLASS not in exts else exts)
     return out
+
+
+def server_args(conf: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """`spark-submit` arguments and environment for a Spark process started outside Python (the Thrift server:
+    `spark-submit --class org.apache.spark.sql.hive.thriftserver.HiveThriftServer2 <args> spark-internal`) that
+    reads `hudi` tables natively: the component, its strategy, the Python sources found by Spark's discovery."""
+    import sys
+
+    full = native_conf({"spark.sql.python.filterPushdown.enabled": "true", "spark.pyspark.python": sys.executable,
+                        **(conf or {})})
+    args = [a for k, v in full.items() for a in ("--conf", f"{k}={v}")]
+    path = os.pathsep.join(filter(None, [str(DISCOVERY_DIR), os.environ.get("PYTHONPATH")]))
+    return args, {"PYTHONPATH": path, "PYSPARK_PYTHON": sys.executable}
 
 
 def native_enabled(spark: SparkSession) -> bool:

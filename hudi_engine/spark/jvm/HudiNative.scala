@@ -19,7 +19,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.{DataFrame, SparkSessionExtensions, SQLContext}
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Expression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Expression}
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
@@ -237,8 +237,13 @@ object HudiStrategy extends SparkStrategy {
       // The expansion answers with the relation's own attributes, so the operators above bind unchanged.
       val renamed = Project(l.output.map(o => Alias(byName(o.name), o.name)(exprId = o.exprId)), data)
       val filtered = filters.reduceOption(And).fold[LogicalPlan](renamed)(Filter(_, renamed))
-      val optimized = relation.spark.sessionState.optimizer.execute(Project(projects, filtered))
-      planLater(optimized) :: Nil
+      val top = Project(projects, filtered)
+      val optimized = relation.spark.sessionState.optimizer.execute(top)
+      // The optimizer may drop aliases it sees no parent of (RemoveRedundantAliases): answer with `top`'s ids again.
+      val output = optimized.output.zip(top.output).map { case (got, want) =>
+        if (got.exprId == want.exprId) got else Alias(got, want.name)(exprId = want.exprId)
+      }
+      planLater(if (output.forall(_.isInstanceOf[Attribute])) optimized else Project(output, optimized)) :: Nil
     case _ => Nil
   }
 }
