@@ -207,3 +207,14 @@ def test_a_component_that_does_not_compile_is_a_clear_error(private_component):
     with pytest.raises(HudiError, match=r"compiling .* against Spark .* failed[\s\S]*type mismatch[\s\S]*delete"):
         native.component_jar()
     assert not list((private_component.parent / "cache").rglob("*.jar")), "no jar left behind"
+
+
+def test_a_dbt_profile_turns_the_native_source_on_by_its_extension(private_component, tmp_path):
+    """dbt's session (method: session) gets the component's jar when the profile names its extension."""
+    from dbt.adapters.hudi.session import SessionSettings
+
+    plain = SessionSettings.resolve({}, tmp_path).conf
+    assert "spark.jars" not in plain and native.EXTENSIONS_CLASS not in plain.get("spark.sql.extensions", "")
+    conf = SessionSettings.resolve({"spark.sql.extensions": native.EXTENSIONS_CLASS}, tmp_path).conf
+    assert conf["spark.jars"] == str(native.component_jar())
+    assert conf["spark.sql.extensions"] == native.EXTENSIONS_CLASS

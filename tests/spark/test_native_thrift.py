@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -87,7 +88,9 @@ class ThriftServer:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if done.returncode != 0:
             raise AssertionError(f"beeline {sql!r}: exit {done.returncode}\n{done.stdout}\n{done.stderr[-3000:]}")
-        return list(csv.DictReader(io.StringIO(done.stdout.strip())))
+        # beeline echoes its prompt (`0: jdbc:hive2://...> `) before the header when stdin is no terminal.
+        text = re.sub(r"^\d+: jdbc:hive2://\S+> ", "", done.stdout.strip(), flags=re.MULTILINE)
+        return list(csv.DictReader(io.StringIO(text)))
 
     def stop(self) -> None:
         os.killpg(self.process.pid, signal.SIGTERM)
