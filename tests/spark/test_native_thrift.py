@@ -82,6 +82,10 @@ class ThriftServer:
 
     def query(self, sql: str) -> list[dict]:
         """Rows of `sql` through JDBC (beeline), as strings by column name."""
+        return list(csv.DictReader(io.StringIO(self.text(sql))))
+
+    def text(self, sql: str) -> str:
+        """beeline's output of `sql` (CSV, header first)."""
         cmd = [_java(), "-cp", str(spark_jars_dir() / "*"), "org.apache.hive.beeline.BeeLine",
                "-u", f"jdbc:hive2://127.0.0.1:{self.port}/default", "-n", "test", "--silent=true",
                "--outputformat=csv2", "-e", sql]
@@ -89,8 +93,7 @@ class ThriftServer:
         if done.returncode != 0:
             raise AssertionError(f"beeline {sql!r}: exit {done.returncode}\n{done.stdout}\n{done.stderr[-3000:]}")
         # beeline echoes its prompt (`0: jdbc:hive2://...> `) before the header when stdin is no terminal.
-        text = re.sub(r"^\d+: jdbc:hive2://\S+> ", "", done.stdout.strip(), flags=re.MULTILINE)
-        return list(csv.DictReader(io.StringIO(text)))
+        return re.sub(r"^\d+: jdbc:hive2://\S+> ", "", done.stdout.strip(), flags=re.MULTILINE)
 
     def stop(self) -> None:
         os.killpg(self.process.pid, signal.SIGTERM)
@@ -124,8 +127,8 @@ def test_thrift_server_reads_engine_tables_over_jdbc(spark, tmp_path):
             columns = "id, name, ts, amount, dt"
             assert _rows(server.query(f"SELECT {columns} FROM {name}")) == _expected(path), name
             assert server.query(f"SELECT count(*) AS n FROM {name} WHERE dt = 'd1'")[0]["n"] == "10"
-        plan = " ".join(r["plan"] for r in server.query("EXPLAIN SELECT id FROM thrift_cow WHERE id = 3"))
-        assert "FileScan parquet" in plan and "EqualTo(id,3)" in plan, plan
+        plan = server.text("EXPLAIN SELECT id FROM thrift_cow WHERE id = 3")  # a multi-line cell: the raw text
+        assert "FileScan parquet" in plan and "PushedFilters: [IsNotNull(id), EqualTo(id,3)]" in plan, plan
         # A commit made after the server started: the next query sees it, no refresh.
         _write(spark, mor, "MERGE_ON_READ", [(3, "late", 3, 0.0, "d0")])
         assert server.query("SELECT name FROM thrift_mor WHERE id = 3")[0]["name"] == "late"
