@@ -55,6 +55,9 @@ PLAN_FORMAT = "hudi_engine_plan"
 # Not a Hudi option: the query's filters the JVM source hands the planner for partition pruning, as JSON
 # ([op, column, value] triples, `Not` wrapping one; `HudiStrategy` encodes them).
 FILTERS = "hudi_engine.read.filters"
+# Not a Hudi option: "false" when Spark's Hadoop file systems cannot open the table's location (the JVM source
+# checks), so that Spark's parquet scan gets no file and the hudi source reads every slice.
+SPARK_OPENS_FILES = "hudi_engine.read.spark_opens_files"
 JAR_NAME = "hudi-engine-native.jar"
 MARKER = "hudi-engine-native.properties"  # in the jar: the source hash and Spark version it was built for
 CACHE_ENV = "HUDI_ENGINE_JVM_CACHE"
@@ -248,10 +251,14 @@ def plan_json(options: Mapping[str, str]) -> str:
     opts = ReadOptions.parse_for_table(options)
     path = _require_path(opts.path, None)
     table = HudiTable.load(path)
-    filters = decode_filters({str(k).lower(): v for k, v in options.items()}.get(FILTERS))
+    lowered = {str(k).lower(): v for k, v in options.items()}
+    filters = decode_filters(lowered.get(FILTERS))
     pruning = partition_filter(table, table.schema(opts.schema_instant), filters) if filters else None
     bound = CommitTimeBound.tightest([b for b in map(commit_time_lower_bound, filters) if b is not None])
-    plan = plan_read(table, opts, split_logged=False, partition_filter=pruning, commit_time_bound=bound)
+    # A URI with a query (pyarrow's options, e.g. an S3 endpoint) names no file Spark can open.
+    opens = lowered.get(SPARK_OPENS_FILES, "true") != "false" and "?" not in table.storage_uri
+    plan = plan_read(table, opts, split_logged=False, partition_filter=pruning, commit_time_bound=bound,
+                     spark_opens_files=opens)
     schema = with_path_comment(spark_schema(plan.schema), table_location(table, path))
     return json.dumps({
         "path": plan.path,

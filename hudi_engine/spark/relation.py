@@ -107,12 +107,13 @@ class ReadPlan:
 
 def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True,
               partition_filter: pc.Expression | None = None,
-              commit_time_bound: CommitTimeBound | None = None) -> ReadPlan:
+              commit_time_bound: CommitTimeBound | None = None, spark_opens_files: bool = True) -> ReadPlan:
     """Which slices of `table` the query `opts` reads, and which of them Spark's parquet reader can scan.
 
     `split_logged=False` leaves slices with log files whole to the hudi source (the native `hudi` source of
     `hudi_engine.spark.native` does not take the key split); `partition_filter` (over partition values) prunes
-    partitions before slices are listed; `commit_time_bound` drops the slices whose rows are all older."""
+    partitions before slices are listed; `commit_time_bound` drops the slices whose rows are all older;
+    `spark_opens_files=False` (a location Spark's file systems cannot open) sends every slice to the hudi source."""
     window = None
     if opts.query_type == "incremental":
         begin, end = table.check_range(opts.begin or "", opts.end)
@@ -139,7 +140,8 @@ def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True,
     native, merged, split_files, split_groups, keys = [], [], [], [], _SplitKeys(table, schema, opts.as_of)
     sizes = []
     for s in slices:
-        readable = s.base_file if s.base_file is not None and files.spark_reads(s.base_file, schema) else None
+        readable = (s.base_file if spark_opens_files and s.base_file is not None
+                    and files.spark_reads(s.base_file, schema) else None)
         if readable is not None and (read_optimized or not s.log_files):
             native.append(_uri(table, readable.path))
             sizes.append(readable.size)

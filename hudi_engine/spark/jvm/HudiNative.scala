@@ -46,6 +46,7 @@ object Names {
   val PathComment = "hudi.path="
   val CommitTime = "_hoodie_commit_time"
   val Filters = "hudi_engine.read.filters" // Python: hudi_engine.spark.native.FILTERS
+  val SparkOpensFiles = "hudi_engine.read.spark_opens_files" // Python: hudi_engine.spark.native.SPARK_OPENS_FILES
 }
 
 /** A query's filters as the Python planner decodes them (`hudi_engine.spark.native.decode_filter`): JSON arrays
@@ -143,8 +144,14 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
 
   override def sizeInBytes: Long = knownSize.getOrElse { plan("[]"); knownSize.get }
 
+  /** Whether Spark's Hadoop file systems open the table's location (else every slice goes to the merge source). */
+  private lazy val sparkOpensFiles: Boolean =
+    try { new Path(tablePath).getFileSystem(spark.sessionState.newHadoopConf()); true }
+    catch { case _: Exception => false }
+
   private def plan(filters: String): ReadPlan = {
-    val p = Planner.plan(spark, readOptions + (Names.Filters -> filters))
+    val p = Planner.plan(spark, readOptions + (Names.Filters -> filters) +
+      (Names.SparkOpensFiles -> sparkOpensFiles.toString))
     if (filters == "[]" || knownSize.isEmpty) { // a pruned plan's size is a lower bound until an unpruned one
       knownSize = Some(if (p.sourceOptions.isEmpty) p.files.map(_._2).sum
                        else spark.sessionState.conf.defaultSizeInBytes)
