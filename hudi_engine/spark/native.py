@@ -18,10 +18,10 @@ Python worker on the driver (no Spark job) and carries the plan as JSON in its f
 base files Spark's parquet reader scans (copy-on-write, read-optimized, merge-on-read slices without log files) and
 the file groups the Python source `hudi_merge` merges (slices with log files), all as of one instant.
 
-How Spark 4.3 resolves a short name (`DataFrameReader.load`, `DataSource.lookupDataSource`): a JVM
-`DataSourceRegister` and a Python data source registered under the same name make every read of that name fail
-with FOUND_MULTIPLE_DATA_SOURCES (tests/spark/test_native_read.py checks it). So with the component on the
-classpath, `register_data_source` registers the Python source only as `hudi_merge`, and `hudi` is the JVM's. A real
+How Spark 4.3 resolves a short name: a JVM `DataSourceRegister` on the classpath owns it; registering a Python data
+source of the same name fails with DATA_SOURCE_ALREADY_EXISTS (tests/spark/test_native_read.py checks it). So with
+the component on the classpath, `register_data_source` registers the Python source only as `hudi_merge`, and
+`hudi` is the JVM's. A real
 Apache Hudi jar on the same classpath also registers `hudi` (`org.apache.hudi.DefaultSource`): Spark then refuses
 the ambiguous name as well; use one or the other in a session.
 """
