@@ -158,12 +158,13 @@ SPARK_CONF = {
 }
 
 
-def spark_session():
+def spark_session(native: bool = False):
+    """The benchmarks' session; `native`: with the JVM `hudi` source (hudi_engine.spark.native)."""
     from hudi_engine.spark.session import local_spark_session
 
     warehouse = DATA_DIR / "spark-warehouse"
     return local_spark_session(app_name="hudi-bench", master=os.environ.get("BENCH_MASTER", "local[*]"),
-                               warehouse_dir=warehouse, extra_conf=SPARK_CONF)
+                               warehouse_dir=warehouse, extra_conf=SPARK_CONF, native=native)
 
 
 def cached_df(spark, d: Path):

@@ -102,6 +102,9 @@ from hudi_engine.spark.executor_env import ensure_executor_env
 from hudi_engine.table import UNPRUNABLE_KEYGENS, CommitTimeBound, HudiTable
 
 FORMAT = "hudi"
+# The same source under a name of its own: the half of a split read that merges log files (`relation.py`), and the
+# merge source of the native `hudi` source (`native.py`), which answers `hudi` when the session has it.
+MERGE_FORMAT = "hudi_merge"
 PATH_COMMENT_PREFIX = "hudi.path="
 COMMIT_TIME = "_hoodie_commit_time"
 
@@ -304,6 +307,14 @@ class HudiDataSource(DataSource):
         return HudiReader(HudiTable.load(_require_path(opts.path, schema)), opts, schema)
 
 
+class HudiMergeSource(HudiDataSource):
+    """`HudiDataSource` as `hudi_merge`."""
+
+    @classmethod
+    def name(cls) -> str:
+        return MERGE_FORMAT
+
+
 def catalog_path(schema: StructType) -> str | None:
     """The table path a catalog table's schema carries in a column comment `hudi.path=<uri>`."""
     fields = sorted(schema.fields, key=lambda f: f.name != COMMIT_TIME)  # the first meta column first
@@ -374,26 +385,13 @@ class HudiReader(DataSourceReader):
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:
         """Keep filters on partition columns for pruning partitions, and lower bounds on `_hoodie_commit_time` for
         pruning file slices whose rows are all older; return all, so Spark still applies each to rows."""
-        columns = self._prunable_columns()
-        exprs = []
         bounds = []
         for f in filters:
-            e = filter_expression(f, columns)
-            if e is not None:
-                exprs.append(e)
             bound = commit_time_lower_bound(f)
             if bound is not None and self.table.config.populate_meta_fields:
                 bounds.append(bound)
         self.commit_time_bound = CommitTimeBound.tightest(bounds)
-        if exprs:
-            expr = exprs[0]
-            for e in exprs[1:]:
-                expr = expr & e
-            # Null and empty values both land in the default partition, whose path cannot tell them apart:
-            # keep it whatever the filter says.
-            for name in {n for n in columns.values()}:
-                expr = expr | pc.field(name).is_null()
-            self.partition_filter = expr
+        self.partition_filter = partition_filter(self.table, self.table_schema, filters)
         return list(filters)
 
     def partitions(self) -> Sequence[InputPartition]:
@@ -416,13 +414,6 @@ class HudiReader(DataSourceReader):
         begin, end = self.table.check_range(self.opts.begin_instant, self.opts.end)
         return self.table.incremental_end(begin, end)
 
-    def _prunable_columns(self) -> dict[str, str]:
-        """Partition columns present in the rows, by lower-case name (Spark resolves names case-insensitively)."""
-        cfg = self.table.config
-        if any(k in (cfg.key_generator_class or "") for k in UNPRUNABLE_KEYGENS):
-            return {}
-        return {f.lower(): f for f in cfg.partition_fields if f in self.table_schema.names}
-
     # -- reading (executors) --
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SlicePartition):
@@ -442,6 +433,31 @@ class HudiReader(DataSourceReader):
             return
         rows = to_spark_arrow(rows.select(names), self.target, f"file slice {partition.value}")
         yield from rows.to_batches()
+
+
+def partition_filter(table: HudiTable, table_schema: pa.Schema, filters: Sequence[Filter]) -> pc.Expression | None:
+    """The filters on partition columns as one Arrow expression over partition values, for pruning partitions
+    (conservative: every filter is still applied to the rows); None when none of them prunes."""
+    columns = _prunable_columns(table, table_schema)
+    exprs = [e for e in (filter_expression(f, columns) for f in filters) if e is not None]
+    if not exprs:
+        return None
+    expr = exprs[0]
+    for e in exprs[1:]:
+        expr = expr & e
+    # Null and empty values both land in the default partition, whose path cannot tell them apart: keep it
+    # whatever the filter says.
+    for name in set(columns.values()):
+        expr = expr | pc.field(name).is_null()
+    return expr
+
+
+def _prunable_columns(table: HudiTable, table_schema: pa.Schema) -> dict[str, str]:
+    """Partition columns present in the rows, by lower-case name (Spark resolves names case-insensitively)."""
+    cfg = table.config
+    if any(k in (cfg.key_generator_class or "") for k in UNPRUNABLE_KEYGENS):
+        return {}
+    return {f.lower(): f for f in cfg.partition_fields if f in table_schema.names}
 
 
 def _resolve_columns(schema: StructType, table_schema: pa.Schema, table: HudiTable) -> list[tuple[str, str]]:
@@ -527,12 +543,19 @@ def register_data_source(spark: SparkSession) -> None:
     """Make `spark.read.format("hudi")` and the SQL function `hudi_table_changes` available in `spark`
     (idempotent); executors checked and the engine shipped first (`executor_env`), since the source captures the
     session's Python files when it is registered."""
+    from hudi_engine.spark.native import HudiPlanSource, native_enabled
     from hudi_engine.spark.table_changes import register_table_changes
 
     ensure_executor_env(spark)
     # Without this Spark rejects a reader that implements pushFilters (DATA_SOURCE_PUSHDOWN_DISABLED).
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    spark.dataSource.register(HudiDataSource)
+    if native_enabled(spark):
+        # The JVM source answers `hudi`: a Python source of the same name would make every `hudi` read fail with
+        # FOUND_MULTIPLE_DATA_SOURCES. It plans with `hudi_engine_plan` and merges with `hudi_merge`.
+        spark.dataSource.register(HudiPlanSource)
+    else:
+        spark.dataSource.register(HudiDataSource)
+    spark.dataSource.register(HudiMergeSource)
     register_table_changes(spark)
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlparse
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -53,8 +54,8 @@ from hudi_engine.spark.datasource import (
     COMMIT_TIME,
     END_INSTANT,
     FILE_GROUPS,
-    FORMAT,
     LOGGED_KEYS_ONLY,
+    MERGE_FORMAT,
     PATH_COMMENT_PREFIX,
     QUERY_TYPE,
     ReadOptions,
@@ -63,7 +64,7 @@ from hudi_engine.spark.datasource import (
     spark_schema,
     spark_type,
 )
-from hudi_engine.table import CommitTimeWindow, HudiTable
+from hudi_engine.table import CommitTimeBound, CommitTimeWindow, HudiTable
 
 RECORD_KEY = "_hoodie_record_key"
 # Keys of the log blocks the split read joins against (driver memory, a broadcast): beyond this many, the
@@ -86,12 +87,13 @@ class ReadPlan:
     split_files: tuple[str, ...] = ()  # base files of slices with logs: read by Spark but for `split_keys`
     split_keys: pa.Table | None = None  # (base file name, record key) the logs of those slices write or delete
     split_groups: tuple[str, ...] = ()  # their file groups: the hudi source reads only those keys' merged rows
+    native_sizes: tuple[int, ...] = ()  # bytes of each of `native_files`, as listed
 
     def source_options(self) -> dict[str, str]:
         """Options of the `hudi` source's half: the same query, as of the same instant, on `merged_groups` (whole)
         and `split_groups` (the logged keys only)."""
         o = self.options
-        out = {QUERY_TYPE: o.query_type, FILE_GROUPS: json.dumps(sorted((*self.merged_groups, *self.split_groups)))}
+        out: dict[str, str] = {QUERY_TYPE: o.query_type, FILE_GROUPS: json.dumps(sorted((*self.merged_groups, *self.split_groups)))}
         if self.split_groups:
             out[LOGGED_KEYS_ONLY] = json.dumps(sorted(self.split_groups))
         if o.query_type == "incremental":
@@ -103,40 +105,53 @@ class ReadPlan:
         return out
 
 
-def plan_read(table: HudiTable, opts: ReadOptions) -> ReadPlan:
-    """Which slices of `table` the query `opts` reads, and which of them Spark's parquet reader can scan."""
+def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True,
+              partition_filter: pc.Expression | None = None,
+              commit_time_bound: CommitTimeBound | None = None, spark_opens_files: bool = True) -> ReadPlan:
+    """Which slices of `table` the query `opts` reads, and which of them Spark's parquet reader can scan.
+
+    `split_logged=False` leaves slices with log files whole to the hudi source (the native `hudi` source of
+    `hudi_engine.spark.native` does not take the key split); `partition_filter` (over partition values) prunes
+    partitions before slices are listed; `commit_time_bound` drops the slices whose rows are all older;
+    `spark_opens_files=False` (a location Spark's file systems cannot open) sends every slice to the hudi source."""
     window = None
     if opts.query_type == "incremental":
         begin, end = table.check_range(opts.begin or "", opts.end)
         end = end or _latest_range_end(table)
         opts = replace(opts, begin=begin, end=end)
-        slices = table.incremental_slices(begin, end)[1] if end is not None else []
+        slices = table.incremental_slices(begin, end, partition_filter)[1] if end is not None else []
         window = table.commit_time_window(begin, end)
         schema = table.schema(end)
     else:
         as_of = table.check_instant(opts.as_of, "time travel instant")
         # The latest snapshot is listed without time travel's check for cleaned files (nothing it reads was
         # cleaned), and the hudi source's half is pinned to the same latest commit.
-        slices = table.file_slices(as_of)
+        slices = table.file_slices(as_of, partition_filter)
         latest = table.timeline.completed_commits().last()
         opts = replace(opts, as_of=as_of or (latest.timestamp if latest is not None else None))
         schema = table.schema(as_of)
+    if commit_time_bound is not None and table.config.populate_meta_fields:
+        visible = Visibility.of(table.timeline, opts.end if opts.query_type == "incremental" else opts.as_of)
+        slices = table.prune_by_commit_time(slices, commit_time_bound, visible)
     read_optimized = opts.query_type == "read_optimized"
     # Slices with log files are split by key on snapshot reads (an incremental pull's slices go whole: few rows).
-    split = opts.query_type == "snapshot" and table.config.populate_meta_fields
+    split = split_logged and opts.query_type == "snapshot" and table.config.populate_meta_fields
     files = _FileSchemas(table)
     native, merged, split_files, split_groups, keys = [], [], [], [], _SplitKeys(table, schema, opts.as_of)
+    sizes = []
     for s in slices:
-        readable = s.base_file if s.base_file is not None and files.spark_reads(s.base_file, schema) else None
+        readable = (s.base_file if spark_opens_files and s.base_file is not None
+                    and files.spark_reads(s.base_file, schema) else None)
         if readable is not None and (read_optimized or not s.log_files):
             native.append(_uri(table, readable.path))
+            sizes.append(readable.size)
         elif readable is not None and split and keys.add(s, readable):
             split_files.append(_uri(table, readable.path))
             split_groups.append(file_group_id(s))
         elif s.base_file is not None or not read_optimized:
             merged.append(file_group_id(s))
     return ReadPlan(table.storage_uri, schema, opts, tuple(native), tuple(merged), window, tuple(split_files),
-                    keys.table() if split_files else None, tuple(split_groups))
+                    keys.table() if split_files else None, tuple(split_groups), tuple(sizes))
 
 
 class _SplitKeys:
@@ -262,7 +277,7 @@ def dataframe(spark: SparkSession, plan: ReadPlan) -> DataFrame:
         parts.append(base.join(keys, condition, "left_anti").select(*(F.col(f"`{n}`") for n in schema.names)))
     if plan.merged_groups or plan.split_groups:
         register_data_source(spark)
-        reader = spark.read.format(FORMAT).schema(schema)
+        reader = spark.read.format(MERGE_FORMAT).schema(schema)
         for key, value in plan.source_options().items():
             reader = reader.option(key, value)
         parts.append(reader.load(plan.path))

@@ -43,6 +43,7 @@ def local_spark_session(
     master: str = "local[2]",
     warehouse_dir: str | os.PathLike | None = None,
     extra_conf: Mapping[str, str] | None = None,
+    native: bool = False,
 ) -> SparkSession:
     """A SparkSession (created, or the running one) with the `hudi` data source registered.
 
@@ -50,6 +51,8 @@ def local_spark_session(
     `spark.pyspark.python` in `extra_conf` is the Python of the workers (default: this interpreter). Settings that
     only apply when the JVM starts (Python executable, memory) do nothing if a session is already running in this
     process.
+    `native=True` puts the JVM `hudi` source on the session (`hudi_engine.spark.native`: compiled at first use), so
+    that `spark.table`, SQL on the catalog name and `format("hudi")` scan base files with Spark's parquet reader.
     """
     from hudi_engine.spark.datasource import register_data_source
 
@@ -60,6 +63,10 @@ def local_spark_session(
     if warehouse_dir is not None:
         conf["spark.sql.warehouse.dir"] = str(Path(warehouse_dir).resolve())
     conf.update(extra_conf or {})
+    if native:
+        from hudi_engine.spark.native import native_conf
+
+        conf = native_conf(conf)
     # Read by the JVM launcher and by SparkContext when it starts (its Python workers run PYSPARK_PYTHON).
     os.environ.update({**python_env(), "PYSPARK_PYTHON": conf["spark.pyspark.python"]})
     for key, value in conf.items():

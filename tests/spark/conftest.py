@@ -1,4 +1,6 @@
-"""One SparkSession for the whole test session (a JVM start costs seconds), `hudi` data source registered."""
+"""One SparkSession for the whole test session (a JVM start costs seconds), `hudi` data source registered: the
+native one (`hudi_engine.spark.native`, compiled into a cache of the test session's own), so that `format("hudi")`,
+`spark.table` and SQL on catalog tables run through it in every Spark test."""
 from __future__ import annotations
 
 import os
@@ -14,7 +16,8 @@ def spark(tmp_path_factory: pytest.TempPathFactory):
     # Spark's Python workers import test helpers (e.g. a user payload class defined in tests/) too.
     tests_dir = str(Path(__file__).resolve().parents[1])
     os.environ["PYTHONPATH"] = os.pathsep.join([tests_dir, *filter(None, [os.environ.get("PYTHONPATH")])])
+    os.environ.setdefault("HUDI_ENGINE_JVM_CACHE", str(tmp_path_factory.mktemp("jvm-cache")))
     session = local_spark_session(app_name="hudi-engine-tests", master="local[2]",
-                                  warehouse_dir=tmp_path_factory.mktemp("spark-warehouse"))
+                                  warehouse_dir=tmp_path_factory.mktemp("spark-warehouse"), native=True)
     yield session
     session.stop()

@@ -151,8 +151,10 @@ def test_only_what_spark_estimates_small_goes_to_the_driver(spark, tmp_path):
     glob = WriteConfig.from_options(opts("COPY_ON_WRITE", "upsert", **{"hoodie.index.type": "GLOBAL_SIMPLE"}))
     assert not fits_driver(small, glob)  # its join against every key is a Spark job either way
     write(small, str(tmp_path / "t"), config)
-    through_source = spark.read.format("hudi").load(str(tmp_path / "t"))  # no statistics: unknown, so Spark
+    through_source = spark.read.format("hudi_merge").load(str(tmp_path / "t"))  # no statistics: unknown, so Spark
     assert not fits_driver(through_source, config)
+    native = spark.read.format("hudi").load(str(tmp_path / "t"))  # the native source reports its base files' bytes
+    assert fits_driver(native, config)
     spark.conf.set(DRIVER_MAX_BYTES, "0")
     try:
         assert "collect" not in write_small(small, str(tmp_path / "t"), config).timings

@@ -86,7 +86,18 @@ class SessionSettings:
             env.setdefault("SPARK_LOCAL_IP", os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"))
         if conf.get("spark.pyspark.python"):
             env["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
+        if _wants_native(conf):
+            # The profile asked for the native hudi source (hudi_engine.spark.native): its jar joins spark.jars.
+            from hudi_engine.spark.native import native_conf
+
+            conf = native_conf(conf)
         return SessionSettings(conf, env)
+
+
+def _wants_native(conf: Mapping[str, str]) -> bool:
+    from hudi_engine.spark.native import EXTENSIONS_CLASS
+
+    return EXTENSIONS_CLASS in (conf.get("spark.sql.extensions") or "").split(",")
 
 
 _lock = threading.Lock()

@@ -1,0 +1,262 @@
+// The native read path of the `hudi` short name: compiled on the user's machine by pyspark's own Scala compiler
+// (hudi_engine/spark/native.py), never shipped as a binary.
+//
+// `spark.read.format("hudi")`, `spark.table(...)` and SQL on a `USING hudi` catalog table resolve to a
+// `HudiRelation`: only the table's location, options and schema, which Spark may cache with the catalog entry.
+// Nothing is listed there. `HudiStrategy` (a planner strategy) expands the relation when a query is planned: it asks
+// the Python engine for the read plan as of the latest completed commit (the `hudi_engine_plan` Python data source,
+// whose schema carries the plan), and plans the base files through Spark's own parquet scan (a `HadoopFsRelation`
+// over exactly those files: column pruning, filter pushdown into row groups, vectorized decoding), in union with
+// the file groups whose slices have log files, which the Python `hudi_merge` source merges. The query's filters and
+// projections go above the union and Spark's optimizer pushes them into both halves.
+package hudiengine.spark
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import org.apache.hadoop.fs.{FileStatus, Path}
+
+import org.apache.spark.sql.{DataFrame, SparkSessionExtensions, SQLContext}
+import org.apache.spark.sql.classic.SparkSession
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Expression}
+import org.apache.spark.sql.catalyst.planning.PhysicalOperation
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
+import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.sources.{BaseRelation, DataSourceRegister, RelationProvider, SchemaRelationProvider}
+import org.apache.spark.sql.types.{DataType, StructField, StructType}
+
+/** The `hudi` short name. */
+class DefaultSource extends RelationProvider with SchemaRelationProvider with DataSourceRegister {
+  override def shortName(): String = Names.Hudi
+
+  override def createRelation(ctx: SQLContext, parameters: Map[String, String]): BaseRelation =
+    new HudiRelation(ctx, parameters, None)
+
+  override def createRelation(ctx: SQLContext, parameters: Map[String, String], schema: StructType): BaseRelation =
+    new HudiRelation(ctx, parameters, Some(schema))
+}
+
+object Names {
+  val Hudi = "hudi"
+  val PlanSource = "hudi_engine_plan" // Python: hudi_engine.spark.native.HudiPlanSource
+  val MergeSource = "hudi_merge" // Python: hudi_engine.spark.datasource.HudiMergeSource
+  val PathComment = "hudi.path="
+  val CommitTime = "_hoodie_commit_time"
+  val Filters = "hudi_engine.read.filters" // Python: hudi_engine.spark.native.FILTERS
+  val SparkOpensFiles = "hudi_engine.read.spark_opens_files" // Python: hudi_engine.spark.native.SPARK_OPENS_FILES
+}
+
+/** A query's filters as the Python planner decodes them (`hudi_engine.spark.native.decode_filter`): JSON arrays
+ *  `[op, column]`, `[op, column, value]`, `["Not", filter]`, in the names of Spark's data source filters;
+ *  conjunctions split, the rest dropped (pruning only has to be conservative: Spark applies every filter to the
+ *  rows). */
+object Filters {
+  import org.apache.spark.sql.catalyst.{expressions => e}
+  import org.apache.spark.unsafe.types.UTF8String
+
+  private val json = new ObjectMapper()
+
+  def encode(filters: Seq[Expression]): String =
+    json.writeValueAsString(filters.flatMap(conjuncts).flatMap(one).map(_.asJava).asJava)
+
+  private def conjuncts(f: Expression): Seq[Expression] = f match {
+    case e.And(a, b) => conjuncts(a) ++ conjuncts(b)
+    case other => Seq(other)
+  }
+
+  private def value(v: Any): Option[AnyRef] = v match {
+    case x: UTF8String => Some(x.toString)
+    case x: java.lang.Integer => Some(x)
+    case x: java.lang.Long => Some(x)
+    case x: java.lang.Short => Some(x)
+    case x: java.lang.Byte => Some(x)
+    case x: java.lang.Double => Some(x)
+    case x: java.lang.Float => Some(x)
+    case x: java.lang.Boolean => Some(x)
+    case _ => None
+  }
+
+  private object Lit {
+    def unapply(x: Expression): Option[AnyRef] = x match {
+      case e.Literal(v, _) if v != null => value(v)
+      case _ => None
+    }
+  }
+
+  private val flipped = Map("GreaterThan" -> "LessThan", "GreaterThanOrEqual" -> "LessThanOrEqual",
+    "LessThan" -> "GreaterThan", "LessThanOrEqual" -> "GreaterThanOrEqual", "EqualTo" -> "EqualTo",
+    "EqualNullSafe" -> "EqualNullSafe")
+
+  private def comparison(op: String, left: Expression, right: Expression): Option[Seq[AnyRef]] = (left, right) match {
+    case (a: e.Attribute, Lit(v)) => Some(Seq(op, a.name, v))
+    case (Lit(v), a: e.Attribute) => Some(Seq(flipped(op), a.name, v))
+    case _ => None
+  }
+
+  private def one(f: Expression): Option[Seq[AnyRef]] = f match {
+    case e.Not(child) => one(child).map(c => Seq("Not", c.asJava))
+    case e.IsNull(a: e.Attribute) => Some(Seq("IsNull", a.name))
+    case e.IsNotNull(a: e.Attribute) => Some(Seq("IsNotNull", a.name))
+    case e.In(a: e.Attribute, list) if list.forall(Lit.unapply(_).isDefined) =>
+      Some(Seq("In", a.name, list.flatMap(Lit.unapply).asJava))
+    case e.InSet(a: e.Attribute, set) if set.forall(v => v != null && value(v).isDefined) =>
+      Some(Seq("In", a.name, set.toSeq.flatMap(value).asJava))
+    case e.EqualTo(l, r) => comparison("EqualTo", l, r)
+    case e.EqualNullSafe(l, r) => comparison("EqualNullSafe", l, r)
+    case e.GreaterThan(l, r) => comparison("GreaterThan", l, r)
+    case e.GreaterThanOrEqual(l, r) => comparison("GreaterThanOrEqual", l, r)
+    case e.LessThan(l, r) => comparison("LessThan", l, r)
+    case e.LessThanOrEqual(l, r) => comparison("LessThanOrEqual", l, r)
+    case e.StartsWith(a: e.Attribute, Lit(v)) => Some(Seq("StringStartsWith", a.name, v))
+    case e.EndsWith(a: e.Attribute, Lit(v)) => Some(Seq("StringEndsWith", a.name, v))
+    case e.Contains(a: e.Attribute, Lit(v)) => Some(Seq("StringContains", a.name, v))
+    case _ => None
+  }
+}
+
+/** A Hudi table as Spark's catalog and analyzer see it: location, options, schema. Planned by `HudiStrategy`. */
+class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema: Option[StructType])
+    extends BaseRelation {
+  override def sqlContext: SQLContext = ctx
+  def spark: SparkSession = ctx.sparkSession.asInstanceOf[SparkSession]
+
+  /** A catalog table's schema carries the table's location in a column comment (its OPTIONS and LOCATION may be
+   *  the warehouse's); a path given to `load` otherwise. */
+  lazy val tablePath: String = userSchema.flatMap(HudiRelation.pathComment)
+    .orElse(parameters.get("path"))
+    .getOrElse(throw new IllegalArgumentException(
+      s"hudi: no table path; use load(path), or a catalog table whose ${Names.CommitTime} column has the comment " +
+        s"'${Names.PathComment}<uri>' (hudi_engine.spark.create_catalog_table)"))
+
+  /** The options the Python planner reads with: the caller's, with the table path resolved. */
+  def readOptions: Map[String, String] =
+    parameters.filter { case (k, _) => k.toLowerCase != "path" } + ("path" -> tablePath)
+
+  override lazy val schema: StructType = userSchema.getOrElse(plan("[]").schema)
+
+  // Spark's statistics for join planning: the bytes of the base files the last unpruned plan scans natively;
+  // unknown (Spark's default: never broadcast) when slices with log files are merged. Planned once if no query
+  // has planned yet.
+  @volatile private var knownSize: Option[Long] = None
+
+  override def sizeInBytes: Long = knownSize.getOrElse { plan("[]"); knownSize.get }
+
+  /** Whether Spark's Hadoop file systems open the table's location (else every slice goes to the merge source). */
+  private lazy val sparkOpensFiles: Boolean =
+    try { new Path(tablePath).getFileSystem(spark.sessionState.newHadoopConf()); true }
+    catch { case _: Exception => false }
+
+  private def plan(filters: String): ReadPlan = {
+    val p = Planner.plan(spark, readOptions + (Names.Filters -> filters) +
+      (Names.SparkOpensFiles -> sparkOpensFiles.toString))
+    if (filters == "[]" || knownSize.isEmpty) { // a pruned plan's size is a lower bound until an unpruned one
+      knownSize = Some(if (p.sourceOptions.isEmpty) p.files.map(_._2).sum
+                       else spark.sessionState.conf.defaultSizeInBytes)
+    }
+    p
+  }
+
+  override def toString: String = s"HudiRelation($tablePath)"
+
+  /** The table as of the latest completed commit (or the options' instant), in `schema`'s columns; `filters` (as
+   *  `Filters.encode` writes them) prune partitions. */
+  def snapshot(filters: String = "[]"): DataFrame = {
+    val plan = this.plan(filters)
+    val data = StructType(schema.fields.map(f => StructField(f.name, f.dataType, f.nullable)))
+    val parts = Seq.newBuilder[DataFrame]
+    if (plan.files.nonEmpty) {
+      val index = new BaseFileIndex(plan.path, plan.files)
+      val files = HadoopFsRelation(index, StructType(Nil), data, None, new ParquetFileFormat, Map.empty)(spark)
+      val scan = spark.baseRelationToDataFrame(files)
+      parts += plan.window.fold(scan)(w => scan.where(w))
+    }
+    plan.sourceOptions.foreach { options =>
+      parts += spark.read.format(Names.MergeSource).schema(data).options(options).load(plan.path)
+    }
+    parts.result().reduceOption(_ union _).getOrElse(
+      spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], data))
+  }
+}
+
+object HudiRelation {
+  def pathComment(schema: StructType): Option[String] = schema.fields
+    .sortBy(_.name != Names.CommitTime)
+    .flatMap(_.getComment())
+    .find(_.startsWith(Names.PathComment))
+    .map(_.stripPrefix(Names.PathComment).trim)
+    .filter(_.nonEmpty)
+}
+
+/** One read, as the Python engine plans it (`hudi_engine.spark.native.plan_json`). */
+case class ReadPlan(
+    path: String,
+    schema: StructType,
+    files: Seq[(String, Long)],
+    sourceOptions: Option[Map[String, String]],
+    window: Option[String])
+
+object Planner {
+  private val json = new ObjectMapper()
+
+  /** The read plan: the Python planner runs in Spark's planning Python worker, on the driver, with no Spark job;
+   *  the plan travels back as the metadata of the one field of its data source's schema. */
+  def plan(spark: SparkSession, options: Map[String, String]): ReadPlan = {
+    val field = spark.read.format(Names.PlanSource).options(options).load().schema.head
+    val node = json.readTree(field.metadata.getString("plan"))
+    val files = node.get("files").elements().asScala.map(f => (f.get(0).asText(), f.get(1).asLong())).toSeq
+    ReadPlan(
+      node.get("path").asText(),
+      DataType.fromJson(node.get("schema").toString).asInstanceOf[StructType],
+      files,
+      optional(node, "source_options").map(_.properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap),
+      optional(node, "window").map(_.asText()))
+  }
+
+  private def optional(node: JsonNode, key: String): Option[JsonNode] =
+    Option(node.get(key)).filterNot(_.isNull)
+}
+
+/** Exactly the base files the plan names, with the sizes the planner listed: nothing is listed or stat'ed here. */
+class BaseFileIndex(root: String, files: Seq[(String, Long)]) extends FileIndex {
+  private val statuses: Array[FileStatus] =
+    files.map { case (f, size) => new FileStatus(size, false, 1, 128L * 1024 * 1024, 0L, new Path(f)) }.toArray
+
+  override def rootPaths: Seq[Path] = Seq(new Path(root))
+  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
+    Seq(PartitionDirectory(InternalRow.empty, statuses))
+  override def inputFiles: Array[String] = statuses.map(_.getPath.toString)
+  override def refresh(): Unit = ()
+  override def sizeInBytes: Long = files.map(_._2).sum
+  override def partitionSchema: StructType = StructType(Nil)
+}
+
+/** Expands every `HudiRelation` of a query when the query is planned, with the query's projections and filters
+ *  above the expansion so that Spark's optimizer pushes them into the parquet scan and the merge source. */
+object HudiStrategy extends SparkStrategy {
+  override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
+    case PhysicalOperation(projects, filters, l: LogicalRelation) if l.relation.isInstanceOf[HudiRelation] =>
+      val relation = l.relation.asInstanceOf[HudiRelation]
+      val data = relation.snapshot(Filters.encode(filters)).queryExecution.analyzed
+      val byName = data.output.map(a => a.name -> a).toMap
+      // The expansion answers with the relation's own attributes, so the operators above bind unchanged.
+      val renamed = Project(l.output.map(o => Alias(byName(o.name), o.name)(exprId = o.exprId)), data)
+      val filtered = filters.reduceOption(And).fold[LogicalPlan](renamed)(Filter(_, renamed))
+      val top = Project(projects, filtered)
+      val optimized = relation.spark.sessionState.optimizer.execute(top)
+      // The optimizer may drop aliases it sees no parent of (RemoveRedundantAliases): answer with `top`'s ids again.
+      val output = optimized.output.zip(top.output).map { case (got, want) =>
+        if (got.exprId == want.exprId) got else Alias(got, want.name)(exprId = want.exprId)
+      }
+      planLater(if (output.forall(_.isInstanceOf[Attribute])) optimized else Project(output, optimized)) :: Nil
+    case _ => Nil
+  }
+}
+
+/** `spark.sql.extensions=hudiengine.spark.HudiExtensions`. */
+class HudiExtensions extends (SparkSessionExtensions => Unit) {
+  override def apply(extensions: SparkSessionExtensions): Unit =
+    extensions.injectPlannerStrategy(_ => HudiStrategy)
+}
