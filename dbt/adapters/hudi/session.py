@@ -88,16 +88,16 @@ class SessionSettings:
             env["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
         if _wants_native(conf):
             # The profile asked for the native hudi source (hudi_engine.spark.native): its jar joins spark.jars.
-            from hudi_engine.spark.native import native_conf
+            from hudi_engine.spark import native_conf
 
             conf = native_conf(conf)
         return SessionSettings(conf, env)
 
 
 def _wants_native(conf: Mapping[str, str]) -> bool:
-    from hudi_engine.spark.native import EXTENSIONS_CLASS
+    from hudi_engine.spark import NATIVE_EXTENSIONS
 
-    return EXTENSIONS_CLASS in (conf.get("spark.sql.extensions") or "").split(",")
+    return NATIVE_EXTENSIONS in (conf.get("spark.sql.extensions") or "").split(",")
 
 
 _lock = threading.Lock()
