@@ -8,6 +8,7 @@ import time
 
 import pyarrow.fs as pafs
 import pytest
+from lock_race import race_winners
 
 from hudi_engine.config import LockConfig, WriteConfig
 from hudi_engine.config.write_config import DYNAMODB_LOCK, DynamoDBLockSettings
@@ -82,25 +83,7 @@ def test_a_stale_s3_lock_is_taken_over_by_exactly_one_contender(s3_table):
         storage.write_bytes(lock_path(base), json.dumps({"owner": "otherhost:1:x", "renewed_ms": int(time.time() * 1000),
                                                          "expiry_ms": 300}).encode())
         time.sleep(1.1)  # a holder that stopped renewing (S3 keeps modification times in whole seconds)
-        winners: list[str] = []
-        barrier = threading.Barrier(4)
-
-        def take(barrier: threading.Barrier = barrier, winners: list[str] = winners) -> None:
-            s, b = Storage.for_uri(s3_table)
-            barrier.wait()
-            try:
-                lock = acquire(s, b, _config(wait_timeout_ms=0), poll_ms=5)
-            except WriteError:
-                return
-            winners.append(lock.owner)
-            time.sleep(0.3)
-            lock.release()
-
-        threads = [threading.Thread(target=take) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
+        winners = race_winners(s3_table, _config(wait_timeout_ms=0), poll_ms=5)
         assert len(winners) == 1, winners
 
 

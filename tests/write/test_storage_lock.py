@@ -22,7 +22,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
 from local_write import write
+from lock_race import race_winners
 from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
@@ -341,25 +341,7 @@ def test_on_local_disks_a_stale_lock_is_taken_by_exactly_one_of_four_threads(tmp
     storage, base = Storage.for_uri(str(tmp_path / "table"))
     for _ in range(3):
         storage.write_bytes(storage_lock_path(base), _java_lock(False, _now_ms() - 600, "dead-owner"))
-        winners: list[str] = []
-        barrier = threading.Barrier(4)
-
-        def take(barrier: threading.Barrier = barrier, winners: list[str] = winners) -> None:
-            s, b = Storage.for_uri(str(tmp_path / "table"))
-            barrier.wait()
-            try:
-                lock = acquire(s, b, _config(wait_timeout_ms=0))
-            except WriteError:
-                return
-            winners.append(lock.owner)
-            time.sleep(0.3)
-            lock.release()
-
-        threads = [threading.Thread(target=take) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
+        winners = race_winners(str(tmp_path / "table"), _config(wait_timeout_ms=0))
         assert len(winners) == 1, winners
 
 
