@@ -1,5 +1,5 @@
 """Configuration: every `hoodie.*` option declared once (`keys`), parsed by `option.Options`, and typed per write
-(`write_config.WriteConfig` and its parts). `options_markdown()` renders the declarations for the README."""
+(`write_config.WriteConfig` and its parts). `options_markdown()` renders the declarations for docs/configuration.md."""
 from __future__ import annotations
 
 from hudi_engine.config import keys
@@ -30,7 +30,7 @@ __all__ = [
 
 
 def options_markdown() -> str:
-    """The README's option tables, one per group, generated from the declarations."""
+    """docs/configuration.md's option tables, one per group, generated from the declarations."""
     lines: list[str] = []
     for group, title in GROUPS.items():
         options = [o for o in ALL_OPTIONS if o.group == group]
@@ -47,5 +47,5 @@ def options_markdown() -> str:
         lines.append("")
     lines.append("Hudi's other write options (0.14 .. 1.2) are either refused by name before anything is written "
                  "(the values that ask for a feature this engine does not have) or accepted without effect: "
-                 "[docs/options.md](docs/options.md) classifies each.")
+                 "[options.md](options.md) classifies each.")
     return "\n".join(lines).rstrip() + "\n"

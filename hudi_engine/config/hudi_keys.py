@@ -689,8 +689,8 @@ def classification_markdown() -> str:
         "`hudi_options`) is checked key by key before anything is written. Every write-side key of Hudi 0.14 .. 1.2's "
         "config classes is in one of these lists:",
         "",
-        "* **honoured**: declared in `hudi_engine/config/keys.py`, typed by `WriteConfig`, documented in the README's "
-        "Configuration section;",
+        "* **honoured**: declared in `hudi_engine/config/keys.py`, typed by `WriteConfig`, documented in "
+        "[configuration.md](configuration.md);",
         "* **refused**: the listed values ask for a behaviour this engine does not have. The write fails before its "
         "first file with one error naming the table, every such key, its value, why, and what to do instead. The "
         "key's other values (usually the default, e.g. `false` for a feature switch) are accepted and change nothing;",

@@ -1,7 +1,8 @@
 """Every `hoodie.*` option this engine knows, declared once: key, type, default, accepted values, doc, Hudi aliases.
 
-Defaults are Hudi 0.14/0.15's (`hudi_default`) unless `default_note` says why this engine differs. The README's
-"Configuration" section is generated from this list (`python -m hudi_engine.config`), and a test keeps the two equal.
+Defaults are Hudi 0.14/0.15's (`hudi_default`) unless `default_note` says why this engine differs. The option
+tables of docs/configuration.md are generated from this list (`python -m hudi_engine.config docs/configuration.md`),
+and a test keeps the two equal.
 Typed views of these options (`WriteConfig` and its parts) are built in `hudi_engine.config.write_config`.
 """
 from __future__ import annotations

@@ -273,7 +273,7 @@ def resolve_lock_provider(name: str) -> str:
     for full, why in _REFUSED_LOCK_PROVIDERS.items():
         if short == full.rsplit(".", 1)[-1]:
             raise ConfigError(f"{K.LOCK_PROVIDER.key}={given!r} is not supported: {why}. Use one of {supported} "
-                              "(see the README for which suits the table's storage)")
+                              "(docs/operations.md says which suits the table's storage)")
     raise ConfigError(f"{K.LOCK_PROVIDER.key}={given!r}: unknown lock provider; expected one of {supported} "
                       "(Hudi's class names, full or short)")
 

@@ -10,7 +10,7 @@
 
 Options use Hudi's own names (`as_of_instant` is accepted for `as.of.instant`). Instants are
 `yyyyMMddHHmmssSSS`, or `yyyy-MM-dd HH:mm:ss[.SSS]` / `yyyy-MM-dd` (UTC), as Hudi's time travel accepts.
-On a Hudi 1.x table (versions 8, 9) begin and end are completion times, as Hudi 1.x takes them (see README).
+On a Hudi 1.x table (versions 8, 9) begin and end are completion times, as Hudi 1.x takes them (docs/python-api.md).
 
 How a read runs. The driver side (`HudiDataSource.reader`, in Spark's planning Python worker) loads the table,
 fixes the visibility of the query instant and lists the latest file slices; every file slice becomes one

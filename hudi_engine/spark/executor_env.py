@@ -48,7 +48,7 @@ HOW_TO_PROVIDE = (
     "Give the executors a Python with these packages: pack a virtual environment (venv-pack or conda-pack) and pass "
     "it with spark.archives=<env>.tar.gz#environment and spark.pyspark.python=./environment/bin/python, or install "
     "them with the cluster's own package mechanism (an EMR bootstrap action, a Dataproc initialization action, the "
-    "executor image on Kubernetes). See the README, \"Running on a cluster\"."
+    "executor image on Kubernetes). See docs/operations.md, \"Running on a cluster\"."
 )
 
 

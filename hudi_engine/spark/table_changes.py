@@ -6,7 +6,7 @@
 The records written by the commits in `(begin, end]` (end: the latest commit when left out), each in its state as
 of `end` (deletes not shown): `HudiTable.read_incremental`, so only the file slices those commits wrote are read.
 `begin` is an instant time, `'yyyy-MM-dd HH:mm:ss[.SSS]'`, `'yyyy-MM-dd'`, or `'earliest'`; on a Hudi 1.x table
-begin and end are completion times (see README). The first argument is the table's path or URI: a Python table
+begin and end are completion times (docs/python-api.md). The first argument is the table's path or URI: a Python table
 function cannot look up the catalog (the path of a catalog table is the `hudi.path=` comment of its
 `_hoodie_commit_time` column; in dbt, `{{ hudi_table_changes(ref('orders'), begin) }}` resolves it and reads
 through Spark's own parquet reader, see `dbt/include/hudi/macros/reads.sql`). Only `'latest_state'` is supported:

@@ -117,8 +117,9 @@ def test_options_collect_every_error_and_map_aliases():
     assert "hoodie.keygen.timebased.timestamp.type='NOPE'" in lines[2]  # the alias is reported under its key
 
 
-def test_readme_configuration_section_is_generated_from_the_declarations():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = re.search(r"<!-- options:begin -->\n(.*?)<!-- options:end -->", readme, re.S)
-    assert section, "README.md has no generated options section"
-    assert section.group(1) == options_markdown(), "README options are stale: run python -m hudi_engine.config README.md"
+def test_configuration_reference_is_generated_from_the_declarations():
+    reference = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    section = re.search(r"<!-- options:begin -->\n(.*?)<!-- options:end -->", reference, re.S)
+    assert section, "docs/configuration.md has no generated options section"
+    assert section.group(1) == options_markdown(), \
+        "docs/configuration.md's options are stale: run python -m hudi_engine.config docs/configuration.md"
