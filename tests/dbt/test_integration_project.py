@@ -1,7 +1,7 @@
 """The README's main command: `bash integration_project/run.sh` builds the example project for two days.
 
 Runs the real script in place (as a user would; its output folders are git-ignored) on a machine without Java (the
-system JDK hidden: the script takes a JDK from PyPI, see README "Without Java"), then checks the tables it left with
+system JDK hidden: the script takes a JDK from PyPI, see docs/operations.md "Without Java"), then checks the tables it left with
 hudi-rs and the artifacts dbt wrote.
 """
 from __future__ import annotations

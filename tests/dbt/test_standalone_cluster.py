@@ -1,6 +1,6 @@
 """The adapter with `spark.master` pointing at a local standalone cluster whose executors never had this project
 installed (issue 14): their Python is another virtual environment with the engine's dependencies only, handed to
-them packed in `spark.archives` as the README says for YARN and Kubernetes (`executor_pythons`), and nothing of this
+them packed in `spark.archives` as docs/operations.md says for YARN and Kubernetes (`executor_pythons`), and nothing of this
 checkout is on their path. Two days of a COW and a MOR `hudi_incremental` model, the Hudi tests of the second day
 (the timeline table function runs on the executors), read back with hudi-rs and Spark SQL; the tables equal those
 of the same project run in local mode."""
