@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,18 @@ def test_hudi_rs_reads_the_upserted_table(installed):
     rows = {r["customer_id"]: r for r in rs_snapshot(path).to_pylist()}
     assert {k: (r["name"], r["tier"]) for k, r in rows.items()} == {1: ("Ada", "gold"), 2: ("Grace", "gold")}
     assert len(HudiTable.load(str(path)).timeline.completed_commits()) == 2
+
+
+def test_the_wheel_the_readme_builds(tmp_path):
+    """README's other way in: `pip wheel` of the checkout makes the wheel file it names, holding the adapter, its
+    macros and the native source's JVM source, and not dbt-core's own `dbt/__init__.py`."""
+    readme = (ROOT / "README.md").read_text()
+    build = re.search(r"`(pip wheel [^`]+)`", readme).group(1).replace(CHECKOUT, str(ROOT))
+    wheel = re.search(r'`pip install "(dist/[^"\[]+)\[dbt\]"`', readme).group(1)
+    subprocess.run([sys.executable, "-m", *build.split()], cwd=tmp_path, env=_user_env(), check=True,
+                   capture_output=True, timeout=300)
+    names = set(zipfile.ZipFile(tmp_path / wheel).namelist())
+    assert {"dbt/adapters/hudi/__init__.py", "dbt/include/hudi/dbt_project.yml",
+            "dbt/include/hudi/macros/materializations/hudi_incremental.sql", "hudi_engine/table.py",
+            "hudi_engine/spark/jvm/HudiNative.scala"} <= names
+    assert "dbt/__init__.py" not in names and "dbt/adapters/__init__.py" not in names
