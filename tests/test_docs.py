@@ -10,7 +10,8 @@
 * Shell blocks name scripts, modules and extras that exist; the README's install steps are run by
   tests/dbt/test_install.py.
 * Plain blocks: the layout tree names files that exist.
-* Links between the documents resolve, anchors included; docs/dbt.md's settings table matches model_config.
+* Model settings quoted in prose (`compaction={...}`) are known and validate; links between the documents resolve,
+  anchors included; docs/dbt.md's settings table matches model_config.
 """
 from __future__ import annotations
 
@@ -182,6 +183,26 @@ def test_dbt_sql_block_configs_and_macros_are_known(block):
     called = set(re.findall(r"(\w+)\(", jinja))
     unknown = sorted(called - _macros() - DBT_BUILTINS)
     assert not unknown, f"{block.where}: macros that do not exist: {unknown}"
+
+
+def _inline_configs(doc: Path) -> list[tuple[str, dict]]:
+    """Model settings quoted in prose (`compaction={'inline': true}`, `materialized='incremental', ...`)."""
+    text = re.sub(r"^```.*?^```", "", doc.read_text(), flags=re.S | re.M)
+    out = []
+    for span in re.findall(r"`([^`]+)`", text):
+        if re.match(r"[a-z_]+=['{\[]", span):  # a setting with a quoted, mapping or list value
+            [config] = _configs("{{ config(" + " ".join(span.split()) + ") }}")
+            out.append((span, config))
+    return out
+
+
+@pytest.mark.parametrize("doc", documents(), ids=lambda p: p.name)
+def test_model_settings_quoted_in_prose_are_known_and_valid(doc):
+    known = _settings_macro_keys() | DBT_CONFIGS
+    for span, config in _inline_configs(doc):
+        assert set(config) <= known, f"{doc.name}: `{span}` names config that neither dbt nor this adapter knows"
+        if set(config) <= _settings_macro_keys() - {"materialized"}:
+            MC.HudiModelConfig.from_dbt({"unique_key": "id", **config}, f"{doc.name}: {span}")
 
 
 def test_the_install_model_validates():
