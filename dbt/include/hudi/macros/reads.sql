@@ -1,4 +1,4 @@
-{#-- Incremental pulls from Hudi tables (see README "Reading Hudi tables from Spark SQL and dbt").
+{#-- Incremental pulls from Hudi tables (docs/dbt.md, "Rows changed since this model last ran"; docs/python-api.md for the reads).
 
      {{ hudi_table_changes(ref('orders'), begin[, end]) }}: the records the commits in (begin, end] wrote to the
      table, each in its state as of end (end: the latest commit when the model runs), as a relation. Only the file
