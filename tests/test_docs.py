@@ -322,6 +322,18 @@ def test_links_resolve(doc):
     assert not broken, f"{doc.name}: links that do not resolve: {broken}"
 
 
+def test_every_document_is_reachable_from_the_readme():
+    seen, todo = set(), [ROOT / "README.md"]
+    while todo:
+        doc = todo.pop()
+        if doc in seen or not doc.exists():
+            continue
+        seen.add(doc)
+        text = re.sub(r"^```.*?^```", "", doc.read_text(), flags=re.S | re.M)
+        todo += [(doc.parent / t.partition("#")[0]).resolve() for t in re.findall(r"\]\(([^)\s#]+\.md)(?:#[^)]*)?\)", text)]
+    assert not set(documents()) - seen, f"documents no link leads to: {sorted(set(documents()) - seen)}"
+
+
 # ---- docs/dbt.md: the model settings table ------------------------------------------------------------------
 def _settings_table() -> dict[str, list[str]]:
     text = (ROOT / "docs/dbt.md").read_text()
