@@ -16,7 +16,7 @@ from .errors import TableConfigError, TableNotFoundError, UnsupportedTableVersio
 from .java_properties import PropertiesError, format_properties, java_date_string, java_instant_string, parse_properties
 from .storage import Storage
 
-METAFOLDER = ".hoodie"
+META_FOLDER = ".hoodie"  # the table's metadata folder (timeline, hoodie.properties, markers, locks)
 PROPERTIES_FILE = "hoodie.properties"
 PROPERTIES_BACKUP_FILE = "hoodie.properties.backup"
 
@@ -122,8 +122,13 @@ class TableConfig:
         return config
 
     @staticmethod
+    def exists(storage: Storage, base_path: str) -> bool:
+        """Whether a Hudi table is at `base_path`: its `hoodie.properties` is there (one HEAD request)."""
+        return storage.exists(storage.join(base_path, META_FOLDER, PROPERTIES_FILE))
+
+    @staticmethod
     def load(storage: Storage, base_path: str) -> "TableConfig":
-        meta = storage.join(base_path, METAFOLDER)
+        meta = storage.join(base_path, META_FOLDER)
         if not storage.is_dir(meta):
             raise TableNotFoundError(f"no .hoodie folder at {base_path}: not a Hudi table")
         primary = storage.join(meta, PROPERTIES_FILE)
@@ -300,7 +305,7 @@ class TableConfig:
     def save(self, storage: Storage, base_path: str) -> None:
         """Write `.hoodie/hoodie.properties`; an existing file is replaced through the backup protocol."""
         self.validate()
-        meta = storage.join(base_path, METAFOLDER)
+        meta = storage.join(base_path, META_FOLDER)
         primary = storage.join(meta, PROPERTIES_FILE)
         backup = storage.join(meta, PROPERTIES_BACKUP_FILE)
         data = self.to_text().encode("latin-1")
@@ -318,7 +323,7 @@ class TableConfig:
         Refuses to touch a path that already has a `hoodie.properties`.
         """
         self.validate()
-        meta = storage.join(base_path, METAFOLDER)
+        meta = storage.join(base_path, META_FOLDER)
         primary = storage.join(meta, PROPERTIES_FILE)
         if storage.exists(primary):
             raise TableConfigError(f"{primary} already exists: a Hudi table is already at {base_path}")

@@ -42,7 +42,7 @@ from hudi_engine.io.log_format import encode_log_file, read_log_blocks
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import service_lock
-from hudi_engine.timeline import Timeline
+from hudi_engine.timeline import META_FOLDER, Timeline
 from hudi_engine.timeline.avro_models import (
     CLEAN_METADATA,
     CLEANER_PLAN,
@@ -336,7 +336,7 @@ class ArchivalResult:
 
 
 def archive_folder(base_path: str, table: TableConfig) -> str:
-    return Storage.join(base_path, ".hoodie", table.archivelog_folder)
+    return Storage.join(base_path, META_FOLDER, table.archivelog_folder)
 
 
 def archive_files(storage: Storage, base_path: str, table: TableConfig | None = None) -> list[tuple[int, str]]:
