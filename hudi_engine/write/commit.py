@@ -26,12 +26,12 @@ from hudi_engine.partition_metadata import (
 )
 from hudi_engine.schema import META_COLUMNS, remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
-from hudi_engine.table_config import METAFOLDER, PROPERTIES_FILE, TableConfig
+from hudi_engine.table_config import META_FOLDER, PROPERTIES_FILE, TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
-from hudi_engine.write.lost_instant import check_inflight, wait_for_rollback_decision
+from hudi_engine.write.inflight import check_inflight, wait_for_rollback_decision
 from hudi_engine.write.markers import delete_marker_dir, list_markers
 
 WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
@@ -52,7 +52,7 @@ def create_table(storage: Storage, base_path: str, config: TableConfig) -> None:
 
     Refused when `base_path` already holds a table (a `hoodie.properties`, or instant files left by one).
     """
-    meta = Storage.join(base_path, METAFOLDER)
+    meta = Storage.join(base_path, META_FOLDER)
     if storage.exists(Storage.join(meta, PROPERTIES_FILE)):
         raise WriteError(f"cannot create table {config.name!r}: a Hudi table already exists at {base_path} "
                          f"({meta}/{PROPERTIES_FILE} is there)")
@@ -184,7 +184,7 @@ def complete_commit(
     3. `<T>.<action>` holding the commit metadata JSON (`extraMetadata.schema` = `schema` without meta fields),
        created only if absent: the atomic commit point.
     4. The marker folder is deleted.
-    Before 1 and after 3 the instant must still be ours (`lost_instant`): InstantLostError if another writer
+    Before 1 and after 3 the instant must still be ours (`inflight`): InstantLostError if another writer
     rolled it back or is rolling it back.
     A replacecommit carries `partition_to_replace_file_ids` (empty map if None).
     """

@@ -1,4 +1,9 @@
-"""A lost instant: a write instant that stopped being inflight while its writer still runs.
+"""An inflight instant and its writer: whether the instant is still this writer's, and how the writer aborts it.
+
+One owner for the protocol Hudi spreads over HoodieHeartbeatClient, WriteMarkers and the rollback of failed writes
+(BaseRollbackActionExecutor): `InflightInstant` holds an instant's storage, base path and time (and, on the driver,
+its `Heartbeat`), makes its markers, checks its ownership and aborts it. `markers`, `heartbeat` and `renewal` are
+its leaves (they import nothing of the protocol); `lock` and `rollback` sit beside it, `commit` and the writers above.
 
 Another writer rolls a pending instant back only when its heartbeat expired (`heartbeat`): its writer died, or was
 paused (a stopped process, a long GC or swap) for longer than the heartbeat's tolerance. A writer that comes back
@@ -6,9 +11,11 @@ from such a pause is a zombie: a data file it adds is in no plan, no commit and 
 would come back as rows once archival moves the timeline start past its instant. So a writer checks that its
 instant is still its own
 
-* before each data file (`create_marker`, after the marker is made, so a rollback that plans later sees it),
-* after each data file (`confirm_written`: the file is removed again if the instant was lost meanwhile),
-* at the commit point (`complete_commit`, before and after the completed file is created),
+* before each data file (`InflightInstant.create_marker`, after the marker is made, so a rollback that plans later
+  sees it),
+* after each data file (`InflightInstant.confirm_written`: the file is removed again if the instant was lost
+  meanwhile),
+* at the commit point (`commit.complete_commit`, before and after the completed file is created),
 
 and a writer that lost its instant removes the files its markers name and fails naming the instant, the rollback
 that took it, its heartbeat and the lock (`abort_write`). The per-file checks are one HEAD of the heartbeat file
@@ -21,13 +28,17 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from hudi_engine.config.write_config import LockConfig
 from hudi_engine.errors import HudiError, InstantLostError
 from hudi_engine.storage import Storage
-from hudi_engine.timeline import Timeline
+from hudi_engine.timeline import META_FOLDER, Timeline
 from hudi_engine.timeline.instant import Action, Instant, State, instant_to_datetime
 from hudi_engine.timeline.timeline import collapse_layout1
+from hudi_engine.write.heartbeat import Heartbeat, heartbeat_exists, heartbeat_path
+from hudi_engine.write.lock import lock_holder, lock_path
+from hudi_engine.write.markers import IOType, Marker, create_marker, delete_marker_dir, marker_dir, remove_marker
+from hudi_engine.write.rollback import remove_marked_files, rollback_instant
 
-META_FOLDER = ".hoodie"
 _WRITING_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION,
                               Action.LOG_COMPACTION})
 # Plans never change once written: (rollback file path) -> the instant times it rolls back.
@@ -96,7 +107,7 @@ def rollback_of(storage: Storage, base_path: str, instant_time: str,
 def wait_for_rollback_decision(storage: Storage, base_path: str, instant_time: str, *,
                                timeout_s: float = 5.0) -> Instant | None:
     """After completing `instant_time`: a rollback that is only requested may still give up (it does when it sees
-    the instant completed, see rollback.py), so wait briefly for it to move on or vanish. Returns the rollback that
+    the instant completed, see `rollback`), so wait briefly for it to move on or vanish. Returns the rollback that
     still targets the instant, None when none does."""
     deadline = time.monotonic() + timeout_s
     while True:
@@ -111,11 +122,6 @@ def abort_write(storage: Storage, base_path: str, inflight: Instant, *, lock_exp
     """A failed write's instant: rolled back as usual while it is ours; if it was lost, the files its markers
     name are removed (never those of a completed instant) and InstantLostError says what happened.
     `lock_where` / `lock_holder_text` describe the lock (default: the lock file and its holder)."""
-    from hudi_engine.write.heartbeat import heartbeat_path
-    from hudi_engine.write.lock import lock_holder, lock_path
-    from hudi_engine.write.markers import delete_marker_dir
-    from hudi_engine.write.rollback import remove_marked_files, rollback_instant
-
     loss = find_loss(storage, base_path, inflight.timestamp)
     if loss is None:
         rollback_instant(storage, base_path, inflight)
@@ -151,6 +157,81 @@ def abort_write(storage: Storage, base_path: str, inflight: Instant, *, lock_exp
         "Re-run the write. If this process can stall (GC, swap, an overloaded host), raise "
         "hoodie.client.heartbeat.interval_in_ms / tolerable.misses and the lock expiry above such stalls."
     )
+
+
+@dataclass(frozen=True, slots=True)
+class InflightInstant:
+    """An instant a writer holds (requested or inflight): the writer's handle on its markers, its ownership and its
+    abort. Write tasks make one from their context (`heartbeat` None: the driver renews it); the driver's carries
+    the `Heartbeat` it renews from start to commit point (`start`)."""
+
+    storage: Storage
+    base_path: str
+    instant_time: str
+    heartbeat: Heartbeat | None = None
+
+    @staticmethod
+    def start(storage: Storage, base_path: str, instant_time: str, config: LockConfig, owner: str) -> InflightInstant:
+        """The driver's side: the heartbeat is created (before the instant's requested file) and renewed."""
+        return InflightInstant(storage, base_path, instant_time,
+                               Heartbeat(storage, base_path, instant_time, config, owner).start())
+
+    def check_owned(self, doing: str) -> None:
+        """The instant is still this writer's: its heartbeat file is there (one HEAD), else the timeline says so
+        (`check_inflight`). InstantLostError otherwise; `doing` says what was about to happen."""
+        if heartbeat_exists(self.storage, self.base_path, self.instant_time):
+            return
+        check_inflight(self.storage, self.base_path, self.instant_time, doing)
+
+    def check_heartbeat(self, doing: str) -> None:
+        """The driver's own heartbeat was renewed in time (InstantLostError otherwise: others may have taken it)."""
+        if self.heartbeat is not None:
+            self.heartbeat.check(doing)
+
+    def stop_heartbeat(self) -> None:
+        """Stop renewing and delete the heartbeat: before the commit point, or when the instant is given up."""
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
+
+    def create_marker(self, partition_path: str, file_name: str, io_type: IOType | str) -> Marker:
+        """The marker of a data file about to be written (`markers.create_marker`), then the ownership check: a
+        writer that lost the instant removes the marker again and raises InstantLostError. The marker comes first so
+        that a rollback planned after the check passed finds it."""
+        marker = create_marker(self.storage, self.base_path, self.instant_time, partition_path, file_name, io_type)
+        try:
+            self.check_owned(f"writing {marker.data_file_path}")
+        except InstantLostError:
+            self.storage.delete(Storage.join(marker_dir(self.base_path, self.instant_time), marker.relative_path))
+            raise
+        return marker
+
+    def remove_marker(self, partition_path: str, file_name: str, io_type: IOType | str) -> bool:
+        """A marker whose data file was not written (`markers.remove_marker`)."""
+        return remove_marker(self.storage, self.base_path, self.instant_time, partition_path, file_name, io_type)
+
+    def confirm_written(self, partition_path: str, file_name: str) -> None:
+        """After a data file of `create_marker` is written: if the instant was lost meanwhile, the file (this
+        writer's own: new names only) and its marker are removed and InstantLostError raised. A rollback that listed
+        the markers before the file existed could not delete it."""
+        try:
+            self.check_owned(f"keeping {partition_path}/{file_name}")
+        except InstantLostError:
+            self.storage.delete(Storage.join(self.base_path, partition_path, file_name))
+            root = marker_dir(self.base_path, self.instant_time)
+            for io_type in IOType:
+                self.storage.delete(Storage.join(root, Marker(partition_path, file_name, io_type).relative_path))
+            raise
+
+    def loss(self) -> InstantLoss | None:
+        """None while the instant is pending and no rollback targets it; else why not (`find_loss`)."""
+        return find_loss(self.storage, self.base_path, self.instant_time)
+
+    def abort(self, instant: Instant, *, lock_expiry_ms: int, lock_where: str | None = None,
+              lock_holder_text: str | None = None) -> None:
+        """Give the instant up under the table lock: the heartbeat goes first, then `abort_write`."""
+        self.stop_heartbeat()
+        abort_write(self.storage, self.base_path, instant, lock_expiry_ms=lock_expiry_ms, lock_where=lock_where,
+                    lock_holder_text=lock_holder_text)
 
 
 # --------------------------------------------------------------------------------------------- helpers

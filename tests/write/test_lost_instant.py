@@ -23,9 +23,9 @@ from hudi_engine.timeline.avro_models import read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.write.commit import complete_commit, request_commit, start_commit
 from hudi_engine.write.handles import append_handle
+from hudi_engine.write.inflight import InflightInstant, abort_write, find_loss
 from hudi_engine.write.lock import lock_path
-from hudi_engine.write.lost_instant import abort_write, find_loss
-from hudi_engine.write.markers import IOType, create_marker, list_markers, marker_dir
+from hudi_engine.write.markers import IOType, list_markers, marker_dir
 from hudi_engine.write.rollback import rollback_failed_writes, rollback_instant
 
 
@@ -112,7 +112,7 @@ def test_committing_a_lost_instant_fails_and_the_abort_removes_what_it_wrote(tmp
     stats = [t.write(inflight, UPDATE, "p1")]
     rollback = _taken(t, inflight)
     # A file the old writer wrote after the rollback had listed its markers (its checks had passed before).
-    monkeypatch.setattr("hudi_engine.write.markers.check_inflight", lambda *a, **k: None)
+    monkeypatch.setattr("hudi_engine.write.inflight.check_inflight", lambda *a, **k: None)
     stats.append(t.write(inflight, UPDATE, "p2", task=1))
     monkeypatch.undo()
     assert t.files_of(inflight.timestamp)
@@ -187,7 +187,7 @@ def test_cleaning_removes_orphans_of_rolled_back_instants_and_archival_changes_n
     # Files a writer left after its instant was rolled back (it died between writing and checking again): a new
     # base file (found by its name) and a log file (found through its marker).
     group = next(s for s in HudiTable.load(str(t.path)).file_slices() if s.partition_path == "p1")
-    monkeypatch.setattr("hudi_engine.write.markers.check_inflight", lambda *a, **k: None)
+    monkeypatch.setattr("hudi_engine.write.inflight.check_inflight", lambda *a, **k: None)
     orphan_base = t.write(lost, UPDATE, "p2").path
     for marker in list_markers(t.storage, t.base, lost.timestamp):  # lost with the writer: no marker for it
         t.storage.delete(Storage.join(marker_dir(t.base, lost.timestamp), marker.relative_path))
@@ -226,7 +226,7 @@ def test_a_pending_instant_is_not_lost_and_a_completed_one_takes_no_more_files(t
     t.storage.delete(Storage.join(t.base, ".hoodie", requested.file_name))
     committed = t.insert()
     with pytest.raises(InstantLostError, match="COMPLETED on the timeline"):
-        create_marker(t.storage, t.base, committed.timestamp, "p1", f"x-0_0-1-1_{committed.timestamp}.parquet",
-                      IOType.CREATE)
+        InflightInstant(t.storage, t.base, committed.timestamp).create_marker(
+            "p1", f"x-0_0-1-1_{committed.timestamp}.parquet", IOType.CREATE)
     with pytest.raises(WriteError):
         rollback_instant(t.storage, t.base, committed)
