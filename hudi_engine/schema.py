@@ -224,6 +224,8 @@ class _ArrowTypes(AvroSchemaVisitor[pa.DataType, None]):
         return pa.map_(pa.field("key", pa.string(), nullable=False), self.field("value", node["values"], ns, f"{path}{{}}"))
 
     def primitive(self, kind: str, logical: str | None, node: dict, ctx: None, path: str) -> pa.DataType:
+        if logical is None:
+            return _PRIMITIVE_TYPES[kind]
         if kind == "int" and logical == "date":
             return pa.date32()
         if kind == "int" and logical == "time-millis":
@@ -240,20 +242,19 @@ class _ArrowTypes(AvroSchemaVisitor[pa.DataType, None]):
             return pa.timestamp("ns")
         if kind == "bytes" and logical == "decimal":
             return _decimal(node, path)
-        return _primitive(kind, path)
+        return _PRIMITIVE_TYPES[kind]
 
 
-def _primitive(kind: str, path: str) -> pa.DataType:
-    return {
-        "null": pa.null(),
-        "boolean": pa.bool_(),
-        "int": pa.int32(),
-        "long": pa.int64(),
-        "float": pa.float32(),
-        "double": pa.float64(),
-        "bytes": pa.binary(),
-        "string": pa.string(),
-    }[kind]
+_PRIMITIVE_TYPES = {
+    "null": pa.null(),
+    "boolean": pa.bool_(),
+    "int": pa.int32(),
+    "long": pa.int64(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "bytes": pa.binary(),
+    "string": pa.string(),
+}
 
 
 def _decimal(node: dict, path: str) -> pa.DataType:

@@ -317,6 +317,8 @@ class _Plans(AvroSchemaVisitor[_Plan, pa.DataType]):
 
     def primitive(self, kind: str, logical: str | None, node: dict, target: pa.DataType, path: str) -> _Plan:
         raw = _PRIMITIVE_ARROW[kind]
+        if logical is None:
+            return _leaf(raw, target)
         if kind == "long" and logical in _TIMESTAMP_UNITS and pa.types.is_timestamp(target):
             return _timestamp_plan(_TIMESTAMP_UNITS[logical], target)
         if kind == "int" and logical == "date" and pa.types.is_date32(target):
