@@ -31,7 +31,7 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
-from hudi_engine.write.inflight import check_inflight, wait_for_rollback_decision
+from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.markers import delete_marker_dir, list_markers
 
 WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
@@ -190,7 +190,8 @@ def complete_commit(
     """
     _check_operation(operation_type)
     inflight = Instant(instant.timestamp, instant.action, State.INFLIGHT)
-    check_inflight(storage, base_path, instant.timestamp, f"committing {inflight}")
+    owned = InflightInstant(storage, base_path, instant.timestamp)
+    owned.check_inflight(f"committing {inflight}")
     timeline = Timeline.load(storage, base_path)
     current = [i for i in timeline.instants_at(instant.timestamp) if i.action == instant.action]
     if not current or current[0].state is not State.INFLIGHT:
@@ -226,7 +227,7 @@ def complete_commit(
     except TimelineError as e:
         raise WriteError(f"cannot complete {inflight}: {e}") from e
     # A rollback planned just before the completed file appeared would still delete the instant's files.
-    rollback = wait_for_rollback_decision(storage, base_path, instant.timestamp)
+    rollback = owned.wait_for_rollback_decision()
     if rollback is not None:
         raise InstantLostError(
             f"table {base_path}: {inflight} was completed, but rollback {rollback.timestamp} of another writer (which "

@@ -18,8 +18,8 @@ instant is still its own
 * at the commit point (`commit.complete_commit`, before and after the completed file is created),
 
 and a writer that lost its instant removes the files its markers name and fails naming the instant, the rollback
-that took it, its heartbeat and the lock (`abort_write`). The per-file checks are one HEAD of the heartbeat file
-(which a rollback deletes first); without it, and at the commit point, `check_inflight` lists `.hoodie/` once and
+that took it, its heartbeat and the lock (`InflightInstant.abort`). The per-file checks are one HEAD of the heartbeat
+file (which a rollback deletes first); without it, and at the commit point, `check_inflight` lists `.hoodie/` once and
 reads the plans of rollback instants newer than the instant only (there are none unless it is being taken away).
 """
 from __future__ import annotations
@@ -64,106 +64,11 @@ class InstantLoss:
         return f"instant {self.instant_time} {verb} by rollback {self.rollback.timestamp} ({done})"
 
 
-def find_loss(storage: Storage, base_path: str, instant_time: str) -> InstantLoss | None:
-    """None while `instant_time` is pending (requested or inflight) and no rollback targets it; else why not."""
-    own, rollbacks = _instants_of(storage, base_path, instant_time)
-    rollback = rollback_of(storage, base_path, instant_time, rollbacks)
-    if any(i.is_completed for i in own):
-        return InstantLoss(instant_time, "being rolled back" if rollback else "completed", rollback)
-    if not any(i.action in _WRITING_ACTIONS for i in own):
-        return InstantLoss(instant_time, "not on the timeline", rollback)
-    if rollback is not None:
-        return InstantLoss(instant_time, "being rolled back", rollback)
-    return None
-
-
-def check_inflight(storage: Storage, base_path: str, instant_time: str, doing: str) -> None:
-    """Raise InstantLostError when `instant_time` is no longer inflight; `doing` says what was about to happen."""
-    loss = find_loss(storage, base_path, instant_time)
-    if loss is None:
-        return
-    if loss.state == "completed":
-        raise InstantLostError(f"table {base_path}: {loss.describe()} (COMPLETED on the timeline, expected INFLIGHT), "
-                               f"so this writer is not {doing}; a completed instant takes no more files")
-    raise InstantLostError(
-        f"table {base_path}: {loss.describe()}, so this writer is not {doing}. Another writer found its heartbeat "
-        "expired (hoodie.client.heartbeat.interval_in_ms x hoodie.client.heartbeat.tolerable.misses) and rolled the "
-        "instant back as a failed write; nothing of this write is committed"
-    )
-
-
-def rollback_of(storage: Storage, base_path: str, instant_time: str,
-                rollbacks: list[Instant] | None = None) -> Instant | None:
-    """The newest rollback instant (any state) whose plan or metadata names `instant_time`."""
-    if rollbacks is None:
-        rollbacks = _instants_of(storage, base_path, instant_time)[1]
-    timeline = Timeline(storage, base_path, [])
-    for rollback in sorted(rollbacks, reverse=True):
-        if instant_time in _targets(timeline, rollback):
-            return rollback
-    return None
-
-
-def wait_for_rollback_decision(storage: Storage, base_path: str, instant_time: str, *,
-                               timeout_s: float = 5.0) -> Instant | None:
-    """After completing `instant_time`: a rollback that is only requested may still give up (it does when it sees
-    the instant completed, see `rollback`), so wait briefly for it to move on or vanish. Returns the rollback that
-    still targets the instant, None when none does."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        rollback = rollback_of(storage, base_path, instant_time)
-        if rollback is None or not rollback.is_requested or time.monotonic() >= deadline:
-            return rollback
-        time.sleep(0.1)
-
-
-def abort_write(storage: Storage, base_path: str, inflight: Instant, *, lock_expiry_ms: int,
-                lock_where: str | None = None, lock_holder_text: str | None = None) -> None:
-    """A failed write's instant: rolled back as usual while it is ours; if it was lost, the files its markers
-    name are removed (never those of a completed instant) and InstantLostError says what happened.
-    `lock_where` / `lock_holder_text` describe the lock (default: the lock file and its holder)."""
-    loss = find_loss(storage, base_path, inflight.timestamp)
-    if loss is None:
-        rollback_instant(storage, base_path, inflight)
-        return
-    completed = _is_completed(storage, base_path, inflight.timestamp)
-    if completed and loss.rollback is None:
-        return  # the rollback gave up after all: the commit stands, the error in flight says why it was doubted
-    removed = [] if completed else remove_marked_files(storage, base_path, inflight.timestamp)
-    if loss.state == "not on the timeline":
-        delete_marker_dir(storage, base_path, inflight.timestamp)  # a rollback in progress deletes it itself
-    try:
-        ran = (datetime.now(UTC) - instant_to_datetime(loss.instant_time)).total_seconds()
-        ran_text = f"; this write started {ran:.0f} s ago"
-    except HudiError:
-        ran_text = ""
-    if lock_holder_text is None:
-        holder = lock_holder(storage, base_path)
-        if holder:
-            acquired = datetime.fromtimestamp(holder.get("acquired_ms", 0) / 1000, UTC)
-            lock_holder_text = f"the lock is now held by {holder.get('owner', '?')} (since {acquired:%Y-%m-%d %H:%M:%S} UTC)"
-        else:
-            lock_holder_text = "the lock is free now"
-    if completed:
-        what = "the instant had completed, but that rollback may undo it: check the timeline before relying on it"
-    else:
-        what = (f"nothing of this write is in the table ({len(removed)} data file(s) it had written were removed "
-                "here, the others by the rollback)")
-    raise InstantLostError(
-        f"write to table {base_path} failed: {loss.describe()} while this writer was still running; {what}. Its "
-        f"heartbeat {heartbeat_path(base_path, loss.instant_time)} was not renewed in time, so another writer took the "
-        f"instant for a dead writer's and rolled it back (table lock: {lock_where or 'lock file ' + lock_path(base_path)}, "
-        f"hoodie.write.lock.filesystem.expire={lock_expiry_ms / 60000:g} minutes{ran_text}); {lock_holder_text}. "
-        "Re-run the write. If this process can stall (GC, swap, an overloaded host), raise "
-        "hoodie.client.heartbeat.interval_in_ms / tolerable.misses and the lock expiry above such stalls."
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class InflightInstant:
-    """An instant a writer holds (requested or inflight): the writer's handle on its markers, its ownership and its
-    abort. Write tasks make one from their context (`heartbeat` None: the driver renews it); the driver's carries
-    the `Heartbeat` it renews from start to commit point (`start`)."""
+    """An instant a writer holds (requested or inflight), and the writer's protocol around it: its markers, the
+    check that it is still the writer's own, and its abort. Write tasks make one from their context (`heartbeat`
+    None: the driver renews it); the driver's carries the `Heartbeat` it renews until the commit point (`start`)."""
 
     storage: Storage
     base_path: str
@@ -176,12 +81,42 @@ class InflightInstant:
         return InflightInstant(storage, base_path, instant_time,
                                Heartbeat(storage, base_path, instant_time, config, owner).start())
 
+    # ---- ownership ------------------------------------------------------------------------------------------
+
+    def loss(self) -> InstantLoss | None:
+        """None while the instant is pending (requested or inflight) and no rollback targets it; else why not."""
+        own, rollbacks = self._instant_files()
+        rollback = self.rollback_taking_it(rollbacks)
+        if any(i.is_completed for i in own):
+            return InstantLoss(self.instant_time, "being rolled back" if rollback else "completed", rollback)
+        if not any(i.action in _WRITING_ACTIONS for i in own):
+            return InstantLoss(self.instant_time, "not on the timeline", rollback)
+        if rollback is not None:
+            return InstantLoss(self.instant_time, "being rolled back", rollback)
+        return None
+
+    def check_inflight(self, doing: str) -> None:
+        """Raise InstantLostError when the instant is no longer inflight (from the timeline); `doing` says what was
+        about to happen."""
+        loss = self.loss()
+        if loss is None:
+            return
+        if loss.state == "completed":
+            raise InstantLostError(
+                f"table {self.base_path}: {loss.describe()} (COMPLETED on the timeline, expected INFLIGHT), so this "
+                f"writer is not {doing}; a completed instant takes no more files")
+        raise InstantLostError(
+            f"table {self.base_path}: {loss.describe()}, so this writer is not {doing}. Another writer found its "
+            "heartbeat expired (hoodie.client.heartbeat.interval_in_ms x hoodie.client.heartbeat.tolerable.misses) "
+            "and rolled the instant back as a failed write; nothing of this write is committed"
+        )
+
     def check_owned(self, doing: str) -> None:
         """The instant is still this writer's: its heartbeat file is there (one HEAD), else the timeline says so
-        (`check_inflight`). InstantLostError otherwise; `doing` says what was about to happen."""
+        (`check_inflight`)."""
         if heartbeat_exists(self.storage, self.base_path, self.instant_time):
             return
-        check_inflight(self.storage, self.base_path, self.instant_time, doing)
+        self.check_inflight(doing)
 
     def check_heartbeat(self, doing: str) -> None:
         """The driver's own heartbeat was renewed in time (InstantLostError otherwise: others may have taken it)."""
@@ -192,6 +127,29 @@ class InflightInstant:
         """Stop renewing and delete the heartbeat: before the commit point, or when the instant is given up."""
         if self.heartbeat is not None:
             self.heartbeat.stop()
+
+    def rollback_taking_it(self, rollbacks: list[Instant] | None = None) -> Instant | None:
+        """The newest rollback instant (any state) whose plan or metadata names this instant."""
+        if rollbacks is None:
+            rollbacks = self._instant_files()[1]
+        timeline = Timeline(self.storage, self.base_path, [])
+        for rollback in sorted(rollbacks, reverse=True):
+            if self.instant_time in _targets(timeline, rollback):
+                return rollback
+        return None
+
+    def wait_for_rollback_decision(self, *, timeout_s: float = 5.0) -> Instant | None:
+        """After completing the instant: a rollback that is only requested may still give up (it does when it sees
+        the instant completed, see `rollback`), so wait briefly for it to move on or vanish. Returns the rollback
+        that still targets the instant, None when none does."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            rollback = self.rollback_taking_it()
+            if rollback is None or not rollback.is_requested or time.monotonic() >= deadline:
+                return rollback
+            time.sleep(0.1)
+
+    # ---- markers --------------------------------------------------------------------------------------------
 
     def create_marker(self, partition_path: str, file_name: str, io_type: IOType | str) -> Marker:
         """The marker of a data file about to be written (`markers.create_marker`), then the ownership check: a
@@ -222,37 +180,70 @@ class InflightInstant:
                 self.storage.delete(Storage.join(root, Marker(partition_path, file_name, io_type).relative_path))
             raise
 
-    def loss(self) -> InstantLoss | None:
-        """None while the instant is pending and no rollback targets it; else why not (`find_loss`)."""
-        return find_loss(self.storage, self.base_path, self.instant_time)
+    # ---- abort ----------------------------------------------------------------------------------------------
 
-    def abort(self, instant: Instant, *, lock_expiry_ms: int, lock_where: str | None = None,
+    def abort(self, inflight: Instant, *, lock_expiry_ms: int, lock_where: str | None = None,
               lock_holder_text: str | None = None) -> None:
-        """Give the instant up under the table lock: the heartbeat goes first, then `abort_write`."""
+        """Give up a failed write's instant (under the table lock), its heartbeat first: rolled back as usual while
+        it is ours; if it was lost, the files its markers name are removed (never those of a completed instant) and
+        InstantLostError says what happened. `lock_where` / `lock_holder_text` describe the lock (default: the lock
+        file and its holder)."""
         self.stop_heartbeat()
-        abort_write(self.storage, self.base_path, instant, lock_expiry_ms=lock_expiry_ms, lock_where=lock_where,
-                    lock_holder_text=lock_holder_text)
+        storage, base_path = self.storage, self.base_path
+        loss = self.loss()
+        if loss is None:
+            rollback_instant(storage, base_path, inflight)
+            return
+        completed = any(i.is_completed for i in self._instant_files()[0])
+        if completed and loss.rollback is None:
+            return  # the rollback gave up after all: the commit stands, the error in flight says why it was doubted
+        removed = [] if completed else remove_marked_files(storage, base_path, self.instant_time)
+        if loss.state == "not on the timeline":
+            delete_marker_dir(storage, base_path, self.instant_time)  # a rollback in progress deletes it itself
+        try:
+            ran = (datetime.now(UTC) - instant_to_datetime(loss.instant_time)).total_seconds()
+            ran_text = f"; this write started {ran:.0f} s ago"
+        except HudiError:
+            ran_text = ""
+        if lock_holder_text is None:
+            holder = lock_holder(storage, base_path)
+            if holder:
+                acquired = datetime.fromtimestamp(holder.get("acquired_ms", 0) / 1000, UTC)
+                lock_holder_text = (f"the lock is now held by {holder.get('owner', '?')} "
+                                    f"(since {acquired:%Y-%m-%d %H:%M:%S} UTC)")
+            else:
+                lock_holder_text = "the lock is free now"
+        if completed:
+            what = "the instant had completed, but that rollback may undo it: check the timeline before relying on it"
+        else:
+            what = (f"nothing of this write is in the table ({len(removed)} data file(s) it had written were removed "
+                    "here, the others by the rollback)")
+        raise InstantLostError(
+            f"write to table {base_path} failed: {loss.describe()} while this writer was still running; {what}. Its "
+            f"heartbeat {heartbeat_path(base_path, loss.instant_time)} was not renewed in time, so another writer took "
+            f"the instant for a dead writer's and rolled it back (table lock: "
+            f"{lock_where or 'lock file ' + lock_path(base_path)}, "
+            f"hoodie.write.lock.filesystem.expire={lock_expiry_ms / 60000:g} minutes{ran_text}); {lock_holder_text}. "
+            "Re-run the write. If this process can stall (GC, swap, an overloaded host), raise "
+            "hoodie.client.heartbeat.interval_in_ms / tolerable.misses and the lock expiry above such stalls."
+        )
 
-
-# --------------------------------------------------------------------------------------------- helpers
-
-
-def _instants_of(storage: Storage, base_path: str, instant_time: str) -> tuple[list[Instant], list[Instant]]:
-    """(the instant files of `instant_time`, the rollback instants newer than it), from one listing of .hoodie."""
-    own: list[Instant] = []
-    rollbacks: list[Instant] = []
-    for entry in storage.list_dir(Storage.join(base_path, META_FOLDER)):
-        if entry.is_dir:
-            continue
-        ts, _, rest = entry.name.partition(".")
-        if ts == instant_time or (ts > instant_time and rest.startswith(Action.ROLLBACK.value)):
-            try:
-                instant = Instant.parse_file_name(entry.name)
-            except HudiError:
-                continue  # a foreign file name: Timeline.load reports it
-            if instant is not None:
-                (own if ts == instant_time else rollbacks).append(instant)
-    return own, [i for i in collapse_layout1(rollbacks) if i.action is Action.ROLLBACK]
+    def _instant_files(self) -> tuple[list[Instant], list[Instant]]:
+        """(this instant's files, the rollback instants newer than it), from one listing of .hoodie."""
+        own: list[Instant] = []
+        rollbacks: list[Instant] = []
+        for entry in self.storage.list_dir(Storage.join(self.base_path, META_FOLDER)):
+            if entry.is_dir:
+                continue
+            ts, _, rest = entry.name.partition(".")
+            if ts == self.instant_time or (ts > self.instant_time and rest.startswith(Action.ROLLBACK.value)):
+                try:
+                    instant = Instant.parse_file_name(entry.name)
+                except HudiError:
+                    continue  # a foreign file name: Timeline.load reports it
+                if instant is not None:
+                    (own if ts == self.instant_time else rollbacks).append(instant)
+        return own, [i for i in collapse_layout1(rollbacks) if i.action is Action.ROLLBACK]
 
 
 def _targets(timeline: Timeline, rollback: Instant) -> frozenset[str]:
@@ -278,7 +269,3 @@ def _targets(timeline: Timeline, rollback: Instant) -> frozenset[str]:
     if found:
         _targets_cache[key] = found
     return found
-
-
-def _is_completed(storage: Storage, base_path: str, instant_time: str) -> bool:
-    return any(i.is_completed for i in _instants_of(storage, base_path, instant_time)[0])

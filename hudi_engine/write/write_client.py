@@ -431,7 +431,7 @@ class Transaction:
         if self.done:
             return
         c = self.client
-        self.owned.stop_heartbeat()
+        self.owned.stop_heartbeat()  # before waiting for the lock: without it the instant counts as failed
         try:
             lock = self._locked(f"rolling back instant {self.instant}")
         except WriteError:
