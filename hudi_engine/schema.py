@@ -225,7 +225,7 @@ class _ArrowTypes(AvroSchemaVisitor[pa.DataType, None]):
 
     def primitive(self, kind: str, logical: str | None, node: dict, ctx: None, path: str) -> pa.DataType:
         if logical is None:
-            return _PRIMITIVE_TYPES[kind]
+            return AVRO_PRIMITIVE_TYPES[kind]
         if kind == "int" and logical == "date":
             return pa.date32()
         if kind == "int" and logical == "time-millis":
@@ -242,10 +242,11 @@ class _ArrowTypes(AvroSchemaVisitor[pa.DataType, None]):
             return pa.timestamp("ns")
         if kind == "bytes" and logical == "decimal":
             return _decimal(node, path)
-        return _PRIMITIVE_TYPES[kind]
+        return AVRO_PRIMITIVE_TYPES[kind]
 
 
-_PRIMITIVE_TYPES = {
+# The Arrow type of each Avro primitive (no logical type), as Spark reads and writes them.
+AVRO_PRIMITIVE_TYPES = {
     "null": pa.null(),
     "boolean": pa.bool_(),
     "int": pa.int32(),

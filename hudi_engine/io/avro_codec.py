@@ -37,19 +37,10 @@ import pyarrow.compute as pc
 from ..arrays import one_chunk
 from ..avro_visitor import AvroSchemaVisitor, full_name
 from ..errors import LogFormatError, SchemaError
+from ..schema import AVRO_PRIMITIVE_TYPES, avro_to_arrow_schema
 
 Converter = Callable[[pa.Array], pa.Array]
 
-_PRIMITIVE_ARROW = {
-    "null": pa.null(),
-    "boolean": pa.bool_(),
-    "int": pa.int32(),
-    "long": pa.int64(),
-    "float": pa.float32(),
-    "double": pa.float64(),
-    "bytes": pa.binary(),
-    "string": pa.string(),
-}
 # Avro timestamp logical types: (unit, adjusted to UTC)
 _TIMESTAMP_UNITS = {
     "timestamp-millis": "ms",
@@ -316,7 +307,7 @@ class _Plans(AvroSchemaVisitor[_Plan, pa.DataType]):
         return _Plan(raw, target, _map_converter(target, value.decode), _map_converter(raw, value.encode))
 
     def primitive(self, kind: str, logical: str | None, node: dict, target: pa.DataType, path: str) -> _Plan:
-        raw = _PRIMITIVE_ARROW[kind]
+        raw = AVRO_PRIMITIVE_TYPES[kind]
         if logical is None:
             return _leaf(raw, target)
         if kind == "long" and logical in _TIMESTAMP_UNITS and pa.types.is_timestamp(target):
@@ -431,8 +422,6 @@ class _Codec:
     """A writer schema (and optional reader schema) compiled for fastavro and for Arrow conversion."""
 
     def __init__(self, writer: dict, reader: dict | None, arrow_schema: pa.Schema | None) -> None:
-        from ..schema import avro_to_arrow_schema
-
         result_avro = reader if reader is not None else writer
         if not isinstance(result_avro, dict) or result_avro.get("type") != "record":
             raise SchemaError(f"expected an Avro record schema, found {str(result_avro)[:200]}")
@@ -620,7 +609,7 @@ class _Columnar:
                     self.names.setdefault(full, (node, child_ns))
                     return node, child_ns
                 return node, ns
-            if isinstance(node, str) and node not in _PRIMITIVE_ARROW:
+            if isinstance(node, str) and node not in AVRO_PRIMITIVE_TYPES:
                 full = node if "." in node or not ns else f"{ns}.{node}"
                 found = self.names.get(full) or self.names.get(node)
                 if found is None:
@@ -747,7 +736,7 @@ class _Columnar:
             self._bounds(pos, width)
             chunk = np.ascontiguousarray(data[pos[:, None] + np.arange(width)])
             values = chunk.view("<f4" if width == 4 else "<f8").reshape(n)
-            return pa.array(values, _PRIMITIVE_ARROW[kind]), pos + width
+            return pa.array(values, AVRO_PRIMITIVE_TYPES[kind]), pos + width
         if kind == "boolean":
             self._bounds(pos, 1)
             return pa.array(data[pos] != 0, pa.bool_()), pos + 1
