@@ -53,7 +53,7 @@ def create_table(storage: Storage, base_path: str, config: TableConfig) -> None:
     Refused when `base_path` already holds a table (a `hoodie.properties`, or instant files left by one).
     """
     meta = Storage.join(base_path, META_FOLDER)
-    if storage.exists(Storage.join(meta, PROPERTIES_FILE)):
+    if TableConfig.exists(storage, base_path):
         raise WriteError(f"cannot create table {config.name!r}: a Hudi table already exists at {base_path} "
                          f"({meta}/{PROPERTIES_FILE} is there)")
     leftovers = [e.name for e in storage.list_dir(meta) if not e.is_dir and Instant.parse_file_name(e.name)]
