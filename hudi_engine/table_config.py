@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 
 from .errors import TableConfigError, TableNotFoundError, UnsupportedTableVersionError
 from .java_properties import PropertiesError, format_properties, java_date_string, java_instant_string, parse_properties
+from .keygen import infer_key_generator_class
+from .payload import builtin_class_name
+from .schema import schema_to_json, to_create_schema
 from .storage import Storage
 
 META_FOLDER = ".hoodie"  # the table's metadata folder (timeline, hoodie.properties, markers, locks)
@@ -185,10 +188,6 @@ class TableConfig:
         `HoodieTableConfig.create`; a COW table gets a payload class only when one is given. `create_schema`
         (an Avro schema) is stored in Spark SQL's `[T, "null"]` shape. `extra` keys are added last and win.
         """
-        from .keygen import infer_key_generator_class
-        from .payload import builtin_class_name  # keygen imports nothing from here; avoid a cycle anyway
-        from .schema import schema_to_json, to_create_schema
-
         if not name or not _TABLE_NAME.match(name):
             raise TableConfigError(
                 f"{NAME}={name!r}: expected letters, digits and '_' not starting with a digit "

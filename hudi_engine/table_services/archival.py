@@ -31,6 +31,7 @@ import json
 import re
 import struct
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import fastavro
@@ -60,7 +61,7 @@ from hudi_engine.timeline.avro_models import (
     avro_kind_for,
     read_avro_metadata,
 )
-from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State
+from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State, datetime_to_instant
 from hudi_engine.write.markers import delete_marker_dir
 
 ARCHIVE_FILE_ID = "commits"
@@ -183,10 +184,6 @@ def archived_entry(timeline: Timeline, instant: Instant, mtime_ms: int | None = 
     entry: dict[str, Any] = {"commitTime": instant.timestamp, "actionType": instant.action.value,
                              "actionState": instant.state.name, "version": 1}
     if mtime_ms is not None:
-        from datetime import UTC, datetime
-
-        from hudi_engine.timeline.instant import datetime_to_instant
-
         entry["stateTransitionTime"] = datetime_to_instant(datetime.fromtimestamp(mtime_ms / 1000, UTC))
     data = timeline.read_content(instant)
     where = timeline.path_of(instant)

@@ -29,6 +29,7 @@ from hudi_engine.write.lock_providers import (
     LockProvider,
     lock_path,
     lock_provider,
+    read_lock_file,
 )
 from hudi_engine.write.renewal import Renewal
 
@@ -42,8 +43,6 @@ def new_owner() -> str:
 
 def lock_holder(storage: Storage, base_path: str) -> dict | None:
     """The lock file's holder (`owner`, `acquired_ms`, ...), None when the file-system lock is free."""
-    from hudi_engine.write.lock_providers import read_lock_file
-
     holder = read_lock_file(storage, lock_path(base_path))
     return None if holder is None else holder.to_dict()
 
