@@ -24,9 +24,7 @@ from hudi_engine.file_group import (
 from hudi_engine.file_naming import CDC_SUFFIX, BaseFileName, LogFileName, is_base_file_name, is_log_file_name
 from hudi_engine.partition_metadata import PARTITION_METAFILES
 from hudi_engine.storage import FileStatus, Storage
-from hudi_engine.timeline import Timeline
-
-META_FOLDER = ".hoodie"
+from hudi_engine.timeline import META_FOLDER, Timeline
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from .avro_visitor import AvroSchemaVisitor
 from .errors import SchemaError
 
 META_COLUMNS: tuple[str, ...] = (
@@ -51,7 +52,6 @@ META_COLUMNS: tuple[str, ...] = (
 OPERATION_COLUMN = "_hoodie_operation"
 
 _AVRO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 
 
 def meta_field(name: str) -> dict:
@@ -184,89 +184,48 @@ def avro_to_arrow_schema(avro: dict | str) -> pa.Schema:
             raise SchemaError(f"Avro schema is not valid JSON: {e}") from None
     if not isinstance(avro, dict) or avro.get("type") != "record":
         raise SchemaError(f"Avro schema must be a record, found {str(avro)[:200]}")
-    names: dict[str, dict] = {}
-    struct = _avro_to_arrow(avro, "", names, "")
-    return pa.schema(list(struct))
+    return pa.schema(list(_ArrowTypes().visit(avro, None)))
 
 
-def _full_name(node: dict, enclosing_ns: str) -> tuple[str, str]:
-    """(full name, namespace for nested names) of a named Avro type."""
-    name = node.get("name", "")
-    if "." in name:
-        return name, name.rsplit(".", 1)[0]
-    ns = node.get("namespace", enclosing_ns) or ""
-    return (f"{ns}.{name}" if ns else name), ns
+class _ArrowTypes(AvroSchemaVisitor[pa.DataType, None]):
+    """Avro -> Arrow types, as Spark's SchemaConverters maps them (Hudi's readers and writers agree on it)."""
 
+    def field(self, name: str, node: Any, ns: str, path: str) -> pa.Field:
+        """A record field, array item or map value: nullable iff its type is a union with null (or null)."""
+        t = self.visit(node, None, ns, path)
+        return pa.field(name, t, nullable=(isinstance(node, list) and "null" in node) or pa.types.is_null(t))
 
-def _avro_to_arrow(node: Any, ns: str, names: dict[str, dict], path: str) -> pa.DataType:
-    field = _avro_to_arrow_field("x", node, ns, names, path)
-    return field.type
-
-
-def _avro_to_arrow_field(name: str, node: Any, ns: str, names: dict[str, dict], path: str) -> pa.Field:
-    if isinstance(node, list):
-        branches = [b for b in node if b != "null"]
-        nullable = len(branches) < len(node)
+    def union(self, node: list, branches: list, has_null: bool, ctx: None, ns: str, path: str) -> pa.DataType:
         if not branches:
-            return pa.field(name, pa.null(), nullable=True)
-        if len(branches) == 1:
-            return pa.field(name, _avro_to_arrow_type(branches[0], ns, names, path), nullable=nullable)
-        types = [_avro_to_arrow_type(b, ns, names, path) for b in branches]
+            return pa.null()
+        types = [self.visit(b, None, ns, path) for b in branches]
+        if len(types) == 1:
+            return types[0]
         # Spark's SchemaConverters widens these two pairs instead of building a struct.
         if set(map(str, types)) == {"int32", "int64"}:
-            return pa.field(name, pa.int64(), nullable=nullable)
+            return pa.int64()
         if set(map(str, types)) == {"float", "double"}:
-            return pa.field(name, pa.float64(), nullable=nullable)
-        members = [pa.field(f"member{i}", ty, nullable=True) for i, ty in enumerate(types)]
-        return pa.field(name, pa.struct(members), nullable=nullable)
-    t = _avro_to_arrow_type(node, ns, names, path)
-    return pa.field(name, t, nullable=pa.types.is_null(t))
+            return pa.float64()
+        return pa.struct([pa.field(f"member{i}", ty, nullable=True) for i, ty in enumerate(types)])
 
+    def record(self, node: dict, name: str, ns: str, ctx: None, path: str) -> pa.DataType:
+        return pa.struct([self.field(f["name"], f["type"], ns, f"{path}.{f['name']}") for f in node.get("fields", [])])
 
-def _avro_to_arrow_type(node: Any, ns: str, names: dict[str, dict], path: str) -> pa.DataType:
-    if isinstance(node, list):
-        return _avro_to_arrow_field("x", node, ns, names, path).type
-    if isinstance(node, str):
-        if node in _PRIMITIVES:
-            return _primitive(node, path)
-        full = node if "." in node or not ns else f"{ns}.{node}"
-        ref = names.get(full) or names.get(node)
-        if ref is None:
-            raise SchemaError(f"Avro schema at {path or '<top>'}: unknown type name {node!r}")
-        return ref["arrow"]
-    if not isinstance(node, dict) or "type" not in node:
-        raise SchemaError(f"Avro schema at {path or '<top>'}: expected a type, found {str(node)[:200]}")
-    kind = node["type"]
-    logical = node.get("logicalType")
-    if isinstance(kind, (dict, list)):
-        return _avro_to_arrow_type(kind, ns, names, path)
-    if kind == "record" or kind == "error":
-        full, child_ns = _full_name(node, ns)
-        fields = []
-        for f in node.get("fields", []):
-            fields.append(_avro_to_arrow_field(f["name"], f["type"], child_ns, names, f"{path}.{f['name']}"))
-        t = pa.struct(fields)
-        names[full] = {"arrow": t}
-        return t
-    if kind == "enum":
-        full, _ = _full_name(node, ns)
-        names[full] = {"arrow": pa.string()}
+    def enum(self, node: dict, ctx: None, path: str) -> pa.DataType:
         return pa.string()
-    if kind == "fixed":
-        full, _ = _full_name(node, ns)
-        if logical == "decimal":
-            t = _decimal(node, path)
-        else:
-            t = pa.binary(int(node["size"]))
-        names[full] = {"arrow": t}
-        return t
-    if kind == "array":
-        item = _avro_to_arrow_field("item", node["items"], ns, names, f"{path}[]")
-        return pa.list_(item)
-    if kind == "map":
-        value = _avro_to_arrow_field("value", node["values"], ns, names, f"{path}{{}}")
-        return pa.map_(pa.field("key", pa.string(), nullable=False), value)
-    if kind in _PRIMITIVES:
+
+    def fixed(self, node: dict, size: int, logical: str | None, ctx: None, path: str) -> pa.DataType:
+        return _decimal(node, path) if logical == "decimal" else pa.binary(size)
+
+    def array(self, node: dict, ctx: None, ns: str, path: str) -> pa.DataType:
+        return pa.list_(self.field("item", node["items"], ns, f"{path}[]"))
+
+    def map(self, node: dict, ctx: None, ns: str, path: str) -> pa.DataType:
+        return pa.map_(pa.field("key", pa.string(), nullable=False), self.field("value", node["values"], ns, f"{path}{{}}"))
+
+    def primitive(self, kind: str, logical: str | None, node: dict, ctx: None, path: str) -> pa.DataType:
+        if logical is None:
+            return AVRO_PRIMITIVE_TYPES[kind]
         if kind == "int" and logical == "date":
             return pa.date32()
         if kind == "int" and logical == "time-millis":
@@ -283,22 +242,20 @@ def _avro_to_arrow_type(node: Any, ns: str, names: dict[str, dict], path: str) -
             return pa.timestamp("ns")
         if kind == "bytes" and logical == "decimal":
             return _decimal(node, path)
-        return _primitive(kind, path)
-    # A bare name in the "type" slot, e.g. {"type": "hoodie.t.t_record.fixed"}
-    return _avro_to_arrow_type(kind, ns, names, path)
+        return AVRO_PRIMITIVE_TYPES[kind]
 
 
-def _primitive(kind: str, path: str) -> pa.DataType:
-    return {
-        "null": pa.null(),
-        "boolean": pa.bool_(),
-        "int": pa.int32(),
-        "long": pa.int64(),
-        "float": pa.float32(),
-        "double": pa.float64(),
-        "bytes": pa.binary(),
-        "string": pa.string(),
-    }[kind]
+# The Arrow type of each Avro primitive (no logical type), as Spark reads and writes them.
+AVRO_PRIMITIVE_TYPES = {
+    "null": pa.null(),
+    "boolean": pa.bool_(),
+    "int": pa.int32(),
+    "long": pa.int64(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "bytes": pa.binary(),
+    "string": pa.string(),
+}
 
 
 def _decimal(node: dict, path: str) -> pa.DataType:

@@ -97,10 +97,20 @@ class Storage:
         return self.is_local or (self.is_s3 and _boto3_available())
 
     @staticmethod
+    def is_uri(path: str) -> bool:
+        """Whether `path` is a URI (`s3://bucket/t`, `file:///t`) rather than a local path."""
+        return "://" in path
+
+    @staticmethod
+    def location(path: str) -> str:
+        """Where a table is, as recorded for it (a catalog entry, an executor's storage): a URI as given, a local
+        path made absolute."""
+        return path if Storage.is_uri(path) else os.path.abspath(path)
+
+    @staticmethod
     def for_uri(uri: str) -> tuple["Storage", str]:
         """Storage for `uri` and the path within it. Local paths are made absolute."""
-        if "://" not in uri:
-            uri = os.path.abspath(uri)
+        uri = Storage.location(uri)
         fs, path = pafs.FileSystem.from_uri(uri)
         return Storage(fs), path.rstrip("/") or "/"
 

@@ -14,9 +14,12 @@ from dataclasses import dataclass, field
 
 from .errors import TableConfigError, TableNotFoundError, UnsupportedTableVersionError
 from .java_properties import PropertiesError, format_properties, java_date_string, java_instant_string, parse_properties
+from .keygen import infer_key_generator_class
+from .payload import builtin_class_name
+from .schema import schema_to_json, to_create_schema
 from .storage import Storage
 
-METAFOLDER = ".hoodie"
+META_FOLDER = ".hoodie"  # the table's metadata folder (timeline, hoodie.properties, markers, locks)
 PROPERTIES_FILE = "hoodie.properties"
 PROPERTIES_BACKUP_FILE = "hoodie.properties.backup"
 
@@ -122,8 +125,13 @@ class TableConfig:
         return config
 
     @staticmethod
+    def exists(storage: Storage, base_path: str) -> bool:
+        """Whether a Hudi table is at `base_path`: its `hoodie.properties` is there (one HEAD request)."""
+        return storage.exists(storage.join(base_path, META_FOLDER, PROPERTIES_FILE))
+
+    @staticmethod
     def load(storage: Storage, base_path: str) -> "TableConfig":
-        meta = storage.join(base_path, METAFOLDER)
+        meta = storage.join(base_path, META_FOLDER)
         if not storage.is_dir(meta):
             raise TableNotFoundError(f"no .hoodie folder at {base_path}: not a Hudi table")
         primary = storage.join(meta, PROPERTIES_FILE)
@@ -180,10 +188,6 @@ class TableConfig:
         `HoodieTableConfig.create`; a COW table gets a payload class only when one is given. `create_schema`
         (an Avro schema) is stored in Spark SQL's `[T, "null"]` shape. `extra` keys are added last and win.
         """
-        from .keygen import infer_key_generator_class
-        from .payload import builtin_class_name  # keygen imports nothing from here; avoid a cycle anyway
-        from .schema import schema_to_json, to_create_schema
-
         if not name or not _TABLE_NAME.match(name):
             raise TableConfigError(
                 f"{NAME}={name!r}: expected letters, digits and '_' not starting with a digit "
@@ -300,7 +304,7 @@ class TableConfig:
     def save(self, storage: Storage, base_path: str) -> None:
         """Write `.hoodie/hoodie.properties`; an existing file is replaced through the backup protocol."""
         self.validate()
-        meta = storage.join(base_path, METAFOLDER)
+        meta = storage.join(base_path, META_FOLDER)
         primary = storage.join(meta, PROPERTIES_FILE)
         backup = storage.join(meta, PROPERTIES_BACKUP_FILE)
         data = self.to_text().encode("latin-1")
@@ -318,7 +322,7 @@ class TableConfig:
         Refuses to touch a path that already has a `hoodie.properties`.
         """
         self.validate()
-        meta = storage.join(base_path, METAFOLDER)
+        meta = storage.join(base_path, META_FOLDER)
         primary = storage.join(meta, PROPERTIES_FILE)
         if storage.exists(primary):
             raise TableConfigError(f"{primary} already exists: a Hudi table is already at {base_path}")

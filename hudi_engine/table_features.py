@@ -18,7 +18,7 @@ from hudi_engine.payload import payload_for
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import (
     DEFAULT_RECORD_MERGER_STRATEGY,
-    METAFOLDER,
+    META_FOLDER,
     TableConfig,
 )
 from hudi_engine.timeline import Timeline
@@ -328,7 +328,7 @@ def _first_file(storage: Storage, folder: str, depth: int) -> str | None:
 def _files_in(name: str, *relative: str, depth: int = 1) -> StateCheck:
     def find(storage: Storage, base_path: str, _: Timeline) -> list[Found]:
         for rel in relative:
-            path = _first_file(storage, Storage.join(base_path, METAFOLDER, rel), depth)
+            path = _first_file(storage, Storage.join(base_path, META_FOLDER, rel), depth)
             if path:
                 return [Found(name, path)]
         return []

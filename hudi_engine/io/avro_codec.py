@@ -34,20 +34,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..arrays import one_chunk
+from ..avro_visitor import AvroSchemaVisitor, full_name
 from ..errors import LogFormatError, SchemaError
+from ..schema import AVRO_PRIMITIVE_TYPES, avro_to_arrow_schema
 
 Converter = Callable[[pa.Array], pa.Array]
 
-_PRIMITIVE_ARROW = {
-    "null": pa.null(),
-    "boolean": pa.bool_(),
-    "int": pa.int32(),
-    "long": pa.int64(),
-    "float": pa.float32(),
-    "double": pa.float64(),
-    "bytes": pa.binary(),
-    "string": pa.string(),
-}
 # Avro timestamp logical types: (unit, adjusted to UTC)
 _TIMESTAMP_UNITS = {
     "timestamp-millis": "ms",
@@ -245,75 +238,78 @@ class _Plan:
     encode: Converter | None  # target -> raw
 
 
-def _compile(avro: Any, target: pa.DataType, names: dict[str, Any], ns: str, path: str) -> _Plan:
-    if isinstance(avro, list):
-        branches = [b for b in avro if b != "null"]
+class _Plans(AvroSchemaVisitor[_Plan, pa.DataType]):
+    """The conversion plan of every position of one Avro schema, walked with the Arrow type it decodes to."""
+
+    def where(self, path: str) -> str:
+        return f"field {path}"
+
+    def union(self, node: list, branches: list, has_null: bool, target: pa.DataType, ns: str, path: str) -> _Plan:
         if not branches:
             return _Plan(pa.null(), target, None, None)
         if len(branches) == 1:
-            return _compile(branches[0], target, names, ns, path)
+            return self.visit(branches[0], target, ns, path)
         kinds = {b if isinstance(b, str) else b.get("type") for b in branches}
         if kinds in ({"int", "long"}, {"float", "double"}):
-            raw = pa.int64() if kinds == {"int", "long"} else pa.float64()
-            return _leaf(raw, target)
+            return _leaf(pa.int64() if kinds == {"int", "long"} else pa.float64(), target)
         raise SchemaError(
-            f"field {path}: union {json.dumps(avro)[:200]} has several non-null branches; "
+            f"field {path}: union {json.dumps(node)[:200]} has several non-null branches; "
             "the Avro record codec supports only [null, T] (and Spark's [int, long] / [float, double])"
         )
-    if isinstance(avro, str):
-        if avro in _PRIMITIVE_ARROW:
-            return _leaf(_PRIMITIVE_ARROW[avro], target)
-        full = avro if "." in avro or not ns else f"{ns}.{avro}"
-        plan = names.get(full) or names.get(avro)
-        if plan is None:
-            raise SchemaError(f"field {path}: unknown Avro type name {avro!r}")
-        return plan
-    if not isinstance(avro, dict):
-        raise SchemaError(f"field {path}: expected an Avro type, found {str(avro)[:200]}")
-    kind = avro.get("type")
-    if isinstance(kind, (list, dict)):
-        return _compile(kind, target, names, ns, path)
-    logical = avro.get("logicalType")
-    if kind in ("record", "error"):
-        full, child_ns = _full_name(avro, ns)
+
+    def record(self, node: dict, name: str, ns: str, target: pa.DataType, path: str) -> _Plan:
         if not pa.types.is_struct(target):
-            raise SchemaError(f"field {path}: Avro record {full} needs an Arrow struct, found {target}")
-        plan = _record_plan(avro["fields"], target, names, child_ns, path)
-        names[full] = plan
-        return plan
-    if kind == "enum":
-        full, _ = _full_name(avro, ns)
-        names[full] = plan = _leaf(pa.string(), target)
-        return plan
-    if kind == "fixed":
-        full, _ = _full_name(avro, ns)
-        size = int(avro["size"])
+            raise SchemaError(f"field {path}: Avro record {name} needs an Arrow struct, found {target}")
+        by_name = {f.name: f for f in target}
+        plans = []
+        for f in node["fields"]:
+            tf = by_name.get(f["name"])
+            if tf is None:
+                raise SchemaError(f"field {path}.{f['name']}: no Arrow field of that name in {target}")
+            plans.append((tf, self.visit(f["type"], tf.type, ns, f"{path}.{f['name']}")))
+        raw = pa.struct([pa.field(tf.name, p.raw, tf.nullable) for tf, p in plans])
+        target = pa.struct([tf for tf, _ in plans])  # Avro field order
+        if all(p.decode is None for _, p in plans) and raw == target:
+            return _Plan(raw, target, None, None)
+        return _Plan(
+            raw,
+            target,
+            _struct_converter(target, [p.decode for _, p in plans]),
+            _struct_converter(raw, [p.encode for _, p in plans]),
+        )
+
+    def enum(self, node: dict, target: pa.DataType, path: str) -> _Plan:
+        return _leaf(pa.string(), target)
+
+    def fixed(self, node: dict, size: int, logical: str | None, target: pa.DataType, path: str) -> _Plan:
         if logical == "decimal" and pa.types.is_decimal(target):
-            plan = _Plan(
+            return _Plan(
                 pa.binary(size), target, lambda a: binary_to_decimal(a, target), lambda a: decimal_to_fixed(a, size)
             )
-        else:
-            plan = _leaf(pa.binary(size), target)
-        names[full] = plan
-        return plan
-    if kind == "array":
+        return _leaf(pa.binary(size), target)
+
+    def array(self, node: dict, target: pa.DataType, ns: str, path: str) -> _Plan:
         if not (pa.types.is_list(target) or pa.types.is_large_list(target)):
             raise SchemaError(f"field {path}: Avro array needs an Arrow list, found {target}")
-        item = _compile(avro["items"], target.value_type, names, ns, f"{path}[]")
+        item = self.visit(node["items"], target.value_type, ns, f"{path}[]")
         raw = pa.list_(pa.field(target.value_field.name, item.raw, target.value_field.nullable))
         if item.decode is None and raw == target:
             return _Plan(raw, target, None, None)
         return _Plan(raw, target, _list_converter(target, item.decode), _list_converter(raw, item.encode))
-    if kind == "map":
+
+    def map(self, node: dict, target: pa.DataType, ns: str, path: str) -> _Plan:
         if not pa.types.is_map(target):
             raise SchemaError(f"field {path}: Avro map needs an Arrow map, found {target}")
-        value = _compile(avro["values"], target.item_type, names, ns, f"{path}{{}}")
+        value = self.visit(node["values"], target.item_type, ns, f"{path}{{}}")
         raw = pa.map_(target.key_field, pa.field(target.item_field.name, value.raw, target.item_field.nullable))
         if value.decode is None and raw == target:
             return _Plan(raw, target, None, None)
         return _Plan(raw, target, _map_converter(target, value.decode), _map_converter(raw, value.encode))
-    if kind in _PRIMITIVE_ARROW:
-        raw = _PRIMITIVE_ARROW[kind]
+
+    def primitive(self, kind: str, logical: str | None, node: dict, target: pa.DataType, path: str) -> _Plan:
+        raw = AVRO_PRIMITIVE_TYPES[kind]
+        if logical is None:
+            return _leaf(raw, target)
         if kind == "long" and logical in _TIMESTAMP_UNITS and pa.types.is_timestamp(target):
             return _timestamp_plan(_TIMESTAMP_UNITS[logical], target)
         if kind == "int" and logical == "date" and pa.types.is_date32(target):
@@ -325,34 +321,12 @@ def _compile(avro: Any, target: pa.DataType, names: dict[str, Any], ns: str, pat
         if kind == "bytes" and logical == "decimal" and pa.types.is_decimal(target):
             return _Plan(raw, target, lambda a: binary_to_decimal(a, target), _decimal_to_java_bytes)
         return _leaf(raw, target)
-    # {"type": "<named type>"}
-    return _compile(kind, target, names, ns, path)
 
 
 def _leaf(raw: pa.DataType, target: pa.DataType) -> _Plan:
     if raw == target:
         return _Plan(raw, target, None, None)
     return _Plan(raw, target, lambda a: a.cast(target), lambda a: a.cast(raw))
-
-
-def _record_plan(fields: list[dict], target: pa.StructType, names: dict, ns: str, path: str) -> _Plan:
-    by_name = {f.name: f for f in target}
-    plans = []
-    for f in fields:
-        tf = by_name.get(f["name"])
-        if tf is None:
-            raise SchemaError(f"field {path}.{f['name']}: no Arrow field of that name in {target}")
-        plans.append((tf, _compile(f["type"], tf.type, names, ns, f"{path}.{f['name']}")))
-    raw = pa.struct([pa.field(tf.name, p.raw, tf.nullable) for tf, p in plans])
-    target = pa.struct([tf for tf, _ in plans])  # Avro field order
-    if all(p.decode is None for _, p in plans) and raw == target:
-        return _Plan(raw, target, None, None)
-    return _Plan(
-        raw,
-        target,
-        _struct_converter(target, [p.decode for _, p in plans]),
-        _struct_converter(raw, [p.encode for _, p in plans]),
-    )
 
 
 def _timestamp_plan(avro_unit: str, target: pa.TimestampType) -> _Plan:
@@ -425,14 +399,6 @@ def _decimal_to_java_bytes(a: pa.Array) -> pa.Array:
     return pa.array(out, pa.binary())
 
 
-def _full_name(node: dict, ns: str) -> tuple[str, str]:
-    name = node.get("name", "")
-    if "." in name:
-        return name, name.rsplit(".", 1)[0]
-    space = node.get("namespace", ns) or ""
-    return (f"{space}.{name}" if space else name), space
-
-
 def _np_bytes(buf: pa.Buffer | None) -> np.ndarray:
     return np.zeros(0, np.uint8) if buf is None else np.frombuffer(buf, dtype=np.uint8)
 
@@ -456,17 +422,14 @@ class _Codec:
     """A writer schema (and optional reader schema) compiled for fastavro and for Arrow conversion."""
 
     def __init__(self, writer: dict, reader: dict | None, arrow_schema: pa.Schema | None) -> None:
-        from ..schema import avro_to_arrow_schema
-
         result_avro = reader if reader is not None else writer
         if not isinstance(result_avro, dict) or result_avro.get("type") != "record":
             raise SchemaError(f"expected an Avro record schema, found {str(result_avro)[:200]}")
         self.schema_name = result_avro.get("name", "?")
         if arrow_schema is None:
             arrow_schema = avro_to_arrow_schema(result_avro)
-        target = pa.struct(list(arrow_schema))
-        full, child_ns = _full_name(result_avro, "")
-        self.plan = _record_plan(result_avro["fields"], target, {}, child_ns, full)
+        full, _ = full_name(result_avro, "")
+        self.plan = _Plans().visit(result_avro, pa.struct(list(arrow_schema)), "", full)
         self.writer = fastavro.parse_schema(strip_logical_types(writer))
         self.reader = None if reader is None else fastavro.parse_schema(strip_logical_types(reader))
         self.columnar: _Columnar | None = None
@@ -539,7 +502,7 @@ def _encode(table: pa.Table, avro_schema: dict, *, framed: bool) -> tuple[bytes,
         columns.append(col)
     struct_target = pa.struct(list(plan.target))
     if columns:
-        combined = pa.StructArray.from_arrays([_one_chunk(c) for c in columns], fields=list(struct_target))
+        combined = pa.StructArray.from_arrays([one_chunk(c) for c in columns], fields=list(struct_target))
     else:
         combined = pa.array([{}] * table.num_rows, struct_target)
     raw = combined if plan.encode is None else plan.encode(combined)
@@ -598,10 +561,6 @@ def _cast_to(col: pa.ChunkedArray | pa.Array, target: pa.DataType, name: str) ->
         raise SchemaError(f"column {name!r} of type {col.type} cannot be written as Avro type {target}: {e}") from None
 
 
-def _one_chunk(col: pa.ChunkedArray | pa.Array) -> pa.Array:
-    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-
-
 # --------------------------------------------------------------------------------------------- columnar codec
 #
 # fastavro handles one record at a time (~7 us for ten fields here). Avro binary can also be read and written
@@ -646,11 +605,11 @@ class _Columnar:
                     node = kind  # {"type": <type>}: a primitive, a nested type or a reference by name
                     continue
                 if kind in ("record", "error", "enum", "fixed"):
-                    full, child_ns = _full_name(node, ns)
+                    full, child_ns = full_name(node, ns)
                     self.names.setdefault(full, (node, child_ns))
                     return node, child_ns
                 return node, ns
-            if isinstance(node, str) and node not in _PRIMITIVE_ARROW:
+            if isinstance(node, str) and node not in AVRO_PRIMITIVE_TYPES:
                 full = node if "." in node or not ns else f"{ns}.{node}"
                 found = self.names.get(full) or self.names.get(node)
                 if found is None:
@@ -777,7 +736,7 @@ class _Columnar:
             self._bounds(pos, width)
             chunk = np.ascontiguousarray(data[pos[:, None] + np.arange(width)])
             values = chunk.view("<f4" if width == 4 else "<f8").reshape(n)
-            return pa.array(values, _PRIMITIVE_ARROW[kind]), pos + width
+            return pa.array(values, AVRO_PRIMITIVE_TYPES[kind]), pos + width
         if kind == "boolean":
             self._bounds(pos, 1)
             return pa.array(data[pos] != 0, pa.bool_()), pos + 1

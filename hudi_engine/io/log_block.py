@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..errors import LogFormatError, SchemaError, WriteError
+from ..schema import avro_to_arrow_schema, schema_to_json
 from . import avro_codec
 
 MAGIC = b"#HUDI#"
@@ -161,8 +162,6 @@ def build_parquet_data_block(
     The file carries `parquet.avro.schema` like files written through parquet-avro, so Java's Avro read path
     sees the header schema's names.
     """
-    from ..schema import avro_to_arrow_schema, schema_to_json
-
     target = avro_to_arrow_schema(avro_schema)
     columns = []
     for f in target:
@@ -215,8 +214,6 @@ def data_block_records(
 
 
 def _parquet_records(block: LogBlock, avro: dict, arrow_schema: pa.Schema | None) -> pa.Table:
-    from ..schema import avro_to_arrow_schema
-
     try:
         table = pq.read_table(pa.BufferReader(block.content))
     except (pa.ArrowInvalid, OSError) as e:
@@ -241,8 +238,6 @@ def _parquet_records(block: LogBlock, avro: dict, arrow_schema: pa.Schema | None
 
 
 def _data_header(instant_time: str, schema: dict | str) -> dict[HeaderKey, str]:
-    from ..schema import schema_to_json
-
     text = schema if isinstance(schema, str) else schema_to_json(schema)
     return {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: text}
 
@@ -539,8 +534,6 @@ def _delete_rows_from_table(
 
 
 def _wrapper_of_field(schema_json: str | dict, field_path: str) -> str:
-    from ..schema import avro_to_arrow_schema
-
     schema = avro_to_arrow_schema(schema_json)
     t: pa.DataType | None = None
     fields = list(schema)

@@ -83,8 +83,8 @@ def write_on_driver(df: DataFrame, path: str, config: WriteConfig) -> WriteResul
     collected = time.monotonic() - t0
     executor = spark_executor(spark)
     storage, base_path = Storage.for_uri(path)
-    storage_uri = path if "://" in path else base_path
-    if storage.exists(Storage.join(base_path, ".hoodie", "hoodie.properties")):
+    storage_uri = Storage.location(path)
+    if TableConfig.exists(storage, base_path):
         runner.finish_pending(storage, base_path, storage_uri,
                               config.for_table(TableConfig.load(storage, base_path), base_path), executor)
     result = write_table(rows, path, config)

@@ -31,6 +31,7 @@ import json
 import re
 import struct
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import fastavro
@@ -42,7 +43,7 @@ from hudi_engine.io.log_format import encode_log_file, read_log_blocks
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import service_lock
-from hudi_engine.timeline import Timeline
+from hudi_engine.timeline import META_FOLDER, Timeline
 from hudi_engine.timeline.avro_models import (
     CLEAN_METADATA,
     CLEANER_PLAN,
@@ -60,7 +61,7 @@ from hudi_engine.timeline.avro_models import (
     avro_kind_for,
     read_avro_metadata,
 )
-from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State
+from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State, datetime_to_instant
 from hudi_engine.write.markers import delete_marker_dir
 
 ARCHIVE_FILE_ID = "commits"
@@ -183,10 +184,6 @@ def archived_entry(timeline: Timeline, instant: Instant, mtime_ms: int | None = 
     entry: dict[str, Any] = {"commitTime": instant.timestamp, "actionType": instant.action.value,
                              "actionState": instant.state.name, "version": 1}
     if mtime_ms is not None:
-        from datetime import UTC, datetime
-
-        from hudi_engine.timeline.instant import datetime_to_instant
-
         entry["stateTransitionTime"] = datetime_to_instant(datetime.fromtimestamp(mtime_ms / 1000, UTC))
     data = timeline.read_content(instant)
     where = timeline.path_of(instant)
@@ -336,7 +333,7 @@ class ArchivalResult:
 
 
 def archive_folder(base_path: str, table: TableConfig) -> str:
-    return Storage.join(base_path, ".hoodie", table.archivelog_folder)
+    return Storage.join(base_path, META_FOLDER, table.archivelog_folder)
 
 
 def archive_files(storage: Storage, base_path: str, table: TableConfig | None = None) -> list[tuple[int, str]]:

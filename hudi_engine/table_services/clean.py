@@ -20,7 +20,7 @@ removed whole once the replacecommit is older than E (under KEEP_LATEST_FILE_VER
 
 Orphans go too, whatever the policy: files of an instant a completed rollback on the timeline rolled back (so it
 is neither pending nor completed) that are still on disk. A writer that outlived its lock can add them after the
-rollback that took its instant (see `write.lost_instant`); once archival moves the timeline start past that
+rollback that took its instant (see `write.inflight`); once archival moves the timeline start past that
 instant, every reader would take them for committed data. Found by name (base files carry their instant) in
 every folder of the table, and through the instant's leftover markers (log files holding only its blocks); the
 marker folder goes after. Only rolled-back instants are looked for, so a table without rollbacks lists nothing.

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_engine.arrays import one_chunk
 from hudi_engine.config.write_config import BloomConfig, FileSizing, IndexType, LockConfig, LogConfig, WriteConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.file_group import BaseFile, FileSlice, LogFile
@@ -56,7 +57,8 @@ from hudi_engine.timeline.commit_metadata import CommitMetadata, RuntimeStats, W
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
 from hudi_engine.write.cdc import ChangeLog, cdc_log_file_name, logging_mode_of
 from hudi_engine.write.handles import write_base
-from hudi_engine.write.markers import IOType, confirm_written, create_marker, delete_marker_dir, list_markers
+from hudi_engine.write.inflight import InflightInstant
+from hudi_engine.write.markers import IOType, delete_marker_dir, list_markers
 
 PLAN_KIND = "HoodieCompactionPlan"
 PLAN_VERSION = 2  # bare file names (version 1 held full paths)
@@ -331,15 +333,15 @@ def execute_operation(task: CompactionTask, op: CompactionOperation,
     # What happened to the base records: kept as is, updated from the logs, deleted.
     if base is not None:
         base_rows = read_base_file(storage, base.path, columns=_base_stat_columns(ctx, config, base.path, storage))
-        base_keys = _one_chunk(ctx.key_of(base_rows))
+        base_keys = _strings(ctx.key_of(base_rows))
     else:
         base_rows, base_keys = None, pa.array([], pa.string())
-    out_keys = _one_chunk(ctx.key_of(merged))
+    out_keys = _strings(ctx.key_of(merged))
     in_base = pc.is_in(out_keys, value_set=base_keys)
     kept = int(pc.sum(in_base).as_py() or 0)
     updated = 0
     if base_rows is not None and config.populate_meta_fields and kept:
-        same_version = pc.is_in(_one_chunk(merged.column(SEQNO)), value_set=_one_chunk(base_rows.column(SEQNO)))
+        same_version = pc.is_in(_strings(merged.column(SEQNO)), value_set=_strings(base_rows.column(SEQNO)))
         updated = int(pc.sum(pc.and_(in_base, pc.invert(same_version))).as_py() or 0)
     inserted = merged.num_rows - kept
     if inserted:  # log-only records: keep the file sorted by key (min/max keys and row groups prune better)
@@ -349,11 +351,11 @@ def execute_operation(task: CompactionTask, op: CompactionOperation,
     if config.populate_meta_fields:
         merged = merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME,
                                    pa.repeat(pa.scalar(name, pa.string()), merged.num_rows))
-    create_marker(storage, task.base_path, task.instant_time, op.partition_path, name,
-                  IOType.MERGE if base is not None else IOType.CREATE)
+    owned = InflightInstant(storage, task.base_path, task.instant_time)
+    owned.create_marker(op.partition_path, name, IOType.MERGE if base is not None else IOType.CREATE)
     result = write_base(storage, Storage.join(folder, name), merged, bloom=task.bloom, files=task.files,
                         populate_meta_fields=config.populate_meta_fields, row_group_size=task.row_group_size)
-    confirm_written(storage, task.base_path, task.instant_time, op.partition_path, name)
+    owned.confirm_written(op.partition_path, name)
     cdc_stats = None
     if task.change_log and base is not None and kept:  # no stored row left, or no base file: inferred
         cdc_stats = _write_compaction_change_log(task, storage, config, ctx, op, base, merged, str(WriteToken(*token)))
@@ -394,23 +396,24 @@ def _write_compaction_change_log(task: CompactionTask, storage: Storage, config:
     old = read_base_file(storage, base.path)
     old = old.select([c for c in merged.column_names if c in old.column_names])
     changes = ChangeLog(mode, task.instant_time, task.schema, ctx.key_of)
-    pos = pc.index_in(_one_chunk(ctx.key_of(merged)), value_set=_one_chunk(ctx.key_of(old)))
-    stored_seqno = _one_chunk(old.column(SEQNO)).take(pos)
-    rewritten = pc.fill_null(pc.not_equal(_one_chunk(merged.column(SEQNO)), stored_seqno), True)
+    pos = pc.index_in(_strings(ctx.key_of(merged)), value_set=_strings(ctx.key_of(old)))
+    stored_seqno = _strings(old.column(SEQNO)).take(pos)
+    rewritten = pc.fill_null(pc.not_equal(_strings(merged.column(SEQNO)), stored_seqno), True)
     changes.add_merge(old, merged, rewritten)
     name = cdc_log_file_name(op.file_id, task.instant_time, token)
     data = encode_log_file(changes.blocks(task.log_block_max_size))
-    create_marker(storage, task.base_path, task.instant_time, op.partition_path, name, IOType.CREATE)
+    owned = InflightInstant(storage, task.base_path, task.instant_time)
+    owned.create_marker(op.partition_path, name, IOType.CREATE)
     path = Storage.join(task.base_path, op.partition_path, name)
     if not storage.create_exclusive(path, data):
         raise WriteError(f"compaction {task.instant_time}: CDC log file {path} exists already; run the compaction again")
-    confirm_written(storage, task.base_path, task.instant_time, op.partition_path, name)
+    owned.confirm_written(op.partition_path, name)
     return {f"{op.partition_path}/{name}" if op.partition_path else name: len(data)}
 
 
-def _one_chunk(col: pa.Array | pa.ChunkedArray) -> pa.Array:
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+def _strings(col: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Keys and sequence numbers compared as strings, whatever string type a file stored them in."""
+    col = one_chunk(col)
     return col if col.type == pa.string() else col.cast(pa.string())
 
 

@@ -23,7 +23,7 @@ from hudi_engine.table_services.compaction import (
 )
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.clustering import is_clustering
-from hudi_engine.write.heartbeat import roll_back_failed_writes
+from hudi_engine.write.rollback import rollback_failed_writes
 
 
 def finish_pending(storage: Storage, base_path: str, storage_uri: str, config: WriteConfig,
@@ -34,7 +34,7 @@ def finish_pending(storage: Storage, base_path: str, storage_uri: str, config: W
     compaction's instant as base instant, and hudi-rs only reads them once the compaction's base file is
     committed. No-op for a table that does not exist yet.
     """
-    if not storage.exists(Storage.join(base_path, ".hoodie", "hoodie.properties")):
+    if not TableConfig.exists(storage, base_path):
         return []
     timeline = Timeline.load(storage, base_path)
     if not timeline.pending_compactions() and not timeline.filter_by(["clean"]).pending():
@@ -85,7 +85,7 @@ def after_commit(storage: Storage, base_path: str, storage_uri: str, config: Wri
                     created += [r.instant_time for r in compact_now(storage, base_path, storage_uri, config, execute)]
             if config.lock.failed_writes_policy == LAZY:
                 service = "the rollback of failed writes (hoodie.cleaner.policy.failed.writes=LAZY)"
-                roll_back_failed_writes(storage, base_path, config.lock)
+                rollback_failed_writes(storage, base_path, config.lock)
             if config.clean.automatic:
                 service = "automatic cleaning"
                 result = clean(storage, base_path, config.clean, config.lock)

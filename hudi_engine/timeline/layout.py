@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hudi_engine.errors import TimelineError, UnsupportedTableVersionError
+from hudi_engine.table_config import META_FOLDER
 from hudi_engine.timeline.commit_metadata import CommitMetadata
 from hudi_engine.timeline.instant import Action, Instant, State
 
 if TYPE_CHECKING:
     from hudi_engine.table_config import TableConfig
 
-META_FOLDER = ".hoodie"
 # `<requested>_<completed>.<action>`: a completed instant of layout 2.
 _COMPLETED_V2 = re.compile(r"^(\d+)_(\d+)\.([a-z]+)$")
 

@@ -20,9 +20,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.timeline.avro_models import avro_kind_for, read_avro_metadata
 from hudi_engine.timeline.commit_metadata import CommitMetadata
 from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State
-from hudi_engine.timeline.layout import LAYOUT_V1, TimelineLayout
-
-META_FOLDER = ".hoodie"
+from hudi_engine.timeline.layout import LAYOUT_V1, META_FOLDER, TimelineLayout
 
 
 def collapse_layout1(instants: Iterable[Instant]) -> list[Instant]:

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_engine.arrays import one_chunk
 from hudi_engine.errors import TableConfigError
 from hudi_engine.file_naming import CDC_SUFFIX, LOG_FILE_BASE_VERSION, LogFileName
 from hudi_engine.io.avro_codec import encode_records_framed_with_ends
@@ -183,7 +184,7 @@ class ChangeLog:
         image_type = self.arrow.field(BEFORE).type
         if rows is None:
             return pa.nulls(n, image_type)
-        columns = [_one(rows.column(f.name)).cast(f.type) if f.name in rows.column_names else pa.nulls(n, f.type)
+        columns = [one_chunk(rows.column(f.name)).cast(f.type) if f.name in rows.column_names else pa.nulls(n, f.type)
                    for f in image_type]
         return pa.StructArray.from_arrays(columns, fields=list(image_type))
 
@@ -214,8 +215,5 @@ def cdc_log_file_name(file_id: str, instant_time: str, write_token: str) -> str:
 
 
 def _string(a: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return _one(a).cast(pa.string())
+    return one_chunk(a).cast(pa.string())
 
-
-def _one(a: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a

@@ -26,12 +26,12 @@ from hudi_engine.partition_metadata import (
 )
 from hudi_engine.schema import META_COLUMNS, remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
-from hudi_engine.table_config import METAFOLDER, PROPERTIES_FILE, TableConfig
+from hudi_engine.table_config import META_FOLDER, PROPERTIES_FILE, TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
-from hudi_engine.write.lost_instant import check_inflight, wait_for_rollback_decision
+from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.markers import delete_marker_dir, list_markers
 
 WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
@@ -52,8 +52,8 @@ def create_table(storage: Storage, base_path: str, config: TableConfig) -> None:
 
     Refused when `base_path` already holds a table (a `hoodie.properties`, or instant files left by one).
     """
-    meta = Storage.join(base_path, METAFOLDER)
-    if storage.exists(Storage.join(meta, PROPERTIES_FILE)):
+    meta = Storage.join(base_path, META_FOLDER)
+    if TableConfig.exists(storage, base_path):
         raise WriteError(f"cannot create table {config.name!r}: a Hudi table already exists at {base_path} "
                          f"({meta}/{PROPERTIES_FILE} is there)")
     leftovers = [e.name for e in storage.list_dir(meta) if not e.is_dir and Instant.parse_file_name(e.name)]
@@ -184,13 +184,14 @@ def complete_commit(
     3. `<T>.<action>` holding the commit metadata JSON (`extraMetadata.schema` = `schema` without meta fields),
        created only if absent: the atomic commit point.
     4. The marker folder is deleted.
-    Before 1 and after 3 the instant must still be ours (`lost_instant`): InstantLostError if another writer
+    Before 1 and after 3 the instant must still be ours (`inflight`): InstantLostError if another writer
     rolled it back or is rolling it back.
     A replacecommit carries `partition_to_replace_file_ids` (empty map if None).
     """
     _check_operation(operation_type)
     inflight = Instant(instant.timestamp, instant.action, State.INFLIGHT)
-    check_inflight(storage, base_path, instant.timestamp, f"committing {inflight}")
+    owned = InflightInstant(storage, base_path, instant.timestamp)
+    owned.check_inflight(f"committing {inflight}")
     timeline = Timeline.load(storage, base_path)
     current = [i for i in timeline.instants_at(instant.timestamp) if i.action == instant.action]
     if not current or current[0].state is not State.INFLIGHT:
@@ -226,7 +227,7 @@ def complete_commit(
     except TimelineError as e:
         raise WriteError(f"cannot complete {inflight}: {e}") from e
     # A rollback planned just before the completed file appeared would still delete the instant's files.
-    rollback = wait_for_rollback_decision(storage, base_path, instant.timestamp)
+    rollback = owned.wait_for_rollback_decision()
     if rollback is not None:
         raise InstantLostError(
             f"table {base_path}: {inflight} was completed, but rollback {rollback.timestamp} of another writer (which "

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_engine.arrays import one_chunk
 from hudi_engine.config.write_config import IndexType, WriteConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import new_file_id
@@ -74,8 +75,8 @@ def key_and_tag(keygen: KeyGenerator, spec: TagSpec | None, columns: pa.Table,
                 skip: Callable[[str], bool] | None = None) -> pa.StructArray:
     """Record key, partition path, file id (null: new or untagged, see `tagging.tag`'s `skip`) and bucket number of
     rows given as their key and partition columns: what a map task adds to every record before the shuffle."""
-    keys = _one(keygen.record_keys(columns))
-    partitions = _one(keygen.partition_paths(columns))
+    keys = one_chunk(keygen.record_keys(columns))
+    partitions = one_chunk(keygen.partition_paths(columns))
     if spec is None:
         file_ids, numbers = pa.nulls(len(keys), pa.string()), pa.nulls(len(keys), pa.int32())
     else:
@@ -93,8 +94,8 @@ def keyed_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterato
     for batch in batches:
         if PARTITION not in batch.schema.names:
             table = pa.Table.from_batches([batch], batch.schema)
-            batch = batch.append_column(KEY, _one(keygen.record_keys(table))) \
-                .append_column(PARTITION, _one(keygen.partition_paths(table)))
+            batch = batch.append_column(KEY, one_chunk(keygen.record_keys(table))) \
+                .append_column(PARTITION, one_chunk(keygen.partition_paths(table)))
         yield batch
 
 
@@ -182,10 +183,6 @@ def _at_level(keys: pa.Array, level: int) -> pa.Array:
     if level == 0:
         return pa.array(np.ones(len(keys), dtype=bool))
     return pa.array((index.java_string_hashes(keys) & np.uint32((1 << level) - 1)) == 0)
-
-
-def _one(a: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
 
 
 # ---- write side: one bucket at a time ----------------------------------------------------------------------------
@@ -365,7 +362,7 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
         # Tagged by footer (range, bloom): only keys the base file holds are updates. A key a bloom filter let
         # through by mistake is new: it goes to a new file group, a delete of it is dropped.
         stored = task.read_keys(ctx.storage, s.base_file_path)
-        inside = _held(_one(upserts.column(KEY)), stored, distinct=cfg.combine_before_write)
+        inside = _held(one_chunk(upserts.column(KEY)), stored, distinct=cfg.combine_before_write)
         new = upserts.filter(pc.invert(inside))
         upserts = upserts.filter(inside)
         if len(deletes):  # is_in hashes the stored keys even for no deletes (~3 ms for 100,000 keys)

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_engine.arrays import one_chunk
 from hudi_engine.config.write_config import BloomConfig, FileSizing, LogConfig
 from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName, WriteToken, is_log_file_name, new_file_id
@@ -56,7 +57,8 @@ from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hudi_engine.timeline.instant import State
 from hudi_engine.write.cdc import ChangeLog, LoggingMode, cdc_log_file_name, logging_mode_of
-from hudi_engine.write.markers import IOType, confirm_written, create_marker, remove_marker
+from hudi_engine.write.inflight import InflightInstant
+from hudi_engine.write.markers import IOType
 
 COMMIT_TIME, SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS
 LOG_BASE_VERSION = 1  # HoodieLogFile.LOGFILE_BASE_VERSION
@@ -99,6 +101,11 @@ class WriteContext:
     def for_task(self, partition_id: int, stage_id: int = 0, attempt_id: int = 0) -> "WriteContext":
         return dataclasses.replace(self, write_token=WriteToken(partition_id, stage_id, attempt_id))
 
+    @cached_property
+    def inflight(self) -> InflightInstant:
+        """The instant this context writes: its markers and the checks that it is still this writer's."""
+        return InflightInstant(self.storage, self.base_path, self.instant_time)
+
     @property
     def task_partition_id(self) -> int:
         return self.write_token.partition_id
@@ -140,9 +147,8 @@ class WriteContext:
     def key_of(self, table: pa.Table) -> pa.Array:
         """Record keys of stored rows: the meta column, or the key generator when meta fields are off."""
         if self.config.populate_meta_fields:
-            col = table.column(RECORD_KEY)
-            return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        return _one_chunk(self.keygen.record_keys(table))
+            return one_chunk(table.column(RECORD_KEY))
+        return one_chunk(self.keygen.record_keys(table))
 
     def full_path(self, partition_path: str, file_name: str) -> str:
         return Storage.join(self.base_path, partition_path, file_name)
@@ -182,9 +188,9 @@ def prepare_records(
     data_names = [c for c in table.column_names if c not in META_COLUMNS]
     data = table.select(data_names)
     if RECORD_KEY in table.column_names:
-        keys = _one_chunk(table.column(RECORD_KEY)).cast(pa.string())
+        keys = one_chunk(table.column(RECORD_KEY)).cast(pa.string())
     elif keygen is not None:
-        keys = _one_chunk(keygen.record_keys(data))
+        keys = one_chunk(keygen.record_keys(data))
     else:
         raise WriteError(f"prepare_records: no {RECORD_KEY} column and no key generator to compute record keys")
     if keys.null_count:
@@ -193,7 +199,7 @@ def prepare_records(
 
     if partition_path is not None:
         if PARTITION_PATH in table.column_names and n:
-            given = _one_chunk(table.column(PARTITION_PATH))
+            given = one_chunk(table.column(PARTITION_PATH))
             wrong = pc.invert(pc.fill_null(pc.equal(given, partition_path), False))
             if pc.any(wrong).as_py():
                 row = pc.index(wrong, True).as_py()
@@ -203,9 +209,9 @@ def prepare_records(
                 )
         parts = _constant(partition_path, n)
     elif PARTITION_PATH in table.column_names:
-        parts = _one_chunk(table.column(PARTITION_PATH)).cast(pa.string())
+        parts = one_chunk(table.column(PARTITION_PATH)).cast(pa.string())
     elif keygen is not None:
-        parts = _one_chunk(keygen.partition_paths(data))
+        parts = one_chunk(keygen.partition_paths(data))
     else:
         raise WriteError(f"prepare_records: no partition path, no {PARTITION_PATH} column and no key generator")
 
@@ -224,10 +230,6 @@ def _constant(value: str, n: int) -> pa.Array:
     return pa.repeat(pa.scalar(value, pa.string()), n)
 
 
-def _one_chunk(col: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-
-
 def conform(table: pa.Table, schema: pa.Schema, what: str) -> pa.Table:
     """`table` laid out as `schema`: columns by name, cast; absent ones null; others dropped."""
     try:
@@ -240,7 +242,7 @@ def _split_deleted(ctx: WriteContext, records: pa.Table) -> tuple[pa.Table, pa.T
     """(records to write, records flagged `_hoodie_is_deleted = true`), which Hudi turns into deletes."""
     if IS_DELETED_FIELD not in records.column_names or records.num_rows == 0:
         return records, records.slice(0, 0)
-    flag = pc.fill_null(_one_chunk(records.column(IS_DELETED_FIELD)).cast(pa.bool_()), False)
+    flag = pc.fill_null(one_chunk(records.column(IS_DELETED_FIELD)).cast(pa.bool_()), False)
     return records.filter(pc.invert(flag)), records.filter(flag)
 
 
@@ -254,7 +256,7 @@ def _delete_keys(deletes: pa.Array | pa.ChunkedArray | pa.Table | list | None) -
         deletes = deletes.column(col)
     if isinstance(deletes, list):
         deletes = pa.array(deletes, pa.string())
-    keys = _one_chunk(deletes).cast(pa.string())
+    keys = one_chunk(deletes).cast(pa.string())
     if keys.null_count:
         raise WriteError(f"deletes hold {keys.null_count} null record keys; expected keys of existing records")
     return keys
@@ -327,8 +329,7 @@ class CreateHandle:
         self._file_id = self.next_file_id or new_file_id()
         self.next_file_id = None
         self._name = str(BaseFileName(self._file_id, str(self.ctx.write_token), self.ctx.instant_time))
-        create_marker(self.ctx.storage, self.ctx.base_path, self.ctx.instant_time, self.partition_path, self._name,
-                      IOType.CREATE)
+        self.ctx.inflight.create_marker(self.partition_path, self._name, IOType.CREATE)
         self._writer = _base_writer(self.ctx, self.ctx.full_path(self.partition_path, self._name))
 
     def _close_file(self) -> None:
@@ -475,7 +476,7 @@ def merge_handle(
             # the first keys, exactly as rebuilding would leave it; only the inserts are added (the writer checks).
             bloom = footer_of(parquet, base_file_path, bloom_max_entries=ctx.bloom.max_entries).bloom_filter
             bloom_prefix = None if bloom is None else (bloom, n_old)
-        create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.MERGE)
+        ctx.inflight.create_marker(partition_path, name, IOType.MERGE)
         writer = _base_writer(ctx, ctx.full_path(partition_path, name), bloom_prefix)
         changes = ctx.change_log()  # HoodieMergeHandleWithChangeLog on a CDC table
         if ctx.payload.custom is not None:  # a user payload merges the whole file at once (its own order)
@@ -549,11 +550,11 @@ def _write_change_log(ctx: WriteContext, partition_path: str, file_id: str, chan
     rollback, ours or Hudi's `MarkerBasedRollbackStrategy`, deletes it outright."""
     name = cdc_log_file_name(file_id, ctx.instant_time, str(ctx.write_token))
     data = encode_log_file(changes.blocks(ctx.log.block_max_size))
-    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.CREATE)
+    ctx.inflight.create_marker(partition_path, name, IOType.CREATE)
     path = ctx.full_path(partition_path, name)
     if not ctx.storage.create_exclusive(path, data):
         raise WriteError(f"CDC log file {path} exists already: another attempt of this task wrote it; retry the write")
-    confirm_written(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name)
+    ctx.inflight.confirm_written(partition_path, name)
     return {relative_path(partition_path, name): len(data)}
 
 
@@ -561,8 +562,8 @@ def _record_keys(ctx: WriteContext, records: pa.Table) -> pa.Array:
     """Keys of incoming records: their key column (computed upstream by the same key generator), else the key
     generator's."""
     if RECORD_KEY in records.column_names:
-        return _one_chunk(records.column(RECORD_KEY)).cast(pa.string())
-    return _one_chunk(ctx.keygen.record_keys(records))
+        return one_chunk(records.column(RECORD_KEY)).cast(pa.string())
+    return one_chunk(ctx.keygen.record_keys(records))
 
 
 def _publish(ctx: WriteContext, writer: BaseFileWriter, partition_path: str, name: str) -> BaseFileWriteResult:
@@ -572,9 +573,9 @@ def _publish(ctx: WriteContext, writer: BaseFileWriter, partition_path: str, nam
     try:
         result = writer.close()
     except WriteError:
-        confirm_written(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name)
+        ctx.inflight.confirm_written(partition_path, name)
         raise
-    confirm_written(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name)
+    ctx.inflight.confirm_written(partition_path, name)
     return result
 
 
@@ -659,13 +660,13 @@ def append_handle(
 
     while True:  # a concurrent writer of this file group (optimistic concurrency) may take a version first
         name = str(LogFileName(file_id, base_instant, version, str(ctx.write_token)))
-        create_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.APPEND)
+        ctx.inflight.create_marker(partition_path, name, IOType.APPEND)
         path = ctx.full_path(partition_path, name)
         if ctx.storage.create_exclusive(path, data):
             break
-        remove_marker(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name, IOType.APPEND)
+        ctx.inflight.remove_marker(partition_path, name, IOType.APPEND)
         version += 1
-    confirm_written(ctx.storage, ctx.base_path, ctx.instant_time, partition_path, name)
+    ctx.inflight.confirm_written(partition_path, name)
     n = rows.num_rows if rows is not None else 0
     return WriteStat(
         file_id=file_id,

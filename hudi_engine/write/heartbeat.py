@@ -7,28 +7,27 @@ engine also writes the renewal time into it, because S3 keeps modification times
 
 A pending instant whose heartbeat is older than interval x `hoodie.client.heartbeat.tolerable.misses` (or missing:
 the writer died, or wrote without heartbeats) is a failed write: a writer holding the table lock may roll it back
-(`roll_back_failed_writes`), deleting its heartbeat first, so the dead writer's tasks (which look for the heartbeat
-before and after every data file, see `markers`) stop at once if it was only paused. An instant whose heartbeat is
-alive is never rolled back by another writer.
+(`rollback.rollback_failed_writes`), deleting its heartbeat first, so the dead writer's tasks (which look for the
+heartbeat before and after every data file, see `inflight`) stop at once if it was only paused. An instant whose
+heartbeat is alive is never rolled back by another writer.
+
+A leaf of the instant protocol (as Hudi's HoodieHeartbeatClient): heartbeat files only, nothing of who rolls back.
 """
 from __future__ import annotations
 
 import json
 import time
 
-from hudi_engine.config.write_config import NEVER, LockConfig
+from hudi_engine.config.write_config import LockConfig
 from hudi_engine.storage import Storage
-from hudi_engine.timeline import Timeline
-from hudi_engine.timeline.clustering import is_clustering
-from hudi_engine.timeline.instant import Action, Instant
+from hudi_engine.timeline import META_FOLDER
 from hudi_engine.write.renewal import Renewal
 
 HEARTBEAT_FOLDER = ".heartbeat"
-_WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
 
 
 def heartbeat_path(base_path: str, instant_time: str) -> str:
-    return Storage.join(base_path, ".hoodie", HEARTBEAT_FOLDER, instant_time)
+    return Storage.join(base_path, META_FOLDER, HEARTBEAT_FOLDER, instant_time)
 
 
 def heartbeat_exists(storage: Storage, base_path: str, instant_time: str) -> bool:
@@ -111,29 +110,3 @@ class Heartbeat:
         self.renewal.stop()
         if delete:
             self.storage.delete(self.path)
-
-
-def failed_writes(storage: Storage, base_path: str, config: LockConfig,
-                  timeline: Timeline | None = None) -> list[Instant]:
-    """Pending commit/deltacommit/replacecommit instants whose writer is dead (heartbeat expired or missing). A
-    pending clustering is another writer's table service, never a failed write (Hudi leaves it out before looking at
-    heartbeats: BaseHoodieTableServiceClient.getInstantsToRollbackForLazyCleanPolicy), so its heartbeat, if it
-    has one, is not touched either."""
-    if config.failed_writes_policy == NEVER:
-        return []
-    timeline = timeline or Timeline.load(storage, base_path)
-    return [i for i in timeline.pending() if i.action in _WRITE_ACTIONS
-            and heartbeat_expired(storage, base_path, i.timestamp, config.heartbeat_expiry_ms)
-            and not is_clustering(timeline, i)]
-
-
-def roll_back_failed_writes(storage: Storage, base_path: str, config: LockConfig) -> list[str]:
-    """Under the table lock: finish interrupted rollbacks, then roll back the pending writes whose heartbeat expired,
-    deleting each heartbeat first. Pending instants of live writers are left alone. Returns the rolled-back instants."""
-    from hudi_engine.write.rollback import rollback_failed_writes
-
-    dead = {i.timestamp for i in failed_writes(storage, base_path, config)}
-    for instant_time in dead:
-        delete_heartbeat(storage, base_path, instant_time)
-    results = rollback_failed_writes(storage, base_path, keep=lambda i: i.timestamp not in dead)
-    return [r.rolled_back.timestamp for r in results]

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from hudi_engine.config.write_config import LockConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.storage import Storage
-from hudi_engine.table_config import PROPERTIES_FILE, TableConfig
+from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
 from hudi_engine.write.lock_providers import (
     LOCK_FILE,
@@ -29,6 +29,7 @@ from hudi_engine.write.lock_providers import (
     LockProvider,
     lock_path,
     lock_provider,
+    read_lock_file,
 )
 from hudi_engine.write.renewal import Renewal
 
@@ -42,8 +43,6 @@ def new_owner() -> str:
 
 def lock_holder(storage: Storage, base_path: str) -> dict | None:
     """The lock file's holder (`owner`, `acquired_ms`, ...), None when the file-system lock is free."""
-    from hudi_engine.write.lock_providers import read_lock_file
-
     holder = read_lock_file(storage, lock_path(base_path))
     return None if holder is None else holder.to_dict()
 
@@ -143,7 +142,7 @@ def _describe_holder(holder: LockHolder | None) -> str:
 
 def _require_writable(storage: Storage, base_path: str) -> str | None:
     """Refuse a table this engine does not write; the table's name (None for a table being created)."""
-    if not storage.exists(Storage.join(base_path, ".hoodie", PROPERTIES_FILE)):
+    if not TableConfig.exists(storage, base_path):
         return None  # a table being created
     # A config that does not load (wrong checksum, bad table type) stops every writer and service here too: a
     # clean must not delete files of a table it cannot read the config of.

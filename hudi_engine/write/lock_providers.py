@@ -35,13 +35,14 @@ from hudi_engine.config import keys as K
 from hudi_engine.config.write_config import DYNAMODB_LOCK, STORAGE_LOCK, DynamoDBLockSettings, LockConfig
 from hudi_engine.errors import ConfigError, WriteError
 from hudi_engine.storage import Storage, Versioned
+from hudi_engine.timeline import META_FOLDER
 
 LOCK_FILE = "lock"
 _NEVER_MS = 2**62
 
 
 def lock_path(base_path: str) -> str:
-    return Storage.join(base_path, ".hoodie", LOCK_FILE)
+    return Storage.join(base_path, META_FOLDER, LOCK_FILE)
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ class FileSystemLockProvider(LockProvider):
     def __init__(self, storage: Storage, base_path: str, expiry_ms: int, renew_period_ms: int) -> None:
         self.storage = storage
         self.path = lock_path(base_path)
-        self.folder = Storage.join(base_path, ".hoodie")
+        self.folder = Storage.join(base_path, META_FOLDER)
         self.lease_ms = expiry_ms
         self.renew_period_ms = renew_period_ms if expiry_ms else 0
 
@@ -225,7 +226,7 @@ CLOCK_DRIFT_BUFFER_MS = 500
 
 
 def storage_lock_path(base_path: str) -> str:
-    return Storage.join(base_path, ".hoodie", LOCKS_FOLDER, STORAGE_LOCK_FILE)
+    return Storage.join(base_path, META_FOLDER, LOCKS_FOLDER, STORAGE_LOCK_FILE)
 
 
 @dataclass(frozen=True)
@@ -297,7 +298,7 @@ class StorageLockProvider(LockProvider):
     def __init__(self, storage: Storage, base_path: str, validity_ms: int, renew_period_ms: int) -> None:
         self.storage = storage
         self.path = storage_lock_path(base_path)
-        self.folder = Storage.join(base_path, ".hoodie", LOCKS_FOLDER)
+        self.folder = Storage.join(base_path, META_FOLDER, LOCKS_FOLDER)
         self.lease_ms = validity_ms
         self.renew_period_ms = renew_period_ms
 

@@ -6,10 +6,9 @@ created *before* its data file, so every file a failed writer may have left behi
 (ours or real Hudi's `MarkerBasedRollbackStrategy`) finds them all without listing partitions. After a
 successful commit the instant's marker folder is deleted.
 
-Making a marker is also where a writer checks that its instant is still its own (and `confirm_written` checks
-again once the file is there): a writer whose instant was rolled back under it writes no more files
-(`lost_instant`). The check is one HEAD of the instant's heartbeat file, which its writer keeps until the commit
-point and which a writer rolling the instant back deletes first; only without it is the timeline listed.
+A leaf of the instant protocol: markers know nothing of who owns an instant. A writer makes its markers through
+`inflight.InflightInstant`, which checks after each marker (and again once the file is there) that the instant is
+still its own.
 
 Reading also understands the TIMELINE_SERVER_BASED layout Spark writes by default (`MARKERS.type` plus
 `MARKERS<n>` files of newline-separated relative marker paths), so a failed Spark write can be rolled back too.
@@ -20,12 +19,10 @@ import posixpath
 from dataclasses import dataclass
 from enum import StrEnum
 
-from hudi_engine.errors import InstantLostError, WriteError
+from hudi_engine.errors import WriteError
 from hudi_engine.storage import Storage
-from hudi_engine.write.heartbeat import heartbeat_exists
-from hudi_engine.write.lost_instant import check_inflight
+from hudi_engine.timeline import META_FOLDER
 
-META_FOLDER = ".hoodie"
 TEMP_FOLDER = ".temp"
 MARKER_INFIX = ".marker."
 MARKERS_TYPE_FILE = "MARKERS.type"
@@ -94,10 +91,8 @@ def create_marker(
     io_type: IOType | str,
 ) -> Marker:
     """Create the DIRECT marker for a data file about to be written. A second marker for the same file means two
-    writers chose one file name (a task retried with the same write token): refused, naming the marker.
-
-    Then the instant must still be inflight, else InstantLostError (and the marker is removed again). The marker
-    comes first so that a rollback planned after this check passed finds it."""
+    writers chose one file name (a task retried with the same write token): refused, naming the marker. A writer
+    makes its markers through `InflightInstant.create_marker`, which then checks the instant is still its own."""
     marker = Marker(partition_path, file_name, IOType(io_type))
     path = Storage.join(marker_dir(base_path, instant_time), marker.relative_path)
     if not storage.create_exclusive(path, b""):
@@ -105,19 +100,7 @@ def create_marker(
             f"marker {path} already exists: another writer of instant {instant_time} is writing {file_name}; "
             "expected a unique write token per task attempt"
         )
-    try:
-        _check_owned(storage, base_path, instant_time, f"writing {marker.data_file_path}")
-    except InstantLostError:
-        storage.delete(path)
-        raise
     return marker
-
-
-def _check_owned(storage: Storage, base_path: str, instant_time: str, doing: str) -> None:
-    """The instant is still this writer's: its heartbeat file is there (one HEAD), else the timeline says so."""
-    if heartbeat_exists(storage, base_path, instant_time):
-        return
-    check_inflight(storage, base_path, instant_time, doing)
 
 
 def remove_marker(storage: Storage, base_path: str, instant_time: str, partition_path: str, file_name: str,
@@ -126,20 +109,6 @@ def remove_marker(storage: Storage, base_path: str, instant_time: str, partition
     neither reconciliation nor a rollback of this instant ever deletes the other writer's file of that name."""
     marker = Marker(partition_path, file_name, IOType(io_type))
     return storage.delete(Storage.join(marker_dir(base_path, instant_time), marker.relative_path))
-
-
-def confirm_written(storage: Storage, base_path: str, instant_time: str, partition_path: str, file_name: str) -> None:
-    """After a data file of `create_marker` is written: if the instant was lost meanwhile, the file (this writer's
-    own: new names only) and its marker are removed and InstantLostError raised. A rollback that listed the
-    markers before the file existed could not delete it."""
-    try:
-        _check_owned(storage, base_path, instant_time, f"keeping {partition_path}/{file_name}")
-    except InstantLostError:
-        storage.delete(Storage.join(base_path, partition_path, file_name))
-        root = marker_dir(base_path, instant_time)
-        for io_type in IOType:
-            storage.delete(Storage.join(root, Marker(partition_path, file_name, io_type).relative_path))
-        raise
 
 
 def list_markers(storage: Storage, base_path: str, instant_time: str) -> list[Marker]:

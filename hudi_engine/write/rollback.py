@@ -19,7 +19,7 @@ A crash at any step leaves F pending and a pending rollback whose plan `rollback
 What F wrote comes from its markers; without markers (a writer that did not make them, or a completed F whose
 markers are gone) from F's commit metadata, else from listing every partition for files of F. F's markers are
 listed again before R completes: a writer that lost its lock may still have been adding files to F (it checks
-that F is inflight after making each marker, see `lost_instant`), and those files are deleted too. Temp files of
+that F is inflight after making each marker, see `inflight`), and those files are deleted too. Temp files of
 interrupted atomic creates (`Storage.create_exclusive`) in the partitions F touched go as well.
 
 Rolling back a pending F gives up (R's requested file deleted, nothing else touched) when F turns out completed
@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import posixpath
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from hudi_engine.config.write_config import NEVER, LockConfig
 from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.file_naming import (
     CDC_SUFFIX,
@@ -48,14 +49,14 @@ from hudi_engine.io.log_format import encode_log_file, read_log_blocks
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
-from hudi_engine.timeline import Timeline
+from hudi_engine.timeline import META_FOLDER, Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.clustering import is_clustering
 from hudi_engine.timeline.commit_metadata import CommitMetadata
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
+from hudi_engine.write.heartbeat import delete_heartbeat, heartbeat_expired
 from hudi_engine.write.markers import IOType, Marker, delete_marker_dir, list_markers
 
-META_FOLDER = ".hoodie"
 ROLLBACK_PLAN = "HoodieRollbackPlan"
 ROLLBACK_METADATA = "HoodieRollbackMetadata"
 _WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
@@ -153,24 +154,53 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
     return result
 
 
-def rollback_failed_writes(storage: Storage, base_path: str, *, use_command_blocks: bool = False,
-                           keep: Callable[[Instant], bool] | None = None) -> list[RollbackResult]:
-    """Finish interrupted rollbacks, then roll back every pending commit/deltacommit/replacecommit, newest first.
+def rollback_failed_writes(storage: Storage, base_path: str, config: LockConfig | None = None, *,
+                           use_command_blocks: bool = False) -> list[RollbackResult]:
+    """Finish interrupted rollbacks, then roll back the failed writes, newest first (Hudi's rollbackFailedWrites).
 
-    Pending clustering replacecommits are table services and are left alone, and so is every instant `keep` says
-    belongs to a live writer (`heartbeat.roll_back_failed_writes` keeps those whose heartbeat is alive).
+    With `config` (a writer under the table lock), the failed writes are the pending instants whose heartbeat
+    expired (`failed_writes`; none under policy NEVER), and each one's heartbeat is deleted before anything else, so
+    a paused writer's tasks stop at once; pending instants of live writers are left alone. Without `config` (the
+    caller knows no writer is alive) every pending commit/deltacommit/replacecommit is one. Pending clustering
+    replacecommits are table services and are never rolled back here.
     """
-    # Temp files of atomic creates a killed process left in .hoodie (instants, the lock, hoodie.properties).
-    storage.delete_temp_files(Storage.join(base_path, META_FOLDER))
-    results = _resume_pending_rollbacks(storage, base_path)
+    dead: set[str] | None = None
+    if config is not None:
+        dead = {i.timestamp for i in failed_writes(storage, base_path, config)}
+        for instant_time in dead:
+            delete_heartbeat(storage, base_path, instant_time)
+    results = finish_pending_rollbacks(storage, base_path)
     timeline = Timeline.load(storage, base_path)
     for target in reversed(timeline.pending()):
-        if target.action not in _WRITE_ACTIONS or _is_clustering(timeline, target) or (keep and keep(target)):
+        if target.action not in _WRITE_ACTIONS or _is_clustering(timeline, target) or (
+                dead is not None and target.timestamp not in dead):
             continue
         result = _rollback_pending(storage, base_path, timeline, target, use_command_blocks)
         if result is not None:  # None: the target completed meanwhile, it is not a failed write
             results.append(result)
     return results
+
+
+def finish_pending_rollbacks(storage: Storage, base_path: str) -> list[RollbackResult]:
+    """Re-execute the rollbacks a crash interrupted (their plans say what to delete), and delete the temp files of
+    atomic creates a killed process left in `.hoodie` (instants, the lock, hoodie.properties). A LAZY writer runs
+    only this before its write; dead writers' instants are left to the table services."""
+    storage.delete_temp_files(Storage.join(base_path, META_FOLDER))
+    return _resume_pending_rollbacks(storage, base_path)
+
+
+def failed_writes(storage: Storage, base_path: str, config: LockConfig,
+                  timeline: Timeline | None = None) -> list[Instant]:
+    """Pending commit/deltacommit/replacecommit instants whose writer is dead (heartbeat expired or missing). A
+    pending clustering is another writer's table service, never a failed write (Hudi leaves it out before looking at
+    heartbeats: BaseHoodieTableServiceClient.getInstantsToRollbackForLazyCleanPolicy), so its heartbeat, if it
+    has one, is not touched either."""
+    if config.failed_writes_policy == NEVER:
+        return []
+    timeline = timeline or Timeline.load(storage, base_path)
+    return [i for i in timeline.pending() if i.action in _WRITE_ACTIONS
+            and heartbeat_expired(storage, base_path, i.timestamp, config.heartbeat_expiry_ms)
+            and not is_clustering(timeline, i)]
 
 
 def _check_writable(storage: Storage, base_path: str) -> None:

@@ -23,7 +23,7 @@ from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
-from hudi_engine.timeline import Timeline
+from hudi_engine.timeline import META_FOLDER, Timeline
 from hudi_engine.timeline.clustering import PendingClustering, resolve_update_strategy
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.timeline.instant import State, new_instant_time
@@ -31,12 +31,12 @@ from hudi_engine.write import commit as commit_protocol
 from hudi_engine.write.bucket_assigner import BucketPlan, Counts, MapSidePlan, SliceInfo, plan_buckets
 from hudi_engine.write.conflict import TimelineAtStart, check_conflicts
 from hudi_engine.write.executor import WriteTask
-from hudi_engine.write.heartbeat import Heartbeat, roll_back_failed_writes
+from hudi_engine.write.heartbeat import Heartbeat
+from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.lock import TableLock, acquire
 from hudi_engine.write.lock_providers import require_safe_provider
-from hudi_engine.write.lost_instant import abort_write
 from hudi_engine.write.partial_update import missing_columns
-from hudi_engine.write.rollback import rollback_failed_writes
+from hudi_engine.write.rollback import finish_pending_rollbacks, rollback_failed_writes
 from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_result import WriteResult
 
@@ -77,8 +77,8 @@ class WriteClient:
     def open(path: str, config: WriteConfig, data_schema: pa.Schema) -> "WriteClient":
         """Check the write against the table (or the new table's config) before anything is written."""
         storage, base_path = Storage.for_uri(str(path))
-        uri = str(path) if "://" in str(path) else base_path
-        exists = storage.exists(Storage.join(base_path, ".hoodie", "hoodie.properties"))
+        uri = Storage.location(str(path))
+        exists = TableConfig.exists(storage, base_path)
         timeline = None
         if exists:
             table_config = TableConfig.load(storage, base_path)
@@ -113,7 +113,7 @@ class WriteClient:
             return
         self.table_config = self.table_config.without_metadata_table()
         self.table_config.save(self.storage, self.base_path)
-        self.storage.delete_dir(Storage.join(self.base_path, ".hoodie", "metadata"))
+        self.storage.delete_dir(Storage.join(self.base_path, META_FOLDER, "metadata"))
 
     # ---- specs shipped to tasks ------------------------------------------------------------------------------
     @property
@@ -303,9 +303,9 @@ class WriteClient:
         txn: Transaction | None = None
         try:
             if lock_cfg.failed_writes_policy == EAGER:
-                roll_back_failed_writes(self.storage, self.base_path, lock_cfg)
+                rollback_failed_writes(self.storage, self.base_path, lock_cfg)
             else:  # LAZY leaves dead writers' instants to the cleaning, but a crash's half rollback is finished now
-                rollback_failed_writes(self.storage, self.base_path, keep=lambda _: True)
+                finish_pending_rollbacks(self.storage, self.base_path)
             self._disable_metadata_table()
             self.timeline = Timeline.load(self.storage, self.base_path)
             self._pending_clustering = None
@@ -339,7 +339,7 @@ class WriteClient:
 
     def _remove_if_empty(self) -> None:
         if not Timeline.load(self.storage, self.base_path).completed_commits():
-            self.storage.delete_dir(Storage.join(self.base_path, ".hoodie"))
+            self.storage.delete_dir(Storage.join(self.base_path, META_FOLDER))
 
 
 class Transaction:
@@ -355,16 +355,22 @@ class Transaction:
         self.started = TimelineAtStart.of(timeline)
         instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
                                         local=client.table_config.local_instant_times)
-        self.heartbeat = Heartbeat(client.storage, client.base_path, instant_time, cfg.lock, lock.owner).start()
+        self.owned = InflightInstant.start(client.storage, client.base_path, instant_time, cfg.lock, lock.owner)
         try:
             self.inflight = commit_protocol.start_commit(client.storage, client.base_path, client.table_config,
                                                          cfg.operation.operation_type, cfg.commit_action,
                                                          instant_time=instant_time)
         except BaseException:
-            self.heartbeat.stop()
+            self.owned.stop_heartbeat()
             raise
         self.instant = self.inflight.timestamp
         self.done = False
+
+    @property
+    def heartbeat(self) -> Heartbeat:
+        """The instant's heartbeat, renewed from the start to the commit point."""
+        assert self.owned.heartbeat is not None  # `InflightInstant.start` made one
+        return self.owned.heartbeat
 
     def release_lock(self) -> None:
         if self.lock is not None:
@@ -385,7 +391,7 @@ class Transaction:
     def commit(self, stats: list[WriteStat], partitions: list[str] | None = None) -> WriteResult:
         c = self.client
         t0 = time.monotonic()
-        self.heartbeat.check(f"committing instant {self.instant}")
+        self.owned.check_heartbeat(f"committing instant {self.instant}")
         single_writer = not c.config.lock.optimistic
         if single_writer and self.lock is not None:
             self.lock.check(f"committing instant {self.instant}")  # a lost lock is not taken again for a commit
@@ -401,11 +407,11 @@ class Transaction:
             mine |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
             check_conflicts(Timeline.load(c.storage, c.base_path), self.started, self.inflight, mine,
                             by_bucket=c.config.index.type is IndexType.BUCKET)
-        self.heartbeat.check(f"committing instant {self.instant}")
+        self.owned.check_heartbeat(f"committing instant {self.instant}")
         lock.check(f"committing instant {self.instant}")
         # The heartbeat goes before the commit point: a straggling task of this write that looks for it afterwards
         # finds the instant completed and writes nothing. Under the lock nobody rolls the instant back meanwhile.
-        self.heartbeat.stop()
+        self.owned.stop_heartbeat()
         commit_protocol.complete_commit(
             c.storage, c.base_path, self.inflight, stats, operation_type=c.config.operation.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
@@ -425,18 +431,17 @@ class Transaction:
         if self.done:
             return
         c = self.client
-        self.heartbeat.stop()
+        self.owned.stop_heartbeat()  # before waiting for the lock: without it the instant counts as failed
         try:
             lock = self._locked(f"rolling back instant {self.instant}")
         except WriteError:
             return
-        abort_write(c.storage, c.base_path, self.inflight, lock_expiry_ms=c.config.lock.expiry_ms,
-                    lock_where=lock.describe(),
-                    lock_holder_text=f"this writer took the lock again ({lock.owner}) to remove what it wrote")
+        self.owned.abort(self.inflight, lock_expiry_ms=c.config.lock.expiry_ms, lock_where=lock.describe(),
+                         lock_holder_text=f"this writer took the lock again ({lock.owner}) to remove what it wrote")
 
     def close(self) -> None:
         """Stop the heartbeat (deleting it) and give back a lock still held."""
-        self.heartbeat.stop()
+        self.owned.stop_heartbeat()
         self.release_lock()
 
 

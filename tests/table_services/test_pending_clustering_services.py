@@ -39,7 +39,7 @@ from hudi_engine.table_services.archival import instants_to_archive
 from hudi_engine.table_services.clean import clean, plan_clean
 from hudi_engine.table_services.compaction import CompactionPlan, run_compaction, schedule_compaction
 from hudi_engine.timeline import Action, Instant, State, Timeline
-from hudi_engine.write.heartbeat import heartbeat_path, roll_back_failed_writes
+from hudi_engine.write.heartbeat import heartbeat_path
 from hudi_engine.write.rollback import rollback_failed_writes
 
 COW = "cow_v6_simplekeygen_nonhivestyle"  # partition 10's file group has two base file versions
@@ -122,7 +122,8 @@ def test_rollback_of_failed_writes_leaves_a_pending_clustering(unzip_table, tmp_
     os.utime(beat, (time.time() - 3600, time.time() - 3600))
     # A failed write of ours beside it is rolled back; the clustering is not, and its heartbeat stays.
     failed = Timeline.load(storage, base).create_requested(Instant(f"{int(ts) + 1}", Action.COMMIT, State.REQUESTED))
-    assert roll_back_failed_writes(storage, base, LockConfig(heartbeat_interval_ms=10)) == [failed.timestamp]
+    rolled_back = rollback_failed_writes(storage, base, LockConfig(heartbeat_interval_ms=10))
+    assert [r.rolled_back.timestamp for r in rolled_back] == [failed.timestamp]
     assert beat.exists()
     assert rollback_failed_writes(storage, base) == []
     pending = Timeline.load(storage, base).pending()

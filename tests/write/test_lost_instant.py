@@ -23,9 +23,9 @@ from hudi_engine.timeline.avro_models import read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.write.commit import complete_commit, request_commit, start_commit
 from hudi_engine.write.handles import append_handle
+from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.lock import lock_path
-from hudi_engine.write.lost_instant import abort_write, find_loss
-from hudi_engine.write.markers import IOType, create_marker, list_markers, marker_dir
+from hudi_engine.write.markers import IOType, list_markers, marker_dir
 from hudi_engine.write.rollback import rollback_failed_writes, rollback_instant
 
 
@@ -112,14 +112,14 @@ def test_committing_a_lost_instant_fails_and_the_abort_removes_what_it_wrote(tmp
     stats = [t.write(inflight, UPDATE, "p1")]
     rollback = _taken(t, inflight)
     # A file the old writer wrote after the rollback had listed its markers (its checks had passed before).
-    monkeypatch.setattr("hudi_engine.write.markers.check_inflight", lambda *a, **k: None)
+    monkeypatch.setattr(InflightInstant, "check_inflight", lambda *a, **k: None)
     stats.append(t.write(inflight, UPDATE, "p2", task=1))
     monkeypatch.undo()
     assert t.files_of(inflight.timestamp)
     with pytest.raises(InstantLostError, match=f"instant {inflight.timestamp} was rolled back by rollback"):
         complete_commit(t.storage, t.base, inflight, stats, "UPSERT", t.ctx(inflight).schema)
     with pytest.raises(InstantLostError) as e:
-        abort_write(t.storage, t.base, inflight, lock_expiry_ms=1234)
+        InflightInstant(t.storage, t.base, inflight.timestamp).abort(inflight, lock_expiry_ms=1234)
     message = str(e.value)
     for part in (f"instant {inflight.timestamp}", f"rollback {rollback} (completed)", lock_path(t.base),
                  "hoodie.write.lock.filesystem.expire=0.0205667 minutes", "1 data file(s) it had written were removed"):
@@ -136,8 +136,8 @@ def test_abort_of_an_instant_that_is_still_ours_rolls_it_back(tmp_path):
     t.insert()
     inflight = start_commit(t.storage, t.base, t.config, "UPSERT")
     t.write(inflight, UPDATE, "p1")
-    assert find_loss(t.storage, t.base, inflight.timestamp) is None
-    abort_write(t.storage, t.base, inflight, lock_expiry_ms=1)
+    assert InflightInstant(t.storage, t.base, inflight.timestamp).loss() is None
+    InflightInstant(t.storage, t.base, inflight.timestamp).abort(inflight, lock_expiry_ms=1)
     assert t.files_of(inflight.timestamp) == []
     assert any(i.action is Action.ROLLBACK for i in Timeline.load(t.storage, t.base))
 
@@ -187,7 +187,7 @@ def test_cleaning_removes_orphans_of_rolled_back_instants_and_archival_changes_n
     # Files a writer left after its instant was rolled back (it died between writing and checking again): a new
     # base file (found by its name) and a log file (found through its marker).
     group = next(s for s in HudiTable.load(str(t.path)).file_slices() if s.partition_path == "p1")
-    monkeypatch.setattr("hudi_engine.write.markers.check_inflight", lambda *a, **k: None)
+    monkeypatch.setattr(InflightInstant, "check_inflight", lambda *a, **k: None)
     orphan_base = t.write(lost, UPDATE, "p2").path
     for marker in list_markers(t.storage, t.base, lost.timestamp):  # lost with the writer: no marker for it
         t.storage.delete(Storage.join(marker_dir(t.base, lost.timestamp), marker.relative_path))
@@ -222,11 +222,11 @@ def test_cleaning_removes_orphans_of_rolled_back_instants_and_archival_changes_n
 def test_a_pending_instant_is_not_lost_and_a_completed_one_takes_no_more_files(tmp_path):
     t = Table(tmp_path)
     requested = request_commit(t.storage, t.base, t.config, "INSERT")
-    assert find_loss(t.storage, t.base, requested.timestamp) is None
+    assert InflightInstant(t.storage, t.base, requested.timestamp).loss() is None
     t.storage.delete(Storage.join(t.base, ".hoodie", requested.file_name))
     committed = t.insert()
     with pytest.raises(InstantLostError, match="COMPLETED on the timeline"):
-        create_marker(t.storage, t.base, committed.timestamp, "p1", f"x-0_0-1-1_{committed.timestamp}.parquet",
-                      IOType.CREATE)
+        InflightInstant(t.storage, t.base, committed.timestamp).create_marker(
+            "p1", f"x-0_0-1-1_{committed.timestamp}.parquet", IOType.CREATE)
     with pytest.raises(WriteError):
         rollback_instant(t.storage, t.base, committed)

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dbt.adapters.hudi.errors import HudiModelError
+
 ENFORCED = ("not_null", "check")
 
 
@@ -44,8 +46,6 @@ class Contract:
     def check_rows(self, model: str, df) -> None:
         """Raise one error naming every broken constraint and how many rows break it; nothing is written then."""
         from pyspark.sql import functions as F
-
-        from dbt.adapters.hudi.writer import HudiModelError
 
         if not self:
             return

@@ -19,7 +19,8 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.hudi import catalog, session
 from dbt.adapters.hudi.connections import HudiConnectionManager
-from dbt.adapters.hudi.model_config import HudiConfigError, HudiModelConfig
+from dbt.adapters.hudi.errors import HudiConfigError, HudiServiceError
+from dbt.adapters.hudi.model_config import HudiModelConfig
 from dbt.adapters.hudi.relation import HudiRelation
 from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
@@ -196,7 +197,7 @@ class HudiAdapter(SparkAdapter):
                            node_config: dict[str, Any] | None, target: str) -> dict[str, Any]:
         """Run `hudi_<service>` on a model's table (its settings apply), a relation or a path; returns the report
         (instant, files, rows, message)."""
-        from dbt.adapters.hudi.services import HudiServiceError, run_service, service_options
+        from dbt.adapters.hudi.services import run_service, service_options
 
         self.hudi_check_service_args(service, args)
         if node_config is not None and not _is_hudi_node(node_config):

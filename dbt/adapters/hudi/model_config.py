@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbt.adapters.hudi.errors import HudiConfigError
 from hudi_engine import ConfigError, HudiError, WriteConfig, payload_for
 from hudi_engine.config import ConfigOption
 from hudi_engine.config import keys as K
@@ -49,15 +50,6 @@ KEYLESS_STRATEGIES = ("insert", "bulk_insert", "insert_overwrite", "insert_overw
 # Options the materialization sets itself.
 MATERIALIZATION_OPTIONS = {K.OPERATION.key: "incremental_strategy", K.TABLE_NAME.key: "the model alias",
                            K.PARTIAL_UPDATE_COLUMNS.key: "merge_update_columns / merge_exclude_columns"}
-
-
-class HudiConfigError(Exception):
-    """Every problem of one model's config, listed together."""
-
-    def __init__(self, model: str, problems: Sequence[str], what: str = "hudi_incremental config") -> None:
-        self.model = model
-        self.problems = list(problems)
-        super().__init__(f"model {model}: invalid {what}:\n  - " + "\n  - ".join(problems))
 
 
 def _names(value: Any) -> tuple[str, ...] | None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbt.adapters.hudi.errors import HudiModelError
+
 
 def run_python_model(spark, model: str, code: str):
     """The Spark DataFrame of the Python model `model` (a pandas DataFrame is converted)."""
-    from dbt.adapters.hudi.writer import HudiModelError
-
     namespace: dict[str, Any] = {"__name__": f"dbt_python_model_{model}", "spark": spark}
     try:
         exec(compile(code, f"<python model {model}>", "exec"), namespace)
@@ -31,8 +31,6 @@ def run_python_model(spark, model: str, code: str):
 
 def as_spark_frame(spark, model: str, df):
     from pyspark.sql import DataFrame
-
-    from dbt.adapters.hudi.writer import HudiModelError
 
     if isinstance(df, DataFrame):
         return df

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dbt_common.exceptions import DbtRuntimeError
+from dbt.adapters.hudi.errors import HudiServiceError
 
 # Each service's arguments besides the target (model, relation or path): what an unknown argument is checked against.
 SERVICE_ARGS: dict[str, tuple[str, ...]] = {
@@ -23,10 +23,6 @@ SERVICE_ARGS: dict[str, tuple[str, ...]] = {
 }
 TARGET_ARGS = ("model", "relation", "path")
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
-
-
-class HudiServiceError(DbtRuntimeError):
-    """A table service refused or failed; the message names the table, the service and the fix."""
 
 
 @dataclass(frozen=True)

@@ -14,22 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dbt_common.exceptions import DbtRuntimeError
-
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.hudi import catalog
 from dbt.adapters.hudi.contract import Contract
-from dbt.adapters.hudi.model_config import HudiConfigError, HudiModelConfig
+from dbt.adapters.hudi.errors import HudiConfigError, HudiModelError
+from dbt.adapters.hudi.model_config import HudiModelConfig
 
 logger = AdapterLogger("Hudi")
 
 # Commit metadata of a table built by `dbt run --empty` (the `_` prefix puts an option into the commit's extra
 # metadata): the next normal run builds the table in full instead of running incrementally on no rows.
 EMPTY_BUILD_KEY = "_dbt.empty_build"
-
-
-class HudiModelError(DbtRuntimeError):
-    """A run-time problem of one model, named with its setting and the fix."""
 
 
 @dataclass(frozen=True)
