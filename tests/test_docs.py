@@ -291,11 +291,6 @@ def test_plain_blocks_are_known():
         "a plain code block tests/test_docs.py does not check"
 
 
-# docs/internals.md ("Layers") is written by another part of the same change (issue 25); links to it are checked
-# like any other once it exists. Remove it from here when it has landed.
-FROM_OTHER_PARTS = {"internals.md"}
-
-
 # ---- links --------------------------------------------------------------------------------------------------
 def _anchor(heading: str) -> str:
     """GitHub's anchor of a heading."""
@@ -313,8 +308,7 @@ def test_links_resolve(doc):
         file, _, anchor = target.partition("#")
         path = (doc.parent / file).resolve() if file else doc
         if not path.exists():
-            if path.name not in FROM_OTHER_PARTS:
-                broken.append(target)
+            broken.append(target)
         elif anchor and path.suffix == ".md":
             content = re.sub(r"^```.*?^```", "", path.read_text(), flags=re.S | re.M)
             if anchor not in {_anchor(h) for h in re.findall(r"^#{1,6} (.+)$", content, re.M)}:
