@@ -8,7 +8,10 @@ one SparkSession, `threads: 1` so the two models never overlap: the first `dbt r
 warm-up), then `BENCH_DBT_RUNS` (default 7) runs are timed. Per-model time is dbt's own `execution_time` of the
 node in run_results (compile, materialization, catalog). The figure is the median over the runs and the ratio is
 hudi / table of those medians; every run's times are listed. The tiny model is written on the driver
-(`hudi_engine.spark.small_write`); BENCH_DBT_DRIVER_MAX_BYTES=0 writes it through Spark's tasks instead.
+(`hudi_engine.spark.small_write`); BENCH_DBT_DRIVER_MAX_BYTES=0 writes it through Spark's tasks instead. A third
+model, `tiny_reader` (materialized='table'), reads `tiny_hudi` through `ref()`: the catalog name on the native
+`hudi` source (the adapter's default), or with BENCH_DBT_NATIVE=false (the profile opts out) a per-run view.
+`bench_dbt_native.py` runs this script with and without the opt-out, alternating.
 
     bench/run.sh dbt
 """
@@ -24,6 +27,9 @@ from common import DATA_DIR, fresh, save_results
 RUNS = int(os.environ.get("BENCH_DBT_RUNS", "7"))
 # Set to 0 to write the tiny model through Spark's tasks instead of on the driver (see hudi_engine.spark.small_write).
 DRIVER_MAX_BYTES = os.environ.get("BENCH_DBT_DRIVER_MAX_BYTES", "")
+# "false": the profile opts out of the native hudi source (`spark.hudi_engine.native`); unset: the adapter's default.
+NATIVE = os.environ.get("BENCH_DBT_NATIVE", "")
+RESULTS = os.environ.get("BENCH_DBT_RESULTS", "dbt_small")  # the results file's name (bench/data/results/*.json)
 GOAL = 1.5
 SQL = "select id, name, score, ts from {{ ref('tiny') }}"
 
@@ -39,12 +45,15 @@ def write_project(root) -> None:
         f"small:\n  target: dev\n  outputs:\n    dev:\n      type: hudi\n      schema: small\n      threads: 1\n"
         f"      server_side_parameters:\n        spark.master: '{master}'\n"
         f"        spark.driver.memory: '{os.environ.get('BENCH_DRIVER_MEMORY', '4g')}'\n"
-        + (f"        spark.hudi.write.driverMaxBytes: '{DRIVER_MAX_BYTES}'\n" if DRIVER_MAX_BYTES else ""))
+        + (f"        spark.hudi.write.driverMaxBytes: '{DRIVER_MAX_BYTES}'\n" if DRIVER_MAX_BYTES else "")
+        + (f"        spark.hudi_engine.native: '{NATIVE}'\n" if NATIVE else ""))
     rows = "\n".join(f"{i},name{i},{i * 10},2024-01-01 00:00:0{i % 10}" for i in range(1, 11))
     (root / "seeds" / "tiny.csv").write_text(f"id,name,score,ts\n{rows}\n")
     (root / "models" / "tiny_hudi.sql").write_text(
         "{{ config(materialized='hudi_incremental', unique_key='id', precombine_field='ts') }}\n" + SQL + "\n")
     (root / "models" / "tiny_table.sql").write_text("{{ config(materialized='table') }}\n" + SQL + "\n")
+    (root / "models" / "tiny_reader.sql").write_text(
+        "{{ config(materialized='table') }}\nselect id, name, score from {{ ref('tiny_hudi') }}\n")
 
 
 def run(runner, root, args: list[str]):
@@ -64,7 +73,8 @@ def main() -> int:
     load0 = os.getloadavg()
     run(runner, root, ["seed"])
     run(runner, root, ["run"])  # warm-up: creates both tables
-    times: dict[str, list[float]] = {"tiny_hudi": [], "tiny_table": []}
+    times: dict[str, list[float]] = {"tiny_hudi": [], "tiny_table": [], "tiny_reader": []}
+    wall: list[float] = []
     responses = []
     for i in range(RUNS):
         t0 = time.monotonic()
@@ -75,8 +85,9 @@ def main() -> int:
         response = by_name["tiny_hudi"].adapter_response
         assert response["operation"] == "upsert" and response["rows_updated"] == 10, response
         responses.append(response["instant_time"])
-        print(f"run {i + 1}/{RUNS}: hudi {times['tiny_hudi'][-1]:.2f} s, table {times['tiny_table'][-1]:.2f} s "
-              f"(dbt run {time.monotonic() - t0:.1f} s)", flush=True)
+        wall.append(time.monotonic() - t0)
+        print(f"run {i + 1}/{RUNS}: hudi {times['tiny_hudi'][-1]:.2f} s, table {times['tiny_table'][-1]:.2f} s, "
+              f"reader {times['tiny_reader'][-1]:.2f} s (dbt run {wall[-1]:.1f} s)", flush=True)
     load1 = os.getloadavg()
     hudi, table = statistics.median(times["tiny_hudi"]), statistics.median(times["tiny_table"])
     ratio = hudi / table
@@ -87,9 +98,13 @@ def main() -> int:
           f"{', '.join(f'{t:.2f}' for t in times['tiny_hudi'])} |")
     print(f"| dbt-spark `table` (parquet, drop + create) | {table:.2f} s | "
           f"{', '.join(f'{t:.2f}' for t in times['tiny_table'])} |")
+    print(f"| `table` reading `ref('tiny_hudi')` | {statistics.median(times['tiny_reader']):.2f} s | "
+          f"{', '.join(f'{t:.2f}' for t in times['tiny_reader'])} |")
     print(f"\nratio hudi / table: **{ratio:.2f}x** (goal <= {GOAL}x: {'met' if ratio <= GOAL else 'not met'})")
-    save_results("dbt_small", {"runs": RUNS, "driver_max_bytes": DRIVER_MAX_BYTES or "default", "times": times, "median_hudi_s": hudi, "median_table_s": table,
-                               "ratio": ratio, "instants": responses, "load": [load0, load1]})
+    save_results(RESULTS, {"runs": RUNS, "driver_max_bytes": DRIVER_MAX_BYTES or "default",
+                           "native": NATIVE or "default", "times": times, "wall_s": wall, "median_hudi_s": hudi,
+                           "median_table_s": table, "median_reader_s": statistics.median(times["tiny_reader"]),
+                           "ratio": ratio, "instants": responses, "load": [load0, load1]})
     return 0
 
 

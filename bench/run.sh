@@ -13,6 +13,8 @@
 #                                30-day table (and a 1M-row day); beside delta-rs MERGE (about 20-40 minutes)
 #   bench/run.sh profile         the write tasks' code in one process without Spark, phase by phase, cProfile
 #   bench/run.sh dbt             issue 11: a tiny hudi_incremental upsert vs a dbt-spark table model, same dbt runs
+#   bench/run.sh dbt-native      issue 24: the same small models and the example project's `dbt build`, the native
+#                                source (catalog names) vs the profile's opt-out (per-run views), alternating
 #   bench/run.sh archival        issue 13: per-write time and .hoodie files over 1,000 small commits, with and
 #                                without timeline archival (about 5 minutes)
 #   bench/run.sh listing         a table's listing on a local S3 server, one folder at a time vs at once (1 minute)
@@ -37,8 +39,9 @@ for w in "${what[@]}"; do
     w3) .venv/bin/python bench/bench_w3.py ;;
     profile) .venv/bin/python bench/bench_write.py --profile ;;
     dbt) .venv/bin/python bench/bench_dbt_small.py ;;
+    dbt-native) .venv/bin/python bench/bench_dbt_native.py ;;
     archival) .venv/bin/python bench/bench_archival.py ;;
     listing) .venv/bin/python bench/bench_listing.py ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, write, w2, w3, profile, dbt, archival, listing or all" >&2; exit 2 ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, w2, w3, profile, dbt, dbt-native, archival, listing or all" >&2; exit 2 ;;
   esac
 done

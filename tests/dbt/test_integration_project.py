@@ -107,3 +107,13 @@ def test_contract_on_orders(main_command):
     assert "model.hudi_example.orders" in (PROJECT / "target" / "manifest.json").read_text()
     manifest = json.loads((PROJECT / "target" / "manifest.json").read_text())
     assert manifest["nodes"]["model.hudi_example.orders"]["config"]["contract"]["enforced"] is True
+
+
+def test_the_manifest_and_the_console_name_the_hudi_tables(main_command):
+    """dbt renders a Hudi table by its catalog name (the native hudi source, on by default): manifest.json's
+    relation_name of every Hudi model and of the snapshot, and the console's START / OK lines."""
+    manifest = json.loads((PROJECT / "target" / "manifest.json").read_text())
+    names = {n["name"]: n["relation_name"] for n in manifest["nodes"].values() if n["name"] in HUDI_TABLES}
+    assert names == {name: f"analytics.{name}" for name in HUDI_TABLES}
+    assert "hudi__" not in main_command
+    assert "model analytics.orders " in main_command and "snapshot analytics.customers_history " in main_command

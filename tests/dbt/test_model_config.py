@@ -5,11 +5,11 @@ import types
 
 import pytest
 from dbt.adapters.spark.connections import SparkConnectionMethod
-from dbt_common.exceptions import CompilationError
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.hudi.impl import HudiAdapter
 from dbt.adapters.hudi.model_config import HudiConfigError, HudiModelConfig
-from dbt.adapters.hudi.session import SessionSettings
+from dbt.adapters.hudi.session import NATIVE_KEY, SessionSettings, wants_native
 from dbt.adapters.hudi.writer import HudiModelError, plan_write, resolve_columns
 from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.table_config import TableConfig
@@ -172,6 +172,17 @@ def test_profile_settings_win(tmp_path):
     assert s.conf["spark.driver.extraJavaOptions"] == "-Dx=1"
     assert s.conf["spark.master"] == "spark://h:7077"
     assert "spark.sql.shuffle.partitions" not in s.conf  # cluster sizing is the profile's business
+
+
+def test_the_native_source_is_on_by_default_and_a_profile_opts_out(tmp_path):
+    assert SessionSettings.resolve({}, tmp_path).native
+    assert SessionSettings.resolve({NATIVE_KEY: "True"}, tmp_path).native
+    off = SessionSettings.resolve({NATIVE_KEY: "false"}, tmp_path)
+    assert not off.native and "spark.jars" not in off.conf  # no component: the jar is added only for native
+    with pytest.raises(DbtRuntimeError, match=r"spark.hudi_engine.native is 'no'; expected true or false"):
+        wants_native({NATIVE_KEY: "no"})
+    with pytest.raises(DbtRuntimeError, match="names hudiengine.spark.HudiExtensions, the native hudi source"):
+        wants_native({NATIVE_KEY: "false", "spark.sql.extensions": "a.B,hudiengine.spark.HudiExtensions"})
 
 
 @pytest.mark.parametrize("method", ["thrift", "http", "odbc"])

@@ -84,6 +84,23 @@ def test_only_reads_of_hudi_tables_are_resolved(node, kwargs):
     assert relation.read_as is None and str(relation) == "analytics.orders"
 
 
+@pytest.mark.parametrize("kwargs", [{"limit": None}, {"event_time_filter": None}])
+def test_a_native_session_renders_reads_as_the_catalog_name_without_starting_spark(kwargs):
+    """The adapter's default (the native hudi source): ref(), source() and a model's own {{ this }} render the
+    catalog name; deciding needs the profile only, never a session."""
+    from dbt.adapters.spark.connections import SparkConnectionMethod
+
+    from dbt.adapters.hudi import session
+
+    node = SimpleNamespace(config=NodeConfig(materialized="hudi_incremental"), compiled=False, database=None,
+                           schema="analytics", identifier="orders", quoting_dict={})
+    for parameters in ({}, {"spark.hudi_engine.native": "true", "spark.master": "local[1]"}):
+        credentials = SimpleNamespace(method=SparkConnectionMethod.SESSION, server_side_parameters=parameters)
+        relation = HudiRelation.create_from(SimpleNamespace(quoting={}, credentials=credentials), node, **kwargs)
+        assert relation.read_as is None and str(relation) == "analytics.orders"
+    assert session.running_session() is None
+
+
 def test_view_names_are_one_quoted_identifier():
     assert view_name("analytics", "orders", "20240101000000000") == "`hudi__analytics__orders__20240101000000000`"
     assert view_name("my-schema", "odd name", "changes", "1", "2") == "`hudi__my_schema__odd_name__changes__1__2`"

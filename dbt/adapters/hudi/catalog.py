@@ -7,11 +7,13 @@ whose first meta column carries the comment `hudi.path=<path>` (the data source 
 catalog entry never deletes the Hudi table's files. The declared columns are the table's latest schema; the
 entry is re-created when a write changes them, so every query sees the current snapshot in the current schema.
 
-What a model reads is not that entry: `ref()`, `source()` and the model's own `{{ this }}` of a Hudi table render
-as a temporary view (`read_view`) registered when dbt compiles the node, which reads the table's base files through
-Spark's own parquet reader and only the slices with log files through the `hudi` source
-(`hudi_engine.spark.relation`), as of the latest commit at that moment, whoever made it. The catalog entry cannot
-be such a view itself: a view holds a fixed file list, which a commit made outside dbt would leave behind.
+With the native `hudi` source on the session (the adapter's default, `hudi_engine.spark.native`), that entry is
+what every reader uses, dbt's `ref()`, `source()` and `{{ this }}` included: Spark resolves it to the JVM source,
+which takes the path from the comment and plans each query as of the latest completed commit (base files on
+Spark's own parquet reader). A profile that opts out (`spark.hudi_engine.native: "false"`) gets per-run temporary
+views for dbt's reads instead (`read_view`, rendered by `relation.py`), since the entry then resolves to the `hudi`
+Python source, which decodes every row in a Python worker. Such a view cannot be the catalog entry itself: it holds
+a fixed file list, which a commit made outside dbt would leave behind.
 """
 from __future__ import annotations
 
@@ -147,8 +149,9 @@ def changes_view(spark, schema: str, identifier: str, path: str, begin: str, end
 
 
 def read_view_of(quoting, node, schema: str, identifier: str) -> str | None:
-    """The view a reading `ref()`, `source()` or `{{ this }}` of `node` renders as, when it is a Hudi table in the
-    catalog and the SQL runs on this process's SparkSession; None otherwise (the catalog name is rendered)."""
+    """The per-run view a reading `ref()`, `source()` or `{{ this }}` of `node` renders as, when it is a Hudi table
+    in the catalog and the SQL runs on this process's SparkSession without the native source; None otherwise (the
+    catalog name is rendered)."""
     from dbt_common.exceptions import DbtRuntimeError
 
     from hudi_engine import HudiError
@@ -157,7 +160,7 @@ def read_view_of(quoting, node, schema: str, identifier: str) -> str | None:
     materialized = getattr(getattr(node, "config", None), "materialized", None)
     if not is_source and materialized != "hudi_incremental":
         return None
-    spark = _session_for(quoting)
+    spark = _session_without_native_source(quoting)
     if spark is None:
         return None
     path = table_path(spark, f"`{schema}`.`{identifier}`")
@@ -169,17 +172,25 @@ def read_view_of(quoting, node, schema: str, identifier: str) -> str | None:
         raise DbtRuntimeError(f"reading Hudi table {schema}.{identifier} ({path}): {e}") from e
 
 
-def _session_for(quoting):
-    """The SparkSession queries run on: the profile's (method: session), else the one running here, if any."""
+def _session_without_native_source(quoting):
+    """The SparkSession queries run on (the profile's with method: session, else the one running here) when it
+    reads `hudi` through the Python source; None when the native source reads the catalog name (nothing to do,
+    and the profile's session is not started for it) or there is no session here."""
     from dbt.adapters.hudi import session
     from dbt.adapters.spark.connections import SparkConnectionMethod
+    from hudi_engine.spark import NATIVE_EXTENSIONS
 
     credentials = getattr(quoting, "credentials", None)
     if credentials is None:
-        return session.running_session()
-    if getattr(credentials, "method", None) != SparkConnectionMethod.SESSION:
+        spark = session.running_session()
+    elif (getattr(credentials, "method", None) != SparkConnectionMethod.SESSION
+          or session.wants_native(credentials.server_side_parameters)):
         return None
-    return session.get_session(credentials.server_side_parameters)
+    else:
+        spark = session.get_session(credentials.server_side_parameters)
+    if spark is None or NATIVE_EXTENSIONS in (spark.conf.get("spark.sql.extensions", "") or "").split(","):
+        return None
+    return spark
 
 
 # ---- docs: catalog stats ---------------------------------------------------------------------------------

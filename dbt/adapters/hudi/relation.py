@@ -1,15 +1,16 @@
-"""`HudiRelation`: dbt-spark's relation, which renders a Hudi table where a query reads it as a view that Spark plans
-on its own parquet reader.
+"""`HudiRelation`: dbt-spark's relation, which renders a Hudi table by its catalog name, `schema.table` (as
+dbt-spark quotes it), so compiled SQL, `manifest.json` and the console name the table and run in any Spark session
+with the native `hudi` source (`hudi_engine.spark.native`, on by default in the adapter's session). That source
+plans every query when it runs: base files on Spark's own parquet reader, as of the latest completed commit,
+whoever made it.
 
-dbt renders `{{ ref('orders') }}`, `{{ source('raw', 'orders') }}` and a model's own `{{ this }}` when it compiles
-the model, just before running it. For a Hudi table, that is where `catalog.read_view` lists the table's latest
-file slices and registers a temporary view of them (base files on Spark's parquet reader, slices with log files
-on the `hudi` source, as of the latest commit): the relation then renders as that view. dbt's own subquery forms
-(`--empty`, microbatch event-time filters) wrap it as they wrap a table name.
-
-Only reading contexts are resolved: ref() and source() (dbt passes them `limit` and `event_time_filter`), and
-`{{ this }}` while the model's own SQL is compiled (the node is not compiled yet). In the materialization, hooks,
-grants and every other DDL `{{ this }}` and `relation.render()` stay the catalog name.
+A profile that opts out of the native source (`spark.hudi_engine.native: "false"`, see `session.py`) reads Hudi
+tables through per-run temporary views instead (`catalog.read_view`, registered when dbt compiles the node: base
+files on Spark's parquet reader, slices with log files on the `hudi` Python source). Only reading contexts render
+as the view: ref() and source() (dbt passes them `limit` and `event_time_filter`), and `{{ this }}` while the
+model's own SQL is compiled (the node is not compiled yet); dbt's own subquery forms (`--empty`, microbatch
+event-time filters) wrap the view as they wrap a table name. In the materialization, hooks, grants and every other
+DDL `{{ this }}` and `relation.render()` stay the catalog name.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from dbt.adapters.spark.relation import SparkRelation
 
 @dataclass(frozen=True, eq=False, repr=False)
 class HudiRelation(SparkRelation):
-    read_as: str | None = None  # the temporary view a query reads this Hudi table through (SQL text)
+    read_as: str | None = None  # opted out of the native source: the per-run view a query reads (SQL text)
 
     @classmethod
     def create_from(cls, quoting: Any, relation_config: Any, **kwargs: Any) -> "HudiRelation":

@@ -13,6 +13,13 @@ from the profile's `server_side_parameters` on top of these defaults:
   (on a cluster: the executors' Python). They get `hudi_engine` from the driver when they lack it
   (`hudi_engine.spark.executor_env`, run when the `hudi` data source is registered).
 
+* The native `hudi` source (`hudi_engine.spark.native`): its JVM component, compiled from this package's source
+  at first use and cached, goes on `spark.jars` with its planner strategy in `spark.sql.extensions`, so catalog
+  names (what dbt renders for `ref()`) scan base files with Spark's own parquet reader and see every commit. A
+  component that does not compile stops the session with the compiler's error. `spark.hudi_engine.native: "false"`
+  in the profile opts out (e.g. with Apache Hudi's own jar on the classpath, which also answers `hudi`): then the
+  `hudi` Python source answers the catalog names and dbt renders reads as per-run views (`relation.py`).
+
 Every session gets the `hudi` data source and the `hudi_timeline` table function registered.
 """
 from __future__ import annotations
@@ -32,6 +39,7 @@ WAREHOUSE_KEY = "spark.sql.warehouse.dir"
 METASTORE_URL_KEYS = ("javax.jdo.option.ConnectionURL", "spark.hadoop.javax.jdo.option.ConnectionURL",
                       "hive.metastore.uris", "spark.hadoop.hive.metastore.uris")
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+NATIVE_KEY = "spark.hudi_engine.native"  # "false": no JVM component; dbt reads Hudi tables through per-run views
 
 DEFAULT_CONF: dict[str, str] = {
     "spark.master": "local[*]",
@@ -51,6 +59,7 @@ class SessionSettings:
 
     conf: dict[str, str]
     env: dict[str, str]
+    native: bool  # the native hudi source goes on the session (`native_conf` adds its jar when the session starts)
 
     @staticmethod
     def resolve(server_side_parameters: Mapping[str, str], project_root: str | os.PathLike | None
@@ -86,18 +95,40 @@ class SessionSettings:
             env.setdefault("SPARK_LOCAL_IP", os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"))
         if conf.get("spark.pyspark.python"):
             env["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
-        if _wants_native(conf):
-            # The profile asked for the native hudi source (hudi_engine.spark.native): its jar joins spark.jars.
-            from hudi_engine.spark import native_conf
-
-            conf = native_conf(conf)
-        return SessionSettings(conf, env)
+        return SessionSettings(conf, env, wants_native(conf))
 
 
-def _wants_native(conf: Mapping[str, str]) -> bool:
+def wants_native(server_side_parameters: Mapping[str, str]) -> bool:
+    """Whether a session of these settings gets the native hudi source: yes unless `spark.hudi_engine.native` is
+    "false" (a profile that also names the component's extension is contradictory, and refused)."""
+    from dbt_common.exceptions import DbtRuntimeError
+
     from hudi_engine.spark import NATIVE_EXTENSIONS
 
-    return NATIVE_EXTENSIONS in (conf.get("spark.sql.extensions") or "").split(",")
+    value = str(server_side_parameters.get(NATIVE_KEY, "true")).strip().lower()
+    if value not in ("true", "false"):
+        raise DbtRuntimeError(f"server_side_parameters: {NATIVE_KEY} is {value!r}; expected true or false")
+    extensions = str(server_side_parameters.get("spark.sql.extensions") or "").split(",")
+    if value == "false" and NATIVE_EXTENSIONS in extensions:
+        raise DbtRuntimeError(f"server_side_parameters: {NATIVE_KEY} is false but spark.sql.extensions names "
+                              f"{NATIVE_EXTENSIONS}, the native hudi source; remove one of the two")
+    return value == "true"
+
+
+def _with_native_source(conf: dict[str, str]) -> dict[str, str]:
+    """`conf` with the native source's jar (compiled on first use, then cached) and extension; never a silent
+    fallback to the Python source when it cannot be built."""
+    from dbt_common.exceptions import DbtRuntimeError
+
+    from hudi_engine import HudiError
+    from hudi_engine.spark import native_conf
+
+    try:
+        return native_conf(conf)
+    except HudiError as e:
+        raise DbtRuntimeError(f"{e}\nA dbt profile can run without the native source (Hudi tables then read "
+                              f"through the Python source, and dbt renders reads as per-run views): "
+                              f"server_side_parameters: {{{NATIVE_KEY}: \"false\"}}") from e
 
 
 _lock = threading.Lock()
@@ -128,8 +159,11 @@ def get_session(server_side_parameters: Mapping[str, str]):
         # Read by the launcher and by SparkContext when the JVM starts; without it Spark's Python workers run the
         # first `python3` on PATH, which lacks this environment's packages.
         os.environ.update(settings.env)
+        conf = settings.conf
+        if settings.native:
+            conf = _with_native_source(conf)
         builder = SparkSession.builder.enableHiveSupport()
-        for key, value in settings.conf.items():
+        for key, value in conf.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         logger.debug(f"Spark session: master {spark.sparkContext.master}, warehouse {spark.conf.get(WAREHOUSE_KEY)}, "
