@@ -47,6 +47,7 @@ object Names {
   val CommitTime = "_hoodie_commit_time"
   val Filters = "hudi_engine.read.filters" // Python: hudi_engine.spark.native.FILTERS
   val SparkOpensFiles = "hudi_engine.read.spark_opens_files" // Python: hudi_engine.spark.native.SPARK_OPENS_FILES
+  val TableName = "hudi_engine.read.table_name" // Python: hudi_engine.spark.native.TABLE_NAME
 }
 
 /** A query's filters as the Python planner decodes them (`hudi_engine.spark.native.decode_filter`): JSON arrays
@@ -139,19 +140,23 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
 
   // Spark's statistics for join planning: the bytes of the base files the last unpruned plan scans natively;
   // unknown (Spark's default: never broadcast) when slices with log files are merged. Planned once if no query
-  // has planned yet.
+  // has planned yet; a location that cannot be planned reports the default too, and the query's own planning
+  // raises the error (with the catalog name, which only the strategy knows).
   @volatile private var knownSize: Option[Long] = None
 
-  override def sizeInBytes: Long = knownSize.getOrElse { plan("[]"); knownSize.get }
+  override def sizeInBytes: Long = knownSize.getOrElse {
+    try { plan("[]"); knownSize.get }
+    catch { case scala.util.control.NonFatal(_) => spark.sessionState.conf.defaultSizeInBytes }
+  }
 
   /** Whether Spark's Hadoop file systems open the table's location (else every slice goes to the merge source). */
   private lazy val sparkOpensFiles: Boolean =
     try { new Path(tablePath).getFileSystem(spark.sessionState.newHadoopConf()); true }
     catch { case _: Exception => false }
 
-  private def plan(filters: String): ReadPlan = {
+  private def plan(filters: String, table: Option[String] = None): ReadPlan = {
     val p = Planner.plan(spark, readOptions + (Names.Filters -> filters) +
-      (Names.SparkOpensFiles -> sparkOpensFiles.toString))
+      (Names.SparkOpensFiles -> sparkOpensFiles.toString) ++ table.map(Names.TableName -> _))
     if (filters == "[]" || knownSize.isEmpty) { // a pruned plan's size is a lower bound until an unpruned one
       knownSize = Some(if (p.sourceOptions.isEmpty) p.files.map(_._2).sum
                        else spark.sessionState.conf.defaultSizeInBytes)
@@ -162,9 +167,9 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
   override def toString: String = s"HudiRelation($tablePath)"
 
   /** The table as of the latest completed commit (or the options' instant), in `schema`'s columns; `filters` (as
-   *  `Filters.encode` writes them) prune partitions. */
-  def snapshot(filters: String = "[]"): DataFrame = {
-    val plan = this.plan(filters)
+   *  `Filters.encode` writes them) prune partitions; `table`, the catalog name, is for the planner's errors. */
+  def snapshot(filters: String = "[]", table: Option[String] = None): DataFrame = {
+    val plan = this.plan(filters, table)
     val data = StructType(schema.fields.map(f => StructField(f.name, f.dataType, f.nullable)))
     val parts = Seq.newBuilder[DataFrame]
     if (plan.files.nonEmpty) {
@@ -239,7 +244,8 @@ object HudiStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case PhysicalOperation(projects, filters, l: LogicalRelation) if l.relation.isInstanceOf[HudiRelation] =>
       val relation = l.relation.asInstanceOf[HudiRelation]
-      val data = relation.snapshot(Filters.encode(filters)).queryExecution.analyzed
+      val name = l.catalogTable.map(_.identifier.unquotedString)
+      val data = relation.snapshot(Filters.encode(filters), name).queryExecution.analyzed
       val byName = data.output.map(a => a.name -> a).toMap
       // The expansion answers with the relation's own attributes, so the operators above bind unchanged.
       val renamed = Project(l.output.map(o => Alias(byName(o.name), o.name)(exprId = o.exprId)), data)
