@@ -19,6 +19,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.{DataFrame, SparkSessionExtensions, SQLContext}
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Expression}
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
@@ -132,9 +133,14 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
       s"hudi: no table path; use load(path), or a catalog table whose ${Names.CommitTime} column has the comment " +
         s"'${Names.PathComment}<uri>' (hudi_engine.spark.create_catalog_table)"))
 
-  /** The options the Python planner reads with: the caller's, with the table path resolved. */
-  def readOptions: Map[String, String] =
-    parameters.filter { case (k, _) => k.toLowerCase != "path" } + ("path" -> tablePath)
+  /** The options the Python planner reads with: the caller's, with the table path resolved. For a catalog table
+   *  only the entry's own OPTIONS: Spark caches a catalog table's relation with the options of its first read
+   *  (`spark.read.options(...).table(name)`), which would otherwise pin every later query of the name to them. */
+  def readOptions(catalog: Option[CatalogTable] = None): Map[String, String] = {
+    val own = catalog.map(_.storage.properties.keySet.map(_.toLowerCase))
+    parameters.filter { case (k, _) => k.toLowerCase != "path" && own.forall(_.contains(k.toLowerCase)) } +
+      ("path" -> tablePath)
+  }
 
   override lazy val schema: StructType = userSchema.getOrElse(plan("[]").schema)
 
@@ -154,9 +160,10 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
     try { new Path(tablePath).getFileSystem(spark.sessionState.newHadoopConf()); true }
     catch { case _: Exception => false }
 
-  private def plan(filters: String, table: Option[String] = None): ReadPlan = {
-    val p = Planner.plan(spark, readOptions + (Names.Filters -> filters) +
-      (Names.SparkOpensFiles -> sparkOpensFiles.toString) ++ table.map(Names.TableName -> _))
+  private def plan(filters: String, catalog: Option[CatalogTable] = None): ReadPlan = {
+    val name = catalog.map(_.identifier.unquotedString)
+    val p = Planner.plan(spark, readOptions(catalog) + (Names.Filters -> filters) +
+      (Names.SparkOpensFiles -> sparkOpensFiles.toString) ++ name.map(Names.TableName -> _))
     if (filters == "[]" || knownSize.isEmpty) { // a pruned plan's size is a lower bound until an unpruned one
       knownSize = Some(if (p.sourceOptions.isEmpty) p.files.map(_._2).sum
                        else spark.sessionState.conf.defaultSizeInBytes)
@@ -167,9 +174,10 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
   override def toString: String = s"HudiRelation($tablePath)"
 
   /** The table as of the latest completed commit (or the options' instant), in `schema`'s columns; `filters` (as
-   *  `Filters.encode` writes them) prune partitions; `table`, the catalog name, is for the planner's errors. */
-  def snapshot(filters: String = "[]", table: Option[String] = None): DataFrame = {
-    val plan = this.plan(filters, table)
+   *  `Filters.encode` writes them) prune partitions; `catalog`, the catalog entry read, if any (its name is for the
+   *  planner's errors). */
+  def snapshot(filters: String = "[]", catalog: Option[CatalogTable] = None): DataFrame = {
+    val plan = this.plan(filters, catalog)
     val data = StructType(schema.fields.map(f => StructField(f.name, f.dataType, f.nullable)))
     val parts = Seq.newBuilder[DataFrame]
     if (plan.files.nonEmpty) {
@@ -244,8 +252,7 @@ object HudiStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case PhysicalOperation(projects, filters, l: LogicalRelation) if l.relation.isInstanceOf[HudiRelation] =>
       val relation = l.relation.asInstanceOf[HudiRelation]
-      val name = l.catalogTable.map(_.identifier.unquotedString)
-      val data = relation.snapshot(Filters.encode(filters), name).queryExecution.analyzed
+      val data = relation.snapshot(Filters.encode(filters), l.catalogTable).queryExecution.analyzed
       val byName = data.output.map(a => a.name -> a).toMap
       // The expansion answers with the relation's own attributes, so the operators above bind unchanged.
       val renamed = Project(l.output.map(o => Alias(byName(o.name), o.name)(exprId = o.exprId)), data)
