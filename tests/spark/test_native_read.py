@@ -180,10 +180,11 @@ def test_a_commit_by_another_process_is_seen_by_the_next_query(spark, tmp_path, 
     assert_same_rows(spark.table(catalog).toArrow(), rs_snapshot(path), f"{table_type}: after the other process")
 
 
-def test_read_options_on_a_catalog_name_never_pin_the_table(spark, tmp_path):
+def test_read_options_on_a_catalog_name_are_refused_and_never_pin_the_table(spark, tmp_path):
     """Spark caches a catalog table's relation with the options of its first read (`spark.read.options(...).table`).
-    The native source plans a catalog name with the entry's own OPTIONS only, so such a first read cannot pin later
-    queries of the name to an old instant (time travel and incremental reads go through format("hudi").load)."""
+    The native source refuses read options on a catalog name (they would pin every later query of the name to an
+    old instant) and drops the cached relation, so the next query reads the latest commit; time travel and incremental
+    reads go through format("hudi").load(path)."""
     path = tmp_path / "t"
     first = _write(spark, path, "COPY_ON_WRITE", [_rec(i, 1) for i in range(8)], "bulk_insert")
     _write(spark, path, "COPY_ON_WRITE", [_rec(i, 2) for i in range(100, 104)])
@@ -192,8 +193,9 @@ def test_read_options_on_a_catalog_name_never_pin_the_table(spark, tmp_path):
     create_catalog_table(spark, catalog, str(path))
     expected = rs_snapshot(path)
     assert expected.num_rows == 12 and rs_snapshot(path, as_of=first).num_rows == 8
-    first_read = spark.read.option("as.of.instant", first).table(catalog)
-    assert_same_rows(first_read.toArrow(), expected, "a catalog name read with options reads the entry as declared")
+    with pytest.raises(Exception, match=rf"catalog table \S*{catalog} read with options as\.of\.instant: .*"
+                                        r'format\("hudi"\)\.options\(\.\.\.\)\.load'):
+        spark.read.option("as.of.instant", first).table(catalog).collect()
     assert_same_rows(spark.table(catalog).toArrow(), expected, "the next read of the name: not pinned")
     assert_same_rows(spark.sql(f"SELECT * FROM {catalog}").toArrow(), expected, "SQL: not pinned")
 

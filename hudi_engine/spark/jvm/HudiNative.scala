@@ -133,13 +133,24 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
       s"hudi: no table path; use load(path), or a catalog table whose ${Names.CommitTime} column has the comment " +
         s"'${Names.PathComment}<uri>' (hudi_engine.spark.create_catalog_table)"))
 
-  /** The options the Python planner reads with: the caller's, with the table path resolved. For a catalog table
-   *  only the entry's own OPTIONS: Spark caches a catalog table's relation with the options of its first read
-   *  (`spark.read.options(...).table(name)`), which would otherwise pin every later query of the name to them. */
+  /** The options the Python planner reads with: the caller's, with the table path resolved. A catalog table takes
+   *  only its entry's own OPTIONS: Spark caches a catalog table's relation with the options of its first read
+   *  (`spark.read.options(...).table(name)`), which would pin every later query of the name to them. Such a read
+   *  is refused, and the cached relation dropped so that the next query of the name resolves it afresh. */
   def readOptions(catalog: Option[CatalogTable] = None): Map[String, String] = {
-    val own = catalog.map(_.storage.properties.keySet.map(_.toLowerCase))
-    parameters.filter { case (k, _) => k.toLowerCase != "path" && own.forall(_.contains(k.toLowerCase)) } +
-      ("path" -> tablePath)
+    catalog.foreach { t =>
+      val own = t.storage.properties.keySet.map(_.toLowerCase)
+      val extra = parameters.keySet.filter(k => k.toLowerCase != "path" && !own.contains(k.toLowerCase))
+      if (extra.nonEmpty) {
+        spark.sessionState.catalog.invalidateCachedTable(t.identifier)
+        throw new IllegalArgumentException(
+          s"hudi: catalog table ${t.identifier.unquotedString} read with options ${extra.toSeq.sorted.mkString(", ")}: " +
+            "a catalog name reads the table as its entry declares (Spark would keep one read's options for every " +
+            "later query of the name); for time travel or an incremental read use " +
+            s"""spark.read.format("hudi").options(...).load("$tablePath")""")
+      }
+    }
+    parameters.filter { case (k, _) => k.toLowerCase != "path" } + ("path" -> tablePath)
   }
 
   override lazy val schema: StructType = userSchema.getOrElse(plan("[]").schema)
