@@ -11,17 +11,28 @@ from building the DataFrame to the collected result:
   read_table  hudi_engine.spark.relation.read_table (what dbt's ref() reads today; context)
 Every reader's result is checked against the peer's (on mor10: catalog and format against read_table, which merges).
 Also: the component's compile time, cold (an empty cache) and cached.
+
+Then the same three queries as SQL through Spark's Thrift server (tests/thrift_server.py: one server, started for
+the bench after the in-process session stopped, with the same Spark settings), on each table's `USING hudi` catalog
+entry and on a `USING parquet` catalog table over a folder of hard links to the same latest base files (the peer),
+all timed in one beeline session by beeline's own per-statement elapsed time (statement sent to last row fetched),
+one warm-up and BENCH_REPEATS interleaved rounds. The Thrift results of the hudi tables are checked against the
+catalog name's in-process results.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # thrift_server.py
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_spark_read as sr
@@ -77,8 +88,83 @@ def run(repeats: int) -> dict:
             for reader in ("catalog", "format"):
                 if seen[reader] != seen[peer]:
                     raise RuntimeError(f"{name} {qname}: {reader} read {seen[reader]}, {peer} read {seen[peer]}")
+    reference = {f"{name}_{q}": _values(spark.sql(sql.format(table=f"bench_native_{name}")).collect())
+                 for name in ("cow", "mor10") for q, sql in SQL.items()}
     spark.stop()
-    return {"results": results, "cold": cold, "compile": compile_s}
+    return {"results": results, "cold": cold, "compile": compile_s, "reference": reference}
+
+
+# The three queries of bench_spark_read.QUERIES, as SQL.
+SQL = {
+    "agg": "SELECT dt, sum(price), max(qty) FROM {table} GROUP BY dt",
+    "point": "SELECT id, price FROM {table} WHERE qty = 7",
+    "part": f"SELECT sum(price) FROM {{table}} WHERE dt = '{sr.PARTITION}'",
+}
+
+
+def _values(rows) -> list[tuple]:
+    """A result as sorted tuples of floats and strings, comparable across clients (beeline prints text)."""
+    def value(v):
+        try:
+            return float(v)
+        except (TypeError, ValueError):
+            return str(v)
+    return sorted(tuple(value(v) for v in r) for r in rows)
+
+
+def _same(a: list[tuple], b: list[tuple]) -> bool:
+    return len(a) == len(b) and all(
+        len(x) == len(y) and all(math.isclose(u, v, rel_tol=1e-9) if isinstance(u, float) and isinstance(v, float)
+                                 else u == v for u, v in zip(x, y)) for x, y in zip(a, b))
+
+
+def run_thrift(repeats: int, reference: dict[str, list[tuple]]) -> dict:
+    """The three queries through one Thrift server: hudi catalog tables beside parquet tables over the same base
+    files; medians of beeline's per-statement times."""
+    from thrift_server import ThriftServer
+
+    from hudi_engine import HudiTable
+    from hudi_engine.spark.datasource import catalog_table_ddl
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-thrift-"))
+    try:
+        ddl = []
+        for name in ("cow", "mor10"):
+            path = str(sr.TABLES[name])
+            base = folder / f"base_{name}"  # the latest base files, hard-linked: the parquet peer's table
+            base.mkdir()
+            for s in HudiTable.load(path).file_slices():
+                if s.base_file is not None:
+                    os.link(s.base_file.path, base / Path(s.base_file.path).name)
+            ddl += [catalog_table_ddl(f"hudi_{name}", path).replace("\n", " "),
+                    f"CREATE TABLE parquet_{name} USING parquet LOCATION '{base}'"]
+        conf = {k: v for k, v in common.SPARK_CONF.items() if k != "spark.driver.memory"}
+        server = ThriftServer(folder, master=os.environ.get("BENCH_MASTER", "local[*]"),
+                              driver_memory=common.SPARK_CONF["spark.driver.memory"], conf=conf)
+        try:
+            t = time.perf_counter()
+            server.wait()
+            print(f"thrift server up in {time.perf_counter() - t:.1f} s", flush=True)
+            server.text("; ".join(ddl))
+            for name in ("cow", "mor10"):
+                for q, sql in SQL.items():
+                    got = _values(tuple(r.values()) for r in server.query(sql.format(table=f"hudi_{name}")))
+                    if not _same(got, reference[f"{name}_{q}"]):
+                        raise RuntimeError(f"thrift {name} {q}: {len(got)} rows differ from the catalog name's")
+            cases = [(f"{name}_{q}_{reader}", sql.format(table=f"{reader}_{name}"))
+                     for name in ("cow", "mor10") for q, sql in SQL.items() for reader in ("parquet", "hudi")]
+            statements = [sql for _ in range(repeats + 1) for _, sql in cases]  # a warm-up round, then the runs
+            seconds = server.timed(statements)
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    times: dict[str, list[float]] = {key: [] for key, _ in cases}
+    for i, s in enumerate(seconds[len(cases):]):
+        times[cases[i % len(cases)][0]].append(s)
+    for key, ts in times.items():
+        print(f"  thrift {key}: {ts} median {statistics.median(ts):.3f} s", flush=True)
+    return {"times": times, "warmup": dict(zip((k for k, _ in cases), seconds[:len(cases)]))}
 
 
 def report(out: dict) -> str:
@@ -99,6 +185,17 @@ def report(out: dict) -> str:
             lines.append(f"| {name} {q} | {med(peer):.2f} s | {med(cat):.2f} s | {ratio:.2f}x | <= {goal}x: "
                          f"{'**met**' if ratio <= goal else '**missed**'} | {med(fmt):.2f} s | "
                          f"{med(fmt) / med(peer):.2f}x | {med(rt) / med(peer):.2f}x |")
+    thrift = out.get("thrift")
+    if thrift:
+        lines += ["", "Through the Thrift server (beeline, one session, its per-statement elapsed time):", "",
+                  "| table, query | parquet table (peer) | hudi catalog table | hudi / parquet | goal |",
+                  "|---|---|---|---|---|"]
+        for name, goal in (("cow", 1.1), ("mor10", 2.0)):
+            for q in SQL:
+                peer = statistics.median(thrift["times"][f"{name}_{q}_parquet"])
+                hudi = statistics.median(thrift["times"][f"{name}_{q}_hudi"])
+                lines.append(f"| {name} {q} | {peer:.2f} s | {hudi:.2f} s | {hudi / peer:.2f}x | <= {goal}x: "
+                             f"{'**met**' if hudi / peer <= goal else '**missed**'} |")
     return "\n".join(lines)
 
 
@@ -109,6 +206,8 @@ def main() -> None:
         print("making the tables (child process with Spark)", flush=True)
         subprocess.run([sys.executable, sr.__file__, "--make-tables"], check=True)
     out = run(common.REPEATS)
+    print(f"load average after the in-process part: {os.getloadavg()}", flush=True)
+    out["thrift"] = run_thrift(common.REPEATS, out.pop("reference"))
     print(f"load average after: {os.getloadavg()}", flush=True)
     text = report(out)
     out["results"] = {k: v.to_dict() for k, v in out["results"].items()}

@@ -39,6 +39,8 @@ TEMP_FILE_PREFIX = ".hudi-engine-tmp-"
 # table such a crash left behind is listed and cleaned like any other.
 _LEGACY_TEMP = re.compile(r".\.\d+\.tmp$")
 _TEMP_ATTEMPTS = 5  # create_exclusive rewrites its temp file when a cleaner removed it before the link
+# Hadoop's schemes for S3 (hadoop-aws's S3A, the older S3N): the same objects as pyarrow's `s3://`.
+HADOOP_S3_SCHEMES = frozenset({"s3a", "s3n"})
 
 
 def temp_tag(target_name: str) -> str:
@@ -109,8 +111,12 @@ class Storage:
 
     @staticmethod
     def for_uri(uri: str) -> tuple["Storage", str]:
-        """Storage for `uri` and the path within it. Local paths are made absolute."""
+        """Storage for `uri` and the path within it. Local paths are made absolute; Hadoop's names of S3 (`s3a://`,
+        `s3n://`, what Spark with hadoop-aws opens) are S3 to pyarrow."""
         uri = Storage.location(uri)
+        scheme, _, rest = uri.partition("://")
+        if scheme.lower() in HADOOP_S3_SCHEMES:
+            uri = "s3://" + rest
         fs, path = pafs.FileSystem.from_uri(uri)
         return Storage(fs), path.rstrip("/") or "/"
 

@@ -101,3 +101,14 @@ def test_temp_files_of_other_targets_are_left_to_their_writers(tmp_path):
     theirs.commit()
     assert storage.read_bytes(Storage.join(folder, "f2_1-0-1_002.parquet")) == b"y"
     assert storage.list_temp_files(folder) == []
+
+
+def test_hadoop_s3_schemes_open_the_same_objects_as_s3(s3_server):
+    """`s3a://` (Spark with hadoop-aws, the table location such a session records) is S3 to pyarrow too."""
+    bucket = s3_server.new_bucket()
+    storage, base = Storage.for_uri(s3_server.uri(bucket, "t"))
+    storage.write_bytes(Storage.join(base, "a.txt"), b"one")
+    for scheme in ("s3a", "S3N"):
+        other, other_base = Storage.for_uri(scheme + s3_server.uri(bucket, "t")[2:])
+        assert other.is_s3 and other_base == base
+        assert other.read_bytes(Storage.join(other_base, "a.txt")) == b"one"

@@ -43,7 +43,8 @@ from pyspark.sql import datasource as ds
 from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StringType, StructField, StructType
 
-from hudi_engine.errors import HudiError
+from hudi_engine.errors import HudiError, TableNotFoundError
+from hudi_engine.storage import Storage
 from hudi_engine.table import CommitTimeBound, CommitTimeWindow, HudiTable
 
 SOURCE_DIR = Path(__file__).resolve().parent / "jvm"
@@ -58,6 +59,8 @@ FILTERS = "hudi_engine.read.filters"
 # Not a Hudi option: "false" when Spark's Hadoop file systems cannot open the table's location (the JVM source
 # checks), so that Spark's parquet scan gets no file and the hudi source reads every slice.
 SPARK_OPENS_FILES = "hudi_engine.read.spark_opens_files"
+# Not a Hudi option: the catalog name of the table the query reads (the JVM strategy knows it), for errors.
+TABLE_NAME = "hudi_engine.read.table_name"
 JAR_NAME = "hudi-engine-native.jar"
 MARKER = "hudi-engine-native.properties"  # in the jar: the source hash and Spark version it was built for
 CACHE_ENV = "HUDI_ENGINE_JVM_CACHE"
@@ -234,6 +237,32 @@ def decode_filters(text: str | None) -> list[ds.Filter]:
     return [f for f in (decode_filter(e) for e in json.loads(text or "[]")) if f is not None]
 
 
+def load_table(path: str, name: str | None = None) -> HudiTable:
+    """The table at `path`; where no table this engine reads is, an error naming the catalog table (`name`), the
+    location and what is there (the folder's entries, or the table version found)."""
+    try:
+        return HudiTable.load(path)
+    except HudiError as e:
+        found = f"; found: {_listing(path)}" if isinstance(e, TableNotFoundError) else ""
+        what = f"catalog table {name}" if name else "hudi source"
+        raise type(e)(f"{what} at {path}: {e}{found}") from e
+
+
+def _listing(path: str, shown: int = 10) -> str:
+    """What a location holds, in a few words (for an error)."""
+    try:
+        storage, base = Storage.for_uri(path)
+        if not storage.exists(base):
+            return "nothing, the location does not exist"
+        names = sorted(e.name + ("/" if e.is_dir else "") for e in storage.list_dir(base))
+    except (OSError, ValueError) as e:
+        return f"unknown, listing it failed: {e}"
+    if not names:
+        return "an empty folder"
+    more = f", ... ({len(names)} entries)" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
 def plan_json(options: Mapping[str, str]) -> str:
     """The read plan the JVM source runs: the schema (path comment on `_hoodie_commit_time`), the base files Spark's
     parquet reader scans (URI, size), the `hudi_merge` options for the slices with log files, the window filter."""
@@ -250,8 +279,8 @@ def plan_json(options: Mapping[str, str]) -> str:
 
     opts = ReadOptions.parse_for_table(options)
     path = _require_path(opts.path, None)
-    table = HudiTable.load(path)
     lowered = {str(k).lower(): v for k, v in options.items()}
+    table = load_table(path, lowered.get(TABLE_NAME))
     filters = decode_filters(lowered.get(FILTERS))
     pruning = partition_filter(table, table.schema(opts.schema_instant), filters) if filters else None
     bound = CommitTimeBound.tightest([b for b in map(commit_time_lower_bound, filters) if b is not None])

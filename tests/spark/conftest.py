@@ -21,3 +21,16 @@ def spark(tmp_path_factory: pytest.TempPathFactory):
                                   warehouse_dir=tmp_path_factory.mktemp("spark-warehouse"), native=True)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def thrift_server(spark, tmp_path_factory: pytest.TempPathFactory):
+    """One Spark Thrift server with the native `hudi` source (tests/thrift_server.py), started once per test session
+    on a metastore of its own; after `spark`, whose component cache it shares."""
+    from thrift_server import ThriftServer
+
+    server = ThriftServer(tmp_path_factory.mktemp("thrift"))
+    try:
+        yield server.wait()
+    finally:
+        server.stop()

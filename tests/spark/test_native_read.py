@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from oracle import assert_same_rows, rs_incremental, rs_snapshot
 from hudi_engine import HudiTable
 from hudi_engine.errors import HudiError
 from hudi_engine.spark import create_catalog_table, native, spark_executor, write
-from hudi_engine.spark.datasource import BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, HudiDataSource
+from hudi_engine.spark.datasource import BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, HudiDataSource, catalog_table_ddl
 
 pytestmark = pytest.mark.spark
 
@@ -37,7 +38,7 @@ def _opts(table_type: str, operation: str) -> dict:
     }
 
 
-def _write(spark, path: Path, table_type: str, rows: list[tuple], operation: str = "upsert") -> str:
+def _write(spark, path: Path | str, table_type: str, rows: list[tuple], operation: str = "upsert") -> str:
     return write(spark.createDataFrame(rows, SCHEMA), str(path), _opts(table_type, operation)).instant_time
 
 
@@ -95,11 +96,16 @@ def test_native_paths_equal_hudi_rs_through_a_tables_life(spark, tmp_path, table
     else:
         assert "hudi_merge" not in plan, plan
 
+    # A clustering-free replacecommit: partition d1 overwritten, its old file groups replaced.
+    third = _write(spark, path, table_type, [_rec(i, 3) for i in range(1, 12, 4)], "insert_overwrite")
+    assert HudiTable.load(str(path)).timeline.completed_commits().last().action == "replacecommit"
+    _every_path_equals_hudi_rs(spark, path, catalog, "after insert_overwrite")
+
     # Time travel and incremental ranges through format("hudi").
-    for ts in (first, second):
+    for ts in (first, second, third):
         as_of = spark.read.format("hudi").option("as.of.instant", ts).load(str(path))
         assert_same_rows(as_of.toArrow(), rs_snapshot(path, as_of=ts), f"{table_type} as of {ts}")
-    for begin, end in (("000", first), (first, second)):
+    for begin, end in (("000", first), (first, second), (second, third)):
         options = {QUERY_TYPE: "incremental", BEGIN_INSTANT: begin, END_INSTANT: end}
         got = spark.read.format("hudi").options(**options).load(str(path))
         assert_same_rows(got.toArrow(), rs_incremental(path, begin, end), f"{table_type} ({begin}, {end}]")
@@ -114,6 +120,37 @@ def test_native_source_equals_hudi_rs_on_real_hudi_tables(spark, unzip_table, na
     assert_same_rows(df.toArrow(), rs_snapshot(path), f"{name}: format('hudi')", key)
     with_logs = any(s.log_files for s in table.file_slices())
     assert ("hudi_merge" in _plan_text(df)) == with_logs, name
+
+
+def test_a_table_on_object_storage_spark_cannot_open_is_merged_whole_and_equals_hudi_rs(spark, s3_server, tmp_path):
+    """A table on the local S3 server, under pyarrow's URI form (its endpoint in the query): Spark's Hadoop file
+    systems could not reach that endpoint even with s3a on the classpath, so no file goes to Spark's parquet scan and
+    `hudi_merge` reads every slice; the rows equal hudi-rs through the catalog name and format("hudi")."""
+    bucket = s3_server.new_bucket()
+    for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+        uri = s3_server.uri(bucket, table_type.lower())
+        _write(spark, uri, table_type, [_rec(i, 1) for i in range(16)], "bulk_insert")
+        _write(spark, uri, table_type, [_rec(i, 2) for i in range(0, 16, 4)])
+        catalog = f"native_s3_{table_type.lower()}"
+        spark.sql(f"DROP TABLE IF EXISTS {catalog}")
+        create_catalog_table(spark, catalog, uri)
+        expected = rs_snapshot(uri)
+        assert_same_rows(spark.table(catalog).toArrow(), expected, f"{table_type} on S3: spark.table")
+        assert_same_rows(spark.sql(f"SELECT * FROM {catalog}").toArrow(), expected, f"{table_type} on S3: SQL")
+        assert_same_rows(spark.read.format("hudi").load(uri).toArrow(), expected, f"{table_type} on S3: format")
+        plan = _plan_text(spark.sql(f"SELECT id, name FROM {catalog} WHERE id = 7"))
+        assert "FileScan parquet" not in plan and "hudi_merge" in plan, plan
+        groups = {f"{s.partition_path}/{s.file_id}" for s in HudiTable.load(uri).file_slices()}
+        planned = json.loads(native.plan_json({"path": uri, native.SPARK_OPENS_FILES: "true"}))
+        assert planned["files"] == [] and set(json.loads(
+            planned["source_options"]["hudi_engine.read.file_groups"])) == groups, planned
+
+    # The JVM's answer decides for a location without a query: "false" sends every slice to the merge source.
+    local = tmp_path / "local"
+    _write(spark, local, "COPY_ON_WRITE", [_rec(i, 1) for i in range(8)], "bulk_insert")
+    assert json.loads(native.plan_json({"path": str(local)}))["files"]
+    closed = json.loads(native.plan_json({"path": str(local), native.SPARK_OPENS_FILES: "false"}))
+    assert closed["files"] == [] and json.loads(closed["source_options"]["hudi_engine.read.file_groups"])
 
 
 _OTHER_PROCESS = """
@@ -143,6 +180,26 @@ def test_a_commit_by_another_process_is_seen_by_the_next_query(spark, tmp_path, 
     assert_same_rows(spark.table(catalog).toArrow(), rs_snapshot(path), f"{table_type}: after the other process")
 
 
+def test_read_options_on_a_catalog_name_are_refused_and_never_pin_the_table(spark, tmp_path):
+    """Spark caches a catalog table's relation with the options of its first read (`spark.read.options(...).table`).
+    The native source refuses read options on a catalog name (they would pin every later query of the name to an
+    old instant) and drops the cached relation, so the next query reads the latest commit; time travel and incremental
+    reads go through format("hudi").load(path)."""
+    path = tmp_path / "t"
+    first = _write(spark, path, "COPY_ON_WRITE", [_rec(i, 1) for i in range(8)], "bulk_insert")
+    _write(spark, path, "COPY_ON_WRITE", [_rec(i, 2) for i in range(100, 104)])
+    catalog = "native_not_pinned"
+    spark.sql(f"DROP TABLE IF EXISTS {catalog}")
+    create_catalog_table(spark, catalog, str(path))
+    expected = rs_snapshot(path)
+    assert expected.num_rows == 12 and rs_snapshot(path, as_of=first).num_rows == 8
+    with pytest.raises(Exception, match=rf"catalog table \S*{catalog} read with options as\.of\.instant: .*"
+                                        r'format\("hudi"\)\.options\(\.\.\.\)\.load'):
+        spark.read.option("as.of.instant", first).table(catalog).collect()
+    assert_same_rows(spark.table(catalog).toArrow(), expected, "the next read of the name: not pinned")
+    assert_same_rows(spark.sql(f"SELECT * FROM {catalog}").toArrow(), expected, "SQL: not pinned")
+
+
 def test_a_python_source_named_hudi_is_refused_beside_the_jvm_one(spark):
     """How Spark 4.3 resolves `hudi` with the component loaded: the JVM `DataSourceRegister` owns the name; a Python
     source of the same name is refused when registered (DATA_SOURCE_ALREADY_EXISTS), so no read is ambiguous."""
@@ -151,10 +208,31 @@ def test_a_python_source_named_hudi_is_refused_beside_the_jvm_one(spark):
         spark.dataSource.register(HudiDataSource)
 
 
-def test_a_catalog_entry_that_is_not_a_hudi_table_names_its_location(spark, tmp_path):
-    (tmp_path / "plain").mkdir()
-    with pytest.raises(Exception, match="plain"):
-        spark.read.format("hudi").load(str(tmp_path / "plain")).collect()
+def test_a_location_without_a_readable_table_names_the_table_its_location_and_what_was_found(spark, tmp_path):
+    """Issue 24, bad input: a `USING hudi` catalog entry over a folder that is not a Hudi table, and one over a
+    table of a version the reader cannot read."""
+    path = tmp_path / "t"
+    _write(spark, path, "COPY_ON_WRITE", [_rec(i, 1) for i in range(4)], "bulk_insert")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "part-0.parquet").write_bytes(b"not a table")
+    spark.sql("DROP TABLE IF EXISTS bad_plain")
+    spark.sql(catalog_table_ddl("bad_plain", str(path)).replace(str(path), str(plain)))
+    found = r"no \.hoodie folder at .*plain: not a Hudi table; found: part-0\.parquet"
+    with pytest.raises(Exception, match=rf"catalog table (spark_catalog\.)?default\.bad_plain at \S*plain: {found}"):
+        spark.sql("SELECT id FROM bad_plain").collect()
+    with pytest.raises(Exception, match=rf"hudi source at \S*plain: {found}"):
+        spark.read.format("hudi").load(str(plain)).collect()
+
+    old = tmp_path / "old"
+    shutil.copytree(path, old)
+    spark.sql("DROP TABLE IF EXISTS bad_version")
+    create_catalog_table(spark, "bad_version", str(old))
+    props = old / ".hoodie" / "hoodie.properties"
+    props.write_text(re.sub(r"hoodie\.table\.version=\d+", "hoodie.table.version=5", props.read_text()))
+    with pytest.raises(Exception, match=r"catalog table (spark_catalog\.)?default\.bad_version at \S*old: .*"
+                                        r"hoodie\.table\.version=5 \(.*\) is older than supported"):
+        spark.table("bad_version").collect()
 
 
 # ---- the compiled component -----------------------------------------------------------------------------------
@@ -199,6 +277,26 @@ def test_the_component_is_rebuilt_when_its_source_the_spark_version_or_the_jar_c
     changed.write_bytes(b"not a jar")  # broken: rebuilt in place
     assert native.component_jar() == changed and native.jar_is_current(changed, native.source_hash(),
                                                                        native.spark_version())
+
+    # Stale: the jar in this folder says it was built for another Spark (or lacks its classes): rebuilt in place.
+    for stale in (native.MARKER, "hudiengine/spark/HudiStrategy$.class"):
+        _rewrite_without(changed, stale, extra={native.MARKER: native._marker(native.source_hash(), "0.0.0-other")}
+                         if stale == native.MARKER else {})
+        assert not native.jar_is_current(changed, native.source_hash(), native.spark_version()), stale
+        before = _built(changed)
+        assert native.component_jar() == changed and _built(changed) != before, f"{stale}: rebuilt"
+        assert native.jar_is_current(changed, native.source_hash(), native.spark_version()), stale
+    current = _built(changed)
+    assert native.component_jar() == changed and _built(changed) == current, "and then reused"
+
+
+def _rewrite_without(jar: Path, name: str, extra: dict[str, str]) -> None:
+    """`jar` without its entry `name`, with the entries `extra` added."""
+    with zipfile.ZipFile(jar) as z:
+        entries = {n: z.read(n) for n in z.namelist() if n != name}
+    with zipfile.ZipFile(jar, "w") as z:
+        for n, data in {**entries, **{k: v.encode() for k, v in extra.items()}}.items():
+            z.writestr(n, data)
 
 
 def test_a_component_that_does_not_compile_is_a_clear_error(private_component):

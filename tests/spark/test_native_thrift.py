@@ -1,30 +1,28 @@
 """Spark's Thrift server (HiveThriftServer2 from pyspark's jars: what JDBC/ODBC clients connect to) reads tables this
-engine wrote through the native `hudi` source (issue 24), queried with beeline (pyspark's jars) over JDBC: the same
-rows as hudi-rs on COW and MOR with log files, a commit made after the server started is seen by the next query,
-base files planned as Spark's `FileScan parquet`."""
+engine wrote through the native `hudi` source (issue 24), queried with beeline over JDBC (tests/thrift_server.py; one
+server per test session): the same rows as hudi-rs on COW, MOR without and with log files, after compaction and
+after an insert_overwrite (a clustering-free replacecommit), through catalog names and through `USING hudi` views
+with time travel and incremental options; commits made after the server started are seen by the next query, base
+files are planned as Spark's `FileScan parquet`; a catalog entry without a readable table is an error naming it."""
 from __future__ import annotations
 
-import csv
-import io
-import os
 import re
-import signal
-import socket
-import subprocess
-import time
+import shutil
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from oracle import rs_snapshot
+from oracle import rs_incremental, rs_snapshot
+from thrift_server import BeelineError
 
-from hudi_engine.spark import write
-from hudi_engine.spark.datasource import catalog_table_ddl
-from hudi_engine.spark.native import server_args, spark_jars_dir
+from hudi_engine import HudiTable
+from hudi_engine.spark import spark_executor, write
+from hudi_engine.spark.datasource import AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, catalog_table_ddl
 
 pytestmark = pytest.mark.spark
 
 SCHEMA = "id bigint, name string, ts bigint, amount double, dt string"
-SERVER = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+COLUMNS = "id, name, ts, amount, dt"
 
 
 def _opts(table_type: str, operation: str) -> dict:
@@ -34,108 +32,101 @@ def _opts(table_type: str, operation: str) -> dict:
             "hoodie.compact.inline": "false"}
 
 
-def _write(spark, path: Path, table_type: str, rows: list[tuple], operation: str = "upsert") -> None:
-    write(spark.createDataFrame(rows, SCHEMA), str(path), _opts(table_type, operation))
+def _write(spark, path: Path, table_type: str, rows: list[tuple], operation: str = "upsert") -> str:
+    return write(spark.createDataFrame(rows, SCHEMA), str(path), _opts(table_type, operation)).instant_time
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _tuples(t) -> list[tuple]:
+    return sorted(zip(*(t[c].to_pylist() for c in COLUMNS.split(", "))))
 
 
-def _java() -> str:
-    return os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
+def _by_query(rows: list[dict]) -> dict[str, list[tuple]]:
+    """beeline's rows of a `SELECT '<q>' AS q, <COLUMNS> ... UNION ALL ...`, per q."""
+    out: dict[str, list[tuple]] = defaultdict(list)
+    for r in rows:
+        out[r["q"]].append((int(r["id"]), r["name"], int(r["ts"]), float(r["amount"]), r["dt"]))
+    return {q: sorted(v) for q, v in out.items()}
 
 
-class ThriftServer:
-    def __init__(self, folder: Path) -> None:
-        self.port = _free_port()
-        self.log = folder / "thrift.log"
-        args, env = server_args({
-            "spark.sql.warehouse.dir": str(folder / "warehouse"),
-            "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={folder}/metastore_db;create=true",
-            "spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC", "spark.driver.host": "127.0.0.1",
-        })
-        submit = Path(spark_jars_dir()).parent / "bin" / "spark-submit"
-        cmd = [str(submit), "--master", "local[2]", "--driver-memory", "1g", "--class", SERVER, *args,
-               "--hiveconf", f"hive.server2.thrift.port={self.port}", "--hiveconf",
-               "hive.server2.thrift.bind.host=127.0.0.1", "spark-internal"]
-        with open(self.log, "w") as log:
-            self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=folder,
-                                            env={**os.environ, **env}, start_new_session=True)
-
-    def wait(self, seconds: float = 240) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"Thrift server exited {self.process.returncode}:\n{self.tail()}")
-            try:
-                self.query("SELECT 1")
-                return
-            except AssertionError:
-                time.sleep(3)
-        raise AssertionError(f"Thrift server not answering on port {self.port}:\n{self.tail()}")
-
-    def tail(self) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-40:])
-
-    def query(self, sql: str) -> list[dict]:
-        """Rows of `sql` through JDBC (beeline), as strings by column name."""
-        return list(csv.DictReader(io.StringIO(self.text(sql))))
-
-    def text(self, sql: str) -> str:
-        """beeline's output of `sql` (CSV, header first)."""
-        cmd = [_java(), "-cp", str(spark_jars_dir() / "*"), "org.apache.hive.beeline.BeeLine",
-               "-u", f"jdbc:hive2://127.0.0.1:{self.port}/default", "-n", "test", "--silent=true",
-               "--outputformat=csv2", "-e", sql]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        if done.returncode != 0:
-            raise AssertionError(f"beeline {sql!r}: exit {done.returncode}\n{done.stdout}\n{done.stderr[-3000:]}")
-        # beeline echoes its prompt (`0: jdbc:hive2://...> `) before the header when stdin is no terminal.
-        return re.sub(r"^\d+: jdbc:hive2://\S+> ", "", done.stdout.strip(), flags=re.MULTILINE)
-
-    def stop(self) -> None:
-        os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+def _view(name: str, path: Path, options: dict[str, str]) -> str:
+    pairs = ", ".join(f"'{k}' '{v}'" for k, v in {"path": str(path), **options}.items())
+    return f"CREATE TEMPORARY VIEW {name} USING hudi OPTIONS ({pairs})"
 
 
-def _rows(rows: list[dict]) -> list[tuple]:
-    return sorted((int(r["id"]), r["name"], int(r["ts"]), float(r["amount"]), r["dt"]) for r in rows)
+def _union(queries: dict[str, str]) -> str:
+    return " UNION ALL ".join(f"SELECT '{q}' AS q, {COLUMNS} FROM {source}" for q, source in queries.items())
 
 
-def _expected(path: Path) -> list[tuple]:
-    t = rs_snapshot(path)
-    return sorted(zip(t["id"].to_pylist(), t["name"].to_pylist(), t["ts"].to_pylist(), t["amount"].to_pylist(),
-                      t["dt"].to_pylist()))
-
-
-def test_thrift_server_reads_engine_tables_over_jdbc(spark, tmp_path):
-    cow, mor = tmp_path / "cow", tmp_path / "mor"
-    for path, table_type in ((cow, "COPY_ON_WRITE"), (mor, "MERGE_ON_READ")):
-        _write(spark, path, table_type, [(i, f"n{i}", 1, i * 1.5, f"d{i % 3}") for i in range(30)], "bulk_insert")
-        _write(spark, path, table_type, [(i, f"u{i}", 2, i * 2.5, f"d{i % 3}") for i in range(0, 30, 3)])
-    server = ThriftServer(tmp_path)
+def test_thrift_server_reads_engine_tables_over_jdbc(spark, thrift_server, tmp_path):
+    server = thrift_server
+    paths = {n: tmp_path / n for n in ("cow", "mor", "mor_base", "replaced")}
+    rows = [(i, f"n{i}", 1, i * 1.5, f"d{i % 3}") for i in range(30)]
+    first = _write(spark, paths["cow"], "COPY_ON_WRITE", rows, "bulk_insert")
+    second = _write(spark, paths["cow"], "COPY_ON_WRITE", [(i, f"u{i}", 2, i * 2.5, f"d{i % 3}") for i in range(0, 30, 3)])
+    _write(spark, paths["mor"], "MERGE_ON_READ", rows, "bulk_insert")
+    _write(spark, paths["mor"], "MERGE_ON_READ", [(i, f"u{i}", 2, i * 2.5, "d0") for i in range(0, 30, 3)])
+    _write(spark, paths["mor_base"], "MERGE_ON_READ", rows, "bulk_insert")  # no log files
+    _write(spark, paths["replaced"], "COPY_ON_WRITE", rows, "bulk_insert")
+    _write(spark, paths["replaced"], "COPY_ON_WRITE", [(100, "over", 2, 0.5, "d1")], "insert_overwrite")
+    assert HudiTable.load(str(paths["replaced"])).timeline.completed_commits().last().action == "replacecommit"
+    assert any(s.log_files for s in HudiTable.load(str(paths["mor"])).file_slices())
+    names = {n: f"thrift_{n}" for n in paths}
+    ddl = "; ".join(f"DROP TABLE IF EXISTS {names[n]}; {catalog_table_ddl(names[n], str(p))}".replace("\n", " ")
+                    for n, p in paths.items())
     try:
-        server.wait()
-        for path, name in ((cow, "thrift_cow"), (mor, "thrift_mor")):
-            server.query(catalog_table_ddl(name, str(path)).replace("\n", " "))
-            columns = "id, name, ts, amount, dt"
-            assert _rows(server.query(f"SELECT {columns} FROM {name}")) == _expected(path), name
-            assert server.query(f"SELECT count(*) AS n FROM {name} WHERE dt = 'd1'")[0]["n"] == "10"
-        plan = server.text("EXPLAIN SELECT id FROM thrift_cow WHERE id = 3")  # a multi-line cell: the raw text
-        assert "FileScan parquet" in plan and "PushedFilters: [IsNotNull(id), EqualTo(id,3)]" in plan, plan
-        # A commit made after the server started: the next query sees it, no refresh.
-        _write(spark, mor, "MERGE_ON_READ", [(3, "late", 3, 0.0, "d0")])
-        assert server.query("SELECT name FROM thrift_mor WHERE id = 3")[0]["name"] == "late"
-        assert _rows(server.query("SELECT id, name, ts, amount, dt FROM thrift_mor")) == _expected(mor)
+        server.text(ddl)
+        views = [_view("cow_as_of", paths["cow"], {AS_OF_INSTANT: first}),
+                 _view("cow_incr", paths["cow"], {QUERY_TYPE: "incremental", BEGIN_INSTANT: first, END_INSTANT: second}),
+                 _view("mor_path", paths["mor"], {})]
+        queries = {**{n: names[n] for n in paths}, "cow_as_of": "cow_as_of", "cow_incr": "cow_incr",
+                   "mor_path": "mor_path"}
+        got = _by_query(server.query(_union(queries), setup=views))
+        expected = {**{n: _tuples(rs_snapshot(p)) for n, p in paths.items()},
+                    "cow_as_of": _tuples(rs_snapshot(paths["cow"], as_of=first)),
+                    "cow_incr": _tuples(rs_incremental(paths["cow"], first, second)),
+                    "mor_path": _tuples(rs_snapshot(paths["mor"]))}
+        for q, want in expected.items():
+            assert got.get(q, []) == want, q
+        assert len(expected["cow_incr"]) == 10 and expected["cow_as_of"] != expected["cow"]
+
+        plans = server.text(f"EXPLAIN SELECT id FROM {names['cow']} WHERE id = 3; "
+                            f"EXPLAIN SELECT {COLUMNS} FROM {names['mor']}").split("== Physical Plan ==")
+        assert len(plans) == 3, plans
+        point, mor = plans[1], plans[2]
+        assert "FileScan parquet" in point and "PushedFilters: [IsNotNull(id), EqualTo(id,3)]" in point, point
+        assert "hudi_merge" not in point, point
+        assert "FileScan parquet" in mor and "hudi_merge" in mor, mor  # d0 merged, d1 and d2 scanned
+
+        # Commits made after the server read the tables (a compaction, upserts): the next query sees them.
+        HudiTable.load(str(paths["mor"])).compact(executor=spark_executor(spark))
+        _write(spark, paths["mor"], "MERGE_ON_READ", [(3, "late", 3, 0.0, "d0")])
+        _write(spark, paths["cow"], "COPY_ON_WRITE", [(4, "late", 3, 0.0, "d1")])
+        got = _by_query(server.query(_union({n: names[n] for n in ("cow", "mor")})))
+        assert got["mor"] == _tuples(rs_snapshot(paths["mor"])) and (3, "late", 3, 0.0, "d0") in got["mor"]
+        assert got["cow"] == _tuples(rs_snapshot(paths["cow"])) and (4, "late", 3, 0.0, "d1") in got["cow"]
     except AssertionError as e:
         raise AssertionError(f"{e}\n--- server log ---\n{server.tail()}") from None
-    finally:
-        server.stop()
 
 
+def test_a_thrift_query_on_a_location_without_a_readable_table_names_the_table(spark, thrift_server, tmp_path):
+    """Issue 24, bad input, through JDBC: the client's error names the catalog table, its location and what was
+    found there (a folder of other files; a table version the reader cannot read)."""
+    path = tmp_path / "t"
+    _write(spark, path, "COPY_ON_WRITE", [(1, "a", 1, 1.0, "d0")], "bulk_insert")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "part-0.parquet").write_bytes(b"not a table")
+    old = tmp_path / "old"
+    shutil.copytree(path, old)
+    ddl = (f"DROP TABLE IF EXISTS thrift_bad_plain; DROP TABLE IF EXISTS thrift_bad_version; "
+           f"{catalog_table_ddl('thrift_bad_plain', str(path)).replace(str(path), str(plain))}; "
+           f"{catalog_table_ddl('thrift_bad_version', str(old))}").replace("\n", " ")
+    thrift_server.text(ddl)
+    props = old / ".hoodie" / "hoodie.properties"
+    props.write_text(re.sub(r"hoodie\.table\.version=\d+", "hoodie.table.version=5", props.read_text()))
+    with pytest.raises(BeelineError, match=r"catalog table (spark_catalog\.)?default\.thrift_bad_plain at \S*plain: "
+                                           r"no \.hoodie folder .*; found: part-0\.parquet"):
+        thrift_server.query("SELECT id FROM thrift_bad_plain")
+    with pytest.raises(BeelineError, match=r"catalog table (spark_catalog\.)?default\.thrift_bad_version at \S*old: "
+                                           r".*hoodie\.table\.version=5 \(.*\) is older than supported"):
+        thrift_server.query("SELECT id FROM thrift_bad_version")

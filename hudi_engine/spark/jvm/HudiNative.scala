@@ -19,6 +19,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.{DataFrame, SparkSessionExtensions, SQLContext}
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Expression}
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
@@ -47,6 +48,7 @@ object Names {
   val CommitTime = "_hoodie_commit_time"
   val Filters = "hudi_engine.read.filters" // Python: hudi_engine.spark.native.FILTERS
   val SparkOpensFiles = "hudi_engine.read.spark_opens_files" // Python: hudi_engine.spark.native.SPARK_OPENS_FILES
+  val TableName = "hudi_engine.read.table_name" // Python: hudi_engine.spark.native.TABLE_NAME
 }
 
 /** A query's filters as the Python planner decodes them (`hudi_engine.spark.native.decode_filter`): JSON arrays
@@ -131,27 +133,48 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
       s"hudi: no table path; use load(path), or a catalog table whose ${Names.CommitTime} column has the comment " +
         s"'${Names.PathComment}<uri>' (hudi_engine.spark.create_catalog_table)"))
 
-  /** The options the Python planner reads with: the caller's, with the table path resolved. */
-  def readOptions: Map[String, String] =
+  /** The options the Python planner reads with: the caller's, with the table path resolved. A catalog table takes
+   *  only its entry's own OPTIONS: Spark caches a catalog table's relation with the options of its first read
+   *  (`spark.read.options(...).table(name)`), which would pin every later query of the name to them. Such a read
+   *  is refused, and the cached relation dropped so that the next query of the name resolves it afresh. */
+  def readOptions(catalog: Option[CatalogTable] = None): Map[String, String] = {
+    catalog.foreach { t =>
+      val own = t.storage.properties.keySet.map(_.toLowerCase)
+      val extra = parameters.keySet.filter(k => k.toLowerCase != "path" && !own.contains(k.toLowerCase))
+      if (extra.nonEmpty) {
+        spark.sessionState.catalog.invalidateCachedTable(t.identifier)
+        throw new IllegalArgumentException(
+          s"hudi: catalog table ${t.identifier.unquotedString} read with options ${extra.toSeq.sorted.mkString(", ")}: " +
+            "a catalog name reads the table as its entry declares (Spark would keep one read's options for every " +
+            "later query of the name); for time travel or an incremental read use " +
+            s"""spark.read.format("hudi").options(...).load("$tablePath")""")
+      }
+    }
     parameters.filter { case (k, _) => k.toLowerCase != "path" } + ("path" -> tablePath)
+  }
 
   override lazy val schema: StructType = userSchema.getOrElse(plan("[]").schema)
 
   // Spark's statistics for join planning: the bytes of the base files the last unpruned plan scans natively;
   // unknown (Spark's default: never broadcast) when slices with log files are merged. Planned once if no query
-  // has planned yet.
+  // has planned yet; a location that cannot be planned reports the default too, and the query's own planning
+  // raises the error (with the catalog name, which only the strategy knows).
   @volatile private var knownSize: Option[Long] = None
 
-  override def sizeInBytes: Long = knownSize.getOrElse { plan("[]"); knownSize.get }
+  override def sizeInBytes: Long = knownSize.getOrElse {
+    try { plan("[]"); knownSize.get }
+    catch { case scala.util.control.NonFatal(_) => spark.sessionState.conf.defaultSizeInBytes }
+  }
 
   /** Whether Spark's Hadoop file systems open the table's location (else every slice goes to the merge source). */
   private lazy val sparkOpensFiles: Boolean =
     try { new Path(tablePath).getFileSystem(spark.sessionState.newHadoopConf()); true }
     catch { case _: Exception => false }
 
-  private def plan(filters: String): ReadPlan = {
-    val p = Planner.plan(spark, readOptions + (Names.Filters -> filters) +
-      (Names.SparkOpensFiles -> sparkOpensFiles.toString))
+  private def plan(filters: String, catalog: Option[CatalogTable] = None): ReadPlan = {
+    val name = catalog.map(_.identifier.unquotedString)
+    val p = Planner.plan(spark, readOptions(catalog) + (Names.Filters -> filters) +
+      (Names.SparkOpensFiles -> sparkOpensFiles.toString) ++ name.map(Names.TableName -> _))
     if (filters == "[]" || knownSize.isEmpty) { // a pruned plan's size is a lower bound until an unpruned one
       knownSize = Some(if (p.sourceOptions.isEmpty) p.files.map(_._2).sum
                        else spark.sessionState.conf.defaultSizeInBytes)
@@ -162,9 +185,10 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
   override def toString: String = s"HudiRelation($tablePath)"
 
   /** The table as of the latest completed commit (or the options' instant), in `schema`'s columns; `filters` (as
-   *  `Filters.encode` writes them) prune partitions. */
-  def snapshot(filters: String = "[]"): DataFrame = {
-    val plan = this.plan(filters)
+   *  `Filters.encode` writes them) prune partitions; `catalog`, the catalog entry read, if any (its name is for the
+   *  planner's errors). */
+  def snapshot(filters: String = "[]", catalog: Option[CatalogTable] = None): DataFrame = {
+    val plan = this.plan(filters, catalog)
     val data = StructType(schema.fields.map(f => StructField(f.name, f.dataType, f.nullable)))
     val parts = Seq.newBuilder[DataFrame]
     if (plan.files.nonEmpty) {
@@ -239,7 +263,7 @@ object HudiStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case PhysicalOperation(projects, filters, l: LogicalRelation) if l.relation.isInstanceOf[HudiRelation] =>
       val relation = l.relation.asInstanceOf[HudiRelation]
-      val data = relation.snapshot(Filters.encode(filters)).queryExecution.analyzed
+      val data = relation.snapshot(Filters.encode(filters), l.catalogTable).queryExecution.analyzed
       val byName = data.output.map(a => a.name -> a).toMap
       // The expansion answers with the relation's own attributes, so the operators above bind unchanged.
       val renamed = Project(l.output.map(o => Alias(byName(o.name), o.name)(exprId = o.exprId)), data)
