@@ -186,12 +186,14 @@ class HudiDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> StructType:
-        """The table's schema; `_hoodie_commit_time` carries the path comment, so that a catalog table created
-        from it (`CREATE TABLE t USING hudi OPTIONS (path ...)`, whose options later reads lose) finds it."""
+        """The schema of the query's rows (the scan plan's); `_hoodie_commit_time` carries the path comment, so that
+        a catalog table created from it (`CREATE TABLE t USING hudi OPTIONS (path ...)`, whose options later reads
+        lose) finds it."""
         opts = ReadOptions.parse_for_table(self.options)
         path = _require_path(opts.path, None)
         table = HudiTable.load(path)
-        return with_path_comment(spark_schema(table.schema(opts.schema_instant)), table_location(table, path))
+        schema = fix_query(table, opts).schema
+        return with_path_comment(spark_schema(schema), table_location(table, path))
 
     def reader(self, schema: StructType) -> "HudiReader":
         opts = ReadOptions.parse_for_table(self.options, catalog_path(schema))
