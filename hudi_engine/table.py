@@ -180,7 +180,7 @@ class HudiTable:
                 return read_footer(self.storage, s.base_file.path).schema
         return pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS])
 
-    # ---- file slices ----------------------------------------------------------------------------------------
+    # ---- file slices --------------------------------------------------------------------------------------
     def file_slices(self, as_of: str | None = None, filters: Filters = None) -> list[FileSlice]:
         """The latest visible file slice of every file group as of `as_of`, after partition pruning (and pruning
         by a lower bound on `_hoodie_commit_time` in `filters`)."""
