@@ -271,8 +271,7 @@ class HudiReader(DataSourceReader):
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:
         """Keep filters on partition columns for pruning partitions, and lower bounds on `_hoodie_commit_time` for
         pruning file slices whose rows are all older; return all, so Spark still applies each to rows."""
-        self.commit_time_bound = CommitTimeBound.tightest(map(commit_time_lower_bound, filters))
-        self.partition_filter = partition_filter(self.table, self.plan.schema, filters)
+        self.partition_filter, self.commit_time_bound = pruning(self.table, self.plan.schema, filters)
         return list(filters)
 
     def partitions(self) -> Sequence[InputPartition]:
@@ -295,6 +294,14 @@ class HudiReader(DataSourceReader):
             return
         rows = to_spark_arrow(rows, self.target, f"file slice {partition.value}")
         yield from rows.to_batches()
+
+
+def pruning(table: HudiTable, table_schema: pa.Schema,
+            filters: Sequence[Filter]) -> tuple[pc.Expression | None, CommitTimeBound | None]:
+    """What a query's Spark filters let the scan plan prune: partitions (`partition_filter`) and file slices
+    (the tightest lower bound on `_hoodie_commit_time`)."""
+    return (partition_filter(table, table_schema, filters),
+            CommitTimeBound.tightest(map(commit_time_lower_bound, filters)))
 
 
 def partition_filter(table: HudiTable, table_schema: pa.Schema, filters: Sequence[Filter]) -> pc.Expression | None:

@@ -47,7 +47,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from hudi_engine.config import keys
 from hudi_engine.errors import HudiError
 from hudi_engine.read_options import ReadOptions
-from hudi_engine.scan_plan import CommitTimeBound, CommitTimeWindow
+from hudi_engine.scan_plan import CommitTimeWindow
 from hudi_engine.table import HudiTable
 
 SOURCE_DIR = Path(__file__).resolve().parent / "jvm"
@@ -239,26 +239,16 @@ def decode_filters(text: str | None) -> list[ds.Filter]:
 def plan_json(options: Mapping[str, str]) -> str:
     """The read plan the JVM source runs: the schema (path comment on `_hoodie_commit_time`), the base files Spark's
     parquet reader scans (URI, size), the `hudi_merge` options for the slices with log files, the window filter."""
-    from hudi_engine.spark.datasource import (
-        _require_path,
-        commit_time_lower_bound,
-        partition_filter,
-        spark_schema,
-        table_location,
-        with_path_comment,
-    )
+    from hudi_engine.spark.datasource import _require_path, spark_schema, table_location, with_path_comment
     from hudi_engine.spark.relation import plan_read
 
     opts = ReadOptions.parse_for_table(options)
     path = _require_path(opts.path, None)
     table = HudiTable.load(path)
     lowered = {str(k).lower(): v for k, v in options.items()}
-    filters = decode_filters(lowered.get(FILTERS))
-    pruning = partition_filter(table, table.schema(opts.schema_instant), filters) if filters else None
-    bound = CommitTimeBound.tightest(map(commit_time_lower_bound, filters))
     # A URI with a query (pyarrow's options, e.g. an S3 endpoint) names no file Spark can open.
     opens = keys.SPARK_OPENS_FILES.parse(lowered.get(SPARK_OPENS_FILES) or "true") and "?" not in table.storage_uri
-    plan = plan_read(table, opts, split_logged=False, partition_filter=pruning, commit_time_bound=bound,
+    plan = plan_read(table, opts, split_logged=False, filters=decode_filters(lowered.get(FILTERS)),
                      spark_opens_files=opens)
     schema = with_path_comment(spark_schema(plan.schema), table_location(table, path))
     return json.dumps({

@@ -33,27 +33,28 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import urlparse
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.datasource import Filter
 
 from hudi_engine.errors import HudiError, SchemaError
 from hudi_engine.file_group import BaseFile, FileSlice
 from hudi_engine.file_slice_reader import log_record_keys
 from hudi_engine.io.base_file import read_footer
 from hudi_engine.read_options import ReadOptions
-from hudi_engine.scan_plan import CommitTimeBound, CommitTimeWindow, ScanPlan, file_group_id, plan_scan
+from hudi_engine.scan_plan import CommitTimeWindow, ScanPlan, file_group_id, fix_query, list_slices
 from hudi_engine.schema import add_meta_fields, avro_to_arrow_schema
 from hudi_engine.spark.datasource import (
     COMMIT_TIME,
     MERGE_FORMAT,
     PATH_COMMENT_PREFIX,
+    pruning,
     register_data_source,
     spark_schema,
     spark_type,
@@ -108,16 +109,17 @@ class ReadPlan:
         return query.to_options()
 
 
-def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True,
-              partition_filter: pc.Expression | None = None,
-              commit_time_bound: CommitTimeBound | None = None, spark_opens_files: bool = True) -> ReadPlan:
+def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True, filters: Sequence[Filter] = (),
+              spark_opens_files: bool = True) -> ReadPlan:
     """Which of the slices the engine's scan plan reads for `opts` Spark's parquet reader can scan.
 
     `split_logged=False` leaves slices with log files whole to the hudi source (the native `hudi` source of
-    `hudi_engine.spark.native` does not take the key split); `partition_filter` (over partition values) prunes
-    partitions before slices are listed; `commit_time_bound` drops the slices whose rows are all older;
+    `hudi_engine.spark.native` does not take the key split); the query's Spark `filters` prune partitions before
+    slices are listed and drop the slices whose rows are all older than a bound on `_hoodie_commit_time`;
     `spark_opens_files=False` (a location Spark's file systems cannot open) sends every slice to the hudi source."""
-    scan = plan_scan(table, opts, filters=partition_filter, commit_time_bound=commit_time_bound)
+    fixed = fix_query(table, opts)
+    partition_filter, bound = pruning(table, fixed.schema, filters)
+    scan = list_slices(table, fixed, filters=partition_filter, commit_time_bound=bound)
     schema, query = scan.schema, scan.query
     # Slices with log files are split by key on snapshot reads (an incremental pull's slices go whole: few rows).
     split = split_logged and query.query_type == "snapshot" and table.config.populate_meta_fields
