@@ -267,6 +267,12 @@ class HudiReader(DataSourceReader):
         self.partition_filter: pc.Expression | None = None
         self.commit_time_bound: CommitTimeBound | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What Spark ships to the tasks: the plan (instant, visibility, window, schema; no slice, each task gets
+        its own), the columns and the Arrow target. The table (its timeline, commit metadata) stays with the planner,
+        which calls `partitions()` on this object, not on a copy."""
+        return {"plan": self.plan, "columns": self.columns, "target": self.target}
+
     # -- planning (driver) --
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:
         """Keep filters on partition columns for pruning partitions, and lower bounds on `_hoodie_commit_time` for
