@@ -1,4 +1,5 @@
-"""Every `hoodie.*` option this engine knows, declared once: key, type, default, accepted values, doc, Hudi aliases.
+"""Every `hoodie.*` option this engine knows, declared once: key, type, default, accepted values, doc, Hudi aliases
+(and, apart from them, the internal `hudi_engine.read.*` keys its read paths hand one another).
 
 Defaults are Hudi 0.14/0.15's (`hudi_default`) unless `default_note` says why this engine differs. The README's
 "Configuration" section is generated from this list (`python -m hudi_engine.config`), and a test keeps the two equal.
