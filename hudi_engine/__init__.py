@@ -1,6 +1,7 @@
 """hudi_engine: reads and writes Apache Hudi tables (table version 6, timeline layout 1) from Python and Spark.
 
-`HudiTable` reads a table and maintains it (compact, clean, rollback, archive); `WriteConfig` is a write's options,
+`HudiTable` reads a table and maintains it (compact, clean, rollback, archive); what one read reads is a
+`ScanPlan` (`HudiTable.plan_scan` of a `ReadOptions` query, `hudi_engine.scan_plan`); `WriteConfig` is a write's options,
 typed (`hudi_engine.config` declares every option); `TableConfig` is a table's `hoodie.properties`; `Storage` the
 file system a table lives on (local paths, `s3://`, what pyarrow.fs opens); `lock_holder` says who holds a table's
 write lock. The Spark entry points are in `hudi_engine.spark`. These names (and `hudi_engine.spark`'s) are the
@@ -16,6 +17,8 @@ from hudi_engine.errors import (
     WriteError,
 )
 from hudi_engine.payload import payload_for
+from hudi_engine.read_options import ReadOptions
+from hudi_engine.scan_plan import ScanPlan
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
 from hudi_engine.table import HudiTable
@@ -23,7 +26,7 @@ from hudi_engine.table_config import TableConfig
 from hudi_engine.write.lock import lock_holder
 from hudi_engine.write.write_result import WriteResult
 
-__all__ = ["META_COLUMNS", "ConfigError", "HudiError", "HudiTable", "KeyGeneratorError", "Operation", "Storage",
-           "TableConfig", "TableNotFoundError", "TableServiceError", "WriteConfig", "WriteError", "WriteResult",
+__all__ = ["META_COLUMNS", "ConfigError", "HudiError", "HudiTable", "KeyGeneratorError", "Operation", "ReadOptions",
+           "ScanPlan", "Storage", "TableConfig", "TableNotFoundError", "TableServiceError", "WriteConfig", "WriteError", "WriteResult",
            "lock_holder", "payload_for"]
 __version__ = "0.1.0"

@@ -4,11 +4,10 @@ from __future__ import annotations
 import functools
 import json
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,10 +16,11 @@ import pyarrow.dataset as ds
 from hudi_engine.errors import HudiError, SchemaError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import BaseFileName, is_base_file_name
-from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
 from hudi_engine.io.base_file import read_footer
 from hudi_engine.partition_path import parse_partition_path
+from hudi_engine.read_options import ReadOptions
+from hudi_engine.scan_plan import Filters, ScanPlan, plan_scan
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -37,56 +37,11 @@ if TYPE_CHECKING:
     from hudi_engine.table_services.compaction import CompactionResult, Executor
     from hudi_engine.write.rollback import RollbackResult
 
-Filter = tuple[str, str, Any]
-Filters: TypeAlias = Sequence[Filter] | pc.Expression | None
-
-COMMIT_TIME = "_hoodie_commit_time"
-
 # Key generators whose partition path is not the partition column's value (formatted dates, custom layouts).
 UNPRUNABLE_KEYGENS = ("TimestampBased", "Custom")
 READ_AHEAD = 4  # slices read at once by `scan` (4 threads matched pyarrow's own parallel read on 2 cores)
 
 _OPS = {"=": "__eq__", "==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
-
-
-@dataclass(frozen=True, slots=True)
-class CommitTimeWindow:
-    """The `_hoodie_commit_time` values an incremental read keeps: `(after, up_to]` (timeline layout 1), or one of
-    `instants` (layout 2, whose ranges are of completion times); `everything` for a table without meta fields."""
-
-    after: str | None = None
-    up_to: str | None = None
-    instants: tuple[str, ...] | None = None
-    everything: bool = False
-
-    def expression(self) -> pc.Expression:
-        if self.everything:
-            return pc.scalar(True)
-        field = pc.field(COMMIT_TIME)
-        if self.instants is not None:
-            return field.isin(list(self.instants))
-        return (field > self.after) & (field <= self.up_to)
-
-
-@dataclass(frozen=True, slots=True)
-class CommitTimeBound:
-    """A lower bound on `_hoodie_commit_time` from a query's filters: rows with a commit time above `instant`
-    (or at it, when `inclusive`). A file slice whose rows are all older reads nothing for the query."""
-
-    instant: str
-    inclusive: bool = False
-
-    def admits(self, newest: str) -> bool:
-        """Whether a slice whose newest row has commit time `newest` may hold a row the bound keeps."""
-        return newest >= self.instant if self.inclusive else newest > self.instant
-
-    @staticmethod
-    def tightest(bounds: Iterable["CommitTimeBound"]) -> "CommitTimeBound | None":
-        best: CommitTimeBound | None = None
-        for b in bounds:
-            if best is None or b.instant > best.instant or (b.instant == best.instant and not b.inclusive):
-                best = b
-        return best
 
 
 class HudiTable:
@@ -220,16 +175,20 @@ class HudiTable:
         avro = self.avro_schema(as_of)
         if avro is not None:
             return avro_to_arrow_schema(add_meta_fields(avro))
-        for s in self._latest_slices(Visibility.of(self.timeline, as_of)):
+        for s in self.latest_file_slices(Visibility.of(self.timeline, as_of)):
             if s.base_file is not None:
                 return read_footer(self.storage, s.base_file.path).schema
         return pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS])
 
     # ---- file slices --------------------------------------------------------------------------------------
     def file_slices(self, as_of: str | None = None, filters: Filters = None) -> list[FileSlice]:
-        """The latest visible file slice of every file group as of `as_of`, after partition pruning."""
-        as_of = self.check_instant(as_of, "time travel instant")
-        return self._latest_slices(Visibility.of(self.timeline, as_of), filters)
+        """The latest visible file slice of every file group as of `as_of`, after partition pruning (and pruning
+        by a lower bound on `_hoodie_commit_time` in `filters`)."""
+        return list(self.plan_scan(ReadOptions(as_of=as_of), filters=filters).slices)
+
+    def plan_scan(self, query: ReadOptions | None = None, *, filters: Filters = None) -> ScanPlan:
+        """What `query` (default: the latest snapshot) reads: `hudi_engine.scan_plan.plan_scan`."""
+        return plan_scan(self, query, filters=filters)
 
     # ---- instants a query names ---------------------------------------------------------------------------
     @functools.cached_property
@@ -317,55 +276,16 @@ class HudiTable:
             )
         return start, end
 
-    def _latest_slices(self, vis: Visibility, filters: Filters = None,
-                       schema: pa.Schema | None = None) -> list[FileSlice]:
+    def latest_file_slices(self, vis: Visibility, filters: Filters = None,
+                           schema: pa.Schema | None = None) -> list[FileSlice]:
+        """The latest slice `vis` sees of every file group, listed from storage: only the partitions `filters`
+        may match (`schema`: the types of the partition columns), refused when cleaning deleted a version
+        a read as of `vis.as_of` needs. The building block of `hudi_engine.scan_plan`."""
         prune = self._partition_pruner(filters, schema) if filters is not None else None
         view = FileSystemView.load(self.storage, self.base_path, prune, self._slicing)
         if vis.as_of is not None:
             self._check_not_cleaned(view, vis.as_of)
-        slices = view.latest_file_slices(vis)
-        bound = commit_time_bound(filters) if self.config.populate_meta_fields else None
-        return slices if bound is None else self.prune_by_commit_time(slices, bound, vis)
-
-    # ---- commit times of file slices ----------------------------------------------------------------------
-    def newest_commit_times(self, slices: Sequence[FileSlice], vis: Visibility) -> list[str]:
-        """For each slice, a commit time no row of it exceeds: its base file's instant, and the newest commit
-        that appended to its log files. In timeline layout 2 a log file is named by that commit; in layout 1 it
-        names its base instant, so the delta commits' write stats tell (and a log written before the active
-        timeline starts is bounded by that start). Rows keep their commit time through compaction and
-        clustering, so a file's instant is always at least its rows'."""
-        by_name = self.timeline.layout.slices_by_completion_time
-        appended: dict[tuple[str, str], str] | None = None
-        start = self.timeline.timeline_start() or ""
-        out = []
-        for s in slices:
-            newest = s.base_instant
-            if s.log_files:
-                if by_name:
-                    newest = max(newest, *(f.base_instant for f in s.log_files))
-                else:
-                    if appended is None:
-                        appended = self._log_appends(vis)
-                    newest = max(newest, appended.get((s.partition_path, s.file_id), ""), start)
-            out.append(newest)
-        return out
-
-    def prune_by_commit_time(self, slices: list[FileSlice], bound: CommitTimeBound,
-                             vis: Visibility) -> list[FileSlice]:
-        """The slices that may hold a row with a commit time the bound admits."""
-        return [s for s, newest in zip(slices, self.newest_commit_times(slices, vis)) if bound.admits(newest)]
-
-    def _log_appends(self, vis: Visibility) -> dict[tuple[str, str], str]:
-        """(partition, file id) -> the newest visible delta commit that wrote to the file group (layout 1)."""
-        out: dict[tuple[str, str], str] = {}
-        for instant in self.timeline.completed_commits():
-            if instant.action != Action.DELTA_COMMIT or not vis.is_committed(instant.timestamp):
-                continue
-            for stat in self.commit_metadata(instant).write_stats():
-                key = (stat.partition_path or "", stat.file_id or "")
-                if instant.timestamp > out.get(key, ""):
-                    out[key] = instant.timestamp
-        return out
+        return view.latest_file_slices(vis)
 
     def _partition_pruner(self, filters: Filters, schema: pa.Schema | None):
         fields = self.config.partition_fields
@@ -394,43 +314,14 @@ class HudiTable:
     def read_snapshot(self, as_of: str | None = None, columns: list[str] | None = None,
                       filters: Filters = None, read_optimized: bool = False) -> pa.Table:
         """The table's rows as of `as_of` (default: latest). `read_optimized` reads MOR base files only."""
-        schema = self.schema(as_of)
-        batches = list(self.scan(as_of=as_of, columns=columns, filters=filters, read_optimized=read_optimized,
-                                 schema=schema))
-        return _concat(batches, _project(schema, columns))
+        plan = self.plan_scan(_snapshot(as_of, read_optimized), filters=filters)
+        return _concat(list(_read(plan, columns, filters)), _project(plan.schema, columns))
 
     def scan(self, as_of: str | None = None, columns: list[str] | None = None, filters: Filters = None,
-             read_optimized: bool = False, schema: pa.Schema | None = None,
-             slices: list[FileSlice] | None = None) -> Iterator[pa.Table]:
+             read_optimized: bool = False) -> Iterator[pa.Table]:
         """The rows one file slice at a time, in order. Up to `READ_AHEAD` slices are read at once on threads
         (pyarrow and the merge release the GIL), so memory is bounded by that many of the largest slices."""
-        as_of = self.check_instant(as_of, "time travel instant")
-        schema = schema or self.schema(as_of)
-        vis = Visibility.of(self.timeline, as_of)
-        ctx = self._read_context(schema, vis)
-        expr = _to_expression(filters) if filters is not None else None
-        if columns is not None:
-            missing = [c for c in columns if c not in schema.names]
-            if missing:
-                raise SchemaError(f"table {self.config.name}: no column {missing} (columns: {schema.names})")
-        read_cols = columns
-        if expr is not None and columns is not None:
-            read_cols = list(dict.fromkeys([*columns, *_expression_fields(filters, schema)]))
-
-        def read(s: FileSlice) -> pa.Table:
-            t = read_file_slice(ctx, s, columns=read_cols, read_optimized=read_optimized)
-            if expr is not None:
-                t = t.filter(expr)
-            return t.select(columns) if columns is not None else t
-
-        todo = iter(slices if slices is not None else self._latest_slices(vis, filters, schema))
-        with ThreadPoolExecutor(max_workers=READ_AHEAD) as pool:
-            window = deque(pool.submit(read, s) for s in islice(todo, READ_AHEAD))
-            while window:
-                t = window.popleft().result()
-                for s in islice(todo, 1):
-                    window.append(pool.submit(read, s))
-                yield t
+        return _read(self.plan_scan(_snapshot(as_of, read_optimized), filters=filters), columns, filters)
 
     def incremental_commits(self, start_instant: str, end_instant: str | None = None) -> list[Instant]:
         """Completed commit-like instants in (start, end]: by requested time in timeline layout 1, by completion
@@ -451,71 +342,14 @@ class HudiTable:
             return max(c.timestamp for c in commits)
         return end_instant or commits[-1].timestamp
 
-    def incremental_slices(self, start_instant: str, end_instant: str | None = None,
-                           filters: Filters = None) -> tuple[str | None, list[FileSlice]]:
-        """(the range's end, the latest slices as of it of the file groups its commits wrote)."""
-        start_instant, end_instant = self.check_range(start_instant, end_instant)
-        commits = self.incremental_commits(start_instant, end_instant)
-        if not commits:
-            return None, []
-        end = self.incremental_end(start_instant, end_instant)
-        vis = Visibility.of(self.timeline, end)
-        slices = self._latest_slices(vis, filters, self.schema(end))
-        if self._may_reach_archived_commits(start_instant):
-            # Commits of the range may have left the active timeline (archived), and with them the record of which
-            # file groups they wrote: keep every slice that can hold a row written after the start instead.
-            return end, self.prune_by_commit_time(slices, CommitTimeBound(start_instant), vis)
-        touched = set()
-        for instant in commits:
-            for stat in self.commit_metadata(instant).write_stats():
-                touched.add((stat.partition_path or "", stat.file_id))
-        return end, [s for s in slices if (s.partition_path, s.file_id) in touched]
-
-    def _may_reach_archived_commits(self, start_instant: str) -> bool:
-        """Layout 1: a range starting before the active timeline may hold archived commits. (Layout 2 ranges are
-        of completion times, which archived instants no longer show: those ranges keep the active commits.)"""
-        if self.timeline.layout.incremental_by_completion_time or not self.config.populate_meta_fields:
-            return False
-        start = self.timeline.timeline_start()
-        return start is not None and start_instant < start
-
-    def commit_time_window(self, start_instant: str, end_instant: str | None) -> CommitTimeWindow:
-        """Rows an incremental read keeps: written by the range's commits (`_hoodie_commit_time` in (start, end] in
-        layout 1; one of the range's commits in layout 2). A table without meta fields has no commit times: every
-        row of the touched file groups (as hudi-rs reads it)."""
-        if not self.config.populate_meta_fields:
-            return CommitTimeWindow(everything=True)
-        if self.timeline.layout.incremental_by_completion_time:
-            written_by = tuple(c.timestamp for c in self.incremental_commits(start_instant, end_instant))
-            return CommitTimeWindow(instants=written_by)
-        end = self.incremental_end(start_instant, end_instant) or end_instant or start_instant
-        return CommitTimeWindow(after=start_instant, up_to=end)
-
-    def incremental_window(self, start_instant: str, end_instant: str | None) -> pc.Expression:
-        """`commit_time_window` as an Arrow filter expression."""
-        return self.commit_time_window(start_instant, end_instant).expression()
-
     def read_incremental(self, start_instant: str, end_instant: str | None = None,
                          columns: list[str] | None = None, filters: Filters = None) -> pa.Table:
         """Records written by commits in (start_instant, end_instant], as of end_instant (deletes not shown). The
         bounds are requested times in timeline layout 1 and completion times in layout 2 (Hudi 1.x)."""
-        start_instant, end_instant = self.check_range(start_instant, end_instant)
-        end, slices = self.incremental_slices(start_instant, end_instant, filters)
-        schema = self.schema(end)
-        if end is None:
-            return _project(schema, columns).empty_table()
-        window = self.incremental_window(start_instant, end_instant)
-        expr = window if filters is None else window & _to_expression(filters)
-        time_col = ["_hoodie_commit_time"] if self.config.populate_meta_fields else []
-        read_cols = None if columns is None else list(dict.fromkeys([*columns, *time_col,
-                                                                     *_expression_fields(filters, schema)]))
-        ctx = self._read_context(schema, Visibility.of(self.timeline, end))
-        parts = [read_file_slice(ctx, s, columns=read_cols).filter(expr) for s in slices]
-        out = _concat(parts, _project(schema, read_cols))
-        return out.select(columns) if columns is not None else out
-
-    def _read_context(self, schema: pa.Schema, vis: Visibility) -> SliceReadContext:
-        return SliceReadContext.for_table(self.storage, self.config, schema, vis)
+        query = ReadOptions(query_type="incremental", begin=str(start_instant),
+                            end=None if end_instant is None else str(end_instant))
+        plan = self.plan_scan(query, filters=filters)
+        return _concat(list(_read(plan, columns, filters)), _project(plan.schema, columns))
 
     def __repr__(self) -> str:
         return f"HudiTable({self.config.name!r}, {self.config.table_type}, {self.base_path!r})"
@@ -536,25 +370,39 @@ def _digits(value: str, what: str = "instant time", available: "Callable[[], str
     return value
 
 
-_BOUND_OPS = {">": False, ">=": True, "=": True, "==": True}
+def _snapshot(as_of: str | None, read_optimized: bool) -> ReadOptions:
+    return ReadOptions(query_type="read_optimized" if read_optimized else "snapshot",
+                       as_of=None if as_of is None else str(as_of))
 
 
-def commit_time_bound(filters: Filters) -> CommitTimeBound | None:
-    """The tightest lower bound on `_hoodie_commit_time` in (column, op, value) filters (>, >=, =, in)."""
-    if filters is None or isinstance(filters, pc.Expression):
-        return None
-    bounds = []
-    for f in filters:
-        if len(f) != 3 or f[0] != COMMIT_TIME:
-            continue
-        op = f[1].lower() if isinstance(f[1], str) else f[1]
-        if op in _BOUND_OPS and f[2] is not None:
-            bounds.append(CommitTimeBound(str(f[2]), _BOUND_OPS[op]))
-        elif op == "in":
-            values = [str(v) for v in f[2] if v is not None]
-            if values:
-                bounds.append(CommitTimeBound(min(values), True))
-    return CommitTimeBound.tightest(bounds)
+def _read(plan: ScanPlan, columns: list[str] | None, filters: Filters) -> Iterator[pa.Table]:
+    """The rows of the plan's slices the query keeps and `filters` match, one slice at a time, in order; up to
+    `READ_AHEAD` slices read at once on threads."""
+    schema = plan.schema
+    if columns is not None:
+        missing = [c for c in columns if c not in schema.names]
+        if missing:
+            raise SchemaError(f"table {plan.config.name}: no column {missing} (columns: {schema.names})")
+    expr = _to_expression(filters) if filters is not None else None
+    read_cols = columns
+    if expr is not None and columns is not None:
+        read_cols = list(dict.fromkeys([*columns, *_expression_fields(filters, schema)]))
+    ctx = plan.read_context()
+
+    def read(s: FileSlice) -> pa.Table:
+        t = plan.read_slice(s, read_cols, context=ctx)
+        if expr is not None:
+            t = t.filter(expr)
+        return t.select(columns) if columns is not None else t
+
+    todo = iter(plan.slices)
+    with ThreadPoolExecutor(max_workers=READ_AHEAD) as pool:
+        pending = deque(pool.submit(read, s) for s in islice(todo, READ_AHEAD))
+        while pending:
+            t = pending.popleft().result()
+            for s in islice(todo, 1):
+                pending.append(pool.submit(read, s))
+            yield t
 
 
 def _project(schema: pa.Schema, columns: list[str] | None) -> pa.Schema:

@@ -1,4 +1,5 @@
-"""Every `hoodie.*` option this engine knows, declared once: key, type, default, accepted values, doc, Hudi aliases.
+"""Every `hoodie.*` option this engine knows, declared once: key, type, default, accepted values, doc, Hudi aliases
+(and, apart from them, the internal `hudi_engine.read.*` keys its read paths hand one another).
 
 Defaults are Hudi 0.14/0.15's (`hudi_default`) unless `default_note` says why this engine differs. The option
 tables of docs/configuration.md are generated from this list (`python -m hudi_engine.config docs/configuration.md`),
@@ -333,6 +334,31 @@ BEGIN_INSTANT: ConfigOption[str] = ConfigOption(
 END_INSTANT: ConfigOption[str] = ConfigOption(
     "hoodie.datasource.read.end.instanttime", Kind.STRING, "",
     "Incremental query: up to this instant (inclusive; default the latest).", "read")
+
+# ---- internal read options: not Hudi's, not for users ------------------------------------------------------------
+# What this engine's read paths hand one another: the native relation and the JVM source hand the merge source the
+# file groups it reads, the JVM source hands the planner the query's filters. Declared beside Hudi's read options so
+# that every read key has one declaration; not in ALL_OPTIONS (the README documents what users set).
+FILE_GROUPS: ConfigOption[str] = ConfigOption(
+    "hudi_engine.read.file_groups", Kind.STRING, "",
+    "JSON list of file groups (`<partition path>/<file id>`) a read is limited to.", "internal")
+LOGGED_KEYS_ONLY: ConfigOption[str] = ConfigOption(
+    "hudi_engine.read.logged_keys_only", Kind.STRING, "",
+    "JSON list of file groups (same form) of which only the rows of the keys their log blocks write or delete are "
+    "read; Spark's parquet reader reads the rest of their base files.", "internal")
+FILTERS: ConfigOption[str] = ConfigOption(
+    "hudi_engine.read.filters", Kind.STRING, "",
+    "The query's filters as JSON (`[op, column, value]` triples, `Not` wrapping one), for pruning partitions and "
+    "file slices.", "internal")
+SPARK_OPENS_FILES: ConfigOption[bool] = ConfigOption(
+    "hudi_engine.read.spark_opens_files", Kind.BOOL, True,
+    "false when Spark's Hadoop file systems cannot open the table's location: every slice goes to the merge source.",
+    "internal")
+CATALOG_TABLE: ConfigOption[str] = ConfigOption(
+    "hudi_engine.read.table_name", Kind.STRING, "",
+    "The catalog name of the table the query reads (the JVM strategy knows it), for errors.", "internal")
+INTERNAL_READ_OPTIONS: tuple[ConfigOption, ...] = (FILE_GROUPS, LOGGED_KEYS_ONLY, FILTERS, SPARK_OPENS_FILES,
+                                                   CATALOG_TABLE)
 
 WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     TABLE_NAME, DATABASE_NAME, OPERATION, TABLE_TYPE, RECORD_KEY_FIELDS, PARTITION_FIELDS, PRECOMBINE_FIELD,

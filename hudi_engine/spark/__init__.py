@@ -8,16 +8,13 @@ parquet reader scans (`hudi_engine.spark.relation`), `register_view` the same as
 `spark_executor(spark)` runs table services on Spark (`HudiTable.load(path).compact(executor=spark_executor(spark))`);
 `local_spark_session()` starts a local session whose Python workers can import this engine; `write_small` writes a
 DataFrame Spark estimates small on the driver. The rest of `__all__` is what the dbt adapter builds on: the read
-options' keys and their parse (`ReadOptions`), a read's plan and its DataFrame (`plan_read`, `dataframe`), Spark types
+options' keys and their parse (`ReadOptions`, `hudi_engine.read_options`), a read's plan and its DataFrame (`plan_read`, `dataframe`), Spark types
 of a table's schema, the catalog entry's DDL and path comment, the `hudi_timeline` table function, and the native
 `hudi` source's session settings (`native_conf`, `NATIVE_EXTENSIONS`: `hudi_engine.spark.native`).
 """
+from hudi_engine.read_options import BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, ReadOptions
 from hudi_engine.spark.datasource import (
-    BEGIN_INSTANT,
-    END_INSTANT,
     PATH_COMMENT_PREFIX,
-    QUERY_TYPE,
-    ReadOptions,
     catalog_table_ddl,
     create_catalog_table,
     register_data_source,

@@ -12,11 +12,13 @@ Options use Hudi's own names (`as_of_instant` is accepted for `as.of.instant`). 
 `yyyyMMddHHmmssSSS`, or `yyyy-MM-dd HH:mm:ss[.SSS]` / `yyyy-MM-dd` (UTC), as Hudi's time travel accepts.
 On a Hudi 1.x table (versions 8, 9) begin and end are completion times, as Hudi 1.x takes them (docs/python-api.md).
 
-How a read runs. The driver side (`HudiDataSource.reader`, in Spark's planning Python worker) loads the table,
-fixes the visibility of the query instant and lists the latest file slices; every file slice becomes one
-Spark input partition (`SlicePartition`, holding the slice's file paths). Executors read their slice with
-`hudi_engine.file_slice_reader` (base file, or base + log files merged by the table's payload) and yield Arrow
-record batches cast to the declared Spark schema, so rows never pass through Python objects.
+How a read runs. The driver side (`HudiDataSource.reader`, in Spark's planning Python worker) loads the table and
+plans the read with the engine's scan plan (`hudi_engine.scan_plan`): the query fixed to one instant or range, its
+visibility and window when the reader is made, the latest file slices once Spark pushed its filters; every file slice
+becomes one Spark input partition (`SlicePartition`, holding the slice's file paths). Executors read their slice with
+the plan alone (`ScanPlan.read_slice`: base file, or base + log files merged by the table's payload) and yield Arrow
+record batches cast to the declared Spark schema, so rows never pass through Python objects. Option keys are
+declared in `hudi_engine.config.keys` and parsed by `hudi_engine.read_options.ReadOptions`.
 
 Pushdown. PySpark 4.3 offers filter pushdown (`DataSourceReader.pushFilters`, enabled by
 `spark.sql.python.filterPushdown.enabled`, which `register_data_source` turns on) but no column pruning.
@@ -24,7 +26,7 @@ Filters on partition columns (=, <=>, <, <=, >, >=, IN, IS [NOT] NULL, NOT, LIKE
 partitions before file slices are listed; every filter is still handed back to Spark, which evaluates it on
 the rows, so pruning only has to be conservative, never exact. Key generators whose partition path is not the
 column's value (timestamp-based, custom) are not pruned. Lower bounds on `_hoodie_commit_time` (>, >=, =, IN)
-prune file slices whose rows are all older (`HudiTable.newest_commit_times`): `where _hoodie_commit_time > X`
+prune file slices whose rows are all older (`scan_plan.newest_commit_times`): `where _hoodie_commit_time > X`
 reads only the slices commits after X wrote. For fewer columns, declare them:
 `spark.read.format("hudi").schema("rider string, fare double").load(path)` reads only those; for Spark's own
 parquet reader on base files (column pruning, vectorized decoding), `hudi_engine.spark.relation.read_table`.
@@ -42,11 +44,8 @@ catalog tables. Every query of a catalog table reads the snapshot current at tha
 """
 from __future__ import annotations
 
-import datetime as dt
-import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -95,11 +94,17 @@ from pyspark.sql.types import (
 
 from hudi_engine.errors import HudiError, SchemaError
 from hudi_engine.file_group import FileSlice
-from hudi_engine.file_slice_reader import read_file_slice
-from hudi_engine.fs_view import Visibility
+
+# The read options' keys and parse are the engine's; Spark code has always found them here too.
+from hudi_engine.read_options import BEGIN_INSTANT as BEGIN_INSTANT
+from hudi_engine.read_options import END_INSTANT as END_INSTANT
+from hudi_engine.read_options import QUERY_TYPE as QUERY_TYPE
+from hudi_engine.read_options import ReadOptions
+from hudi_engine.read_options import normalize_instant as normalize_instant
+from hudi_engine.scan_plan import CommitTimeBound, file_group_id, fix_query, list_slices
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.executor_env import ensure_executor_env
-from hudi_engine.table import UNPRUNABLE_KEYGENS, CommitTimeBound, HudiTable
+from hudi_engine.table import UNPRUNABLE_KEYGENS, HudiTable
 
 FORMAT = "hudi"
 # The same source under a name of its own: the half of a split read that merges log files (`relation.py`), and the
@@ -107,120 +112,6 @@ FORMAT = "hudi"
 MERGE_FORMAT = "hudi_merge"
 PATH_COMMENT_PREFIX = "hudi.path="
 COMMIT_TIME = "_hoodie_commit_time"
-
-QUERY_TYPE = "hoodie.datasource.query.type"
-AS_OF_INSTANT = "as.of.instant"
-AS_OF_INSTANT_ALIASES = ("as.of.instant", "as_of_instant")
-BEGIN_INSTANT = "hoodie.datasource.read.begin.instanttime"
-END_INSTANT = "hoodie.datasource.read.end.instanttime"
-# Not a Hudi option: the file groups (JSON list of "<partition path>/<file id>") a read is limited to. The native
-# relation (`hudi_engine.spark.relation`) hands the hudi source the slices Spark's parquet reader cannot read.
-FILE_GROUPS = "hudi_engine.read.file_groups"
-# Not a Hudi option either: file groups (same form) of which only the rows whose keys their log blocks write or
-# delete are read; Spark's parquet reader reads the rest of their base files (`hudi_engine.spark.relation`).
-LOGGED_KEYS_ONLY = "hudi_engine.read.logged_keys_only"
-QueryType = Literal["snapshot", "read_optimized", "incremental"]
-QUERY_TYPES: tuple[str, ...] = ("snapshot", "read_optimized", "incremental")
-
-
-class InstantOptionError(HudiError):
-    """An option value that is no instant time; the reader adds the table and its instants to the message."""
-
-
-# ---- options ------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ReadOptions:
-    """One read's options, validated: where the table is and which query to run."""
-
-    path: str | None
-    query_type: QueryType = "snapshot"
-    as_of: str | None = None
-    begin: str | None = None
-    end: str | None = None
-    file_groups: frozenset[str] | None = None
-    logged_keys_only: frozenset[str] = frozenset()
-
-    @property
-    def begin_instant(self) -> str:
-        """The exclusive start of an incremental read (`parse` requires one for query type incremental)."""
-        if self.begin is None:
-            raise HudiError(f"option {QUERY_TYPE}=incremental needs {BEGIN_INSTANT} (exclusive start instant)")
-        return self.begin
-
-    @staticmethod
-    def parse(options: Mapping[str, str]) -> "ReadOptions":
-        opts = {str(k).lower(): v for k, v in options.items()}
-        if "paths" in opts and opts["paths"] not in ("", "[]"):
-            raise HudiError(f"option paths={opts['paths']!r}: the hudi source reads one table; use load(path)")
-        query_type = (opts.get(QUERY_TYPE) or "snapshot").strip().lower()
-        if query_type not in QUERY_TYPES:
-            raise HudiError(f"option {QUERY_TYPE}={query_type!r}: expected one of {', '.join(QUERY_TYPES)}")
-        as_of = None
-        for key in AS_OF_INSTANT_ALIASES:
-            if opts.get(key):
-                as_of = normalize_instant(opts[key], key)
-        begin = normalize_instant(opts[BEGIN_INSTANT], BEGIN_INSTANT) if opts.get(BEGIN_INSTANT) else None
-        end = normalize_instant(opts[END_INSTANT], END_INSTANT) if opts.get(END_INSTANT) else None
-        if query_type == "incremental":
-            if begin is None:
-                raise HudiError(f"option {QUERY_TYPE}=incremental needs {BEGIN_INSTANT} (exclusive start instant)")
-            if as_of is not None:
-                raise HudiError(f"option {AS_OF_INSTANT}={as_of!r}: time travel does not combine with "
-                                f"{QUERY_TYPE}=incremental; bound the range with {END_INSTANT}")
-        elif begin is not None or end is not None:
-            raise HudiError(f"options {BEGIN_INSTANT} / {END_INSTANT} need {QUERY_TYPE}=incremental "
-                            f"(query type is {query_type!r})")
-        groups = frozenset(json.loads(opts[FILE_GROUPS])) if opts.get(FILE_GROUPS) else None
-        keys_only = frozenset(json.loads(opts[LOGGED_KEYS_ONLY])) if opts.get(LOGGED_KEYS_ONLY) else frozenset()
-        return ReadOptions(_plain_path(opts.get("path")), query_type, as_of, begin, end,  # type: ignore[arg-type]
-                           groups, keys_only)
-
-    @staticmethod
-    def parse_for_table(options: Mapping[str, str], schema: StructType | None = None) -> "ReadOptions":
-        """`parse`, with an instant that does not parse reported against the table: its name, path, instants."""
-        try:
-            return ReadOptions.parse(options)
-        except InstantOptionError as e:
-            path = _plain_path({str(k).lower(): v for k, v in options.items()}.get("path"))
-            table = HudiTable.load(_require_path(path, schema))
-            raise HudiError(f"table {table.config.name!r} ({table.base_path}): {e}. "
-                            f"Available: {table.available()}") from None
-
-    @property
-    def schema_instant(self) -> str | None:
-        """The instant whose schema the rows are read in."""
-        return self.end if self.query_type == "incremental" else self.as_of
-
-
-def _plain_path(path: str | None) -> str | None:
-    """Spark qualifies catalog paths as `file:/x` (one slash), which is no URI to pyarrow: read it as `/x`."""
-    if not path:
-        return None
-    if path.startswith("file:") and not path.startswith("file://"):
-        return path[len("file:"):]
-    return path
-
-
-_INSTANT_FORMATS = (("%Y-%m-%d %H:%M:%S.%f", 23), ("%Y-%m-%d %H:%M:%S", 19), ("%Y-%m-%dT%H:%M:%S.%f", 23),
-                    ("%Y-%m-%dT%H:%M:%S", 19), ("%Y-%m-%d", 10))
-
-
-def normalize_instant(value: str, option: str) -> str:
-    """An instant time (`yyyyMMddHHmmssSSS`, or any digits) from an option value; dates are read as UTC."""
-    value = str(value).strip()
-    if value.isdigit():
-        return value
-    for fmt, length in _INSTANT_FORMATS:
-        if len(value) == length:
-            try:
-                t = dt.datetime.strptime(value, fmt)
-            except ValueError:
-                continue
-            return t.strftime("%Y%m%d%H%M%S") + f"{t.microsecond // 1000:03d}"
-    raise InstantOptionError(f"option {option}={value!r}: expected an instant time yyyyMMddHHmmssSSS, "
-                             "'yyyy-MM-dd HH:mm:ss[.SSS]' or 'yyyy-MM-dd'")
 
 
 # ---- types --------------------------------------------------------------------------------------------------
@@ -295,15 +186,17 @@ class HudiDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> StructType:
-        """The table's schema; `_hoodie_commit_time` carries the path comment, so that a catalog table created
-        from it (`CREATE TABLE t USING hudi OPTIONS (path ...)`, whose options later reads lose) finds it."""
+        """The schema of the query's rows (the scan plan's); `_hoodie_commit_time` carries the path comment, so that
+        a catalog table created from it (`CREATE TABLE t USING hudi OPTIONS (path ...)`, whose options later reads
+        lose) finds it."""
         opts = ReadOptions.parse_for_table(self.options)
         path = _require_path(opts.path, None)
         table = HudiTable.load(path)
-        return with_path_comment(spark_schema(table.schema(opts.schema_instant)), table_location(table, path))
+        schema = fix_query(table, opts).schema
+        return with_path_comment(spark_schema(schema), table_location(table, path))
 
     def reader(self, schema: StructType) -> "HudiReader":
-        opts = ReadOptions.parse_for_table(self.options, schema)
+        opts = ReadOptions.parse_for_table(self.options, catalog_path(schema))
         return HudiReader(HudiTable.load(_require_path(opts.path, schema)), opts, schema)
 
 
@@ -359,39 +252,32 @@ class SlicePartition(InputPartition):
 
 
 class HudiReader(DataSourceReader):
-    """Plans on the driver (slices, pruning); `read` runs on executors.
+    """Plans on the driver with the engine's scan plan; `read` runs on executors.
 
-    Spark pickles the reader for the executors after `pushFilters` but *before* it calls `partitions()`, so
-    what `read` needs is set in `__init__` (visibility, schemas); `partitions()` may only build partitions.
+    Spark pickles the reader for the executors after `pushFilters` but *before* it calls `partitions()`, so the
+    query is fixed in `__init__` (`fix_query`: instant, visibility, window, schema: all a task needs) and the
+    slices are listed in `partitions()` (`list_slices`, with the pushed filters' pruning).
     """
 
     def __init__(self, table: HudiTable, opts: ReadOptions, schema: StructType) -> None:
         self.table = table
-        self.opts = opts
-        instant = opts.schema_instant
-        self.table_schema = table.schema(instant)
-        # What the query sees, fixed once here so executors do not read the timeline again.
-        self.visibility = Visibility.of(table.timeline, opts.as_of if opts.query_type != "incremental"
-                                        else self._incremental_end())
-        # The rows an incremental read keeps, fixed here (it may read commit metadata) for the executors.
-        self.window = (table.incremental_window(opts.begin_instant, opts.end) if opts.query_type == "incremental"
-                       else None)
-        self.columns = _resolve_columns(schema, self.table_schema, table)
+        self.plan = fix_query(table, opts)
+        self.columns = _resolve_columns(schema, self.plan.schema, table)
         self.target = arrow_target(schema)
         self.partition_filter: pc.Expression | None = None
         self.commit_time_bound: CommitTimeBound | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What Spark ships to the tasks: the plan (instant, visibility, window, schema; no slice, each task gets
+        its own), the columns and the Arrow target. The table (its timeline, commit metadata) stays with the planner,
+        which calls `partitions()` on this object, not on a copy."""
+        return {"plan": self.plan, "columns": self.columns, "target": self.target}
 
     # -- planning (driver) --
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:
         """Keep filters on partition columns for pruning partitions, and lower bounds on `_hoodie_commit_time` for
         pruning file slices whose rows are all older; return all, so Spark still applies each to rows."""
-        bounds = []
-        for f in filters:
-            bound = commit_time_lower_bound(f)
-            if bound is not None and self.table.config.populate_meta_fields:
-                bounds.append(bound)
-        self.commit_time_bound = CommitTimeBound.tightest(bounds)
-        self.partition_filter = partition_filter(self.table, self.table_schema, filters)
+        self.partition_filter, self.commit_time_bound = pruning(self.table, self.plan.schema, filters)
         return list(filters)
 
     def partitions(self) -> Sequence[InputPartition]:
@@ -399,40 +285,29 @@ class HudiReader(DataSourceReader):
 
     def file_slices(self) -> list[FileSlice]:
         """The slices this query reads, after pruning; for incremental, the file groups the range touched."""
-        opts = self.opts
-        if opts.query_type != "incremental":
-            slices = self.table.file_slices(opts.as_of, self.partition_filter)
-        else:
-            slices = self.table.incremental_slices(opts.begin_instant, opts.end, self.partition_filter)[1]
-        if opts.file_groups is not None:
-            slices = [s for s in slices if file_group_id(s) in opts.file_groups]
-        if self.commit_time_bound is not None:
-            slices = self.table.prune_by_commit_time(slices, self.commit_time_bound, self.visibility)
-        return slices
-
-    def _incremental_end(self) -> str | None:
-        begin, end = self.table.check_range(self.opts.begin_instant, self.opts.end)
-        return self.table.incremental_end(begin, end)
+        plan = list_slices(self.table, self.plan, filters=self.partition_filter,
+                           commit_time_bound=self.commit_time_bound)
+        return list(plan.slices)
 
     # -- reading (executors) --
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SlicePartition):
             return  # Spark's stand-in partition when a query has no slices
-        opts = self.opts
-        ctx = self.table._read_context(self.table_schema, self.visibility)
         names = [c for c, _ in self.columns]
-        read_cols = names
-        if opts.query_type == "incremental" and COMMIT_TIME not in names and COMMIT_TIME in self.table_schema.names:
-            read_cols = [*names, COMMIT_TIME]
-        rows = read_file_slice(ctx, partition.file_slice, columns=read_cols,
-                               read_optimized=opts.query_type == "read_optimized",
-                               logged_keys_only=file_group_id(partition.file_slice) in opts.logged_keys_only)
-        if opts.query_type == "incremental":
-            rows = rows.filter(self.window)
+        logged_keys_only = file_group_id(partition.file_slice) in self.plan.query.logged_keys_only
+        rows = self.plan.read_slice(partition.file_slice, names, logged_keys_only=logged_keys_only)
         if rows.num_rows == 0:
             return
-        rows = to_spark_arrow(rows.select(names), self.target, f"file slice {partition.value}")
+        rows = to_spark_arrow(rows, self.target, f"file slice {partition.value}")
         yield from rows.to_batches()
+
+
+def pruning(table: HudiTable, table_schema: pa.Schema,
+            filters: Sequence[Filter]) -> tuple[pc.Expression | None, CommitTimeBound | None]:
+    """What a query's Spark filters let the scan plan prune: partitions (`partition_filter`) and file slices
+    (the tightest lower bound on `_hoodie_commit_time`)."""
+    return (partition_filter(table, table_schema, filters),
+            CommitTimeBound.tightest(map(commit_time_lower_bound, filters)))
 
 
 def partition_filter(table: HudiTable, table_schema: pa.Schema, filters: Sequence[Filter]) -> pc.Expression | None:
@@ -476,11 +351,6 @@ def _resolve_columns(schema: StructType, table_schema: pa.Schema, table: HudiTab
                               f"{'ambiguous' if matches else 'not in the table'} (columns: {table_schema.names})")
         out.append((matches[0], f.name))
     return out
-
-
-def file_group_id(file_slice: FileSlice) -> str:
-    """How `FILE_GROUPS` names a file group: `<partition path>/<file id>` (`<file id>` when unpartitioned)."""
-    return f"{file_slice.partition_path}/{file_slice.file_id}" if file_slice.partition_path else file_slice.file_id
 
 
 # ---- filters ------------------------------------------------------------------------------------------------

@@ -12,9 +12,10 @@ that will load it, into a cache keyed by the source's hash and the Spark version
 the session's classpath with `spark.jars` and its planner strategy with `spark.sql.extensions`, so it must be
 configured before the session's JVM starts (`native_conf`).
 
-One planner: the JVM asks the Python engine for each query's read plan (`relation.plan_read`, the planner
-`read_table` uses) through the Python data source `hudi_engine_plan`, whose schema is computed in Spark's planning
-Python worker on the driver (no Spark job) and carries the plan as JSON in its field's metadata. The plan names the
+One planner: the JVM asks the Python engine for each query's read plan (`relation.plan_read` over the engine's
+scan plan, `hudi_engine.scan_plan`, as `read_table` does) through the Python data source `hudi_engine_plan`, whose
+schema is computed in Spark's planning Python worker on the driver (no Spark job) and carries the plan as JSON in its
+field's metadata. The plan names the
 base files Spark's parquet reader scans (copy-on-write, read-optimized, merge-on-read slices without log files) and
 the file groups the Python source `hudi_merge` merges (slices with log files), all as of one instant.
 
@@ -43,9 +44,12 @@ from pyspark.sql import datasource as ds
 from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StringType, StructField, StructType
 
+from hudi_engine.config import keys
 from hudi_engine.errors import HudiError, TableNotFoundError
+from hudi_engine.read_options import ReadOptions
+from hudi_engine.scan_plan import CommitTimeWindow
 from hudi_engine.storage import Storage
-from hudi_engine.table import CommitTimeBound, CommitTimeWindow, HudiTable
+from hudi_engine.table import HudiTable
 
 SOURCE_DIR = Path(__file__).resolve().parent / "jvm"
 # `pyspark_*` modules Spark's Python data source discovery registers in a process that never calls
@@ -53,14 +57,12 @@ SOURCE_DIR = Path(__file__).resolve().parent / "jvm"
 DISCOVERY_DIR = SOURCE_DIR / "python"
 EXTENSIONS_CLASS = "hudiengine.spark.HudiExtensions"
 PLAN_FORMAT = "hudi_engine_plan"
-# Not a Hudi option: the query's filters the JVM source hands the planner for partition pruning, as JSON
-# ([op, column, value] triples, `Not` wrapping one; `HudiStrategy` encodes them).
-FILTERS = "hudi_engine.read.filters"
-# Not a Hudi option: "false" when Spark's Hadoop file systems cannot open the table's location (the JVM source
-# checks), so that Spark's parquet scan gets no file and the hudi source reads every slice.
-SPARK_OPENS_FILES = "hudi_engine.read.spark_opens_files"
-# Not a Hudi option: the catalog name of the table the query reads (the JVM strategy knows it), for errors.
-TABLE_NAME = "hudi_engine.read.table_name"
+# The internal options the JVM source hands the planner (declared in `hudi_engine.config.keys`): the query's filters
+# as `HudiStrategy` encodes them, whether Spark's Hadoop file systems open the table's location, and the catalog
+# name of the table (for errors).
+FILTERS = keys.FILTERS.key
+SPARK_OPENS_FILES = keys.SPARK_OPENS_FILES.key
+TABLE_NAME = keys.CATALOG_TABLE.key
 JAR_NAME = "hudi-engine-native.jar"
 MARKER = "hudi-engine-native.properties"  # in the jar: the source hash and Spark version it was built for
 CACHE_ENV = "HUDI_ENGINE_JVM_CACHE"
@@ -266,27 +268,16 @@ def _listing(path: str, shown: int = 10) -> str:
 def plan_json(options: Mapping[str, str]) -> str:
     """The read plan the JVM source runs: the schema (path comment on `_hoodie_commit_time`), the base files Spark's
     parquet reader scans (URI, size), the `hudi_merge` options for the slices with log files, the window filter."""
-    from hudi_engine.spark.datasource import (
-        ReadOptions,
-        _require_path,
-        commit_time_lower_bound,
-        partition_filter,
-        spark_schema,
-        table_location,
-        with_path_comment,
-    )
+    from hudi_engine.spark.datasource import _require_path, spark_schema, table_location, with_path_comment
     from hudi_engine.spark.relation import plan_read
 
     opts = ReadOptions.parse_for_table(options)
     path = _require_path(opts.path, None)
     lowered = {str(k).lower(): v for k, v in options.items()}
     table = load_table(path, lowered.get(TABLE_NAME))
-    filters = decode_filters(lowered.get(FILTERS))
-    pruning = partition_filter(table, table.schema(opts.schema_instant), filters) if filters else None
-    bound = CommitTimeBound.tightest([b for b in map(commit_time_lower_bound, filters) if b is not None])
     # A URI with a query (pyarrow's options, e.g. an S3 endpoint) names no file Spark can open.
-    opens = lowered.get(SPARK_OPENS_FILES, "true") != "false" and "?" not in table.storage_uri
-    plan = plan_read(table, opts, split_logged=False, partition_filter=pruning, commit_time_bound=bound,
+    opens = keys.SPARK_OPENS_FILES.parse(lowered.get(SPARK_OPENS_FILES) or "true") and "?" not in table.storage_uri
+    plan = plan_read(table, opts, split_logged=False, filters=decode_filters(lowered.get(FILTERS)),
                      spark_opens_files=opens)
     schema = with_path_comment(spark_schema(plan.schema), table_location(table, path))
     return json.dumps({

@@ -6,9 +6,11 @@
                              "hoodie.datasource.read.begin.instanttime": begin})      # commits after `begin`
     register_view(spark, "trips_now", "/data/trips")                   # the same, as a temporary view for SQL
 
-Options are the `hudi` source's (`hudi_engine.spark.datasource`). Spark's own parquet reader prunes columns, pushes
-filters into row groups and decodes vectorized; the `hudi` Python source (Spark 4.3) gets filter pushdown only, so
-every column of every row crosses from a Python worker. A read is therefore split by file slice (`plan_read`):
+Options are the `hudi` source's (`hudi_engine.read_options`). Which file slices a read sees, as of which instant,
+is the engine's scan plan (`hudi_engine.scan_plan`); this module only decides who reads each slice. Spark's own
+parquet reader prunes columns, pushes filters into row groups and decodes vectorized; the `hudi` Python source
+(Spark 4.3) gets filter pushdown only, so every column of every row crosses from a Python worker. A read is
+therefore split by file slice (`plan_read`):
 
 * a slice that is one base file Spark can read in the table's schema (a copy-on-write table, a merge-on-read slice
   without log files or after compaction, any slice of a read-optimized query) is scanned by `spark.read.parquet`
@@ -30,41 +32,34 @@ filter on `_hoodie_commit_time`, as the `hudi` source does.
 from __future__ import annotations
 
 import functools
-import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import urlparse
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.datasource import Filter
 
 from hudi_engine.errors import HudiError, SchemaError
 from hudi_engine.file_group import BaseFile, FileSlice
 from hudi_engine.file_slice_reader import log_record_keys
-from hudi_engine.fs_view import Visibility
 from hudi_engine.io.base_file import read_footer
+from hudi_engine.read_options import ReadOptions
+from hudi_engine.scan_plan import CommitTimeWindow, ScanPlan, file_group_id, fix_query, list_slices
 from hudi_engine.schema import add_meta_fields, avro_to_arrow_schema
 from hudi_engine.spark.datasource import (
-    AS_OF_INSTANT,
-    BEGIN_INSTANT,
     COMMIT_TIME,
-    END_INSTANT,
-    FILE_GROUPS,
-    LOGGED_KEYS_ONLY,
     MERGE_FORMAT,
     PATH_COMMENT_PREFIX,
-    QUERY_TYPE,
-    ReadOptions,
-    file_group_id,
+    pruning,
     register_data_source,
     spark_schema,
     spark_type,
 )
-from hudi_engine.table import CommitTimeBound, CommitTimeWindow, HudiTable
+from hudi_engine.table import HudiTable
 
 RECORD_KEY = "_hoodie_record_key"
 # Keys of the log blocks the split read joins against (driver memory, a broadcast): beyond this many, the
@@ -76,81 +71,73 @@ _KEY = "__hudi_record_key"
 
 @dataclass(frozen=True, slots=True)
 class ReadPlan:
-    """One read, split: the base files Spark's parquet reader scans, the file groups the `hudi` source merges."""
+    """One read, split: the base files Spark's parquet reader scans, the file groups the `hudi` source merges. Which
+    slices the read sees, as of which instant, is the engine's scan plan (`scan`); this only assigns them."""
 
-    path: str  # the table, as the hudi source loads it
-    schema: pa.Schema  # of the rows, meta columns first
-    options: ReadOptions  # the query with its instant fixed (as_of, or the incremental range's end)
+    scan: ScanPlan
     native_files: tuple[str, ...]  # URIs of base files
     merged_groups: tuple[str, ...]  # file groups ("<partition>/<file id>") read by the hudi source
-    window: CommitTimeWindow | None = None  # incremental: the rows of native files the read keeps
     split_files: tuple[str, ...] = ()  # base files of slices with logs: read by Spark but for `split_keys`
     split_keys: pa.Table | None = None  # (base file name, record key) the logs of those slices write or delete
     split_groups: tuple[str, ...] = ()  # their file groups: the hudi source reads only those keys' merged rows
     native_sizes: tuple[int, ...] = ()  # bytes of each of `native_files`, as listed
 
+    @property
+    def path(self) -> str:
+        """The table, as the hudi source loads it."""
+        return self.scan.table_uri
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self.scan.schema
+
+    @property
+    def options(self) -> ReadOptions:
+        """The query with its instant fixed (as_of, or the incremental range's end)."""
+        return self.scan.query
+
+    @property
+    def window(self) -> CommitTimeWindow | None:
+        """Incremental: the rows of native files the read keeps."""
+        return self.scan.window
+
     def source_options(self) -> dict[str, str]:
         """Options of the `hudi` source's half: the same query, as of the same instant, on `merged_groups` (whole)
         and `split_groups` (the logged keys only)."""
-        o = self.options
-        out: dict[str, str] = {QUERY_TYPE: o.query_type, FILE_GROUPS: json.dumps(sorted((*self.merged_groups, *self.split_groups)))}
-        if self.split_groups:
-            out[LOGGED_KEYS_ONLY] = json.dumps(sorted(self.split_groups))
-        if o.query_type == "incremental":
-            out[BEGIN_INSTANT] = o.begin or ""
-            if o.end is not None:
-                out[END_INSTANT] = o.end
-        elif o.as_of is not None:
-            out[AS_OF_INSTANT] = o.as_of
-        return out
+        query = replace(self.scan.query, file_groups=frozenset((*self.merged_groups, *self.split_groups)),
+                        logged_keys_only=frozenset(self.split_groups))
+        return query.to_options()
 
 
-def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True,
-              partition_filter: pc.Expression | None = None,
-              commit_time_bound: CommitTimeBound | None = None, spark_opens_files: bool = True) -> ReadPlan:
-    """Which slices of `table` the query `opts` reads, and which of them Spark's parquet reader can scan.
+def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True, filters: Sequence[Filter] = (),
+              spark_opens_files: bool = True) -> ReadPlan:
+    """Which of the slices the engine's scan plan reads for `opts` Spark's parquet reader can scan.
 
     `split_logged=False` leaves slices with log files whole to the hudi source (the native `hudi` source of
-    `hudi_engine.spark.native` does not take the key split); `partition_filter` (over partition values) prunes
-    partitions before slices are listed; `commit_time_bound` drops the slices whose rows are all older;
+    `hudi_engine.spark.native` does not take the key split); the query's Spark `filters` prune partitions before
+    slices are listed and drop the slices whose rows are all older than a bound on `_hoodie_commit_time`;
     `spark_opens_files=False` (a location Spark's file systems cannot open) sends every slice to the hudi source."""
-    window = None
-    if opts.query_type == "incremental":
-        begin, end = table.check_range(opts.begin or "", opts.end)
-        end = end or _latest_range_end(table)
-        opts = replace(opts, begin=begin, end=end)
-        slices = table.incremental_slices(begin, end, partition_filter)[1] if end is not None else []
-        window = table.commit_time_window(begin, end)
-        schema = table.schema(end)
-    else:
-        as_of = table.check_instant(opts.as_of, "time travel instant")
-        # The latest snapshot is listed without time travel's check for cleaned files (nothing it reads was
-        # cleaned), and the hudi source's half is pinned to the same latest commit.
-        slices = table.file_slices(as_of, partition_filter)
-        latest = table.timeline.completed_commits().last()
-        opts = replace(opts, as_of=as_of or (latest.timestamp if latest is not None else None))
-        schema = table.schema(as_of)
-    if commit_time_bound is not None and table.config.populate_meta_fields:
-        visible = Visibility.of(table.timeline, opts.end if opts.query_type == "incremental" else opts.as_of)
-        slices = table.prune_by_commit_time(slices, commit_time_bound, visible)
-    read_optimized = opts.query_type == "read_optimized"
+    fixed = fix_query(table, opts)
+    partition_filter, bound = pruning(table, fixed.schema, filters)
+    scan = list_slices(table, fixed, filters=partition_filter, commit_time_bound=bound)
+    schema, query = scan.schema, scan.query
     # Slices with log files are split by key on snapshot reads (an incremental pull's slices go whole: few rows).
-    split = split_logged and opts.query_type == "snapshot" and table.config.populate_meta_fields
+    split = split_logged and query.query_type == "snapshot" and table.config.populate_meta_fields
     files = _FileSchemas(table)
-    native, merged, split_files, split_groups, keys = [], [], [], [], _SplitKeys(table, schema, opts.as_of)
+    native, merged, split_files, split_groups, keys = [], [], [], [], _SplitKeys(scan)
     sizes = []
-    for s in slices:
+    for s in scan.slices:
         readable = (s.base_file if spark_opens_files and s.base_file is not None
                     and files.spark_reads(s.base_file, schema) else None)
-        if readable is not None and (read_optimized or not s.log_files):
+        if readable is not None and (query.read_optimized or not s.log_files):
             native.append(_uri(table, readable.path))
             sizes.append(readable.size)
         elif readable is not None and split and keys.add(s, readable):
             split_files.append(_uri(table, readable.path))
             split_groups.append(file_group_id(s))
-        elif s.base_file is not None or not read_optimized:
+        elif s.base_file is not None or not query.read_optimized:
             merged.append(file_group_id(s))
-    return ReadPlan(table.storage_uri, schema, opts, tuple(native), tuple(merged), window, tuple(split_files),
+    return ReadPlan(scan, tuple(native), tuple(merged), tuple(split_files),
                     keys.table() if split_files else None, tuple(split_groups), tuple(sizes))
 
 
@@ -158,8 +145,8 @@ class _SplitKeys:
     """The (base file name, record key) pairs the log blocks of split slices write or delete, read from the logs
     as the query sees them (committed blocks up to its instant, rolled-back ones dropped)."""
 
-    def __init__(self, table: HudiTable, schema: pa.Schema, as_of: str | None) -> None:
-        self.ctx = table._read_context(schema, Visibility.of(table.timeline, as_of))
+    def __init__(self, scan: ScanPlan) -> None:
+        self.ctx = scan.read_context()
         self.files: list[pa.Array] = []
         self.keys: list[pa.Array] = []
         self.count = 0
@@ -182,16 +169,6 @@ class _SplitKeys:
 def _uri(table: HudiTable, path: str) -> str:
     """A storage path of the table's as Spark opens it: under the URI the table was loaded from."""
     return table.storage_uri.rstrip("/") + path[len(table.base_path.rstrip("/")):]
-
-
-def _latest_range_end(table: HudiTable) -> str | None:
-    """The newest commit an open-ended range reaches: its instant (layout 1) or completion time (layout 2)."""
-    latest = table.timeline.completed_commits().last()
-    if latest is None:
-        return None
-    if table.timeline.layout.incremental_by_completion_time:
-        return max(c.completion_time or c.timestamp for c in table.timeline.completed_commits())
-    return latest.timestamp
 
 
 class _FileSchemas:

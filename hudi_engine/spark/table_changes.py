@@ -45,7 +45,7 @@ def _literal(arg: AnalyzeArgument | None, what: str) -> str | None:
 
 def _parse(table: str | None, query_type: str | None, begin: str | None, end: str | None):
     """(HudiTable, begin, end) from the function's arguments, every problem named with the value at fault."""
-    from hudi_engine.spark.datasource import normalize_instant
+    from hudi_engine.read_options import normalize_instant
     from hudi_engine.table import HudiTable
 
     usage = f"{FUNCTION_NAME}('<table path>', '{LATEST_STATE}', '<begin instant>'[, '<end instant>'])"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -38,6 +39,7 @@ from hudi_engine.errors import HudiError, SchemaError
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.datasource import (
     PATH_COMMENT_PREFIX,
+    HudiDataSource,
     ReadOptions,
     arrow_target,
     catalog_path,
@@ -278,6 +280,23 @@ def test_errors_name_the_option_at_fault(spark, unzip_table, tmp_path):
 
 
 # ---- pieces, without Spark jobs -----------------------------------------------------------------------------
+
+
+def test_tasks_get_the_scan_plan_not_the_table(unzip_table):
+    """What Spark ships to executors is the reader as pickled before `partitions()`: the fixed scan plan, without the
+    table; a task reads its slice with it alone."""
+    path = str(unzip_table(TRIPS))
+    source = HudiDataSource({"path": path})
+    reader = source.reader(source.schema())
+    shipped = pickle.loads(pickle.dumps(reader))
+    assert not hasattr(shipped, "table") and shipped.plan.slices == ()
+    assert (shipped.plan.query, shipped.plan.visibility) == (reader.plan.query, reader.plan.visibility)
+    batches = [b for p in reader.partitions() for b in shipped.read(p)]
+    rows = pa.Table.from_batches(batches, reader.target)
+    expected = rs_snapshot(path)
+    assert sorted(rows.column("_hoodie_record_key").to_pylist()) == \
+        sorted(expected.column("_hoodie_record_key").to_pylist())
+    assert sorted(rows.column("fare").to_pylist()) == sorted(expected.column("fare").to_pylist())
 
 
 def test_read_options_parse_and_validate():
