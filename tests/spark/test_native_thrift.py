@@ -16,8 +16,9 @@ from oracle import rs_incremental, rs_snapshot
 from thrift_server import BeelineError
 
 from hudi_engine import HudiTable
+from hudi_engine.read_options import AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, QUERY_TYPE
 from hudi_engine.spark import spark_executor, write
-from hudi_engine.spark.datasource import AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, catalog_table_ddl
+from hudi_engine.spark.datasource import catalog_table_ddl
 
 pytestmark = pytest.mark.spark
 
