@@ -1,7 +1,8 @@
 """Profile and connections of `type: hudi`: dbt-spark's, with `method: session` as the default.
 
 For `method: session` statements run on the one SparkSession of the process, held by its `SparkEnvironment`
-(`HudiConnectionManager.environment`) and made with the warehouse and metastore pinned in the project; the other methods (thrift, http, odbc) are dbt-spark's own.
+(`HudiConnectionManager.environment`) and made with the warehouse and metastore pinned in the project; the other
+methods (thrift, http, odbc) are dbt-spark's own.
 """
 from __future__ import annotations
 
