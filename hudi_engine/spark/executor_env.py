@@ -180,10 +180,28 @@ def _python_mismatch(executor: str, driver: str) -> str:
 
 # ---- the check ----------------------------------------------------------------------------------------------
 
-_lock = threading.Lock()
-# By SparkContext application id: what the check found, or the error it raised (the executors' Python is fixed for
-# the life of a SparkContext: spark.pyspark.python and spark.archives are read when it starts).
-_checked: dict[str, ExecutorEnv | ExecutorEnvironmentError] = {}
+class _ProcessState:
+    """What this process knows of its executors: the check of the running SparkContext and the engine zip shipped.
+
+    Only the latest SparkContext's check is kept: a JVM runs one SparkContext at a time, and the executors' Python
+    is fixed for its life (spark.pyspark.python and spark.archives are read when it starts), so a stopped context's
+    answer is never asked again and the state stays one entry however many sessions the process starts.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.application_id: str | None = None
+        self.checked: ExecutorEnv | ExecutorEnvironmentError | None = None  # of `application_id`
+        self.zip_path: Path | None = None
+
+    def found(self, application_id: str) -> ExecutorEnv | ExecutorEnvironmentError | None:
+        return self.checked if application_id == self.application_id else None
+
+    def remember(self, application_id: str, checked: ExecutorEnv | ExecutorEnvironmentError) -> None:
+        self.application_id, self.checked = application_id, checked
+
+
+_state = _ProcessState()
 
 
 def ensure_executor_env(spark: SparkSession) -> ExecutorEnv:
@@ -194,8 +212,8 @@ def ensure_executor_env(spark: SparkSession) -> ExecutorEnv:
     """
     sc = spark.sparkContext
     key = sc.applicationId
-    with _lock:
-        done = _checked.get(key)
+    with _state.lock:
+        done = _state.found(key)
         if isinstance(done, ExecutorEnvironmentError):
             raise ExecutorEnvironmentError(str(done))
         if done is not None:
@@ -205,20 +223,21 @@ def ensure_executor_env(spark: SparkSession) -> ExecutorEnv:
             check(reports)
         except ExecutorEnvironmentError as e:
             if not isinstance(e, _ProbeFailed):  # a job that failed for another reason may pass next time
-                _checked[key] = e
+                _state.remember(key, e)
             raise
         shipped = None
         if any(r.engine is None for r in reports):
             shipped = str(_engine_zip())
             sc.addPyFile(shipped)
         env = ExecutorEnv(tuple(reports), shipped)
-        _checked[key] = env
+        _state.remember(key, env)
         return env
 
 
 def checked_env(spark: SparkSession) -> ExecutorEnv | None:
     """What `ensure_executor_env` found for this session's SparkContext; None before it ran or when it refused."""
-    done = _checked.get(spark.sparkContext.applicationId)
+    with _state.lock:
+        done = _state.found(spark.sparkContext.applicationId)
     return done if isinstance(done, ExecutorEnv) else None
 
 
@@ -298,28 +317,23 @@ def _job_error(e: Exception, hosts: Sequence[str]) -> ExecutorEnvironmentError:
 
 # ---- shipping -----------------------------------------------------------------------------------------------
 
-_zip_lock = threading.Lock()
-_zip_path: Path | None = None
-
-
 def _engine_zip() -> Path:
     """A zip of the running `hudi_engine` package (its .py files, `hudi_engine/` at the root), built once per process
     in a temporary folder removed at exit."""
-    global _zip_path
-    with _zip_lock:
-        if _zip_path is not None and _zip_path.is_file():
-            return _zip_path
-        package = Path(hudi_engine.__file__).resolve().parent
-        if not package.is_dir():
-            raise ExecutorEnvironmentError(
-                f"cannot ship hudi_engine to the executors from {package} (not a folder): install hudi_engine "
-                f"{hudi_engine.__version__} on the executors or pass it with spark.submit.pyFiles")
-        folder = Path(tempfile.mkdtemp(prefix="hudi-engine-ship-"))
-        atexit.register(shutil.rmtree, folder, True)
-        path = folder / f"hudi_engine-{hudi_engine.__version__}.zip"
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-            for f in sorted(package.rglob("*.py")):
-                if "__pycache__" not in f.parts:
-                    z.write(f, Path("hudi_engine") / f.relative_to(package))
-        _zip_path = path
-        return path
+    # Called under `_state.lock` (by the check).
+    if _state.zip_path is not None and _state.zip_path.is_file():
+        return _state.zip_path
+    package = Path(hudi_engine.__file__).resolve().parent
+    if not package.is_dir():
+        raise ExecutorEnvironmentError(
+            f"cannot ship hudi_engine to the executors from {package} (not a folder): install hudi_engine "
+            f"{hudi_engine.__version__} on the executors or pass it with spark.submit.pyFiles")
+    folder = Path(tempfile.mkdtemp(prefix="hudi-engine-ship-"))
+    atexit.register(shutil.rmtree, folder, True)
+    path = folder / f"hudi_engine-{hudi_engine.__version__}.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(package.rglob("*.py")):
+            if "__pycache__" not in f.parts:
+                z.write(f, Path("hudi_engine") / f.relative_to(package))
+    _state.zip_path = path
+    return path

@@ -47,10 +47,15 @@ def run_dbt(args: list[str], project_dir: str) -> dict:
     return out
 
 
-def run_sql(sql: str) -> dict:
-    from dbt.adapters.hudi import session
+def _adapter_session():
+    """The session the adapter's dbt runs started in this process."""
+    from dbt.adapters.hudi.connections import HudiConnectionManager
 
-    spark = session._session
+    return HudiConnectionManager.environment.running_session()
+
+
+def run_sql(sql: str) -> dict:
+    spark = _adapter_session()
     try:
         rows = [{k: _plain(v) for k, v in r.asDict().items()} for r in spark.sql(sql).collect()]
         return {"sql": sql, "rows": rows, "error": None}
@@ -60,9 +65,7 @@ def run_sql(sql: str) -> dict:
 
 def run_python(code: str) -> dict:
     """Run `code` with `spark` (the adapter's session) in scope: e.g. a commit through the engine's Python API."""
-    from dbt.adapters.hudi import session
-
-    scope = {"spark": session._session}
+    scope = {"spark": _adapter_session()}
     try:
         exec(code, scope)  # the test plans are written by the tests
         return {"python": code, "result": scope.get("result"), "error": None}
@@ -71,15 +74,15 @@ def run_python(code: str) -> dict:
 
 
 def session_info() -> dict:
-    from dbt.adapters.hudi import session
     from hudi_engine.spark.executor_env import checked_env
 
-    sc = session._session.sparkContext
+    spark = _adapter_session()
+    sc = spark.sparkContext
     # Block managers: the driver's plus one per executor.
     executors = sc._jsc.sc().getExecutorMemoryStatus().size() - 1
-    env = checked_env(session._session)  # what the executors' check found
+    env = checked_env(spark)  # what the executors' check found
     return {"info": {"master": sc.master, "executors": executors,
-                     "warehouse": session._session.conf.get("spark.sql.warehouse.dir"),
+                     "warehouse": spark.conf.get("spark.sql.warehouse.dir"),
                      "engine_shipped": None if env is None else env.shipped,
                      "executor_pythons": [] if env is None else sorted({r.executable for r in env.reports}),
                      "executor_engines": [] if env is None else sorted({str(r.engine) for r in env.reports})}}

@@ -90,7 +90,7 @@ def test_a_native_session_renders_reads_as_the_catalog_name_without_starting_spa
     catalog name; deciding needs the profile only, never a session."""
     from dbt.adapters.spark.connections import SparkConnectionMethod
 
-    from dbt.adapters.hudi import session
+    from dbt.adapters.hudi.connections import HudiConnectionManager
 
     node = SimpleNamespace(config=NodeConfig(materialized="hudi_incremental"), compiled=False, database=None,
                            schema="analytics", identifier="orders", quoting_dict={})
@@ -98,7 +98,7 @@ def test_a_native_session_renders_reads_as_the_catalog_name_without_starting_spa
         credentials = SimpleNamespace(method=SparkConnectionMethod.SESSION, server_side_parameters=parameters)
         relation = HudiRelation.create_from(SimpleNamespace(quoting={}, credentials=credentials), node, **kwargs)
         assert relation.read_as is None and str(relation) == "analytics.orders"
-    assert session.running_session() is None
+    assert HudiConnectionManager.environment.running_session() is None
 
 
 def test_view_names_are_one_quoted_identifier():

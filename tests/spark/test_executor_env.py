@@ -114,6 +114,24 @@ def test_the_shipped_zip_is_the_running_package(tmp_path):
 
 
 @pytest.mark.spark
+def test_the_check_is_kept_for_the_running_spark_context_only(monkeypatch):
+    """Checked once per SparkContext; a new context (the JVM runs one at a time) is checked again and replaces the
+    old answer, so the process keeps one entry however many sessions it starts."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(executor_env, "_state", executor_env._ProcessState())
+    probes = []
+    report = ExecutorReport.from_json(probe(",".join(REQUIREMENTS)))
+    monkeypatch.setattr(executor_env, "_probe", lambda spark: probes.append(spark) or [report])
+    first, second = (SimpleNamespace(sparkContext=SimpleNamespace(applicationId=a)) for a in ("app-1", "app-2"))
+    env = executor_env.ensure_executor_env(first)
+    assert executor_env.ensure_executor_env(first) is env and checked_env(first) is env and probes == [first]
+    assert env.shipped is None and env.reports == (report,)  # this Python has the engine: nothing shipped
+    assert checked_env(second) is None
+    assert executor_env.ensure_executor_env(second) is not env and probes == [first, second]
+    assert checked_env(first) is None  # a stopped context's answer is not kept
+
+
 def test_a_local_session_uses_the_engine_its_workers_have(spark):
     env = checked_env(spark)
     assert env is not None and env.shipped is None  # the test venv has hudi_engine installed

@@ -176,18 +176,20 @@ def _session_without_native_source(quoting):
     """The SparkSession queries run on (the profile's with method: session, else the one running here) when it
     reads `hudi` through the Python source; None when the native source reads the catalog name (nothing to do,
     and the profile's session is not started for it) or there is no session here."""
-    from dbt.adapters.hudi import session
+    from dbt.adapters.hudi.connections import HudiConnectionManager
+    from dbt.adapters.hudi.session import wants_native
     from dbt.adapters.spark.connections import SparkConnectionMethod
     from hudi_engine.spark import NATIVE_EXTENSIONS
 
+    environment = HudiConnectionManager.environment
     credentials = getattr(quoting, "credentials", None)
     if credentials is None:
-        spark = session.running_session()
+        spark = environment.running_session()
     elif (getattr(credentials, "method", None) != SparkConnectionMethod.SESSION
-          or session.wants_native(credentials.server_side_parameters)):
+          or wants_native(credentials.server_side_parameters)):
         return None
     else:
-        spark = session.get_session(credentials.server_side_parameters)
+        spark = environment.session(credentials.server_side_parameters)
     if spark is None or NATIVE_EXTENSIONS in (spark.conf.get("spark.sql.extensions", "") or "").split(","):
         return None
     return spark

@@ -1,19 +1,20 @@
 """Profile and connections of `type: hudi`: dbt-spark's, with `method: session` as the default.
 
-For `method: session` statements run on the one SparkSession of the process (`session.get_session`), made with
-the warehouse and metastore pinned in the project; the other methods (thrift, http, odbc) are dbt-spark's own.
+For `method: session` statements run on the one SparkSession of the process, held by its `SparkEnvironment`
+(`HudiConnectionManager.environment`) and made with the warehouse and metastore pinned in the project; the other
+methods (thrift, http, odbc) are dbt-spark's own.
 """
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
 from dbt.adapters.events.logging import AdapterLogger
-from dbt.adapters.hudi import session as spark_session
+from dbt.adapters.hudi.session import SparkEnvironment
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod, SparkCredentials
 from dbt.adapters.spark.session import NUMBERS, Cursor, SessionConnectionWrapper
 from dbt.adapters.spark.session import Connection as SessionConnection
@@ -53,12 +54,16 @@ class HudiCredentials(SparkCredentials):
 class HudiCursor(Cursor):
     """dbt-spark's session cursor, on the adapter's session (dbt-spark looks a session up per statement)."""
 
+    def __init__(self, environment: SparkEnvironment, server_side_parameters: dict[str, str]) -> None:
+        super().__init__(server_side_parameters=server_side_parameters)
+        self.environment = environment
+
     def execute(self, sql: str, *parameters: Any) -> None:
         from pyspark.errors import PySparkException
 
         if parameters:
             sql = sql % parameters
-        spark = spark_session.get_session(self.server_side_parameters)
+        spark = self.environment.session(self.server_side_parameters)
         try:
             self._df = spark.sql(sql)
         except PySparkException as exc:
@@ -66,15 +71,16 @@ class HudiCursor(Cursor):
 
 
 class HudiSessionConnection(SessionConnection):
-    def __init__(self, server_side_parameters: dict[str, str]) -> None:
+    def __init__(self, environment: SparkEnvironment, server_side_parameters: dict[str, str]) -> None:
         super().__init__(server_side_parameters=server_side_parameters)
+        self.environment = environment
 
     def cursor(self) -> HudiCursor:
-        return HudiCursor(server_side_parameters=self.server_side_parameters)
+        return HudiCursor(self.environment, self.server_side_parameters)
 
     @property
     def spark(self):
-        return spark_session.get_session(self.server_side_parameters)
+        return self.environment.session(self.server_side_parameters)
 
 
 class HudiSessionConnectionWrapper(SessionConnectionWrapper):
@@ -102,11 +108,13 @@ class HudiSessionConnectionWrapper(SessionConnectionWrapper):
 
 class HudiConnectionManager(SparkConnectionManager):
     TYPE = "hudi"
+    # The process's one Spark environment (a JVM holds one SparkSession), shared by every dbt invocation in it.
+    environment: ClassVar[SparkEnvironment] = SparkEnvironment()
 
     def __init__(self, profile, mp_context) -> None:
         super().__init__(profile, mp_context)
         # The warehouse and metastore are pinned in the project folder (when the profile does not place them).
-        spark_session.set_project_root(getattr(profile, "project_root", None))
+        self.environment.use_project(getattr(profile, "project_root", None))
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:
@@ -116,7 +124,8 @@ class HudiConnectionManager(SparkConnectionManager):
         if creds.method != SparkConnectionMethod.SESSION:
             return super().open(connection)
         # The session itself starts with the first statement (`dbt parse` and `dbt ls` never need a JVM).
-        connection.handle = HudiSessionConnectionWrapper(HudiSessionConnection(creds.server_side_parameters))
+        connection.handle = HudiSessionConnectionWrapper(
+            HudiSessionConnection(cls.environment, creds.server_side_parameters))
         connection.state = ConnectionState.OPEN
         return connection
 

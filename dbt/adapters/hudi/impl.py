@@ -85,7 +85,7 @@ class HudiAdapter(SparkAdapter):
     # ---- the session -------------------------------------------------------------------------------------
     @property
     def spark(self):
-        return session.get_session(self.config.credentials.server_side_parameters)
+        return HudiConnectionManager.environment.session(self.config.credentials.server_side_parameters)
 
     def _require_session(self, model: str) -> None:
         method = self.config.credentials.method

@@ -1,4 +1,4 @@
-"""The one seam that owns the adapter's SparkSession (profile `method: session`).
+"""The adapter's SparkSession (profile `method: session`): its settings and the environment that owns it.
 
 A JVM can hold one SparkSession, and its static settings (master, warehouse, metastore, the Python of its
 workers) are fixed when it starts. So the session is made once per process, the first time a statement needs it,
@@ -131,58 +131,72 @@ def _with_native_source(conf: dict[str, str]) -> dict[str, str]:
                               f"server_side_parameters: {{{NATIVE_KEY}: \"false\"}}") from e
 
 
-_lock = threading.Lock()
-_project_root: str | None = None
-_session = None  # the process's session, once started (SparkSession.getActiveSession is per thread)
+class SparkEnvironment:
+    """The adapter's Spark environment: the project root, the settings the session was started with, the session
+    itself (started on first use, reused while it runs) and the data sources registered on it.
 
-
-def set_project_root(project_root: str | os.PathLike | None) -> None:
-    """Where the warehouse and metastore are pinned: the dbt project of this process (set by the adapter)."""
-    global _project_root
-    if project_root:
-        _project_root = str(project_root)
-
-
-def get_session(server_side_parameters: Mapping[str, str]):
-    """The process's SparkSession, started on first use; the `hudi` source and `hudi_timeline` registered.
-
-    A session already running in the process (started by the caller, or by an earlier dbt invocation) is
-    reused: its static settings cannot change any more.
+    A JVM holds one SparkSession, so a process has one environment (`HudiConnectionManager.environment`, as
+    dbt-duckdb's connection manager holds its `Environment`), shared by every dbt invocation the process runs.
     """
-    global _session
-    from pyspark.sql import SparkSession
 
-    with _lock:
-        if _session is not None and _is_running(_session):
-            return _session
-        settings = SessionSettings.resolve(server_side_parameters, _project_root)
-        # Read by the launcher and by SparkContext when the JVM starts; without it Spark's Python workers run the
-        # first `python3` on PATH, which lacks this environment's packages.
-        os.environ.update(settings.env)
-        conf = settings.conf
-        if settings.native:
-            conf = _with_native_source(conf)
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.project_root: str | None = None  # None: the working directory when the session starts
+        self.settings: SessionSettings | None = None  # what the running session was started with
+        self._spark = None  # SparkSession.getActiveSession is per thread, so the environment keeps its own
+
+    def use_project(self, project_root: str | os.PathLike | None) -> None:
+        """Where the warehouse and metastore are pinned: the dbt project of this process (set by the adapter). A
+        session already running keeps its own."""
+        if project_root:
+            with self._lock:
+                self.project_root = str(project_root)
+
+    def session(self, server_side_parameters: Mapping[str, str]):
+        """The process's SparkSession, started on first use; the `hudi` source and `hudi_timeline` registered.
+
+        A session already running in the process (started by the caller, or by an earlier dbt invocation) is
+        reused: its static settings cannot change any more.
+        """
+        with self._lock:
+            if self._spark is not None and _is_running(self._spark):
+                return self._spark
+            settings = SessionSettings.resolve(server_side_parameters, self.project_root)
+            # Read by the launcher and by SparkContext when the JVM starts; without it Spark's Python workers run
+            # the first `python3` on PATH, which lacks this environment's packages.
+            os.environ.update(settings.env)
+            conf = _with_native_source(settings.conf) if settings.native else settings.conf
+            spark = self._start(conf)
+            self._spark, self.settings = spark, settings
+            return spark
+
+    def running_session(self):
+        """The SparkSession if one was started and still runs, else None (never starts one)."""
+        with self._lock:
+            return self._spark if self._spark is not None and _is_running(self._spark) else None
+
+    @property
+    def native(self) -> bool | None:
+        """Whether the running session has the native hudi source; None before a session runs."""
+        return self.settings.native if self.running_session() is not None and self.settings else None
+
+    def _start(self, conf: Mapping[str, str]):
+        """A session of `conf` (or the caller's running one), with the adapter's data sources registered."""
+        from pyspark.sql import SparkSession
+
+        from hudi_engine.spark import register_data_source, register_timeline_function
+
         builder = SparkSession.builder.enableHiveSupport()
         for key, value in conf.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         logger.debug(f"Spark session: master {spark.sparkContext.master}, warehouse {spark.conf.get(WAREHOUSE_KEY)}, "
                      f"catalog {spark.conf.get('spark.sql.catalogImplementation', '?')}")
-        from hudi_engine.spark import register_data_source, register_timeline_function
-
         # PySpark logs every failed statement's analysis error as JSON on stderr; dbt reports it already.
         logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
-
         register_data_source(spark)
         register_timeline_function(spark)
-        _session = spark
         return spark
-
-
-def running_session():
-    """The process's SparkSession if one was started and still runs, else None (never starts one)."""
-    with _lock:
-        return _session if _session is not None and _is_running(_session) else None
 
 
 def _is_running(spark) -> bool:
