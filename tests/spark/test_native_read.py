@@ -307,12 +307,15 @@ def test_a_component_that_does_not_compile_is_a_clear_error(private_component):
     assert not list((private_component.parent / "cache").rglob("*.jar")), "no jar left behind"
 
 
-def test_a_dbt_profile_turns_the_native_source_on_by_its_extension(private_component, tmp_path):
-    """dbt's session (method: session) gets the component's jar when the profile names its extension."""
-    from dbt.adapters.hudi.session import SessionSettings
+def test_a_dbt_profile_gets_the_native_source_unless_it_opts_out(private_component, tmp_path):
+    """dbt's session (method: session) gets the component's jar and extension by default, none with the opt-out."""
+    from dbt.adapters.hudi.session import NATIVE_KEY, SessionSettings, _with_native_source
 
-    plain = SessionSettings.resolve({}, tmp_path).conf
-    assert "spark.jars" not in plain and native.EXTENSIONS_CLASS not in plain.get("spark.sql.extensions", "")
-    conf = SessionSettings.resolve({"spark.sql.extensions": native.EXTENSIONS_CLASS}, tmp_path).conf
+    default = SessionSettings.resolve({}, tmp_path)
+    assert default.native and "spark.jars" not in default.conf  # added when the session starts, not when resolved
+    conf = _with_native_source(default.conf)
     assert conf["spark.jars"] == str(native.component_jar())
     assert conf["spark.sql.extensions"] == native.EXTENSIONS_CLASS
+    opted_out = SessionSettings.resolve({NATIVE_KEY: "false"}, tmp_path)
+    assert not opted_out.native
+    assert native.EXTENSIONS_CLASS not in opted_out.conf.get("spark.sql.extensions", "")
