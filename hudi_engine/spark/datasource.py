@@ -424,7 +424,13 @@ def register_data_source(spark: SparkSession) -> None:
         # FOUND_MULTIPLE_DATA_SOURCES. It plans with `hudi_engine_plan` and merges with `hudi_merge`.
         spark.dataSource.register(HudiPlanSource)
     else:
-        spark.dataSource.register(HudiDataSource)
+        try:
+            spark.dataSource.register(HudiDataSource)
+        except Exception as e:  # pyspark's AnalysisException, whose import path moves between releases
+            if "DATA_SOURCE_ALREADY_EXISTS" not in str(e):
+                raise
+            # Another JVM source owns `hudi` (Apache Hudi's own jar, org.apache.hudi.DefaultSource): `hudi` reads
+            # are its own; `read_table`, dbt's views and the merge half still run on `hudi_merge`.
     spark.dataSource.register(HudiMergeSource)
     register_table_changes(spark)
 

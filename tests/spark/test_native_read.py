@@ -208,6 +208,20 @@ def test_a_python_source_named_hudi_is_refused_beside_the_jvm_one(spark):
         spark.dataSource.register(HudiDataSource)
 
 
+def test_a_session_whose_hudi_name_another_jvm_source_owns_keeps_it_and_still_gets_hudi_merge(spark, tmp_path,
+                                                                                             monkeypatch):
+    """A session without our component but with another JVM `hudi` source (Apache Hudi's own jar; our component
+    stands in for it here): `register_data_source` leaves `hudi` to that source and still registers `hudi_merge`."""
+    from hudi_engine.spark import datasource
+
+    path = tmp_path / "t"
+    _write(spark, path, "COPY_ON_WRITE", [_rec(i, 1) for i in range(4)], "bulk_insert")
+    monkeypatch.setattr(native, "native_enabled", lambda _spark: False)
+    datasource.register_data_source(spark)  # would raise DATA_SOURCE_ALREADY_EXISTS before
+    assert spark.read.format("hudi_merge").load(str(path)).count() == 4
+    assert "FileScan parquet" in _plan_text(spark.read.format("hudi").load(str(path)))  # still the JVM source
+
+
 def test_a_location_without_a_readable_table_names_the_table_its_location_and_what_was_found(spark, tmp_path):
     """Issue 24, bad input: a `USING hudi` catalog entry over a folder that is not a Hudi table, and one over a
     table of a version the reader cannot read."""
