@@ -465,7 +465,10 @@ class DynamoDBLockProvider(LockProvider):
                 raise WriteError(f"DynamoDB lock table {self.table} is {status}, not ACTIVE, after "
                                  f"{settings.table_creation_timeout_ms} ms ({K.DYNAMODB_TABLE_CREATION_TIMEOUT.key})")
             time.sleep(0.5)
-            status = self.client.describe_table(TableName=self.table)["Table"]["TableStatus"]
+            try:
+                status = self.client.describe_table(TableName=self.table)["Table"]["TableStatus"]
+            except errors.ResourceNotFoundException:
+                status = "CREATING"  # another writer's create_table won the race but is not visible yet
 
     def _item(self) -> dict | None:
         return self.client.get_item(TableName=self.table, Key={_PK: {"S": self.key}}, ConsistentRead=True).get("Item")
