@@ -422,8 +422,13 @@ def _dynamodb_client(region: str, endpoint_url: str | None) -> Any:
         client = _clients.get((region, endpoint_url))
         if client is None:
             client = boto3.session.Session().client("dynamodb", region_name=region, endpoint_url=endpoint_url)
+            # botocore builds `client.exceptions` lazily and not thread-safely: two threads' first use can each
+            # make their own classes, and an `except` on one set misses an error raised as the other.
+            client.exceptions  # noqa: B018
             _clients[(region, endpoint_url)] = client
         return client
+
+
 _NAMES = {"#pk": _PK, "#on": _OWNER, "#ld": _LEASE, "#rvn": _RVN}
 
 
