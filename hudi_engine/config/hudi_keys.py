@@ -83,7 +83,8 @@ def _any(key: str, reason: str, way_out: str, hudi_class: str, *aliases: str) ->
 
 
 def _credential(key: str) -> Refusal:
-    return Refusal(key, "any value", "this engine's DynamoDB lock client takes AWS credentials from the environment "
+    return Refusal(key, "any value", "this engine's DynamoDB lock and Glue sync clients take AWS credentials from the "
+                   "environment "
                    "(the default credential chain); credentials given here would be ignored and the lock could be "
                    "taken in another account than the Java writers'", "Remove it and give the credentials through "
                    "the environment (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, a profile or an "
@@ -185,9 +186,6 @@ _NO_MDT = "this engine does not write Hudi's metadata table (it lists files from
 _NO_MDT_OUT = "Set it false or remove it"
 _NO_CLUSTERING = "this engine does not run clustering"
 _NO_CLUSTERING_OUT = "Set it false (cluster with Hudi's own clustering job)"
-_NO_SYNC = ("this engine does not sync catalogs (Hive metastore, Glue, ...); the dbt adapter registers dbt models "
-            "itself")
-_NO_SYNC_OUT = "Set it false and sync with Hudi's sync tool (HiveSyncTool / AwsGlueCatalogSyncTool) after the write"
 _NO_CLASS = "this engine runs no Java classes"
 _REMOVE = "Remove the option"
 
@@ -333,9 +331,17 @@ REFUSALS: tuple[Refusal, ...] = (
             "Remove it; use upsert to keep keys unique", DS, values=("strict",)),
     _any("hoodie.datasource.write.partitions.to.delete", "this engine has no delete_partition operation",
          "Delete the partition's records with the delete operation, or use insert_overwrite", DS),
-    # Catalog sync (another issue will implement it)
-    _on("hoodie.datasource.hive_sync.enable", _NO_SYNC, _NO_SYNC_OUT, SYNC),
-    _on("hoodie.datasource.meta.sync.enable", _NO_SYNC, _NO_SYNC_OUT, SYNC),
+    # Catalog sync (hudi_engine.sync honours the rest)
+    _on("hoodie.datasource.hive_sync.use_pre_apache_input_format", "this engine syncs Apache Hudi's input formats "
+        "(org.apache.hudi.hadoop.*)", "Set it false or remove it", SYNC),
+    _on("hoodie.datasource.hive_sync.bucket_sync", "this engine does not sync Hive bucket specs",
+        "Set it false or remove it", SYNC),
+    _unless("hoodie.datasource.hive_sync.base_file_format", ("PARQUET",), "this engine writes parquet base files",
+            "Set it PARQUET or remove it", SYNC),
+    Refusal("hoodie.datasource.hive_sync.mode", "jdbc", "this engine syncs through the Spark session's own Hive "
+            "metastore client; it has no HiveServer2 (JDBC) client", "Set it hms (or remove it) and give the Spark "
+            "session the metastore (spark.sql.catalogImplementation=hive, hive.metastore.uris)", SYNC,
+            values=("jdbc",)),
     # Callbacks, validators, error table
     _on("hoodie.write.commit.callback.on", "this engine runs no commit callbacks",
         "Set it false; act on the write's result instead", "HoodieWriteCommitCallbackConfig"),
@@ -374,7 +380,9 @@ REFUSALS: tuple[Refusal, ...] = (
 _JAVA = "tuning of Java / Spark internals; this engine has its own and the written table is the same"
 _CLUSTERING_SETTINGS = "settings of clustering, which this engine does not run (turning it on is refused)"
 _MDT_SETTINGS = "settings of the metadata table, which this engine does not write (turning it on is refused)"
-_SYNC_SETTINGS = "settings of catalog sync, which this engine does not do (turning it on is refused)"
+_SYNC_SETTINGS = ("settings of Hudi's sync tools that change nothing in the synced entry here (connections "
+                  "this engine does not open: it syncs through the Spark session's metastore client and boto3; "
+                  "batching and parallelism of Java's client; comments)")
 
 NO_OPS: tuple[NoOps, ...] = (
     NoOps(W, _JAVA, (
@@ -552,25 +560,14 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.deltastreamer.source.kafka.value.deserializer.class",
     )),
     NoOps(SYNC, _SYNC_SETTINGS, (
-        "hoodie.meta.sync.client.tool.class", "hoodie.datasource.meta.sync.base.path",
-        "hoodie.datasource.hive_sync.database", "hoodie.datasource.hive_sync.table",
-        "hoodie.datasource.hive_sync.base_file_format", "hoodie.datasource.hive_sync.partition_fields",
-        "hoodie.datasource.hive_sync.partition_extractor_class",
-        "hoodie.datasource.hive_sync.assume_date_partitioning", "hoodie.meta.sync.decode_partition",
+        "hoodie.datasource.meta.sync.base.path", "hoodie.datasource.hive_sync.assume_date_partitioning",
         "hoodie.meta.sync.metadata_file_listing", "hoodie.datasource.meta_sync.condition.sync",
-        "hoodie.meta_sync.spark.version", "hoodie.datasource.hive_sync.username",
-        "hoodie.datasource.hive_sync.password", "hoodie.datasource.hive_sync.jdbcurl",
-        "hoodie.datasource.hive_sync.use_jdbc", "hoodie.datasource.hive_sync.metastore.uris",
-        "hoodie.datasource.hive_sync.auto_create_database", "hoodie.datasource.hive_sync.ignore_exceptions",
-        "hoodie.datasource.hive_sync.skip_ro_suffix", "hoodie.datasource.hive_sync.support_timestamp",
-        "hoodie.datasource.hive_sync.table_properties", "hoodie.datasource.hive_sync.serde_properties",
-        "hoodie.datasource.hive_sync.sync_as_datasource", "hoodie.datasource.hive_sync.schema_string_length_thresh",
-        "hoodie.datasource.hive_sync.create_managed_table", "hoodie.datasource.hive_sync.omit_metadata_fields",
-        "hoodie.datasource.hive_sync.batch_num", "hoodie.datasource.hive_sync.batching.enabled",
-        "hoodie.datasource.hive_sync.batching.threads", "hoodie.datasource.hive_sync.mode",
-        "hoodie.datasource.hive_sync.bucket_sync", "hoodie.datasource.hive_sync.bucket_sync_spec",
-        "hoodie.datasource.hive_sync.sync_comment", "hoodie.datasource.hive_sync.table.strategy",
-        "hoodie.datasource.hive_sync.use_spark_catalog", "hoodie.datasource.hive_sync.use_pre_apache_input_format",
+        "hoodie.datasource.hive_sync.username", "hoodie.datasource.hive_sync.password",
+        "hoodie.datasource.hive_sync.jdbcurl", "hoodie.datasource.hive_sync.use_jdbc",
+        "hoodie.datasource.hive_sync.metastore.uris", "hoodie.datasource.hive_sync.batch_num",
+        "hoodie.datasource.hive_sync.batching.enabled", "hoodie.datasource.hive_sync.batching.threads",
+        "hoodie.datasource.hive_sync.bucket_sync_spec", "hoodie.datasource.hive_sync.sync_comment",
+        "hoodie.datasource.hive_sync.use_spark_catalog",
     )),
     NoOps("FileSystemViewStorageConfig / ConsistencyGuardConfig / HoodieTimeGeneratorConfig",
           _JAVA + " (the file system view and timeline server, eventual-consistency waits, instant time generation; "
@@ -612,20 +609,18 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.metrics.reporter.type", "hoodie.metrics.reporter.class", "hoodie.metrics.reporter.metricsname.prefix",
         "hoodie.metrics.executor.enable", "hoodie.metrics.lock.enable", "hoodie.metrics.configs.properties",
     )),
-    NoOps("HoodieAWSConfig", "settings of AWS role assumption (refused with hoodie.aws.role.arn) and of Glue sync", (
-        "hoodie.aws.role.session.name", "hoodie.aws.role.external.id", "hoodie.aws.glue.endpoint",
-        "hoodie.aws.glue.region", "hoodie.aws.sts.endpoint", "hoodie.aws.sts.region",
+    NoOps("HoodieAWSConfig", "settings of AWS role assumption (refused with hoodie.aws.role.arn)", (
+        "hoodie.aws.role.session.name", "hoodie.aws.role.external.id", "hoodie.aws.sts.endpoint",
+        "hoodie.aws.sts.region",
     )),
     NoOps("GlueCatalogSyncClientConfig", _SYNC_SETTINGS, (
-        "hoodie.datasource.meta.sync.glue.skip_table_archive",
         "hoodie.datasource.meta.sync.glue.all_partitions_read_parallelism",
         "hoodie.datasource.meta.sync.glue.changed_partitions_read_parallelism",
         "hoodie.datasource.meta.sync.glue.partition_change_parallelism",
         "hoodie.datasource.meta.sync.glue.metadata_file_listing",
         "hoodie.datasource.meta.sync.glue.partition_index_fields.enable",
         "hoodie.datasource.meta.sync.glue.partition_index_fields",
-        "hoodie.datasource.meta.sync.glue.recreate_table_on_error", "hoodie.datasource.meta.sync.glue.database_name",
-        "hoodie.datasource.meta.sync.glue.table_name",
+        "hoodie.datasource.meta.sync.glue.recreate_table_on_error",
     )),
     NoOps("HoodieIndexingConfig", "definitions of metadata-table indexes (Spark SQL CREATE INDEX), which this engine "
           "does not write (turning them on is refused)", (

@@ -320,6 +320,101 @@ CLUSTERING_UPDATES_STRATEGY: ConfigOption[str] = ConfigOption(
     "Hudi's other strategies are refused by name (docs/clustering.md).", "clustering",
     hudi_default="org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy")
 
+# ---- catalog sync (Hudi's HiveSyncTool / AwsGlueCatalogSyncTool keys; hudi_engine.sync) ----------------------------
+_HIVE_SYNC = "hoodie.datasource.hive_sync."
+HIVE_SYNC_TOOL = "org.apache.hudi.hive.HiveSyncTool"
+GLUE_SYNC_TOOL = "org.apache.hudi.aws.sync.AwsGlueCatalogSyncTool"
+HIVE_SYNC_ENABLE: ConfigOption[bool] = ConfigOption(
+    _HIVE_SYNC + "enable", Kind.BOOL, False, "After every commit, create or update the table's Hive metastore entry "
+    "(Spark's own metastore, as HiveSyncTool writes it: docs/catalog-sync.md).", "sync", hudi_default="false")
+META_SYNC_ENABLE: ConfigOption[bool] = ConfigOption(
+    "hoodie.datasource.meta.sync.enable", Kind.BOOL, False, "After every commit, run the sync tools of "
+    "hoodie.meta.sync.client.tool.class.", "sync", hudi_default="false")
+SYNC_TOOLS: ConfigOption[tuple[str, ...]] = ConfigOption(
+    "hoodie.meta.sync.client.tool.class", Kind.FIELDS, (HIVE_SYNC_TOOL,), "Sync tools (comma-separated): "
+    "HiveSyncTool (the Hive metastore) and AwsGlueCatalogSyncTool (the AWS Glue Data Catalog), full or short "
+    "names; others are refused.", "sync", hudi_default=HIVE_SYNC_TOOL)
+SYNC_MODE: ConfigOption[str] = ConfigOption(
+    _HIVE_SYNC + "mode", Kind.CHOICE, "hms", "How the Hive metastore is reached: hms and hiveql both go through the "
+    "Spark session's own metastore client (HiveQL DDL run by Spark's Hive client); jdbc (a HiveServer2 "
+    "connection) is refused.", "sync", choices=("hms", "hiveql", "jdbc"),
+    default_note="Hudi without a mode uses JDBC (hoodie.datasource.hive_sync.use_jdbc); this engine talks to the "
+    "metastore of the Spark session that writes")
+SYNC_DATABASE: ConfigOption[str] = ConfigOption(
+    _HIVE_SYNC + "database", Kind.STRING, "default", "Database of the synced tables.", "sync",
+    hudi_default="default")
+SYNC_TABLE: ConfigOption[str] = ConfigOption(
+    _HIVE_SYNC + "table", Kind.STRING, "", "Name of the synced table (MERGE_ON_READ: the base of the _ro / _rt "
+    "names); default the Hudi table's name.", "sync", hudi_default="unknown",
+    default_note="the table's hoodie.table.name, as Hudi's Spark writer infers it")
+SYNC_PARTITION_FIELDS: ConfigOption[tuple[str, ...]] = ConfigOption(
+    _HIVE_SYNC + "partition_fields", Kind.FIELDS, (), "Partition columns of the synced table; default the Hudi "
+    "table's partition fields, and only those are accepted.", "sync")
+SYNC_PARTITION_EXTRACTOR: ConfigOption[str] = ConfigOption(
+    _HIVE_SYNC + "partition_extractor_class", Kind.STRING, "", "How partition paths become partition values: "
+    "MultiPartKeysValueExtractor, HiveStylePartitionValueExtractor, SinglePartPartitionValueExtractor, "
+    "SlashEncodedDayPartitionValueExtractor or NonPartitionedExtractor (full or short names); default inferred as "
+    "Hudi infers it.", "sync")
+SYNC_SUPPORT_TIMESTAMP: ConfigOption[bool] = ConfigOption(
+    _HIVE_SYNC + "support_timestamp", Kind.BOOL, False, "Timestamp columns are synced as Hive timestamp (default: "
+    "bigint, as Hudi does).", "sync", hudi_default="false")
+SYNC_SKIP_RO_SUFFIX: ConfigOption[bool] = ConfigOption(
+    _HIVE_SYNC + "skip_ro_suffix", Kind.BOOL, False, "MERGE_ON_READ: name the read-optimized table without the _ro "
+    "suffix.", "sync", hudi_default="false")
+SYNC_TABLE_STRATEGY: ConfigOption[str] = ConfigOption(
+    _HIVE_SYNC + "table.strategy", Kind.CHOICE, "ALL", "MERGE_ON_READ: sync the _ro and _rt tables (ALL), or only "
+    "one of them under the plain name (RO, RT).", "sync", hudi_default="ALL", choices=("ALL", "RO", "RT"))
+SYNC_AS_DATASOURCE: ConfigOption[bool] = ConfigOption(
+    _HIVE_SYNC + "sync_as_datasource", Kind.BOOL, True, "Add the Spark data source parameters "
+    "(spark.sql.sources.provider=hudi, the schema), so that Spark reads the entry through the hudi source.", "sync",
+    hudi_default="true")
+SYNC_SCHEMA_LENGTH: ConfigOption[int] = ConfigOption(
+    _HIVE_SYNC + "schema_string_length_thresh", Kind.INT, 4000, "Longest part of the Spark schema parameter "
+    "(spark.sql.sources.schema.part.N).", "sync", hudi_default="4000", minimum=1)
+SYNC_CREATE_MANAGED: ConfigOption[bool] = ConfigOption(
+    _HIVE_SYNC + "create_managed_table", Kind.BOOL, False, "Create the entry without EXTERNAL=TRUE.", "sync",
+    hudi_default="false")
+SYNC_OMIT_METADATA_FIELDS: ConfigOption[bool] = ConfigOption(
+    _HIVE_SYNC + "omit_metadata_fields", Kind.BOOL, False, "Leave the _hoodie_* meta columns out of the synced "
+    "columns.", "sync", hudi_default="false")
+SYNC_AUTO_CREATE_DATABASE: ConfigOption[bool] = ConfigOption(
+    _HIVE_SYNC + "auto_create_database", Kind.BOOL, True, "Create the database when it does not exist (false: "
+    "the sync fails).", "sync", hudi_default="true")
+SYNC_IGNORE_EXCEPTIONS: ConfigOption[bool] = ConfigOption(
+    _HIVE_SYNC + "ignore_exceptions", Kind.BOOL, False, "A failed sync is a warning instead of an error (the data "
+    "is committed either way).", "sync", hudi_default="false")
+SYNC_TABLE_PROPERTIES: ConfigOption[str] = ConfigOption(
+    _HIVE_SYNC + "table_properties", Kind.STRING, "", "Extra table parameters, `key=value` lines.", "sync")
+SYNC_SERDE_PROPERTIES: ConfigOption[str] = ConfigOption(
+    _HIVE_SYNC + "serde_properties", Kind.STRING, "", "Extra SerDe parameters, `key=value` lines.", "sync")
+SYNC_DECODE_PARTITION: ConfigOption[bool] = ConfigOption(
+    "hoodie.meta.sync.decode_partition", Kind.BOOL, False, "URL-decode partition values (default: true when the "
+    "table URL-encodes its partition paths, as Hudi infers it).", "sync", hudi_default="false")
+SYNC_SPARK_VERSION: ConfigOption[str] = ConfigOption(
+    "hoodie.meta_sync.spark.version", Kind.STRING, "", "spark.sql.create.version of the synced entry (default: "
+    "the writing Spark session's version).", "sync")
+GLUE_REGION: ConfigOption[str] = ConfigOption(
+    "hoodie.aws.glue.region", Kind.STRING, "", "AwsGlueCatalogSyncTool: the AWS region (default AWS_REGION / "
+    "AWS_DEFAULT_REGION / the profile's).", "sync")
+GLUE_ENDPOINT: ConfigOption[str] = ConfigOption(
+    "hoodie.aws.glue.endpoint", Kind.STRING, "", "AwsGlueCatalogSyncTool: the Glue endpoint (default the "
+    "region's).", "sync")
+GLUE_DATABASE: ConfigOption[str] = ConfigOption(
+    "hoodie.datasource.meta.sync.glue.database_name", Kind.STRING, "", "AwsGlueCatalogSyncTool: the database "
+    "(default hoodie.datasource.hive_sync.database).", "sync")
+GLUE_TABLE: ConfigOption[str] = ConfigOption(
+    "hoodie.datasource.meta.sync.glue.table_name", Kind.STRING, "", "AwsGlueCatalogSyncTool: the table name "
+    "(default hoodie.datasource.hive_sync.table).", "sync")
+GLUE_SKIP_ARCHIVE: ConfigOption[bool] = ConfigOption(
+    "hoodie.datasource.meta.sync.glue.skip_table_archive", Kind.BOOL, True, "AwsGlueCatalogSyncTool: table "
+    "updates keep no archived table version in Glue.", "sync", hudi_default="true")
+SYNC_OPTIONS = (HIVE_SYNC_ENABLE, META_SYNC_ENABLE, SYNC_TOOLS, SYNC_MODE, SYNC_DATABASE, SYNC_TABLE,
+                SYNC_PARTITION_FIELDS, SYNC_PARTITION_EXTRACTOR, SYNC_SUPPORT_TIMESTAMP, SYNC_SKIP_RO_SUFFIX,
+                SYNC_TABLE_STRATEGY, SYNC_AS_DATASOURCE, SYNC_SCHEMA_LENGTH, SYNC_CREATE_MANAGED,
+                SYNC_OMIT_METADATA_FIELDS, SYNC_AUTO_CREATE_DATABASE, SYNC_IGNORE_EXCEPTIONS, SYNC_TABLE_PROPERTIES,
+                SYNC_SERDE_PROPERTIES, SYNC_DECODE_PARTITION, SYNC_SPARK_VERSION, GLUE_REGION, GLUE_ENDPOINT,
+                GLUE_DATABASE, GLUE_TABLE, GLUE_SKIP_ARCHIVE)
+
 # ---- read options (the Spark data source) -----------------------------------------------------------------------
 QUERY_TYPE: ConfigOption[str] = ConfigOption(
     "hoodie.datasource.query.type", Kind.CHOICE, "snapshot",
@@ -372,7 +467,7 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     UPSERT_PARALLELISM, INSERT_PARALLELISM, BULK_INSERT_PARALLELISM, DELETE_PARALLELISM, BULK_INSERT_SORT_MODE,
     COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS, CLEAN_AUTOMATIC, CLEANER_POLICY, CLEANER_COMMITS_RETAINED,
     CLEANER_FILE_VERSIONS_RETAINED, *LOCK_OPTIONS, *ARCHIVAL_OPTIONS,
-    CLUSTERING_UPDATES_STRATEGY,
+    CLUSTERING_UPDATES_STRATEGY, *SYNC_OPTIONS,
 )
 READ_OPTIONS: tuple[ConfigOption, ...] = (QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT)
 ALL_OPTIONS: tuple[ConfigOption, ...] = WRITE_OPTIONS + READ_OPTIONS
@@ -380,4 +475,5 @@ GROUPS = {"table": "Table", "keys": "Record keys and partitioning", "merge": "Pa
           "index": "Index", "bloom": "Bloom filters", "storage": "Base files", "log": "Log files (MOR)",
           "parallelism": "Parallelism", "compaction": "Compaction (MOR)", "clean": "Cleaning",
           "lock": "Lock, heartbeats and concurrent writers", "archival": "Archival", "clustering": "Clustering",
+          "sync": "Catalog sync (Hive metastore, AWS Glue)",
           "read": "Reads (the Spark data source)"}
