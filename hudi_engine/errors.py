@@ -51,6 +51,16 @@ class TableServiceError(WriteError):
         self.service = service
 
 
+class SyncError(WriteError):
+    """A catalog sync (Hive metastore, Glue) failed. After a commit, `instant` names the committed instant (its data
+    is in the table) and `tool` the sync that failed; the next sync repairs the entry."""
+
+    def __init__(self, message: str, *, instant: str | None = None, tool: str = "") -> None:
+        super().__init__(message)
+        self.instant = instant
+        self.tool = tool
+
+
 class ClusteringUpdateError(WriteError):
     """Hudi's HoodieClusteringUpdateException: a write that updates or deletes records of a file group under a pending
     clustering (`hoodie.clustering.updates.strategy`=SparkRejectUpdateStrategy), refused before any file is written."""

@@ -67,7 +67,8 @@ class ReadOptions:
         opts = {str(k).lower(): v for k, v in options.items()}
         if "paths" in opts and opts["paths"] not in ("", "[]"):
             raise HudiError(f"option paths={opts['paths']!r}: the hudi source reads one table; use load(path)")
-        query_type = (opts.get(QUERY_TYPE) or "snapshot").strip().lower()
+        ro_entry = (opts.get(keys.QUERY_AS_RO_TABLE.key) or "").strip().lower() == "true"  # a synced _ro entry
+        query_type = (opts.get(QUERY_TYPE) or ("read_optimized" if ro_entry else "snapshot")).strip().lower()
         if query_type not in QUERY_TYPES:
             raise HudiError(f"option {QUERY_TYPE}={query_type!r}: expected one of {', '.join(QUERY_TYPES)}")
         as_of = None

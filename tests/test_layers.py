@@ -40,6 +40,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "hudi_engine.table_services", "hudi_engine.table_services.*")),
     # HudiTable reads and runs the table services on request, so it sits above them.
     ("table: HudiTable and read planning", ("hudi_engine.table", "hudi_engine.scan_plan", "hudi_engine.read_options")),
+    ("catalog sync: the entries Hudi's sync tools write, the sync over a catalog client, Glue's client", (
+        "hudi_engine.sync", "hudi_engine.sync.*")),
     ("the engine's public API", ("hudi_engine",)),
     ("spark: the only package importing pyspark", ("hudi_engine.spark", "hudi_engine.spark.*")),
     ("dbt adapter", ("dbt.adapters.hudi", "dbt.adapters.hudi.*")),

@@ -420,6 +420,9 @@ QUERY_TYPE: ConfigOption[str] = ConfigOption(
     "hoodie.datasource.query.type", Kind.CHOICE, "snapshot",
     "snapshot (merged), read_optimized (base files only) or incremental (records written in a range of commits).",
     "read", hudi_default="snapshot", choices=("snapshot", "read_optimized", "incremental"))
+QUERY_AS_RO_TABLE: ConfigOption[bool] = ConfigOption(
+    "hoodie.query.as.ro.table", Kind.BOOL, False, "A catalog entry's SerDe parameter (Hudi's sync writes it): true "
+    "reads the entry as read_optimized unless the query type is given.", "read")
 AS_OF_INSTANT: ConfigOption[str] = ConfigOption(
     "as.of.instant", Kind.STRING, "", "Time travel: read the table as of this instant (or date / timestamp).", "read",
     aliases=("as_of_instant",))
@@ -469,7 +472,7 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     CLEANER_FILE_VERSIONS_RETAINED, *LOCK_OPTIONS, *ARCHIVAL_OPTIONS,
     CLUSTERING_UPDATES_STRATEGY, *SYNC_OPTIONS,
 )
-READ_OPTIONS: tuple[ConfigOption, ...] = (QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT)
+READ_OPTIONS: tuple[ConfigOption, ...] = (QUERY_TYPE, QUERY_AS_RO_TABLE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT)
 ALL_OPTIONS: tuple[ConfigOption, ...] = WRITE_OPTIONS + READ_OPTIONS
 GROUPS = {"table": "Table", "keys": "Record keys and partitioning", "merge": "Payload and pre-combine",
           "index": "Index", "bloom": "Bloom filters", "storage": "Base files", "log": "Log files (MOR)",

@@ -21,6 +21,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from hudi_engine.config.write_config import IndexType, WriteConfig
 from hudi_engine.errors import ConfigError
 from hudi_engine.schema import META_COLUMNS
+from hudi_engine.spark.catalog_sync import CatalogSync
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.spark.writer import checked, write
@@ -81,6 +82,7 @@ def write_on_driver(df: DataFrame, path: str, config: WriteConfig) -> WriteResul
         raise unwrap_task_error(e) from e
     rows = rows.select(schema.names).cast(schema)
     collected = time.monotonic() - t0
+    catalogs = CatalogSync.prepare(spark, path, config)  # sync settings the session cannot honour: refused now
     executor = spark_executor(spark)
     storage, base_path = Storage.for_uri(path)
     storage_uri = Storage.location(path)
@@ -94,4 +96,5 @@ def write_on_driver(df: DataFrame, path: str, config: WriteConfig) -> WriteResul
                         table, executor)
     result.timings["collect"] = collected
     result.timings["table_services"] = time.monotonic() - t1
+    catalogs.after_commit(result.instant_time)
     return result

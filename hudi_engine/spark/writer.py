@@ -36,6 +36,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.keygen import AUTO_KEY_COLUMN
 from hudi_engine.schema import META_COLUMNS
+from hudi_engine.spark.catalog_sync import CatalogSync
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.executor_env import ensure_executor_env
 from hudi_engine.spark.sql_keys import auto_key_column, sql_key_text, sql_keys
@@ -93,6 +94,7 @@ def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> Wr
     ensure_executor_env(spark)  # executors can run the engine (shipped if missing), before any instant
     # Spark hands timestamps to Arrow tasks in the session time zone; the table stores them as UTC instants.
     data_schema = to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
+    catalogs = CatalogSync.prepare(spark, path, config)  # sync settings the session cannot honour: refused now
     client = WriteClient.open(path, config, data_schema)
     executor = spark_executor(spark)
     # A compaction or clean that a crash left pending completes first: new log files of a group under a pending
@@ -108,6 +110,7 @@ def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> Wr
     runner.after_commit(client.storage, client.base_path, client.storage_uri, client.config, result.instant_time,
                         client.table_config, executor)
     result.timings["table_services"] = time.monotonic() - t0
+    catalogs.after_commit(result.instant_time)
     return result
 
 

@@ -55,8 +55,9 @@ def test_registry_is_consistent():
     assert len(refused) == sum(len(r.all_keys) for r in H.REFUSALS), "a key is refused twice"
     assert sum(len(g.keys) for g in H.NO_OPS) == len(H.NO_OP_KEYS), "a no-op key is listed twice"
     assert not refused & H.NO_OP_KEYS
-    # Declared keys are honoured by keys.py; the one declared key with a refused value is the metadata table switch.
-    assert refused & DECLARED == {"hoodie.metadata.enable"}
+    # Declared keys are honoured by keys.py; the declared keys with a refused value are the metadata table switch
+    # and the Hive sync mode (jdbc: a HiveServer2 connection, which this engine does not open).
+    assert refused & DECLARED == {"hoodie.metadata.enable", "hoodie.datasource.hive_sync.mode"}
     assert not H.NO_OP_KEYS & DECLARED
     assert all(k.startswith(("hoodie.", "_hoodie.", "_.hoodie.")) for k in H.known_keys())
 
@@ -81,7 +82,7 @@ def accepted_sample(r: H.Refusal) -> str:
     return {"hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING", "hoodie.payload.ordering.field": "ts",
             "hoodie.bucket.index.hash.field": "id", "hoodie.storage.layout.type": "DEFAULT",
             "hoodie.merge.allow.duplicate.on.inserts": "false",
-            "hoodie.sql.insert.mode": "upsert"}.get(r.key, "")  # refused with any value: only unset passes
+            "hoodie.sql.insert.mode": "upsert", "hoodie.datasource.hive_sync.mode": "hms"}.get(r.key, "")  # refused with any value: only unset passes
 
 
 @pytest.mark.parametrize("refusal", H.REFUSALS, ids=lambda r: r.key)
@@ -126,7 +127,7 @@ def test_values_that_depend_on_other_options():
 
 def test_the_four_silently_dropped_keys_are_refused_together_with_bad_values():
     text = error_of({"hoodie.clustering.inline": "true", "hoodie.metadata.enable": "TRUE",
-                     "hoodie.metadata.record.index.enable": "true", "hoodie.datasource.hive_sync.enable": "true",
+                     "hoodie.metadata.record.index.enable": "true", "hoodie.datasource.hive_sync.mode": "jdbc",
                      "hoodie.index.type": "RECORD_INDEX"}, "s3://lake/orders")
     lines = text.splitlines()
     assert lines[0] == "table s3://lake/orders: invalid Hudi write options:"
@@ -139,8 +140,8 @@ def test_the_four_silently_dropped_keys_are_refused_together_with_bad_values():
             "remove it") in lines
     assert any(line.startswith("  hoodie.metadata.record.index.enable='true' is not supported: this engine does "
                                "not write Hudi's metadata table") for line in lines)
-    assert any(line.startswith("  hoodie.datasource.hive_sync.enable='true' is not supported: this engine does "
-                               "not sync catalogs") for line in lines)
+    assert any(line.startswith("  hoodie.datasource.hive_sync.mode='jdbc' is not supported: this engine syncs "
+                               "through the Spark session's own Hive metastore client") for line in lines)
     # Their alternative keys too.
     assert "hoodie.datasource.clustering.inline.enable='true' is not supported" in error_of(
         {"hoodie.datasource.clustering.inline.enable": "true"})

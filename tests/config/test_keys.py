@@ -76,6 +76,23 @@ HUDI_DEFAULTS = {
     # HoodieTableConfig.CDC_ENABLED / CDC_SUPPLEMENTAL_LOGGING_MODE
     "hoodie.table.cdc.enabled": "false",
     "hoodie.table.cdc.supplemental.logging.mode": "DATA_BEFORE_AFTER",
+    # HiveSyncConfigHolder / HoodieSyncConfig / GlueCatalogSyncClientConfig (0.14/0.15)
+    "hoodie.datasource.hive_sync.enable": "false",
+    "hoodie.datasource.meta.sync.enable": "false",
+    "hoodie.meta.sync.client.tool.class": "org.apache.hudi.hive.HiveSyncTool",
+    "hoodie.datasource.hive_sync.database": "default",
+    "hoodie.datasource.hive_sync.table": "unknown",
+    "hoodie.datasource.hive_sync.support_timestamp": "false",
+    "hoodie.datasource.hive_sync.skip_ro_suffix": "false",
+    "hoodie.datasource.hive_sync.table.strategy": "ALL",
+    "hoodie.datasource.hive_sync.sync_as_datasource": "true",
+    "hoodie.datasource.hive_sync.schema_string_length_thresh": "4000",
+    "hoodie.datasource.hive_sync.create_managed_table": "false",
+    "hoodie.datasource.hive_sync.omit_metadata_fields": "false",
+    "hoodie.datasource.hive_sync.auto_create_database": "true",
+    "hoodie.datasource.hive_sync.ignore_exceptions": "false",
+    "hoodie.meta.sync.decode_partition": "false",
+    "hoodie.datasource.meta.sync.glue.skip_table_archive": "true",
 }
 
 
