@@ -20,6 +20,7 @@ from typing import Protocol
 from hudi_engine.config import keys as K
 from hudi_engine.config.write_config import GLUE, HIVE, SyncConfig
 from hudi_engine.errors import SyncError
+from hudi_engine.storage import Storage
 from hudi_engine.sync.entry import (
     LAST_COMMIT_TIME_SYNC,
     SCHEMA_PREFIX,
@@ -162,7 +163,9 @@ def sync_catalogs(path: str, cfg: SyncConfig, clients: Mapping[str, CatalogClien
     `instant` (a commit this write made) a failure raises `SyncError` saying the data committed at that instant and
     which sync failed (a warning with hoodie.datasource.hive_sync.ignore_exceptions); the next sync repairs it."""
     table = HudiTable.load(path)
-    location = path if "://" in str(path) else table.base_path
+    # A URI as given (its query string, e.g. a pyarrow endpoint override, is no part of the location); a local path
+    # absolute.
+    location = Storage.location(str(path)).split("?", 1)[0]
     name = cfg.table or table.config.name
     done = []
     for tool in cfg.tools:
