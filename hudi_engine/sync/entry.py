@@ -119,6 +119,11 @@ def describe(table: HudiTable, location: str, cfg: SyncConfig, *, database: str,
     return SyncedTable(table.base_path, last.timestamp, tuple(entries), partitions)
 
 
+def entry_names(name: str, mor: bool, cfg: SyncConfig) -> list[str]:
+    """The names of the tables a sync of table `name` writes (COPY_ON_WRITE: `name`; MERGE_ON_READ: `_ro`, `_rt`)."""
+    return [t for t, _, _ in _tables(name, mor, cfg)]
+
+
 def _tables(name: str, mor: bool, cfg: SyncConfig) -> list[tuple[str, bool, bool]]:
     """(table name, realtime input format, read as optimized) of each synced table (`HiveSyncTool.doSync`)."""
     if not mor:

@@ -238,3 +238,33 @@ def test_keyed_strategy_without_unique_key_is_refused_naming_the_model(settings)
 def test_keyless_model_refuses_dedup_options_at_compile_time():
     with pytest.raises(HudiConfigError, match="hoodie.combine.before.insert=true is refused"):
         HudiModelConfig.from_dbt({"hudi_options": {"hoodie.combine.before.insert": "true"}}, "events")
+
+
+def test_hive_sync_and_glue_sync_settings_spell_hudis_sync_keys():
+    plain = cfg().hoodie_options("orders", "analytics", "upsert")
+    assert not any("sync" in k for k in plain)
+    hive = cfg(hive_sync=True).hoodie_options("orders", "analytics", "upsert")
+    # The synced entry is the model's own relation unless the model names another.
+    assert {k: v for k, v in hive.items() if "sync" in k} == {
+        "hoodie.datasource.hive_sync.enable": "true", "hoodie.datasource.hive_sync.database": "analytics",
+        "hoodie.datasource.hive_sync.table": "orders"}
+    both = cfg(hive_sync={"table": "orders_hive", "skip_ro_suffix": True},
+               glue_sync={"database": "lake", "region": "eu-west-1"}).hoodie_options("orders", "analytics", "upsert")
+    assert {k: v for k, v in both.items() if "sync" in k or "glue" in k} == {
+        "hoodie.datasource.hive_sync.enable": "true", "hoodie.datasource.hive_sync.table": "orders_hive",
+        "hoodie.datasource.hive_sync.skip_ro_suffix": "true", "hoodie.datasource.meta.sync.enable": "true",
+        "hoodie.meta.sync.client.tool.class": "org.apache.hudi.aws.sync.AwsGlueCatalogSyncTool",
+        "hoodie.datasource.meta.sync.glue.database_name": "lake", "hoodie.aws.glue.region": "eu-west-1",
+        "hoodie.datasource.hive_sync.database": "analytics"}
+    assert WriteConfig.from_options(both).sync.tools == ("glue", "hive")
+    assert cfg(hive_sync=False).hoodie_options("orders", "analytics", "upsert") == plain
+
+
+def test_bad_sync_settings_are_refused_at_compile_time():
+    with pytest.raises(HudiConfigError) as e:
+        cfg(hive_sync={"db": "x"}, glue_sync="yes", partition_by="day",
+            hudi_options={"hoodie.datasource.hive_sync.partition_fields": "region"})
+    text = str(e.value)
+    assert "hive_sync: unknown key 'db'; expected database, table, skip_ro_suffix, support_timestamp, mode" in text
+    assert "glue_sync='yes': expected true, or a mapping with keys" in text
+    assert "hoodie.datasource.hive_sync.partition_fields='region' are not the partition fields" in text

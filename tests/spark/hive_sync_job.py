@@ -36,7 +36,8 @@ def entry(name: str) -> dict:
     return {"location": e.location, "columns": [[c.name, c.type] for c in e.columns],
             "partition_keys": [[c.name, c.type] for c in e.partition_keys], "input_format": e.input_format,
             "output_format": e.output_format, "serde": e.serde, "serde_params": dict(e.serde_params),
-            "params": {k: v for k, v in e.params.items() if k != "transient_lastDdlTime"},
+            # the metastore's own bookkeeping (it adds it to any table, HiveSyncTool's too) left out
+            "params": {k: v for k, v in e.params.items() if k not in ("transient_lastDdlTime", "numFiles", "totalSize")},
             "table_type": e.table_type,
             "partitions": {"/".join(v): loc for v, loc in metastore.partitions(e).items()} if e.partition_keys else {},
             # Hive's own names of the partitions (what SHOW PARTITIONS prints in Hive)

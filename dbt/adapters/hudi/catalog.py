@@ -60,7 +60,20 @@ def catalog_entry(spark, name: str) -> CatalogEntry | None:
         columns.append((column, data_type))
         if comment.startswith(PATH_COMMENT_PREFIX) and path is None:
             path = comment[len(PATH_COMMENT_PREFIX):].strip()
+    if path is None:
+        path = synced_path(spark, name)
     return CatalogEntry(tuple(columns), path)
+
+
+def synced_path(spark, name: str) -> str | None:
+    """The Hudi table of an entry Hudi's Hive sync wrote (a `hudi` data source table without the path comment):
+    its `path` SerDe parameter, which Spark reads as the table's location."""
+    jspark = spark._jsparkSession
+    meta = jspark.sessionState().catalog().getTableMetadata(jspark.sessionState().sqlParser().parseTableIdentifier(name))
+    provider = meta.provider()
+    if not provider.isDefined() or provider.get().lower() != "hudi" or not meta.storage().locationUri().isDefined():
+        return None
+    return local_path(meta.storage().locationUri().get().toString())
 
 
 def declared_fields(spark, name: str) -> list[tuple[str, str, str]] | None:

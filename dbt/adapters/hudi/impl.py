@@ -214,6 +214,11 @@ class HudiAdapter(SparkAdapter):
                     f"hudi_{service}: {target} has no Hudi table in the catalog ({name} is missing or is not a Hudi "
                     f"table of this adapter). Build it first (dbt run --select ...), or give path: <Hudi table path>.")
         options = service_options(service, node_config or {}, args)
+        if service == "sync" and relation is not None:  # the synced entry is the relation's own, unless named
+            schema, _, identifier = (relation if isinstance(relation, str) else
+                                     f"{relation.schema}.{relation.identifier}").replace("`", "").rpartition(".")
+            options.setdefault("hoodie.datasource.hive_sync.database", schema or "default")
+            options.setdefault("hoodie.datasource.hive_sync.table", identifier)
         report = run_service(service, str(path), options, instant=args.get("instant"), spark=self.spark)
         return report.as_dict()
 

@@ -29,6 +29,13 @@ HUDI_SQL_OPTIONS = {"primaryKey": "unique_key", "preCombineField": "precombine_f
 COMPACTION_KEYS: dict[str, ConfigOption[Any]] = {"inline": K.COMPACT_INLINE, "delta_commits": K.COMPACT_MAX_DELTA_COMMITS}
 CLEANING_KEYS = {"automatic": K.CLEAN_AUTOMATIC, "policy": K.CLEANER_POLICY, "retained": None}
 CLEANING_POLICIES = {"commits": "KEEP_LATEST_COMMITS", "file_versions": "KEEP_LATEST_FILE_VERSIONS"}
+# `hive_sync` / `glue_sync` model settings (true, or a mapping of these keys): the catalog sync options they spell.
+HIVE_SYNC_KEYS: dict[str, ConfigOption[Any]] = {
+    "database": K.SYNC_DATABASE, "table": K.SYNC_TABLE, "skip_ro_suffix": K.SYNC_SKIP_RO_SUFFIX,
+    "support_timestamp": K.SYNC_SUPPORT_TIMESTAMP, "mode": K.SYNC_MODE}
+GLUE_SYNC_KEYS: dict[str, ConfigOption[Any]] = {
+    "database": K.GLUE_DATABASE, "table": K.GLUE_TABLE, "region": K.GLUE_REGION, "endpoint": K.GLUE_ENDPOINT,
+    "skip_ro_suffix": K.SYNC_SKIP_RO_SUFFIX, "support_timestamp": K.SYNC_SUPPORT_TIMESTAMP}
 # How a run writes: the model's table is new (or its catalog entry is), rebuilt by --full-refresh, or updated.
 MODES = ("create", "full_refresh", "incremental")
 
@@ -183,7 +190,8 @@ class HudiModelConfig:
                 value = ",".join(map(str, value))
             hudi_options[key] = str(value)
 
-        for setting, translate in (("compaction", _compaction_options), ("cleaning", _cleaning_options)):
+        for setting, translate in (("compaction", _compaction_options), ("cleaning", _cleaning_options),
+                                   ("hive_sync", _hive_sync_options), ("glue_sync", _glue_sync_options)):
             raw = get(setting)
             if raw is None:
                 continue
@@ -270,6 +278,10 @@ class HudiModelConfig:
                 named[option.key] = ",".join(columns.get(c, c) for c in named[option.key].split(",") if c)
         opts.update(named)
         opts.update({K.TABLE_NAME.key: table_name, K.DATABASE_NAME.key: database, K.OPERATION.key: operation})
+        if _true(opts.get(K.HIVE_SYNC_ENABLE.key)) or _true(opts.get(K.META_SYNC_ENABLE.key)):
+            # The synced entry is the model's own relation unless the model names another.
+            opts.setdefault(K.SYNC_DATABASE.key, database)
+            opts.setdefault(K.SYNC_TABLE.key, table_name)
         if update_columns and operation == "upsert":
             opts[K.PARTIAL_UPDATE_COLUMNS.key] = ",".join(update_columns)
         return opts
@@ -384,6 +396,43 @@ def _compaction_options(raw: Any, problems: list[str]) -> dict[str, str]:
         out[option.key] = _option_text(value)
     if K.COMPACT_MAX_DELTA_COMMITS.key in out and K.COMPACT_INLINE.key not in out:
         out[K.COMPACT_INLINE.key] = "true"  # a delta commit count asks for inline compaction
+    return out
+
+
+def _true(value: str | None) -> bool:
+    return (value or "").strip().lower() == "true"
+
+
+def _sync_settings(setting: str, raw: Any, keys: Mapping[str, ConfigOption[Any]], problems: list[str]) -> dict[str, str]:
+    """`hive_sync` / `glue_sync`: true, false, or a mapping of `keys` (each the option it spells)."""
+    if isinstance(raw, bool):
+        raw = {} if raw else None
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        problems.append(f"{setting}={raw!r}: expected true, or a mapping with keys {', '.join(keys)}")
+        return {}
+    out: dict[str, str] = {}
+    for key, value in raw.items():
+        option = keys.get(str(key))
+        if option is None:
+            problems.append(f"{setting}: unknown key {key!r}; expected {', '.join(keys)}")
+            continue
+        out[option.key] = _option_text(value)
+    return out
+
+
+def _hive_sync_options(raw: Any, problems: list[str]) -> dict[str, str]:
+    """`hive_sync: true` or `{database: ..., table: ..., skip_ro_suffix: ...}`: Hudi's HiveSyncTool keys."""
+    out = _sync_settings("hive_sync", raw, HIVE_SYNC_KEYS, problems)
+    return {K.HIVE_SYNC_ENABLE.key: "true", **out} if out or raw is True or isinstance(raw, Mapping) else out
+
+
+def _glue_sync_options(raw: Any, problems: list[str]) -> dict[str, str]:
+    """`glue_sync: true` or `{database: ..., region: ..., endpoint: ...}`: AwsGlueCatalogSyncTool's keys."""
+    out = _sync_settings("glue_sync", raw, GLUE_SYNC_KEYS, problems)
+    if out or raw is True or isinstance(raw, Mapping):
+        out = {K.META_SYNC_ENABLE.key: "true", K.SYNC_TOOLS.key: K.GLUE_SYNC_TOOL, **out}
     return out
 
 

@@ -20,6 +20,7 @@ SERVICE_ARGS: dict[str, tuple[str, ...]] = {
     "clean": ("policy", "retained", "options"),
     "rollback": ("instant",),
     "archive": ("min_commits", "max_commits", "options"),
+    "sync": ("options",),
 }
 TARGET_ARGS = ("model", "relation", "path")
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
@@ -94,6 +95,8 @@ def run_service(service: str, path: str, options: Mapping[str, str], *, instant:
             return _rollback(table, path, options, instant)
         if service == "archive":
             return _archive(table, path, options)
+        if service == "sync":
+            return _sync(table, path, options, spark)
     except HudiError as e:
         raise HudiServiceError(f"hudi_{service} {path}: {e}") from e
     raise HudiServiceError(f"unknown table service {service!r}; expected one of {', '.join(SERVICE_ARGS)}")
@@ -163,12 +166,33 @@ def _archive(table, path: str, options: Mapping[str, str]) -> ServiceReport:
                          f"into {result.archive_file}, {len(result.deleted_files)} timeline files removed")
 
 
+def _sync(table, path: str, options: Mapping[str, str], spark) -> ServiceReport:
+    from hudi_engine.spark.catalog_sync import sync_catalogs
+
+    if not any(str(options.get(k, "")).lower() == "true" for k in (
+            "hoodie.datasource.hive_sync.enable", "hoodie.datasource.meta.sync.enable")):
+        raise HudiServiceError(
+            f"hudi_sync {path}: no catalog sync is configured: give the model hive_sync / glue_sync (or "
+            "hoodie.datasource.hive_sync.enable / hoodie.datasource.meta.sync.enable in hudi_options), or "
+            "options: {hoodie.datasource.hive_sync.enable: true}")
+    done = sync_catalogs(spark, path, options)
+    last = done[0].last_commit if done else None
+    names = ", ".join(f"{e.qualified}" for s in done for e in s.entries)
+    return ServiceReport("sync", path, None, 0, 0, f"synced {names} to commit {last}")
+
+
 def service_options(service: str, node_config: Mapping[str, Any], args: Mapping[str, Any]) -> dict[str, str]:
     """The engine options of a service run: the model's `hudi_options`, `compaction`, `cleaning` (as its writes
     use them), then the operation's `policy` / `retained` (hudi_clean), `min_commits` / `max_commits` (hudi_archive)
     and `options`. Checked by the engine's
     declarations before the service runs."""
-    from dbt.adapters.hudi.model_config import _cleaning_options, _compaction_options, _option_text
+    from dbt.adapters.hudi.model_config import (
+        _cleaning_options,
+        _compaction_options,
+        _glue_sync_options,
+        _hive_sync_options,
+        _option_text,
+    )
     from hudi_engine import ConfigError, WriteConfig
 
     problems: list[str] = []
@@ -177,6 +201,9 @@ def service_options(service: str, node_config: Mapping[str, Any], args: Mapping[
         options.update(_compaction_options(node_config["compaction"], problems))
     if node_config.get("cleaning") is not None:
         options.update(_cleaning_options(node_config["cleaning"], problems))
+    for setting, translate in (("hive_sync", _hive_sync_options), ("glue_sync", _glue_sync_options)):
+        if node_config.get(setting) is not None:
+            options.update(translate(node_config[setting], problems))
     for arg, key in (("min_commits", "hoodie.keep.min.commits"), ("max_commits", "hoodie.keep.max.commits")):
         if args.get(arg) is not None:  # hudi_archive
             options[key] = _option_text(args[arg])

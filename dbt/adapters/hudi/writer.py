@@ -247,9 +247,25 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     except PySparkException as e:
         raise HudiModelError(f"model {model}: Hudi {plan.operation} into {path} failed in Spark: {e}. "
                              "The table is unchanged (the write's instant was rolled back).") from e
-    action = catalog.register_table(spark, relation_name, path)
+    # A Hive sync that wrote the model's own relation made it the one entry for every engine (Spark reads it as a
+    # hudi data source table); dbt's own entry would replace it.
+    action = "synced" if _synced_here(options, path, relation_name) else catalog.register_table(spark, relation_name, path)
     logger.debug(f"model {model}: catalog table {relation_name} {action}")
     return result, path, plan
+
+
+def _synced_here(options: dict[str, str], path: str, relation_name: str) -> bool:
+    """Whether the write's Hive metastore sync wrote the entry `relation_name` (`schema.table`)."""
+    from hudi_engine import HudiTable, WriteConfig
+    from hudi_engine.config.write_config import HIVE
+    from hudi_engine.sync.entry import entry_names
+
+    sync = WriteConfig.from_options(options).sync
+    if HIVE not in sync.tools:
+        return False
+    table = HudiTable.load(path)
+    names = {f"{sync.database}.{n}".lower() for n in entry_names(sync.table or table.config.name, table.is_mor, sync)}
+    return relation_name.replace("`", "").lower() in names
 
 
 def response_fields(result: Any, path: str, table_type: str) -> dict[str, Any]:

@@ -4,6 +4,7 @@
        dbt run-operation hudi_clean    --args '{model: orders, retained: 2}'    (policy: commits | file_versions)
        dbt run-operation hudi_rollback --args '{model: orders}'                 (instant: default the latest commit)
        dbt run-operation hudi_archive  --args '{model: orders, max_commits: 30}' (min_commits / max_commits kept)
+       dbt run-operation hudi_sync     --args '{model: orders}'                 (Hive metastore / Glue entries)
      The model's own `compaction` / `cleaning` / `hudi_options` settings apply, then `options: {hoodie.*: ...}`.
      Each prints what it did (instant, files, rows) and refuses while a write is in flight. --#}
 
@@ -21,6 +22,12 @@
 
 {% macro hudi_archive() %}
   {{ return(hudi_table_service('archive', kwargs)) }}
+{% endmacro %}
+
+{#-- The model's hive_sync / glue_sync settings (or options: {hoodie.datasource.hive_sync.enable: true, ...}): the
+     catalog entries of an existing table synced to its latest commit, as after a write (docs/catalog-sync.md). --#}
+{% macro hudi_sync() %}
+  {{ return(hudi_table_service('sync', kwargs)) }}
 {% endmacro %}
 
 
