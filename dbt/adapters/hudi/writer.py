@@ -211,6 +211,7 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     from pyspark.errors import PySparkException
 
     from hudi_engine import HudiError, KeyGeneratorError, TableServiceError
+    from hudi_engine.errors import SyncError
     from hudi_engine.spark import write_small
 
     colmap = resolve_columns(model, cfg, df.columns)
@@ -234,8 +235,8 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
         with _replacing(model, path, plan):
             # A surely small model (Spark's estimate) is written on the driver after one job collects its rows.
             result = write_small(df, path, options)
-    except TableServiceError as e:
-        # After the commit point: the data is in; only a service failed. Never say "unchanged" here.
+    except (TableServiceError, SyncError) as e:
+        # After the commit point: the data is in; only a service or a catalog sync failed. Never say "unchanged".
         raise HudiModelError(f"model {model}: {e}") from e
     except KeyGeneratorError as e:
         raise HudiModelError(
