@@ -133,13 +133,13 @@ class HiveMetastoreClient:
         t.setTableType(entry.table_type)
         self.msc.createTable(t)
 
-    def alter_table(self, entry: TableEntry) -> None:
+    def alter_table(self, entry: TableEntry, *, columns_changed: bool = False) -> None:
         t = self.msc.getTable(entry.database, entry.name)
         t.setSd(self._sd(entry, entry.location))
         t.setParameters(self._map(entry.params))
         t.setTableType(entry.table_type)
         context = self._new("EnvironmentContext")
-        if entry.partition_keys:  # HMSDDLExecutor.updateTableDefinition: the partitions take the new columns too
+        if entry.partition_keys and columns_changed:  # HMSDDLExecutor.updateTableDefinition: partitions too
             context.putToProperties("CASCADE", "true")
         self.msc.alter_table_with_environmentContext(entry.database, entry.name, t, context)
 

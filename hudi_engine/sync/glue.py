@@ -111,7 +111,7 @@ class GlueClient:
     def create_table(self, entry: TableEntry) -> None:
         self.glue.create_table(DatabaseName=entry.database, TableInput=self._table_input(entry))
 
-    def alter_table(self, entry: TableEntry) -> None:
+    def alter_table(self, entry: TableEntry, *, columns_changed: bool = False) -> None:
         self.glue.update_table(DatabaseName=entry.database, TableInput=self._table_input(entry),
                                SkipArchive=self.skip_archive)
 

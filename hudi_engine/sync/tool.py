@@ -50,7 +50,7 @@ class CatalogClient(Protocol):
 
     def create_table(self, entry: TableEntry) -> None: ...
 
-    def alter_table(self, entry: TableEntry) -> None: ...
+    def alter_table(self, entry: TableEntry, *, columns_changed: bool = False) -> None: ...
 
     def drop_table(self, database: str, name: str) -> None: ...
 
@@ -94,7 +94,7 @@ def _sync_entry(entry: TableEntry, partitions: Partitions, cfg: SyncConfig, clie
         merged = _merged_params(current.params, without_commit.params)
         wanted = dataclasses.replace(without_commit, params=merged)
         if _differs(current, wanted):
-            client.alter_table(wanted)
+            client.alter_table(wanted, columns_changed=_columns(current) != _columns(wanted))
         existing = client.partitions(entry) if entry.partition_keys else {}
     if entry.partition_keys:
         add = {v: loc for v, loc in partitions.items() if v not in existing}
@@ -129,11 +129,12 @@ def _type(text: str) -> str:
     return text.replace(" ", "").replace("`", "").lower()
 
 
-def _differs(current: TableEntry, wanted: TableEntry) -> bool:
-    def columns(e: TableEntry) -> list[tuple[str, str]]:
-        return [(c.name.lower(), _type(c.type)) for c in e.columns]
+def _columns(e: TableEntry) -> list[tuple[str, str]]:
+    return [(c.name.lower(), _type(c.type)) for c in e.columns]
 
-    return (columns(current) != columns(wanted) or current.input_format != wanted.input_format
+
+def _differs(current: TableEntry, wanted: TableEntry) -> bool:
+    return (_columns(current) != _columns(wanted) or current.input_format != wanted.input_format
             or current.output_format != wanted.output_format or current.serde != wanted.serde
             or any(current.serde_params.get(k) != v for k, v in wanted.serde_params.items())
             or not _same_place(current.location, wanted.location)

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
+from hudi_engine.errors import ConfigError
 from hudi_engine.keygen import AUTO_KEY_COLUMN, AutoKeySequence
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write.bucket_assigner import Counts
@@ -36,8 +37,12 @@ from hudi_engine.write.write_result import WriteResult
 def write_table(table: pa.Table, path: str, options: Mapping[str, Any] | WriteConfig, *, parallelism: int = 1,
                 batch_rows: int = 65536) -> WriteResult:
     """Write `table` to the Hudi table at `path` with Hudi's option keys; `parallelism` tasks, run one after the
-    other. Table services around the commit (inline compaction, cleaning) are not run here."""
+    other. Table services around the commit (inline compaction, cleaning) and catalog sync are not run here."""
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
+    if config.sync.enabled:  # refused rather than ignored: the sync runs with the Spark writes
+        raise ConfigError(f"table {path}: catalog sync options ({', '.join(config.sync.tools)}) are honoured by "
+                          "hudi_engine.spark.write / write_small; write_table does not sync. Remove them here, or "
+                          "sync afterwards (hudi_engine.spark.catalog_sync.sync_catalogs)")
     client = WriteClient.open(path, config, table.schema)
     with client.transaction() as txn:
         return txn.commit(write_files(client, txn, table, parallelism=parallelism, batch_rows=batch_rows))

@@ -12,10 +12,12 @@ import pytest
 
 from hudi_engine.config.write_config import GLUE, WriteConfig
 from hudi_engine.errors import ConfigError, SyncError
+from hudi_engine.storage import Storage
 from hudi_engine.sync.entry import INPUT_FORMAT, OUTPUT_FORMAT, REALTIME_INPUT_FORMAT, SERDE
 from hudi_engine.sync.glue import GlueClient, glue_settings_problems
 from hudi_engine.sync.tool import sync_catalogs
 from hudi_engine.table import HudiTable
+from hudi_engine.table_config import TableConfig
 from hudi_engine.write.local_writer import write_table
 
 GLUE_SYNC = {"hoodie.datasource.meta.sync.enable": "true",
@@ -26,9 +28,10 @@ META = [("_hoodie_commit_time", "string"), ("_hoodie_commit_seqno", "string"), (
 
 
 def options(name: str, **extra: str) -> dict[str, str]:
+    """Write options (write_table runs no sync: the Spark writes do; `sync` below runs it as they do)."""
     return {"hoodie.table.name": name, "hoodie.datasource.write.recordkey.field": "id",
             "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "day",
-            **GLUE_SYNC, **extra}
+            **extra}
 
 
 def rows(ids: list[int], days: list[str], **more: list) -> pa.Table:
@@ -47,7 +50,7 @@ def glue(s3_server):
 
 
 def sync(path: str, opts: dict[str, str], glue, instant: str | None = None):
-    cfg = WriteConfig.from_options(opts, path).sync
+    cfg = WriteConfig.from_options({**GLUE_SYNC, **opts}, path).sync
     return sync_catalogs(path, cfg, {GLUE: GlueClient(glue)}, instant=instant, spark_version="4.3.0")
 
 
@@ -155,7 +158,7 @@ class UnreachableGlue(GlueClient):
 def test_a_failure_after_the_commit_names_the_instant_and_the_next_sync_repairs(tmp_path, glue):
     path = str(tmp_path / "orders")
     result = write_table(rows([1, 2], ["2024-01-01", "2024-01-02"]), path, options("orders"))
-    cfg = WriteConfig.from_options(options("orders"), path).sync
+    cfg = WriteConfig.from_options({**GLUE_SYNC, **options("orders")}, path).sync
     with pytest.raises(SyncError) as e:
         sync_catalogs(path, cfg, {GLUE: FailingGlue(glue)}, instant=result.instant_time)
     message = str(e.value)
@@ -173,7 +176,7 @@ def test_a_failure_after_the_commit_names_the_instant_and_the_next_sync_repairs(
     # ignore_exceptions: a warning instead.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ignoring = {**options("orders"), "hoodie.datasource.hive_sync.ignore_exceptions": "true"}
+        ignoring = {**GLUE_SYNC, **options("orders"), "hoodie.datasource.hive_sync.ignore_exceptions": "true"}
         sync_catalogs(path, WriteConfig.from_options(ignoring, path).sync, {GLUE: UnreachableGlue(glue)},
                       instant=result.instant_time)
     assert any("AWS Glue sync" in str(w.message) for w in caught)
@@ -186,12 +189,12 @@ def test_glue_without_region_or_credentials_is_refused_naming_the_keys(monkeypat
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    problems = glue_settings_problems(WriteConfig.from_options(options("t")).sync)
+    problems = glue_settings_problems(WriteConfig.from_options({**GLUE_SYNC, **options("t")}).sync)
     assert len(problems) == 2
     assert "needs an AWS region: set hoodie.aws.glue.region" in problems[0]
     assert "found no AWS credentials" in problems[1]
     assert glue_settings_problems(WriteConfig.from_options(
-        options("t", **{"hoodie.aws.glue.region": "eu-west-1"})).sync)[0].startswith(
+        {**GLUE_SYNC, **options("t", **{"hoodie.aws.glue.region": "eu-west-1"})}).sync)[0].startswith(
         "hoodie.meta.sync.client.tool.class=org.apache.hudi.aws.sync.AwsGlueCatalogSyncTool found no AWS credentials")
 
 
@@ -210,14 +213,21 @@ def test_glue_without_region_or_credentials_is_refused_naming_the_keys(monkeypat
 ])
 def test_contradicting_sync_settings_are_refused_before_the_write(extra, message):
     with pytest.raises(ConfigError) as e:
-        WriteConfig.from_options(options("t", **extra), "/t")
+        WriteConfig.from_options({**GLUE_SYNC, **options("t", **extra)}, "/t")
     assert message in str(e.value)
 
 
-def test_sync_partition_fields_are_checked_against_an_existing_table(tmp_path, glue):
+def test_sync_partition_fields_are_checked_against_an_existing_table(tmp_path):
     path = str(tmp_path / "orders")
     write_table(rows([1], ["2024-01-01"]), path, options("orders"))
     written = {k: v for k, v in options("orders").items() if k != "hoodie.datasource.write.partitionpath.field"}
+    config = WriteConfig.from_options({**GLUE_SYNC, **written, "hoodie.datasource.hive_sync.partition_fields": "name"})
     with pytest.raises(ConfigError, match="are not the partition fields of table"):
-        write_table(rows([2], ["2024-01-01"]), path,
-                    {**written, "hoodie.datasource.hive_sync.partition_fields": "name"})
+        config.for_table(TableConfig.load(*Storage.for_uri(path)), path)
+
+
+def test_write_table_refuses_sync_options_it_would_not_honour(tmp_path):
+    path = str(tmp_path / "orders")
+    with pytest.raises(ConfigError, match="write_table does not sync"):
+        write_table(rows([1], ["2024-01-01"]), path, {**GLUE_SYNC, **options("orders")})
+    assert not (tmp_path / "orders").exists()
