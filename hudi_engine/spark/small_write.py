@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from hudi_engine.config.write_config import IndexType, WriteConfig
+from hudi_engine.config.write_config import IndexType, SyncConfig, WriteConfig
 from hudi_engine.errors import ConfigError
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.catalog_sync import CatalogSync
@@ -89,7 +90,7 @@ def write_on_driver(df: DataFrame, path: str, config: WriteConfig) -> WriteResul
     if TableConfig.exists(storage, base_path):
         runner.finish_pending(storage, base_path, storage_uri,
                               config.for_table(TableConfig.load(storage, base_path), base_path), executor)
-    result = write_table(rows, path, config)
+    result = write_table(rows, path, replace(config, sync=SyncConfig()))  # the sync is `catalogs`' here
     t1 = time.monotonic()
     table = TableConfig.load(storage, base_path)
     runner.after_commit(storage, base_path, storage_uri, config.for_table(table, base_path), result.instant_time,
