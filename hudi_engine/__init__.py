@@ -12,6 +12,7 @@ from hudi_engine.errors import (
     ConfigError,
     HudiError,
     KeyGeneratorError,
+    SyncError,
     TableNotFoundError,
     TableServiceError,
     WriteError,
@@ -27,6 +28,6 @@ from hudi_engine.write.lock import lock_holder
 from hudi_engine.write.write_result import WriteResult
 
 __all__ = ["META_COLUMNS", "ConfigError", "HudiError", "HudiTable", "KeyGeneratorError", "Operation", "ReadOptions",
-           "ScanPlan", "Storage", "TableConfig", "TableNotFoundError", "TableServiceError", "WriteConfig", "WriteError", "WriteResult",
+           "ScanPlan", "Storage", "SyncError", "TableConfig", "TableNotFoundError", "TableServiceError", "WriteConfig", "WriteError", "WriteResult",
            "lock_holder", "payload_for"]
 __version__ = "0.1.0"

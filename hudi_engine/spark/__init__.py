@@ -7,12 +7,14 @@ Spark SQL; `read_table(spark, path_or_name, options)` reads a table as a DataFra
 parquet reader scans (`hudi_engine.spark.relation`), `register_view` the same as a temporary view;
 `spark_executor(spark)` runs table services on Spark (`HudiTable.load(path).compact(executor=spark_executor(spark))`);
 `local_spark_session()` starts a local session whose Python workers can import this engine; `write_small` writes a
-DataFrame Spark estimates small on the driver. The rest of `__all__` is what the dbt adapter builds on: the read
+DataFrame Spark estimates small on the driver; `sync_catalogs` syncs a table's Hive metastore / Glue entries as a
+write with Hudi's sync keys does after its commit (`hive_entry_names`: the entries a Hive sync writes). The rest of `__all__` is what the dbt adapter builds on: the read
 options' keys and their parse (`ReadOptions`, `hudi_engine.read_options`), a read's plan and its DataFrame (`plan_read`, `dataframe`), Spark types
 of a table's schema, the catalog entry's DDL and path comment, the `hudi_timeline` table function, and the native
 `hudi` source's session settings (`native_conf`, `NATIVE_EXTENSIONS`: `hudi_engine.spark.native`).
 """
 from hudi_engine.read_options import BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, ReadOptions
+from hudi_engine.spark.catalog_sync import hive_entry_names, sync_catalogs
 from hudi_engine.spark.datasource import (
     PATH_COMMENT_PREFIX,
     catalog_table_ddl,
@@ -33,7 +35,8 @@ from hudi_engine.spark.writer import write
 
 __all__ = [
     "BEGIN_INSTANT", "END_INSTANT", "NATIVE_EXTENSIONS", "PATH_COMMENT_PREFIX", "QUERY_TYPE", "TIMELINE_FUNCTION",
-    "ReadOptions", "catalog_table_ddl", "create_catalog_table", "dataframe", "local_spark_session", "native_conf",
+    "ReadOptions", "catalog_table_ddl", "create_catalog_table", "dataframe", "hive_entry_names", "local_spark_session",
+    "native_conf",
     "plan_read", "python_env", "read_table", "register_data_source", "register_timeline_function", "register_view",
-    "spark_executor", "spark_schema", "spark_type", "timeline_rows", "write", "write_small",
+    "spark_executor", "spark_schema", "spark_type", "sync_catalogs", "timeline_rows", "write", "write_small",
 ]

@@ -61,6 +61,19 @@ class CatalogSync:
             self.spark.catalog.refreshTable(name)
 
 
+def hive_entry_names(path: str, options: Mapping[str, Any] | WriteConfig) -> list[str]:
+    """`database.table` of every Hive metastore entry a write with `options` syncs for the table at `path` (empty:
+    no Hive sync)."""
+    from hudi_engine.sync.entry import entry_names
+    from hudi_engine.table import HudiTable
+
+    cfg = (options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)).sync
+    if HIVE not in cfg.tools:
+        return []
+    table = HudiTable.load(path)
+    return [f"{cfg.database}.{n}" for n in entry_names(cfg.table or table.config.name, table.is_mor, cfg)]
+
+
 def sync_catalogs(spark: SparkSession, path: str, options: Mapping[str, Any] | WriteConfig) -> list:
     """Sync the Hudi table at `path` into the catalogs `options` enable (Hudi's sync keys), as after a commit;
     returns what was synced (`hudi_engine.sync.SyncedTable`, one per tool)."""

@@ -8,8 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from hudi_engine.spark import create_catalog_table, local_spark_session, write
-from hudi_engine.spark.catalog_sync import sync_catalogs
+from hudi_engine.spark import create_catalog_table, local_spark_session, sync_catalogs, write
 from hudi_engine.spark.hive_metastore import HiveMetastoreClient
 
 root = Path(sys.argv[1])

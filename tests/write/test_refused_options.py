@@ -15,7 +15,7 @@ from hudi_engine import HudiTable
 from hudi_engine.errors import ConfigError
 
 REFUSED = {"hoodie.clustering.inline": "true", "hoodie.metadata.enable": "true",
-           "hoodie.metadata.record.index.enable": "true", "hoodie.datasource.hive_sync.enable": "true"}
+           "hoodie.metadata.record.index.enable": "true", "hoodie.datasource.hive_sync.mode": "jdbc"}
 # Tuning a Java job carries (HoodieMemoryConfig, HoodieWriteConfig, HoodieIndexConfig, HoodieCleanConfig, sync
 # settings with sync off): accepted, no effect.
 NO_OPS = {"hoodie.memory.merge.fraction": "0.75", "hoodie.memory.spillable.map.path": "/mnt/tmp",
@@ -60,9 +60,9 @@ def test_refused_options_leave_the_table_untouched(tmp_path, table_type):
 
 def test_a_refused_write_does_not_start_a_table(tmp_path):
     path = tmp_path / "new"
-    with pytest.raises(ConfigError, match=r"hoodie\.datasource\.hive_sync\.enable='true' is not supported"):
+    with pytest.raises(ConfigError, match=r"hoodie\.datasource\.hive_sync\.mode='jdbc' is not supported"):
         write(path, rows([1], "sf", 1), options("COPY_ON_WRITE", "insert",
-                                                **{"hoodie.datasource.hive_sync.enable": "true"}))
+                                                **{"hoodie.datasource.hive_sync.mode": "jdbc"}))
     assert not path.exists()
 
 

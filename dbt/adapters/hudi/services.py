@@ -167,7 +167,7 @@ def _archive(table, path: str, options: Mapping[str, str]) -> ServiceReport:
 
 
 def _sync(table, path: str, options: Mapping[str, str], spark) -> ServiceReport:
-    from hudi_engine.spark.catalog_sync import sync_catalogs
+    from hudi_engine.spark import sync_catalogs
 
     if not any(str(options.get(k, "")).lower() == "true" for k in (
             "hoodie.datasource.hive_sync.enable", "hoodie.datasource.meta.sync.enable")):

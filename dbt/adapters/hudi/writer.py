@@ -210,8 +210,7 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     run builds the table in full (`is_empty_build`)."""
     from pyspark.errors import PySparkException
 
-    from hudi_engine import HudiError, KeyGeneratorError, TableServiceError
-    from hudi_engine.errors import SyncError
+    from hudi_engine import HudiError, KeyGeneratorError, SyncError, TableServiceError
     from hudi_engine.spark import write_small
 
     colmap = resolve_columns(model, cfg, df.columns)
@@ -257,15 +256,9 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
 
 def _synced_here(options: dict[str, str], path: str, relation_name: str) -> bool:
     """Whether the write's Hive metastore sync wrote the entry `relation_name` (`schema.table`)."""
-    from hudi_engine import HudiTable, WriteConfig
-    from hudi_engine.config.write_config import HIVE
-    from hudi_engine.sync.entry import entry_names
+    from hudi_engine.spark import hive_entry_names
 
-    sync = WriteConfig.from_options(options).sync
-    if HIVE not in sync.tools:
-        return False
-    table = HudiTable.load(path)
-    names = {f"{sync.database}.{n}".lower() for n in entry_names(sync.table or table.config.name, table.is_mor, sync)}
+    names = {n.lower() for n in hive_entry_names(path, options)}
     return relation_name.replace("`", "").lower() in names
 
 
