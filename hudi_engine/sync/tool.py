@@ -168,6 +168,10 @@ def sync_catalogs(path: str, cfg: SyncConfig, clients: Mapping[str, CatalogClien
     # absolute.
     location = Storage.location(str(path)).split("?", 1)[0]
     name = cfg.table or table.config.name
+    problems = cfg.problems(tuple(table.config.partition_fields), table.base_path)  # a new table's, checked now
+    if problems:
+        raise SyncError(f"table {table.base_path}: catalog sync options contradict the table: " + "; ".join(problems)
+                        + (f" (the write committed at instant {instant})" if instant else ""), instant=instant)
     done = []
     for tool in cfg.tools:
         client = clients[tool]

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from hudi_engine import HudiTable, SyncError
 from hudi_engine.spark import create_catalog_table, local_spark_session, sync_catalogs, write
 from hudi_engine.spark.hive_metastore import HiveMetastoreClient
 
@@ -85,5 +86,22 @@ before = rows("SELECT id FROM lake.made")
 synced = sync_catalogs(spark, made, opts("made", **{"hoodie.datasource.write.partitionpath.field": "p"}))
 out["made"] = {"before": before, "entry": entry("made"), "read": rows("SELECT id, p FROM lake.made"),
                "synced": [[e.name for e in s.entries] for s in synced]}
+# A sync that fails after the commit (the database is missing and may not be created): the data is committed, the
+# error names the instant; the next write syncs the entry.
+broken = str(root / "broken")
+no_db = opts("broken", **{"hoodie.datasource.hive_sync.database": "nodb",
+                          "hoodie.datasource.hive_sync.auto_create_database": "false"})
+try:
+    write(spark.createDataFrame([(1, 1)], "id long, ts long"), broken, no_db)
+    failure = None
+except SyncError as e:
+    failure = {"message": str(e), "instant": e.instant}
+committed = HudiTable.load(broken).timeline.completed_commits().last().timestamp
+repaired = write(spark.createDataFrame([(2, 1)], "id long, ts long"), broken,
+                 opts("broken", **{"hoodie.datasource.hive_sync.database": "nodb"}))
+e = metastore.get_table("nodb", "broken")
+out["broken"] = {"failure": failure, "committed": committed, "repaired": repaired.instant_time,
+                 "synced": None if e is None else e.params.get("last_commit_time_sync"),
+                 "read": rows("SELECT id FROM nodb.broken ORDER BY id")}
 spark.stop()
 print(json.dumps(out))

@@ -120,6 +120,17 @@ def test_the_entry_dbt_makes_and_the_synced_one_are_the_same(seen):
     assert step["read"] == [[1, "x"]]
 
 
+def test_a_sync_failure_after_the_commit_names_the_instant_and_the_next_write_repairs(seen):
+    step = seen["broken"]
+    failure = step["failure"]
+    assert failure is not None and failure["instant"] == step["committed"]
+    assert (f"the write committed at instant {step['committed']} (its data is in the table), then Hive metastore "
+            "sync (HiveSyncTool) of nodb.broken failed") in failure["message"]
+    assert "hoodie.datasource.hive_sync.auto_create_database=false" in failure["message"]
+    assert step["synced"] == step["repaired"]
+    assert step["read"] == [[1], [2]]
+
+
 def test_a_session_without_hive_metastore_is_refused_before_the_write(spark, tmp_path):
     path = str(tmp_path / "t")
     df = spark.createDataFrame([(1, 1)], "id long, ts long")
@@ -128,4 +139,16 @@ def test_a_session_without_hive_metastore_is_refused_before_the_write(spark, tmp
                          "hoodie.datasource.hive_sync.enable": "true"})
     assert "hoodie.datasource.hive_sync.enable / HiveSyncTool syncs into the Spark session's Hive metastore" in str(
         e.value)
+    assert not Path(path).exists()
+
+
+def test_sync_partition_fields_of_a_new_table_are_checked_before_the_write(spark, tmp_path):
+    path = str(tmp_path / "t")
+    df = spark.createDataFrame([(1, 1, "d")], "id long, ts long, day string")
+    with pytest.raises(ConfigError) as e:
+        write(df, path, {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+                         "hoodie.datasource.meta.sync.enable": "true",
+                         "hoodie.meta.sync.client.tool.class": "AwsGlueCatalogSyncTool",
+                         "hoodie.datasource.hive_sync.partition_fields": "day"})
+    assert "hoodie.datasource.hive_sync.partition_fields='day' are not the partition fields of table" in str(e.value)
     assert not Path(path).exists()
