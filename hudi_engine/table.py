@@ -351,6 +351,16 @@ class HudiTable:
         plan = self.plan_scan(query, filters=filters)
         return _concat(list(_read(plan, columns, filters)), _project(plan.schema, columns))
 
+    def read_changes(self, start_instant: str, end_instant: str | None = None, *,
+                     images: str = "json") -> pa.Table:
+        """Every change the commits in (start_instant, end_instant] made, deletes included: Hudi's CDC query
+        (`hudi_engine.cdc_query`) on a table created with `hoodie.table.cdc.enabled=true`. Rows `op` (i, u, d),
+        `ts_ms` (the commit), `before` and `after` (the data columns, as JSON text or, `images="struct"`, structs)."""
+        from hudi_engine.cdc_query import plan_changes, read_changes
+
+        return read_changes(plan_changes(self, str(start_instant), None if end_instant is None else str(end_instant),
+                                         images=images, table_uri=self.storage_uri))
+
     def __repr__(self) -> str:
         return f"HudiTable({self.config.name!r}, {self.config.table_type}, {self.base_path!r})"
 
