@@ -448,7 +448,7 @@ class _SplitReader:
         records = self._cdc_records(split.cdc_files)
         if not records.num_rows:
             return []
-        ops = records.column(OP)
+        ops = one_chunk(records.column(OP))
         if self.plan.mode is LoggingMode.DATA_BEFORE_AFTER:
             return [_Changes(ops, records.column(BEFORE).combine_chunks(), records.column(AFTER).combine_chunks(),
                              records.num_rows)]
