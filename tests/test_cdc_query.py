@@ -251,3 +251,41 @@ def test_a_range_reaching_archived_commits_is_refused(tmp_path):
         table.read_changes(instants[0])
     start = table.timeline.completed_commits()[0].timestamp
     assert [op for _, op, _, _ in read(table, start)] == ["u"] * 2 * sum(1 for i in instants if i > start)
+
+
+def test_a_mor_table_without_meta_fields_compares_whole_rows(tmp_path):
+    """Without meta fields no commit time tells a rewritten row: LOG_FILE compares the rows' columns."""
+    path = tmp_path / "t"
+    o = options("DATA_BEFORE_AFTER", "MERGE_ON_READ", **{"hoodie.populate.meta.fields": "false"})
+    first = write(path, batch(rows([1, 2, 3], "a", 1)), o).instant_time
+    same = rows([1], "a", 1)  # written again unchanged: no change
+    up = write(path, batch(same + rows([2], "a", 2)), o).instant_time
+    gone = write(path, batch(rows([3], "a", 3)), dict(o, **{"hoodie.datasource.write.operation": "delete"}))
+    assert read(HudiTable.load(path), first) == sorted([
+        (up, "u", (2, "a", 1, "v2.1"), (2, "a", 2, "v2.2")), (gone.instant_time, "d", (3, "a", 1, "v3.1"), None)],
+        key=repr)
+
+
+def test_read_options_carry_the_cdc_format_and_refuse_it_outside_incremental():
+    from hudi_engine.read_options import ReadOptions
+
+    q = ReadOptions.parse({"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime":
+                           "1", "hoodie.datasource.query.incremental.format": "CDC", "hudi_engine.cdc.images": "struct"})
+    assert q.cdc and q.cdc_images == "struct"
+    assert ReadOptions.parse(q.to_options()) == q
+    with pytest.raises(HudiError, match="option hoodie.datasource.query.incremental.format=cdc needs "
+                                        "hoodie.datasource.query.type=incremental"):
+        ReadOptions.parse({"hoodie.datasource.query.incremental.format": "cdc"})
+    with pytest.raises(HudiError, match="hoodie.datasource.query.incremental.format='diff': expected one of "
+                                        "latest_state, cdc"):
+        ReadOptions.parse({"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime":
+                           "1", "hoodie.datasource.query.incremental.format": "diff"})
+
+
+def test_the_scan_plan_refuses_a_cdc_query_instead_of_reading_rows(tmp_path):
+    from hudi_engine.read_options import ReadOptions
+
+    path = tmp_path / "t"
+    write(path, batch(rows([1], "a", 1)), options("DATA_BEFORE_AFTER", "COPY_ON_WRITE"))
+    with pytest.raises(HudiError, match="a CDC query .* reads changes, not file slices"):
+        HudiTable.load(path).plan_scan(ReadOptions(query_type="incremental", begin="0", incremental_format="cdc"))
