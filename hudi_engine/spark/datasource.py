@@ -7,6 +7,7 @@
     (spark.read.format("hudi").option("hoodie.datasource.query.type", "incremental")
           .option("hoodie.datasource.read.begin.instanttime", begin)           # exclusive
           .option("hoodie.datasource.read.end.instanttime", end).load(path))   # inclusive, default latest
+    # ... and .option("hoodie.datasource.query.incremental.format", "cdc"): Hudi's CDC query (docs/cdc.md)
 
 Options use Hudi's own names (`as_of_instant` is accepted for `as.of.instant`). Instants are
 `yyyyMMddHHmmssSSS`, or `yyyy-MM-dd HH:mm:ss[.SSS]` / `yyyy-MM-dd` (UTC), as Hudi's time travel accepts.
@@ -19,6 +20,10 @@ becomes one Spark input partition (`SlicePartition`, holding the slice's file pa
 the plan alone (`ScanPlan.read_slice`: base file, or base + log files merged by the table's payload) and yield Arrow
 record batches cast to the declared Spark schema, so rows never pass through Python objects. Option keys are
 declared in `hudi_engine.config.keys` and parsed by `hudi_engine.read_options.ReadOptions`.
+
+A CDC query (`hoodie.datasource.query.incremental.format=cdc`) is planned by `hudi_engine.cdc_query` and read by
+`ChangeReader`: one task per file group, rows `op`, `ts_ms`, `before`, `after` (`hudi_engine.cdc.images`: json or
+struct).
 
 Pushdown. PySpark 4.3 offers filter pushdown (`DataSourceReader.pushFilters`, enabled by
 `spark.sql.python.filterPushdown.enabled`, which `register_data_source` turns on) but no column pruning.
