@@ -513,7 +513,7 @@ def to_json(images: pa.Array) -> pa.Array:
 
 def _json_value(v: Any) -> Any:
     if isinstance(v, decimal.Decimal):
-        return int(v) if v == v.to_integral_value() else float(v)
+        return float(v)
     if isinstance(v, (dt.datetime, dt.date, dt.time)):
         return v.isoformat()
     if isinstance(v, dt.timedelta):
