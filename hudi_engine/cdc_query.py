@@ -506,9 +506,44 @@ class _SplitReader:
 
 def to_json(images: pa.Array) -> pa.Array:
     """Image structs as JSON objects (`HoodieCDCUtils.recordToJson` prints Avro records the same way: `{"a": 1,
-    "b": "x"}`); dates and timestamps as ISO text, decimals as numbers, bytes as base64."""
-    return pa.array([None if v is None else json.dumps(v, ensure_ascii=False, default=_json_value)
-                     for v in images.to_pylist()], pa.string())
+    "b": "x"}`); dates and timestamps as ISO 8601 text, decimals as numbers, bytes as base64. Built column by
+    column with Arrow's kernels (numbers, booleans, strings, dates, timestamps); other types value by value."""
+    if not isinstance(images, pa.StructArray):
+        images = pa.array(images)
+    n = len(images)
+    if n == 0:
+        return pa.array([], pa.string())
+    parts: list[pa.Array | str] = []
+    for i, (image_field, values) in enumerate(zip(images.type, images.flatten())):
+        prefix = ("{" if i == 0 else ", ") + json.dumps(image_field.name, ensure_ascii=False) + ": "
+        parts += [prefix, _json_values(values)]
+    if not parts:
+        parts = ["{"]
+    parts.append("}")
+    text = pc.binary_join_element_wise(*parts, "")
+    return pc.if_else(images.is_valid(), text, pa.nulls(n, pa.string()))
+
+
+_CONTROL = r"[\x00-\x1f]"
+
+
+def _json_values(values: pa.Array) -> pa.Array:
+    """One column's values as JSON text, `null` for nulls."""
+    t = values.type
+    if pa.types.is_integer(t) or pa.types.is_boolean(t) or (
+            pa.types.is_floating(t) and pc.all(pc.is_finite(values)).as_py() is not False):
+        text = pc.cast(values, pa.string())
+    elif (pa.types.is_string(t) or pa.types.is_large_string(t)) and not pc.any(
+            pc.match_substring_regex(values, _CONTROL)).as_py():
+        escaped = pc.replace_substring(pc.replace_substring(values.cast(pa.string()), "\\", "\\\\"), '"', '\\"')
+        text = pc.binary_join_element_wise('"', escaped, '"', "")
+    elif pa.types.is_timestamp(t) or pa.types.is_date(t):
+        fmt = "%Y-%m-%d" if pa.types.is_date(t) else "%Y-%m-%dT%H:%M:%S" + ("%z" if t.tz else "")
+        text = pc.binary_join_element_wise('"', pc.strftime(values, format=fmt), '"', "")
+    else:
+        text = pa.array([None if v is None else json.dumps(v, ensure_ascii=False, default=_json_value)
+                         for v in values.to_pylist()], pa.string())
+    return pc.fill_null(text.cast(pa.string()), "null")
 
 
 def _json_value(v: Any) -> Any:
