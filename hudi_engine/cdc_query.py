@@ -41,7 +41,7 @@ from hudi_engine.arrays import one_chunk
 from hudi_engine.errors import HudiError
 from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import is_base_file_name
-from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
+from hudi_engine.file_slice_reader import SliceReadContext, log_record_keys, read_file_slice
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
 from hudi_engine.io.log_block import BlockType, data_block_records
 from hudi_engine.io.log_format import read_log_blocks
@@ -406,15 +406,24 @@ class _SplitReader:
             rows = self._rows(split.before, split.instant, inclusive=False)
             return [_Changes(DELETE, rows, None, rows.num_rows)]
         if case is InferenceCase.LOG_FILE:
-            return self._diff(self._rows(split.before, split.instant, inclusive=False),
-                              self._rows(split.after, split.instant), split.instant)
+            # Only keys the log blocks up to the commit write or delete can change: both states read for those.
+            after_ctx = self._context(split.instant, inclusive=True)
+            keys = log_record_keys(after_ctx, split.after) if split.after is not None else pa.array([], pa.string())
+            after = read_file_slice(after_ctx, split.after, logged_keys_only=True) if split.after is not None \
+                else self.plan.schema.empty_table()
+            return self._diff(self._rows(split.before, split.instant, inclusive=False, keys=keys), after,
+                              split.instant)
         return self._as_is(split)
 
-    def _rows(self, file_slice: FileSlice | None, instant: str, *, inclusive: bool = True) -> pa.Table:
+    def _context(self, instant: str, *, inclusive: bool) -> SliceReadContext:
+        return replace(self.ctx, visibility=visibility_at(self.plan.visibility, instant, inclusive=inclusive))
+
+    def _rows(self, file_slice: FileSlice | None, instant: str, *, inclusive: bool = True,
+              keys: pa.Array | None = None) -> pa.Table:
+        """The slice's rows as a read as of `instant` (or just before it) sees them; only `keys`' when given."""
         if file_slice is None:
             return self.plan.schema.empty_table()
-        ctx = replace(self.ctx, visibility=visibility_at(self.plan.visibility, instant, inclusive=inclusive))
-        return read_file_slice(ctx, file_slice)
+        return read_file_slice(self._context(instant, inclusive=inclusive), file_slice, keys=keys)
 
     def _diff(self, before: pa.Table, after: pa.Table, instant: str) -> list[_Changes]:
         """Deletes (stored keys gone), inserts (new keys) and updates (stored keys whose row the commit rewrote:
