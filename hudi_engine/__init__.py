@@ -4,7 +4,7 @@
 `ScanPlan` (`HudiTable.plan_scan` of a `ReadOptions` query, `hudi_engine.scan_plan`); `WriteConfig` is a write's options,
 typed (`hudi_engine.config` declares every option); `TableConfig` is a table's `hoodie.properties`; `Storage` the
 file system a table lives on (local paths, `s3://`, what pyarrow.fs opens); `lock_holder` says who holds a table's
-write lock. The Spark entry points are in `hudi_engine.spark`. These names (and `hudi_engine.spark`'s) are the
+write lock; `IS_DELETED_FIELD` is Hudi's delete marker column (`_hoodie_is_deleted`). The Spark entry points are in `hudi_engine.spark`. These names (and `hudi_engine.spark`'s) are the
 public API; every other module is internal and may change.
 """
 from hudi_engine.config.write_config import Operation, WriteConfig
@@ -17,6 +17,7 @@ from hudi_engine.errors import (
     TableServiceError,
     WriteError,
 )
+from hudi_engine.merge import IS_DELETED_FIELD
 from hudi_engine.payload import payload_for
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.scan_plan import ScanPlan
@@ -27,7 +28,8 @@ from hudi_engine.table_config import TableConfig
 from hudi_engine.write.lock import lock_holder
 from hudi_engine.write.write_result import WriteResult
 
-__all__ = ["META_COLUMNS", "ConfigError", "HudiError", "HudiTable", "KeyGeneratorError", "Operation", "ReadOptions",
-           "ScanPlan", "Storage", "SyncError", "TableConfig", "TableNotFoundError", "TableServiceError", "WriteConfig", "WriteError", "WriteResult",
+__all__ = ["IS_DELETED_FIELD", "META_COLUMNS", "ConfigError", "HudiError", "HudiTable", "KeyGeneratorError", "Operation",
+           "ReadOptions", "ScanPlan", "Storage", "SyncError", "TableConfig", "TableNotFoundError", "TableServiceError",
+           "WriteConfig", "WriteError", "WriteResult",
            "lock_holder", "payload_for"]
 __version__ = "0.1.0"

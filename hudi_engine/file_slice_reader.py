@@ -69,11 +69,13 @@ def read_file_slice(
     columns: list[str] | None = None,
     read_optimized: bool = False,
     logged_keys_only: bool = False,
+    keys: pa.Array | None = None,
 ) -> pa.Table:
     """The rows of one slice in the table schema, projected to `columns` (all when None).
 
     `logged_keys_only`: only the merged rows of the keys its log blocks write or delete (the base file's other
-    rows are read by someone else, e.g. Spark's parquet reader in `hudi_engine.spark.relation`)."""
+    rows are read by someone else, e.g. Spark's parquet reader in `hudi_engine.spark.relation`). `keys` (string
+    record keys, a superset of the keys the visible log blocks write or delete): only the rows of those keys."""
     out_columns = list(columns) if columns is not None else ctx.schema.names
     use_logs = bool(file_slice.log_files) and not read_optimized
     needed = list(out_columns)
@@ -91,6 +93,8 @@ def read_file_slice(
         )
     else:
         base = read_schema.empty_table()
+    if keys is not None:
+        base = base.filter(pc.is_in(ctx.key_of(base).cast(pa.string()), value_set=keys))
     if not use_logs:
         return base.select(out_columns)
     batches = _scan_logs(ctx, file_slice, read_schema)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal, cast
 
 from hudi_engine.config import keys
+from hudi_engine.config.option import ConfigOption
 from hudi_engine.errors import HudiError
 
 QueryType = Literal["snapshot", "read_optimized", "incremental"]
@@ -22,6 +23,9 @@ QUERY_TYPE = keys.QUERY_TYPE.key
 AS_OF_INSTANT = keys.AS_OF_INSTANT.key
 BEGIN_INSTANT = keys.BEGIN_INSTANT.key
 END_INSTANT = keys.END_INSTANT.key
+INCREMENTAL_FORMAT = keys.INCREMENTAL_FORMAT.key
+CDC_IMAGES = keys.CDC_IMAGES.key
+CDC = "cdc"
 
 
 class InstantOptionError(HudiError):
@@ -40,10 +44,17 @@ class ReadOptions:
     end: str | None = None
     file_groups: frozenset[str] | None = None
     logged_keys_only: frozenset[str] = frozenset()
+    incremental_format: str = "latest_state"  # incremental: latest_state, or cdc (every change, deletes included)
+    cdc_images: str = "json"  # cdc: the before / after images as JSON text or structs
 
     @property
     def incremental(self) -> bool:
         return self.query_type == "incremental"
+
+    @property
+    def cdc(self) -> bool:
+        """A CDC query (`hudi_engine.cdc_query`): incremental with `hoodie.datasource.query.incremental.format=cdc`."""
+        return self.incremental and self.incremental_format == CDC
 
     @property
     def read_optimized(self) -> bool:
@@ -86,9 +97,14 @@ class ReadOptions:
         elif begin is not None or end is not None:
             raise HudiError(f"options {BEGIN_INSTANT} / {END_INSTANT} need {QUERY_TYPE}=incremental "
                             f"(query type is {query_type!r})")
+        fmt = _choice(opts, keys.INCREMENTAL_FORMAT)
+        if fmt == CDC and query_type != "incremental":
+            raise HudiError(f"option {INCREMENTAL_FORMAT}=cdc needs {QUERY_TYPE}=incremental (query type is "
+                            f"{query_type!r}) and {BEGIN_INSTANT}")
         groups = _file_groups(opts, keys.FILE_GROUPS.key)
         return ReadOptions(plain_path(opts.get("path")), cast(QueryType, query_type), as_of, begin, end, groups,
-                           _file_groups(opts, keys.LOGGED_KEYS_ONLY.key) or frozenset())
+                           _file_groups(opts, keys.LOGGED_KEYS_ONLY.key) or frozenset(), fmt,
+                           _choice(opts, keys.CDC_IMAGES))
 
     @staticmethod
     def parse_for_table(options: Mapping[str, str], fallback_path: str | None = None) -> "ReadOptions":
@@ -119,7 +135,18 @@ class ReadOptions:
             out[keys.FILE_GROUPS.key] = json.dumps(sorted(self.file_groups))
         if self.logged_keys_only:
             out[keys.LOGGED_KEYS_ONLY.key] = json.dumps(sorted(self.logged_keys_only))
+        if self.cdc:
+            out[INCREMENTAL_FORMAT] = CDC
+            out[keys.CDC_IMAGES.key] = self.cdc_images
         return out
+
+
+def _choice(opts: Mapping[str, str], option: ConfigOption[str]) -> str:
+    """A choice option's value (case-insensitive), its default when absent."""
+    value = (opts.get(option.key) or option.default).strip().lower()
+    if value not in option.choices:
+        raise HudiError(f"option {option.key}={value!r}: expected one of {', '.join(option.choices)}")
+    return value
 
 
 def _file_groups(opts: Mapping[str, str], key: str) -> frozenset[str] | None:

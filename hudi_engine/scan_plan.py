@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_engine.errors import HudiError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import Visibility
@@ -131,6 +132,10 @@ def plan_scan(table: "HudiTable", query: ReadOptions | None = None, *, filters: 
 def fix_query(table: "HudiTable", query: ReadOptions) -> ScanPlan:
     """The query fixed to one instant or range, with its visibility, window and schema; no slice listed yet.
     Instants that do not parse, archived instants and reversed ranges are refused with the table's instants."""
+    if query.cdc:
+        raise HudiError(f"table {table.config.name!r} ({table.base_path}): a CDC query (hoodie.datasource.query."
+                        "incremental.format=cdc) reads changes, not file slices: HudiTable.read_changes, or the hudi "
+                        "source with its options")
     window = None
     if query.incremental:
         begin, end = table.check_range(query.begin_instant, query.end)

@@ -31,6 +31,7 @@ from hudi_engine.timeline.layout import layout_for
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from hudi_engine.cdc_query import ChangePlan
     from hudi_engine.config.write_config import WriteConfig
     from hudi_engine.table_services.archival import ArchivalResult
     from hudi_engine.table_services.clean import CleanResult
@@ -350,6 +351,24 @@ class HudiTable:
                             end=None if end_instant is None else str(end_instant))
         plan = self.plan_scan(query, filters=filters)
         return _concat(list(_read(plan, columns, filters)), _project(plan.schema, columns))
+
+    def plan_changes(self, start_instant: str, end_instant: str | None = None, *,
+                     images: str = "json") -> "ChangePlan":
+        """What the CDC query of (start_instant, end_instant] reads (`hudi_engine.cdc_query.plan_changes`): its
+        range fixed (end: the latest commit) and one split per file group and commit; refusals raised here."""
+        from hudi_engine.cdc_query import plan_changes
+
+        return plan_changes(self, str(start_instant), None if end_instant is None else str(end_instant),
+                            images=images, table_uri=self.storage_uri)
+
+    def read_changes(self, start_instant: str, end_instant: str | None = None, *,
+                     images: str = "json") -> pa.Table:
+        """Every change the commits in (start_instant, end_instant] made, deletes included: Hudi's CDC query
+        (`hudi_engine.cdc_query`) on a table created with `hoodie.table.cdc.enabled=true`. Rows `op` (i, u, d),
+        `ts_ms` (the commit), `before` and `after` (the data columns, as JSON text or, `images="struct"`, structs)."""
+        from hudi_engine.cdc_query import read_changes
+
+        return read_changes(self.plan_changes(start_instant, end_instant, images=images))
 
     def __repr__(self) -> str:
         return f"HudiTable({self.config.name!r}, {self.config.table_type}, {self.base_path!r})"

@@ -50,6 +50,9 @@ NOT_RUN = {
     ("docs/operations.md", 'SparkSession.builder.master("yarn")'): "needs a YARN cluster and a packed venv on HDFS",
     ("docs/native-read.md", "native_conf"): "configures a session builder before its JVM starts; the test session "
                                             "is built that way (tests/spark/conftest.py, local_spark_session(native=True))",
+    ("docs/cdc.md", "read_changes(begin, end, images=\"struct\")"): "the same calls on tables written there: "
+                                                                     "tests/test_cdc_query.py",
+    ("docs/cdc.md", "hudi_engine.cdc.images"): "the same options on a table written there: tests/spark/test_cdc_read.py",
 }
 # dbt's own config names (beside the adapter's, `hudi_model_settings`) that the documents' models use.
 DBT_CONFIGS = {"materialized", "file_format", "event_time", "batch_size", "begin", "lookback", "contract",

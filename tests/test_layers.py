@@ -39,7 +39,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("table services: compaction, cleaning, archival, their runner", (
         "hudi_engine.table_services", "hudi_engine.table_services.*")),
     # HudiTable reads and runs the table services on request, so it sits above them.
-    ("table: HudiTable and read planning", ("hudi_engine.table", "hudi_engine.scan_plan", "hudi_engine.read_options")),
+    ("table: HudiTable and read planning", ("hudi_engine.table", "hudi_engine.scan_plan", "hudi_engine.read_options",
+                                            "hudi_engine.cdc_query")),
     ("catalog sync: the entries Hudi's sync tools write, the sync over a catalog client, Glue's client", (
         "hudi_engine.sync", "hudi_engine.sync.*")),
     ("the engine's public API", ("hudi_engine",)),

@@ -432,6 +432,15 @@ BEGIN_INSTANT: ConfigOption[str] = ConfigOption(
 END_INSTANT: ConfigOption[str] = ConfigOption(
     "hoodie.datasource.read.end.instanttime", Kind.STRING, "",
     "Incremental query: up to this instant (inclusive; default the latest).", "read")
+INCREMENTAL_FORMAT: ConfigOption[str] = ConfigOption(
+    "hoodie.datasource.query.incremental.format", Kind.CHOICE, "latest_state",
+    "Incremental query: latest_state (the records the range's commits wrote, as of its end; deletes not shown) or "
+    "cdc (every change, deletes included: op, ts_ms, before, after; tables created with hoodie.table.cdc.enabled).",
+    "read", hudi_default="latest_state", choices=("latest_state", "cdc"))
+CDC_IMAGES: ConfigOption[str] = ConfigOption(
+    "hudi_engine.cdc.images", Kind.CHOICE, "json",
+    "CDC query: the before and after images as JSON text (json, Hudi's layout) or as structs of the data columns "
+    "(struct). This engine's own option.", "read", choices=("json", "struct"))
 
 # ---- internal read options: not Hudi's, not for users ------------------------------------------------------------
 # What this engine's read paths hand one another: the native relation and the JVM source hand the merge source the
@@ -472,7 +481,8 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     CLEANER_FILE_VERSIONS_RETAINED, *LOCK_OPTIONS, *ARCHIVAL_OPTIONS,
     CLUSTERING_UPDATES_STRATEGY, *SYNC_OPTIONS,
 )
-READ_OPTIONS: tuple[ConfigOption, ...] = (QUERY_TYPE, QUERY_AS_RO_TABLE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT)
+READ_OPTIONS: tuple[ConfigOption, ...] = (QUERY_TYPE, QUERY_AS_RO_TABLE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT,
+                                          INCREMENTAL_FORMAT, CDC_IMAGES)
 ALL_OPTIONS: tuple[ConfigOption, ...] = WRITE_OPTIONS + READ_OPTIONS
 GROUPS = {"table": "Table", "keys": "Record keys and partitioning", "merge": "Payload and pre-combine",
           "index": "Index", "bloom": "Bloom filters", "storage": "Base files", "log": "Log files (MOR)",

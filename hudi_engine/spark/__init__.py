@@ -13,7 +13,7 @@ options' keys and their parse (`ReadOptions`, `hudi_engine.read_options`), a rea
 of a table's schema, the catalog entry's DDL and path comment, the `hudi_timeline` table function, and the native
 `hudi` source's session settings (`native_conf`, `NATIVE_EXTENSIONS`: `hudi_engine.spark.native`).
 """
-from hudi_engine.read_options import BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, ReadOptions
+from hudi_engine.read_options import BEGIN_INSTANT, CDC_IMAGES, END_INSTANT, INCREMENTAL_FORMAT, QUERY_TYPE, ReadOptions
 from hudi_engine.spark.catalog_sync import hive_entry_names, sync_catalogs
 from hudi_engine.spark.datasource import (
     PATH_COMMENT_PREFIX,
@@ -34,9 +34,9 @@ from hudi_engine.spark.timeline_function import register_timeline_function, time
 from hudi_engine.spark.writer import write
 
 __all__ = [
-    "BEGIN_INSTANT", "END_INSTANT", "NATIVE_EXTENSIONS", "PATH_COMMENT_PREFIX", "QUERY_TYPE", "TIMELINE_FUNCTION",
-    "ReadOptions", "catalog_table_ddl", "create_catalog_table", "dataframe", "hive_entry_names", "local_spark_session",
-    "native_conf",
+    "BEGIN_INSTANT", "CDC_IMAGES", "END_INSTANT", "INCREMENTAL_FORMAT", "NATIVE_EXTENSIONS", "PATH_COMMENT_PREFIX",
+    "QUERY_TYPE", "TIMELINE_FUNCTION", "ReadOptions", "catalog_table_ddl", "create_catalog_table", "dataframe",
+    "hive_entry_names", "local_spark_session", "native_conf",
     "plan_read", "python_env", "read_table", "register_data_source", "register_timeline_function", "register_view",
     "spark_executor", "spark_schema", "spark_type", "sync_catalogs", "timeline_rows", "write", "write_small",
 ]

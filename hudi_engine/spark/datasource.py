@@ -7,6 +7,7 @@
     (spark.read.format("hudi").option("hoodie.datasource.query.type", "incremental")
           .option("hoodie.datasource.read.begin.instanttime", begin)           # exclusive
           .option("hoodie.datasource.read.end.instanttime", end).load(path))   # inclusive, default latest
+    # ... and .option("hoodie.datasource.query.incremental.format", "cdc"): Hudi's CDC query (docs/cdc.md)
 
 Options use Hudi's own names (`as_of_instant` is accepted for `as.of.instant`). Instants are
 `yyyyMMddHHmmssSSS`, or `yyyy-MM-dd HH:mm:ss[.SSS]` / `yyyy-MM-dd` (UTC), as Hudi's time travel accepts.
@@ -19,6 +20,10 @@ becomes one Spark input partition (`SlicePartition`, holding the slice's file pa
 the plan alone (`ScanPlan.read_slice`: base file, or base + log files merged by the table's payload) and yield Arrow
 record batches cast to the declared Spark schema, so rows never pass through Python objects. Option keys are
 declared in `hudi_engine.config.keys` and parsed by `hudi_engine.read_options.ReadOptions`.
+
+A CDC query (`hoodie.datasource.query.incremental.format=cdc`) is planned by `hudi_engine.cdc_query` and read by
+`ChangeReader`: one task per file group, rows `op`, `ts_ms`, `before`, `after` (`hudi_engine.cdc.images`: json or
+struct).
 
 Pushdown. PySpark 4.3 offers filter pushdown (`DataSourceReader.pushFilters`, enabled by
 `spark.sql.python.filterPushdown.enabled`, which `register_data_source` turns on) but no column pruning.
@@ -45,6 +50,7 @@ catalog tables. Every query of a catalog table reads the snapshot current at tha
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -92,6 +98,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from hudi_engine.cdc_query import ChangePlan, ChangeSplit, plan_changes, read_changes
 from hudi_engine.errors import HudiError, SchemaError
 from hudi_engine.file_group import FileSlice
 
@@ -192,12 +199,17 @@ class HudiDataSource(DataSource):
         opts = ReadOptions.parse_for_table(self.options)
         path = _require_path(opts.path, None)
         table = HudiTable.load(path)
+        if opts.cdc:
+            return spark_schema(change_plan(table, opts).output_schema)
         schema = fix_query(table, opts).schema
         return with_path_comment(spark_schema(schema), table_location(table, path))
 
-    def reader(self, schema: StructType) -> "HudiReader":
+    def reader(self, schema: StructType) -> "DataSourceReader":
         opts = ReadOptions.parse_for_table(self.options, catalog_path(schema))
-        return HudiReader(HudiTable.load(_require_path(opts.path, schema)), opts, schema)
+        table = HudiTable.load(_require_path(opts.path, schema))
+        if opts.cdc:
+            return ChangeReader(table, opts, schema)
+        return HudiReader(table, opts, schema)
 
 
 class HudiMergeSource(HudiDataSource):
@@ -300,6 +312,52 @@ class HudiReader(DataSourceReader):
             return
         rows = to_spark_arrow(rows, self.target, f"file slice {partition.value}")
         yield from rows.to_batches()
+
+
+# ---- the CDC query -------------------------------------------------------------------------------------------
+
+
+def change_plan(table: HudiTable, opts: ReadOptions) -> ChangePlan:
+    """The CDC query (`hoodie.datasource.query.incremental.format=cdc`) of `opts` on `table`."""
+    return plan_changes(table, opts.begin_instant, opts.end, images=opts.cdc_images, table_uri=table.storage_uri)
+
+
+class ChangePartition(InputPartition):
+    """One Spark input partition of a CDC query: the splits of one file group, in commit order."""
+
+    def __init__(self, splits: Sequence[ChangeSplit]) -> None:
+        super().__init__(splits[0].file_group)
+        self.splits = tuple(splits)
+
+
+class ChangeReader(DataSourceReader):
+    """A CDC query: planned on the driver (`hudi_engine.cdc_query.plan_changes`), one task per file group, each
+    reading its splits with the plan alone (`read_changes`)."""
+
+    def __init__(self, table: HudiTable, opts: ReadOptions, schema: StructType) -> None:
+        self.plan = change_plan(table, opts)
+        names = {n.lower(): n for n in self.plan.output_schema.names}
+        missing = [f.name for f in schema.fields if f.name.lower() not in names]
+        if missing:
+            raise SchemaError(f"{table.base_path}: declared column(s) {missing} are not columns of the CDC query "
+                              f"(columns: {self.plan.output_schema.names})")
+        self.columns = [names[f.name.lower()] for f in schema.fields]
+        self.target = arrow_target(schema)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The plan without its splits (each task gets its own in its partition)."""
+        return {"plan": replace(self.plan, splits=()), "columns": self.columns, "target": self.target}
+
+    def partitions(self) -> Sequence[InputPartition]:
+        return [ChangePartition(group) for group in self.plan.file_groups()]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, ChangePartition):
+            return  # Spark's stand-in partition when a query has no splits
+        rows = read_changes(self.plan, partition.splits)
+        if rows.num_rows:
+            yield from to_spark_arrow(rows.select(self.columns), self.target,
+                                      f"CDC file group {partition.value}").to_batches()
 
 
 def pruning(table: HudiTable, table_schema: pa.Schema,

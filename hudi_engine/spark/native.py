@@ -275,6 +275,12 @@ def plan_json(options: Mapping[str, str]) -> str:
     path = _require_path(opts.path, None)
     lowered = {str(k).lower(): v for k, v in options.items()}
     table = load_table(path, lowered.get(TABLE_NAME))
+    if opts.cdc:  # a CDC query: no base file is scanned as it is; the merge source reads the changes, split by group
+        from hudi_engine.spark.datasource import change_plan
+
+        changes = change_plan(table, opts)
+        return json.dumps({"path": table.storage_uri, "schema": json.loads(spark_schema(changes.output_schema).json()),
+                           "files": [], "source_options": opts.to_options(), "window": None})
     # A URI with a query (pyarrow's options, e.g. an S3 endpoint) names no file Spark can open.
     opens = keys.SPARK_OPENS_FILES.parse(lowered.get(SPARK_OPENS_FILES) or "true") and "?" not in table.storage_uri
     plan = plan_read(table, opts, split_logged=False, filters=decode_filters(lowered.get(FILTERS)),

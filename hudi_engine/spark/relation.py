@@ -311,6 +311,9 @@ def read_table(spark: SparkSession, source: str, options: Mapping[str, str] | No
     `options` are the `hudi` source's (query type, time travel, incremental range)."""
     path = table_path(spark, source)
     opts = ReadOptions.parse_for_table({**(options or {}), "path": path})
+    if opts.cdc:  # a CDC query: changes, not rows of base files; the merge source reads them a file group a task
+        register_data_source(spark)
+        return spark.read.format(MERGE_FORMAT).options(**opts.to_options()).load(opts.path or path)
     table = HudiTable.load(opts.path or path)
     return dataframe(spark, plan_read(table, opts))
 

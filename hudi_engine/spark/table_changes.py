@@ -9,9 +9,13 @@ of `end` (deletes not shown): `HudiTable.read_incremental`, so only the file sli
 begin and end are completion times (docs/python-api.md). The first argument is the table's path or URI: a Python table
 function cannot look up the catalog (the path of a catalog table is the `hudi.path=` comment of its
 `_hoodie_commit_time` column; in dbt, `{{ hudi_table_changes(ref('orders'), begin) }}` resolves it and reads
-through Spark's own parquet reader, see `dbt/include/hudi/macros/reads.sql`). Only `'latest_state'` is supported:
-Hudi's `'cdc'` reads the change data of CDC-enabled tables, which this engine writes (docs/cdc.md) but does not
-read yet.
+through Spark's own parquet reader, see `dbt/include/hudi/macros/reads.sql`).
+
+    SELECT * FROM hudi_table_changes('/data/trips', 'cdc', '20240101120000000')
+
+is Hudi's CDC query (a table created with `hoodie.table.cdc.enabled=true`): every change the range's commits made,
+deletes included, as `op` (i, u, d), `ts_ms` (the commit), `before` and `after` (the row's data columns as JSON
+text), `HudiTable.read_changes` (docs/cdc.md).
 
 The function is a PySpark Python UDTF: its `analyze` checks the arguments and gives the schema of the range's end;
 `eval` reads the slices in one Spark task and yields the rows, which Spark turns into Arrow batches (a UDTF
@@ -31,6 +35,7 @@ from hudi_engine.errors import HudiError
 
 FUNCTION_NAME = "hudi_table_changes"
 LATEST_STATE = "latest_state"
+CDC = "cdc"
 EARLIEST = "earliest"
 BATCH_ROWS = 8192
 
@@ -48,12 +53,13 @@ def _parse(table: str | None, query_type: str | None, begin: str | None, end: st
     from hudi_engine.read_options import normalize_instant
     from hudi_engine.table import HudiTable
 
-    usage = f"{FUNCTION_NAME}('<table path>', '{LATEST_STATE}', '<begin instant>'[, '<end instant>'])"
+    usage = f"{FUNCTION_NAME}('<table path>', '{LATEST_STATE}' | '{CDC}', '<begin instant>'[, '<end instant>'])"
     if not table:
         raise HudiError(f"{FUNCTION_NAME}: the table path is missing or null; usage: {usage}")
-    if (query_type or "").strip().lower() != LATEST_STATE:
+    if (query_type or "").strip().lower() not in (LATEST_STATE, CDC):
         raise HudiError(f"{FUNCTION_NAME}('{table}', {query_type!r}, ...): query type {query_type!r} is not supported; "
-                        f"expected '{LATEST_STATE}' (the records the range's commits wrote, as of its end)")
+                        f"expected '{LATEST_STATE}' (the records the range's commits wrote, as of its end) or '{CDC}' "
+                        "(every change, deletes included)")
     if begin is None:
         raise HudiError(f"{FUNCTION_NAME}('{table}', ...): the begin instant is missing or null; usage: {usage}")
     try:
@@ -79,18 +85,25 @@ class HudiTableChanges:
                 end: AnalyzeArgument | None = None) -> AnalyzeResult:
         from hudi_engine.spark.datasource import spark_schema
 
-        hudi, start, stop = _parse(_literal(table, "the table path"), _literal(query_type, "the query type"),
-                                   _literal(begin, "the begin instant"), _literal(end, "the end instant"))
+        kind = _literal(query_type, "the query type")
+        hudi, start, stop = _parse(_literal(table, "the table path"), kind, _literal(begin, "the begin instant"),
+                                   _literal(end, "the end instant"))
+        if _is_cdc(kind):
+            return AnalyzeResult(spark_schema(hudi.plan_changes(start, stop).output_schema))
         return AnalyzeResult(spark_schema(hudi.schema(hudi.incremental_end(start, stop))))
 
     def eval(self, table: str, query_type: str, begin: str, end: str | None = None) -> Iterator[tuple[Any, ...]]:
         hudi, start, stop = _parse(table, query_type, begin, end)
-        rows = hudi.read_incremental(start, stop)
+        rows = hudi.read_changes(start, stop) if _is_cdc(query_type) else hudi.read_incremental(start, stop)
         converters = [_python_values(f.type) for f in rows.schema]
         for batch in rows.to_batches(max_chunksize=BATCH_ROWS):
             columns = [column.to_pylist() if convert is None else [convert(v) for v in column.to_pylist()]
                        for column, convert in zip(batch.columns, converters, strict=True)]
             yield from zip(*columns, strict=True)
+
+
+def _is_cdc(query_type: str | None) -> bool:
+    return (query_type or "").strip().lower() == CDC
 
 
 Convert = Callable[[Any], Any]

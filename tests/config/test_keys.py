@@ -73,6 +73,8 @@ HUDI_DEFAULTS = {
     "hoodie.keep.max.commits": "30",
     "hoodie.clustering.updates.strategy": "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
     "hoodie.datasource.query.type": "snapshot",
+    # DataSourceReadOptions.INCREMENTAL_FORMAT
+    "hoodie.datasource.query.incremental.format": "latest_state",
     # HoodieTableConfig.CDC_ENABLED / CDC_SUPPLEMENTAL_LOGGING_MODE
     "hoodie.table.cdc.enabled": "false",
     "hoodie.table.cdc.supplemental.logging.mode": "DATA_BEFORE_AFTER",

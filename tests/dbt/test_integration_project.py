@@ -21,8 +21,8 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 PROJECT = Path(__file__).resolve().parents[2] / "integration_project"
 WAREHOUSE = PROJECT / "spark-warehouse" / "analytics.db"
-HUDI_TABLES = ["customers", "customers_history", "daily_revenue", "open_order_lines", "order_activity",
-               "order_lines_enriched", "orders"]
+HUDI_TABLES = ["customers", "customers_history", "daily_revenue", "open_order_lines", "open_order_lines_mirror",
+               "order_activity", "order_lines_enriched", "orders"]
 
 
 @pytest.fixture(scope="module")
@@ -41,19 +41,19 @@ def test_both_days_build_green(main_command):
     assert len(done) == 2, done
     for line in done:
         assert "ERROR=0" in line and "SKIP=0" in line and "WARN=0" in line, line
-        assert "PASS=51" in line, line
+        assert "PASS=56" in line, line
 
 
 def test_timelines_are_printed(main_command):
-    out = main_command[main_command.index("Timelines of the 7 Hudi tables"):]
+    out = main_command[main_command.index("Timelines of the 8 Hudi tables"):]
     for name in HUDI_TABLES:
         assert f"\n{name}  (" in out, name
     assert "replacecommit  COMPLETED  INSERT_OVERWRITE" in out
     assert "deltacommit    COMPLETED  DELETE" in out
 
 
-@pytest.mark.parametrize("name", ["orders", "open_order_lines", "daily_revenue", "order_lines_enriched",
-                                  "customers_history"])
+@pytest.mark.parametrize("name", ["orders", "open_order_lines", "open_order_lines_mirror", "daily_revenue",
+                                  "order_lines_enriched", "customers_history"])
 def test_tables_read_the_same_with_hudi_rs(main_command, name):
     path = WAREHOUSE / name
     ours = HudiTable.load(str(path)).read_snapshot()
@@ -79,6 +79,20 @@ def test_run_results_carry_the_commit(main_command):
     assert orders["instant_time"] == HudiTable.load(str(WAREHOUSE / "orders")).timeline.completed_commits()[-1].timestamp
     deletes = by_id["model.hudi_example.open_order_lines"]["adapter_response"]
     assert (deletes["operation"], deletes["rows_deleted"]) == ("delete", 2)
+
+
+def test_a_line_deleted_upstream_is_deleted_downstream_through_the_cdc_query(main_command):
+    """open_order_lines (a CDC table) deleted the lines cancelled on day 2; open_order_lines_mirror applied its CDC
+    changes in one upsert that deleted the same keys."""
+    upstream = HudiTable.load(str(WAREHOUSE / "open_order_lines"))
+    first, second = [i.timestamp for i in upstream.timeline.completed_commits()]
+    changes = upstream.read_changes(first).to_pylist()
+    assert [c["op"] for c in changes] == ["d", "d"]
+    mirror = HudiTable.load(str(WAREHOUSE / "open_order_lines_mirror"))
+    last = mirror.timeline.completed_commits()[-1]
+    assert mirror.timeline.commit_metadata(last).operation_type == "UPSERT"
+    keys = lambda t: sorted((r["order_id"], r["line_no"]) for r in t.read_snapshot().to_pylist())  # noqa: E731
+    assert keys(mirror) == keys(upstream) and len(keys(mirror)) == 5
 
 
 def test_microbatch_model_wrote_one_instant_per_batch(main_command):

@@ -268,3 +268,24 @@ def test_bad_sync_settings_are_refused_at_compile_time():
     assert "hive_sync: unknown key 'db'; expected database, table, skip_ro_suffix, support_timestamp, mode" in text
     assert "glue_sync='yes': expected true, or a mapping with keys" in text
     assert "hoodie.datasource.hive_sync.partition_fields='region' are not the partition fields" in text
+
+
+def test_cdc_settings_spell_the_table_properties_and_change_type_column_needs_upsert():
+    c = cfg(cdc_enabled=True, cdc_mode="op_key_only", change_type_column="change_type")
+    opts = c.hoodie_options("t", "db", "upsert")
+    assert (opts["hoodie.table.cdc.enabled"], opts["hoodie.table.cdc.supplemental.logging.mode"]) == (
+        "true", "OP_KEY_ONLY")
+    assert ("change_type_column", "change_type") in c.columns_used
+    assert "hoodie.table.cdc.enabled" not in cfg().hoodie_options("t", "db", "upsert")
+    with pytest.raises(HudiConfigError) as e:
+        cfg(cdc_enabled="maybe", cdc_mode="FULL", change_type_column="op", incremental_strategy="insert",
+            hudi_options={"hoodie.table.cdc.enabled": "false"})
+    problems = "\n".join(e.value.problems)
+    assert "cdc_enabled='maybe'" in problems
+    assert "cdc_mode='FULL': expected one of OP_KEY_ONLY, DATA_BEFORE, DATA_BEFORE_AFTER" in problems
+    assert "change_type_column applies to incremental_strategy upsert" in problems
+    with pytest.raises(HudiConfigError, match="cdc_mode='DATA_BEFORE' needs cdc_enabled=true"):
+        cfg(cdc_mode="data_before")
+    with pytest.raises(HudiConfigError, match=r"hudi_options\['hoodie.table.cdc.enabled'\]='false' contradicts "
+                                              r"cdc_enabled"):
+        cfg(cdc_enabled=True, hudi_options={"hoodie.table.cdc.enabled": "false"})

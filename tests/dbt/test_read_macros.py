@@ -14,8 +14,8 @@ class ChangesAdapter:
     def __init__(self) -> None:
         self.calls: list[tuple] = []
 
-    def hudi_table_changes_view(self, relation, begin, end):
-        self.calls.append((str(relation), begin, end))
+    def hudi_table_changes_view(self, relation, begin, end, fmt="latest_state", images="struct"):
+        self.calls.append((str(relation), begin, end) + (() if fmt == "latest_state" else (fmt, images)))
         return "`hudi__analytics__orders__changes__1__2`"
 
     def quote(self, name: str) -> str:
@@ -30,6 +30,12 @@ def test_hudi_table_changes_renders_the_adapters_view():
     assert m.hudi_table_changes("/data/orders", "earliest", "20240102000000000") is not None
     assert adapter.calls == [("analytics.orders", "20240101000000000", None),
                              ("/data/orders", "earliest", "20240102000000000")]
+    # format='cdc': the CDC query's view (struct images unless images='json').
+    m.hudi_table_changes(FakeRelation(), "1", format="cdc")
+    m.hudi_table_changes(FakeRelation(), "1", None, "cdc", "json")
+    assert adapter.calls[2:] == [("analytics.orders", "1", None, "cdc", "struct"),
+                                 ("analytics.orders", "1", None, "cdc", "json")]
+    del adapter.calls[2:]
     # While dbt parses (execute is false) nothing is read: the relation itself is rendered.
     parsing = module("reads.sql", adapter=adapter, execute=False)
     assert squash(parsing.hudi_table_changes(FakeRelation(), "1")) == "analytics.orders"

@@ -293,8 +293,11 @@ def test_bad_input_through_the_sql_paths_names_table_value_and_instants(spark, u
           .collect())
     fails(rf"hudi_table_changes: {table}: option begin='2024-13-45'.*{available}",
           lambda: spark.sql(f"SELECT * FROM hudi_table_changes('{path}', 'latest_state', '2024-13-45')").collect())
-    fails(r"hudi_table_changes\('.*', 'cdc', \.\.\.\): query type 'cdc' is not supported; expected 'latest_state'",
-          lambda: spark.sql(f"SELECT * FROM hudi_table_changes('{path}', 'cdc', '{first}')").collect())
+    fails(rf"{table}: a CDC query .* needs change data.*hoodie.table.cdc.enabled is not true.*completed commits from "
+          rf"{first} to {last} \(2\)", lambda: spark.sql(f"SELECT * FROM hudi_table_changes('{path}', 'cdc', '{first}')")
+          .collect())
+    fails(r"hudi_table_changes\('.*', 'diff', \.\.\.\): query type 'diff' is not supported; expected 'latest_state' "
+          r".* or 'cdc'", lambda: spark.sql(f"SELECT * FROM hudi_table_changes('{path}', 'diff', '{first}')").collect())
     fails(r"hudi_table_changes\('default.trips', \.\.\.\): .*not a Hudi table.*'hudi.path=' comment",
           lambda: spark.sql("SELECT * FROM hudi_table_changes('default.trips', 'latest_state', '0')").collect())
     fails(r"'no_such_table': neither a table path nor a table in the catalog",

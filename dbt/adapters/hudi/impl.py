@@ -223,8 +223,10 @@ class HudiAdapter(SparkAdapter):
         return report.as_dict()
 
     @available
-    def hudi_table_changes_view(self, relation_or_path: BaseRelation | str, begin: str, end: str | None = None) -> str:
-        """`{{ hudi_table_changes(...) }}`: a temporary view of the records the commits in (begin, end] wrote."""
+    def hudi_table_changes_view(self, relation_or_path: BaseRelation | str, begin: str, end: str | None = None,
+                                format: str = "latest_state", images: str = "struct") -> str:
+        """`{{ hudi_table_changes(...) }}`: a temporary view of the records the commits in (begin, end] wrote; with
+        `format='cdc'` of every change they made, deletes included (op, ts_ms, before, after)."""
         from hudi_engine import HudiError
 
         if isinstance(relation_or_path, str):
@@ -234,9 +236,15 @@ class HudiAdapter(SparkAdapter):
             schema, identifier = str(relation_or_path.schema), str(relation_or_path.identifier)
         begin = "000" if str(begin).strip().lower() == "earliest" else str(begin)
         try:
-            return catalog.changes_view(self.spark, schema, identifier, path, begin, None if end is None else str(end))
+            fmt = str(format).strip().lower()
+            if fmt not in ("latest_state", "cdc"):
+                raise HudiError(f"format {format!r}: expected 'latest_state' (the records written, as of the end) or "
+                                "'cdc' (every change, deletes included)")
+            return catalog.changes_view(self.spark, schema, identifier, path, begin, None if end is None else str(end),
+                                        fmt, str(images).strip().lower())
         except HudiError as e:
-            raise DbtRuntimeError(f"hudi_table_changes({relation_or_path}, {begin!r}, {end!r}): {e}") from e
+            raise DbtRuntimeError(f"hudi_table_changes({relation_or_path}, {begin!r}, {end!r}, format={format!r}): "
+                                  f"{e}") from e
 
     @staticmethod
     def _catalog_name(relation: BaseRelation) -> str:

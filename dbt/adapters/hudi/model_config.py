@@ -48,6 +48,8 @@ SETTINGS: dict[str, ConfigOption] = {
     "payload_class": K.PAYLOAD_CLASS,
     "index_type": K.INDEX_TYPE,
     "incremental_strategy": K.OPERATION,
+    "cdc_enabled": K.CDC_ENABLED,
+    "cdc_mode": K.CDC_LOGGING_MODE,
 }
 # A model without unique_key writes a keyless table: these strategies need keys and are refused there; a keyless
 # model's later runs insert unless it says otherwise.
@@ -100,6 +102,9 @@ class HudiModelConfig:
     merge_exclude_columns: tuple[str, ...] = ()  # ... or every column but these
     dbt_strategy: str = ""  # incremental_strategy as the model wrote it (dbt-spark's names on that spelling)
     microbatch: bool = False
+    cdc_enabled: bool | None = None  # a new table keeps change data for CDC queries (hoodie.table.cdc.enabled)
+    cdc_mode: str | None = None  # hoodie.table.cdc.supplemental.logging.mode
+    change_type_column: str | None = None  # a column of CDC ops: rows whose value is 'd' delete their key
 
     @staticmethod
     def from_dbt(config: Mapping[str, Any], model: str) -> "HudiModelConfig":
@@ -164,6 +169,24 @@ class HudiModelConfig:
         if index_type is not None:
             index_type = _parse("index_type", index_type, problems)
 
+        cdc_enabled = get("cdc_enabled")
+        if cdc_enabled is not None:
+            cdc_enabled = _parse("cdc_enabled", cdc_enabled, problems)
+        cdc_mode = get("cdc_mode")
+        if cdc_mode is not None:
+            cdc_mode = _parse("cdc_mode", str(cdc_mode).upper(), problems)
+            if cdc_mode is not None and not cdc_enabled and str(
+                    (get("hudi_options") or {}).get(K.CDC_ENABLED.key, "")).lower() != "true":
+                problems.append(f"cdc_mode={cdc_mode!r} needs cdc_enabled=true (the mode of a table without change "
+                                "data means nothing)")
+        change_type_column = get("change_type_column")
+        if change_type_column is not None:
+            if not isinstance(change_type_column, str) or not change_type_column.strip():
+                problems.append(f"change_type_column={change_type_column!r}: expected one column name")
+                change_type_column = None
+            else:
+                change_type_column = change_type_column.strip()
+
         location_root = get("location_root")
         if location_root is not None and (not isinstance(location_root, str) or not location_root.strip()):
             problems.append(f"location_root={location_root!r}: expected a directory path or URI")
@@ -218,7 +241,13 @@ class HudiModelConfig:
 
         cfg = HudiModelConfig(model, unique_key, partition_by, precombine, table_type, payload_class, strategy,
                               index_type, location_root.rstrip("/") if location_root else None, on_schema_change,
-                              hudi_options, update_columns, exclude_columns, dbt_strategy, microbatch)
+                              hudi_options, update_columns, exclude_columns, dbt_strategy, microbatch,
+                              cdc_enabled, cdc_mode, change_type_column)
+        if change_type_column and strategy != "upsert":
+            problems.append(f"change_type_column applies to incremental_strategy "
+                            f"{'merge' if spark_spelling else 'upsert'} (its rows insert, update or delete by key); "
+                            f"this model's strategy is {dbt_strategy!r}. Remove change_type_column or change the "
+                            "strategy.")
         problems += cfg._option_problems()
         if problems:
             what = "Hudi config (materialized='incremental', file_format='hudi')" if spark_spelling else \
@@ -261,6 +290,10 @@ class HudiModelConfig:
             opts[K.PAYLOAD_CLASS.key] = self.payload_class
         if self.index_type:
             opts[K.INDEX_TYPE.key] = self.index_type
+        if self.cdc_enabled is not None:
+            opts[K.CDC_ENABLED.key] = "true" if self.cdc_enabled else "false"
+        if self.cdc_mode:
+            opts[K.CDC_LOGGING_MODE.key] = self.cdc_mode
         return opts
 
     def hoodie_options(self, table_name: str, database: str, operation: str,
@@ -314,6 +347,8 @@ class HudiModelConfig:
         out = [("unique_key", c) for c in self.unique_key] + [("partition_by", c) for c in self.partition_by]
         if self.precombine_field and self.strategy != "delete":
             out.append(("precombine_field", self.precombine_field))
+        if self.change_type_column:
+            out.append(("change_type_column", self.change_type_column))
         return out
 
     def layout_changes(self, table_config, table_name: str) -> list[str]:

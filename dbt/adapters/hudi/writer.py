@@ -111,6 +111,23 @@ def resolve_columns(model: str, cfg: HudiModelConfig, columns: list[str]) -> dic
     return found
 
 
+DELETE_CHANGE_TYPES = ("d", "delete")  # the CDC query's op, and the word
+
+
+def apply_change_types(df, column: str, mode: str):
+    """A model of changes (`change_type_column`): a row whose change type is `d` (or `delete`) deletes its key. The
+    column becomes Hudi's delete marker `_hoodie_is_deleted` (an upsert of a flagged record deletes the key); a
+    first run or full refresh, which writes a new table version, leaves the deleted rows out."""
+    from pyspark.sql import functions as F
+
+    from hudi_engine import IS_DELETED_FIELD
+
+    deleted = F.coalesce(F.lower(F.trim(F.col(f"`{column}`"))).isin(*DELETE_CHANGE_TYPES), F.lit(False))
+    if mode != "incremental":
+        df = df.where(~deleted)
+    return df.withColumn(IS_DELETED_FIELD, deleted).drop(column)
+
+
 def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation: str,
                      assign_table_types: bool = False):
     """Apply `on_schema_change` to an incremental write: returns the DataFrame to write. `assign_table_types`
@@ -214,6 +231,8 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     from hudi_engine.spark import write_small
 
     colmap = resolve_columns(model, cfg, df.columns)
+    if cfg.change_type_column:
+        df = apply_change_types(df, colmap[cfg.change_type_column], mode)
     try:
         update_columns = cfg.update_columns(df.columns)
     except HudiConfigError as e:

@@ -1,9 +1,11 @@
 -- Merge-on-read, strategy delete: the first run loads the open order lines; later runs select the keys of the
--- lines cancelled that day, and Hudi deletes them (delete blocks in the log files).
+-- lines cancelled that day, and Hudi deletes them (delete blocks in the log files). A CDC table: its changes,
+-- deletes included, are what open_order_lines_mirror pulls.
 {{ config(
     unique_key=['order_id', 'line_no'],
     table_type='mor',
     incremental_strategy='delete',
+    cdc_enabled=true,
 ) }}
 
 {% if is_incremental() %}

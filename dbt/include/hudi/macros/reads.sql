@@ -9,10 +9,15 @@
        select o.*, o._hoodie_commit_time as source_commit_time
        from {% if is_incremental() %}
               {{ hudi_table_changes(ref('orders'), hudi_max_value(this, 'source_commit_time', 'earliest')) }}
-            {% else %} {{ ref('orders') }} {% endif %} o --#}
-{% macro hudi_table_changes(relation, begin, end=none) %}
+            {% else %} {{ ref('orders') }} {% endif %} o
+
+     {{ hudi_table_changes(ref('orders'), begin, format='cdc') }}: every change the commits in (begin, end] made to
+     a table created with cdc_enabled=true, deletes included (Hudi's CDC query): op ('i', 'u', 'd'), ts_ms (the
+     commit), before and after (structs of the row's columns; images='json' for Hudi's JSON text). A downstream
+     model applies them with change_type_column (docs/dbt.md, "Carrying deletes downstream"). --#}
+{% macro hudi_table_changes(relation, begin, end=none, format='latest_state', images='struct') %}
   {%- if execute -%}
-    {{- adapter.hudi_table_changes_view(relation, begin, end) -}}
+    {{- adapter.hudi_table_changes_view(relation, begin, end, format, images) -}}
   {%- else -%}
     {{- relation -}}
   {%- endif -%}

@@ -1,0 +1,60 @@
+"""The CDC query through Spark: `spark.read.format("hudi")` with `hoodie.datasource.query.type=incremental` and
+`hoodie.datasource.query.incremental.format=cdc` (the native source hands it to the merge source, one task per
+file group), `read_table`, and `hudi_table_changes(path, 'cdc', ...)` answer what `HudiTable.read_changes` does;
+a table without CDC is refused, never answered as a plain incremental read."""
+from __future__ import annotations
+
+import pytest
+
+from hudi_engine import HudiTable
+from hudi_engine.spark import read_table, write
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "id bigint, p string, ts bigint, v string"
+OPTIONS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+           "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+           "hoodie.table.cdc.enabled": "true", "hoodie.table.cdc.supplemental.logging.mode": "OP_KEY_ONLY",
+           "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+CDC = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.query.incremental.format": "cdc"}
+
+
+def rows(df) -> list[tuple]:
+    return sorted(tuple(r) for r in df.collect())
+
+
+def test_spark_reads_the_cdc_query_as_the_engine_does(spark, tmp_path):
+    path = tmp_path / "t"
+    first = write(spark.createDataFrame([(1, "a", 1, "x"), (2, "a", 1, "y"), (3, "b", 1, "z")], SCHEMA), str(path),
+                  OPTIONS).instant_time
+    write(spark.createDataFrame([(2, "a", 2, "Y"), (9, "b", 2, "n")], SCHEMA), str(path), OPTIONS)
+    write(spark.createDataFrame([(1, "a", 3, "x")], SCHEMA), str(path),
+          dict(OPTIONS, **{"hoodie.datasource.write.operation": "delete"}))
+    expected = sorted(tuple(r.values()) for r in HudiTable.load(str(path)).read_changes(first).to_pylist())
+    assert sorted(op for op, _, _, _ in expected) == ["d", "i", "u"]  # the range after the first commit
+
+    df = spark.read.format("hudi").options(**CDC, **{"hoodie.datasource.read.begin.instanttime": first}).load(str(path))
+    assert df.columns == ["op", "ts_ms", "before", "after"]
+    assert rows(df) == expected
+    assert rows(df.where("op = 'd'").select("op")) == [("d",)]  # Spark's filters and projections above the source
+    assert rows(read_table(spark, str(path), {**CDC, "hoodie.datasource.read.begin.instanttime": first})) == expected
+    assert rows(spark.sql(f"select * from hudi_table_changes('{path}', 'cdc', '{first}')")) == expected
+
+    typed = spark.read.format("hudi").options(**CDC, **{"hoodie.datasource.read.begin.instanttime": first,
+                                                        "hudi_engine.cdc.images": "struct"}).load(str(path))
+    assert typed.schema["after"].dataType.simpleString() == "struct<id:bigint,p:string,ts:bigint,v:string>"
+    assert rows(typed.where("op = 'u'").selectExpr("before.v", "after.v")) == [("y", "Y")]
+
+
+def test_a_table_without_cdc_is_refused_not_read_as_plain_incremental(spark, tmp_path):
+    path = tmp_path / "plain"
+    plain = {k: v for k, v in OPTIONS.items() if "cdc" not in k}
+    first = write(spark.createDataFrame([(1, "a", 1, "x")], SCHEMA), str(path), plain).instant_time
+    with pytest.raises(Exception, match="hoodie.table.cdc.enabled is not true"):
+        spark.read.format("hudi").options(**CDC, **{"hoodie.datasource.read.begin.instanttime": "0"}).load(
+            str(path)).collect()
+    with pytest.raises(Exception, match="hoodie.table.cdc.enabled is not true"):
+        spark.sql(f"select * from hudi_table_changes('{path}', 'cdc', '0')").collect()
+    latest = spark.read.format("hudi").options(**{"hoodie.datasource.query.type": "incremental",
+                                                  "hoodie.datasource.read.begin.instanttime": "0"}).load(str(path))
+    assert [r["_hoodie_commit_time"] for r in latest.collect()] == [first]
