@@ -25,7 +25,7 @@ from s3_server import CREDENTIALS, start_server
 from hudi_engine import fs_view
 from hudi_engine.fs_view import FileSystemView
 from hudi_engine.storage import Storage
-from hudi_engine.write.local_writer import write_table
+from hudi_engine.write_pipeline import write_table
 
 N_PARTITIONS = int(os.environ.get("BENCH_LIST_PARTITIONS", "60"))
 REPEATS = max(5, common.REPEATS)

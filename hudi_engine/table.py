@@ -18,6 +18,7 @@ from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import BaseFileName, is_base_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
 from hudi_engine.io.base_file import read_footer
+from hudi_engine.location import TableLocation
 from hudi_engine.partition_path import parse_partition_path
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.scan_plan import Filters, ScanPlan, plan_scan
@@ -95,7 +96,7 @@ class HudiTable:
         from hudi_engine.table_services.runner import compact_now
 
         self._check_writable("compact")
-        done = compact_now(self.storage, self.base_path, self.storage_uri, _config(options), executor)
+        done = compact_now(TableLocation(self.storage, self.base_path, self.storage_uri), _config(options), executor)
         return done[-1] if done else None
 
     def clean(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "CleanResult | None":

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from .errors import TableConfigError, TableNotFoundError, UnsupportedTableVersionError
 from .java_properties import PropertiesError, format_properties, java_date_string, java_instant_string, parse_properties
 from .keygen import infer_key_generator_class
+from .location import META_FOLDER
 from .payload import builtin_class_name
 from .schema import schema_to_json, to_create_schema
 from .storage import Storage
 
-META_FOLDER = ".hoodie"  # the table's metadata folder (timeline, hoodie.properties, markers, locks)
 PROPERTIES_FILE = "hoodie.properties"
 PROPERTIES_BACKUP_FILE = "hoodie.properties.backup"
 

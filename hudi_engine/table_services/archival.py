@@ -367,12 +367,14 @@ def newest_archived_commit(storage: Storage, base_path: str) -> str | None:
 
 
 def archive(storage: Storage, base_path: str, config: ArchivalConfig, *, max_delta_commits: int = 5,
-            lock: LockConfig | None = None) -> ArchivalResult | None:
-    """Archive what `instants_to_archive` names (under the table lock); None when nothing is due."""
-    with service_lock(storage, base_path, lock):
-        table = TableConfig.load(storage, base_path)
+            lock: LockConfig | None = None, table: TableConfig | None = None,
+            timeline: Timeline | None = None) -> ArchivalResult | None:
+    """Archive what `instants_to_archive` names (under the table lock); None when nothing is due. `table` and
+    `timeline`: the caller's, loaded under the table lock it holds (read here otherwise)."""
+    with service_lock(storage, base_path, lock, table=table):
+        table = table or TableConfig.load(storage, base_path)
         table.require_writable()
-        timeline = Timeline.load(storage, base_path)
+        timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
         chosen = instants_to_archive(timeline, config, merge_on_read=table.table_type == "MERGE_ON_READ",
                                      max_delta_commits=max_delta_commits)
         if not chosen:

@@ -117,7 +117,7 @@ def earliest_commit_to_retain(timeline: Timeline, commits_retained: int) -> Inst
 def plan_clean(storage: Storage, base_path: str, config: CleanConfig,
                timeline: Timeline | None = None) -> CleanPlan | None:
     """The files a clean would delete now; None when there are none."""
-    timeline = timeline or Timeline.load(storage, base_path)
+    timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
     earliest = None
     if config.policy == KEEP_LATEST_COMMITS:
         earliest = earliest_commit_to_retain(timeline, config.commits_retained)
@@ -217,20 +217,23 @@ class CleanResult:
 
 
 def clean(storage: Storage, base_path: str, config: CleanConfig | None = None,
-          lock: LockConfig | None = None) -> CleanResult | None:
+          lock: LockConfig | None = None, *, table: TableConfig | None = None,
+          timeline: Timeline | None = None) -> CleanResult | None:
     """Finish interrupted cleans, then clean by `config`'s policy. Returns what the new clean instant deleted, or
-    None when there was nothing to delete (no clean instant is written then, as in Hudi)."""
+    None when there was nothing to delete (no clean instant is written then, as in Hudi). `table` and `timeline`:
+    the caller's, loaded under the table lock it holds (read here otherwise)."""
     config = config or CleanConfig()
-    with service_lock(storage, base_path, lock):
-        resume_pending_cleans(storage, base_path)
-        timeline = Timeline.load(storage, base_path)
+    with service_lock(storage, base_path, lock, table=table):
+        timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
+        if resume_pending_cleans(storage, base_path, timeline):
+            timeline = Timeline.load(storage, base_path)
         plan = plan_clean(storage, base_path, config, timeline)
         orphans, stale_markers = orphan_files(storage, base_path, timeline)
         plan = _with_orphans(plan, orphans, config, timeline)
         result = None
         if plan is not None:
             instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
-                                            local=TableConfig.load(storage, base_path).local_instant_times)
+                                            local=(table or TableConfig.load(storage, base_path)).local_instant_times)
             data = plan.to_bytes()
             requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)
             inflight = timeline.transition_to_inflight(requested, data)
@@ -279,10 +282,11 @@ def _with_orphans(plan: CleanPlan | None, orphans: Mapping[str, list[str]], conf
                      {p: tuple(sorted(v)) for p, v in sorted(files.items())})
 
 
-def resume_pending_cleans(storage: Storage, base_path: str) -> list[CleanResult]:
-    """Re-execute the plans of cleans that did not complete (deleting is idempotent)."""
+def resume_pending_cleans(storage: Storage, base_path: str, timeline: Timeline | None = None) -> list[CleanResult]:
+    """Re-execute the plans of cleans that did not complete (deleting is idempotent); `timeline`: the caller's,
+    listed under the lock it holds."""
     with service_lock(storage, base_path):
-        timeline = Timeline.load(storage, base_path)
+        timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
         results = []
         for instant in timeline.filter_by([Action.CLEAN]).pending():
             requested = instant.with_state(State.REQUESTED)

@@ -106,8 +106,10 @@ def request_commit(
     action: Action | str | None = None,
     *,
     instant_time: str | None = None,
+    timeline: Timeline | None = None,
 ) -> Instant:
-    """Create `<T>.<action>.requested` for a new instant T greater than every instant on the timeline.
+    """Create `<T>.<action>.requested` for a new instant T greater than every instant on the timeline (`timeline`:
+    the caller's listing under the table lock; listed here otherwise).
 
     The file is empty for commit/deltacommit; for a replacecommit it is a HoodieRequestedReplaceMetadata with
     every field null, as Spark's insert_overwrite writes it.
@@ -116,7 +118,7 @@ def request_commit(
     action = Action(action) if action is not None else commit_action(config, operation_type)
     if action not in WRITE_ACTIONS:
         raise WriteError(f"start_commit: action {action.value!r}; expected one of {[a.value for a in WRITE_ACTIONS]}")
-    timeline = Timeline.load(storage, base_path)
+    timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
     latest = max(timeline.timestamps(), default=None)
     if instant_time is None:
         instant_time = new_instant_time(after=latest, local=config.local_instant_times)
@@ -153,9 +155,11 @@ def start_commit(
     *,
     workload: CommitMetadata | None = None,
     instant_time: str | None = None,
+    timeline: Timeline | None = None,
 ) -> Instant:
     """`request_commit` then `mark_inflight`: returns the INFLIGHT instant whose `timestamp` the handles write."""
-    requested = request_commit(storage, base_path, config, operation_type, action, instant_time=instant_time)
+    requested = request_commit(storage, base_path, config, operation_type, action, instant_time=instant_time,
+                               timeline=timeline)
     return mark_inflight(storage, base_path, requested, workload, operation_type)
 
 
@@ -191,12 +195,13 @@ def complete_commit(
     _check_operation(operation_type)
     inflight = Instant(instant.timestamp, instant.action, State.INFLIGHT)
     owned = InflightInstant(storage, base_path, instant.timestamp)
-    owned.check_inflight(f"committing {inflight}")
-    timeline = Timeline.load(storage, base_path)
-    current = [i for i in timeline.instants_at(instant.timestamp) if i.action == instant.action]
-    if not current or current[0].state is not State.INFLIGHT:
-        state = current[0].state.name if current else "absent"
+    # One listing of .hoodie says both: the instant is still ours, and it is inflight (not only requested).
+    own = owned.check_inflight(f"committing {inflight}")
+    current = max((i for i in own if i.action == instant.action), default=None, key=lambda i: i.state)
+    if current is None or current.state is not State.INFLIGHT:
+        state = current.state.name if current else "absent"
         raise WriteError(f"cannot complete {inflight}: the instant is {state} on the timeline, expected INFLIGHT")
+    timeline = Timeline(storage, base_path, [])  # completing needs the instant's paths only
 
     stats = list(write_stats)
     by_partition: dict[str, list[WriteStat]] = {}

@@ -85,7 +85,13 @@ class InflightInstant:
 
     def loss(self) -> InstantLoss | None:
         """None while the instant is pending (requested or inflight) and no rollback targets it; else why not."""
+        return self._loss()[0]
+
+    def _loss(self) -> tuple[InstantLoss | None, list[Instant]]:
         own, rollbacks = self._instant_files()
+        return self._loss_of(own, rollbacks), own
+
+    def _loss_of(self, own: list[Instant], rollbacks: list[Instant]) -> InstantLoss | None:
         rollback = self.rollback_taking_it(rollbacks)
         if any(i.is_completed for i in own):
             return InstantLoss(self.instant_time, "being rolled back" if rollback else "completed", rollback)
@@ -95,12 +101,12 @@ class InflightInstant:
             return InstantLoss(self.instant_time, "being rolled back", rollback)
         return None
 
-    def check_inflight(self, doing: str) -> None:
+    def check_inflight(self, doing: str) -> list[Instant]:
         """Raise InstantLostError when the instant is no longer inflight (from the timeline); `doing` says what was
-        about to happen."""
-        loss = self.loss()
+        about to happen. Returns the instant's files on the timeline (one listing)."""
+        loss, own = self._loss()
         if loss is None:
-            return
+            return own
         if loss.state == "completed":
             raise InstantLostError(
                 f"table {self.base_path}: {loss.describe()} (COMPLETED on the timeline, expected INFLIGHT), so this "

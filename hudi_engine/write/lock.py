@@ -22,6 +22,7 @@ from hudi_engine.errors import WriteError
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
+from hudi_engine.timeline import Timeline
 from hudi_engine.write.lock_providers import (
     LOCK_FILE,
     Lease,
@@ -94,10 +95,11 @@ class TableLock:
 
 
 def acquire(storage: Storage, base_path: str, config: LockConfig, *, table_name: str | None = None,
-            poll_ms: int = 200) -> TableLock:
+            poll_ms: int = 200, table: TableConfig | None = None, timeline: Timeline | None = None) -> TableLock:
     """Take the table lock, waiting up to `config.wait_timeout_ms` (plus, for a lock service that judges expiry by
-    watching, one lease of the holder it saw)."""
-    name = _require_writable(storage, base_path) or table_name
+    watching, one lease of the holder it saw). The table is checked writable first, from `table` and `timeline`
+    when the caller has them (its handle, loaded once), else from storage."""
+    name = _require_writable(storage, base_path, table, timeline) or table_name
     provider = lock_provider(storage, base_path, config, table_name=name)
     now = int(time.time() * 1000)
     holder = LockHolder(owner=new_owner(), acquired_ms=now, renewed_ms=now, expiry_ms=provider.lease_ms)
@@ -121,10 +123,12 @@ def acquire(storage: Storage, base_path: str, config: LockConfig, *, table_name:
 
 @contextmanager
 def table_lock(storage: Storage, base_path: str, config: LockConfig | None = None, *,
-               table_name: str | None = None, poll_ms: int = 200) -> Iterator[TableLock]:
+               table_name: str | None = None, poll_ms: int = 200, table: TableConfig | None = None,
+               timeline: Timeline | None = None) -> Iterator[TableLock]:
     """Hold the table lock for the `with` block. Every writer and table service takes it first, so a table this
     engine only reads (Hudi 1.x) is refused here before anything is written."""
-    lock = acquire(storage, base_path, config or LockConfig(), table_name=table_name, poll_ms=poll_ms)
+    lock = acquire(storage, base_path, config or LockConfig(), table_name=table_name, poll_ms=poll_ms, table=table,
+                   timeline=timeline)
     try:
         yield lock
     finally:
@@ -140,13 +144,15 @@ def _describe_holder(holder: LockHolder | None) -> str:
     return f"it is held by {holder.owner or 'another writer'}{since}"
 
 
-def _require_writable(storage: Storage, base_path: str) -> str | None:
+def _require_writable(storage: Storage, base_path: str, config: TableConfig | None = None,
+                      timeline: Timeline | None = None) -> str | None:
     """Refuse a table this engine does not write; the table's name (None for a table being created)."""
-    if not TableConfig.exists(storage, base_path):
-        return None  # a table being created
-    # A config that does not load (wrong checksum, bad table type) stops every writer and service here too: a
-    # clean must not delete files of a table it cannot read the config of.
-    config = TableConfig.load(storage, base_path)
+    if config is None:
+        if not TableConfig.exists(storage, base_path):
+            return None  # a table being created
+        # A config that does not load (wrong checksum, bad table type) stops every writer and service here too: a
+        # clean must not delete files of a table it cannot read the config of.
+        config = TableConfig.load(storage, base_path)
     # Every writer and table service takes this lock first: refuse a feature we do not honour before any file.
-    check_writable(storage, base_path, config, action="write to it or run a table service on it")
+    check_writable(storage, base_path, config, timeline, action="write to it or run a table service on it")
     return config.name

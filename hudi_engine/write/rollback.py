@@ -155,22 +155,25 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
 
 
 def rollback_failed_writes(storage: Storage, base_path: str, config: LockConfig | None = None, *,
-                           use_command_blocks: bool = False) -> list[RollbackResult]:
+                           use_command_blocks: bool = False, timeline: Timeline | None = None) -> list[RollbackResult]:
     """Finish interrupted rollbacks, then roll back the failed writes, newest first (Hudi's rollbackFailedWrites).
 
     With `config` (a writer under the table lock), the failed writes are the pending instants whose heartbeat
     expired (`failed_writes`; none under policy NEVER), and each one's heartbeat is deleted before anything else, so
     a paused writer's tasks stop at once; pending instants of live writers are left alone. Without `config` (the
     caller knows no writer is alive) every pending commit/deltacommit/replacecommit is one. Pending clustering
-    replacecommits are table services and are never rolled back here.
+    replacecommits are table services and are never rolled back here. `timeline`: the caller's listing, taken under
+    the table lock (listed here otherwise).
     """
+    timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
     dead: set[str] | None = None
     if config is not None:
-        dead = {i.timestamp for i in failed_writes(storage, base_path, config)}
+        dead = {i.timestamp for i in failed_writes(storage, base_path, config, timeline)}
         for instant_time in dead:
             delete_heartbeat(storage, base_path, instant_time)
-    results = finish_pending_rollbacks(storage, base_path)
-    timeline = Timeline.load(storage, base_path)
+    results = finish_pending_rollbacks(storage, base_path, timeline)
+    if results:  # a resumed rollback changed the timeline
+        timeline = Timeline.load(storage, base_path)
     for target in reversed(timeline.pending()):
         if target.action not in _WRITE_ACTIONS or _is_clustering(timeline, target) or (
                 dead is not None and target.timestamp not in dead):
@@ -181,12 +184,12 @@ def rollback_failed_writes(storage: Storage, base_path: str, config: LockConfig 
     return results
 
 
-def finish_pending_rollbacks(storage: Storage, base_path: str) -> list[RollbackResult]:
+def finish_pending_rollbacks(storage: Storage, base_path: str, timeline: Timeline | None = None) -> list[RollbackResult]:
     """Re-execute the rollbacks a crash interrupted (their plans say what to delete), and delete the temp files of
     atomic creates a killed process left in `.hoodie` (instants, the lock, hoodie.properties). A LAZY writer runs
     only this before its write; dead writers' instants are left to the table services."""
     storage.delete_temp_files(Storage.join(base_path, META_FOLDER))
-    return _resume_pending_rollbacks(storage, base_path)
+    return _resume_pending_rollbacks(storage, base_path, timeline)
 
 
 def failed_writes(storage: Storage, base_path: str, config: LockConfig,
@@ -197,7 +200,7 @@ def failed_writes(storage: Storage, base_path: str, config: LockConfig,
     has one, is not touched either."""
     if config.failed_writes_policy == NEVER:
         return []
-    timeline = timeline or Timeline.load(storage, base_path)
+    timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
     return [i for i in timeline.pending() if i.action in _WRITE_ACTIONS
             and heartbeat_expired(storage, base_path, i.timestamp, config.heartbeat_expiry_ms)
             and not is_clustering(timeline, i)]
@@ -488,9 +491,10 @@ def _write_rollback_block(storage: Storage, log_path: str, rollback_ts: str, tar
         version += 1
 
 
-def _resume_pending_rollbacks(storage: Storage, base_path: str) -> list[RollbackResult]:
+def _resume_pending_rollbacks(storage: Storage, base_path: str,
+                              timeline: Timeline | None = None) -> list[RollbackResult]:
     """Re-execute the plans of rollbacks that did not complete (deleting is idempotent)."""
-    timeline = Timeline.load(storage, base_path)
+    timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
     results = []
     for instant in timeline.filter_by([Action.ROLLBACK]).pending():
         plan = timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}

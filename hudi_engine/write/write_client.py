@@ -19,10 +19,12 @@ from hudi_engine.config.write_config import EAGER, IndexType, Operation, WriteCo
 from hudi_engine.errors import SchemaError, WriteError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
+from hudi_engine.table_handle import TableHandle
 from hudi_engine.timeline import META_FOLDER, Timeline
 from hudi_engine.timeline.clustering import PendingClustering, resolve_update_strategy
 from hudi_engine.timeline.commit_metadata import WriteStat
@@ -35,7 +37,7 @@ from hudi_engine.write.heartbeat import Heartbeat
 from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.lock import TableLock, acquire
 from hudi_engine.write.lock_providers import require_safe_provider
-from hudi_engine.write.partial_update import missing_columns
+from hudi_engine.write.partial_update import StoredRows, missing_columns
 from hudi_engine.write.rollback import finish_pending_rollbacks, rollback_failed_writes
 from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_result import WriteResult
@@ -59,25 +61,45 @@ class UntaggedGroups:
 
 
 class WriteClient:
-    def __init__(self, storage: Storage, base_path: str, storage_uri: str, config: WriteConfig,
-                 table_config: TableConfig, data_schema: pa.Schema, exists: bool, *,
-                 timeline: Timeline | None = None) -> None:
-        self.storage = storage
-        self.base_path = base_path
-        self.storage_uri = storage_uri
+    """One write's driver side over one table handle: the location, `hoodie.properties` and the timeline, loaded
+    once (`open`) and passed down; the timeline is listed again once under the table lock (`transaction`)."""
+
+    def __init__(self, location: TableLocation, config: WriteConfig, table_config: TableConfig,
+                 data_schema: pa.Schema, exists: bool, *, timeline: Timeline | None = None) -> None:
+        self.location = location
         self.config = config
         self.table_config = table_config
         self.data_schema = data_schema
         self.exists = exists
-        self.timeline = (timeline or Timeline.load(storage, base_path)) if exists else None
+        self.timeline = (timeline if timeline is not None else Timeline.load(location.storage, location.base_path)) \
+            if exists else None
         self._avg_record_size: int | None = None
         self._pending_clustering: PendingClustering | None = None
+
+    @property
+    def storage(self) -> Storage:
+        return self.location.storage
+
+    @property
+    def base_path(self) -> str:
+        return self.location.base_path
+
+    @property
+    def storage_uri(self) -> str:
+        """Where tasks reopen the table: the URI for remote stores, the absolute path for local ones."""
+        return self.location.uri
+
+    @property
+    def handle(self) -> TableHandle:
+        """The table as this write sees it (an existing table, or one this write created)."""
+        assert self.timeline is not None, "the table does not exist yet"
+        return TableHandle(self.location, self.table_config, self.timeline)
 
     @staticmethod
     def open(path: str, config: WriteConfig, data_schema: pa.Schema) -> "WriteClient":
         """Check the write against the table (or the new table's config) before anything is written."""
-        storage, base_path = Storage.for_uri(str(path))
-        uri = Storage.location(str(path))
+        location = TableLocation.of(path)
+        storage, base_path = location.storage, location.base_path
         exists = TableConfig.exists(storage, base_path)
         timeline = None
         if exists:
@@ -91,7 +113,7 @@ class WriteClient:
         config = config.for_keyless(base_path, table_config.populate_meta_fields)  # keys generated: refusals first
         _check_columns(config, data_schema, base_path)
         resolve_update_strategy(config.given.get(K.CLUSTERING_UPDATES_STRATEGY.key, ""), base_path)
-        client = WriteClient(storage, base_path, uri, config, table_config, data_schema, exists, timeline=timeline)
+        client = WriteClient(location, config, table_config, data_schema, exists, timeline=timeline)
         client._check_schema_change()
         return client
 
@@ -172,6 +194,8 @@ class WriteClient:
             storage_uri=self.storage_uri, base_path=self.base_path, table_props=dict(self.table_config.props),
             config=self.config, instant=instant, writer_avro_schema=self.writer_avro_schema,
             avg_record_size=self.average_record_size(),
+            stored=StoredRows.of(self.timeline, self.table_config)
+            if self.config.merge.update_columns and self.timeline is not None else None,
         )
 
     def tag_spec(self, instant: str) -> TagSpec | None:
@@ -298,16 +322,24 @@ class WriteClient:
         """
         lock_cfg = self.config.lock
         require_safe_provider(self.storage, self.base_path, lock_cfg)  # before a new table is even created
-        lock = self._lock_new_table() if not self.exists else acquire(self.storage, self.base_path, lock_cfg,
-                                                                       table_name=self.table_config.name)
+        # An existing table was checked writable when the write opened (its config and timeline): the lock does
+        # not read them again; its state is checked again below, on the timeline listed under the lock.
+        lock = self._lock_new_table() if not self.exists else acquire(
+            self.storage, self.base_path, lock_cfg, table_name=self.table_config.name, table=self.table_config,
+            timeline=self.timeline)
         txn: Transaction | None = None
         try:
+            # The one listing under the lock: the writability check, the failed writes to roll back, the new
+            # instant's time, the base of the conflict check, and what the write plans with.
+            timeline = Timeline.load(self.storage, self.base_path)
+            check_writable(self.storage, self.base_path, self.table_config, timeline,
+                           action="write to it or run a table service on it")
             if lock_cfg.failed_writes_policy == EAGER:
-                rollback_failed_writes(self.storage, self.base_path, lock_cfg)
+                rolled_back = rollback_failed_writes(self.storage, self.base_path, lock_cfg, timeline=timeline)
             else:  # LAZY leaves dead writers' instants to the cleaning, but a crash's half rollback is finished now
-                finish_pending_rollbacks(self.storage, self.base_path)
+                rolled_back = finish_pending_rollbacks(self.storage, self.base_path, timeline)
             self._disable_metadata_table()
-            self.timeline = Timeline.load(self.storage, self.base_path)
+            self.timeline = Timeline.load(self.storage, self.base_path) if rolled_back else timeline
             self._pending_clustering = None
             txn = Transaction(self, lock)
             if lock_cfg.optimistic:
@@ -332,7 +364,9 @@ class WriteClient:
         self.exists = True
         self._created_here = True
         try:
-            return acquire(self.storage, self.base_path, self.config.lock, table_name=self.table_config.name)
+            # The config is the one just written, the timeline empty: the state is checked under the lock.
+            return acquire(self.storage, self.base_path, self.config.lock, table_name=self.table_config.name,
+                           table=self.table_config, timeline=Timeline(self.storage, self.base_path, []))
         except BaseException:
             self._remove_if_empty()
             raise
@@ -351,7 +385,7 @@ class Transaction:
         self.lock: TableLock | None = lock
         self.timings: dict[str, float] = {}
         cfg = client.config
-        timeline = client.timeline or Timeline.load(client.storage, client.base_path)
+        timeline = client.timeline if client.timeline is not None else Timeline.load(client.storage, client.base_path)
         self.started = TimelineAtStart.of(timeline)
         instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
                                         local=client.table_config.local_instant_times)
@@ -359,7 +393,7 @@ class Transaction:
         try:
             self.inflight = commit_protocol.start_commit(client.storage, client.base_path, client.table_config,
                                                          cfg.operation.operation_type, cfg.commit_action,
-                                                         instant_time=instant_time)
+                                                         instant_time=instant_time, timeline=timeline)
         except BaseException:
             self.owned.stop_heartbeat()
             raise
