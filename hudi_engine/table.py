@@ -25,6 +25,7 @@ from hudi_engine.scan_plan import Filters, ScanPlan, plan_scan
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
+from hudi_engine.table_handle import TableHandle
 from hudi_engine.timeline import CommitMetadata, Timeline, read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.layout import layout_for
@@ -58,6 +59,11 @@ class HudiTable:
         self._uri = uri
         self._slicing = slicing_for(timeline)
         self._metadata: dict[Instant, CommitMetadata] = {}  # completed instants' files never change
+
+    @staticmethod
+    def of(handle: TableHandle) -> "HudiTable":
+        """The table of a handle an operation loaded (nothing is read again)."""
+        return HudiTable(handle.storage, handle.base_path, handle.config, handle.timeline, handle.location.uri)
 
     @staticmethod
     def load(path_or_uri: str) -> "HudiTable":

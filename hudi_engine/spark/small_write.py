@@ -25,6 +25,7 @@ from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.spark.writer import checked, write
+from hudi_engine.table_handle import TableHandle
 from hudi_engine.write.local_writer import write_files
 from hudi_engine.write.write_client import WriteClient
 from hudi_engine.write.write_result import WriteResult
@@ -59,15 +60,16 @@ def fits_driver(df: DataFrame, config: WriteConfig, max_bytes: int | None = None
     return estimated_bytes(df) <= max_bytes
 
 
-def write_small(df: DataFrame, path: str, options: Mapping[str, Any] | WriteConfig) -> WriteResult:
-    """`hudi_engine.spark.write`, on the driver when `fits_driver` says so."""
+def write_small(df: DataFrame, path: str, options: Mapping[str, Any] | WriteConfig, *,
+                table: TableHandle | None = None) -> WriteResult:
+    """`hudi_engine.spark.write`, on the driver when `fits_driver` says so (`table`: as `write` takes it)."""
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
     if fits_driver(df, config):
-        return write_on_driver(df, path, config)
-    return write(df, path, config)
+        return write_on_driver(df, path, config, table=table)
+    return write(df, path, config, table=table)
 
 
-def write_on_driver(df: DataFrame, path: str, config: WriteConfig) -> WriteResult:
+def write_on_driver(df: DataFrame, path: str, config: WriteConfig, *, table: TableHandle | None = None) -> WriteResult:
     """Write `df` to the Hudi table at `path` in this process: its rows collected (and checked) by one Spark job,
     then the engine's write pipeline with the files written here (`write.local_writer`), as `hudi_engine.spark.write`
     runs it with Spark's jobs."""
@@ -81,7 +83,7 @@ def write_on_driver(df: DataFrame, path: str, config: WriteConfig) -> WriteResul
         raise unwrap_task_error(e) from e
     rows = rows.select(schema.names).cast(schema)
     collected = time.monotonic() - t0
-    result = run_write(WriteClient.open(path, config, schema), lambda client, txn: write_files(client, txn, rows),
-                       spark_executor(spark))
+    result = run_write(WriteClient.open(path, config, schema, table=table),
+                       lambda client, txn: write_files(client, txn, rows), spark_executor(spark))
     result.timings["collect"] = collected
     return result

@@ -41,6 +41,7 @@ from hudi_engine.spark.executor_env import ensure_executor_env
 from hudi_engine.spark.sql_keys import auto_key_column, sql_key_text, sql_keys
 from hudi_engine.spark.sql_text import json_value, name, string
 from hudi_engine.spark.task_error import unwrap_task_error
+from hudi_engine.table_handle import TableHandle
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write.bucket_assigner import (
     NEW_GROUP,
@@ -85,8 +86,10 @@ _TAG = "_hw_tag"
 ORDER = "_hw_order"  # a one-pass write's sort key in its write tasks: a hash of (partition, file group)
 
 
-def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> WriteResult:
-    """Write `df` to the Hudi table at `path` with Hudi's own option keys; returns what the commit did."""
+def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig, *,
+          table: TableHandle | None = None) -> WriteResult:
+    """Write `df` to the Hudi table at `path` with Hudi's own option keys; returns what the commit did. `table`: the
+    caller's handle of the existing table at `path`, loaded for this operation (not read again)."""
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
     df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
     spark = df.sparkSession
@@ -95,8 +98,8 @@ def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> Wr
     data_schema = to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
     # The engine's write pipeline runs the table services and the transaction; Spark supplies the data files (its
     # jobs) and the executor of compaction operations (Spark tasks).
-    return run_write(WriteClient.open(path, config, data_schema), lambda client, txn: _files(spark, df, client, txn),
-                     spark_executor(spark))
+    return run_write(WriteClient.open(path, config, data_schema, table=table),
+                     lambda client, txn: _files(spark, df, client, txn), spark_executor(spark))
 
 
 def _files(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transaction) -> list[WriteStat]:

@@ -96,16 +96,18 @@ class WriteClient:
         return TableHandle(self.location, self.table_config, self.timeline)
 
     @staticmethod
-    def open(path: str, config: WriteConfig, data_schema: pa.Schema) -> "WriteClient":
-        """Check the write against the table (or the new table's config) before anything is written."""
-        location = TableLocation.of(path)
+    def open(path: str, config: WriteConfig, data_schema: pa.Schema, *,
+             table: TableHandle | None = None) -> "WriteClient":
+        """Check the write against the table (or the new table's config) before anything is written. `table`: the
+        caller's handle of the table at `path`, loaded for this operation (not read again)."""
+        location = table.location if table is not None else TableLocation.of(path)
         storage, base_path = location.storage, location.base_path
-        exists = TableConfig.exists(storage, base_path)
+        exists = table is not None or TableConfig.exists(storage, base_path)
         timeline = None
         if exists:
-            table_config = TableConfig.load(storage, base_path)
+            table_config = table.config if table is not None else TableConfig.load(storage, base_path)
             table_config.require_writable()  # before the timeline is listed with layout 1
-            timeline = Timeline.load(storage, base_path)
+            timeline = table.timeline if table is not None else Timeline.load(storage, base_path)
             check_writable(storage, base_path, table_config, timeline, action="write")
             config = config.for_table(table_config, base_path)
         else:
