@@ -19,6 +19,7 @@
 #   bench/run.sh archival        issue 13: per-write time and .hoodie files over 1,000 small commits, with and
 #                                without timeline archival (about 5 minutes)
 #   bench/run.sh listing         a table's listing on a local S3 server, one folder at a time vs at once (1 minute)
+#   bench/run.sh small-upsert    issue 25: a 20-row upsert into a 100k-row table vs a parquet append, same session
 #   bench/run.sh all             read, spark-read, write, w2, w3, profile, dbt, archival and listing
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).
 set -euo pipefail
@@ -43,6 +44,7 @@ for w in "${what[@]}"; do
     dbt-native) .venv/bin/python bench/bench_dbt_native.py ;;
     archival) .venv/bin/python bench/bench_archival.py ;;
     listing) .venv/bin/python bench/bench_listing.py ;;
+    small-upsert) .venv/bin/python bench/bench_small_upsert.py ;;
     *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, w2, w3, profile, dbt, dbt-native, archival, listing or all" >&2; exit 2 ;;
   esac
 done
