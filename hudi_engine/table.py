@@ -93,6 +93,10 @@ class HudiTable:
         """Where tasks reopen the table: the URI for remote stores, the path for local ones."""
         return self._uri or self.base_path
 
+    @property
+    def location(self) -> TableLocation:
+        return TableLocation(self.storage, self.base_path, self.storage_uri)
+
     # ---- maintenance --------------------------------------------------------------------------------------
     def compact(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None,
                 executor: "Executor | None" = None) -> "CompactionResult | None":
@@ -111,7 +115,7 @@ class HudiTable:
 
         self._check_writable("clean")
         config = _config(options)
-        return clean(self.storage, self.base_path, config.clean, config.lock)
+        return clean(self.location, config.clean, config.lock)
 
     def archive(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "ArchivalResult | None":
         """Move old instants off the active timeline into `.hoodie/archived/` (`hoodie.keep.min.commits` /
@@ -120,7 +124,7 @@ class HudiTable:
 
         self._check_writable("archive")
         config = _config(options)
-        return archive(self.storage, self.base_path, config.archival,
+        return archive(self.location, config.archival,
                        max_delta_commits=config.compaction.max_delta_commits, lock=config.lock)
 
     def rollback(self, instant: str | None = None, *, use_command_blocks: bool = False,
@@ -133,21 +137,21 @@ class HudiTable:
         from hudi_engine.write.rollback import rollback_completed, rollback_instant
 
         self._check_writable("roll back")
-        with service_lock(self.storage, self.base_path, _config(options).lock):
+        with service_lock(self.location, _config(options).lock):
             timeline = Timeline.load(self.storage, self.base_path)
             pending = [i for i in timeline.instants_at(instant) if not i.is_completed] if instant else []
             if pending:
-                return rollback_instant(self.storage, self.base_path, pending[0],
+                return rollback_instant(self.location, pending[0],
                                         use_command_blocks=use_command_blocks)
-            check_rollback_keeps_previous_versions(self.storage, self.base_path)
-            return rollback_completed(self.storage, self.base_path, instant, use_command_blocks=use_command_blocks)
+            check_rollback_keeps_previous_versions(self.location)
+            return rollback_completed(self.location, instant, use_command_blocks=use_command_blocks)
 
     def _check_writable(self, action: str) -> None:
         """Refuse a table property or state this engine does not honour (table_features), before the service starts;
         the table lock checks again once taken."""
         from hudi_engine.table_features import check_writable
 
-        check_writable(self.storage, self.base_path, TableConfig.load(self.storage, self.base_path), action=action)
+        check_writable(self.location, TableConfig.load(self.storage, self.base_path), action=action)
 
     # ---- schema -------------------------------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
@@ -268,7 +272,7 @@ class HudiTable:
         from hudi_engine.table_services.archival import check_not_archived
 
         if self.timeline.layout.version == 1:
-            check_not_archived(self.storage, self.base_path, self.config, self.timeline, value, what, begin=begin)
+            check_not_archived(self.location, self.config, self.timeline, value, what, begin=begin)
 
     def check_range(self, start: str, end: str | None) -> tuple[str, str | None]:
         """(start, end] of an incremental read: digits, start not after end, no archived commit in the range."""
@@ -289,7 +293,7 @@ class HudiTable:
         may match (`schema`: the types of the partition columns), refused when cleaning deleted a version
         a read as of `vis.as_of` needs. The building block of `hudi_engine.scan_plan`."""
         prune = self._partition_pruner(filters, schema) if filters is not None else None
-        view = FileSystemView.load(self.storage, self.base_path, prune, self._slicing)
+        view = FileSystemView.load(self.location, prune, self._slicing)
         if vis.as_of is not None:
             self._check_not_cleaned(view, vis.as_of)
         return view.latest_file_slices(vis)

@@ -14,6 +14,7 @@ from enum import Enum
 
 from hudi_engine.errors import HudiError, UnsupportedTableFeatureError
 from hudi_engine.keygen import resolve_key_generator_class
+from hudi_engine.location import TableLocation
 from hudi_engine.payload import payload_for
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import (
@@ -406,20 +407,22 @@ def property_problems(table: TableConfig) -> list[str]:
     return out
 
 
-def state_problems(storage: Storage, base_path: str, timeline: Timeline) -> list[str]:
+def state_problems(location: TableLocation, timeline: Timeline) -> list[str]:
     """`state: what was found; way out: ...` of every timeline/storage state that refuses the table."""
+    storage, base_path = location.storage, location.base_path
     return [f"{f.state}: {f.value}; way out: {way_out(row)}" for row in STATES if row.find is not None
             for f in row.find(storage, base_path, timeline)]
 
 
-def check_writable(storage: Storage, base_path: str, table: TableConfig, timeline: Timeline | None = None,
+def check_writable(location: TableLocation, table: TableConfig, timeline: Timeline | None = None,
                    *, action: str = "write") -> None:
     """Refuse (UnsupportedTableFeatureError, before any file is written) a table one of whose properties or
     timeline/storage states this engine does not honour; `action` names what was refused ("write", "compact", ...).
     The table version is checked first (`TableConfig.require_writable`)."""
+    storage, base_path = location.storage, location.base_path
     table.require_writable()
     problems = property_problems(table)
-    problems += state_problems(storage, base_path, timeline if timeline is not None else
+    problems += state_problems(location, timeline if timeline is not None else
                                Timeline.load(storage, base_path))
     if problems:
         raise UnsupportedTableFeatureError(

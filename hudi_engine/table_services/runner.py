@@ -43,29 +43,27 @@ def finish_pending(location: TableLocation, config: WriteConfig, execute: Execut
         timeline = Timeline.load(storage, base_path)
     if not timeline.pending_compactions() and not timeline.filter_by(["clean"]).pending():
         return []  # the common case: no lock needed
-    with service_lock(storage, base_path, config.lock, table=table):
+    with service_lock(location, config.lock, table=table):
         done = [r.instant_time for r in compact_pending(location, config, execute)]
-        done += [r.instant_time for r in resume_pending_cleans(storage, base_path)]
+        done += [r.instant_time for r in resume_pending_cleans(location)]
         return done
 
 
 def compact_pending(location: TableLocation, config: WriteConfig,
                     execute: Executor | None = None) -> list[CompactionResult]:
     """Run every scheduled or interrupted compaction, oldest first."""
-    storage, base_path = location.storage, location.base_path
-    return [run_compaction(storage, base_path, ts, storage_uri=location.uri, execute=execute, config=config)
-            for ts in pending_compactions(storage, base_path)]
+    return [run_compaction(location, ts, storage_uri=location.uri, execute=execute, config=config)
+            for ts in pending_compactions(location)]
 
 
 def compact_now(location: TableLocation, config: WriteConfig, execute: Executor | None = None, *,
                 table: TableConfig | None = None) -> list[CompactionResult]:
     """Finish pending compactions, then schedule one over every file group with log files and run it."""
-    storage, base_path = location.storage, location.base_path
-    with service_lock(storage, base_path, config.lock, table=table):
+    with service_lock(location, config.lock, table=table):
         done = compact_pending(location, config, execute)
-        instant = schedule_compaction(storage, base_path, lock=config.lock)
+        instant = schedule_compaction(location, lock=config.lock)
         if instant is not None:
-            done.append(run_compaction(storage, base_path, instant.timestamp, storage_uri=location.uri,
+            done.append(run_compaction(location, instant.timestamp, storage_uri=location.uri,
                                        execute=execute, config=config))
         return done
 
@@ -81,10 +79,10 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
     created: list[str] = []
     service = "the table services"
     try:
-        with service_lock(storage, base_path, config.lock, table=table, timeline=timeline):
+        with service_lock(location, config.lock, table=table, timeline=timeline):
             fresh = Timeline.load(storage, base_path)
             if timeline is not None:
-                check_writable(storage, base_path, table, fresh, action="write to it or run a table service on it")
+                check_writable(location, table, fresh, action="write to it or run a table service on it")
             timeline = fresh
             if table.table_type == MERGE_ON_READ and config.compaction.inline:
                 service = "inline compaction"
@@ -100,17 +98,17 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                         timeline = Timeline.load(storage, base_path)
             if config.lock.failed_writes_policy == LAZY:
                 service = "the rollback of failed writes (hoodie.cleaner.policy.failed.writes=LAZY)"
-                if rollback_failed_writes(storage, base_path, config.lock, timeline=timeline):
+                if rollback_failed_writes(location, config.lock, timeline=timeline):
                     timeline = Timeline.load(storage, base_path)
             if config.clean.automatic:
                 service = "automatic cleaning"
-                result = clean(storage, base_path, config.clean, config.lock, table=table, timeline=timeline)
+                result = clean(location, config.clean, config.lock, table=table, timeline=timeline)
                 if result is not None:
                     created.append(result.instant_time)
                     timeline = Timeline.load(storage, base_path)
             if config.archival.automatic:  # after cleaning, as Hudi's postCommit runs them
                 service = "timeline archival"
-                archive(storage, base_path, config.archival, max_delta_commits=config.compaction.max_delta_commits,
+                archive(location, config.archival, max_delta_commits=config.compaction.max_delta_commits,
                         lock=config.lock, table=table, timeline=timeline)
     except HudiError as e:
         raise TableServiceError(

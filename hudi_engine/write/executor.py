@@ -22,6 +22,7 @@ from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import new_file_id
 from hudi_engine.io.base_file import read_base_file, read_record_keys
 from hudi_engine.keygen import KeyGenerator
+from hudi_engine.location import TableLocation
 from hudi_engine.merge import merge_records
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -349,7 +350,7 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
     p = bucket.partition_path
     if cfg.merge.update_columns and bucket.bucket_type is BucketType.UPDATE and task.stored is not None:
         # Partial update: matched keys keep their stored values outside the update columns.
-        upserts = with_stored_values(ctx.storage, task.base_path, task.stored, cfg, p, bucket.file_id, upserts)
+        upserts = with_stored_values(TableLocation.at(ctx.storage, task.base_path), task.stored, cfg, p, bucket.file_id, upserts)
     if bucket.bucket_type is BucketType.INSERT:  # records come sorted by key: each file holds one key range
         handle = CreateHandle(ctx, p, file_id=bucket.file_id, roll_over=cfg.index.type is not IndexType.BUCKET,
                               record_size=task.avg_record_size)

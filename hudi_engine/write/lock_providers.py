@@ -34,6 +34,7 @@ from typing import Any
 from hudi_engine.config import keys as K
 from hudi_engine.config.write_config import DYNAMODB_LOCK, STORAGE_LOCK, DynamoDBLockSettings, LockConfig
 from hudi_engine.errors import ConfigError, WriteError
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage, Versioned
 from hudi_engine.timeline import META_FOLDER
 
@@ -547,9 +548,10 @@ class DynamoDBLockProvider(LockProvider):
 # --------------------------------------------------------------------------------------------- choice
 
 
-def require_safe_provider(storage: Storage, base_path: str, config: LockConfig) -> None:
+def require_safe_provider(location: TableLocation, config: LockConfig) -> None:
     """ConfigError (naming the key) when `config.provider` cannot exclude a second writer on the table's storage, or
     lacks its client library. Cheap: no lock service is contacted."""
+    storage, base_path = location.storage, location.base_path
     short = config.provider.rsplit(".", 1)[-1]
     if config.provider == STORAGE_LOCK:
         if storage.is_local or storage.compare_and_swap:
@@ -578,10 +580,11 @@ def require_safe_provider(storage: Storage, base_path: str, config: LockConfig) 
             f"DynamoDBBasedLockProvider ({K.DYNAMODB_TABLE.key}=...), which works with any storage.")
 
 
-def lock_provider(storage: Storage, base_path: str, config: LockConfig, *, table_name: str | None) -> LockProvider:
+def lock_provider(location: TableLocation, config: LockConfig, *, table_name: str | None) -> LockProvider:
     """The provider `config.provider` names, refused (ConfigError naming the key) where it cannot exclude a second
     writer on the table's storage."""
-    require_safe_provider(storage, base_path, config)
+    storage, base_path = location.storage, location.base_path
+    require_safe_provider(location, config)
     if config.provider == DYNAMODB_LOCK:
         key = config.dynamodb.partition_key or table_name
         if not key:

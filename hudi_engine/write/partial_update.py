@@ -19,9 +19,9 @@ import pyarrow.compute as pc
 from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.fs_view import Visibility
 from hudi_engine.io.base_file import read_footer
+from hudi_engine.location import TableLocation
 from hudi_engine.merge import IS_DELETED_FIELD
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema
-from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 
@@ -85,18 +85,19 @@ def fill_stored_values(records: pa.Table, stored: pa.Table, stored_keys: pa.Arra
     return records
 
 
-def with_stored_values(storage: Storage, base_path: str, stored: StoredRows, config: WriteConfig,
+def with_stored_values(location: TableLocation, stored: StoredRows, config: WriteConfig,
                        partition_path: str, file_id: str, records: pa.Table) -> pa.Table:
     """`records` bound for existing file group `file_id` with the columns a partial update keeps taken from the
     group's latest committed slice as the driver saw it when the write started (`stored`: its visibility and the
     table's schema; the write's own instant is not committed, so it is never seen). Only the partition is listed."""
+    storage = location.storage
     from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
     from hudi_engine.fs_view import FileSystemView
 
     columns = kept_columns(config, records.column_names)
     if not columns or not records.num_rows:
         return records
-    view = FileSystemView.for_partitions(storage, base_path, [partition_path])
+    view = FileSystemView.for_partitions(location, [partition_path])
     found = [s for s in view.latest_file_slices(stored.visibility, partition_path) if s.file_id == file_id]
     if not found:
         return records

@@ -100,10 +100,11 @@ class RollbackResult:
 # --------------------------------------------------------------------------------------------- public API
 
 
-def rollback_instant(storage: Storage, base_path: str, instant: Instant | str, *,
+def rollback_instant(location: TableLocation, instant: Instant | str, *,
                      use_command_blocks: bool = False) -> RollbackResult:
     """Roll back a pending (requested/inflight) commit, deltacommit or replacecommit."""
-    _check_writable(TableLocation.at(storage, base_path))
+    storage, base_path = location.storage, location.base_path
+    _check_writable(location)
     timeline = Timeline.load(storage, base_path)
     target = _find(timeline, instant)
     if target.is_completed:
@@ -121,7 +122,7 @@ def _rollback_pending(timeline: Timeline, target: Instant, use_command_blocks: b
     return _run(timeline, target, _plan_pending(timeline, target, use_command_blocks), uncommit=False)
 
 
-def rollback_completed(storage: Storage, base_path: str, instant: Instant | str | None = None, *,
+def rollback_completed(location: TableLocation, instant: Instant | str | None = None, *,
                        use_command_blocks: bool = False) -> RollbackResult:
     """Roll back the latest completed commit/deltacommit/replacecommit (as Hudi's CLI `commit rollback` does).
 
@@ -129,7 +130,8 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
     newer than it exists (roll that back first), for compaction commits (a compaction is re-run, not undone), and for
     a savepointed commit.
     """
-    _check_writable(TableLocation.at(storage, base_path))
+    storage, base_path = location.storage, location.base_path
+    _check_writable(location)
     timeline = Timeline.load(storage, base_path)
     latest = timeline.completed_commits().last()
     if latest is None:
@@ -147,13 +149,13 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
     meta = timeline.commit_metadata(target)
     if meta.compacted or meta.operation_type in ("COMPACT", "LOG_COMPACT"):
         raise WriteError(f"{target} is a compaction commit; compactions are not rolled back once completed")
-    requests = _requests_from_stats(TableLocation.at(storage, base_path), target.timestamp, meta, use_command_blocks)
+    requests = _requests_from_stats(location, target.timestamp, meta, use_command_blocks)
     result = _run(timeline, target, requests, uncommit=True)
     assert result is not None  # _run gives up (None) only on a pending instant that completed meanwhile
     return result
 
 
-def rollback_failed_writes(storage: Storage, base_path: str, config: LockConfig | None = None, *,
+def rollback_failed_writes(location: TableLocation, config: LockConfig | None = None, *,
                            use_command_blocks: bool = False, timeline: Timeline | None = None) -> list[RollbackResult]:
     """Finish interrupted rollbacks, then roll back the failed writes, newest first (Hudi's rollbackFailedWrites).
 
@@ -164,13 +166,14 @@ def rollback_failed_writes(storage: Storage, base_path: str, config: LockConfig 
     replacecommits are table services and are never rolled back here. `timeline`: the caller's listing, taken under
     the table lock (listed here otherwise).
     """
+    storage, base_path = location.storage, location.base_path
     timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
     dead: set[str] | None = None
     if config is not None:
-        dead = {i.timestamp for i in failed_writes(storage, base_path, config, timeline)}
+        dead = {i.timestamp for i in failed_writes(location, config, timeline)}
         for instant_time in dead:
-            delete_heartbeat(storage, base_path, instant_time)
-    results = finish_pending_rollbacks(storage, base_path, timeline)
+            delete_heartbeat(location, instant_time)
+    results = finish_pending_rollbacks(location, timeline)
     if results:  # a resumed rollback changed the timeline
         timeline = Timeline.load(storage, base_path)
     for target in reversed(timeline.pending()):
@@ -183,54 +186,58 @@ def rollback_failed_writes(storage: Storage, base_path: str, config: LockConfig 
     return results
 
 
-def finish_pending_rollbacks(storage: Storage, base_path: str, timeline: Timeline | None = None) -> list[RollbackResult]:
+def finish_pending_rollbacks(location: TableLocation, timeline: Timeline | None = None) -> list[RollbackResult]:
     """Re-execute the rollbacks a crash interrupted (their plans say what to delete), and delete the temp files of
     atomic creates a killed process left in `.hoodie` (instants, the lock, hoodie.properties). A LAZY writer runs
     only this before its write; dead writers' instants are left to the table services."""
+    storage, base_path = location.storage, location.base_path
     storage.delete_temp_files(Storage.join(base_path, META_FOLDER))
-    return _resume_pending_rollbacks(TableLocation.at(storage, base_path), timeline)
+    return _resume_pending_rollbacks(location, timeline)
 
 
-def failed_writes(storage: Storage, base_path: str, config: LockConfig,
+def failed_writes(location: TableLocation, config: LockConfig,
                   timeline: Timeline | None = None) -> list[Instant]:
     """Pending commit/deltacommit/replacecommit instants whose writer is dead (heartbeat expired or missing). A
     pending clustering is another writer's table service, never a failed write (Hudi leaves it out before looking at
     heartbeats: BaseHoodieTableServiceClient.getInstantsToRollbackForLazyCleanPolicy), so its heartbeat, if it
     has one, is not touched either."""
+    storage, base_path = location.storage, location.base_path
     if config.failed_writes_policy == NEVER:
         return []
     timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
     return [i for i in timeline.pending() if i.action in _WRITE_ACTIONS
-            and heartbeat_expired(storage, base_path, i.timestamp, config.heartbeat_expiry_ms)
+            and heartbeat_expired(location, i.timestamp, config.heartbeat_expiry_ms)
             and not is_clustering(timeline, i)]
 
 
 def _check_writable(table: TableLocation) -> None:
     """A table property or state this engine does not honour stops a rollback before it writes anything."""
-    check_writable(table.storage, table.base_path, TableConfig.load(table.storage, table.base_path),
+    check_writable(table, TableConfig.load(table.storage, table.base_path),
                    action="roll back")
 
 
-def marked_files(storage: Storage, base_path: str, instant_time: str) -> dict[str, list[str]]:
+def marked_files(location: TableLocation, instant_time: str) -> dict[str, list[str]]:
     """The data files an instant's markers name that are the instant's own (base files of the instant, log files
     holding only its blocks), by partition: full paths of files that exist."""
     out: dict[str, list[str]] = {}
-    for req in _requests_from_markers(TableLocation.at(storage, base_path), list_markers(storage, base_path, instant_time),
+    for req in _requests_from_markers(location, list_markers(location, instant_time),
                                       instant_time, use_command_blocks=False):
         out.setdefault(req.partition_path, []).extend(req.files_to_delete)
     return out
 
 
-def remove_marked_files(storage: Storage, base_path: str, instant_time: str) -> list[str]:
+def remove_marked_files(location: TableLocation, instant_time: str) -> list[str]:
     """Delete `marked_files` (a writer that lost its instant removes what it wrote); the deleted paths."""
-    return [p for paths in marked_files(storage, base_path, instant_time).values() for p in paths
+    storage = location.storage
+    return [p for paths in marked_files(location, instant_time).values() for p in paths
             if storage.delete(p)]
 
 
-def base_files_of(storage: Storage, base_path: str, instant_times: set[str]) -> dict[str, list[str]]:
+def base_files_of(location: TableLocation, instant_times: set[str]) -> dict[str, list[str]]:
     """Base files named after one of `instant_times`, in every folder of the table (a listing of all of them)."""
+    storage, base_path = location.storage, location.base_path
     out: dict[str, list[str]] = {}
-    for folder in _all_folders(TableLocation.at(storage, base_path)):
+    for folder in _all_folders(location):
         for e in storage.list_dir(Storage.join(base_path, folder)):
             if not e.is_dir and is_base_file_name(e.name) and BaseFileName.parse(e.name).instant_time in instant_times:
                 out.setdefault(folder, []).append(e.path)
@@ -259,7 +266,7 @@ def _is_clustering(timeline: Timeline, instant: Instant) -> bool:
 
 def _plan_pending(timeline: Timeline, target: Instant, use_command_blocks: bool) -> list[RollbackRequest]:
     table = _location(timeline)
-    markers = list_markers(table.storage, table.base_path, target.timestamp)
+    markers = list_markers(table, target.timestamp)
     if markers:
         return _requests_from_markers(table, markers, target.timestamp, use_command_blocks)
     # No markers: the inflight workload profile narrows the partitions to look in, if it names any.
@@ -415,7 +422,7 @@ def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *
 
 def _execute(timeline: Timeline, inflight: Instant, target: Instant, requests: list[RollbackRequest],
              t0: float) -> RollbackResult:
-    storage, base_path = timeline.storage, timeline.base_path
+    storage = timeline.storage
     rollback_ts = inflight.timestamp
     per_partition: dict[str, dict] = {}
     deleted, failed, written = [], [], {}
@@ -452,7 +459,7 @@ def _execute(timeline: Timeline, inflight: Instant, target: Instant, requests: l
     timeline.complete(inflight, write_avro_metadata(ROLLBACK_METADATA, metadata))
     # F's instant files last (completed first if still there, so a crash never leaves a completed F without data).
     timeline.delete_instant_files(target)
-    delete_marker_dir(storage, base_path, target.timestamp)
+    delete_marker_dir(_location(timeline), target.timestamp)
     return RollbackResult(rollback_ts, target, deleted, failed, written)
 
 
@@ -465,7 +472,7 @@ def _and_late_requests(table: TableLocation, target: Instant,
     storage, base_path = table.storage, table.base_path
     yield from requests
     planned = {p for r in requests for p in (*r.files_to_delete, *r.log_blocks_to_delete)}
-    markers = list_markers(storage, base_path, target.timestamp)
+    markers = list_markers(table, target.timestamp)
     late = [m for m in markers if Storage.join(base_path, m.data_file_path) not in planned]
     yield from _requests_from_markers(table, late, target.timestamp, use_command_blocks=False)
     targets: dict[str, set[str]] = {}

@@ -108,7 +108,7 @@ class WriteClient:
             table_config = table.config if table is not None else TableConfig.load(storage, base_path)
             table_config.require_writable()  # before the timeline is listed with layout 1
             timeline = table.timeline if table is not None else Timeline.load(storage, base_path)
-            check_writable(storage, base_path, table_config, timeline, action="write")
+            check_writable(location, table_config, timeline, action="write")
             config = config.for_table(table_config, base_path)
         else:
             table_config = config.new_table_config(base_path)
@@ -165,7 +165,7 @@ class WriteClient:
         if self.timeline is None:
             return []
         wanted = None if partitions is None else set(partitions)
-        view = FileSystemView.load(self.storage, self.base_path, None if wanted is None else wanted.__contains__)
+        view = FileSystemView.load(self.location, None if wanted is None else wanted.__contains__)
         return view.latest_file_slices(Visibility.of(self.timeline))
 
     def index_files(self, partitions: list[str] | None) -> list[tuple[str, str, str]]:
@@ -255,7 +255,7 @@ class WriteClient:
         cfg = self.config
         if self.timeline is None:
             return UntaggedGroups({}, {})
-        view = FileSystemView.load_within(self.storage, self.base_path, MAX_LISTED_FOLDERS)
+        view = FileSystemView.load_within(self.location, MAX_LISTED_FOLDERS)
         if view is None:
             return None
         routes: dict[str, tuple[str, int]] = {}
@@ -280,7 +280,7 @@ class WriteClient:
         belongs to the compaction's slice."""
         if self.timeline is None or not partitions:
             return {}
-        view = FileSystemView.for_partitions(self.storage, self.base_path, partitions)
+        view = FileSystemView.for_partitions(self.location, partitions)
         return self._slice_infos(view, self._pending_compaction_groups())
 
     def _slice_infos(self, view: FileSystemView, compacting: Mapping[tuple[str, str], str]) -> dict[str, list[SliceInfo]]:
@@ -323,23 +323,23 @@ class WriteClient:
         writers (expired heartbeats) are rolled back first under the EAGER policy.
         """
         lock_cfg = self.config.lock
-        require_safe_provider(self.storage, self.base_path, lock_cfg)  # before a new table is even created
+        require_safe_provider(self.location, lock_cfg)  # before a new table is even created
         # An existing table was checked writable when the write opened (its config and timeline): the lock does
         # not read them again; its state is checked again below, on the timeline listed under the lock.
         lock = self._lock_new_table() if not self.exists else acquire(
-            self.storage, self.base_path, lock_cfg, table_name=self.table_config.name, table=self.table_config,
+            self.location, lock_cfg, table_name=self.table_config.name, table=self.table_config,
             timeline=self.timeline)
         txn: Transaction | None = None
         try:
             # The one listing under the lock: the writability check, the failed writes to roll back, the new
             # instant's time, the base of the conflict check, and what the write plans with.
             timeline = Timeline.load(self.storage, self.base_path)
-            check_writable(self.storage, self.base_path, self.table_config, timeline,
+            check_writable(self.location, self.table_config, timeline,
                            action="write to it or run a table service on it")
             if lock_cfg.failed_writes_policy == EAGER:
-                rolled_back = rollback_failed_writes(self.storage, self.base_path, lock_cfg, timeline=timeline)
+                rolled_back = rollback_failed_writes(self.location, lock_cfg, timeline=timeline)
             else:  # LAZY leaves dead writers' instants to the cleaning, but a crash's half rollback is finished now
-                rolled_back = finish_pending_rollbacks(self.storage, self.base_path, timeline)
+                rolled_back = finish_pending_rollbacks(self.location, timeline)
             self._disable_metadata_table()
             self.timeline = Timeline.load(self.storage, self.base_path) if rolled_back else timeline
             self._pending_clustering = None
@@ -362,12 +362,12 @@ class WriteClient:
 
     def _lock_new_table(self) -> TableLock:
         """A first write creates the table, then locks it; if that write fails the empty table is removed again."""
-        commit_protocol.create_table(self.storage, self.base_path, self.table_config)
+        commit_protocol.create_table(self.location, self.table_config)
         self.exists = True
         self._created_here = True
         try:
             # The config is the one just written, the timeline empty: the state is checked under the lock.
-            return acquire(self.storage, self.base_path, self.config.lock, table_name=self.table_config.name,
+            return acquire(self.location, self.config.lock, table_name=self.table_config.name,
                            table=self.table_config, timeline=Timeline(self.storage, self.base_path, []))
         except BaseException:
             self._remove_if_empty()
@@ -391,9 +391,9 @@ class Transaction:
         self.started = TimelineAtStart.of(timeline)
         instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
                                         local=client.table_config.local_instant_times)
-        self.owned = InflightInstant.start(client.storage, client.base_path, instant_time, cfg.lock, lock.owner)
+        self.owned = InflightInstant.start(client.location, instant_time, cfg.lock, lock.owner)
         try:
-            self.inflight = commit_protocol.start_commit(client.storage, client.base_path, client.table_config,
+            self.inflight = commit_protocol.start_commit(client.location, client.table_config,
                                                          cfg.operation.operation_type, cfg.commit_action,
                                                          instant_time=instant_time, timeline=timeline)
         except BaseException:
@@ -421,7 +421,7 @@ class Transaction:
             if self.lock.lost is None:
                 return self.lock
             self.release_lock()
-        self.lock = acquire(c.storage, c.base_path, c.config.lock, table_name=c.table_config.name)
+        self.lock = acquire(c.location, c.config.lock, table_name=c.table_config.name)
         return self.lock
 
     def commit(self, stats: list[WriteStat], partitions: list[str] | None = None) -> WriteResult:
@@ -449,7 +449,7 @@ class Transaction:
         # finds the instant completed and writes nothing. Under the lock nobody rolls the instant back meanwhile.
         self.owned.stop_heartbeat()
         commit_protocol.complete_commit(
-            c.storage, c.base_path, self.inflight, stats, operation_type=c.config.operation.operation_type,
+            c.location, self.inflight, stats, operation_type=c.config.operation.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
             extra_metadata=c.config.commit_extra_metadata,
             partition_metafile_base_format=c.table_config.partition_metafile_use_base_format,

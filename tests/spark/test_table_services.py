@@ -12,6 +12,7 @@ from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.file_naming import BaseFileName, WriteToken, is_base_file_name
+from hudi_engine.location import TableLocation
 from hudi_engine.spark import spark_executor, write
 from hudi_engine.storage import Storage
 from hudi_engine.table_services.compaction import CompactionPlan, CompactionTask, execute_operation, schedule_compaction
@@ -126,7 +127,7 @@ def test_compaction_tasks_and_a_crashed_compaction_finished_before_the_next_writ
     run.write([rec(i, 1) for i in range(9)], "bulk_insert")
     run.write([rec(i, 2) for i in range(0, 9, 2)])
     storage, base = Storage.for_uri(str(run.path))
-    c = schedule_compaction(storage, base).timestamp
+    c = schedule_compaction(TableLocation.at(storage, base)).timestamp
     timeline = Timeline.load(storage, base)
     plan = CompactionPlan.load(timeline, c)
     # The crash: inflight, one file group's new base file written, then the driver died.

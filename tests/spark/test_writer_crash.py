@@ -89,6 +89,7 @@ _KILLED_WRITER = r'''
 import os, re, signal, sys
 import pyarrow as pa
 from hudi_engine import HudiTable
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.write.commit import complete_commit, start_commit
@@ -105,7 +106,7 @@ def link(src, dst, *args, **kwargs):
 os.link = link
 storage, base = Storage.for_uri(path)
 config = TableConfig.load(storage, base)
-inflight = start_commit(storage, base, config, "UPSERT")
+inflight = start_commit(TableLocation.at(storage, base), config, "UPSERT")
 schema = pa.schema([("id", pa.int64()), ("v", pa.string()), ("ts", pa.int64()), ("dt", pa.string())])
 ctx = WriteContext.create(storage, base, config, inflight.timestamp, schema).for_task(0, 1, 1)
 rows = pa.table({"id": [0], "v": ["killed"], "ts": [9], "dt": ["p0"]}, schema=schema)
@@ -114,7 +115,7 @@ if config.table_type == "MERGE_ON_READ":
     stat = append_handle(ctx, "p0", group.file_id, group.base_instant, rows)
 else:
     stat = create_handle(ctx, "p9", rows.set_column(3, "dt", pa.array(["p9"])))
-complete_commit(storage, base, inflight, [stat], "UPSERT", ctx.schema)
+complete_commit(TableLocation.at(storage, base), inflight, [stat], "UPSERT", ctx.schema)
 '''
 _KILL_AT = {
     "requested instant": r"^\d+\.(commit|deltacommit)\.requested$",

@@ -17,6 +17,7 @@ from hudi_engine import HudiTable
 from hudi_engine.config import WriteConfig
 from hudi_engine.errors import InstantLostError, WriteError
 from hudi_engine.file_naming import BaseFileName, is_base_file_name
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_services.compaction import run_compaction, schedule_compaction
 from hudi_engine.timeline import Timeline
@@ -128,9 +129,9 @@ def test_a_write_into_a_file_group_under_compaction_is_kept_when_the_compaction_
     path = _table(tmp_path, options)
     write(path, _rows(["a1"], ["a"], 1.0), options)
     storage, base = Storage.for_uri(str(path))
-    compaction = schedule_compaction(storage, base)
+    compaction = schedule_compaction(TableLocation.at(storage, base))
     late = Writer(path, _rows(["a2"], ["a"], 3.0), options).start().write()
-    run_compaction(storage, base, compaction.timestamp)
+    run_compaction(TableLocation.at(storage, base), compaction.timestamp)
     late.commit()
     assert _values(path) == {"a1": 1.0, "a2": 3.0, "b1": 0.0, "b2": 0.0}
 

@@ -16,6 +16,7 @@ from hudi_engine.io.base_file import read_base_file, read_footer
 from hudi_engine.io.log_block import BlockType, build_avro_data_block, data_block_records, delete_block_keys
 from hudi_engine.io.log_format import encode_block, read_log_blocks
 from hudi_engine.keygen import key_generator_for
+from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -72,29 +73,29 @@ def _rows(data: pa.Table, city: str) -> pa.Table:
 def test_markers_are_created_listed_and_deleted(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path))
     _pending(storage, base, T1)
-    create_marker(storage, base, T1, "a/b", "f1_0-1-2_%s.parquet" % T1, IOType.CREATE)
-    create_marker(storage, base, T1, "", "f2_0-1-2_%s.parquet" % T1, "MERGE")
-    create_marker(storage, base, T1, "a", ".f3_%s.log.1_0-1-2" % T1, IOType.APPEND)
+    create_marker(TableLocation.at(storage, base), T1, "a/b", "f1_0-1-2_%s.parquet" % T1, IOType.CREATE)
+    create_marker(TableLocation.at(storage, base), T1, "", "f2_0-1-2_%s.parquet" % T1, "MERGE")
+    create_marker(TableLocation.at(storage, base), T1, "a", ".f3_%s.log.1_0-1-2" % T1, IOType.APPEND)
     assert (tmp_path / ".hoodie/.temp" / T1 / "a/b" / f"f1_0-1-2_{T1}.parquet.marker.CREATE").is_file()
     assert (tmp_path / ".hoodie/.temp" / T1 / f"f2_0-1-2_{T1}.parquet.marker.MERGE").is_file()
-    markers = list_markers(storage, base, T1)
+    markers = list_markers(TableLocation.at(storage, base), T1)
     assert [m.relative_path for m in markers] == [
         f"a/.f3_{T1}.log.1_0-1-2.marker.APPEND", f"a/b/f1_0-1-2_{T1}.parquet.marker.CREATE",
         f"f2_0-1-2_{T1}.parquet.marker.MERGE"]
     assert markers[0] == Marker("a", f".f3_{T1}.log.1_0-1-2", IOType.APPEND)
     assert markers[1].data_file_path == f"a/b/f1_0-1-2_{T1}.parquet"
-    assert list_markers(storage, base, T2) == []
-    assert delete_marker_dir(storage, base, T1) is True
+    assert list_markers(TableLocation.at(storage, base), T2) == []
+    assert delete_marker_dir(TableLocation.at(storage, base), T1) is True
     assert not storage.exists(marker_dir(base, T1))
-    assert delete_marker_dir(storage, base, T1) is False
+    assert delete_marker_dir(TableLocation.at(storage, base), T1) is False
 
 
 def test_a_second_marker_for_the_same_file_is_refused(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path))
     _pending(storage, base, T1)
-    create_marker(storage, base, T1, "p", "f_0-1-2_1.parquet", IOType.CREATE)
+    create_marker(TableLocation.at(storage, base), T1, "p", "f_0-1-2_1.parquet", IOType.CREATE)
     with pytest.raises(WriteError, match="already exists"):
-        create_marker(storage, base, T1, "p", "f_0-1-2_1.parquet", IOType.CREATE)
+        create_marker(TableLocation.at(storage, base), T1, "p", "f_0-1-2_1.parquet", IOType.CREATE)
 
 
 def test_timeline_server_markers_are_read(tmp_path):
@@ -103,7 +104,7 @@ def test_timeline_server_markers_are_read(tmp_path):
     storage.write_bytes(Storage.join(folder, "MARKERS.type"), b"TIMELINE_SERVER_BASED")
     storage.write_bytes(Storage.join(folder, "MARKERS0"), b"p1/a_0-1-2_1.parquet.marker.CREATE\np2/.b_1.log.1_0-1-2.marker.APPEND\n")
     storage.write_bytes(Storage.join(folder, "MARKERS1"), b"c_0-1-2_1.parquet.marker.MERGE\n")
-    assert [str(m) for m in list_markers(storage, base, T1)] == [
+    assert [str(m) for m in list_markers(TableLocation.at(storage, base), T1)] == [
         "c_0-1-2_1.parquet.marker.MERGE", "p1/a_0-1-2_1.parquet.marker.CREATE", "p2/.b_1.log.1_0-1-2.marker.APPEND"]
 
 
@@ -162,7 +163,7 @@ def test_create_handle_writes_a_new_file_group_with_marker_footer_and_stat(tmp_p
     assert (stat.prev_commit, stat.num_writes, stat.num_inserts, stat.partition_path) == ("null", 2, 2, "city=sf")
     path = tmp_path / "t" / stat.path
     assert stat.file_size_in_bytes == stat.total_write_bytes == path.stat().st_size
-    assert [m.relative_path for m in list_markers(storage, base, T1)] == [f"{stat.path}.marker.CREATE"]
+    assert [m.relative_path for m in list_markers(TableLocation.at(storage, base), T1)] == [f"{stat.path}.marker.CREATE"]
     rows = pq.read_table(path)
     assert rows.column_names == [*META_COLUMNS, "id", "city", "ts", "fare"]
     assert rows.column("_hoodie_commit_seqno").to_pylist() == [f"{T1}_3_0", f"{T1}_3_1"]
@@ -218,7 +219,7 @@ def test_merge_handle_updates_inserts_deletes_and_carries_untouched_rows(tmp_pat
     # untouched: old commit time and seqno, new file name
     assert (out["k3"]["_hoodie_commit_time"], out["k3"]["_hoodie_commit_seqno"]) == (T1, f"{T1}_0_2")
     assert {r["_hoodie_file_name"] for r in out.values()} == {name}
-    assert [m.relative_path for m in list_markers(storage, base, T2)] == [f"{stat.path}.marker.MERGE"]
+    assert [m.relative_path for m in list_markers(TableLocation.at(storage, base), T2)] == [f"{stat.path}.marker.MERGE"]
     footer = read_footer(storage, str(tmp_path / "t" / stat.path))
     assert (footer.min_key, footer.max_key) == ("k1", "k9")
 
@@ -280,13 +281,13 @@ def test_append_handle_writes_a_new_log_version_with_data_and_delete_blocks(tmp_
     assert deletes.select(["record_key", "partition_path", "ordering_val_type"]).to_pylist() == [
         {"record_key": "k2", "partition_path": "city=sf", "ordering_val_type": "IntWrapper"}]
     assert deletes.column("natural_order").to_pylist() == [True]
-    assert [m.relative_path for m in list_markers(storage, base, T2)] == [f"{s1.path}.marker.APPEND"]
+    assert [m.relative_path for m in list_markers(TableLocation.at(storage, base), T2)] == [f"{s1.path}.marker.APPEND"]
 
     # The next write to the slice rolls over to version 2 and lists both files.
     s2 = append_handle(_ctx(storage, base, config, T3), "city=sf", first.file_id, T1, None, deletes=["k1"])
     assert s2.log_version == 2 and s2.log_files == [log1, f".{first.file_id}_{T1}.log.2_0-0-0"]
     assert [b.block_type for b in read_log_blocks((tmp_path / "t" / s2.path).read_bytes())] == [BlockType.DELETE]
-    assert [str(f) for f in list_log_files(storage, base, "city=sf", first.file_id, T1)] == s2.log_files
+    assert [str(f) for f in list_log_files(TableLocation.at(storage, base), "city=sf", first.file_id, T1)] == s2.log_files
 
 
 def test_append_handle_cuts_data_blocks_at_the_max_block_size(tmp_path):
