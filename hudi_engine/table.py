@@ -67,22 +67,22 @@ class HudiTable:
 
     @staticmethod
     def load(path_or_uri: str) -> "HudiTable":
-        storage, base_path = Storage.for_uri(str(path_or_uri))
-        return HudiTable._open(storage, base_path, str(path_or_uri) if "://" in str(path_or_uri) else None)
+        return HudiTable._open(TableLocation.of(str(path_or_uri)), str(path_or_uri) if "://" in str(path_or_uri) else None)
 
     def reload(self) -> "HudiTable":
-        return HudiTable._open(self.storage, self.base_path, self._uri)
+        return HudiTable._open(self.location, self._uri)
 
     @staticmethod
-    def _open(storage: Storage, base_path: str, uri: str | None) -> "HudiTable":
-        config = TableConfig.load(storage, base_path)
+    def _open(location: TableLocation, uri: str | None) -> "HudiTable":
+        storage, base_path = location.storage, location.base_path
+        config = TableConfig.load(location)
         if config.base_file_format != "PARQUET":
             raise HudiError(
                 f"table {config.name!r} ({base_path}): base file format {config.base_file_format} "
                 f"(hoodie.table.base.file.format) is not supported; this engine reads PARQUET base files only. "
                 f"Read it with Hudi or hudi-rs, or rewrite it as a PARQUET table."
             )
-        return HudiTable(storage, base_path, config, Timeline.load(storage, base_path, layout_for(config)), uri)
+        return HudiTable(storage, base_path, config, Timeline.load(location, layout_for(config)), uri)
 
     @property
     def is_mor(self) -> bool:
@@ -138,7 +138,7 @@ class HudiTable:
 
         self._check_writable("roll back")
         with service_lock(self.location, _config(options).lock):
-            timeline = Timeline.load(self.storage, self.base_path)
+            timeline = Timeline.load(self.location)
             pending = [i for i in timeline.instants_at(instant) if not i.is_completed] if instant else []
             if pending:
                 return rollback_instant(self.location, pending[0],
@@ -151,7 +151,7 @@ class HudiTable:
         the table lock checks again once taken."""
         from hudi_engine.table_features import check_writable
 
-        check_writable(self.location, TableConfig.load(self.storage, self.base_path), action=action)
+        check_writable(self.location, TableConfig.load(self.location), action=action)
 
     # ---- schema -------------------------------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:

@@ -419,11 +419,11 @@ def check_writable(location: TableLocation, table: TableConfig, timeline: Timeli
     """Refuse (UnsupportedTableFeatureError, before any file is written) a table one of whose properties or
     timeline/storage states this engine does not honour; `action` names what was refused ("write", "compact", ...).
     The table version is checked first (`TableConfig.require_writable`)."""
-    storage, base_path = location.storage, location.base_path
+    base_path = location.base_path
     table.require_writable()
     problems = property_problems(table)
     problems += state_problems(location, timeline if timeline is not None else
-                               Timeline.load(storage, base_path))
+                               Timeline.load(location))
     if problems:
         raise UnsupportedTableFeatureError(
             f"table {base_path}: cannot {action}, this engine does not honour: " + " | ".join(problems)

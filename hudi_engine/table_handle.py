@@ -21,8 +21,8 @@ class TableHandle:
     @staticmethod
     def load(location: TableLocation) -> "TableHandle":
         """`hoodie.properties` read once, the active timeline listed once (in the layout the config declares)."""
-        config = TableConfig.load(location.storage, location.base_path)
-        return TableHandle(location, config, Timeline.load(location.storage, location.base_path, layout_for(config)))
+        config = TableConfig.load(location)
+        return TableHandle(location, config, Timeline.load(location, layout_for(config)))
 
     @property
     def storage(self) -> Storage:

@@ -232,7 +232,7 @@ def test_accepted_value_writes_a_table_hudi_rs_reads(unzip_table, tmp_path, key,
     if value is not None:
         _set(path, _concrete(key), value)
     _upsert_and_check(path)
-    props = TableConfig.load(*Storage.for_uri(str(path))).props
+    props = TableConfig.load(TableLocation.of(str(path))).props
     if key.startswith("hoodie.table.metadata.partitions"):  # honoured by disabling the metadata table, as Hudi does
         assert key not in props
     elif value is not None:
@@ -281,7 +281,7 @@ def _instant_file(path: Path, name: str, content: bytes = b"") -> None:
 
 def _next_ts(path: Path) -> str:
     storage, base = Storage.for_uri(str(path))
-    return new_instant_time(after=max(Timeline.load(storage, base).timestamps(), default=None))
+    return new_instant_time(after=max(Timeline.load(TableLocation.at(storage, base)).timestamps(), default=None))
 
 
 def _base_name(file_path: str) -> str:
@@ -435,7 +435,7 @@ def test_check_writable_names_the_action(unzip_table, tmp_path):
     storage, base = Storage.for_uri(str(path))
     with pytest.raises(UnsupportedTableFeatureError, match=r"cannot compact, this engine does not honour: hoodie.table.base.file.format=ORC is not written by this "
                              r"engine \(PARQUET only\); way out: let Java Hudi write this table, or rewrite it"):
-        check_writable(TableLocation.at(storage, base), TableConfig.load(storage, base), action="compact")
+        check_writable(TableLocation.at(storage, base), TableConfig.load(TableLocation.at(storage, base)), action="compact")
 
 
 def test_payload_type_alone_is_honoured_when_it_names_overwrite_with_latest(unzip_table, tmp_path):
@@ -490,7 +490,7 @@ def test_states_of_other_parts_are_let_through(unzip_table, tmp_path, what):
     OTHER_PARTS[what](path)
     storage, base = Storage.for_uri(str(path))
     for action in ("write", "compact", "clean", "archive", "roll back"):
-        check_writable(TableLocation.at(storage, base), TableConfig.load(storage, base), action=action)
+        check_writable(TableLocation.at(storage, base), TableConfig.load(TableLocation.at(storage, base)), action=action)
 
 
 @pytest.mark.parametrize("zone_value", [None, "LOCAL", "UTC"])

@@ -2,7 +2,8 @@
 spread by file group as Hudi's own partitioner spreads it.
 
 The driver checks, starts the instant, plans and commits (`hudi_engine.write.write_client`), inside the engine's
-one write pipeline (`hudi_engine.write_pipeline`: table services before and after); records never reach it. An upsert, insert, delete or overwrite is two passes over the input (persisted unless the caller cached it):
+one write pipeline (`hudi_engine.write_pipeline`: table services before and after); records never reach it. An
+upsert, insert, delete or overwrite is two passes over the input (persisted unless the caller cached it):
 1. keys: a map pass over the key and partition columns only computes every record's key and partition path,
    tags it with the file group holding its key (`executor.key_and_tag`: footer key ranges and bloom filters),
    and returns counts per (partition, file group) and a sample of the new keys (`executor.KeyProfile`); no

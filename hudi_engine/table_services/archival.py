@@ -340,7 +340,7 @@ def archive_folder(base_path: str, table: TableConfig) -> str:
 def archive_files(location: TableLocation, table: TableConfig | None = None) -> list[tuple[int, str]]:
     """(version, path) of the table's archive log files, oldest first."""
     storage, base_path = location.storage, location.base_path
-    table = table or TableConfig.load(storage, base_path)
+    table = table or TableConfig.load(location)
     found = []
     for e in storage.list_dir(archive_folder(base_path, table)):
         m = _ARCHIVE_FILE.match(e.name)
@@ -375,11 +375,11 @@ def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commit
             timeline: Timeline | None = None) -> ArchivalResult | None:
     """Archive what `instants_to_archive` names (under the table lock); None when nothing is due. `table` and
     `timeline`: the caller's, loaded under the table lock it holds (read here otherwise)."""
-    storage, base_path = location.storage, location.base_path
+    storage = location.storage
     with service_lock(location, lock, table=table):
-        table = table or TableConfig.load(storage, base_path)
+        table = table or TableConfig.load(location)
         table.require_writable()
-        timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
+        timeline = timeline if timeline is not None else Timeline.load(location)
         chosen = instants_to_archive(timeline, config, merge_on_read=table.table_type == "MERGE_ON_READ",
                                      max_delta_commits=max_delta_commits)
         if not chosen:

@@ -118,8 +118,7 @@ def earliest_commit_to_retain(timeline: Timeline, commits_retained: int) -> Inst
 def plan_clean(location: TableLocation, config: CleanConfig,
                timeline: Timeline | None = None) -> CleanPlan | None:
     """The files a clean would delete now; None when there are none."""
-    storage, base_path = location.storage, location.base_path
-    timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
+    timeline = timeline if timeline is not None else Timeline.load(location)
     earliest = None
     if config.policy == KEEP_LATEST_COMMITS:
         earliest = earliest_commit_to_retain(timeline, config.commits_retained)
@@ -224,19 +223,18 @@ def clean(location: TableLocation, config: CleanConfig | None = None,
     """Finish interrupted cleans, then clean by `config`'s policy. Returns what the new clean instant deleted, or
     None when there was nothing to delete (no clean instant is written then, as in Hudi). `table` and `timeline`:
     the caller's, loaded under the table lock it holds (read here otherwise)."""
-    storage, base_path = location.storage, location.base_path
     config = config or CleanConfig()
     with service_lock(location, lock, table=table):
-        timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
+        timeline = timeline if timeline is not None else Timeline.load(location)
         if resume_pending_cleans(location, timeline):
-            timeline = Timeline.load(storage, base_path)
+            timeline = Timeline.load(location)
         plan = plan_clean(location, config, timeline)
         orphans, stale_markers = orphan_files(location, timeline)
         plan = _with_orphans(plan, orphans, config, timeline)
         result = None
         if plan is not None:
             instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
-                                            local=(table or TableConfig.load(storage, base_path)).local_instant_times)
+                                            local=(table or TableConfig.load(location)).local_instant_times)
             data = plan.to_bytes()
             requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)
             inflight = timeline.transition_to_inflight(requested, data)
@@ -289,9 +287,8 @@ def _with_orphans(plan: CleanPlan | None, orphans: Mapping[str, list[str]], conf
 def resume_pending_cleans(location: TableLocation, timeline: Timeline | None = None) -> list[CleanResult]:
     """Re-execute the plans of cleans that did not complete (deleting is idempotent); `timeline`: the caller's,
     listed under the lock it holds."""
-    storage, base_path = location.storage, location.base_path
     with service_lock(location):
-        timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
+        timeline = timeline if timeline is not None else Timeline.load(location)
         results = []
         for instant in timeline.filter_by([Action.CLEAN]).pending():
             requested = instant.with_state(State.REQUESTED)
@@ -349,7 +346,7 @@ def check_rollback_keeps_previous_versions(location: TableLocation) -> None:
     """Refuse (WriteError) to roll back the latest completed commit when the file versions it replaced are gone
     (cleaned by KEEP_LATEST_FILE_VERSIONS=1, or replaced file groups cleaned): the rollback would lose rows."""
     storage, base_path = location.storage, location.base_path
-    timeline = Timeline.load(storage, base_path)
+    timeline = Timeline.load(location)
     target = timeline.completed_commits().last()
     if target is None:
         return

@@ -230,12 +230,12 @@ def schedule_compaction(location: TableLocation, *, instant_time: str | None = N
     C is greater than every instant on the timeline. Refused while a write instant is pending: its log files
     could not be told apart from the plan's (Hudi requires no pending write before a compaction instant).
     """
-    storage, base_path = location.storage, location.base_path
+    base_path = location.base_path
     with service_lock(location, lock):
-        config = TableConfig.load(storage, base_path)
+        config = TableConfig.load(location)
         if config.table_type != "MERGE_ON_READ":
             raise WriteError(f"table {base_path} is {config.table_type}: only MERGE_ON_READ tables are compacted")
-        timeline = Timeline.load(storage, base_path)
+        timeline = Timeline.load(location)
         # A pending clustering writes new file groups only, never log files, and its groups are left out of the plan.
         pending = [i for i in timeline.write_timeline().pending()
                    if i.action not in (Action.COMPACTION, Action.LOG_COMPACTION) and not is_clustering(timeline, i)]
@@ -277,10 +277,10 @@ class CompactionTask:
     log_block_max_size: int = LogConfig().block_max_size
 
     @staticmethod
-    def create(storage: Storage, base_path: str, storage_uri: str, instant_time: str,
-               config: WriteConfig | None = None) -> "CompactionTask":
-        table = TableConfig.load(storage, base_path)
-        timeline = Timeline.load(storage, base_path)
+    def create(location: TableLocation, instant_time: str, config: WriteConfig | None = None) -> "CompactionTask":
+        base_path = location.base_path
+        table = TableConfig.load(location)
+        timeline = Timeline.load(location)
         schema = timeline.latest_schema() or table.create_schema
         if schema is None:
             raise WriteError(f"table {base_path}: no commit records a writer schema; nothing to compact with")
@@ -289,7 +289,7 @@ class CompactionTask:
         config = config or WriteConfig()
         change_log = _logs_changes(table, config, base_path)
         return CompactionTask(
-            storage_uri=storage_uri, base_path=base_path, table_props=dict(table.props), instant_time=instant_time,
+            storage_uri=location.uri, base_path=base_path, table_props=dict(table.props), instant_time=instant_time,
             schema=schema, visibility=Visibility.of(timeline, instant_time), files=config.files, bloom=config.bloom,
             change_log=change_log,
             log_block_max_size=config.log.block_max_size,
@@ -502,15 +502,15 @@ def run_compaction(location: TableLocation, instant_time: str, *, storage_uri: s
     storage, base_path = location.storage, location.base_path
     with service_lock(location, config.lock if config else None):
         t0 = time.monotonic()
-        timeline = Timeline.load(storage, base_path)
+        timeline = Timeline.load(location)
         instant = _pending_compaction(timeline, instant_time)
         plan = CompactionPlan.load(timeline, instant_time)
-        _logs_changes(TableConfig.load(storage, base_path), config or WriteConfig(), base_path)  # refused up front
+        _logs_changes(TableConfig.load(location), config or WriteConfig(), base_path)  # refused up front
         if instant.is_inflight:
             rollback_inflight_compaction(location, instant_time)
         requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
         inflight = timeline.transition_to_inflight(requested, b"")
-        task = CompactionTask.create(storage, base_path, storage_uri or base_path, instant_time, config)
+        task = CompactionTask.create(TableLocation(storage, base_path, storage_uri or base_path), instant_time, config)
         t1 = time.monotonic()
         try:
             stats = (execute or run_serially)(task, plan.operations)
@@ -600,8 +600,7 @@ def _is_cdc_log_of(file_name: str, instant_time: str) -> bool:
 
 def pending_compactions(location: TableLocation) -> list[str]:
     """Instant times of the scheduled or interrupted compactions, oldest first."""
-    storage, base_path = location.storage, location.base_path
-    return [i.timestamp for i in Timeline.load(storage, base_path).pending_compactions()]
+    return [i.timestamp for i in Timeline.load(location).pending_compactions()]
 
 
 __all__ = [

@@ -36,11 +36,10 @@ def finish_pending(location: TableLocation, config: WriteConfig, execute: Execut
     committed. No-op for a table that does not exist yet. `table` and `timeline`: the write's handle (nothing is
     read again when no service is pending).
     """
-    storage, base_path = location.storage, location.base_path
     if timeline is None:
-        if not TableConfig.exists(storage, base_path):
+        if not TableConfig.exists(location):
             return []
-        timeline = Timeline.load(storage, base_path)
+        timeline = Timeline.load(location)
     if not timeline.pending_compactions() and not timeline.filter_by(["clean"]).pending():
         return []  # the common case: no lock needed
     with service_lock(location, config.lock, table=table):
@@ -75,12 +74,12 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
     created; a failure names the committed instant. The timeline is listed once under the lock, again only after a
     service changed it; `table` (the write's config) is not read again. `timeline`: the write's own, listed under
     its lock: the lock checks the table writable by it, and again by the listing taken under the lock."""
-    storage, base_path = location.storage, location.base_path
+    base_path = location.base_path
     created: list[str] = []
     service = "the table services"
     try:
         with service_lock(location, config.lock, table=table, timeline=timeline):
-            fresh = Timeline.load(storage, base_path)
+            fresh = Timeline.load(location)
             if timeline is not None:
                 check_writable(location, table, fresh, action="write to it or run a table service on it")
             timeline = fresh
@@ -95,17 +94,17 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                     compacted = [r.instant_time for r in compact_now(location, config, execute, table=table)]
                     if compacted:
                         created += compacted
-                        timeline = Timeline.load(storage, base_path)
+                        timeline = Timeline.load(location)
             if config.lock.failed_writes_policy == LAZY:
                 service = "the rollback of failed writes (hoodie.cleaner.policy.failed.writes=LAZY)"
                 if rollback_failed_writes(location, config.lock, timeline=timeline):
-                    timeline = Timeline.load(storage, base_path)
+                    timeline = Timeline.load(location)
             if config.clean.automatic:
                 service = "automatic cleaning"
                 result = clean(location, config.clean, config.lock, table=table, timeline=timeline)
                 if result is not None:
                     created.append(result.instant_time)
-                    timeline = Timeline.load(storage, base_path)
+                    timeline = Timeline.load(location)
             if config.archival.automatic:  # after cleaning, as Hudi's postCommit runs them
                 service = "timeline archival"
                 archive(location, config.archival, max_delta_commits=config.compaction.max_delta_commits,

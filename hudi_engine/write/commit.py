@@ -55,7 +55,7 @@ def create_table(location: TableLocation, config: TableConfig) -> None:
     """
     storage, base_path = location.storage, location.base_path
     meta = Storage.join(base_path, META_FOLDER)
-    if TableConfig.exists(storage, base_path):
+    if TableConfig.exists(location):
         raise WriteError(f"cannot create table {config.name!r}: a Hudi table already exists at {base_path} "
                          f"({meta}/{PROPERTIES_FILE} is there)")
     leftovers = [e.name for e in storage.list_dir(meta) if not e.is_dir and Instant.parse_file_name(e.name)]
@@ -63,7 +63,7 @@ def create_table(location: TableLocation, config: TableConfig) -> None:
         raise WriteError(f"cannot create table {config.name!r} at {base_path}: {meta} holds instant files of "
                          f"another table ({', '.join(sorted(leftovers)[:3])}) but no {PROPERTIES_FILE}")
     try:
-        config.initialize(storage, base_path)
+        config.initialize(location)
     except HudiError as e:
         raise WriteError(f"cannot create table {config.name!r} at {base_path}: {e}") from e
 
@@ -115,12 +115,11 @@ def request_commit(
     The file is empty for commit/deltacommit; for a replacecommit it is a HoodieRequestedReplaceMetadata with
     every field null, as Spark's insert_overwrite writes it.
     """
-    storage, base_path = location.storage, location.base_path
     _check_operation(operation_type)
     action = Action(action) if action is not None else commit_action(config, operation_type)
     if action not in WRITE_ACTIONS:
         raise WriteError(f"start_commit: action {action.value!r}; expected one of {[a.value for a in WRITE_ACTIONS]}")
-    timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
+    timeline = timeline if timeline is not None else Timeline.load(location)
     latest = max(timeline.timestamps(), default=None)
     if instant_time is None:
         instant_time = new_instant_time(after=latest, local=config.local_instant_times)
@@ -284,8 +283,7 @@ def write_partition_metadata(location: TableLocation, partition_path: str, insta
 def file_groups_to_replace(location: TableLocation, partitions: Iterable[str] | None = None) -> dict[str, list[str]]:
     """File ids of the visible file groups in `partitions` (all partitions when None), for the
     `partitionToReplaceFileIds` of an insert_overwrite(_table) / delete_partition (FORMAT.md, Replace commits)."""
-    storage, base_path = location.storage, location.base_path
-    timeline = Timeline.load(storage, base_path)
+    timeline = Timeline.load(location)
     wanted = None if partitions is None else set(partitions)
     view = FileSystemView.load(location, None if wanted is None else wanted.__contains__)
     out: dict[str, list[str]] = {}

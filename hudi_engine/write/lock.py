@@ -149,13 +149,12 @@ def _describe_holder(holder: LockHolder | None) -> str:
 def _require_writable(location: TableLocation, config: TableConfig | None = None,
                       timeline: Timeline | None = None) -> str | None:
     """Refuse a table this engine does not write; the table's name (None for a table being created)."""
-    storage, base_path = location.storage, location.base_path
     if config is None:
-        if not TableConfig.exists(storage, base_path):
+        if not TableConfig.exists(location):
             return None  # a table being created
         # A config that does not load (wrong checksum, bad table type) stops every writer and service here too: a
         # clean must not delete files of a table it cannot read the config of.
-        config = TableConfig.load(storage, base_path)
+        config = TableConfig.load(location)
     # Every writer and table service takes this lock first: refuse a feature we do not honour before any file.
     check_writable(location, config, timeline, action="write to it or run a table service on it")
     return config.name

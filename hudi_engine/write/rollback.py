@@ -103,9 +103,8 @@ class RollbackResult:
 def rollback_instant(location: TableLocation, instant: Instant | str, *,
                      use_command_blocks: bool = False) -> RollbackResult:
     """Roll back a pending (requested/inflight) commit, deltacommit or replacecommit."""
-    storage, base_path = location.storage, location.base_path
     _check_writable(location)
-    timeline = Timeline.load(storage, base_path)
+    timeline = Timeline.load(location)
     target = _find(timeline, instant)
     if target.is_completed:
         raise WriteError(f"{target} is completed: use rollback_completed for the latest completed commit")
@@ -130,9 +129,9 @@ def rollback_completed(location: TableLocation, instant: Instant | str | None = 
     newer than it exists (roll that back first), for compaction commits (a compaction is re-run, not undone), and for
     a savepointed commit.
     """
-    storage, base_path = location.storage, location.base_path
+    base_path = location.base_path
     _check_writable(location)
-    timeline = Timeline.load(storage, base_path)
+    timeline = Timeline.load(location)
     latest = timeline.completed_commits().last()
     if latest is None:
         raise WriteError(f"{base_path}: no completed commit to roll back")
@@ -166,8 +165,7 @@ def rollback_failed_writes(location: TableLocation, config: LockConfig | None = 
     replacecommits are table services and are never rolled back here. `timeline`: the caller's listing, taken under
     the table lock (listed here otherwise).
     """
-    storage, base_path = location.storage, location.base_path
-    timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
+    timeline = timeline if timeline is not None else Timeline.load(location)
     dead: set[str] | None = None
     if config is not None:
         dead = {i.timestamp for i in failed_writes(location, config, timeline)}
@@ -175,7 +173,7 @@ def rollback_failed_writes(location: TableLocation, config: LockConfig | None = 
             delete_heartbeat(location, instant_time)
     results = finish_pending_rollbacks(location, timeline)
     if results:  # a resumed rollback changed the timeline
-        timeline = Timeline.load(storage, base_path)
+        timeline = Timeline.load(location)
     for target in reversed(timeline.pending()):
         if target.action not in _WRITE_ACTIONS or _is_clustering(timeline, target) or (
                 dead is not None and target.timestamp not in dead):
@@ -201,10 +199,9 @@ def failed_writes(location: TableLocation, config: LockConfig,
     pending clustering is another writer's table service, never a failed write (Hudi leaves it out before looking at
     heartbeats: BaseHoodieTableServiceClient.getInstantsToRollbackForLazyCleanPolicy), so its heartbeat, if it
     has one, is not touched either."""
-    storage, base_path = location.storage, location.base_path
     if config.failed_writes_policy == NEVER:
         return []
-    timeline = timeline if timeline is not None else Timeline.load(storage, base_path)
+    timeline = timeline if timeline is not None else Timeline.load(location)
     return [i for i in timeline.pending() if i.action in _WRITE_ACTIONS
             and heartbeat_expired(location, i.timestamp, config.heartbeat_expiry_ms)
             and not is_clustering(timeline, i)]
@@ -212,7 +209,7 @@ def failed_writes(location: TableLocation, config: LockConfig,
 
 def _check_writable(table: TableLocation) -> None:
     """A table property or state this engine does not honour stops a rollback before it writes anything."""
-    check_writable(table, TableConfig.load(table.storage, table.base_path),
+    check_writable(table, TableConfig.load(table),
                    action="roll back")
 
 
@@ -397,10 +394,10 @@ def _has_older_slice_files(storage: Storage, path: str, log: LogFileName) -> boo
 
 def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *,
          uncommit: bool) -> RollbackResult | None:
-    storage, base_path = timeline.storage, timeline.base_path
+    storage = timeline.storage
     t0 = time.monotonic()
     latest = max(timeline.timestamps(), default=None)
-    rollback_ts = new_instant_time(after=latest, local=TableConfig.load(storage, base_path).local_instant_times)
+    rollback_ts = new_instant_time(after=latest, local=TableConfig.load(_location(timeline)).local_instant_times)
     requested = Instant(rollback_ts, Action.ROLLBACK, State.REQUESTED)
     plan = {
         "instantToRollback": {"commitTime": target.timestamp, "action": target.action.value},
@@ -487,7 +484,7 @@ def _and_late_requests(table: TableLocation, target: Instant,
 
 def _completed(table: TableLocation, target: Instant) -> bool:
     return any(i.is_completed and i.comparable_action == target.comparable_action
-               for i in Timeline.load(table.storage, table.base_path).instants_at(target.timestamp))
+               for i in Timeline.load(table).instants_at(target.timestamp))
 
 
 def _location(timeline: Timeline) -> TableLocation:
@@ -512,7 +509,7 @@ def _write_rollback_block(storage: Storage, log_path: str, rollback_ts: str, tar
 def _resume_pending_rollbacks(table: TableLocation, timeline: Timeline | None = None) -> list[RollbackResult]:
     """Re-execute the plans of rollbacks that did not complete (deleting is idempotent)."""
     storage = table.storage
-    timeline = timeline if timeline is not None else Timeline.load(storage, table.base_path)
+    timeline = timeline if timeline is not None else Timeline.load(table)
     results = []
     for instant in timeline.filter_by([Action.ROLLBACK]).pending():
         plan = timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}

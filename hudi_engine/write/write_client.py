@@ -71,7 +71,7 @@ class WriteClient:
         self.table_config = table_config
         self.data_schema = data_schema
         self.exists = exists
-        self.timeline = (timeline if timeline is not None else Timeline.load(location.storage, location.base_path)) \
+        self.timeline = (timeline if timeline is not None else Timeline.load(location)) \
             if exists else None
         self._avg_record_size: int | None = None
         self._pending_clustering: PendingClustering | None = None
@@ -101,13 +101,13 @@ class WriteClient:
         """Check the write against the table (or the new table's config) before anything is written. `table`: the
         caller's handle of the table at `path`, loaded for this operation (not read again)."""
         location = table.location if table is not None else TableLocation.of(path)
-        storage, base_path = location.storage, location.base_path
-        exists = table is not None or TableConfig.exists(storage, base_path)
+        base_path = location.base_path
+        exists = table is not None or TableConfig.exists(location)
         timeline = None
         if exists:
-            table_config = table.config if table is not None else TableConfig.load(storage, base_path)
+            table_config = table.config if table is not None else TableConfig.load(location)
             table_config.require_writable()  # before the timeline is listed with layout 1
-            timeline = table.timeline if table is not None else Timeline.load(storage, base_path)
+            timeline = table.timeline if table is not None else Timeline.load(location)
             check_writable(location, table_config, timeline, action="write")
             config = config.for_table(table_config, base_path)
         else:
@@ -136,7 +136,7 @@ class WriteClient:
         if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight):
             return
         self.table_config = self.table_config.without_metadata_table()
-        self.table_config.save(self.storage, self.base_path)
+        self.table_config.save(self.location)
         self.storage.delete_dir(Storage.join(self.base_path, META_FOLDER, "metadata"))
 
     # ---- specs shipped to tasks ------------------------------------------------------------------------------
@@ -333,7 +333,7 @@ class WriteClient:
         try:
             # The one listing under the lock: the writability check, the failed writes to roll back, the new
             # instant's time, the base of the conflict check, and what the write plans with.
-            timeline = Timeline.load(self.storage, self.base_path)
+            timeline = Timeline.load(self.location)
             check_writable(self.location, self.table_config, timeline,
                            action="write to it or run a table service on it")
             if lock_cfg.failed_writes_policy == EAGER:
@@ -341,7 +341,7 @@ class WriteClient:
             else:  # LAZY leaves dead writers' instants to the cleaning, but a crash's half rollback is finished now
                 rolled_back = finish_pending_rollbacks(self.location, timeline)
             self._disable_metadata_table()
-            self.timeline = Timeline.load(self.storage, self.base_path) if rolled_back else timeline
+            self.timeline = Timeline.load(self.location) if rolled_back else timeline
             self._pending_clustering = None
             txn = Transaction(self, lock)
             if lock_cfg.optimistic:
@@ -374,7 +374,7 @@ class WriteClient:
             raise
 
     def _remove_if_empty(self) -> None:
-        if not Timeline.load(self.storage, self.base_path).completed_commits():
+        if not Timeline.load(self.location).completed_commits():
             self.storage.delete_dir(Storage.join(self.base_path, META_FOLDER))
 
 
@@ -387,7 +387,7 @@ class Transaction:
         self.lock: TableLock | None = lock
         self.timings: dict[str, float] = {}
         cfg = client.config
-        timeline = client.timeline if client.timeline is not None else Timeline.load(client.storage, client.base_path)
+        timeline = client.timeline if client.timeline is not None else Timeline.load(client.location)
         self.started = TimelineAtStart.of(timeline)
         instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
                                         local=client.table_config.local_instant_times)
@@ -441,7 +441,7 @@ class Transaction:
         if c.config.lock.optimistic:
             mine = {(s.partition_path or "", s.file_id or "") for s in stats}
             mine |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
-            check_conflicts(Timeline.load(c.storage, c.base_path), self.started, self.inflight, mine,
+            check_conflicts(Timeline.load(c.location), self.started, self.inflight, mine,
                             by_bucket=c.config.index.type is IndexType.BUCKET)
         self.owned.check_heartbeat(f"committing instant {self.instant}")
         lock.check(f"committing instant {self.instant}")

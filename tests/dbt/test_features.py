@@ -43,7 +43,7 @@ def table_path(project: Path, name: str) -> str:
 def hold_busy(path: str) -> None:
     """A write in flight on `path`: a requested commit and the table lock held by this (live) process."""
     storage, base = Storage.for_uri(path)
-    Timeline.load(storage, base).create_requested(Instant(BUSY_INSTANT, Action.COMMIT, State.REQUESTED), b"")
+    Timeline.load(TableLocation.at(storage, base)).create_requested(Instant(BUSY_INSTANT, Action.COMMIT, State.REQUESTED), b"")
     now = int(time.time() * 1000)
     owner = f"{socket.gethostname()}:{os.getpid()}:test"
     storage.write_bytes(Storage.join(base, ".hoodie", "lock"),

@@ -63,7 +63,7 @@ def test_writes_reads_and_table_services_on_s3(spark, s3_server, table_type):
     _check(spark, uri, model)
 
     storage, base = Storage.for_uri(uri)
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     assert timeline.filter_by([Action.CLEAN]), "cleaning ran on S3"
     if table_type == "MERGE_ON_READ":
         assert any(timeline.commit_metadata(i).operation_type == "COMPACT" for i in timeline.completed_commits())

@@ -162,7 +162,7 @@ def test_slices_a_pending_compaction_reads_are_never_cleaned(tmp_path):
     for ts in (2, 3):
         t.write([row(0, ts), row(1, ts)])
     c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
-    plan = CompactionPlan.load(Timeline.load(t.storage, t.base), c)
+    plan = CompactionPlan.load(Timeline.load(TableLocation.at(t.storage, t.base)), c)
     needed = {f"{op.partition_path}/{n}" for op in plan.operations for n in (op.data_file, *op.delta_files)}
     later = t.write([row(0, 4)])  # a log file on the pending compaction's slice
     for opts in ({**COMMITS, "hoodie.cleaner.commits.retained": "1"}, {**VERSIONS, "hoodie.cleaner.fileversions.retained": "1"}):
@@ -219,7 +219,7 @@ def test_an_interrupted_clean_is_finished_by_the_next_one(tmp_path):
     config = CleanConfig(commits_retained=2)
     plan = plan_clean(TableLocation.at(t.storage, t.base), config)
     paths = [p for ps in plan.files.values() for p in ps]
-    timeline = Timeline.load(t.storage, t.base)
+    timeline = Timeline.load(TableLocation.at(t.storage, t.base))
     ts = "20991231000000000"
     data = plan.to_bytes()
     inflight = timeline.transition_to_inflight(timeline.create_requested(Instant(ts, Action.CLEAN, State.REQUESTED), data), data)
@@ -269,7 +269,7 @@ def test_rollback_of_a_deltacommit_and_refusal_for_a_compaction(tmp_path):
     third = t.write([row(1, 3)])
     HudiTable.load(str(t.path)).rollback(use_command_blocks=True)
     assert rows_of(rs_snapshot(t.path)) == model_rows(t.history[second])
-    assert third not in {i.timestamp for i in Timeline.load(t.storage, t.base).completed_commits()}
+    assert third not in {i.timestamp for i in Timeline.load(TableLocation.at(t.storage, t.base)).completed_commits()}
     assert first
 
 

@@ -65,7 +65,7 @@ class Table:
         schema = schema or self.schema
         inflight = start_commit(TableLocation.at(self.storage, self.base), self.config, "UPSERT")
         ctx = WriteContext.create(self.storage, self.base, self.config, inflight.timestamp, schema)
-        timeline = Timeline.load(self.storage, self.base)
+        timeline = Timeline.load(TableLocation.at(self.storage, self.base))
         table = HudiTable.load(str(self.path))
         located = {}
         if self.model:
@@ -217,14 +217,14 @@ def test_compaction_due_counts_deltacommits_since_the_last_compaction(tmp_path):
     t.write([row(i, 1) for i in range(3)])
     for ts in (2, 3):
         t.write([row(1, ts)])
-    timeline = Timeline.load(t.storage, t.base)
+    timeline = Timeline.load(TableLocation.at(t.storage, t.base))
     assert deltacommits_since_last_compaction(timeline) == 3
     assert compaction_due(timeline, 3) and not compaction_due(timeline, 4)
     c = schedule_compaction(TableLocation.at(t.storage, t.base))
-    assert deltacommits_since_last_compaction(Timeline.load(t.storage, t.base)) == 0  # a pending one counts
+    assert deltacommits_since_last_compaction(Timeline.load(TableLocation.at(t.storage, t.base))) == 0  # a pending one counts
     run_compaction(TableLocation.at(t.storage, t.base), c.timestamp)
     t.write([row(2, 4)])
-    assert deltacommits_since_last_compaction(Timeline.load(t.storage, t.base)) == 1
+    assert deltacommits_since_last_compaction(Timeline.load(TableLocation.at(t.storage, t.base))) == 1
     with pytest.raises(WriteError, match="at least 1"):
         compaction_due(timeline, 0)
 
@@ -341,10 +341,10 @@ def test_log_only_slices_are_compacted_into_a_base_file(tmp_path):
 def test_logs_written_while_a_compaction_is_pending_belong_to_its_slice(tmp_path):
     t, instants = mor_with_updates(tmp_path)
     c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
-    plan = CompactionPlan.load(Timeline.load(t.storage, t.base), c)
+    plan = CompactionPlan.load(Timeline.load(TableLocation.at(t.storage, t.base)), c)
     during = t.write([row(0, 8), row(9, 8)])
     planned = {op.group for op in plan.operations}
-    meta = Timeline.load(t.storage, t.base).commit_metadata(Instant(during, Action.DELTA_COMMIT))
+    meta = Timeline.load(TableLocation.at(t.storage, t.base)).commit_metadata(Instant(during, Action.DELTA_COMMIT))
     logs = [LogFileName.parse(s.path.rsplit("/", 1)[-1]) for s in meta.write_stats() if s.is_delta]
     assert logs and all(n.base_instant == c for n in logs)
     assert all((s.partition_path, s.file_id) in planned for s in meta.write_stats())
@@ -363,13 +363,13 @@ def test_logs_written_while_a_compaction_is_pending_belong_to_its_slice(tmp_path
 def test_a_crash_mid_compaction_is_invisible_and_the_next_run_finishes_it(tmp_path):
     t, instants = mor_with_updates(tmp_path)
     c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
-    timeline = Timeline.load(t.storage, t.base)
+    timeline = Timeline.load(TableLocation.at(t.storage, t.base))
     plan = CompactionPlan.load(timeline, c)
     # The crash: inflight, one operation's base file written (marker first), then the process died.
     timeline.transition_to_inflight(Instant(c, Action.COMPACTION, State.REQUESTED))
     from hudi_engine.table_services.compaction import CompactionTask
 
-    task = CompactionTask.create(t.storage, t.base, t.base, c)
+    task = CompactionTask.create(TableLocation.at(t.storage, t.base), c)
     partial = execute_operation(task, plan.operations[0], (7, 1, 7))
     assert (t.path / partial.path).exists()
     assert [m.data_file_path for m in list_markers(TableLocation.at(t.storage, t.base), c)] == [partial.path]
@@ -431,7 +431,7 @@ def test_compacting_and_cleaning_tables_written_by_hudi(unzip_table, tmp_path, n
     shutil.copytree(src, path)
     storage, base = Storage.for_uri(str(path))
     before = rs_snapshot(path)
-    old = [i.timestamp for i in Timeline.load(storage, base).completed_commits()]
+    old = [i.timestamp for i in Timeline.load(TableLocation.at(storage, base)).completed_commits()]
     old_views = {ts: rs_snapshot(path, as_of=ts) for ts in old}
     instant = schedule_compaction(TableLocation.at(storage, base))
     if name.endswith("overwritetable"):

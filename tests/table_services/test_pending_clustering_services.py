@@ -96,7 +96,7 @@ def test_compaction_leaves_out_file_groups_under_pending_clustering(unzip_table,
     # A pending clustering writes new file groups only: scheduling goes ahead, without its groups.
     instant = schedule_compaction(TableLocation.at(storage, base))
     assert instant is not None
-    plan = CompactionPlan.load(Timeline.load(storage, base), instant.timestamp)
+    plan = CompactionPlan.load(Timeline.load(TableLocation.at(storage, base)), instant.timestamp)
     assert [op.group for op in plan.operations] == [("20", g20)]
     run_compaction(TableLocation.at(storage, base), instant.timestamp)
     assert execute_clustering(path, ts) == {"10": [g10]}
@@ -122,12 +122,12 @@ def test_rollback_of_failed_writes_leaves_a_pending_clustering(unzip_table, tmp_
     beat.write_bytes(b"")
     os.utime(beat, (time.time() - 3600, time.time() - 3600))
     # A failed write of ours beside it is rolled back; the clustering is not, and its heartbeat stays.
-    failed = Timeline.load(storage, base).create_requested(Instant(f"{int(ts) + 1}", Action.COMMIT, State.REQUESTED))
+    failed = Timeline.load(TableLocation.at(storage, base)).create_requested(Instant(f"{int(ts) + 1}", Action.COMMIT, State.REQUESTED))
     rolled_back = rollback_failed_writes(TableLocation.at(storage, base), LockConfig(heartbeat_interval_ms=10))
     assert [r.rolled_back.timestamp for r in rolled_back] == [failed.timestamp]
     assert beat.exists()
     assert rollback_failed_writes(TableLocation.at(storage, base)) == []
-    pending = Timeline.load(storage, base).pending()
+    pending = Timeline.load(TableLocation.at(storage, base)).pending()
     assert [(i.timestamp, i.action, i.state) for i in pending] == [
         (ts, Action.REPLACE_COMMIT, State.INFLIGHT if inflight else State.REQUESTED)]
 
@@ -140,13 +140,13 @@ def test_archival_stops_before_the_earliest_pending_clustering(unzip_table, tmp_
     ts = schedule_clustering(path, [("10", group_of(path, "10"))])
     for i in range(4):
         update(path, [4], f"w{i}")
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     commits = [i.timestamp for i in timeline.completed_commits()]
     assert len(commits) == 8
     chosen = instants_to_archive(timeline, ArchivalConfig(True, 2, 3), merge_on_read=False, max_delta_commits=5)
     assert chosen and all(i.timestamp < ts for i in chosen)
     # Without the clustering, the commits after it would go too (the control).
     timeline.delete_instant_files(Instant(ts, Action.REPLACE_COMMIT, State.REQUESTED))
-    unblocked = instants_to_archive(Timeline.load(storage, base), ArchivalConfig(True, 2, 3), merge_on_read=False,
+    unblocked = instants_to_archive(Timeline.load(TableLocation.at(storage, base)), ArchivalConfig(True, 2, 3), merge_on_read=False,
                                     max_delta_commits=5)
     assert any(i.timestamp > ts for i in unblocked)

@@ -84,7 +84,7 @@ def cdc_files(path: Path) -> list[Path]:
 
 def commit_metadata(path: Path, instant: str) -> CommitMetadata:
     storage, base = Storage.for_uri(str(path))
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     return timeline.commit_metadata(timeline.completed_commits().instants_at(instant)[0])
 
 

@@ -52,9 +52,9 @@ def test_create_table_lays_out_hoodie_and_loads_back(tmp_path):
     meta = tmp_path / "t" / ".hoodie"
     for sub in (".schema", "archived", ".temp", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids"):
         assert (meta / sub).is_dir(), sub
-    loaded = TableConfig.load(storage, base)
+    loaded = TableConfig.load(TableLocation.at(storage, base))
     assert (loaded.name, loaded.version, loaded.record_key_fields) == ("events", 6, ["id"])
-    assert len(Timeline.load(storage, base)) == 0
+    assert len(Timeline.load(TableLocation.at(storage, base))) == 0
 
 
 def test_create_table_refuses_an_existing_table(tmp_path):
@@ -133,7 +133,7 @@ def test_complete_commit_writes_partition_metadata_commit_json_and_drops_markers
     for part in ("2024/01", "2025/01"):
         md = parse_partition_metadata((tmp_path / "t" / part / ".hoodie_partition_metadata").read_bytes())
         assert (md["commitTime"], md["partitionDepth"]) == (inflight.timestamp, 2)
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     assert timeline.completed_commits().last() == completed
     meta = timeline.commit_metadata(completed)
     assert meta.operation_type == "INSERT" and not meta.compacted and meta.partition_to_replace_file_ids is None
@@ -155,7 +155,7 @@ def test_complete_commit_of_a_non_partitioned_table_writes_depth_zero(tmp_path):
     complete_commit(TableLocation.at(storage, base), inflight, [stat], "INSERT", ctx.schema)
     md = parse_partition_metadata((tmp_path / "t" / ".hoodie_partition_metadata").read_bytes())
     assert md["partitionDepth"] == 0
-    assert list(Timeline.load(storage, base).commit_metadata(Timeline.load(storage, base).last()).partition_to_write_stats) == [""]
+    assert list(Timeline.load(TableLocation.at(storage, base)).commit_metadata(Timeline.load(TableLocation.at(storage, base)).last()).partition_to_write_stats) == [""]
 
 
 def test_complete_commit_reconciles_against_markers(tmp_path):
@@ -199,7 +199,7 @@ def test_replacecommit_carries_replaced_file_groups(tmp_path):
     assert second.action is Action.REPLACE_COMMIT
     ctx2, c = _write(storage, base, config, second, "2024/01", DATA.slice(1, 1))
     done = complete_commit(TableLocation.at(storage, base), second, [c], "INSERT_OVERWRITE", ctx2.schema, replaced)
-    meta = Timeline.load(storage, base).commit_metadata(done)
+    meta = Timeline.load(TableLocation.at(storage, base)).commit_metadata(done)
     assert meta.partition_to_replace_file_ids == {"2024/01": [a.file_id]}
     assert file_groups_to_replace(TableLocation.at(storage, base)) == {"2024/01": [c.file_id], "2025/01": [b.file_id]}
     with pytest.raises(WriteError, match="only a replacecommit"):

@@ -47,7 +47,7 @@ DATA = pa.table({
 def _table(tmp_path: Path, table_type: str = "COPY_ON_WRITE", **kw) -> tuple[Storage, str, TableConfig]:
     storage, base = Storage.for_uri(str(tmp_path / "t"))
     config = TableConfig.create("trips", table_type, ["id"], ["city"], "ts", hive_style=True, **kw)
-    config.initialize(storage, base)
+    config.initialize(TableLocation.at(storage, base))
     action = Action.DELTA_COMMIT if table_type == "MERGE_ON_READ" else Action.COMMIT
     _pending(storage, base, T1, T2, T3, action=action)
     return storage, base, config
@@ -326,7 +326,7 @@ def test_append_handle_refuses_nothing_to_write(tmp_path):
 
 def test_log_base_instant_follows_a_pending_compaction(tmp_path):
     storage, base, config = _table(tmp_path, "MERGE_ON_READ")
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     plan = {"operations": [{"baseInstantTime": T1, "deltaFilePaths": [], "dataFilePath": None, "fileId": "g-0",
                             "partitionPath": "city=sf", "metrics": None, "bootstrapFilePath": None}],
             "extraMetadata": None, "version": 2}

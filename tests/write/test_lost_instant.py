@@ -140,7 +140,7 @@ def test_abort_of_an_instant_that_is_still_ours_rolls_it_back(tmp_path):
     assert InflightInstant(t.storage, t.base, inflight.timestamp).loss() is None
     InflightInstant(t.storage, t.base, inflight.timestamp).abort(inflight, lock_expiry_ms=1)
     assert t.files_of(inflight.timestamp) == []
-    assert any(i.action is Action.ROLLBACK for i in Timeline.load(t.storage, t.base))
+    assert any(i.action is Action.ROLLBACK for i in Timeline.load(TableLocation.at(t.storage, t.base)))
 
 
 def test_a_rollback_gives_up_when_its_instant_completes_meanwhile(tmp_path, monkeypatch):
@@ -157,7 +157,7 @@ def test_a_rollback_gives_up_when_its_instant_completes_meanwhile(tmp_path, monk
 
     monkeypatch.setattr(rollback_module, "_plan_pending", plan_then_old_writer_commits)
     assert rollback_failed_writes(TableLocation.at(t.storage, t.base)) == []
-    timeline = Timeline.load(t.storage, t.base)
+    timeline = Timeline.load(TableLocation.at(t.storage, t.base))
     assert not any(i.action is Action.ROLLBACK for i in timeline)
     assert timeline.completed_commits().last().timestamp == inflight.timestamp
     assert t.files_of(inflight.timestamp) == [stat.path]
@@ -168,7 +168,7 @@ def test_a_requested_rollback_of_a_completed_instant_is_given_up_not_resumed(tmp
     t = Table(tmp_path)
     committed = t.insert()
     before = t.snapshot()
-    timeline = Timeline.load(t.storage, t.base)
+    timeline = Timeline.load(TableLocation.at(t.storage, t.base))
     plan = rollback_module.write_avro_metadata(rollback_module.ROLLBACK_PLAN, {
         "instantToRollback": {"commitTime": committed.timestamp, "action": "commit"},
         "RollbackRequests": [{"partitionPath": "p1", "fileId": "", "latestBaseInstant": "",
@@ -176,7 +176,7 @@ def test_a_requested_rollback_of_a_completed_instant_is_given_up_not_resumed(tmp
                               "logBlocksToBeDeleted": {}}], "version": 1})
     timeline.create_requested(Instant("29990101000000000", Action.ROLLBACK, State.REQUESTED), plan)
     assert rollback_failed_writes(TableLocation.at(t.storage, t.base)) == []
-    assert not any(i.action is Action.ROLLBACK for i in Timeline.load(t.storage, t.base))
+    assert not any(i.action is Action.ROLLBACK for i in Timeline.load(TableLocation.at(t.storage, t.base)))
     assert t.snapshot().equals(before)
 
 
@@ -206,7 +206,7 @@ def test_cleaning_removes_orphans_of_rolled_back_instants_and_archival_changes_n
     assert not (t.path / orphan_base).exists() and not (t.path / orphan_log).exists()
     assert not t.storage.exists(marker_dir(t.base, lost.timestamp))
     assert (t.path / live_file).exists()
-    clean = Timeline.load(t.storage, t.base).filter_by([Action.CLEAN], [State.COMPLETED]).last()
+    clean = Timeline.load(TableLocation.at(t.storage, t.base)).filter_by([Action.CLEAN], [State.COMPLETED]).last()
     meta = read_avro_metadata((t.path / ".hoodie" / clean.file_name).read_bytes(), "HoodieCleanMetadata")
     assert sorted(n for pm in meta["partitionMetadata"].values() for n in pm["successDeleteFiles"]) == sorted(
         [orphan_base.rsplit("/", 1)[-1], orphan_log.rsplit("/", 1)[-1]])

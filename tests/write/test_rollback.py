@@ -74,7 +74,7 @@ def test_rollback_of_a_pending_commit_deletes_what_it_wrote(tmp_path, with_marke
     assert sorted(done["partitionMetadata"]) == ["p1", "p3"]
     assert done["partitionMetadata"]["p3"]["successDeleteFiles"] == [str(t.path / created.path)]
     assert t.snapshot().equals(before)
-    assert Timeline.load(t.storage, t.base).completed_commits().last() == first
+    assert Timeline.load(TableLocation.at(t.storage, t.base)).completed_commits().last() == first
 
 
 def test_rollback_of_a_failed_deltacommit_deletes_its_log_file_or_writes_a_command_block(tmp_path):
@@ -118,14 +118,14 @@ def test_rollback_failed_writes_rolls_back_every_pending_write_newest_first(tmp_
     results = rollback_failed_writes(TableLocation.at(t.storage, t.base))
     assert [r.rolled_back.timestamp for r in results] == [b.timestamp, a.timestamp]
     assert [r.rolled_back.state for r in results] == [State.REQUESTED, State.INFLIGHT]
-    assert Timeline.load(t.storage, t.base).pending().filter_by([Action.COMMIT]).instants == ()
+    assert Timeline.load(TableLocation.at(t.storage, t.base)).pending().filter_by([Action.COMMIT]).instants == ()
     assert t.snapshot().equals(before)
     assert rollback_failed_writes(TableLocation.at(t.storage, t.base)) == []
 
 
 def test_pending_clustering_is_not_a_failed_write(tmp_path):
     t = Table(tmp_path)
-    timeline = Timeline.load(t.storage, t.base)
+    timeline = Timeline.load(TableLocation.at(t.storage, t.base))
     plan = write_avro_metadata("HoodieRequestedReplaceMetadata", {"operationType": "CLUSTER", "clusteringPlan": None,
                                                                    "extraMetadata": None, "version": 1})
     timeline.create_requested(Instant("20300101000000000", Action.REPLACE_COMMIT, State.REQUESTED), plan)

@@ -84,7 +84,7 @@ def _race(path: str, options: dict, rounds: int, tmp_path: Path) -> dict[str, li
 
 def _check(path: str, results: dict[str, list[dict]], rounds: int, *, conflicts_allowed: bool) -> int:
     storage, base = Storage.for_uri(path)
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     completed = {i.timestamp for i in timeline.completed_commits()}
     completed |= {e["commitTime"] for e in archived_entries(TableLocation.at(storage, base)) if e["actionState"] == "COMPLETED"}
     assert not [str(i) for i in timeline if not i.is_completed], "no pending instant is left behind"

@@ -202,7 +202,7 @@ def test_failed_deltacommit_rolled_back_with_a_command_block_is_ignored(tmp_path
     (block_file,) = result.rollback_log_files
     assert block_file.endswith("_1-0-1") and ".log.2_" in block_file
     w.upsert(_updated(TRIPS.slice(1, 1), {"t2": {"ts": 2, "fare": 22.0}}))
-    timeline = Timeline.load(w.storage, w.base)
+    timeline = Timeline.load(TableLocation.at(w.storage, w.base))
     assert ".log.3_" in timeline.commit_metadata(timeline.last()).write_stats()[0].path
     expected = _updated(TRIPS, {"t2": {"ts": 2, "fare": 22.0}})
     assert data_of(rs_snapshot(w.path)) == data_of(expected)
@@ -288,7 +288,7 @@ def test_non_partitioned_mor_table(tmp_path):
     assert snap.column("_hoodie_partition_path").to_pylist() == [""] * 5
     fares = dict(zip(snap.column("id").to_pylist(), snap.column("fare").to_pylist()))
     assert fares == {"t1": 10.0, "t2": 20.0, "t3": 33.0, "t4": 44.0, "t5": 50.0}
-    meta = Timeline.load(w.storage, w.base)
+    meta = Timeline.load(TableLocation.at(w.storage, w.base))
     (stat,) = meta.commit_metadata(meta.last()).write_stats()
     assert stat.path.startswith(".") and "/" not in stat.path and stat.partition_path == ""
     assert c1 < c2
@@ -300,7 +300,7 @@ def test_cow_delete_of_every_row_of_a_file_group_leaves_an_empty_version(tmp_pat
     w = Writer(tmp_path / "cow", config, TRIPS.schema)
     w.insert(TRIPS)
     w.upsert(TRIPS.slice(0, 0), deletes={"city=sf": ["t1", "t2"]})
-    timeline = Timeline.load(w.storage, w.base)
+    timeline = Timeline.load(TableLocation.at(w.storage, w.base))
     (stat,) = timeline.commit_metadata(timeline.last()).write_stats()
     assert (stat.num_writes, stat.num_deletes) == (0, 2)
     assert sorted(rs_snapshot(w.path).column("id").to_pylist()) == ["t3", "t4", "t5", "t6"]

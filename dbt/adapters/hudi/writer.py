@@ -282,11 +282,10 @@ def response_fields(result: Any, path: str, table_type: str) -> dict[str, Any]:
 def is_empty_build(path: str) -> bool:
     """Whether the latest commit of the Hudi table at `path` is a `dbt run --empty` build (the table has the model's
     schema and no rows yet)."""
-    from hudi_engine import Storage, Timeline
+    from hudi_engine import TableLocation, Timeline
 
     # The timeline alone (no hoodie.properties): dbt writes table version 6, timeline layout 1; a table this engine
     # does not write is refused by the write itself.
-    storage, base_path = Storage.for_uri(path)
-    timeline = Timeline.load(storage, base_path)
+    timeline = Timeline.load(TableLocation.of(path))
     latest = timeline.completed_commits().last()
     return latest is not None and timeline.commit_metadata(latest).extra_metadata.get(EMPTY_BUILD_KEY) == "true"
