@@ -71,9 +71,9 @@ class Visibility:
 class FileSystemView:
     """File groups of a table, listed once; slices are filtered per query with a `Visibility`."""
 
-    def __init__(self, storage: Storage, base_path: str, partitions: dict[str, list[FileGroup]]) -> None:
-        self.storage = storage
-        self.base_path = base_path
+    def __init__(self, location: TableLocation, partitions: dict[str, list[FileGroup]]) -> None:
+        self.storage = location.storage
+        self.base_path = location.base_path
         self._partitions = partitions
 
     @staticmethod
@@ -83,9 +83,8 @@ class FileSystemView:
         slicing: FileSlicing = BY_BASE_INSTANT,
     ) -> "FileSystemView":
         """Every partition's file groups; `slicing` is the table's rule for log files (`slicing_for`)."""
-        storage, base_path = location.storage, location.base_path
         # One listing per folder: a partition's entries come with the walk that finds it.
-        return FileSystemView(storage, base_path, {
+        return FileSystemView(location, {
             rel: _file_groups(rel, entries, slicing) for rel, entries in _folders(location)
             if _is_partition(entries) and (partition_filter is None or partition_filter(rel))})
 
@@ -94,20 +93,17 @@ class FileSystemView:
                     slicing: FileSlicing = BY_BASE_INSTANT) -> "FileSystemView | None":
         """Every partition's file groups, one listing per folder, when the table has at most `max_folders` folders;
         None (after at most `max_folders + 1` listings) when it has more."""
-        storage, base_path = location.storage, location.base_path
         folders = list(itertools.islice(_folders(location), max_folders + 1))
         if len(folders) > max_folders:
             return None
-        return FileSystemView(storage, base_path, {rel: _file_groups(rel, entries, slicing)
-                                                   for rel, entries in folders if _is_partition(entries)})
+        return FileSystemView(location, {rel: _file_groups(rel, entries, slicing)
+                                         for rel, entries in folders if _is_partition(entries)})
 
     @staticmethod
     def for_partitions(location: TableLocation, partitions: Iterable[str],
                        slicing: FileSlicing = BY_BASE_INSTANT) -> "FileSystemView":
         """The view of known partitions only: one listing per partition folder, none of the rest of the table."""
-        storage, base_path = location.storage, location.base_path
-        return FileSystemView(storage, base_path,
-                              {p: _list_file_groups(location, p, slicing) for p in partitions})
+        return FileSystemView(location, {p: _list_file_groups(location, p, slicing) for p in partitions})
 
     @property
     def partition_paths(self) -> list[str]:

@@ -64,9 +64,9 @@ def delete_heartbeat(location: TableLocation, instant_time: str) -> bool:
 class Heartbeat:
     """The heartbeat of an instant this process writes; renewed until `stop()`."""
 
-    def __init__(self, storage: Storage, base_path: str, instant_time: str, config: LockConfig, owner: str) -> None:
-        self.storage = storage
-        self.base_path = base_path
+    def __init__(self, location: TableLocation, instant_time: str, config: LockConfig, owner: str) -> None:
+        self.storage = location.storage
+        self.base_path = base_path = location.base_path
         self.instant_time = instant_time
         self.owner = owner
         self.path = heartbeat_path(base_path, instant_time)

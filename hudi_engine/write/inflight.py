@@ -85,7 +85,7 @@ class InflightInstant:
         """The driver's side: the heartbeat is created (before the instant's requested file) and renewed."""
         storage, base_path = location.storage, location.base_path
         return InflightInstant(storage, base_path, instant_time,
-                               Heartbeat(storage, base_path, instant_time, config, owner).start())
+                               Heartbeat(location, instant_time, config, owner).start())
 
     # ---- ownership ------------------------------------------------------------------------------------------
 

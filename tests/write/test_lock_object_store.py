@@ -111,7 +111,7 @@ def test_a_held_s3_lock_is_renewed_and_one_that_stopped_is_lost(s3_table, monkey
 
 def test_heartbeats_on_s3_are_renewed_by_content_and_expire(s3_table):
     storage, base = Storage.for_uri(s3_table)
-    beat = Heartbeat(storage, base, "20250101000000000", _config(heartbeat_interval_ms=200), "me").start()
+    beat = Heartbeat(TableLocation.at(storage, base), "20250101000000000", _config(heartbeat_interval_ms=200), "me").start()
     try:
         time.sleep(0.7)
         assert beat.renewal.renewals >= 2

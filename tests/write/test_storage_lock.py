@@ -178,7 +178,7 @@ def test_a_lock_object_that_appears_after_the_read_is_not_overwritten(s3_server,
         return seen
 
     monkeypatch.setattr(Storage, "read_versioned", read_then_java_creates)
-    provider = StorageLockProvider(storage, base, 60000, 5000)
+    provider = StorageLockProvider(TableLocation.at(storage, base), 60000, 5000)
     assert provider.try_acquire(_holder()) is None
     monkeypatch.undo()
     assert _get(s3_server, s3_table) == java
@@ -200,7 +200,7 @@ def test_a_takeover_loses_to_a_writer_that_took_the_lock_after_the_read(s3_serve
         return seen
 
     monkeypatch.setattr(Storage, "read_versioned", read_then_java_takes)
-    provider = StorageLockProvider(storage, base, 60000, 5000)
+    provider = StorageLockProvider(TableLocation.at(storage, base), 60000, 5000)
     assert provider.try_acquire(_holder()) is None
     monkeypatch.undo()
     assert _get(s3_server, s3_table) == java
