@@ -57,7 +57,8 @@ class WriteTask:
         storage, _ = Storage.for_uri(self.storage_uri)
         cfg = self.config
         return WriteContext.create(
-            storage, self.base_path, TableConfig.from_properties(self.table_props), self.instant,
+            TableLocation(storage, self.base_path, self.storage_uri), TableConfig.from_properties(self.table_props),
+            self.instant,
             self.writer_avro_schema, files=cfg.files, bloom=cfg.bloom, log=cfg.log,
             payload_class=cfg.merge.payload.class_name,
         ).for_task(*token)

@@ -88,10 +88,11 @@ class WriteContext:
     payload_class: str | None = None  # None: the table's hoodie.compaction.payload.class
 
     @staticmethod
-    def create(storage: Storage, base_path: str, config: TableConfig, instant_time: str,
+    def create(location: TableLocation, config: TableConfig, instant_time: str,
                schema: pa.Schema | dict, **options) -> "WriteContext":
         """Context for `schema` given as Arrow data columns (named the Spark way: FORMAT.md, Avro schema naming) or
         as an Avro record."""
+        storage, base_path = location.storage, location.base_path
         if isinstance(schema, pa.Schema):
             schema = arrow_to_avro_schema(schema, config.name, with_meta=False)
         else:

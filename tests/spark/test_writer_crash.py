@@ -109,7 +109,7 @@ storage, base = Storage.for_uri(path)
 config = TableConfig.load(TableLocation.at(storage, base))
 inflight = start_commit(TableLocation.at(storage, base), config, "UPSERT")
 schema = pa.schema([("id", pa.int64()), ("v", pa.string()), ("ts", pa.int64()), ("dt", pa.string())])
-ctx = WriteContext.create(storage, base, config, inflight.timestamp, schema).for_task(0, 1, 1)
+ctx = WriteContext.create(TableLocation.at(storage, base), config, inflight.timestamp, schema).for_task(0, 1, 1)
 rows = pa.table({"id": [0], "v": ["killed"], "ts": [9], "dt": ["p0"]}, schema=schema)
 if config.table_type == "MERGE_ON_READ":
     group = next(s for s in HudiTable.load(path).file_slices() if s.partition_path == "p0")

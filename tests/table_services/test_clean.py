@@ -182,7 +182,7 @@ def overwrite(t: Table, partition: str, rows: list[dict]) -> str:
     """insert_overwrite of one partition: a replacecommit with a new file group, the old ones replaced."""
     replaced = [fid for (p, fid) in t.slices() if p == partition]
     inflight = start_commit(TableLocation.at(t.storage, t.base), t.config, "INSERT_OVERWRITE")
-    ctx = WriteContext.create(t.storage, t.base, t.config, inflight.timestamp, SCHEMA)
+    ctx = WriteContext.create(TableLocation.at(t.storage, t.base), t.config, inflight.timestamp, SCHEMA)
     stat = create_handle(ctx, partition, pa.Table.from_pylist(rows, SCHEMA))
     complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "INSERT_OVERWRITE", ctx.schema,
                     partition_to_replace_file_ids={partition: replaced})

@@ -64,7 +64,7 @@ class Table:
         """Upsert `rows` and delete `deletes`: new keys go to a new file group per partition, others to theirs."""
         schema = schema or self.schema
         inflight = start_commit(TableLocation.at(self.storage, self.base), self.config, "UPSERT")
-        ctx = WriteContext.create(self.storage, self.base, self.config, inflight.timestamp, schema)
+        ctx = WriteContext.create(TableLocation.at(self.storage, self.base), self.config, inflight.timestamp, schema)
         timeline = Timeline.load(TableLocation.at(self.storage, self.base))
         table = HudiTable.load(str(self.path))
         located = {}
@@ -326,7 +326,7 @@ def test_log_only_slices_are_compacted_into_a_base_file(tmp_path):
     t = Table(tmp_path)
     first = t.write([row(0, 1)])
     inflight = start_commit(TableLocation.at(t.storage, t.base), t.config, "UPSERT")
-    ctx = WriteContext.create(t.storage, t.base, t.config, inflight.timestamp, SCHEMA)
+    ctx = WriteContext.create(TableLocation.at(t.storage, t.base), t.config, inflight.timestamp, SCHEMA)
     stat = append_handle(ctx, "p1", "0e0e0e0e-0000-4000-8000-000000000000-0", first,
                          pa.Table.from_pylist([row(1, 2), row(4, 2)], SCHEMA))
     complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "UPSERT", ctx.schema)

@@ -74,7 +74,7 @@ def execute_clustering(path: Path | str, instant_time: str) -> dict[str, list[st
     ctx = SliceReadContext.for_table(t.storage, t.config, schema, vis)
     data_schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
     avro = arrow_to_avro_schema(data_schema, t.config.name, with_meta=False)
-    write_ctx = WriteContext.create(t.storage, t.base_path, t.config, instant_time, avro).for_task(0, 0, 0)
+    write_ctx = WriteContext.create(TableLocation.at(t.storage, t.base_path), t.config, instant_time, avro).for_task(0, 0, 0)
     stats, replaced = [], {}
     for group in plan.input_groups:
         by_partition: dict[str, list[pa.Table]] = {}

@@ -30,7 +30,7 @@ class HandleTable:
 
     def ctx(self, instant: Instant, task: int = 0) -> WriteContext:
         """The write context of one task of the write at `instant` (its files carry the task's write token)."""
-        return WriteContext.create(self.storage, self.base, self.config, instant.timestamp, DATA.schema).for_task(
+        return WriteContext.create(TableLocation.at(self.storage, self.base), self.config, instant.timestamp, DATA.schema).for_task(
             task, 1, task)
 
     def write(self, inflight: Instant, rows: pa.Table, partition: str, task: int = 0) -> WriteStat:

@@ -40,7 +40,7 @@ def _new_table(tmp_path: Path, table_type: str = "COPY_ON_WRITE", partitions=("y
 
 
 def _write(storage, base, config, instant, partition, rows):
-    ctx = WriteContext.create(storage, base, config, instant.timestamp, DATA.schema)
+    ctx = WriteContext.create(TableLocation.at(storage, base), config, instant.timestamp, DATA.schema)
     return ctx, create_handle(ctx, partition, rows)
 
 

@@ -60,7 +60,7 @@ def _pending(storage: Storage, base: str, *instants: str, action: Action = Actio
 
 
 def _ctx(storage, base, config, instant, **kw) -> WriteContext:
-    return WriteContext.create(storage, base, config, instant, DATA.schema, **kw)
+    return WriteContext.create(TableLocation.at(storage, base), config, instant, DATA.schema, **kw)
 
 
 def _rows(data: pa.Table, city: str) -> pa.Table:
@@ -179,7 +179,7 @@ def test_create_handle_conforms_types_to_the_writer_schema_and_drops_deleted_rec
     storage, base, config = _table(tmp_path)
     schema = pa.schema([("id", pa.string()), ("city", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()),
                         ("_hoodie_is_deleted", pa.bool_())])
-    ctx = WriteContext.create(storage, base, config, T1, schema)
+    ctx = WriteContext.create(TableLocation.at(storage, base), config, T1, schema)
     rows = pa.table({"id": ["a", "b"], "city": ["sf", "sf"], "ts": pa.array([1, 2], pa.int32()),
                      "_hoodie_is_deleted": [False, True], "helper": [1, 2]})
     stat = create_handle(ctx, "city=sf", rows)
@@ -239,9 +239,9 @@ def test_merge_handle_keeps_the_stored_record_when_the_payload_says_it_is_newer(
 def test_merge_handle_flagged_deletes_and_errors(tmp_path):
     storage, base, config = _table(tmp_path)
     schema = DATA.schema.append(pa.field("_hoodie_is_deleted", pa.bool_()))
-    first = create_handle(WriteContext.create(storage, base, config, T1, schema), "city=sf", _rows(DATA, "sf"))
+    first = create_handle(WriteContext.create(TableLocation.at(storage, base), config, T1, schema), "city=sf", _rows(DATA, "sf"))
     path = str(tmp_path / "t" / first.path)
-    ctx = WriteContext.create(storage, base, config, T2, schema)
+    ctx = WriteContext.create(TableLocation.at(storage, base), config, T2, schema)
     with pytest.raises(WriteError, match="belongs to file group"):
         merge_handle(ctx, "city=sf", "other-0", path, DATA)
     deleting = pa.table({"id": ["k1"], "city": ["sf"], "ts": pa.array([9], pa.int64()), "fare": [0.0],
@@ -352,12 +352,12 @@ def test_merge_handle_refuses_to_drop_stored_columns(tmp_path):
     storage, base, config = _table(tmp_path)
     first = create_handle(_ctx(storage, base, config, T1), "city=sf", _rows(DATA, "sf"))
     narrow = DATA.drop_columns(["fare"])
-    ctx = WriteContext.create(storage, base, config, T2, narrow.schema)
+    ctx = WriteContext.create(TableLocation.at(storage, base), config, T2, narrow.schema)
     with pytest.raises(WriteError, match=r"columns \['fare'\]"):
         merge_handle(ctx, "city=sf", first.file_id, str(tmp_path / "t" / first.path), _rows(narrow, "sf"))
     # A column added by the writer schema reads as null in the carried rows.
     wide = DATA.append_column("tip", pa.array([1.0, 2.0, 3.0]))
-    ctx = WriteContext.create(storage, base, config, T2, wide.schema)
+    ctx = WriteContext.create(TableLocation.at(storage, base), config, T2, wide.schema)
     stat = merge_handle(ctx, "city=sf", first.file_id, str(tmp_path / "t" / first.path), _rows(wide, "sf").slice(0, 1))
     out = {r["id"]: r["tip"] for r in pq.read_table(tmp_path / "t" / stat.path).to_pylist()}
     assert out == {"k1": 1.0, "k2": None}

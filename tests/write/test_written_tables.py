@@ -44,7 +44,7 @@ class Writer:
         create_table(TableLocation.at(self.storage, self.base), config)
 
     def ctx(self, instant: Instant, task: int = 0) -> WriteContext:
-        return WriteContext.create(self.storage, self.base, self.config, instant.timestamp, self.schema).for_task(task, 1, task)
+        return WriteContext.create(TableLocation.at(self.storage, self.base), self.config, instant.timestamp, self.schema).for_task(task, 1, task)
 
     def by_partition(self, ctx: WriteContext, rows: pa.Table) -> dict[str, pa.Table]:
         parts = ctx.keygen.partition_paths(rows)
