@@ -24,8 +24,9 @@ from s3_server import CREDENTIALS, start_server
 
 from hudi_engine import fs_view
 from hudi_engine.fs_view import FileSystemView
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
-from hudi_engine.write.local_writer import write_table
+from hudi_engine.write_pipeline import write_table
 
 N_PARTITIONS = int(os.environ.get("BENCH_LIST_PARTITIONS", "60"))
 REPEATS = max(5, common.REPEATS)
@@ -61,9 +62,9 @@ def main() -> None:
             extra = f" (+{delay * 1000:.0f} ms per LIST)" if delay else ""
             for n in (1, fs_view.LISTING_THREADS):
                 at = "one at a time" if n == 1 else f"{n} at once"
-                cases[f"load, {at}{extra}"] = (n, delay, lambda: FileSystemView.load(storage, base))
+                cases[f"load, {at}{extra}"] = (n, delay, lambda: FileSystemView.load(TableLocation.at(storage, base)))
                 cases[f"load_within(64 + partitions), {at}{extra}"] = (
-                    n, delay, lambda: FileSystemView.load_within(storage, base, 64 + N_PARTITIONS))
+                    n, delay, lambda: FileSystemView.load_within(TableLocation.at(storage, base), 64 + N_PARTITIONS))
         threads = fs_view.LISTING_THREADS
         times: dict[str, list[float]] = {k: [] for k in cases}
         lists: dict[str, int] = {}

@@ -317,9 +317,9 @@ def _site_label(site: str) -> str:
 
 def profile_tasks(table_type: str, pristine: Path | None, top: int) -> dict:
     """The W1 upsert (or with `pristine=None` the W1 bulk_insert into a new table) through the task-side code in
-    this process, without Spark (`hudi_engine.write.local_writer.write_table`: keys and tags, counts, plan,
+    this process, without Spark (`hudi_engine.write_pipeline.write_table`: keys and tags, counts, plan,
     buckets through their handles, commit), under cProfile. The result is a real commit on a copy of the table."""
-    from hudi_engine.write.local_writer import write_table
+    from hudi_engine.write_pipeline import write_table
 
     operation = "upsert" if pristine is not None else "bulk_insert"
     if pristine is not None:

@@ -21,6 +21,7 @@
 #   bench/run.sh listing         a table's listing on a local S3 server, one folder at a time vs at once (1 minute)
 #   bench/run.sh cdc             issue 28: W1's COW / MOR upsert with and without CDC; a CDC read of one commit vs
 #                                the incremental read of it (about 10 minutes)
+#   bench/run.sh small-upsert    issue 25: a 20-row upsert into a 100k-row table vs a parquet append, same session
 #   bench/run.sh all             read, spark-read, write, w2, w3, profile, dbt, archival and listing
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).
 set -euo pipefail
@@ -46,6 +47,7 @@ for w in "${what[@]}"; do
     archival) .venv/bin/python bench/bench_archival.py ;;
     listing) .venv/bin/python bench/bench_listing.py ;;
     cdc) .venv/bin/python bench/bench_cdc.py ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, w2, w3, profile, dbt, dbt-native, archival, listing, cdc or all" >&2; exit 2 ;;
+    small-upsert) .venv/bin/python bench/bench_small_upsert.py ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert or all" >&2; exit 2 ;;
   esac
 done

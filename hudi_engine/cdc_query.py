@@ -45,6 +45,7 @@ from hudi_engine.file_slice_reader import SliceReadContext, log_record_keys, rea
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
 from hudi_engine.io.log_block import BlockType, data_block_records
 from hudi_engine.io.log_format import read_log_blocks
+from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -95,6 +96,9 @@ class ChangeTable(Protocol):
     base_path: str
     config: TableConfig
     timeline: Timeline
+
+    @property
+    def location(self) -> TableLocation: ...
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata: ...
 
@@ -231,7 +235,7 @@ class _Planner:
     def group(self, partition: str, file_id: str) -> FileGroup | None:
         groups = self._views.get(partition)
         if groups is None:
-            view = FileSystemView.for_partitions(self.table.storage, self.table.base_path, [partition],
+            view = FileSystemView.for_partitions(self.table.location, [partition],
                                                  slicing_for(self.table.timeline))
             groups = self._views[partition] = {g.file_id: g for g in view.file_groups()}
         return groups.get(file_id)
@@ -320,7 +324,7 @@ class _Planner:
         if group is None:
             return None
         vis = visibility_at(self.vis, instant, inclusive=inclusive)
-        found = FileSystemView(self.table.storage, self.table.base_path, {group.partition_path: [group]})
+        found = FileSystemView(self.table.location, {group.partition_path: [group]})
         slices = found.latest_file_slices(vis)
         return slices[0] if slices else None
 

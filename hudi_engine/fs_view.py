@@ -22,6 +22,7 @@ from hudi_engine.file_group import (
     SliceByCompletionTime,
 )
 from hudi_engine.file_naming import CDC_SUFFIX, BaseFileName, LogFileName, is_base_file_name, is_log_file_name
+from hudi_engine.location import TableLocation
 from hudi_engine.partition_metadata import PARTITION_METAFILES
 from hudi_engine.storage import FileStatus, Storage
 from hudi_engine.timeline import META_FOLDER, Timeline
@@ -70,41 +71,39 @@ class Visibility:
 class FileSystemView:
     """File groups of a table, listed once; slices are filtered per query with a `Visibility`."""
 
-    def __init__(self, storage: Storage, base_path: str, partitions: dict[str, list[FileGroup]]) -> None:
-        self.storage = storage
-        self.base_path = base_path
+    def __init__(self, location: TableLocation, partitions: dict[str, list[FileGroup]]) -> None:
+        self.storage = location.storage
+        self.base_path = location.base_path
         self._partitions = partitions
 
     @staticmethod
     def load(
-        storage: Storage,
-        base_path: str,
+        location: TableLocation,
         partition_filter: Callable[[str], bool] | None = None,
         slicing: FileSlicing = BY_BASE_INSTANT,
     ) -> "FileSystemView":
         """Every partition's file groups; `slicing` is the table's rule for log files (`slicing_for`)."""
         # One listing per folder: a partition's entries come with the walk that finds it.
-        return FileSystemView(storage, base_path, {
-            rel: _file_groups(rel, entries, slicing) for rel, entries in _folders(storage, base_path)
+        return FileSystemView(location, {
+            rel: _file_groups(rel, entries, slicing) for rel, entries in _folders(location)
             if _is_partition(entries) and (partition_filter is None or partition_filter(rel))})
 
     @staticmethod
-    def load_within(storage: Storage, base_path: str, max_folders: int,
+    def load_within(location: TableLocation, max_folders: int,
                     slicing: FileSlicing = BY_BASE_INSTANT) -> "FileSystemView | None":
         """Every partition's file groups, one listing per folder, when the table has at most `max_folders` folders;
         None (after at most `max_folders + 1` listings) when it has more."""
-        folders = list(itertools.islice(_folders(storage, base_path), max_folders + 1))
+        folders = list(itertools.islice(_folders(location), max_folders + 1))
         if len(folders) > max_folders:
             return None
-        return FileSystemView(storage, base_path, {rel: _file_groups(rel, entries, slicing)
-                                                   for rel, entries in folders if _is_partition(entries)})
+        return FileSystemView(location, {rel: _file_groups(rel, entries, slicing)
+                                         for rel, entries in folders if _is_partition(entries)})
 
     @staticmethod
-    def for_partitions(storage: Storage, base_path: str, partitions: Iterable[str],
+    def for_partitions(location: TableLocation, partitions: Iterable[str],
                        slicing: FileSlicing = BY_BASE_INSTANT) -> "FileSystemView":
         """The view of known partitions only: one listing per partition folder, none of the rest of the table."""
-        return FileSystemView(storage, base_path,
-                              {p: _list_file_groups(storage, base_path, p, slicing) for p in partitions})
+        return FileSystemView(location, {p: _list_file_groups(location, p, slicing) for p in partitions})
 
     @property
     def partition_paths(self) -> list[str]:
@@ -127,9 +126,9 @@ class FileSystemView:
         return out
 
 
-def list_partitions(storage: Storage, base_path: str) -> list[str]:
+def list_partitions(location: TableLocation) -> list[str]:
     """Relative partition paths: folders holding the partition metafile, `""` for the base path itself."""
-    return sorted(rel for rel, entries in _folders(storage, base_path) if _is_partition(entries))
+    return sorted(rel for rel, entries in _folders(location) if _is_partition(entries))
 
 
 # Folders listed at once: an object store answers each LIST in tens of milliseconds, one folder after another
@@ -137,10 +136,11 @@ def list_partitions(storage: Storage, base_path: str) -> list[str]:
 LISTING_THREADS = 16
 
 
-def _folders(storage: Storage, base_path: str) -> Iterator[tuple[str, list[FileStatus]]]:
+def _folders(location: TableLocation) -> Iterator[tuple[str, list[FileStatus]]]:
     """Every folder of the table outside the meta folder (its relative path and entries), a level of the tree at a
     time, up to LISTING_THREADS folders listed at once; a caller that stops early has listed at most that many
     folders more than it took."""
+    storage, base_path = location.storage, location.base_path
     def listed(rel: str) -> list[FileStatus]:
         return storage.list_dir(Storage.join(base_path, rel))
 
@@ -168,7 +168,8 @@ def slicing_for(timeline: Timeline) -> FileSlicing:
     return SliceByCompletionTime(timeline.completion_times(), timeline.timeline_start())
 
 
-def _list_file_groups(storage: Storage, base_path: str, partition: str, slicing: FileSlicing) -> list[FileGroup]:
+def _list_file_groups(location: TableLocation, partition: str, slicing: FileSlicing) -> list[FileGroup]:
+    storage, base_path = location.storage, location.base_path
     return _file_groups(partition, storage.list_dir(Storage.join(base_path, partition)), slicing)
 
 

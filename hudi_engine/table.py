@@ -18,12 +18,14 @@ from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import BaseFileName, is_base_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
 from hudi_engine.io.base_file import read_footer
+from hudi_engine.location import TableLocation
 from hudi_engine.partition_path import parse_partition_path
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.scan_plan import Filters, ScanPlan, plan_scan
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
+from hudi_engine.table_handle import TableHandle
 from hudi_engine.timeline import CommitMetadata, Timeline, read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.layout import layout_for
@@ -60,23 +62,28 @@ class HudiTable:
         self._metadata: dict[Instant, CommitMetadata] = {}  # completed instants' files never change
 
     @staticmethod
-    def load(path_or_uri: str) -> "HudiTable":
-        storage, base_path = Storage.for_uri(str(path_or_uri))
-        return HudiTable._open(storage, base_path, str(path_or_uri) if "://" in str(path_or_uri) else None)
-
-    def reload(self) -> "HudiTable":
-        return HudiTable._open(self.storage, self.base_path, self._uri)
+    def of(handle: TableHandle) -> "HudiTable":
+        """The table of a handle an operation loaded (nothing is read again)."""
+        return HudiTable(handle.storage, handle.base_path, handle.config, handle.timeline, handle.location.uri)
 
     @staticmethod
-    def _open(storage: Storage, base_path: str, uri: str | None) -> "HudiTable":
-        config = TableConfig.load(storage, base_path)
+    def load(path_or_uri: str) -> "HudiTable":
+        return HudiTable._open(TableLocation.of(str(path_or_uri)), str(path_or_uri) if "://" in str(path_or_uri) else None)
+
+    def reload(self) -> "HudiTable":
+        return HudiTable._open(self.location, self._uri)
+
+    @staticmethod
+    def _open(location: TableLocation, uri: str | None) -> "HudiTable":
+        storage, base_path = location.storage, location.base_path
+        config = TableConfig.load(location)
         if config.base_file_format != "PARQUET":
             raise HudiError(
                 f"table {config.name!r} ({base_path}): base file format {config.base_file_format} "
                 f"(hoodie.table.base.file.format) is not supported; this engine reads PARQUET base files only. "
                 f"Read it with Hudi or hudi-rs, or rewrite it as a PARQUET table."
             )
-        return HudiTable(storage, base_path, config, Timeline.load(storage, base_path, layout_for(config)), uri)
+        return HudiTable(storage, base_path, config, Timeline.load(location, layout_for(config)), uri)
 
     @property
     def is_mor(self) -> bool:
@@ -87,6 +94,10 @@ class HudiTable:
         """Where tasks reopen the table: the URI for remote stores, the path for local ones."""
         return self._uri or self.base_path
 
+    @property
+    def location(self) -> TableLocation:
+        return TableLocation(self.storage, self.base_path, self.storage_uri)
+
     # ---- maintenance --------------------------------------------------------------------------------------
     def compact(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None,
                 executor: "Executor | None" = None) -> "CompactionResult | None":
@@ -96,7 +107,7 @@ class HudiTable:
         from hudi_engine.table_services.runner import compact_now
 
         self._check_writable("compact")
-        done = compact_now(self.storage, self.base_path, self.storage_uri, _config(options), executor)
+        done = compact_now(TableLocation(self.storage, self.base_path, self.storage_uri), _config(options), executor)
         return done[-1] if done else None
 
     def clean(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "CleanResult | None":
@@ -105,7 +116,7 @@ class HudiTable:
 
         self._check_writable("clean")
         config = _config(options)
-        return clean(self.storage, self.base_path, config.clean, config.lock)
+        return clean(self.location, config.clean, config.lock)
 
     def archive(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "ArchivalResult | None":
         """Move old instants off the active timeline into `.hoodie/archived/` (`hoodie.keep.min.commits` /
@@ -114,7 +125,7 @@ class HudiTable:
 
         self._check_writable("archive")
         config = _config(options)
-        return archive(self.storage, self.base_path, config.archival,
+        return archive(self.location, config.archival,
                        max_delta_commits=config.compaction.max_delta_commits, lock=config.lock)
 
     def rollback(self, instant: str | None = None, *, use_command_blocks: bool = False,
@@ -127,21 +138,21 @@ class HudiTable:
         from hudi_engine.write.rollback import rollback_completed, rollback_instant
 
         self._check_writable("roll back")
-        with service_lock(self.storage, self.base_path, _config(options).lock):
-            timeline = Timeline.load(self.storage, self.base_path)
+        with service_lock(self.location, _config(options).lock):
+            timeline = Timeline.load(self.location)
             pending = [i for i in timeline.instants_at(instant) if not i.is_completed] if instant else []
             if pending:
-                return rollback_instant(self.storage, self.base_path, pending[0],
+                return rollback_instant(self.location, pending[0],
                                         use_command_blocks=use_command_blocks)
-            check_rollback_keeps_previous_versions(self.storage, self.base_path)
-            return rollback_completed(self.storage, self.base_path, instant, use_command_blocks=use_command_blocks)
+            check_rollback_keeps_previous_versions(self.location)
+            return rollback_completed(self.location, instant, use_command_blocks=use_command_blocks)
 
     def _check_writable(self, action: str) -> None:
         """Refuse a table property or state this engine does not honour (table_features), before the service starts;
         the table lock checks again once taken."""
         from hudi_engine.table_features import check_writable
 
-        check_writable(self.storage, self.base_path, TableConfig.load(self.storage, self.base_path), action=action)
+        check_writable(self.location, TableConfig.load(self.location), action=action)
 
     # ---- schema -------------------------------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
@@ -262,7 +273,7 @@ class HudiTable:
         from hudi_engine.table_services.archival import check_not_archived
 
         if self.timeline.layout.version == 1:
-            check_not_archived(self.storage, self.base_path, self.config, self.timeline, value, what, begin=begin)
+            check_not_archived(self.location, self.config, self.timeline, value, what, begin=begin)
 
     def check_range(self, start: str, end: str | None) -> tuple[str, str | None]:
         """(start, end] of an incremental read: digits, start not after end, no archived commit in the range."""
@@ -283,7 +294,7 @@ class HudiTable:
         may match (`schema`: the types of the partition columns), refused when cleaning deleted a version
         a read as of `vis.as_of` needs. The building block of `hudi_engine.scan_plan`."""
         prune = self._partition_pruner(filters, schema) if filters is not None else None
-        view = FileSystemView.load(self.storage, self.base_path, prune, self._slicing)
+        view = FileSystemView.load(self.location, prune, self._slicing)
         if vis.as_of is not None:
             self._check_not_cleaned(view, vis.as_of)
         return view.latest_file_slices(vis)

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from .errors import TableConfigError, TableNotFoundError, UnsupportedTableVersionError
 from .java_properties import PropertiesError, format_properties, java_date_string, java_instant_string, parse_properties
 from .keygen import infer_key_generator_class
+from .location import META_FOLDER, TableLocation
 from .payload import builtin_class_name
 from .schema import schema_to_json, to_create_schema
 from .storage import Storage
 
-META_FOLDER = ".hoodie"  # the table's metadata folder (timeline, hoodie.properties, markers, locks)
 PROPERTIES_FILE = "hoodie.properties"
 PROPERTIES_BACKUP_FILE = "hoodie.properties.backup"
 
@@ -125,12 +125,14 @@ class TableConfig:
         return config
 
     @staticmethod
-    def exists(storage: Storage, base_path: str) -> bool:
+    def exists(location: TableLocation) -> bool:
         """Whether a Hudi table is at `base_path`: its `hoodie.properties` is there (one HEAD request)."""
+        storage, base_path = location.storage, location.base_path
         return storage.exists(storage.join(base_path, META_FOLDER, PROPERTIES_FILE))
 
     @staticmethod
-    def load(storage: Storage, base_path: str) -> "TableConfig":
+    def load(location: TableLocation) -> "TableConfig":
+        storage, base_path = location.storage, location.base_path
         meta = storage.join(base_path, META_FOLDER)
         if not storage.is_dir(meta):
             raise TableNotFoundError(f"no .hoodie folder at {base_path}: not a Hudi table")
@@ -301,10 +303,10 @@ class TableConfig:
         props[CHECKSUM] = str(compute_checksum(self.database_name, self.name))
         return format_properties(props, [f"Properties saved on {java_instant_string(now)}", java_date_string(now)])
 
-    def save(self, storage: Storage, base_path: str) -> None:
+    def save(self, location: TableLocation) -> None:
         """Write `.hoodie/hoodie.properties`; an existing file is replaced through the backup protocol."""
         self.validate()
-        meta = storage.join(base_path, META_FOLDER)
+        storage, meta = location.storage, location.meta_path
         primary = storage.join(meta, PROPERTIES_FILE)
         backup = storage.join(meta, PROPERTIES_BACKUP_FILE)
         data = self.to_text().encode("latin-1")
@@ -316,13 +318,13 @@ class TableConfig:
         else:
             storage.write_bytes(primary, data)
 
-    def initialize(self, storage: Storage, base_path: str) -> None:
+    def initialize(self, location: TableLocation) -> None:
         """Create a new table's `.hoodie` layout (`initTableAndGetMetaClient`) and write the config.
 
         Refuses to touch a path that already has a `hoodie.properties`.
         """
         self.validate()
-        meta = storage.join(base_path, META_FOLDER)
+        storage, base_path, meta = location.storage, location.base_path, location.meta_path
         primary = storage.join(meta, PROPERTIES_FILE)
         if storage.exists(primary):
             raise TableConfigError(f"{primary} already exists: a Hudi table is already at {base_path}")

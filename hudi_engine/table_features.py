@@ -14,6 +14,7 @@ from enum import Enum
 
 from hudi_engine.errors import HudiError, UnsupportedTableFeatureError
 from hudi_engine.keygen import resolve_key_generator_class
+from hudi_engine.location import TableLocation
 from hudi_engine.payload import payload_for
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import (
@@ -288,7 +289,7 @@ class Found:
     value: str  # what was found (instants, a path)
 
 
-StateCheck = Callable[[Storage, str, Timeline], "list[Found]"]
+StateCheck = Callable[[Timeline], "list[Found]"]  # the timeline carries the table's storage and base path
 
 
 @dataclass(frozen=True)
@@ -303,7 +304,7 @@ class StateRow:
 
 
 def _pending(action: Action, name: str) -> StateCheck:
-    def find(_: Storage, __: str, timeline: Timeline) -> list[Found]:
+    def find(timeline: Timeline) -> list[Found]:
         pending = [i for i in timeline.filter_by([action]).pending()]
         return [Found(name, ", ".join(_show(i) for i in pending))] if pending else []
     return find
@@ -326,9 +327,9 @@ def _first_file(storage: Storage, folder: str, depth: int) -> str | None:
 
 
 def _files_in(name: str, *relative: str, depth: int = 1) -> StateCheck:
-    def find(storage: Storage, base_path: str, _: Timeline) -> list[Found]:
+    def find(timeline: Timeline) -> list[Found]:
         for rel in relative:
-            path = _first_file(storage, Storage.join(base_path, META_FOLDER, rel), depth)
+            path = _first_file(timeline.storage, Storage.join(timeline.base_path, META_FOLDER, rel), depth)
             if path:
                 return [Found(name, path)]
         return []
@@ -406,21 +407,22 @@ def property_problems(table: TableConfig) -> list[str]:
     return out
 
 
-def state_problems(storage: Storage, base_path: str, timeline: Timeline) -> list[str]:
+def state_problems(timeline: Timeline) -> list[str]:
     """`state: what was found; way out: ...` of every timeline/storage state that refuses the table."""
     return [f"{f.state}: {f.value}; way out: {way_out(row)}" for row in STATES if row.find is not None
-            for f in row.find(storage, base_path, timeline)]
+            for f in row.find(timeline)]
 
 
-def check_writable(storage: Storage, base_path: str, table: TableConfig, timeline: Timeline | None = None,
+def check_writable(location: TableLocation, table: TableConfig, timeline: Timeline | None = None,
                    *, action: str = "write") -> None:
     """Refuse (UnsupportedTableFeatureError, before any file is written) a table one of whose properties or
     timeline/storage states this engine does not honour; `action` names what was refused ("write", "compact", ...).
     The table version is checked first (`TableConfig.require_writable`)."""
+    base_path = location.base_path
     table.require_writable()
     problems = property_problems(table)
-    problems += state_problems(storage, base_path, timeline if timeline is not None else
-                               Timeline.load(storage, base_path))
+    problems += state_problems(timeline if timeline is not None else
+                               Timeline.load(location))
     if problems:
         raise UnsupportedTableFeatureError(
             f"table {base_path}: cannot {action}, this engine does not honour: " + " | ".join(problems)

@@ -12,14 +12,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from hudi_engine.storage import Storage
+from hudi_engine.location import TableLocation
 from hudi_engine.timeline import Timeline
 
 
 def archive_before(path: Path, boundary: str) -> list[str]:
     """Move the files of every instant older than `boundary` to `.hoodie/archived/`; their names. Refused when
     one of them is pending (Java never archives past the earliest pending instant)."""
-    timeline = Timeline.load(*Storage.for_uri(str(path)))
+    timeline = Timeline.load(TableLocation.of(str(path)))
     old = [i for i in timeline if i.timestamp < boundary]
     pending = [str(i) for i in old if not i.is_completed]
     assert not pending, f"archival stops at the earliest pending instant: {pending}"
@@ -36,6 +36,6 @@ def archive_before(path: Path, boundary: str) -> list[str]:
 
 def archive_all_but_latest_commit(path: Path) -> list[str]:
     """Archive everything older than the latest completed commit (the most any archiver could)."""
-    latest = Timeline.load(*Storage.for_uri(str(path))).completed_commits().last()
+    latest = Timeline.load(TableLocation.of(str(path))).completed_commits().last()
     assert latest is not None
     return archive_before(path, latest.timestamp)

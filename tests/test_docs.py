@@ -33,7 +33,7 @@ from docs_blocks import ROOT, Block, block_with, blocks, documents
 from dbt.adapters.hudi import model_config as MC
 from hudi_engine.config import ALL_OPTIONS
 from hudi_engine.config.hudi_keys import known_keys
-from hudi_engine.write.local_writer import write_table
+from hudi_engine.write_pipeline import write_table
 
 ALL = blocks()
 LANGS = {"python", "bash", "yaml", "sql", ""}

@@ -26,6 +26,7 @@ from hudi_engine.keygen import (
     key_generator_for,
     key_generator_from_config,
 )
+from hudi_engine.location import TableLocation
 from hudi_engine.partition_path import DEFAULT_PARTITION
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -53,7 +54,7 @@ TIMESTAMP_TABLES = [  # Hudi 1.x tables; the timestamp key generator semantics a
 
 def _config(base: Path) -> TableConfig:
     storage, path = Storage.for_uri(str(base))
-    return TableConfig.load(storage, path)
+    return TableConfig.load(TableLocation.at(storage, path))
 
 
 def _data_with_meta(base: Path) -> list[tuple[str, pa.Table]]:

@@ -17,6 +17,7 @@ from hudi_engine import HudiTable
 from hudi_engine.config import keys
 from hudi_engine.errors import HudiError
 from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.location import TableLocation
 from hudi_engine.read_options import InstantOptionError, ReadOptions
 from hudi_engine.scan_plan import (
     CommitTimeBound,
@@ -66,7 +67,7 @@ def test_latest_snapshot_is_fixed_to_the_latest_commit_and_lists_every_file_grou
     plan = plan_scan(table)
     assert plan.query.query_type == "snapshot" and plan.query.as_of == latest, "the other half of a read pins it"
     assert plan.visibility == Visibility.of(table.timeline) and plan.window is None
-    view = FileSystemView.load(table.storage, table.base_path)
+    view = FileSystemView.load(TableLocation.at(table.storage, table.base_path))
     assert _ids(plan.slices) == _ids(view.latest_file_slices(Visibility.of(table.timeline)))
     assert any(s.log_files for s in plan.slices) and plan.schema == table.schema()
     assert plan.table_uri == table.storage_uri

@@ -8,6 +8,7 @@ import pytest
 
 import hudi_engine.storage as storage_module
 from hudi_engine.file_naming import is_base_file_name, is_log_file_name
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import TEMP_FILE_PREFIX, Storage, is_temp_file_name
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.write.markers import IOType, create_marker, list_markers, marker_dir
@@ -79,11 +80,11 @@ def test_a_leftover_marker_temp_file_does_not_break_listing_markers(tmp_path):
     ts = "20250101000000000"
     (tmp_path / ".hoodie").mkdir()
     (tmp_path / ".hoodie" / Instant(ts, Action.COMMIT, State.REQUESTED).file_name).write_bytes(b"")
-    create_marker(storage, base, ts, "p", f"f-0_0-1-1_{ts}.parquet", IOType.MERGE)
+    create_marker(TableLocation.at(storage, base), ts, "p", f"f-0_0-1-1_{ts}.parquet", IOType.MERGE)
     folder = tmp_path / ".hoodie" / ".temp" / ts / "p"
     (folder / f"g-0_0-1-2_{ts}.parquet.marker.MERGE.20409.tmp").write_bytes(b"")
     (folder / f"{TEMP_FILE_PREFIX}20409-0a1b").write_bytes(b"")
-    assert [m.relative_path for m in list_markers(storage, base, ts)] == [f"p/f-0_0-1-1_{ts}.parquet.marker.MERGE"]
+    assert [m.relative_path for m in list_markers(TableLocation.at(storage, base), ts)] == [f"p/f-0_0-1-1_{ts}.parquet.marker.MERGE"]
     assert storage.exists(marker_dir(base, ts))
 
 

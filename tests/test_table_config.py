@@ -9,6 +9,7 @@ from conformance import V6_TABLES
 
 from hudi_engine.errors import TableConfigError, TableNotFoundError, UnsupportedTableVersionError
 from hudi_engine.java_properties import parse_properties
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import (
     CHECKSUM,
@@ -25,7 +26,7 @@ def _copy_table(unzip_table, name: str, tmp_path: Path) -> Path:
 
 def _load(path: Path) -> TableConfig:
     storage, base = Storage.for_uri(str(path))
-    return TableConfig.load(storage, base)
+    return TableConfig.load(TableLocation.at(storage, base))
 
 
 def _props_file(path: Path) -> Path:
@@ -248,7 +249,7 @@ def test_create_rejects_bad_table_type():
 def test_initialize_save_and_reload(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path / "t"))
     config = TableConfig.create("t", "MERGE_ON_READ", ["id"], ["p"], "ts", hive_style=True)
-    config.initialize(storage, base)
+    config.initialize(TableLocation.at(storage, base))
     for sub in (".schema", "archived", ".temp", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids"):
         assert (tmp_path / "t" / ".hoodie" / sub).is_dir()
     text = _props_file(tmp_path / "t").read_text("latin-1")
@@ -256,17 +257,17 @@ def test_initialize_save_and_reload(tmp_path):
     assert lines[0].startswith("#Properties saved on ") and lines[0].endswith("Z")
     assert lines[1].startswith("#") and lines[1].endswith(" UTC " + lines[1][-4:])
     assert lines[-1] == f"hoodie.table.checksum={compute_checksum('default', 't')}"
-    assert TableConfig.load(storage, base) == TableConfig(config.props, str(tmp_path / "t" / ".hoodie" / "hoodie.properties"))
+    assert TableConfig.load(TableLocation.at(storage, base)) == TableConfig(config.props, str(tmp_path / "t" / ".hoodie" / "hoodie.properties"))
     with pytest.raises(TableConfigError, match="already exists"):
-        config.initialize(storage, base)
+        config.initialize(TableLocation.at(storage, base))
 
     # An update (e.g. disabling the MDT) goes through the backup protocol and leaves no backup behind.
     with_mdt = config.with_props({"hoodie.table.metadata.partitions": "files,column_stats"})
     assert with_mdt.metadata_partitions == ["files", "column_stats"] and with_mdt.is_metadata_table_enabled
-    with_mdt.save(storage, base)
-    assert TableConfig.load(storage, base).is_metadata_table_enabled
-    with_mdt.without_metadata_table().save(storage, base)
-    reloaded = TableConfig.load(storage, base)
+    with_mdt.save(TableLocation.at(storage, base))
+    assert TableConfig.load(TableLocation.at(storage, base)).is_metadata_table_enabled
+    with_mdt.without_metadata_table().save(TableLocation.at(storage, base))
+    reloaded = TableConfig.load(TableLocation.at(storage, base))
     assert not reloaded.is_metadata_table_enabled and "hoodie.table.metadata.partitions" not in reloaded.props
     assert not (tmp_path / "t" / ".hoodie" / "hoodie.properties.backup").exists()
 
@@ -274,14 +275,14 @@ def test_initialize_save_and_reload(tmp_path):
 def test_save_refreshes_checksum(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path / "t"))
     config = TableConfig({"hoodie.table.name": "t", "hoodie.table.type": "COPY_ON_WRITE", "hoodie.table.version": "6"})
-    config.save(storage, base)
-    assert TableConfig.load(storage, base).checksum == compute_checksum(None, "t")
+    config.save(TableLocation.at(storage, base))
+    assert TableConfig.load(TableLocation.at(storage, base)).checksum == compute_checksum(None, "t")
 
 
 def test_escaped_create_schema_round_trips(unzip_table, tmp_path):
     real = _load(unzip_table("cow_v6_complexkeygen_hivestyle"))
     storage, base = Storage.for_uri(str(tmp_path / "copy"))
-    real.save(storage, base)
+    real.save(TableLocation.at(storage, base))
     text = _props_file(tmp_path / "copy").read_text("latin-1")
     assert 'hoodie.table.create.schema={"type"\\:"record"' in text
-    assert TableConfig.load(storage, base).create_schema == real.create_schema
+    assert TableConfig.load(TableLocation.at(storage, base)).create_schema == real.create_schema

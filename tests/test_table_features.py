@@ -18,6 +18,7 @@ from hudi_engine import HudiTable
 from hudi_engine.config import ArchivalConfig, CleanConfig
 from hudi_engine.errors import HudiError, TableConfigError, UnsupportedTableFeatureError, WriteError
 from hudi_engine.java_properties import format_properties, parse_properties
+from hudi_engine.location import TableLocation
 from hudi_engine.partition_metadata import (
     format_partition_metadata_parquet,
     parse_partition_metadata,
@@ -165,10 +166,10 @@ def _assert_everything_refused(path: Path, names: list[str], error: type[HudiErr
         "HudiTable.clean": lambda: HudiTable.load(str(path)).clean(options={"hoodie.cleaner.commits.retained": "1"}),
         "HudiTable.archive": lambda: HudiTable.load(str(path)).archive(),
         "HudiTable.rollback": lambda: HudiTable.load(str(path)).rollback(),
-        "schedule_compaction": lambda: schedule_compaction(storage, base),
-        "clean": lambda: clean(storage, base, CleanConfig(commits_retained=1)),
-        "archive": lambda: archive(storage, base, ArchivalConfig(min_commits=1, max_commits=2)),
-        "rollback_completed": lambda: rollback_completed(storage, base),
+        "schedule_compaction": lambda: schedule_compaction(TableLocation.at(storage, base)),
+        "clean": lambda: clean(TableLocation.at(storage, base), CleanConfig(commits_retained=1)),
+        "archive": lambda: archive(TableLocation.at(storage, base), ArchivalConfig(min_commits=1, max_commits=2)),
+        "rollback_completed": lambda: rollback_completed(TableLocation.at(storage, base)),
     }
     for what, attempt in attempts.items():
         # HudiTable.load itself refuses a table it cannot read (e.g. ORC base files), with its own HudiError.
@@ -231,7 +232,7 @@ def test_accepted_value_writes_a_table_hudi_rs_reads(unzip_table, tmp_path, key,
     if value is not None:
         _set(path, _concrete(key), value)
     _upsert_and_check(path)
-    props = TableConfig.load(*Storage.for_uri(str(path))).props
+    props = TableConfig.load(TableLocation.of(str(path))).props
     if key.startswith("hoodie.table.metadata.partitions"):  # honoured by disabling the metadata table, as Hudi does
         assert key not in props
     elif value is not None:
@@ -280,7 +281,7 @@ def _instant_file(path: Path, name: str, content: bytes = b"") -> None:
 
 def _next_ts(path: Path) -> str:
     storage, base = Storage.for_uri(str(path))
-    return new_instant_time(after=max(Timeline.load(storage, base).timestamps(), default=None))
+    return new_instant_time(after=max(Timeline.load(TableLocation.at(storage, base)).timestamps(), default=None))
 
 
 def _base_name(file_path: str) -> str:
@@ -434,7 +435,7 @@ def test_check_writable_names_the_action(unzip_table, tmp_path):
     storage, base = Storage.for_uri(str(path))
     with pytest.raises(UnsupportedTableFeatureError, match=r"cannot compact, this engine does not honour: hoodie.table.base.file.format=ORC is not written by this "
                              r"engine \(PARQUET only\); way out: let Java Hudi write this table, or rewrite it"):
-        check_writable(storage, base, TableConfig.load(storage, base), action="compact")
+        check_writable(TableLocation.at(storage, base), TableConfig.load(TableLocation.at(storage, base)), action="compact")
 
 
 def test_payload_type_alone_is_honoured_when_it_names_overwrite_with_latest(unzip_table, tmp_path):
@@ -489,7 +490,7 @@ def test_states_of_other_parts_are_let_through(unzip_table, tmp_path, what):
     OTHER_PARTS[what](path)
     storage, base = Storage.for_uri(str(path))
     for action in ("write", "compact", "clean", "archive", "roll back"):
-        check_writable(storage, base, TableConfig.load(storage, base), action=action)
+        check_writable(TableLocation.at(storage, base), TableConfig.load(TableLocation.at(storage, base)), action=action)
 
 
 @pytest.mark.parametrize("zone_value", [None, "LOCAL", "UTC"])

@@ -12,8 +12,8 @@ from pyspark.sql import SparkSession
 
 from hudi_engine.config.write_config import GLUE, HIVE, SyncConfig, WriteConfig
 from hudi_engine.errors import ConfigError
+from hudi_engine.location import TableLocation
 from hudi_engine.spark.hive_metastore import HiveMetastoreClient
-from hudi_engine.storage import Storage
 from hudi_engine.sync import tool
 from hudi_engine.sync.glue import GlueClient, glue_client, glue_settings_problems
 from hudi_engine.sync.tool import CatalogClient
@@ -36,8 +36,8 @@ class CatalogSync:
         clients: dict[str, CatalogClient] = {}
         problems = []
         if cfg.enabled and isinstance(config, WriteConfig):  # the partition fields of the table, or of a new one
-            storage, base_path = Storage.for_uri(path)
-            fields = (TableConfig.load(storage, base_path).partition_fields if TableConfig.exists(storage, base_path)
+            location = TableLocation.of(path)
+            fields = (TableConfig.load(location).partition_fields if TableConfig.exists(location)
                       else config.keys.partition_field_names)
             problems += cfg.problems(tuple(fields), path)
         if GLUE in cfg.tools:

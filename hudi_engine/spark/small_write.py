@@ -1,36 +1,36 @@
 """Small writes on the driver: a DataFrame whose rows are few is collected by one Spark job and written in this
-process (`write.local_writer.write_table`), instead of the Spark write's jobs (tag, count, route, write), which
+process (`write.local_writer.write_files`), instead of the Spark write's jobs (tag, count, route, write), which
 cost seconds of scheduling for a handful of rows.
 
 Whether a DataFrame is small is Spark's own estimate of its optimized plan (`sizeInBytes`): exact for seeds and
 small files, an upper bound through joins and aggregations, and unknown (Spark's default, very large) for sources
 without statistics such as a Hudi table read through the `hudi` data source; so only what is surely small goes
 this way. The rows are checked by the Spark path's own rules in that one job (null keys, null ordering values);
-the table services around the commit run as a Spark write runs them (compaction operations as Spark tasks).
+the write then goes through the engine's one write pipeline as a Spark write does (`hudi_engine.write_pipeline`:
+table services around the commit, compaction operations as Spark tasks).
 The bound is the Spark setting `spark.hudi.write.driverMaxBytes` (default 16 MB; 0: every write on Spark).
 """
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from hudi_engine.config.write_config import IndexType, SyncConfig, WriteConfig
+from hudi_engine.config.write_config import IndexType, WriteConfig
 from hudi_engine.errors import ConfigError
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.catalog_sync import CatalogSync
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.spark.writer import checked, write
-from hudi_engine.storage import Storage
-from hudi_engine.table_config import TableConfig
-from hudi_engine.table_services import runner
-from hudi_engine.write.local_writer import write_table
+from hudi_engine.table_handle import TableHandle
+from hudi_engine.write.local_writer import write_files
+from hudi_engine.write.write_client import WriteClient
 from hudi_engine.write.write_result import WriteResult
+from hudi_engine.write_pipeline import run_write
 
 DRIVER_MAX_BYTES = "spark.hudi.write.driverMaxBytes"  # the Spark setting: up to this estimate, on the driver
 DEFAULT_DRIVER_MAX_BYTES = 16 * 1024 * 1024
@@ -61,18 +61,19 @@ def fits_driver(df: DataFrame, config: WriteConfig, max_bytes: int | None = None
     return estimated_bytes(df) <= max_bytes
 
 
-def write_small(df: DataFrame, path: str, options: Mapping[str, Any] | WriteConfig) -> WriteResult:
-    """`hudi_engine.spark.write`, on the driver when `fits_driver` says so."""
+def write_small(df: DataFrame, path: str, options: Mapping[str, Any] | WriteConfig, *,
+                table: TableHandle | None = None) -> WriteResult:
+    """`hudi_engine.spark.write`, on the driver when `fits_driver` says so (`table`: as `write` takes it)."""
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
     if fits_driver(df, config):
-        return write_on_driver(df, path, config)
-    return write(df, path, config)
+        return write_on_driver(df, path, config, table=table)
+    return write(df, path, config, table=table)
 
 
-def write_on_driver(df: DataFrame, path: str, config: WriteConfig) -> WriteResult:
+def write_on_driver(df: DataFrame, path: str, config: WriteConfig, *, table: TableHandle | None = None) -> WriteResult:
     """Write `df` to the Hudi table at `path` in this process: its rows collected (and checked) by one Spark job,
-    then the engine's write steps and the commit; pending services first, inline compaction and cleaning after,
-    as `hudi_engine.spark.write` does."""
+    then the engine's write pipeline with the files written here (`write.local_writer`), as `hudi_engine.spark.write`
+    runs it with Spark's jobs."""
     df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
     spark = df.sparkSession
     schema = to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
@@ -84,18 +85,8 @@ def write_on_driver(df: DataFrame, path: str, config: WriteConfig) -> WriteResul
     rows = rows.select(schema.names).cast(schema)
     collected = time.monotonic() - t0
     catalogs = CatalogSync.prepare(spark, path, config)  # sync settings the session cannot honour: refused now
-    executor = spark_executor(spark)
-    storage, base_path = Storage.for_uri(path)
-    storage_uri = Storage.location(path)
-    if TableConfig.exists(storage, base_path):
-        runner.finish_pending(storage, base_path, storage_uri,
-                              config.for_table(TableConfig.load(storage, base_path), base_path), executor)
-    result = write_table(rows, path, replace(config, sync=SyncConfig()))  # the sync is `catalogs`' here
-    t1 = time.monotonic()
-    table = TableConfig.load(storage, base_path)
-    runner.after_commit(storage, base_path, storage_uri, config.for_table(table, base_path), result.instant_time,
-                        table, executor)
+    result = run_write(WriteClient.open(path, config, schema, table=table),
+                       lambda client, txn: write_files(client, txn, rows), spark_executor(spark))
     result.timings["collect"] = collected
-    result.timings["table_services"] = time.monotonic() - t1
     catalogs.after_commit(result.instant_time)
     return result

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import astuple, dataclass, fields
 
+from hudi_engine.location import TableLocation
+
 FUNCTION_NAME = "hudi_timeline"
 
 
@@ -41,12 +43,10 @@ COLUMNS = [f.name for f in fields(TimelineRow)]
 
 def timeline_rows(path: str) -> list[TimelineRow]:
     """Every instant of the table at `path`, oldest first, with its commit counts where it has commit metadata."""
-    from hudi_engine.storage import Storage
     from hudi_engine.timeline import Timeline
     from hudi_engine.timeline.instant import COMMIT_ACTIONS
 
-    storage, base_path = Storage.for_uri(str(path))
-    timeline = Timeline.load(storage, base_path)
+    timeline = Timeline.load(TableLocation.of(str(path)))
     rows = []
     for instant in timeline:
         counts: tuple = (None,) * (len(COLUMNS) - 4)

@@ -1,8 +1,9 @@
 """`write(df, path, options)`: a Spark DataFrame into a Hudi table, records flowing through Spark tasks, the work
 spread by file group as Hudi's own partitioner spreads it.
 
-The driver checks, starts the instant, plans and commits (`hudi_engine.write.write_client`); records never reach
-it. An upsert, insert, delete or overwrite is two passes over the input (persisted unless the caller cached it):
+The driver checks, starts the instant, plans and commits (`hudi_engine.write.write_client`), inside the engine's
+one write pipeline (`hudi_engine.write_pipeline`: table services before and after); records never reach it. An
+upsert, insert, delete or overwrite is two passes over the input (persisted unless the caller cached it):
 1. keys: a map pass over the key and partition columns only computes every record's key and partition path,
    tags it with the file group holding its key (`executor.key_and_tag`: footer key ranges and bloom filters),
    and returns counts per (partition, file group) and a sample of the new keys (`executor.KeyProfile`); no
@@ -42,7 +43,7 @@ from hudi_engine.spark.executor_env import ensure_executor_env
 from hudi_engine.spark.sql_keys import auto_key_column, sql_key_text, sql_keys
 from hudi_engine.spark.sql_text import json_value, name, string
 from hudi_engine.spark.task_error import unwrap_task_error
-from hudi_engine.table_services import runner
+from hudi_engine.table_handle import TableHandle
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write.bucket_assigner import (
     NEW_GROUP,
@@ -75,6 +76,7 @@ from hudi_engine.write.executor import (
 from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_client import Transaction, WriteClient
 from hudi_engine.write.write_result import WriteResult
+from hudi_engine.write_pipeline import run_write
 
 # A task's output: one row per file written (its write stat as JSON), and one row of its timings.
 TASK_OUTPUT = "stat string, index_s double, handles_s double"
@@ -86,8 +88,10 @@ _TAG = "_hw_tag"
 ORDER = "_hw_order"  # a one-pass write's sort key in its write tasks: a hash of (partition, file group)
 
 
-def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> WriteResult:
-    """Write `df` to the Hudi table at `path` with Hudi's own option keys; returns what the commit did."""
+def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig, *,
+          table: TableHandle | None = None) -> WriteResult:
+    """Write `df` to the Hudi table at `path` with Hudi's own option keys; returns what the commit did. `table`: the
+    caller's handle of the existing table at `path`, loaded for this operation (not read again)."""
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
     df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
     spark = df.sparkSession
@@ -95,23 +99,19 @@ def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig) -> Wr
     # Spark hands timestamps to Arrow tasks in the session time zone; the table stores them as UTC instants.
     data_schema = to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
     catalogs = CatalogSync.prepare(spark, path, config)  # sync settings the session cannot honour: refused now
-    client = WriteClient.open(path, config, data_schema)
-    executor = spark_executor(spark)
-    # A compaction or clean that a crash left pending completes first: new log files of a group under a pending
-    # compaction are named after it, and readers see them only once that compaction is committed.
-    runner.finish_pending(client.storage, client.base_path, client.storage_uri, client.config, executor)
-    with client.transaction() as txn:
-        try:
-            stats = _run(spark, df, client, txn)
-        except Exception as e:
-            raise unwrap_task_error(e) from e
-        result = txn.commit(stats)
-    t0 = time.monotonic()
-    runner.after_commit(client.storage, client.base_path, client.storage_uri, client.config, result.instant_time,
-                        client.table_config, executor)
-    result.timings["table_services"] = time.monotonic() - t0
+    # The engine's write pipeline runs the table services and the transaction; Spark supplies the data files (its
+    # jobs) and the executor of compaction operations (Spark tasks). The catalogs are synced once the services ran.
+    result = run_write(WriteClient.open(path, config, data_schema, table=table),
+                       lambda client, txn: _files(spark, df, client, txn), spark_executor(spark))
     catalogs.after_commit(result.instant_time)
     return result
+
+
+def _files(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transaction) -> list[WriteStat]:
+    try:
+        return _run(spark, df, client, txn)
+    except Exception as e:
+        raise unwrap_task_error(e) from e
 
 
 def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transaction) -> list[WriteStat]:

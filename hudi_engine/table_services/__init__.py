@@ -16,15 +16,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from hudi_engine.config.write_config import LockConfig
-from hudi_engine.storage import Storage
+from hudi_engine.location import TableLocation
+from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline import Timeline
 from hudi_engine.write.lock import table_lock
 
 _held = threading.local()
 
 
 @contextmanager
-def service_lock(storage: Storage, base_path: str, lock: LockConfig | None = None) -> Iterator[None]:
-    """Hold the table's write lock; a nested call in the same thread for the same table does not lock again."""
+def service_lock(location: TableLocation, lock: LockConfig | None = None, *,
+                 table: TableConfig | None = None, timeline: Timeline | None = None) -> Iterator[None]:
+    """Hold the table's write lock; a nested call in the same thread for the same table does not lock again.
+    `table` and `timeline`: the table as the caller loaded it, for the lock's writability check (not read again)."""
+    base_path = location.base_path
     held: set[str] = getattr(_held, "tables", None) or set()
     _held.tables = held
     key = base_path.rstrip("/")
@@ -32,7 +37,7 @@ def service_lock(storage: Storage, base_path: str, lock: LockConfig | None = Non
         yield
         return
     lock = lock or LockConfig()
-    with table_lock(storage, base_path, lock):
+    with table_lock(location, lock, table=table, timeline=timeline):
         held.add(key)
         try:
             yield

@@ -40,6 +40,7 @@ from hudi_engine.config.write_config import ArchivalConfig, LockConfig
 from hudi_engine.errors import HudiError, TimelineError
 from hudi_engine.io.log_block import AVRO_DATA_BLOCK_VERSION, BlockType, HeaderKey, LogBlock
 from hudi_engine.io.log_format import encode_log_file, read_log_blocks
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import service_lock
@@ -336,9 +337,10 @@ def archive_folder(base_path: str, table: TableConfig) -> str:
     return Storage.join(base_path, META_FOLDER, table.archivelog_folder)
 
 
-def archive_files(storage: Storage, base_path: str, table: TableConfig | None = None) -> list[tuple[int, str]]:
+def archive_files(location: TableLocation, table: TableConfig | None = None) -> list[tuple[int, str]]:
     """(version, path) of the table's archive log files, oldest first."""
-    table = table or TableConfig.load(storage, base_path)
+    storage, base_path = location.storage, location.base_path
+    table = table or TableConfig.load(location)
     found = []
     for e in storage.list_dir(archive_folder(base_path, table)):
         m = _ARCHIVE_FILE.match(e.name)
@@ -347,17 +349,19 @@ def archive_files(storage: Storage, base_path: str, table: TableConfig | None = 
     return sorted(found)
 
 
-def archived_entries(storage: Storage, base_path: str) -> list[dict]:
+def archived_entries(location: TableLocation) -> list[dict]:
     """Every archived instant file's record, in archive order."""
+    storage = location.storage
     out: list[dict] = []
-    for _, path in archive_files(storage, base_path):
+    for _, path in archive_files(location):
         out += read_archive_file(storage.read_bytes(path), file_name=path)
     return out
 
 
-def newest_archived_commit(storage: Storage, base_path: str) -> str | None:
+def newest_archived_commit(location: TableLocation) -> str | None:
     """The newest completed commit-like instant in the archive (from its last file), None if none is archived."""
-    files = archive_files(storage, base_path)
+    storage = location.storage
+    files = archive_files(location)
     for _, path in reversed(files):
         times = [e["commitTime"] for e in read_archive_file(storage.read_bytes(path), file_name=path)
                  if e.get("actionState") == "COMPLETED" and e.get("actionType") in {a.value for a in COMMIT_ACTIONS}]
@@ -366,25 +370,28 @@ def newest_archived_commit(storage: Storage, base_path: str) -> str | None:
     return None
 
 
-def archive(storage: Storage, base_path: str, config: ArchivalConfig, *, max_delta_commits: int = 5,
-            lock: LockConfig | None = None) -> ArchivalResult | None:
-    """Archive what `instants_to_archive` names (under the table lock); None when nothing is due."""
-    with service_lock(storage, base_path, lock):
-        table = TableConfig.load(storage, base_path)
+def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commits: int = 5,
+            lock: LockConfig | None = None, table: TableConfig | None = None,
+            timeline: Timeline | None = None) -> ArchivalResult | None:
+    """Archive what `instants_to_archive` names (under the table lock); None when nothing is due. `table` and
+    `timeline`: the caller's, loaded under the table lock it holds (read here otherwise)."""
+    storage = location.storage
+    with service_lock(location, lock, table=table):
+        table = table or TableConfig.load(location)
         table.require_writable()
-        timeline = Timeline.load(storage, base_path)
+        timeline = timeline if timeline is not None else Timeline.load(location)
         chosen = instants_to_archive(timeline, config, merge_on_read=table.table_type == "MERGE_ON_READ",
                                      max_delta_commits=max_delta_commits)
         if not chosen:
             return None
         files = _state_files(storage, timeline, chosen)
         entries = [archived_entry(timeline, i, mtime) for i, _, mtime in files]
-        path = _write_archive_file(storage, base_path, table, encode_archive_file(entries))
+        path = _write_archive_file(location, table, encode_archive_file(entries))
         # Pending states first: a completed file left behind by a crash is still a completed instant.
         deleted = [p for i, p, _ in files if not i.is_completed and storage.delete(p)]
         deleted += [p for i, p, _ in files if i.is_completed and storage.delete(p)]
         for instant in chosen:
-            delete_marker_dir(storage, base_path, instant.timestamp)
+            delete_marker_dir(location, instant.timestamp)
         return ArchivalResult(chosen, path, deleted)
 
 
@@ -404,9 +411,10 @@ def _state_files(storage: Storage, timeline: Timeline, chosen: list[Instant]) ->
     return sorted(out, key=lambda t: t[0])
 
 
-def _write_archive_file(storage: Storage, base_path: str, table: TableConfig, data: bytes) -> str:
+def _write_archive_file(location: TableLocation, table: TableConfig, data: bytes) -> str:
+    storage, base_path = location.storage, location.base_path
     folder = archive_folder(base_path, table)
-    version = max((v for v, _ in archive_files(storage, base_path, table)), default=0) + 1
+    version = max((v for v, _ in archive_files(location, table)), default=0) + 1
     while True:
         path = Storage.join(folder, f".{ARCHIVE_FILE_ID}_{ARCHIVE_EXTENSION}.{version}_{WRITE_TOKEN}")
         if storage.create_exclusive(path, data):
@@ -414,23 +422,24 @@ def _write_archive_file(storage: Storage, base_path: str, table: TableConfig, da
         version += 1
 
 
-def check_not_archived(storage: Storage, base_path: str, table: TableConfig, timeline: Timeline, instant: str,
+def check_not_archived(location: TableLocation, table: TableConfig, timeline: Timeline, instant: str,
                        what: str, *, begin: bool = False) -> None:
     """Refuse a read named by an instant older than the active timeline once instants were archived: a time travel
     or range end there would read file versions cleaning may have deleted, through commits no reader sees; an
     incremental begin there would miss the archived commits after it (a begin at or after the newest archived
     commit misses nothing)."""
+    base_path = location.base_path
     commits = timeline.completed_commits()
     first, last = commits.first(), commits.last()
     if first is None or last is None or instant >= first.timestamp:
         return
-    if not archive_files(storage, base_path, table):
+    if not archive_files(location, table):
         return  # nothing archived: an instant before the first commit reads an empty table, as in Hudi
     where = f"table {table.name!r} ({base_path})"
     archived = (f"the instants before it were archived to {archive_folder(base_path, table)} "
                 "(hoodie.keep.min.commits / hoodie.keep.max.commits)")
     if begin:
-        newest = newest_archived_commit(storage, base_path)
+        newest = newest_archived_commit(location)
         if newest is None or instant >= newest:
             return
         raise HudiError(

@@ -36,6 +36,7 @@ from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import service_lock
@@ -114,10 +115,10 @@ def earliest_commit_to_retain(timeline: Timeline, commits_retained: int) -> Inst
     return earliest
 
 
-def plan_clean(storage: Storage, base_path: str, config: CleanConfig,
+def plan_clean(location: TableLocation, config: CleanConfig,
                timeline: Timeline | None = None) -> CleanPlan | None:
     """The files a clean would delete now; None when there are none."""
-    timeline = timeline or Timeline.load(storage, base_path)
+    timeline = timeline if timeline is not None else Timeline.load(location)
     earliest = None
     if config.policy == KEEP_LATEST_COMMITS:
         earliest = earliest_commit_to_retain(timeline, config.commits_retained)
@@ -129,7 +130,7 @@ def plan_clean(storage: Storage, base_path: str, config: CleanConfig,
     clustering = PendingClustering.of(timeline)
     savepointed = _savepointed_files(timeline)
     files: dict[str, list[str]] = {}
-    view = FileSystemView.load(storage, base_path)
+    view = FileSystemView.load(location)
     for group in view.file_groups():
         key = (group.partition_path, group.file_id)
         if key in clustering:
@@ -216,40 +217,44 @@ class CleanResult:
     earliest_commit_to_retain: str = ""
 
 
-def clean(storage: Storage, base_path: str, config: CleanConfig | None = None,
-          lock: LockConfig | None = None) -> CleanResult | None:
+def clean(location: TableLocation, config: CleanConfig | None = None,
+          lock: LockConfig | None = None, *, table: TableConfig | None = None,
+          timeline: Timeline | None = None) -> CleanResult | None:
     """Finish interrupted cleans, then clean by `config`'s policy. Returns what the new clean instant deleted, or
-    None when there was nothing to delete (no clean instant is written then, as in Hudi)."""
+    None when there was nothing to delete (no clean instant is written then, as in Hudi). `table` and `timeline`:
+    the caller's, loaded under the table lock it holds (read here otherwise)."""
     config = config or CleanConfig()
-    with service_lock(storage, base_path, lock):
-        resume_pending_cleans(storage, base_path)
-        timeline = Timeline.load(storage, base_path)
-        plan = plan_clean(storage, base_path, config, timeline)
-        orphans, stale_markers = orphan_files(storage, base_path, timeline)
+    with service_lock(location, lock, table=table):
+        timeline = timeline if timeline is not None else Timeline.load(location)
+        if resume_pending_cleans(location, timeline):
+            timeline = Timeline.load(location)
+        plan = plan_clean(location, config, timeline)
+        orphans, stale_markers = orphan_files(location, timeline)
         plan = _with_orphans(plan, orphans, config, timeline)
         result = None
         if plan is not None:
             instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
-                                            local=TableConfig.load(storage, base_path).local_instant_times)
+                                            local=(table or TableConfig.load(location)).local_instant_times)
             data = plan.to_bytes()
             requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)
             inflight = timeline.transition_to_inflight(requested, data)
-            result = _execute(storage, base_path, timeline, inflight, plan)
+            result = _execute(location, timeline, inflight, plan)
         for instant_time in stale_markers:  # their files are gone now
-            delete_marker_dir(storage, base_path, instant_time)
+            delete_marker_dir(location, instant_time)
         return result
 
 
-def orphan_files(storage: Storage, base_path: str, timeline: Timeline) -> tuple[dict[str, list[str]], list[str]]:
+def orphan_files(location: TableLocation, timeline: Timeline) -> tuple[dict[str, list[str]], list[str]]:
     """Files of rolled-back instants still on disk, by partition (full paths), and the rolled-back instants
     whose marker folders are still there."""
+    storage, base_path = location.storage, location.base_path
     gone = rolled_back_instants(timeline)
     if not gone:
         return {}, []
-    files = base_files_of(storage, base_path, gone)
+    files = base_files_of(location, gone)
     stale = sorted(ts for ts in gone if storage.exists(marker_dir(base_path, ts)))
     for ts in stale:
-        for partition, paths in marked_files(storage, base_path, ts).items():
+        for partition, paths in marked_files(location, ts).items():
             files.setdefault(partition, []).extend(paths)
     return {p: sorted(set(v)) for p, v in sorted(files.items())}, stale
 
@@ -279,21 +284,23 @@ def _with_orphans(plan: CleanPlan | None, orphans: Mapping[str, list[str]], conf
                      {p: tuple(sorted(v)) for p, v in sorted(files.items())})
 
 
-def resume_pending_cleans(storage: Storage, base_path: str) -> list[CleanResult]:
-    """Re-execute the plans of cleans that did not complete (deleting is idempotent)."""
-    with service_lock(storage, base_path):
-        timeline = Timeline.load(storage, base_path)
+def resume_pending_cleans(location: TableLocation, timeline: Timeline | None = None) -> list[CleanResult]:
+    """Re-execute the plans of cleans that did not complete (deleting is idempotent); `timeline`: the caller's,
+    listed under the lock it holds."""
+    with service_lock(location):
+        timeline = timeline if timeline is not None else Timeline.load(location)
         results = []
         for instant in timeline.filter_by([Action.CLEAN]).pending():
             requested = instant.with_state(State.REQUESTED)
             data = timeline.read_content(requested)
             plan = CleanPlan.from_bytes(data, file_name=timeline.path_of(requested))
             inflight = instant if instant.is_inflight else timeline.transition_to_inflight(requested, data)
-            results.append(_execute(storage, base_path, timeline, inflight, plan))
+            results.append(_execute(location, timeline, inflight, plan))
         return results
 
 
-def _execute(storage: Storage, base_path: str, timeline: Timeline, inflight: Instant, plan: CleanPlan) -> CleanResult:
+def _execute(location: TableLocation, timeline: Timeline, inflight: Instant, plan: CleanPlan) -> CleanResult:
+    storage, base_path = location.storage, location.base_path
     t0 = time.monotonic()
     result = CleanResult(inflight.timestamp, earliest_commit_to_retain=(
         plan.earliest_instant_to_retain.timestamp if plan.earliest_instant_to_retain else ""))
@@ -335,10 +342,11 @@ def _execute(storage: Storage, base_path: str, timeline: Timeline, inflight: Ins
 # --------------------------------------------------------------------------------------------- rollback guard
 
 
-def check_rollback_keeps_previous_versions(storage: Storage, base_path: str) -> None:
+def check_rollback_keeps_previous_versions(location: TableLocation) -> None:
     """Refuse (WriteError) to roll back the latest completed commit when the file versions it replaced are gone
     (cleaned by KEEP_LATEST_FILE_VERSIONS=1, or replaced file groups cleaned): the rollback would lose rows."""
-    timeline = Timeline.load(storage, base_path)
+    storage, base_path = location.storage, location.base_path
+    timeline = Timeline.load(location)
     target = timeline.completed_commits().last()
     if target is None:
         return

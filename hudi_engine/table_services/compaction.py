@@ -46,6 +46,7 @@ from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.io.base_file import read_base_file, read_footer
 from hudi_engine.io.log_block import BlockType, delete_block_keys
 from hudi_engine.io.log_format import encode_log_file, read_log_blocks
+from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema, remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -188,12 +189,12 @@ def compaction_due(timeline: Timeline, max_delta_commits: int) -> bool:
     return deltacommits_since_last_compaction(timeline) >= max_delta_commits
 
 
-def build_compaction_plan(storage: Storage, base_path: str, timeline: Timeline,
+def build_compaction_plan(location: TableLocation, timeline: Timeline,
                           partitions: Sequence[str] | None = None) -> CompactionPlan | None:
     """One operation per visible file group (of `partitions`, all when None) whose latest slice has log files
     and that no pending compaction holds yet. None when there is nothing to compact."""
     wanted = None if partitions is None else set(partitions)
-    view = FileSystemView.load(storage, base_path, None if wanted is None else wanted.__contains__)
+    view = FileSystemView.load(location, None if wanted is None else wanted.__contains__)
     pending = pending_compaction_groups(timeline)
     # File groups in pending clustering are not compacted either (Hudi's BaseHoodieCompactionPlanGenerator: the
     # clustering reads their slices and replaces them).
@@ -221,7 +222,7 @@ def build_compaction_plan(storage: Storage, base_path: str, timeline: Timeline,
     return CompactionPlan(tuple(ops)) if ops else None
 
 
-def schedule_compaction(storage: Storage, base_path: str, *, instant_time: str | None = None,
+def schedule_compaction(location: TableLocation, *, instant_time: str | None = None,
                         partitions: Sequence[str] | None = None,
                         lock: LockConfig | None = None) -> Instant | None:
     """Write `<C>.compaction.requested` for every file group with log files; None if there is nothing to compact.
@@ -229,11 +230,12 @@ def schedule_compaction(storage: Storage, base_path: str, *, instant_time: str |
     C is greater than every instant on the timeline. Refused while a write instant is pending: its log files
     could not be told apart from the plan's (Hudi requires no pending write before a compaction instant).
     """
-    with service_lock(storage, base_path, lock):
-        config = TableConfig.load(storage, base_path)
+    base_path = location.base_path
+    with service_lock(location, lock):
+        config = TableConfig.load(location)
         if config.table_type != "MERGE_ON_READ":
             raise WriteError(f"table {base_path} is {config.table_type}: only MERGE_ON_READ tables are compacted")
-        timeline = Timeline.load(storage, base_path)
+        timeline = Timeline.load(location)
         # A pending clustering writes new file groups only, never log files, and its groups are left out of the plan.
         pending = [i for i in timeline.write_timeline().pending()
                    if i.action not in (Action.COMPACTION, Action.LOG_COMPACTION) and not is_clustering(timeline, i)]
@@ -246,7 +248,7 @@ def schedule_compaction(storage: Storage, base_path: str, *, instant_time: str |
         elif latest is not None and instant_time <= latest:
             raise WriteError(f"compaction instant {instant_time} is not after the latest instant {latest} "
                              f"of {base_path}")
-        plan = build_compaction_plan(storage, base_path, timeline, partitions)
+        plan = build_compaction_plan(location, timeline, partitions)
         if plan is None:
             return None
         return timeline.create_requested(Instant(instant_time, Action.COMPACTION, State.REQUESTED), plan.to_bytes())
@@ -275,10 +277,10 @@ class CompactionTask:
     log_block_max_size: int = LogConfig().block_max_size
 
     @staticmethod
-    def create(storage: Storage, base_path: str, storage_uri: str, instant_time: str,
-               config: WriteConfig | None = None) -> "CompactionTask":
-        table = TableConfig.load(storage, base_path)
-        timeline = Timeline.load(storage, base_path)
+    def create(location: TableLocation, instant_time: str, config: WriteConfig | None = None) -> "CompactionTask":
+        base_path = location.base_path
+        table = TableConfig.load(location)
+        timeline = Timeline.load(location)
         schema = timeline.latest_schema() or table.create_schema
         if schema is None:
             raise WriteError(f"table {base_path}: no commit records a writer schema; nothing to compact with")
@@ -287,7 +289,7 @@ class CompactionTask:
         config = config or WriteConfig()
         change_log = _logs_changes(table, config, base_path)
         return CompactionTask(
-            storage_uri=storage_uri, base_path=base_path, table_props=dict(table.props), instant_time=instant_time,
+            storage_uri=location.uri, base_path=base_path, table_props=dict(table.props), instant_time=instant_time,
             schema=schema, visibility=Visibility.of(timeline, instant_time), files=config.files, bloom=config.bloom,
             change_log=change_log,
             log_block_max_size=config.log.block_max_size,
@@ -490,43 +492,45 @@ def _pending_compaction(timeline: Timeline, instant_time: str) -> Instant:
     return instant
 
 
-def run_compaction(storage: Storage, base_path: str, instant_time: str, *, storage_uri: str | None = None,
+def run_compaction(location: TableLocation, instant_time: str, *, storage_uri: str | None = None,
                    execute: Executor | None = None, config: WriteConfig | None = None) -> CompactionResult:
     """Execute and complete the pending compaction at `instant_time` (requested, or inflight from a failed run).
 
     `execute` runs the operations (default: serially in this process). If it fails, what it wrote is deleted and
     the compaction goes back to requested, so the next run (or the next writer) starts it afresh.
     """
-    with service_lock(storage, base_path, config.lock if config else None):
+    storage, base_path = location.storage, location.base_path
+    with service_lock(location, config.lock if config else None):
         t0 = time.monotonic()
-        timeline = Timeline.load(storage, base_path)
+        timeline = Timeline.load(location)
         instant = _pending_compaction(timeline, instant_time)
         plan = CompactionPlan.load(timeline, instant_time)
-        _logs_changes(TableConfig.load(storage, base_path), config or WriteConfig(), base_path)  # refused up front
+        _logs_changes(TableConfig.load(location), config or WriteConfig(), base_path)  # refused up front
         if instant.is_inflight:
-            rollback_inflight_compaction(storage, base_path, instant_time)
+            rollback_inflight_compaction(location, instant_time)
         requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
         inflight = timeline.transition_to_inflight(requested, b"")
-        task = CompactionTask.create(storage, base_path, storage_uri or base_path, instant_time, config)
+        task = CompactionTask.create(TableLocation(storage, base_path, storage_uri or base_path), instant_time, config)
         t1 = time.monotonic()
         try:
             stats = (execute or run_serially)(task, plan.operations)
         except BaseException:
-            rollback_inflight_compaction(storage, base_path, instant_time)
+            rollback_inflight_compaction(location, instant_time)
             raise
         t2 = time.monotonic()
-        complete_compaction(storage, base_path, inflight, plan, stats, task.schema)
+        complete_compaction(location, inflight, plan, stats, task.schema)
         return CompactionResult(instant_time, stats, {"prepare": t1 - t0, "execute": t2 - t1,
                                                       "commit": time.monotonic() - t2})
 
 
-def complete_compaction(storage: Storage, base_path: str, inflight: Instant, plan: CompactionPlan,
+def complete_compaction(location: TableLocation, inflight: Instant, plan: CompactionPlan,
                         stats: Sequence[WriteStat], schema: dict) -> Instant:
     """`<C>.commit` (compacted, COMPACT) once every operation of the plan wrote its file.
 
     Files with a marker but no stat (a failed task attempt that was retried) are deleted first, as Hudi's
     finalizeWrite does; the marker folder goes after the commit.
     """
+    storage, base_path = location.storage, location.base_path
     stats = list(stats)
     wrote = {(s.partition_path or "", s.file_id) for s in stats}
     missing = [op for op in plan.operations if op.group not in wrote]
@@ -542,7 +546,7 @@ def complete_compaction(storage: Storage, base_path: str, inflight: Instant, pla
     absent = [p for p in sorted(paths) if not storage.exists(Storage.join(base_path, p))]
     if absent:
         raise WriteError(f"compaction {inflight.timestamp}: write stats name files that do not exist: {absent[:3]}")
-    for marker in list_markers(storage, base_path, inflight.timestamp):
+    for marker in list_markers(location, inflight.timestamp):
         if marker.data_file_path not in paths:
             storage.delete(Storage.join(base_path, marker.data_file_path))
     by_partition: dict[str, list[WriteStat]] = {}
@@ -551,22 +555,23 @@ def complete_compaction(storage: Storage, base_path: str, inflight: Instant, pla
     metadata = CommitMetadata(by_partition, True, {CommitMetadata.SCHEMA_KEY: schema_to_json(schema)},
                               OPERATION_TYPE)
     completed = Timeline(storage, base_path, []).complete(inflight, metadata.to_json())
-    delete_marker_dir(storage, base_path, inflight.timestamp)
+    delete_marker_dir(location, inflight.timestamp)
     return completed
 
 
-def rollback_inflight_compaction(storage: Storage, base_path: str, instant_time: str) -> list[str]:
+def rollback_inflight_compaction(location: TableLocation, instant_time: str) -> list[str]:
     """Undo a failed attempt of compaction C: delete the base files it wrote (by marker, and any base file of C in
     the plan's file groups), its markers, and `<C>.compaction.inflight`; the plan stays requested.
 
     Only base files named with instant C go: log files with base instant C belong to later writes.
     Returns the deleted paths.
     """
-    with service_lock(storage, base_path):
+    storage, base_path = location.storage, location.base_path
+    with service_lock(location):
         timeline = Timeline(storage, base_path, [])
         plan = CompactionPlan.load(timeline, instant_time)
         deleted = []
-        candidates = {Storage.join(base_path, m.data_file_path) for m in list_markers(storage, base_path, instant_time)}
+        candidates = {Storage.join(base_path, m.data_file_path) for m in list_markers(location, instant_time)}
         groups = {op.group for op in plan.operations}
         for partition in sorted({op.partition_path for op in plan.operations}):
             for e in storage.list_dir(Storage.join(base_path, partition)):
@@ -580,7 +585,7 @@ def rollback_inflight_compaction(storage: Storage, base_path: str, instant_time:
                     or _is_cdc_log_of(file_name, instant_time):
                 if storage.delete(path):
                     deleted.append(path)
-        delete_marker_dir(storage, base_path, instant_time)
+        delete_marker_dir(location, instant_time)
         storage.delete(timeline.path_of(Instant(instant_time, Action.COMPACTION, State.INFLIGHT)))
         return deleted
 
@@ -593,9 +598,9 @@ def _is_cdc_log_of(file_name: str, instant_time: str) -> bool:
     return log.suffix == CDC_SUFFIX and log.base_instant == instant_time
 
 
-def pending_compactions(storage: Storage, base_path: str) -> list[str]:
+def pending_compactions(location: TableLocation) -> list[str]:
     """Instant times of the scheduled or interrupted compactions, oldest first."""
-    return [i.timestamp for i in Timeline.load(storage, base_path).pending_compactions()]
+    return [i.timestamp for i in Timeline.load(location).pending_compactions()]
 
 
 __all__ = [

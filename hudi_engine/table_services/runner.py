@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from hudi_engine.config.write_config import LAZY, MERGE_ON_READ, WriteConfig
 from hudi_engine.errors import HudiError, TableServiceError
-from hudi_engine.storage import Storage
+from hudi_engine.location import TableLocation
 from hudi_engine.table_config import TableConfig
+from hudi_engine.table_features import check_writable
 from hudi_engine.table_services import service_lock
 from hudi_engine.table_services.archival import archive
 from hudi_engine.table_services.clean import clean, resume_pending_cleans
@@ -26,75 +27,88 @@ from hudi_engine.timeline.clustering import is_clustering
 from hudi_engine.write.rollback import rollback_failed_writes
 
 
-def finish_pending(storage: Storage, base_path: str, storage_uri: str, config: WriteConfig,
-                   execute: Executor | None = None) -> list[str]:
+def finish_pending(location: TableLocation, config: WriteConfig, execute: Executor | None = None, *,
+                   table: TableConfig | None = None, timeline: Timeline | None = None) -> list[str]:
     """Before a write: complete the compactions and cleans a crash left pending. Returns their instants.
 
     A pending compaction must complete before the next write commits: that write's log files take the
     compaction's instant as base instant, and hudi-rs only reads them once the compaction's base file is
-    committed. No-op for a table that does not exist yet.
+    committed. No-op for a table that does not exist yet. `table` and `timeline`: the write's handle (nothing is
+    read again when no service is pending).
     """
-    if not TableConfig.exists(storage, base_path):
-        return []
-    timeline = Timeline.load(storage, base_path)
+    if timeline is None:
+        if not TableConfig.exists(location):
+            return []
+        timeline = Timeline.load(location)
     if not timeline.pending_compactions() and not timeline.filter_by(["clean"]).pending():
         return []  # the common case: no lock needed
-    with service_lock(storage, base_path, config.lock):
-        done = [r.instant_time for r in compact_pending(storage, base_path, storage_uri, config, execute)]
-        done += [r.instant_time for r in resume_pending_cleans(storage, base_path)]
+    with service_lock(location, config.lock, table=table):
+        done = [r.instant_time for r in compact_pending(location, config, execute)]
+        done += [r.instant_time for r in resume_pending_cleans(location)]
         return done
 
 
-def compact_pending(storage: Storage, base_path: str, storage_uri: str, config: WriteConfig,
+def compact_pending(location: TableLocation, config: WriteConfig,
                     execute: Executor | None = None) -> list[CompactionResult]:
     """Run every scheduled or interrupted compaction, oldest first."""
-    return [run_compaction(storage, base_path, ts, storage_uri=storage_uri, execute=execute, config=config)
-            for ts in pending_compactions(storage, base_path)]
+    return [run_compaction(location, ts, storage_uri=location.uri, execute=execute, config=config)
+            for ts in pending_compactions(location)]
 
 
-def compact_now(storage: Storage, base_path: str, storage_uri: str, config: WriteConfig,
-                execute: Executor | None = None) -> list[CompactionResult]:
+def compact_now(location: TableLocation, config: WriteConfig, execute: Executor | None = None, *,
+                table: TableConfig | None = None) -> list[CompactionResult]:
     """Finish pending compactions, then schedule one over every file group with log files and run it."""
-    with service_lock(storage, base_path, config.lock):
-        done = compact_pending(storage, base_path, storage_uri, config, execute)
-        instant = schedule_compaction(storage, base_path, lock=config.lock)
+    with service_lock(location, config.lock, table=table):
+        done = compact_pending(location, config, execute)
+        instant = schedule_compaction(location, lock=config.lock)
         if instant is not None:
-            done.append(run_compaction(storage, base_path, instant.timestamp, storage_uri=storage_uri,
+            done.append(run_compaction(location, instant.timestamp, storage_uri=location.uri,
                                        execute=execute, config=config))
         return done
 
 
-def after_commit(storage: Storage, base_path: str, storage_uri: str, config: WriteConfig, instant: str,
-                 table: TableConfig, execute: Executor | None = None) -> list[str]:
+def after_commit(location: TableLocation, config: WriteConfig, instant: str, table: TableConfig,
+                 execute: Executor | None = None, *, timeline: Timeline | None = None) -> list[str]:
     """After the write committed at `instant`: inline compaction when due (MOR, `hoodie.compact.inline`), the
     rollback of dead writers' instants (LAZY policy), automatic cleaning, then archival. Returns the instants it
-    created; a failure names the committed instant."""
+    created; a failure names the committed instant. The timeline is listed once under the lock, again only after a
+    service changed it; `table` (the write's config) is not read again. `timeline`: the write's own, listed under
+    its lock: the lock checks the table writable by it, and again by the listing taken under the lock."""
+    base_path = location.base_path
     created: list[str] = []
     service = "the table services"
     try:
-        with service_lock(storage, base_path, config.lock):
+        with service_lock(location, config.lock, table=table, timeline=timeline):
+            fresh = Timeline.load(location)
+            if timeline is not None:
+                check_writable(location, table, fresh, action="write to it or run a table service on it")
+            timeline = fresh
             if table.table_type == MERGE_ON_READ and config.compaction.inline:
                 service = "inline compaction"
-                timeline = Timeline.load(storage, base_path)
                 # Another writer's pending instant (optimistic concurrency) defers the compaction to a later commit:
                 # a compaction is never scheduled while a write is in flight.
                 # A pending clustering does not: the plan leaves its file groups out (`build_compaction_plan`).
                 others = [i for i in timeline.write_timeline().pending()
                           if not i.is_pending_compaction and not is_clustering(timeline, i)]
                 if not others and compaction_due(timeline, config.compaction.max_delta_commits):
-                    created += [r.instant_time for r in compact_now(storage, base_path, storage_uri, config, execute)]
+                    compacted = [r.instant_time for r in compact_now(location, config, execute, table=table)]
+                    if compacted:
+                        created += compacted
+                        timeline = Timeline.load(location)
             if config.lock.failed_writes_policy == LAZY:
                 service = "the rollback of failed writes (hoodie.cleaner.policy.failed.writes=LAZY)"
-                rollback_failed_writes(storage, base_path, config.lock)
+                if rollback_failed_writes(location, config.lock, timeline=timeline):
+                    timeline = Timeline.load(location)
             if config.clean.automatic:
                 service = "automatic cleaning"
-                result = clean(storage, base_path, config.clean, config.lock)
+                result = clean(location, config.clean, config.lock, table=table, timeline=timeline)
                 if result is not None:
                     created.append(result.instant_time)
+                    timeline = Timeline.load(location)
             if config.archival.automatic:  # after cleaning, as Hudi's postCommit runs them
                 service = "timeline archival"
-                archive(storage, base_path, config.archival, max_delta_commits=config.compaction.max_delta_commits,
-                        lock=config.lock)
+                archive(location, config.archival, max_delta_commits=config.compaction.max_delta_commits,
+                        lock=config.lock, table=table, timeline=timeline)
     except HudiError as e:
         raise TableServiceError(
             f"table {base_path}: the write committed at instant {instant} (its data is in the table), then "

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import overload
 
 from hudi_engine.errors import TableNotFoundError, TimelineError
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.timeline.avro_models import avro_kind_for, read_avro_metadata
 from hudi_engine.timeline.commit_metadata import CommitMetadata
@@ -58,9 +59,10 @@ class Timeline:
     # --- loading ----------------------------------------------------------------------------------------
 
     @staticmethod
-    def load(storage: Storage, base_path: str, layout: TimelineLayout = LAYOUT_V1) -> Timeline:
+    def load(location: TableLocation, layout: TimelineLayout = LAYOUT_V1) -> Timeline:
         """Instants of the active timeline's folder (`.hoodie` in layout 1), the highest state of each kept.
         Only that folder is listed."""
+        storage, base_path = location.storage, location.base_path
         if not storage.exists(Storage.join(base_path, META_FOLDER)):
             raise TableNotFoundError(f"{base_path}: no {META_FOLDER} folder, not a Hudi table")
         folder = Storage.join(base_path, layout.active_folder)
@@ -80,7 +82,7 @@ class Timeline:
         return Timeline(storage, base_path, collapse_layout1(parsed), layout=layout)
 
     def reload(self) -> Timeline:
-        return Timeline.load(self.storage, self.base_path, self.layout)
+        return Timeline.load(TableLocation.at(self.storage, self.base_path), self.layout)
 
     @property
     def meta_path(self) -> str:

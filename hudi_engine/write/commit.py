@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 
 from hudi_engine.errors import HudiError, InstantLostError, TimelineError, WriteError
 from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.location import TableLocation
 from hudi_engine.partition_metadata import (
     PARQUET_PARTITION_METAFILE,
     PARTITION_METAFILE,
@@ -47,13 +48,14 @@ OPERATION_TYPES = frozenset({
 # --------------------------------------------------------------------------------------------- table
 
 
-def create_table(storage: Storage, base_path: str, config: TableConfig) -> None:
+def create_table(location: TableLocation, config: TableConfig) -> None:
     """Create an empty table: `.hoodie` with its sub-folders and `hoodie.properties` (FORMAT.md, Table layout).
 
     Refused when `base_path` already holds a table (a `hoodie.properties`, or instant files left by one).
     """
+    storage, base_path = location.storage, location.base_path
     meta = Storage.join(base_path, META_FOLDER)
-    if TableConfig.exists(storage, base_path):
+    if TableConfig.exists(location):
         raise WriteError(f"cannot create table {config.name!r}: a Hudi table already exists at {base_path} "
                          f"({meta}/{PROPERTIES_FILE} is there)")
     leftovers = [e.name for e in storage.list_dir(meta) if not e.is_dir and Instant.parse_file_name(e.name)]
@@ -61,7 +63,7 @@ def create_table(storage: Storage, base_path: str, config: TableConfig) -> None:
         raise WriteError(f"cannot create table {config.name!r} at {base_path}: {meta} holds instant files of "
                          f"another table ({', '.join(sorted(leftovers)[:3])}) but no {PROPERTIES_FILE}")
     try:
-        config.initialize(storage, base_path)
+        config.initialize(location)
     except HudiError as e:
         raise WriteError(f"cannot create table {config.name!r} at {base_path}: {e}") from e
 
@@ -99,15 +101,16 @@ def _check_operation(operation_type: str) -> str:
 
 
 def request_commit(
-    storage: Storage,
-    base_path: str,
+    location: TableLocation,
     config: TableConfig,
     operation_type: str = "UPSERT",
     action: Action | str | None = None,
     *,
     instant_time: str | None = None,
+    timeline: Timeline | None = None,
 ) -> Instant:
-    """Create `<T>.<action>.requested` for a new instant T greater than every instant on the timeline.
+    """Create `<T>.<action>.requested` for a new instant T greater than every instant on the timeline (`timeline`:
+    the caller's listing under the table lock; listed here otherwise).
 
     The file is empty for commit/deltacommit; for a replacecommit it is a HoodieRequestedReplaceMetadata with
     every field null, as Spark's insert_overwrite writes it.
@@ -116,7 +119,7 @@ def request_commit(
     action = Action(action) if action is not None else commit_action(config, operation_type)
     if action not in WRITE_ACTIONS:
         raise WriteError(f"start_commit: action {action.value!r}; expected one of {[a.value for a in WRITE_ACTIONS]}")
-    timeline = Timeline.load(storage, base_path)
+    timeline = timeline if timeline is not None else Timeline.load(location)
     latest = max(timeline.timestamps(), default=None)
     if instant_time is None:
         instant_time = new_instant_time(after=latest, local=config.local_instant_times)
@@ -133,9 +136,10 @@ def request_commit(
         raise WriteError(f"cannot start instant {instant_time}: {e}") from e
 
 
-def mark_inflight(storage: Storage, base_path: str, requested: Instant,
+def mark_inflight(location: TableLocation, requested: Instant,
                   workload: CommitMetadata | None = None, operation_type: str = "UPSERT") -> Instant:
     """Create the inflight file (the workload profile JSON; empty profile if None) after the requested one."""
+    storage, base_path = location.storage, location.base_path
     workload = workload if workload is not None else CommitMetadata(operation_type=_check_operation(operation_type))
     timeline = Timeline(storage, base_path, [])
     try:
@@ -145,26 +149,26 @@ def mark_inflight(storage: Storage, base_path: str, requested: Instant,
 
 
 def start_commit(
-    storage: Storage,
-    base_path: str,
+    location: TableLocation,
     config: TableConfig,
     operation_type: str = "UPSERT",
     action: Action | str | None = None,
     *,
     workload: CommitMetadata | None = None,
     instant_time: str | None = None,
+    timeline: Timeline | None = None,
 ) -> Instant:
     """`request_commit` then `mark_inflight`: returns the INFLIGHT instant whose `timestamp` the handles write."""
-    requested = request_commit(storage, base_path, config, operation_type, action, instant_time=instant_time)
-    return mark_inflight(storage, base_path, requested, workload, operation_type)
+    requested = request_commit(location, config, operation_type, action, instant_time=instant_time,
+                               timeline=timeline)
+    return mark_inflight(location, requested, workload, operation_type)
 
 
 # --------------------------------------------------------------------------------------------- complete
 
 
 def complete_commit(
-    storage: Storage,
-    base_path: str,
+    location: TableLocation,
     instant: Instant,
     write_stats: Iterable[WriteStat],
     operation_type: str,
@@ -188,15 +192,17 @@ def complete_commit(
     rolled it back or is rolling it back.
     A replacecommit carries `partition_to_replace_file_ids` (empty map if None).
     """
+    storage, base_path = location.storage, location.base_path
     _check_operation(operation_type)
     inflight = Instant(instant.timestamp, instant.action, State.INFLIGHT)
     owned = InflightInstant(storage, base_path, instant.timestamp)
-    owned.check_inflight(f"committing {inflight}")
-    timeline = Timeline.load(storage, base_path)
-    current = [i for i in timeline.instants_at(instant.timestamp) if i.action == instant.action]
-    if not current or current[0].state is not State.INFLIGHT:
-        state = current[0].state.name if current else "absent"
+    # One listing of .hoodie says both: the instant is still ours, and it is inflight (not only requested).
+    own = owned.check_inflight(f"committing {inflight}")
+    current = max((i for i in own if i.action == instant.action), default=None, key=lambda i: i.state)
+    if current is None or current.state is not State.INFLIGHT:
+        state = current.state.name if current else "absent"
         raise WriteError(f"cannot complete {inflight}: the instant is {state} on the timeline, expected INFLIGHT")
+    timeline = Timeline(storage, base_path, [])  # completing needs the instant's paths only
 
     stats = list(write_stats)
     by_partition: dict[str, list[WriteStat]] = {}
@@ -205,10 +211,10 @@ def complete_commit(
             raise WriteError(f"write stat {stat.file_id!r} of {inflight}: path, partitionPath and fileId are required")
         by_partition.setdefault(stat.partition_path, []).append(stat)
     if reconcile:
-        _reconcile_against_markers(storage, base_path, instant.timestamp, stats)
+        _reconcile_against_markers(location, instant.timestamp, stats)
 
     for partition in by_partition:
-        write_partition_metadata(storage, base_path, partition, instant.timestamp,
+        write_partition_metadata(location, partition, instant.timestamp,
                                  base_format=partition_metafile_base_format)
 
     avro = json.loads(schema) if isinstance(schema, str) else schema
@@ -232,12 +238,13 @@ def complete_commit(
         raise InstantLostError(
             f"table {base_path}: {inflight} was completed, but rollback {rollback.timestamp} of another writer (which "
             "took the table lock after it expired) targets it and may undo it; check the timeline")
-    delete_marker_dir(storage, base_path, instant.timestamp)
+    delete_marker_dir(location, instant.timestamp)
     return completed
 
 
-def _reconcile_against_markers(storage: Storage, base_path: str, instant_time: str, stats: list[WriteStat]) -> None:
-    marked = {m.data_file_path for m in list_markers(storage, base_path, instant_time)}
+def _reconcile_against_markers(location: TableLocation, instant_time: str, stats: list[WriteStat]) -> None:
+    storage, base_path = location.storage, location.base_path
+    marked = {m.data_file_path for m in list_markers(location, instant_time)}
     written = {s.path for s in stats if s.path is not None}  # complete_commit checked that every stat has one
     # A merge's CDC log file is part of the commit too (HoodieTable.reconcileAgainstMarkers keeps `cdcStats` paths).
     written |= {p for s in stats for p in (s.cdc_stats or {})}
@@ -254,11 +261,12 @@ def _reconcile_against_markers(storage: Storage, base_path: str, instant_time: s
         storage.delete(Storage.join(base_path, rel))
 
 
-def write_partition_metadata(storage: Storage, base_path: str, partition_path: str, instant_time: str, *,
+def write_partition_metadata(location: TableLocation, partition_path: str, instant_time: str, *,
                              base_format: bool = False) -> bool:
     """Create `<partition>/.hoodie_partition_metadata` if the partition has no metafile of any form (depth = number of
     path segments, 0 for ""); with `base_format` (`hoodie.partition.metafile.use.base.format`) in its parquet form.
     True if this call created it."""
+    storage, base_path = location.storage, location.base_path
     folder = Storage.join(base_path, partition_path)
     if any(storage.exists(Storage.join(folder, name)) for name in PARTITION_METAFILES):
         return False
@@ -272,12 +280,12 @@ def write_partition_metadata(storage: Storage, base_path: str, partition_path: s
 # --------------------------------------------------------------------------------------------- replace helpers
 
 
-def file_groups_to_replace(storage: Storage, base_path: str, partitions: Iterable[str] | None = None) -> dict[str, list[str]]:
+def file_groups_to_replace(location: TableLocation, partitions: Iterable[str] | None = None) -> dict[str, list[str]]:
     """File ids of the visible file groups in `partitions` (all partitions when None), for the
     `partitionToReplaceFileIds` of an insert_overwrite(_table) / delete_partition (FORMAT.md, Replace commits)."""
-    timeline = Timeline.load(storage, base_path)
+    timeline = Timeline.load(location)
     wanted = None if partitions is None else set(partitions)
-    view = FileSystemView.load(storage, base_path, None if wanted is None else wanted.__contains__)
+    view = FileSystemView.load(location, None if wanted is None else wanted.__contains__)
     out: dict[str, list[str]] = {}
     for s in view.latest_file_slices(Visibility.of(timeline)):
         out.setdefault(s.partition_path, []).append(s.file_id)

@@ -22,6 +22,7 @@ from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import new_file_id
 from hudi_engine.io.base_file import read_base_file, read_record_keys
 from hudi_engine.keygen import KeyGenerator
+from hudi_engine.location import TableLocation
 from hudi_engine.merge import merge_records
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -29,7 +30,7 @@ from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write import index
 from hudi_engine.write.bucket_assigner import NEW_GROUP, Bucket, BucketPlan, BucketType, MapSidePlan, SliceInfo
 from hudi_engine.write.handles import CreateHandle, WriteContext, append_handle, merge_handle
-from hudi_engine.write.partial_update import with_stored_values
+from hudi_engine.write.partial_update import StoredRows, with_stored_values
 from hudi_engine.write.tagging import TagSpec, slices, tag
 
 KEY, PARTITION = "_hoodie_record_key", "_hoodie_partition_path"
@@ -40,7 +41,8 @@ GROUP = "_hw_group"  # a one-pass write's file group (NEW_GROUP: a new one)
 
 @dataclass(frozen=True)
 class WriteTask:
-    """Everything a write task needs, planned once on the driver: config, instant, schema, record size."""
+    """Everything a write task needs, planned once on the driver: config, instant, schema, record size, and what a
+    partial update reads of the stored rows. A task never loads the table."""
 
     storage_uri: str
     base_path: str
@@ -49,12 +51,14 @@ class WriteTask:
     instant: str
     writer_avro_schema: dict
     avg_record_size: int = 1024
+    stored: StoredRows | None = None  # a partial update's view of the stored rows (None: not a partial update)
 
     def context(self, token: tuple[int, int, int]) -> WriteContext:
         storage, _ = Storage.for_uri(self.storage_uri)
         cfg = self.config
         return WriteContext.create(
-            storage, self.base_path, TableConfig.from_properties(self.table_props), self.instant,
+            TableLocation(storage, self.base_path, self.storage_uri), TableConfig.from_properties(self.table_props),
+            self.instant,
             self.writer_avro_schema, files=cfg.files, bloom=cfg.bloom, log=cfg.log,
             payload_class=cfg.merge.payload.class_name,
         ).for_task(*token)
@@ -345,9 +349,10 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
     else:
         upserts, deletes = data, pa.array([], pa.string())
     p = bucket.partition_path
-    if cfg.merge.update_columns and bucket.bucket_type is BucketType.UPDATE:
+    if cfg.merge.update_columns and bucket.bucket_type is BucketType.UPDATE and task.stored is not None:
         # Partial update: matched keys keep their stored values outside the update columns.
-        upserts = with_stored_values(task.storage_uri, cfg, p, bucket.file_id, upserts)
+        upserts = with_stored_values(TableLocation.at(ctx.storage, ctx.base_path), task.stored, cfg, p,
+                                     bucket.file_id, upserts)
     if bucket.bucket_type is BucketType.INSERT:  # records come sorted by key: each file holds one key range
         handle = CreateHandle(ctx, p, file_id=bucket.file_id, roll_over=cfg.index.type is not IndexType.BUCKET,
                               record_size=task.avg_record_size)

@@ -49,6 +49,7 @@ from hudi_engine.io.log_block import (
 )
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.keygen import key_generator_for
+from hudi_engine.location import TableLocation
 from hudi_engine.merge import IS_DELETED_FIELD, DeleteBatch, MergeResult, merge_records
 from hudi_engine.payload import Payload, payload_for
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, arrow_to_avro_schema, avro_to_arrow_schema, schema_to_json
@@ -87,10 +88,11 @@ class WriteContext:
     payload_class: str | None = None  # None: the table's hoodie.compaction.payload.class
 
     @staticmethod
-    def create(storage: Storage, base_path: str, config: TableConfig, instant_time: str,
+    def create(location: TableLocation, config: TableConfig, instant_time: str,
                schema: pa.Schema | dict, **options) -> "WriteContext":
         """Context for `schema` given as Arrow data columns (named the Spark way: FORMAT.md, Avro schema naming) or
         as an Avro record."""
+        storage, base_path = location.storage, location.base_path
         if isinstance(schema, pa.Schema):
             schema = arrow_to_avro_schema(schema, config.name, with_meta=False)
         else:
@@ -603,9 +605,10 @@ def _named(ctx: WriteContext, rows: pa.Table, name: str) -> pa.Table:
 # --------------------------------------------------------------------------------------------- append
 
 
-def list_log_files(storage: Storage, base_path: str, partition_path: str, file_id: str,
+def list_log_files(location: TableLocation, partition_path: str, file_id: str,
                    base_instant: str) -> list[LogFileName]:
     """Log files of one file slice (file id + base instant), in Hudi's log order."""
+    storage, base_path = location.storage, location.base_path
     found = []
     for entry in storage.list_dir(Storage.join(base_path, partition_path)):
         if entry.is_dir or not is_log_file_name(entry.name):
@@ -640,7 +643,7 @@ def append_handle(
     if records is None:
         records = pa.table({RECORD_KEY: pa.array([], pa.string())})
     records, flagged = _split_deleted(ctx, records)
-    existing = list_log_files(ctx.storage, ctx.base_path, partition_path, file_id, base_instant)
+    existing = list_log_files(TableLocation.at(ctx.storage, ctx.base_path), partition_path, file_id, base_instant)
     version = max((f.version for f in existing), default=LOG_BASE_VERSION - 1) + 1
 
     rows = _prepare(ctx, records, partition_path, file_id) if records.num_rows else None

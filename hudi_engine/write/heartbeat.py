@@ -19,6 +19,7 @@ import json
 import time
 
 from hudi_engine.config.write_config import LockConfig
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import META_FOLDER
 from hudi_engine.write.renewal import Renewal
@@ -30,13 +31,15 @@ def heartbeat_path(base_path: str, instant_time: str) -> str:
     return Storage.join(base_path, META_FOLDER, HEARTBEAT_FOLDER, instant_time)
 
 
-def heartbeat_exists(storage: Storage, base_path: str, instant_time: str) -> bool:
+def heartbeat_exists(location: TableLocation, instant_time: str) -> bool:
     """One HEAD request: whether the instant's heartbeat file is there."""
+    storage, base_path = location.storage, location.base_path
     return storage.exists(heartbeat_path(base_path, instant_time))
 
 
-def last_heartbeat_ms(storage: Storage, base_path: str, instant_time: str) -> int | None:
+def last_heartbeat_ms(location: TableLocation, instant_time: str) -> int | None:
     """When the instant's heartbeat was last renewed (epoch ms), None when it has none."""
+    storage, base_path = location.storage, location.base_path
     current = storage.read_versioned(heartbeat_path(base_path, instant_time))
     if current is None:
         return None
@@ -47,22 +50,23 @@ def last_heartbeat_ms(storage: Storage, base_path: str, instant_time: str) -> in
     return max(renewed, current.mtime_ms)
 
 
-def heartbeat_expired(storage: Storage, base_path: str, instant_time: str, expiry_ms: int) -> bool:
+def heartbeat_expired(location: TableLocation, instant_time: str, expiry_ms: int) -> bool:
     """Whether the instant's writer is dead: no heartbeat, or one older than `expiry_ms`."""
-    last = last_heartbeat_ms(storage, base_path, instant_time)
+    last = last_heartbeat_ms(location, instant_time)
     return last is None or time.time() * 1000 - last > expiry_ms
 
 
-def delete_heartbeat(storage: Storage, base_path: str, instant_time: str) -> bool:
+def delete_heartbeat(location: TableLocation, instant_time: str) -> bool:
+    storage, base_path = location.storage, location.base_path
     return storage.delete(heartbeat_path(base_path, instant_time))
 
 
 class Heartbeat:
     """The heartbeat of an instant this process writes; renewed until `stop()`."""
 
-    def __init__(self, storage: Storage, base_path: str, instant_time: str, config: LockConfig, owner: str) -> None:
-        self.storage = storage
-        self.base_path = base_path
+    def __init__(self, location: TableLocation, instant_time: str, config: LockConfig, owner: str) -> None:
+        self.storage = location.storage
+        self.base_path = base_path = location.base_path
         self.instant_time = instant_time
         self.owner = owner
         self.path = heartbeat_path(base_path, instant_time)

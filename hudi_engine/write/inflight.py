@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 
 from hudi_engine.config.write_config import LockConfig
 from hudi_engine.errors import HudiError, InstantLostError
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import META_FOLDER, Timeline
 from hudi_engine.timeline.instant import Action, Instant, State, instant_to_datetime
@@ -75,17 +76,28 @@ class InflightInstant:
     instant_time: str
     heartbeat: Heartbeat | None = None
 
+    @property
+    def location(self) -> TableLocation:
+        return TableLocation.at(self.storage, self.base_path)
+
     @staticmethod
-    def start(storage: Storage, base_path: str, instant_time: str, config: LockConfig, owner: str) -> InflightInstant:
+    def start(location: TableLocation, instant_time: str, config: LockConfig, owner: str) -> InflightInstant:
         """The driver's side: the heartbeat is created (before the instant's requested file) and renewed."""
+        storage, base_path = location.storage, location.base_path
         return InflightInstant(storage, base_path, instant_time,
-                               Heartbeat(storage, base_path, instant_time, config, owner).start())
+                               Heartbeat(location, instant_time, config, owner).start())
 
     # ---- ownership ------------------------------------------------------------------------------------------
 
     def loss(self) -> InstantLoss | None:
         """None while the instant is pending (requested or inflight) and no rollback targets it; else why not."""
+        return self._loss()[0]
+
+    def _loss(self) -> tuple[InstantLoss | None, list[Instant]]:
         own, rollbacks = self._instant_files()
+        return self._loss_of(own, rollbacks), own
+
+    def _loss_of(self, own: list[Instant], rollbacks: list[Instant]) -> InstantLoss | None:
         rollback = self.rollback_taking_it(rollbacks)
         if any(i.is_completed for i in own):
             return InstantLoss(self.instant_time, "being rolled back" if rollback else "completed", rollback)
@@ -95,12 +107,12 @@ class InflightInstant:
             return InstantLoss(self.instant_time, "being rolled back", rollback)
         return None
 
-    def check_inflight(self, doing: str) -> None:
+    def check_inflight(self, doing: str) -> list[Instant]:
         """Raise InstantLostError when the instant is no longer inflight (from the timeline); `doing` says what was
-        about to happen."""
-        loss = self.loss()
+        about to happen. Returns the instant's files on the timeline (one listing)."""
+        loss, own = self._loss()
         if loss is None:
-            return
+            return own
         if loss.state == "completed":
             raise InstantLostError(
                 f"table {self.base_path}: {loss.describe()} (COMPLETED on the timeline, expected INFLIGHT), so this "
@@ -114,7 +126,7 @@ class InflightInstant:
     def check_owned(self, doing: str) -> None:
         """The instant is still this writer's: its heartbeat file is there (one HEAD), else the timeline says so
         (`check_inflight`)."""
-        if heartbeat_exists(self.storage, self.base_path, self.instant_time):
+        if heartbeat_exists(self.location, self.instant_time):
             return
         self.check_inflight(doing)
 
@@ -155,7 +167,7 @@ class InflightInstant:
         """The marker of a data file about to be written (`markers.create_marker`), then the ownership check: a
         writer that lost the instant removes the marker again and raises InstantLostError. The marker comes first so
         that a rollback planned after the check passed finds it."""
-        marker = create_marker(self.storage, self.base_path, self.instant_time, partition_path, file_name, io_type)
+        marker = create_marker(self.location, self.instant_time, partition_path, file_name, io_type)
         try:
             self.check_owned(f"writing {marker.data_file_path}")
         except InstantLostError:
@@ -165,7 +177,7 @@ class InflightInstant:
 
     def remove_marker(self, partition_path: str, file_name: str, io_type: IOType | str) -> bool:
         """A marker whose data file was not written (`markers.remove_marker`)."""
-        return remove_marker(self.storage, self.base_path, self.instant_time, partition_path, file_name, io_type)
+        return remove_marker(self.location, self.instant_time, partition_path, file_name, io_type)
 
     def confirm_written(self, partition_path: str, file_name: str) -> None:
         """After a data file of `create_marker` is written: if the instant was lost meanwhile, the file (this
@@ -189,24 +201,24 @@ class InflightInstant:
         InstantLostError says what happened. `lock_where` / `lock_holder_text` describe the lock (default: the lock
         file and its holder)."""
         self.stop_heartbeat()
-        storage, base_path = self.storage, self.base_path
+        base_path = self.base_path
         loss = self.loss()
         if loss is None:
-            rollback_instant(storage, base_path, inflight)
+            rollback_instant(self.location, inflight)
             return
         completed = any(i.is_completed for i in self._instant_files()[0])
         if completed and loss.rollback is None:
             return  # the rollback gave up after all: the commit stands, the error in flight says why it was doubted
-        removed = [] if completed else remove_marked_files(storage, base_path, self.instant_time)
+        removed = [] if completed else remove_marked_files(self.location, self.instant_time)
         if loss.state == "not on the timeline":
-            delete_marker_dir(storage, base_path, self.instant_time)  # a rollback in progress deletes it itself
+            delete_marker_dir(self.location, self.instant_time)  # a rollback in progress deletes it itself
         try:
             ran = (datetime.now(UTC) - instant_to_datetime(loss.instant_time)).total_seconds()
             ran_text = f"; this write started {ran:.0f} s ago"
         except HudiError:
             ran_text = ""
         if lock_holder_text is None:
-            holder = lock_holder(storage, base_path)
+            holder = lock_holder(self.location)
             if holder:
                 acquired = datetime.fromtimestamp(holder.get("acquired_ms", 0) / 1000, UTC)
                 lock_holder_text = (f"the lock is now held by {holder.get('owner', '?')} "

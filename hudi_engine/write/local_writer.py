@@ -1,21 +1,18 @@
-"""`write_table(table, path, options)`: a write without Spark, in this process, step for step as
-`hudi_engine.spark.writer` runs it on Spark: keys and tags, counts, the bucket plan (with a sample of the new keys),
-records routed to tasks and sorted by bucket, each task's buckets through their handles, the commit.
+"""A write's data files without Spark, in this process (`write_files`), step for step as `hudi_engine.spark.writer`
+runs them on Spark: keys and tags, counts, the bucket plan (with a sample of the new keys), records routed to tasks
+and sorted by bucket, each task's buckets through their handles. `hudi_engine.write_pipeline.write_table` runs it
+between the transaction's start and commit.
 
 For small tables, tests and benchmarks of the task-side code; a Spark write spreads the same steps over tasks.
 The whole batch is in memory here.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
-from hudi_engine.errors import ConfigError
 from hudi_engine.keygen import AUTO_KEY_COLUMN, AutoKeySequence
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write.bucket_assigner import Counts
@@ -31,21 +28,6 @@ from hudi_engine.write.executor import (
     write_buckets,
 )
 from hudi_engine.write.write_client import Transaction, WriteClient
-from hudi_engine.write.write_result import WriteResult
-
-
-def write_table(table: pa.Table, path: str, options: Mapping[str, Any] | WriteConfig, *, parallelism: int = 1,
-                batch_rows: int = 65536) -> WriteResult:
-    """Write `table` to the Hudi table at `path` with Hudi's option keys; `parallelism` tasks, run one after the
-    other. Table services around the commit (inline compaction, cleaning) and catalog sync are not run here."""
-    config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
-    if config.sync.enabled:  # refused rather than ignored: the sync runs with the Spark writes
-        raise ConfigError(f"table {path}: catalog sync options ({', '.join(config.sync.tools)}) are honoured by "
-                          "hudi_engine.spark.write / write_small; write_table does not sync. Remove them here, or "
-                          "sync afterwards (hudi_engine.spark.catalog_sync.sync_catalogs)")
-    client = WriteClient.open(path, config, table.schema)
-    with client.transaction() as txn:
-        return txn.commit(write_files(client, txn, table, parallelism=parallelism, batch_rows=batch_rows))
 
 
 def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, parallelism: int = 1,

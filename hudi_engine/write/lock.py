@@ -1,7 +1,7 @@
 """The table lock: held by one writer at a time (for a whole write, or only to start and to commit an instant under
 optimistic concurrency), by table services, and renewed while it is held.
 
-`table_lock(storage, base_path, config)` takes the lock through the provider `hoodie.write.lock.provider` names
+`table_lock(location, config)` takes the lock through the provider `hoodie.write.lock.provider` names
 (`lock_providers`), waits up to `hoodie.write.lock.wait_time_ms`, and keeps it renewed from a background thread until
 the `with` block ends. A holder that could not renew in time has lost it (`TableLock.check` raises): another writer
 may hold it now. A provider that cannot exclude a second writer on the table's storage is refused before anything
@@ -19,9 +19,10 @@ from datetime import UTC, datetime
 
 from hudi_engine.config.write_config import LockConfig
 from hudi_engine.errors import WriteError
-from hudi_engine.storage import Storage
+from hudi_engine.location import TableLocation
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
+from hudi_engine.timeline import Timeline
 from hudi_engine.write.lock_providers import (
     LOCK_FILE,
     Lease,
@@ -41,8 +42,9 @@ def new_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-def lock_holder(storage: Storage, base_path: str) -> dict | None:
+def lock_holder(location: TableLocation) -> dict | None:
     """The lock file's holder (`owner`, `acquired_ms`, ...), None when the file-system lock is free."""
+    storage, base_path = location.storage, location.base_path
     holder = read_lock_file(storage, lock_path(base_path))
     return None if holder is None else holder.to_dict()
 
@@ -93,12 +95,14 @@ class TableLock:
             self.provider.release(self.lease)
 
 
-def acquire(storage: Storage, base_path: str, config: LockConfig, *, table_name: str | None = None,
-            poll_ms: int = 200) -> TableLock:
+def acquire(location: TableLocation, config: LockConfig, *, table_name: str | None = None,
+            poll_ms: int = 200, table: TableConfig | None = None, timeline: Timeline | None = None) -> TableLock:
     """Take the table lock, waiting up to `config.wait_timeout_ms` (plus, for a lock service that judges expiry by
-    watching, one lease of the holder it saw)."""
-    name = _require_writable(storage, base_path) or table_name
-    provider = lock_provider(storage, base_path, config, table_name=name)
+    watching, one lease of the holder it saw). The table is checked writable first, from `table` and `timeline`
+    when the caller has them (its handle, loaded once), else from storage."""
+    base_path = location.base_path
+    name = _require_writable(location, table, timeline) or table_name
+    provider = lock_provider(location, config, table_name=name)
     now = int(time.time() * 1000)
     holder = LockHolder(owner=new_owner(), acquired_ms=now, renewed_ms=now, expiry_ms=provider.lease_ms)
     deadline = time.monotonic() + config.wait_timeout_ms / 1000
@@ -120,11 +124,13 @@ def acquire(storage: Storage, base_path: str, config: LockConfig, *, table_name:
 
 
 @contextmanager
-def table_lock(storage: Storage, base_path: str, config: LockConfig | None = None, *,
-               table_name: str | None = None, poll_ms: int = 200) -> Iterator[TableLock]:
+def table_lock(location: TableLocation, config: LockConfig | None = None, *,
+               table_name: str | None = None, poll_ms: int = 200, table: TableConfig | None = None,
+               timeline: Timeline | None = None) -> Iterator[TableLock]:
     """Hold the table lock for the `with` block. Every writer and table service takes it first, so a table this
     engine only reads (Hudi 1.x) is refused here before anything is written."""
-    lock = acquire(storage, base_path, config or LockConfig(), table_name=table_name, poll_ms=poll_ms)
+    lock = acquire(location, config or LockConfig(), table_name=table_name, poll_ms=poll_ms, table=table,
+                   timeline=timeline)
     try:
         yield lock
     finally:
@@ -140,13 +146,15 @@ def _describe_holder(holder: LockHolder | None) -> str:
     return f"it is held by {holder.owner or 'another writer'}{since}"
 
 
-def _require_writable(storage: Storage, base_path: str) -> str | None:
+def _require_writable(location: TableLocation, config: TableConfig | None = None,
+                      timeline: Timeline | None = None) -> str | None:
     """Refuse a table this engine does not write; the table's name (None for a table being created)."""
-    if not TableConfig.exists(storage, base_path):
-        return None  # a table being created
-    # A config that does not load (wrong checksum, bad table type) stops every writer and service here too: a
-    # clean must not delete files of a table it cannot read the config of.
-    config = TableConfig.load(storage, base_path)
+    if config is None:
+        if not TableConfig.exists(location):
+            return None  # a table being created
+        # A config that does not load (wrong checksum, bad table type) stops every writer and service here too: a
+        # clean must not delete files of a table it cannot read the config of.
+        config = TableConfig.load(location)
     # Every writer and table service takes this lock first: refuse a feature we do not honour before any file.
-    check_writable(storage, base_path, config, action="write to it or run a table service on it")
+    check_writable(location, config, timeline, action="write to it or run a table service on it")
     return config.name

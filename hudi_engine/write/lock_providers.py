@@ -34,6 +34,7 @@ from typing import Any
 from hudi_engine.config import keys as K
 from hudi_engine.config.write_config import DYNAMODB_LOCK, STORAGE_LOCK, DynamoDBLockSettings, LockConfig
 from hudi_engine.errors import ConfigError, WriteError
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage, Versioned
 from hudi_engine.timeline import META_FOLDER
 
@@ -123,8 +124,8 @@ def read_lock_file(storage: Storage, path: str) -> LockHolder | None:
 class FileSystemLockProvider(LockProvider):
     name = "FileSystemBasedLockProvider"
 
-    def __init__(self, storage: Storage, base_path: str, expiry_ms: int, renew_period_ms: int) -> None:
-        self.storage = storage
+    def __init__(self, location: TableLocation, expiry_ms: int, renew_period_ms: int) -> None:
+        self.storage, base_path = location.storage, location.base_path
         self.path = lock_path(base_path)
         self.folder = Storage.join(base_path, META_FOLDER)
         self.lease_ms = expiry_ms
@@ -295,8 +296,8 @@ class StorageLockProvider(LockProvider):
 
     name = "StorageBasedLockProvider"
 
-    def __init__(self, storage: Storage, base_path: str, validity_ms: int, renew_period_ms: int) -> None:
-        self.storage = storage
+    def __init__(self, location: TableLocation, validity_ms: int, renew_period_ms: int) -> None:
+        self.storage, base_path = location.storage, location.base_path
         self.path = storage_lock_path(base_path)
         self.folder = Storage.join(base_path, META_FOLDER, LOCKS_FOLDER)
         self.lease_ms = validity_ms
@@ -547,9 +548,10 @@ class DynamoDBLockProvider(LockProvider):
 # --------------------------------------------------------------------------------------------- choice
 
 
-def require_safe_provider(storage: Storage, base_path: str, config: LockConfig) -> None:
+def require_safe_provider(location: TableLocation, config: LockConfig) -> None:
     """ConfigError (naming the key) when `config.provider` cannot exclude a second writer on the table's storage, or
     lacks its client library. Cheap: no lock service is contacted."""
+    storage, base_path = location.storage, location.base_path
     short = config.provider.rsplit(".", 1)[-1]
     if config.provider == STORAGE_LOCK:
         if storage.is_local or storage.compare_and_swap:
@@ -578,10 +580,10 @@ def require_safe_provider(storage: Storage, base_path: str, config: LockConfig) 
             f"DynamoDBBasedLockProvider ({K.DYNAMODB_TABLE.key}=...), which works with any storage.")
 
 
-def lock_provider(storage: Storage, base_path: str, config: LockConfig, *, table_name: str | None) -> LockProvider:
+def lock_provider(location: TableLocation, config: LockConfig, *, table_name: str | None) -> LockProvider:
     """The provider `config.provider` names, refused (ConfigError naming the key) where it cannot exclude a second
     writer on the table's storage."""
-    require_safe_provider(storage, base_path, config)
+    require_safe_provider(location, config)
     if config.provider == DYNAMODB_LOCK:
         key = config.dynamodb.partition_key or table_name
         if not key:
@@ -589,5 +591,5 @@ def lock_provider(storage: Storage, base_path: str, config: LockConfig, *, table
                               f"(or the table name, {K.TABLE_NAME.key}) to name the table's lock item")
         return DynamoDBLockProvider(config.dynamodb, key, max(1000, config.wait_timeout_ms))
     if config.provider == STORAGE_LOCK:
-        return StorageLockProvider(storage, base_path, config.storage_validity_ms, config.storage_renew_ms)
-    return FileSystemLockProvider(storage, base_path, config.expiry_ms, config.heartbeat_interval_ms)
+        return StorageLockProvider(location, config.storage_validity_ms, config.storage_renew_ms)
+    return FileSystemLockProvider(location, config.expiry_ms, config.heartbeat_interval_ms)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from hudi_engine.errors import WriteError
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import META_FOLDER
 
@@ -83,8 +84,7 @@ def marker_dir(base_path: str, instant_time: str) -> str:
 
 
 def create_marker(
-    storage: Storage,
-    base_path: str,
+    location: TableLocation,
     instant_time: str,
     partition_path: str,
     file_name: str,
@@ -93,6 +93,7 @@ def create_marker(
     """Create the DIRECT marker for a data file about to be written. A second marker for the same file means two
     writers chose one file name (a task retried with the same write token): refused, naming the marker. A writer
     makes its markers through `InflightInstant.create_marker`, which then checks the instant is still its own."""
+    storage, base_path = location.storage, location.base_path
     marker = Marker(partition_path, file_name, IOType(io_type))
     path = Storage.join(marker_dir(base_path, instant_time), marker.relative_path)
     if not storage.create_exclusive(path, b""):
@@ -103,16 +104,18 @@ def create_marker(
     return marker
 
 
-def remove_marker(storage: Storage, base_path: str, instant_time: str, partition_path: str, file_name: str,
+def remove_marker(location: TableLocation, instant_time: str, partition_path: str, file_name: str,
                   io_type: IOType | str) -> bool:
     """Remove a marker whose data file was not written (its name was taken by another writer of the file group), so
     neither reconciliation nor a rollback of this instant ever deletes the other writer's file of that name."""
+    storage, base_path = location.storage, location.base_path
     marker = Marker(partition_path, file_name, IOType(io_type))
     return storage.delete(Storage.join(marker_dir(base_path, instant_time), marker.relative_path))
 
 
-def list_markers(storage: Storage, base_path: str, instant_time: str) -> list[Marker]:
+def list_markers(location: TableLocation, instant_time: str) -> list[Marker]:
     """Every marker of an instant, DIRECT or timeline-server based, sorted by path; [] if there are none."""
+    storage, base_path = location.storage, location.base_path
     root = marker_dir(base_path, instant_time)
     entries = storage.list_dir(root)
     names = {e.name for e in entries if not e.is_dir}
@@ -150,8 +153,9 @@ def _timeline_server_markers(storage: Storage, root: str, entries) -> list[Marke
     return sorted(found, key=lambda m: m.relative_path)
 
 
-def delete_marker_dir(storage: Storage, base_path: str, instant_time: str) -> bool:
+def delete_marker_dir(location: TableLocation, instant_time: str) -> bool:
     """Delete an instant's marker folder; False if it did not exist."""
+    storage, base_path = location.storage, location.base_path
     root = marker_dir(base_path, instant_time)
     if not storage.exists(root):
         return False

@@ -5,20 +5,46 @@ the stored one.
 The stored values are filled into the incoming records before the file group's handle runs, so what a handle
 writes is whole: a COW merge writes it into the new base file, a MOR append writes complete log records, which any
 reader (hudi-rs, Java Hudi) merges with the table's payload as usual. The price is one read of the stored rows of
-each file group the write updates (its latest committed slice, base and log files merged).
+each file group the write updates (its latest committed slice, base and log files merged), as the driver's plan
+(`StoredRows`) says it is visible: a task lists the partition, never the timeline.
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_engine.config.write_config import WriteConfig
+from hudi_engine.fs_view import Visibility
+from hudi_engine.io.base_file import read_footer
+from hudi_engine.location import TableLocation
 from hudi_engine.merge import IS_DELETED_FIELD
-from hudi_engine.schema import META_COLUMNS
+from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema
+from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline import Timeline
 
 RECORD_KEY = "_hoodie_record_key"
+
+
+@dataclass(frozen=True)
+class StoredRows:
+    """What a write task needs to read a file group's stored rows, planned once on the driver from the timeline the
+    write started with: the committed instants it sees, the table's schema (meta columns first; None: no commit
+    recorded one) and its `hoodie.properties`."""
+
+    visibility: Visibility
+    schema: pa.Schema | None
+    table_props: Mapping[str, str]
+
+    @staticmethod
+    def of(timeline: Timeline, table_config: TableConfig) -> "StoredRows":
+        avro = timeline.latest_schema() or table_config.create_schema
+        schema = avro_to_arrow_schema(add_meta_fields(avro)) if avro is not None else None
+        if schema is not None and not table_config.populate_meta_fields:
+            schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
+        return StoredRows(Visibility.of(timeline), schema, dict(table_config.props))
 
 
 def missing_columns(config: WriteConfig, columns: Collection[str]) -> list[str]:
@@ -59,28 +85,32 @@ def fill_stored_values(records: pa.Table, stored: pa.Table, stored_keys: pa.Arra
     return records
 
 
-def with_stored_values(storage_uri: str, config: WriteConfig, partition_path: str, file_id: str,
-                       records: pa.Table) -> pa.Table:
+def with_stored_values(location: TableLocation, stored: StoredRows, config: WriteConfig,
+                       partition_path: str, file_id: str, records: pa.Table) -> pa.Table:
     """`records` bound for existing file group `file_id` with the columns a partial update keeps taken from the
-    group's latest committed slice (the write's own instant is not committed, so it is never seen)."""
+    group's latest committed slice as the driver saw it when the write started (`stored`: its visibility and the
+    table's schema; the write's own instant is not committed, so it is never seen). Only the partition is listed."""
+    storage = location.storage
     from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
-    from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
-    from hudi_engine.table import HudiTable
+    from hudi_engine.fs_view import FileSystemView
 
     columns = kept_columns(config, records.column_names)
     if not columns or not records.num_rows:
         return records
-    table = HudiTable.load(storage_uri)
-    vis = Visibility.of(table.timeline)
-    view = FileSystemView.for_partitions(table.storage, table.base_path, [partition_path],
-                                         slicing_for(table.timeline))
-    found = [s for s in view.latest_file_slices(vis, partition_path) if s.file_id == file_id]
+    view = FileSystemView.for_partitions(location, [partition_path])
+    found = [s for s in view.latest_file_slices(stored.visibility, partition_path) if s.file_id == file_id]
     if not found:
         return records
-    schema = table.schema()
-    ctx = SliceReadContext.for_table(table.storage, table.config, schema, vis)
+    schema = stored.schema
+    if schema is None:  # no commit recorded a schema: the stored rows' own
+        base = found[0].base_file
+        if base is None:
+            return records
+        schema = read_footer(storage, base.path).schema
+    table_config = TableConfig.from_properties(stored.table_props)
+    ctx = SliceReadContext.for_table(storage, table_config, schema, stored.visibility)
     wanted = [c for c in dict.fromkeys([*ctx.key_columns, *columns]) if c in schema.names]
-    stored = read_file_slice(ctx, found[0], columns=wanted)
-    stored_keys = ctx.key_of(stored)
+    rows = read_file_slice(ctx, found[0], columns=wanted)
+    stored_keys = ctx.key_of(rows)
     stored_keys = stored_keys.combine_chunks() if isinstance(stored_keys, pa.ChunkedArray) else stored_keys
-    return fill_stored_values(records, stored, stored_keys.cast(pa.string()), columns)
+    return fill_stored_values(records, rows, stored_keys.cast(pa.string()), columns)

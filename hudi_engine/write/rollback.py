@@ -46,6 +46,7 @@ from hudi_engine.file_naming import (
 )
 from hudi_engine.io.log_block import BlockType, build_rollback_block
 from hudi_engine.io.log_format import encode_log_file, read_log_blocks
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
@@ -99,30 +100,28 @@ class RollbackResult:
 # --------------------------------------------------------------------------------------------- public API
 
 
-def rollback_instant(storage: Storage, base_path: str, instant: Instant | str, *,
+def rollback_instant(location: TableLocation, instant: Instant | str, *,
                      use_command_blocks: bool = False) -> RollbackResult:
     """Roll back a pending (requested/inflight) commit, deltacommit or replacecommit."""
-    _check_writable(storage, base_path)
-    timeline = Timeline.load(storage, base_path)
+    _check_writable(location)
+    timeline = Timeline.load(location)
     target = _find(timeline, instant)
     if target.is_completed:
         raise WriteError(f"{target} is completed: use rollback_completed for the latest completed commit")
     if target.action not in _WRITE_ACTIONS:
         raise WriteError(f"{target}: only commit, deltacommit and replacecommit instants are rolled back here")
-    result = _rollback_pending(storage, base_path, timeline, target, use_command_blocks)
+    result = _rollback_pending(timeline, target, use_command_blocks)
     if result is None:
         raise WriteError(f"cannot roll back {target}: it completed while the rollback was being planned (its writer "
                          "committed it after its lock had expired); the rollback gave up")
     return result
 
 
-def _rollback_pending(storage: Storage, base_path: str, timeline: Timeline, target: Instant,
-                      use_command_blocks: bool) -> RollbackResult | None:
-    requests = _plan_pending(storage, base_path, timeline, target, use_command_blocks)
-    return _run(storage, base_path, timeline, target, requests, uncommit=False)
+def _rollback_pending(timeline: Timeline, target: Instant, use_command_blocks: bool) -> RollbackResult | None:
+    return _run(timeline, target, _plan_pending(timeline, target, use_command_blocks), uncommit=False)
 
 
-def rollback_completed(storage: Storage, base_path: str, instant: Instant | str | None = None, *,
+def rollback_completed(location: TableLocation, instant: Instant | str | None = None, *,
                        use_command_blocks: bool = False) -> RollbackResult:
     """Roll back the latest completed commit/deltacommit/replacecommit (as Hudi's CLI `commit rollback` does).
 
@@ -130,8 +129,9 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
     newer than it exists (roll that back first), for compaction commits (a compaction is re-run, not undone), and for
     a savepointed commit.
     """
-    _check_writable(storage, base_path)
-    timeline = Timeline.load(storage, base_path)
+    base_path = location.base_path
+    _check_writable(location)
+    timeline = Timeline.load(location)
     latest = timeline.completed_commits().last()
     if latest is None:
         raise WriteError(f"{base_path}: no completed commit to roll back")
@@ -148,48 +148,52 @@ def rollback_completed(storage: Storage, base_path: str, instant: Instant | str 
     meta = timeline.commit_metadata(target)
     if meta.compacted or meta.operation_type in ("COMPACT", "LOG_COMPACT"):
         raise WriteError(f"{target} is a compaction commit; compactions are not rolled back once completed")
-    requests = _requests_from_stats(storage, base_path, target.timestamp, meta, use_command_blocks)
-    result = _run(storage, base_path, timeline, target, requests, uncommit=True)
+    requests = _requests_from_stats(location, target.timestamp, meta, use_command_blocks)
+    result = _run(timeline, target, requests, uncommit=True)
     assert result is not None  # _run gives up (None) only on a pending instant that completed meanwhile
     return result
 
 
-def rollback_failed_writes(storage: Storage, base_path: str, config: LockConfig | None = None, *,
-                           use_command_blocks: bool = False) -> list[RollbackResult]:
+def rollback_failed_writes(location: TableLocation, config: LockConfig | None = None, *,
+                           use_command_blocks: bool = False, timeline: Timeline | None = None) -> list[RollbackResult]:
     """Finish interrupted rollbacks, then roll back the failed writes, newest first (Hudi's rollbackFailedWrites).
 
     With `config` (a writer under the table lock), the failed writes are the pending instants whose heartbeat
     expired (`failed_writes`; none under policy NEVER), and each one's heartbeat is deleted before anything else, so
     a paused writer's tasks stop at once; pending instants of live writers are left alone. Without `config` (the
     caller knows no writer is alive) every pending commit/deltacommit/replacecommit is one. Pending clustering
-    replacecommits are table services and are never rolled back here.
+    replacecommits are table services and are never rolled back here. `timeline`: the caller's listing, taken under
+    the table lock (listed here otherwise).
     """
+    timeline = timeline if timeline is not None else Timeline.load(location)
     dead: set[str] | None = None
     if config is not None:
-        dead = {i.timestamp for i in failed_writes(storage, base_path, config)}
+        dead = {i.timestamp for i in failed_writes(location, config, timeline)}
         for instant_time in dead:
-            delete_heartbeat(storage, base_path, instant_time)
-    results = finish_pending_rollbacks(storage, base_path)
-    timeline = Timeline.load(storage, base_path)
+            delete_heartbeat(location, instant_time)
+    results = finish_pending_rollbacks(location, timeline)
+    if results:  # a resumed rollback changed the timeline
+        timeline = Timeline.load(location)
     for target in reversed(timeline.pending()):
         if target.action not in _WRITE_ACTIONS or _is_clustering(timeline, target) or (
                 dead is not None and target.timestamp not in dead):
             continue
-        result = _rollback_pending(storage, base_path, timeline, target, use_command_blocks)
+        result = _rollback_pending(timeline, target, use_command_blocks)
         if result is not None:  # None: the target completed meanwhile, it is not a failed write
             results.append(result)
     return results
 
 
-def finish_pending_rollbacks(storage: Storage, base_path: str) -> list[RollbackResult]:
+def finish_pending_rollbacks(location: TableLocation, timeline: Timeline | None = None) -> list[RollbackResult]:
     """Re-execute the rollbacks a crash interrupted (their plans say what to delete), and delete the temp files of
     atomic creates a killed process left in `.hoodie` (instants, the lock, hoodie.properties). A LAZY writer runs
     only this before its write; dead writers' instants are left to the table services."""
+    storage, base_path = location.storage, location.base_path
     storage.delete_temp_files(Storage.join(base_path, META_FOLDER))
-    return _resume_pending_rollbacks(storage, base_path)
+    return _resume_pending_rollbacks(location, timeline)
 
 
-def failed_writes(storage: Storage, base_path: str, config: LockConfig,
+def failed_writes(location: TableLocation, config: LockConfig,
                   timeline: Timeline | None = None) -> list[Instant]:
     """Pending commit/deltacommit/replacecommit instants whose writer is dead (heartbeat expired or missing). A
     pending clustering is another writer's table service, never a failed write (Hudi leaves it out before looking at
@@ -197,37 +201,40 @@ def failed_writes(storage: Storage, base_path: str, config: LockConfig,
     has one, is not touched either."""
     if config.failed_writes_policy == NEVER:
         return []
-    timeline = timeline or Timeline.load(storage, base_path)
+    timeline = timeline if timeline is not None else Timeline.load(location)
     return [i for i in timeline.pending() if i.action in _WRITE_ACTIONS
-            and heartbeat_expired(storage, base_path, i.timestamp, config.heartbeat_expiry_ms)
+            and heartbeat_expired(location, i.timestamp, config.heartbeat_expiry_ms)
             and not is_clustering(timeline, i)]
 
 
-def _check_writable(storage: Storage, base_path: str) -> None:
+def _check_writable(table: TableLocation) -> None:
     """A table property or state this engine does not honour stops a rollback before it writes anything."""
-    check_writable(storage, base_path, TableConfig.load(storage, base_path), action="roll back")
+    check_writable(table, TableConfig.load(table),
+                   action="roll back")
 
 
-def marked_files(storage: Storage, base_path: str, instant_time: str) -> dict[str, list[str]]:
+def marked_files(location: TableLocation, instant_time: str) -> dict[str, list[str]]:
     """The data files an instant's markers name that are the instant's own (base files of the instant, log files
     holding only its blocks), by partition: full paths of files that exist."""
     out: dict[str, list[str]] = {}
-    for req in _requests_from_markers(storage, base_path, list_markers(storage, base_path, instant_time),
+    for req in _requests_from_markers(location, list_markers(location, instant_time),
                                       instant_time, use_command_blocks=False):
         out.setdefault(req.partition_path, []).extend(req.files_to_delete)
     return out
 
 
-def remove_marked_files(storage: Storage, base_path: str, instant_time: str) -> list[str]:
+def remove_marked_files(location: TableLocation, instant_time: str) -> list[str]:
     """Delete `marked_files` (a writer that lost its instant removes what it wrote); the deleted paths."""
-    return [p for paths in marked_files(storage, base_path, instant_time).values() for p in paths
+    storage = location.storage
+    return [p for paths in marked_files(location, instant_time).values() for p in paths
             if storage.delete(p)]
 
 
-def base_files_of(storage: Storage, base_path: str, instant_times: set[str]) -> dict[str, list[str]]:
+def base_files_of(location: TableLocation, instant_times: set[str]) -> dict[str, list[str]]:
     """Base files named after one of `instant_times`, in every folder of the table (a listing of all of them)."""
+    storage, base_path = location.storage, location.base_path
     out: dict[str, list[str]] = {}
-    for folder in _all_folders(storage, base_path):
+    for folder in _all_folders(location):
         for e in storage.list_dir(Storage.join(base_path, folder)):
             if not e.is_dir and is_base_file_name(e.name) and BaseFileName.parse(e.name).instant_time in instant_times:
                 out.setdefault(folder, []).append(e.path)
@@ -254,11 +261,11 @@ def _is_clustering(timeline: Timeline, instant: Instant) -> bool:
     return is_clustering(timeline, instant)
 
 
-def _plan_pending(storage: Storage, base_path: str, timeline: Timeline, target: Instant,
-                  use_command_blocks: bool) -> list[RollbackRequest]:
-    markers = list_markers(storage, base_path, target.timestamp)
+def _plan_pending(timeline: Timeline, target: Instant, use_command_blocks: bool) -> list[RollbackRequest]:
+    table = _location(timeline)
+    markers = list_markers(table, target.timestamp)
     if markers:
-        return _requests_from_markers(storage, base_path, markers, target.timestamp, use_command_blocks)
+        return _requests_from_markers(table, markers, target.timestamp, use_command_blocks)
     # No markers: the inflight workload profile narrows the partitions to look in, if it names any.
     partitions = None
     if target.is_inflight:
@@ -266,11 +273,12 @@ def _plan_pending(storage: Storage, base_path: str, timeline: Timeline, target: 
             partitions = set(timeline.commit_metadata(target).partition_to_write_stats) or None
         except HudiError:
             partitions = None
-    return _requests_from_listing(storage, base_path, target.timestamp, partitions, use_command_blocks)
+    return _requests_from_listing(table, target.timestamp, partitions, use_command_blocks)
 
 
-def _requests_from_markers(storage: Storage, base_path: str, markers: list[Marker], instant_time: str,
+def _requests_from_markers(table: TableLocation, markers: list[Marker], instant_time: str,
                            use_command_blocks: bool) -> list[RollbackRequest]:
+    storage, base_path = table.storage, table.base_path
     requests = []
     for m in markers:
         path = Storage.join(base_path, m.data_file_path)
@@ -288,8 +296,9 @@ def _base_file_of(name: str, instant_time: str) -> bool:
     return not is_base_file_name(name) or BaseFileName.parse(name).instant_time == instant_time
 
 
-def _requests_from_stats(storage: Storage, base_path: str, instant_time: str, meta: CommitMetadata,
+def _requests_from_stats(table: TableLocation, instant_time: str, meta: CommitMetadata,
                          use_command_blocks: bool) -> list[RollbackRequest]:
+    storage, base_path = table.storage, table.base_path
     requests = []
     for partition, stats in meta.partition_to_write_stats.items():
         for stat in stats:
@@ -310,10 +319,11 @@ def _requests_from_stats(storage: Storage, base_path: str, instant_time: str, me
     return requests
 
 
-def _requests_from_listing(storage: Storage, base_path: str, instant_time: str, partitions: set[str] | None,
+def _requests_from_listing(table: TableLocation, instant_time: str, partitions: set[str] | None,
                            use_command_blocks: bool) -> list[RollbackRequest]:
+    storage, base_path = table.storage, table.base_path
     requests = []
-    for partition in sorted(partitions) if partitions is not None else _all_folders(storage, base_path):
+    for partition in sorted(partitions) if partitions is not None else _all_folders(table):
         for entry in storage.list_dir(Storage.join(base_path, partition)):
             if entry.is_dir:
                 continue
@@ -327,9 +337,10 @@ def _requests_from_listing(storage: Storage, base_path: str, instant_time: str, 
     return requests
 
 
-def _all_folders(storage: Storage, base_path: str) -> list[str]:
+def _all_folders(table: TableLocation) -> list[str]:
     """Every folder under the base path that may hold data files (not `.hoodie`, not hidden), "" included.
     Partitions without `.hoodie_partition_metadata` count: a failed write into a new partition never wrote it."""
+    storage, base_path = table.storage, table.base_path
     out, stack = [], [""]
     while stack:
         rel = stack.pop()
@@ -381,11 +392,12 @@ def _has_older_slice_files(storage: Storage, path: str, log: LogFileName) -> boo
 # --------------------------------------------------------------------------------------------- execution
 
 
-def _run(storage: Storage, base_path: str, timeline: Timeline, target: Instant, requests: list[RollbackRequest],
-         *, uncommit: bool) -> RollbackResult | None:
+def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *,
+         uncommit: bool) -> RollbackResult | None:
+    storage = timeline.storage
     t0 = time.monotonic()
     latest = max(timeline.timestamps(), default=None)
-    rollback_ts = new_instant_time(after=latest, local=TableConfig.load(storage, base_path).local_instant_times)
+    rollback_ts = new_instant_time(after=latest, local=TableConfig.load(_location(timeline)).local_instant_times)
     requested = Instant(rollback_ts, Action.ROLLBACK, State.REQUESTED)
     plan = {
         "instantToRollback": {"commitTime": target.timestamp, "action": target.action.value},
@@ -393,7 +405,7 @@ def _run(storage: Storage, base_path: str, timeline: Timeline, target: Instant, 
         "version": 1,
     }
     timeline.create_requested(requested, write_avro_metadata(ROLLBACK_PLAN, plan))
-    if not uncommit and _completed(storage, base_path, target):
+    if not uncommit and _completed(_location(timeline), target):
         storage.delete(timeline.path_of(requested))  # nothing was deleted yet: give up, F stays committed
         return None
     if uncommit:
@@ -402,15 +414,16 @@ def _run(storage: Storage, base_path: str, timeline: Timeline, target: Instant, 
         if not storage.delete(completed_path):
             raise WriteError(f"{completed_path}: vanished while rolling back {target}")
     inflight = timeline.transition_to_inflight(requested)
-    return _execute(storage, base_path, timeline, inflight, target, requests, t0)
+    return _execute(timeline, inflight, target, requests, t0)
 
 
-def _execute(storage: Storage, base_path: str, timeline: Timeline, inflight: Instant, target: Instant,
-             requests: list[RollbackRequest], t0: float) -> RollbackResult:
+def _execute(timeline: Timeline, inflight: Instant, target: Instant, requests: list[RollbackRequest],
+             t0: float) -> RollbackResult:
+    storage = timeline.storage
     rollback_ts = inflight.timestamp
     per_partition: dict[str, dict] = {}
     deleted, failed, written = [], [], {}
-    for req in _and_late_requests(storage, base_path, target, requests):
+    for req in _and_late_requests(_location(timeline), target, requests):
         pm = per_partition.setdefault(req.partition_path, {
             "partitionPath": req.partition_path, "successDeleteFiles": [], "failedDeleteFiles": [],
             "rollbackLogFiles": None, "logFilesFromFailedCommit": None})
@@ -443,21 +456,22 @@ def _execute(storage: Storage, base_path: str, timeline: Timeline, inflight: Ins
     timeline.complete(inflight, write_avro_metadata(ROLLBACK_METADATA, metadata))
     # F's instant files last (completed first if still there, so a crash never leaves a completed F without data).
     timeline.delete_instant_files(target)
-    delete_marker_dir(storage, base_path, target.timestamp)
+    delete_marker_dir(_location(timeline), target.timestamp)
     return RollbackResult(rollback_ts, target, deleted, failed, written)
 
 
-def _and_late_requests(storage: Storage, base_path: str, target: Instant,
+def _and_late_requests(table: TableLocation, target: Instant,
                        requests: list[RollbackRequest]) -> Iterator[RollbackRequest]:
     """The planned requests, then (listed once those are done) requests for the files of markers the plan did not
     know: a writer that lost its lock made them after the plan was listed. Then the temp files of interrupted
     atomic creates and streamed files meant to become the instant's files are deleted (not those of other writers,
     which may be streaming into the same partitions)."""
+    storage, base_path = table.storage, table.base_path
     yield from requests
     planned = {p for r in requests for p in (*r.files_to_delete, *r.log_blocks_to_delete)}
-    markers = list_markers(storage, base_path, target.timestamp)
+    markers = list_markers(table, target.timestamp)
     late = [m for m in markers if Storage.join(base_path, m.data_file_path) not in planned]
-    yield from _requests_from_markers(storage, base_path, late, target.timestamp, use_command_blocks=False)
+    yield from _requests_from_markers(table, late, target.timestamp, use_command_blocks=False)
     targets: dict[str, set[str]] = {}
     for r in requests:
         for p in (*r.files_to_delete, *r.log_blocks_to_delete):
@@ -468,9 +482,13 @@ def _and_late_requests(storage: Storage, base_path: str, target: Instant,
         storage.delete_temp_files(Storage.join(base_path, partition), targets[partition])
 
 
-def _completed(storage: Storage, base_path: str, target: Instant) -> bool:
+def _completed(table: TableLocation, target: Instant) -> bool:
     return any(i.is_completed and i.comparable_action == target.comparable_action
-               for i in Timeline.load(storage, base_path).instants_at(target.timestamp))
+               for i in Timeline.load(table).instants_at(target.timestamp))
+
+
+def _location(timeline: Timeline) -> TableLocation:
+    return TableLocation.at(timeline.storage, timeline.base_path)
 
 
 def _write_rollback_block(storage: Storage, log_path: str, rollback_ts: str, target_ts: str) -> tuple[str, int]:
@@ -488,9 +506,10 @@ def _write_rollback_block(storage: Storage, log_path: str, rollback_ts: str, tar
         version += 1
 
 
-def _resume_pending_rollbacks(storage: Storage, base_path: str) -> list[RollbackResult]:
+def _resume_pending_rollbacks(table: TableLocation, timeline: Timeline | None = None) -> list[RollbackResult]:
     """Re-execute the plans of rollbacks that did not complete (deleting is idempotent)."""
-    timeline = Timeline.load(storage, base_path)
+    storage = table.storage
+    timeline = timeline if timeline is not None else Timeline.load(table)
     results = []
     for instant in timeline.filter_by([Action.ROLLBACK]).pending():
         plan = timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}
@@ -499,7 +518,7 @@ def _resume_pending_rollbacks(storage: Storage, base_path: str) -> list[Rollback
             raise WriteError(f"{timeline.path_of(instant)}: rollback plan names no instant to roll back")
         target = Instant(info["commitTime"], info["action"], State.INFLIGHT)
         requests = [RollbackRequest.from_avro(r) for r in plan.get("RollbackRequests") or []]
-        if instant.is_requested and _completed(storage, base_path, target):
+        if instant.is_requested and _completed(_location(timeline), target):
             # Nothing was deleted yet and F is committed (a rollback_completed that crashed before its un-commit
             # step, or a writer that committed F while its rollback was being planned): give the rollback up.
             storage.delete(timeline.path_of(instant))
@@ -507,10 +526,5 @@ def _resume_pending_rollbacks(storage: Storage, base_path: str) -> list[Rollback
         # Data goes only while F is pending: un-commit a completed F first (R is inflight: step 2 had begun).
         timeline.delete_instant_files(target, [State.COMPLETED])
         inflight = instant if instant.is_inflight else timeline.transition_to_inflight(instant)
-        results.append(_execute(storage, base_path, timeline, inflight, target, requests, time.monotonic()))
+        results.append(_execute(timeline, inflight, target, requests, time.monotonic()))
     return results
-
-
-def rollback_instants(storage: Storage, base_path: str) -> list[Instant]:
-    """Completed rollback instants of the timeline (for tests and tooling)."""
-    return list(Timeline.load(storage, base_path).filter_by([Action.ROLLBACK], [State.COMPLETED]))

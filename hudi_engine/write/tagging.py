@@ -27,6 +27,7 @@ from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.io.base_file import read_base_file, read_footer, read_record_keys
 from hudi_engine.io.bloom import BloomFilter
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.write import index
 from hudi_engine.write.bucket_assigner import SliceInfo
@@ -201,7 +202,7 @@ class _SortedView:
 def _latest_slices(spec: TagSpec, storage: Storage, partition: str) -> list[FileSlice]:
     def load() -> list[FileSlice]:
         assert spec.visibility is not None
-        view = FileSystemView.for_partitions(storage, spec.base_path, [partition])
+        view = FileSystemView.for_partitions(TableLocation.at(storage, spec.base_path), [partition])
         return view.latest_file_slices(spec.visibility)
 
     return _CACHE.get(("listing", spec.instant, spec.base_path, partition), load)

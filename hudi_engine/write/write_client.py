@@ -19,10 +19,12 @@ from hudi_engine.config.write_config import EAGER, IndexType, Operation, WriteCo
 from hudi_engine.errors import SchemaError, WriteError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
+from hudi_engine.table_handle import TableHandle
 from hudi_engine.timeline import META_FOLDER, Timeline
 from hudi_engine.timeline.clustering import PendingClustering, resolve_update_strategy
 from hudi_engine.timeline.commit_metadata import WriteStat
@@ -35,7 +37,7 @@ from hudi_engine.write.heartbeat import Heartbeat
 from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.lock import TableLock, acquire
 from hudi_engine.write.lock_providers import require_safe_provider
-from hudi_engine.write.partial_update import missing_columns
+from hudi_engine.write.partial_update import StoredRows, missing_columns
 from hudi_engine.write.rollback import finish_pending_rollbacks, rollback_failed_writes
 from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_result import WriteResult
@@ -59,39 +61,61 @@ class UntaggedGroups:
 
 
 class WriteClient:
-    def __init__(self, storage: Storage, base_path: str, storage_uri: str, config: WriteConfig,
-                 table_config: TableConfig, data_schema: pa.Schema, exists: bool, *,
-                 timeline: Timeline | None = None) -> None:
-        self.storage = storage
-        self.base_path = base_path
-        self.storage_uri = storage_uri
+    """One write's driver side over one table handle: the location, `hoodie.properties` and the timeline, loaded
+    once (`open`) and passed down; the timeline is listed again once under the table lock (`transaction`)."""
+
+    def __init__(self, location: TableLocation, config: WriteConfig, table_config: TableConfig,
+                 data_schema: pa.Schema, exists: bool, *, timeline: Timeline | None = None) -> None:
+        self.location = location
         self.config = config
         self.table_config = table_config
         self.data_schema = data_schema
         self.exists = exists
-        self.timeline = (timeline or Timeline.load(storage, base_path)) if exists else None
+        self.timeline = (timeline if timeline is not None else Timeline.load(location)) \
+            if exists else None
         self._avg_record_size: int | None = None
         self._pending_clustering: PendingClustering | None = None
 
+    @property
+    def storage(self) -> Storage:
+        return self.location.storage
+
+    @property
+    def base_path(self) -> str:
+        return self.location.base_path
+
+    @property
+    def storage_uri(self) -> str:
+        """Where tasks reopen the table: the URI for remote stores, the absolute path for local ones."""
+        return self.location.uri
+
+    @property
+    def handle(self) -> TableHandle:
+        """The table as this write sees it (an existing table, or one this write created)."""
+        assert self.timeline is not None, "the table does not exist yet"
+        return TableHandle(self.location, self.table_config, self.timeline)
+
     @staticmethod
-    def open(path: str, config: WriteConfig, data_schema: pa.Schema) -> "WriteClient":
-        """Check the write against the table (or the new table's config) before anything is written."""
-        storage, base_path = Storage.for_uri(str(path))
-        uri = Storage.location(str(path))
-        exists = TableConfig.exists(storage, base_path)
+    def open(path: str, config: WriteConfig, data_schema: pa.Schema, *,
+             table: TableHandle | None = None) -> "WriteClient":
+        """Check the write against the table (or the new table's config) before anything is written. `table`: the
+        caller's handle of the table at `path`, loaded for this operation (not read again)."""
+        location = table.location if table is not None else TableLocation.of(path)
+        base_path = location.base_path
+        exists = table is not None or TableConfig.exists(location)
         timeline = None
         if exists:
-            table_config = TableConfig.load(storage, base_path)
+            table_config = table.config if table is not None else TableConfig.load(location)
             table_config.require_writable()  # before the timeline is listed with layout 1
-            timeline = Timeline.load(storage, base_path)
-            check_writable(storage, base_path, table_config, timeline, action="write")
+            timeline = table.timeline if table is not None else Timeline.load(location)
+            check_writable(location, table_config, timeline, action="write")
             config = config.for_table(table_config, base_path)
         else:
             table_config = config.new_table_config(base_path)
         config = config.for_keyless(base_path, table_config.populate_meta_fields)  # keys generated: refusals first
         _check_columns(config, data_schema, base_path)
         resolve_update_strategy(config.given.get(K.CLUSTERING_UPDATES_STRATEGY.key, ""), base_path)
-        client = WriteClient(storage, base_path, uri, config, table_config, data_schema, exists, timeline=timeline)
+        client = WriteClient(location, config, table_config, data_schema, exists, timeline=timeline)
         client._check_schema_change()
         return client
 
@@ -112,7 +136,7 @@ class WriteClient:
         if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight):
             return
         self.table_config = self.table_config.without_metadata_table()
-        self.table_config.save(self.storage, self.base_path)
+        self.table_config.save(self.location)
         self.storage.delete_dir(Storage.join(self.base_path, META_FOLDER, "metadata"))
 
     # ---- specs shipped to tasks ------------------------------------------------------------------------------
@@ -141,7 +165,7 @@ class WriteClient:
         if self.timeline is None:
             return []
         wanted = None if partitions is None else set(partitions)
-        view = FileSystemView.load(self.storage, self.base_path, None if wanted is None else wanted.__contains__)
+        view = FileSystemView.load(self.location, None if wanted is None else wanted.__contains__)
         return view.latest_file_slices(Visibility.of(self.timeline))
 
     def index_files(self, partitions: list[str] | None) -> list[tuple[str, str, str]]:
@@ -172,6 +196,8 @@ class WriteClient:
             storage_uri=self.storage_uri, base_path=self.base_path, table_props=dict(self.table_config.props),
             config=self.config, instant=instant, writer_avro_schema=self.writer_avro_schema,
             avg_record_size=self.average_record_size(),
+            stored=StoredRows.of(self.timeline, self.table_config)
+            if self.config.merge.update_columns and self.timeline is not None else None,
         )
 
     def tag_spec(self, instant: str) -> TagSpec | None:
@@ -229,7 +255,7 @@ class WriteClient:
         cfg = self.config
         if self.timeline is None:
             return UntaggedGroups({}, {})
-        view = FileSystemView.load_within(self.storage, self.base_path, MAX_LISTED_FOLDERS)
+        view = FileSystemView.load_within(self.location, MAX_LISTED_FOLDERS)
         if view is None:
             return None
         routes: dict[str, tuple[str, int]] = {}
@@ -254,7 +280,7 @@ class WriteClient:
         belongs to the compaction's slice."""
         if self.timeline is None or not partitions:
             return {}
-        view = FileSystemView.for_partitions(self.storage, self.base_path, partitions)
+        view = FileSystemView.for_partitions(self.location, partitions)
         return self._slice_infos(view, self._pending_compaction_groups())
 
     def _slice_infos(self, view: FileSystemView, compacting: Mapping[tuple[str, str], str]) -> dict[str, list[SliceInfo]]:
@@ -297,17 +323,25 @@ class WriteClient:
         writers (expired heartbeats) are rolled back first under the EAGER policy.
         """
         lock_cfg = self.config.lock
-        require_safe_provider(self.storage, self.base_path, lock_cfg)  # before a new table is even created
-        lock = self._lock_new_table() if not self.exists else acquire(self.storage, self.base_path, lock_cfg,
-                                                                       table_name=self.table_config.name)
+        require_safe_provider(self.location, lock_cfg)  # before a new table is even created
+        # An existing table was checked writable when the write opened (its config and timeline): the lock does
+        # not read them again; its state is checked again below, on the timeline listed under the lock.
+        lock = self._lock_new_table() if not self.exists else acquire(
+            self.location, lock_cfg, table_name=self.table_config.name, table=self.table_config,
+            timeline=self.timeline)
         txn: Transaction | None = None
         try:
+            # The one listing under the lock: the writability check, the failed writes to roll back, the new
+            # instant's time, the base of the conflict check, and what the write plans with.
+            timeline = Timeline.load(self.location)
+            check_writable(self.location, self.table_config, timeline,
+                           action="write to it or run a table service on it")
             if lock_cfg.failed_writes_policy == EAGER:
-                rollback_failed_writes(self.storage, self.base_path, lock_cfg)
+                rolled_back = rollback_failed_writes(self.location, lock_cfg, timeline=timeline)
             else:  # LAZY leaves dead writers' instants to the cleaning, but a crash's half rollback is finished now
-                finish_pending_rollbacks(self.storage, self.base_path)
+                rolled_back = finish_pending_rollbacks(self.location, timeline)
             self._disable_metadata_table()
-            self.timeline = Timeline.load(self.storage, self.base_path)
+            self.timeline = Timeline.load(self.location) if rolled_back else timeline
             self._pending_clustering = None
             txn = Transaction(self, lock)
             if lock_cfg.optimistic:
@@ -328,17 +362,19 @@ class WriteClient:
 
     def _lock_new_table(self) -> TableLock:
         """A first write creates the table, then locks it; if that write fails the empty table is removed again."""
-        commit_protocol.create_table(self.storage, self.base_path, self.table_config)
+        commit_protocol.create_table(self.location, self.table_config)
         self.exists = True
         self._created_here = True
         try:
-            return acquire(self.storage, self.base_path, self.config.lock, table_name=self.table_config.name)
+            # The config is the one just written, the timeline empty: the state is checked under the lock.
+            return acquire(self.location, self.config.lock, table_name=self.table_config.name,
+                           table=self.table_config, timeline=Timeline(self.storage, self.base_path, []))
         except BaseException:
             self._remove_if_empty()
             raise
 
     def _remove_if_empty(self) -> None:
-        if not Timeline.load(self.storage, self.base_path).completed_commits():
+        if not Timeline.load(self.location).completed_commits():
             self.storage.delete_dir(Storage.join(self.base_path, META_FOLDER))
 
 
@@ -351,15 +387,15 @@ class Transaction:
         self.lock: TableLock | None = lock
         self.timings: dict[str, float] = {}
         cfg = client.config
-        timeline = client.timeline or Timeline.load(client.storage, client.base_path)
+        timeline = client.timeline if client.timeline is not None else Timeline.load(client.location)
         self.started = TimelineAtStart.of(timeline)
         instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
                                         local=client.table_config.local_instant_times)
-        self.owned = InflightInstant.start(client.storage, client.base_path, instant_time, cfg.lock, lock.owner)
+        self.owned = InflightInstant.start(client.location, instant_time, cfg.lock, lock.owner)
         try:
-            self.inflight = commit_protocol.start_commit(client.storage, client.base_path, client.table_config,
+            self.inflight = commit_protocol.start_commit(client.location, client.table_config,
                                                          cfg.operation.operation_type, cfg.commit_action,
-                                                         instant_time=instant_time)
+                                                         instant_time=instant_time, timeline=timeline)
         except BaseException:
             self.owned.stop_heartbeat()
             raise
@@ -385,7 +421,7 @@ class Transaction:
             if self.lock.lost is None:
                 return self.lock
             self.release_lock()
-        self.lock = acquire(c.storage, c.base_path, c.config.lock, table_name=c.table_config.name)
+        self.lock = acquire(c.location, c.config.lock, table_name=c.table_config.name)
         return self.lock
 
     def commit(self, stats: list[WriteStat], partitions: list[str] | None = None) -> WriteResult:
@@ -405,7 +441,7 @@ class Transaction:
         if c.config.lock.optimistic:
             mine = {(s.partition_path or "", s.file_id or "") for s in stats}
             mine |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
-            check_conflicts(Timeline.load(c.storage, c.base_path), self.started, self.inflight, mine,
+            check_conflicts(Timeline.load(c.location), self.started, self.inflight, mine,
                             by_bucket=c.config.index.type is IndexType.BUCKET)
         self.owned.check_heartbeat(f"committing instant {self.instant}")
         lock.check(f"committing instant {self.instant}")
@@ -413,7 +449,7 @@ class Transaction:
         # finds the instant completed and writes nothing. Under the lock nobody rolls the instant back meanwhile.
         self.owned.stop_heartbeat()
         commit_protocol.complete_commit(
-            c.storage, c.base_path, self.inflight, stats, operation_type=c.config.operation.operation_type,
+            c.location, self.inflight, stats, operation_type=c.config.operation.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
             extra_metadata=c.config.commit_extra_metadata,
             partition_metafile_base_format=c.table_config.partition_metafile_use_base_format,

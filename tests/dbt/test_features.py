@@ -21,6 +21,7 @@ from features_project import EVENTS, PEOPLE, SCHEMA, latest_events, write_projec
 from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_services.archival import archived_entries
 from hudi_engine.timeline import Timeline
@@ -42,7 +43,7 @@ def table_path(project: Path, name: str) -> str:
 def hold_busy(path: str) -> None:
     """A write in flight on `path`: a requested commit and the table lock held by this (live) process."""
     storage, base = Storage.for_uri(path)
-    Timeline.load(storage, base).create_requested(Instant(BUSY_INSTANT, Action.COMMIT, State.REQUESTED), b"")
+    Timeline.load(TableLocation.at(storage, base)).create_requested(Instant(BUSY_INSTANT, Action.COMMIT, State.REQUESTED), b"")
     now = int(time.time() * 1000)
     owner = f"{socket.gethostname()}:{os.getpid()}:test"
     storage.write_bytes(Storage.join(base, ".hoodie", "lock"),
@@ -401,7 +402,7 @@ def test_archive_from_dbt(built):
     path = table_path(built["project"], "svc_archive")
     table = HudiTable.load(path)
     active = [i.timestamp for i in table.timeline.completed_commits()]
-    archived = sorted({e["commitTime"] for e in archived_entries(table.storage, table.base_path)})
+    archived = sorted({e["commitTime"] for e in archived_entries(TableLocation.at(table.storage, table.base_path))})
     assert len(active) == 2 and len(archived) == 2 and archived[-1] < active[0]  # 4 commits, 2 kept active
     line = lines_with(built, f"hudi_archive {path}: archived 2 instants ({archived[0]} to {archived[1]}) into ")
     assert len(line) == 1, lines_with(built, "hudi_archive")

@@ -7,8 +7,8 @@ from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import KeyGeneratorError
+from hudi_engine.location import TableLocation
 from hudi_engine.spark import write
-from hudi_engine.storage import Storage
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata
 
@@ -55,7 +55,7 @@ def test_ambiguous_keys_are_refused_before_any_file_is_written(spark, tmp_path, 
     assert_same_rows(rs_snapshot(path), before, "hudi-rs after the refused write")
     assert_same_rows(HudiTable.load(path).read_snapshot(), before, "our reader after the refused write")
     # The failed instant was rolled back, and it had written nothing to roll back.
-    timeline = Timeline.load(*Storage.for_uri(str(path)))
+    timeline = Timeline.load(TableLocation.of(str(path)))
     (rollback,) = [i for i in timeline if i.action.value == "rollback"]
     meta = read_avro_metadata((path / ".hoodie" / rollback.file_name).read_bytes(), "HoodieRollbackMetadata")
     assert meta["totalFilesDeleted"] == 0, meta

@@ -155,7 +155,7 @@ def test_a_table_on_object_storage_spark_cannot_open_is_merged_whole_and_equals_
 
 _OTHER_PROCESS = """
 import sys, pyarrow as pa
-from hudi_engine.write.local_writer import write_table
+from hudi_engine.write_pipeline import write_table
 rows = pa.table({"id": pa.array([3, 100], pa.int64()), "name": ["other", "new"], "ts": pa.array([9, 9], pa.int64()),
                  "amount": [0.5, 1.5], "dt": ["d3", "d0"]})
 write_table(rows, sys.argv[1], dict(zip(sys.argv[2::2], sys.argv[3::2])))

@@ -11,6 +11,7 @@ from oracle import assert_same_rows, rs_snapshot
 from write.local_write import write as local_write
 
 from hudi_engine import HudiTable
+from hudi_engine.location import TableLocation
 from hudi_engine.spark import write
 from hudi_engine.storage import Storage
 from hudi_engine.table_services.archival import archive_files, archived_entries
@@ -62,11 +63,11 @@ def test_writes_reads_and_table_services_on_s3(spark, s3_server, table_type):
     _check(spark, uri, model)
 
     storage, base = Storage.for_uri(uri)
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     assert timeline.filter_by([Action.CLEAN]), "cleaning ran on S3"
     if table_type == "MERGE_ON_READ":
         assert any(timeline.commit_metadata(i).operation_type == "COMPACT" for i in timeline.completed_commits())
-    assert archive_files(storage, base) and archived_entries(storage, base), "archival ran on S3"
+    assert archive_files(TableLocation.at(storage, base)) and archived_entries(TableLocation.at(storage, base)), "archival ran on S3"
     assert len(timeline.completed_commits()) <= 3
     assert not storage.exists(Storage.join(base, ".hoodie", "lock")), "every write released the lock"
     keys = s3_server.keys(uri.split("/")[2], "warehouse/t/.hoodie/")
@@ -81,7 +82,7 @@ def test_a_second_writer_waits_for_the_s3_lock_and_is_refused(spark, s3_table):
     options = _opts("COPY_ON_WRITE", **{"hoodie.write.lock.wait_time_ms": "500"})
     write(_df(spark, [(1, "a", 1, "d0")]), s3_table, options)
     storage, base = Storage.for_uri(s3_table)
-    with table_lock(storage, base, WriteConfig.from_options(options).lock) as held:
+    with table_lock(TableLocation.at(storage, base), WriteConfig.from_options(options).lock) as held:
         with pytest.raises(WriteError, match=f"could not take the write lock within 500 ms.*{held.owner}"):
             write(_df(spark, [(2, "b", 1, "d0")]), s3_table, options)
     assert {r["id"] for r in HudiTable.load(s3_table).read_snapshot().to_pylist()} == {1}
@@ -104,7 +105,7 @@ def test_java_avro_reads_the_archived_timeline(spark, tmp_path):
                          "ts": pa.array([round_] * 4, pa.int64()), "dt": [f"d{i % 2}" for i in range(4)]})
         local_write(path, rows, options, table_services=True)
     storage, base = Storage.for_uri(path)
-    files = archive_files(storage, base)
+    files = archive_files(TableLocation.at(storage, base))
     assert files
     jvm = spark.sparkContext._jvm
     avro = jvm.org.apache.avro
@@ -123,7 +124,7 @@ def test_java_avro_reads_the_archived_timeline(spark, tmp_path):
                 decoder = avro.io.DecoderFactory.get().binaryDecoder(bytearray(content[pos + 4:pos + 4 + size]), None)
                 decoded.append(json.loads(reader.read(None, decoder).toString()))
                 pos += 4 + size
-    ours = archived_entries(storage, base)
+    ours = archived_entries(TableLocation.at(storage, base))
     assert [(d["commitTime"], d["actionType"], d["actionState"]) for d in decoded] == \
            [(e["commitTime"], e["actionType"], e["actionState"]) for e in ours]
     commits = [d for d in decoded if d["actionState"] == "COMPLETED" and d["actionType"] in ("commit", "deltacommit")]

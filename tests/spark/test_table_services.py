@@ -12,6 +12,7 @@ from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.file_naming import BaseFileName, WriteToken, is_base_file_name
+from hudi_engine.location import TableLocation
 from hudi_engine.spark import spark_executor, write
 from hudi_engine.storage import Storage
 from hudi_engine.table_services.compaction import CompactionPlan, CompactionTask, execute_operation, schedule_compaction
@@ -70,7 +71,7 @@ class Run:
 
     def timeline(self) -> Timeline:
         storage, base = Storage.for_uri(str(self.path))
-        return Timeline.load(storage, base)
+        return Timeline.load(TableLocation.at(storage, base))
 
     def compactions(self) -> list[str]:
         tl = self.timeline()
@@ -126,12 +127,12 @@ def test_compaction_tasks_and_a_crashed_compaction_finished_before_the_next_writ
     run.write([rec(i, 1) for i in range(9)], "bulk_insert")
     run.write([rec(i, 2) for i in range(0, 9, 2)])
     storage, base = Storage.for_uri(str(run.path))
-    c = schedule_compaction(storage, base).timestamp
-    timeline = Timeline.load(storage, base)
+    c = schedule_compaction(TableLocation.at(storage, base)).timestamp
+    timeline = Timeline.load(TableLocation.at(storage, base))
     plan = CompactionPlan.load(timeline, c)
     # The crash: inflight, one file group's new base file written, then the driver died.
     timeline.transition_to_inflight(Instant(c, Action.COMPACTION, State.REQUESTED))
-    partial = execute_operation(CompactionTask.create(storage, base, base, c), plan.operations[0], (9, 9, 9))
+    partial = execute_operation(CompactionTask.create(TableLocation.at(storage, base), c), plan.operations[0], (9, 9, 9))
     run.check("readers see the old state")
     # The next write first finishes the compaction (its log files then go on top of the compacted slices).
     w3 = run.write([rec(0, 3), rec(2, 3)])  # keys the compaction covers (updated in log files)
@@ -141,7 +142,7 @@ def test_compaction_tasks_and_a_crashed_compaction_finished_before_the_next_writ
     # One Spark task per file group: every new base file has its own task partition in its write token.
     tokens = [WriteToken.parse(s["path"].rsplit("_", 2)[1]) for ss in meta["partitionToWriteStats"].values() for s in ss]
     assert len(tokens) == len(plan.operations) == len({t.partition_id for t in tokens})
-    wrote = Timeline.load(storage, base).commit_metadata(Instant(w3, Action.DELTA_COMMIT))
+    wrote = Timeline.load(TableLocation.at(storage, base)).commit_metadata(Instant(w3, Action.DELTA_COMMIT))
     assert {s.prev_commit for s in wrote.write_stats()} == {c}
     run.check("after the next write")
 

@@ -12,6 +12,7 @@ from oracle import assert_same_rows, rs_snapshot
 
 import hudi_engine.spark.writer as writer_mod
 from hudi_engine import HudiTable
+from hudi_engine.location import TableLocation
 from hudi_engine.spark import write
 from hudi_engine.timeline.timeline import Timeline
 from hudi_engine.write.write_client import Transaction
@@ -57,7 +58,7 @@ def test_crashed_write_is_invisible_and_rolled_back_by_the_next(spark, tmp_path,
         with pytest.raises(Killed):
             write(_df(spark, updates), str(path), _opts(table_type))
 
-    pending = [i for i in Timeline.load(*_storage(path)) if not i.is_completed]
+    pending = [i for i in Timeline.load(TableLocation.of(str(path))) if not i.is_completed]
     assert pending, "the crashed write left its instant pending"
     if point != "after_inflight":
         assert len(list(path.rglob("*.parquet"))) + len(list(path.rglob(".*.log.*"))) > 2
@@ -66,7 +67,7 @@ def test_crashed_write_is_invisible_and_rolled_back_by_the_next(spark, tmp_path,
 
     # The next write rolls the crashed instant back, then succeeds.
     write(_df(spark, [(5, "c", 3, "p1")]), str(path), _opts(table_type))
-    timeline = Timeline.load(*_storage(path))
+    timeline = Timeline.load(TableLocation.of(str(path)))
     assert all(i.is_completed for i in timeline), [str(i) for i in timeline]
     assert any(i.action.value == "rollback" for i in timeline)
     rows = {r["id"]: r["v"] for r in rs_snapshot(path).to_pylist()}
@@ -89,6 +90,7 @@ _KILLED_WRITER = r'''
 import os, re, signal, sys
 import pyarrow as pa
 from hudi_engine import HudiTable
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.write.commit import complete_commit, start_commit
@@ -104,17 +106,17 @@ def link(src, dst, *args, **kwargs):
 
 os.link = link
 storage, base = Storage.for_uri(path)
-config = TableConfig.load(storage, base)
-inflight = start_commit(storage, base, config, "UPSERT")
+config = TableConfig.load(TableLocation.at(storage, base))
+inflight = start_commit(TableLocation.at(storage, base), config, "UPSERT")
 schema = pa.schema([("id", pa.int64()), ("v", pa.string()), ("ts", pa.int64()), ("dt", pa.string())])
-ctx = WriteContext.create(storage, base, config, inflight.timestamp, schema).for_task(0, 1, 1)
+ctx = WriteContext.create(TableLocation.at(storage, base), config, inflight.timestamp, schema).for_task(0, 1, 1)
 rows = pa.table({"id": [0], "v": ["killed"], "ts": [9], "dt": ["p0"]}, schema=schema)
 if config.table_type == "MERGE_ON_READ":
     group = next(s for s in HudiTable.load(path).file_slices() if s.partition_path == "p0")
     stat = append_handle(ctx, "p0", group.file_id, group.base_instant, rows)
 else:
     stat = create_handle(ctx, "p9", rows.set_column(3, "dt", pa.array(["p9"])))
-complete_commit(storage, base, inflight, [stat], "UPSERT", ctx.schema)
+complete_commit(TableLocation.at(storage, base), inflight, [stat], "UPSERT", ctx.schema)
 '''
 _KILL_AT = {
     "requested instant": r"^\d+\.(commit|deltacommit)\.requested$",
@@ -149,7 +151,7 @@ def test_a_kill_inside_an_atomic_create_leaves_a_table_the_next_writers_write(sp
     write(_df(spark, [(1, "b", 2, "p1")]), str(path), _opts(table_type))
     write(_df(spark, [(2, "c", 3, "p0"), (7, "new", 3, "p1")]), str(path), _opts(table_type))
     assert not list(path.rglob(f"{TEMP_FILE_PREFIX}*")), "the next writer removed the temp file"
-    timeline = Timeline.load(*_storage(path))
+    timeline = Timeline.load(TableLocation.of(str(path)))
     assert all(i.is_completed for i in timeline), [str(i) for i in timeline]
     expected = {**{i: "a" for i in range(6)}, 1: "b", 2: "c", 7: "new"}
     assert {r["id"]: r["v"] for r in rs_snapshot(path).to_pylist()} == expected
@@ -229,7 +231,7 @@ def test_a_writer_whose_instant_is_rolled_back_under_it_leaves_no_file(spark, tm
     monkeypatch.undo()
 
     lost = seen["instant"]
-    timeline = Timeline.load(*_storage(path))
+    timeline = Timeline.load(TableLocation.of(str(path)))
     (rollback,) = [i for i in timeline if i.action.value == "rollback"]
     message = str(e.value)
     for part in (f"instant {lost}", f"rollback {rollback.timestamp} (completed)", lock_path(str(path)),

@@ -13,7 +13,7 @@ from hudi_engine.errors import SyncError
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.sync.entry import describe, entry_names, hive_type, spark_table_params
 from hudi_engine.table import HudiTable
-from hudi_engine.write.local_writer import write_table
+from hudi_engine.write_pipeline import write_table
 
 
 @pytest.mark.parametrize(("arrow", "hive", "with_timestamp"), [

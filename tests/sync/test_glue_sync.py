@@ -12,13 +12,13 @@ import pytest
 
 from hudi_engine.config.write_config import GLUE, WriteConfig
 from hudi_engine.errors import ConfigError, SyncError
-from hudi_engine.storage import Storage
+from hudi_engine.location import TableLocation
 from hudi_engine.sync.entry import INPUT_FORMAT, OUTPUT_FORMAT, REALTIME_INPUT_FORMAT, SERDE
 from hudi_engine.sync.glue import GlueClient, glue_settings_problems
 from hudi_engine.sync.tool import sync_catalogs
 from hudi_engine.table import HudiTable
 from hudi_engine.table_config import TableConfig
-from hudi_engine.write.local_writer import write_table
+from hudi_engine.write_pipeline import write_table
 
 GLUE_SYNC = {"hoodie.datasource.meta.sync.enable": "true",
              "hoodie.meta.sync.client.tool.class": "org.apache.hudi.aws.sync.AwsGlueCatalogSyncTool",
@@ -223,7 +223,7 @@ def test_sync_partition_fields_are_checked_against_an_existing_table(tmp_path):
     written = {k: v for k, v in options("orders").items() if k != "hoodie.datasource.write.partitionpath.field"}
     config = WriteConfig.from_options({**GLUE_SYNC, **written, "hoodie.datasource.hive_sync.partition_fields": "name"})
     with pytest.raises(ConfigError, match="are not the partition fields of table"):
-        config.for_table(TableConfig.load(*Storage.for_uri(path)), path)
+        config.for_table(TableConfig.load(TableLocation.of(path)), path)
 
 
 def test_write_table_refuses_sync_options_it_would_not_honour(tmp_path):

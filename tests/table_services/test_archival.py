@@ -14,6 +14,7 @@ from write.local_write import write
 from hudi_engine import HudiTable
 from hudi_engine.config import ArchivalConfig
 from hudi_engine.errors import HudiError
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_services.archival import (
     archive_files,
@@ -65,9 +66,9 @@ def test_many_commits_keep_hoodie_bounded_and_readers_read_the_model(tmp_path, t
     # files each, and hoodie.properties: never the 40 x 6 files an unarchived timeline would hold by now.
     assert max(counts[20:]) <= 3 * (8 + 3) + 3 * 8 + 1, counts
     assert counts[-1] <= counts[19] + 6, counts  # flat, not growing
-    timeline = Timeline.load(*Storage.for_uri(str(path)))
+    timeline = Timeline.load(TableLocation.of(str(path)))
     assert len(timeline.completed_commits()) <= 8 + 3
-    entries = archived_entries(*Storage.for_uri(str(path)))
+    entries = archived_entries(TableLocation.of(str(path)))
     archived = {(e["commitTime"], e["actionType"]) for e in entries}
     assert len(archived) >= 25 and not archived & {(i.timestamp, i.action.value) for i in timeline}
     assert _rows(path) == model
@@ -78,7 +79,7 @@ def test_archived_records_hold_each_state_file_in_hudis_form(tmp_path):
     for i in range(12):
         write(path, _batch(i), {**BASE, "hoodie.archive.automatic": "false"}, table_services=True)
     storage, base = Storage.for_uri(str(path))
-    before = Timeline.load(storage, base)
+    before = Timeline.load(TableLocation.at(storage, base))
     files_before = {p.name: p.read_bytes() for p in (path / ".hoodie").iterdir() if p.is_file()}
     result = HudiTable.load(str(path)).archive(options=BASE)
     assert result is not None and Path(result.archive_file).name == ".commits_.archive.1_1-0-1"
@@ -114,7 +115,7 @@ def test_archived_records_hold_each_state_file_in_hudis_form(tmp_path):
     for i in range(12, 16):
         write(path, _batch(i), {**BASE, "hoodie.archive.automatic": "false"}, table_services=True)
     assert Path(HudiTable.load(str(path)).archive(options=BASE).archive_file).name == ".commits_.archive.2_1-0-1"
-    assert [v for v, _ in archive_files(storage, base)] == [1, 2]
+    assert [v for v, _ in archive_files(TableLocation.at(storage, base))] == [1, 2]
 
 
 def _first_header(path: Path) -> str:
@@ -131,14 +132,14 @@ def test_archival_stops_before_a_pending_write_and_keeps_the_commit_before_it(tm
         write(path, _batch(i), never)
     storage, base = Storage.for_uri(str(path))
     table = HudiTable.load(str(path))
-    pending = start_commit(storage, base, table.config, "UPSERT")
+    pending = start_commit(TableLocation.at(storage, base), table.config, "UPSERT")
     for i in range(4, 16):
         write(path, _batch(i), never)
     result = HudiTable.load(str(path)).archive(options=never)
     commits_before = [i for i in table.timeline.completed_commits()]
     assert result is not None
     assert [i.timestamp for i in result.archived] == [c.timestamp for c in commits_before[:3]]  # not the 4th
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     assert timeline.completed_commits().first().timestamp == commits_before[3].timestamp
     assert any(i.timestamp == pending.timestamp and not i.is_completed for i in timeline)
 
@@ -170,7 +171,7 @@ def test_a_replacecommit_stays_until_cleaning_removed_what_it_replaced(tmp_path)
     storage, base = Storage.for_uri(str(path))
     for i in range(2, 14):
         write(path, _batch(i), options, table_services=True)
-        timeline = Timeline.load(storage, base)
+        timeline = Timeline.load(TableLocation.at(storage, base))
         chosen = instants_to_archive(timeline, ArchivalConfig(True, 5, 8), merge_on_read=False, max_delta_commits=5)
         last_clean = timeline.filter_by([Action.CLEAN], [State.COMPLETED]).last()
         plan = timeline.avro_metadata(last_clean.with_state(State.REQUESTED)) if last_clean else None
@@ -188,7 +189,7 @@ def test_reads_before_the_active_timeline_are_refused_naming_what_is_readable(tm
     results = [write(path, _batch(i), BASE, table_services=True) for i in range(14)]
     table = HudiTable.load(str(path))
     first = table.timeline.completed_commits().first().timestamp
-    newest_archived = newest_archived_commit(table.storage, table.base_path)
+    newest_archived = newest_archived_commit(TableLocation.at(table.storage, table.base_path))
     assert newest_archived is not None and newest_archived < first
     old = results[1].instant_time
     with pytest.raises(HudiError, match=f"time travel instant {old} is before the active timeline, which starts at "

@@ -13,6 +13,7 @@ from hudi_engine import HudiTable, WriteConfig
 from hudi_engine.config import CleanConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
+from hudi_engine.location import TableLocation
 from hudi_engine.table_services.clean import CleanPlan, plan_clean
 from hudi_engine.table_services.clean import clean as clean_table
 from hudi_engine.table_services.compaction import CompactionPlan, run_compaction, schedule_compaction
@@ -32,7 +33,7 @@ def _clean_config(options: dict) -> CleanConfig:
 
 def clean(storage, base, options: dict) -> str | None:
     """Clean with Hudi's option keys; the clean instant or None."""
-    result = clean_table(storage, base, _clean_config(options))
+    result = clean_table(TableLocation.at(storage, base), _clean_config(options))
     return result.instant_time if result is not None else None
 
 
@@ -65,7 +66,7 @@ def test_keep_latest_commits_keeps_what_retained_instants_read(tmp_path):
     t, instants = cow_with_history(tmp_path)
     before = all_data_files(t)
     config = _clean_config({**COMMITS, "hoodie.cleaner.commits.retained": "3"})
-    plan = plan_clean(t.storage, t.base, config)
+    plan = plan_clean(TableLocation.at(t.storage, t.base), config)
     earliest = instants[4]  # the 3rd latest of 7 commits
     assert plan.earliest_instant_to_retain == Instant(earliest, Action.COMMIT) and plan.last_completed_commit == instants[-1]
     ts = clean(t.storage, t.base, {**COMMITS, "hoodie.cleaner.commits.retained": "3"})
@@ -136,8 +137,8 @@ def test_mor_clean_removes_compacted_slices_outside_retention(tmp_path):
     instants = [t.write([row(i, 1) for i in range(9)]), t.write([row(i, 2) for i in (0, 1, 2)]),
                 t.write([row(i, 3) for i in (3, 4)])]
     old_slices = {k: s for k, s in t.slices().items()}
-    c = schedule_compaction(t.storage, t.base).timestamp
-    run_compaction(t.storage, t.base, c)
+    c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
+    run_compaction(TableLocation.at(t.storage, t.base), c)
     t.compacted(c)
     instants += [c, t.write([row(i, 4) for i in (0, 5)]), t.write([row(6, 5)])]
     # Retaining 3 commits: E = the compaction commit. Like Hudi, the newest slice *before* E stays too.
@@ -160,14 +161,14 @@ def test_slices_a_pending_compaction_reads_are_never_cleaned(tmp_path):
     t.write([row(i, 1) for i in range(6)])
     for ts in (2, 3):
         t.write([row(0, ts), row(1, ts)])
-    c = schedule_compaction(t.storage, t.base).timestamp
-    plan = CompactionPlan.load(Timeline.load(t.storage, t.base), c)
+    c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
+    plan = CompactionPlan.load(Timeline.load(TableLocation.at(t.storage, t.base)), c)
     needed = {f"{op.partition_path}/{n}" for op in plan.operations for n in (op.data_file, *op.delta_files)}
     later = t.write([row(0, 4)])  # a log file on the pending compaction's slice
     for opts in ({**COMMITS, "hoodie.cleaner.commits.retained": "1"}, {**VERSIONS, "hoodie.cleaner.fileversions.retained": "1"}):
         clean(t.storage, t.base, opts)
         assert needed <= all_data_files(t)
-    run_compaction(t.storage, t.base, c)
+    run_compaction(TableLocation.at(t.storage, t.base), c)
     t.compacted(c)
     clean(t.storage, t.base, {**COMMITS, "hoodie.cleaner.commits.retained": "1"})
     assert not needed & all_data_files(t)
@@ -180,10 +181,10 @@ def test_slices_a_pending_compaction_reads_are_never_cleaned(tmp_path):
 def overwrite(t: Table, partition: str, rows: list[dict]) -> str:
     """insert_overwrite of one partition: a replacecommit with a new file group, the old ones replaced."""
     replaced = [fid for (p, fid) in t.slices() if p == partition]
-    inflight = start_commit(t.storage, t.base, t.config, "INSERT_OVERWRITE")
-    ctx = WriteContext.create(t.storage, t.base, t.config, inflight.timestamp, SCHEMA)
+    inflight = start_commit(TableLocation.at(t.storage, t.base), t.config, "INSERT_OVERWRITE")
+    ctx = WriteContext.create(TableLocation.at(t.storage, t.base), t.config, inflight.timestamp, SCHEMA)
     stat = create_handle(ctx, partition, pa.Table.from_pylist(rows, SCHEMA))
-    complete_commit(t.storage, t.base, inflight, [stat], "INSERT_OVERWRITE", ctx.schema,
+    complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "INSERT_OVERWRITE", ctx.schema,
                     partition_to_replace_file_ids={partition: replaced})
     for k in [k for k, r in t.model.items() if r["part"] == partition]:
         del t.model[k]
@@ -216,9 +217,9 @@ def test_replaced_file_groups_go_once_the_replace_is_outside_retention(tmp_path,
 def test_an_interrupted_clean_is_finished_by_the_next_one(tmp_path):
     t, instants = cow_with_history(tmp_path, commits=5)
     config = CleanConfig(commits_retained=2)
-    plan = plan_clean(t.storage, t.base, config)
+    plan = plan_clean(TableLocation.at(t.storage, t.base), config)
     paths = [p for ps in plan.files.values() for p in ps]
-    timeline = Timeline.load(t.storage, t.base)
+    timeline = Timeline.load(TableLocation.at(t.storage, t.base))
     ts = "20991231000000000"
     data = plan.to_bytes()
     inflight = timeline.transition_to_inflight(timeline.create_requested(Instant(ts, Action.CLEAN, State.REQUESTED), data), data)
@@ -226,7 +227,7 @@ def test_an_interrupted_clean_is_finished_by_the_next_one(tmp_path):
         t.storage.delete(p)
     assert inflight.is_inflight
     t.check("mid-clean", since=instants[-2])  # readers see the same rows
-    result = clean_table(t.storage, t.base, _clean_config({"hoodie.cleaner.commits.retained": "2"}))
+    result = clean_table(TableLocation.at(t.storage, t.base), _clean_config({"hoodie.cleaner.commits.retained": "2"}))
     assert result is None  # the interrupted clean was finished; nothing else to clean
     done = read_avro_metadata((t.path / ".hoodie" / f"{ts}.clean").read_bytes())
     assert done["totalFilesDeleted"] == len(paths)  # files already gone count as deleted
@@ -259,16 +260,16 @@ def test_rollback_of_a_deltacommit_and_refusal_for_a_compaction(tmp_path):
     t = Table(tmp_path)
     first = t.write([row(i, 1) for i in range(6)])
     second = t.write([row(0, 2)])
-    c = schedule_compaction(t.storage, t.base).timestamp
+    c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
     with pytest.raises(WriteError, match="newer write instants"):
         HudiTable.load(str(t.path)).rollback()  # the pending compaction reads its log file
-    run_compaction(t.storage, t.base, c)
+    run_compaction(TableLocation.at(t.storage, t.base), c)
     with pytest.raises(WriteError, match="not the latest completed commit|compaction"):
         HudiTable.load(str(t.path)).rollback()
     third = t.write([row(1, 3)])
     HudiTable.load(str(t.path)).rollback(use_command_blocks=True)
     assert rows_of(rs_snapshot(t.path)) == model_rows(t.history[second])
-    assert third not in {i.timestamp for i in Timeline.load(t.storage, t.base).completed_commits()}
+    assert third not in {i.timestamp for i in Timeline.load(TableLocation.at(t.storage, t.base)).completed_commits()}
     assert first
 
 

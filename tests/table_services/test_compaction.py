@@ -16,6 +16,7 @@ from oracle import assert_same_rows, rs_incremental, rs_snapshot
 from hudi_engine import HudiTable
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services.compaction import (
@@ -46,7 +47,7 @@ class Table:
         self.path = tmp_path / "t"
         self.storage, self.base = Storage.for_uri(str(self.path))
         self.config = TableConfig.create("tbl", table_type, ["id"], ["part"], "ts", payload_class=payload)
-        create_table(self.storage, self.base, self.config)
+        create_table(TableLocation.at(self.storage, self.base), self.config)
         self.schema = schema
         self.model: dict[str, dict] = {}
         self.history: dict[str, dict[str, dict]] = {}  # instant -> the model right after it
@@ -62,9 +63,9 @@ class Table:
     def write(self, rows: list[dict] = (), deletes: list[str] = (), schema: pa.Schema | None = None) -> str:
         """Upsert `rows` and delete `deletes`: new keys go to a new file group per partition, others to theirs."""
         schema = schema or self.schema
-        inflight = start_commit(self.storage, self.base, self.config, "UPSERT")
-        ctx = WriteContext.create(self.storage, self.base, self.config, inflight.timestamp, schema)
-        timeline = Timeline.load(self.storage, self.base)
+        inflight = start_commit(TableLocation.at(self.storage, self.base), self.config, "UPSERT")
+        ctx = WriteContext.create(TableLocation.at(self.storage, self.base), self.config, inflight.timestamp, schema)
+        timeline = Timeline.load(TableLocation.at(self.storage, self.base))
         table = HudiTable.load(str(self.path))
         located = {}
         if self.model:
@@ -98,7 +99,7 @@ class Table:
                 stats.append(merge_handle(ctx, s.partition_path, fid, s.base_file.path,
                                           records if records is not None else schema.empty_table(),
                                           deletes=dels or None))
-        complete_commit(self.storage, self.base, inflight, stats, "UPSERT", ctx.schema)
+        complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, "UPSERT", ctx.schema)
         for r in rows:
             self.model[r["id"]] = {c: r.get(c) for c in DATA_COLS}
         for k in deletes:
@@ -171,7 +172,7 @@ def mor_with_updates(tmp_path: Path, payload: str | None = None) -> tuple[Table,
 def test_plan_is_avro_as_hudi_writes_it(tmp_path):
     t, instants = mor_with_updates(tmp_path)
     slices = t.slices()
-    c = schedule_compaction(t.storage, t.base)
+    c = schedule_compaction(TableLocation.at(t.storage, t.base))
     assert c.action is Action.COMPACTION and c.state is State.REQUESTED and c.timestamp > instants[-1]
     data = (t.path / ".hoodie" / f"{c.timestamp}.compaction.requested").read_bytes()
     assert embedded_schema(data)["name"] == "org.apache.hudi.avro.model.HoodieCompactionPlan"
@@ -194,21 +195,21 @@ def test_plan_is_avro_as_hudi_writes_it(tmp_path):
     assert CompactionPlan.from_bytes(plan.to_bytes()) == plan
     # A pending compaction changes nothing a reader sees; a second schedule finds nothing new to compact.
     t.check("compaction requested")
-    assert schedule_compaction(t.storage, t.base) is None
+    assert schedule_compaction(TableLocation.at(t.storage, t.base)) is None
 
 
 def test_schedule_refuses_cow_and_pending_writes_and_returns_none_without_logs(tmp_path):
     cow = Table(tmp_path / "cow", "COPY_ON_WRITE")
     cow.write([row(1, 1)])
     with pytest.raises(WriteError, match="only MERGE_ON_READ"):
-        schedule_compaction(cow.storage, cow.base)
+        schedule_compaction(TableLocation.at(cow.storage, cow.base))
     t = Table(tmp_path / "mor")
     t.write([row(i, 1) for i in range(3)])
-    assert schedule_compaction(t.storage, t.base) is None  # base files only: nothing to compact
+    assert schedule_compaction(TableLocation.at(t.storage, t.base)) is None  # base files only: nothing to compact
     t.write([row(1, 2)])
-    pending = start_commit(t.storage, t.base, t.config, "UPSERT")
+    pending = start_commit(TableLocation.at(t.storage, t.base), t.config, "UPSERT")
     with pytest.raises(WriteError, match=f"{pending.timestamp}.*pending"):
-        schedule_compaction(t.storage, t.base)
+        schedule_compaction(TableLocation.at(t.storage, t.base))
 
 
 def test_compaction_due_counts_deltacommits_since_the_last_compaction(tmp_path):
@@ -216,14 +217,14 @@ def test_compaction_due_counts_deltacommits_since_the_last_compaction(tmp_path):
     t.write([row(i, 1) for i in range(3)])
     for ts in (2, 3):
         t.write([row(1, ts)])
-    timeline = Timeline.load(t.storage, t.base)
+    timeline = Timeline.load(TableLocation.at(t.storage, t.base))
     assert deltacommits_since_last_compaction(timeline) == 3
     assert compaction_due(timeline, 3) and not compaction_due(timeline, 4)
-    c = schedule_compaction(t.storage, t.base)
-    assert deltacommits_since_last_compaction(Timeline.load(t.storage, t.base)) == 0  # a pending one counts
-    run_compaction(t.storage, t.base, c.timestamp)
+    c = schedule_compaction(TableLocation.at(t.storage, t.base))
+    assert deltacommits_since_last_compaction(Timeline.load(TableLocation.at(t.storage, t.base))) == 0  # a pending one counts
+    run_compaction(TableLocation.at(t.storage, t.base), c.timestamp)
     t.write([row(2, 4)])
-    assert deltacommits_since_last_compaction(Timeline.load(t.storage, t.base)) == 1
+    assert deltacommits_since_last_compaction(Timeline.load(TableLocation.at(t.storage, t.base))) == 1
     with pytest.raises(WriteError, match="at least 1"):
         compaction_due(timeline, 0)
 
@@ -234,8 +235,8 @@ def test_compaction_due_counts_deltacommits_since_the_last_compaction(tmp_path):
 def test_compaction_merges_slices_and_readers_agree_before_and_after(tmp_path):
     t, instants = mor_with_updates(tmp_path)
     before_slices = t.slices()
-    c = schedule_compaction(t.storage, t.base).timestamp
-    result = run_compaction(t.storage, t.base, c)
+    c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
+    result = run_compaction(TableLocation.at(t.storage, t.base), c)
     t.compacted(c)
     assert "%s.compaction.inflight" % c in t.hoodie_files() and f"{c}.commit" in t.hoodie_files()
     assert (t.path / ".hoodie" / f"{c}.compaction.inflight").read_bytes() == b""
@@ -287,8 +288,8 @@ def test_default_payload_compaction_keeps_the_higher_ordering_value(tmp_path):
     t.write([row(0, 3, val=-1.0), row(1, 7, val=-2.0)])
     t.model["k00"] = row(0, 5)  # the stale update does not apply
     t.history[max(t.history)] = copy.deepcopy(t.model)
-    c = schedule_compaction(t.storage, t.base).timestamp
-    run_compaction(t.storage, t.base, c)
+    c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
+    run_compaction(TableLocation.at(t.storage, t.base), c)
     t.compacted(c)
     t.check("default payload")
 
@@ -301,8 +302,8 @@ def test_overwrite_payload_compaction_writes_what_java_reads(tmp_path):
     t.write([row(0, 3, val=-1.0)])
     ours = HudiTable.load(str(t.path)).read_snapshot()
     assert dict(zip(ours.column("id").to_pylist(), ours.column("val").to_pylist()))["k00"] == -1.0
-    c = schedule_compaction(t.storage, t.base).timestamp
-    run_compaction(t.storage, t.base, c)
+    c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
+    run_compaction(TableLocation.at(t.storage, t.base), c)
     theirs = rs_snapshot(t.path)
     assert dict(zip(theirs.column("id").to_pylist(), theirs.column("val").to_pylist()))["k00"] == -1.0
     assert_same_rows(HudiTable.load(str(t.path)).read_snapshot(), theirs, "after compaction")
@@ -312,8 +313,8 @@ def test_a_file_group_whose_records_are_all_deleted_compacts_to_an_empty_base_fi
     t = Table(tmp_path)
     t.write([row(i, 1) for i in range(6)])
     t.write(deletes=["k00", "k03"])  # every record of p0
-    c = schedule_compaction(t.storage, t.base).timestamp
-    result = run_compaction(t.storage, t.base, c)
+    c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
+    result = run_compaction(TableLocation.at(t.storage, t.base), c)
     t.compacted(c)
     (stat,) = result.stats
     assert (stat.partition_path, stat.num_writes, stat.num_deletes) == ("p0", 0, 2)
@@ -324,13 +325,13 @@ def test_log_only_slices_are_compacted_into_a_base_file(tmp_path):
     """A file group of log files only (Java writes them with some indexes) gets its first base file."""
     t = Table(tmp_path)
     first = t.write([row(0, 1)])
-    inflight = start_commit(t.storage, t.base, t.config, "UPSERT")
-    ctx = WriteContext.create(t.storage, t.base, t.config, inflight.timestamp, SCHEMA)
+    inflight = start_commit(TableLocation.at(t.storage, t.base), t.config, "UPSERT")
+    ctx = WriteContext.create(TableLocation.at(t.storage, t.base), t.config, inflight.timestamp, SCHEMA)
     stat = append_handle(ctx, "p1", "0e0e0e0e-0000-4000-8000-000000000000-0", first,
                          pa.Table.from_pylist([row(1, 2), row(4, 2)], SCHEMA))
-    complete_commit(t.storage, t.base, inflight, [stat], "UPSERT", ctx.schema)
-    c = schedule_compaction(t.storage, t.base).timestamp
-    (s,) = run_compaction(t.storage, t.base, c).stats
+    complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "UPSERT", ctx.schema)
+    c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
+    (s,) = run_compaction(TableLocation.at(t.storage, t.base), c).stats
     assert s.prev_commit == first and s.num_inserts == 2
     t.model.update({"k01": row(1, 2), "k04": row(4, 2)})
     assert rows_of(rs_snapshot(t.path)) == model_rows(t.model)
@@ -339,18 +340,18 @@ def test_log_only_slices_are_compacted_into_a_base_file(tmp_path):
 
 def test_logs_written_while_a_compaction_is_pending_belong_to_its_slice(tmp_path):
     t, instants = mor_with_updates(tmp_path)
-    c = schedule_compaction(t.storage, t.base).timestamp
-    plan = CompactionPlan.load(Timeline.load(t.storage, t.base), c)
+    c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
+    plan = CompactionPlan.load(Timeline.load(TableLocation.at(t.storage, t.base)), c)
     during = t.write([row(0, 8), row(9, 8)])
     planned = {op.group for op in plan.operations}
-    meta = Timeline.load(t.storage, t.base).commit_metadata(Instant(during, Action.DELTA_COMMIT))
+    meta = Timeline.load(TableLocation.at(t.storage, t.base)).commit_metadata(Instant(during, Action.DELTA_COMMIT))
     logs = [LogFileName.parse(s.path.rsplit("/", 1)[-1]) for s in meta.write_stats() if s.is_delta]
     assert logs and all(n.base_instant == c for n in logs)
     assert all((s.partition_path, s.file_id) in planned for s in meta.write_stats())
     # Our reader merges the pending slice into the previous one (Java semantics).
     ours = HudiTable.load(str(t.path)).read_snapshot()
     assert rows_of(ours) == model_rows(t.model)
-    run_compaction(t.storage, t.base, c)
+    run_compaction(TableLocation.at(t.storage, t.base), c)
     t.compacted(c)
     t.check("compaction completed over later logs")
     assert t.incremental(instants[-1], during) == {"k00", "k09"}
@@ -361,22 +362,22 @@ def test_logs_written_while_a_compaction_is_pending_belong_to_its_slice(tmp_path
 
 def test_a_crash_mid_compaction_is_invisible_and_the_next_run_finishes_it(tmp_path):
     t, instants = mor_with_updates(tmp_path)
-    c = schedule_compaction(t.storage, t.base).timestamp
-    timeline = Timeline.load(t.storage, t.base)
+    c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
+    timeline = Timeline.load(TableLocation.at(t.storage, t.base))
     plan = CompactionPlan.load(timeline, c)
     # The crash: inflight, one operation's base file written (marker first), then the process died.
     timeline.transition_to_inflight(Instant(c, Action.COMPACTION, State.REQUESTED))
     from hudi_engine.table_services.compaction import CompactionTask
 
-    task = CompactionTask.create(t.storage, t.base, t.base, c)
+    task = CompactionTask.create(TableLocation.at(t.storage, t.base), c)
     partial = execute_operation(task, plan.operations[0], (7, 1, 7))
     assert (t.path / partial.path).exists()
-    assert [m.data_file_path for m in list_markers(t.storage, t.base, c)] == [partial.path]
+    assert [m.data_file_path for m in list_markers(TableLocation.at(t.storage, t.base), c)] == [partial.path]
     t.check("after a crash mid-compaction")  # readers see the old state
     assert_same_rows(rs_snapshot(t.path, read_optimized=True),
                      rs_snapshot(t.path, as_of=instants[0], read_optimized=True), "read-optimized: old base files")
 
-    result = run_compaction(t.storage, t.base, c)  # the next run: rolls back the attempt, executes again
+    result = run_compaction(TableLocation.at(t.storage, t.base), c)  # the next run: rolls back the attempt, executes again
     t.compacted(c)
     assert not (t.path / partial.path).exists()  # the failed attempt's file (its own write token) is gone
     assert len(result.stats) == len(plan.operations)
@@ -390,23 +391,23 @@ def test_a_crash_mid_compaction_is_invisible_and_the_next_run_finishes_it(tmp_pa
 
 def test_a_failing_executor_leaves_the_compaction_requested_and_nothing_written(tmp_path):
     t, _ = mor_with_updates(tmp_path)
-    c = schedule_compaction(t.storage, t.base).timestamp
+    c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
 
     def one_then_fail(task, ops):
         run_serially(task, ops[:1])
         raise RuntimeError("executor lost")
 
     with pytest.raises(RuntimeError, match="executor lost"):
-        run_compaction(t.storage, t.base, c, execute=one_then_fail)
+        run_compaction(TableLocation.at(t.storage, t.base), c, execute=one_then_fail)
     assert f"{c}.compaction.requested" in t.hoodie_files() and f"{c}.compaction.inflight" not in t.hoodie_files()
     for p in ("p0", "p1", "p2"):
         assert not [n for n in t.data_files(p) if is_base_file_name(n) and BaseFileName.parse(n).instant_time == c]
     t.check("after a failed execution")
-    run_compaction(t.storage, t.base, c)
+    run_compaction(TableLocation.at(t.storage, t.base), c)
     t.compacted(c)
     t.check("after the re-run")
     with pytest.raises(WriteError, match="already completed"):
-        run_compaction(t.storage, t.base, c)
+        run_compaction(TableLocation.at(t.storage, t.base), c)
 
 
 # --------------------------------------------------------------------------------------------- real tables
@@ -430,13 +431,13 @@ def test_compacting_and_cleaning_tables_written_by_hudi(unzip_table, tmp_path, n
     shutil.copytree(src, path)
     storage, base = Storage.for_uri(str(path))
     before = rs_snapshot(path)
-    old = [i.timestamp for i in Timeline.load(storage, base).completed_commits()]
+    old = [i.timestamp for i in Timeline.load(TableLocation.at(storage, base)).completed_commits()]
     old_views = {ts: rs_snapshot(path, as_of=ts) for ts in old}
-    instant = schedule_compaction(storage, base)
+    instant = schedule_compaction(TableLocation.at(storage, base))
     if name.endswith("overwritetable"):
         assert instant is None  # the only log file belongs to a replaced file group
         return
-    run_compaction(storage, base, instant.timestamp)
+    run_compaction(TableLocation.at(storage, base), instant.timestamp)
     cols = [c for c in before.column_names if c != "_hoodie_file_name"]
     after = rs_snapshot(path)
     assert_same_rows(after.select(cols), before.select(cols), f"{name}: compacted")
@@ -444,6 +445,6 @@ def test_compacting_and_cleaning_tables_written_by_hudi(unzip_table, tmp_path, n
     assert_same_rows(HudiTable.load(str(path)).read_snapshot(), after, f"{name}: ours after compaction")
     for ts, view in old_views.items():
         assert_same_rows(rs_snapshot(path, as_of=ts), view, f"{name}: as of {ts}")
-    assert clean(storage, base, CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1)) is not None
+    assert clean(TableLocation.at(storage, base), CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1)) is not None
     assert_same_rows(rs_snapshot(path), after, f"{name}: cleaned")
     assert not [p for p in path.rglob("*.log.*") if "__MACOSX" not in p.parts]  # the compacted logs are gone

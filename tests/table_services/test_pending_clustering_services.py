@@ -33,6 +33,7 @@ from hudi_engine.config.write_config import (
     CleanConfig,
     LockConfig,
 )
+from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
 from hudi_engine.table_services.archival import instants_to_archive
@@ -73,12 +74,12 @@ def test_cleaning_keeps_every_slice_of_a_file_group_under_pending_clustering(unz
     update(path, [2], "y")
     config = CleanConfig(policy=policy, commits_retained=1, file_versions_retained=1)
     g10, g20 = group_of(path, "10"), group_of(path, "20")
-    without = plan_clean(storage, base, config)
+    without = plan_clean(TableLocation.at(storage, base), config)
     assert without is not None and any(g10 in p for p in without.files.get("10", ()))  # the control
     ts = schedule_clustering(path, [("10", g10)])
-    plan = plan_clean(storage, base, config)
+    plan = plan_clean(TableLocation.at(storage, base), config)
     assert plan is not None and "10" not in plan.files and any(g20 in p for p in plan.files["20"])
-    result = clean(storage, base, config)
+    result = clean(TableLocation.at(storage, base), config)
     assert result is not None
     # Every slice the plan reads is still there: the clustering runs and reads them.
     assert execute_clustering(path, ts) == {"10": [g10]}
@@ -93,11 +94,11 @@ def test_compaction_leaves_out_file_groups_under_pending_clustering(unzip_table,
     g10, g20 = group_of(path, "10"), group_of(path, "20")
     ts = schedule_clustering(path, [("10", g10)], inflight=True)
     # A pending clustering writes new file groups only: scheduling goes ahead, without its groups.
-    instant = schedule_compaction(storage, base)
+    instant = schedule_compaction(TableLocation.at(storage, base))
     assert instant is not None
-    plan = CompactionPlan.load(Timeline.load(storage, base), instant.timestamp)
+    plan = CompactionPlan.load(Timeline.load(TableLocation.at(storage, base)), instant.timestamp)
     assert [op.group for op in plan.operations] == [("20", g20)]
-    run_compaction(storage, base, instant.timestamp)
+    run_compaction(TableLocation.at(storage, base), instant.timestamp)
     assert execute_clustering(path, ts) == {"10": [g10]}
     got = {r["id"]: r["name"] for r in rs_snapshot(path).to_pylist()}
     assert got[2] == "x" and sorted(got) == [1, 2, 3, 4]
@@ -107,7 +108,7 @@ def test_a_pending_clustering_alone_leaves_nothing_to_compact(unzip_table, tmp_p
     path = copy_of(unzip_table, MOR, tmp_path)
     storage, base = Storage.for_uri(str(path))
     schedule_clustering(path, [("10", group_of(path, "10"))])
-    assert schedule_compaction(storage, base) is None
+    assert schedule_compaction(TableLocation.at(storage, base)) is None
 
 
 @pytest.mark.parametrize("inflight", [False, True])
@@ -121,12 +122,12 @@ def test_rollback_of_failed_writes_leaves_a_pending_clustering(unzip_table, tmp_
     beat.write_bytes(b"")
     os.utime(beat, (time.time() - 3600, time.time() - 3600))
     # A failed write of ours beside it is rolled back; the clustering is not, and its heartbeat stays.
-    failed = Timeline.load(storage, base).create_requested(Instant(f"{int(ts) + 1}", Action.COMMIT, State.REQUESTED))
-    rolled_back = rollback_failed_writes(storage, base, LockConfig(heartbeat_interval_ms=10))
+    failed = Timeline.load(TableLocation.at(storage, base)).create_requested(Instant(f"{int(ts) + 1}", Action.COMMIT, State.REQUESTED))
+    rolled_back = rollback_failed_writes(TableLocation.at(storage, base), LockConfig(heartbeat_interval_ms=10))
     assert [r.rolled_back.timestamp for r in rolled_back] == [failed.timestamp]
     assert beat.exists()
-    assert rollback_failed_writes(storage, base) == []
-    pending = Timeline.load(storage, base).pending()
+    assert rollback_failed_writes(TableLocation.at(storage, base)) == []
+    pending = Timeline.load(TableLocation.at(storage, base)).pending()
     assert [(i.timestamp, i.action, i.state) for i in pending] == [
         (ts, Action.REPLACE_COMMIT, State.INFLIGHT if inflight else State.REQUESTED)]
 
@@ -139,13 +140,13 @@ def test_archival_stops_before_the_earliest_pending_clustering(unzip_table, tmp_
     ts = schedule_clustering(path, [("10", group_of(path, "10"))])
     for i in range(4):
         update(path, [4], f"w{i}")
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     commits = [i.timestamp for i in timeline.completed_commits()]
     assert len(commits) == 8
     chosen = instants_to_archive(timeline, ArchivalConfig(True, 2, 3), merge_on_read=False, max_delta_commits=5)
     assert chosen and all(i.timestamp < ts for i in chosen)
     # Without the clustering, the commits after it would go too (the control).
     timeline.delete_instant_files(Instant(ts, Action.REPLACE_COMMIT, State.REQUESTED))
-    unblocked = instants_to_archive(Timeline.load(storage, base), ArchivalConfig(True, 2, 3), merge_on_read=False,
+    unblocked = instants_to_archive(Timeline.load(TableLocation.at(storage, base)), ArchivalConfig(True, 2, 3), merge_on_read=False,
                                     max_delta_commits=5)
     assert any(i.timestamp > ts for i in unblocked)

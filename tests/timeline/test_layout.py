@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hudi_engine.errors import TimelineError
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
@@ -48,10 +49,10 @@ def test_completion_time_takes_no_part_in_equality():
 def test_real_v8_timeline(unzip_table):
     path = unzip_table("mor_avrolog_v8_trips_8i3u1d", "v8_v9")
     storage, base = Storage.for_uri(str(path))
-    config = TableConfig.load(storage, base)
+    config = TableConfig.load(TableLocation.at(storage, base))
     layout = layout_for(config)
     assert layout == TimelineLayoutV2("timeline", "history") and layout_for(TableConfig.create("t", "COPY_ON_WRITE", ["id"])) is LAYOUT_V1
-    timeline = Timeline.load(storage, base, layout)
+    timeline = Timeline.load(TableLocation.at(storage, base), layout)
     # 6 deltacommits, an indexing and a compaction (completed as a commit); requested/inflight files collapsed
     assert [(i.timestamp[-6:], i.action.value, i.completion_time[-6:]) for i in timeline] == [
         ("108078", "deltacommit", "109593"), ("117766", "indexing", "118628"), ("123755", "deltacommit", "124336"),

@@ -7,6 +7,7 @@ import pytest
 from conformance import V6_TABLES
 
 from hudi_engine.errors import TableNotFoundError, TimelineError
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
 from hudi_engine.timeline.commit_metadata import CommitMetadata, WriteStat
@@ -22,7 +23,7 @@ HISTORY = {
 
 def _load(base: Path) -> Timeline:
     storage, path = Storage.for_uri(str(base))
-    return Timeline.load(storage, path)
+    return Timeline.load(TableLocation.at(storage, path))
 
 
 def test_all_v6_tables_are_listed(conformance_dir: Path) -> None:
@@ -120,7 +121,7 @@ def test_layout1_collapse_and_views(table) -> None:
         Path(base, ".hoodie", folder).mkdir(parents=True)
         Path(base, ".hoodie", folder, "20230101000000000.commit").write_bytes(b"")
 
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     assert [str(i) for i in timeline] == [
         "[20240101000000001__commit__COMPLETED]",
         "[20240101000000002__commit__COMPLETED]",
@@ -176,7 +177,7 @@ def test_savepointed_instants_do_not_start_the_timeline(table) -> None:
     storage, base = table
     # Archival kept the savepointed commit 1 and removed 2..4; the active timeline starts at 5.
     _touch(base, "20240101000000001.commit", "20240101000000001.savepoint", "20240101000000005.commit")
-    commits = Timeline.load(storage, base).commits_timeline()
+    commits = Timeline.load(TableLocation.at(storage, base)).commits_timeline()
     assert commits.timestamps() == ["20240101000000001", "20240101000000005"]
     assert commits.timeline_start() == "20240101000000005"
     assert commits.contains_or_before_timeline_starts("20240101000000003")  # archived: visible
@@ -188,14 +189,14 @@ def test_savepointed_instants_do_not_start_the_timeline(table) -> None:
 def test_load_without_meta_folder(tmp_path: Path) -> None:
     storage, base = Storage.for_uri(str(tmp_path / "nothing"))
     with pytest.raises(TableNotFoundError, match="nothing: no .hoodie folder"):
-        Timeline.load(storage, base)
+        Timeline.load(TableLocation.at(storage, base))
 
 
 def test_malformed_instant_file_fails_the_load(table) -> None:
     storage, base = table
     _touch(base, "20240101000000001.commit.inflight")
     with pytest.raises(TimelineError, match=r"\.hoodie: timeline file '20240101000000001\.commit\.inflight'"):
-        Timeline.load(storage, base)
+        Timeline.load(TableLocation.at(storage, base))
 
 
 # --- transitions ----------------------------------------------------------------------------------------
@@ -203,7 +204,7 @@ def test_malformed_instant_file_fails_the_load(table) -> None:
 
 def test_cow_commit_transitions(table) -> None:
     storage, base = table
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     ts = "20240101000000000"
     requested = timeline.create_requested(Instant(ts, Action.COMMIT, State.REQUESTED))
     profile = CommitMetadata(operation_type="UPSERT")
@@ -234,7 +235,7 @@ def test_cow_commit_transitions(table) -> None:
 
 def test_transitions_check_the_previous_state_file(table) -> None:
     storage, base = table
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     ts = "20240101000000000"
     with pytest.raises(TimelineError, match=f"{ts}.deltacommit.requested: missing"):
         timeline.transition_to_inflight(Instant(ts, Action.DELTA_COMMIT, State.REQUESTED))
@@ -251,7 +252,7 @@ def test_transitions_check_the_previous_state_file(table) -> None:
 
 def test_compaction_completes_as_a_commit(table) -> None:
     storage, base = table
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     ts = "20240101000000009"
     plan = {"operations": [{"baseInstantTime": "20240101000000000",
                             "deltaFilePaths": [".f-0_20240101000000000.log.1_0-1-2"],
@@ -280,7 +281,7 @@ def test_compaction_completes_as_a_commit(table) -> None:
 
 def test_savepoint_starts_inflight_and_rollback_records(table) -> None:
     storage, base = table
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     sp = timeline.create_inflight(Instant("20240101000000001", Action.SAVEPOINT, State.INFLIGHT))
     with pytest.raises(TimelineError, match="a commit starts as requested"):
         timeline.create_inflight(Instant("20240101000000001", Action.COMMIT, State.INFLIGHT))
@@ -306,7 +307,7 @@ def test_savepoint_starts_inflight_and_rollback_records(table) -> None:
 
 def test_delete_instant_files_after_a_rollback(table) -> None:
     storage, base = table
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     failed = timeline.transition_to_inflight(
         timeline.create_requested(Instant("20240101000000000", Action.DELTA_COMMIT, State.REQUESTED)), b"{}"
     )

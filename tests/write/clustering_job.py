@@ -20,6 +20,7 @@ from hudi_engine import HudiTable
 from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema
 from hudi_engine.timeline import Action, Instant, State, new_instant_time, write_avro_metadata
 from hudi_engine.timeline.clustering import CLUSTER, ClusteringPlan, ClusteringSlice
@@ -68,12 +69,12 @@ def execute_clustering(path: Path | str, instant_time: str) -> dict[str, list[st
     # The files the plan names, exactly (Hudi reads dataFilePath and deltaFilePaths): whatever was written to the
     # file group after the plan is not read, and is gone once the replacecommit hides the group.
     vis = Visibility.of(t.timeline)
-    groups = {(g.partition_path, g.file_id): g for g in FileSystemView.load(t.storage, t.base_path).file_groups()}
+    groups = {(g.partition_path, g.file_id): g for g in FileSystemView.load(TableLocation.at(t.storage, t.base_path)).file_groups()}
     schema = t.schema()
     ctx = SliceReadContext.for_table(t.storage, t.config, schema, vis)
     data_schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
     avro = arrow_to_avro_schema(data_schema, t.config.name, with_meta=False)
-    write_ctx = WriteContext.create(t.storage, t.base_path, t.config, instant_time, avro).for_task(0, 0, 0)
+    write_ctx = WriteContext.create(TableLocation.at(t.storage, t.base_path), t.config, instant_time, avro).for_task(0, 0, 0)
     stats, replaced = [], {}
     for group in plan.input_groups:
         by_partition: dict[str, list[pa.Table]] = {}
@@ -85,7 +86,7 @@ def execute_clustering(path: Path | str, instant_time: str) -> dict[str, list[st
             rows = pa.concat_tables(tables)
             rows = rows.select(["_hoodie_record_key", *data_schema.names])
             stats.append(create_handle(write_ctx, partition, rows))
-    complete_commit(t.storage, t.base_path, inflight, stats, CLUSTER, avro, partition_to_replace_file_ids=replaced)
+    complete_commit(TableLocation.at(t.storage, t.base_path), inflight, stats, CLUSTER, avro, partition_to_replace_file_ids=replaced)
     return replaced
 
 

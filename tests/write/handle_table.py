@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline.commit_metadata import WriteStat
@@ -25,11 +26,11 @@ class HandleTable:
         self.path = tmp_path / "t"
         self.storage, self.base = Storage.for_uri(str(self.path))
         self.config = TableConfig.create("tbl", table_type, ["id"], ["part"], "ts")
-        create_table(self.storage, self.base, self.config)
+        create_table(TableLocation.at(self.storage, self.base), self.config)
 
     def ctx(self, instant: Instant, task: int = 0) -> WriteContext:
         """The write context of one task of the write at `instant` (its files carry the task's write token)."""
-        return WriteContext.create(self.storage, self.base, self.config, instant.timestamp, DATA.schema).for_task(
+        return WriteContext.create(TableLocation.at(self.storage, self.base), self.config, instant.timestamp, DATA.schema).for_task(
             task, 1, task)
 
     def write(self, inflight: Instant, rows: pa.Table, partition: str, task: int = 0) -> WriteStat:
@@ -38,9 +39,9 @@ class HandleTable:
 
     def insert(self, rows: pa.Table = DATA) -> Instant:
         """A completed insert: a new file group per partition of `rows`."""
-        inflight = start_commit(self.storage, self.base, self.config, "INSERT")
+        inflight = start_commit(TableLocation.at(self.storage, self.base), self.config, "INSERT")
         stats = [self.write(inflight, rows, p) for p in pc.unique(rows["part"]).to_pylist()]
-        return complete_commit(self.storage, self.base, inflight, stats, "INSERT", self.ctx(inflight).schema)
+        return complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, "INSERT", self.ctx(inflight).schema)
 
     def snapshot(self) -> pa.Table:
         """The snapshot, equal to hudi-rs's, sorted by record key."""

@@ -6,11 +6,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from hudi_engine.config.write_config import WriteConfig
-from hudi_engine.table_services import runner
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write import local_writer
 from hudi_engine.write.write_client import Transaction, WriteClient
 from hudi_engine.write.write_result import WriteResult
+from hudi_engine.write_pipeline import run_write
 
 
 def write(path: Path | str, table: pa.Table, options: dict, *, parallelism: int = 2, chunk: int = 7,
@@ -19,13 +19,9 @@ def write(path: Path | str, table: pa.Table, options: dict, *, parallelism: int 
     compaction, the LAZY rollback of failed writes, cleaning and archival after), as `spark.writer.write` does."""
     client = WriteClient.open(str(path), WriteConfig.from_options(options, str(path)), table.schema)
     if table_services:
-        runner.finish_pending(client.storage, client.base_path, client.storage_uri, client.config)
+        return run_write(client, lambda c, txn: write_files(c, txn, table, parallelism=parallelism, chunk=chunk))
     with client.transaction() as txn:
-        result = txn.commit(write_files(client, txn, table, parallelism=parallelism, chunk=chunk))
-    if table_services:
-        runner.after_commit(client.storage, client.base_path, client.storage_uri, client.config, result.instant_time,
-                            client.table_config)
-    return result
+        return txn.commit(write_files(client, txn, table, parallelism=parallelism, chunk=chunk))
 
 
 def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, parallelism: int = 2,

@@ -7,6 +7,7 @@ from typing import Any
 
 from hudi_engine.config import LockConfig
 from hudi_engine.errors import WriteError
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.write.lock import acquire
 
@@ -21,7 +22,7 @@ def race_winners(uri: str, config: LockConfig, threads: int = 4, **acquire_args:
         storage, base = Storage.for_uri(uri)
         barrier.wait()
         try:
-            lock = acquire(storage, base, config, **acquire_args)
+            lock = acquire(TableLocation.at(storage, base), config, **acquire_args)
         except WriteError:
             return
         winners.append(lock.owner)

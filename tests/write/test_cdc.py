@@ -24,6 +24,7 @@ from hudi_engine.errors import ConfigError, UnsupportedTableFeatureError, WriteE
 from hudi_engine.file_naming import LogFileName
 from hudi_engine.io.log_block import BlockType, HeaderKey, data_block_records
 from hudi_engine.io.log_format import read_log_blocks
+from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -83,7 +84,7 @@ def cdc_files(path: Path) -> list[Path]:
 
 def commit_metadata(path: Path, instant: str) -> CommitMetadata:
     storage, base = Storage.for_uri(str(path))
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     return timeline.commit_metadata(timeline.completed_commits().instants_at(instant)[0])
 
 
@@ -332,7 +333,7 @@ def test_rolling_back_a_completed_commit_deletes_its_cdc_file(tmp_path):
     up = write(path, rows([1], ["a"], 2, ["X"]), options())
     assert len(cdc_files(path)) == 1
     storage, base = Storage.for_uri(str(path))
-    rollback_completed(storage, base, up.instant_time)
+    rollback_completed(TableLocation.at(storage, base), up.instant_time)
     assert cdc_files(path) == []
     expect_snapshot(path, ROWS)
 
@@ -344,7 +345,7 @@ def test_cleaning_deletes_cdc_files_with_their_slice(tmp_path):
     ups = [write(path, rows([1], ["a"], 2 + i, [f"v{i}"]), options()) for i in range(3)]
     assert len(cdc_files(path)) == 3
     storage, base = Storage.for_uri(str(path))
-    clean(storage, base, CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1))
+    clean(TableLocation.at(storage, base), CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1))
     [kept] = cdc_files(path)
     assert CDC_NAME.match(kept.name)["instant"] == ups[-1].instant_time  # type: ignore[index]
     expect_snapshot(path, ROWS.set_column(3, "v", pa.array(["v2", "y", "z", "w"])).set_column(
@@ -483,14 +484,14 @@ def test_compacting_a_bucket_cdc_table_without_meta_fields_is_refused_before_any
     refused, the plan left requested and no file written."""
     path = tmp_path / "t"
     storage, base = Storage.for_uri(str(path))
-    create_table(storage, base, TableConfig.create(
+    create_table(TableLocation.at(storage, base), TableConfig.create(
         "t", "MERGE_ON_READ", ["id"], ["p"], "ts", populate_meta_fields=False,
         extra={"hoodie.table.cdc.enabled": "true", "hoodie.table.cdc.supplemental.logging.mode": "OP_KEY_ONLY"}))
     bucket = options("OP_KEY_ONLY", table_type="MERGE_ON_READ", **{"hoodie.index.type": "BUCKET",
                                                                    "hoodie.bucket.index.num.buckets": "1"})
     write(path, ROWS, bucket)
     write(path, rows([2], ["a"], 2, ["Y"]), bucket)
-    schedule_compaction(storage, base)
+    schedule_compaction(TableLocation.at(storage, base))
     files = sorted(p.relative_to(path) for p in path.rglob("*") if ".temp" not in p.parts)
     with pytest.raises(WriteError) as e:
         HudiTable.load(str(path)).compact(options=bucket)

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from hudi_engine.errors import InstantLostError, WriteError
+from hudi_engine.location import TableLocation
 from hudi_engine.partition_metadata import parse_partition_metadata
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -34,12 +35,12 @@ DATA = pa.table({"id": ["a", "b", "c"], "y": ["2024", "2024", "2025"], "m": ["01
 def _new_table(tmp_path: Path, table_type: str = "COPY_ON_WRITE", partitions=("y", "m")):
     storage, base = Storage.for_uri(str(tmp_path / "t"))
     config = TableConfig.create("events", table_type, ["id"], list(partitions), "ts")
-    create_table(storage, base, config)
+    create_table(TableLocation.at(storage, base), config)
     return storage, base, config
 
 
 def _write(storage, base, config, instant, partition, rows):
-    ctx = WriteContext.create(storage, base, config, instant.timestamp, DATA.schema)
+    ctx = WriteContext.create(TableLocation.at(storage, base), config, instant.timestamp, DATA.schema)
     return ctx, create_handle(ctx, partition, rows)
 
 
@@ -51,21 +52,21 @@ def test_create_table_lays_out_hoodie_and_loads_back(tmp_path):
     meta = tmp_path / "t" / ".hoodie"
     for sub in (".schema", "archived", ".temp", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids"):
         assert (meta / sub).is_dir(), sub
-    loaded = TableConfig.load(storage, base)
+    loaded = TableConfig.load(TableLocation.at(storage, base))
     assert (loaded.name, loaded.version, loaded.record_key_fields) == ("events", 6, ["id"])
-    assert len(Timeline.load(storage, base)) == 0
+    assert len(Timeline.load(TableLocation.at(storage, base))) == 0
 
 
 def test_create_table_refuses_an_existing_table(tmp_path):
     storage, base, config = _new_table(tmp_path)
     with pytest.raises(WriteError, match="already exists"):
-        create_table(storage, base, config)
+        create_table(TableLocation.at(storage, base), config)
     other = tmp_path / "o"
     (other / ".hoodie").mkdir(parents=True)
     (other / ".hoodie" / "20240101000000000.commit").write_bytes(b"")
     storage2, base2 = Storage.for_uri(str(other))
     with pytest.raises(WriteError, match="instant files"):
-        create_table(storage2, base2, config)
+        create_table(TableLocation.at(storage2, base2), config)
 
 
 # --------------------------------------------------------------------------------------------- start_commit
@@ -75,7 +76,7 @@ def test_start_commit_writes_requested_and_inflight_after_every_instant(tmp_path
     storage, base, config = _new_table(tmp_path)
     future = "29991231235959000"
     (tmp_path / "t" / ".hoodie" / f"{future}.clean.requested").write_bytes(b"")
-    inflight = start_commit(storage, base, config, "INSERT")
+    inflight = start_commit(TableLocation.at(storage, base), config, "INSERT")
     assert inflight == Instant(inflight.timestamp, Action.COMMIT, State.INFLIGHT)
     assert inflight.timestamp > future and len(inflight.timestamp) == 17
     meta = tmp_path / "t" / ".hoodie"
@@ -83,7 +84,7 @@ def test_start_commit_writes_requested_and_inflight_after_every_instant(tmp_path
     profile = CommitMetadata.from_json((meta / f"{inflight.timestamp}.inflight").read_bytes())
     assert profile.operation_type == "INSERT" and profile.partition_to_write_stats == {}
     with pytest.raises(WriteError, match="not after the latest instant"):
-        start_commit(storage, base, config, "INSERT", instant_time=future)
+        start_commit(TableLocation.at(storage, base), config, "INSERT", instant_time=future)
 
 
 def test_commit_action_by_table_type_and_operation(tmp_path):
@@ -95,12 +96,12 @@ def test_commit_action_by_table_type_and_operation(tmp_path):
     assert commit_action(cow, "DELETE_PARTITION") is Action.REPLACE_COMMIT
     storage, base, config = _new_table(tmp_path / "x")
     with pytest.raises(WriteError, match="operation type 'upsert'"):
-        request_commit(storage, base, config, "upsert")
+        request_commit(TableLocation.at(storage, base), config, "upsert")
 
 
 def test_replacecommit_requested_is_the_all_null_avro_record_spark_writes(tmp_path, unzip_table):
     storage, base, config = _new_table(tmp_path)
-    requested = request_commit(storage, base, config, "INSERT_OVERWRITE")
+    requested = request_commit(TableLocation.at(storage, base), config, "INSERT_OVERWRITE")
     assert requested.action is Action.REPLACE_COMMIT and requested.is_requested
     ours = (tmp_path / "t" / ".hoodie" / requested.file_name).read_bytes()
     real_table = unzip_table("cow_v6_simplekeygen_nonhivestyle_overwritetable")
@@ -123,16 +124,16 @@ def test_workload_profile_is_byte_identical_to_a_real_inflight_file(unzip_table)
 
 def test_complete_commit_writes_partition_metadata_commit_json_and_drops_markers(tmp_path):
     storage, base, config = _new_table(tmp_path)
-    inflight = start_commit(storage, base, config, "INSERT")
+    inflight = start_commit(TableLocation.at(storage, base), config, "INSERT")
     ctx, s1 = _write(storage, base, config, inflight, "2024/01", DATA.slice(0, 1))
     _, s2 = _write(storage, base, config, inflight, "2025/01", DATA.slice(2, 1))
-    completed = complete_commit(storage, base, inflight, [s1, s2], "INSERT", ctx.schema_with_meta,
+    completed = complete_commit(TableLocation.at(storage, base), inflight, [s1, s2], "INSERT", ctx.schema_with_meta,
                                 extra_metadata={"k": "v"})
     assert completed == Instant(inflight.timestamp, Action.COMMIT, State.COMPLETED)
     for part in ("2024/01", "2025/01"):
         md = parse_partition_metadata((tmp_path / "t" / part / ".hoodie_partition_metadata").read_bytes())
         assert (md["commitTime"], md["partitionDepth"]) == (inflight.timestamp, 2)
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     assert timeline.completed_commits().last() == completed
     meta = timeline.commit_metadata(completed)
     assert meta.operation_type == "INSERT" and not meta.compacted and meta.partition_to_replace_file_ids is None
@@ -143,64 +144,64 @@ def test_complete_commit_writes_partition_metadata_commit_json_and_drops_markers
     assert schema["name"] == "events_record" and meta.extra_metadata["k"] == "v"
     assert not storage.exists(marker_dir(base, inflight.timestamp))
     with pytest.raises(WriteError, match="COMPLETED on the timeline"):
-        complete_commit(storage, base, inflight, [s1], "INSERT", ctx.schema)
+        complete_commit(TableLocation.at(storage, base), inflight, [s1], "INSERT", ctx.schema)
 
 
 def test_complete_commit_of_a_non_partitioned_table_writes_depth_zero(tmp_path):
     storage, base, config = _new_table(tmp_path, partitions=())
-    inflight = start_commit(storage, base, config, "INSERT")
+    inflight = start_commit(TableLocation.at(storage, base), config, "INSERT")
     ctx, stat = _write(storage, base, config, inflight, "", DATA)
     assert stat.path == stat.path.split("/")[-1]
-    complete_commit(storage, base, inflight, [stat], "INSERT", ctx.schema)
+    complete_commit(TableLocation.at(storage, base), inflight, [stat], "INSERT", ctx.schema)
     md = parse_partition_metadata((tmp_path / "t" / ".hoodie_partition_metadata").read_bytes())
     assert md["partitionDepth"] == 0
-    assert list(Timeline.load(storage, base).commit_metadata(Timeline.load(storage, base).last()).partition_to_write_stats) == [""]
+    assert list(Timeline.load(TableLocation.at(storage, base)).commit_metadata(Timeline.load(TableLocation.at(storage, base)).last()).partition_to_write_stats) == [""]
 
 
 def test_complete_commit_reconciles_against_markers(tmp_path):
     storage, base, config = _new_table(tmp_path)
-    inflight = start_commit(storage, base, config, "INSERT")
+    inflight = start_commit(TableLocation.at(storage, base), config, "INSERT")
     ctx, kept = _write(storage, base, config, inflight, "2024/01", DATA.slice(0, 1))
     # A failed task attempt: marker and file, but no stat reaches the driver.
     _, lost = _write(storage, base, config, inflight, "2024/02", DATA.slice(1, 1))
     assert (tmp_path / "t" / lost.path).exists()
-    complete_commit(storage, base, inflight, [kept], "INSERT", ctx.schema)
+    complete_commit(TableLocation.at(storage, base), inflight, [kept], "INSERT", ctx.schema)
     assert not (tmp_path / "t" / lost.path).exists()
     assert (tmp_path / "t" / kept.path).exists()
 
 
 def test_complete_commit_refuses_unmarked_or_missing_files_and_non_inflight_instants(tmp_path):
     storage, base, config = _new_table(tmp_path)
-    inflight = start_commit(storage, base, config, "INSERT")
+    inflight = start_commit(TableLocation.at(storage, base), config, "INSERT")
     ctx, stat = _write(storage, base, config, inflight, "2024/01", DATA.slice(0, 1))
-    for m in list_markers(storage, base, inflight.timestamp):
+    for m in list_markers(TableLocation.at(storage, base), inflight.timestamp):
         storage.delete(Storage.join(marker_dir(base, inflight.timestamp), m.relative_path))
     with pytest.raises(WriteError, match="without a marker"):
-        complete_commit(storage, base, inflight, [stat], "INSERT", ctx.schema)
+        complete_commit(TableLocation.at(storage, base), inflight, [stat], "INSERT", ctx.schema)
     with pytest.raises(InstantLostError, match="20000101000000000 is not on the timeline \\(no rollback"):
-        complete_commit(storage, base, Instant("20000101000000000", Action.COMMIT, State.INFLIGHT), [], "INSERT",
+        complete_commit(TableLocation.at(storage, base), Instant("20000101000000000", Action.COMMIT, State.INFLIGHT), [], "INSERT",
                         ctx.schema)
-    requested = request_commit(storage, base, config, "INSERT")
+    requested = request_commit(TableLocation.at(storage, base), config, "INSERT")
     with pytest.raises(WriteError, match="REQUESTED on the timeline"):
-        complete_commit(storage, base, requested, [], "INSERT", ctx.schema)
+        complete_commit(TableLocation.at(storage, base), requested, [], "INSERT", ctx.schema)
 
 
 def test_replacecommit_carries_replaced_file_groups(tmp_path):
     storage, base, config = _new_table(tmp_path)
-    first = start_commit(storage, base, config, "INSERT")
+    first = start_commit(TableLocation.at(storage, base), config, "INSERT")
     ctx, a = _write(storage, base, config, first, "2024/01", DATA.slice(0, 1))
     _, b = _write(storage, base, config, first, "2025/01", DATA.slice(2, 1))
-    complete_commit(storage, base, first, [a, b], "INSERT", ctx.schema)
-    assert file_groups_to_replace(storage, base) == {"2024/01": [a.file_id], "2025/01": [b.file_id]}
-    replaced = file_groups_to_replace(storage, base, ["2024/01"])
+    complete_commit(TableLocation.at(storage, base), first, [a, b], "INSERT", ctx.schema)
+    assert file_groups_to_replace(TableLocation.at(storage, base)) == {"2024/01": [a.file_id], "2025/01": [b.file_id]}
+    replaced = file_groups_to_replace(TableLocation.at(storage, base), ["2024/01"])
     assert replaced == {"2024/01": [a.file_id]}
-    second = start_commit(storage, base, config, "INSERT_OVERWRITE")
+    second = start_commit(TableLocation.at(storage, base), config, "INSERT_OVERWRITE")
     assert second.action is Action.REPLACE_COMMIT
     ctx2, c = _write(storage, base, config, second, "2024/01", DATA.slice(1, 1))
-    done = complete_commit(storage, base, second, [c], "INSERT_OVERWRITE", ctx2.schema, replaced)
-    meta = Timeline.load(storage, base).commit_metadata(done)
+    done = complete_commit(TableLocation.at(storage, base), second, [c], "INSERT_OVERWRITE", ctx2.schema, replaced)
+    meta = Timeline.load(TableLocation.at(storage, base)).commit_metadata(done)
     assert meta.partition_to_replace_file_ids == {"2024/01": [a.file_id]}
-    assert file_groups_to_replace(storage, base) == {"2024/01": [c.file_id], "2025/01": [b.file_id]}
+    assert file_groups_to_replace(TableLocation.at(storage, base)) == {"2024/01": [c.file_id], "2025/01": [b.file_id]}
     with pytest.raises(WriteError, match="only a replacecommit"):
-        third = start_commit(storage, base, config, "INSERT")
-        complete_commit(storage, base, third, [], "INSERT", ctx.schema, {"2024/01": [c.file_id]})
+        third = start_commit(TableLocation.at(storage, base), config, "INSERT")
+        complete_commit(TableLocation.at(storage, base), third, [], "INSERT", ctx.schema, {"2024/01": [c.file_id]})

@@ -17,6 +17,7 @@ from hudi_engine import HudiTable
 from hudi_engine.config import WriteConfig
 from hudi_engine.errors import InstantLostError, WriteError
 from hudi_engine.file_naming import BaseFileName, is_base_file_name
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_services.compaction import run_compaction, schedule_compaction
 from hudi_engine.timeline import Timeline
@@ -91,7 +92,7 @@ def test_writers_of_disjoint_file_groups_both_commit(tmp_path, table_type):
     a_time, b_time = a.commit(), b.commit()
     assert a_time < b_time or b_time < a_time
     assert _values(path) == {"a1": 1.0, "a2": 0.0, "a9": 1.0, "b1": 2.0, "b2": 0.0, "b9": 2.0}
-    assert all(i.is_completed for i in Timeline.load(*Storage.for_uri(str(path))))
+    assert all(i.is_completed for i in Timeline.load(TableLocation.of(str(path))))
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
@@ -110,7 +111,7 @@ def test_the_later_of_two_writers_of_one_file_group_fails_and_is_rolled_back(tmp
                  "this write was rolled back and nothing of it is in the table"):
         assert part in message, message
     assert e.value.other == winner and e.value.file_groups == [("a", group)]
-    timeline = Timeline.load(*Storage.for_uri(str(path)))
+    timeline = Timeline.load(TableLocation.of(str(path)))
     assert not any(i.timestamp == lost for i in timeline)
     (rollback,) = timeline.filter_by([Action.ROLLBACK], [State.COMPLETED])
     assert read_avro_metadata(timeline.read_content(rollback))["commitsRollback"] == [lost]
@@ -128,9 +129,9 @@ def test_a_write_into_a_file_group_under_compaction_is_kept_when_the_compaction_
     path = _table(tmp_path, options)
     write(path, _rows(["a1"], ["a"], 1.0), options)
     storage, base = Storage.for_uri(str(path))
-    compaction = schedule_compaction(storage, base)
+    compaction = schedule_compaction(TableLocation.at(storage, base))
     late = Writer(path, _rows(["a2"], ["a"], 3.0), options).start().write()
-    run_compaction(storage, base, compaction.timestamp)
+    run_compaction(TableLocation.at(storage, base), compaction.timestamp)
     late.commit()
     assert _values(path) == {"a1": 1.0, "a2": 3.0, "b1": 0.0, "b2": 0.0}
 
@@ -165,7 +166,7 @@ def test_a_live_writers_instant_is_not_rolled_back_by_another_writers_cleaning(t
     slow = Writer(path, _rows(["a1"], ["a"], 1.0), options).start().write()
     for v in range(2, 7):  # others commit, clean (LAZY rollback of dead writers) and archive meanwhile
         write(path, _rows(["b1"], ["b"], float(v)), options, table_services=True)
-    timeline = Timeline.load(*Storage.for_uri(str(path)))
+    timeline = Timeline.load(TableLocation.of(str(path)))
     assert not timeline.filter_by([Action.ROLLBACK])
     assert (path / ".hoodie" / ".heartbeat" / slow.txn.instant).exists()
     assert timeline.completed_commits().first().timestamp < slow.txn.instant  # archival stopped before it
@@ -180,7 +181,7 @@ def test_a_dead_writers_instant_is_rolled_back_once_its_heartbeat_expired(tmp_pa
     dead.txn.heartbeat.renewal.stop()  # the process died: nothing renews, nothing rolls back
     time.sleep(0.3)  # more than 2 x 100 ms
     write(path, _rows(["b2"], ["b"], 3.0), options, table_services=True)  # LAZY: the cleaning after it rolls back
-    timeline = Timeline.load(*Storage.for_uri(str(path)))
+    timeline = Timeline.load(TableLocation.of(str(path)))
     (rollback,) = timeline.filter_by([Action.ROLLBACK], [State.COMPLETED])
     assert read_avro_metadata(timeline.read_content(rollback))["commitsRollback"] == [dead.txn.instant]
     assert not Path(heartbeat_path(str(path), dead.txn.instant)).exists()
@@ -199,13 +200,13 @@ def test_a_single_writer_paused_past_its_lock_expiry_cannot_commit_and_its_live_
     paused = Writer(path, _rows(["a1"], ["a"], 1.0), options).start().write()
     paused.txn.lock.renewal.stop()  # its lock renewals stop; its heartbeat thread goes on
     other = write(path, _rows(["b1"], ["b"], 2.0), options)
-    timeline = Timeline.load(*Storage.for_uri(str(path)))
+    timeline = Timeline.load(TableLocation.of(str(path)))
     assert not timeline.filter_by([Action.ROLLBACK])  # the paused writer's instant was left alone
     assert any(i.timestamp == paused.txn.instant and not i.is_completed for i in timeline)
     with pytest.raises(InstantLostError, match=f"the table lock \\(lock file {lock_path(str(path))}\\) was not renewed "
                                                f"for .* so this writer is not committing instant {paused.txn.instant}"):
         paused.commit()
-    timeline = Timeline.load(*Storage.for_uri(str(path)))
+    timeline = Timeline.load(TableLocation.of(str(path)))
     (rollback,) = timeline.filter_by([Action.ROLLBACK], [State.COMPLETED])
     assert rollback.timestamp > other.instant_time  # its own rollback, after the other writer was done
     assert _files_of(path, paused.txn.instant) == []
@@ -219,7 +220,7 @@ def test_failed_writes_policy_eager_rolls_back_dead_writers_before_a_write(tmp_p
     dead.txn.heartbeat.stop()  # a writer that gave up without rolling back (its heartbeat is gone)
     dead.txn.release_lock()
     write(path, _rows(["b1"], ["b"], 2.0), options)
-    timeline = Timeline.load(*Storage.for_uri(str(path)))
+    timeline = Timeline.load(TableLocation.of(str(path)))
     assert [read_avro_metadata(timeline.read_content(r))["commitsRollback"]
             for r in timeline.filter_by([Action.ROLLBACK], [State.COMPLETED])] == [[dead.txn.instant]]
     with pytest.raises(InstantLostError, match=f"instant {dead.txn.instant} was rolled back"):

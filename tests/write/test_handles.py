@@ -16,6 +16,7 @@ from hudi_engine.io.base_file import read_base_file, read_footer
 from hudi_engine.io.log_block import BlockType, build_avro_data_block, data_block_records, delete_block_keys
 from hudi_engine.io.log_format import encode_block, read_log_blocks
 from hudi_engine.keygen import key_generator_for
+from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -46,7 +47,7 @@ DATA = pa.table({
 def _table(tmp_path: Path, table_type: str = "COPY_ON_WRITE", **kw) -> tuple[Storage, str, TableConfig]:
     storage, base = Storage.for_uri(str(tmp_path / "t"))
     config = TableConfig.create("trips", table_type, ["id"], ["city"], "ts", hive_style=True, **kw)
-    config.initialize(storage, base)
+    config.initialize(TableLocation.at(storage, base))
     action = Action.DELTA_COMMIT if table_type == "MERGE_ON_READ" else Action.COMMIT
     _pending(storage, base, T1, T2, T3, action=action)
     return storage, base, config
@@ -59,7 +60,7 @@ def _pending(storage: Storage, base: str, *instants: str, action: Action = Actio
 
 
 def _ctx(storage, base, config, instant, **kw) -> WriteContext:
-    return WriteContext.create(storage, base, config, instant, DATA.schema, **kw)
+    return WriteContext.create(TableLocation.at(storage, base), config, instant, DATA.schema, **kw)
 
 
 def _rows(data: pa.Table, city: str) -> pa.Table:
@@ -72,29 +73,29 @@ def _rows(data: pa.Table, city: str) -> pa.Table:
 def test_markers_are_created_listed_and_deleted(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path))
     _pending(storage, base, T1)
-    create_marker(storage, base, T1, "a/b", "f1_0-1-2_%s.parquet" % T1, IOType.CREATE)
-    create_marker(storage, base, T1, "", "f2_0-1-2_%s.parquet" % T1, "MERGE")
-    create_marker(storage, base, T1, "a", ".f3_%s.log.1_0-1-2" % T1, IOType.APPEND)
+    create_marker(TableLocation.at(storage, base), T1, "a/b", "f1_0-1-2_%s.parquet" % T1, IOType.CREATE)
+    create_marker(TableLocation.at(storage, base), T1, "", "f2_0-1-2_%s.parquet" % T1, "MERGE")
+    create_marker(TableLocation.at(storage, base), T1, "a", ".f3_%s.log.1_0-1-2" % T1, IOType.APPEND)
     assert (tmp_path / ".hoodie/.temp" / T1 / "a/b" / f"f1_0-1-2_{T1}.parquet.marker.CREATE").is_file()
     assert (tmp_path / ".hoodie/.temp" / T1 / f"f2_0-1-2_{T1}.parquet.marker.MERGE").is_file()
-    markers = list_markers(storage, base, T1)
+    markers = list_markers(TableLocation.at(storage, base), T1)
     assert [m.relative_path for m in markers] == [
         f"a/.f3_{T1}.log.1_0-1-2.marker.APPEND", f"a/b/f1_0-1-2_{T1}.parquet.marker.CREATE",
         f"f2_0-1-2_{T1}.parquet.marker.MERGE"]
     assert markers[0] == Marker("a", f".f3_{T1}.log.1_0-1-2", IOType.APPEND)
     assert markers[1].data_file_path == f"a/b/f1_0-1-2_{T1}.parquet"
-    assert list_markers(storage, base, T2) == []
-    assert delete_marker_dir(storage, base, T1) is True
+    assert list_markers(TableLocation.at(storage, base), T2) == []
+    assert delete_marker_dir(TableLocation.at(storage, base), T1) is True
     assert not storage.exists(marker_dir(base, T1))
-    assert delete_marker_dir(storage, base, T1) is False
+    assert delete_marker_dir(TableLocation.at(storage, base), T1) is False
 
 
 def test_a_second_marker_for_the_same_file_is_refused(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path))
     _pending(storage, base, T1)
-    create_marker(storage, base, T1, "p", "f_0-1-2_1.parquet", IOType.CREATE)
+    create_marker(TableLocation.at(storage, base), T1, "p", "f_0-1-2_1.parquet", IOType.CREATE)
     with pytest.raises(WriteError, match="already exists"):
-        create_marker(storage, base, T1, "p", "f_0-1-2_1.parquet", IOType.CREATE)
+        create_marker(TableLocation.at(storage, base), T1, "p", "f_0-1-2_1.parquet", IOType.CREATE)
 
 
 def test_timeline_server_markers_are_read(tmp_path):
@@ -103,7 +104,7 @@ def test_timeline_server_markers_are_read(tmp_path):
     storage.write_bytes(Storage.join(folder, "MARKERS.type"), b"TIMELINE_SERVER_BASED")
     storage.write_bytes(Storage.join(folder, "MARKERS0"), b"p1/a_0-1-2_1.parquet.marker.CREATE\np2/.b_1.log.1_0-1-2.marker.APPEND\n")
     storage.write_bytes(Storage.join(folder, "MARKERS1"), b"c_0-1-2_1.parquet.marker.MERGE\n")
-    assert [str(m) for m in list_markers(storage, base, T1)] == [
+    assert [str(m) for m in list_markers(TableLocation.at(storage, base), T1)] == [
         "c_0-1-2_1.parquet.marker.MERGE", "p1/a_0-1-2_1.parquet.marker.CREATE", "p2/.b_1.log.1_0-1-2.marker.APPEND"]
 
 
@@ -162,7 +163,7 @@ def test_create_handle_writes_a_new_file_group_with_marker_footer_and_stat(tmp_p
     assert (stat.prev_commit, stat.num_writes, stat.num_inserts, stat.partition_path) == ("null", 2, 2, "city=sf")
     path = tmp_path / "t" / stat.path
     assert stat.file_size_in_bytes == stat.total_write_bytes == path.stat().st_size
-    assert [m.relative_path for m in list_markers(storage, base, T1)] == [f"{stat.path}.marker.CREATE"]
+    assert [m.relative_path for m in list_markers(TableLocation.at(storage, base), T1)] == [f"{stat.path}.marker.CREATE"]
     rows = pq.read_table(path)
     assert rows.column_names == [*META_COLUMNS, "id", "city", "ts", "fare"]
     assert rows.column("_hoodie_commit_seqno").to_pylist() == [f"{T1}_3_0", f"{T1}_3_1"]
@@ -178,7 +179,7 @@ def test_create_handle_conforms_types_to_the_writer_schema_and_drops_deleted_rec
     storage, base, config = _table(tmp_path)
     schema = pa.schema([("id", pa.string()), ("city", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()),
                         ("_hoodie_is_deleted", pa.bool_())])
-    ctx = WriteContext.create(storage, base, config, T1, schema)
+    ctx = WriteContext.create(TableLocation.at(storage, base), config, T1, schema)
     rows = pa.table({"id": ["a", "b"], "city": ["sf", "sf"], "ts": pa.array([1, 2], pa.int32()),
                      "_hoodie_is_deleted": [False, True], "helper": [1, 2]})
     stat = create_handle(ctx, "city=sf", rows)
@@ -218,7 +219,7 @@ def test_merge_handle_updates_inserts_deletes_and_carries_untouched_rows(tmp_pat
     # untouched: old commit time and seqno, new file name
     assert (out["k3"]["_hoodie_commit_time"], out["k3"]["_hoodie_commit_seqno"]) == (T1, f"{T1}_0_2")
     assert {r["_hoodie_file_name"] for r in out.values()} == {name}
-    assert [m.relative_path for m in list_markers(storage, base, T2)] == [f"{stat.path}.marker.MERGE"]
+    assert [m.relative_path for m in list_markers(TableLocation.at(storage, base), T2)] == [f"{stat.path}.marker.MERGE"]
     footer = read_footer(storage, str(tmp_path / "t" / stat.path))
     assert (footer.min_key, footer.max_key) == ("k1", "k9")
 
@@ -238,9 +239,9 @@ def test_merge_handle_keeps_the_stored_record_when_the_payload_says_it_is_newer(
 def test_merge_handle_flagged_deletes_and_errors(tmp_path):
     storage, base, config = _table(tmp_path)
     schema = DATA.schema.append(pa.field("_hoodie_is_deleted", pa.bool_()))
-    first = create_handle(WriteContext.create(storage, base, config, T1, schema), "city=sf", _rows(DATA, "sf"))
+    first = create_handle(WriteContext.create(TableLocation.at(storage, base), config, T1, schema), "city=sf", _rows(DATA, "sf"))
     path = str(tmp_path / "t" / first.path)
-    ctx = WriteContext.create(storage, base, config, T2, schema)
+    ctx = WriteContext.create(TableLocation.at(storage, base), config, T2, schema)
     with pytest.raises(WriteError, match="belongs to file group"):
         merge_handle(ctx, "city=sf", "other-0", path, DATA)
     deleting = pa.table({"id": ["k1"], "city": ["sf"], "ts": pa.array([9], pa.int64()), "fare": [0.0],
@@ -280,13 +281,13 @@ def test_append_handle_writes_a_new_log_version_with_data_and_delete_blocks(tmp_
     assert deletes.select(["record_key", "partition_path", "ordering_val_type"]).to_pylist() == [
         {"record_key": "k2", "partition_path": "city=sf", "ordering_val_type": "IntWrapper"}]
     assert deletes.column("natural_order").to_pylist() == [True]
-    assert [m.relative_path for m in list_markers(storage, base, T2)] == [f"{s1.path}.marker.APPEND"]
+    assert [m.relative_path for m in list_markers(TableLocation.at(storage, base), T2)] == [f"{s1.path}.marker.APPEND"]
 
     # The next write to the slice rolls over to version 2 and lists both files.
     s2 = append_handle(_ctx(storage, base, config, T3), "city=sf", first.file_id, T1, None, deletes=["k1"])
     assert s2.log_version == 2 and s2.log_files == [log1, f".{first.file_id}_{T1}.log.2_0-0-0"]
     assert [b.block_type for b in read_log_blocks((tmp_path / "t" / s2.path).read_bytes())] == [BlockType.DELETE]
-    assert [str(f) for f in list_log_files(storage, base, "city=sf", first.file_id, T1)] == s2.log_files
+    assert [str(f) for f in list_log_files(TableLocation.at(storage, base), "city=sf", first.file_id, T1)] == s2.log_files
 
 
 def test_append_handle_cuts_data_blocks_at_the_max_block_size(tmp_path):
@@ -325,7 +326,7 @@ def test_append_handle_refuses_nothing_to_write(tmp_path):
 
 def test_log_base_instant_follows_a_pending_compaction(tmp_path):
     storage, base, config = _table(tmp_path, "MERGE_ON_READ")
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     plan = {"operations": [{"baseInstantTime": T1, "deltaFilePaths": [], "dataFilePath": None, "fileId": "g-0",
                             "partitionPath": "city=sf", "metrics": None, "bootstrapFilePath": None}],
             "extraMetadata": None, "version": 2}
@@ -351,12 +352,12 @@ def test_merge_handle_refuses_to_drop_stored_columns(tmp_path):
     storage, base, config = _table(tmp_path)
     first = create_handle(_ctx(storage, base, config, T1), "city=sf", _rows(DATA, "sf"))
     narrow = DATA.drop_columns(["fare"])
-    ctx = WriteContext.create(storage, base, config, T2, narrow.schema)
+    ctx = WriteContext.create(TableLocation.at(storage, base), config, T2, narrow.schema)
     with pytest.raises(WriteError, match=r"columns \['fare'\]"):
         merge_handle(ctx, "city=sf", first.file_id, str(tmp_path / "t" / first.path), _rows(narrow, "sf"))
     # A column added by the writer schema reads as null in the carried rows.
     wide = DATA.append_column("tip", pa.array([1.0, 2.0, 3.0]))
-    ctx = WriteContext.create(storage, base, config, T2, wide.schema)
+    ctx = WriteContext.create(TableLocation.at(storage, base), config, T2, wide.schema)
     stat = merge_handle(ctx, "city=sf", first.file_id, str(tmp_path / "t" / first.path), _rows(wide, "sf").slice(0, 1))
     out = {r["id"]: r["tip"] for r in pq.read_table(tmp_path / "t" / stat.path).to_pylist()}
     assert out == {"k1": 1.0, "k2": None}

@@ -16,6 +16,7 @@ from write.local_write import write
 from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.errors import ConfigError, KeyGeneratorError
 from hudi_engine.keygen import AUTO_KEY_COLUMN, AutoKeySequence, auto_record_keys, key_generator_for
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 
@@ -86,7 +87,7 @@ def test_keyless_table_created_and_appended(tmp_path: Path, table_type: str, par
     path = tmp_path / "events"
     first = write(path, EVENTS, _options(table_type, partitions))  # no operation: bulk_insert, as Hudi deduces it
     storage, base = Storage.for_uri(str(path))
-    props = TableConfig.load(storage, base).props
+    props = TableConfig.load(TableLocation.at(storage, base)).props
     assert "hoodie.table.recordkey.fields" not in props
     assert props["hoodie.table.keygenerator.class"] == f"org.apache.hudi.keygen.{keygen}"
     assert _operation(path, first.instant_time) == "BULK_INSERT"

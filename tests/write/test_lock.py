@@ -15,6 +15,7 @@ import pytest
 
 from hudi_engine.config import LockConfig, WriteConfig
 from hudi_engine.errors import ConfigError, InstantLostError, WriteError
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.write.lock import acquire, table_lock
 from hudi_engine.write.renewal import Renewal
@@ -37,7 +38,7 @@ def _config(**kw) -> LockConfig:
 
 def test_lock_is_taken_and_released(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path))
-    with table_lock(storage, base, _config()) as lock:
+    with table_lock(TableLocation.at(storage, base), _config()) as lock:
         content = json.loads(_lock_path(tmp_path).read_text())
         assert content["owner"] == lock.owner and content["expiry_ms"] == 60000
     assert not _lock_path(tmp_path).exists()
@@ -49,7 +50,7 @@ def test_second_writer_waits_then_fails_naming_the_holder(tmp_path):
     _hold(tmp_path, holder, 60000)
     t0 = time.monotonic()
     with pytest.raises(WriteError, match="otherhost") as e:
-        with table_lock(storage, base, _config(wait_timeout_ms=600), poll_ms=50):
+        with table_lock(TableLocation.at(storage, base), _config(wait_timeout_ms=600), poll_ms=50):
             pass
     assert time.monotonic() - t0 >= 0.5
     assert "lock" in str(e.value) and str(tmp_path) in str(e.value) and "hoodie.write.lock.wait_time_ms" in str(e.value)
@@ -60,7 +61,7 @@ def test_waiting_writer_gets_the_lock_when_released(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path))
     _hold(tmp_path, "otherhost:1:x", 60000)
     child = subprocess.Popen([sys.executable, "-c", f"import time,os; time.sleep(0.5); os.remove({str(_lock_path(tmp_path))!r})"])
-    with table_lock(storage, base, _config(wait_timeout_ms=10000), poll_ms=50) as lock:
+    with table_lock(TableLocation.at(storage, base), _config(wait_timeout_ms=10000), poll_ms=50) as lock:
         assert lock.owner.startswith(socket.gethostname())
     child.wait()
 
@@ -68,7 +69,7 @@ def test_waiting_writer_gets_the_lock_when_released(tmp_path):
 def test_expired_lock_is_taken_over(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path))
     _hold(tmp_path, "otherhost:1:x", -1)
-    with table_lock(storage, base, _config(wait_timeout_ms=100)) as lock:
+    with table_lock(TableLocation.at(storage, base), _config(wait_timeout_ms=100)) as lock:
         assert json.loads(_lock_path(tmp_path).read_text())["owner"] == lock.owner
 
 
@@ -79,11 +80,11 @@ def test_a_lock_whose_renewals_stopped_expires_after_its_own_expiry(tmp_path):
     old = int(time.time() * 1000) - 5000
     _lock_path(tmp_path).write_text(json.dumps({"owner": "otherhost:1:x", "renewed_ms": old, "expiry_ms": 3000}))
     os.utime(_lock_path(tmp_path), (old / 1000, old / 1000))
-    with table_lock(storage, base, _config(wait_timeout_ms=100)) as lock:
+    with table_lock(TableLocation.at(storage, base), _config(wait_timeout_ms=100)) as lock:
         assert json.loads(_lock_path(tmp_path).read_text())["owner"] == lock.owner
     _lock_path(tmp_path).write_text(json.dumps({"owner": "otherhost:1:x", "renewed_ms": old, "expiry_ms": 30000}))
     with pytest.raises(WriteError, match="otherhost:1:x"):
-        with table_lock(storage, base, _config(wait_timeout_ms=100)):
+        with table_lock(TableLocation.at(storage, base), _config(wait_timeout_ms=100)):
             pass
 
 
@@ -92,17 +93,17 @@ def test_lock_of_a_dead_process_on_this_host_is_taken_over(tmp_path):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     _hold(tmp_path, f"{socket.gethostname()}:{dead.pid}:x", 600000)
-    with table_lock(storage, base, _config(wait_timeout_ms=100)) as lock:
+    with table_lock(TableLocation.at(storage, base), _config(wait_timeout_ms=100)) as lock:
         assert json.loads(_lock_path(tmp_path).read_text())["owner"] == lock.owner
 
 
 def test_a_held_lock_is_renewed_past_its_expiry_and_not_taken(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path))
     config = _config(expiry_ms=400, heartbeat_interval_ms=100, wait_timeout_ms=100)
-    with table_lock(storage, base, config) as lock:
+    with table_lock(TableLocation.at(storage, base), config) as lock:
         time.sleep(1.2)  # three expiries
         with pytest.raises(WriteError, match=lock.owner):
-            with table_lock(storage, base, config):
+            with table_lock(TableLocation.at(storage, base), config):
                 pass
         lock.check("committing")
         assert lock.renewal.renewals >= 5
@@ -111,11 +112,11 @@ def test_a_held_lock_is_renewed_past_its_expiry_and_not_taken(tmp_path):
 def test_a_holder_that_stopped_renewing_loses_the_lock_and_cannot_commit(tmp_path, monkeypatch):
     storage, base = Storage.for_uri(str(tmp_path))
     config = _config(expiry_ms=300, heartbeat_interval_ms=100, wait_timeout_ms=2000)
-    lock = acquire(storage, base, config)
+    lock = acquire(TableLocation.at(storage, base), config)
     monkeypatch.setattr(Renewal, "tick", lambda self: None)  # the holder's process is paused
     time.sleep(0.5)
     monkeypatch.undo()
-    with table_lock(storage, base, config, poll_ms=20) as other:
+    with table_lock(TableLocation.at(storage, base), config, poll_ms=20) as other:
         assert json.loads(_lock_path(tmp_path).read_text())["owner"] == other.owner
         with pytest.raises(InstantLostError, match="the table lock .* was not renewed for .* so this writer is not "
                                                    "committing"):
@@ -137,7 +138,7 @@ def _take_over(path: str, barrier, results) -> None:
     Storage.delete = slow_delete
     barrier.wait()
     try:
-        lock = acquire(storage, base, _config(wait_timeout_ms=0), poll_ms=10)
+        lock = acquire(TableLocation.at(storage, base), _config(wait_timeout_ms=0), poll_ms=10)
     except WriteError:
         results.put(None)
         return

@@ -13,6 +13,7 @@ from lock_race import race_winners
 from hudi_engine.config import LockConfig, WriteConfig
 from hudi_engine.config.write_config import DYNAMODB_LOCK, DynamoDBLockSettings
 from hudi_engine.errors import ConfigError, InstantLostError, WriteError
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.write.heartbeat import Heartbeat, heartbeat_expired, last_heartbeat_ms
 from hudi_engine.write.lock import acquire, table_lock
@@ -52,7 +53,7 @@ def _race(s3_table: str, config: LockConfig, rounds: int, hold_s: float) -> list
             storage, base = Storage.for_uri(s3_table)
             start.wait()
             for _ in range(rounds):
-                with table_lock(storage, base, config, poll_ms=5):
+                with table_lock(TableLocation.at(storage, base), config, poll_ms=5):
                     t0 = time.monotonic()
                     time.sleep(hold_s)
                     held.append((t0, time.monotonic(), name))
@@ -90,10 +91,10 @@ def test_a_stale_s3_lock_is_taken_over_by_exactly_one_contender(s3_table):
 def test_a_held_s3_lock_is_renewed_and_one_that_stopped_is_lost(s3_table, monkeypatch):
     storage, base = Storage.for_uri(s3_table)
     config = _config(expiry_ms=1500, heartbeat_interval_ms=300, wait_timeout_ms=300)
-    with table_lock(storage, base, config) as lock:
+    with table_lock(TableLocation.at(storage, base), config) as lock:
         time.sleep(2.0)
         with pytest.raises(WriteError, match=lock.owner):
-            with table_lock(storage, base, config):
+            with table_lock(TableLocation.at(storage, base), config):
                 pass
         lock.check("committing")
         first = json.loads(storage.read_bytes(lock_path(base)))
@@ -101,7 +102,7 @@ def test_a_held_s3_lock_is_renewed_and_one_that_stopped_is_lost(s3_table, monkey
         monkeypatch.setattr(Renewal, "tick", lambda self: None)  # paused
         time.sleep(1.7)
         monkeypatch.undo()
-        with table_lock(storage, base, _config(wait_timeout_ms=5000)) as other:
+        with table_lock(TableLocation.at(storage, base), _config(wait_timeout_ms=5000)) as other:
             with pytest.raises(InstantLostError, match="the table lock"):
                 lock.check("committing")
             lock.renewal.tick()  # the holder resumes: its conditional renewal fails, the lock stays the other's
@@ -110,12 +111,12 @@ def test_a_held_s3_lock_is_renewed_and_one_that_stopped_is_lost(s3_table, monkey
 
 def test_heartbeats_on_s3_are_renewed_by_content_and_expire(s3_table):
     storage, base = Storage.for_uri(s3_table)
-    beat = Heartbeat(storage, base, "20250101000000000", _config(heartbeat_interval_ms=200), "me").start()
+    beat = Heartbeat(TableLocation.at(storage, base), "20250101000000000", _config(heartbeat_interval_ms=200), "me").start()
     try:
         time.sleep(0.7)
         assert beat.renewal.renewals >= 2
-        assert time.time() * 1000 - last_heartbeat_ms(storage, base, "20250101000000000") < 400
-        assert not heartbeat_expired(storage, base, "20250101000000000", 1000)
+        assert time.time() * 1000 - last_heartbeat_ms(TableLocation.at(storage, base), "20250101000000000") < 400
+        assert not heartbeat_expired(TableLocation.at(storage, base), "20250101000000000", 1000)
         storage.delete(beat.path)  # a writer rolling the instant back deletes it first
         time.sleep(0.5)
         assert beat.lost and not storage.exists(beat.path)
@@ -123,7 +124,7 @@ def test_heartbeats_on_s3_are_renewed_by_content_and_expire(s3_table):
             beat.check("committing")
     finally:
         beat.stop()
-    assert heartbeat_expired(storage, base, "20250101000000000", 10**9)  # no heartbeat: a dead writer's
+    assert heartbeat_expired(TableLocation.at(storage, base), "20250101000000000", 10**9)  # no heartbeat: a dead writer's
 
 
 def test_the_file_lock_is_refused_on_a_store_without_conditional_writes(tmp_path):
@@ -133,7 +134,7 @@ def test_the_file_lock_is_refused_on_a_store_without_conditional_writes(tmp_path
     assert not storage.atomic_create
     with pytest.raises(ConfigError, match="hoodie.write.lock.provider=FileSystemBasedLockProvider cannot lock table "
                                           ".* it needs an atomic create-if-absent") as e:
-        with table_lock(storage, "t", _config()):
+        with table_lock(TableLocation.at(storage, "t"), _config()):
             pass
     assert "DynamoDBBasedLockProvider" in str(e.value)
     assert not list(tmp_path.iterdir())
@@ -154,7 +155,7 @@ def test_dynamodb_lock_excludes_renews_and_is_taken_over_once_stale(s3_server, t
     held = _race_dynamo(storage, base, config)
     assert [a for a, b in zip(held, held[1:]) if b[0] < a[1]] == []
     dynamo = s3_server.client("dynamodb")
-    lock = acquire(storage, base, config)
+    lock = acquire(TableLocation.at(storage, base), config)
     item = dynamo.get_item(TableName="locks_a", Key={"key": {"S": "orders"}}, ConsistentRead=True)["Item"]
     # Hudi's (AWS DynamoDB lock client's) item layout, so Java writers with that provider see this lock.
     assert set(item) == {"key", "ownerName", "leaseDuration", "recordVersionNumber"}
@@ -162,10 +163,10 @@ def test_dynamodb_lock_excludes_renews_and_is_taken_over_once_stale(s3_server, t
     time.sleep(1.0)  # renewed every 400 ms: the version changes, so a contender never sees it stale
     assert lock.renewal.renewals >= 2
     with pytest.raises(WriteError, match="could not take the write lock"):
-        acquire(storage, base, _dynamo(s3_server, wait_timeout_ms=200, table="locks_a"))
+        acquire(TableLocation.at(storage, base), _dynamo(s3_server, wait_timeout_ms=200, table="locks_a"))
     lock.renewal.stop()  # the holder dies without releasing: one lease later the item is stale
     t0 = time.monotonic()
-    other = acquire(storage, base, _dynamo(s3_server, wait_timeout_ms=3000, table="locks_a"), poll_ms=50)
+    other = acquire(TableLocation.at(storage, base), _dynamo(s3_server, wait_timeout_ms=3000, table="locks_a"), poll_ms=50)
     assert time.monotonic() - t0 >= 1.1
     assert lock.lost is not None or lock.renewal.tick() is None
     other.release()
@@ -179,7 +180,7 @@ def _race_dynamo(storage: Storage, base: str, config: LockConfig) -> list[tuple[
     def contender() -> None:
         try:
             for _ in range(10):
-                with table_lock(storage, base, config, poll_ms=5):
+                with table_lock(TableLocation.at(storage, base), config, poll_ms=5):
                     t0 = time.monotonic()
                     time.sleep(0.01)
                     held.append((t0, time.monotonic()))
@@ -199,7 +200,7 @@ def _race_dynamo(storage: Storage, base: str, config: LockConfig) -> list[tuple[
 def test_dynamodb_lock_works_for_a_table_on_any_storage(s3_server, tmp_path):
     """A store without conditional writes can still be written through a lock service."""
     storage = Storage(pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem()))
-    with table_lock(storage, "t", _dynamo(s3_server, table="locks_b")) as lock:
+    with table_lock(TableLocation.at(storage, "t"), _dynamo(s3_server, table="locks_b")) as lock:
         assert lock.describe() == "DynamoDB table locks_b, key 'orders'"
     options = {"hoodie.write.lock.provider": "DynamoDBBasedLockProvider", "hoodie.write.lock.dynamodb.table": "x"}
     assert WriteConfig.from_options(options).lock.provider == DYNAMODB_LOCK

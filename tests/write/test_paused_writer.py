@@ -21,6 +21,7 @@ from local_write import write
 from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata
@@ -100,7 +101,7 @@ def _run_paused(path: str, options: dict, tmp_path: Path, pause_s: float, other:
 
 
 def _timeline(path: str) -> Timeline:
-    return Timeline.load(*Storage.for_uri(path))
+    return Timeline.load(TableLocation.of(path))
 
 
 def _rolled_back(path: str) -> list[list[str]]:

@@ -20,6 +20,7 @@ from oracle import assert_same_rows, rs_snapshot
 from hudi_engine import HudiTable
 from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.errors import ClusteringUpdateError, ConfigError
+from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import Action, Instant, State, Timeline, write_avro_metadata
@@ -86,21 +87,21 @@ def oracle_rows(path: Path) -> dict[int, tuple]:
 def test_pending_clustering_is_read_from_the_plan_and_insert_overwrite_is_not_one(unzip_table, tmp_path):
     path = copy_of(unzip_table, COW, tmp_path)
     storage, base = Storage.for_uri(str(path))
-    assert PendingClustering.of(Timeline.load(storage, base)) is NO_PENDING_CLUSTERING
+    assert PendingClustering.of(Timeline.load(TableLocation.at(storage, base))) is NO_PENDING_CLUSTERING
     # An insert_overwrite's pending replacecommit: an all-null requested record (as Spark writes it) or zero bytes.
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     null_plan = write_avro_metadata("HoodieRequestedReplaceMetadata", {
         "operationType": None, "clusteringPlan": None, "extraMetadata": None, "version": None})
     overwrite = timeline.create_requested(Instant("20300101000000000", Action.REPLACE_COMMIT, State.REQUESTED), null_plan)
     empty = timeline.create_requested(Instant("20300101000000001", Action.REPLACE_COMMIT, State.REQUESTED))
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     assert not is_clustering(timeline, overwrite) and not is_clustering(timeline, empty)
     assert not PendingClustering.of(timeline)
     for i in (overwrite, empty):
         timeline.delete_instant_files(i)
     g10, g20 = group_of(path, "10"), group_of(path, "20")
     ts = schedule_clustering(path, [("10", g10), ("20", g20)], inflight=True)
-    pending = PendingClustering.of(Timeline.load(storage, base))
+    pending = PendingClustering.of(Timeline.load(TableLocation.at(storage, base)))
     assert pending.file_groups == {("10", g10): ts, ("20", g20): ts}
     assert pending.instants == [ts]
     (plan,) = pending.plans
@@ -108,7 +109,7 @@ def test_pending_clustering_is_read_from_the_plan_and_insert_overwrite_is_not_on
         s.base_file.path for k in (("10", g10), ("20", g20))
         for s in HudiTable.load(str(path)).file_slices() if (s.partition_path, s.file_id) == k]
     execute_clustering(path, ts)  # completed: no longer pending, and still a clustering
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     assert not PendingClustering.of(timeline)
     assert is_clustering(timeline, timeline.completed_replace_commits().last())
 
@@ -135,7 +136,7 @@ def test_updates_refused_inserts_routed_elsewhere_then_clustering_loses_nothing(
         assert str(path) in msg and f"{ts}.replacecommit" in msg and "hoodie.clustering.updates.strategy" in msg
         assert data_files(path) == files
         assert_same_rows(rs_snapshot(path), snapshot, f"after the refused {operation}")
-    assert PendingClustering.of(Timeline.load(*Storage.for_uri(str(path)))).file_groups == {("10", g10): ts}
+    assert PendingClustering.of(Timeline.load(TableLocation.of(str(path)))).file_groups == {("10", g10): ts}
 
     # 2. New keys into partition 10, and an update elsewhere: accepted; nothing goes into the clustering's group.
     inserts = rows(path, [5, 6], name="new", longField=7)  # copies of id 1: partition 10
@@ -179,7 +180,7 @@ def test_two_pending_plans_over_one_file_group_are_refused(unzip_table, tmp_path
     schedule_clustering(path, [("10", g10)])
     schedule_clustering(path, [("10", g10)])
     with pytest.raises(Exception, match="two pending clustering plans"):
-        PendingClustering.of(Timeline.load(*Storage.for_uri(str(path))))
+        PendingClustering.of(Timeline.load(TableLocation.of(str(path))))
 
 
 # --------------------------------------------------------------------------------------------- the option

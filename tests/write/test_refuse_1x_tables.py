@@ -11,6 +11,7 @@ import pytest
 from hudi_engine import HudiTable, WriteConfig
 from hudi_engine.config import CleanConfig
 from hudi_engine.errors import UnsupportedTableVersionError
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_services.clean import clean
 from hudi_engine.table_services.compaction import schedule_compaction
@@ -38,8 +39,8 @@ def test_every_writer_and_service_refuses_a_1x_table(unzip_table, tmp_path, name
     options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "uuid"}
     attempts = {
         "write": lambda: WriteClient.open(str(path), WriteConfig.from_options(options), pa.schema([("uuid", pa.string())])),
-        "compaction": lambda: schedule_compaction(storage, base),
-        "clean": lambda: clean(storage, base, CleanConfig(commits_retained=1)),
+        "compaction": lambda: schedule_compaction(TableLocation.at(storage, base)),
+        "clean": lambda: clean(TableLocation.at(storage, base), CleanConfig(commits_retained=1)),
         "rollback": lambda: HudiTable.load(str(path)).rollback(),
     }
     for what, attempt in attempts.items():

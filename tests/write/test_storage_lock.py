@@ -39,6 +39,7 @@ from hudi_engine import HudiTable
 from hudi_engine.config import WriteConfig
 from hudi_engine.config.write_config import FILE_SYSTEM_LOCK, STORAGE_LOCK, LockConfig
 from hudi_engine.errors import ConfigError, InstantLostError, WriteError
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.write.lock import acquire, table_lock
 from hudi_engine.write.lock_providers import (
@@ -124,10 +125,10 @@ def _s3_requests(storage: Storage) -> Iterator[list[tuple[str, dict]]]:
 def test_the_lock_object_is_hoodie_locks_table_lock_json_and_filesystem_lock_stays_hoodie_lock(s3_server, s3_table):
     storage, base = Storage.for_uri(s3_table)
     assert storage_lock_path(base) == f"{base}/.hoodie/.locks/table_lock.json"
-    with table_lock(storage, base, _config()) as lock:
+    with table_lock(TableLocation.at(storage, base), _config()) as lock:
         assert lock.describe() == f"lock object {base}/.hoodie/.locks/table_lock.json"
         assert s3_server.keys(_bucket(s3_table)) == ["table/" + KEY]
-    fs_provider = lock_provider(storage, base, LockConfig(provider=FILE_SYSTEM_LOCK), table_name="t")
+    fs_provider = lock_provider(TableLocation.at(storage, base), LockConfig(provider=FILE_SYSTEM_LOCK), table_name="t")
     assert isinstance(fs_provider, FileSystemLockProvider) and fs_provider.path == lock_path(base)
     assert lock_path(base) == f"{base}/.hoodie/lock"
 
@@ -135,7 +136,7 @@ def test_the_lock_object_is_hoodie_locks_table_lock_json_and_filesystem_lock_sta
 def test_held_and_released_lock_objects_are_what_java_writes_and_reads(s3_server, s3_table):
     storage, base = Storage.for_uri(s3_table)
     t0 = _now_ms()
-    lock = acquire(storage, base, _config())
+    lock = acquire(TableLocation.at(storage, base), _config())
     t1 = _now_ms()
     data = _get(s3_server, s3_table)
     assert list(json.loads(data)) == ["expired", "validUntil", "owner"] and b" " not in data
@@ -153,10 +154,10 @@ def test_held_and_released_lock_objects_are_what_java_writes_and_reads(s3_server
 def test_created_with_if_none_match_then_renewed_released_and_taken_over_with_if_match(s3_table):
     storage, base = Storage.for_uri(s3_table)
     with _s3_requests(storage) as calls:
-        lock = acquire(storage, base, _config(storage_validity_ms=2000, storage_renew_ms=150))
+        lock = acquire(TableLocation.at(storage, base), _config(storage_validity_ms=2000, storage_renew_ms=150))
         time.sleep(0.8)
         lock.release()
-        acquire(storage, base, _config()).release()  # the released object is overwritten, not created again
+        acquire(TableLocation.at(storage, base), _config()).release()  # the released object is overwritten, not created again
     puts = [p for name, p in calls if name == "PutObject"]
     assert [n for n, _ in calls if n not in ("PutObject", "GetObject")] == []  # no delete, ever
     assert puts[0].get("IfNoneMatch") == "*" and "IfMatch" not in puts[0]
@@ -177,7 +178,7 @@ def test_a_lock_object_that_appears_after_the_read_is_not_overwritten(s3_server,
         return seen
 
     monkeypatch.setattr(Storage, "read_versioned", read_then_java_creates)
-    provider = StorageLockProvider(storage, base, 60000, 5000)
+    provider = StorageLockProvider(TableLocation.at(storage, base), 60000, 5000)
     assert provider.try_acquire(_holder()) is None
     monkeypatch.undo()
     assert _get(s3_server, s3_table) == java
@@ -199,7 +200,7 @@ def test_a_takeover_loses_to_a_writer_that_took_the_lock_after_the_read(s3_serve
         return seen
 
     monkeypatch.setattr(Storage, "read_versioned", read_then_java_takes)
-    provider = StorageLockProvider(storage, base, 60000, 5000)
+    provider = StorageLockProvider(TableLocation.at(storage, base), 60000, 5000)
     assert provider.try_acquire(_holder()) is None
     monkeypatch.undo()
     assert _get(s3_server, s3_table) == java
@@ -220,12 +221,12 @@ def test_a_lock_java_holds_is_honoured_and_one_it_released_is_taken_at_once(s3_s
     held = _java_lock(False, _now_ms() + 60000, java_owner)[:-1] + b',"futureProperty":[1,2]}'  # ignored
     _put(s3_server, s3_table, held)
     with pytest.raises(WriteError, match=f"could not take the write lock .* held by {java_owner}"):
-        acquire(storage, base, _config(wait_timeout_ms=300), poll_ms=50)
+        acquire(TableLocation.at(storage, base), _config(wait_timeout_ms=300), poll_ms=50)
     assert _get(s3_server, s3_table) == held
     # Java's release: expired, validUntil unchanged (still in the future).
     _put(s3_server, s3_table, _java_lock(True, _now_ms() + 60000, java_owner))
     t0 = time.monotonic()
-    lock = acquire(storage, base, _config(wait_timeout_ms=0))
+    lock = acquire(TableLocation.at(storage, base), _config(wait_timeout_ms=0))
     assert time.monotonic() - t0 < 2
     assert _java_reads(_get(s3_server, s3_table), _now_ms())[:2] == (True, lock.owner)
     lock.release()
@@ -240,10 +241,10 @@ def test_a_java_lock_past_its_validity_is_taken_only_after_the_clock_drift_buffe
     _put(s3_server, s3_table, java)
     monkeypatch.setattr(providers, "_now_ms", lambda: valid_until + 500)  # not certainly past it yet
     with pytest.raises(WriteError, match="held by java-owner"):
-        acquire(storage, base, _config(wait_timeout_ms=0))
+        acquire(TableLocation.at(storage, base), _config(wait_timeout_ms=0))
     assert _get(s3_server, s3_table) == java
     monkeypatch.setattr(providers, "_now_ms", lambda: valid_until + 501)
-    lock = acquire(storage, base, _config(wait_timeout_ms=0))
+    lock = acquire(TableLocation.at(storage, base), _config(wait_timeout_ms=0))
     assert json.loads(_get(s3_server, s3_table)) == {"expired": False, "validUntil": valid_until + 501 + 60000,
                                                      "owner": lock.owner}
     lock.release()
@@ -261,7 +262,7 @@ def test_an_object_java_could_not_parse_stops_every_writer(s3_server, s3_table, 
     _put(s3_server, s3_table, content)
     with pytest.raises(WriteError, match=f"lock object .*table_lock.json is not a StorageBasedLockProvider lock: "
                                          f"{why}.*Delete it once no writer"):
-        acquire(storage, base, _config(wait_timeout_ms=0))
+        acquire(TableLocation.at(storage, base), _config(wait_timeout_ms=0))
     assert _get(s3_server, s3_table) == content
 
 
@@ -269,7 +270,7 @@ def test_jacksons_scalar_coercions_are_read_as_java_reads_them(s3_server, s3_tab
     storage, base = Storage.for_uri(s3_table)
     _put(s3_server, s3_table, f'{{"expired":"false","validUntil":"{_now_ms() + 60000}","owner":"j"}}'.encode())
     with pytest.raises(WriteError, match="held by j"):
-        acquire(storage, base, _config(wait_timeout_ms=0))
+        acquire(TableLocation.at(storage, base), _config(wait_timeout_ms=0))
 
 
 # --------------------------------------------------------------------------------------------- expiry
@@ -279,14 +280,14 @@ def test_jacksons_scalar_coercions_are_read_as_java_reads_them(s3_server, s3_tab
 def test_a_holder_that_stops_renewing_is_taken_over_only_after_its_validity(where, s3_table, tmp_path):
     storage, base = Storage.for_uri(s3_table if where == "s3" else str(tmp_path / "table"))
     config = _config(storage_validity_ms=1500, storage_renew_ms=150)
-    lock = acquire(storage, base, config)
+    lock = acquire(TableLocation.at(storage, base), config)
     time.sleep(2.0)  # longer than the validity: renewals keep it
     with pytest.raises(WriteError, match=lock.owner):
-        acquire(storage, base, _config(wait_timeout_ms=300))
+        acquire(TableLocation.at(storage, base), _config(wait_timeout_ms=300))
     lock.check("committing")
     lock.renewal.stop()  # the holder stops renewing (a stalled or dead process)
     last_valid_until = _java_reads(storage.read_bytes(storage_lock_path(base)), _now_ms())[2]
-    other = acquire(storage, base, _config(wait_timeout_ms=10000), poll_ms=20)
+    other = acquire(TableLocation.at(storage, base), _config(wait_timeout_ms=10000), poll_ms=20)
     taken_ms = _now_ms()
     assert taken_ms > last_valid_until + 500, "taken before validUntil plus the clock drift buffer"
     assert taken_ms < last_valid_until + 500 + 5000
@@ -304,6 +305,7 @@ _WORKER = r'''
 import json, sys, time
 from hudi_engine.config.write_config import STORAGE_LOCK, LockConfig
 from hudi_engine.storage import Storage
+from hudi_engine.location import TableLocation
 from hudi_engine.write.lock import table_lock
 
 uri, rounds, start = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
@@ -312,7 +314,7 @@ config = LockConfig(wait_timeout_ms=120000, provider=STORAGE_LOCK, storage_valid
 time.sleep(max(0.0, start - time.time()))
 held = []
 for _ in range(rounds):
-    with table_lock(storage, base, config, poll_ms=5) as lock:
+    with table_lock(TableLocation.at(storage, base), config, poll_ms=5) as lock:
         t0 = time.time()
         time.sleep(0.02)
         held.append((t0, time.time(), lock.owner))
@@ -371,7 +373,7 @@ def test_a_store_without_conditional_writes_is_refused_by_name_before_anything_i
     with pytest.raises(ConfigError, match=r"hoodie.write.lock.provider=StorageBasedLockProvider cannot lock table t "
                                           r"on .* storage: its lock object t/.hoodie/.locks/table_lock.json must be "
                                           r"created and renewed by conditional writes") as e:
-        with table_lock(storage, "t", _config()):
+        with table_lock(TableLocation.at(storage, "t"), _config()):
             pass
     assert "DynamoDBBasedLockProvider" in str(e.value) and not list(tmp_path.iterdir())
 

@@ -16,6 +16,7 @@ from local_write import write
 from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import Timeline
 
@@ -109,7 +110,7 @@ def test_a_writer_killed_on_s3_leaves_the_table_before_or_after_and_the_next_wri
     write(s3_table, _rows("next", ("a1", "d1"), ts=3), judge, table_services=True)
     assert _values(s3_table) == {**after_kill, "a1": "next", "d1": "next"}
     storage, base = Storage.for_uri(s3_table)
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     assert all(i.is_completed for i in timeline), [str(i) for i in timeline]
     assert not storage.exists(Storage.join(base, ".hoodie", "lock"))
     if not committed and point not in ("heartbeat created", "requested"):

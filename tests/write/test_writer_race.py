@@ -15,6 +15,7 @@ from local_write import write
 from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
+from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_services.archival import archived_entries
 from hudi_engine.timeline import Timeline
@@ -83,9 +84,9 @@ def _race(path: str, options: dict, rounds: int, tmp_path: Path) -> dict[str, li
 
 def _check(path: str, results: dict[str, list[dict]], rounds: int, *, conflicts_allowed: bool) -> int:
     storage, base = Storage.for_uri(path)
-    timeline = Timeline.load(storage, base)
+    timeline = Timeline.load(TableLocation.at(storage, base))
     completed = {i.timestamp for i in timeline.completed_commits()}
-    completed |= {e["commitTime"] for e in archived_entries(storage, base) if e["actionState"] == "COMPLETED"}
+    completed |= {e["commitTime"] for e in archived_entries(TableLocation.at(storage, base)) if e["actionState"] == "COMPLETED"}
     assert not [str(i) for i in timeline if not i.is_completed], "no pending instant is left behind"
     expected = {f"s-{me}-{r}": ("", "init") for me in "ab" for r in range(MAX_ROUNDS)}  # key -> (instant, value)
     conflicts = 0

@@ -14,6 +14,7 @@ import pytest
 from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 from hudi_engine import HudiTable
+from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -40,10 +41,10 @@ class Writer:
         self.storage, self.base = Storage.for_uri(str(path))
         self.config = config
         self.schema = schema
-        create_table(self.storage, self.base, config)
+        create_table(TableLocation.at(self.storage, self.base), config)
 
     def ctx(self, instant: Instant, task: int = 0) -> WriteContext:
-        return WriteContext.create(self.storage, self.base, self.config, instant.timestamp, self.schema).for_task(task, 1, task)
+        return WriteContext.create(TableLocation.at(self.storage, self.base), self.config, instant.timestamp, self.schema).for_task(task, 1, task)
 
     def by_partition(self, ctx: WriteContext, rows: pa.Table) -> dict[str, pa.Table]:
         parts = ctx.keygen.partition_paths(rows)
@@ -56,17 +57,17 @@ class Writer:
         return out
 
     def insert(self, rows: pa.Table, operation: str = "INSERT") -> str:
-        inflight = start_commit(self.storage, self.base, self.config, operation)
+        inflight = start_commit(TableLocation.at(self.storage, self.base), self.config, operation)
         ctx = self.ctx(inflight)
         stats = [create_handle(ctx.for_task(i, 1, i), p, part)
                  for i, (p, part) in enumerate(self.by_partition(ctx, rows).items())]
-        complete_commit(self.storage, self.base, inflight, stats, operation, ctx.schema)
+        complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, operation, ctx.schema)
         return inflight.timestamp
 
     def upsert(self, rows: pa.Table, deletes: dict[str, list[str]] | None = None, *, commit: bool = True) -> str:
         """Updates (and inserts into existing groups) per partition: merge (COW) or append (MOR); one group per
         partition in these tests."""
-        inflight = start_commit(self.storage, self.base, self.config, "UPSERT")
+        inflight = start_commit(TableLocation.at(self.storage, self.base), self.config, "UPSERT")
         ctx = self.ctx(inflight)
         slices = self.slices()
         groups = self.by_partition(ctx, rows)
@@ -82,7 +83,7 @@ class Writer:
                 stats.append(merge_handle(task_ctx, p, s.file_id, s.base_file.path,
                                           part if part is not None else rows.slice(0, 0), deletes=(deletes or {}).get(p)))
         if commit:
-            complete_commit(self.storage, self.base, inflight, stats, "UPSERT", ctx.schema)
+            complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, "UPSERT", ctx.schema)
         return inflight.timestamp
 
 
@@ -197,11 +198,11 @@ def test_failed_deltacommit_rolled_back_with_a_command_block_is_ignored(tmp_path
     control = tmp_path / "control"
     shutil.copytree(w.path, control)
 
-    result = rollback_instant(w.storage, w.base, Instant(failed, "deltacommit", 1), use_command_blocks=True)
+    result = rollback_instant(TableLocation.at(w.storage, w.base), Instant(failed, "deltacommit", 1), use_command_blocks=True)
     (block_file,) = result.rollback_log_files
     assert block_file.endswith("_1-0-1") and ".log.2_" in block_file
     w.upsert(_updated(TRIPS.slice(1, 1), {"t2": {"ts": 2, "fare": 22.0}}))
-    timeline = Timeline.load(w.storage, w.base)
+    timeline = Timeline.load(TableLocation.at(w.storage, w.base))
     assert ".log.3_" in timeline.commit_metadata(timeline.last()).write_stats()[0].path
     expected = _updated(TRIPS, {"t2": {"ts": 2, "fare": 22.0}})
     assert data_of(rs_snapshot(w.path)) == data_of(expected)
@@ -236,12 +237,12 @@ def test_insert_overwrite_of_one_partition(tmp_path, table_type):
     c1 = w.insert(TRIPS)
     new_sf = pa.table({"id": ["s1", "s2"], "city": ["sf", "sf"], "ts": pa.array([3, 3], pa.int64()),
                        "fare": [1.0, 2.0], "rider": ["X", "Y"]})
-    replaced = file_groups_to_replace(w.storage, w.base, ["city=sf"])
-    inflight = start_commit(w.storage, w.base, config, "INSERT_OVERWRITE")
+    replaced = file_groups_to_replace(TableLocation.at(w.storage, w.base), ["city=sf"])
+    inflight = start_commit(TableLocation.at(w.storage, w.base), config, "INSERT_OVERWRITE")
     assert inflight.action.value == "replacecommit"
     ctx = w.ctx(inflight)
     stat = create_handle(ctx, "city=sf", new_sf)
-    complete_commit(w.storage, w.base, inflight, [stat], "INSERT_OVERWRITE", ctx.schema, replaced)
+    complete_commit(TableLocation.at(w.storage, w.base), inflight, [stat], "INSERT_OVERWRITE", ctx.schema, replaced)
 
     expected = pa.concat_tables([TRIPS.filter(pc.not_equal(TRIPS["city"], "sf")), new_sf])
     assert data_of(rs_snapshot(w.path)) == data_of(expected)
@@ -287,7 +288,7 @@ def test_non_partitioned_mor_table(tmp_path):
     assert snap.column("_hoodie_partition_path").to_pylist() == [""] * 5
     fares = dict(zip(snap.column("id").to_pylist(), snap.column("fare").to_pylist()))
     assert fares == {"t1": 10.0, "t2": 20.0, "t3": 33.0, "t4": 44.0, "t5": 50.0}
-    meta = Timeline.load(w.storage, w.base)
+    meta = Timeline.load(TableLocation.at(w.storage, w.base))
     (stat,) = meta.commit_metadata(meta.last()).write_stats()
     assert stat.path.startswith(".") and "/" not in stat.path and stat.partition_path == ""
     assert c1 < c2
@@ -299,7 +300,7 @@ def test_cow_delete_of_every_row_of_a_file_group_leaves_an_empty_version(tmp_pat
     w = Writer(tmp_path / "cow", config, TRIPS.schema)
     w.insert(TRIPS)
     w.upsert(TRIPS.slice(0, 0), deletes={"city=sf": ["t1", "t2"]})
-    timeline = Timeline.load(w.storage, w.base)
+    timeline = Timeline.load(TableLocation.at(w.storage, w.base))
     (stat,) = timeline.commit_metadata(timeline.last()).write_stats()
     assert (stat.num_writes, stat.num_deletes) == (0, 2)
     assert sorted(rs_snapshot(w.path).column("id").to_pylist()) == ["t3", "t4", "t5", "t6"]

@@ -92,20 +92,22 @@ def declared_fields(spark, name: str) -> list[tuple[str, str, str]] | None:
     return out
 
 
-def expected_entry(path: str) -> CatalogEntry:
+def expected_entry(path: str, table=None) -> CatalogEntry:
+    """The catalog entry of the Hudi table at `path` (`table`: a `HudiTable` the caller has of it)."""
     from hudi_engine import HudiTable
     from hudi_engine.spark import spark_schema
 
-    schema = spark_schema(HudiTable.load(path).schema())
+    schema = spark_schema((table if table is not None else HudiTable.load(path)).schema())
     return CatalogEntry(tuple((f.name, f.dataType.simpleString()) for f in schema.fields), path)
 
 
-def register_table(spark, name: str, path: str) -> str:
-    """Make catalog table `name` read the Hudi table at `path` in its current schema; returns what it did."""
+def register_table(spark, name: str, path: str, table=None) -> str:
+    """Make catalog table `name` read the Hudi table at `path` in its current schema; returns what it did.
+    `table`: a `HudiTable` the caller has of it (its current timeline)."""
     from hudi_engine.spark import catalog_table_ddl
 
     current = catalog_entry(spark, name)
-    wanted = expected_entry(path)
+    wanted = expected_entry(path, table)
     if current is not None and current == wanted:
         spark.sql(f"REFRESH TABLE {name}")
         return "kept"

@@ -68,7 +68,7 @@ def refuse_if_write_in_flight(path: str, service: str, instant: str | None = Non
     pending = [i for i in table.timeline.pending() if str(i.action) in WRITE_ACTIONS and i.timestamp != instant]
     if not pending:
         return
-    holder = lock_holder(table.storage, table.base_path)
+    holder = lock_holder(table.location)
     if holder is not None:
         raise HudiServiceError(
             f"hudi_{service} {path}: a write is in flight (instant {pending[-1].timestamp} "

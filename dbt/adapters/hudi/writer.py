@@ -46,13 +46,13 @@ def table_location(spark, schema: str, identifier: str, cfg: HudiModelConfig, pr
     return f"{db_location.rstrip('/')}/{identifier}"
 
 
-def existing_table_config(path: str):
-    """hoodie.properties of the Hudi table at `path`, None if there is none."""
-    from hudi_engine import Storage, TableConfig, TableNotFoundError
+def existing_table(path: str):
+    """The Hudi table at `path` as this run sees it (`TableHandle`: hoodie.properties read and the timeline listed
+    once, passed to the schema reconciliation and the write), None if there is none."""
+    from hudi_engine import TableHandle, TableLocation, TableNotFoundError
 
-    storage, base_path = Storage.for_uri(path)
     try:
-        return TableConfig.load(storage, base_path)
+        return TableHandle.load(TableLocation.of(path))
     except TableNotFoundError:
         return None
     except FileNotFoundError:
@@ -129,16 +129,18 @@ def apply_change_types(df, column: str, mode: str):
 
 
 def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation: str,
-                     assign_table_types: bool = False):
+                     assign_table_types: bool = False, table=None):
     """Apply `on_schema_change` to an incremental write: returns the DataFrame to write. `assign_table_types`
     (snapshots): a column the table has is written in the table's type, as SQL's MERGE assigns it (dbt's staging
-    rows may type a column wider than the snapshot table, e.g. a timestamp for a date)."""
+    rows may type a column wider than the snapshot table, e.g. a timestamp for a date). `table`: the run's handle of
+    the table (`existing_table`), else it is loaded from `path`."""
     from pyspark.sql import functions as F
 
     from hudi_engine import META_COLUMNS, HudiTable
     from hudi_engine.spark import spark_type
 
-    table_fields = [f for f in HudiTable.load(path).schema() if f.name not in META_COLUMNS]
+    hudi_table = HudiTable.of(table) if table is not None else HudiTable.load(path)
+    table_fields = [f for f in hudi_table.schema() if f.name not in META_COLUMNS]
     table_types = {f.name: spark_type(f.type, f.name) for f in table_fields}
     df_types = {f.name: f.dataType for f in df.schema.fields if f.name not in META_COLUMNS}
     if operation == "delete":
@@ -240,9 +242,11 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     existing_catalog = catalog.table_path(spark, relation_name) if mode == "incremental" else None
     path = existing_catalog if (mode == "incremental" and existing_catalog and not cfg.location_root) else \
         table_location(spark, schema, identifier, cfg, project_root)
-    plan = plan_write(model, cfg, mode, path, existing_table_config(path), existing_catalog, identifier)
+    table = existing_table(path)
+    plan = plan_write(model, cfg, mode, path, table.config if table is not None else None, existing_catalog,
+                      identifier)
     if mode == "incremental":
-        df = reconcile_schema(model, df, cfg, path, plan.operation, assign_table_types)
+        df = reconcile_schema(model, df, cfg, path, plan.operation, assign_table_types, table)
     if contract is not None:
         contract.check_rows(model, df)
     options = cfg.hoodie_options(identifier, schema, plan.operation, colmap, update_columns)
@@ -252,7 +256,8 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     try:
         with _replacing(model, path, plan):
             # A surely small model (Spark's estimate) is written on the driver after one job collects its rows.
-            result = write_small(df, path, options)
+            # The table as loaded above (a table moved aside for a new layout is not written to).
+            result = write_small(df, path, options, table=None if plan.recreate else table)
     except (TableServiceError, SyncError) as e:
         # After the commit point: the data is in; only a service or a catalog sync failed. Never say "unchanged".
         raise HudiModelError(f"model {model}: {e}") from e
@@ -268,7 +273,16 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
                              "The table is unchanged (the write's instant was rolled back).") from e
     # A Hive sync that wrote the model's own relation made it the one entry for every engine (Spark reads it as a
     # hudi data source table); dbt's own entry would replace it.
-    action = "synced" if _synced_here(options, path, relation_name) else catalog.register_table(spark, relation_name, path)
+    if _synced_here(options, path, relation_name):
+        action = "synced"
+    else:
+        written = None
+        if table is not None and not plan.recreate:  # the config loaded before the write, the timeline after it
+            from hudi_engine import HudiTable
+
+            table.reload_timeline()
+            written = HudiTable.of(table)
+        action = catalog.register_table(spark, relation_name, path, written)
     logger.debug(f"model {model}: catalog table {relation_name} {action}")
     return result, path, plan
 
@@ -300,8 +314,10 @@ def response_fields(result: Any, path: str, table_type: str) -> dict[str, Any]:
 def is_empty_build(path: str) -> bool:
     """Whether the latest commit of the Hudi table at `path` is a `dbt run --empty` build (the table has the model's
     schema and no rows yet)."""
-    from hudi_engine import HudiTable
+    from hudi_engine import TableLocation, Timeline
 
-    timeline = HudiTable.load(path).timeline
+    # The timeline alone (no hoodie.properties): dbt writes table version 6, timeline layout 1; a table this engine
+    # does not write is refused by the write itself.
+    timeline = Timeline.load(TableLocation.of(path))
     latest = timeline.completed_commits().last()
     return latest is not None and timeline.commit_metadata(latest).extra_metadata.get(EMPTY_BUILD_KEY) == "true"

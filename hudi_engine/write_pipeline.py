@@ -1,0 +1,58 @@
+"""The one write pipeline every writer goes through (`hudi_engine.spark.write`, the small-write path on the driver,
+the dbt adapter through them, and the pure-Python `write_table`): table services a crash left pending, the
+transaction (lock, instant, heartbeat, commit or rollback), then the post-commit table services, as delta-rs's
+commit runs its post-commit hooks.
+
+The caller supplies only the data files: a function from the open client and its transaction to the write stats
+(Spark runs it as jobs, `write_table` in this process), and an executor for compaction operations.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from hudi_engine.config.write_config import WriteConfig
+from hudi_engine.errors import ConfigError
+from hudi_engine.table_services import runner
+from hudi_engine.table_services.compaction import Executor
+from hudi_engine.timeline.commit_metadata import WriteStat
+from hudi_engine.write.local_writer import write_files
+from hudi_engine.write.write_client import Transaction, WriteClient
+from hudi_engine.write.write_result import WriteResult
+
+WriteFiles = Callable[[WriteClient, Transaction], list[WriteStat]]
+
+
+def run_write(client: WriteClient, write_files: WriteFiles, executor: Executor | None = None) -> WriteResult:
+    """One write of `client` (opened and checked, nothing written yet): pending compactions and cleans finished
+    first (new log files of a group under a pending compaction are named after it, and readers see them only once
+    that compaction is committed), `write_files` inside the transaction, the commit, then inline compaction,
+    cleaning and archival (`runner.after_commit`; a failure there names the committed instant)."""
+    if client.timeline is not None:  # an existing table (a new one has nothing pending)
+        runner.finish_pending(client.location, client.config, executor, table=client.table_config,
+                              timeline=client.timeline)
+    with client.transaction() as txn:
+        result = txn.commit(write_files(client, txn))
+    t0 = time.monotonic()
+    runner.after_commit(client.location, client.config, result.instant_time, client.table_config, executor,
+                        timeline=client.timeline)
+    result.timings["table_services"] = time.monotonic() - t0
+    return result
+
+
+def write_table(table: pa.Table, path: str, options: Mapping[str, Any] | WriteConfig, *, parallelism: int = 1,
+                batch_rows: int = 65536) -> WriteResult:
+    """Write `table` to the Hudi table at `path` with Hudi's option keys, without Spark: `parallelism` tasks run one
+    after the other in this process (`write.local_writer`); the table services around the commit run here too,
+    catalog sync does not (it runs with the Spark writes)."""
+    config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
+    if config.sync.enabled:  # refused rather than ignored
+        raise ConfigError(f"table {path}: catalog sync options ({', '.join(config.sync.tools)}) are honoured by "
+                          "hudi_engine.spark.write / write_small; write_table does not sync. Remove them here, or "
+                          "sync afterwards (hudi_engine.spark.catalog_sync.sync_catalogs)")
+    return run_write(WriteClient.open(path, config, table.schema),
+                     lambda client, txn: write_files(client, txn, table, parallelism=parallelism,
+                                                     batch_rows=batch_rows))

@@ -1,0 +1,57 @@
+"""One incremental `hudi_incremental` model run reads the table's metadata a bounded number of times (issue 25):
+counted in the dbt process (tests/io_counts.py installed by a `python` step of the driver) around the second run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dbt_helpers import run_driver
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+TESTS = Path(__file__).resolve().parents[1]
+MODEL = """{{ config(materialized='hudi_incremental', unique_key='id', precombine_field='ts', partition_by='part') }}
+select cast(id as bigint) as id, {{ var('day') }} as ts, concat('p', cast(id % 2 as string)) as part
+from range({{ var('day') }} * 3, {{ var('day') }} * 3 + 5)
+"""
+
+
+def write_project(root: Path) -> None:
+    (root / "models").mkdir(parents=True)
+    (root / "dbt_project.yml").write_text("name: counts\nversion: '1.0'\nconfig-version: 2\nprofile: counts\n"
+                                          "vars: {day: 1}\n")
+    (root / "profiles.yml").write_text("""
+counts:
+  target: dev
+  outputs:
+    dev:
+      type: hudi
+      schema: cnt
+      threads: 1
+      server_side_parameters:
+        spark.master: "local[2]"
+        spark.sql.shuffle.partitions: "2"
+""")
+    (root / "models" / "events.sql").write_text(MODEL)
+
+
+def test_one_incremental_model_run_reads_the_config_and_the_timeline_a_bounded_number_of_times(tmp_path: Path):
+    project = tmp_path / "project"
+    write_project(project)
+    install = f"import sys\nsys.path.insert(0, {str(TESTS)!r})\nimport io_counts\nCOUNTER = io_counts.install()[0]\n" \
+              "import builtins\nbuiltins._hudi_counter = COUNTER\nresult = 'installed'"
+    results = run_driver(project, [
+        {"dbt": ["run"]},
+        {"python": install},
+        {"dbt": ["run", "--vars", "{day: 2}"]},
+        {"python": "import builtins\nresult = builtins._hudi_counter.snapshot()"},
+    ], tmp_path / "run", timeout=900)
+    first, installed, second, counted = results
+    assert first["success"] and second["success"], (first, second)
+    assert installed["error"] is None, installed
+    counts = counted["result"]
+    # hoodie.properties once (the run's TableHandle); the timeline listed by the empty-build check, the run's
+    # handle, the write under its lock, the services under theirs, and for the catalog entry after the write.
+    # Before issue 25: 10 reads of hoodie.properties, 16 Timeline.load, 19 listings of .hoodie.
+    assert counts["properties_reads"] == 1, counts
+    assert counts["timeline_loads"] <= 5, counts

@@ -1,0 +1,75 @@
+"""Counting a table's metadata reads during one operation: reads of `hoodie.properties` (the `TableConfig` loads)
+and listings of the `.hoodie` folder (the timeline listings, with the instant protocol's own ownership listings),
+by wrapping `Storage`'s read and list methods (every listing goes through `Storage._list`)."""
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from hudi_engine.storage import Storage
+from hudi_engine.timeline import Timeline
+
+PROPERTIES = "hoodie.properties"
+
+
+class IOCounter:
+    def __init__(self) -> None:
+        self.counts: collections.Counter[str] = collections.Counter()
+
+    @property
+    def properties_reads(self) -> int:
+        return self.counts["properties"]
+
+    @property
+    def meta_listings(self) -> int:
+        """Every listing of `.hoodie` (timeline loads, the ownership checks at the commit, temp files)."""
+        return self.counts["listings"]
+
+    @property
+    def timeline_loads(self) -> int:
+        """`Timeline.load` calls: the active timeline read into a `Timeline`."""
+        return self.counts["timeline"]
+
+    def snapshot(self) -> dict[str, int]:
+        return {"properties_reads": self.properties_reads, "meta_listings": self.meta_listings,
+                "timeline_loads": self.timeline_loads}
+
+
+def install() -> tuple[IOCounter, list[tuple[object, str, object]]]:
+    """Wrap the methods; returns the counter and what to restore."""
+    counter = IOCounter()
+    read, listing, load = Storage.read_bytes, Storage._list, Timeline.__dict__["load"].__func__
+
+    def read_bytes(self, path):
+        if path.rsplit("/", 1)[-1].startswith(PROPERTIES):
+            counter.counts["properties"] += 1
+        return read(self, path)
+
+    def _list(self, path):
+        if path.rstrip("/").endswith("/.hoodie"):
+            counter.counts["listings"] += 1
+        return listing(self, path)
+
+    def timeline_load(*args, **kwargs):
+        counter.counts["timeline"] += 1
+        return load(*args, **kwargs)
+
+    Storage.read_bytes, Storage._list = read_bytes, _list  # type: ignore[method-assign]
+    Timeline.load = staticmethod(timeline_load)  # type: ignore[method-assign]
+    return counter, [(Storage, "read_bytes", read), (Storage, "_list", listing),
+                     (Timeline, "load", staticmethod(load))]
+
+
+def uninstall(saved: list[tuple[object, str, object]]) -> None:
+    for owner, name, original in saved:
+        setattr(owner, name, original)
+
+
+@contextmanager
+def counting() -> Iterator[IOCounter]:
+    counter, saved = install()
+    try:
+        yield counter
+    finally:
+        uninstall(saved)

@@ -1,0 +1,37 @@
+"""A Spark write (`hudi_engine.spark.write`) and a small write on the driver (`write_on_driver`) read the table's
+metadata as the pure-Python write does (tests/write/test_write_counts.py): `hoodie.properties` once, the timeline
+listed twice for the write and once by the table services after the commit. Counted on the driver (the tasks run in
+Python workers: they get what they need from the driver's plan, `WriteTask`, and list partitions only)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from io_counts import counting
+
+from hudi_engine.config.write_config import WriteConfig
+from hudi_engine.spark import write
+from hudi_engine.spark.small_write import write_on_driver
+
+pytestmark = pytest.mark.spark
+
+OPTIONS = {"hoodie.table.name": "c", "hoodie.datasource.write.recordkey.field": "id",
+           "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "part"}
+
+
+@pytest.mark.parametrize("on_driver", [False, True])
+def test_one_upsert_reads_the_config_once_and_lists_the_timeline_three_times(spark, tmp_path: Path,
+                                                                             on_driver: bool) -> None:
+    path = str(tmp_path / "t")
+    options = dict(OPTIONS)
+    first = spark.createDataFrame([(i, 1, f"p{i % 2}") for i in range(10)], "id bigint, ts bigint, part string")
+    write(first, path, {**options, "hoodie.datasource.write.operation": "bulk_insert"})
+    upsert = {**options, "hoodie.datasource.write.operation": "upsert"}
+    df = spark.createDataFrame([(2, 2, "p0"), (3, 2, "p1"), (11, 2, "p1")], "id bigint, ts bigint, part string")
+    with counting() as counter:
+        if on_driver:
+            write_on_driver(df, path, WriteConfig.from_options(upsert, path))
+        else:
+            write(df, path, upsert)
+    # Before issue 25: 4 reads of hoodie.properties, 13 Timeline.load and 16 listings of .hoodie on the driver.
+    assert counter.snapshot() == {"properties_reads": 1, "timeline_loads": 3, "meta_listings": 6}
