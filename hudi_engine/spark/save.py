@@ -44,6 +44,7 @@ PARTITION_COLUMNS = "hudi_engine.sql.partition_columns"
 SQL_TABLE_NAME = "hudi_engine.sql.table_name"
 SQL_DATABASE = "hudi_engine.sql.database"
 STATEMENT = "hudi_engine.sql.statement"
+ASSIGNED_COLUMNS = "hudi_engine.sql.assigned_columns"  # the columns an UPDATE or MERGE sets
 # Hudi's Spark SQL: the operation of INSERT INTO (Hudi 0.14+: `insert`).
 INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
 
@@ -154,7 +155,29 @@ def sql_write_options(options: Mapping[str, str], exists: bool, target: str) -> 
     if statement == "insert_overwrite_partition":
         out[K.OPERATION.key] = "insert_overwrite"
         return out, "overwrite"
+    if statement in ("update", "delete"):
+        out[K.OPERATION.key] = "upsert" if statement == "update" else "delete"
+        return out, "append"
     return out, ""  # save_as_table: the DataFrame writer's own mode
+
+
+def check_assignments(path: str, assigned: str, statement: str, target: str) -> None:
+    """Hudi's Spark SQL refuses to change a record's key or partition: an UPDATE (or MERGE's update) may not set
+    the record key fields or the partition fields of the table's hoodie.properties."""
+    columns = [c for c in assigned.split(",") if c]
+    if not columns:
+        return
+    storage, base_path = Storage.for_uri(path)
+    config = TableConfig.load(storage, base_path)
+    fixed = {f.lower(): (f, K.RECORD_KEY_FIELDS.key) for f in config.record_key_fields}
+    fixed |= {f.lower(): (f, K.PARTITION_FIELDS.key) for f in config.partition_fields}
+    for c in columns:
+        if c.lower() in fixed:
+            field, key = fixed[c.lower()]
+            what = "record key" if key == K.RECORD_KEY_FIELDS.key else "partition"
+            raise ConfigError(f"{target}: {statement.upper()} ... SET {c}: {field} is the table's {what} field "
+                              f"({key} in hoodie.properties), which Hudi does not change for a stored record; "
+                              "delete the rows and insert them with the new value instead")
 
 
 def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target: str) -> WriteResult | None:
@@ -168,6 +191,7 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
     if STATEMENT in options:
         opts, sql_mode = sql_write_options(options, exists, target)
         mode = sql_mode or mode
+        check_assignments(path, options.get(ASSIGNED_COLUMNS, ""), options[STATEMENT], target)
     operation = save_operation(mode, exists, opts, target, path)
     if operation is None:
         return None

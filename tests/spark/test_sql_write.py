@@ -182,3 +182,35 @@ def test_sql_refusals_leave_the_table(spark, tmp_path: Path) -> None:
     assert operations(path) == before
     assert not spark.catalog.tableExists(other)
     spark.sql(f"DROP TABLE {table}")
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_update_and_delete(spark, tmp_path: Path, table_type: str, partitioned: bool) -> None:
+    table, path = name("dml"), str(tmp_path / "t")
+    partition = "PARTITIONED BY (dt)" if partitioned else ""
+    spark.sql(f"""CREATE TABLE {table} USING hudi {partition} LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{table_type}')
+                  AS SELECT * FROM VALUES (1, 'a', 1L, 'x'), (2, 'b', 1L, 'y'), (3, 'c', 1L, 'x') AS s(id, v, ts, dt)""")
+    spark.sql(f"UPDATE {table} SET v = upper(v), ts = ts + 1 WHERE dt = 'x'")
+    assert operations(path) == ["BULK_INSERT", "UPSERT"]
+    assert last_write_result().records_updated == 2
+    assert_rs(spark, path, "update", {(1, "A", 2, "x"), (2, "b", 1, "y"), (3, "C", 2, "x")})
+
+    spark.sql(f"DELETE FROM {table} WHERE id = 2")
+    assert operations(path) == ["BULK_INSERT", "UPSERT", "DELETE"]
+    assert_rs(spark, path, "delete", {(1, "A", 2, "x"), (3, "C", 2, "x")})
+    assert sorted(r["id"] for r in spark.table(table).collect()) == [1, 3]
+
+    before = operations(path)
+    assert_refused(spark, lambda: spark.sql(f"UPDATE {table} SET id = 9 WHERE id = 1"), table, "SET id",
+                   "record key")
+    if partitioned:
+        assert_refused(spark, lambda: spark.sql(f"UPDATE {table} SET dt = 'q'"), table, "SET dt", "partition")
+    assert operations(path) == before
+    assert_rs(spark, path, "after refusals", {(1, "A", 2, "x"), (3, "C", 2, "x")})
+
+    spark.sql(f"DELETE FROM {table}")
+    assert operations(path)[-1] == "DELETE"
+    assert_rs(spark, path, "delete all", set())
+    spark.sql(f"DROP TABLE {table}")

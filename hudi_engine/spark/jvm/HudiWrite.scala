@@ -12,8 +12,10 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{DataFrame, Encoders, SaveMode}
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTableType, CatalogUtils}
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Cast, Literal, NamedExpression}
-import org.apache.spark.sql.catalyst.plans.logical.{InsertIntoStatement, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.analysis.EliminateSubqueryAliases
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Cast, Expression, Literal, NamedExpression}
+import org.apache.spark.sql.catalyst.plans.logical.{Assignment, DeleteFromTable, Filter, InsertIntoStatement,
+  LogicalPlan, Project, UpdateTable}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.classic.{Dataset, SparkSession}
@@ -76,6 +78,7 @@ object HudiWriteNames {
   val TableName = "hudi_engine.sql.table_name"
   val Database = "hudi_engine.sql.database"
   val Statement = "hudi_engine.sql.statement"
+  val AssignedColumns = "hudi_engine.sql.assigned_columns"
 
   /** A DataFrame of an analyzed plan (Spark's `Dataset.ofRows` is internal to Spark). */
   def frame(session: SparkSession, plan: LogicalPlan): DataFrame =
@@ -190,7 +193,7 @@ case class InsertIntoHudiTable(table: CatalogTable, target: Seq[Attribute], part
     if (missing.nonEmpty) refuse(s"no value for ${missing.map(_.name).mkString(", ")}")
     val zone = Some(session.sessionState.conf.sessionLocalTimeZone)
     val columns = data.map { a =>
-      val value = static.get(a).map(v => Literal(v): org.apache.spark.sql.catalyst.expressions.Expression)
+      val value = static.get(a).map(v => Literal(v): Expression)
         .getOrElse(given.find(_._1.exprId == a.exprId).get._2)
       Alias(if (value.dataType == a.dataType) value else Cast(value, a.dataType, zone), a.name)()
     }
@@ -210,6 +213,41 @@ case class InsertIntoHudiTable(table: CatalogTable, target: Seq[Attribute], part
   }
 }
 
+/** `UPDATE t SET ... [WHERE ...]` and `DELETE FROM t [WHERE ...]` on a `USING hudi` table: the changed rows are
+ *  computed here by Spark (the table as of its latest commit, filtered, the assignments applied) and written as one
+ *  `upsert` or `delete`. The Python side refuses an UPDATE of the record key or a partition column (it knows the
+ *  table's hoodie.properties) before anything is written. */
+case class UpdateOrDeleteHudiTable(table: CatalogTable, relation: LogicalRelation, assignments: Seq[Assignment],
+    condition: Option[Expression], delete: Boolean) extends LeafRunnableCommand {
+  override def innerChildren: Seq[LogicalPlan] = Seq(relation)
+
+  override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
+    val session = spark.asInstanceOf[SparkSession]
+    val name = table.identifier.unquotedString
+    val matched = condition.fold[LogicalPlan](relation)(c => Filter(c, relation))
+    val assigned = assignments.map { a =>
+      a.key match {
+        case k: Attribute => k -> a.value
+        case other => throw new IllegalArgumentException(
+          s"UPDATE $name: SET ${other.sql}: only whole columns can be assigned")
+      }
+    }
+    val zone = Some(session.sessionState.conf.sessionLocalTimeZone)
+    val rows = if (delete) matched else Project(relation.output.map { col =>
+      assigned.find(_._1.exprId == col.exprId).map { case (_, v) =>
+        Alias(if (v.dataType == col.dataType) v else Cast(v, col.dataType, zone), col.name)()
+      }.getOrElse(col)
+    }, matched)
+    val statement = if (delete) "delete" else "update"
+    val options = SqlTable.options(table, Nil, statement, session) +
+      (HudiWriteNames.AssignedColumns -> assigned.map(_._1.name).mkString(","))
+    Writes.write(s"catalog table $name", HudiWriteNames.frame(session, rows), SqlTable.location(table), options,
+      SaveMode.Append)
+    session.sessionState.catalog.refreshTable(table.identifier)
+    Nil
+  }
+}
+
 /** The resolution rule that plans Hudi's SQL writes (before Spark's own checks, which know nothing of the meta
  *  columns, and before Spark's CTAS, which would lose TBLPROPERTIES and PARTITIONED BY on the way to the source). */
 case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rule[LogicalPlan] {
@@ -222,6 +260,21 @@ case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rul
           i.overwrite)
       case _ => i
     }
+    case u: UpdateTable if u.resolved => HudiWriteRule.hudiTable(u.table).fold[LogicalPlan](u) { l =>
+      UpdateOrDeleteHudiTable(l.catalogTable.get, l, u.assignments, u.condition, delete = false)
+    }
+    case d: DeleteFromTable if d.resolved => HudiWriteRule.hudiTable(d.table).fold[LogicalPlan](d) { l =>
+      val everything = d.condition == Literal.TrueLiteral
+      UpdateOrDeleteHudiTable(l.catalogTable.get, l, Nil, if (everything) None else Some(d.condition), delete = true)
+    }
     case _ => plan
+  }
+}
+
+object HudiWriteRule {
+  /** The `USING hudi` catalog table a DML statement names, if that is what it names. */
+  def hudiTable(plan: LogicalPlan): Option[LogicalRelation] = EliminateSubqueryAliases(plan) match {
+    case l: LogicalRelation if l.relation.isInstanceOf[HudiRelation] && l.catalogTable.isDefined => Some(l)
+    case _ => None
   }
 }
