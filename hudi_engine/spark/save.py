@@ -45,6 +45,7 @@ SQL_TABLE_NAME = "hudi_engine.sql.table_name"
 SQL_DATABASE = "hudi_engine.sql.database"
 STATEMENT = "hudi_engine.sql.statement"
 ASSIGNED_COLUMNS = "hudi_engine.sql.assigned_columns"  # the columns an UPDATE or MERGE sets
+MERGE_KEYS = "hudi_engine.sql.merge_keys"  # the target columns a MERGE's ON clause equates
 # Hudi's Spark SQL: the operation of INSERT INTO (Hudi 0.14+: `insert`).
 INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
 
@@ -155,8 +156,8 @@ def sql_write_options(options: Mapping[str, str], exists: bool, target: str) -> 
     if statement == "insert_overwrite_partition":
         out[K.OPERATION.key] = "insert_overwrite"
         return out, "overwrite"
-    if statement in ("update", "delete"):
-        out[K.OPERATION.key] = "upsert" if statement == "update" else "delete"
+    if statement in ("update", "delete", "merge", "merge_delete"):
+        out[K.OPERATION.key] = "upsert" if statement in ("update", "merge") else "delete"
         return out, "append"
     return out, ""  # save_as_table: the DataFrame writer's own mode
 
@@ -175,9 +176,22 @@ def check_assignments(path: str, assigned: str, statement: str, target: str) -> 
         if c.lower() in fixed:
             field, key = fixed[c.lower()]
             what = "record key" if key == K.RECORD_KEY_FIELDS.key else "partition"
-            raise ConfigError(f"{target}: {statement.upper()} ... SET {c}: {field} is the table's {what} field "
+            raise ConfigError(f"{target}: {statement.split('_')[0].upper()} ... SET {c}: {field} is the table's {what} field "
                               f"({key} in hoodie.properties), which Hudi does not change for a stored record; "
                               "delete the rows and insert them with the new value instead")
+
+
+def check_merge_keys(path: str, keys: str, target: str) -> None:
+    """Hudi's MERGE INTO finds a source row's stored record by its record key: the ON clause's equalities must name
+    exactly the table's record key fields."""
+    storage, base_path = Storage.for_uri(path)
+    record_key = list(TableConfig.load(storage, base_path).record_key_fields)
+    on = [k for k in keys.split(",") if k]
+    if sorted(k.lower() for k in on) != sorted(k.lower() for k in record_key):
+        raise ConfigError(f"{target}: MERGE INTO ... ON: the ON clause equates {', '.join(on) or 'no column'}, but Hudi "
+                          f"matches rows by the table's record key ({K.RECORD_KEY_FIELDS.key}="
+                          f"{','.join(record_key) or '(none: a keyless table)'}); write ON as target.<key> = "
+                          "source.<column> for each record key field")
 
 
 def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target: str) -> WriteResult | None:
@@ -192,6 +206,8 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
         opts, sql_mode = sql_write_options(options, exists, target)
         mode = sql_mode or mode
         check_assignments(path, options.get(ASSIGNED_COLUMNS, ""), options[STATEMENT], target)
+        if MERGE_KEYS in options:
+            check_merge_keys(path, options[MERGE_KEYS], target)
     operation = save_operation(mode, exists, opts, target, path)
     if operation is None:
         return None

@@ -214,3 +214,42 @@ def test_update_and_delete(spark, tmp_path: Path, table_type: str, partitioned: 
     assert operations(path)[-1] == "DELETE"
     assert_rs(spark, path, "delete all", set())
     spark.sql(f"DROP TABLE {table}")
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_merge_into(spark, tmp_path: Path, table_type: str, partitioned: bool) -> None:
+    table, path = name("merge"), str(tmp_path / "t")
+    partition = "PARTITIONED BY (dt)" if partitioned else ""
+    spark.sql(f"""CREATE TABLE {table} USING hudi {partition} LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{table_type}')
+                  AS SELECT * FROM VALUES (1, 'a', 1L, 'x'), (2, 'b', 1L, 'y'), (3, 'c', 1L, 'x') AS s(id, v, ts, dt)""")
+    source = name("src")
+    spark.createDataFrame([(1, "A", 2, "x"), (2, "B", 2, "y"), (4, "d", 2, "y")], "id int, v string, ts long, dt string") \
+        .createOrReplaceTempView(source)
+    spark.sql(f"""MERGE INTO {table} t USING {source} s ON t.id = s.id
+                  WHEN MATCHED AND s.id = 1 THEN UPDATE SET *
+                  WHEN MATCHED THEN UPDATE SET v = concat(t.v, s.v), ts = s.ts
+                  WHEN NOT MATCHED THEN INSERT *""")
+    assert operations(path) == ["BULK_INSERT", "UPSERT"]
+    result = last_write_result()
+    assert (result.records_inserted, result.records_updated) == (1, 2)
+    assert_rs(spark, path, "merge", {(1, "A", 2, "x"), (2, "bB", 2, "y"), (3, "c", 1, "x"), (4, "d", 2, "y")})
+
+    spark.sql(f"MERGE INTO {table} t USING (SELECT 3 AS k) s ON t.id = s.k WHEN MATCHED THEN DELETE")
+    assert operations(path) == ["BULK_INSERT", "UPSERT", "DELETE"]
+    assert_rs(spark, path, "merge delete", {(1, "A", 2, "x"), (2, "bB", 2, "y"), (4, "d", 2, "y")})
+
+    before = operations(path)
+    assert_refused(spark, lambda: spark.sql(
+        f"MERGE INTO {table} t USING {source} s ON t.v = s.v WHEN MATCHED THEN UPDATE SET ts = s.ts"),
+        table, "ON", "record key")
+    assert_refused(spark, lambda: spark.sql(
+        f"MERGE INTO {table} t USING {source} s ON t.id = s.id AND t.ts < s.ts WHEN MATCHED THEN UPDATE SET *"),
+        table, "ON", "record key")
+    assert_refused(spark, lambda: spark.sql(
+        f"MERGE INTO {table} t USING {source} s ON t.id = s.id WHEN MATCHED THEN UPDATE SET id = s.id + 10"),
+        table, "SET id", "record key")
+    assert operations(path) == before
+    assert_rs(spark, path, "after refusals", {(1, "A", 2, "x"), (2, "bB", 2, "y"), (4, "d", 2, "y")})
+    spark.sql(f"DROP TABLE {table}")

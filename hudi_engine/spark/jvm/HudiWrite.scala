@@ -13,9 +13,12 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, Encoders, SaveMode}
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTableType, CatalogUtils}
 import org.apache.spark.sql.catalyst.analysis.EliminateSubqueryAliases
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Cast, Expression, Literal, NamedExpression}
-import org.apache.spark.sql.catalyst.plans.logical.{Assignment, DeleteFromTable, Filter, InsertIntoStatement,
-  LogicalPlan, Project, UpdateTable}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeReference, CaseWhen, Cast,
+  EqualTo, ExprId, Expression, IsNotNull, Literal, NamedExpression, Not}
+import org.apache.spark.sql.catalyst.plans.LeftOuter
+import org.apache.spark.sql.catalyst.plans.logical.{Assignment, DeleteAction, DeleteFromTable, Filter, InsertAction,
+  InsertIntoStatement, Join, JoinHint, LogicalPlan, MergeIntoTable, Project, UpdateAction, UpdateTable}
+import org.apache.spark.sql.types.BooleanType
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.classic.{Dataset, SparkSession}
@@ -79,6 +82,7 @@ object HudiWriteNames {
   val Database = "hudi_engine.sql.database"
   val Statement = "hudi_engine.sql.statement"
   val AssignedColumns = "hudi_engine.sql.assigned_columns"
+  val MergeKeys = "hudi_engine.sql.merge_keys"
 
   /** A DataFrame of an analyzed plan (Spark's `Dataset.ofRows` is internal to Spark). */
   def frame(session: SparkSession, plan: LogicalPlan): DataFrame =
@@ -248,6 +252,95 @@ case class UpdateOrDeleteHudiTable(table: CatalogTable, relation: LogicalRelatio
   }
 }
 
+/** `MERGE INTO t USING s ON <record key equalities> WHEN MATCHED [AND c] THEN UPDATE SET ... | UPDATE SET * | DELETE
+ *  WHEN NOT MATCHED [AND c] THEN INSERT ... | INSERT *`: the changed rows computed here by Spark (the source left
+ *  outer joined to the table, each row taking the first clause whose condition holds) and written as one `upsert`
+ *  (update and insert clauses) or one `delete` (delete clauses only). `*` means the table's data columns: the meta
+ *  columns are the engine's (the rule hides them from Spark's expansion). Refused before anything is written: an ON
+ *  clause that is not equalities on the record key (checked against hoodie.properties on the Python side), SET of
+ *  the record key or a partition column, WHEN NOT MATCHED BY SOURCE, and delete clauses beside update or insert
+ *  clauses (not done: one Hudi instant has one operation here). */
+case class MergeIntoHudiTable(table: CatalogTable, merge: MergeIntoTable) extends LeafRunnableCommand {
+  override def innerChildren: Seq[LogicalPlan] = Seq(merge.targetTable, merge.sourceTable)
+
+  private def name: String = table.identifier.unquotedString
+
+  private def refuse(part: String, reason: String): Nothing =
+    throw new IllegalArgumentException(s"MERGE INTO $name: $part: $reason")
+
+  override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
+    val session = spark.asInstanceOf[SparkSession]
+    val target = merge.targetTable
+    val targetSet = target.outputSet
+    if (merge.notMatchedBySourceActions.nonEmpty) {
+      refuse("WHEN NOT MATCHED BY SOURCE", "Hudi's MERGE INTO does not take it (use DELETE FROM with a subquery)")
+    }
+    def conjuncts(e: Expression): Seq[Expression] = e match {
+      case And(a, b) => conjuncts(a) ++ conjuncts(b)
+      case other => Seq(other)
+    }
+    val keyPairs = conjuncts(merge.mergeCondition).map {
+      case EqualTo(a: Attribute, b) if targetSet.contains(a) && !b.references.exists(targetSet.contains) => a -> b
+      case EqualTo(b, a: Attribute) if targetSet.contains(a) && !b.references.exists(targetSet.contains) => a -> b
+      case other => refuse(s"ON ${other.sql}", "Hudi matches rows by their record key: the ON clause must be " +
+        "equalities between the table's record key columns and source expressions")
+    }
+    val kinds = (merge.matchedActions ++ merge.notMatchedActions).map {
+      case _: UpdateAction | _: InsertAction => "upsert"
+      case _: DeleteAction => "delete"
+      case other => refuse(other.sql, "not a clause Hudi's MERGE INTO takes")
+    }.distinct
+    if (kinds.size > 1) {
+      refuse("WHEN MATCHED ... DELETE", "a delete clause beside update or insert clauses is not supported here yet " +
+        "(one instant, one operation); run the DELETE FROM and the MERGE INTO as two statements")
+    }
+    // Explicit SET of a column other than a key the ON clause equates with its own value (SET * sets every column,
+    // the key to the value it was matched by).
+    val assigned = merge.matchedActions.collect { case u: UpdateAction => u.assignments }.flatten.collect {
+      case Assignment(k: Attribute, v) if !keyPairs.exists { case (a, b) => a.exprId == k.exprId && b.semanticEquals(v) } =>
+        k.name
+    }.distinct
+
+    val matchedFlag = AttributeReference("__hudi_matched", BooleanType)()
+    val flagged = Project(target.output :+ Alias(Literal(true), "__hudi_matched")(exprId = matchedFlag.exprId), target)
+    val joined = Join(merge.sourceTable, flagged, LeftOuter, Some(merge.mergeCondition), JoinHint.NONE)
+    val matched = IsNotNull(matchedFlag)
+    val clauses: Seq[(Expression, Map[ExprId, Expression])] =
+      merge.matchedActions.map { a =>
+        val when = And(matched, a.condition.getOrElse(Literal.TrueLiteral))
+        a match {
+          case u: UpdateAction => when -> u.assignments.collect { case Assignment(k: Attribute, v) => k.exprId -> v }.toMap
+          case _ => when -> Map.empty[ExprId, Expression]
+        }
+      } ++ merge.notMatchedActions.map { a =>
+        val when = And(Not(matched), a.condition.getOrElse(Literal.TrueLiteral))
+        a match {
+          case i: InsertAction =>
+            val values = i.assignments.collect { case Assignment(k: Attribute, v) => k.exprId -> v }.toMap
+            when -> target.output.map(c => c.exprId -> values.getOrElse(c.exprId, Literal(null, c.dataType))).toMap
+          case _ => refuse(a.sql, "not a clause Hudi's MERGE INTO takes")
+        }
+      }
+    val zone = Some(session.sessionState.conf.sessionLocalTimeZone)
+    def typed(v: Expression, c: Attribute): Expression = if (v.dataType == c.dataType) v else Cast(v, c.dataType, zone)
+    // The first clause whose condition holds decides the row; none: the row is left out.
+    val chosen = CaseWhen(clauses.zipWithIndex.map { case ((when, _), i) => when -> Literal(i) }, None)
+    val columns = target.output.map { c =>
+      Alias(CaseWhen(clauses.map { case (when, values) => when -> typed(values.getOrElse(c.exprId, c), c) }, None),
+        c.name)()
+    }
+    val rows = Project(columns, Filter(IsNotNull(chosen), joined))
+    val statement = if (kinds == Seq("delete")) "merge_delete" else "merge"
+    val options = SqlTable.options(table, Nil, statement, session) +
+      (HudiWriteNames.AssignedColumns -> assigned.mkString(",")) +
+      (HudiWriteNames.MergeKeys -> keyPairs.map(_._1.name).distinct.mkString(","))
+    Writes.write(s"catalog table $name", HudiWriteNames.frame(session, rows), SqlTable.location(table), options,
+      SaveMode.Append)
+    session.sessionState.catalog.refreshTable(table.identifier)
+    Nil
+  }
+}
+
 /** The resolution rule that plans Hudi's SQL writes (before Spark's own checks, which know nothing of the meta
  *  columns, and before Spark's CTAS, which would lose TBLPROPERTIES and PARTITIONED BY on the way to the source). */
 case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rule[LogicalPlan] {
@@ -267,6 +360,17 @@ case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rul
       val everything = d.condition == Literal.TrueLiteral
       UpdateOrDeleteHudiTable(l.catalogTable.get, l, Nil, if (everything) None else Some(d.condition), delete = true)
     }
+    case m: MergeIntoTable if m.targetTable.resolved && m.sourceTable.resolved &&
+        HudiWriteRule.hudiTable(m.targetTable).isDefined =>
+      if (m.targetTable.output.exists(a => HudiWriteNames.MetaColumns.contains(a.name))) {
+        // Spark expands `UPDATE SET *` / `INSERT *` over the target's output: hide the meta columns from it.
+        m.copy(targetTable = m.targetTable.transformUp {
+          case l: LogicalRelation if l.relation.isInstanceOf[HudiRelation] =>
+            Project(l.output.filterNot(a => HudiWriteNames.MetaColumns.contains(a.name)), l)
+        })
+      } else if (m.resolved) {
+        MergeIntoHudiTable(HudiWriteRule.hudiTable(m.targetTable).get.catalogTable.get, m)
+      } else m
     case _ => plan
   }
 }
@@ -274,6 +378,7 @@ case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rul
 object HudiWriteRule {
   /** The `USING hudi` catalog table a DML statement names, if that is what it names. */
   def hudiTable(plan: LogicalPlan): Option[LogicalRelation] = EliminateSubqueryAliases(plan) match {
+    case Project(_, l: LogicalRelation) if l.relation.isInstanceOf[HudiRelation] && l.catalogTable.isDefined => Some(l)
     case l: LogicalRelation if l.relation.isInstanceOf[HudiRelation] && l.catalogTable.isDefined => Some(l)
     case _ => None
   }
