@@ -250,6 +250,29 @@ def test_merge_into(spark, tmp_path: Path, table_type: str, partitioned: bool) -
     assert_refused(spark, lambda: spark.sql(
         f"MERGE INTO {table} t USING {source} s ON t.id = s.id WHEN MATCHED THEN UPDATE SET id = s.id + 10"),
         table, "SET id", "record key")
+    if partitioned:
+        assert_refused(spark, lambda: spark.sql(
+            f"MERGE INTO {table} t USING {source} s ON t.id = s.id WHEN MATCHED THEN UPDATE SET dt = 'q'"),
+            table, "SET dt", "partition")
+    assert_refused(spark, lambda: spark.sql(
+        f"MERGE INTO {table} t USING {source} s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE"),
+        table, "NOT MATCHED BY SOURCE")
     assert operations(path) == before
     assert_rs(spark, path, "after refusals", {(1, "A", 2, "x"), (2, "bB", 2, "y"), (4, "d", 2, "y")})
     spark.sql(f"DROP TABLE {table}")
+
+
+def test_a_driver_without_python_refuses_writes(spark, tmp_path: Path) -> None:
+    """As in the Thrift server, where no Python driver registered the writer: one clear error, nothing written."""
+    from hudi_engine.spark.save import register_writer
+
+    writes = spark.sparkContext._jvm.hudiengine.spark.Writes
+    writes.register(None)
+    try:
+        assert_refused(spark, lambda: frame(spark, [(1, "a", 1, "x")]).write.format("hudi").options(**OPTIONS)
+                       .save(str(tmp_path / "t")), "needs the Python engine in the Spark driver", "Thrift server")
+    finally:
+        register_writer(spark)
+    assert not (tmp_path / "t").exists()
+    frame(spark, [(1, "a", 1, "x")]).write.format("hudi").options(**OPTIONS).save(str(tmp_path / "t"))
+    assert operations(tmp_path / "t") == ["UPSERT"]

@@ -294,9 +294,9 @@ case class MergeIntoHudiTable(table: CatalogTable, merge: MergeIntoTable) extend
       refuse("WHEN MATCHED ... DELETE", "a delete clause beside update or insert clauses is not supported here yet " +
         "(one instant, one operation); run the DELETE FROM and the MERGE INTO as two statements")
     }
-    // Explicit SET of a column other than a key the ON clause equates with its own value (SET * sets every column,
-    // the key to the value it was matched by).
-    val assigned = merge.matchedActions.collect { case u: UpdateAction => u.assignments }.flatten.collect {
+    // Explicit SET of a column other than a key the ON clause equates with its own value (SET * sets every column
+    // from the source, as Hudi's upsert of the source row would; the key is the value it was matched by).
+    val assigned = merge.matchedActions.collect { case u: UpdateAction if !u.fromStar => u.assignments }.flatten.collect {
       case Assignment(k: Attribute, v) if !keyPairs.exists { case (a, b) => a.exprId == k.exprId && b.semanticEquals(v) } =>
         k.name
     }.distinct
