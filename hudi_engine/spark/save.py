@@ -1,4 +1,5 @@
-"""Saving through Spark's writer API and Spark SQL: `df.write.format("hudi")`, `saveAsTable`, CTAS and INSERT.
+"""Saving through Spark's writer API and Spark SQL: `df.write.format("hudi")`, `saveAsTable`, CTAS, INSERT, UPDATE,
+DELETE FROM and MERGE INTO (docs/spark-sql.md).
 
     df.write.format("hudi").options(**hudi_options).mode("append").save(path)
     last_write_result()                     # the WriteResult of this driver's last such write
@@ -37,7 +38,6 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.write.write_result import WriteResult
 
-WRITES_CLASS = "hudiengine.spark.Writes"
 # What the JVM hands over for a SQL write besides Hudi's own options (HudiWrite.scala, `HudiWriteNames`).
 TABLE_PROPERTIES = "hudi_engine.sql.table_properties."
 PARTITION_COLUMNS = "hudi_engine.sql.partition_columns"
@@ -50,7 +50,6 @@ MERGE_KEYS = "hudi_engine.sql.merge_keys"  # the target columns a MERGE's ON cla
 INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
 
 SAVE_MODES = ("append", "overwrite", "errorifexists", "ignore")
-
 
 
 def last_write_result(spark: SparkSession | None = None) -> WriteResult | None:

@@ -8,7 +8,7 @@
 // whose schema carries the plan), and plans the base files through Spark's own parquet scan (a `HadoopFsRelation`
 // over exactly those files: column pruning, filter pushdown into row groups, vectorized decoding), in union with
 // the file groups whose slices have log files, which the Python `hudi_merge` source merges. The query's filters and
-// projections go above the union and Spark's optimizer pushes them into both halves.
+// projections go above the union and Spark's optimizer pushes them into both halves. Writes: HudiWrite.scala.
 package hudiengine.spark
 
 import scala.jdk.CollectionConverters._
