@@ -44,6 +44,7 @@ RUN_ON_SPARK = {  # tests/spark/test_docs_examples.py
     ("docs/python-api.md", "result = write(df, \"/data/trips\""),
     ("docs/python-api.md", "read_table(spark, \"/data/orders\")"),
     ("docs/keyless.md", "write(df, \"s3://bucket/events\""),
+    ("docs/spark-sql.md", "print(last_write_result())"),
 }
 # Python blocks checked against the code only, and why they are not run.
 NOT_RUN = {

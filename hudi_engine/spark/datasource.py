@@ -472,6 +472,7 @@ def register_data_source(spark: SparkSession) -> None:
     (idempotent); executors checked and the engine shipped first (`executor_env`), since the source captures the
     session's Python files when it is registered."""
     from hudi_engine.spark.native import HudiPlanSource, native_enabled
+    from hudi_engine.spark.save import register_writer
     from hudi_engine.spark.table_changes import register_table_changes
 
     ensure_executor_env(spark)
@@ -481,6 +482,7 @@ def register_data_source(spark: SparkSession) -> None:
         # The JVM source answers `hudi`: a Python source of the same name would make every `hudi` read fail with
         # FOUND_MULTIPLE_DATA_SOURCES. It plans with `hudi_engine_plan` and merges with `hudi_merge`.
         spark.dataSource.register(HudiPlanSource)
+        register_writer(spark)  # `df.write.format("hudi")` and SQL writes, planned by the JVM, run by this driver
     else:
         try:
             spark.dataSource.register(HudiDataSource)

@@ -30,7 +30,7 @@ def run_suites(tmp_path, suite: str) -> str:
 
 def test_base_suites(tmp_path):
     out = run_suites(tmp_path, "suite_base.py")
-    assert "4 passed" in out, out[-3000:]
+    assert "5 passed" in out, out[-3000:]
 
 
 def test_feature_suites(tmp_path):

@@ -58,3 +58,11 @@ def test_keyless_writes(spark, tmp_path):
          {'"s3://bucket/events"': repr(path)})
     rows = rs_snapshot(path)
     assert rows.num_rows == 3 and len(set(rows.column("_hoodie_record_key").to_pylist())) == 3
+
+
+def test_format_hudi_save(spark, tmp_path):
+    path = str(tmp_path / "trips")
+    _run(block_with("docs/spark-sql.md", "print(last_write_result())"), {}, {'"/tmp/hudi-docs/trips"': repr(path)})
+    table = HudiTable.load(path)
+    assert [table.timeline.commit_metadata(i).operation_type for i in table.timeline.completed_commits()] == ["UPSERT"]
+    assert rs_snapshot(path).column("v").to_pylist() == ["a"]

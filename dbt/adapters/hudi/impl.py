@@ -65,7 +65,7 @@ class HudiAdapterResponse(AdapterResponse):
 def _is_hudi_node(config: dict[str, Any]) -> bool:
     materialized = config.get("materialized")
     return (materialized in ("hudi_incremental", "snapshot") and (config.get("file_format") or "hudi") == "hudi") or \
-        (materialized == "incremental" and config.get("file_format") == "hudi")
+        (materialized in ("incremental", "table") and config.get("file_format") == "hudi")
 
 
 class HudiAdapter(SparkAdapter):

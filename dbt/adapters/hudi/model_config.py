@@ -114,7 +114,7 @@ class HudiModelConfig:
         its `options` / `tblproperties` (hoodie.* keys, and Hudi's SQL names primaryKey, preCombineField, type,
         payloadClass), are translated here into the same settings, then validated the same way."""
         problems: list[str] = []
-        spark_spelling = config.get("materialized") == "incremental"
+        spark_spelling = config.get("materialized") in ("incremental", "table")
         explicit_key = bool(config.get("unique_key"))  # microbatch upserts by unique_key, not by options' primaryKey
         config = _with_spark_spelling(config, problems) if spark_spelling else config
         get = config.get

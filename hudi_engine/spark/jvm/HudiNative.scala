@@ -8,7 +8,7 @@
 // whose schema carries the plan), and plans the base files through Spark's own parquet scan (a `HadoopFsRelation`
 // over exactly those files: column pruning, filter pushdown into row groups, vectorized decoding), in union with
 // the file groups whose slices have log files, which the Python `hudi_merge` source merges. The query's filters and
-// projections go above the union and Spark's optimizer pushes them into both halves.
+// projections go above the union and Spark's optimizer pushes them into both halves. Writes: HudiWrite.scala.
 package hudiengine.spark
 
 import scala.jdk.CollectionConverters._
@@ -16,7 +16,7 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.hadoop.fs.{FileStatus, Path}
 
-import org.apache.spark.sql.{DataFrame, SparkSessionExtensions, SQLContext}
+import org.apache.spark.sql.{DataFrame, SaveMode, SparkSessionExtensions, SQLContext}
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
@@ -26,11 +26,13 @@ import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitionDirectory}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
-import org.apache.spark.sql.sources.{BaseRelation, DataSourceRegister, RelationProvider, SchemaRelationProvider}
+import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider,
+  SchemaRelationProvider}
 import org.apache.spark.sql.types.{DataType, StructField, StructType}
 
-/** The `hudi` short name. */
-class DefaultSource extends RelationProvider with SchemaRelationProvider with DataSourceRegister {
+/** The `hudi` short name: reads (`HudiRelation`) and `df.write.format("hudi")` (`Writes`, HudiWrite.scala). */
+class DefaultSource extends RelationProvider with SchemaRelationProvider with CreatableRelationProvider
+    with DataSourceRegister {
   override def shortName(): String = Names.Hudi
 
   override def createRelation(ctx: SQLContext, parameters: Map[String, String]): BaseRelation =
@@ -38,6 +40,17 @@ class DefaultSource extends RelationProvider with SchemaRelationProvider with Da
 
   override def createRelation(ctx: SQLContext, parameters: Map[String, String], schema: StructType): BaseRelation =
     new HudiRelation(ctx, parameters, Some(schema))
+
+  /** `df.write.format("hudi").options(...).mode(...).save(path)`: the engine's write, the save mode as Hudi gives
+   *  it meaning (decided on the Python side, `hudi_engine.spark.save`). */
+  override def createRelation(ctx: SQLContext, mode: SaveMode, parameters: Map[String, String],
+      data: DataFrame): BaseRelation = {
+    val path = parameters.getOrElse("path", throw new IllegalArgumentException(
+      "hudi: no table path to write to; use save(path), option('path', ...) or saveAsTable(name)"))
+    val options = Writes.spelled(parameters).filter { case (k, _) => !k.equalsIgnoreCase("path") }
+    Writes.write(s"hudi table at $path", data, path, options, mode)
+    new HudiRelation(ctx, Map("path" -> path), None)
+  }
 }
 
 object Names {
@@ -281,6 +294,8 @@ object HudiStrategy extends SparkStrategy {
 
 /** `spark.sql.extensions=hudiengine.spark.HudiExtensions`. */
 class HudiExtensions extends (SparkSessionExtensions => Unit) {
-  override def apply(extensions: SparkSessionExtensions): Unit =
+  override def apply(extensions: SparkSessionExtensions): Unit = {
     extensions.injectPlannerStrategy(_ => HudiStrategy)
+    extensions.injectResolutionRule(session => HudiWriteRule(session))
+  }
 }

@@ -16,6 +16,15 @@ class TestSimpleMaterializationsHudi(BaseSimpleMaterializations):
     pass
 
 
+class TestSimpleMaterializationsHudiFileFormat(BaseSimpleMaterializations):
+    """The same suite with `+file_format: hudi`: its table models are Hudi tables (keyless: the suite has no key),
+    rebuilt by each run (issue 29); views and the table <-> view swap as dbt-spark does them."""
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {"name": "base", "models": {"+file_format": "hudi"}}
+
+
 class TestGenericTestsHudi(BaseGenericTests):
     pass
 

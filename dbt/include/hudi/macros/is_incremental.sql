@@ -9,7 +9,8 @@
     {%- set relation = adapter.get_relation(this.database, this.schema, this.table) -%}
     {%- if hudi_is_hudi_model(model.config) -%}
       {%- set empty_build = relation is not none and relation.is_hudi and adapter.hudi_is_empty_build(relation) -%}
-      {{- return(hudi_write_mode(relation, should_full_refresh() or empty_build) == 'incremental') -}}
+      {{- return(hudi_write_mode(relation, should_full_refresh() or empty_build
+                                 or model.config.materialized == 'table') == 'incremental') -}}
     {%- else -%}
       {{- return(relation is not none
                  and relation.type == 'table'

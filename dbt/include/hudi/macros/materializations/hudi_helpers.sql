@@ -36,8 +36,9 @@
 
 
 {#-- Whether this model writes a Hudi table: materialized='hudi_incremental', or dbt-spark's
-     materialized='incremental' with file_format='hudi'. --#}
+     materialized='incremental' or 'table' with file_format='hudi'. --#}
 {% macro hudi_is_hudi_model(model_config) %}
   {{- return(model_config.get('materialized') == 'hudi_incremental'
-             or (model_config.get('materialized') == 'incremental' and model_config.get('file_format') == 'hudi')) -}}
+             or (model_config.get('materialized') in ('incremental', 'table')
+                 and model_config.get('file_format') == 'hudi')) -}}
 {% endmacro %}

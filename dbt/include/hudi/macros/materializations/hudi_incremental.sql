@@ -22,6 +22,18 @@
 {% endmaterialization %}
 
 
+{#-- dbt-spark's materialized='table' with file_format='hudi': every run rebuilds the table, one Hudi instant:
+     bulk_insert when there is none, else insert_overwrite_table (a new version of the whole table; time travel to
+     the old one works until the cleaner removes it). Other file formats stay dbt-spark's. --#}
+{% materialization table, adapter='hudi', supported_languages=['sql', 'python'] %}
+  {%- if config.get('file_format') == 'hudi' -%}
+    {{ return(hudi_materialization()) }}
+  {%- else -%}
+    {{ return(materialization_table_spark()) }}
+  {%- endif -%}
+{% endmaterialization %}
+
+
 {% macro hudi_materialization() %}
   {%- set model_name = model['name'] -%}
   {%- set language = model['language'] -%}
@@ -31,7 +43,8 @@
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set empty_build = existing_relation is not none and existing_relation.is_hudi
                         and adapter.hudi_is_empty_build(existing_relation) -%}
-  {%- set mode = hudi_write_mode(existing_relation, should_full_refresh() or empty_build) -%}
+  {%- set mode = hudi_write_mode(existing_relation, should_full_refresh() or empty_build
+                                 or model.config.materialized == 'table') -%}
   {%- set target_relation = this.incorporate(type='table', is_hudi=true) -%}
   {%- set grant_config = config.get('grants') -%}
 

@@ -1,0 +1,385 @@
+// The write side of the `hudi` short name: `df.write.format("hudi")` (by path and `saveAsTable`), and Hudi's Spark SQL
+// writes on `USING hudi` tables (CREATE TABLE ... AS SELECT, INSERT INTO / INSERT OVERWRITE). The JVM only plans:
+// every write is handed, as a DataFrame with its path, options and save mode, to the Python engine's one write
+// (`hudi_engine.spark.write`) through a py4j callback the Python driver registers (`hudi_engine.spark.save`), as
+// pyspark's `foreachBatch` does. A Spark process without a Python driver (the Thrift server) has no callback, and
+// its writes are refused.
+package hudiengine.spark
+
+import java.util.Locale
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.{DataFrame, Encoders, SaveMode}
+import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTableType, CatalogUtils}
+import org.apache.spark.sql.catalyst.analysis.EliminateSubqueryAliases
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeReference, CaseWhen, Cast,
+  EqualTo, ExprId, Expression, IsNotNull, Literal, NamedExpression, Not}
+import org.apache.spark.sql.catalyst.plans.LeftOuter
+import org.apache.spark.sql.catalyst.plans.logical.{Assignment, DeleteAction, DeleteFromTable, Filter, InsertAction,
+  InsertIntoStatement, Join, JoinHint, LogicalPlan, MergeIntoTable, Project, UpdateAction, UpdateTable}
+import org.apache.spark.sql.types.BooleanType
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
+import org.apache.spark.sql.classic.{Dataset, SparkSession}
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.execution.datasources.{CreateTable, LogicalRelation}
+import org.apache.spark.sql.Row
+
+/** The Python driver's write, implemented in Python (`hudi_engine.spark.save.PythonWriter`). Returns JSON:
+ *  `{"result": <the WriteResult, or null when nothing was written>}` or `{"error": <message>}`. */
+trait PythonWriter {
+  def write(data: DataFrame, path: String, options: java.util.Map[String, String], mode: String,
+            target: String): String
+}
+
+/** Where the JVM finds the Python driver's writer. */
+object Writes {
+  @volatile private var writer: PythonWriter = null
+  private val json = new com.fasterxml.jackson.databind.ObjectMapper()
+
+  /** Called by the Python driver (`register_data_source`). */
+  def register(w: PythonWriter): Unit = writer = w
+
+  @volatile private var last: String = "null"
+
+  def registered(): Boolean = writer != null
+
+  /** The last write's `WriteResult` as JSON ("null": none, or nothing written), for `last_write_result()`. */
+  def lastResult(): String = last
+
+  /** Writes `data` to the Hudi table at `path`, or throws the engine's refusal as one clear error. `target` names
+   *  the table in errors ("hudi table at <path>", "catalog table db.t"). */
+  def write(target: String, data: DataFrame, path: String, options: Map[String, String], mode: SaveMode): Unit = {
+    val w = writer
+    if (w == null) {
+      throw new IllegalArgumentException(
+        s"$target: writing a Hudi table needs the Python engine in the Spark driver (a pyspark session that ran " +
+          "hudi_engine.spark.register_data_source); this Spark process has none (e.g. the Thrift server), so it " +
+          "only reads Hudi tables")
+    }
+    val answer = json.readTree(w.write(data, path, options.asJava, mode.name.toLowerCase(Locale.ROOT), target))
+    if (answer.has("error")) throw new IllegalArgumentException(answer.get("error").asText())
+    last = json.writeValueAsString(answer.get("result"))
+  }
+
+  /** Options as the caller spelled their keys (Spark lower-cases a case-insensitive map's keys when iterated). */
+  def spelled(options: Map[String, String]): Map[String, String] = options match {
+    case c: CaseInsensitiveMap[String @unchecked] => c.originalMap
+    case m => m
+  }
+}
+
+object HudiWriteNames {
+  val MetaColumns: Seq[String] =
+    Seq("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
+      "_hoodie_file_name")
+  // Handed to the Python side, which maps a catalog table's TBLPROPERTIES and PARTITIONED BY to Hudi's write options
+  // (hudi_engine.spark.save.sql_write_options).
+  val TableProperties = "hudi_engine.sql.table_properties."
+  val PartitionColumns = "hudi_engine.sql.partition_columns"
+  val TableName = "hudi_engine.sql.table_name"
+  val Database = "hudi_engine.sql.database"
+  val Statement = "hudi_engine.sql.statement"
+  val AssignedColumns = "hudi_engine.sql.assigned_columns"
+  val MergeKeys = "hudi_engine.sql.merge_keys"
+
+  /** A DataFrame of an analyzed plan (Spark's `Dataset.ofRows` is internal to Spark). */
+  def frame(session: SparkSession, plan: LogicalPlan): DataFrame =
+    new Dataset[Row](session, plan, Encoders.row(plan.schema))
+
+  def isHudi(provider: Option[String]): Boolean = provider.exists(_.equalsIgnoreCase(Names.Hudi))
+}
+
+/** What a catalog table hands the Python side: its TBLPROPERTIES and OPTIONS, partition columns, name. */
+object SqlTable {
+  import HudiWriteNames._
+
+  /** Hudi's SQL takes `SET hoodie.*=...` of the session as write options, below the table's own. */
+  def options(table: CatalogTable, partitionColumns: Seq[String], statement: String,
+      session: SparkSession): Map[String, String] =
+    session.conf.getAll.filter { case (k, _) => k.startsWith("hoodie.") } ++
+    Writes.spelled(table.storage.properties).filter { case (k, _) => k.toLowerCase(Locale.ROOT) != "path" } ++
+      table.properties.map { case (k, v) => (TableProperties + k) -> v } ++
+      Map(PartitionColumns -> partitionColumns.mkString(","), TableName -> table.identifier.table,
+        Database -> table.identifier.database.getOrElse("default"), Statement -> statement)
+
+  def location(table: CatalogTable): String =
+    HudiRelation.pathComment(table.schema)
+      .orElse(table.storage.locationUri.map(CatalogUtils.URIToString))
+      .getOrElse(throw new IllegalArgumentException(s"catalog table ${table.identifier.unquotedString}: no location"))
+}
+
+/** `CREATE TABLE t USING hudi [PARTITIONED BY (...)] [LOCATION ...] [TBLPROPERTIES (...)] AS SELECT ...`: the rows
+ *  written by the engine (its checks, one commit), then the catalog entry, whose schema is the table's (meta
+ *  columns first, the location in `_hoodie_commit_time`'s comment, as `create_catalog_table` writes it). */
+case class CreateHudiTableAsSelect(desc: CatalogTable, mode: SaveMode, query: LogicalPlan)
+    extends LeafRunnableCommand {
+  override def innerChildren: Seq[LogicalPlan] = Seq(query)
+
+  override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
+    val session = spark.asInstanceOf[SparkSession]
+    val catalog = session.sessionState.catalog
+    val ident = catalog.qualifyIdentifier(desc.identifier)
+    if (catalog.tableExists(ident)) {
+      val existing = catalog.getTableMetadata(ident)
+      mode match {
+        case SaveMode.Ignore => return Nil
+        // `saveAsTable` of an existing table in mode append (or overwrite, where Spark did not drop it first).
+        case SaveMode.Append | SaveMode.Overwrite if HudiWriteNames.isHudi(existing.provider) =>
+          Writes.write(s"catalog table ${ident.unquotedString}", HudiWriteNames.frame(session, query),
+            SqlTable.location(existing), SqlTable.options(existing, Nil, "save_as_table", session) ++
+              Writes.spelled(desc.storage.properties).filter { case (k, _) => !k.equalsIgnoreCase("path") }, mode)
+          catalog.refreshTable(ident)
+          return Nil
+        case _ => throw new IllegalArgumentException(
+          s"CREATE TABLE ${ident.unquotedString} AS SELECT: the table already exists in the catalog" +
+            s" (${existing.provider.getOrElse("no provider")}); drop it first, or INSERT INTO / INSERT OVERWRITE it")
+      }
+    }
+    val location = desc.storage.locationUri.getOrElse(catalog.defaultTablePath(ident))
+    val path = CatalogUtils.URIToString(location)
+    val table = desc.copy(identifier = ident)
+    Writes.write(s"catalog table ${ident.unquotedString}", HudiWriteNames.frame(session, query), path,
+      SqlTable.options(table, desc.partitionColumnNames, "create_table_as_select", session), SaveMode.ErrorIfExists)
+    val schema = new HudiRelation(session.sqlContext, Map("path" -> path), None).schema
+    // Spark's catalog wants partition columns last; Hudi keeps them where the data has them, and the planner prunes
+    // partitions itself, so the entry records none (TBLPROPERTIES and the table's hoodie.properties keep them).
+    val entry = table.copy(
+      schema = schema,
+      partitionColumnNames = Nil,
+      provider = Some(Names.Hudi),
+      storage = desc.storage.copy(locationUri = Some(location)),
+      tableType = if (desc.storage.locationUri.isDefined) CatalogTableType.EXTERNAL else CatalogTableType.MANAGED)
+    catalog.createTable(entry, ignoreIfExists = false, validateLocation = false)
+    Nil
+  }
+}
+
+/** `INSERT INTO t [PARTITION (...)] ...` and `INSERT OVERWRITE t [PARTITION (...)] ...` on a `USING hudi` table: the
+ *  query's columns are the table's data columns (the meta columns are the engine's), by position or by name, with
+ *  static partition values added as columns. Hudi's Spark SQL operations: INSERT INTO runs
+ *  `hoodie.spark.sql.insert.into.operation` (default `insert`), INSERT OVERWRITE with static partition values
+ *  `insert_overwrite` (those partitions), without `insert_overwrite_table`. */
+case class InsertIntoHudiTable(table: CatalogTable, target: Seq[Attribute], partitionSpec: Map[String, Option[String]],
+    userColumns: Seq[String], byName: Boolean, query: LogicalPlan, overwrite: Boolean) extends LeafRunnableCommand {
+  override def innerChildren: Seq[LogicalPlan] = Seq(query)
+
+  private def name: String = table.identifier.unquotedString
+
+  private def refuse(reason: String): Nothing =
+    throw new IllegalArgumentException(s"${if (overwrite) "INSERT OVERWRITE" else "INSERT INTO"} $name: $reason")
+
+  /** The rows to write: one column per data column of the table, cast to its type. */
+  def rows(session: SparkSession): LogicalPlan = {
+    val resolver = session.sessionState.conf.resolver
+    val data = target.filterNot(a => HudiWriteNames.MetaColumns.contains(a.name))
+    def column(n: String): Attribute =
+      data.find(a => resolver(a.name, n)).getOrElse(refuse(s"no column $n among ${data.map(_.name).mkString(", ")}"))
+    val static = partitionSpec.collect { case (k, Some(v)) => column(k) -> v }
+    val fromQuery = data.filterNot(a => static.keySet.exists(_.exprId == a.exprId))
+    val given: Seq[(Attribute, NamedExpression)] =
+      if (userColumns.nonEmpty) {
+        if (userColumns.size != query.output.size) {
+          refuse(s"${userColumns.size} columns named, the query gives ${query.output.size}")
+        }
+        userColumns.map(column).zip(query.output)
+      } else if (byName) {
+        query.output.map(q => column(q.name) -> q)
+      } else {
+        if (query.output.size != fromQuery.size) {
+          refuse(s"the query gives ${query.output.size} columns, the table takes ${fromQuery.size}: " +
+            s"${fromQuery.map(_.name).mkString(", ")} (the Hudi meta columns are written by the engine)")
+        }
+        fromQuery.zip(query.output)
+      }
+    val missing = fromQuery.filterNot(a => given.exists(_._1.exprId == a.exprId))
+    if (missing.nonEmpty) refuse(s"no value for ${missing.map(_.name).mkString(", ")}")
+    val zone = Some(session.sessionState.conf.sessionLocalTimeZone)
+    val columns = data.map { a =>
+      val value = static.get(a).map(v => Literal(v): Expression)
+        .getOrElse(given.find(_._1.exprId == a.exprId).get._2)
+      Alias(if (value.dataType == a.dataType) value else Cast(value, a.dataType, zone), a.name)()
+    }
+    Project(columns, query)
+  }
+
+  override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
+    val session = spark.asInstanceOf[SparkSession]
+    val statement =
+      if (!overwrite) "insert_into"
+      else if (partitionSpec.values.exists(_.isDefined)) "insert_overwrite_partition"
+      else "insert_overwrite"
+    Writes.write(s"catalog table $name", HudiWriteNames.frame(session, rows(session)), SqlTable.location(table),
+      SqlTable.options(table, Nil, statement, session), if (overwrite) SaveMode.Overwrite else SaveMode.Append)
+    session.sessionState.catalog.refreshTable(table.identifier)
+    Nil
+  }
+}
+
+/** `UPDATE t SET ... [WHERE ...]` and `DELETE FROM t [WHERE ...]` on a `USING hudi` table: the changed rows are
+ *  computed here by Spark (the table as of its latest commit, filtered, the assignments applied) and written as one
+ *  `upsert` or `delete`. The Python side refuses an UPDATE of the record key or a partition column (it knows the
+ *  table's hoodie.properties) before anything is written. */
+case class UpdateOrDeleteHudiTable(table: CatalogTable, relation: LogicalRelation, assignments: Seq[Assignment],
+    condition: Option[Expression], delete: Boolean) extends LeafRunnableCommand {
+  override def innerChildren: Seq[LogicalPlan] = Seq(relation)
+
+  override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
+    val session = spark.asInstanceOf[SparkSession]
+    val name = table.identifier.unquotedString
+    val matched = condition.fold[LogicalPlan](relation)(c => Filter(c, relation))
+    val assigned = assignments.map { a =>
+      a.key match {
+        case k: Attribute => k -> a.value
+        case other => throw new IllegalArgumentException(
+          s"UPDATE $name: SET ${other.sql}: only whole columns can be assigned")
+      }
+    }
+    val zone = Some(session.sessionState.conf.sessionLocalTimeZone)
+    val rows = if (delete) matched else Project(relation.output.map { col =>
+      assigned.find(_._1.exprId == col.exprId).map { case (_, v) =>
+        Alias(if (v.dataType == col.dataType) v else Cast(v, col.dataType, zone), col.name)()
+      }.getOrElse(col)
+    }, matched)
+    val statement = if (delete) "delete" else "update"
+    val options = SqlTable.options(table, Nil, statement, session) +
+      (HudiWriteNames.AssignedColumns -> assigned.map(_._1.name).mkString(","))
+    Writes.write(s"catalog table $name", HudiWriteNames.frame(session, rows), SqlTable.location(table), options,
+      SaveMode.Append)
+    session.sessionState.catalog.refreshTable(table.identifier)
+    Nil
+  }
+}
+
+/** `MERGE INTO t USING s ON <record key equalities> WHEN MATCHED [AND c] THEN UPDATE SET ... | UPDATE SET * | DELETE
+ *  WHEN NOT MATCHED [AND c] THEN INSERT ... | INSERT *`: the changed rows computed here by Spark (the source left
+ *  outer joined to the table, each row taking the first clause whose condition holds) and written as one `upsert`
+ *  (update and insert clauses) or one `delete` (delete clauses only). `*` means the table's data columns: the meta
+ *  columns are the engine's (the rule hides them from Spark's expansion). Refused before anything is written: an ON
+ *  clause that is not equalities on the record key (checked against hoodie.properties on the Python side), SET of
+ *  the record key or a partition column, WHEN NOT MATCHED BY SOURCE, and delete clauses beside update or insert
+ *  clauses (not done: one Hudi instant has one operation here). */
+case class MergeIntoHudiTable(table: CatalogTable, merge: MergeIntoTable) extends LeafRunnableCommand {
+  override def innerChildren: Seq[LogicalPlan] = Seq(merge.targetTable, merge.sourceTable)
+
+  private def name: String = table.identifier.unquotedString
+
+  private def refuse(part: String, reason: String): Nothing =
+    throw new IllegalArgumentException(s"MERGE INTO $name: $part: $reason")
+
+  override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
+    val session = spark.asInstanceOf[SparkSession]
+    val target = merge.targetTable
+    val targetSet = target.outputSet
+    if (merge.notMatchedBySourceActions.nonEmpty) {
+      refuse("WHEN NOT MATCHED BY SOURCE", "Hudi's MERGE INTO does not take it (use DELETE FROM with a subquery)")
+    }
+    def conjuncts(e: Expression): Seq[Expression] = e match {
+      case And(a, b) => conjuncts(a) ++ conjuncts(b)
+      case other => Seq(other)
+    }
+    val keyPairs = conjuncts(merge.mergeCondition).map {
+      case EqualTo(a: Attribute, b) if targetSet.contains(a) && !b.references.exists(targetSet.contains) => a -> b
+      case EqualTo(b, a: Attribute) if targetSet.contains(a) && !b.references.exists(targetSet.contains) => a -> b
+      case other => refuse(s"ON ${other.sql}", "Hudi matches rows by their record key: the ON clause must be " +
+        "equalities between the table's record key columns and source expressions")
+    }
+    val kinds = (merge.matchedActions ++ merge.notMatchedActions).map {
+      case _: UpdateAction | _: InsertAction => "upsert"
+      case _: DeleteAction => "delete"
+      case other => refuse(other.sql, "not a clause Hudi's MERGE INTO takes")
+    }.distinct
+    if (kinds.size > 1) {
+      refuse("WHEN MATCHED ... DELETE", "a delete clause beside update or insert clauses is not supported here yet " +
+        "(one instant, one operation); run the DELETE FROM and the MERGE INTO as two statements")
+    }
+    // Explicit SET of a column other than a key the ON clause equates with its own value (SET * sets every column
+    // from the source, as Hudi's upsert of the source row would; the key is the value it was matched by).
+    val assigned = merge.matchedActions.collect { case u: UpdateAction if !u.fromStar => u.assignments }.flatten.collect {
+      case Assignment(k: Attribute, v) if !keyPairs.exists { case (a, b) => a.exprId == k.exprId && b.semanticEquals(v) } =>
+        k.name
+    }.distinct
+
+    val matchedFlag = AttributeReference("__hudi_matched", BooleanType)()
+    val flagged = Project(target.output :+ Alias(Literal(true), "__hudi_matched")(exprId = matchedFlag.exprId), target)
+    val joined = Join(merge.sourceTable, flagged, LeftOuter, Some(merge.mergeCondition), JoinHint.NONE)
+    val matched = IsNotNull(matchedFlag)
+    val clauses: Seq[(Expression, Map[ExprId, Expression])] =
+      merge.matchedActions.map { a =>
+        val when = And(matched, a.condition.getOrElse(Literal.TrueLiteral))
+        a match {
+          case u: UpdateAction => when -> u.assignments.collect { case Assignment(k: Attribute, v) => k.exprId -> v }.toMap
+          case _ => when -> Map.empty[ExprId, Expression]
+        }
+      } ++ merge.notMatchedActions.map { a =>
+        val when = And(Not(matched), a.condition.getOrElse(Literal.TrueLiteral))
+        a match {
+          case i: InsertAction =>
+            val values = i.assignments.collect { case Assignment(k: Attribute, v) => k.exprId -> v }.toMap
+            when -> target.output.map(c => c.exprId -> values.getOrElse(c.exprId, Literal(null, c.dataType))).toMap
+          case _ => refuse(a.sql, "not a clause Hudi's MERGE INTO takes")
+        }
+      }
+    val zone = Some(session.sessionState.conf.sessionLocalTimeZone)
+    def typed(v: Expression, c: Attribute): Expression = if (v.dataType == c.dataType) v else Cast(v, c.dataType, zone)
+    // The first clause whose condition holds decides the row; none: the row is left out.
+    val chosen = CaseWhen(clauses.zipWithIndex.map { case ((when, _), i) => when -> Literal(i) }, None)
+    val columns = target.output.map { c =>
+      Alias(CaseWhen(clauses.map { case (when, values) => when -> typed(values.getOrElse(c.exprId, c), c) }, None),
+        c.name)()
+    }
+    val rows = Project(columns, Filter(IsNotNull(chosen), joined))
+    val statement = if (kinds == Seq("delete")) "merge_delete" else "merge"
+    val options = SqlTable.options(table, Nil, statement, session) +
+      (HudiWriteNames.AssignedColumns -> assigned.mkString(",")) +
+      (HudiWriteNames.MergeKeys -> keyPairs.map(_._1.name).distinct.mkString(","))
+    Writes.write(s"catalog table $name", HudiWriteNames.frame(session, rows), SqlTable.location(table), options,
+      SaveMode.Append)
+    session.sessionState.catalog.refreshTable(table.identifier)
+    Nil
+  }
+}
+
+/** The resolution rule that plans Hudi's SQL writes (before Spark's own checks, which know nothing of the meta
+ *  columns, and before Spark's CTAS, which would lose TBLPROPERTIES and PARTITIONED BY on the way to the source). */
+case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rule[LogicalPlan] {
+  override def apply(plan: LogicalPlan): LogicalPlan = plan match {
+    case CreateTable(desc, mode, Some(query)) if HudiWriteNames.isHudi(desc.provider) && query.resolved =>
+      CreateHudiTableAsSelect(desc, mode, query)
+    case i: InsertIntoStatement if i.query.resolved => i.table match {
+      case l: LogicalRelation if l.relation.isInstanceOf[HudiRelation] && l.catalogTable.isDefined =>
+        InsertIntoHudiTable(l.catalogTable.get, l.output, i.partitionSpec, i.userSpecifiedCols, i.byName, i.query,
+          i.overwrite)
+      case _ => i
+    }
+    case u: UpdateTable if u.resolved => HudiWriteRule.hudiTable(u.table).fold[LogicalPlan](u) { l =>
+      UpdateOrDeleteHudiTable(l.catalogTable.get, l, u.assignments, u.condition, delete = false)
+    }
+    case d: DeleteFromTable if d.resolved => HudiWriteRule.hudiTable(d.table).fold[LogicalPlan](d) { l =>
+      val everything = d.condition == Literal.TrueLiteral
+      UpdateOrDeleteHudiTable(l.catalogTable.get, l, Nil, if (everything) None else Some(d.condition), delete = true)
+    }
+    case m: MergeIntoTable if m.targetTable.resolved && m.sourceTable.resolved &&
+        HudiWriteRule.hudiTable(m.targetTable).isDefined =>
+      if (m.targetTable.output.exists(a => HudiWriteNames.MetaColumns.contains(a.name))) {
+        // Spark expands `UPDATE SET *` / `INSERT *` over the target's output: hide the meta columns from it.
+        m.copy(targetTable = m.targetTable.transformUp {
+          case l: LogicalRelation if l.relation.isInstanceOf[HudiRelation] =>
+            Project(l.output.filterNot(a => HudiWriteNames.MetaColumns.contains(a.name)), l)
+        })
+      } else if (m.resolved) {
+        MergeIntoHudiTable(HudiWriteRule.hudiTable(m.targetTable).get.catalogTable.get, m)
+      } else m
+    case _ => plan
+  }
+}
+
+object HudiWriteRule {
+  /** The `USING hudi` catalog table a DML statement names, if that is what it names. */
+  def hudiTable(plan: LogicalPlan): Option[LogicalRelation] = EliminateSubqueryAliases(plan) match {
+    case Project(_, l: LogicalRelation) if l.relation.isInstanceOf[HudiRelation] && l.catalogTable.isDefined => Some(l)
+    case l: LogicalRelation if l.relation.isInstanceOf[HudiRelation] && l.catalogTable.isDefined => Some(l)
+    case _ => None
+  }
+}

@@ -1,0 +1,253 @@
+"""Saving through Spark's writer API and Spark SQL: `df.write.format("hudi")`, `saveAsTable`, CTAS, INSERT, UPDATE,
+DELETE FROM and MERGE INTO (docs/spark-sql.md).
+
+    df.write.format("hudi").options(**hudi_options).mode("append").save(path)
+    last_write_result()                     # the WriteResult of this driver's last such write
+
+The native component (`jvm/HudiWrite.scala`) plans these writes on the JVM and hands each one, as a DataFrame with
+its path, options and save mode, to `PythonWriter.write` here, a py4j callback that `register_data_source` registers
+(as pyspark's `foreachBatch` does). The callback runs exactly `hudi_engine.spark.write(df, path, options)`: the same
+checks, commit and parallelism as a call from Python. What the save mode and the SQL statement mean is decided here,
+as Hudi gives them meaning:
+
+| save mode | no table at the path | a Hudi table at the path |
+|---|---|---|
+| `append` | the configured operation | the configured operation (`hoodie.datasource.write.operation`, default `upsert`) |
+| `overwrite` | the configured operation, else `insert_overwrite_table` | `insert_overwrite_table` (or a configured `insert_overwrite`); any other configured operation is refused |
+| `errorifexists` (Spark's default) | the configured operation | refused |
+| `ignore` | the configured operation | nothing is written |
+
+A refusal is the engine's error message, raised by the JVM as one `IllegalArgumentException` naming the table.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import traceback
+from collections.abc import Mapping
+from typing import Any, ClassVar
+from urllib.parse import unquote, urlparse
+
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+
+from hudi_engine.config import keys as K
+from hudi_engine.config.option import ConfigOption
+from hudi_engine.errors import ConfigError, HudiError
+from hudi_engine.location import TableLocation
+from hudi_engine.table_config import TableConfig
+from hudi_engine.write.write_result import WriteResult
+
+# What the JVM hands over for a SQL write besides Hudi's own options (HudiWrite.scala, `HudiWriteNames`).
+TABLE_PROPERTIES = "hudi_engine.sql.table_properties."
+PARTITION_COLUMNS = "hudi_engine.sql.partition_columns"
+SQL_TABLE_NAME = "hudi_engine.sql.table_name"
+SQL_DATABASE = "hudi_engine.sql.database"
+STATEMENT = "hudi_engine.sql.statement"
+ASSIGNED_COLUMNS = "hudi_engine.sql.assigned_columns"  # the columns an UPDATE or MERGE sets
+MERGE_KEYS = "hudi_engine.sql.merge_keys"  # the target columns a MERGE's ON clause equates
+# Hudi's Spark SQL: the operation of INSERT INTO (Hudi 0.14+: `insert`).
+INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
+
+SAVE_MODES = ("append", "overwrite", "errorifexists", "ignore")
+
+
+def last_write_result(spark: SparkSession | None = None) -> WriteResult | None:
+    """The `WriteResult` of the last write `df.write.format("hudi")` or Spark SQL ran in `spark`'s JVM (default: the
+    active session). None: none yet, or the last one wrote nothing (save mode `ignore` on an existing table)."""
+    jvm = (spark or SparkSession.active()).sparkContext._jvm
+    assert jvm is not None
+    found = json.loads(jvm.hudiengine.spark.Writes.lastResult())
+    return WriteResult(**found) if found is not None else None
+
+
+def local_path(path: str) -> str:
+    """A `file:` URI as Spark's catalog gives a location (`file:/x`, `file:///x`) as the local path; others as given."""
+    if path.startswith("file:"):
+        return unquote(urlparse(path).path)
+    return path
+
+
+def table_exists(path: str) -> bool:
+    return TableConfig.exists(TableLocation.of(path))
+
+
+def save_operation(mode: str, exists: bool, options: Mapping[str, Any], target: str, path: str) -> str | None:
+    """The operation a save runs (None: nothing to write), or a ConfigError naming the table and the setting."""
+    mode = mode.lower()
+    if mode not in SAVE_MODES:
+        raise ConfigError(f"{target}: save mode {mode!r} is not one of {', '.join(SAVE_MODES)}")
+    configured = _given(options, K.OPERATION)
+    if configured is not None and configured.lower() not in K.OPERATION.choices:
+        raise ConfigError(f"{target}: {K.OPERATION.key}={configured!r} is not one of {', '.join(K.OPERATION.choices)}")
+    operation = configured.lower() if configured is not None else None
+    if mode == "overwrite":
+        if operation in (None, "insert_overwrite_table", "insert_overwrite"):
+            return operation or "insert_overwrite_table"
+        if not exists:
+            return operation
+        raise ConfigError(
+            f"{target}: save mode overwrite replaces the table's rows, which contradicts {K.OPERATION.key}="
+            f"{operation}; use mode('append') for {operation}, or leave the operation unset (insert_overwrite_table)")
+    if exists and mode == "errorifexists":
+        raise ConfigError(f"{target}: a Hudi table already exists at {path} and the save mode is errorifexists "
+                          "(Spark's default, and CREATE TABLE ... AS SELECT's); use mode('append') to write to it, "
+                          "mode('overwrite') to replace its rows, or INSERT INTO / INSERT OVERWRITE its catalog table")
+    if exists and mode == "ignore":
+        return None
+    return operation or K.OPERATION.default
+
+
+def _given(options: Mapping[str, Any], option: ConfigOption) -> str | None:
+    names = {option.key, *option.aliases}
+    for k, v in options.items():
+        if k in names and v is not None and str(v).strip():
+            return str(v).strip()
+    return None
+
+
+# Hudi's Spark SQL table properties (TBLPROPERTIES) and the write options they stand for.
+_SQL_PROPERTIES = {"primarykey": K.RECORD_KEY_FIELDS.key, "precombinefield": K.PRECOMBINE_FIELD.key,
+                   "payloadclass": K.PAYLOAD_CLASS.key}
+_SQL_TABLE_TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ", "copy_on_write": "COPY_ON_WRITE",
+                    "merge_on_read": "MERGE_ON_READ"}
+
+
+def sql_write_options(options: Mapping[str, str], exists: bool, target: str) -> tuple[dict[str, str], str]:
+    """The write options and save mode of a SQL statement on a catalog table (what `HudiWrite.scala` hands over:
+    the session's `hoodie.*` settings, the table's OPTIONS, its TBLPROPERTIES under `TABLE_PROPERTIES`, PARTITIONED
+    BY, its name, the statement)."""
+    out: dict[str, str] = {}
+    props: dict[str, str] = {}
+    for k, v in options.items():
+        if k.startswith(TABLE_PROPERTIES):
+            props[k[len(TABLE_PROPERTIES):]] = v
+        elif not k.startswith("hudi_engine.sql."):
+            out[k] = v
+    for k, v in props.items():
+        lowered = k.lower()
+        if lowered in _SQL_PROPERTIES:
+            out[_SQL_PROPERTIES[lowered]] = v
+        elif lowered == "type":
+            if v.lower() not in _SQL_TABLE_TYPES:
+                raise ConfigError(f"{target}: TBLPROPERTIES type={v!r} is not cow or mor")
+            out[K.TABLE_TYPE.key] = _SQL_TABLE_TYPES[v.lower()]
+        elif lowered.startswith("hoodie."):
+            out[k] = v
+    statement = options.get(STATEMENT, "")
+    if not exists:
+        # A table Hudi's Spark SQL creates: named after the catalog entry, Hive-style partition folders.
+        out.setdefault(K.TABLE_NAME.key, options.get(SQL_TABLE_NAME, ""))
+        out.setdefault(K.DATABASE_NAME.key, options.get(SQL_DATABASE, ""))
+        out.setdefault(K.HIVE_STYLE_PARTITIONING.key, "true")
+        if options.get(PARTITION_COLUMNS):
+            out.setdefault(K.PARTITION_FIELDS.key, options[PARTITION_COLUMNS])
+    if statement == "create_table_as_select":
+        out.setdefault(K.OPERATION.key, "bulk_insert")
+        return out, "errorifexists"
+    if statement == "insert_into":
+        out[K.OPERATION.key] = out.pop(INSERT_INTO_OPERATION, "") or "insert"
+        return out, "append"
+    if statement == "insert_overwrite":
+        out[K.OPERATION.key] = "insert_overwrite_table"
+        return out, "overwrite"
+    if statement == "insert_overwrite_partition":
+        out[K.OPERATION.key] = "insert_overwrite"
+        return out, "overwrite"
+    if statement in ("update", "delete", "merge", "merge_delete"):
+        out[K.OPERATION.key] = "upsert" if statement in ("update", "merge") else "delete"
+        return out, "append"
+    return out, ""  # save_as_table: the DataFrame writer's own mode
+
+
+def check_assignments(path: str, assigned: str, statement: str, target: str) -> None:
+    """Hudi's Spark SQL refuses to change a record's key or partition: an UPDATE (or MERGE's update) may not set
+    the record key fields or the partition fields of the table's hoodie.properties."""
+    columns = [c for c in assigned.split(",") if c]
+    if not columns:
+        return
+    config = TableConfig.load(TableLocation.of(path))
+    fixed = {f.lower(): (f, K.RECORD_KEY_FIELDS.key) for f in config.record_key_fields}
+    fixed |= {f.lower(): (f, K.PARTITION_FIELDS.key) for f in config.partition_fields}
+    for c in columns:
+        if c.lower() in fixed:
+            field, key = fixed[c.lower()]
+            what = "record key" if key == K.RECORD_KEY_FIELDS.key else "partition"
+            raise ConfigError(f"{target}: {statement.split('_')[0].upper()} ... SET {c}: {field} is the table's {what} field "
+                              f"({key} in hoodie.properties), which Hudi does not change for a stored record; "
+                              "delete the rows and insert them with the new value instead")
+
+
+def check_merge_keys(path: str, keys: str, target: str) -> None:
+    """Hudi's MERGE INTO finds a source row's stored record by its record key: the ON clause's equalities must name
+    exactly the table's record key fields."""
+    record_key = list(TableConfig.load(TableLocation.of(path)).record_key_fields)
+    on = [k for k in keys.split(",") if k]
+    if sorted(k.lower() for k in on) != sorted(k.lower() for k in record_key):
+        raise ConfigError(f"{target}: MERGE INTO ... ON: the ON clause equates {', '.join(on) or 'no column'}, but Hudi "
+                          f"matches rows by the table's record key ({K.RECORD_KEY_FIELDS.key}="
+                          f"{','.join(record_key) or '(none: a keyless table)'}); write ON as target.<key> = "
+                          "source.<column> for each record key field")
+
+
+def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target: str) -> WriteResult | None:
+    """One save through Spark's writer API or SQL: the save mode (and statement) resolved to an operation, then
+    exactly `hudi_engine.spark.write`."""
+    from hudi_engine.spark.writer import write
+
+    path = local_path(path)
+    exists = table_exists(path)
+    opts: dict[str, Any] = dict(options)
+    if STATEMENT in options:
+        opts, sql_mode = sql_write_options(options, exists, target)
+        mode = sql_mode or mode
+        check_assignments(path, options.get(ASSIGNED_COLUMNS, ""), options[STATEMENT], target)
+        if MERGE_KEYS in options:
+            check_merge_keys(path, options[MERGE_KEYS], target)
+    operation = save_operation(mode, exists, opts, target, path)
+    if operation is None:
+        return None
+    for alias in K.OPERATION.aliases:
+        opts.pop(alias, None)
+    opts[K.OPERATION.key] = operation
+    return write(df, path, opts)
+
+
+class PythonWriter:
+    """The py4j callback behind `hudiengine.spark.PythonWriter`: the JVM's writes, run by this driver. Errors come
+    back as their message (the JVM raises it), so that Spark's plumbing adds no Python stack trace."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    def write(self, jdf: Any, path: str, joptions: Any, mode: str, target: str) -> str:
+        try:
+            jsession = jdf.sparkSession()
+            session = self.spark if jsession.equals(self.spark._jsparkSession) else \
+                SparkSession(self.spark.sparkContext, jsession)
+            result = save(DataFrame(jdf, session), path, {str(k): str(v) for k, v in dict(joptions).items()}, mode,
+                          target)
+            return json.dumps({"result": dataclasses.asdict(result) if result is not None else None})
+        except HudiError as e:
+            text = str(e)
+            error = text if target in text or path in text else f"{target}: {text}"
+        except PySparkException as e:  # Spark's own error in the rows' query (already says where)
+            error = f"{target}: {e}"
+        except Exception as e:  # noqa: BLE001 - not a refusal: the JVM raises it, with where it happened here
+            error = f"{target}: {type(e).__name__}: {e}\n{traceback.format_exc()}"
+        return json.dumps({"error": error})
+
+    class Java:
+        implements: ClassVar[list[str]] = ["hudiengine.spark.PythonWriter"]
+
+
+def register_writer(spark: SparkSession) -> None:
+    """Let the native component hand this driver its writes (a session started with `native_conf`); once per JVM."""
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    gateway = spark.sparkContext._gateway
+    assert gateway is not None
+    ensure_callback_server_started(gateway)
+    writes = gateway.jvm.hudiengine.spark.Writes
+    if not writes.registered():
+        writes.register(PythonWriter(spark))

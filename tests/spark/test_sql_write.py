@@ -1,0 +1,278 @@
+"""Hudi's Spark write surface on the native component (issue 29): `df.write.format("hudi")` by path and
+`saveAsTable`, CREATE TABLE ... USING hudi AS SELECT, INSERT INTO / INSERT OVERWRITE. Every statement is checked
+against hudi-rs and leaves one completed instant with the right operation; refusals leave the table as it was."""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from oracle import assert_same_rows, rs_snapshot
+
+from hudi_engine import HudiTable
+from hudi_engine.spark import last_write_result
+from hudi_engine.timeline.instant import State
+
+_names = itertools.count()
+
+
+def name(prefix: str) -> str:
+    return f"{prefix}_{next(_names)}"
+
+
+def operations(path: Path | str) -> list[str]:
+    """The operation of each completed write instant, oldest first; pending instants fail the test."""
+    table = HudiTable.load(str(path))
+    pending = [str(i) for i in table.timeline.instants if i.state is not State.COMPLETED]
+    assert not pending, f"pending instants: {pending}"
+    return [table.timeline.commit_metadata(i).operation_type for i in table.timeline.completed_commits()]
+
+
+def rows(spark, path: Path | str):
+    """Our rows (the native `format("hudi")` read) as an Arrow table, hudi-rs's column order."""
+    theirs = rs_snapshot(path)
+    ours = spark.read.format("hudi").load(str(path)).toArrow().select(theirs.column_names)
+    return ours, theirs
+
+
+def assert_rs(spark, path: Path | str, what: str, expected: set[tuple] | None = None) -> None:
+    ours, theirs = rows(spark, path)
+    assert_same_rows(ours, theirs, what)
+    if expected is not None:
+        data = [c for c in theirs.column_names if not c.startswith("_hoodie_")]
+        got = {tuple(r[c] for c in data) for r in theirs.select(data).to_pylist()}
+        assert got == expected, f"{what}: {sorted(got)} != {sorted(expected)}"
+
+
+OPTIONS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+           "hoodie.datasource.write.precombine.field": "ts"}
+
+
+def frame(spark, data: list[tuple]):
+    return spark.createDataFrame(data, "id int, v string, ts long, dt string")
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_format_hudi_save_modes(spark, tmp_path: Path, table_type: str, partitioned: bool) -> None:
+    path = str(tmp_path / "t")
+    opts = {**OPTIONS, "hoodie.datasource.write.table.type": table_type}
+    if partitioned:
+        opts["hoodie.datasource.write.partitionpath.field"] = "dt"
+    frame(spark, [(1, "a", 1, "x"), (2, "b", 1, "y")]).write.format("hudi").options(**opts).mode("append").save(path)
+    assert operations(path) == ["UPSERT"]
+    result = last_write_result()
+    assert result is not None and result.records_inserted == 2
+    assert result.instant_time == HudiTable.load(path).timeline.completed_commits().last().timestamp
+    assert_rs(spark, path, "append", {(1, "a", 1, "x"), (2, "b", 1, "y")})
+
+    frame(spark, [(2, "B", 2, "y"), (3, "c", 1, "x")]).write.format("hudi").options(**opts).mode("append").save(path)
+    assert operations(path) == ["UPSERT", "UPSERT"]
+    assert_rs(spark, path, "upsert", {(1, "a", 1, "x"), (2, "B", 2, "y"), (3, "c", 1, "x")})
+
+    # ignore: an existing table is left alone
+    frame(spark, [(9, "z", 1, "x")]).write.format("hudi").options(**opts).mode("ignore").save(path)
+    assert operations(path) == ["UPSERT", "UPSERT"] and last_write_result() is None
+
+    frame(spark, [(7, "g", 1, "y")]).write.format("hudi").options(**opts).mode("overwrite").save(path)
+    assert operations(path) == ["UPSERT", "UPSERT", "INSERT_OVERWRITE_TABLE"]
+    assert_rs(spark, path, "overwrite", {(7, "g", 1, "y")})
+
+
+def assert_refused(spark, call, *words: str) -> str:
+    """`call` fails with one error message (no Python stack trace) naming every word."""
+    with pytest.raises(Exception) as info:
+        call()
+    text = str(info.value)
+    assert "Traceback" not in text, text
+    for w in words:
+        assert w in text, f"{w!r} not in: {text}"
+    return text
+
+
+def test_format_hudi_refusals_leave_the_table(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    frame(spark, [(1, "a", 1, "x")]).write.format("hudi").options(**OPTIONS).mode("append").save(path)
+    before = operations(path)
+    data = frame(spark, [(1, "b", 2, "x")])
+    # Spark's default save mode on an existing table
+    assert_refused(spark, lambda: data.write.format("hudi").options(**OPTIONS).save(path), path, "errorifexists")
+    # a save mode that contradicts the operation
+    assert_refused(spark, lambda: data.write.format("hudi").options(
+        **OPTIONS, **{"hoodie.datasource.write.operation": "upsert"}).mode("overwrite").save(path),
+        path, "hoodie.datasource.write.operation=upsert", "overwrite")
+    # a record key column the rows lack
+    assert_refused(spark, lambda: data.drop("id").write.format("hudi").options(**OPTIONS).mode("append").save(path),
+                   path, "id")
+    assert operations(path) == before
+    assert_rs(spark, path, "after refusals", {(1, "a", 1, "x")})
+    # a new table without a name: the engine's own error
+    assert_refused(spark, lambda: data.write.format("hudi").option("hoodie.datasource.write.recordkey.field", "id")
+                   .save(str(tmp_path / "u")), "hoodie.table.name")
+    assert not (tmp_path / "u" / ".hoodie" / "hoodie.properties").exists()
+
+
+def test_save_as_table(spark) -> None:
+    table = name("saved")
+    frame(spark, [(1, "a", 1, "x"), (2, "b", 1, "y")]).write.format("hudi").options(**OPTIONS) \
+        .partitionBy("dt").saveAsTable(table)
+    path = spark.sql(f"DESCRIBE TABLE EXTENDED {table}").where("col_name = 'Location'").first()["data_type"]
+    path = path.removeprefix("file:")
+    # a new table is created as CTAS creates one (bulk_insert, unless an operation is configured)
+    assert operations(path) == ["BULK_INSERT"]
+    assert sorted(r["id"] for r in spark.table(table).collect()) == [1, 2]
+    frame(spark, [(2, "B", 2, "y")]).write.format("hudi").mode("append").saveAsTable(table)
+    assert operations(path) == ["BULK_INSERT", "UPSERT"]
+    assert sorted((r["id"], r["v"]) for r in spark.table(table).collect()) == [(1, "a"), (2, "B")]
+    assert_rs(spark, path, "saveAsTable", {(1, "a", 1, "x"), (2, "B", 2, "y")})
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_ctas_and_insert(spark, tmp_path: Path, table_type: str, partitioned: bool) -> None:
+    table, path = name("ctas"), str(tmp_path / "t")
+    partition = "PARTITIONED BY (dt)" if partitioned else ""
+    spark.sql(f"""CREATE TABLE {table} USING hudi {partition} LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{table_type}')
+                  AS SELECT * FROM VALUES (1, 'a', 1L, 'x'), (2, 'b', 1L, 'y') AS s(id, v, ts, dt)""")
+    assert operations(path) == ["BULK_INSERT"]
+    config = HudiTable.load(path).config
+    assert list(config.record_key_fields) == ["id"] and config.precombine_field == "ts"
+    assert config.table_type == ("MERGE_ON_READ" if table_type == "mor" else "COPY_ON_WRITE")
+    assert list(config.partition_fields) == (["dt"] if partitioned else [])
+    assert_rs(spark, path, "ctas", {(1, "a", 1, "x"), (2, "b", 1, "y")})
+    assert sorted(r["id"] for r in spark.table(table).collect()) == [1, 2]
+
+    spark.sql(f"INSERT INTO {table} VALUES (3, 'c', 1, 'x')")
+    assert operations(path) == ["BULK_INSERT", "INSERT"]
+    assert_rs(spark, path, "insert into", {(1, "a", 1, "x"), (2, "b", 1, "y"), (3, "c", 1, "x")})
+    assert sorted(r["id"] for r in spark.table(table).collect()) == [1, 2, 3]
+
+    spark.sql(f"INSERT INTO {table} (ts, id, dt, v) VALUES (5, 4, 'y', 'd')")
+    assert operations(path)[-1] == "INSERT"
+    assert_rs(spark, path, "insert by name", {(1, "a", 1, "x"), (2, "b", 1, "y"), (3, "c", 1, "x"), (4, "d", 5, "y")})
+
+    if partitioned:
+        spark.sql(f"INSERT OVERWRITE {table} PARTITION (dt = 'x') SELECT 5, 'e', 1")
+        assert operations(path)[-1] == "INSERT_OVERWRITE"
+        assert_rs(spark, path, "insert overwrite partition", {(2, "b", 1, "y"), (4, "d", 5, "y"), (5, "e", 1, "x")})
+
+    spark.sql(f"INSERT OVERWRITE {table} SELECT 6, 'f', 1, 'y'")
+    assert operations(path)[-1] == "INSERT_OVERWRITE_TABLE"
+    assert_rs(spark, path, "insert overwrite", {(6, "f", 1, "y")})
+    assert [r["id"] for r in spark.table(table).collect()] == [6]
+    spark.sql(f"DROP TABLE {table}")
+
+
+def test_sql_refusals_leave_the_table(spark, tmp_path: Path) -> None:
+    table, path = name("refused"), str(tmp_path / "t")
+    spark.sql(f"""CREATE TABLE {table} USING hudi LOCATION '{path}' TBLPROPERTIES (primaryKey = 'id')
+                  AS SELECT 1 AS id, 'a' AS v""")
+    before = operations(path)
+    assert_refused(spark, lambda: spark.sql(f"INSERT INTO {table} VALUES (2)"), table, "the query gives 1 columns")
+    assert_refused(spark, lambda: spark.sql(f"INSERT INTO {table} SELECT NULL, 'b'"), table)
+    assert_refused(spark, lambda: spark.sql(
+        f"CREATE TABLE {table} USING hudi AS SELECT 1 AS id"), table, "already exists")
+    assert operations(path) == before
+    assert_rs(spark, path, "after refusals", {(1, "a")})
+    # a location that already holds a Hudi table
+    other = name("other")
+    assert_refused(spark, lambda: spark.sql(
+        f"CREATE TABLE {other} USING hudi LOCATION '{path}' AS SELECT 1 AS id, 'z' AS v"), path, "already exists")
+    assert operations(path) == before
+    assert not spark.catalog.tableExists(other)
+    spark.sql(f"DROP TABLE {table}")
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_update_and_delete(spark, tmp_path: Path, table_type: str, partitioned: bool) -> None:
+    table, path = name("dml"), str(tmp_path / "t")
+    partition = "PARTITIONED BY (dt)" if partitioned else ""
+    spark.sql(f"""CREATE TABLE {table} USING hudi {partition} LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{table_type}')
+                  AS SELECT * FROM VALUES (1, 'a', 1L, 'x'), (2, 'b', 1L, 'y'), (3, 'c', 1L, 'x') AS s(id, v, ts, dt)""")
+    spark.sql(f"UPDATE {table} SET v = upper(v), ts = ts + 1 WHERE dt = 'x'")
+    assert operations(path) == ["BULK_INSERT", "UPSERT"]
+    assert last_write_result().records_updated == 2
+    assert_rs(spark, path, "update", {(1, "A", 2, "x"), (2, "b", 1, "y"), (3, "C", 2, "x")})
+
+    spark.sql(f"DELETE FROM {table} WHERE id = 2")
+    assert operations(path) == ["BULK_INSERT", "UPSERT", "DELETE"]
+    assert_rs(spark, path, "delete", {(1, "A", 2, "x"), (3, "C", 2, "x")})
+    assert sorted(r["id"] for r in spark.table(table).collect()) == [1, 3]
+
+    before = operations(path)
+    assert_refused(spark, lambda: spark.sql(f"UPDATE {table} SET id = 9 WHERE id = 1"), table, "SET id",
+                   "record key")
+    if partitioned:
+        assert_refused(spark, lambda: spark.sql(f"UPDATE {table} SET dt = 'q'"), table, "SET dt", "partition")
+    assert operations(path) == before
+    assert_rs(spark, path, "after refusals", {(1, "A", 2, "x"), (3, "C", 2, "x")})
+
+    spark.sql(f"DELETE FROM {table}")
+    assert operations(path)[-1] == "DELETE"
+    assert_rs(spark, path, "delete all", set())
+    spark.sql(f"DROP TABLE {table}")
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_merge_into(spark, tmp_path: Path, table_type: str, partitioned: bool) -> None:
+    table, path = name("merge"), str(tmp_path / "t")
+    partition = "PARTITIONED BY (dt)" if partitioned else ""
+    spark.sql(f"""CREATE TABLE {table} USING hudi {partition} LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{table_type}')
+                  AS SELECT * FROM VALUES (1, 'a', 1L, 'x'), (2, 'b', 1L, 'y'), (3, 'c', 1L, 'x') AS s(id, v, ts, dt)""")
+    source = name("src")
+    spark.createDataFrame([(1, "A", 2, "x"), (2, "B", 2, "y"), (4, "d", 2, "y")], "id int, v string, ts long, dt string") \
+        .createOrReplaceTempView(source)
+    spark.sql(f"""MERGE INTO {table} t USING {source} s ON t.id = s.id
+                  WHEN MATCHED AND s.id = 1 THEN UPDATE SET *
+                  WHEN MATCHED THEN UPDATE SET v = concat(t.v, s.v), ts = s.ts
+                  WHEN NOT MATCHED THEN INSERT *""")
+    assert operations(path) == ["BULK_INSERT", "UPSERT"]
+    result = last_write_result()
+    assert (result.records_inserted, result.records_updated) == (1, 2)
+    assert_rs(spark, path, "merge", {(1, "A", 2, "x"), (2, "bB", 2, "y"), (3, "c", 1, "x"), (4, "d", 2, "y")})
+
+    spark.sql(f"MERGE INTO {table} t USING (SELECT 3 AS k) s ON t.id = s.k WHEN MATCHED THEN DELETE")
+    assert operations(path) == ["BULK_INSERT", "UPSERT", "DELETE"]
+    assert_rs(spark, path, "merge delete", {(1, "A", 2, "x"), (2, "bB", 2, "y"), (4, "d", 2, "y")})
+
+    before = operations(path)
+    assert_refused(spark, lambda: spark.sql(
+        f"MERGE INTO {table} t USING {source} s ON t.v = s.v WHEN MATCHED THEN UPDATE SET ts = s.ts"),
+        table, "ON", "record key")
+    assert_refused(spark, lambda: spark.sql(
+        f"MERGE INTO {table} t USING {source} s ON t.id = s.id AND t.ts < s.ts WHEN MATCHED THEN UPDATE SET *"),
+        table, "ON", "record key")
+    assert_refused(spark, lambda: spark.sql(
+        f"MERGE INTO {table} t USING {source} s ON t.id = s.id WHEN MATCHED THEN UPDATE SET id = s.id + 10"),
+        table, "SET id", "record key")
+    if partitioned:
+        assert_refused(spark, lambda: spark.sql(
+            f"MERGE INTO {table} t USING {source} s ON t.id = s.id WHEN MATCHED THEN UPDATE SET dt = 'q'"),
+            table, "SET dt", "partition")
+    assert_refused(spark, lambda: spark.sql(
+        f"MERGE INTO {table} t USING {source} s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE"),
+        table, "NOT MATCHED BY SOURCE")
+    assert operations(path) == before
+    assert_rs(spark, path, "after refusals", {(1, "A", 2, "x"), (2, "bB", 2, "y"), (4, "d", 2, "y")})
+    spark.sql(f"DROP TABLE {table}")
+
+
+def test_a_driver_without_python_refuses_writes(spark, tmp_path: Path) -> None:
+    """As in the Thrift server, where no Python driver registered the writer: one clear error, nothing written."""
+    from hudi_engine.spark.save import register_writer
+
+    writes = spark.sparkContext._jvm.hudiengine.spark.Writes
+    writes.register(None)
+    try:
+        assert_refused(spark, lambda: frame(spark, [(1, "a", 1, "x")]).write.format("hudi").options(**OPTIONS)
+                       .save(str(tmp_path / "t")), "needs the Python engine in the Spark driver", "Thrift server")
+    finally:
+        register_writer(spark)
+    assert not (tmp_path / "t").exists()
+    frame(spark, [(1, "a", 1, "x")]).write.format("hudi").options(**OPTIONS).save(str(tmp_path / "t"))
+    assert operations(tmp_path / "t") == ["UPSERT"]
