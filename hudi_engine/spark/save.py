@@ -145,6 +145,14 @@ def sql_write_options(options: Mapping[str, str], exists: bool, target: str) -> 
     if statement == "create_table_as_select":
         out.setdefault(K.OPERATION.key, "bulk_insert")
         return out, "errorifexists"
+    if statement == "replace_table_as_select":
+        # `mode("overwrite").saveAsTable(t)` of an existing table: Spark dropped the (external) catalog entry first;
+        # the Hudi table at its location keeps its timeline and gets its rows replaced, as INSERT OVERWRITE does.
+        if exists:
+            out.setdefault(K.OPERATION.key, "insert_overwrite_table")
+            return out, "overwrite"
+        out.setdefault(K.OPERATION.key, "bulk_insert")
+        return out, "errorifexists"
     if statement == "insert_into":
         out[K.OPERATION.key] = out.pop(INSERT_INTO_OPERATION, "") or "insert"
         return out, "append"

@@ -125,6 +125,15 @@ def test_save_as_table(spark) -> None:
     assert operations(path) == ["BULK_INSERT", "UPSERT"]
     assert sorted((r["id"], r["v"]) for r in spark.table(table).collect()) == [(1, "a"), (2, "B")]
     assert_rs(spark, path, "saveAsTable", {(1, "a", 1, "x"), (2, "B", 2, "y")})
+    # overwrite: Spark drops the entry first; the entry is external, so the table keeps its files and timeline and
+    # its rows are replaced in one insert_overwrite_table (time travel to before it still works)
+    before = HudiTable.load(path).timeline.completed_commits().last().timestamp
+    frame(spark, [(5, "e", 1, "x")]).write.format("hudi").mode("overwrite").saveAsTable(table)
+    assert operations(path) == ["BULK_INSERT", "UPSERT", "INSERT_OVERWRITE_TABLE"]
+    assert sorted((r["id"], r["v"]) for r in spark.table(table).collect()) == [(5, "e")]
+    assert_rs(spark, path, "saveAsTable overwrite", {(5, "e", 1, "x")})
+    old = spark.read.format("hudi").option("as.of.instant", before).load(path)
+    assert sorted(r["id"] for r in old.collect()) == [1, 2]
 
 
 @pytest.mark.parametrize("table_type", ["cow", "mor"])

@@ -141,7 +141,9 @@ case class CreateHudiTableAsSelect(desc: CatalogTable, mode: SaveMode, query: Lo
     val path = CatalogUtils.URIToString(location)
     val table = desc.copy(identifier = ident)
     Writes.write(s"catalog table ${ident.unquotedString}", HudiWriteNames.frame(session, query), path,
-      SqlTable.options(table, desc.partitionColumnNames, "create_table_as_select", session), SaveMode.ErrorIfExists)
+      SqlTable.options(table, desc.partitionColumnNames,
+        if (mode == SaveMode.Overwrite) "replace_table_as_select" else "create_table_as_select", session),
+      SaveMode.ErrorIfExists)
     val schema = new HudiRelation(session.sqlContext, Map("path" -> path), None).schema
     // Spark's catalog wants partition columns last; Hudi keeps them where the data has them, and the planner prunes
     // partitions itself, so the entry records none (TBLPROPERTIES and the table's hoodie.properties keep them).
@@ -150,7 +152,9 @@ case class CreateHudiTableAsSelect(desc: CatalogTable, mode: SaveMode, query: Lo
       partitionColumnNames = Nil,
       provider = Some(Names.Hudi),
       storage = desc.storage.copy(locationUri = Some(location)),
-      tableType = if (desc.storage.locationUri.isDefined) CatalogTableType.EXTERNAL else CatalogTableType.MANAGED)
+      // Always external: `mode("overwrite").saveAsTable` drops the entry before it writes, and dropping a managed
+      // entry would delete the table's files (its timeline too) before the engine could replace its rows.
+      tableType = CatalogTableType.EXTERNAL)
     catalog.createTable(entry, ignoreIfExists = false, validateLocation = false)
     Nil
   }
