@@ -45,3 +45,24 @@ def node(result: dict, name: str) -> dict:
         if r["name"] == name:
             return r
     raise AssertionError(f"no result for {name} in {[r['name'] for r in result['results']]}")
+
+
+def write_small_project(root: Path, name: str, schema: str, models: dict[str, str], *, threads: int = 1) -> None:
+    """A dbt project of `models` (file stem -> SQL) on a local[2] session, `vars: {day: 1}`."""
+    (root / "models").mkdir(parents=True)
+    (root / "dbt_project.yml").write_text(f"name: {name}\nversion: '1.0'\nconfig-version: 2\nprofile: {name}\n"
+                                          "vars: {day: 1}\n")
+    (root / "profiles.yml").write_text(f"""
+{name}:
+  target: dev
+  outputs:
+    dev:
+      type: hudi
+      schema: {schema}
+      threads: {threads}
+      server_side_parameters:
+        spark.master: "local[2]"
+        spark.sql.shuffle.partitions: "2"
+""")
+    for stem, sql in models.items():
+        (root / "models" / f"{stem}.sql").write_text(sql)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dbt_helpers import node, run_driver
+from dbt_helpers import node, run_driver, write_small_project
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -34,24 +34,7 @@ for name in ("orders", "events", "events_ro", "events_rt"):
 
 
 def write_project(root: Path) -> None:
-    (root / "models").mkdir(parents=True)
-    (root / "dbt_project.yml").write_text("name: sync\nversion: '1.0'\nconfig-version: 2\nprofile: sync\n"
-                                          "vars: {day: 1}\n")
-    (root / "profiles.yml").write_text(f"""
-sync:
-  target: dev
-  outputs:
-    dev:
-      type: hudi
-      schema: {SCHEMA}
-      threads: 1
-      server_side_parameters:
-        spark.master: "local[2]"
-        spark.sql.shuffle.partitions: "2"
-""")
-    (root / "models" / "orders.sql").write_text(ORDERS)
-    (root / "models" / "events.sql").write_text(EVENTS)
-    (root / "models" / "downstream.sql").write_text(DOWNSTREAM)
+    write_small_project(root, "sync", SCHEMA, {"orders": ORDERS, "events": EVENTS, "downstream": DOWNSTREAM}, threads=1)
 
 
 def test_a_synced_model_is_the_one_entry_and_hudi_sync_syncs_an_existing_table(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from dbt_helpers import node, run_driver
+from dbt_helpers import node, run_driver, write_small_project
 from oracle import rs_snapshot
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -24,23 +24,7 @@ select 1 as id
 
 
 def write_project(root: Path) -> None:
-    (root / "models").mkdir(parents=True)
-    (root / "dbt_project.yml").write_text("name: keyless\nversion: '1.0'\nconfig-version: 2\nprofile: keyless\n"
-                                          "vars: {day: 1}\n")
-    (root / "profiles.yml").write_text(f"""
-keyless:
-  target: dev
-  outputs:
-    dev:
-      type: hudi
-      schema: {SCHEMA}
-      threads: 1
-      server_side_parameters:
-        spark.master: "local[2]"
-        spark.sql.shuffle.partitions: "2"
-""")
-    (root / "models" / "events.sql").write_text(EVENTS)
-    (root / "models" / "upserts.sql").write_text(UPSERTS)
+    write_small_project(root, "keyless", SCHEMA, {"events": EVENTS, "upserts": UPSERTS}, threads=1)
 
 
 def test_keyless_model_appends_over_two_runs(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dbt_helpers import run_driver
+from dbt_helpers import run_driver, write_small_project
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -17,22 +17,7 @@ from range({{ var('day') }} * 3, {{ var('day') }} * 3 + 5)
 
 
 def write_project(root: Path) -> None:
-    (root / "models").mkdir(parents=True)
-    (root / "dbt_project.yml").write_text("name: counts\nversion: '1.0'\nconfig-version: 2\nprofile: counts\n"
-                                          "vars: {day: 1}\n")
-    (root / "profiles.yml").write_text("""
-counts:
-  target: dev
-  outputs:
-    dev:
-      type: hudi
-      schema: cnt
-      threads: 1
-      server_side_parameters:
-        spark.master: "local[2]"
-        spark.sql.shuffle.partitions: "2"
-""")
-    (root / "models" / "events.sql").write_text(MODEL)
+    write_small_project(root, "counts", "cnt", {"events": MODEL}, threads=1)
 
 
 def test_one_incremental_model_run_reads_the_config_and_the_timeline_a_bounded_number_of_times(tmp_path: Path):

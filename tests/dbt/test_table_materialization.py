@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dbt_helpers import node, run_driver
+from dbt_helpers import node, run_driver, write_small_project
 from oracle import rs_snapshot
 
 from hudi_engine import HudiTable
@@ -30,23 +30,7 @@ MODELS = {
 
 
 def write_project(root: Path) -> None:
-    (root / "models").mkdir(parents=True)
-    (root / "dbt_project.yml").write_text("name: tables\nversion: '1.0'\nconfig-version: 2\nprofile: tables\n"
-                                          "vars: {day: 1}\n")
-    (root / "profiles.yml").write_text(f"""
-tables:
-  target: dev
-  outputs:
-    dev:
-      type: hudi
-      schema: {SCHEMA}
-      threads: 2
-      server_side_parameters:
-        spark.master: "local[2]"
-        spark.sql.shuffle.partitions: "2"
-""")
-    for name, config in MODELS.items():
-        (root / "models" / f"{name}.sql").write_text(config + select())
+    write_small_project(root, "tables", SCHEMA, {name: config + select() for name, config in MODELS.items()}, threads=2)
     (root / "models" / "downstream.sql").write_text(
         "{{ config(materialized='view') }}\nselect id, val from {{ ref('t_cow') }}\n")
 
