@@ -418,17 +418,7 @@ def _compaction_options(raw: Any, problems: list[str]) -> dict[str, str]:
     """`compaction: {inline: true, delta_commits: 3}` (or `compaction: false`) as hoodie.compact.* options."""
     if isinstance(raw, bool):
         raw = {"inline": raw}
-    if not isinstance(raw, Mapping):
-        problems.append(f"compaction={raw!r}: expected a mapping with keys {', '.join(COMPACTION_KEYS)} "
-                        f"(e.g. {{inline: true, delta_commits: 3}})")
-        return {}
-    out: dict[str, str] = {}
-    for key, value in raw.items():
-        option = COMPACTION_KEYS.get(str(key))
-        if option is None:
-            problems.append(f"compaction: unknown key {key!r}; expected {', '.join(COMPACTION_KEYS)}")
-            continue
-        out[option.key] = _option_text(value)
+    out = _mapping_settings("compaction", raw, COMPACTION_KEYS, problems, " (e.g. {inline: true, delta_commits: 3})")
     if K.COMPACT_MAX_DELTA_COMMITS.key in out and K.COMPACT_INLINE.key not in out:
         out[K.COMPACT_INLINE.key] = "true"  # a delta commit count asks for inline compaction
     return out
@@ -446,6 +436,15 @@ def _sync_settings(setting: str, raw: Any, keys: Mapping[str, ConfigOption[Any]]
         return {}
     if not isinstance(raw, Mapping):
         problems.append(f"{setting}={raw!r}: expected true, or a mapping with keys {', '.join(keys)}")
+        return {}
+    return _mapping_settings(setting, raw, keys, problems)
+
+
+def _mapping_settings(setting: str, raw: Any, keys: Mapping[str, ConfigOption[Any]], problems: list[str],
+                      example: str = "") -> dict[str, str]:
+    """A model setting that is a mapping of `keys` (each the Hudi option it spells) as those options."""
+    if not isinstance(raw, Mapping):
+        problems.append(f"{setting}={raw!r}: expected a mapping with keys {', '.join(keys)}{example}")
         return {}
     out: dict[str, str] = {}
     for key, value in raw.items():
