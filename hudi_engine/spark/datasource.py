@@ -104,6 +104,7 @@ from hudi_engine.read_options import normalize_instant as normalize_instant
 from hudi_engine.scan_plan import CommitTimeBound, file_group_id, fix_query, list_slices
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.executor_env import ensure_executor_env
+from hudi_engine.spark.table_cache import TABLES
 from hudi_engine.table import UNPRUNABLE_KEYGENS, HudiTable
 
 FORMAT = "hudi"
@@ -191,13 +192,13 @@ class HudiDataSource(DataSource):
         lose) finds it."""
         opts = ReadOptions.parse_for_table(self.options)
         path = _require_path(opts.path, None)
-        table = HudiTable.load(path)
+        table = TABLES.load(path)
         schema = fix_query(table, opts).schema
         return with_path_comment(spark_schema(schema), table_location(table, path))
 
     def reader(self, schema: StructType) -> "HudiReader":
         opts = ReadOptions.parse_for_table(self.options, catalog_path(schema))
-        return HudiReader(HudiTable.load(_require_path(opts.path, schema)), opts, schema)
+        return HudiReader(TABLES.load(_require_path(opts.path, schema)), opts, schema)
 
 
 class HudiMergeSource(HudiDataSource):

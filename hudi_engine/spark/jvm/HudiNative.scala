@@ -20,14 +20,17 @@ import org.apache.spark.sql.{DataFrame, SparkSessionExtensions, SQLContext}
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Expression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, BinaryExpression, Expression, GetStructField,
+  Predicate}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project, Union}
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitionDirectory}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.sources.{BaseRelation, DataSourceRegister, RelationProvider, SchemaRelationProvider}
 import org.apache.spark.sql.types.{DataType, StructField, StructType}
+import org.apache.spark.unsafe.types.UTF8String
 
 /** The `hudi` short name. */
 class DefaultSource extends RelationProvider with SchemaRelationProvider with DataSourceRegister {
@@ -46,6 +49,8 @@ object Names {
   val MergeSource = "hudi_merge" // Python: hudi_engine.spark.datasource.HudiMergeSource
   val PathComment = "hudi.path="
   val CommitTime = "_hoodie_commit_time"
+  val RecordKey = "_hoodie_record_key"
+  val FileMetadata = "_metadata" // Spark's metadata column of a file scan (file_name: the base file's name)
   val Filters = "hudi_engine.read.filters" // Python: hudi_engine.spark.native.FILTERS
   val SparkOpensFiles = "hudi_engine.read.spark_opens_files" // Python: hudi_engine.spark.native.SPARK_OPENS_FILES
   val TableName = "hudi_engine.read.table_name" // Python: hudi_engine.spark.native.TABLE_NAME
@@ -184,25 +189,85 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
 
   override def toString: String = s"HudiRelation($tablePath)"
 
-  /** The table as of the latest completed commit (or the options' instant), in `schema`'s columns; `filters` (as
+  /** The table as of the latest completed commit (or the options' instant), in `schema`'s columns, as an analyzed
+   *  plan: a union of Spark's parquet scan of the base-only slices, the scan of the logged slices' base files but
+   *  for their logged keys, and the merge source over the logged keys (and the slices merged whole). `filters` (as
    *  `Filters.encode` writes them) prune partitions; `catalog`, the catalog entry read, if any (its name is for the
    *  planner's errors). */
-  def snapshot(filters: String = "[]", catalog: Option[CatalogTable] = None): DataFrame = {
+  def snapshot(filters: String = "[]", catalog: Option[CatalogTable] = None): LogicalPlan = {
     val plan = this.plan(filters, catalog)
     val data = StructType(schema.fields.map(f => StructField(f.name, f.dataType, f.nullable)))
-    val parts = Seq.newBuilder[DataFrame]
+    val parts = Seq.newBuilder[LogicalPlan]
     if (plan.files.nonEmpty) {
-      val index = new BaseFileIndex(plan.path, plan.files)
-      val files = HadoopFsRelation(index, StructType(Nil), data, None, new ParquetFileFormat, Map.empty)(spark)
-      val scan = spark.baseRelationToDataFrame(files)
-      parts += plan.window.fold(scan)(w => scan.where(w))
+      val scan = fileScan(plan.path, plan.files, data)
+      parts += plan.window.fold(scan)(w => scan.where(w)).queryExecution.analyzed
+    }
+    if (plan.splitFiles.nonEmpty) {
+      val scan = fileScan(plan.path, plan.splitFiles, data).queryExecution.analyzed match {
+        case l: LogicalRelation => l
+        case other => throw new IllegalStateException(s"hudi: expected a file relation, planned $other")
+      }
+      val withFile = scan.withMetadataColumns()
+      val metadata = withFile.output.find(_.name == Names.FileMetadata).getOrElse(
+        throw new IllegalStateException(s"hudi: Spark's parquet scan has no ${Names.FileMetadata} column"))
+      val fileName = GetStructField(metadata,
+        metadata.dataType.asInstanceOf[StructType].fieldIndex("file_name"), Some("file_name"))
+      val key = scan.output.find(_.name == Names.RecordKey).getOrElse(
+        throw new IllegalStateException(s"hudi: no ${Names.RecordKey} column to split logged slices by"))
+      parts += Project(scan.output, Filter(UnloggedKey(fileName, key, plan.splitKeys), withFile))
     }
     plan.sourceOptions.foreach { options =>
       parts += spark.read.format(Names.MergeSource).schema(data).options(options).load(plan.path)
+        .queryExecution.analyzed
     }
-    parts.result().reduceOption(_ union _).getOrElse(
-      spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], data))
+    parts.result() match {
+      case Seq() =>
+        spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], data).queryExecution.analyzed
+      case Seq(one) => one
+      case many => Union(many)
+    }
   }
+
+  /** Spark's parquet scan of exactly `files` (URI, size). */
+  private def fileScan(root: String, files: Seq[(String, Long)], data: StructType): DataFrame = {
+    val index = new BaseFileIndex(root, files)
+    spark.baseRelationToDataFrame(
+      HadoopFsRelation(index, StructType(Nil), data, None, new ParquetFileFormat, Map.empty)(spark))
+  }
+}
+
+/** The logged keys of split slices, by base file name; compared by identity (plans compare and hash expressions,
+ *  and this may hold many keys). */
+final class LoggedKeys(val byFile: Map[UTF8String, java.util.HashSet[UTF8String]]) extends Serializable {
+  def count: Int = byFile.valuesIterator.map(_.size).sum
+}
+
+object LoggedKeys {
+  val empty = new LoggedKeys(Map.empty)
+}
+
+/** True for a row of a split slice's base file whose record key its log files do not touch: that row is read as is
+ *  by Spark's parquet scan, and the logged keys' merged rows come from the merge source. `file` is the row's base
+ *  file name (`_metadata.file_name`). Interpreted (CodegenFallback): a hash lookup per row of the split files. */
+case class UnloggedKey(file: Expression, key: Expression, logged: LoggedKeys)
+    extends BinaryExpression with Predicate with CodegenFallback {
+  override def left: Expression = file
+  override def right: Expression = key
+  override def nullable: Boolean = false
+
+  override def eval(input: InternalRow): Any = {
+    val k = key.eval(input)
+    if (k == null) true
+    else logged.byFile.get(file.eval(input).asInstanceOf[UTF8String]) match {
+      case Some(keys) => !keys.contains(k.asInstanceOf[UTF8String])
+      case None => true
+    }
+  }
+
+  override def toString: String = s"hudi_unlogged_key($file, $key, ${logged.count} logged keys)"
+  override def sql: String = s"hudi_unlogged_key(${file.sql}, ${key.sql})"
+  override protected def withNewChildrenInternal(newLeft: Expression, newRight: Expression): UnloggedKey =
+    copy(file = newLeft, key = newRight)
 }
 
 object HudiRelation {
@@ -219,6 +284,8 @@ case class ReadPlan(
     path: String,
     schema: StructType,
     files: Seq[(String, Long)],
+    splitFiles: Seq[(String, Long)],
+    splitKeys: LoggedKeys,
     sourceOptions: Option[Map[String, String]],
     window: Option[String])
 
@@ -230,11 +297,21 @@ object Planner {
   def plan(spark: SparkSession, options: Map[String, String]): ReadPlan = {
     val field = spark.read.format(Names.PlanSource).options(options).load().schema.head
     val node = json.readTree(field.metadata.getString("plan"))
-    val files = node.get("files").elements().asScala.map(f => (f.get(0).asText(), f.get(1).asLong())).toSeq
+    def files(key: String): Seq[(String, Long)] = optional(node, key).toSeq
+      .flatMap(_.elements().asScala.map(f => (f.get(0).asText(), f.get(1).asLong())))
+    val splitKeys = optional(node, "split_keys").map { byFile =>
+      new LoggedKeys(byFile.properties().asScala.map { e =>
+        val keys = new java.util.HashSet[UTF8String]()
+        e.getValue.elements().asScala.foreach(k => keys.add(UTF8String.fromString(k.asText())))
+        UTF8String.fromString(e.getKey) -> keys
+      }.toMap)
+    }.getOrElse(LoggedKeys.empty)
     ReadPlan(
       node.get("path").asText(),
       DataType.fromJson(node.get("schema").toString).asInstanceOf[StructType],
-      files,
+      files("files"),
+      files("split_files"),
+      splitKeys,
       optional(node, "source_options").map(_.properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap),
       optional(node, "window").map(_.asText()))
   }
@@ -263,7 +340,7 @@ object HudiStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case PhysicalOperation(projects, filters, l: LogicalRelation) if l.relation.isInstanceOf[HudiRelation] =>
       val relation = l.relation.asInstanceOf[HudiRelation]
-      val data = relation.snapshot(Filters.encode(filters), l.catalogTable).queryExecution.analyzed
+      val data = relation.snapshot(Filters.encode(filters), l.catalogTable)
       val byName = data.output.map(a => a.name -> a).toMap
       // The expansion answers with the relation's own attributes, so the operators above bind unchanged.
       val renamed = Project(l.output.map(o => Alias(byName(o.name), o.name)(exprId = o.exprId)), data)
