@@ -86,10 +86,18 @@ def test_native_paths_equal_hudi_rs_through_a_tables_life(spark, tmp_path, table
     second = _write(spark, path, table_type, [_rec(i, 2) for i in range(0, 40, 4)])  # partition d0 only
     _every_path_equals_hudi_rs(spark, path, catalog, "after an upsert")
     plan = _plan_text(spark.sql(f"SELECT id, name FROM {catalog} WHERE id = 7"))
-    if table_type == "MERGE_ON_READ":  # d0's slices have log files now: only they go to the merge source
+    if table_type == "MERGE_ON_READ":
+        # d0's slices have log files now: their base files are scanned by Spark but for the keys the logs write,
+        # whose merged rows alone come from the merge source (the key split).
         assert "FileScan parquet" in plan and "BatchScan hudi_merge" in plan, plan
-        groups = json.loads(native.plan_json({"path": str(path)}))["source_options"]["hudi_engine.read.file_groups"]
-        assert groups and all(json.loads(groups)[i].startswith("d0/") for i in range(len(json.loads(groups))))
+        assert "hudi_unlogged_key(_metadata" in plan and "10 logged keys" in plan, plan
+        read = json.loads(native.plan_json({"path": str(path)}))
+        groups = json.loads(read["source_options"]["hudi_engine.read.file_groups"])
+        assert groups and all(g.startswith("d0/") for g in groups)
+        assert json.loads(read["source_options"]["hudi_engine.read.logged_keys_only"]) == groups
+        assert sorted(k for keys in read["split_keys"].values() for k in keys) == sorted(
+            str(i) for i in range(0, 40, 4))
+        assert all("/d0/" in f for f, _ in read["split_files"]) and len(read["split_files"]) == len(groups)
         HudiTable.load(str(path)).compact(executor=spark_executor(spark))
         _every_path_equals_hudi_rs(spark, path, catalog, "after compaction")
         assert "hudi_merge" not in _plan_text(spark.sql(f"SELECT id, name FROM {catalog} WHERE id = 7"))

@@ -6,9 +6,10 @@
 // Nothing is listed there. `HudiStrategy` (a planner strategy) expands the relation when a query is planned: it asks
 // the Python engine for the read plan as of the latest completed commit (the `hudi_engine_plan` Python data source,
 // whose schema carries the plan), and plans the base files through Spark's own parquet scan (a `HadoopFsRelation`
-// over exactly those files: column pruning, filter pushdown into row groups, vectorized decoding), in union with
-// the file groups whose slices have log files, which the Python `hudi_merge` source merges. The query's filters and
-// projections go above the union and Spark's optimizer pushes them into both halves.
+// over exactly those files: column pruning, filter pushdown into row groups, vectorized decoding). Slices with log
+// files are split by record key: their base files go to the same scan but for the keys their logs write or delete
+// (`UnloggedKey`), and the Python `hudi_merge` source merges only those keys (and the slices the plan leaves whole).
+// The query's filters and projections go above the union and Spark's optimizer pushes them into every part.
 package hudiengine.spark
 
 import scala.jdk.CollectionConverters._
