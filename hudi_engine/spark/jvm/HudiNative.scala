@@ -21,8 +21,8 @@ import org.apache.spark.sql.{DataFrame, SparkSessionExtensions, SQLContext}
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, BinaryExpression, Expression, GetStructField,
-  Predicate}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeSet, BinaryExpression, Expression,
+  GetStructField, Predicate}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project, Union}
@@ -192,16 +192,24 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
 
   /** The table as of the latest completed commit (or the options' instant), in `schema`'s columns, as an analyzed
    *  plan: a union of Spark's parquet scan of the base-only slices, the scan of the logged slices' base files but
-   *  for their logged keys, and the merge source over the logged keys (and the slices merged whole). `filters` (as
-   *  `Filters.encode` writes them) prune partitions; `catalog`, the catalog entry read, if any (its name is for the
-   *  planner's errors). */
-  def snapshot(filters: String = "[]", catalog: Option[CatalogTable] = None): LogicalPlan = {
+   *  for their logged keys, and the merge source over the logged keys (and the slices merged whole), each with
+   *  only `columns` (the query's; all when empty: the merge source decodes only what it is asked for, since a
+   *  Python source gets no column pruning from Spark). `filters` (as `Filters.encode` writes them) prune
+   *  partitions; `catalog`, the catalog entry read, if any (its name is for the planner's errors). */
+  def snapshot(filters: String = "[]", catalog: Option[CatalogTable] = None,
+               columns: Seq[String] = Nil): LogicalPlan = {
     val plan = this.plan(filters, catalog)
     val data = StructType(schema.fields.map(f => StructField(f.name, f.dataType, f.nullable)))
+    val names = if (columns.isEmpty) data.fieldNames.toSeq else columns
+    val wanted = StructType(names.map(n => data(n)))
+    def project(part: LogicalPlan): LogicalPlan =
+      if (part.output.map(_.name) == names) part
+      else Project(names.map(n => part.output.find(_.name == n).getOrElse(
+        throw new IllegalStateException(s"hudi: no column $n in $part"))), part)
     val parts = Seq.newBuilder[LogicalPlan]
     if (plan.files.nonEmpty) {
       val scan = fileScan(plan.path, plan.files, data)
-      parts += plan.window.fold(scan)(w => scan.where(w)).queryExecution.analyzed
+      parts += project(plan.window.fold(scan)(w => scan.where(w)).queryExecution.analyzed)
     }
     if (plan.splitFiles.nonEmpty) {
       val scan = fileScan(plan.path, plan.splitFiles, data).queryExecution.analyzed match {
@@ -215,15 +223,15 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
         metadata.dataType.asInstanceOf[StructType].fieldIndex("file_name"), Some("file_name"))
       val key = scan.output.find(_.name == Names.RecordKey).getOrElse(
         throw new IllegalStateException(s"hudi: no ${Names.RecordKey} column to split logged slices by"))
-      parts += Project(scan.output, Filter(UnloggedKey(fileName, key, plan.splitKeys), withFile))
+      parts += project(Project(scan.output, Filter(UnloggedKey(fileName, key, plan.splitKeys), withFile)))
     }
     plan.sourceOptions.foreach { options =>
-      parts += spark.read.format(Names.MergeSource).schema(data).options(options).load(plan.path)
-        .queryExecution.analyzed
+      parts += project(spark.read.format(Names.MergeSource).schema(wanted).options(options).load(plan.path)
+        .queryExecution.analyzed)
     }
     parts.result() match {
       case Seq() =>
-        spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], data).queryExecution.analyzed
+        spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], wanted).queryExecution.analyzed
       case Seq(one) => one
       case many => Union(many)
     }
@@ -341,10 +349,16 @@ object HudiStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case PhysicalOperation(projects, filters, l: LogicalRelation) if l.relation.isInstanceOf[HudiRelation] =>
       val relation = l.relation.asInstanceOf[HudiRelation]
-      val data = relation.snapshot(Filters.encode(filters), l.catalogTable)
+      // The columns the query reads (at least one: a count reads rows, not columns).
+      val used = AttributeSet(projects.flatMap(_.references) ++ filters.flatMap(_.references))
+      val columns = l.output.filter(used.contains) match {
+        case Seq() => l.output.take(1)
+        case some => some
+      }
+      val data = relation.snapshot(Filters.encode(filters), l.catalogTable, columns.map(_.name))
       val byName = data.output.map(a => a.name -> a).toMap
       // The expansion answers with the relation's own attributes, so the operators above bind unchanged.
-      val renamed = Project(l.output.map(o => Alias(byName(o.name), o.name)(exprId = o.exprId)), data)
+      val renamed = Project(columns.map(o => Alias(byName(o.name), o.name)(exprId = o.exprId)), data)
       val filtered = filters.reduceOption(And).fold[LogicalPlan](renamed)(Filter(_, renamed))
       val top = Project(projects, filtered)
       val optimized = relation.spark.sessionState.optimizer.execute(top)
