@@ -12,8 +12,8 @@ Options use Hudi's own names (`as_of_instant` is accepted for `as.of.instant`). 
 `yyyyMMddHHmmssSSS`, or `yyyy-MM-dd HH:mm:ss[.SSS]` / `yyyy-MM-dd` (UTC), as Hudi's time travel accepts.
 On a Hudi 1.x table (versions 8, 9) begin and end are completion times, as Hudi 1.x takes them (docs/python-api.md).
 
-How a read runs. The driver side (`HudiDataSource.reader`, in Spark's planning Python worker) loads the table and
-plans the read with the engine's scan plan (`hudi_engine.scan_plan`): the query fixed to one instant or range, its
+How a read runs. The driver side (`HudiDataSource.reader`, in Spark's planning Python worker) loads the table (kept
+there for the next query while its timeline is unchanged: `hudi_engine.spark.table_cache`) and plans the read with the engine's scan plan (`hudi_engine.scan_plan`): the query fixed to one instant or range, its
 visibility and window when the reader is made, the latest file slices once Spark pushed its filters; every file slice
 becomes one Spark input partition (`SlicePartition`, holding the slice's file paths). Executors read their slice with
 the plan alone (`ScanPlan.read_slice`: base file, or base + log files merged by the table's payload) and yield Arrow
