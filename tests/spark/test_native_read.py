@@ -188,6 +188,29 @@ def test_a_commit_by_another_process_is_seen_by_the_next_query(spark, tmp_path, 
     assert_same_rows(spark.table(catalog).toArrow(), rs_snapshot(path), f"{table_type}: after the other process")
 
 
+def test_an_unchanged_table_is_planned_without_asking_the_python_planner_and_a_commit_is_seen(spark, tmp_path):
+    """The JVM keeps each query's plan with its table's timeline stamp (`PlanCache`): the same query of an unchanged
+    table makes no round trip to the Python planner; a commit changes the stamp, and the next query plans afresh."""
+    path = tmp_path / "t"
+    catalog = "native_plan_cache"
+    _write(spark, path, "MERGE_ON_READ", [_rec(i, 1) for i in range(8)], "bulk_insert")
+    _write(spark, path, "MERGE_ON_READ", [_rec(i, 2) for i in (0, 4)])  # logs in d0: a split plan
+    spark.sql(f"DROP TABLE IF EXISTS {catalog}")
+    create_catalog_table(spark, catalog, str(path))
+    planner = spark._jvm.hudiengine.spark.Planner
+    query = f"SELECT id, name FROM {catalog} WHERE ts >= 1"
+    assert sorted(spark.sql(query).collect()) == sorted((i, f"n{i}_{2 if i in (0, 4) else 1}") for i in range(8))
+    before = planner.roundTrips()
+    for _ in range(3):
+        assert len(spark.sql(query).collect()) == 8
+    assert planner.roundTrips() == before
+    _write(spark, path, "MERGE_ON_READ", [_rec(4, 3), _rec(9, 3)])
+    got = dict(spark.sql(query).collect())
+    assert planner.roundTrips() == before + 1
+    assert got[4] == "n4_3" and got[9] == "n9_3" and len(got) == 9
+    assert_same_rows(spark.table(catalog).toArrow(), rs_snapshot(path), "after the commit")
+
+
 def test_read_options_on_a_catalog_name_are_refused_and_never_pin_the_table(spark, tmp_path):
     """Spark caches a catalog table's relation with the options of its first read (`spark.read.options(...).table`).
     The native source refuses read options on a catalog name (they would pin every later query of the name to an

@@ -172,15 +172,25 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
     catch { case scala.util.control.NonFatal(_) => spark.sessionState.conf.defaultSizeInBytes }
   }
 
-  /** Whether Spark's Hadoop file systems open the table's location (else every slice goes to the merge source). */
-  private lazy val sparkOpensFiles: Boolean =
-    try { new Path(tablePath).getFileSystem(spark.sessionState.newHadoopConf()); true }
-    catch { case _: Exception => false }
+  /** The Hadoop file system of the table's location, if Spark's Hadoop file systems open it (else every slice goes
+   *  to the merge source, and plans are not kept: see `PlanCache`). */
+  private lazy val fileSystem: Option[org.apache.hadoop.fs.FileSystem] =
+    try { Some(new Path(tablePath).getFileSystem(spark.sessionState.newHadoopConf())) }
+    catch { case _: Exception => None }
+
+  private def sparkOpensFiles: Boolean = fileSystem.isDefined
 
   private def plan(filters: String, catalog: Option[CatalogTable] = None): ReadPlan = {
     val name = catalog.map(_.identifier.unquotedString)
-    val p = Planner.plan(spark, readOptions(catalog) + (Names.Filters -> filters) +
-      (Names.SparkOpensFiles -> sparkOpensFiles.toString) ++ name.map(Names.TableName -> _))
+    val options = readOptions(catalog) + (Names.Filters -> filters) +
+      (Names.SparkOpensFiles -> sparkOpensFiles.toString) ++ name.map(Names.TableName -> _)
+    // Taken before planning: a commit landing while the plan is made changes the next query's stamp.
+    val stamp = fileSystem.filterNot(_ => tablePath.contains("?")).flatMap(TimelineStamp.of(_, tablePath))
+    val p = stamp.flatMap(PlanCache.get(options, _)).getOrElse {
+      val fresh = Planner.plan(spark, options)
+      stamp.foreach(PlanCache.put(options, _, fresh))
+      fresh
+    }
     if (filters == "[]" || knownSize.isEmpty) { // a pruned plan's size is a lower bound until an unpruned one
       knownSize = Some(if (p.sourceOptions.isEmpty) p.files.map(_._2).sum
                        else spark.sessionState.conf.defaultSizeInBytes)
@@ -288,6 +298,51 @@ object HudiRelation {
     .filter(_.nonEmpty)
 }
 
+/** What changes when anything lands on a table's timeline: the files of its timeline folder (`.hoodie/`, and
+ *  `.hoodie/timeline/` in timeline layout 2) with their sizes and modification times. A commit, compaction, clean,
+ *  rollback or archival adds or removes a file there (`hoodie.properties`, rewritten in place, changes its time).
+ *  This only detects change: what the timeline means is read by the Python planner alone. */
+object TimelineStamp {
+  def of(fs: org.apache.hadoop.fs.FileSystem, tablePath: String): Option[Seq[(String, Long, Long)]] =
+    try {
+      val meta = new Path(tablePath, ".hoodie")
+      val top = fs.listStatus(meta).toSeq
+      val layout2 = top.find(s => s.isDirectory && s.getPath.getName == "timeline")
+        .map(d => fs.listStatus(d.getPath).toSeq.map(s => ("timeline/", s))).getOrElse(Nil)
+      val files = (top.map(s => ("", s)) ++ layout2).collect {
+        case (folder, s) if !s.isDirectory => (folder + s.getPath.getName, s.getLen, s.getModificationTime)
+      }
+      if (files.isEmpty) None else Some(files.sorted)
+    } catch { case scala.util.control.NonFatal(_) => None } // no timeline there: the planner says what is wrong
+}
+
+/** The plans of the last queries, by their planner options (table, read options, filters), each with the timeline
+ *  stamp taken before it was made; a query whose table's stamp is unchanged reuses its plan without a round trip to
+ *  the Python planner (the data source `hudi_engine_plan`, tens of milliseconds a query), any other plans afresh.
+ *  A plan is a function of the table's files and the options, and the files a plan names change only with the
+ *  timeline. Bounded: `MaxPlans` plans, least recently used out; a plan with more than `MaxKeys` logged keys is not
+ *  kept. */
+object PlanCache {
+  val MaxPlans = 64
+  val MaxKeys = 100000
+
+  private val plans = new java.util.LinkedHashMap[Map[String, String], (Seq[(String, Long, Long)], ReadPlan)](
+      16, 0.75f, true) {
+    override def removeEldestEntry(
+        eldest: java.util.Map.Entry[Map[String, String], (Seq[(String, Long, Long)], ReadPlan)]): Boolean =
+      size() > MaxPlans
+  }
+
+  def get(options: Map[String, String], stamp: Seq[(String, Long, Long)]): Option[ReadPlan] = plans.synchronized {
+    Option(plans.get(options)).collect { case (kept, plan) if kept == stamp => plan }
+  }
+
+  def put(options: Map[String, String], stamp: Seq[(String, Long, Long)], plan: ReadPlan): Unit =
+    if (plan.splitKeys.count <= MaxKeys) plans.synchronized { plans.put(options, (stamp, plan)) }
+
+  def clear(): Unit = plans.synchronized { plans.clear() }
+}
+
 /** One read, as the Python engine plans it (`hudi_engine.spark.native.plan_json`). */
 case class ReadPlan(
     path: String,
@@ -300,10 +355,15 @@ case class ReadPlan(
 
 object Planner {
   private val json = new ObjectMapper()
+  private val calls = new java.util.concurrent.atomic.AtomicLong()
+
+  /** How many plans this JVM asked the Python planner for (the rest came from `PlanCache`). */
+  def roundTrips: Long = calls.get()
 
   /** The read plan: the Python planner runs in Spark's planning Python worker, on the driver, with no Spark job;
    *  the plan travels back as the metadata of the one field of its data source's schema. */
   def plan(spark: SparkSession, options: Map[String, String]): ReadPlan = {
+    calls.incrementAndGet()
     val field = spark.read.format(Names.PlanSource).options(options).load().schema.head
     val node = json.readTree(field.metadata.getString("plan"))
     def files(key: String): Seq[(String, Long)] = optional(node, key).toSeq
