@@ -244,12 +244,18 @@ def _require_path(path: str | None, schema: StructType | None) -> str:
                     f"a comment '{PATH_COMMENT_PREFIX}<uri>' on column {COMMIT_TIME} (see create_catalog_table)")
 
 
-class SlicePartition(InputPartition):
-    """One Spark input partition: one file slice (its base file and log files, with their paths)."""
+# Slices read for their logged keys only (the merge half of a key split) yield few rows each: a task reads up to
+# this many of them, one after the other, rather than paying a Python task's fixed cost for each.
+LOGGED_SLICES_PER_TASK = 4
 
-    def __init__(self, file_slice: FileSlice) -> None:
-        super().__init__(f"{file_slice.partition_path}/{file_slice.file_id}@{file_slice.base_instant}")
-        self.file_slice = file_slice
+
+class SlicePartition(InputPartition):
+    """One Spark input partition: file slices (base file and log files, with their paths), read one after the other;
+    one, unless they are read for their logged keys only."""
+
+    def __init__(self, file_slices: Sequence[FileSlice]) -> None:
+        super().__init__(",".join(f"{s.partition_path}/{s.file_id}@{s.base_instant}" for s in file_slices))
+        self.file_slices = tuple(file_slices)
 
 
 class HudiReader(DataSourceReader):
@@ -282,7 +288,11 @@ class HudiReader(DataSourceReader):
         return list(filters)
 
     def partitions(self) -> Sequence[InputPartition]:
-        return [SlicePartition(s) for s in self.file_slices()]
+        slices = self.file_slices()
+        logged = [s for s in slices if file_group_id(s) in self.plan.query.logged_keys_only]
+        whole = [SlicePartition([s]) for s in slices if file_group_id(s) not in self.plan.query.logged_keys_only]
+        return whole + [SlicePartition(logged[i:i + LOGGED_SLICES_PER_TASK])
+                        for i in range(0, len(logged), LOGGED_SLICES_PER_TASK)]
 
     def file_slices(self) -> list[FileSlice]:
         """The slices this query reads, after pruning; for incremental, the file groups the range touched."""
@@ -295,12 +305,14 @@ class HudiReader(DataSourceReader):
         if not isinstance(partition, SlicePartition):
             return  # Spark's stand-in partition when a query has no slices
         names = [c for c, _ in self.columns]
-        logged_keys_only = file_group_id(partition.file_slice) in self.plan.query.logged_keys_only
-        rows = self.plan.read_slice(partition.file_slice, names, logged_keys_only=logged_keys_only)
-        if rows.num_rows == 0:
-            return
-        rows = to_spark_arrow(rows, self.target, f"file slice {partition.value}")
-        yield from rows.to_batches()
+        for file_slice in partition.file_slices:
+            logged_keys_only = file_group_id(file_slice) in self.plan.query.logged_keys_only
+            rows = self.plan.read_slice(file_slice, names, logged_keys_only=logged_keys_only)
+            if rows.num_rows == 0:
+                continue
+            rows = to_spark_arrow(rows, self.target,
+                                  f"file slice {file_slice.partition_path}/{file_slice.file_id}@{file_slice.base_instant}")
+            yield from rows.to_batches()
 
 
 def pruning(table: HudiTable, table_schema: pa.Schema,

@@ -144,3 +144,35 @@ def test_a_kept_tables_storage_ships_as_plain_storage(tmp_path):
 def test_no_table_there_is_the_loaders_error(tmp_path):
     with pytest.raises(Exception, match="no .hoodie folder"):
         TableCache().load(str(tmp_path / "nothing"))
+
+
+def test_slices_read_for_their_logged_keys_are_packed_into_few_tasks(tmp_path):
+    """`hudi_merge`'s half of a key split: slices read for their logged keys only go 4 to a Spark partition (few rows
+    each); slices merged whole keep a partition each. Reading the packed partitions gives every logged key's row."""
+    from hudi_engine.read_options import ReadOptions
+    from hudi_engine.spark.datasource import LOGGED_SLICES_PER_TASK, HudiReader, SlicePartition, spark_schema
+
+    path = tmp_path / "m"
+    ids = range(60)
+    rows = pa.table({"id": pa.array(ids, pa.int64()), "name": [f"n{i}" for i in ids],
+                     "ts": pa.array([1] * 60, pa.int64()), "dt": [f"d{i % 6}" for i in ids]})
+    _write(path, rows, "MERGE_ON_READ", "bulk_insert")
+    _write(path, _rows(range(0, 60, 5), 2, "u").set_column(3, "dt", pa.array([f"d{i % 6}" for i in range(0, 60, 5)])),
+           "MERGE_ON_READ")
+    table = HudiTable.load(str(path))
+    slices = table.file_slices()
+    logged = sorted(f"{s.partition_path}/{s.file_id}" for s in slices if s.log_files)
+    whole = logged[:1]
+    assert len(logged) == 6
+    query = ReadOptions(path=str(path), file_groups=frozenset(logged), logged_keys_only=frozenset(logged[1:]))
+    reader = HudiReader(table, query, spark_schema(table.schema()))
+    parts = reader.partitions()
+    assert all(isinstance(p, SlicePartition) for p in parts)
+    sizes = sorted(len(p.file_slices) for p in parts)
+    assert sizes == [1, 1, LOGGED_SLICES_PER_TASK]  # the whole slice alone; 5 logged-keys-only slices as 4 + 1
+    assert sorted(f"{s.partition_path}/{s.file_id}" for p in parts for s in p.file_slices) == logged
+    got = pa.Table.from_batches([b for p in parts for b in reader.read(p)])
+    names = dict(zip(got.column("id").to_pylist(), got.column("name").to_pylist()))
+    whole_ids = {i for i in ids if f"d{i % 6}" == whole[0].split("/")[0]}
+    assert set(names) == whole_ids | set(range(0, 60, 5))
+    assert all(names[i] == f"u{i}" for i in range(0, 60, 5))

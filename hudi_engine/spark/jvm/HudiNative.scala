@@ -222,7 +222,10 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
       parts += project(plan.window.fold(scan)(w => scan.where(w)).queryExecution.analyzed)
     }
     if (plan.splitFiles.nonEmpty) {
-      val scan = fileScan(plan.path, plan.splitFiles, data).queryExecution.analyzed match {
+      // The record key splits the rows, whether or not the relation's (declared) schema has it.
+      val keyed = if (data.fieldNames.contains(Names.RecordKey)) data
+                  else data.add(StructField(Names.RecordKey, org.apache.spark.sql.types.StringType, nullable = true))
+      val scan = fileScan(plan.path, plan.splitFiles, keyed).queryExecution.analyzed match {
         case l: LogicalRelation => l
         case other => throw new IllegalStateException(s"hudi: expected a file relation, planned $other")
       }
