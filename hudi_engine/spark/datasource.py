@@ -13,8 +13,8 @@ Options use Hudi's own names (`as_of_instant` is accepted for `as.of.instant`). 
 `yyyyMMddHHmmssSSS`, or `yyyy-MM-dd HH:mm:ss[.SSS]` / `yyyy-MM-dd` (UTC), as Hudi's time travel accepts.
 On a Hudi 1.x table (versions 8, 9) begin and end are completion times, as Hudi 1.x takes them (docs/python-api.md).
 
-How a read runs. The driver side (`HudiDataSource.reader`, in Spark's planning Python worker) loads the table and
-plans the read with the engine's scan plan (`hudi_engine.scan_plan`): the query fixed to one instant or range, its
+How a read runs. The driver side (`HudiDataSource.reader`, in Spark's planning Python worker) loads the table (kept
+there for the next query while its timeline is unchanged: `hudi_engine.spark.table_cache`) and plans the read with the engine's scan plan (`hudi_engine.scan_plan`): the query fixed to one instant or range, its
 visibility and window when the reader is made, the latest file slices once Spark pushed its filters; every file slice
 becomes one Spark input partition (`SlicePartition`, holding the slice's file paths). Executors read their slice with
 the plan alone (`ScanPlan.read_slice`: base file, or base + log files merged by the table's payload) and yield Arrow
@@ -111,6 +111,7 @@ from hudi_engine.read_options import normalize_instant as normalize_instant
 from hudi_engine.scan_plan import CommitTimeBound, file_group_id, fix_query, list_slices
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.executor_env import ensure_executor_env
+from hudi_engine.spark.table_cache import TABLES
 from hudi_engine.table import UNPRUNABLE_KEYGENS, HudiTable
 
 FORMAT = "hudi"
@@ -198,7 +199,7 @@ class HudiDataSource(DataSource):
         lose) finds it."""
         opts = ReadOptions.parse_for_table(self.options)
         path = _require_path(opts.path, None)
-        table = HudiTable.load(path)
+        table = TABLES.load(path)
         if opts.cdc:
             return spark_schema(change_plan(table, opts).output_schema)
         schema = fix_query(table, opts).schema
@@ -206,7 +207,7 @@ class HudiDataSource(DataSource):
 
     def reader(self, schema: StructType) -> "DataSourceReader":
         opts = ReadOptions.parse_for_table(self.options, catalog_path(schema))
-        table = HudiTable.load(_require_path(opts.path, schema))
+        table = TABLES.load(_require_path(opts.path, schema))
         if opts.cdc:
             return ChangeReader(table, opts, schema)
         return HudiReader(table, opts, schema)
@@ -255,12 +256,18 @@ def _require_path(path: str | None, schema: StructType | None) -> str:
                     f"a comment '{PATH_COMMENT_PREFIX}<uri>' on column {COMMIT_TIME} (see create_catalog_table)")
 
 
-class SlicePartition(InputPartition):
-    """One Spark input partition: one file slice (its base file and log files, with their paths)."""
+# Slices read for their logged keys only (the merge half of a key split) yield few rows each: a task reads up to
+# this many of them, one after the other, rather than paying a Python task's fixed cost for each.
+LOGGED_SLICES_PER_TASK = 4
 
-    def __init__(self, file_slice: FileSlice) -> None:
-        super().__init__(f"{file_slice.partition_path}/{file_slice.file_id}@{file_slice.base_instant}")
-        self.file_slice = file_slice
+
+class SlicePartition(InputPartition):
+    """One Spark input partition: file slices (base file and log files, with their paths), read one after the other;
+    one, unless they are read for their logged keys only."""
+
+    def __init__(self, file_slices: Sequence[FileSlice]) -> None:
+        super().__init__(",".join(f"{s.partition_path}/{s.file_id}@{s.base_instant}" for s in file_slices))
+        self.file_slices = tuple(file_slices)
 
 
 class HudiReader(DataSourceReader):
@@ -293,7 +300,11 @@ class HudiReader(DataSourceReader):
         return list(filters)
 
     def partitions(self) -> Sequence[InputPartition]:
-        return [SlicePartition(s) for s in self.file_slices()]
+        slices = self.file_slices()
+        logged = [s for s in slices if file_group_id(s) in self.plan.query.logged_keys_only]
+        whole = [SlicePartition([s]) for s in slices if file_group_id(s) not in self.plan.query.logged_keys_only]
+        return whole + [SlicePartition(logged[i:i + LOGGED_SLICES_PER_TASK])
+                        for i in range(0, len(logged), LOGGED_SLICES_PER_TASK)]
 
     def file_slices(self) -> list[FileSlice]:
         """The slices this query reads, after pruning; for incremental, the file groups the range touched."""
@@ -306,12 +317,14 @@ class HudiReader(DataSourceReader):
         if not isinstance(partition, SlicePartition):
             return  # Spark's stand-in partition when a query has no slices
         names = [c for c, _ in self.columns]
-        logged_keys_only = file_group_id(partition.file_slice) in self.plan.query.logged_keys_only
-        rows = self.plan.read_slice(partition.file_slice, names, logged_keys_only=logged_keys_only)
-        if rows.num_rows == 0:
-            return
-        rows = to_spark_arrow(rows, self.target, f"file slice {partition.value}")
-        yield from rows.to_batches()
+        for file_slice in partition.file_slices:
+            logged_keys_only = file_group_id(file_slice) in self.plan.query.logged_keys_only
+            rows = self.plan.read_slice(file_slice, names, logged_keys_only=logged_keys_only)
+            if rows.num_rows == 0:
+                continue
+            rows = to_spark_arrow(rows, self.target,
+                                  f"file slice {file_slice.partition_path}/{file_slice.file_id}@{file_slice.base_instant}")
+            yield from rows.to_batches()
 
 
 # ---- the CDC query -------------------------------------------------------------------------------------------

@@ -48,6 +48,7 @@ from hudi_engine.config import keys
 from hudi_engine.errors import HudiError, TableNotFoundError
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.scan_plan import CommitTimeWindow
+from hudi_engine.spark.table_cache import TABLES
 from hudi_engine.storage import Storage
 from hudi_engine.table import HudiTable
 
@@ -63,6 +64,9 @@ PLAN_FORMAT = "hudi_engine_plan"
 FILTERS = keys.FILTERS.key
 SPARK_OPENS_FILES = keys.SPARK_OPENS_FILES.key
 TABLE_NAME = keys.CATALOG_TABLE.key
+# Logged keys the plan hands the JVM (in its JSON) for the key split of slices with log files; the slices past
+# that are merged whole by `hudi_merge`.
+MAX_SPLIT_KEYS = 200_000
 JAR_NAME = "hudi-engine-native.jar"
 MARKER = "hudi-engine-native.properties"  # in the jar: the source hash and Spark version it was built for
 CACHE_ENV = "HUDI_ENGINE_JVM_CACHE"
@@ -243,7 +247,7 @@ def load_table(path: str, name: str | None = None) -> HudiTable:
     """The table at `path`; where no table this engine reads is, an error naming the catalog table (`name`), the
     location and what is there (the folder's entries, or the table version found)."""
     try:
-        return HudiTable.load(path)
+        return TABLES.load(path)  # the planning worker's table, kept while its timeline is unchanged
     except HudiError as e:
         found = f"; found: {_listing(path)}" if isinstance(e, TableNotFoundError) else ""
         what = f"catalog table {name}" if name else "hudi source"
@@ -283,15 +287,24 @@ def plan_json(options: Mapping[str, str]) -> str:
                            "files": [], "source_options": opts.to_options(), "window": None})
     # A URI with a query (pyarrow's options, e.g. an S3 endpoint) names no file Spark can open.
     opens = keys.SPARK_OPENS_FILES.parse(lowered.get(SPARK_OPENS_FILES) or "true") and "?" not in table.storage_uri
-    plan = plan_read(table, opts, split_logged=False, filters=decode_filters(lowered.get(FILTERS)),
-                     spark_opens_files=opens)
+    plan = plan_read(table, opts, filters=decode_filters(lowered.get(FILTERS)), spark_opens_files=opens,
+                     max_split_keys=MAX_SPLIT_KEYS)
     schema = with_path_comment(spark_schema(plan.schema), table_location(table, path))
+    split: dict[str, list[str]] = {}
+    if plan.split_keys is not None:
+        for name, key in zip(plan.split_keys.column(0).to_pylist(), plan.split_keys.column(1).to_pylist()):
+            split.setdefault(name, []).append(key)
+    reads = plan.native_files or plan.split_files
     return json.dumps({
         "path": plan.path,
         "schema": json.loads(schema.json()),
         "files": [[f, size] for f, size in zip(plan.native_files, plan.native_sizes)],
+        # Base files of slices with log files, scanned but for the keys their logs write or delete (by file name).
+        "split_files": [[f, size] for f, size in zip(plan.split_files, plan.split_sizes)],
+        "split_keys": split,
         # Nothing to read at all: the merge source over no file group, which keeps Spark's one empty partition.
-        "source_options": plan.source_options() if plan.merged_groups or not plan.native_files else None,
+        "source_options": (plan.source_options() if plan.merged_groups or plan.split_groups or not reads
+                           else None),
         "window": window_sql(plan.window) if plan.window is not None else None,
     })
 

@@ -59,6 +59,7 @@ from hudi_engine.spark.datasource import (
     spark_schema,
     spark_type,
 )
+from hudi_engine.spark.table_cache import TABLES
 from hudi_engine.table import HudiTable
 
 RECORD_KEY = "_hoodie_record_key"
@@ -81,6 +82,7 @@ class ReadPlan:
     split_keys: pa.Table | None = None  # (base file name, record key) the logs of those slices write or delete
     split_groups: tuple[str, ...] = ()  # their file groups: the hudi source reads only those keys' merged rows
     native_sizes: tuple[int, ...] = ()  # bytes of each of `native_files`, as listed
+    split_sizes: tuple[int, ...] = ()  # bytes of each of `split_files`
 
     @property
     def path(self) -> str:
@@ -110,13 +112,14 @@ class ReadPlan:
 
 
 def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True, filters: Sequence[Filter] = (),
-              spark_opens_files: bool = True) -> ReadPlan:
+              spark_opens_files: bool = True, max_split_keys: int = MAX_SPLIT_KEYS) -> ReadPlan:
     """Which of the slices the engine's scan plan reads for `opts` Spark's parquet reader can scan.
 
-    `split_logged=False` leaves slices with log files whole to the hudi source (the native `hudi` source of
-    `hudi_engine.spark.native` does not take the key split); the query's Spark `filters` prune partitions before
-    slices are listed and drop the slices whose rows are all older than a bound on `_hoodie_commit_time`;
-    `spark_opens_files=False` (a location Spark's file systems cannot open) sends every slice to the hudi source."""
+    `split_logged=False` leaves slices with log files whole to the hudi source; with it, a slice's base file goes
+    to Spark's reader but for the keys its logs write or delete, up to `max_split_keys` keys in all (the slices
+    past that are merged whole). The query's Spark `filters` prune partitions before slices are listed and drop the
+    slices whose rows are all older than a bound on `_hoodie_commit_time`; `spark_opens_files=False` (a location
+    Spark's file systems cannot open) sends every slice to the hudi source."""
     fixed = fix_query(table, opts)
     partition_filter, bound = pruning(table, fixed.schema, filters)
     scan = list_slices(table, fixed, filters=partition_filter, commit_time_bound=bound)
@@ -124,8 +127,9 @@ def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True,
     # Slices with log files are split by key on snapshot reads (an incremental pull's slices go whole: few rows).
     split = split_logged and query.query_type == "snapshot" and table.config.populate_meta_fields
     files = _FileSchemas(table)
-    native, merged, split_files, split_groups, keys = [], [], [], [], _SplitKeys(scan)
-    sizes = []
+    native, merged, split_files, split_groups = [], [], [], []
+    keys = _SplitKeys(scan, max_split_keys, TABLES.memo(table))
+    sizes, split_sizes = [], []
     for s in scan.slices:
         readable = (s.base_file if spark_opens_files and s.base_file is not None
                     and files.spark_reads(s.base_file, schema) else None)
@@ -134,28 +138,40 @@ def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True,
             sizes.append(readable.size)
         elif readable is not None and split and keys.add(s, readable):
             split_files.append(_uri(table, readable.path))
+            split_sizes.append(readable.size)
             split_groups.append(file_group_id(s))
         elif s.base_file is not None or not query.read_optimized:
             merged.append(file_group_id(s))
     return ReadPlan(scan, tuple(native), tuple(merged), tuple(split_files),
-                    keys.table() if split_files else None, tuple(split_groups), tuple(sizes))
+                    keys.table() if split_files else None, tuple(split_groups), tuple(sizes), tuple(split_sizes))
 
 
 class _SplitKeys:
     """The (base file name, record key) pairs the log blocks of split slices write or delete, read from the logs
     as the query sees them (committed blocks up to its instant, rolled-back ones dropped)."""
 
-    def __init__(self, scan: ScanPlan) -> None:
+    def __init__(self, scan: ScanPlan, max_keys: int = MAX_SPLIT_KEYS, memo: dict | None = None) -> None:
         self.ctx = scan.read_context()
+        self.as_of = scan.visibility.as_of
+        self.max_keys = max_keys
+        self.memo = memo  # the kept table's (`table_cache`): a slice's logged keys as of an instant never change
         self.files: list[pa.Array] = []
         self.keys: list[pa.Array] = []
         self.count = 0
 
     def add(self, file_slice: FileSlice, base_file: BaseFile) -> bool:
-        """Take the logged keys of the slice (whose base file is `base_file`), unless that would pass MAX_SPLIT_KEYS
+        """Take the logged keys of the slice (whose base file is `base_file`), unless that would pass `max_keys`
         (the slice is then merged whole)."""
-        keys = log_record_keys(self.ctx, file_slice)
-        if self.count + len(keys) > MAX_SPLIT_KEYS:
+        if self.memo is None:
+            keys = log_record_keys(self.ctx, file_slice)
+        else:
+            # Log files grow by appends: their sizes are part of what was read.
+            memo_key = ("logged_keys", file_group_id(file_slice), file_slice.base_instant, self.as_of,
+                        tuple((f.path, f.size) for f in file_slice.log_files))
+            keys = self.memo.get(memo_key)
+            if keys is None:
+                keys = self.memo[memo_key] = log_record_keys(self.ctx, file_slice)
+        if self.count + len(keys) > self.max_keys:
             return False
         self.count += len(keys)
         self.keys.append(keys)

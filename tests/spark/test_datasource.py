@@ -38,6 +38,7 @@ from hudi_engine import HudiTable
 from hudi_engine.errors import HudiError, SchemaError
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.datasource import (
+    MERGE_FORMAT,
     PATH_COMMENT_PREFIX,
     HudiDataSource,
     ReadOptions,
@@ -169,9 +170,10 @@ def test_incremental_without_end_reads_to_the_latest_commit(spark, unzip_table):
 
 
 def test_partition_filter_prunes_file_slices(spark, unzip_table):
+    """The Python source (`hudi_merge`: one Spark partition per file slice) prunes slices by partition filters."""
     path = unzip_table(TRIPS)
     table = HudiTable.load(path)
-    df = _read(spark, path)
+    df = spark.read.format(MERGE_FORMAT).load(str(path))
     everything = df.rdd.getNumPartitions()
     assert everything == len(table.file_slices()) == 3
     pruned = df.where("city = 'san_francisco'")
@@ -233,7 +235,10 @@ def test_catalog_table_reads_the_current_merged_snapshot(spark, unzip_table, tmp
         assert_same_rows(after, HudiTable.load(path).read_snapshot(), "catalog table snapshot")
         assert _fares(after)["rider-D"] == 25.0
         sql = spark.sql("SELECT rider, fare FROM trips_catalog WHERE city = 'san_francisco'")
-        assert sql.rdd.getNumPartitions() == 1
+        # One slice read, its base file split by key: Spark's scan of it and the merge of its logged key.
+        plan = sql._jdf.queryExecution().executedPlan().toString()
+        assert "hudi_unlogged_key" in plan and "1 logged keys" in plan and "BatchScan hudi_merge" in plan, plan
+        assert sql.rdd.getNumPartitions() == 2
         assert _fares(sql.toArrow())["rider-D"] == 25.0
     finally:
         spark.sql("DROP TABLE IF EXISTS trips_catalog")

@@ -86,10 +86,18 @@ def test_native_paths_equal_hudi_rs_through_a_tables_life(spark, tmp_path, table
     second = _write(spark, path, table_type, [_rec(i, 2) for i in range(0, 40, 4)])  # partition d0 only
     _every_path_equals_hudi_rs(spark, path, catalog, "after an upsert")
     plan = _plan_text(spark.sql(f"SELECT id, name FROM {catalog} WHERE id = 7"))
-    if table_type == "MERGE_ON_READ":  # d0's slices have log files now: only they go to the merge source
+    if table_type == "MERGE_ON_READ":
+        # d0's slices have log files now: their base files are scanned by Spark but for the keys the logs write,
+        # whose merged rows alone come from the merge source (the key split).
         assert "FileScan parquet" in plan and "BatchScan hudi_merge" in plan, plan
-        groups = json.loads(native.plan_json({"path": str(path)}))["source_options"]["hudi_engine.read.file_groups"]
-        assert groups and all(json.loads(groups)[i].startswith("d0/") for i in range(len(json.loads(groups))))
+        assert "hudi_unlogged_key(_metadata" in plan and "10 logged keys" in plan, plan
+        read = json.loads(native.plan_json({"path": str(path)}))
+        groups = json.loads(read["source_options"]["hudi_engine.read.file_groups"])
+        assert groups and all(g.startswith("d0/") for g in groups)
+        assert json.loads(read["source_options"]["hudi_engine.read.logged_keys_only"]) == groups
+        assert sorted(k for keys in read["split_keys"].values() for k in keys) == sorted(
+            str(i) for i in range(0, 40, 4))
+        assert all("/d0/" in f for f, _ in read["split_files"]) and len(read["split_files"]) == len(groups)
         HudiTable.load(str(path)).compact(executor=spark_executor(spark))
         _every_path_equals_hudi_rs(spark, path, catalog, "after compaction")
         assert "hudi_merge" not in _plan_text(spark.sql(f"SELECT id, name FROM {catalog} WHERE id = 7"))
@@ -178,6 +186,29 @@ def test_a_commit_by_another_process_is_seen_by_the_next_query(spark, tmp_path, 
     assert spark.table(catalog).count() == 9
     assert loaded.where("id = 100").count() == 1
     assert_same_rows(spark.table(catalog).toArrow(), rs_snapshot(path), f"{table_type}: after the other process")
+
+
+def test_an_unchanged_table_is_planned_without_asking_the_python_planner_and_a_commit_is_seen(spark, tmp_path):
+    """The JVM keeps each query's plan with its table's timeline stamp (`PlanCache`): the same query of an unchanged
+    table makes no round trip to the Python planner; a commit changes the stamp, and the next query plans afresh."""
+    path = tmp_path / "t"
+    catalog = "native_plan_cache"
+    _write(spark, path, "MERGE_ON_READ", [_rec(i, 1) for i in range(8)], "bulk_insert")
+    _write(spark, path, "MERGE_ON_READ", [_rec(i, 2) for i in (0, 4)])  # logs in d0: a split plan
+    spark.sql(f"DROP TABLE IF EXISTS {catalog}")
+    create_catalog_table(spark, catalog, str(path))
+    planner = spark._jvm.hudiengine.spark.Planner
+    query = f"SELECT id, name FROM {catalog} WHERE ts >= 1"
+    assert sorted(spark.sql(query).collect()) == sorted((i, f"n{i}_{2 if i in (0, 4) else 1}") for i in range(8))
+    before = planner.roundTrips()
+    for _ in range(3):
+        assert len(spark.sql(query).collect()) == 8
+    assert planner.roundTrips() == before
+    _write(spark, path, "MERGE_ON_READ", [_rec(4, 3), _rec(9, 3)])
+    got = dict(spark.sql(query).collect())
+    assert planner.roundTrips() == before + 1
+    assert got[4] == "n4_3" and got[9] == "n9_3" and len(got) == 9
+    assert_same_rows(spark.table(catalog).toArrow(), rs_snapshot(path), "after the commit")
 
 
 def test_read_options_on_a_catalog_name_are_refused_and_never_pin_the_table(spark, tmp_path):

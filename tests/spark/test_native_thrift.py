@@ -2,8 +2,9 @@
 engine wrote through the native `hudi` source (issue 24), queried with beeline over JDBC (tests/thrift_server.py; one
 server per test session): the same rows as hudi-rs on COW, MOR without and with log files, after compaction and
 after an insert_overwrite (a clustering-free replacecommit), through catalog names and through `USING hudi` views
-with time travel and incremental options; commits made after the server started are seen by the next query, base
-files are planned as Spark's `FileScan parquet`; a catalog entry without a readable table is an error naming it."""
+with time travel and incremental options; commits made after the server read a table (which its planning worker
+keeps, `table_cache`) are seen by the next query, base files are planned as Spark's `FileScan parquet` and logged
+slices split by key; a catalog entry without a readable table is an error naming it."""
 from __future__ import annotations
 
 import re
@@ -96,7 +97,13 @@ def test_thrift_server_reads_engine_tables_over_jdbc(spark, thrift_server, tmp_p
         point, mor = plans[1], plans[2]
         assert "FileScan parquet" in point and "PushedFilters: [IsNotNull(id), EqualTo(id,3)]" in point, point
         assert "hudi_merge" not in point, point
-        assert "FileScan parquet" in mor and "hudi_merge" in mor, mor  # d0 merged, d1 and d2 scanned
+        # d1 and d2 scanned; d0's base file scanned but for its 10 logged keys, which hudi_merge merges.
+        assert "FileScan parquet" in mor and "hudi_merge" in mor, mor
+        assert "hudi_unlogged_key(_metadata" in mor and "10 logged keys" in mor, mor
+
+        # Unchanged tables, planned again from the tables the server's planning worker kept: the same rows.
+        again = _by_query(server.query(_union({n: names[n] for n in ("cow", "mor")})))
+        assert again["cow"] == expected["cow"] and again["mor"] == expected["mor"]
 
         # Commits made after the server read the tables (a compaction, upserts): the next query sees them.
         HudiTable.load(str(paths["mor"])).compact(executor=spark_executor(spark))

@@ -4,6 +4,7 @@ MOR with and without log files, after compaction, with time travel and increment
 bad input through the SQL paths."""
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 from pathlib import Path
@@ -16,7 +17,7 @@ from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import HudiError
-from hudi_engine.spark import create_catalog_table, spark_executor, write
+from hudi_engine.spark import create_catalog_table, native, spark_executor, write
 from hudi_engine.spark.datasource import BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, ReadOptions
 from hudi_engine.spark.relation import plan_read, read_table, register_view
 
@@ -224,13 +225,21 @@ def test_filters_on_commit_time_prune_file_slices(spark, tmp_path):
     slices = table.file_slices()
     snapshot = table.read_snapshot()
     source = spark.read.format("hudi").load(str(path))
-    for where, bound, partitions in ((f"_hoodie_commit_time > '{first}'", first, {"d1", "d2"}),
-                                     (f"_hoodie_commit_time >= '{third}'", third, {"d2"}),
-                                     (f"_hoodie_commit_time IN ('{second}', '{third}')", second, {"d1", "d2"}),
-                                     (f"_hoodie_commit_time > '{third}'", third, set())):
+    commit_time = "_hoodie_commit_time"
+    for where, bound, partitions, encoded in (
+            (f"{commit_time} > '{first}'", first, {"d1", "d2"}, ["GreaterThan", commit_time, first]),
+            (f"{commit_time} >= '{third}'", third, {"d2"}, ["GreaterThanOrEqual", commit_time, third]),
+            (f"{commit_time} IN ('{second}', '{third}')", second, {"d1", "d2"}, ["In", commit_time, [second, third]]),
+            (f"{commit_time} > '{third}'", third, set(), ["GreaterThan", commit_time, third])):
         df = source.where(where)
         kept = [s for s in slices if s.log_files and s.partition_path in partitions]
-        assert df.rdd.getNumPartitions() == max(len(kept), 1), where  # Spark keeps one empty partition
+        # The native source's plan for the filter (as its strategy encodes it): only the kept slices, split by key.
+        read = json.loads(native.plan_json({"path": str(path), native.FILTERS: json.dumps([encoded])}))
+        options = read["source_options"] or {}
+        assert sorted(json.loads(options.get("hudi_engine.read.file_groups", "[]"))) == sorted(
+            f"{s.partition_path}/{s.file_id}" for s in kept), where
+        assert read["files"] == [] and len(read["split_files"]) == len(kept), where
+        assert (df.rdd.getNumPartitions() == 1) == (not kept), where  # Spark keeps one empty partition
         expected = snapshot.filter(pc.field("_hoodie_commit_time") >= bound if ">=" in where or "IN" in where
                                    else pc.field("_hoodie_commit_time") > bound)
         assert_same_rows(df.toArrow(), expected, where)

@@ -6,9 +6,11 @@
 // Nothing is listed there. `HudiStrategy` (a planner strategy) expands the relation when a query is planned: it asks
 // the Python engine for the read plan as of the latest completed commit (the `hudi_engine_plan` Python data source,
 // whose schema carries the plan), and plans the base files through Spark's own parquet scan (a `HadoopFsRelation`
-// over exactly those files: column pruning, filter pushdown into row groups, vectorized decoding), in union with
-// the file groups whose slices have log files, which the Python `hudi_merge` source merges. The query's filters and
-// projections go above the union and Spark's optimizer pushes them into both halves. Writes: HudiWrite.scala.
+// over exactly those files: column pruning, filter pushdown into row groups, vectorized decoding). Slices with log
+// files are split by record key: their base files go to the same scan but for the keys their logs write or delete
+// (`UnloggedKey`), and the Python `hudi_merge` source merges only those keys (and the slices the plan leaves whole).
+// The query's filters and projections go above the union and Spark's optimizer pushes them into every part.
+// Writes: HudiWrite.scala.
 package hudiengine.spark
 
 import scala.jdk.CollectionConverters._
@@ -20,15 +22,18 @@ import org.apache.spark.sql.{DataFrame, SaveMode, SparkSessionExtensions, SQLCon
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Expression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeSet, BinaryExpression, Expression,
+  GetStructField, Predicate}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project, Union}
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitionDirectory}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider,
   SchemaRelationProvider}
 import org.apache.spark.sql.types.{DataType, StructField, StructType}
+import org.apache.spark.unsafe.types.UTF8String
 
 /** The `hudi` short name: reads (`HudiRelation`) and `df.write.format("hudi")` (`Writes`, HudiWrite.scala). */
 class DefaultSource extends RelationProvider with SchemaRelationProvider with CreatableRelationProvider
@@ -59,6 +64,8 @@ object Names {
   val MergeSource = "hudi_merge" // Python: hudi_engine.spark.datasource.HudiMergeSource
   val PathComment = "hudi.path="
   val CommitTime = "_hoodie_commit_time"
+  val RecordKey = "_hoodie_record_key"
+  val FileMetadata = "_metadata" // Spark's metadata column of a file scan (file_name: the base file's name)
   val Filters = "hudi_engine.read.filters" // Python: hudi_engine.spark.native.FILTERS
   val SparkOpensFiles = "hudi_engine.read.spark_opens_files" // Python: hudi_engine.spark.native.SPARK_OPENS_FILES
   val TableName = "hudi_engine.read.table_name" // Python: hudi_engine.spark.native.TABLE_NAME
@@ -179,15 +186,25 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
     catch { case scala.util.control.NonFatal(_) => spark.sessionState.conf.defaultSizeInBytes }
   }
 
-  /** Whether Spark's Hadoop file systems open the table's location (else every slice goes to the merge source). */
-  private lazy val sparkOpensFiles: Boolean =
-    try { new Path(tablePath).getFileSystem(spark.sessionState.newHadoopConf()); true }
-    catch { case _: Exception => false }
+  /** The Hadoop file system of the table's location, if Spark's Hadoop file systems open it (else every slice goes
+   *  to the merge source, and plans are not kept: see `PlanCache`). */
+  private lazy val fileSystem: Option[org.apache.hadoop.fs.FileSystem] =
+    try { Some(new Path(tablePath).getFileSystem(spark.sessionState.newHadoopConf())) }
+    catch { case _: Exception => None }
+
+  private def sparkOpensFiles: Boolean = fileSystem.isDefined
 
   private def plan(filters: String, catalog: Option[CatalogTable] = None): ReadPlan = {
     val name = catalog.map(_.identifier.unquotedString)
-    val p = Planner.plan(spark, readOptions(catalog) + (Names.Filters -> filters) +
-      (Names.SparkOpensFiles -> sparkOpensFiles.toString) ++ name.map(Names.TableName -> _))
+    val options = readOptions(catalog) + (Names.Filters -> filters) +
+      (Names.SparkOpensFiles -> sparkOpensFiles.toString) ++ name.map(Names.TableName -> _)
+    // Taken before planning: a commit landing while the plan is made changes the next query's stamp.
+    val stamp = fileSystem.filterNot(_ => tablePath.contains("?")).flatMap(TimelineStamp.of(_, tablePath))
+    val p = stamp.flatMap(PlanCache.get(options, _)).getOrElse {
+      val fresh = Planner.plan(spark, options)
+      stamp.foreach(PlanCache.put(options, _, fresh))
+      fresh
+    }
     if (filters == "[]" || knownSize.isEmpty) { // a pruned plan's size is a lower bound until an unpruned one
       knownSize = Some(if (p.sourceOptions.isEmpty) p.files.map(_._2).sum
                        else spark.sessionState.conf.defaultSizeInBytes)
@@ -197,25 +214,96 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
 
   override def toString: String = s"HudiRelation($tablePath)"
 
-  /** The table as of the latest completed commit (or the options' instant), in `schema`'s columns; `filters` (as
-   *  `Filters.encode` writes them) prune partitions; `catalog`, the catalog entry read, if any (its name is for the
-   *  planner's errors). */
-  def snapshot(filters: String = "[]", catalog: Option[CatalogTable] = None): DataFrame = {
+  /** The table as of the latest completed commit (or the options' instant), in `schema`'s columns, as an analyzed
+   *  plan: a union of Spark's parquet scan of the base-only slices, the scan of the logged slices' base files but
+   *  for their logged keys, and the merge source over the logged keys (and the slices merged whole), each with
+   *  only `columns` (the query's; all when empty: the merge source decodes only what it is asked for, since a
+   *  Python source gets no column pruning from Spark). `filters` (as `Filters.encode` writes them) prune
+   *  partitions; `catalog`, the catalog entry read, if any (its name is for the planner's errors). */
+  def snapshot(filters: String = "[]", catalog: Option[CatalogTable] = None,
+               columns: Seq[String] = Nil): LogicalPlan = {
     val plan = this.plan(filters, catalog)
     val data = StructType(schema.fields.map(f => StructField(f.name, f.dataType, f.nullable)))
-    val parts = Seq.newBuilder[DataFrame]
+    val names = if (columns.isEmpty) data.fieldNames.toSeq else columns
+    val wanted = StructType(names.map(n => data(n)))
+    def project(part: LogicalPlan): LogicalPlan =
+      if (part.output.map(_.name) == names) part
+      else Project(names.map(n => part.output.find(_.name == n).getOrElse(
+        throw new IllegalStateException(s"hudi: no column $n in $part"))), part)
+    val parts = Seq.newBuilder[LogicalPlan]
     if (plan.files.nonEmpty) {
-      val index = new BaseFileIndex(plan.path, plan.files)
-      val files = HadoopFsRelation(index, StructType(Nil), data, None, new ParquetFileFormat, Map.empty)(spark)
-      val scan = spark.baseRelationToDataFrame(files)
-      parts += plan.window.fold(scan)(w => scan.where(w))
+      val scan = fileScan(plan.path, plan.files, data)
+      parts += project(plan.window.fold(scan)(w => scan.where(w)).queryExecution.analyzed)
+    }
+    if (plan.splitFiles.nonEmpty) {
+      // The record key splits the rows, whether or not the relation's (declared) schema has it.
+      val keyed = if (data.fieldNames.contains(Names.RecordKey)) data
+                  else data.add(StructField(Names.RecordKey, org.apache.spark.sql.types.StringType, nullable = true))
+      val scan = fileScan(plan.path, plan.splitFiles, keyed).queryExecution.analyzed match {
+        case l: LogicalRelation => l
+        case other => throw new IllegalStateException(s"hudi: expected a file relation, planned $other")
+      }
+      val withFile = scan.withMetadataColumns()
+      val metadata = withFile.output.find(_.name == Names.FileMetadata).getOrElse(
+        throw new IllegalStateException(s"hudi: Spark's parquet scan has no ${Names.FileMetadata} column"))
+      val fileName = GetStructField(metadata,
+        metadata.dataType.asInstanceOf[StructType].fieldIndex("file_name"), Some("file_name"))
+      val key = scan.output.find(_.name == Names.RecordKey).getOrElse(
+        throw new IllegalStateException(s"hudi: no ${Names.RecordKey} column to split logged slices by"))
+      parts += project(Project(scan.output, Filter(UnloggedKey(fileName, key, plan.splitKeys), withFile)))
     }
     plan.sourceOptions.foreach { options =>
-      parts += spark.read.format(Names.MergeSource).schema(data).options(options).load(plan.path)
+      parts += project(spark.read.format(Names.MergeSource).schema(wanted).options(options).load(plan.path)
+        .queryExecution.analyzed)
     }
-    parts.result().reduceOption(_ union _).getOrElse(
-      spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], data))
+    parts.result() match {
+      case Seq() =>
+        spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], wanted).queryExecution.analyzed
+      case Seq(one) => one
+      case many => Union(many)
+    }
   }
+
+  /** Spark's parquet scan of exactly `files` (URI, size). */
+  private def fileScan(root: String, files: Seq[(String, Long)], data: StructType): DataFrame = {
+    val index = new BaseFileIndex(root, files)
+    spark.baseRelationToDataFrame(
+      HadoopFsRelation(index, StructType(Nil), data, None, new ParquetFileFormat, Map.empty)(spark))
+  }
+}
+
+/** The logged keys of split slices, by base file name; compared by identity (plans compare and hash expressions,
+ *  and this may hold many keys). */
+final class LoggedKeys(val byFile: Map[UTF8String, java.util.HashSet[UTF8String]]) extends Serializable {
+  def count: Int = byFile.valuesIterator.map(_.size).sum
+}
+
+object LoggedKeys {
+  val empty = new LoggedKeys(Map.empty)
+}
+
+/** True for a row of a split slice's base file whose record key its log files do not touch: that row is read as is
+ *  by Spark's parquet scan, and the logged keys' merged rows come from the merge source. `file` is the row's base
+ *  file name (`_metadata.file_name`). Interpreted (CodegenFallback): a hash lookup per row of the split files. */
+case class UnloggedKey(file: Expression, key: Expression, logged: LoggedKeys)
+    extends BinaryExpression with Predicate with CodegenFallback {
+  override def left: Expression = file
+  override def right: Expression = key
+  override def nullable: Boolean = false
+
+  override def eval(input: InternalRow): Any = {
+    val k = key.eval(input)
+    if (k == null) true
+    else logged.byFile.get(file.eval(input).asInstanceOf[UTF8String]) match {
+      case Some(keys) => !keys.contains(k.asInstanceOf[UTF8String])
+      case None => true
+    }
+  }
+
+  override def toString: String = s"hudi_unlogged_key($file, $key, ${logged.count} logged keys)"
+  override def sql: String = s"hudi_unlogged_key(${file.sql}, ${key.sql})"
+  override protected def withNewChildrenInternal(newLeft: Expression, newRight: Expression): UnloggedKey =
+    copy(file = newLeft, key = newRight)
 }
 
 object HudiRelation {
@@ -227,27 +315,89 @@ object HudiRelation {
     .filter(_.nonEmpty)
 }
 
+/** What changes when anything lands on a table's timeline: the files of its timeline folder (`.hoodie/`, and
+ *  `.hoodie/timeline/` in timeline layout 2) with their sizes and modification times. A commit, compaction, clean,
+ *  rollback or archival adds or removes a file there (`hoodie.properties`, rewritten in place, changes its time).
+ *  This only detects change: what the timeline means is read by the Python planner alone. */
+object TimelineStamp {
+  def of(fs: org.apache.hadoop.fs.FileSystem, tablePath: String): Option[Seq[(String, Long, Long)]] =
+    try {
+      val meta = new Path(tablePath, ".hoodie")
+      val top = fs.listStatus(meta).toSeq
+      val layout2 = top.find(s => s.isDirectory && s.getPath.getName == "timeline")
+        .map(d => fs.listStatus(d.getPath).toSeq.map(s => ("timeline/", s))).getOrElse(Nil)
+      val files = (top.map(s => ("", s)) ++ layout2).collect {
+        case (folder, s) if !s.isDirectory => (folder + s.getPath.getName, s.getLen, s.getModificationTime)
+      }
+      if (files.isEmpty) None else Some(files.sorted)
+    } catch { case scala.util.control.NonFatal(_) => None } // no timeline there: the planner says what is wrong
+}
+
+/** The plans of the last queries, by their planner options (table, read options, filters), each with the timeline
+ *  stamp taken before it was made; a query whose table's stamp is unchanged reuses its plan without a round trip to
+ *  the Python planner (the data source `hudi_engine_plan`, tens of milliseconds a query), any other plans afresh.
+ *  A plan is a function of the table's files and the options, and the files a plan names change only with the
+ *  timeline. Bounded: `MaxPlans` plans, least recently used out; a plan with more than `MaxKeys` logged keys is not
+ *  kept. */
+object PlanCache {
+  val MaxPlans = 64
+  val MaxKeys = 100000
+
+  private val plans = new java.util.LinkedHashMap[Map[String, String], (Seq[(String, Long, Long)], ReadPlan)](
+      16, 0.75f, true) {
+    override def removeEldestEntry(
+        eldest: java.util.Map.Entry[Map[String, String], (Seq[(String, Long, Long)], ReadPlan)]): Boolean =
+      size() > MaxPlans
+  }
+
+  def get(options: Map[String, String], stamp: Seq[(String, Long, Long)]): Option[ReadPlan] = plans.synchronized {
+    Option(plans.get(options)).collect { case (kept, plan) if kept == stamp => plan }
+  }
+
+  def put(options: Map[String, String], stamp: Seq[(String, Long, Long)], plan: ReadPlan): Unit =
+    if (plan.splitKeys.count <= MaxKeys) plans.synchronized { plans.put(options, (stamp, plan)) }
+
+  def clear(): Unit = plans.synchronized { plans.clear() }
+}
+
 /** One read, as the Python engine plans it (`hudi_engine.spark.native.plan_json`). */
 case class ReadPlan(
     path: String,
     schema: StructType,
     files: Seq[(String, Long)],
+    splitFiles: Seq[(String, Long)],
+    splitKeys: LoggedKeys,
     sourceOptions: Option[Map[String, String]],
     window: Option[String])
 
 object Planner {
   private val json = new ObjectMapper()
+  private val calls = new java.util.concurrent.atomic.AtomicLong()
+
+  /** How many plans this JVM asked the Python planner for (the rest came from `PlanCache`). */
+  def roundTrips: Long = calls.get()
 
   /** The read plan: the Python planner runs in Spark's planning Python worker, on the driver, with no Spark job;
    *  the plan travels back as the metadata of the one field of its data source's schema. */
   def plan(spark: SparkSession, options: Map[String, String]): ReadPlan = {
+    calls.incrementAndGet()
     val field = spark.read.format(Names.PlanSource).options(options).load().schema.head
     val node = json.readTree(field.metadata.getString("plan"))
-    val files = node.get("files").elements().asScala.map(f => (f.get(0).asText(), f.get(1).asLong())).toSeq
+    def files(key: String): Seq[(String, Long)] = optional(node, key).toSeq
+      .flatMap(_.elements().asScala.map(f => (f.get(0).asText(), f.get(1).asLong())))
+    val splitKeys = optional(node, "split_keys").map { byFile =>
+      new LoggedKeys(byFile.properties().asScala.map { e =>
+        val keys = new java.util.HashSet[UTF8String]()
+        e.getValue.elements().asScala.foreach(k => keys.add(UTF8String.fromString(k.asText())))
+        UTF8String.fromString(e.getKey) -> keys
+      }.toMap)
+    }.getOrElse(LoggedKeys.empty)
     ReadPlan(
       node.get("path").asText(),
       DataType.fromJson(node.get("schema").toString).asInstanceOf[StructType],
-      files,
+      files("files"),
+      files("split_files"),
+      splitKeys,
       optional(node, "source_options").map(_.properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap),
       optional(node, "window").map(_.asText()))
   }
@@ -276,10 +426,16 @@ object HudiStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case PhysicalOperation(projects, filters, l: LogicalRelation) if l.relation.isInstanceOf[HudiRelation] =>
       val relation = l.relation.asInstanceOf[HudiRelation]
-      val data = relation.snapshot(Filters.encode(filters), l.catalogTable).queryExecution.analyzed
+      // The columns the query reads (at least one: a count reads rows, not columns).
+      val used = AttributeSet(projects.flatMap(_.references) ++ filters.flatMap(_.references))
+      val columns = l.output.filter(used.contains) match {
+        case Seq() => l.output.take(1)
+        case some => some
+      }
+      val data = relation.snapshot(Filters.encode(filters), l.catalogTable, columns.map(_.name))
       val byName = data.output.map(a => a.name -> a).toMap
       // The expansion answers with the relation's own attributes, so the operators above bind unchanged.
-      val renamed = Project(l.output.map(o => Alias(byName(o.name), o.name)(exprId = o.exprId)), data)
+      val renamed = Project(columns.map(o => Alias(byName(o.name), o.name)(exprId = o.exprId)), data)
       val filtered = filters.reduceOption(And).fold[LogicalPlan](renamed)(Filter(_, renamed))
       val top = Project(projects, filtered)
       val optimized = relation.spark.sessionState.optimizer.execute(top)
