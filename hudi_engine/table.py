@@ -23,7 +23,6 @@ from hudi_engine.partition_path import parse_partition_path
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.scan_plan import Filters, ScanPlan, plan_scan
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema
-from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_handle import TableHandle
 from hudi_engine.timeline import CommitMetadata, Timeline, read_avro_metadata
@@ -51,10 +50,10 @@ class HudiTable:
     """A Hudi table at a path or URI: table version 6, or 8 and 9 (Hudi 1.x, read only). Loading reads
     `hoodie.properties` and the active timeline only."""
 
-    def __init__(self, storage: Storage, base_path: str, config: TableConfig, timeline: Timeline,
+    def __init__(self, location: TableLocation, config: TableConfig, timeline: Timeline,
                  uri: str | None = None) -> None:
-        self.storage = storage
-        self.base_path = base_path
+        self.storage = location.storage
+        self.base_path = location.base_path
         self.config = config
         self.timeline = timeline
         self._uri = uri
@@ -64,7 +63,7 @@ class HudiTable:
     @staticmethod
     def of(handle: TableHandle) -> "HudiTable":
         """The table of a handle an operation loaded (nothing is read again)."""
-        return HudiTable(handle.storage, handle.base_path, handle.config, handle.timeline, handle.location.uri)
+        return HudiTable(handle.location, handle.config, handle.timeline, handle.location.uri)
 
     @staticmethod
     def load(path_or_uri: str) -> "HudiTable":
@@ -75,7 +74,7 @@ class HudiTable:
 
     @staticmethod
     def _open(location: TableLocation, uri: str | None) -> "HudiTable":
-        storage, base_path = location.storage, location.base_path
+        base_path = location.base_path
         config = TableConfig.load(location)
         if config.base_file_format != "PARQUET":
             raise HudiError(
@@ -83,7 +82,7 @@ class HudiTable:
                 f"(hoodie.table.base.file.format) is not supported; this engine reads PARQUET base files only. "
                 f"Read it with Hudi or hudi-rs, or rewrite it as a PARQUET table."
             )
-        return HudiTable(storage, base_path, config, Timeline.load(location, layout_for(config)), uri)
+        return HudiTable(location, config, Timeline.load(location, layout_for(config)), uri)
 
     @property
     def is_mor(self) -> bool:

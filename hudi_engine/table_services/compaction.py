@@ -554,7 +554,7 @@ def complete_compaction(location: TableLocation, inflight: Instant, plan: Compac
         by_partition.setdefault(s.partition_path or "", []).append(s)
     metadata = CommitMetadata(by_partition, True, {CommitMetadata.SCHEMA_KEY: schema_to_json(schema)},
                               OPERATION_TYPE)
-    completed = Timeline(storage, base_path, []).complete(inflight, metadata.to_json())
+    completed = Timeline(location, []).complete(inflight, metadata.to_json())
     delete_marker_dir(location, inflight.timestamp)
     return completed
 
@@ -568,7 +568,7 @@ def rollback_inflight_compaction(location: TableLocation, instant_time: str) -> 
     """
     storage, base_path = location.storage, location.base_path
     with service_lock(location):
-        timeline = Timeline(storage, base_path, [])
+        timeline = Timeline(location, [])
         plan = CompactionPlan.load(timeline, instant_time)
         deleted = []
         candidates = {Storage.join(base_path, m.data_file_path) for m in list_markers(location, instant_time)}

@@ -42,15 +42,15 @@ class Timeline:
 
     def __init__(
         self,
-        storage: Storage,
-        base_path: str,
+        location: TableLocation,
         instants: Iterable[Instant],
         *,
         active: tuple[Instant, ...] | None = None,
         layout: TimelineLayout = LAYOUT_V1,
     ) -> None:
-        self.storage = storage
-        self.base_path = base_path.rstrip("/") or "/"
+        self.location = location
+        self.storage = location.storage
+        self.base_path = location.base_path.rstrip("/") or "/"
         self.layout = layout
         self._instants = tuple(sorted(instants))
         # The whole loaded timeline, which filtered views keep for savepoint lookups.
@@ -79,10 +79,10 @@ class Timeline:
                 raise TimelineError(f"{folder}: {e}") from None
             if instant is not None:
                 parsed.append(instant)
-        return Timeline(storage, base_path, collapse_layout1(parsed), layout=layout)
+        return Timeline(location, collapse_layout1(parsed), layout=layout)
 
     def reload(self) -> Timeline:
-        return Timeline.load(TableLocation.at(self.storage, self.base_path), self.layout)
+        return Timeline.load(self.location, self.layout)
 
     @property
     def meta_path(self) -> str:
@@ -129,7 +129,7 @@ class Timeline:
     # --- views ------------------------------------------------------------------------------------------
 
     def filter(self, predicate: Callable[[Instant], bool]) -> Timeline:
-        return Timeline(self.storage, self.base_path, (i for i in self._instants if predicate(i)), active=self._active,
+        return Timeline(self.location, (i for i in self._instants if predicate(i)), active=self._active,
                         layout=self.layout)
 
     def filter_by(

@@ -139,9 +139,8 @@ def request_commit(
 def mark_inflight(location: TableLocation, requested: Instant,
                   workload: CommitMetadata | None = None, operation_type: str = "UPSERT") -> Instant:
     """Create the inflight file (the workload profile JSON; empty profile if None) after the requested one."""
-    storage, base_path = location.storage, location.base_path
     workload = workload if workload is not None else CommitMetadata(operation_type=_check_operation(operation_type))
-    timeline = Timeline(storage, base_path, [])
+    timeline = Timeline(location, [])
     try:
         return timeline.transition_to_inflight(requested, workload.to_json())
     except TimelineError as e:
@@ -202,7 +201,7 @@ def complete_commit(
     if current is None or current.state is not State.INFLIGHT:
         state = current.state.name if current else "absent"
         raise WriteError(f"cannot complete {inflight}: the instant is {state} on the timeline, expected INFLIGHT")
-    timeline = Timeline(storage, base_path, [])  # completing needs the instant's paths only
+    timeline = Timeline(location, [])  # completing needs the instant's paths only
 
     stats = list(write_stats)
     by_partition: dict[str, list[WriteStat]] = {}

@@ -144,7 +144,7 @@ class InflightInstant:
         """The newest rollback instant (any state) whose plan or metadata names this instant."""
         if rollbacks is None:
             rollbacks = self._instant_files()[1]
-        timeline = Timeline(self.storage, self.base_path, [])
+        timeline = Timeline(self.location, [])
         for rollback in sorted(rollbacks, reverse=True):
             if self.instant_time in _targets(timeline, rollback):
                 return rollback

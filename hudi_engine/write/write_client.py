@@ -368,7 +368,7 @@ class WriteClient:
         try:
             # The config is the one just written, the timeline empty: the state is checked under the lock.
             return acquire(self.location, self.config.lock, table_name=self.table_config.name,
-                           table=self.table_config, timeline=Timeline(self.storage, self.base_path, []))
+                           table=self.table_config, timeline=Timeline(self.location, []))
         except BaseException:
             self._remove_if_empty()
             raise

@@ -150,7 +150,7 @@ def test_mor_keeps_the_delta_commits_a_compaction_will_count():
         for n, spec in enumerate(specs):
             action = {"d": Action.DELTA_COMMIT, "c": Action.COMMIT}[spec]
             instants.append(Instant(f"2025010100000{n:04d}", action, State.COMPLETED))
-        return Timeline(None, "/t", instants)  # type: ignore[arg-type]
+        return Timeline(TableLocation.at(None, "/t"), instants)  # type: ignore[arg-type]
 
     config = ArchivalConfig(True, 2, 4)
     # Seven delta commits, no compaction yet: the 5 the next compaction schedule counts stay.

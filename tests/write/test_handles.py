@@ -56,7 +56,7 @@ def _table(tmp_path: Path, table_type: str = "COPY_ON_WRITE", **kw) -> tuple[Sto
 def _pending(storage: Storage, base: str, *instants: str, action: Action = Action.COMMIT) -> None:
     """Requested instants on the timeline: a handle writes files only for an instant that is still pending."""
     for ts in instants:
-        Timeline(storage, base, []).create_requested(Instant(ts, action, State.REQUESTED))
+        Timeline(TableLocation.at(storage, base), []).create_requested(Instant(ts, action, State.REQUESTED))
 
 
 def _ctx(storage, base, config, instant, **kw) -> WriteContext:
