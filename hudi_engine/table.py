@@ -259,27 +259,27 @@ class HudiTable:
                     f"{commits[-1].completion_time}")
         return f"completed commits from {commits[0].timestamp} to {commits[-1].timestamp} ({len(commits)})"
 
-    def check_instant(self, value: str | None, what: str) -> str | None:
+    def check_instant(self, value: str | None, what: str, *, range_end: bool = False) -> str | None:
         """`value` as an instant time: digits, not before the active timeline when older instants were archived.
         (Whether cleaning removed what a read as of it needs is checked once its file groups are listed.) An instant
-        before the first commit of a table that archived nothing reads an empty table, as in Hudi."""
+        before the first commit of a table that archived nothing reads an empty table, as in Hudi. `range_end`: the
+        end of an incremental range (a completion time in timeline layout 2)."""
         value = _instant(value, f"table {self.config.name!r} ({self.base_path}): {what}", self.available)
         if value is not None:
-            self._check_not_archived(value, what)
+            self._check_not_archived(value, what, range_end=range_end)
         return value
 
-    def _check_not_archived(self, value: str, what: str, *, begin: bool = False) -> None:
+    def _check_not_archived(self, value: str, what: str, *, begin: bool = False, range_end: bool = False) -> None:
         from hudi_engine.table_services.archival import check_not_archived
 
-        if self.timeline.layout.version == 1:
-            check_not_archived(self.location, self.config, self.timeline, value, what, begin=begin)
+        check_not_archived(self.location, self.config, self.timeline, value, what, begin=begin, range_end=range_end)
 
     def check_range(self, start: str, end: str | None) -> tuple[str, str | None]:
         """(start, end] of an incremental read: digits, start not after end, no archived commit in the range."""
         start = _digits(start, f"table {self.config.name!r} ({self.base_path}): incremental begin instant",
                         self.available)
         self._check_not_archived(start, "incremental begin instant", begin=True)
-        end = self.check_instant(end, "incremental end instant")
+        end = self.check_instant(end, "incremental end instant", range_end=True)
         if end is not None and start > end:
             raise HudiError(
                 f"table {self.config.name!r} ({self.base_path}): incremental begin instant {start} is after the end "

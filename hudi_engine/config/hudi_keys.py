@@ -486,7 +486,7 @@ NO_OPS: tuple[NoOps, ...] = (
           "decide what stays on the active timeline", (
         "hoodie.archive.async", "hoodie.archive.delete.parallelism", "hoodie.commits.archival.batch",
         "hoodie.archive.merge.files.batch.size", "hoodie.archive.merge.small.file.limit.bytes",
-        "hoodie.archive.merge.enable", "hoodie.timeline.compaction.batch.size",
+        "hoodie.archive.merge.enable",
     )),
     NoOps(CLU, _CLUSTERING_SETTINGS, (
         "hoodie.clustering.plan.strategy.daybased.lookback.partitions",

@@ -311,7 +311,11 @@ KEEP_MAX_COMMITS: ConfigOption[int] = ConfigOption(
     "hoodie.keep.max.commits", Kind.INT, 30, "Archival starts once more than this many completed commits (or cleans, "
     "or rollbacks) are active, and moves the oldest to `.hoodie/archived/` down to hoodie.keep.min.commits.",
     "archival", hudi_default="30", minimum=1)
-ARCHIVAL_OPTIONS = (ARCHIVE_AUTOMATIC, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS)
+TIMELINE_COMPACTION_BATCH_SIZE: ConfigOption[int] = ConfigOption(
+    "hoodie.timeline.compaction.batch.size", Kind.INT, 10, "Tables of version 8 and 9 (Hudi 1.x): once a layer of "
+    "the LSM timeline history holds this many files, archival merges them into one file of the next layer.",
+    "archival", hudi_default="10", minimum=2)
+ARCHIVAL_OPTIONS = (ARCHIVE_AUTOMATIC, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, TIMELINE_COMPACTION_BATCH_SIZE)
 CLUSTERING_UPDATES_STRATEGY: ConfigOption[str] = ConfigOption(
     "hoodie.clustering.updates.strategy", Kind.STRING,
     "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",

@@ -361,10 +361,12 @@ class ArchivalConfig:
     automatic: bool = True
     min_commits: int = 20
     max_commits: int = 30
+    timeline_compaction_batch_size: int = 10  # layout 2: files per layer of the LSM history before a compaction
 
     @staticmethod
     def from_options(o: Options) -> "ArchivalConfig":
-        config = ArchivalConfig(o[K.ARCHIVE_AUTOMATIC], o[K.KEEP_MIN_COMMITS], o[K.KEEP_MAX_COMMITS])
+        config = ArchivalConfig(o[K.ARCHIVE_AUTOMATIC], o[K.KEEP_MIN_COMMITS], o[K.KEEP_MAX_COMMITS],
+                                o[K.TIMELINE_COMPACTION_BATCH_SIZE])
         if config.max_commits <= config.min_commits:
             raise ConfigError(f"{K.KEEP_MAX_COMMITS.key}={config.max_commits} must be greater than "
                               f"{K.KEEP_MIN_COMMITS.key}={config.min_commits}: archival runs once more than the max "

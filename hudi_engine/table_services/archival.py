@@ -23,6 +23,13 @@ older than its start for committed (so archival never moves past a pending insta
 deleted, pending states first (a completed file left alone is still a completed instant), and any marker folders.
 Cleaning's retention is respected by the configuration check `hoodie.keep.min.commits > hoodie.cleaner.commits.
 retained`.
+
+Timeline layout 2 (table versions 8 and 9, Hudi 1.x's TimelineArchiverV2) archives into the LSM timeline history
+(`hudi_engine.timeline.history`): the same commits as above (its rules did not change), and with them every
+completed clean and rollback requested before the newest commit archived (no max/min of their own in 1.x). Each
+archived action becomes one HoodieLSMTimelineInstant record (completion time, completed file's bytes, plan's
+bytes); the run writes one layer-0 parquet file and a new manifest, then deletes the instants' files (pending states
+first, then completed ones oldest first, as Hudi does), then compacts and cleans the history.
 """
 from __future__ import annotations
 
@@ -30,7 +37,7 @@ import io
 import json
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -62,7 +69,9 @@ from hudi_engine.timeline.avro_models import (
     avro_kind_for,
     read_avro_metadata,
 )
+from hudi_engine.timeline.history import ArchivedInstant, TimelineHistory
 from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State, datetime_to_instant
+from hudi_engine.timeline.layout import TimelineLayoutV2, layout_for
 from hudi_engine.write.markers import delete_marker_dir
 
 ARCHIVE_FILE_ID = "commits"
@@ -273,8 +282,9 @@ def _oldest_to_retain_for_compaction(timeline: Timeline, max_delta_commits: int)
 
 
 def _oldest_to_retain_for_replace(timeline: Timeline) -> Instant | None:
-    """Hudi's getOldestInstantToRetainForClustering, for every replacecommit (insert_overwrite too)."""
-    replaces = timeline.filter_by([Action.REPLACE_COMMIT])
+    """Hudi's getOldestInstantToRetainForClustering, for every replacecommit (insert_overwrite too) and, in layout
+    2, every pending clustering."""
+    replaces = timeline.filter_by([Action.REPLACE_COMMIT, Action.CLUSTERING])
     if not replaces:
         return None
     last_clean = timeline.filter_by([Action.CLEAN], [State.COMPLETED]).last()
@@ -292,18 +302,40 @@ def _oldest_to_retain_for_replace(timeline: Timeline) -> Instant | None:
     return oldest
 
 
+def _pending_writes(timeline: Timeline) -> list[Instant]:
+    """Hudi's write timeline, pending instants only (a layout-2 pending clustering included)."""
+    return [i for i in timeline if not i.is_completed
+            and (i.action in COMMIT_ACTIONS or i.action in (Action.LOG_COMPACTION, Action.CLUSTERING))]
+
+
 def instants_to_archive(timeline: Timeline, config: ArchivalConfig, *, merge_on_read: bool,
                         max_delta_commits: int) -> list[Instant]:
-    """The completed instants archival moves off the active timeline now, oldest first."""
+    """The completed instants archival moves off the active timeline now, oldest first. Commits by the rules of
+    both layouts; cleans and rollbacks by their own max/min in layout 1 (Hudi 0.x), and in layout 2 (Hudi 1.x's
+    TimelineArchiverV2) every completed one requested before the newest commit archived."""
+    commits = _commits_to_archive(timeline, config, merge_on_read=merge_on_read, max_delta_commits=max_delta_commits)
+    if timeline.layout.version == 2:
+        if not commits:
+            return []
+        newest = commits[-1].timestamp
+        others = [i for i in timeline.filter_by([Action.CLEAN, Action.ROLLBACK], [State.COMPLETED])
+                  if i.timestamp < newest]
+        return sorted(commits + others)
     out: list[Instant] = []
     for action in (Action.CLEAN, Action.ROLLBACK):
         done = list(timeline.filter_by([action], [State.COMPLETED]))
         if len(done) > config.max_commits:
             out += done[:len(done) - config.min_commits]
+    return sorted(out + commits)
+
+
+def _commits_to_archive(timeline: Timeline, config: ArchivalConfig, *, merge_on_read: bool,
+                        max_delta_commits: int) -> list[Instant]:
+    out: list[Instant] = []
     commits = list(timeline.completed_commits())
     if len(commits) > config.max_commits:
         bounds: list[str] = []
-        pending = [i for i in timeline.write_timeline() if not i.is_completed]
+        pending = _pending_writes(timeline)
         if pending:
             before = [c for c in commits if c.timestamp < pending[0].timestamp]
             bounds.append(before[-1].timestamp if before else pending[0].timestamp)
@@ -320,7 +352,7 @@ def instants_to_archive(timeline: Timeline, config: ArchivalConfig, *, merge_on_
         bound = min(bounds, default=None)
         eligible = [c for c in commits if bound is None or c.timestamp < bound]
         out += eligible[:len(commits) - config.min_commits]
-    return sorted(out)
+    return out
 
 
 # --------------------------------------------------------------------------------------------- the service
@@ -329,8 +361,9 @@ def instants_to_archive(timeline: Timeline, config: ArchivalConfig, *, merge_on_
 @dataclass(frozen=True)
 class ArchivalResult:
     archived: list[Instant]  # completed instants archived (all their states' files went)
-    archive_file: str  # the archive log file written
+    archive_file: str  # the archive log file written (layout 2: the history's new layer-0 parquet file)
     deleted_files: list[str]  # instant files deleted from the active timeline
+    compacted: list[str] = field(default_factory=list)  # layout 2: history files the LSM compaction wrote
 
 
 def archive_folder(base_path: str, table: TableConfig) -> str:
@@ -379,11 +412,13 @@ def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commit
     with service_lock(location, lock, table=table):
         table = table or TableConfig.load(location)
         table.require_writable()
-        timeline = timeline if timeline is not None else Timeline.load(location)
+        timeline = timeline if timeline is not None else Timeline.load(location, layout_for(table))
         chosen = instants_to_archive(timeline, config, merge_on_read=table.table_type == "MERGE_ON_READ",
                                      max_delta_commits=max_delta_commits)
         if not chosen:
             return None
+        if isinstance(timeline.layout, TimelineLayoutV2):
+            return _archive_to_history(location, timeline, timeline.layout, chosen, config)
         files = _state_files(storage, timeline, chosen)
         entries = [archived_entry(timeline, i, mtime) for i, _, mtime in files]
         path = _write_archive_file(location, table, encode_archive_file(entries))
@@ -395,8 +430,59 @@ def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commit
         return ArchivalResult(chosen, path, deleted)
 
 
-def _state_files(storage: Storage, timeline: Timeline, chosen: list[Instant]) -> list[tuple[Instant, str, int]]:
-    """(instant in the state of the file, path, mtime ms) of every file of the chosen instants, in timeline order."""
+def _archive_to_history(location: TableLocation, timeline: Timeline, layout: TimelineLayoutV2,
+                        chosen: list[Instant], config: ArchivalConfig) -> ArchivalResult:
+    """Layout 2: the chosen actions into the LSM history, then their files off the active timeline, then the
+    history's compaction and cleaning (TimelineArchiverV2.archiveIfRequired)."""
+    storage = location.storage
+    history = TimelineHistory.of(location, layout.timeline_path, layout.history_path)
+    files = _state_files(storage, timeline, chosen, mtimes=False)
+    records = []
+    for instant in chosen:
+        mine = [(i, p) for i, p, _ in files if (i.timestamp, i.comparable_action) ==
+                (instant.timestamp, instant.comparable_action)]
+        delete_marker_dir(location, instant.timestamp)  # Hudi's pre-write callback, before the record is written
+        records.append(lsm_record(storage, mine))
+    path = history.append(records)
+    # Pending states first (a completed file left by a crash is still a completed instant, and one whose pending
+    # files went first never looks pending), then completed ones oldest first, so the timeline gets no hole.
+    deleted = [p for i, p, _ in files if not i.is_completed and storage.delete(p)]
+    deleted += [p for i, p, _ in files if i.is_completed and storage.delete(p)]
+    compacted = history.compact_and_clean(config.timeline_compaction_batch_size)
+    return ArchivalResult(chosen, path, deleted, compacted)
+
+
+def lsm_record(storage: Storage, files: list[tuple[Instant, str]]) -> ArchivedInstant:
+    """The HoodieLSMTimelineInstant of one action from its state files (Hudi's createLSMTimelineInstant): the
+    completed file's bytes as metadata (the one completed last, if a crash left two), and as plan the cleaner plan
+    of a clean, the compaction plan of a (log) compaction, or the requested (then, if not empty, the inflight) file
+    of a replacecommit or clustering."""
+    completed = sorted((i for i, _ in files if i.is_completed), key=lambda i: i.completion_time or "")
+    if not completed:
+        raise TimelineError(f"archival: no completed file among {[p for _, p in files]}")
+    done = completed[-1]
+    paths = {(i.state, i.completion_time): p for i, p in files}
+    by_state = {i.state: i for i, _ in files if not i.is_completed}
+
+    def read(instant: Instant | None) -> bytes:
+        return storage.read_bytes(paths[(instant.state, instant.completion_time)]) if instant is not None else b""
+
+    requested, inflight = by_state.get(State.REQUESTED), by_state.get(State.INFLIGHT)
+    pending = requested or inflight
+    plan = b""
+    if pending is not None and pending.action is Action.CLEAN:
+        plan = read(pending)
+    elif pending is not None and pending.action in (Action.REPLACE_COMMIT, Action.CLUSTERING):
+        plan = read(inflight) or read(requested)
+    elif pending is not None and pending.action in (Action.COMPACTION, Action.LOG_COMPACTION):
+        plan = read(requested)
+    return ArchivedInstant(done.timestamp, done.completion_time, done.action.value, read(done) or None, plan or None)
+
+
+def _state_files(storage: Storage, timeline: Timeline, chosen: list[Instant], *,
+                 mtimes: bool = True) -> list[tuple[Instant, str, int]]:
+    """(instant in the state of the file, path, mtime ms or 0) of every file of the chosen instants, in timeline
+    order."""
     wanted = {(i.timestamp, i.comparable_action) for i in chosen}
     out = []
     for e in storage.list_dir(timeline.meta_path):
@@ -407,7 +493,7 @@ def _state_files(storage: Storage, timeline: Timeline, chosen: list[Instant]) ->
         except (HudiError, TimelineError):
             continue
         if instant is not None and (instant.timestamp, instant.comparable_action) in wanted:
-            out.append((instant, e.path, storage.mtime_ms(e.path) or 0))
+            out.append((instant, e.path, (storage.mtime_ms(e.path) or 0) if mtimes else 0))
     return sorted(out, key=lambda t: t[0])
 
 
@@ -423,11 +509,17 @@ def _write_archive_file(location: TableLocation, table: TableConfig, data: bytes
 
 
 def check_not_archived(location: TableLocation, table: TableConfig, timeline: Timeline, instant: str,
-                       what: str, *, begin: bool = False) -> None:
+                       what: str, *, begin: bool = False, range_end: bool = False) -> None:
     """Refuse a read named by an instant older than the active timeline once instants were archived: a time travel
     or range end there would read file versions cleaning may have deleted, through commits no reader sees; an
     incremental begin there would miss the archived commits after it (a begin at or after the newest archived
-    commit misses nothing)."""
+    commit misses nothing). In layout 2 an incremental range's bounds are completion times: `begin` is checked
+    against the newest completion time in the LSM history, and a `range_end` (never before its begin) needs no
+    check of its own."""
+    if isinstance(timeline.layout, TimelineLayoutV2):
+        if not range_end:
+            _check_not_in_history(location, table, timeline, timeline.layout, instant, what, by_completion=begin)
+        return
     base_path = location.base_path
     commits = timeline.completed_commits()
     first, last = commits.first(), commits.last()
@@ -450,3 +542,38 @@ def check_not_archived(location: TableLocation, table: TableConfig, timeline: Ti
         f"{where}: {what} {instant} is before the active timeline, which starts at {first.timestamp}; {archived} "
         f"and their file versions may be cleaned. Read as of an instant from {first.timestamp} to "
         f"{last.timestamp}.")
+
+
+def _check_not_in_history(location: TableLocation, table: TableConfig, timeline: Timeline, layout: TimelineLayoutV2,
+                          instant: str, what: str, *, by_completion: bool) -> None:
+    """Layout 2: a time travel instant (a requested time, as readers take it) before the first active commit, or
+    an incremental bound (a completion time) before the newest completion time archived, once the LSM history
+    holds commits. The history is read only when the instant could be before it."""
+    commits = timeline.completed_commits()
+    first, last = commits.first(), commits.last()
+    if first is None or last is None:
+        return
+    if not by_completion and instant >= first.timestamp:
+        return
+    history = TimelineHistory.of(location, layout.timeline_path, layout.history_path)
+    if history.is_empty():
+        return  # nothing archived: an instant before the first commit reads an empty table, as in Hudi
+    archived = [i for i in history.instants() if i.action in COMMIT_ACTIONS]
+    if not archived:
+        return
+    where = f"table {table.name!r} ({location.base_path})"
+    place = (f"archived to the timeline history {history.folder} (hoodie.keep.min.commits / "
+             "hoodie.keep.max.commits)")
+    if by_completion:
+        newest = max(i.completion_time or i.timestamp for i in archived)
+        if instant >= newest:
+            return
+        completed = [c.completion_time or c.timestamp for c in commits]
+        raise HudiError(
+            f"{where}: {what} {instant} is a completion time before the newest one of the commits {place}, "
+            f"{newest}, so an incremental read from {instant} would miss them. Begin at {newest} or later (commits "
+            f"completed from {min(completed)} to {max(completed)} are on the active timeline), or read a snapshot.")
+    raise HudiError(
+        f"{where}: {what} {instant} is before the active timeline, which starts at {first.timestamp}; the instants "
+        f"before it were {place}, {len(archived)} commits up to {archived[-1].timestamp}, and their file versions may "
+        f"be cleaned. Read as of an instant from {first.timestamp} to {last.timestamp}.")
