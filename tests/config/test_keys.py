@@ -71,6 +71,7 @@ HUDI_DEFAULTS = {
     "hoodie.archive.automatic": "true",
     "hoodie.keep.min.commits": "20",
     "hoodie.keep.max.commits": "30",
+    "hoodie.timeline.compaction.batch.size": "10",
     "hoodie.clustering.updates.strategy": "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
     "hoodie.datasource.query.type": "snapshot",
     # DataSourceReadOptions.INCREMENTAL_FORMAT

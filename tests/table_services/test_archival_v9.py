@@ -1,0 +1,256 @@
+"""Archival of a table version 9 (timeline layout 2) into the LSM timeline history, over 200 commits: the active
+timeline stays bounded, the history holds every archived instant with its completion time, its layers are
+compacted as Hudi compacts them, hudi-rs still reads the table as this engine does, and reads before the active
+timeline are refused.
+
+Until this engine writes version-9 tables, the commits come from `V9Timeline`, which leaves the files a Hudi 1.x
+writer leaves for a commit that changed nothing (requested, inflight, then `<requested>_<completed>.commit` holding
+Avro commit metadata with the table's schema and no write stats), and for a clean (the engine's own clean plan, so
+the replaced file groups really go). The table is a copy of a real Hudi 1.1 table with two replacecommits
+(an insert_overwrite and a clustering), which archival may only pass once a clean removed what they replaced.
+"""
+from __future__ import annotations
+
+import io
+import shutil
+from datetime import timedelta
+from pathlib import Path
+
+import fastavro
+import pytest
+from oracle import assert_same_rows, rs_incremental, rs_snapshot
+
+from hudi_engine import HudiTable
+from hudi_engine.config import ArchivalConfig
+from hudi_engine.config.write_config import CleanConfig
+from hudi_engine.errors import HudiError
+from hudi_engine.location import TableLocation
+from hudi_engine.table_config import TableConfig
+from hudi_engine.table_services.archival import archive
+from hudi_engine.table_services.clean import METADATA_KIND, CleanPlan, earliest_commit_to_retain, plan_clean
+from hudi_engine.timeline import Timeline, datetime_to_instant, instant_to_datetime, write_avro_metadata
+from hudi_engine.timeline.avro_models import embedded_schema, read_avro_metadata
+from hudi_engine.timeline.history import TimelineHistory, lsm_file_name, parse_lsm_file_name
+from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State
+from hudi_engine.timeline.layout import layout_for
+
+TABLE = "cow_v9_txns_simple_nometa"  # no metadata table, 9 commits, an insert_overwrite and a clustering
+KEY = "_hoodie_record_key"
+CONFIG = ArchivalConfig(True, 5, 8, 10)
+CLEAN = CleanConfig(commits_retained=3)
+
+
+@pytest.fixture
+def writable_v9(monkeypatch):
+    """This engine refuses to write version-9 tables until its writers do; archival is what is tested here."""
+    monkeypatch.setattr(TableConfig, "require_writable", lambda self: None)
+
+
+class V9Timeline:
+    """Instants as a Hudi 1.x writer leaves them in `.hoodie/timeline/`; clocks move 200 ms per step."""
+
+    def __init__(self, path: Path) -> None:
+        self.location = TableLocation.of(str(path))
+        self.folder = path / ".hoodie" / "timeline"
+        timeline = self.timeline()
+        last = timeline.completed_commits().last()
+        data = timeline.read_content(last)
+        self.schema = fastavro.parse_schema(embedded_schema(data, file_name=last.timestamp))
+        record = next(iter(fastavro.reader(io.BytesIO(data))))
+        self.extra = {"schema": record["extraMetadata"]["schema"]}  # what every Hudi commit records
+        self.clock = instant_to_datetime(max(i.completion_time or i.timestamp for i in timeline))
+
+    def timeline(self) -> Timeline:
+        return Timeline.load(self.location, layout_for(TableConfig.load(self.location)))
+
+    def _tick(self) -> str:
+        self.clock += timedelta(milliseconds=200)
+        return datetime_to_instant(self.clock)
+
+    def _metadata(self, operation: str) -> bytes:
+        out = io.BytesIO()
+        fastavro.writer(out, self.schema, [{"partitionToWriteStats": {}, "extraMetadata": self.extra,
+                                            "version": 1, "operationType": operation}])
+        return out.getvalue()
+
+    def commit(self) -> Instant:
+        requested = self._tick()
+        (self.folder / f"{requested}.commit.requested").write_bytes(b"")
+        (self.folder / f"{requested}.inflight").write_bytes(self._metadata("UPSERT"))
+        completed = self._tick()
+        (self.folder / f"{requested}_{completed}.commit").write_bytes(self._metadata("UPSERT"))
+        return Instant(requested, Action.COMMIT, State.COMPLETED, completed)
+
+    def clean(self) -> Instant | None:
+        """A KEEP_LATEST_COMMITS clean planned by the engine (an empty one when nothing is due, as Hudi 1.x writes
+        once the earliest commit to retain moved), its files deleted."""
+        timeline = self.timeline()
+        earliest = earliest_commit_to_retain(timeline, CLEAN.commits_retained)
+        if earliest is None:
+            return None
+        plan = plan_clean(self.location, CLEAN, timeline) or CleanPlan(
+            CLEAN.policy, earliest, timeline.completed_commits().last().timestamp, {})
+        requested = self._tick()
+        (self.folder / f"{requested}.clean.requested").write_bytes(plan.to_bytes())
+        (self.folder / f"{requested}.clean.inflight").write_bytes(plan.to_bytes())
+        for paths in plan.files.values():
+            for p in paths:
+                Path(p).unlink()
+        metadata = write_avro_metadata(METADATA_KIND, {
+            "startCleanTime": requested, "timeTakenInMillis": 1, "totalFilesDeleted": plan.total_files,
+            "earliestCommitToRetain": earliest.timestamp, "lastCompletedCommitTimestamp": plan.last_completed_commit,
+            "partitionMetadata": {p: {"partitionPath": p, "policy": plan.policy,
+                                      "deletePathPatterns": [x.rsplit("/", 1)[-1] for x in paths],
+                                      "successDeleteFiles": [x.rsplit("/", 1)[-1] for x in paths],
+                                      "failedDeleteFiles": [], "isPartitionDeleted": False}
+                                  for p, paths in plan.files.items()},
+            "version": 2, "bootstrapPartitionMetadata": {}})
+        completed = self._tick()
+        (self.folder / f"{requested}_{completed}.clean").write_bytes(metadata)
+        return Instant(requested, Action.CLEAN, State.COMPLETED, completed)
+
+
+def _copy(unzip_table, tmp_path: Path) -> Path:
+    path = tmp_path / "t"
+    shutil.copytree(unzip_table(TABLE, "v8_v9"), path)
+    return path
+
+
+def _model_manifest(l0_files: list[str], batch: int) -> list[str]:
+    """The manifest Hudi's LSMTimelineWriter leaves after these layer-0 files, each followed by compactAndClean."""
+    files: list[str] = []
+    for name in l0_files:
+        files.append(name)
+        layer = 0
+        while len(of_layer := sorted(f for f in files if parse_lsm_file_name(f)[2] == layer)) >= batch:
+            parts = [parse_lsm_file_name(f) for f in of_layer[:batch]]
+            files = [f for f in files if f not in of_layer[:batch]] + [
+                lsm_file_name(min(p[0] for p in parts), max(p[1] for p in parts), layer + 1)]
+            layer += 1
+    return files
+
+
+@pytest.mark.slow
+def test_200_commits_keep_the_timeline_bounded_and_the_history_complete(unzip_table, tmp_path, writable_v9):
+    path = _copy(unzip_table, tmp_path)
+    rows_before = HudiTable.load(str(path)).read_snapshot()
+    writer = V9Timeline(path)
+    original = list(writer.timeline())
+    created: list[Instant] = []
+    runs = []
+    counts = []
+    for n in range(200):
+        created.append(writer.commit())
+        if n % 5 == 4 and (clean := writer.clean()) is not None:
+            created.append(clean)
+        result = archive(writer.location, CONFIG)  # what the write pipeline runs after each commit
+        if result is not None:
+            runs.append(result)
+        counts.append(len([p for p in writer.folder.iterdir() if p.is_file()]))
+
+    timeline = writer.timeline()
+    # Bounded: at most max commits and the cleans since the newest archived commit, 3 files a piece; never the
+    # 600+ files 200 commits leave unarchived, and no growth (a saw tooth between min and max commits).
+    assert len(timeline.completed_commits()) <= CONFIG.max_commits
+    assert max(counts[20:]) <= 3 * CONFIG.max_commits + 3 * 3, counts
+    assert max(counts[100:]) <= max(counts[20:100]) and min(counts[100:]) >= 3 * CONFIG.min_commits, counts
+    # Every instant is in exactly one place, the history holding each archived one with its completion time.
+    history = TimelineHistory.of(writer.location)
+    archived = history.instants()
+    everything = {(i.timestamp, i.comparable_action): i.completion_time for i in original + created}
+    active = {(i.timestamp, i.comparable_action) for i in timeline}
+    assert not active & {(i.timestamp, i.action) for i in archived}
+    assert {(i.timestamp, i.action): i.completion_time for i in archived} == {
+        k: v for k, v in everything.items() if k not in active}
+    assert len(archived) > 180 and {i.action for i in archived} == {
+        Action.COMMIT, Action.REPLACE_COMMIT, Action.CLEAN}
+    assert sorted(i for r in runs for i in r.archived) == archived
+    # A record holds the completed file's bytes and the plan: the clustering's plan, each clean's plan.
+    records = {(r.instant_time, r.action): r for r in history.records()}
+    clustering = next(i for i in original if i.timestamp == "20260307135709297")  # requested as clustering
+    assert records[(clustering.timestamp, "replacecommit")].plan is not None
+    first_clean = next(i for i in created if i.action is Action.CLEAN)
+    plan = read_avro_metadata(records[(first_clean.timestamp, "clean")].plan, "HoodieCleanerPlan")
+    assert plan["policy"] == "KEEP_LATEST_COMMITS" and plan["filePathsToBeDeletedPerPartition"]
+    assert all(r.metadata for r in records.values())
+    # The layers are what Hudi's compaction leaves after these runs (one layer-0 file each, batch 10).
+    l0 = [Path(r.archive_file).name for r in runs]
+    assert history.file_names() == _model_manifest(l0, CONFIG.timeline_compaction_batch_size)
+    assert len(runs) >= 40 and {parse_lsm_file_name(n)[2] for n in history.file_names()} >= {1}
+    assert sum(len(r.compacted) for r in runs) >= 4
+    # hudi-rs reads the table as this engine does: the rows the table held (its commits changed nothing).
+    table = HudiTable.load(str(path))
+    ours = table.read_snapshot()
+    assert_same_rows(ours, rs_snapshot(path), "snapshot after archival")
+    assert sorted(ours.column(KEY).to_pylist()) == sorted(rows_before.column(KEY).to_pylist())
+
+
+def test_reads_before_the_active_timeline_are_refused_naming_the_history(unzip_table, tmp_path, writable_v9):
+    path = _copy(unzip_table, tmp_path)
+    writer = V9Timeline(path)
+    original = list(writer.timeline().completed_commits())
+    for n in range(30):
+        writer.commit()
+        if n % 5 == 4:
+            writer.clean()
+        archive(writer.location, CONFIG)
+    table = HudiTable.load(str(path))
+    commits = table.timeline.completed_commits()
+    first, last = commits.first(), commits.last()
+    archived = [i for i in TimelineHistory.of(writer.location).instants() if i.action in COMMIT_ACTIONS]
+    newest_completed = max(i.completion_time for i in archived)
+    old = original[2].timestamp
+    assert old in {i.timestamp for i in archived}
+    with pytest.raises(HudiError, match=f"time travel instant {old} is before the active timeline, which starts at "
+                                        f"{first.timestamp}; the instants before it were archived to the timeline "
+                                        f"history .*timeline/history .*Read as of an instant from {first.timestamp} "
+                                        f"to {last.timestamp}"):
+        table.read_snapshot(as_of=old)
+    with pytest.raises(HudiError, match=f"incremental begin instant {old} is a completion time before the newest one "
+                                        f"of the commits archived .*, {newest_completed}, so .* Begin at "
+                                        f"{newest_completed} or later"):
+        table.read_incremental(old)
+    # From the newest archived completion on nothing is missed; the active commits are readable as of any of them.
+    ours = table.read_incremental(newest_completed)
+    assert_same_rows(ours, rs_incremental(path, newest_completed, last.completion_time), "incremental")
+    assert_same_rows(table.read_snapshot(as_of=first.timestamp), rs_snapshot(path, as_of=first.timestamp),
+                     "as of the first active commit")
+
+
+def test_a_crash_between_the_history_and_the_deletes_leaves_a_readable_table(unzip_table, tmp_path, writable_v9,
+                                                                              monkeypatch):
+    path = _copy(unzip_table, tmp_path)
+    writer = V9Timeline(path)
+    for _ in range(12):
+        writer.commit()
+    writer.clean()
+    before = list(writer.timeline())
+    from hudi_engine.storage import Storage
+
+    real_delete = Storage.delete
+    calls = []
+
+    def crash_after_two(self, p):
+        if "/timeline/" in p and "/history/" not in p:
+            calls.append(p)
+            if len(calls) > 2:
+                raise OSError("killed")
+        return real_delete(self, p)
+
+    monkeypatch.setattr(Storage, "delete", crash_after_two)
+    with pytest.raises(OSError, match="killed"):
+        archive(writer.location, CONFIG)
+    monkeypatch.setattr(Storage, "delete", real_delete)
+    # The history holds the run's instants; the active timeline lost two pending files only: every instant is
+    # still completed there, and both readers read the table.
+    history = TimelineHistory.of(writer.location)
+    assert history.instants() and list(writer.timeline()) == before
+    assert all(not p.endswith((".commit", ".clean", ".replacecommit")) for p in calls[:2])
+    assert_same_rows(HudiTable.load(str(path)).read_snapshot(), rs_snapshot(path), "after the crash")
+    # The next run archives them again; the history reads each once.
+    result = archive(writer.location, CONFIG)
+    assert result is not None
+    instants = history.instants()
+    assert len(instants) == len({(i.timestamp, i.action) for i in instants})
+    assert not {(i.timestamp, i.comparable_action) for i in writer.timeline()} & {
+        (i.timestamp, i.action) for i in instants}
