@@ -118,7 +118,8 @@ class HudiTable:
         return clean(self.location, config.clean, config.lock)
 
     def archive(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "ArchivalResult | None":
-        """Move old instants off the active timeline into `.hoodie/archived/` (`hoodie.keep.min.commits` /
+        """Move old instants off the active timeline into `.hoodie/archived/` (table version 6) or the LSM timeline
+        history `.hoodie/timeline/history/` (versions 8 and 9) (`hoodie.keep.min.commits` /
         `hoodie.keep.max.commits`), as Hudi's archiver does; None when nothing is due."""
         from hudi_engine.table_services.archival import archive
 

@@ -412,7 +412,9 @@ def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commit
     with service_lock(location, lock, table=table):
         table = table or TableConfig.load(location)
         table.require_writable()
-        timeline = timeline if timeline is not None else Timeline.load(location, layout_for(table))
+        layout = layout_for(table)
+        if timeline is None or timeline.layout != layout:  # a caller's listing of another folder lists no instants
+            timeline = Timeline.load(location, layout)
         chosen = instants_to_archive(timeline, config, merge_on_read=table.table_type == "MERGE_ON_READ",
                                      max_delta_commits=max_delta_commits)
         if not chosen:
