@@ -254,3 +254,43 @@ def test_a_crash_between_the_history_and_the_deletes_leaves_a_readable_table(unz
     assert len(instants) == len({(i.timestamp, i.action) for i in instants})
     assert not {(i.timestamp, i.comparable_action) for i in writer.timeline()} & {
         (i.timestamp, i.action) for i in instants}
+
+
+def _timeline(layout_version: int, *specs: str) -> Timeline:
+    """c: completed commit, k: completed clean, r: completed rollback, p: pending clustering (requested)."""
+    from hudi_engine.timeline.layout import LAYOUT_V1, TimelineLayoutV2
+
+    kinds = {"c": (Action.COMMIT, State.COMPLETED), "k": (Action.CLEAN, State.COMPLETED),
+             "r": (Action.ROLLBACK, State.COMPLETED), "p": (Action.CLUSTERING, State.REQUESTED)}
+    instants = []
+    for n, spec in enumerate(specs):
+        action, state = kinds[spec]
+        ts = f"2025010100000{n:04d}"
+        instants.append(Instant(ts, action, state, f"2025010100001{n:04d}" if state is State.COMPLETED else None))
+    layout = TimelineLayoutV2() if layout_version == 2 else LAYOUT_V1
+    return Timeline(TableLocation.at(None, "/t"), instants, layout=layout)  # type: ignore[arg-type]
+
+
+def _chosen(timeline: Timeline) -> str:
+    from hudi_engine.table_services.archival import instants_to_archive
+
+    chosen = instants_to_archive(timeline, ArchivalConfig(True, 3, 5), merge_on_read=False, max_delta_commits=5)
+    return "".join({Action.COMMIT: "c", Action.CLEAN: "k", Action.ROLLBACK: "r"}[i.action] + i.timestamp[-2:]
+                   for i in chosen)
+
+
+def test_cleans_and_rollbacks_go_with_the_commits_before_them_in_layout_2():
+    # Seven commits, cleans and a rollback among them: commits down to 3 (c00 c02 c04 c05), and in layout 2 every
+    # clean or rollback requested before the newest of those (k01 k03); Hudi 0.x counts cleans on their own.
+    specs = "ckckccrckckc"
+    assert _chosen(_timeline(2, *specs)) == "c00k01c02k03c04c05"
+    assert _chosen(_timeline(1, *specs)) == "c00c02c04c05"
+    # No commit to archive, no clean either in layout 2 (however many); layout 1 archives cleans past max.
+    assert _chosen(_timeline(2, *"ckkkkkkkc")) == ""
+    assert _chosen(_timeline(1, *"ckkkkkkkc")) == "k01k02k03k04"
+
+
+def test_a_pending_clustering_stops_layout_2_archival_at_the_commit_before_it():
+    # Eight commits and a clustering requested after the third: only the two commits before the one it follows go.
+    assert _chosen(_timeline(2, *"cccpccccc")) == "c00c01"
+    assert _chosen(_timeline(2, *"cccccccc")) == "c00c01c02c03c04"
