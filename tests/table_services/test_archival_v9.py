@@ -73,13 +73,15 @@ class V9Timeline:
                                             "version": 1, "operationType": operation}])
         return out.getvalue()
 
-    def commit(self) -> Instant:
+    def commit(self, action: Action = Action.COMMIT) -> Instant:
+        """A commit (or deltacommit) that wrote nothing."""
         requested = self._tick()
-        (self.folder / f"{requested}.commit.requested").write_bytes(b"")
-        (self.folder / f"{requested}.inflight").write_bytes(self._metadata("UPSERT"))
+        (self.folder / f"{requested}.{action.value}.requested").write_bytes(b"")
+        inflight = f"{requested}.inflight" if action is Action.COMMIT else f"{requested}.{action.value}.inflight"
+        (self.folder / inflight).write_bytes(self._metadata("UPSERT"))
         completed = self._tick()
-        (self.folder / f"{requested}_{completed}.commit").write_bytes(self._metadata("UPSERT"))
-        return Instant(requested, Action.COMMIT, State.COMPLETED, completed)
+        (self.folder / f"{requested}_{completed}.{action.value}").write_bytes(self._metadata("UPSERT"))
+        return Instant(requested, action, State.COMPLETED, completed)
 
     def clean(self) -> Instant | None:
         """A KEEP_LATEST_COMMITS clean planned by the engine (an empty one when nothing is due, as Hudi 1.x writes
@@ -183,6 +185,30 @@ def test_200_commits_keep_the_timeline_bounded_and_the_history_complete(unzip_ta
     ours = table.read_snapshot()
     assert_same_rows(ours, rs_snapshot(path), "snapshot after archival")
     assert sorted(ours.column(KEY).to_pylist()) == sorted(rows_before.column(KEY).to_pylist())
+
+
+def test_a_merge_on_read_table_keeps_the_delta_commits_a_compaction_counts(unzip_table, tmp_path, writable_v9):
+    # A real Hudi 1.1 MOR table: 8 inserts in base files, 4 updates in a log file named by its delta commit. Once
+    # both delta commits are archived, the log file's commit is older than the active timeline: committed.
+    path = tmp_path / "t"
+    shutil.copytree(unzip_table("mor_avrolog_v9_mor_8i4u_commit_time", "v8_v9"), path)
+    assert list(path.rglob(".*.log.*"))
+    rows_before = HudiTable.load(str(path)).read_snapshot()
+    writer = V9Timeline(path)
+    original = list(writer.timeline())
+    active = []
+    for _ in range(60):
+        writer.commit(Action.DELTA_COMMIT)
+        archive(writer.location, CONFIG, max_delta_commits=7)
+        active.append(len(writer.timeline().completed_commits()))
+    # No compaction ran: the 7 delta commits the next one would count stay, above hoodie.keep.min.commits (5).
+    assert min(active[10:]) == 7 and max(active) == CONFIG.max_commits, active
+    archived = {i.timestamp for i in TimelineHistory.of(writer.location).instants()}
+    assert {i.timestamp for i in original} <= archived and len(archived) + active[-1] == 62
+    table = HudiTable.load(str(path))
+    ours = table.read_snapshot()
+    assert_same_rows(ours, rs_snapshot(path), "MOR snapshot after archival")
+    assert_same_rows(ours, rows_before, "MOR rows before archival")
 
 
 def test_reads_before_the_active_timeline_are_refused_naming_the_history(unzip_table, tmp_path, writable_v9):
