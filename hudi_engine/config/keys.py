@@ -309,7 +309,8 @@ KEEP_MIN_COMMITS: ConfigOption[int] = ConfigOption(
     "than hoodie.cleaner.commits.retained).", "archival", hudi_default="20", minimum=1)
 KEEP_MAX_COMMITS: ConfigOption[int] = ConfigOption(
     "hoodie.keep.max.commits", Kind.INT, 30, "Archival starts once more than this many completed commits (or cleans, "
-    "or rollbacks) are active, and moves the oldest to `.hoodie/archived/` down to hoodie.keep.min.commits.",
+    "or rollbacks) are active, and moves the oldest to `.hoodie/archived/` (table version 6) or the timeline history "
+    "`.hoodie/timeline/history/` (versions 8 and 9) down to hoodie.keep.min.commits.",
     "archival", hudi_default="30", minimum=1)
 TIMELINE_COMPACTION_BATCH_SIZE: ConfigOption[int] = ConfigOption(
     "hoodie.timeline.compaction.batch.size", Kind.INT, 10, "Tables of version 8 and 9 (Hudi 1.x): once a layer of "
