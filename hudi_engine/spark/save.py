@@ -260,12 +260,21 @@ def _check_existing(config: TableConfig, schema: pa.Schema, opts: Mapping[str, s
     if schema.names:
         table = HudiTable.load(path).schema()
         data = pa.schema([f for f in table if f.name not in META_COLUMNS])
-        if [(f.name.lower(), f.type) for f in schema] != [(f.name.lower(), f.type) for f in data]:
+        if [_column(f) for f in schema] != [_column(f) for f in data]:
             problems.append(f"the columns ({', '.join(f'{f.name} {f.type}' for f in schema)}) are not the table's "
                             f"({', '.join(f'{f.name} {f.type}' for f in data)})")
     if problems:
         raise ConfigError(f"{target}: CREATE TABLE at {path}, which holds a Hudi table: " + "; ".join(problems) +
                           "; leave out the columns and TBLPROPERTIES to take the table as it is")
+
+
+def _column(field: pa.Field) -> tuple[str, pa.DataType]:
+    """A column as CREATE TABLE compares it: the name in any case; a timestamp's zone left aside (Spark's session
+    zone or UTC: the same instants)."""
+    t = field.type
+    if pa.types.is_timestamp(t) and t.tz is not None:
+        t = pa.timestamp(t.unit, "UTC")
+    return field.name.lower(), t
 
 
 def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target: str) -> WriteResult | None:
@@ -277,7 +286,8 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
     exists = table_exists(path)
     opts: dict[str, Any] = dict(options)
     if options.get(STATEMENT) == "create_table":
-        create_table(to_arrow_schema(df.schema), path, options, exists, target)
+        zone = df.sparkSession.conf.get("spark.sql.session.timeZone")
+        create_table(to_arrow_schema(df.schema, timezone=zone), path, options, exists, target)
         return None
     if STATEMENT in options:
         opts, sql_mode = sql_write_options(options, exists, target)

@@ -430,6 +430,14 @@ def test_create_table_refusals(spark, tmp_path: Path) -> None:
                    "ADD COLUMNS", "not supported")
     assert_refused(spark, lambda: spark.sql(f"TRUNCATE TABLE {table} PARTITION (dt = 'x')"), table,
                    "TRUNCATE TABLE", "PARTITION", "DELETE FROM")
+    stamped = str(tmp_path / "s")
+    spark.sql(f"CREATE TABLE {again} (id int, at timestamp) USING hudi LOCATION '{stamped}' "
+              "TBLPROPERTIES (primaryKey = 'id')")
+    spark.sql(f"DROP TABLE {again}")
+    spark.sql(f"CREATE TABLE {again} (id int, at timestamp) USING hudi LOCATION '{stamped}'")  # the same columns
+    spark.sql(f"INSERT INTO {again} VALUES (1, TIMESTAMP '2024-01-01 00:00:00')")
+    assert [r["id"] for r in spark.table(again).collect()] == [1]
+    spark.sql(f"DROP TABLE {again}")
     new = str(tmp_path / "u")
     assert_refused(spark, lambda: spark.sql(f"CREATE TABLE {again} (id int, v string) USING hudi LOCATION '{new}' "
                                             "TBLPROPERTIES (primaryKey = 'key')"), again, "record key field key")

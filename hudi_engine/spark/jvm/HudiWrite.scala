@@ -190,7 +190,9 @@ case class CreateHudiTable(desc: CatalogTable, ignoreIfExists: Boolean) extends 
     val location = desc.storage.locationUri.getOrElse(catalog.defaultTablePath(ident))
     val table = desc.copy(identifier = ident)
     // The columns travel as an empty DataFrame of their schema: the Python side takes them as the create schema.
-    val columns = HudiWriteNames.frame(session, LocalRelation(desc.schema.fields.toIndexedSeq.map(f =>
+    // Meta columns listed among them are the engine's, as in Hudi's command.
+    val given = desc.schema.fields.toIndexedSeq.filterNot(f => HudiWriteNames.MetaColumns.contains(f.name))
+    val columns = HudiWriteNames.frame(session, LocalRelation(given.map(f =>
       AttributeReference(f.name, f.dataType, f.nullable, f.metadata)())))
     Writes.write(s"catalog table ${ident.unquotedString}", columns, CatalogUtils.URIToString(location),
       SqlTable.options(table, desc.partitionColumnNames, "create_table", session), SaveMode.Append)
@@ -453,7 +455,10 @@ case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rul
   override def apply(plan: LogicalPlan): LogicalPlan = plan match {
     case CreateTable(desc, mode, Some(query)) if HudiWriteNames.isHudi(desc.provider) && query.resolved =>
       CreateHudiTableAsSelect(desc, mode, query)
-    case CreateTable(desc, mode, None) if HudiWriteNames.isHudi(desc.provider) =>
+    // `create_catalog_table`'s DDL (the location in a column comment) names a table that exists: Spark's own
+    // command makes that entry.
+    case CreateTable(desc, mode, None) if HudiWriteNames.isHudi(desc.provider) &&
+        HudiRelation.pathComment(desc.schema).isEmpty =>
       CreateHudiTable(desc, ignoreIfExists = mode == SaveMode.Ignore)
     case TruncateTableCommand(ident, spec) => HudiWriteRule.hudiCatalogTable(session, ident)
       .fold[LogicalPlan](plan)(t => TruncateHudiTable(t, spec))
