@@ -18,7 +18,7 @@ import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Attribu
 import org.apache.spark.sql.catalyst.plans.LeftOuter
 import org.apache.spark.sql.catalyst.plans.logical.{Assignment, DeleteAction, DeleteFromTable, Filter, InsertAction,
   InsertIntoStatement, Join, JoinHint, LocalRelation, LogicalPlan, MergeIntoTable, Project, UpdateAction, UpdateTable}
-import org.apache.spark.sql.types.BooleanType
+import org.apache.spark.sql.types.{BooleanType, StringType, StructField, StructType}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.classic.{Dataset, SparkSession}
@@ -63,6 +63,13 @@ object Writes {
     if (answer.has("error")) throw new IllegalArgumentException(answer.get("error").asText())
     last = json.writeValueAsString(answer.get("result"))
   }
+
+  /** The schema of the relation a save returns to Spark, which only builds its cache refresh from it (Spark's
+   *  SaveIntoDataSourceCommand): the written rows' columns behind the meta columns, not planned, because planning
+   *  the table (the Python planner's listing of every file slice) would cost a read after every save. */
+  def savedSchema(data: DataFrame): StructType = StructType(
+    HudiWriteNames.MetaColumns.map(StructField(_, StringType)) ++
+      data.schema.fields.filterNot(f => HudiWriteNames.MetaColumns.contains(f.name)))
 
   /** Options as the caller spelled their keys (Spark lower-cases a case-insensitive map's keys when iterated). */
   def spelled(options: Map[String, String]): Map[String, String] = options match {
