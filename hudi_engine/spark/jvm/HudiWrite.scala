@@ -194,7 +194,11 @@ case class CreateHudiTable(desc: CatalogTable, ignoreIfExists: Boolean) extends 
       throw new IllegalArgumentException(s"CREATE TABLE ${ident.unquotedString}: the table already exists in the " +
         "catalog; use CREATE TABLE IF NOT EXISTS, or drop it first")
     }
-    val location = desc.storage.locationUri.getOrElse(catalog.defaultTablePath(ident))
+    // `USING hudi OPTIONS (path '...')` names the location as LOCATION does.
+    val location = desc.storage.locationUri
+      .orElse(desc.storage.properties.collectFirst { case (k, v) if k.equalsIgnoreCase("path") =>
+        CatalogUtils.stringToURI(v) })
+      .getOrElse(catalog.defaultTablePath(ident))
     val table = desc.copy(identifier = ident)
     // The columns travel as an empty DataFrame of their schema: the Python side takes them as the create schema.
     // Meta columns listed among them are the engine's, as in Hudi's command.
