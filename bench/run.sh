@@ -22,6 +22,8 @@
 #   bench/run.sh cdc             issue 28: W1's COW / MOR upsert with and without CDC; a CDC read of one commit vs
 #                                the incremental read of it (about 10 minutes)
 #   bench/run.sh small-upsert    issue 25: a 20-row upsert into a 100k-row table vs a parquet append, same session
+#   bench/run.sh sql-write       issue 29: W1's upsert through df.write.format("hudi") and MERGE INTO beside the
+#                                engine's write, COW and MOR, alternating (about 10-20 minutes)
 #   bench/run.sh all             read, spark-read, write, w2, w3, profile, dbt, archival and listing
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).
 set -euo pipefail
@@ -48,6 +50,7 @@ for w in "${what[@]}"; do
     listing) .venv/bin/python bench/bench_listing.py ;;
     cdc) .venv/bin/python bench/bench_cdc.py ;;
     small-upsert) .venv/bin/python bench/bench_small_upsert.py ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert or all" >&2; exit 2 ;;
+    sql-write) .venv/bin/python bench/bench_sql_write.py ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write or all" >&2; exit 2 ;;
   esac
 done

@@ -28,14 +28,20 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlparse
 
+import pyarrow as pa
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from hudi_engine.config import keys as K
 from hudi_engine.config.option import ConfigOption
+from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.errors import ConfigError, HudiError
 from hudi_engine.location import TableLocation
-from hudi_engine.table_config import TableConfig
+from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, schema_to_json, to_create_schema
+from hudi_engine.table import HudiTable
+from hudi_engine.table_config import CREATE_SCHEMA, TableConfig
+from hudi_engine.write.commit import create_table as create_empty_table
 from hudi_engine.write.write_result import WriteResult
 
 # What the JVM hands over for a SQL write besides Hudi's own options (HudiWrite.scala, `HudiWriteNames`).
@@ -46,6 +52,8 @@ SQL_DATABASE = "hudi_engine.sql.database"
 STATEMENT = "hudi_engine.sql.statement"
 ASSIGNED_COLUMNS = "hudi_engine.sql.assigned_columns"  # the columns an UPDATE or MERGE sets
 MERGE_KEYS = "hudi_engine.sql.merge_keys"  # the target columns a MERGE's ON clause equates
+# "true": the rows' `_hoodie_is_deleted` only flags the keys a MERGE's delete clauses delete; not a table column
+DELETE_MARKER = "hudi_engine.sql.delete_marker"
 # Hudi's Spark SQL: the operation of INSERT INTO (Hudi 0.14+: `insert`).
 INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
 
@@ -162,6 +170,9 @@ def sql_write_options(options: Mapping[str, str], exists: bool, target: str) -> 
     if statement == "insert_overwrite_partition":
         out[K.OPERATION.key] = "insert_overwrite"
         return out, "overwrite"
+    if statement == "truncate":
+        out[K.OPERATION.key] = "insert_overwrite_table"
+        return out, "overwrite"
     if statement in ("update", "delete", "merge", "merge_delete"):
         out[K.OPERATION.key] = "upsert" if statement in ("update", "merge") else "delete"
         return out, "append"
@@ -198,6 +209,74 @@ def check_merge_keys(path: str, keys: str, target: str) -> None:
                           "source.<column> for each record key field")
 
 
+def create_table(schema: pa.Schema, path: str, options: Mapping[str, str], exists: bool, target: str) -> None:
+    """`CREATE TABLE t (columns) USING hudi ...` without AS SELECT, as Hudi's CreateHoodieTableCommand: a new empty
+    table (hoodie.properties, the columns as its create schema, no instant); at a location that holds a Hudi table,
+    nothing is written, and columns, PARTITIONED BY or TBLPROPERTIES that contradict its hoodie.properties are
+    refused."""
+    opts, _ = sql_write_options(options, exists, target)
+    location = TableLocation.of(path)
+    if exists:
+        _check_existing(TableConfig.load(location), schema, opts, options, target, path)
+        return
+    if not schema.names:
+        raise ConfigError(f"{target}: CREATE TABLE without columns needs a Hudi table at its location, and {path} "
+                          "holds none; list the columns, or CREATE TABLE ... AS SELECT")
+    config = WriteConfig.from_options(opts, path)
+    missing = [f"{what} {f}" for what, fields in (("record key field", config.keys.record_key_fields),
+                                                  ("partition field", config.keys.partition_field_names),
+                                                  ("preCombineField", [config.merge.precombine_field] if
+                                                   config.merge.precombine_field else []))
+               for f in fields if f not in schema.names]
+    if missing:
+        raise ConfigError(f"{target}: CREATE TABLE: {', '.join(missing)} is not among the columns "
+                          f"({', '.join(schema.names)})")
+    avro = arrow_to_avro_schema(schema, config.table_name, with_meta=False)
+    table_config = config.new_table_config(path)
+    table_config = table_config.with_props({CREATE_SCHEMA: schema_to_json(to_create_schema(avro))})
+    try:
+        create_empty_table(location, table_config)
+    except HudiError as e:
+        raise ConfigError(f"{target}: CREATE TABLE: {e}") from None
+
+
+def _check_existing(config: TableConfig, schema: pa.Schema, opts: Mapping[str, str], options: Mapping[str, str],
+                    target: str, path: str) -> None:
+    """The CREATE TABLE's columns and settings against the table's hoodie.properties: any contradiction refused."""
+    problems = []
+    stated = [(K.RECORD_KEY_FIELDS.key, "primaryKey", ",".join(config.record_key_fields)),
+              (K.PRECOMBINE_FIELD.key, "preCombineField", config.precombine_field or ""),
+              (K.TABLE_TYPE.key, "type", config.table_type)]
+    props = {k[len(TABLE_PROPERTIES):].lower(): v for k, v in options.items() if k.startswith(TABLE_PROPERTIES)}
+    for key, prop, have in stated:
+        given = opts.get(key)
+        if given is not None and given.replace(" ", "").lower() != have.lower():
+            problems.append(f"TBLPROPERTIES {prop}={props.get(prop.lower(), given)!r}, the table's is {have!r} "
+                            f"({key} in hoodie.properties)")
+    partitions = options.get(PARTITION_COLUMNS, "")
+    if partitions and partitions.split(",") != list(config.partition_fields):
+        problems.append(f"PARTITIONED BY ({partitions}), the table's partition fields are "
+                        f"({', '.join(config.partition_fields) or 'none'})")
+    if schema.names:
+        table = HudiTable.load(path).schema()
+        data = pa.schema([f for f in table if f.name not in META_COLUMNS])
+        if [_column(f) for f in schema] != [_column(f) for f in data]:
+            problems.append(f"the columns ({', '.join(f'{f.name} {f.type}' for f in schema)}) are not the table's "
+                            f"({', '.join(f'{f.name} {f.type}' for f in data)})")
+    if problems:
+        raise ConfigError(f"{target}: CREATE TABLE at {path}, which holds a Hudi table: " + "; ".join(problems) +
+                          "; leave out the columns and TBLPROPERTIES to take the table as it is")
+
+
+def _column(field: pa.Field) -> tuple[str, pa.DataType]:
+    """A column as CREATE TABLE compares it: the name in any case; a timestamp's zone left aside (Spark's session
+    zone or UTC: the same instants)."""
+    t = field.type
+    if pa.types.is_timestamp(t) and t.tz is not None:
+        t = pa.timestamp(t.unit, "UTC")
+    return field.name.lower(), t
+
+
 def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target: str) -> WriteResult | None:
     """One save through Spark's writer API or SQL: the save mode (and statement) resolved to an operation, then
     exactly `hudi_engine.spark.write`."""
@@ -206,6 +285,10 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
     path = local_path(path)
     exists = table_exists(path)
     opts: dict[str, Any] = dict(options)
+    if options.get(STATEMENT) == "create_table":
+        zone = df.sparkSession.conf.get("spark.sql.session.timeZone")
+        create_table(to_arrow_schema(df.schema, timezone=zone), path, options, exists, target)
+        return None
     if STATEMENT in options:
         opts, sql_mode = sql_write_options(options, exists, target)
         mode = sql_mode or mode
@@ -218,7 +301,7 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
     for alias in K.OPERATION.aliases:
         opts.pop(alias, None)
     opts[K.OPERATION.key] = operation
-    return write(df, path, opts)
+    return write(df, path, opts, delete_marker=options.get(DELETE_MARKER) == "true")
 
 
 class PythonWriter:

@@ -36,6 +36,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.keygen import AUTO_KEY_COLUMN
+from hudi_engine.merge import IS_DELETED_FIELD
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.catalog_sync import CatalogSync
 from hudi_engine.spark.executor import spark_executor
@@ -89,15 +90,18 @@ ORDER = "_hw_order"  # a one-pass write's sort key in its write tasks: a hash of
 
 
 def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig, *,
-          table: TableHandle | None = None) -> WriteResult:
+          table: TableHandle | None = None, delete_marker: bool = False) -> WriteResult:
     """Write `df` to the Hudi table at `path` with Hudi's own option keys; returns what the commit did. `table`: the
-    caller's handle of the existing table at `path`, loaded for this operation (not read again)."""
+    caller's handle of the existing table at `path`, loaded for this operation (not read again). `delete_marker`:
+    `df`'s `_hoodie_is_deleted` column only flags the keys to delete (a SQL MERGE's delete clauses); the handles
+    delete them, and the column is not one of the table's."""
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
     df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
     spark = df.sparkSession
     ensure_executor_env(spark)  # executors can run the engine (shipped if missing), before any instant
     # Spark hands timestamps to Arrow tasks in the session time zone; the table stores them as UTC instants.
-    data_schema = to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
+    data_schema = to_arrow_schema((df.drop(IS_DELETED_FIELD) if delete_marker else df).schema,
+                                  timezone=spark.conf.get("spark.sql.session.timeZone"))
     catalogs = CatalogSync.prepare(spark, path, config)  # sync settings the session cannot honour: refused now
     # The engine's write pipeline runs the table services and the transaction; Spark supplies the data files (its
     # jobs) and the executor of compaction operations (Spark tasks). The catalogs are synced once the services ran.

@@ -1,10 +1,12 @@
 """Save modes and Hudi's SQL table properties as `hudi_engine.spark.save` resolves them (no Spark session)."""
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
+from hudi_engine import HudiTable
 from hudi_engine.errors import ConfigError
-from hudi_engine.spark.save import save_operation, sql_write_options
+from hudi_engine.spark.save import create_table, save_operation, sql_write_options
 
 OP = "hoodie.datasource.write.operation"
 
@@ -63,7 +65,60 @@ def test_sql_table_properties():
     for statement, op, mode in [("insert_overwrite", "insert_overwrite_table", "overwrite"),
                                 ("insert_overwrite_partition", "insert_overwrite", "overwrite"),
                                 ("update", "upsert", "append"), ("delete", "delete", "append"),
-                                ("merge", "upsert", "append"), ("merge_delete", "delete", "append")]:
+                                ("merge", "upsert", "append"), ("merge_delete", "delete", "append"),
+                                ("truncate", "insert_overwrite_table", "overwrite")]:
         assert sql_write_options({"hudi_engine.sql.statement": statement}, True, "t") == ({OP: op}, mode)
     with pytest.raises(ConfigError, match="type='hash' is not cow or mor"):
         sql_write_options({"hudi_engine.sql.table_properties.type": "hash"}, False, "t")
+
+
+def _create(path, schema: pa.Schema, exists: bool, partitions: str = "", **props: str) -> None:
+    options = {"hudi_engine.sql.statement": "create_table", "hudi_engine.sql.table_name": "orders",
+               "hudi_engine.sql.database": "shop", "hudi_engine.sql.partition_columns": partitions}
+    options |= {f"hudi_engine.sql.table_properties.{k}": v for k, v in props.items()}
+    create_table(schema, str(path), options, exists, "catalog table shop.orders")
+
+
+COLUMNS = pa.schema([("id", pa.int32()), ("v", pa.string()), ("ts", pa.int64()), ("dt", pa.string())])
+
+
+def test_create_table_without_rows(tmp_path):
+    """CREATE TABLE without AS SELECT: hoodie.properties with the columns as the create schema, no instant; again at
+    the same location: the table taken as it is, contradictions refused."""
+    path = tmp_path / "orders"
+    _create(path, COLUMNS, False, "dt", primaryKey="id", preCombineField="ts", type="mor")
+    table = HudiTable.load(str(path))
+    assert (table.config.name, table.config.database_name, table.config.table_type) == ("orders", "shop",
+                                                                                        "MERGE_ON_READ")
+    assert (list(table.config.record_key_fields), table.config.precombine_field) == (["id"], "ts")
+    assert list(table.config.partition_fields) == ["dt"] and table.config.hive_style_partitioning
+    assert [f["name"] for f in table.config.create_schema["fields"]] == ["id", "v", "ts", "dt"]
+    assert table.schema().names[5:] == ["id", "v", "ts", "dt"] and list(table.timeline.instants) == []
+
+    _create(path, COLUMNS, True, "dt", primaryKey="id", type="mor")
+    _create(path, pa.schema([]), True)
+    for schema, partitions, props, words in [
+        (COLUMNS, "", {"primaryKey": "v"}, ["primaryKey='v'", "the table's is 'id'"]),
+        (COLUMNS, "", {"preCombineField": "v"}, ["preCombineField='v'"]),
+        (COLUMNS, "", {"type": "cow"}, ["type='cow'", "MERGE_ON_READ"]),
+        (COLUMNS, "v", {}, ["PARTITIONED BY (v)", "(dt)"]),
+        (pa.schema([("id", pa.int64())]), "", {}, ["the columns (id int64)", "id int32, v string"]),
+    ]:
+        with pytest.raises(ConfigError) as info:
+            _create(path, schema, True, partitions, **props)
+        for w in ["catalog table shop.orders", str(path), *words]:
+            assert w in str(info.value)
+
+
+@pytest.mark.parametrize("schema, props, words", [
+    (pa.schema([]), {}, ["without columns", "holds none"]),
+    (COLUMNS, {"primaryKey": "key"}, ["record key field key is not among the columns"]),
+    (COLUMNS, {"primaryKey": "id", "preCombineField": "when"}, ["preCombineField when"]),
+    (COLUMNS, {"type": "hash"}, ["type='hash' is not cow or mor"]),
+])
+def test_create_table_refusals(tmp_path, schema, props, words):
+    with pytest.raises(ConfigError) as info:
+        _create(tmp_path / "t", schema, False, **props)
+    for w in ["catalog table shop.orders", *words]:
+        assert w in str(info.value)
+    assert not (tmp_path / "t" / ".hoodie").exists()

@@ -285,3 +285,165 @@ def test_a_driver_without_python_refuses_writes(spark, tmp_path: Path) -> None:
     assert not (tmp_path / "t").exists()
     frame(spark, [(1, "a", 1, "x")]).write.format("hudi").options(**OPTIONS).save(str(tmp_path / "t"))
     assert operations(tmp_path / "t") == ["UPSERT"]
+
+
+def columns(path: Path | str) -> list[str]:
+    """The table's columns as hudi-rs reads them (meta columns left out)."""
+    return [c for c in rs_snapshot(path).column_names if not c.startswith("_hoodie_")]
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_merge_with_delete_clauses(spark, tmp_path: Path, table_type: str, partitioned: bool) -> None:
+    """Delete clauses beside update and insert clauses: one upsert in which the rows a delete clause chose delete
+    their key (Hudi's ExpressionPayload); the clauses apply in order, the first whose condition holds."""
+    table, path = name("merge_del"), str(tmp_path / "t")
+    partition = "PARTITIONED BY (dt)" if partitioned else ""
+    spark.sql(f"""CREATE TABLE {table} USING hudi {partition} LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{table_type}')
+                  AS SELECT * FROM VALUES (1, 'a', 1L, 'x'), (2, 'b', 1L, 'y'), (3, 'c', 1L, 'x'), (4, 'd', 1L, 'y')
+                  AS s(id, v, ts, dt)""")
+    source = name("src")
+    spark.createDataFrame([(1, "A", 2, "x", "d"), (2, "B", 2, "y", "u"), (3, "C", 2, "x", "d"), (4, "D", 2, "y", "k"),
+                           (5, "e", 2, "x", "d"), (6, "f", 2, "y", "i")],
+                          "id int, v string, ts long, dt string, op string").createOrReplaceTempView(source)
+    # 1: the first clause (a delete) wins over the update below it; 3: deleted by the second delete clause;
+    # 2: updated; 4: matched by no clause, left as it is; 5: not matched and excluded; 6: inserted
+    spark.sql(f"""MERGE INTO {table} t USING {source} s ON t.id = s.id
+                  WHEN MATCHED AND s.op = 'd' AND s.id = 1 THEN DELETE
+                  WHEN MATCHED AND s.op = 'u' THEN UPDATE SET v = s.v, ts = s.ts
+                  WHEN MATCHED AND s.op = 'd' THEN DELETE
+                  WHEN MATCHED AND s.id = 1 THEN UPDATE SET v = 'never'
+                  WHEN NOT MATCHED AND s.op <> 'd' THEN INSERT *""")
+    assert operations(path) == ["BULK_INSERT", "UPSERT"]
+    result = last_write_result()
+    assert (result.records_inserted, result.records_updated, result.records_deleted) == (1, 1, 2), result
+    expected = {(2, "B", 2, "y"), (4, "d", 1, "y"), (6, "f", 2, "y")}
+    assert_rs(spark, path, "merge with deletes", expected)
+    assert columns(path) == ["id", "v", "ts", "dt"], "the delete flag is not a column of the table"
+    assert sorted(r["id"] for r in spark.table(table).collect()) == [2, 4, 6]
+    spark.sql(f"DROP TABLE {table}")
+
+
+def test_dbt_spark_snapshot_merge(spark, tmp_path: Path) -> None:
+    """dbt-spark 1.11's snapshot MERGE (`spark__snapshot_merge_sql`), as it renders, on a Hudi snapshot table keyed
+    by dbt_scd_id: matched rows with a change get their dbt_valid_to set, new versions are inserted."""
+    table, path = name("snap"), str(tmp_path / "t")
+    spark.sql(f"""CREATE TABLE {table} USING hudi LOCATION '{path}' TBLPROPERTIES (primaryKey = 'dbt_scd_id')
+                  AS SELECT * FROM VALUES
+                    (1, 'a', 'h1', TIMESTAMP '2024-01-01 00:00:00', TIMESTAMP '2024-01-01 00:00:00',
+                     CAST(NULL AS TIMESTAMP)),
+                    (2, 'b', 'h2', TIMESTAMP '2024-01-01 00:00:00', TIMESTAMP '2024-01-01 00:00:00',
+                     CAST(NULL AS TIMESTAMP))
+                  AS s(id, v, dbt_scd_id, dbt_updated_at, dbt_valid_from, dbt_valid_to)""")
+    staging = name("snap__dbt_tmp")
+    spark.sql(f"""CREATE OR REPLACE TEMPORARY VIEW {staging} AS SELECT * FROM VALUES
+                    (1, 'A', 'h3', TIMESTAMP '2024-02-01 00:00:00', TIMESTAMP '2024-02-01 00:00:00',
+                     CAST(NULL AS TIMESTAMP), 'insert'),
+                    (1, 'a', 'h1', TIMESTAMP '2024-01-01 00:00:00', TIMESTAMP '2024-01-01 00:00:00',
+                     TIMESTAMP '2024-02-01 00:00:00', 'update'),
+                    (3, 'c', 'h4', TIMESTAMP '2024-02-01 00:00:00', TIMESTAMP '2024-02-01 00:00:00',
+                     CAST(NULL AS TIMESTAMP), 'insert')
+                  AS s(id, v, dbt_scd_id, dbt_updated_at, dbt_valid_from, dbt_valid_to, dbt_change_type)""")
+    spark.sql(f"""
+    merge into {table} as DBT_INTERNAL_DEST
+      using {staging} as DBT_INTERNAL_SOURCE
+    on DBT_INTERNAL_SOURCE.dbt_scd_id = DBT_INTERNAL_DEST.dbt_scd_id
+    when matched
+       and DBT_INTERNAL_DEST.dbt_valid_to is null
+     and DBT_INTERNAL_SOURCE.dbt_change_type in ('update', 'delete')
+        then update
+        set dbt_valid_to = DBT_INTERNAL_SOURCE.dbt_valid_to
+
+    when not matched
+     and DBT_INTERNAL_SOURCE.dbt_change_type = 'insert'
+        then insert *
+    """)
+    assert operations(path) == ["BULK_INSERT", "UPSERT"]
+    got = {(r["id"], r["v"], r["dbt_scd_id"], r["dbt_valid_to"] is None) for r in spark.table(table).collect()}
+    assert got == {(1, "a", "h1", False), (1, "A", "h3", True), (2, "b", "h2", True), (3, "c", "h4", True)}
+    assert_rs(spark, path, "snapshot merge")
+    spark.sql(f"DROP TABLE {table}")
+
+
+@pytest.mark.parametrize("table_type, partitioned", [("cow", False), ("mor", True)])
+def test_create_table_then_dml(spark, tmp_path: Path, table_type: str, partitioned: bool) -> None:
+    """CREATE TABLE without AS SELECT makes an empty Hudi table (hoodie.properties, no instant) and its catalog entry;
+    INSERT, UPDATE, MERGE and TRUNCATE then work on it, each one instant."""
+    table, path = name("created"), str(tmp_path / "t")
+    partition = "PARTITIONED BY (dt)" if partitioned else ""
+    spark.sql(f"""CREATE TABLE {table} (id int, v string, ts bigint, dt string) USING hudi {partition}
+                  LOCATION '{path}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{table_type}')""")
+    config = HudiTable.load(path).config
+    assert config.name == table and list(config.record_key_fields) == ["id"] and config.precombine_field == "ts"
+    assert config.table_type == ("MERGE_ON_READ" if table_type == "mor" else "COPY_ON_WRITE")
+    assert list(config.partition_fields) == (["dt"] if partitioned else [])
+    assert operations(path) == []
+    assert spark.table(table).columns[5:] == ["id", "v", "ts", "dt"]
+    assert spark.table(table).count() == 0
+
+    spark.sql(f"INSERT INTO {table} VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'y')")
+    assert operations(path) == ["INSERT"]
+    spark.sql(f"UPDATE {table} SET v = 'B' WHERE id = 2")
+    spark.sql(f"""MERGE INTO {table} t USING (SELECT 3 AS id, 'c' AS v, 1L AS ts, 'x' AS dt) s ON t.id = s.id
+                  WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *""")
+    assert operations(path) == ["INSERT", "UPSERT", "UPSERT"]
+    assert_rs(spark, path, "created table", {(1, "a", 1, "x"), (2, "B", 1, "y"), (3, "c", 1, "x")})
+
+    spark.sql(f"TRUNCATE TABLE {table}")
+    assert operations(path)[-1] == "INSERT_OVERWRITE_TABLE"
+    assert_rs(spark, path, "truncated", set())
+    assert spark.table(table).count() == 0
+    spark.sql(f"INSERT INTO {table} VALUES (4, 'd', 1, 'y')")
+    assert_rs(spark, path, "after truncate", {(4, "d", 1, "y")})
+    spark.sql(f"DROP TABLE {table}")
+
+
+def test_create_table_refusals(spark, tmp_path: Path) -> None:
+    """CREATE TABLE on a location that holds a Hudi table takes the table as it is (contradictions refused);
+    ALTER TABLE ADD COLUMNS and TRUNCATE ... PARTITION are refused by name; nothing is written."""
+    table, path = name("located"), str(tmp_path / "t")
+    spark.sql(f"""CREATE TABLE {table} USING hudi PARTITIONED BY (dt) LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')
+                  AS SELECT * FROM VALUES (1, 'a', 1L, 'x') AS s(id, v, ts, dt)""")
+    before = operations(path)
+    again = name("again")
+    spark.sql(f"CREATE TABLE {again} USING hudi LOCATION '{path}'")  # the entry from the table's hoodie.properties
+    assert spark.table(again).columns[5:] == ["id", "v", "ts", "dt"]
+    assert [r["id"] for r in spark.table(again).collect()] == [1]
+    spark.sql(f"DROP TABLE {again}")
+    spark.sql(f"""CREATE TABLE {again} (id int, v string, ts bigint, dt string) USING hudi PARTITIONED BY (dt)
+                  LOCATION '{path}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'cow')""")
+    spark.sql(f"DROP TABLE {again}")
+    for ddl, words in [
+        (f"CREATE TABLE {again} USING hudi LOCATION '{path}' TBLPROPERTIES (primaryKey = 'v')",
+         ["primaryKey='v'", "'id'"]),
+        (f"CREATE TABLE {again} USING hudi LOCATION '{path}' TBLPROPERTIES (type = 'mor')", ["type='mor'"]),
+        (f"CREATE TABLE {again} (id int, v string) USING hudi LOCATION '{path}'", ["columns"]),
+        (f"CREATE TABLE {again} (id int, v string, ts bigint, dt string) USING hudi PARTITIONED BY (v) "
+         f"LOCATION '{path}'", ["PARTITIONED BY (v)"]),
+    ]:
+        assert_refused(spark, lambda ddl=ddl: spark.sql(ddl), again, path, *words)
+        assert not spark.catalog.tableExists(again)
+    assert_refused(spark, lambda: spark.sql(f"CREATE TABLE {table} (id int) USING hudi"), table, "already exists")
+    assert_refused(spark, lambda: spark.sql(f"ALTER TABLE {table} ADD COLUMNS (w string)"), table,
+                   "ADD COLUMNS", "not supported")
+    assert_refused(spark, lambda: spark.sql(f"TRUNCATE TABLE {table} PARTITION (dt = 'x')"), table,
+                   "TRUNCATE TABLE", "PARTITION", "DELETE FROM")
+    stamped = str(tmp_path / "s")
+    spark.sql(f"CREATE TABLE {again} (id int, at timestamp) USING hudi LOCATION '{stamped}' "
+              "TBLPROPERTIES (primaryKey = 'id')")
+    spark.sql(f"DROP TABLE {again}")
+    spark.sql(f"CREATE TABLE {again} (id int, at timestamp) USING hudi LOCATION '{stamped}'")  # the same columns
+    spark.sql(f"INSERT INTO {again} VALUES (1, TIMESTAMP '2024-01-01 00:00:00')")
+    assert [r["id"] for r in spark.table(again).collect()] == [1]
+    spark.sql(f"DROP TABLE {again}")
+    new = str(tmp_path / "u")
+    assert_refused(spark, lambda: spark.sql(f"CREATE TABLE {again} (id int, v string) USING hudi LOCATION '{new}' "
+                                            "TBLPROPERTIES (primaryKey = 'key')"), again, "record key field key")
+    assert_refused(spark, lambda: spark.sql(f"CREATE TABLE {again} USING hudi LOCATION '{new}'"), again,
+                   "without columns")
+    assert not (tmp_path / "u" / ".hoodie").exists()
+    assert operations(path) == before
+    assert_rs(spark, path, "after refusals", {(1, "a", 1, "x")})
+    spark.sql(f"DROP TABLE {table}")

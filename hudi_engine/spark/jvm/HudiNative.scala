@@ -54,7 +54,7 @@ class DefaultSource extends RelationProvider with SchemaRelationProvider with Cr
       "hudi: no table path to write to; use save(path), option('path', ...) or saveAsTable(name)"))
     val options = Writes.spelled(parameters).filter { case (k, _) => !k.equalsIgnoreCase("path") }
     Writes.write(s"hudi table at $path", data, path, options, mode)
-    new HudiRelation(ctx, Map("path" -> path), None)
+    new HudiRelation(ctx, Map("path" -> path), Some(Writes.savedSchema(data)))
   }
 }
 

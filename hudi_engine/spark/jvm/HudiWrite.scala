@@ -17,12 +17,13 @@ import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Attribu
   EqualTo, ExprId, Expression, IsNotNull, Literal, NamedExpression, Not}
 import org.apache.spark.sql.catalyst.plans.LeftOuter
 import org.apache.spark.sql.catalyst.plans.logical.{Assignment, DeleteAction, DeleteFromTable, Filter, InsertAction,
-  InsertIntoStatement, Join, JoinHint, LogicalPlan, MergeIntoTable, Project, UpdateAction, UpdateTable}
-import org.apache.spark.sql.types.BooleanType
+  InsertIntoStatement, Join, JoinHint, LocalRelation, LogicalPlan, MergeIntoTable, Project, UpdateAction, UpdateTable}
+import org.apache.spark.sql.types.{BooleanType, StringType, StructField, StructType}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.classic.{Dataset, SparkSession}
-import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.execution.command.{AlterTableAddColumnsCommand, LeafRunnableCommand,
+  TruncateTableCommand}
 import org.apache.spark.sql.execution.datasources.{CreateTable, LogicalRelation}
 import org.apache.spark.sql.Row
 
@@ -63,6 +64,13 @@ object Writes {
     last = json.writeValueAsString(answer.get("result"))
   }
 
+  /** The schema of the relation a save returns to Spark, which only builds its cache refresh from it (Spark's
+   *  SaveIntoDataSourceCommand): the written rows' columns behind the meta columns, not planned, because planning
+   *  the table (the Python planner's listing of every file slice) would cost a read after every save. */
+  def savedSchema(data: DataFrame): StructType = StructType(
+    HudiWriteNames.MetaColumns.map(StructField(_, StringType)) ++
+      data.schema.fields.filterNot(f => HudiWriteNames.MetaColumns.contains(f.name)))
+
   /** Options as the caller spelled their keys (Spark lower-cases a case-insensitive map's keys when iterated). */
   def spelled(options: Map[String, String]): Map[String, String] = options match {
     case c: CaseInsensitiveMap[String @unchecked] => c.originalMap
@@ -83,6 +91,10 @@ object HudiWriteNames {
   val Statement = "hudi_engine.sql.statement"
   val AssignedColumns = "hudi_engine.sql.assigned_columns"
   val MergeKeys = "hudi_engine.sql.merge_keys"
+  // The rows' `_hoodie_is_deleted` column only flags the keys a MERGE's delete clauses delete (Hudi's
+  // ExpressionPayload): the table has no such column, and the engine does not add one.
+  val DeleteMarker = "hudi_engine.sql.delete_marker"
+  val IsDeleted = "_hoodie_is_deleted"
 
   /** A DataFrame of an analyzed plan (Spark's `Dataset.ofRows` is internal to Spark). */
   def frame(session: SparkSession, plan: LogicalPlan): DataFrame =
@@ -103,6 +115,24 @@ object SqlTable {
       table.properties.map { case (k, v) => (TableProperties + k) -> v } ++
       Map(PartitionColumns -> partitionColumns.mkString(","), TableName -> table.identifier.table,
         Database -> table.identifier.database.getOrElse("default"), Statement -> statement)
+
+  /** The catalog entry of a Hudi table the engine made at `location` (CTAS, saveAsTable, CREATE TABLE): its schema
+   *  is the table's (meta columns first, the location in `_hoodie_commit_time`'s comment, as
+   *  `create_catalog_table` writes it). */
+  def createEntry(session: SparkSession, table: CatalogTable, location: java.net.URI): Unit = {
+    val schema = new HudiRelation(session.sqlContext, Map("path" -> CatalogUtils.URIToString(location)), None).schema
+    // Spark's catalog wants partition columns last; Hudi keeps them where the data has them, and the planner prunes
+    // partitions itself, so the entry records none (TBLPROPERTIES and the table's hoodie.properties keep them).
+    val entry = table.copy(
+      schema = schema,
+      partitionColumnNames = Nil,
+      provider = Some(Names.Hudi),
+      storage = table.storage.copy(locationUri = Some(location)),
+      // Always external: `mode("overwrite").saveAsTable` drops the entry before it writes, and dropping a managed
+      // entry would delete the table's files (its timeline too) before the engine could replace its rows.
+      tableType = CatalogTableType.EXTERNAL)
+    session.sessionState.catalog.createTable(entry, ignoreIfExists = false, validateLocation = false)
+  }
 
   def location(table: CatalogTable): String =
     HudiRelation.pathComment(table.schema)
@@ -144,18 +174,66 @@ case class CreateHudiTableAsSelect(desc: CatalogTable, mode: SaveMode, query: Lo
       SqlTable.options(table, desc.partitionColumnNames,
         if (mode == SaveMode.Overwrite) "replace_table_as_select" else "create_table_as_select", session),
       SaveMode.ErrorIfExists)
-    val schema = new HudiRelation(session.sqlContext, Map("path" -> path), None).schema
-    // Spark's catalog wants partition columns last; Hudi keeps them where the data has them, and the planner prunes
-    // partitions itself, so the entry records none (TBLPROPERTIES and the table's hoodie.properties keep them).
-    val entry = table.copy(
-      schema = schema,
-      partitionColumnNames = Nil,
-      provider = Some(Names.Hudi),
-      storage = desc.storage.copy(locationUri = Some(location)),
-      // Always external: `mode("overwrite").saveAsTable` drops the entry before it writes, and dropping a managed
-      // entry would delete the table's files (its timeline too) before the engine could replace its rows.
-      tableType = CatalogTableType.EXTERNAL)
-    catalog.createTable(entry, ignoreIfExists = false, validateLocation = false)
+    SqlTable.createEntry(session, table, location)
+    Nil
+  }
+}
+
+/** `CREATE TABLE t [(columns)] USING hudi [PARTITIONED BY (...)] [LOCATION ...] [TBLPROPERTIES (...)]`, as Hudi's
+ *  CreateHoodieTableCommand: an empty Hudi table (its hoodie.properties, the columns as its create schema) made by
+ *  the Python side, then the catalog entry. On a location that already holds a Hudi table, nothing is written: the
+ *  entry is made from that table's schema, and columns or TBLPROPERTIES that contradict its hoodie.properties are
+ *  refused (on the Python side, which reads it). */
+case class CreateHudiTable(desc: CatalogTable, ignoreIfExists: Boolean) extends LeafRunnableCommand {
+  override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
+    val session = spark.asInstanceOf[SparkSession]
+    val catalog = session.sessionState.catalog
+    val ident = catalog.qualifyIdentifier(desc.identifier)
+    if (catalog.tableExists(ident)) {
+      if (ignoreIfExists) return Nil
+      throw new IllegalArgumentException(s"CREATE TABLE ${ident.unquotedString}: the table already exists in the " +
+        "catalog; use CREATE TABLE IF NOT EXISTS, or drop it first")
+    }
+    // `USING hudi OPTIONS (path '...')` names the location as LOCATION does.
+    val location = desc.storage.locationUri
+      .orElse(desc.storage.properties.collectFirst { case (k, v) if k.equalsIgnoreCase("path") =>
+        CatalogUtils.stringToURI(v) })
+      .getOrElse(catalog.defaultTablePath(ident))
+    val table = desc.copy(identifier = ident)
+    // The columns travel as an empty DataFrame of their schema: the Python side takes them as the create schema.
+    // Meta columns listed among them are the engine's, as in Hudi's command.
+    val given = desc.schema.fields.toIndexedSeq.filterNot(f => HudiWriteNames.MetaColumns.contains(f.name))
+    val columns = HudiWriteNames.frame(session, LocalRelation(given.map(f =>
+      AttributeReference(f.name, f.dataType, f.nullable, f.metadata)())))
+    Writes.write(s"catalog table ${ident.unquotedString}", columns, CatalogUtils.URIToString(location),
+      SqlTable.options(table, desc.partitionColumnNames, "create_table", session), SaveMode.Append)
+    SqlTable.createEntry(session, table, location)
+    Nil
+  }
+}
+
+/** `TRUNCATE TABLE t` on a `USING hudi` table: every row removed as one `insert_overwrite_table` of no rows (a
+ *  replacecommit replacing every file group), so the timeline and time travel stay; Hudi's own command deletes the
+ *  table's folder and makes a new empty table. `TRUNCATE TABLE t PARTITION (...)` is refused (the engine has no
+ *  delete_partition operation). */
+case class TruncateHudiTable(table: CatalogTable, partitionSpec: Option[Map[String, String]])
+    extends LeafRunnableCommand {
+  override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
+    val session = spark.asInstanceOf[SparkSession]
+    val name = table.identifier.unquotedString
+    partitionSpec.foreach { spec =>
+      throw new IllegalArgumentException(s"TRUNCATE TABLE $name PARTITION (${spec.map { case (k, v) => s"$k = '$v'" }
+        .mkString(", ")}): truncating one partition (Hudi's delete_partition) is not supported here; run DELETE FROM " +
+        s"$name WHERE <the partition's columns> to delete its rows")
+    }
+    val path = SqlTable.location(table)
+    val relation = new HudiRelation(session.sqlContext, Map("path" -> path), None)
+    val data = relation.schema.fields.toIndexedSeq.filterNot(f => HudiWriteNames.MetaColumns.contains(f.name))
+    val empty = HudiWriteNames.frame(session, LocalRelation(data.map(f =>
+      AttributeReference(f.name, f.dataType, f.nullable, f.metadata)())))
+    Writes.write(s"catalog table $name", empty, path, SqlTable.options(table, Nil, "truncate", session),
+      SaveMode.Overwrite)
+    session.sessionState.catalog.refreshTable(table.identifier)
     Nil
   }
 }
@@ -257,13 +335,15 @@ case class UpdateOrDeleteHudiTable(table: CatalogTable, relation: LogicalRelatio
 }
 
 /** `MERGE INTO t USING s ON <record key equalities> WHEN MATCHED [AND c] THEN UPDATE SET ... | UPDATE SET * | DELETE
- *  WHEN NOT MATCHED [AND c] THEN INSERT ... | INSERT *`: the changed rows computed here by Spark (the source left
- *  outer joined to the table, each row taking the first clause whose condition holds) and written as one `upsert`
- *  (update and insert clauses) or one `delete` (delete clauses only). `*` means the table's data columns: the meta
- *  columns are the engine's (the rule hides them from Spark's expansion). Refused before anything is written: an ON
- *  clause that is not equalities on the record key (checked against hoodie.properties on the Python side), SET of
- *  the record key or a partition column, WHEN NOT MATCHED BY SOURCE, and delete clauses beside update or insert
- *  clauses (not done: one Hudi instant has one operation here). */
+ *  WHEN NOT MATCHED [AND c] THEN INSERT ... | INSERT *`, as Hudi's MergeIntoHoodieTableCommand: the changed rows
+ *  computed here by Spark (the source left outer joined to the table, each row taking the first clause, in clause
+ *  order, whose condition holds) and written as one `upsert`; rows a delete clause chose carry
+ *  `_hoodie_is_deleted = true` and delete their key in that upsert (Hudi's ExpressionPayload). Delete clauses only:
+ *  one `delete`. `*` means the table's data columns: the meta columns are the engine's (the rule hides them from
+ *  Spark's expansion). `WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *` with no conditions is the
+ *  upsert of the source rows: no join, the engine's upsert finds the stored records by key.
+ *  Refused before anything is written: an ON clause that is not equalities on the record key (checked against
+ *  hoodie.properties on the Python side), SET of the record key or a partition column, WHEN NOT MATCHED BY SOURCE. */
 case class MergeIntoHudiTable(table: CatalogTable, merge: MergeIntoTable) extends LeafRunnableCommand {
   override def innerChildren: Seq[LogicalPlan] = Seq(merge.targetTable, merge.sourceTable)
 
@@ -271,6 +351,10 @@ case class MergeIntoHudiTable(table: CatalogTable, merge: MergeIntoTable) extend
 
   private def refuse(part: String, reason: String): Nothing =
     throw new IllegalArgumentException(s"MERGE INTO $name: $part: $reason")
+
+  /** A clause as the rows see it: when it decides a row, the value of each target column it sets, whether it
+   *  deletes the row. */
+  private case class Clause(when: Expression, values: Map[ExprId, Expression], deletes: Boolean)
 
   override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
     val session = spark.asInstanceOf[SparkSession]
@@ -289,15 +373,12 @@ case class MergeIntoHudiTable(table: CatalogTable, merge: MergeIntoTable) extend
       case other => refuse(s"ON ${other.sql}", "Hudi matches rows by their record key: the ON clause must be " +
         "equalities between the table's record key columns and source expressions")
     }
-    val kinds = (merge.matchedActions ++ merge.notMatchedActions).map {
-      case _: UpdateAction | _: InsertAction => "upsert"
-      case _: DeleteAction => "delete"
+    val actions = merge.matchedActions ++ merge.notMatchedActions
+    actions.foreach {
+      case _: UpdateAction | _: InsertAction | _: DeleteAction =>
       case other => refuse(other.sql, "not a clause Hudi's MERGE INTO takes")
-    }.distinct
-    if (kinds.size > 1) {
-      refuse("WHEN MATCHED ... DELETE", "a delete clause beside update or insert clauses is not supported here yet " +
-        "(one instant, one operation); run the DELETE FROM and the MERGE INTO as two statements")
     }
+    val deletesOnly = actions.forall(_.isInstanceOf[DeleteAction])
     // Explicit SET of a column other than a key the ON clause equates with its own value (SET * sets every column
     // from the source, as Hudi's upsert of the source row would; the key is the value it was matched by).
     val assigned = merge.matchedActions.collect { case u: UpdateAction if !u.fromStar => u.assignments }.flatten.collect {
@@ -305,44 +386,78 @@ case class MergeIntoHudiTable(table: CatalogTable, merge: MergeIntoTable) extend
         k.name
     }.distinct
 
-    val matchedFlag = AttributeReference("__hudi_matched", BooleanType)()
-    val flagged = Project(target.output :+ Alias(Literal(true), "__hudi_matched")(exprId = matchedFlag.exprId), target)
-    val joined = Join(merge.sourceTable, flagged, LeftOuter, Some(merge.mergeCondition), JoinHint.NONE)
-    val matched = IsNotNull(matchedFlag)
-    val clauses: Seq[(Expression, Map[ExprId, Expression])] =
-      merge.matchedActions.map { a =>
-        val when = And(matched, a.condition.getOrElse(Literal.TrueLiteral))
-        a match {
-          case u: UpdateAction => when -> u.assignments.collect { case Assignment(k: Attribute, v) => k.exprId -> v }.toMap
-          case _ => when -> Map.empty[ExprId, Expression]
-        }
-      } ++ merge.notMatchedActions.map { a =>
-        val when = And(Not(matched), a.condition.getOrElse(Literal.TrueLiteral))
-        a match {
-          case i: InsertAction =>
-            val values = i.assignments.collect { case Assignment(k: Attribute, v) => k.exprId -> v }.toMap
-            when -> target.output.map(c => c.exprId -> values.getOrElse(c.exprId, Literal(null, c.dataType))).toMap
-          case _ => refuse(a.sql, "not a clause Hudi's MERGE INTO takes")
-        }
-      }
+    val resolver = session.sessionState.conf.resolver
+    // A table that has a `_hoodie_is_deleted` column keeps it: a delete clause sets it; otherwise the rows carry it
+    // as an extra column the engine does not write.
+    val ownMarker = target.output.find(a => resolver(a.name, HudiWriteNames.IsDeleted))
+    def values(assignments: Seq[Assignment]): Map[ExprId, Expression] =
+      assignments.collect { case Assignment(k: Attribute, v) => k.exprId -> v }.toMap
     val zone = Some(session.sessionState.conf.sessionLocalTimeZone)
     def typed(v: Expression, c: Attribute): Expression = if (v.dataType == c.dataType) v else Cast(v, c.dataType, zone)
-    // The first clause whose condition holds decides the row; none: the row is left out.
-    val chosen = CaseWhen(clauses.zipWithIndex.map { case ((when, _), i) => when -> Literal(i) }, None)
-    val columns = target.output.map { c =>
-      Alias(CaseWhen(clauses.map { case (when, values) => when -> typed(values.getOrElse(c.exprId, c), c) }, None),
-        c.name)()
+
+    val rows = upsertOfSource(keyPairs).map { insert =>
+      Project(target.output.map(c => Alias(typed(insert(c.exprId), c), c.name)()), merge.sourceTable)
+    }.getOrElse {
+      val matchedFlag = AttributeReference("__hudi_matched", BooleanType)()
+      val flagged = Project(target.output :+ Alias(Literal(true), "__hudi_matched")(exprId = matchedFlag.exprId), target)
+      val joined = Join(merge.sourceTable, flagged, LeftOuter, Some(merge.mergeCondition), JoinHint.NONE)
+      val matched = IsNotNull(matchedFlag)
+      val clauses: Seq[Clause] =
+        merge.matchedActions.map { a =>
+          val when = And(matched, a.condition.getOrElse(Literal.TrueLiteral))
+          a match {
+            case u: UpdateAction => Clause(when, values(u.assignments), deletes = false)
+            case _ => Clause(when, ownMarker.map(m => m.exprId -> (Literal(true): Expression)).toMap, deletes = true)
+          }
+        } ++ merge.notMatchedActions.map { a =>
+          val when = And(Not(matched), a.condition.getOrElse(Literal.TrueLiteral))
+          a match {
+            case i: InsertAction =>
+              val given = values(i.assignments)
+              Clause(when, target.output.map(c => c.exprId -> given.getOrElse(c.exprId, Literal(null, c.dataType))).toMap,
+                deletes = false)
+            case _ => refuse(a.sql, "not a clause Hudi's MERGE INTO takes")
+          }
+        }
+      // The first clause whose condition holds decides the row; none: the row is left out.
+      val chosen = CaseWhen(clauses.zipWithIndex.map { case (c, i) => c.when -> Literal(i) }, None)
+      val columns = target.output.map { c =>
+        Alias(CaseWhen(clauses.map(k => k.when -> typed(k.values.getOrElse(c.exprId, c), c)), None), c.name)()
+      }
+      val marker =
+        if (deletesOnly || ownMarker.isDefined || !clauses.exists(_.deletes)) Nil
+        else Seq(Alias(CaseWhen(clauses.map(k => k.when -> Literal(k.deletes)), None), HudiWriteNames.IsDeleted)())
+      Project(columns ++ marker, Filter(IsNotNull(chosen), joined))
     }
-    val rows = Project(columns, Filter(IsNotNull(chosen), joined))
-    val statement = if (kinds == Seq("delete")) "merge_delete" else "merge"
+    val statement = if (deletesOnly) "merge_delete" else "merge"
     val options = SqlTable.options(table, Nil, statement, session) +
       (HudiWriteNames.AssignedColumns -> assigned.mkString(",")) +
-      (HudiWriteNames.MergeKeys -> keyPairs.map(_._1.name).distinct.mkString(","))
+      (HudiWriteNames.MergeKeys -> keyPairs.map(_._1.name).distinct.mkString(",")) ++
+      (if (rows.output.size > target.output.size) Map(HudiWriteNames.DeleteMarker -> "true") else Map.empty)
     Writes.write(s"catalog table $name", HudiWriteNames.frame(session, rows), SqlTable.location(table), options,
       SaveMode.Append)
     session.sessionState.catalog.refreshTable(table.identifier)
     Nil
   }
+
+  /** `WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *` (no conditions, the key set to the value the
+   *  ON clause matched it by): every source row is written as it is, an update where its key is stored and an
+   *  insert where not, which is what the engine's upsert does by key. Then the source's value of each target
+   *  column; otherwise None. */
+  private def upsertOfSource(keyPairs: Seq[(Attribute, Expression)]): Option[ExprId => Expression] =
+    (merge.matchedActions, merge.notMatchedActions) match {
+      case (Seq(u: UpdateAction), Seq(i: InsertAction)) if u.condition.isEmpty && i.condition.isEmpty && u.fromStar =>
+        val update = u.assignments.collect { case Assignment(k: Attribute, v) => k.exprId -> v }.toMap
+        val insert = i.assignments.collect { case Assignment(k: Attribute, v) => k.exprId -> v }.toMap
+        val target = merge.targetTable.output
+        val same = target.forall(c => (update.get(c.exprId), insert.get(c.exprId)) match {
+          case (Some(a), Some(b)) => a.semanticEquals(b)
+          case _ => false
+        })
+        val keysKept = keyPairs.forall { case (k, v) => insert.get(k.exprId).exists(_.semanticEquals(v)) }
+        if (same && keysKept) Some(insert) else None
+      case _ => None
+    }
 }
 
 /** The resolution rule that plans Hudi's SQL writes (before Spark's own checks, which know nothing of the meta
@@ -351,6 +466,17 @@ case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rul
   override def apply(plan: LogicalPlan): LogicalPlan = plan match {
     case CreateTable(desc, mode, Some(query)) if HudiWriteNames.isHudi(desc.provider) && query.resolved =>
       CreateHudiTableAsSelect(desc, mode, query)
+    // `create_catalog_table`'s DDL (the location in a column comment) names a table that exists: Spark's own
+    // command makes that entry.
+    case CreateTable(desc, mode, None) if HudiWriteNames.isHudi(desc.provider) &&
+        HudiRelation.pathComment(desc.schema).isEmpty =>
+      CreateHudiTable(desc, ignoreIfExists = mode == SaveMode.Ignore)
+    case TruncateTableCommand(ident, spec) => HudiWriteRule.hudiCatalogTable(session, ident)
+      .fold[LogicalPlan](plan)(t => TruncateHudiTable(t, spec))
+    case AlterTableAddColumnsCommand(ident, columns) if HudiWriteRule.hudiCatalogTable(session, ident).isDefined =>
+      throw new IllegalArgumentException(s"ALTER TABLE ${ident.unquotedString} ADD COLUMNS " +
+        s"(${columns.map(_.name).mkString(", ")}): not supported on Hudi tables here; a write may add nullable " +
+        "columns: INSERT INTO, MERGE INTO or df.write rows that carry the new columns")
     case i: InsertIntoStatement if i.query.resolved => i.table match {
       case l: LogicalRelation if l.relation.isInstanceOf[HudiRelation] && l.catalogTable.isDefined =>
         InsertIntoHudiTable(l.catalogTable.get, l.output, i.partitionSpec, i.userSpecifiedCols, i.byName, i.query,
@@ -380,6 +506,14 @@ case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rul
 }
 
 object HudiWriteRule {
+  /** The `USING hudi` catalog entry of a v1 command's table name, if that is what it names. */
+  def hudiCatalogTable(session: org.apache.spark.sql.SparkSession,
+      ident: org.apache.spark.sql.catalyst.TableIdentifier): Option[CatalogTable] = {
+    val catalog = session.asInstanceOf[SparkSession].sessionState.catalog
+    if (!catalog.tableExists(ident)) None
+    else Some(catalog.getTableMetadata(ident)).filter(t => HudiWriteNames.isHudi(t.provider))
+  }
+
   /** The `USING hudi` catalog table a DML statement names, if that is what it names. */
   def hudiTable(plan: LogicalPlan): Option[LogicalRelation] = EliminateSubqueryAliases(plan) match {
     case Project(_, l: LogicalRelation) if l.relation.isInstanceOf[HudiRelation] && l.catalogTable.isDefined => Some(l)
