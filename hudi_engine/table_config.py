@@ -64,7 +64,10 @@ MERGE_ON_READ = "MERGE_ON_READ"
 TABLE_TYPES = (COPY_ON_WRITE, MERGE_ON_READ)
 DEFAULT_PAYLOAD_CLASS = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT_RECORD_MERGER_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"  # HoodieRecordMerger.DEFAULT_MERGER_STRATEGY_UUID
-SUPPORTED_TABLE_VERSION = 6  # the version this engine writes
+SUPPORTED_TABLE_VERSION = 6  # the version of a new table unless hoodie.write.table.version says otherwise
+# Versions this engine writes (tables of versions 8 and 9 with parquet base files: `require_writable`).
+WRITABLE_TABLE_VERSIONS = (6, 8, 9)
+DEFAULT_TIMELINE_PATH = "timeline"
 SUPPORTED_TIMELINE_LAYOUT = 1
 # Versions this engine reads, with the timeline layout each has (Hudi 1.x upgrades the timeline with the version).
 READABLE_TABLE_VERSIONS = {6: 1, 8: 2, 9: 2}
@@ -265,7 +268,7 @@ class TableConfig:
                 detail = "is not supported"
             raise UnsupportedTableVersionError(
                 f"{self.source}: {VERSION}={version} ({release}) {detail}; readable: "
-                f"{', '.join(map(str, READABLE_TABLE_VERSIONS))}, writable: {SUPPORTED_TABLE_VERSION}"
+                f"{', '.join(map(str, READABLE_TABLE_VERSIONS))}, writable: {', '.join(map(str, WRITABLE_TABLE_VERSIONS))}"
             )
         layout = self.timeline_layout_version
         if layout != READABLE_TABLE_VERSIONS[version]:
@@ -285,17 +288,29 @@ class TableConfig:
                 )
 
     def require_writable(self) -> None:
-        """Refuse to write a table this engine only reads (Hudi 1.x, table versions 8 and 9)."""
+        """Refuse to write a table this engine only reads: a version other than 6, 8 and 9, a Hudi 1.x table whose
+        active timeline is not in `.hoodie/timeline` (where writers look for it), or one with base files other than
+        parquet (version 9 may have Lance ones)."""
         version = self.version
-        if version != SUPPORTED_TABLE_VERSION:
-            release = _VERSION_RELEASES.get(version, "an unknown Hudi release")
+        release = _VERSION_RELEASES.get(version, "an unknown Hudi release")
+        if version not in WRITABLE_TABLE_VERSIONS:
             raise UnsupportedTableVersionError(
                 f"{self.source}: table {self.name!r} is {VERSION}={version} ({release}); this engine reads it but "
-                f"writes only table version {SUPPORTED_TABLE_VERSION}. Write it with Hudi {release.split()[-1]} "
-                f"or later, or write a new table (another path) with this engine. A Hudi 1.x writer upgrades a "
-                f"version-6 table on its next write unless its job sets {WRITE_TABLE_VERSION}=6 and "
-                f"{AUTO_UPGRADE}=false: set both in every Java job that shares a table with this engine."
+                f"writes only table versions {', '.join(map(str, WRITABLE_TABLE_VERSIONS))}. Write it with Hudi "
+                f"{release.split()[-1]} or later, or write a new table (another path) with this engine. A Hudi 1.x "
+                f"writer upgrades a version-6 table on its next write unless its job sets {WRITE_TABLE_VERSION}=6 "
+                f"and {AUTO_UPGRADE}=false: set both in every Java job that shares a table with this engine."
             )
+        if version >= 8 and self.timeline_path != DEFAULT_TIMELINE_PATH:
+            raise UnsupportedTableVersionError(
+                f"{self.source}: table {self.name!r} ({VERSION}={version}) keeps its timeline in .hoodie/"
+                f"{self.timeline_path} ({TIMELINE_PATH}); this engine writes only tables with Hudi's default "
+                f"'{DEFAULT_TIMELINE_PATH}'. Let Java Hudi write this table.")
+        if version >= 8 and self.base_file_format != "PARQUET":  # version 6: refused by its table-features row
+            raise UnsupportedTableVersionError(
+                f"{self.source}: table {self.name!r} ({VERSION}={version}, {release}) has {self.base_file_format} "
+                f"base files ({BASE_FILE_FORMAT}); this engine writes parquet base files only. Let Java Hudi write "
+                f"this table, or rewrite it as a parquet table (another path) with this engine.")
 
     def to_text(self, now=None) -> str:
         """hoodie.properties text with the two comment lines Java writes and a fresh checksum last."""
@@ -375,9 +390,15 @@ class TableConfig:
         return self._int(TIMELINE_LAYOUT_VERSION, READABLE_TABLE_VERSIONS.get(self.version, SUPPORTED_TIMELINE_LAYOUT))
 
     @property
+    def log_files_named_by_delta_commit(self) -> bool:
+        """Hudi 1.x (version 8+) names a log file by the delta commit that writes it, not by its slice's base
+        instant."""
+        return self.version >= 8
+
+    @property
     def timeline_path(self) -> str:
         """Layout 2: the active timeline's folder, relative to `.hoodie`."""
-        return (self.props.get(TIMELINE_PATH) or "timeline").strip()
+        return (self.props.get(TIMELINE_PATH) or DEFAULT_TIMELINE_PATH).strip()
 
     @property
     def timeline_history_path(self) -> str:

@@ -358,6 +358,46 @@ SAVEPOINT_METADATA = _record(
     NAMESPACE,
 )
 
+# --- commit metadata of timeline layout 2 (Hudi 1.x: HoodieCommitMetadata.avsc, as embedded in real files) -------------
+
+def _write_stat() -> dict:
+    def n(name: str, type_: Any) -> dict:
+        return _field(name, _opt(type_), None)
+
+    return _record("HoodieWriteStat", [
+        n("fileId", _STR), n("path", _STR), n("prevCommit", _STR), n("numWrites", "long"), n("numDeletes", "long"),
+        n("numUpdateWrites", "long"), n("totalWriteBytes", "long"), n("totalWriteErrors", "long"),
+        n("partitionPath", _STR), n("totalLogRecords", "long"), n("totalLogFiles", "long"),
+        n("totalUpdatedRecordsCompacted", "long"), n("numInserts", "long"), n("totalLogBlocks", "long"),
+        n("totalCorruptLogBlock", "long"), n("totalRollbackBlocks", "long"), n("fileSizeInBytes", "long"),
+        n("logVersion", "int"), n("logOffset", "long"), n("baseFile", _STR),
+        n("logFiles", _array(_STR, default=None)),
+        n("cdcStats", {"type": "map", "values": "long", "avro.java.string": "String", "default": None}),
+        n("prevBaseFile", _STR), n("minEventTime", "long"), n("maxEventTime", "long"),
+        n("runtimeStats", _record("HoodieRuntimeStats", [
+            n("totalScanTime", "long"), n("totalCreateTime", "long"), n("totalUpsertTime", "long")])),
+        n("totalLogFilesCompacted", "long"), n("totalLogReadTimeMs", "long"), n("totalLogSizeCompacted", "long"),
+        n("tempPath", _STR), n("numUpdates", "long"),
+    ])
+
+
+def _commit_metadata(name: str, replace: bool) -> dict:
+    extra_map = _map(_STR) if replace else {**_map(_STR), "default": None}
+    fields = [
+        _field("partitionToWriteStats", _opt(_map(_array(_write_stat()))), None),
+        _field("compacted", _opt("boolean"), None),
+        _field("extraMetadata", _opt(extra_map), None),
+        _VERSION_1,
+        _field("operationType", _opt(_STR), None),
+    ]
+    if replace:
+        fields.append(_field("partitionToReplaceFileIds", _opt(_map(_array(_STR))), None))
+    return _record(name, fields, NAMESPACE)
+
+
+COMMIT_METADATA = _commit_metadata("HoodieCommitMetadata", replace=False)
+REPLACE_COMMIT_METADATA = _commit_metadata("HoodieReplaceCommitMetadata", replace=True)
+
 # Top-level records that are timeline files, by short name (the `kind` of read/write below).
 SCHEMAS: dict[str, dict] = {
     s["name"]: s
@@ -369,6 +409,8 @@ SCHEMAS: dict[str, dict] = {
         COMPACTION_PLAN,
         REQUESTED_REPLACE_METADATA,
         SAVEPOINT_METADATA,
+        COMMIT_METADATA,
+        REPLACE_COMMIT_METADATA,
     )
 }
 

@@ -389,8 +389,8 @@ class Transaction:
         cfg = client.config
         timeline = client.timeline if client.timeline is not None else Timeline.load(client.location)
         self.started = TimelineAtStart.of(timeline)
-        instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
-                                        local=client.table_config.local_instant_times)
+        self.layout = timeline.layout
+        instant_time = new_instant_time(after=timeline.latest_time(), local=client.table_config.local_instant_times)
         self.owned = InflightInstant.start(client.location, instant_time, cfg.lock, lock.owner)
         try:
             self.inflight = commit_protocol.start_commit(client.location, client.table_config,
@@ -452,7 +452,7 @@ class Transaction:
             c.location, self.inflight, stats, operation_type=c.config.operation.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
             extra_metadata=c.config.commit_extra_metadata,
-            partition_metafile_base_format=c.table_config.partition_metafile_use_base_format,
+            partition_metafile_base_format=c.table_config.partition_metafile_use_base_format, layout=self.layout,
         )
         self.done = True
         if c.config.lock.optimistic:
