@@ -185,6 +185,7 @@ class TableConfig:
         *,
         populate_meta_fields: bool = True,
         create_schema: dict | None = None,
+        version: int = SUPPORTED_TABLE_VERSION,
     ) -> "TableConfig":
         """Config of a new v6 table, with the keys Spark's writer puts in `hoodie.properties` (FORMAT.md, Table config).
 
@@ -192,7 +193,12 @@ class TableConfig:
         makes UTC instants). MOR tables get the payload class and record merger strategy defaults like
         `HoodieTableConfig.create`; a COW table gets a payload class only when one is given. `create_schema`
         (an Avro schema) is stored in Spark SQL's `[T, "null"]` shape. `extra` keys are added last and win.
+        `version` 8 or 9 makes a Hudi 1.x table instead (`_hudi_1x_props`).
         """
+        if version not in WRITABLE_TABLE_VERSIONS:
+            raise UnsupportedTableVersionError(
+                f"{WRITE_TABLE_VERSION}={version}: this engine creates tables of versions "
+                f"{', '.join(map(str, WRITABLE_TABLE_VERSIONS))}")
         if not name or not _TABLE_NAME.match(name):
             raise TableConfigError(
                 f"{NAME}={name!r}: expected letters, digits and '_' not starting with a digit "
@@ -231,6 +237,8 @@ class TableConfig:
             props[RECORD_MERGER_STRATEGY] = DEFAULT_RECORD_MERGER_STRATEGY
         props[BASE_FILE_FORMAT] = "PARQUET"
         props[TIMELINE_TIMEZONE] = "UTC"
+        if version != SUPPORTED_TABLE_VERSION:
+            props = _hudi_1x_props(props, version)
         if create_schema is not None:
             props[CREATE_SCHEMA] = schema_to_json(to_create_schema(create_schema))
         props.update(extra or {})
@@ -343,7 +351,10 @@ class TableConfig:
         primary = storage.join(meta, PROPERTIES_FILE)
         if storage.exists(primary):
             raise TableConfigError(f"{primary} already exists: a Hudi table is already at {base_path}")
-        for sub in (".schema", self.archivelog_folder, ".temp", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids"):
+        # Hudi 1.x makes the active timeline and its history folder instead of the archive folder.
+        timeline_dirs = (f"{self.timeline_path}/{self.timeline_history_path}",) if self.version >= 8 else \
+            (self.archivelog_folder,)
+        for sub in (".schema", *timeline_dirs, ".temp", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids"):
             storage.mkdirs(storage.join(meta, sub))
         if not storage.create_exclusive(primary, self.to_text().encode("latin-1")):
             raise TableConfigError(f"{primary} was created concurrently: a Hudi table is already at {base_path}")
@@ -530,3 +541,43 @@ class TableConfig:
     @property
     def bootstrap_base_path(self) -> str | None:
         return self.props.get(BOOTSTRAP_BASE_PATH) or None
+
+
+# Hudi 1.x's record merge strategy ids (HoodieRecordMerger) of its merge modes.
+_COMMIT_TIME_STRATEGY = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
+_PAYLOAD_BASED_STRATEGY = "00000000-0000-0000-0000-000000000000"
+
+
+def _hudi_1x_props(props: dict[str, str], version: int) -> dict[str, str]:
+    """A new table's properties as Hudi 1.x writes them (`HoodieTableMetaClient.initTable` of version 8 or 9): timeline
+    layout 2 in `.hoodie/timeline` with its history, the initial version, the key generator by type too, and the merge
+    mode of the payload (COMMIT_TIME_ORDERING for OverwriteWithLatestAvroPayload, EVENT_TIME_ORDERING for
+    DefaultHoodieRecordPayload, CUSTOM otherwise). Version 9 names the ordering field `hoodie.table.ordering.fields`,
+    keeps a payload class only for CUSTOM and records the table format."""
+    out = dict(props)
+    out[VERSION] = str(version)
+    out["hoodie.table.initial.version"] = str(version)
+    out[TIMELINE_LAYOUT_VERSION] = "2"
+    out[TIMELINE_PATH] = DEFAULT_TIMELINE_PATH
+    out[TIMELINE_HISTORY_PATH] = "history"
+    kinds = {_KEYGEN_PKG + cls: kind for kind, cls in _KEY_GENERATOR_TYPES.items() if not kind.endswith("_AVRO")}
+    if out.get(KEY_GENERATOR_CLASS) in kinds:
+        out[KEY_GENERATOR_TYPE] = kinds[out[KEY_GENERATOR_CLASS]]
+    payload = out.get(PAYLOAD_CLASS) or DEFAULT_PAYLOAD_CLASS
+    mode = {v: k for k, v in _MERGE_MODE_PAYLOADS.items()}.get(payload, "CUSTOM")
+    out[RECORD_MERGE_MODE] = mode
+    out.pop(RECORD_MERGER_STRATEGY, None)
+    out["hoodie.record.merge.strategy.id"] = {"COMMIT_TIME_ORDERING": _COMMIT_TIME_STRATEGY,
+                                              "EVENT_TIME_ORDERING": DEFAULT_RECORD_MERGER_STRATEGY}.get(
+        mode, _PAYLOAD_BASED_STRATEGY)
+    if version >= 9:
+        ordering = out.pop(PRECOMBINE_FIELD, None)
+        if ordering:
+            out[ORDERING_FIELDS] = ordering
+        if mode != "CUSTOM":
+            out.pop(PAYLOAD_CLASS, None)
+        out["hoodie.table.format"] = "native"
+    else:
+        out[PAYLOAD_CLASS] = payload
+    return out
+

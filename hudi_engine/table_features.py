@@ -156,7 +156,8 @@ class PropertyRow:
         return key == self.key or key in self.alternatives
 
 
-_V9_ONLY = "only table version 9 (Hudi 1.1) uses it; such tables are refused by hoodie.table.version"
+_V9_ONLY = "only table version 9 (Hudi 1.1) uses it"
+_PARTIAL_MERGE = "asks for Hudi 1.1's partial-update merging, which this engine neither writes nor reads"
 WAY_OUT = "turn the feature off with Hudi first, or let Java Hudi write this table"
 # Rows we honour refuse only values we do not know: a typo, or a newer Hudi's value.
 VALUE_WAY_OUT = "set a value Hudi and this engine both know (with Hudi), or let Java Hudi write this table"
@@ -243,9 +244,8 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 "(OverwriteWithLatestAvroPayload, DefaultHoodieRecordPayload); CUSTOM needs a payload class we have "
                 "(hoodie.compaction.payload.class)", _merge_mode, way_out=_JAVA_CLASS),
     PropertyRow("hoodie.table.partial.update.mode", "1.1: partial-update merging", Decision.NO_EFFECT, _V9_ONLY,
-                _one_of("NONE", refused={"KEEP_VALUES": _V9_ONLY, "FILL_DEFAULTS": _V9_ONLY,
-                                         "IGNORE_DEFAULTS": _V9_ONLY, "IGNORE_MARKERS": _V9_ONLY,
-                                         "FILL_UNAVAILABLE": _V9_ONLY})),
+                _one_of("NONE", refused={m: _PARTIAL_MERGE for m in ("KEEP_VALUES", "FILL_DEFAULTS", "IGNORE_DEFAULTS",
+                                                                      "IGNORE_MARKERS", "FILL_UNAVAILABLE")})),
     PropertyRow("hoodie.table.merge.properties", "1.1: properties of the merge mode", Decision.NO_EFFECT, _V9_ONLY),
     PropertyRow("hoodie.table.base.file.format", "format of base files", Decision.HONOURED,
                 "PARQUET is written; ORC, HFILE and LANCE are refused",

@@ -179,3 +179,51 @@ def test_lance_1x_table_is_refused_before_anything_is_written(unzip_table, tmp_p
         write_table(pa.table({"id": ["x"]}), str(path), {"hoodie.table.name": "t",
                                                          "hoodie.datasource.write.recordkey.field": "id"})
     assert _tree(path) == before
+
+
+@pytest.mark.parametrize("version,table_type", [(8, "COPY_ON_WRITE"), (9, "COPY_ON_WRITE"), (9, "MERGE_ON_READ")])
+def test_new_table_of_version(tmp_path, version, table_type):
+    """`hoodie.write.table.version` picks a new table's version; the properties are Hudi 1.x's; hudi-rs reads every
+    instant; a later write that names another version is refused, naming both, before anything is written."""
+    path = tmp_path / "t"
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.datasource.write.table.type": table_type, "hoodie.write.table.version": str(version)}
+    first = pa.table({"id": ["a", "b", "c"], "p": ["x", "x", "y"], "ts": [1, 1, 1], "v": [1.0, 2.0, 3.0]})
+    write_table(first, str(path), options)
+    second = pa.table({"id": ["b", "d"], "p": ["x", "y"], "ts": [2, 2], "v": [20.0, 40.0]})
+    write_table(second, str(path), {k: v for k, v in options.items() if k != "hoodie.write.table.version"})
+    table = HudiTable.load(str(path))
+    config = table.config
+    assert config.version == version and config.get("hoodie.table.initial.version") == str(version)
+    assert config.timeline_layout_version == 2 and config.timeline_path == "timeline"
+    assert (path / ".hoodie" / "timeline" / "history").is_dir() and not (path / ".hoodie" / "archived").exists()
+    assert config.ordering_fields == ["ts"] and config.record_merge_mode == "COMMIT_TIME_ORDERING"
+    ordering_key = "hoodie.table.ordering.fields" if version == 9 else "hoodie.table.precombine.field"
+    assert config.get(ordering_key) == "ts"
+    assert not list((path / ".hoodie").glob("*.commit")) and not list((path / ".hoodie").glob("*.deltacommit"))
+    expected = {"a": 1.0, "b": 20.0, "c": 3.0, "d": 40.0}
+    ours = table.read_snapshot()
+    assert dict(zip(ours.column("id").to_pylist(), ours.column("v").to_pylist())) == expected
+    assert_same_rows(ours, rs_snapshot(path), "new table", "id")
+    commits = table.timeline.completed_commits()
+    assert len(commits) == 2 and all(i.completion_time for i in commits)
+    for instant in commits:
+        assert_same_rows(table.read_snapshot(as_of=instant.timestamp), rs_snapshot(path, as_of=instant.timestamp),
+                         f"as of {instant}", "id")
+    start, end = commits[0].completion_time, commits[1].completion_time
+    assert_same_rows(table.read_incremental(start, end), rs_incremental(path, start, end), "incremental", "id")
+
+    before = _tree(path)
+    other = 6 if version != 6 else 9
+    with pytest.raises(Exception, match=rf"hoodie.write.table.version='{other}' contradicts the table's "
+                                        rf"'hoodie.table.version={version}'"):
+        write_table(second, str(path), {**options, "hoodie.write.table.version": str(other)})
+    assert _tree(path) == before
+
+
+def test_default_new_table_stays_version_6(tmp_path):
+    write_table(pa.table({"id": ["a"]}), str(tmp_path / "t"),
+                {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id"})
+    config = HudiTable.load(str(tmp_path / "t")).config
+    assert config.version == 6 and config.timeline_layout_version == 1
