@@ -37,12 +37,12 @@ from typing import Any
 import fastavro
 
 from hudi_engine.config.write_config import ArchivalConfig, LockConfig
-from hudi_engine.errors import HudiError, TimelineError
+from hudi_engine.errors import HudiError, TimelineError, UnsupportedTableVersionError
 from hudi_engine.io.log_block import AVRO_DATA_BLOCK_VERSION, BlockType, HeaderKey, LogBlock
 from hudi_engine.io.log_format import encode_log_file, read_log_blocks
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
-from hudi_engine.table_config import TableConfig
+from hudi_engine.table_config import VERSION, TableConfig
 from hudi_engine.table_services import service_lock
 from hudi_engine.timeline import META_FOLDER, Timeline
 from hudi_engine.timeline.avro_models import (
@@ -379,6 +379,10 @@ def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commit
     with service_lock(location, lock, table=table):
         table = table or TableConfig.load(location)
         table.require_writable()
+        if table.timeline_layout_version != 1:  # Hudi 1.x archives into the LSM history (timeline/history/)
+            raise UnsupportedTableVersionError(
+                f"table {location.base_path} ({VERSION}={table.version}): archival into the LSM timeline history "
+                "of a Hudi 1.x table is not written by this engine yet; let Hudi archive it")
         timeline = timeline if timeline is not None else Timeline.load(location)
         chosen = instants_to_archive(timeline, config, merge_on_read=table.table_type == "MERGE_ON_READ",
                                      max_delta_commits=max_delta_commits)

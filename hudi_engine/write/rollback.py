@@ -263,6 +263,9 @@ def _is_clustering(timeline: Timeline, instant: Instant) -> bool:
 
 def _plan_pending(timeline: Timeline, target: Instant, use_command_blocks: bool) -> list[RollbackRequest]:
     table = _location(timeline)
+    # Hudi 1.x (BaseRollbackHelper of table version 8+): a failed delta commit's log files are its own (named by
+    # it), so they are deleted, never neutralised with command blocks.
+    use_command_blocks = use_command_blocks and timeline.layout.version == 1
     markers = list_markers(table, target.timestamp)
     if markers:
         return _requests_from_markers(table, markers, target.timestamp, use_command_blocks)
@@ -396,7 +399,7 @@ def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *
          uncommit: bool) -> RollbackResult | None:
     storage = timeline.storage
     t0 = time.monotonic()
-    latest = max(timeline.timestamps(), default=None)
+    latest = timeline.latest_time()
     rollback_ts = new_instant_time(after=latest, local=TableConfig.load(_location(timeline)).local_instant_times)
     requested = Instant(rollback_ts, Action.ROLLBACK, State.REQUESTED)
     plan = {

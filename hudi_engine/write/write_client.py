@@ -29,6 +29,7 @@ from hudi_engine.timeline import META_FOLDER, Timeline
 from hudi_engine.timeline.clustering import PendingClustering, resolve_update_strategy
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.timeline.instant import State, new_instant_time
+from hudi_engine.timeline.layout import layout_for
 from hudi_engine.write import commit as commit_protocol
 from hudi_engine.write.bucket_assigner import BucketPlan, Counts, MapSidePlan, SliceInfo, plan_buckets
 from hudi_engine.write.conflict import TimelineAtStart, check_conflicts
@@ -368,7 +369,8 @@ class WriteClient:
         try:
             # The config is the one just written, the timeline empty: the state is checked under the lock.
             return acquire(self.location, self.config.lock, table_name=self.table_config.name,
-                           table=self.table_config, timeline=Timeline(self.location, []))
+                           table=self.table_config,
+                           timeline=Timeline(self.location, [], layout=layout_for(self.table_config)))
         except BaseException:
             self._remove_if_empty()
             raise
