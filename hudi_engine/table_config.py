@@ -272,6 +272,8 @@ class TableConfig:
             release = _VERSION_RELEASES.get(version, "an unknown Hudi release")
             if version < SUPPORTED_TABLE_VERSION:
                 detail = "is older than supported; upgrade it by writing with Hudi 0.14 or 0.15"
+            elif version > max(READABLE_TABLE_VERSIONS):
+                detail = "is not supported (a newer Hudi wrote it: read and write it with that Hudi)"
             else:
                 detail = "is not supported"
             raise UnsupportedTableVersionError(
