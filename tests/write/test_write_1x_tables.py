@@ -227,3 +227,15 @@ def test_default_new_table_stays_version_6(tmp_path):
                 {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id"})
     config = HudiTable.load(str(tmp_path / "t")).config
     assert config.version == 6 and config.timeline_layout_version == 1
+
+
+def test_a_newer_table_version_is_refused_before_anything_is_written(unzip_table, tmp_path):
+    path = tmp_path / "t"
+    shutil.copytree(unzip_table("cow_v9_txns_simple_meta", "v8_v9"), path)
+    props = path / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text().replace("hoodie.table.version=9", "hoodie.table.version=10"))
+    before = _tree(path)
+    with pytest.raises(UnsupportedTableVersionError, match=r"hoodie.table.version=10 .* a newer Hudi wrote it: read "
+                                                            r"and write it with that Hudi.*writable: 6, 8, 9"):
+        write_table(pa.table({"txn_id": ["x"]}), str(path), {"hoodie.table.name": "v9_txns_simple_meta"})
+    assert _tree(path) == before
