@@ -235,7 +235,7 @@ def test_a_newer_table_version_is_refused_before_anything_is_written(unzip_table
     props = path / ".hoodie" / "hoodie.properties"
     props.write_text(props.read_text().replace("hoodie.table.version=9", "hoodie.table.version=10"))
     before = _tree(path)
-    with pytest.raises(UnsupportedTableVersionError, match=r"hoodie.table.version=10 .* a newer Hudi wrote it: read "
+    with pytest.raises(UnsupportedTableVersionError, match=r"hoodie.table.version=10 .*a newer Hudi wrote it: read "
                                                             r"and write it with that Hudi.*writable: 6, 8, 9"):
         write_table(pa.table({"txn_id": ["x"]}), str(path), {"hoodie.table.name": "v9_txns_simple_meta"})
     assert _tree(path) == before
