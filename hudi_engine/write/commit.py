@@ -32,11 +32,12 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
-from hudi_engine.timeline.layout import TimelineLayout
-from hudi_engine.timeline.timeline import layout_at
+from hudi_engine.timeline.layout import TimelineLayout, TimelineLayoutV2
+from hudi_engine.timeline.timeline import LAYOUT2_FOLDER, layout_at
 from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.markers import delete_marker_dir, list_markers
 
+LAYOUT_V2 = TimelineLayoutV2()
 WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
 # Operations that replace file groups: they commit as replacecommit, on COW and MOR alike.
 REPLACE_OPERATIONS = frozenset({"INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE", "DELETE_PARTITION", "CLUSTER"})
@@ -61,6 +62,9 @@ def create_table(location: TableLocation, config: TableConfig) -> None:
         raise WriteError(f"cannot create table {config.name!r}: a Hudi table already exists at {base_path} "
                          f"({meta}/{PROPERTIES_FILE} is there)")
     leftovers = [e.name for e in storage.list_dir(meta) if not e.is_dir and Instant.parse_file_name(e.name)]
+    layout2 = Storage.join(meta, LAYOUT2_FOLDER)  # a Hudi 1.x table's instants
+    if storage.is_dir(layout2):
+        leftovers += [e.name for e in storage.list_dir(layout2) if not e.is_dir and LAYOUT_V2.parse_file_name(e.name)]
     if leftovers:
         raise WriteError(f"cannot create table {config.name!r} at {base_path}: {meta} holds instant files of "
                          f"another table ({', '.join(sorted(leftovers)[:3])}) but no {PROPERTIES_FILE}")

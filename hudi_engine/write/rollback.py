@@ -190,6 +190,8 @@ def finish_pending_rollbacks(location: TableLocation, timeline: Timeline | None 
     only this before its write; dead writers' instants are left to the table services."""
     storage, base_path = location.storage, location.base_path
     storage.delete_temp_files(Storage.join(base_path, META_FOLDER))
+    if timeline is not None and timeline.layout.version == 2:  # instants are created in .hoodie/timeline there
+        storage.delete_temp_files(timeline.meta_path)
     return _resume_pending_rollbacks(location, timeline)
 
 
