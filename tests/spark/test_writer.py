@@ -411,9 +411,12 @@ def test_spark_upsert_and_delete_into_a_real_1x_table(spark, unzip_table, tmp_pa
     version, key = table.config.version, table.config.record_key_fields[0]
     data = table.read_snapshot()
     data = data.drop_columns([c for c in data.column_names if c.startswith("_hoodie_")]).slice(0, 2)
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    schema = from_arrow_schema(data.schema)  # the table's own types (decimals keep their precision)
     options = {"hoodie.table.name": table.config.name}
-    write(spark.createDataFrame(data.to_pandas()), str(path), options)
-    write(spark.createDataFrame(data.slice(1, 1).to_pandas()), str(path),
+    write(spark.createDataFrame(data.to_pandas(), schema), str(path), options)
+    write(spark.createDataFrame(data.slice(1, 1).to_pandas(), schema), str(path),
           {**options, "hoodie.datasource.write.operation": "delete"})
     after = HudiTable.load(str(path))
     assert after.config.version == version and after.timeline.layout.version == 2
