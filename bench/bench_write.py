@@ -191,7 +191,7 @@ def run_w1_versions(versions: list[int], repeats: int) -> dict:
     rss: list[dict] = []
     pristine = {(tt, v): base / f"pristine_{tt.lower()}_v{v}" for tt in ("COPY_ON_WRITE", "MERGE_ON_READ")
                 for v in versions}
-    first = [Case(f"first_v{v}", lambda tag, v=v: hudi_write(
+    first = [Case(f"hudi_first_v{v}", lambda tag, v=v: hudi_write(
         spark, df, base / f"first_v{v}", "COPY_ON_WRITE", "bulk_insert", tag, _bulk_expect(common.W1_ROWS), rss, jvm,
         version=v), setup=lambda _, v=v: common.fresh(base / f"first_v{v}")) for v in versions]
     print(f"first write, 1,000,000 rows, table versions {versions}", flush=True)
@@ -202,7 +202,7 @@ def run_w1_versions(versions: list[int], repeats: int) -> dict:
     upserts = []
     for (tt, v), path in pristine.items():
         work = base / f"work_{tt.lower()}_v{v}"
-        name = f"{'cow' if tt == 'COPY_ON_WRITE' else 'mor'}_upsert_v{v}"
+        name = f"hudi_{'cow' if tt == 'COPY_ON_WRITE' else 'mor'}_upsert_v{v}"
         upserts.append(Case(name, lambda tag, tt=tt, v=v, work=work: hudi_write(
             spark, bdf, work, tt, "upsert", tag, UPSERT_EXPECT, rss, jvm, version=v),
             setup=lambda _, path=path, work=work: common.copy_table(path, work)))
@@ -221,8 +221,8 @@ def report_w1_versions(out: dict) -> str:
     lines = [f"| W1 (1,000,000 rows) | {' | '.join(f'v{v}: median (runs)' for v in versions)} | "
              f"{' | '.join(f'v{v} / v{ref}' for v in versions[1:])} | goal |",
              "|---|" + "---|" * (2 * len(versions))]
-    for label, stem in (("first write: bulk_insert (COW)", "first"), ("COW upsert", "cow_upsert"),
-                        ("MOR upsert", "mor_upsert")):
+    for label, stem in (("first write: bulk_insert (COW)", "hudi_first"), ("COW upsert", "hudi_cow_upsert"),
+                        ("MOR upsert", "hudi_mor_upsert")):
         ms = [res.get(f"{stem}_v{v}") for v in versions]
         if any(m is None for m in ms):
             continue
