@@ -148,7 +148,9 @@ def rollback_completed(location: TableLocation, instant: Instant | str | None = 
     meta = timeline.commit_metadata(target)
     if meta.compacted or meta.operation_type in ("COMPACT", "LOG_COMPACT"):
         raise WriteError(f"{target} is a compaction commit; compactions are not rolled back once completed")
-    requests = _requests_from_stats(location, target.timestamp, meta, use_command_blocks)
+    # Layout 2: the commit's log files are its own (named by it): deleted, as Hudi 1.x does.
+    requests = _requests_from_stats(location, target.timestamp, meta,
+                                    use_command_blocks and timeline.layout.version == 1)
     result = _run(timeline, target, requests, uncommit=True)
     assert result is not None  # _run gives up (None) only on a pending instant that completed meanwhile
     return result

@@ -143,3 +143,27 @@ def test_compaction_of_a_real_1x_table_after_our_upsert(unzip_table, tmp_path, n
     after = HudiTable.load(str(path))
     assert_same_rows(after.read_snapshot(), rs_snapshot(path), f"{name} compacted")
     assert_same_rows(_data(after.read_snapshot()), _data(before), f"{name} compaction keeps the rows")
+
+
+def test_rolling_back_the_latest_v9_delta_commit_deletes_its_log_files(tmp_path):
+    path = tmp_path / "t"
+    options = _new_table(path)
+    before = HudiTable.load(str(path)).read_snapshot()
+    _upsert(path, options, ["a", "c"], 2)
+    logs = sorted(p.name for p in path.rglob(".*.log.*"))
+    assert logs
+    result = HudiTable.load(str(path)).rollback(use_command_blocks=True)
+    assert not list(path.rglob(".*.log.*")), "the delta commit's log files are deleted, no command block written"
+    assert result.rollback_log_files == {} and any(".log." in p for p in result.deleted_files)
+    table = _same_as_hudi_rs(path, "rolled back")
+    assert_same_rows(table.read_snapshot(), before, "the rows before the rolled-back commit")
+
+
+def test_partial_update_of_a_v9_table_is_written_as_full_records(tmp_path):
+    path = tmp_path / "t"
+    options = _new_table(path)
+    write_table(pa.table({"id": ["a"], "p": ["x"], "ts": [2], "v": [99.0]}), str(path),
+                {**options, "hoodie.datasource.write.partial.update.columns": "ts"})
+    table = _same_as_hudi_rs(path, "partial update")
+    rows = {r["id"]: (r["ts"], r["v"]) for r in table.read_snapshot().to_pylist()}
+    assert rows["a"] == (2, 1.0), "only ts took the incoming value; v kept the stored one in a whole record"
