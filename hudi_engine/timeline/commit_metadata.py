@@ -384,7 +384,8 @@ class CommitMetadata:
         if replace:
             record["partitionToReplaceFileIds"] = {
                 p: list(ids) for p, ids in (self.partition_to_replace_file_ids or {}).items()}
-        return write_avro_metadata("HoodieReplaceCommitMetadata" if replace else "HoodieCommitMetadata", record)
+        return write_avro_metadata("HoodieReplaceCommitMetadata" if replace else "HoodieCommitMetadata", record,
+                                   checked=False)
 
     # --- what readers ask of it -------------------------------------------------------------------------
 
