@@ -15,6 +15,10 @@ W2 (`--workload w2`): the same upsert batch into a 10,000,000-row MOR table besi
 1,000,000-row one (cost should follow the batch), with the peak memory of the Python driver; the delta-rs peer
 (MERGE into 1M and 10M-row tables) runs afterwards in a child process so the driver's memory figure is Hudi's.
 
+`--table-version N` (6, 8, 9): W1's Hudi tables are of table version N (Hudi 1.x's timeline layout 2 for 8 and 9).
+`--versions 6,9` (bench/run.sh write-v9): W1's first write and COW / MOR upserts on tables of each version, runs
+interleaved in one session, reported as the ratio of each version to the first (issue 26's goal: v9 <= 1.1x v6).
+
 `--profile`: the task-side code (keys and tags, plan, the create / merge / append handles, commit) run in this
 process without Spark on the W1 upsert and bulk_insert (`hudi_engine.write.local_writer`), under cProfile.
 
@@ -68,14 +72,19 @@ def delta_merge(path: Path, batch: pa.Table) -> dict:
 
 # ---- Hudi ---------------------------------------------------------------------------------------------------
 
+TABLE_VERSION = 6  # --table-version: the version of W1's Hudi tables
+
+
 def hudi_write(spark, df, path: Path, table_type: str, operation: str, label: str, expect: dict,
-               samples: list | None = None, jvm: int | None = None) -> dict:
+               samples: list | None = None, jvm: int | None = None, version: int | None = None) -> dict:
     from hudi_engine.spark import write
 
     spark.sparkContext.setJobDescription(label)  # the event log's jobs carry it: per-write Spark breakdown
+    options = {**common.hudi_options(table_type, operation),
+               "hoodie.write.table.version": str(version or TABLE_VERSION)}
     try:
         with RssSampler(jvm) as rss:
-            r = write(df, str(path), common.hudi_options(table_type, operation))
+            r = write(df, str(path), options)
     finally:
         spark.sparkContext.setJobDescription(None)
     got = {"records_inserted": r.records_inserted, "records_updated": r.records_updated}
@@ -167,6 +176,65 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool) -> dict:
     spark.stop()
     stages = parse_eventlog(ev_dir) if eventlog else {}
     return {"results": results, "cold": cold, "stages": stages, "maxrss_mb": common.maxrss_mb(), "rss_samples": rss}
+
+
+# ---- W1 by table version (issue 26) ---------------------------------------------------------------------------
+
+def run_w1_versions(versions: list[int], repeats: int) -> dict:
+    """W1's first write (bulk_insert, COW) and its COW / MOR upserts on tables of each version, interleaved."""
+    base = DATA_DIR / "w1_versions"
+    src, bdir = common.source_dir(common.W1_ROWS), common.batch_dir()
+    snapshot_sources()
+    spark = common.spark_session()
+    jvm = common.jvm_pid(spark)
+    df, bdf = common.cached_df(spark, src), common.cached_df(spark, bdir)
+    rss: list[dict] = []
+    pristine = {(tt, v): base / f"pristine_{tt.lower()}_v{v}" for tt in ("COPY_ON_WRITE", "MERGE_ON_READ")
+                for v in versions}
+    first = [Case(f"hudi_first_v{v}", lambda tag, v=v: hudi_write(
+        spark, df, base / f"first_v{v}", "COPY_ON_WRITE", "bulk_insert", tag, _bulk_expect(common.W1_ROWS), rss, jvm,
+        version=v), setup=lambda _, v=v: common.fresh(base / f"first_v{v}")) for v in versions]
+    print(f"first write, 1,000,000 rows, table versions {versions}", flush=True)
+    results, cold = common.interleaved(first, repeats)
+    print("setting up the W1 tables of each version (untimed)", flush=True)
+    for (tt, v), path in pristine.items():
+        hudi_write(spark, df, common.fresh(path), tt, "bulk_insert", "setup", _bulk_expect(common.W1_ROWS), version=v)
+    upserts = []
+    for (tt, v), path in pristine.items():
+        work = base / f"work_{tt.lower()}_v{v}"
+        name = f"hudi_{'cow' if tt == 'COPY_ON_WRITE' else 'mor'}_upsert_v{v}"
+        upserts.append(Case(name, lambda tag, tt=tt, v=v, work=work: hudi_write(
+            spark, bdf, work, tt, "upsert", tag, UPSERT_EXPECT, rss, jvm, version=v),
+            setup=lambda _, path=path, work=work: common.copy_table(path, work)))
+    print("upsert: 100,000 updates + 10,000 inserts on each version; each run on a fresh copy", flush=True)
+    ms, c = common.interleaved(upserts, repeats)
+    results.update(ms)
+    cold.update(c)
+    spark.stop()
+    return {"results": results, "cold": cold, "versions": versions, "maxrss_mb": common.maxrss_mb()}
+
+
+def report_w1_versions(out: dict) -> str:
+    res: dict[str, Measure] = out["results"]
+    versions = out["versions"]
+    ref = versions[0]
+    lines = [f"| W1 (1,000,000 rows) | {' | '.join(f'v{v}: median (runs)' for v in versions)} | "
+             f"{' | '.join(f'v{v} / v{ref}' for v in versions[1:])} | goal |",
+             "|---|" + "---|" * (2 * len(versions))]
+    for label, stem in (("first write: bulk_insert (COW)", "hudi_first"), ("COW upsert", "hudi_cow_upsert"),
+                        ("MOR upsert", "hudi_mor_upsert")):
+        ms = [res.get(f"{stem}_v{v}") for v in versions]
+        if any(m is None for m in ms):
+            continue
+        cells = [f"{m.median:.2f} s ({', '.join(f'{t:.2f}' for t in m.times)})" for m in ms]
+        ratios = [m.median / ms[0].median for m in ms[1:]]
+        verdict = ", ".join(f"v{v} <= 1.1x: **{'met' if r <= 1.1 else 'missed'}**" for v, r in zip(versions[1:], ratios))
+        lines.append(f"| {label} | {' | '.join(cells)} | {' | '.join(f'{r:.2f}x' for r in ratios)} | {verdict} |")
+    text = "\n".join(lines)
+    if out.get("cold"):
+        text += "\n\nWarm-up runs (untimed in the medians): " + ", ".join(
+            f"{k} {v:.2f} s" for k, v in out["cold"].items())
+    return text + "\n\n" + report_phases(res)
 
 
 # ---- W2 -----------------------------------------------------------------------------------------------------
@@ -487,6 +555,9 @@ def main() -> None:
     ap.add_argument("--no-eventlog", action="store_true", help="do not parse Spark's event log")
     ap.add_argument("--profile", action="store_true", help="in-process profile of the task side (no Spark timing)")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--table-version", type=int, choices=[6, 8, 9], default=6,
+                    help="table version of W1's Hudi tables (hoodie.write.table.version)")
+    ap.add_argument("--versions", default="", help="e.g. 6,9: W1 on tables of each version in one run")
     ap.add_argument("--delta-w2", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.delta_w2:
@@ -497,6 +568,17 @@ def main() -> None:
     if args.profile:
         out = run_profile(args.top)
         common.save_results("write_profile", {"profile": out})
+        return
+    global TABLE_VERSION
+    TABLE_VERSION = args.table_version
+    if args.versions:
+        out = run_w1_versions([int(v) for v in args.versions.split(",")], args.repeats)
+        text = report_w1_versions(out)
+        print(f"load average after: {os.getloadavg()}", flush=True)
+        out["results"] = {k: v.to_dict() for k, v in out["results"].items()}
+        out["markdown"] = text
+        common.save_results("write_w1_versions", out)
+        print("\n" + text)
         return
     if args.workload == "w1":
         out = run_w1([c.strip() for c in args.cases.split(",") if c.strip()], args.repeats, not args.no_eventlog)

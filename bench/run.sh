@@ -9,6 +9,8 @@
 #   bench/run.sh native-read     issue 24: the catalog name on the native hudi source vs Spark's parquet reader,
 #                                in process and through the Thrift server (about 10-15 minutes)
 #   bench/run.sh write           issue 3: W1 first write and COW / MOR upserts vs delta-rs
+#   bench/run.sh write-v9        issue 26: W1's first write and COW / MOR upserts on version-6 and version-9 tables,
+#                                interleaved in one run (the ratio v9 / v6; about 10-15 minutes)
 #   bench/run.sh w2              issue 3: the same upsert into a 10,000,000-row MOR table (about 5-15 minutes)
 #   bench/run.sh w3              issue 9: an unpartitioned 10M-row upsert of 2.2M rows; a new 5M-row day into a
 #                                30-day table (and a 1M-row day); beside delta-rs MERGE (about 20-40 minutes)
@@ -41,6 +43,7 @@ for w in "${what[@]}"; do
     spark-read) .venv/bin/python bench/bench_spark_read.py ;;
     native-read) .venv/bin/python bench/bench_native_read.py ;;
     write) .venv/bin/python bench/bench_write.py --workload w1 ;;
+    write-v9) .venv/bin/python bench/bench_write.py --versions 6,9 ;;
     w2) .venv/bin/python bench/bench_write.py --workload w2 ;;
     w3) .venv/bin/python bench/bench_w3.py ;;
     profile) .venv/bin/python bench/bench_write.py --profile ;;
@@ -51,6 +54,6 @@ for w in "${what[@]}"; do
     cdc) .venv/bin/python bench/bench_cdc.py ;;
     small-upsert) .venv/bin/python bench/bench_small_upsert.py ;;
     sql-write) .venv/bin/python bench/bench_sql_write.py ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write or all" >&2; exit 2 ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write or all" >&2; exit 2 ;;
   esac
 done

@@ -37,6 +37,8 @@ class Visibility:
     pending_compactions: frozenset[str]
     timeline_start: str | None
     replaced: frozenset[tuple[str, str]]
+    # How log files join slices on this timeline (`slicing_for`): views listed without it are sliced again by it.
+    slicing: FileSlicing = BY_BASE_INSTANT
 
     @staticmethod
     def of(timeline: Timeline, as_of: str | None = None) -> "Visibility":
@@ -52,7 +54,7 @@ class Visibility:
                 meta = timeline.commit_metadata(instant)
                 for partition, file_ids in (meta.partition_to_replace_file_ids or {}).items():
                     replaced.update((partition, f) for f in file_ids)
-        return Visibility(as_of, completed, pending, start, frozenset(replaced))
+        return Visibility(as_of, completed, pending, start, frozenset(replaced), slicing_for(timeline))
 
     def is_committed(self, instant_time: str) -> bool:
         """A data file's instant is visible: completed (up to as_of), or older than the active timeline."""
@@ -71,10 +73,21 @@ class Visibility:
 class FileSystemView:
     """File groups of a table, listed once; slices are filtered per query with a `Visibility`."""
 
-    def __init__(self, location: TableLocation, partitions: dict[str, list[FileGroup]]) -> None:
+    def __init__(self, location: TableLocation, partitions: dict[str, list[FileGroup]],
+                 slicing: FileSlicing = BY_BASE_INSTANT) -> None:
         self.storage = location.storage
         self.base_path = location.base_path
         self._partitions = partitions
+        self._slicing = slicing
+
+    def sliced_by(self, slicing: FileSlicing) -> "FileSystemView":
+        """This view with its log files put into slices by `slicing` (itself when it already is): a writer lists
+        partitions once and slices them the way its timeline says (by completion time in timeline layout 2)."""
+        if slicing == self._slicing:
+            return self
+        location = TableLocation.at(self.storage, self.base_path)
+        return FileSystemView(location, {p: _regroup(p, groups, slicing) for p, groups in self._partitions.items()},
+                              slicing)
 
     @staticmethod
     def load(
@@ -86,7 +99,7 @@ class FileSystemView:
         # One listing per folder: a partition's entries come with the walk that finds it.
         return FileSystemView(location, {
             rel: _file_groups(rel, entries, slicing) for rel, entries in _folders(location)
-            if _is_partition(entries) and (partition_filter is None or partition_filter(rel))})
+            if _is_partition(entries) and (partition_filter is None or partition_filter(rel))}, slicing)
 
     @staticmethod
     def load_within(location: TableLocation, max_folders: int,
@@ -97,13 +110,13 @@ class FileSystemView:
         if len(folders) > max_folders:
             return None
         return FileSystemView(location, {rel: _file_groups(rel, entries, slicing)
-                                         for rel, entries in folders if _is_partition(entries)})
+                                         for rel, entries in folders if _is_partition(entries)}, slicing)
 
     @staticmethod
     def for_partitions(location: TableLocation, partitions: Iterable[str],
                        slicing: FileSlicing = BY_BASE_INSTANT) -> "FileSystemView":
         """The view of known partitions only: one listing per partition folder, none of the rest of the table."""
-        return FileSystemView(location, {p: _list_file_groups(location, p, slicing) for p in partitions})
+        return FileSystemView(location, {p: _list_file_groups(location, p, slicing) for p in partitions}, slicing)
 
     @property
     def partition_paths(self) -> list[str]:
@@ -115,9 +128,10 @@ class FileSystemView:
             yield from groups
 
     def latest_file_slices(self, visibility: Visibility, partition: str | None = None) -> list[FileSlice]:
-        """The latest visible slice of every visible file group, pending-compaction logs merged in."""
+        """The latest visible slice of every visible file group, pending-compaction logs merged in (log files
+        sliced as `visibility` says)."""
         out = []
-        for group in self.file_groups(partition):
+        for group in self.sliced_by(visibility.slicing).file_groups(partition):
             if (group.partition_path, group.file_id) in visibility.replaced:
                 continue
             merged = _latest_merged_slice(group, visibility)
@@ -191,6 +205,23 @@ def _file_groups(partition: str, entries: list[FileStatus], slicing: FileSlicing
         s = group.slice_for(slicing.slice_of(group, log))
         (s.cdc_log_files if log.name.suffix == CDC_SUFFIX else s.log_files).append(log)
     return list(groups.values())
+
+
+def _regroup(partition: str, groups: list[FileGroup], slicing: FileSlicing) -> list[FileGroup]:
+    """`groups` with their log files put into slices by `slicing` (base files stay where they are)."""
+    out: list[FileGroup] = []
+    for group in groups:
+        fresh = FileGroup(partition, group.file_id)
+        logs = []
+        for s in group.slices.values():
+            if s.base_file is not None:
+                fresh.slice_for(s.base_instant).base_file = s.base_file
+            logs += [(log, False) for log in s.log_files] + [(log, True) for log in s.cdc_log_files]
+        for log, cdc in sorted(logs, key=lambda e: e[0].name.sort_key):
+            target = fresh.slice_for(slicing.slice_of(fresh, log))
+            (target.cdc_log_files if cdc else target.log_files).append(log)
+        out.append(fresh)
+    return out
 
 
 def _latest_merged_slice(group: FileGroup, vis: Visibility) -> FileSlice | None:

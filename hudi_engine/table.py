@@ -47,7 +47,7 @@ _OPS = {"=": "__eq__", "==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__l
 
 
 class HudiTable:
-    """A Hudi table at a path or URI: table version 6, or 8 and 9 (Hudi 1.x, read only). Loading reads
+    """A Hudi table at a path or URI: table version 6, or 8 and 9 (Hudi 1.x). Loading reads
     `hoodie.properties` and the active timeline only."""
 
     def __init__(self, location: TableLocation, config: TableConfig, timeline: Timeline,

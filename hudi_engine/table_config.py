@@ -64,7 +64,10 @@ MERGE_ON_READ = "MERGE_ON_READ"
 TABLE_TYPES = (COPY_ON_WRITE, MERGE_ON_READ)
 DEFAULT_PAYLOAD_CLASS = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT_RECORD_MERGER_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"  # HoodieRecordMerger.DEFAULT_MERGER_STRATEGY_UUID
-SUPPORTED_TABLE_VERSION = 6  # the version this engine writes
+SUPPORTED_TABLE_VERSION = 6  # the version of a new table unless hoodie.write.table.version says otherwise
+# Versions this engine writes (tables of versions 8 and 9 with parquet base files: `require_writable`).
+WRITABLE_TABLE_VERSIONS = (6, 8, 9)
+DEFAULT_TIMELINE_PATH = "timeline"
 SUPPORTED_TIMELINE_LAYOUT = 1
 # Versions this engine reads, with the timeline layout each has (Hudi 1.x upgrades the timeline with the version).
 READABLE_TABLE_VERSIONS = {6: 1, 8: 2, 9: 2}
@@ -182,6 +185,7 @@ class TableConfig:
         *,
         populate_meta_fields: bool = True,
         create_schema: dict | None = None,
+        version: int = SUPPORTED_TABLE_VERSION,
     ) -> "TableConfig":
         """Config of a new v6 table, with the keys Spark's writer puts in `hoodie.properties` (FORMAT.md, Table config).
 
@@ -189,7 +193,12 @@ class TableConfig:
         makes UTC instants). MOR tables get the payload class and record merger strategy defaults like
         `HoodieTableConfig.create`; a COW table gets a payload class only when one is given. `create_schema`
         (an Avro schema) is stored in Spark SQL's `[T, "null"]` shape. `extra` keys are added last and win.
+        `version` 8 or 9 makes a Hudi 1.x table instead (`_hudi_1x_props`).
         """
+        if version not in WRITABLE_TABLE_VERSIONS:
+            raise UnsupportedTableVersionError(
+                f"{WRITE_TABLE_VERSION}={version}: this engine creates tables of versions "
+                f"{', '.join(map(str, WRITABLE_TABLE_VERSIONS))}")
         if not name or not _TABLE_NAME.match(name):
             raise TableConfigError(
                 f"{NAME}={name!r}: expected letters, digits and '_' not starting with a digit "
@@ -228,6 +237,8 @@ class TableConfig:
             props[RECORD_MERGER_STRATEGY] = DEFAULT_RECORD_MERGER_STRATEGY
         props[BASE_FILE_FORMAT] = "PARQUET"
         props[TIMELINE_TIMEZONE] = "UTC"
+        if version != SUPPORTED_TABLE_VERSION:
+            props = _hudi_1x_props(props, version)
         if create_schema is not None:
             props[CREATE_SCHEMA] = schema_to_json(to_create_schema(create_schema))
         props.update(extra or {})
@@ -261,11 +272,13 @@ class TableConfig:
             release = _VERSION_RELEASES.get(version, "an unknown Hudi release")
             if version < SUPPORTED_TABLE_VERSION:
                 detail = "is older than supported; upgrade it by writing with Hudi 0.14 or 0.15"
+            elif version > max(READABLE_TABLE_VERSIONS):
+                detail = "is not supported (a newer Hudi wrote it: read and write it with that Hudi)"
             else:
                 detail = "is not supported"
             raise UnsupportedTableVersionError(
                 f"{self.source}: {VERSION}={version} ({release}) {detail}; readable: "
-                f"{', '.join(map(str, READABLE_TABLE_VERSIONS))}, writable: {SUPPORTED_TABLE_VERSION}"
+                f"{', '.join(map(str, READABLE_TABLE_VERSIONS))}, writable: {', '.join(map(str, WRITABLE_TABLE_VERSIONS))}"
             )
         layout = self.timeline_layout_version
         if layout != READABLE_TABLE_VERSIONS[version]:
@@ -285,17 +298,29 @@ class TableConfig:
                 )
 
     def require_writable(self) -> None:
-        """Refuse to write a table this engine only reads (Hudi 1.x, table versions 8 and 9)."""
+        """Refuse to write a table this engine only reads: a version other than 6, 8 and 9, a Hudi 1.x table whose
+        active timeline is not in `.hoodie/timeline` (where writers look for it), or one with base files other than
+        parquet (version 9 may have Lance ones)."""
         version = self.version
-        if version != SUPPORTED_TABLE_VERSION:
-            release = _VERSION_RELEASES.get(version, "an unknown Hudi release")
+        release = _VERSION_RELEASES.get(version, "an unknown Hudi release")
+        if version not in WRITABLE_TABLE_VERSIONS:
             raise UnsupportedTableVersionError(
                 f"{self.source}: table {self.name!r} is {VERSION}={version} ({release}); this engine reads it but "
-                f"writes only table version {SUPPORTED_TABLE_VERSION}. Write it with Hudi {release.split()[-1]} "
-                f"or later, or write a new table (another path) with this engine. A Hudi 1.x writer upgrades a "
-                f"version-6 table on its next write unless its job sets {WRITE_TABLE_VERSION}=6 and "
-                f"{AUTO_UPGRADE}=false: set both in every Java job that shares a table with this engine."
+                f"writes only table versions {', '.join(map(str, WRITABLE_TABLE_VERSIONS))}. Write it with Hudi "
+                f"{release.split()[-1]} or later, or write a new table (another path) with this engine. A Hudi 1.x "
+                f"writer upgrades a version-6 table on its next write unless its job sets {WRITE_TABLE_VERSION}=6 "
+                f"and {AUTO_UPGRADE}=false: set both in every Java job that shares a table with this engine."
             )
+        if version >= 8 and self.timeline_path != DEFAULT_TIMELINE_PATH:
+            raise UnsupportedTableVersionError(
+                f"{self.source}: table {self.name!r} ({VERSION}={version}) keeps its timeline in .hoodie/"
+                f"{self.timeline_path} ({TIMELINE_PATH}); this engine writes only tables with Hudi's default "
+                f"'{DEFAULT_TIMELINE_PATH}'. Let Java Hudi write this table.")
+        if version >= 8 and self.base_file_format != "PARQUET":  # version 6: refused by its table-features row
+            raise UnsupportedTableVersionError(
+                f"{self.source}: table {self.name!r} ({VERSION}={version}, {release}) has {self.base_file_format} "
+                f"base files ({BASE_FILE_FORMAT}); this engine writes parquet base files only. Let Java Hudi write "
+                f"this table, or rewrite it as a parquet table (another path) with this engine.")
 
     def to_text(self, now=None) -> str:
         """hoodie.properties text with the two comment lines Java writes and a fresh checksum last."""
@@ -328,7 +353,10 @@ class TableConfig:
         primary = storage.join(meta, PROPERTIES_FILE)
         if storage.exists(primary):
             raise TableConfigError(f"{primary} already exists: a Hudi table is already at {base_path}")
-        for sub in (".schema", self.archivelog_folder, ".temp", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids"):
+        # Hudi 1.x makes the active timeline and its history folder instead of the archive folder.
+        timeline_dirs = (f"{self.timeline_path}/{self.timeline_history_path}",) if self.version >= 8 else \
+            (self.archivelog_folder,)
+        for sub in (".schema", *timeline_dirs, ".temp", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids"):
             storage.mkdirs(storage.join(meta, sub))
         if not storage.create_exclusive(primary, self.to_text().encode("latin-1")):
             raise TableConfigError(f"{primary} was created concurrently: a Hudi table is already at {base_path}")
@@ -375,9 +403,15 @@ class TableConfig:
         return self._int(TIMELINE_LAYOUT_VERSION, READABLE_TABLE_VERSIONS.get(self.version, SUPPORTED_TIMELINE_LAYOUT))
 
     @property
+    def log_files_named_by_delta_commit(self) -> bool:
+        """Hudi 1.x (version 8+) names a log file by the delta commit that writes it, not by its slice's base
+        instant."""
+        return self.version >= 8
+
+    @property
     def timeline_path(self) -> str:
         """Layout 2: the active timeline's folder, relative to `.hoodie`."""
-        return (self.props.get(TIMELINE_PATH) or "timeline").strip()
+        return (self.props.get(TIMELINE_PATH) or DEFAULT_TIMELINE_PATH).strip()
 
     @property
     def timeline_history_path(self) -> str:
@@ -509,3 +543,43 @@ class TableConfig:
     @property
     def bootstrap_base_path(self) -> str | None:
         return self.props.get(BOOTSTRAP_BASE_PATH) or None
+
+
+# Hudi 1.x's record merge strategy ids (HoodieRecordMerger) of its merge modes.
+_COMMIT_TIME_STRATEGY = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
+_PAYLOAD_BASED_STRATEGY = "00000000-0000-0000-0000-000000000000"
+
+
+def _hudi_1x_props(props: dict[str, str], version: int) -> dict[str, str]:
+    """A new table's properties as Hudi 1.x writes them (`HoodieTableMetaClient.initTable` of version 8 or 9): timeline
+    layout 2 in `.hoodie/timeline` with its history, the initial version, the key generator by type too, and the merge
+    mode of the payload (COMMIT_TIME_ORDERING for OverwriteWithLatestAvroPayload, EVENT_TIME_ORDERING for
+    DefaultHoodieRecordPayload, CUSTOM otherwise). Version 9 names the ordering field `hoodie.table.ordering.fields`,
+    keeps a payload class only for CUSTOM and records the table format."""
+    out = dict(props)
+    out[VERSION] = str(version)
+    out["hoodie.table.initial.version"] = str(version)
+    out[TIMELINE_LAYOUT_VERSION] = "2"
+    out[TIMELINE_PATH] = DEFAULT_TIMELINE_PATH
+    out[TIMELINE_HISTORY_PATH] = "history"
+    kinds = {_KEYGEN_PKG + cls: kind for kind, cls in _KEY_GENERATOR_TYPES.items() if not kind.endswith("_AVRO")}
+    if out.get(KEY_GENERATOR_CLASS) in kinds:
+        out[KEY_GENERATOR_TYPE] = kinds[out[KEY_GENERATOR_CLASS]]
+    payload = out.get(PAYLOAD_CLASS) or DEFAULT_PAYLOAD_CLASS
+    mode = {v: k for k, v in _MERGE_MODE_PAYLOADS.items()}.get(payload, "CUSTOM")
+    out[RECORD_MERGE_MODE] = mode
+    out.pop(RECORD_MERGER_STRATEGY, None)
+    out["hoodie.record.merge.strategy.id"] = {"COMMIT_TIME_ORDERING": _COMMIT_TIME_STRATEGY,
+                                              "EVENT_TIME_ORDERING": DEFAULT_RECORD_MERGER_STRATEGY}.get(
+        mode, _PAYLOAD_BASED_STRATEGY)
+    if version >= 9:
+        ordering = out.pop(PRECOMBINE_FIELD, None)
+        if ordering:
+            out[ORDERING_FIELDS] = ordering
+        if mode != "CUSTOM":
+            out.pop(PAYLOAD_CLASS, None)
+        out["hoodie.table.format"] = "native"
+    else:
+        out[PAYLOAD_CLASS] = payload
+    return out
+

@@ -110,12 +110,31 @@ def _key_generator(value: str, _: TableConfig) -> str | None:
     return None
 
 
+# Hudi 1.x's built-in strategy ids (HoodieRecordMerger): commit-time ordering and payload based; event-time ordering is
+# DEFAULT_RECORD_MERGER_STRATEGY, 0.x's default.
+_BUILTIN_MERGE_STRATEGIES = frozenset({DEFAULT_RECORD_MERGER_STRATEGY, "ce9acb64-bde0-424c-9b91-f6ebba25356d",
+                                       "00000000-0000-0000-0000-000000000000"})
+
+
 def _merger_strategy(value: str, _: TableConfig) -> str | None:
-    # 0.x: HoodieRecordMerger.DEFAULT_MERGER_STRATEGY_UUID is Hudi's own Avro merger (payload based); another id is a
-    # custom HoodieRecordMerger, which only Java can run.
-    if value.strip() in ("", DEFAULT_RECORD_MERGER_STRATEGY):
+    # 0.x: HoodieRecordMerger.DEFAULT_MERGER_STRATEGY_UUID is Hudi's own Avro merger (payload based); 1.x adds the
+    # commit-time and payload-based ids of its merge modes. Another id is a custom HoodieRecordMerger, which only Java
+    # can run.
+    if value.strip() in ("", *_BUILTIN_MERGE_STRATEGIES):
         return None
     return "names a custom record merger (HoodieRecordMerger) that only Java Hudi runs"
+
+
+def _merge_mode(value: str, table: TableConfig) -> str | None:
+    mode = value.strip().upper()
+    if mode in ("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING"):
+        return None
+    if mode == "CUSTOM":
+        # CUSTOM merges with the payload class (checked by its own row) or a custom merger (refused by its id).
+        if (table.get("hoodie.compaction.payload.class") or "").strip():
+            return None
+        return "names no payload class (hoodie.compaction.payload.class): its custom merger runs only in Java Hudi"
+    return "is not a value this engine knows (expected one of COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, CUSTOM)"
 
 
 # ---------------------------------------------------------------------------------------------------- the rows
@@ -137,7 +156,8 @@ class PropertyRow:
         return key == self.key or key in self.alternatives
 
 
-_V9_ONLY = "only table version 9 (Hudi 1.1) uses it; such tables are refused by hoodie.table.version"
+_V9_ONLY = "only table version 9 (Hudi 1.1) uses it"
+_PARTIAL_MERGE = "asks for Hudi 1.1's partial-update merging, which this engine neither writes nor reads"
 WAY_OUT = "turn the feature off with Hudi first, or let Java Hudi write this table"
 # Rows we honour refuse only values we do not know: a typo, or a newer Hudi's value.
 VALUE_WAY_OUT = "set a value Hudi and this engine both know (with Hudi), or let Java Hudi write this table"
@@ -158,21 +178,22 @@ PROPERTIES: tuple[PropertyRow, ...] = (
     PropertyRow("hoodie.table.type", "COPY_ON_WRITE or MERGE_ON_READ", Decision.HONOURED,
                 "decides commit vs deltacommit, log files and compaction", _one_of("COPY_ON_WRITE", "MERGE_ON_READ")),
     PropertyRow("hoodie.table.version", "on-disk format version (HoodieTableVersion)", Decision.HONOURED,
-                "6 is written; 8 and 9 (Hudi 1.x) are read only and refused for writing (require_writable); "
-                "others are refused on load"),
+                "6, 8 and 9 are written (8 and 9 with parquet base files only: require_writable); a table keeps its "
+                "version; others are refused on load"),
     PropertyRow("hoodie.table.initial.version", "1.x: the version the table was created with", Decision.NO_EFFECT,
-                "only upgrade/downgrade reads it", _integer),
+                "only upgrade/downgrade reads it; a new version 8/9 table gets it", _integer),
     PropertyRow("hoodie.timeline.layout.version", "timeline file layout", Decision.HONOURED,
                 "layout 1 with version 6 (TableConfig.validate)", _one_of("0", "1", "2")),
-    PropertyRow("hoodie.timeline.path", "1.x (layout 2): folder of the active timeline", Decision.NO_EFFECT,
-                "layout 2 only; read for version 8/9 tables, which are not written"),
-    PropertyRow("hoodie.timeline.history.path", "1.x (layout 2): folder of the LSM history", Decision.NO_EFFECT,
-                "layout 2 only; read for version 8/9 tables, which are not written"),
+    PropertyRow("hoodie.timeline.path", "1.x (layout 2): folder of the active timeline", Decision.HONOURED,
+                "read and written in layout 2; writes need Hudi's default 'timeline' (require_writable)"),
+    PropertyRow("hoodie.timeline.history.path", "1.x (layout 2): folder of the LSM history", Decision.HONOURED,
+                "layout 2: archival writes the LSM history there, reads refuse instants archived into it"),
     PropertyRow("hoodie.archivelog.folder", "folder of the archived timeline under .hoodie", Decision.HONOURED,
                 "archival writes and reads its archive files there"),
     PropertyRow("hoodie.table.precombine.field", "ordering field of two versions of a record", Decision.HONOURED,
                 "the writers' and compaction's ordering field; a contradicting option is refused"),
-    PropertyRow("hoodie.table.ordering.fields", "1.1 (version 9): ordering fields", Decision.NO_EFFECT, _V9_ONLY),
+    PropertyRow("hoodie.table.ordering.fields", "1.1 (version 9): ordering fields", Decision.HONOURED,
+                "version 9's name of the precombine field: the writers' and compaction's ordering field"),
     PropertyRow("hoodie.table.recordkey.fields", "record key fields", Decision.OTHER_PART,
                 "keys of every write; a table without them (auto-generated keys) is the keyless part's",
                 see="keyless.md"),
@@ -215,15 +236,16 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 way_out="name the payload in hoodie.compaction.payload.class with Hudi (ALTER TABLE ... SET "
                         "TBLPROPERTIES), or let Java Hudi write this table"),
     PropertyRow("hoodie.record.merge.strategy.id", "id of the HoodieRecordMerger", Decision.HONOURED,
-                "Hudi's default (Avro, payload based) merger is ours; another id is refused", _merger_strategy,
+                "Hudi's built-in mergers are ours (0.x's default; 1.x's event-time, commit-time and payload-based ids); "
+                "another id is refused", _merger_strategy,
                 alternatives=("hoodie.compaction.record.merger.strategy",), way_out=_JAVA_CLASS),
     PropertyRow("hoodie.record.merge.mode", "1.x: COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING or CUSTOM",
-                Decision.NO_EFFECT, "Hudi 0.x ignores it; read for version 8/9 tables",
-                _one_of("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING", "CUSTOM")),
+                Decision.HONOURED, "a table naming no payload class merges by its mode's payload "
+                "(OverwriteWithLatestAvroPayload, DefaultHoodieRecordPayload); CUSTOM needs a payload class we have "
+                "(hoodie.compaction.payload.class)", _merge_mode, way_out=_JAVA_CLASS),
     PropertyRow("hoodie.table.partial.update.mode", "1.1: partial-update merging", Decision.NO_EFFECT, _V9_ONLY,
-                _one_of("NONE", refused={"KEEP_VALUES": _V9_ONLY, "FILL_DEFAULTS": _V9_ONLY,
-                                         "IGNORE_DEFAULTS": _V9_ONLY, "IGNORE_MARKERS": _V9_ONLY,
-                                         "FILL_UNAVAILABLE": _V9_ONLY})),
+                _one_of("NONE", refused={m: _PARTIAL_MERGE for m in ("KEEP_VALUES", "FILL_DEFAULTS", "IGNORE_DEFAULTS",
+                                                                      "IGNORE_MARKERS", "FILL_UNAVAILABLE")})),
     PropertyRow("hoodie.table.merge.properties", "1.1: properties of the merge mode", Decision.NO_EFFECT, _V9_ONLY),
     PropertyRow("hoodie.table.base.file.format", "format of base files", Decision.HONOURED,
                 "PARQUET is written; ORC, HFILE and LANCE are refused",
@@ -257,9 +279,9 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 _refused_if_set("declares secondary indexes this engine does not maintain"),
                 way_out="drop the indexes with Hudi first, or let Java Hudi write this table"),
     PropertyRow("hoodie.table.index.defs.path", "1.x: where index definitions (secondary/expression) live",
-                Decision.REFUSED, "any value is refused: the indexes would not see our writes",
-                _refused_if_set("declares indexes this engine does not maintain"),
-                way_out="drop the indexes with Hudi first, or let Java Hudi write this table"),
+                Decision.HONOURED, "the indexes are partitions of the metadata table, which every writer disables "
+                "first as Hudi does (hoodie.table.metadata.partitions emptied): readers then stop using them; the "
+                "definitions stay for Hudi to rebuild the indexes when it enables the metadata table again"),
     PropertyRow("hoodie.table.cdc.enabled", "write CDC log files with every write", Decision.OTHER_PART,
                 "every write produces Hudi's CDC logs", _boolean(), see="cdc.md"),
     PropertyRow("hoodie.table.cdc.supplemental.logging.mode", "what CDC logs hold", Decision.OTHER_PART,

@@ -139,9 +139,10 @@ def test_bad_backup_does_not_hide_primary_error(unzip_table, tmp_path):
     "version,message",
     [
         ("8", r"layout.version=1; table version 8 needs timeline layout 2"),  # a v6 timeline under a v8 label
-        ("7", r"=7 \(a placeholder version no release writes\) is not supported; readable: 6, 8, 9, writable: 6"),
-        ("5", r"=5 .* older than supported.*readable: 6, 8, 9, writable: 6"),
-        ("42", r"=42 .*not supported; readable: 6, 8, 9, writable: 6"),
+        ("7", r"=7 \(a placeholder version no release writes\) is not supported; readable: 6, 8, 9, writable: 6, 8, 9"),
+        ("5", r"=5 .* older than supported.*readable: 6, 8, 9, writable: 6, 8, 9"),
+        ("42", r"=42 .*not supported \(a newer Hudi wrote it: read and write it with that Hudi\); readable: 6, 8, 9, "
+               r"writable: 6, 8, 9"),
     ],
 )
 def test_unsupported_versions(unzip_table, tmp_path, version, message):
@@ -151,15 +152,22 @@ def test_unsupported_versions(unzip_table, tmp_path, version, message):
         _load(table)
 
 
-@pytest.mark.parametrize("name,version,release", [("cow_v8_nonpartitioned", 8, "1.0"),
-                                                   ("cow_v9_txns_simple_nometa", 9, "1.1")])
-def test_real_1x_table_is_read_but_not_written(unzip_table, name, version, release):
+@pytest.mark.parametrize("name,version", [("cow_v8_nonpartitioned", 8), ("cow_v9_txns_simple_nometa", 9)])
+def test_real_1x_table_with_parquet_base_files_is_writable(unzip_table, name, version):
     config = _load(unzip_table(name, "v8_v9"))
     assert config.version == version and config.timeline_layout_version == 2
+    config.require_writable()
+
+
+def test_lance_and_moved_timeline_1x_tables_are_refused_for_writing(unzip_table):
+    lance = _load(unzip_table("cow_v9_lance_nonpartitioned", "v8_v9"))
     with pytest.raises(UnsupportedTableVersionError,
-                       match=rf"table '{config.name}' is hoodie.table.version={version} \(Hudi {release}\); this "
-                             rf"engine reads it but writes only table version 6. Write it with Hudi {release} or later"):
-        config.require_writable()
+                       match=r"hoodie.table.version=9, Hudi 1.1\) has LANCE base files .* writes parquet base files "
+                             r"only. Let Java Hudi write this table"):
+        lance.require_writable()
+    moved = _load(unzip_table("cow_v8_nonpartitioned", "v8_v9")).with_props({"hoodie.timeline.path": "tl"})
+    with pytest.raises(UnsupportedTableVersionError, match=r"keeps its timeline in .hoodie/tl"):
+        moved.require_writable()
 
 
 def test_v6_table_is_writable(unzip_table):

@@ -156,7 +156,8 @@ def test_unreadable_table_version_names_the_table_and_versions(unzip_table, tmp_
     props.write_text(props.read_text().replace("hoodie.table.version=8", "hoodie.table.version=10"))
     with pytest.raises(UnsupportedTableVersionError,
                        match=r"t/.hoodie/hoodie.properties: hoodie.table.version=10 \(an unknown Hudi release\) is "
-                             r"not supported; readable: 6, 8, 9, writable: 6"):
+                             r"not supported \(a newer Hudi wrote it: read and write it with that Hudi\); readable: "
+                             r"6, 8, 9, writable: 6, 8, 9"):
         HudiTable.load(table)
 
 

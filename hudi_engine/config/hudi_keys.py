@@ -191,10 +191,8 @@ _REMOVE = "Remove the option"
 
 REFUSALS: tuple[Refusal, ...] = (
     # HoodieWriteConfig
-    _unless("hoodie.write.table.version", ("6",), "this engine writes table version 6 (Hudi 0.14 / 0.15)",
-            "Set it 6 or remove it", W),
-    _unless("hoodie.timeline.layout.version", ("1",), "table version 6 uses timeline layout 1",
-            "Set it 1 or remove it", W),
+    _unless("hoodie.timeline.layout.version", ("1", "2"), "table version 6 uses timeline layout 1, versions 8 and 9 "
+            "layout 2 (hoodie.write.table.version picks it)", "Set it 1 or 2, or remove it", W),
     _unless("hoodie.base.file.format", ("PARQUET",), "this engine writes parquet base files",
             "Set it PARQUET or remove it", W, "hoodie.table.base.file.format", "hoodie.table.ro.file.format"),
     _unless("hoodie.write.record.merge.strategy.id", (_AVRO_MERGE_STRATEGY,),

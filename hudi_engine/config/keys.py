@@ -80,6 +80,13 @@ CDC_LOGGING_MODE: ConfigOption[str] = ConfigOption(
     "What a new CDC table's change records hold: the operation and record key (OP_KEY_ONLY), also the record "
     "before the change (DATA_BEFORE), or the commit time and the records before and after (DATA_BEFORE_AFTER).",
     "table", hudi_default="DATA_BEFORE_AFTER", choices=("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"))
+TABLE_VERSION: ConfigOption[str] = ConfigOption(
+    "hoodie.write.table.version", Kind.CHOICE, "6",
+    "Table version of a new table: 6 (Hudi 0.14/0.15, timeline layout 1: read by every Hudi engine), 8 (Hudi 1.0) "
+    "or 9 (Hudi 1.1; both timeline layout 2). An existing table keeps its version, which this option must match "
+    "(docs/table-features.md, Table versions).", "table", choices=("6", "8", "9"),
+    default_note="Hudi 1.1 creates version 9 by default; this engine creates version 6 unless asked, so older "
+                 "readers (Hudi 0.x, Athena/EMR releases of it) read the table")
 
 POPULATE_META_FIELDS: ConfigOption[bool] = ConfigOption(
     "hoodie.populate.meta.fields", Kind.BOOL, True,
@@ -475,7 +482,8 @@ INTERNAL_READ_OPTIONS: tuple[ConfigOption, ...] = (FILE_GROUPS, LOGGED_KEYS_ONLY
 WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     TABLE_NAME, DATABASE_NAME, OPERATION, TABLE_TYPE, RECORD_KEY_FIELDS, PARTITION_FIELDS, PRECOMBINE_FIELD,
     KEY_GENERATOR_CLASS, KEY_GENERATOR_TYPE, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
-    CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, POPULATE_META_FIELDS, CDC_ENABLED,
+    CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, TABLE_VERSION, POPULATE_META_FIELDS,
+    CDC_ENABLED,
     CDC_LOGGING_MODE, *TIMEBASED_OPTIONS,
     PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE, PARTIAL_UPDATE_COLUMNS,
     INDEX_TYPE, BUCKET_NUM, UPDATE_PARTITION_PATH,

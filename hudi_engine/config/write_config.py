@@ -536,6 +536,7 @@ class WriteConfig:
     given: Mapping[str, str] = field(default_factory=dict)  # every option the user set, under its canonical key
     cdc_enabled: bool = False  # hoodie.table.cdc.enabled: a new table's CDC
     cdc_logging_mode: str = "DATA_BEFORE_AFTER"  # hoodie.table.cdc.supplemental.logging.mode: a new table's
+    table_version: int = 6  # hoodie.write.table.version: a new table's (an existing one keeps its own)
 
     @staticmethod
     def from_options(options: Mapping[str, Any] | None, where: str = "") -> "WriteConfig":
@@ -584,7 +585,8 @@ class WriteConfig:
         extra = {k: v for k, v in o.given.items() if prefix and k.startswith(prefix)}
         return WriteConfig(o[K.TABLE_NAME], o[K.DATABASE_NAME], Operation(o[K.OPERATION]), o[K.TABLE_TYPE],
                            o[K.POPULATE_META_FIELDS], commit_extra_metadata=extra, given=dict(o.given),
-                           cdc_enabled=o[K.CDC_ENABLED], cdc_logging_mode=o[K.CDC_LOGGING_MODE], **parts)
+                           cdc_enabled=o[K.CDC_ENABLED], cdc_logging_mode=o[K.CDC_LOGGING_MODE],
+                           table_version=int(o[K.TABLE_VERSION]), **parts)
 
     def with_operation(self, operation: Operation | str) -> "WriteConfig":
         return dataclasses.replace(self, operation=Operation(operation))
@@ -623,6 +625,8 @@ class WriteConfig:
             return [f.lower() for f in fields or ()]
 
         differ(K.TABLE_TYPE, self.table_type, table.table_type)
+        # No upgrade or downgrade here: a table keeps the version it has (hoodie.table.version).
+        differ(K.TABLE_VERSION, self.table_version, table.version, f"hoodie.table.version={table.version}")
         differ(K.POPULATE_META_FIELDS, self.populate_meta_fields, table.populate_meta_fields,
                str(table.populate_meta_fields).lower())
         differ(K.RECORD_KEY_FIELDS, lower(self.keys.record_key_fields), lower(table.record_key_fields),
@@ -672,7 +676,7 @@ class WriteConfig:
         merge = dataclasses.replace(self.merge, precombine_field=table.precombine_field or None,
                                     payload=payload_for(table_payload) if table_payload else self.merge.payload)
         return dataclasses.replace(self, table_name=table.name, table_type=table.table_type, keys=keys, merge=merge,
-                                   populate_meta_fields=table.populate_meta_fields)
+                                   populate_meta_fields=table.populate_meta_fields, table_version=table.version)
 
     def new_table_config(self, where: str) -> "TableConfig":
         """`hoodie.properties` of a table this write creates."""
@@ -688,7 +692,7 @@ class WriteConfig:
             self.table_name, self.table_type, list(k.record_key_fields), list(k.partition_field_names),
             self.merge.precombine_field, k.key_generator_class, self.merge.payload.class_name,
             k.hive_style_partitioning, k.url_encode_partitioning, database=self.database_name or "default",
-            populate_meta_fields=self.populate_meta_fields, extra=self._cdc_table_props())
+            populate_meta_fields=self.populate_meta_fields, extra=self._cdc_table_props(), version=self.table_version)
 
     def _cdc_table_props(self) -> dict[str, str]:
         """CDC keys of a new table's hoodie.properties: both set when CDC is on (Hudi's Spark writer copies the

@@ -130,7 +130,7 @@ def plan_clean(location: TableLocation, config: CleanConfig,
     clustering = PendingClustering.of(timeline)
     savepointed = _savepointed_files(timeline)
     files: dict[str, list[str]] = {}
-    view = FileSystemView.load(location)
+    view = FileSystemView.load(location, slicing=vis.slicing)  # layout 2: log files join slices by completion time
     for group in view.file_groups():
         key = (group.partition_path, group.file_id)
         if key in clustering:
@@ -233,7 +233,7 @@ def clean(location: TableLocation, config: CleanConfig | None = None,
         plan = _with_orphans(plan, orphans, config, timeline)
         result = None
         if plan is not None:
-            instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
+            instant_time = new_instant_time(after=timeline.latest_time(),
                                             local=(table or TableConfig.load(location)).local_instant_times)
             data = plan.to_bytes()
             requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)

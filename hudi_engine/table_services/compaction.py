@@ -56,6 +56,7 @@ from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_meta
 from hudi_engine.timeline.clustering import PendingClustering, is_clustering
 from hudi_engine.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
+from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.cdc import ChangeLog, cdc_log_file_name, logging_mode_of
 from hudi_engine.write.handles import write_base
 from hudi_engine.write.inflight import InflightInstant
@@ -242,7 +243,7 @@ def schedule_compaction(location: TableLocation, *, instant_time: str | None = N
         if pending:
             raise WriteError(f"cannot schedule a compaction on {base_path}: write instants "
                              f"{', '.join(map(str, pending))} are pending; roll them back or complete them first")
-        latest = max(timeline.timestamps(), default=None)
+        latest = timeline.latest_time()
         if instant_time is None:
             instant_time = new_instant_time(after=latest, local=config.local_instant_times)
         elif latest is not None and instant_time <= latest:
@@ -554,7 +555,7 @@ def complete_compaction(location: TableLocation, inflight: Instant, plan: Compac
         by_partition.setdefault(s.partition_path or "", []).append(s)
     metadata = CommitMetadata(by_partition, True, {CommitMetadata.SCHEMA_KEY: schema_to_json(schema)},
                               OPERATION_TYPE)
-    completed = Timeline(location, []).complete(inflight, metadata.to_json())
+    completed = Timeline(location, [], layout=layout_at(location)).complete(inflight, metadata)
     delete_marker_dir(location, inflight.timestamp)
     return completed
 
@@ -568,7 +569,7 @@ def rollback_inflight_compaction(location: TableLocation, instant_time: str) -> 
     """
     storage, base_path = location.storage, location.base_path
     with service_lock(location):
-        timeline = Timeline(location, [])
+        timeline = Timeline(location, [], layout=layout_at(location))
         plan = CompactionPlan.load(timeline, instant_time)
         deleted = []
         candidates = {Storage.join(base_path, m.data_file_path) for m in list_markers(location, instant_time)}

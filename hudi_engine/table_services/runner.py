@@ -105,7 +105,8 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                 if result is not None:
                     created.append(result.instant_time)
                     timeline = Timeline.load(location)
-            if config.archival.automatic:  # after cleaning, as Hudi's postCommit runs them
+            # After cleaning, as Hudi's postCommit runs them (layout 2 archives into the LSM history).
+            if config.archival.automatic:
                 service = "timeline archival"
                 archive(location, config.archival, max_delta_commits=config.compaction.max_delta_commits,
                         lock=config.lock, table=table, timeline=timeline)

@@ -365,6 +365,28 @@ class CommitMetadata:
         """UTF-8 JSON exactly as Hudi's Jackson writer lays it out."""
         return jackson_pretty(self.to_dict()).encode("utf-8")
 
+    def to_avro(self, *, replace: bool | None = None) -> bytes:
+        """The Avro container file Hudi 1.x writes (timeline layout 2, `CommitMetadataSerDeV2`): a
+        HoodieReplaceCommitMetadata for a completed replacecommit (`replace`, by default when it replaces file
+        groups), else a HoodieCommitMetadata (also the inflight workload profile of a replacecommit). The JSON
+        field names are the Avro ones; fields only the JSON form has (recordsStats) are left out."""
+        from hudi_engine.timeline.avro_models import write_avro_metadata
+
+        replace = self.is_replace if replace is None else replace
+        record: dict[str, Any] = {
+            "partitionToWriteStats": {p: [_avro_write_stat(s) for s in stats]
+                                      for p, stats in self.partition_to_write_stats.items()},
+            "compacted": self.compacted,
+            "extraMetadata": dict(self.extra_metadata),
+            "version": None,  # what Hudi 1.x writes
+            "operationType": self.operation_type,
+        }
+        if replace:
+            record["partitionToReplaceFileIds"] = {
+                p: list(ids) for p, ids in (self.partition_to_replace_file_ids or {}).items()}
+        return write_avro_metadata("HoodieReplaceCommitMetadata" if replace else "HoodieCommitMetadata", record,
+                                   checked=False)
+
     # --- what readers ask of it -------------------------------------------------------------------------
 
     @property
@@ -412,3 +434,16 @@ class CommitMetadata:
     @property
     def total_records_written(self) -> int:
         return sum(s.num_writes for s in self.write_stats())
+
+
+# HoodieWriteStat's Avro fields that are JSON fields under the same name; the rest are filled in `_avro_write_stat`.
+_AVRO_STAT_EXTRA = {"totalLogFiles": None, "prevBaseFile": None, "totalLogReadTimeMs": 0, "numUpdates": 0}
+
+
+def _avro_write_stat(stat: WriteStat) -> dict[str, Any]:
+    out = {k: v for k, v in stat.to_dict().items() if k != "recordsStats"}
+    if stat.is_delta:
+        out["logFiles"] = list(stat.log_files or [])
+    out.update(_AVRO_STAT_EXTRA)
+    return out
+

@@ -210,8 +210,10 @@ class Instant:
         return Instant(self.timestamp, self.action, state)
 
     def completed(self) -> Instant:
-        """The completed instant as the timeline shows it (a compaction completes as a commit)."""
-        return Instant(self.timestamp, self.comparable_action, State.COMPLETED)
+        """The completed instant as the timeline shows it (a compaction completes as a commit); a completed one keeps
+        its completion time."""
+        return Instant(self.timestamp, self.comparable_action, State.COMPLETED,
+                       self.completion_time if self.is_completed else None)
 
     # --- ordering ---------------------------------------------------------------------------------------
 

@@ -6,12 +6,15 @@
 | completed instant file | `<ts>.<action>` | `<requested>_<completed>.<action>` |
 | requested / inflight | `<ts>.<action>.requested`, `<ts>.<action>.inflight` (`<ts>.inflight` for a commit) | the same |
 | commit metadata | JSON (Jackson) | Avro container file |
-| archived timeline | `.hoodie/archived/` (not read) | LSM tree in `.hoodie/timeline/history/` (not read) |
+| archived timeline | `.hoodie/archived/` | LSM tree in `.hoodie/timeline/history/` (`timeline/history.py`) |
 | log file names | `.<fileId>_<base instant>.log.<n>_<token>` | `.<fileId>_<delta commit instant>.log.<n>_<token>` |
 | file slicing | a log file belongs to the slice its name names | by completion time (`FileSlicing`) |
 | incremental (begin, end] | requested times | completion times (the commits that completed in the range) |
+| new instant times | after every requested time | after every requested and completion time (one clock for both) |
 
-A `Timeline` holds its layout; `layout_for(config)` picks the one a table's `hoodie.properties` declares.
+A `Timeline` holds its layout; `layout_for(config)` picks the one a table's `hoodie.properties` declares. Both
+layouts are written: the layout object says where an instant's file goes and how its commit metadata is encoded,
+so the write protocol itself does not depend on the table version.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from typing import TYPE_CHECKING
 from hudi_engine.errors import TimelineError, UnsupportedTableVersionError
 from hudi_engine.table_config import META_FOLDER
 from hudi_engine.timeline.commit_metadata import CommitMetadata
-from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
 
 if TYPE_CHECKING:
     from hudi_engine.table_config import TableConfig
@@ -33,7 +36,7 @@ _COMPLETED_V2 = re.compile(r"^(\d+)_(\d+)\.([a-z]+)$")
 
 @dataclass(frozen=True, slots=True)
 class TimelineLayoutV1:
-    """Table version 6: instants in `.hoodie/`, commits as JSON; the only layout this engine writes."""
+    """Table version 6: instants in `.hoodie/`, commits as JSON."""
 
     version: int = 1
     writable: bool = True
@@ -54,6 +57,14 @@ class TimelineLayoutV1:
     def parse_commit_metadata(self, data: bytes, file_name: str) -> CommitMetadata:
         return CommitMetadata.from_json(data, file_name=file_name)
 
+    def commit_bytes(self, metadata: CommitMetadata, instant: Instant) -> bytes:
+        """The content of a commit-like instant's inflight (workload profile) or completed file."""
+        return metadata.to_json()
+
+    def completion_time(self, inflight: Instant) -> str | None:
+        """Layout 1 records no completion time."""
+        return None
+
 
 @dataclass(frozen=True, slots=True)
 class TimelineLayoutV2:
@@ -61,8 +72,9 @@ class TimelineLayoutV2:
 
     timeline_path: str = "timeline"
     history_path: str = "history"
+    local_times: bool = False  # completion times in this machine's zone (a LOCAL table), else UTC
     version: int = 2
-    writable: bool = False
+    writable: bool = True
     slices_by_completion_time: bool = True
     incremental_by_completion_time: bool = True  # (begin, end] of an incremental query are completion times
 
@@ -102,6 +114,16 @@ class TimelineLayoutV2:
     def parse_commit_metadata(self, data: bytes, file_name: str) -> CommitMetadata:
         return CommitMetadata.from_avro(data, file_name=file_name)
 
+    def commit_bytes(self, metadata: CommitMetadata, instant: Instant) -> bytes:
+        """Avro (`CommitMetadataSerDeV2`): a completed replacecommit holds a HoodieReplaceCommitMetadata, every
+        other commit-like file (the inflight replacecommit too) a HoodieCommitMetadata."""
+        return metadata.to_avro(replace=instant.action is Action.REPLACE_COMMIT and instant.is_completed)
+
+    def completion_time(self, inflight: Instant) -> str:
+        """`ActiveTimelineV2.saveAsComplete`: the completion time is taken from the clock when the completed file is
+        created (under the table lock), after the requested time and every time this process issued before."""
+        return new_instant_time(after=inflight.timestamp, local=self.local_times)
+
 
 TimelineLayout = TimelineLayoutV1 | TimelineLayoutV2
 LAYOUT_V1 = TimelineLayoutV1()
@@ -113,5 +135,5 @@ def layout_for(config: "TableConfig") -> TimelineLayout:
     if version == 1:
         return LAYOUT_V1
     if version == 2:
-        return TimelineLayoutV2(config.timeline_path, config.timeline_history_path)
+        return TimelineLayoutV2(config.timeline_path, config.timeline_history_path, config.local_instant_times)
     raise UnsupportedTableVersionError(f"{config.source}: timeline layout {version} is not supported; expected 1 or 2")

@@ -1,5 +1,5 @@
 """The active timeline: instant files (`.hoodie/` in layout 1, `.hoodie/timeline/` in layout 2), their views and
-their transitions (layout 1 only: this engine writes table version 6).
+their transitions.
 
 Loading lists the active timeline's folder only (not `archived/`, `history/`, `.aux/`, `metadata/`, ...), parses
 instant file names with the table's layout (`layout.py`) and applies the collapse: instants are grouped by (timestamp, comparable action) and only the highest state
@@ -21,7 +21,21 @@ from hudi_engine.storage import Storage
 from hudi_engine.timeline.avro_models import avro_kind_for, read_avro_metadata
 from hudi_engine.timeline.commit_metadata import CommitMetadata
 from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State
-from hudi_engine.timeline.layout import LAYOUT_V1, META_FOLDER, TimelineLayout
+from hudi_engine.timeline.layout import LAYOUT_V1, META_FOLDER, TimelineLayout, layout_for
+
+# Hudi 1.x's default `hoodie.timeline.path`: a `.hoodie` holding this folder has timeline layout 2 (writers refuse a
+# table with another timeline path: `TableConfig.require_writable`).
+LAYOUT2_FOLDER = "timeline"
+
+
+def layout_at(location: TableLocation) -> TimelineLayout:
+    """The timeline layout of the table at `location`, for a caller that holds neither its config nor a timeline:
+    layout 1 unless `.hoodie/timeline/` exists, then the one `hoodie.properties` declares."""
+    if not location.storage.is_dir(location.meta(LAYOUT2_FOLDER)):
+        return LAYOUT_V1
+    from hudi_engine.table_config import TableConfig
+
+    return layout_for(TableConfig.load(location))
 
 
 def collapse_layout1(instants: Iterable[Instant]) -> list[Instant]:
@@ -59,18 +73,28 @@ class Timeline:
     # --- loading ----------------------------------------------------------------------------------------
 
     @staticmethod
-    def load(location: TableLocation, layout: TimelineLayout = LAYOUT_V1) -> Timeline:
+    def load(location: TableLocation, layout: TimelineLayout | None = None) -> Timeline:
         """Instants of the active timeline's folder (`.hoodie` in layout 1), the highest state of each kept.
-        Only that folder is listed."""
+        Only that folder is listed. Without `layout`, `.hoodie` is listed: a `timeline/` folder there means layout 2
+        (then `hoodie.properties` is read for it and that folder listed), else its instants are layout 1's."""
         storage, base_path = location.storage, location.base_path
         if not storage.exists(Storage.join(base_path, META_FOLDER)):
             raise TableNotFoundError(f"{base_path}: no {META_FOLDER} folder, not a Hudi table")
+        entries = None
+        if layout is None:
+            entries = storage.list_dir(Storage.join(base_path, META_FOLDER))
+            if any(e.is_dir and e.name == LAYOUT2_FOLDER for e in entries):
+                from hudi_engine.table_config import TableConfig
+
+                layout, entries = layout_for(TableConfig.load(location)), None
+            else:
+                layout = LAYOUT_V1
         folder = Storage.join(base_path, layout.active_folder)
-        if not storage.exists(folder):
+        if entries is None and not storage.exists(folder):
             raise TimelineError(f"{folder}: missing; a table with timeline layout {layout.version} keeps its "
                                 "instants there")
         parsed = []
-        for entry in storage.list_dir(folder):
+        for entry in entries if entries is not None else storage.list_dir(folder):
             if entry.is_dir:
                 continue
             try:
@@ -190,6 +214,13 @@ class Timeline:
     def timestamps(self) -> list[str]:
         return [i.timestamp for i in self._instants]
 
+    def latest_time(self) -> str | None:
+        """The greatest requested or completion time of the loaded timeline: a new instant must come after it
+        (in layout 2 a log file's slice is found by comparing its commit's completion time with base instants)."""
+        times = [i.timestamp for i in self._active]
+        times += [i.completion_time for i in self._active if i.completion_time is not None]
+        return max(times, default=None)
+
     def instants_at(self, timestamp: str) -> list[Instant]:
         return [i for i in self._instants if i.timestamp == timestamp]
 
@@ -263,12 +294,11 @@ class Timeline:
                 return schema
         return None
 
-    # --- transitions (layout 1: create the next state's file, never rename) -----------------------------
+    # --- transitions (create the next state's file, never rename) -----------------------------------------
 
     def _require_writable(self) -> None:
         if not self.layout.writable:
-            raise TimelineError(f"{self.meta_path}: timeline layout {self.layout.version} is read-only here; "
-                                f"this engine writes table version 6 (timeline layout 1)")
+            raise TimelineError(f"{self.meta_path}: timeline layout {self.layout.version} is read-only here")
 
     def _create(self, instant: Instant, content: bytes) -> None:
         self._require_writable()
@@ -309,16 +339,24 @@ class Timeline:
         self._create(inflight, content)
         return inflight
 
-    def complete(self, inflight: Instant, content: bytes = b"") -> Instant:
-        """Create the completed file (the commit point) after checking the inflight file exists.
+    def complete(self, inflight: Instant, content: bytes | CommitMetadata = b"") -> Instant:
+        """Create the completed file (the commit point) after checking the inflight file exists; commit metadata
+        is encoded the layout's way. In layout 2 the file name carries the completion time, taken now.
 
-        Returns the completed instant as a reload shows it: a compaction completes as `<ts>.commit`.
+        Returns the completed instant as a reload shows it: a compaction completes as a commit.
         """
         self._require(inflight, State.INFLIGHT, "complete")
         self._require_file(inflight, State.COMPLETED)
-        completed = Instant(inflight.timestamp, inflight.action, State.COMPLETED)
+        completed = Instant(inflight.timestamp, inflight.action, State.COMPLETED,
+                            self.layout.completion_time(inflight))
+        if isinstance(content, CommitMetadata):
+            content = self.layout.commit_bytes(content, completed)
         self._create(completed, content)
         return completed.completed()
+
+    def commit_bytes(self, metadata: CommitMetadata, instant: Instant) -> bytes:
+        """`metadata` as the file of `instant` holds it in this layout (JSON, or Avro in layout 2)."""
+        return self.layout.commit_bytes(metadata, instant)
 
     def delete_instant_files(self, instant: Instant, states: Iterable[State] | None = None) -> list[str]:
         """Delete the files of `instant`'s action at its timestamp (all states unless `states` is given).
@@ -333,7 +371,18 @@ class Timeline:
         for state in sorted(wanted, reverse=True):
             if instant.action is Action.SAVEPOINT and state is State.REQUESTED:
                 continue
-            path = self.path_of(Instant(instant.timestamp, instant.action, state))
-            if self.storage.delete(path):
-                deleted.append(path)
+            for path in self._state_paths(instant, state):
+                if self.storage.delete(path):
+                    deleted.append(path)
         return deleted
+
+    def _state_paths(self, instant: Instant, state: State) -> list[str]:
+        """The file(s) of `instant`'s action in `state`. A layout-2 completed file is named with its completion
+        time: when `instant` does not carry it, the folder is listed for `<ts>_<any>.<action>`."""
+        at = Instant(instant.timestamp, instant.action, state,
+                     instant.completion_time if state is State.COMPLETED else None)
+        if state is not State.COMPLETED or at.completion_time is not None or self.layout.version == 1:
+            return [self.path_of(at)]
+        prefix, suffix = f"{instant.timestamp}_", f".{at.comparable_action.value}"
+        return [Storage.join(self.meta_path, e.name) for e in self.storage.list_dir(self.meta_path)
+                if not e.is_dir and e.name.startswith(prefix) and e.name.endswith(suffix)]

@@ -32,9 +32,12 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
+from hudi_engine.timeline.layout import TimelineLayout, TimelineLayoutV2
+from hudi_engine.timeline.timeline import LAYOUT2_FOLDER, layout_at
 from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.markers import delete_marker_dir, list_markers
 
+LAYOUT_V2 = TimelineLayoutV2()
 WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
 # Operations that replace file groups: they commit as replacecommit, on COW and MOR alike.
 REPLACE_OPERATIONS = frozenset({"INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE", "DELETE_PARTITION", "CLUSTER"})
@@ -59,6 +62,9 @@ def create_table(location: TableLocation, config: TableConfig) -> None:
         raise WriteError(f"cannot create table {config.name!r}: a Hudi table already exists at {base_path} "
                          f"({meta}/{PROPERTIES_FILE} is there)")
     leftovers = [e.name for e in storage.list_dir(meta) if not e.is_dir and Instant.parse_file_name(e.name)]
+    layout2 = Storage.join(meta, LAYOUT2_FOLDER)  # a Hudi 1.x table's instants
+    if storage.is_dir(layout2):
+        leftovers += [e.name for e in storage.list_dir(layout2) if not e.is_dir and LAYOUT_V2.parse_file_name(e.name)]
     if leftovers:
         raise WriteError(f"cannot create table {config.name!r} at {base_path}: {meta} holds instant files of "
                          f"another table ({', '.join(sorted(leftovers)[:3])}) but no {PROPERTIES_FILE}")
@@ -120,7 +126,7 @@ def request_commit(
     if action not in WRITE_ACTIONS:
         raise WriteError(f"start_commit: action {action.value!r}; expected one of {[a.value for a in WRITE_ACTIONS]}")
     timeline = timeline if timeline is not None else Timeline.load(location)
-    latest = max(timeline.timestamps(), default=None)
+    latest = timeline.latest_time()
     if instant_time is None:
         instant_time = new_instant_time(after=latest, local=config.local_instant_times)
     elif latest is not None and instant_time <= latest:
@@ -137,12 +143,14 @@ def request_commit(
 
 
 def mark_inflight(location: TableLocation, requested: Instant,
-                  workload: CommitMetadata | None = None, operation_type: str = "UPSERT") -> Instant:
-    """Create the inflight file (the workload profile JSON; empty profile if None) after the requested one."""
+                  workload: CommitMetadata | None = None, operation_type: str = "UPSERT", *,
+                  layout: TimelineLayout | None = None) -> Instant:
+    """Create the inflight file (the workload profile, JSON or Avro by the table's timeline `layout`; an empty
+    profile if None) after the requested one."""
     workload = workload if workload is not None else CommitMetadata(operation_type=_check_operation(operation_type))
-    timeline = Timeline(location, [])
+    timeline = Timeline(location, [], layout=layout or layout_at(location))
     try:
-        return timeline.transition_to_inflight(requested, workload.to_json())
+        return timeline.transition_to_inflight(requested, timeline.commit_bytes(workload, requested))
     except TimelineError as e:
         raise WriteError(f"cannot move {requested} to inflight: {e}") from e
 
@@ -158,9 +166,10 @@ def start_commit(
     timeline: Timeline | None = None,
 ) -> Instant:
     """`request_commit` then `mark_inflight`: returns the INFLIGHT instant whose `timestamp` the handles write."""
+    timeline = timeline if timeline is not None else Timeline.load(location)
     requested = request_commit(location, config, operation_type, action, instant_time=instant_time,
                                timeline=timeline)
-    return mark_inflight(location, requested, workload, operation_type)
+    return mark_inflight(location, requested, workload, operation_type, layout=timeline.layout)
 
 
 # --------------------------------------------------------------------------------------------- complete
@@ -177,6 +186,7 @@ def complete_commit(
     *,
     reconcile: bool = True,
     partition_metafile_base_format: bool = False,
+    layout: TimelineLayout | None = None,
 ) -> Instant:
     """Commit `instant` (inflight) with the stats of the files its handles wrote. Returns the completed instant.
 
@@ -189,7 +199,8 @@ def complete_commit(
     4. The marker folder is deleted.
     Before 1 and after 3 the instant must still be ours (`inflight`): InstantLostError if another writer
     rolled it back or is rolling it back.
-    A replacecommit carries `partition_to_replace_file_ids` (empty map if None).
+    A replacecommit carries `partition_to_replace_file_ids` (empty map if None). `layout`: the table's timeline
+    layout (found from storage if None), which names the completed file and encodes the metadata.
     """
     storage, base_path = location.storage, location.base_path
     _check_operation(operation_type)
@@ -201,7 +212,7 @@ def complete_commit(
     if current is None or current.state is not State.INFLIGHT:
         state = current.state.name if current else "absent"
         raise WriteError(f"cannot complete {inflight}: the instant is {state} on the timeline, expected INFLIGHT")
-    timeline = Timeline(location, [])  # completing needs the instant's paths only
+    timeline = Timeline(location, [], layout=layout or layout_at(location))  # completing needs the paths only
 
     stats = list(write_stats)
     by_partition: dict[str, list[WriteStat]] = {}
@@ -228,7 +239,7 @@ def complete_commit(
         raise WriteError(f"{inflight}: only a replacecommit can replace file groups, not a {instant.action.value}")
     metadata = CommitMetadata(by_partition, False, extra, operation_type, replace)
     try:
-        completed = timeline.complete(inflight, metadata.to_json())
+        completed = timeline.complete(inflight, metadata)
     except TimelineError as e:
         raise WriteError(f"cannot complete {inflight}: {e}") from e
     # A rollback planned just before the completed file appeared would still delete the instant's files.

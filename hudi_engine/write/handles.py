@@ -643,7 +643,9 @@ def append_handle(
     if records is None:
         records = pa.table({RECORD_KEY: pa.array([], pa.string())})
     records, flagged = _split_deleted(ctx, records)
-    existing = list_log_files(TableLocation.at(ctx.storage, ctx.base_path), partition_path, file_id, base_instant)
+    # Hudi 1.x names a log file by the delta commit writing it (its slice is found by completion time).
+    name_instant = ctx.instant_time if ctx.config.log_files_named_by_delta_commit else base_instant
+    existing = list_log_files(TableLocation.at(ctx.storage, ctx.base_path), partition_path, file_id, name_instant)
     version = max((f.version for f in existing), default=LOG_BASE_VERSION - 1) + 1
 
     rows = _prepare(ctx, records, partition_path, file_id) if records.num_rows else None
@@ -662,7 +664,7 @@ def append_handle(
     data = encode_log_file(blocks)
 
     while True:  # a concurrent writer of this file group (optimistic concurrency) may take a version first
-        name = str(LogFileName(file_id, base_instant, version, str(ctx.write_token)))
+        name = str(LogFileName(file_id, name_instant, version, str(ctx.write_token)))
         ctx.inflight.create_marker(partition_path, name, IOType.APPEND)
         path = ctx.full_path(partition_path, name)
         if ctx.storage.create_exclusive(path, data):
@@ -674,7 +676,7 @@ def append_handle(
     return WriteStat(
         file_id=file_id,
         path=relative_path(partition_path, name),
-        prev_commit=base_instant,
+        prev_commit=name_instant,
         num_writes=n,
         num_deletes=len(delete_keys),
         num_update_writes=n,

@@ -34,7 +34,8 @@ from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import META_FOLDER, Timeline
 from hudi_engine.timeline.instant import Action, Instant, State, instant_to_datetime
-from hudi_engine.timeline.timeline import collapse_layout1
+from hudi_engine.timeline.layout import LAYOUT_V1, TimelineLayout, TimelineLayoutV2
+from hudi_engine.timeline.timeline import LAYOUT2_FOLDER, collapse_layout1
 from hudi_engine.write.heartbeat import Heartbeat, heartbeat_exists, heartbeat_path
 from hudi_engine.write.lock import lock_holder, lock_path
 from hudi_engine.write.markers import IOType, Marker, create_marker, delete_marker_dir, marker_dir, remove_marker
@@ -94,11 +95,11 @@ class InflightInstant:
         return self._loss()[0]
 
     def _loss(self) -> tuple[InstantLoss | None, list[Instant]]:
-        own, rollbacks = self._instant_files()
-        return self._loss_of(own, rollbacks), own
+        own, rollbacks, layout = self._instant_files()
+        return self._loss_of(own, rollbacks, layout), own
 
-    def _loss_of(self, own: list[Instant], rollbacks: list[Instant]) -> InstantLoss | None:
-        rollback = self.rollback_taking_it(rollbacks)
+    def _loss_of(self, own: list[Instant], rollbacks: list[Instant], layout: TimelineLayout) -> InstantLoss | None:
+        rollback = self.rollback_taking_it(rollbacks, layout)
         if any(i.is_completed for i in own):
             return InstantLoss(self.instant_time, "being rolled back" if rollback else "completed", rollback)
         if not any(i.action in _WRITING_ACTIONS for i in own):
@@ -140,11 +141,12 @@ class InflightInstant:
         if self.heartbeat is not None:
             self.heartbeat.stop()
 
-    def rollback_taking_it(self, rollbacks: list[Instant] | None = None) -> Instant | None:
+    def rollback_taking_it(self, rollbacks: list[Instant] | None = None,
+                           layout: TimelineLayout | None = None) -> Instant | None:
         """The newest rollback instant (any state) whose plan or metadata names this instant."""
-        if rollbacks is None:
-            rollbacks = self._instant_files()[1]
-        timeline = Timeline(self.location, [])
+        if rollbacks is None or layout is None:
+            _, rollbacks, layout = self._instant_files()
+        timeline = Timeline(self.location, [], layout=layout)
         for rollback in sorted(rollbacks, reverse=True):
             if self.instant_time in _targets(timeline, rollback):
                 return rollback
@@ -240,22 +242,30 @@ class InflightInstant:
             "hoodie.client.heartbeat.interval_in_ms / tolerable.misses and the lock expiry above such stalls."
         )
 
-    def _instant_files(self) -> tuple[list[Instant], list[Instant]]:
-        """(this instant's files, the rollback instants newer than it), from one listing of .hoodie."""
+    def _instant_files(self) -> tuple[list[Instant], list[Instant], TimelineLayout]:
+        """(this instant's files, the rollback instants newer than it, the timeline layout), from one listing of
+        .hoodie (and of .hoodie/timeline when the table has timeline layout 2)."""
         own: list[Instant] = []
         rollbacks: list[Instant] = []
-        for entry in self.storage.list_dir(Storage.join(self.base_path, META_FOLDER)):
+        meta = Storage.join(self.base_path, META_FOLDER)
+        entries = self.storage.list_dir(meta)
+        layout: TimelineLayout = LAYOUT_V1
+        if any(e.is_dir and e.name == LAYOUT2_FOLDER for e in entries):
+            layout = TimelineLayoutV2()
+            entries = self.storage.list_dir(Storage.join(meta, LAYOUT2_FOLDER))
+        for entry in entries:
             if entry.is_dir:
                 continue
-            ts, _, rest = entry.name.partition(".")
+            head, _, rest = entry.name.partition(".")
+            ts = head.partition("_")[0]  # layout 2: `<requested>_<completed>.<action>`
             if ts == self.instant_time or (ts > self.instant_time and rest.startswith(Action.ROLLBACK.value)):
                 try:
-                    instant = Instant.parse_file_name(entry.name)
+                    instant = layout.parse_file_name(entry.name)
                 except HudiError:
                     continue  # a foreign file name: Timeline.load reports it
                 if instant is not None:
                     (own if ts == self.instant_time else rollbacks).append(instant)
-        return own, [i for i in collapse_layout1(rollbacks) if i.action is Action.ROLLBACK]
+        return own, [i for i in collapse_layout1(rollbacks) if i.action is Action.ROLLBACK], layout
 
 
 def _targets(timeline: Timeline, rollback: Instant) -> frozenset[str]:

@@ -148,7 +148,9 @@ def rollback_completed(location: TableLocation, instant: Instant | str | None = 
     meta = timeline.commit_metadata(target)
     if meta.compacted or meta.operation_type in ("COMPACT", "LOG_COMPACT"):
         raise WriteError(f"{target} is a compaction commit; compactions are not rolled back once completed")
-    requests = _requests_from_stats(location, target.timestamp, meta, use_command_blocks)
+    # Layout 2: the commit's log files are its own (named by it): deleted, as Hudi 1.x does.
+    requests = _requests_from_stats(location, target.timestamp, meta,
+                                    use_command_blocks and timeline.layout.version == 1)
     result = _run(timeline, target, requests, uncommit=True)
     assert result is not None  # _run gives up (None) only on a pending instant that completed meanwhile
     return result
@@ -190,6 +192,8 @@ def finish_pending_rollbacks(location: TableLocation, timeline: Timeline | None 
     only this before its write; dead writers' instants are left to the table services."""
     storage, base_path = location.storage, location.base_path
     storage.delete_temp_files(Storage.join(base_path, META_FOLDER))
+    if timeline is not None and timeline.layout.version == 2:  # instants are created in .hoodie/timeline there
+        storage.delete_temp_files(timeline.meta_path)
     return _resume_pending_rollbacks(location, timeline)
 
 
@@ -263,6 +267,9 @@ def _is_clustering(timeline: Timeline, instant: Instant) -> bool:
 
 def _plan_pending(timeline: Timeline, target: Instant, use_command_blocks: bool) -> list[RollbackRequest]:
     table = _location(timeline)
+    # Hudi 1.x (BaseRollbackHelper of table version 8+): a failed delta commit's log files are its own (named by
+    # it), so they are deleted, never neutralised with command blocks.
+    use_command_blocks = use_command_blocks and timeline.layout.version == 1
     markers = list_markers(table, target.timestamp)
     if markers:
         return _requests_from_markers(table, markers, target.timestamp, use_command_blocks)
@@ -396,7 +403,7 @@ def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *
          uncommit: bool) -> RollbackResult | None:
     storage = timeline.storage
     t0 = time.monotonic()
-    latest = max(timeline.timestamps(), default=None)
+    latest = timeline.latest_time()
     rollback_ts = new_instant_time(after=latest, local=TableConfig.load(_location(timeline)).local_instant_times)
     requested = Instant(rollback_ts, Action.ROLLBACK, State.REQUESTED)
     plan = {

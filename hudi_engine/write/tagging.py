@@ -125,7 +125,37 @@ def tag(spec: TagSpec, keys: pa.Array, partitions: pa.Array, skip: Callable[[str
             for f in files:
                 if (partition, f.file_id) in spec.clustering:
                     _confirm(spec, storage, keys, rows, file_ids, f)
+        log_only = _log_only_keys(spec, storage, partition)
+        if log_only:
+            rows = np.flatnonzero((codes == code) & _untagged(file_ids))
+            wanted = keys.take(pa.array(rows))
+            for file_id, stored in log_only:
+                file_ids[rows[pc.is_in(wanted, value_set=stored).to_numpy(zero_copy_only=False)]] = file_id
     return Tags(pa.array(file_ids, pa.string()))
+
+
+def _untagged(file_ids: np.ndarray) -> np.ndarray:
+    return np.fromiter((f is None for f in file_ids), dtype=bool, count=len(file_ids))
+
+
+def _log_only_keys(spec: TagSpec, storage: Storage, partition: str) -> list[tuple[str, pa.Array]]:
+    """(file id, record keys) of the partition's file groups without a base file: Hudi 1.x writers with an index that
+    sees log files (the record index, Flink's) put inserts into log files, and an update of such a key must go to its
+    group. Their keys are read from the committed log blocks (meta-field tables: the key column)."""
+    def load() -> list[tuple[str, pa.Array]]:
+        from hudi_engine.file_slice_reader import SliceReadContext, log_record_keys
+        from hudi_engine.payload import payload_for
+
+        assert spec.visibility is not None
+        schema = pa.schema([("_hoodie_record_key", pa.string())])
+        ctx = SliceReadContext(storage, schema, lambda t: t.column("_hoodie_record_key"), ("_hoodie_record_key",),
+                               None, payload_for(None), spec.visibility)
+        return [(s.file_id, log_record_keys(ctx, s)) for s in _latest_slices(spec, storage, partition)
+                if s.base_file is None and s.log_files]
+
+    if not spec.populate_meta_fields:
+        return []
+    return _CACHE.get(("log-only", spec.instant, spec.base_path, partition), load)
 
 
 def _confirm(spec: TagSpec, storage: Storage, keys: pa.Array, rows: np.ndarray, file_ids: np.ndarray,

@@ -29,6 +29,7 @@ from hudi_engine.timeline import META_FOLDER, Timeline
 from hudi_engine.timeline.clustering import PendingClustering, resolve_update_strategy
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.timeline.instant import State, new_instant_time
+from hudi_engine.timeline.layout import layout_for
 from hudi_engine.write import commit as commit_protocol
 from hudi_engine.write.bucket_assigner import BucketPlan, Counts, MapSidePlan, SliceInfo, plan_buckets
 from hudi_engine.write.conflict import TimelineAtStart, check_conflicts
@@ -368,7 +369,8 @@ class WriteClient:
         try:
             # The config is the one just written, the timeline empty: the state is checked under the lock.
             return acquire(self.location, self.config.lock, table_name=self.table_config.name,
-                           table=self.table_config, timeline=Timeline(self.location, []))
+                           table=self.table_config,
+                           timeline=Timeline(self.location, [], layout=layout_for(self.table_config)))
         except BaseException:
             self._remove_if_empty()
             raise
@@ -389,8 +391,8 @@ class Transaction:
         cfg = client.config
         timeline = client.timeline if client.timeline is not None else Timeline.load(client.location)
         self.started = TimelineAtStart.of(timeline)
-        instant_time = new_instant_time(after=max(timeline.timestamps(), default=None),
-                                        local=client.table_config.local_instant_times)
+        self.layout = timeline.layout
+        instant_time = new_instant_time(after=timeline.latest_time(), local=client.table_config.local_instant_times)
         self.owned = InflightInstant.start(client.location, instant_time, cfg.lock, lock.owner)
         try:
             self.inflight = commit_protocol.start_commit(client.location, client.table_config,
@@ -452,7 +454,7 @@ class Transaction:
             c.location, self.inflight, stats, operation_type=c.config.operation.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
             extra_metadata=c.config.commit_extra_metadata,
-            partition_metafile_base_format=c.table_config.partition_metafile_use_base_format,
+            partition_metafile_base_format=c.table_config.partition_metafile_use_base_format, layout=self.layout,
         )
         self.done = True
         if c.config.lock.optimistic:

@@ -289,3 +289,14 @@ def test_cdc_settings_spell_the_table_properties_and_change_type_column_needs_up
     with pytest.raises(HudiConfigError, match=r"hudi_options\['hoodie.table.cdc.enabled'\]='false' contradicts "
                                               r"cdc_enabled"):
         cfg(cdc_enabled=True, hudi_options={"hoodie.table.cdc.enabled": "false"})
+
+
+def test_table_version_spells_hoodie_write_table_version_and_a_change_needs_a_full_refresh():
+    assert cfg(table_version=9).hoodie_options("t", "db", "upsert")["hoodie.write.table.version"] == "9"
+    assert "hoodie.write.table.version" not in cfg().hoodie_options("t", "db", "upsert")
+    assert cfg(hudi_options={"hoodie.write.table.version": "8"}).hoodie_options(
+        "t", "db", "upsert")["hoodie.write.table.version"] == "8"
+    with pytest.raises(HudiConfigError, match=r"table_version='7': expected one of 6, 8, 9"):
+        cfg(table_version=7)
+    with pytest.raises(HudiModelError, match=r"table_version hoodie.table.version=6 -> 9"):
+        plan_write("orders", cfg(table_version="9"), "incremental", "/p", table_config(), "/p", "t")

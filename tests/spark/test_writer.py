@@ -47,9 +47,21 @@ def rows_from(dicts) -> list[tuple]:
 
 
 def commit_json(path: Path, instant: str) -> dict:
+    """The commit metadata of `instant`: its JSON file (table version 6), else (Hudi 1.x: Avro in .hoodie/timeline)
+    as the timeline parses it, under the same field names."""
     completed = {f"{instant}.{a}" for a in ("commit", "deltacommit", "replacecommit")}
     files = [p for p in (path / ".hoodie").iterdir() if p.name in completed]
-    return json.loads(files[0].read_text())
+    if files:
+        return json.loads(files[0].read_text())
+    timeline = HudiTable.load(str(path)).timeline
+    (found,) = [i for i in timeline.completed_commits() if i.timestamp == instant]
+    return timeline.commit_metadata(found).to_dict()
+
+
+def range_bound(path: Path, instant: str) -> str:
+    """Where an incremental range ends to take `instant`: its time, or in timeline layout 2 its completion time."""
+    found = [i for i in HudiTable.load(str(path)).timeline.completed_commits() if i.timestamp == instant]
+    return found[0].completion_time or instant
 
 
 def totals(meta: dict) -> dict:
@@ -207,19 +219,22 @@ def test_a_bad_service_option_fails_before_anything_is_written(spark, tmp_path, 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("table_type,partitioned,composite,one_pass", [
-    ("COPY_ON_WRITE", True, False, True), ("MERGE_ON_READ", True, True, False), ("COPY_ON_WRITE", False, True, False),
-    ("MERGE_ON_READ", False, False, True),
+@pytest.mark.parametrize("table_type,partitioned,composite,one_pass,version", [
+    ("COPY_ON_WRITE", True, False, True, 6), ("MERGE_ON_READ", True, True, False, 6),
+    ("COPY_ON_WRITE", False, True, False, 6), ("MERGE_ON_READ", False, False, True, 6),
+    # Table version 9 (Hudi 1.x: timeline layout 2, log files by delta commit, slices by completion time).
+    ("MERGE_ON_READ", True, True, False, 9), ("COPY_ON_WRITE", True, False, True, 9),
 ])
 def test_randomized_against_in_memory_model(spark, tmp_path, monkeypatch, table_type, partitioned, composite,
-                                            one_pass):
+                                            one_pass, version):
     """Random insert / upsert / delete batches (duplicates inside a batch) vs a dict, after every commit; small
     batches take the one-pass write, or (`one_pass` false) the planned write with its counting pass."""
     if not one_pass:
         monkeypatch.setattr(writer, "_map_side_plan", lambda *args: None)
     rnd = random.Random(f"{table_type}{partitioned}{composite}")
     path = tmp_path / "t"
-    o = opts(table_type, **{"hoodie.combine.before.insert": "true"})  # Hudi keeps in-batch duplicates otherwise
+    o = opts(table_type, **{"hoodie.combine.before.insert": "true",  # Hudi keeps in-batch duplicates otherwise
+                            "hoodie.write.table.version": str(version)})
     if composite:
         o["hoodie.datasource.write.recordkey.field"] = "id,name"
     if not partitioned:
@@ -263,10 +278,12 @@ def test_randomized_against_in_memory_model(spark, tmp_path, monkeypatch, table_
         assert rows_of(rs_snapshot(path)) == rows_from(model.values()), f"step {step} {op}"
         assert totals(commit_json(path, result.instant_time)) == expect, f"step {step} {op}"
         if prev_instant is not None and op != "delete":
-            inc = rs_incremental(path, prev_instant, result.instant_time)
+            inc = rs_incremental(path, prev_instant, range_bound(path, result.instant_time))
             assert rows_of(inc) == rows_from(latest.values()), f"step {step}: incremental = keys written"
-        prev_instant = result.instant_time
-    assert_same_rows(HudiTable.load(path).read_snapshot(), rs_snapshot(path), "final snapshot")
+        prev_instant = range_bound(path, result.instant_time)
+    table = HudiTable.load(path)
+    assert table.config.version == version
+    assert_same_rows(table.read_snapshot(), rs_snapshot(path), "final snapshot")
 
 
 @pytest.mark.parametrize("index_type", ["BLOOM", "BUCKET"])
@@ -380,3 +397,28 @@ def test_a_null_literal_key_fails_the_row_check(spark, tmp_path):
     bad = spark.sql(f"select cast(null as bigint) as id, {row} union all select 2L as id, {row}")
     with pytest.raises(HudiError, match=r"record key field 'id' is null or empty in row \{\"part\":\"a\""):
         write(bad, str(tmp_path), o)
+
+
+@pytest.mark.parametrize("name", ["mor_avrolog_v8_trips_8i3u1d", "cow_v9_txns_simple_meta"])
+def test_spark_upsert_and_delete_into_a_real_1x_table(spark, unzip_table, tmp_path, name):
+    """hudi_engine.spark.write into a copy of a table Hudi 1.x wrote: it keeps its version, and hudi-rs reads what
+    the engine reads (the pure-Python writes cover all 35 keyed 1.x tables: tests/write/test_write_1x_tables.py)."""
+    import shutil
+
+    path = tmp_path / name
+    shutil.copytree(unzip_table(name, "v8_v9"), path)
+    table = HudiTable.load(str(path))
+    version, key = table.config.version, table.config.record_key_fields[0]
+    data = table.read_snapshot()
+    data = data.drop_columns([c for c in data.column_names if c.startswith("_hoodie_")]).slice(0, 2)
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    schema = from_arrow_schema(data.schema)  # the table's own types (decimals keep their precision)
+    options = {"hoodie.table.name": table.config.name}
+    write(spark.createDataFrame(data.to_pandas(), schema), str(path), options)
+    write(spark.createDataFrame(data.slice(1, 1).to_pandas(), schema), str(path),
+          {**options, "hoodie.datasource.write.operation": "delete"})
+    after = HudiTable.load(str(path))
+    assert after.config.version == version and after.timeline.layout.version == 2
+    assert_same_rows(after.read_snapshot(), rs_snapshot(path), f"{name} after Spark writes", "_hoodie_record_key")
+    assert data.column(key)[1].as_py() not in after.read_snapshot().column(key).to_pylist()

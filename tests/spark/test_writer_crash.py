@@ -24,22 +24,29 @@ class Killed(BaseException):
     """Stands for the process dying: not an Exception, so nothing on the way catches it as an error."""
 
 
-def _opts(table_type: str) -> dict:
+def _opts(table_type: str, version: int = 6) -> dict:
     return {"hoodie.table.name": "crash", "hoodie.datasource.write.recordkey.field": "id",
             "hoodie.datasource.write.partitionpath.field": "dt", "hoodie.datasource.write.precombine.field": "ts",
-            "hoodie.datasource.write.table.type": table_type}
+            "hoodie.datasource.write.table.type": table_type, "hoodie.write.table.version": str(version)}
 
 
 def _df(spark, rows):
     return spark.createDataFrame(rows, "id bigint, v string, ts bigint, dt string")
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-@pytest.mark.parametrize("point", ["after_inflight", "after_data_files", "before_completed_file"])
-def test_crashed_write_is_invisible_and_rolled_back_by_the_next(spark, tmp_path, monkeypatch, table_type, point):
+_POINTS = ["after_inflight", "after_data_files", "before_completed_file"]
+
+
+# Every crash point on version 6; on version 9 (Hudi 1.x timeline layout 2) every point of MOR, the last of COW.
+@pytest.mark.parametrize("table_type,point,version", [
+    *((t, p, 6) for t in ("COPY_ON_WRITE", "MERGE_ON_READ") for p in _POINTS),
+    *(("MERGE_ON_READ", p, 9) for p in _POINTS), ("COPY_ON_WRITE", "before_completed_file", 9),
+])
+def test_crashed_write_is_invisible_and_rolled_back_by_the_next(spark, tmp_path, monkeypatch, table_type, point,
+                                                                 version):
     path = tmp_path / "t"
     first = [(i, "a", 1, f"p{i % 2}") for i in range(10)]
-    write(_df(spark, first), str(path), _opts(table_type))
+    write(_df(spark, first), str(path), _opts(table_type, version))
     before = rs_snapshot(path)
 
     real_run = writer_mod._run
@@ -56,7 +63,7 @@ def test_crashed_write_is_invisible_and_rolled_back_by_the_next(spark, tmp_path,
             m.setattr(Timeline, "complete", lambda *a, **k: (_ for _ in ()).throw(Killed()))
         updates = [(i, "b", 2, f"p{i % 2}") for i in range(0, 10, 2)] + [(100, "new", 2, "p5")]
         with pytest.raises(Killed):
-            write(_df(spark, updates), str(path), _opts(table_type))
+            write(_df(spark, updates), str(path), _opts(table_type, version))
 
     pending = [i for i in Timeline.load(TableLocation.of(str(path))) if not i.is_completed]
     assert pending, "the crashed write left its instant pending"
@@ -66,8 +73,9 @@ def test_crashed_write_is_invisible_and_rolled_back_by_the_next(spark, tmp_path,
     assert_same_rows(HudiTable.load(path).read_snapshot(), before, f"our reader after a crash {point}")
 
     # The next write rolls the crashed instant back, then succeeds.
-    write(_df(spark, [(5, "c", 3, "p1")]), str(path), _opts(table_type))
+    write(_df(spark, [(5, "c", 3, "p1")]), str(path), _opts(table_type, version))
     timeline = Timeline.load(TableLocation.of(str(path)))
+    assert timeline.layout.version == (2 if version == 9 else 1)
     assert all(i.is_completed for i in timeline), [str(i) for i in timeline]
     assert any(i.action.value == "rollback" for i in timeline)
     rows = {r["id"]: r["v"] for r in rs_snapshot(path).to_pylist()}

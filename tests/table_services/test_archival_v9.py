@@ -40,12 +40,6 @@ CONFIG = ArchivalConfig(True, 5, 8, 10)
 CLEAN = CleanConfig(commits_retained=3)
 
 
-@pytest.fixture
-def writable_v9(monkeypatch):
-    """This engine refuses to write version-9 tables until its writers do; archival is what is tested here."""
-    monkeypatch.setattr(TableConfig, "require_writable", lambda self: None)
-
-
 class V9Timeline:
     """Instants as a Hudi 1.x writer leaves them in `.hoodie/timeline/`; clocks move 200 ms per step."""
 
@@ -133,7 +127,7 @@ def _model_manifest(l0_files: list[str], batch: int) -> list[str]:
 
 
 @pytest.mark.slow
-def test_200_commits_keep_the_timeline_bounded_and_the_history_complete(unzip_table, tmp_path, writable_v9):
+def test_200_commits_keep_the_timeline_bounded_and_the_history_complete(unzip_table, tmp_path):
     path = _copy(unzip_table, tmp_path)
     rows_before = HudiTable.load(str(path)).read_snapshot()
     writer = V9Timeline(path)
@@ -187,7 +181,7 @@ def test_200_commits_keep_the_timeline_bounded_and_the_history_complete(unzip_ta
     assert sorted(ours.column(KEY).to_pylist()) == sorted(rows_before.column(KEY).to_pylist())
 
 
-def test_a_merge_on_read_table_keeps_the_delta_commits_a_compaction_counts(unzip_table, tmp_path, writable_v9):
+def test_a_merge_on_read_table_keeps_the_delta_commits_a_compaction_counts(unzip_table, tmp_path):
     # A real Hudi 1.1 MOR table: 8 inserts in base files, 4 updates in a log file named by its delta commit. Once
     # both delta commits are archived, the log file's commit is older than the active timeline: committed.
     path = tmp_path / "t"
@@ -211,7 +205,7 @@ def test_a_merge_on_read_table_keeps_the_delta_commits_a_compaction_counts(unzip
     assert_same_rows(ours, rows_before, "MOR rows before archival")
 
 
-def test_reads_before_the_active_timeline_are_refused_naming_the_history(unzip_table, tmp_path, writable_v9):
+def test_reads_before_the_active_timeline_are_refused_naming_the_history(unzip_table, tmp_path):
     path = _copy(unzip_table, tmp_path)
     writer = V9Timeline(path)
     original = list(writer.timeline().completed_commits())
@@ -243,8 +237,7 @@ def test_reads_before_the_active_timeline_are_refused_naming_the_history(unzip_t
                      "as of the first active commit")
 
 
-def test_a_crash_between_the_history_and_the_deletes_leaves_a_readable_table(unzip_table, tmp_path, writable_v9,
-                                                                              monkeypatch):
+def test_a_crash_between_the_history_and_the_deletes_leaves_a_readable_table(unzip_table, tmp_path, monkeypatch):
     path = _copy(unzip_table, tmp_path)
     writer = V9Timeline(path)
     for _ in range(12):

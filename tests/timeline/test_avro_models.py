@@ -172,6 +172,25 @@ SAMPLES = {
         "partitionMetadata": {"p=1": {"partitionPath": "p=1", "savepointDataFile": ["f.parquet"]}}, "version": 1,
     },
 }
+_WRITE_STAT = {
+    "fileId": "g-0", "path": "p=1/.g-0_20240101000000000.log.1_0-1-2", "prevCommit": "20240101000000000",
+    "numWrites": 2, "numDeletes": 1, "numUpdateWrites": 2, "totalWriteBytes": 900, "totalWriteErrors": 0,
+    "partitionPath": "p=1", "totalLogRecords": 0, "totalLogFiles": None, "totalUpdatedRecordsCompacted": 0,
+    "numInserts": 0, "totalLogBlocks": 0, "totalCorruptLogBlock": 0, "totalRollbackBlocks": 0,
+    "fileSizeInBytes": 900, "logVersion": 1, "logOffset": 0, "baseFile": "", "logFiles": [".g-0_1.log.1_0-1-2"],
+    "cdcStats": None, "prevBaseFile": None, "minEventTime": None, "maxEventTime": None,
+    "runtimeStats": {"totalScanTime": 0, "totalCreateTime": 0, "totalUpsertTime": 12},
+    "totalLogFilesCompacted": 0, "totalLogReadTimeMs": 0, "totalLogSizeCompacted": 0, "tempPath": None,
+    "numUpdates": 0,
+}
+# Timeline layout 2 (Hudi 1.x) commit metadata.
+SAMPLES["HoodieCommitMetadata"] = {
+    "partitionToWriteStats": {"p=1": [_WRITE_STAT]}, "compacted": False, "extraMetadata": {"schema": "{}"},
+    "version": None, "operationType": "UPSERT",
+}
+SAMPLES["HoodieReplaceCommitMetadata"] = {
+    **SAMPLES["HoodieCommitMetadata"], "operationType": "INSERT_OVERWRITE", "partitionToReplaceFileIds": {"p=1": ["g-1"]},
+}
 
 
 def _strings_are_java_strings(schema: object) -> bool:
@@ -221,8 +240,8 @@ def test_bad_records_and_kinds_raise() -> None:
         write_avro_metadata("HoodieCleanMetadata", {"startCleanTime": "1"})
     with pytest.raises(TimelineError, match="HoodieRollbackPlan record does not fit"):
         write_avro_metadata("HoodieRollbackPlan", {"version": "one"})
-    with pytest.raises(TimelineError, match="unknown Avro timeline record 'HoodieCommitMetadata'"):
-        write_avro_metadata("HoodieCommitMetadata", {})
+    with pytest.raises(TimelineError, match="unknown Avro timeline record 'HoodieCommitMetadataV3'"):
+        write_avro_metadata("HoodieCommitMetadataV3", {})
     with pytest.raises(TimelineError, match="16 bytes"):
         write_avro_metadata("HoodieRollbackPlan", {}, sync_marker=b"x")
 

@@ -2,6 +2,8 @@
 timeline of a real v8 table read through it."""
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from hudi_engine.errors import TimelineError
@@ -9,6 +11,7 @@ from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.commit_metadata import CommitMetadata
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.layout import LAYOUT_V1, TimelineLayoutV2, layout_for
 
@@ -51,7 +54,7 @@ def test_real_v8_timeline(unzip_table):
     storage, base = Storage.for_uri(str(path))
     config = TableConfig.load(TableLocation.at(storage, base))
     layout = layout_for(config)
-    assert layout == TimelineLayoutV2("timeline", "history") and layout_for(TableConfig.create("t", "COPY_ON_WRITE", ["id"])) is LAYOUT_V1
+    assert layout == TimelineLayoutV2("timeline", "history", local_times=True) and layout_for(TableConfig.create("t", "COPY_ON_WRITE", ["id"])) is LAYOUT_V1
     timeline = Timeline.load(TableLocation.at(storage, base), layout)
     # 6 deltacommits, an indexing and a compaction (completed as a commit); requested/inflight files collapsed
     assert [(i.timestamp[-6:], i.action.value, i.completion_time[-6:]) for i in timeline] == [
@@ -68,5 +71,29 @@ def test_real_v8_timeline(unzip_table):
     (stat,) = delta.write_stats()
     assert stat.is_delta and stat.log_files == [".8aa68f7e-afd6-4c94-b86c-8a886552e08d-0_20251220210130911.log.1_0-1139-3316"]
     assert delta.schema["name"] == "v8_trips_8i3u1d_record"
-    with pytest.raises(TimelineError, match="timeline layout 2 is read-only here"):
-        timeline.create_requested(Instant("20300101000000000", Action.COMMIT, State.REQUESTED))
+
+
+def test_layout2_transitions_write_completion_times_and_avro(unzip_table, tmp_path):
+    """Hudi 1.x's files (ActiveTimelineV2): `<ts>.deltacommit.requested` (empty), `.inflight` (Avro workload), then
+    `<ts>_<completion>.deltacommit` (Avro HoodieCommitMetadata) with the completion time taken at completion."""
+    path = tmp_path / "t"
+    shutil.copytree(unzip_table("mor_avrolog_v8_trips_8i3u1d", "v8_v9"), path)
+    location = TableLocation.of(str(path))
+    timeline = Timeline.load(location)  # the layout found from storage
+    assert timeline.layout.version == 2
+    ts = "20300101000000000"
+    requested = timeline.create_requested(Instant(ts, Action.DELTA_COMMIT, State.REQUESTED))
+    inflight = timeline.transition_to_inflight(requested, timeline.commit_bytes(CommitMetadata(), requested))
+    done = timeline.complete(inflight, CommitMetadata(extra_metadata={"k": "v"}, operation_type="UPSERT"))
+    assert done.completion_time is not None and done.completion_time > ts
+    folder = path / ".hoodie" / "timeline"
+    assert (folder / f"{ts}.deltacommit.requested").read_bytes() == b""
+    assert (folder / f"{ts}.deltacommit.inflight").read_bytes().startswith(b"Obj\x01")
+    assert (folder / f"{ts}_{done.completion_time}.deltacommit").exists()
+    reloaded = timeline.reload()
+    assert reloaded.last() == done and reloaded.last().completion_time == done.completion_time
+    assert reloaded.commit_metadata(reloaded.last()).extra_metadata == {"k": "v"}
+    assert reloaded.latest_time() == done.completion_time
+    assert reloaded.delete_instant_files(Instant(ts, Action.DELTA_COMMIT)) == [
+        str(folder / f"{ts}_{done.completion_time}.deltacommit"), str(folder / f"{ts}.deltacommit.inflight"),
+        str(folder / f"{ts}.deltacommit.requested")]

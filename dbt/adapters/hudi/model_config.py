@@ -50,6 +50,7 @@ SETTINGS: dict[str, ConfigOption] = {
     "incremental_strategy": K.OPERATION,
     "cdc_enabled": K.CDC_ENABLED,
     "cdc_mode": K.CDC_LOGGING_MODE,
+    "table_version": K.TABLE_VERSION,
 }
 # A model without unique_key writes a keyless table: these strategies need keys and are refused there; a keyless
 # model's later runs insert unless it says otherwise.
@@ -105,6 +106,7 @@ class HudiModelConfig:
     cdc_enabled: bool | None = None  # a new table keeps change data for CDC queries (hoodie.table.cdc.enabled)
     cdc_mode: str | None = None  # hoodie.table.cdc.supplemental.logging.mode
     change_type_column: str | None = None  # a column of CDC ops: rows whose value is 'd' delete their key
+    table_version: str | None = None  # a new table's hoodie.table.version (6, 8 or 9; the engine's default: 6)
 
     @staticmethod
     def from_dbt(config: Mapping[str, Any], model: str) -> "HudiModelConfig":
@@ -180,6 +182,9 @@ class HudiModelConfig:
                 problems.append(f"cdc_mode={cdc_mode!r} needs cdc_enabled=true (the mode of a table without change "
                                 "data means nothing)")
         change_type_column = get("change_type_column")
+        table_version = get("table_version")
+        if table_version is not None:
+            table_version = _parse("table_version", str(table_version), problems)
         if change_type_column is not None:
             if not isinstance(change_type_column, str) or not change_type_column.strip():
                 problems.append(f"change_type_column={change_type_column!r}: expected one column name")
@@ -242,7 +247,7 @@ class HudiModelConfig:
         cfg = HudiModelConfig(model, unique_key, partition_by, precombine, table_type, payload_class, strategy,
                               index_type, location_root.rstrip("/") if location_root else None, on_schema_change,
                               hudi_options, update_columns, exclude_columns, dbt_strategy, microbatch,
-                              cdc_enabled, cdc_mode, change_type_column)
+                              cdc_enabled, cdc_mode, change_type_column, table_version)
         if change_type_column and strategy != "upsert":
             problems.append(f"change_type_column applies to incremental_strategy "
                             f"{'merge' if spark_spelling else 'upsert'} (its rows insert, update or delete by key); "
@@ -294,6 +299,8 @@ class HudiModelConfig:
             opts[K.CDC_ENABLED.key] = "true" if self.cdc_enabled else "false"
         if self.cdc_mode:
             opts[K.CDC_LOGGING_MODE.key] = self.cdc_mode
+        if self.table_version:
+            opts[K.TABLE_VERSION.key] = self.table_version
         return opts
 
     def hoodie_options(self, table_name: str, database: str, operation: str,
