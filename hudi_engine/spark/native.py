@@ -273,6 +273,7 @@ def plan_json(options: Mapping[str, str]) -> str:
     """The read plan the JVM source runs: the schema (path comment on `_hoodie_commit_time`), the base files Spark's
     parquet reader scans (URI, size), the `hudi_merge` options for the slices with log files, the window filter."""
     from hudi_engine.spark.datasource import _require_path, spark_schema, table_location, with_path_comment
+    from hudi_engine.spark.merge_tasks import encode as encode_merge_tasks
     from hudi_engine.spark.relation import plan_read
 
     opts = ReadOptions.parse_for_table(options)
@@ -302,9 +303,13 @@ def plan_json(options: Mapping[str, str]) -> str:
         # Base files of slices with log files, scanned but for the keys their logs write or delete (by file name).
         "split_files": [[f, size] for f, size in zip(plan.split_files, plan.split_sizes)],
         "split_keys": split,
-        # Nothing to read at all: the merge source over no file group, which keeps Spark's one empty partition.
+        # The merge half's query (what `hudi_merge` would be asked); nothing to read at all: the merge source over
+        # no file group, which keeps Spark's one empty partition.
         "source_options": (plan.source_options() if plan.merged_groups or plan.split_groups or not reads
                            else None),
+        # The merge half ready to run (`merge_tasks`): the JVM runs it without asking `hudi_merge` to plan it.
+        "merge": (encode_merge_tasks(plan.scan, plan.merged_groups, plan.split_groups)
+                  if plan.merged_groups or plan.split_groups else None),
         "window": window_sql(plan.window) if plan.window is not None else None,
     })
 

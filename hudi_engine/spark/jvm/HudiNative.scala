@@ -22,17 +22,17 @@ import org.apache.spark.sql.{DataFrame, SaveMode, SparkSessionExtensions, SQLCon
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeSet, BinaryExpression, Expression,
-  GetStructField, Predicate}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeReference, AttributeSet,
+  BinaryExpression, Expression, GetStructField, Predicate, PythonUDF}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project, Union}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LocalRelation, LogicalPlan, MapInArrow, Project, Union}
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitionDirectory}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider,
   SchemaRelationProvider}
-import org.apache.spark.sql.types.{DataType, StructField, StructType}
+import org.apache.spark.sql.types.{BinaryType, DataType, StructField, StructType}
 import org.apache.spark.unsafe.types.UTF8String
 
 /** The `hudi` short name: reads (`HudiRelation`) and `df.write.format("hudi")` (`Writes`, HudiWrite.scala). */
@@ -252,9 +252,12 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
         throw new IllegalStateException(s"hudi: no ${Names.RecordKey} column to split logged slices by"))
       parts += project(Project(scan.output, Filter(UnloggedKey(fileName, key, plan.splitKeys), withFile)))
     }
-    plan.sourceOptions.foreach { options =>
-      parts += project(spark.read.format(Names.MergeSource).schema(wanted).options(options).load(plan.path)
-        .queryExecution.analyzed)
+    plan.merge match {
+      case Some(tasks) => parts += project(tasks.plan(spark, wanted))
+      case None => plan.sourceOptions.foreach { options => // a CDC query, or nothing to read
+        parts += project(spark.read.format(Names.MergeSource).schema(wanted).options(options).load(plan.path)
+          .queryExecution.analyzed)
+      }
     }
     parts.result() match {
       case Seq() =>
@@ -368,6 +371,7 @@ case class ReadPlan(
     splitFiles: Seq[(String, Long)],
     splitKeys: LoggedKeys,
     sourceOptions: Option[Map[String, String]],
+    merge: Option[MergeTasks],
     window: Option[String])
 
 object Planner {
@@ -399,11 +403,53 @@ object Planner {
       files("split_files"),
       splitKeys,
       optional(node, "source_options").map(_.properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap),
+      optional(node, "merge").map(m => MergeTasks(m.get("plan").asText(),
+        m.get("tasks").elements().asScala.map(t => java.util.Base64.getDecoder.decode(t.asText())).toVector)),
       optional(node, "window").map(_.asText()))
   }
 
   private def optional(node: JsonNode, key: String): Option[JsonNode] =
     Option(node.get(key)).filterNot(_.isNull)
+}
+
+/** The merge half of a read as the Python planner made it (`hudi_engine.spark.merge_tasks`): the query fixed to its
+ *  instant (`query`, a base64 pickle) and one pickled task per Spark task (slices, each whole or for its logged keys).
+ *  Run as Spark's `MapInArrow` over one row per task, with a Python function named in a command pickled here: no
+ *  Python round trip at planning (a Python data source costs three: create, push filters, plan partitions). The
+ *  tasks run in the environment of the registered `hudi_merge` source (its Python, its shipped files). */
+case class MergeTasks(query: String, tasks: Vector[Array[Byte]]) {
+  def plan(spark: SparkSession, schema: StructType): LogicalPlan = {
+    val source = spark.sessionState.dataSourceManager.lookupDataSource(Names.MergeSource)
+    val function = source.createPythonFunction(
+      MergeTasks.pickledCall("hudi_engine.spark.merge_tasks", "merge_function", Seq(schema.json, query)))
+    val task = AttributeReference("task", BinaryType, nullable = false)()
+    // Spark runs a local relation's rows in min(rows, default parallelism) tasks, one after the other within each.
+    val input = LocalRelation(Seq(task), tasks.map(t => InternalRow(t)))
+    val output = schema.fields.toSeq.map(f => AttributeReference(f.name, f.dataType, nullable = true)())
+    val udf = PythonUDF(Names.MergeSource, function, schema, Seq(task), MergeTasks.MapArrowIter,
+      udfDeterministic = true)
+    MapInArrow(udf, output, input, isBarrier = false, profile = None)
+  }
+}
+
+object MergeTasks {
+  val MapArrowIter = 207 // pyspark's PythonEvalType.SQL_MAP_ARROW_ITER_UDF: (func, return type) in the command
+
+  /** A pickle (protocol 2) that calls `module.name(*args)` when a Python worker loads the command. */
+  def pickledCall(module: String, name: String, args: Seq[String]): Array[Byte] = {
+    val out = new java.io.ByteArrayOutputStream()
+    def ascii(text: String): Unit = out.write(text.getBytes(java.nio.charset.StandardCharsets.US_ASCII))
+    out.write(0x80); out.write(2) // PROTO 2
+    ascii(s"c$module\n$name\n(") // GLOBAL, MARK
+    args.foreach { a =>
+      val bytes = a.getBytes(java.nio.charset.StandardCharsets.UTF_8)
+      out.write('X') // BINUNICODE, 4-byte little-endian length
+      out.write(java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(bytes.length).array())
+      out.write(bytes)
+    }
+    ascii("tR.") // TUPLE, REDUCE, STOP
+    out.toByteArray
+  }
 }
 
 /** Exactly the base files the plan names, with the sizes the planner listed: nothing is listed or stat'ed here. */
