@@ -3,8 +3,8 @@
 A Python data source costs Spark's planner three Python round trips per query (create the source, push its filters,
 plan its partitions), each through a planning Python worker. On the native path the planner already decided which
 slices the merge reads, as of which instant, when it made the read plan (`native.plan_json`), so it hands them to
-the JVM ready to run: the fixed query (`ScanPlan` without slices) and one pickled task per Spark task (the slices
-it reads, each whole or for its logged keys only). The JVM (`MergeTasks` in HudiNative.scala) runs them as Spark's
+the JVM ready to run (`native.merge_tasks`): the fixed query (`ScanPlan` without slices) and one pickled task per
+Spark task (the slices it reads, each whole or for its logged keys only). The JVM (`MergeTasks` in HudiNative.scala) runs them as Spark's
 `MapInArrow` over one row per task, with the Python function `merge_function` named in a command it pickles
 itself; no Python runs until the tasks do. The tasks' Python environment is the registered `hudi_merge` source's
 (its interpreter and shipped files), so a cluster's executors read them as they read `hudi_merge`.
@@ -17,31 +17,18 @@ from __future__ import annotations
 import base64
 import json
 import pickle
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
 from hudi_engine.file_group import FileSlice
-from hudi_engine.scan_plan import ScanPlan, file_group_id
-from hudi_engine.spark.datasource import arrow_target, pack_slices, resolve_columns, to_spark_arrow
+from hudi_engine.scan_plan import ScanPlan
+from hudi_engine.spark.datasource import arrow_target, resolve_columns, to_spark_arrow
 
 # One task's work: slices, each with whether it is read for its logged keys only (the merge half of a key split).
+# The planner writes them (`native.merge_tasks`).
 Task = tuple[tuple[FileSlice, bool], ...]
-
-
-def encode(scan: ScanPlan, merged: Sequence[str], logged_keys_only: Sequence[str]) -> dict[str, object]:
-    """The merge tasks of a read plan for the JVM: `plan`, the query without its slices, and `tasks`, one per Spark
-    task (base64 pickles). `merged` file groups are read whole, `logged_keys_only` ones for their logged keys."""
-    wanted, only = set(merged) | set(logged_keys_only), set(logged_keys_only)
-    slices = [s for s in scan.slices if file_group_id(s) in wanted]
-    tasks = [tuple((s, file_group_id(s) in only) for s in group) for group in pack_slices(slices, only)]
-    return {"plan": _b64(replace(scan, slices=())), "tasks": [_b64(t) for t in tasks]}
-
-
-def _b64(value: object) -> str:
-    return base64.b64encode(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)).decode("ascii")
 
 
 def merge_function(schema_json: str, plan: str) -> tuple[Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],

@@ -8,7 +8,8 @@
 // whose schema carries the plan), and plans the base files through Spark's own parquet scan (a `HadoopFsRelation`
 // over exactly those files: column pruning, filter pushdown into row groups, vectorized decoding). Slices with log
 // files are split by record key: their base files go to the same scan but for the keys their logs write or delete
-// (`UnloggedKey`), and the Python `hudi_merge` source merges only those keys (and the slices the plan leaves whole).
+// (`UnloggedKey`), and Python tasks the planner made (`MergeTasks`: Spark's MapInArrow, in `hudi_merge`'s Python
+// environment) merge only those keys (and the slices the plan leaves whole).
 // The query's filters and projections go above the union and Spark's optimizer pushes them into every part.
 // Writes: HudiWrite.scala.
 package hudiengine.spark
@@ -233,16 +234,14 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
     val parts = Seq.newBuilder[LogicalPlan]
     if (plan.files.nonEmpty) {
       val scan = fileScan(plan.path, plan.files, data)
-      parts += project(plan.window.fold(scan)(w => scan.where(w)).queryExecution.analyzed)
+      parts += project(plan.window.fold[LogicalPlan](scan)(w =>
+        spark.baseRelationToDataFrame(scan.relation).where(w).queryExecution.analyzed))
     }
     if (plan.splitFiles.nonEmpty) {
       // The record key splits the rows, whether or not the relation's (declared) schema has it.
       val keyed = if (data.fieldNames.contains(Names.RecordKey)) data
                   else data.add(StructField(Names.RecordKey, org.apache.spark.sql.types.StringType, nullable = true))
-      val scan = fileScan(plan.path, plan.splitFiles, keyed).queryExecution.analyzed match {
-        case l: LogicalRelation => l
-        case other => throw new IllegalStateException(s"hudi: expected a file relation, planned $other")
-      }
+      val scan = fileScan(plan.path, plan.splitFiles, keyed)
       val withFile = scan.withMetadataColumns()
       val metadata = withFile.output.find(_.name == Names.FileMetadata).getOrElse(
         throw new IllegalStateException(s"hudi: Spark's parquet scan has no ${Names.FileMetadata} column"))
@@ -267,11 +266,12 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
     }
   }
 
-  /** Spark's parquet scan of exactly `files` (URI, size). */
-  private def fileScan(root: String, files: Seq[(String, Long)], data: StructType): DataFrame = {
+  /** Spark's parquet scan of exactly `files` (URI, size), as an analyzed plan (a relation's attributes need no
+   *  analysis, which every query would otherwise pay for). */
+  private def fileScan(root: String, files: Seq[(String, Long)], data: StructType): LogicalRelation = {
     val index = new BaseFileIndex(root, files)
-    spark.baseRelationToDataFrame(
-      HadoopFsRelation(index, StructType(Nil), data, None, new ParquetFileFormat, Map.empty)(spark))
+    LogicalRelation(HadoopFsRelation(index, StructType(Nil), data, None, new ParquetFileFormat, Map.empty)(spark),
+      isStreaming = false)
   }
 }
 
@@ -484,6 +484,10 @@ object HudiStrategy extends SparkStrategy {
       val renamed = Project(columns.map(o => Alias(byName(o.name), o.name)(exprId = o.exprId)), data)
       val filtered = filters.reduceOption(And).fold[LogicalPlan](renamed)(Filter(_, renamed))
       val top = Project(projects, filtered)
+      // One parquet scan (a copy-on-write snapshot): Spark's file scan strategy collapses the projections and
+      // filters above its relation itself (pruning columns, pushing filters), so the optimizer, a fixed cost of every
+      // query, is not run again. A union, the merge or an empty relation need it to push filters into each part.
+      if (ParquetScanOnly.unapply(data)) return planLater(top) :: Nil
       val optimized = relation.spark.sessionState.optimizer.execute(top)
       // The optimizer may drop aliases it sees no parent of (RemoveRedundantAliases): answer with `top`'s ids again.
       val output = optimized.output.zip(top.output).map { case (got, want) =>
@@ -491,6 +495,16 @@ object HudiStrategy extends SparkStrategy {
       }
       planLater(if (output.forall(_.isInstanceOf[Attribute])) optimized else Project(output, optimized)) :: Nil
     case _ => Nil
+  }
+}
+
+/** An expansion that is Spark's parquet scan under projections and filters only. */
+object ParquetScanOnly {
+  def unapply(plan: LogicalPlan): Boolean = plan match {
+    case Project(_, child) => unapply(child)
+    case Filter(_, child) => unapply(child)
+    case LogicalRelation(_: HadoopFsRelation, _, _, _, _) => true
+    case _ => false
   }
 }
 
