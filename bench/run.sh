@@ -7,7 +7,7 @@
 #   bench/run.sh read            issue 2: snapshot reads (COW vs pyarrow, MOR vs hudi-rs)
 #   bench/run.sh spark-read      issue 12: Spark reads (read_table, the hudi source) vs Spark's parquet reader
 #   bench/run.sh native-read     issue 24: the catalog name on the native hudi source vs Spark's parquet reader,
-#                                in process and through the Thrift server (about 10-15 minutes)
+#                                in process and through the Thrift server (9 minutes on 2 cores under load)
 #   bench/run.sh write           issue 3: W1 first write and COW / MOR upserts vs delta-rs
 #   bench/run.sh w2              issue 3: the same upsert into a 10,000,000-row MOR table (about 5-15 minutes)
 #   bench/run.sh w3              issue 9: an unpartitioned 10M-row upsert of 2.2M rows; a new 5M-row day into a
