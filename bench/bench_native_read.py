@@ -15,9 +15,16 @@ Also: the component's compile time, cold (an empty cache) and cached.
 Then the same three queries as SQL through Spark's Thrift server (tests/thrift_server.py: one server, started for
 the bench after the in-process session stopped, with the same Spark settings), on each table's `USING hudi` catalog
 entry and on a `USING parquet` catalog table over a folder of hard links to the same latest base files (the peer),
-all timed in one beeline session by beeline's own per-statement elapsed time (statement sent to last row fetched),
-one warm-up and BENCH_REPEATS interleaved rounds. The Thrift results of the hudi tables are checked against the
-catalog name's in-process results.
+all timed in one beeline session by beeline's own per-statement elapsed time (statement sent to last row fetched):
+two warm-up rounds, then BENCH_THRIFT_REPEATS (9) rounds, each running every query on both tables, the hudi table
+first in odd rounds and the parquet peer first in even ones (so neither always runs on the other's warm caches).
+Reported: the median of each, its spread (min-max), and the ratio of the medians. The Thrift results of the hudi
+tables are checked against the catalog name's in-process results.
+
+Planning (in process): the time Spark takes to plan each query on the catalog name and on the parquet peer,
+`queryExecution.executedPlan.execute()` on a fresh DataFrame with adaptive execution off (so that building the RDDs
+runs no job): the JVM source's planning (the plan cache, or a round trip to the Python planner) and, on mor10, the
+merge half's. Medians of BENCH_THRIFT_REPEATS.
 """
 from __future__ import annotations
 
@@ -57,6 +64,43 @@ def compile_times() -> dict[str, float]:
     return {"cold": cold, "cached": cached}
 
 
+THRIFT_REPEATS = int(os.environ.get("BENCH_THRIFT_REPEATS", "9"))
+
+
+def planning_times(spark, tables: dict[str, tuple[str, list[str]]], repeats: int) -> dict[str, list[float]]:
+    """Seconds to plan each query (up to its RDDs, no job) on the catalog name and on the parquet peer; interleaved.
+    `tables`: name -> (catalog name, the peer's base files)."""
+    previous = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")  # else execute() runs the query's stages
+    out: dict[str, list[float]] = {}
+    try:
+        for name, (catalog, files) in tables.items():
+            for q, query in PLAN_QUERIES.items():
+                makers = {"parquet": lambda files=files: spark.read.parquet(*files),
+                          "catalog": lambda catalog=catalog: spark.table(catalog)}
+                for i in range(repeats + 1):  # the first round warms both up
+                    for reader in (makers if i % 2 else reversed(makers)):
+                        df = query(makers[reader]())
+                        t = time.perf_counter()
+                        df._jdf.queryExecution().executedPlan().execute()
+                        if i:
+                            out.setdefault(f"{name}_{q}_{reader}", []).append(time.perf_counter() - t)
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", previous)
+    for key, ts in out.items():
+        print(f"  planning {key}: median {statistics.median(ts) * 1000:.1f} ms ({min(ts) * 1000:.1f}-"
+              f"{max(ts) * 1000:.1f})", flush=True)
+    return out
+
+
+# bench_spark_read.QUERIES without their collect(): the DataFrame each query plans.
+PLAN_QUERIES = {
+    "agg": lambda d: d.groupBy("dt").agg({"price": "sum", "qty": "max"}),
+    "point": lambda d: d.filter("qty = 7").select("id", "price"),
+    "part": lambda d: d.filter(f"dt = '{sr.PARTITION}'").agg({"price": "sum"}),
+}
+
+
 def run(repeats: int) -> dict:
     from hudi_engine import HudiTable
     from hudi_engine.spark import create_catalog_table
@@ -65,13 +109,14 @@ def run(repeats: int) -> dict:
     compile_s = compile_times()
     print(f"compile: {compile_s}", flush=True)
     spark = common.spark_session(native=True)
-    results, cold = {}, {}
+    results, cold, peers = {}, {}, {}
     for name in ("cow", "mor10"):
         path = str(sr.TABLES[name])
         catalog = f"bench_native_{name}"
         spark.sql(f"DROP TABLE IF EXISTS {catalog}")
         create_catalog_table(spark, catalog, path)
         files = sorted(s.base_file.path for s in HudiTable.load(path).file_slices() if s.base_file is not None)
+        peers[name] = (catalog, files)
         readers = {
             "parquet": lambda files=files: spark.read.parquet(*files),
             "catalog": lambda catalog=catalog: spark.table(catalog),
@@ -90,8 +135,9 @@ def run(repeats: int) -> dict:
                     raise RuntimeError(f"{name} {qname}: {reader} read {seen[reader]}, {peer} read {seen[peer]}")
     reference = {f"{name}_{q}": _values(spark.sql(sql.format(table=f"bench_native_{name}")).collect())
                  for name in ("cow", "mor10") for q, sql in SQL.items()}
+    planning = planning_times(spark, peers, THRIFT_REPEATS)
     spark.stop()
-    return {"results": results, "cold": cold, "compile": compile_s, "reference": reference}
+    return {"results": results, "cold": cold, "compile": compile_s, "reference": reference, "planning": planning}
 
 
 # The three queries of bench_spark_read.QUERIES, as SQL.
@@ -151,20 +197,30 @@ def run_thrift(repeats: int, reference: dict[str, list[tuple]]) -> dict:
                     got = _values(tuple(r.values()) for r in server.query(sql.format(table=f"hudi_{name}")))
                     if not _same(got, reference[f"{name}_{q}"]):
                         raise RuntimeError(f"thrift {name} {q}: {len(got)} rows differ from the catalog name's")
-            cases = [(f"{name}_{q}_{reader}", sql.format(table=f"{reader}_{name}"))
-                     for name in ("cow", "mor10") for q, sql in SQL.items() for reader in ("parquet", "hudi")]
-            statements = [sql for _ in range(repeats + 1) for _, sql in cases]  # a warm-up round, then the runs
-            seconds = server.timed(statements)
+            # Two warm-up rounds, then the timed ones; each round runs every query on both tables, the hudi table
+            # first in odd rounds and the peer first in even ones.
+            cases: list[tuple[str, str]] = []
+            for i in range(WARMUP_ROUNDS + repeats):
+                for name in ("cow", "mor10"):
+                    for q, sql in SQL.items():
+                        order = ("hudi", "parquet") if i % 2 else ("parquet", "hudi")
+                        cases += [(f"{name}_{q}_{reader}", sql.format(table=f"{reader}_{name}")) for reader in order]
+            seconds = server.timed([sql for _, sql in cases])
         finally:
             server.stop()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    times: dict[str, list[float]] = {key: [] for key, _ in cases}
-    for i, s in enumerate(seconds[len(cases):]):
-        times[cases[i % len(cases)][0]].append(s)
-    for key, ts in times.items():
-        print(f"  thrift {key}: {ts} median {statistics.median(ts):.3f} s", flush=True)
-    return {"times": times, "warmup": dict(zip((k for k, _ in cases), seconds[:len(cases)]))}
+    warm = len(cases) * WARMUP_ROUNDS // (WARMUP_ROUNDS + repeats)
+    times: dict[str, list[float]] = {}
+    for (key, _), s in zip(cases[warm:], seconds[warm:]):
+        times.setdefault(key, []).append(s)
+    for key, ts in sorted(times.items()):
+        print(f"  thrift {key}: median {statistics.median(ts):.3f} s ({min(ts):.3f}-{max(ts):.3f}) of {len(ts)}: "
+              f"{ts}", flush=True)
+    return {"times": times, "warmup": [s for s in seconds[:warm]]}
+
+
+WARMUP_ROUNDS = 2
 
 
 def report(out: dict) -> str:
@@ -185,18 +241,36 @@ def report(out: dict) -> str:
             lines.append(f"| {name} {q} | {med(peer):.2f} s | {med(cat):.2f} s | {ratio:.2f}x | <= {goal}x: "
                          f"{'**met**' if ratio <= goal else '**missed**'} | {med(fmt):.2f} s | "
                          f"{med(fmt) / med(peer):.2f}x | {med(rt) / med(peer):.2f}x |")
+    planning = out.get("planning")
+    if planning:
+        lines += ["", "Planning in process (`executedPlan.execute()`, no job; median, min-max):", "",
+                  "| table, query | parquet (peer) | catalog name | catalog - parquet |", "|---|---|---|---|"]
+        for name in ("cow", "mor10"):
+            for q in PLAN_QUERIES:
+                peer, cat = planning[f"{name}_{q}_parquet"], planning[f"{name}_{q}_catalog"]
+                lines.append(f"| {name} {q} | {_spread(peer, 1000, 'ms')} | {_spread(cat, 1000, 'ms')} | "
+                             f"{(statistics.median(cat) - statistics.median(peer)) * 1000:+.0f} ms |")
     thrift = out.get("thrift")
     if thrift:
-        lines += ["", "Through the Thrift server (beeline, one session, its per-statement elapsed time):", "",
+        n = len(thrift["times"]["cow_agg_hudi"])
+        lines += ["", f"Through the Thrift server (beeline, one session, its per-statement elapsed time; {n} "
+                  "rounds, median, min-max):", "",
                   "| table, query | parquet table (peer) | hudi catalog table | hudi / parquet | goal |",
                   "|---|---|---|---|---|"]
         for name, goal in (("cow", 1.1), ("mor10", 2.0)):
             for q in SQL:
-                peer = statistics.median(thrift["times"][f"{name}_{q}_parquet"])
-                hudi = statistics.median(thrift["times"][f"{name}_{q}_hudi"])
-                lines.append(f"| {name} {q} | {peer:.2f} s | {hudi:.2f} s | {hudi / peer:.2f}x | <= {goal}x: "
-                             f"{'**met**' if hudi / peer <= goal else '**missed**'} |")
+                peer, hudi = thrift["times"][f"{name}_{q}_parquet"], thrift["times"][f"{name}_{q}_hudi"]
+                ratio = statistics.median(hudi) / statistics.median(peer)
+                lines.append(f"| {name} {q} | {_spread(peer)} | {_spread(hudi)} | {ratio:.2f}x | <= {goal}x: "
+                             f"{'**met**' if ratio <= goal else '**missed**'} |")
     return "\n".join(lines)
+
+
+def _spread(times: list[float], scale: float = 1.0, unit: str = "s") -> str:
+    """`median unit (min-max)`."""
+    digits = 0 if unit == "ms" else 2
+    return (f"{statistics.median(times) * scale:.{digits}f} {unit} ({min(times) * scale:.{digits}f}-"
+            f"{max(times) * scale:.{digits}f})")
 
 
 def main() -> None:
@@ -207,7 +281,7 @@ def main() -> None:
         subprocess.run([sys.executable, sr.__file__, "--make-tables"], check=True)
     out = run(common.REPEATS)
     print(f"load average after the in-process part: {os.getloadavg()}", flush=True)
-    out["thrift"] = run_thrift(common.REPEATS, out.pop("reference"))
+    out["thrift"] = run_thrift(THRIFT_REPEATS, out.pop("reference"))
     print(f"load average after: {os.getloadavg()}", flush=True)
     text = report(out)
     out["results"] = {k: v.to_dict() for k, v in out["results"].items()}

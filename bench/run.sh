@@ -7,7 +7,7 @@
 #   bench/run.sh read            issue 2: snapshot reads (COW vs pyarrow, MOR vs hudi-rs)
 #   bench/run.sh spark-read      issue 12: Spark reads (read_table, the hudi source) vs Spark's parquet reader
 #   bench/run.sh native-read     issue 24: the catalog name on the native hudi source vs Spark's parquet reader,
-#                                in process and through the Thrift server (about 10-15 minutes)
+#                                in process and through the Thrift server (9 minutes on 2 cores under load)
 #   bench/run.sh write           issue 3: W1 first write and COW / MOR upserts vs delta-rs
 #   bench/run.sh write-v9        issue 26: W1's first write and COW / MOR upserts on version-6 and version-9 tables,
 #                                interleaved in one run (the ratio v9 / v6; about 10-15 minutes)

@@ -50,6 +50,7 @@ catalog tables. Every query of a catalog table reads the snapshot current at tha
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any
 
@@ -261,6 +262,14 @@ def _require_path(path: str | None, schema: StructType | None) -> str:
 LOGGED_SLICES_PER_TASK = 4
 
 
+def pack_slices(slices: Sequence[FileSlice], logged_keys_only: AbstractSet[str]) -> list[list[FileSlice]]:
+    """The slices of a read as Spark tasks: a slice merged whole alone, those read for their logged keys only (their
+    file groups in `logged_keys_only`) `LOGGED_SLICES_PER_TASK` to a task."""
+    logged = [s for s in slices if file_group_id(s) in logged_keys_only]
+    whole = [[s] for s in slices if file_group_id(s) not in logged_keys_only]
+    return whole + [logged[i:i + LOGGED_SLICES_PER_TASK] for i in range(0, len(logged), LOGGED_SLICES_PER_TASK)]
+
+
 class SlicePartition(InputPartition):
     """One Spark input partition: file slices (base file and log files, with their paths), read one after the other;
     one, unless they are read for their logged keys only."""
@@ -281,7 +290,7 @@ class HudiReader(DataSourceReader):
     def __init__(self, table: HudiTable, opts: ReadOptions, schema: StructType) -> None:
         self.table = table
         self.plan = fix_query(table, opts)
-        self.columns = _resolve_columns(schema, self.plan.schema, table)
+        self.columns = resolve_columns(schema, self.plan.schema, table.base_path)
         self.target = arrow_target(schema)
         self.partition_filter: pc.Expression | None = None
         self.commit_time_bound: CommitTimeBound | None = None
@@ -300,11 +309,7 @@ class HudiReader(DataSourceReader):
         return list(filters)
 
     def partitions(self) -> Sequence[InputPartition]:
-        slices = self.file_slices()
-        logged = [s for s in slices if file_group_id(s) in self.plan.query.logged_keys_only]
-        whole = [SlicePartition([s]) for s in slices if file_group_id(s) not in self.plan.query.logged_keys_only]
-        return whole + [SlicePartition(logged[i:i + LOGGED_SLICES_PER_TASK])
-                        for i in range(0, len(logged), LOGGED_SLICES_PER_TASK)]
+        return [SlicePartition(group) for group in pack_slices(self.file_slices(), self.plan.query.logged_keys_only)]
 
     def file_slices(self) -> list[FileSlice]:
         """The slices this query reads, after pruning; for incremental, the file groups the range touched."""
@@ -406,8 +411,9 @@ def _prunable_columns(table: HudiTable, table_schema: pa.Schema) -> dict[str, st
     return {f.lower(): f for f in cfg.partition_fields if f in table_schema.names}
 
 
-def _resolve_columns(schema: StructType, table_schema: pa.Schema, table: HudiTable) -> list[tuple[str, str]]:
-    """(table column, declared name) for each declared column: exact name first, then case-insensitively."""
+def resolve_columns(schema: StructType, table_schema: pa.Schema, where: str) -> list[tuple[str, str]]:
+    """(table column, declared name) for each declared column: exact name first, then case-insensitively; `where`
+    (the table's path) names the table in errors."""
     by_lower: dict[str, list[str]] = {}
     for n in table_schema.names:
         by_lower.setdefault(n.lower(), []).append(n)
@@ -418,7 +424,7 @@ def _resolve_columns(schema: StructType, table_schema: pa.Schema, table: HudiTab
             continue
         matches = by_lower.get(f.name.lower(), [])
         if len(matches) != 1:
-            raise SchemaError(f"{table.base_path}: declared column {f.name!r} is "
+            raise SchemaError(f"{where}: declared column {f.name!r} is "
                               f"{'ambiguous' if matches else 'not in the table'} (columns: {table_schema.names})")
         out.append((matches[0], f.name))
     return out

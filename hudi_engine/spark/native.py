@@ -28,15 +28,18 @@ the ambiguous name as well; use one or the other in a session.
 """
 from __future__ import annotations
 
+import base64
 import fcntl
 import hashlib
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -47,7 +50,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from hudi_engine.config import keys
 from hudi_engine.errors import HudiError, TableNotFoundError
 from hudi_engine.read_options import ReadOptions
-from hudi_engine.scan_plan import CommitTimeWindow
+from hudi_engine.scan_plan import CommitTimeWindow, ScanPlan, file_group_id
 from hudi_engine.spark.table_cache import TABLES
 from hudi_engine.storage import Storage
 from hudi_engine.table import HudiTable
@@ -271,7 +274,9 @@ def _listing(path: str, shown: int = 10) -> str:
 
 def plan_json(options: Mapping[str, str]) -> str:
     """The read plan the JVM source runs: the schema (path comment on `_hoodie_commit_time`), the base files Spark's
-    parquet reader scans (URI, size), the `hudi_merge` options for the slices with log files, the window filter."""
+    parquet reader scans (URI, size), the split slices' base files and logged keys, the merge half of the slices
+    with log files (`merge`: tasks ready to run, `merge_tasks.encode`; `source_options`: the same as `hudi_merge`'s
+    query, which CDC queries still run), the window filter."""
     from hudi_engine.spark.datasource import _require_path, spark_schema, table_location, with_path_comment
     from hudi_engine.spark.relation import plan_read
 
@@ -302,11 +307,31 @@ def plan_json(options: Mapping[str, str]) -> str:
         # Base files of slices with log files, scanned but for the keys their logs write or delete (by file name).
         "split_files": [[f, size] for f, size in zip(plan.split_files, plan.split_sizes)],
         "split_keys": split,
-        # Nothing to read at all: the merge source over no file group, which keeps Spark's one empty partition.
+        # The merge half's query (what `hudi_merge` would be asked); nothing to read at all: the merge source over
+        # no file group, which keeps Spark's one empty partition.
         "source_options": (plan.source_options() if plan.merged_groups or plan.split_groups or not reads
                            else None),
+        # The merge half ready to run (`merge_tasks`): the JVM runs it without asking `hudi_merge` to plan it.
+        "merge": (merge_tasks(plan.scan, plan.merged_groups, plan.split_groups)
+                  if plan.merged_groups or plan.split_groups else None),
         "window": window_sql(plan.window) if plan.window is not None else None,
     })
+
+
+def merge_tasks(scan: ScanPlan, merged: Sequence[str], logged_keys_only: Sequence[str]) -> dict[str, object]:
+    """The merge half of a read plan, ready for the JVM to run (`hudi_engine.spark.merge_tasks`): `plan`, the query
+    without its slices, and `tasks`, one per Spark task (base64 pickles of `merge_tasks.Task`). `merged` file groups
+    are read whole, `logged_keys_only` ones for their logged keys only."""
+    from hudi_engine.spark.datasource import pack_slices
+
+    wanted, only = set(merged) | set(logged_keys_only), set(logged_keys_only)
+    slices = [s for s in scan.slices if file_group_id(s) in wanted]
+    tasks = [tuple((s, file_group_id(s) in only) for s in group) for group in pack_slices(slices, only)]
+    return {"plan": _b64(replace(scan, slices=())), "tasks": [_b64(t) for t in tasks]}
+
+
+def _b64(value: object) -> str:
+    return base64.b64encode(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)).decode("ascii")
 
 
 class HudiPlanSource(DataSource):

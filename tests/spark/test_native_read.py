@@ -89,7 +89,7 @@ def test_native_paths_equal_hudi_rs_through_a_tables_life(spark, tmp_path, table
     if table_type == "MERGE_ON_READ":
         # d0's slices have log files now: their base files are scanned by Spark but for the keys the logs write,
         # whose merged rows alone come from the merge source (the key split).
-        assert "FileScan parquet" in plan and "BatchScan hudi_merge" in plan, plan
+        assert "FileScan parquet" in plan and "MapInArrow hudi_merge" in plan and "BatchScan" not in plan, plan
         assert "hudi_unlogged_key(_metadata" in plan and "10 logged keys" in plan, plan
         read = json.loads(native.plan_json({"path": str(path)}))
         groups = json.loads(read["source_options"]["hudi_engine.read.file_groups"])

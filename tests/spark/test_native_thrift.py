@@ -3,7 +3,8 @@ engine wrote through the native `hudi` source (issue 24), queried with beeline o
 server per test session): the same rows as hudi-rs on COW, MOR without and with log files, after compaction and
 after an insert_overwrite (a clustering-free replacecommit), through catalog names and through `USING hudi` views
 with time travel and incremental options; commits made after the server read a table (which its planning worker
-keeps, `table_cache`) are seen by the next query, base files are planned as Spark's `FileScan parquet` and logged
+keeps, `table_cache`) are seen by the next query, unchanged tables are planned again without a round trip to the
+Python planner (the JVM's `PlanCache`), base files are planned as Spark's `FileScan parquet` and logged
 slices split by key; a catalog entry without a readable table is an error naming it."""
 from __future__ import annotations
 
@@ -101,15 +102,20 @@ def test_thrift_server_reads_engine_tables_over_jdbc(spark, thrift_server, tmp_p
         assert "FileScan parquet" in mor and "hudi_merge" in mor, mor
         assert "hudi_unlogged_key(_metadata" in mor and "10 logged keys" in mor, mor
 
-        # Unchanged tables, planned again from the tables the server's planning worker kept: the same rows.
+        # Unchanged tables, planned again: the server's JVM reuses the plans it made (`PlanCache`, no round trip to
+        # the Python planner, counted by `Planner.roundTrips`), with the same rows.
+        trips = "SELECT reflect('hudiengine.spark.Planner', 'roundTrips') AS n"
+        before = int(server.query(trips)[0]["n"])
         again = _by_query(server.query(_union({n: names[n] for n in ("cow", "mor")})))
         assert again["cow"] == expected["cow"] and again["mor"] == expected["mor"]
+        assert int(server.query(trips)[0]["n"]) == before, "an unchanged table's plan is reused through the server"
 
         # Commits made after the server read the tables (a compaction, upserts): the next query sees them.
         HudiTable.load(str(paths["mor"])).compact(executor=spark_executor(spark))
         _write(spark, paths["mor"], "MERGE_ON_READ", [(3, "late", 3, 0.0, "d0")])
         _write(spark, paths["cow"], "COPY_ON_WRITE", [(4, "late", 3, 0.0, "d1")])
         got = _by_query(server.query(_union({n: names[n] for n in ("cow", "mor")})))
+        assert int(server.query(trips)[0]["n"]) == before + 2, "each changed table planned afresh, once"
         assert got["mor"] == _tuples(rs_snapshot(paths["mor"])) and (3, "late", 3, 0.0, "d0") in got["mor"]
         assert got["cow"] == _tuples(rs_snapshot(paths["cow"])) and (4, "late", 3, 0.0, "d1") in got["cow"]
     except AssertionError as e:

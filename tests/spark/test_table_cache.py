@@ -105,6 +105,7 @@ def test_a_compaction_after_a_plan_is_seen_and_logged_slices_are_split_by_key(tm
     HudiTable.load(str(path)).compact()
     compacted = _plan(path)
     assert compacted["split_files"] == [] and compacted["split_keys"] == {} and compacted["source_options"] is None
+    assert compacted["merge"] is None
     assert len(compacted["files"]) == 3
     assert len(rs_snapshot(path)) == 30
 
@@ -176,3 +177,46 @@ def test_slices_read_for_their_logged_keys_are_packed_into_few_tasks(tmp_path):
     whole_ids = {i for i in ids if f"d{i % 6}" == whole[0].split("/")[0]}
     assert set(names) == whole_ids | set(range(0, 60, 5))
     assert all(names[i] == f"u{i}" for i in range(0, 60, 5))
+
+
+def test_the_plans_merge_tasks_read_what_hudi_merge_reads(tmp_path):
+    """The merge half of a native read, handed to the JVM ready to run (`merge_tasks`): the plan's pickled tasks,
+    read by the function the JVM's command names, give the rows `hudi_merge` reads for the plan's `source_options`
+    (the logged keys of split slices), in the query's columns; slices read for their logged keys go 4 to a task."""
+    import base64
+
+    from hudi_engine.read_options import ReadOptions
+    from hudi_engine.spark.datasource import LOGGED_SLICES_PER_TASK, HudiReader, spark_schema
+    from hudi_engine.spark.merge_tasks import merge_function
+
+    path = tmp_path / "m"
+    ids = range(60)
+    rows = pa.table({"id": pa.array(ids, pa.int64()), "name": [f"n{i}" for i in ids],
+                     "ts": pa.array([1] * 60, pa.int64()), "dt": [f"d{i % 6}" for i in ids]})
+    _write(path, rows, "MERGE_ON_READ", "bulk_insert")
+    _write(path, _rows(range(0, 60, 5), 2, "u").set_column(3, "dt", pa.array([f"d{i % 6}" for i in range(0, 60, 5)])),
+           "MERGE_ON_READ")
+    plan = _plan(path)
+    merge = plan["merge"]
+    assert len(merge["tasks"]) == 2  # 6 logged slices: 4 + 2
+    tasks = [pickle.loads(base64.b64decode(t)) for t in merge["tasks"]]
+    assert sorted(len(t) for t in tasks) == [6 - LOGGED_SLICES_PER_TASK, LOGGED_SLICES_PER_TASK]
+    assert all(logged_only for t in tasks for _, logged_only in t)
+
+    table = HudiTable.load(str(path))
+    fields = [table.schema().field(n) for n in ("id", "name", "dt")]
+    wanted = spark_schema(pa.schema(fields))
+    # The columns as the catalog spells them: resolved case-insensitively, as hudi_merge resolves them.
+    declared = spark_schema(pa.schema([fields[0].with_name("ID"), *fields[1:]]))
+    read, return_type = merge_function(declared.json(), merge["plan"])
+    assert return_type == declared
+    batch = pa.record_batch([pa.array([base64.b64decode(t) for t in merge["tasks"]], pa.binary())], names=["task"])
+    got = pa.Table.from_batches(list(read(iter([batch]))))
+    assert got.column_names == ["ID", "name", "dt"]
+
+    reader = HudiReader(table, ReadOptions.parse(plan["source_options"]), wanted)
+    expected = pa.Table.from_batches([b for p in reader.partitions() for b in reader.read(p)])
+    assert sorted(got.rename_columns(["id", "name", "dt"]).to_pylist(), key=lambda r: r["id"]) == sorted(
+        expected.to_pylist(), key=lambda r: r["id"])
+    assert sorted(got.column("ID").to_pylist()) == list(range(0, 60, 5))
+    assert all(n.startswith("u") for n in got.column("name").to_pylist())

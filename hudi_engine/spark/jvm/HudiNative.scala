@@ -8,7 +8,8 @@
 // whose schema carries the plan), and plans the base files through Spark's own parquet scan (a `HadoopFsRelation`
 // over exactly those files: column pruning, filter pushdown into row groups, vectorized decoding). Slices with log
 // files are split by record key: their base files go to the same scan but for the keys their logs write or delete
-// (`UnloggedKey`), and the Python `hudi_merge` source merges only those keys (and the slices the plan leaves whole).
+// (`UnloggedKey`), and Python tasks the planner made (`MergeTasks`: Spark's MapInArrow, in `hudi_merge`'s Python
+// environment) merge only those keys (and the slices the plan leaves whole).
 // The query's filters and projections go above the union and Spark's optimizer pushes them into every part.
 // Writes: HudiWrite.scala.
 package hudiengine.spark
@@ -22,17 +23,17 @@ import org.apache.spark.sql.{DataFrame, SaveMode, SparkSessionExtensions, SQLCon
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeSet, BinaryExpression, Expression,
-  GetStructField, Predicate}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeReference, AttributeSet,
+  BinaryExpression, Expression, GetStructField, Predicate, PythonUDF}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project, Union}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LocalRelation, LogicalPlan, MapInArrow, Project, Union}
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitionDirectory}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider,
   SchemaRelationProvider}
-import org.apache.spark.sql.types.{DataType, StructField, StructType}
+import org.apache.spark.sql.types.{BinaryType, DataType, StructField, StructType}
 import org.apache.spark.unsafe.types.UTF8String
 
 /** The `hudi` short name: reads (`HudiRelation`) and `df.write.format("hudi")` (`Writes`, HudiWrite.scala). */
@@ -233,16 +234,14 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
     val parts = Seq.newBuilder[LogicalPlan]
     if (plan.files.nonEmpty) {
       val scan = fileScan(plan.path, plan.files, data)
-      parts += project(plan.window.fold(scan)(w => scan.where(w)).queryExecution.analyzed)
+      parts += project(plan.window.fold[LogicalPlan](scan)(w =>
+        spark.baseRelationToDataFrame(scan.relation).where(w).queryExecution.analyzed))
     }
     if (plan.splitFiles.nonEmpty) {
       // The record key splits the rows, whether or not the relation's (declared) schema has it.
       val keyed = if (data.fieldNames.contains(Names.RecordKey)) data
                   else data.add(StructField(Names.RecordKey, org.apache.spark.sql.types.StringType, nullable = true))
-      val scan = fileScan(plan.path, plan.splitFiles, keyed).queryExecution.analyzed match {
-        case l: LogicalRelation => l
-        case other => throw new IllegalStateException(s"hudi: expected a file relation, planned $other")
-      }
+      val scan = fileScan(plan.path, plan.splitFiles, keyed)
       val withFile = scan.withMetadataColumns()
       val metadata = withFile.output.find(_.name == Names.FileMetadata).getOrElse(
         throw new IllegalStateException(s"hudi: Spark's parquet scan has no ${Names.FileMetadata} column"))
@@ -252,9 +251,12 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
         throw new IllegalStateException(s"hudi: no ${Names.RecordKey} column to split logged slices by"))
       parts += project(Project(scan.output, Filter(UnloggedKey(fileName, key, plan.splitKeys), withFile)))
     }
-    plan.sourceOptions.foreach { options =>
-      parts += project(spark.read.format(Names.MergeSource).schema(wanted).options(options).load(plan.path)
-        .queryExecution.analyzed)
+    plan.merge match {
+      case Some(tasks) => parts += project(tasks.plan(spark, wanted))
+      case None => plan.sourceOptions.foreach { options => // a CDC query, or nothing to read
+        parts += project(spark.read.format(Names.MergeSource).schema(wanted).options(options).load(plan.path)
+          .queryExecution.analyzed)
+      }
     }
     parts.result() match {
       case Seq() =>
@@ -264,11 +266,12 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
     }
   }
 
-  /** Spark's parquet scan of exactly `files` (URI, size). */
-  private def fileScan(root: String, files: Seq[(String, Long)], data: StructType): DataFrame = {
+  /** Spark's parquet scan of exactly `files` (URI, size), as an analyzed plan (a relation's attributes need no
+   *  analysis, which every query would otherwise pay for). */
+  private def fileScan(root: String, files: Seq[(String, Long)], data: StructType): LogicalRelation = {
     val index = new BaseFileIndex(root, files)
-    spark.baseRelationToDataFrame(
-      HadoopFsRelation(index, StructType(Nil), data, None, new ParquetFileFormat, Map.empty)(spark))
+    LogicalRelation(HadoopFsRelation(index, StructType(Nil), data, None, new ParquetFileFormat, Map.empty)(spark),
+      isStreaming = false)
   }
 }
 
@@ -368,6 +371,7 @@ case class ReadPlan(
     splitFiles: Seq[(String, Long)],
     splitKeys: LoggedKeys,
     sourceOptions: Option[Map[String, String]],
+    merge: Option[MergeTasks],
     window: Option[String])
 
 object Planner {
@@ -399,11 +403,53 @@ object Planner {
       files("split_files"),
       splitKeys,
       optional(node, "source_options").map(_.properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap),
+      optional(node, "merge").map(m => MergeTasks(m.get("plan").asText(),
+        m.get("tasks").elements().asScala.map(t => java.util.Base64.getDecoder.decode(t.asText())).toVector)),
       optional(node, "window").map(_.asText()))
   }
 
   private def optional(node: JsonNode, key: String): Option[JsonNode] =
     Option(node.get(key)).filterNot(_.isNull)
+}
+
+/** The merge half of a read as the Python planner made it (`hudi_engine.spark.merge_tasks`): the query fixed to its
+ *  instant (`query`, a base64 pickle) and one pickled task per Spark task (slices, each whole or for its logged keys).
+ *  Run as Spark's `MapInArrow` over one row per task, with a Python function named in a command pickled here: no
+ *  Python round trip at planning (a Python data source costs three: create, push filters, plan partitions). The
+ *  tasks run in the environment of the registered `hudi_merge` source (its Python, its shipped files). */
+case class MergeTasks(query: String, tasks: Vector[Array[Byte]]) {
+  def plan(spark: SparkSession, schema: StructType): LogicalPlan = {
+    val source = spark.sessionState.dataSourceManager.lookupDataSource(Names.MergeSource)
+    val function = source.createPythonFunction(
+      MergeTasks.pickledCall("hudi_engine.spark.merge_tasks", "merge_function", Seq(schema.json, query)))
+    val task = AttributeReference("task", BinaryType, nullable = false)()
+    // Spark runs a local relation's rows in min(rows, default parallelism) tasks, one after the other within each.
+    val input = LocalRelation(Seq(task), tasks.map(t => InternalRow(t)))
+    val output = schema.fields.toSeq.map(f => AttributeReference(f.name, f.dataType, nullable = true)())
+    val udf = PythonUDF(Names.MergeSource, function, schema, Seq(task), MergeTasks.MapArrowIter,
+      udfDeterministic = true)
+    MapInArrow(udf, output, input, isBarrier = false, profile = None)
+  }
+}
+
+object MergeTasks {
+  val MapArrowIter = 207 // pyspark's PythonEvalType.SQL_MAP_ARROW_ITER_UDF: (func, return type) in the command
+
+  /** A pickle (protocol 2) that calls `module.name(*args)` when a Python worker loads the command. */
+  def pickledCall(module: String, name: String, args: Seq[String]): Array[Byte] = {
+    val out = new java.io.ByteArrayOutputStream()
+    def ascii(text: String): Unit = out.write(text.getBytes(java.nio.charset.StandardCharsets.US_ASCII))
+    out.write(0x80); out.write(2) // PROTO 2
+    ascii(s"c$module\n$name\n(") // GLOBAL, MARK
+    args.foreach { a =>
+      val bytes = a.getBytes(java.nio.charset.StandardCharsets.UTF_8)
+      out.write('X') // BINUNICODE, 4-byte little-endian length
+      out.write(java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(bytes.length).array())
+      out.write(bytes)
+    }
+    ascii("tR.") // TUPLE, REDUCE, STOP
+    out.toByteArray
+  }
 }
 
 /** Exactly the base files the plan names, with the sizes the planner listed: nothing is listed or stat'ed here. */
@@ -438,6 +484,10 @@ object HudiStrategy extends SparkStrategy {
       val renamed = Project(columns.map(o => Alias(byName(o.name), o.name)(exprId = o.exprId)), data)
       val filtered = filters.reduceOption(And).fold[LogicalPlan](renamed)(Filter(_, renamed))
       val top = Project(projects, filtered)
+      // One parquet scan (a copy-on-write snapshot): Spark's file scan strategy collapses the projections and
+      // filters above its relation itself (pruning columns, pushing filters), so the optimizer, a fixed cost of every
+      // query, is not run again. A union, the merge or an empty relation need it to push filters into each part.
+      if (ParquetScanOnly.unapply(data)) return planLater(top) :: Nil
       val optimized = relation.spark.sessionState.optimizer.execute(top)
       // The optimizer may drop aliases it sees no parent of (RemoveRedundantAliases): answer with `top`'s ids again.
       val output = optimized.output.zip(top.output).map { case (got, want) =>
@@ -445,6 +495,16 @@ object HudiStrategy extends SparkStrategy {
       }
       planLater(if (output.forall(_.isInstanceOf[Attribute])) optimized else Project(output, optimized)) :: Nil
     case _ => Nil
+  }
+}
+
+/** An expansion that is Spark's parquet scan under projections and filters only. */
+object ParquetScanOnly {
+  def unapply(plan: LogicalPlan): Boolean = plan match {
+    case Project(_, child) => unapply(child)
+    case Filter(_, child) => unapply(child)
+    case LogicalRelation(_: HadoopFsRelation, _, _, _, _) => true
+    case _ => false
   }
 }
 
