@@ -320,8 +320,8 @@ class WriteClient:
         OPTIMISTIC_CONCURRENCY_CONTROL: the lock is held to start the instant, then released while the data is
         written, and taken again around the commit, where conflicts with writes that committed meanwhile are
         checked. Either way the commit's lock is kept until the `with` block ends, for the post-commit services
-        (`Transaction.committed`). Either way the instant's heartbeat is renewed from start to commit point, and failed writes of dead
-        writers (expired heartbeats) are rolled back first under the EAGER policy.
+        (`Transaction.committed`), and the instant's heartbeat is renewed from start to commit point, and failed
+        writes of dead writers (expired heartbeats) are rolled back first under the EAGER policy.
         """
         lock_cfg = self.config.lock
         require_safe_provider(self.location, lock_cfg)  # before a new table is even created
@@ -402,6 +402,7 @@ class Transaction:
             raise
         self.instant = self.inflight.timestamp
         self.done = False
+        self.committed: Timeline | None = None  # after `commit`: the timeline under its lock, the commit included
 
     @property
     def heartbeat(self) -> Heartbeat:
@@ -474,8 +475,6 @@ class Transaction:
         result = WriteResult.from_stats(self.instant, c.config.operation.value, stats, self.timings)
         result.table = TableHandle(c.location, c.table_config, self.committed)
         return result
-
-    committed: Timeline | None = None  # after `commit`: the timeline under the lock, this commit included
 
     def abort(self) -> None:
         """Roll the instant back (under the lock); if another writer rolled it back already, remove what we
