@@ -36,10 +36,14 @@ def run_write(client: WriteClient, write_files: WriteFiles, executor: Executor |
                               timeline=client.timeline)
     with client.transaction() as txn:
         result = txn.commit(write_files(client, txn))
-    t0 = time.monotonic()
-    runner.after_commit(client.location, client.config, result.instant_time, client.table_config, executor,
-                        timeline=client.timeline)
-    result.timings["table_services"] = time.monotonic() - t0
+        # Still under the lock the commit was made under: the services plan from the timeline as the commit left
+        # it (`Transaction.committed`), which no other writer or service can have changed, since every change to
+        # the timeline is made under this lock. Taking the lock again instead would need a new listing: another
+        # writer may commit in between.
+        t0 = time.monotonic()
+        runner.after_commit(client.location, client.config, result.instant_time, client.table_config, executor,
+                            timeline=txn.committed, locked=True)
+        result.timings["table_services"] = time.monotonic() - t0
     return result
 
 

@@ -29,17 +29,26 @@ def service_lock(location: TableLocation, lock: LockConfig | None = None, *,
                  table: TableConfig | None = None, timeline: Timeline | None = None) -> Iterator[None]:
     """Hold the table's write lock; a nested call in the same thread for the same table does not lock again.
     `table` and `timeline`: the table as the caller loaded it, for the lock's writability check (not read again)."""
-    base_path = location.base_path
-    held: set[str] = getattr(_held, "tables", None) or set()
-    _held.tables = held
-    key = base_path.rstrip("/")
-    if key in held:
+    if location.base_path.rstrip("/") in getattr(_held, "tables", ()):
         yield
         return
     lock = lock or LockConfig()
-    with table_lock(location, lock, table=table, timeline=timeline):
-        held.add(key)
-        try:
-            yield
-        finally:
-            held.discard(key)
+    with table_lock(location, lock, table=table, timeline=timeline), held_by_caller(location):
+        yield
+
+
+@contextmanager
+def held_by_caller(location: TableLocation) -> Iterator[None]:
+    """The calling thread holds the table's write lock (a write keeps its commit's lock for the post-commit
+    services): `service_lock` inside the block does not take it again."""
+    held: set[str] = getattr(_held, "tables", None) or set()
+    _held.tables = held
+    key = location.base_path.rstrip("/")
+    if key in held:
+        yield
+        return
+    held.add(key)
+    try:
+        yield
+    finally:
+        held.discard(key)

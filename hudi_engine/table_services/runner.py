@@ -11,7 +11,7 @@ from hudi_engine.errors import HudiError, TableServiceError
 from hudi_engine.location import TableLocation
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
-from hudi_engine.table_services import service_lock
+from hudi_engine.table_services import held_by_caller, service_lock
 from hudi_engine.table_services.archival import archive
 from hudi_engine.table_services.clean import clean, resume_pending_cleans
 from hudi_engine.table_services.compaction import (
@@ -68,18 +68,22 @@ def compact_now(location: TableLocation, config: WriteConfig, execute: Executor 
 
 
 def after_commit(location: TableLocation, config: WriteConfig, instant: str, table: TableConfig,
-                 execute: Executor | None = None, *, timeline: Timeline | None = None) -> list[str]:
+                 execute: Executor | None = None, *, timeline: Timeline | None = None,
+                 locked: bool = False) -> list[str]:
     """After the write committed at `instant`: inline compaction when due (MOR, `hoodie.compact.inline`), the
     rollback of dead writers' instants (LAZY policy), automatic cleaning, then archival. Returns the instants it
     created; a failure names the committed instant. The timeline is listed once under the lock, again only after a
     service changed it; `table` (the write's config) is not read again. `timeline`: the write's own, listed under
-    its lock: the lock checks the table writable by it, and again by the listing taken under the lock."""
+    its lock: the lock checks the table writable by it, and again by the listing taken under the lock.
+    `locked`: the calling thread still holds the lock the write committed under, and `timeline` is the table's
+    timeline under it with the commit included (`Transaction.committed`): neither is taken again."""
     base_path = location.base_path
     created: list[str] = []
     service = "the table services"
     try:
-        with service_lock(location, config.lock, table=table, timeline=timeline):
-            fresh = Timeline.load(location)
+        with held_by_caller(location) if locked else service_lock(location, config.lock, table=table,
+                                                                 timeline=timeline):
+            fresh = timeline if locked and timeline is not None else Timeline.load(location)
             if timeline is not None:
                 check_writable(location, table, fresh, action="write to it or run a table service on it")
             timeline = fresh

@@ -28,7 +28,7 @@ from hudi_engine.table_handle import TableHandle
 from hudi_engine.timeline import META_FOLDER, Timeline
 from hudi_engine.timeline.clustering import PendingClustering, resolve_update_strategy
 from hudi_engine.timeline.commit_metadata import WriteStat
-from hudi_engine.timeline.instant import State, new_instant_time
+from hudi_engine.timeline.instant import Instant, State, new_instant_time
 from hudi_engine.timeline.layout import layout_for
 from hudi_engine.write import commit as commit_protocol
 from hudi_engine.write.bucket_assigner import BucketPlan, Counts, MapSidePlan, SliceInfo, plan_buckets
@@ -320,8 +320,9 @@ class WriteClient:
         SINGLE_WRITER: the lock is held (and renewed) from before the instant starts until after it commits.
         OPTIMISTIC_CONCURRENCY_CONTROL: the lock is held to start the instant, then released while the data is
         written, and taken again around the commit, where conflicts with writes that committed meanwhile are
-        checked. Either way the instant's heartbeat is renewed from start to commit point, and failed writes of dead
-        writers (expired heartbeats) are rolled back first under the EAGER policy.
+        checked. Either way the commit's lock is kept until the `with` block ends, for the post-commit services
+        (`Transaction.committed`), and the instant's heartbeat is renewed from start to commit point, and failed
+        writes of dead writers (expired heartbeats) are rolled back first under the EAGER policy.
         """
         lock_cfg = self.config.lock
         require_safe_provider(self.location, lock_cfg)  # before a new table is even created
@@ -403,6 +404,7 @@ class Transaction:
             raise
         self.instant = self.inflight.timestamp
         self.done = False
+        self.committed: Timeline | None = None  # after `commit`: the timeline under its lock, the commit included
 
     @property
     def heartbeat(self) -> Heartbeat:
@@ -423,7 +425,9 @@ class Transaction:
             if self.lock.lost is None:
                 return self.lock
             self.release_lock()
-        self.lock = acquire(c.location, c.config.lock, table_name=c.table_config.name)
+        # hoodie.properties is read again (another writer may have changed it meanwhile); the timeline state is
+        # checked on the listing the commit takes under this lock.
+        self.lock = acquire(c.location, c.config.lock, table_name=c.table_config.name, timeline=c.timeline)
         return self.lock
 
     def commit(self, stats: list[WriteStat], partitions: list[str] | None = None) -> WriteResult:
@@ -433,6 +437,7 @@ class Transaction:
         single_writer = not c.config.lock.optimistic
         if single_writer and self.lock is not None:
             self.lock.check(f"committing instant {self.instant}")  # a lost lock is not taken again for a commit
+        held_since_start = self.lock is not None and self.lock.lost is None
         lock = self._locked(f"committing instant {self.instant}")
         replaced = None
         if c.config.operation.is_overwrite:
@@ -440,27 +445,38 @@ class Transaction:
             replaced = c.replaced_file_ids(written)
             new_ids = {s.file_id for s in stats}
             replaced = {p: [f for f in ids if f not in new_ids] for p, ids in replaced.items()}
+        # The timeline under the commit's lock: the one listed at the start when the lock was held since
+        # (SINGLE_WRITER), else listed again now (OPTIMISTIC_CONCURRENCY_CONTROL: others may have committed while
+        # the data was written).
+        under_lock = c.timeline if held_since_start and c.timeline is not None else Timeline.load(c.location)
+        if not held_since_start:
+            check_writable(c.location, c.table_config, under_lock, action="write to it or run a table service on it")
         if c.config.lock.optimistic:
             mine = {(s.partition_path or "", s.file_id or "") for s in stats}
             mine |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
-            check_conflicts(Timeline.load(c.location), self.started, self.inflight, mine,
+            check_conflicts(under_lock, self.started, self.inflight, mine,
                             by_bucket=c.config.index.type is IndexType.BUCKET)
         self.owned.check_heartbeat(f"committing instant {self.instant}")
         lock.check(f"committing instant {self.instant}")
         # The heartbeat goes before the commit point: a straggling task of this write that looks for it afterwards
         # finds the instant completed and writes nothing. Under the lock nobody rolls the instant back meanwhile.
         self.owned.stop_heartbeat()
-        commit_protocol.complete_commit(
+        completed = commit_protocol.complete_commit(
             c.location, self.inflight, stats, operation_type=c.config.operation.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
             extra_metadata=c.config.commit_extra_metadata,
             partition_metafile_base_format=c.table_config.partition_metafile_use_base_format, layout=self.layout,
         )
         self.done = True
-        if c.config.lock.optimistic:
-            self.release_lock()
+        # The lock is kept until the transaction closes: the post-commit services run under it and plan from
+        # `committed` without listing the timeline again. That view is exact: every change to the timeline (an
+        # instant started, committed, rolled back, a service) is made under this lock, and since the listing
+        # above only this commit has changed it.
+        self.committed = _with_completed(under_lock, completed)
         self.timings["commit"] = time.monotonic() - t0
-        return WriteResult.from_stats(self.instant, c.config.operation.value, stats, self.timings)
+        result = WriteResult.from_stats(self.instant, c.config.operation.value, stats, self.timings)
+        result.table = TableHandle(c.location, c.table_config, self.committed)
+        return result
 
     def abort(self) -> None:
         """Roll the instant back (under the lock); if another writer rolled it back already, remove what we
@@ -481,6 +497,13 @@ class Transaction:
         """Stop the heartbeat (deleting it) and give back a lock still held."""
         self.owned.stop_heartbeat()
         self.release_lock()
+
+
+def _with_completed(timeline: Timeline, completed: Instant) -> Timeline:
+    """`timeline` with `completed` in place of the pending states of its instant (collapsed as a listing is)."""
+    key = (completed.timestamp, completed.comparable_action)
+    rest = [i for i in timeline.instants if (i.timestamp, i.comparable_action) != key]
+    return Timeline(timeline.location, [*rest, completed], layout=timeline.layout)
 
 
 # ---- checks ---------------------------------------------------------------------------------------------------

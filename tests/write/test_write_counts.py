@@ -1,7 +1,8 @@
 """One write reads the table's metadata a bounded number of times (issue 25): `hoodie.properties` once, the
-timeline listed twice (when the write opens, and under the table lock), once more by the table services after the
-commit under their lock; `.hoodie` is listed besides by the instant protocol's own checks at the commit point (is
-the instant still ours) and for the temp files a crash may have left. Counted on real writes (tests/io_counts.py).
+timeline listed twice (when the write opens, and under the table lock; the table services after the commit run
+under the commit's lock and plan from that listing with the commit added); `.hoodie` is listed besides by the
+instant protocol's own checks at the commit point (is the instant still ours) and for the temp files a crash may
+have left. Counted on real writes (tests/io_counts.py).
 """
 from __future__ import annotations
 
@@ -23,8 +24,7 @@ def rows(ids: list[int], ts: int) -> pa.Table:
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_one_upsert_reads_the_config_once_and_lists_the_timeline_at_most_three_times(tmp_path: Path,
-                                                                                     table_type: str) -> None:
+def test_one_upsert_reads_the_config_once_and_lists_the_timeline_twice(tmp_path: Path, table_type: str) -> None:
     path = str(tmp_path / "t")
     options = {**OPTIONS, "hoodie.datasource.write.table.type": table_type}
     write_table(rows(list(range(10)), 1), path, {**options, "hoodie.datasource.write.operation": "bulk_insert"})
@@ -32,8 +32,8 @@ def test_one_upsert_reads_the_config_once_and_lists_the_timeline_at_most_three_t
         write_table(rows([2, 3, 11], 2), path, {**options, "hoodie.datasource.write.operation": "upsert"})
     # Before issue 25 (same upsert, services included): 4 reads of hoodie.properties, 13 Timeline.load, 16 listings.
     assert counter.properties_reads == 1
-    # Two for the write (opened; under the lock), one for the services after the commit (under their lock).
-    assert counter.timeline_loads == 3
+    # Opened; under the lock (the services after the commit plan from it, under the same lock).
+    assert counter.timeline_loads == 2
     # Besides: the ownership check at the commit point and after it, and the crash temp files.
     assert counter.meta_listings == counter.timeline_loads + 3
 
@@ -42,4 +42,22 @@ def test_a_first_write_creates_the_table_without_reading_its_config_back(tmp_pat
     with counting() as counter:
         write_table(rows([1, 2], 1), str(tmp_path / "t"), {**OPTIONS, "hoodie.datasource.write.operation": "upsert"})
     assert counter.properties_reads == 0
-    assert counter.timeline_loads == 2  # under the write lock; under the services' lock (before issue 25: 12)
+    assert counter.timeline_loads == 1  # under the write lock, for the services too (before issue 25: 12)
+
+
+def test_an_optimistic_write_lists_the_timeline_again_only_to_check_conflicts(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    options = {**OPTIONS, "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+               "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    write_table(rows(list(range(10)), 1), path, {**options, "hoodie.datasource.write.operation": "bulk_insert"})
+    with counting() as counter:
+        result = write_table(rows([2, 3, 11], 2), path, {**options, "hoodie.datasource.write.operation": "upsert"})
+    # Taking the lock again for the commit checks the table writable from storage once more (another writer may
+    # have changed its config while this one wrote without the lock).
+    assert counter.properties_reads == 2
+    # Opened; under the lock to start the instant; under the commit's lock, for the conflict check and the services.
+    assert counter.timeline_loads == 3
+    # The result's table is the timeline under the commit's lock with the commit completed, as a listing shows it.
+    assert result.table is not None
+    assert result.table.timeline.instants == result.table.timeline.reload().instants
+    assert result.table.timeline.last_completed().timestamp == result.instant_time

@@ -82,6 +82,17 @@ class HudiAdapter(SparkAdapter):
         ConstraintType.foreign_key: ConstraintSupport.NOT_ENFORCED,
     }
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A model's Hudi table as its run loaded it for the empty-build check (`TableHandle`, by catalog name),
+        # taken by the model's write so the table is read once per model run. Dropped when any SQL statement runs
+        # (a hook may write the table) and used at most once.
+        self._loaded_tables: dict[str, Any] = {}
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        self._loaded_tables.clear()
+        return super().execute(*args, **kwargs)
+
     # ---- the session -------------------------------------------------------------------------------------
     @property
     def spark(self):
@@ -141,11 +152,12 @@ class HudiAdapter(SparkAdapter):
         df = model_frame(self.spark, model, code, language)
         if relation.schema is None or relation.identifier is None:
             raise DbtRuntimeError(f"model {model}: its relation {relation} has no schema or no table name")
+        name = self._catalog_name(relation)
         result, path, _ = write_model(
-            self.spark, model=model, relation_name=self._catalog_name(relation), schema=relation.schema,
+            self.spark, model=model, relation_name=name, schema=relation.schema,
             identifier=relation.identifier, df=df, cfg=cfg, mode=mode,
             project_root=getattr(self.config, "project_root", None), contract=checks, empty_build=bool(empty),
-            assign_table_types=bool(snapshot))
+            assign_table_types=bool(snapshot), loaded=self._loaded_tables.pop(name, None))
         fields = response_fields(result, path, cfg.table_type)
         message = (f"{result.operation} {result.instant_time}: +{result.records_inserted} "
                    f"~{result.records_updated} -{result.records_deleted}")
@@ -169,10 +181,17 @@ class HudiAdapter(SparkAdapter):
     @available
     def hudi_is_empty_build(self, relation: BaseRelation) -> bool:
         """Whether the model's Hudi table was built by `dbt run --empty` (its next normal run builds it in full)."""
-        from dbt.adapters.hudi.writer import is_empty_build
+        from dbt.adapters.hudi.writer import existing_table, is_empty_build
 
-        path = catalog.table_path(self.spark, self._catalog_name(relation))
-        return path is not None and is_empty_build(path)
+        name = self._catalog_name(relation)
+        table = self._loaded_tables.get(name)  # loaded when the model compiled (is_incremental), no SQL since
+        if table is None:
+            path = catalog.table_path(self.spark, name)
+            table = existing_table(path) if path is not None else None
+            if table is None:
+                return False  # no table behind the entry: the write says so (--full-refresh builds it again)
+            self._loaded_tables[name] = table
+        return is_empty_build(table)
 
     @available
     def hudi_persist_docs(self, relation: BaseRelation, table_comment: str | None,

@@ -220,13 +220,14 @@ def model_frame(spark, model: str, code: str, language: str = "sql"):
 
 def write_model(spark, *, model: str, relation_name: str, schema: str, identifier: str, df,
                 cfg: HudiModelConfig, mode: str, project_root: str | None, contract: Contract | None = None,
-                empty_build: bool = False, assign_table_types: bool = False):
+                empty_build: bool = False, assign_table_types: bool = False, loaded=None):
     """Write the model's rows `df` into its Hudi table; returns (WriteResult, path, plan).
 
     Before anything is written: the setting columns are resolved, the enforced contract's not_null and check
     constraints are checked on the rows, and merge_update_columns / merge_exclude_columns are resolved against
     the model's columns. `empty_build` (dbt's --empty building the table) marks the commit, so the next normal
-    run builds the table in full (`is_empty_build`)."""
+    run builds the table in full (`is_empty_build`). `loaded`: the `TableHandle` this model run loaded already
+    (for `is_empty_build`), used when it is the table at the model's path (else the table is loaded here)."""
     from pyspark.errors import PySparkException
 
     from hudi_engine import HudiError, KeyGeneratorError, SyncError, TableServiceError
@@ -242,7 +243,7 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     existing_catalog = catalog.table_path(spark, relation_name) if mode == "incremental" else None
     path = existing_catalog if (mode == "incremental" and existing_catalog and not cfg.location_root) else \
         table_location(spark, schema, identifier, cfg, project_root)
-    table = existing_table(path)
+    table = loaded if loaded is not None and _same_location(loaded, path) else existing_table(path)
     plan = plan_write(model, cfg, mode, path, table.config if table is not None else None, existing_catalog,
                       identifier)
     if mode == "incremental":
@@ -276,12 +277,11 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     if _synced_here(options, path, relation_name):
         action = "synced"
     else:
-        written = None
-        if table is not None and not plan.recreate:  # the config loaded before the write, the timeline after it
-            from hudi_engine import HudiTable
+        from hudi_engine import HudiTable
 
-            table.reload_timeline()
-            written = HudiTable.of(table)
+        # The entry's columns from the table as the commit left it (its config, and its timeline under the
+        # commit's lock with the commit): nothing is read again.
+        written = HudiTable.of(result.table) if result.table is not None else None
         action = catalog.register_table(spark, relation_name, path, written)
     logger.debug(f"model {model}: catalog table {relation_name} {action}")
     return result, path, plan
@@ -311,13 +311,15 @@ def response_fields(result: Any, path: str, table_type: str) -> dict[str, Any]:
     }
 
 
-def is_empty_build(path: str) -> bool:
-    """Whether the latest commit of the Hudi table at `path` is a `dbt run --empty` build (the table has the model's
-    schema and no rows yet)."""
-    from hudi_engine import TableLocation, Timeline
-
-    # The timeline alone (no hoodie.properties): dbt writes table version 6, timeline layout 1; a table this engine
-    # does not write is refused by the write itself.
-    timeline = Timeline.load(TableLocation.of(path))
+def is_empty_build(table) -> bool:
+    """Whether the latest commit of `table` (a `TableHandle`) is a `dbt run --empty` build (the table has the
+    model's schema and no rows yet)."""
+    timeline = table.timeline
     latest = timeline.completed_commits().last()
     return latest is not None and timeline.commit_metadata(latest).extra_metadata.get(EMPTY_BUILD_KEY) == "true"
+
+
+def _same_location(table, path: str) -> bool:
+    from hudi_engine import Storage
+
+    return table.location.uri.rstrip("/") == Storage.location(path).rstrip("/")
