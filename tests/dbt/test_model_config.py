@@ -300,3 +300,44 @@ def test_table_version_spells_hoodie_write_table_version_and_a_change_needs_a_fu
         cfg(table_version=7)
     with pytest.raises(HudiModelError, match=r"table_version hoodie.table.version=6 -> 9"):
         plan_write("orders", cfg(table_version="9"), "incremental", "/p", table_config(), "/p", "t")
+
+
+# ---- incremental_predicates (predicates.py checks the columns each reads when the model runs) --------------------
+def spark_cfg(**settings) -> HudiModelConfig:
+    return HudiModelConfig.from_dbt({"materialized": "incremental", "file_format": "hudi", "unique_key": "id",
+                                     "incremental_strategy": "merge", **settings}, "m")
+
+
+def test_incremental_predicates_on_a_partitioned_merge_are_kept_in_both_spellings():
+    assert spark_cfg(partition_by="day", incremental_predicates=["DBT_INTERNAL_DEST.day >= '2024-01-02'"]) \
+        .incremental_predicates == ("DBT_INTERNAL_DEST.day >= '2024-01-02'",)
+    assert spark_cfg(partition_by="day", predicates="day = 1").incremental_predicates == ("day = 1",)
+    assert cfg(partition_by="day", incremental_predicates=["day = 1"]).incremental_predicates == ("day = 1",)
+    assert cfg(partition_by="day", incremental_strategy="delete",
+               incremental_predicates=["day = 1"]).incremental_predicates == ("day = 1",)
+    assert spark_cfg().incremental_predicates == ()
+
+
+@pytest.mark.parametrize("settings, reason", [
+    ({}, "incremental_predicates on a table without partition_by are refused: Hudi keeps one row per record key"),
+    ({"partition_by": "day", "index_type": "GLOBAL_SIMPLE"},
+     "incremental_predicates with index_type GLOBAL_SIMPLE are refused: that index finds a key in any partition"),
+    ({"partition_by": "day", "hudi_options": {"hoodie.index.type": "GLOBAL_SIMPLE"}},
+     "incremental_predicates with index_type GLOBAL_SIMPLE are refused"),
+    ({"partition_by": "day", "incremental_strategy": "append", "unique_key": None},
+     "incremental_predicates limit the stored rows a merge matches; this model's strategy 'append' matches none"),
+    ({"partition_by": "day", "incremental_predicates": [1]}, "incremental_predicates=[1]: expected a list of SQL"),
+])
+def test_incremental_predicates_that_could_break_key_uniqueness_are_refused_at_compile_time(settings, reason):
+    with pytest.raises(HudiConfigError) as e:
+        spark_cfg(**{"incremental_predicates": ["id != 2"], **settings})
+    assert reason in str(e.value)
+    assert len(e.value.problems) == 1, e.value.problems
+
+
+def test_a_table_model_has_no_incremental_settings():
+    """A project-wide +incremental_strategy / +incremental_predicates reaches table models too; like dbt-spark's
+    table materialization, a rebuilt table ignores them."""
+    c = HudiModelConfig.from_dbt({"materialized": "table", "file_format": "hudi", "incremental_strategy": "merge",
+                                  "incremental_predicates": ["id != 2"], "merge_exclude_columns": ["x"]}, "m")
+    assert (c.unique_key, c.incremental_predicates, c.merge_exclude_columns) == ((), (), ())

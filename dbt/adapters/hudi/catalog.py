@@ -306,7 +306,14 @@ def set_comments(spark, name: str, table_comment: str | None, column_comments: d
     return skipped
 
 
-_COMMENT_RE = re.compile(r"^Comment: (.*)$", re.MULTILINE)
+# SHOW TABLE EXTENDED's `Comment:` runs over several lines for a multi-line description: up to the next of the
+# keys Spark prints after it (CatalogTable.toLinkedHashMap's order), or the end.
+_KEYS_AFTER_COMMENT = ("Table Properties", "Statistics", "View Text", "View Original Text", "View Schema Mode",
+                       "View Catalog and Namespace", "View Query Output Columns", "Location", "Serde Library",
+                       "InputFormat", "OutputFormat", "Storage Properties", "Partition Provider", "Partition Columns",
+                       "Num Buckets", "Bucket Columns", "Sort Columns", "Collation", "Schema")
+_COMMENT_RE = re.compile(r"^Comment: (.*?)(?:\n(?=(?:%s): )|\n?\Z)" % "|".join(map(re.escape, _KEYS_AFTER_COMMENT)),
+                         re.MULTILINE | re.DOTALL)
 
 
 def table_comment_from_information(information: str) -> str | None:

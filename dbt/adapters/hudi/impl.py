@@ -139,7 +139,7 @@ class HudiAdapter(SparkAdapter):
         `empty`: dbt's --empty (the table is built with the model's schema and no rows); `snapshot`: dbt's
         staging rows of a snapshot (columns the table has are written in its types, as dbt's MERGE would)."""
         from dbt.adapters.hudi.contract import Contract
-        from dbt.adapters.hudi.writer import model_frame, response_fields, write_model
+        from dbt.adapters.hudi.writer import model_frame
 
         self._require_session(model)
         if mode not in ("create", "full_refresh", "incremental"):
@@ -150,14 +150,39 @@ class HudiAdapter(SparkAdapter):
             raise CompilationError(str(e)) from None
         checks = Contract.from_model(contract.get("columns"), contract.get("constraints")) if contract else None
         df = model_frame(self.spark, model, code, language)
+        return self._write_rows(relation, df, cfg, mode, model, checks, bool(empty), bool(snapshot))
+
+    @available
+    def hudi_write_seed(self, relation: BaseRelation, agate_table: Any, column_types: dict[str, str],
+                        settings: dict[str, Any], mode: str, model: str) -> HudiAdapterResponse:
+        """`dbt seed` with file_format='hudi': the CSV's rows, typed as dbt-spark types a seed (`column_types`
+        win), written into the seed's Hudi table in one instant."""
+        from dbt.adapters.hudi.seed import seed_frame
+
+        self._require_session(model)
+        if mode not in ("create", "full_refresh"):
+            raise DbtRuntimeError(f"seed {model}: a seed is rebuilt by every run (mode {mode!r})")
+        try:
+            cfg = HudiModelConfig.from_dbt(settings, model)
+        except HudiConfigError as e:
+            raise CompilationError(str(e)) from None
+        names = [str(c) for c in agate_table.column_names]
+        types = [column_types.get(name) or self.convert_type(agate_table, i) for i, name in enumerate(names)]
+        df = seed_frame(self.spark, names, types, agate_table.rows)
+        return self._write_rows(relation, df, cfg, mode, model)
+
+    def _write_rows(self, relation: BaseRelation, df: Any, cfg: HudiModelConfig, mode: str, model: str,
+                    checks: Any = None, empty: bool = False, snapshot: bool = False) -> HudiAdapterResponse:
+        from dbt.adapters.hudi.writer import response_fields, write_model
+
         if relation.schema is None or relation.identifier is None:
             raise DbtRuntimeError(f"model {model}: its relation {relation} has no schema or no table name")
         name = self._catalog_name(relation)
         result, path, _ = write_model(
             self.spark, model=model, relation_name=name, schema=relation.schema,
             identifier=relation.identifier, df=df, cfg=cfg, mode=mode,
-            project_root=getattr(self.config, "project_root", None), contract=checks, empty_build=bool(empty),
-            assign_table_types=bool(snapshot), loaded=self._loaded_tables.pop(name, None))
+            project_root=getattr(self.config, "project_root", None), contract=checks, empty_build=empty,
+            assign_table_types=snapshot, loaded=self._loaded_tables.pop(name, None))
         fields = response_fields(result, path, cfg.table_type)
         message = (f"{result.operation} {result.instant_time}: +{result.records_inserted} "
                    f"~{result.records_updated} -{result.records_deleted}")
@@ -274,6 +299,12 @@ class HudiAdapter(SparkAdapter):
         columns = list(super()._get_columns_for_catalog(relation))
         information = getattr(relation, "information", None) or ""
         if "Provider: hudi" not in information:
+            # dbt-spark's catalog carries no comments; persist_docs put them on the catalog entry (views too)
+            comments = catalog.column_comments(self.spark, self._catalog_name(relation))
+            table_comment = catalog.table_comment_from_information(information)
+            for column in columns:
+                column["table_comment"] = table_comment
+                column["column_comment"] = comments.get(str(column.get("column_name")))
             return columns
         path = catalog.location_from_information(information)
         try:

@@ -57,6 +57,9 @@ SETTINGS: dict[str, ConfigOption] = {
 KEYED_STRATEGIES = ("upsert", "delete")
 KEYLESS_STRATEGY = "insert"
 KEYLESS_STRATEGIES = ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table")
+# Settings of incremental runs, which a table model (rebuilt by every run) does not have.
+TABLE_IGNORES = ("incremental_strategy", "incremental_predicates", "predicates", "merge_update_columns",
+                 "merge_exclude_columns", "on_schema_change")
 # Options the materialization sets itself.
 MATERIALIZATION_OPTIONS = {K.OPERATION.key: "incremental_strategy", K.TABLE_NAME.key: "the model alias",
                            K.PARTIAL_UPDATE_COLUMNS.key: "merge_update_columns / merge_exclude_columns"}
@@ -107,6 +110,8 @@ class HudiModelConfig:
     cdc_mode: str | None = None  # hoodie.table.cdc.supplemental.logging.mode
     change_type_column: str | None = None  # a column of CDC ops: rows whose value is 'd' delete their key
     table_version: str | None = None  # a new table's hoodie.table.version (6, 8 or 9; the engine's default: 6)
+    # SQL predicates on the table's partition columns: the partitions a merge may look at (predicates.py)
+    incremental_predicates: tuple[str, ...] = ()
 
     @staticmethod
     def from_dbt(config: Mapping[str, Any], model: str) -> "HudiModelConfig":
@@ -119,6 +124,10 @@ class HudiModelConfig:
         spark_spelling = config.get("materialized") in ("incremental", "table")
         explicit_key = bool(config.get("unique_key"))  # microbatch upserts by unique_key, not by options' primaryKey
         config = _with_spark_spelling(config, problems) if spark_spelling else config
+        if config.get("materialized") == "table":
+            # Every run rebuilds a table model: like dbt-spark's table materialization, it has no incremental
+            # settings (a project-wide `+incremental_strategy` or `+incremental_predicates` reaches it too).
+            config = {k: v for k, v in config.items() if k not in TABLE_IGNORES}
         get = config.get
 
         unique_key = _names(get("unique_key"))
@@ -244,10 +253,14 @@ class HudiModelConfig:
                             f"{'merge' if spark_spelling else 'upsert'} (a match updates some columns); this model's "
                             f"strategy is {dbt_strategy!r}. Remove {name} or change the strategy.")
 
+        predicates = _predicates(get("incremental_predicates") or get("predicates"), strategy, dbt_strategy,
+                                 partition_by, str(index_type or hudi_options.get(K.INDEX_TYPE.key) or "").upper(),
+                                 problems)
+
         cfg = HudiModelConfig(model, unique_key, partition_by, precombine, table_type, payload_class, strategy,
                               index_type, location_root.rstrip("/") if location_root else None, on_schema_change,
                               hudi_options, update_columns, exclude_columns, dbt_strategy, microbatch,
-                              cdc_enabled, cdc_mode, change_type_column, table_version)
+                              cdc_enabled, cdc_mode, change_type_column, table_version, predicates)
         if change_type_column and strategy != "upsert":
             problems.append(f"change_type_column applies to incremental_strategy "
                             f"{'merge' if spark_spelling else 'upsert'} (its rows insert, update or delete by key); "
@@ -419,6 +432,36 @@ def _spark_strategy(strategy: str, unique_key: bool, record_key: bool, partition
         problems.append("incremental_strategy='microbatch' without unique_key overwrites the batch's partitions, "
                         "so it needs partition_by (e.g. the day of event_time); or set unique_key to upsert batches")
     return "insert_overwrite"
+
+
+def _predicates(raw: Any, strategy: str, dbt_strategy: str, partition_by: Sequence[str], index_type: str | None,
+                problems: list[str]) -> tuple[str, ...]:
+    """`incremental_predicates` (dbt-spark's older name: `predicates`): SQL conditions on the stored rows a merge
+    looks at. Hudi keeps one row per record key, so only conditions that cannot hide a stored key from the merge are
+    taken: on partition columns, with an index that finds a key in its own partition. Which columns a condition
+    reads is checked when the model runs (predicates.py)."""
+    if raw is None or raw == [] or raw == ():
+        return ()
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, (list, tuple)) or not all(isinstance(p, str) and p.strip() for p in items):
+        problems.append(f"incremental_predicates={raw!r}: expected a list of SQL conditions")
+        return ()
+    predicates = tuple(p.strip() for p in items)
+    if strategy not in KEYED_STRATEGIES:
+        problems.append(f"incremental_predicates limit the stored rows a merge matches; this model's strategy "
+                        f"{dbt_strategy!r} matches none. Remove incremental_predicates, or use strategy "
+                        "'merge' (materialized='incremental') / 'upsert' (hudi_incremental)")
+    elif not partition_by:
+        problems.append("incremental_predicates on a table without partition_by are refused: Hudi keeps one row per "
+                        "record key, and a merge that did not look at the stored rows a predicate excludes would write "
+                        "a second row for their keys. Only predicates on partition_by columns are used (they bound "
+                        "the partitions a merge reads). Remove incremental_predicates.")
+    elif index_type == "GLOBAL_SIMPLE":
+        problems.append("incremental_predicates with index_type GLOBAL_SIMPLE are refused: that index finds a key "
+                        "in any partition (a key may move), so a merge that skipped a partition could miss the stored "
+                        "row of a key and write a second one. Remove incremental_predicates or use a partition-local "
+                        "index (SIMPLE, BLOOM, BUCKET).")
+    return predicates
 
 
 def _compaction_options(raw: Any, problems: list[str]) -> dict[str, str]:

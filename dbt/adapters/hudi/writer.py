@@ -17,7 +17,7 @@ from typing import Any
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.hudi import catalog
 from dbt.adapters.hudi.contract import Contract
-from dbt.adapters.hudi.errors import HudiConfigError, HudiModelError
+from dbt.adapters.hudi.errors import HudiConfigError, HudiModelError, HudiSchemaChangeError
 from dbt.adapters.hudi.model_config import HudiModelConfig
 
 logger = AdapterLogger("Hudi")
@@ -158,7 +158,7 @@ def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation:
     if mode == "fail" and (new or missing or changed):
         parts = ([f"new columns {new}"] if new else []) + ([f"missing columns {missing}"] if missing else []) + \
                 ([f"changed types {changed}"] if changed else [])
-        raise HudiModelError(
+        raise HudiSchemaChangeError(
             f"model {model}: the model's columns differ from the table's ({'; '.join(parts)}) and "
             f"on_schema_change='fail'. Set on_schema_change to append_new_columns or sync_all_columns, "
             f"or run with --full-refresh.")
@@ -248,6 +248,10 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
                       identifier)
     if mode == "incremental":
         df = reconcile_schema(model, df, cfg, path, plan.operation, assign_table_types, table)
+        if cfg.incremental_predicates:
+            from dbt.adapters.hudi.predicates import check_merge_scope
+
+            check_merge_scope(model, cfg.incremental_predicates, cfg.partition_by, colmap, df)
     if contract is not None:
         contract.check_rows(model, df)
     options = cfg.hoodie_options(identifier, schema, plan.operation, colmap, update_columns)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from hudi_engine import META_COLUMNS
+
 
 @pytest.fixture(scope="class")
 def dbt_profile_target(tmp_path_factory):
@@ -25,3 +27,24 @@ def dbt_profile_target(tmp_path_factory):
             "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={root / 'metastore_db'};create=true",
         },
     }
+
+
+@pytest.fixture(autouse=True)
+def _relations_compared_on_data_columns():
+    """The suites' `check_relations_equal` compares the first relation's columns; a Hudi table's five meta columns
+    (commit time, file name, ...) differ between two tables of equal rows by construction, and a parquet table has
+    none: the rows are compared on the data columns."""
+    import dbt.tests.util as util
+
+    original = util.check_relations_equal_with_relations
+
+    def on_data_columns(adapter, relations, compare_snapshot_cols=False):
+        columns_of = adapter.get_columns_in_relation
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(adapter, "get_columns_in_relation",
+                      lambda relation: [c for c in columns_of(relation) if c.name not in META_COLUMNS])
+            return original(adapter, relations, compare_snapshot_cols)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(util, "check_relations_equal_with_relations", on_data_columns)
+        yield

@@ -47,11 +47,17 @@
   {{ run_hooks(pre_hooks, inside_transaction=False) }}
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
 
+  {#-- The snapshot's source without Hudi meta columns (`select *` of a Hudi table has them): the node the strategy
+       sees (check_cols='all' compares the source query's columns) and the SQL both. --#}
+  {%- set source_sql = hudi_snapshot_source_sql(model['compiled_code']) -%}
+  {%- set node = {} -%}
+  {%- do node.update(model) -%}
+  {%- do node.update({'compiled_code': source_sql}) -%}
   {%- set strategy_macro = strategy_dispatch(strategy_name) -%}
-  {%- set strategy = strategy_macro(model, "snapshotted_data", "source_data", model['config'],
+  {%- set strategy = strategy_macro(node, "snapshotted_data", "source_data", model['config'],
                                     existing_relation is not none) -%}
   {%- if existing_relation is none -%}
-    {%- set code = build_snapshot_table(strategy, model['compiled_code']) -%}
+    {%- set code = build_snapshot_table(strategy, source_sql) -%}
     {%- set mode = 'create' -%}
   {%- else -%}
     {{ adapter.assert_valid_snapshot_target_given_strategy(existing_relation, columns, strategy) }}
@@ -65,7 +71,7 @@
     {%- endif -%}
     {%- set code -%}
 select * except ({{ helpers | join(', ') }}) from (
-{{ snapshot_staging_table(strategy, sql, existing_relation) }}
+{{ snapshot_staging_table(strategy, source_sql, existing_relation) }}
 ) dbt_snapshot_staging
     {%- endset -%}
     {%- set mode = 'incremental' -%}
@@ -83,4 +89,29 @@ select * except ({{ helpers | join(', ') }}) from (
   {{ run_hooks(post_hooks, inside_transaction=False) }}
 
   {{ return({'relations': [target_relation]}) }}
+{% endmacro %}
+
+
+{#-- A snapshot source's rows without the Hudi meta columns a `select *` of a Hudi table carries: they change whenever
+     Hudi rewrites a file (check_cols='all' would see every such row as changed), and the snapshot, a Hudi table,
+     has its own. One `limit 0` query finds them. --#}
+{% macro hudi_snapshot_source_sql(code) %}
+  {%- set meta = ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path',
+                  '_hoodie_file_name'] -%}
+  {%- set found = [] -%}
+  {%- for column in get_columns_in_query(code) -%}
+    {%- if column | lower in meta -%}
+      {%- do found.append(column) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if found -%}
+    {%- set wrapped -%}
+select * except ({{ found | join(', ') }}) from (
+{{ code }}
+) hudi_snapshot_source
+    {%- endset -%}
+    {{- return(wrapped) -}}
+  {%- else -%}
+    {{- return(code) -}}
+  {%- endif -%}
 {% endmacro %}
