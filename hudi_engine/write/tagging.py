@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_engine.config.write_config import IndexType, KeyConfig
+from hudi_engine.errors import WriteError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.io.base_file import read_base_file, read_footer, read_record_keys
@@ -154,6 +155,15 @@ def _log_only_keys(spec: TagSpec, storage: Storage, partition: str) -> list[tupl
                 if s.base_file is None and s.log_files]
 
     if not spec.populate_meta_fields:
+        # Without the key column the keys of log blocks would need the key generator: refuse rather than insert a
+        # second copy of a key such a group holds.
+        groups = [s.file_id for s in _latest_slices(spec, storage, partition) if s.base_file is None and s.log_files]
+        if groups:
+            raise WriteError(
+                f"table {spec.base_path}: partition {partition!r} has file groups with log files and no base file "
+                f"({', '.join(groups[:3])}) in a table without meta fields (hoodie.populate.meta.fields=false); this "
+                "engine cannot find the record keys they hold, so an upsert could duplicate them. Compact the table "
+                "with Hudi first (its compaction gives each group a base file), then write again.")
         return []
     return _CACHE.get(("log-only", spec.instant, spec.base_path, partition), load)
 

@@ -239,3 +239,23 @@ def test_a_newer_table_version_is_refused_before_anything_is_written(unzip_table
                                                             r"and write it with that Hudi.*writable: 6, 8, 9"):
         write_table(pa.table({"txn_id": ["x"]}), str(path), {"hoodie.table.name": "v9_txns_simple_meta"})
     assert _tree(path) == before
+
+
+def test_a_log_only_file_group_without_meta_fields_is_refused_not_duplicated(tmp_path):
+    """Hudi 1.x writers whose index sees log files put inserts into log files; in a table without meta fields this
+    engine cannot read the keys such a group holds, so an upsert there is refused instead of adding a second row."""
+    path = tmp_path / "t"
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.write.table.version": "9",
+               "hoodie.populate.meta.fields": "false", "hoodie.compact.inline": "false"}
+    write_table(pa.table({"id": ["a", "b"], "p": ["x", "x"], "ts": [1, 1], "v": [1.0, 2.0]}), str(path), options)
+    write_table(pa.table({"id": ["a"], "p": ["x"], "ts": [2], "v": [3.0]}), str(path), options)
+    (base,) = [f for f in path.rglob("*.parquet") if ".hoodie" not in f.parts]
+    assert list(base.parent.glob(".*.log.*")), "the update went to a log file"
+    base.unlink()  # the group now holds log files only, as a Hudi 1.x insert into a log file leaves it
+    before = _tree(path)
+    with pytest.raises(Exception, match="log files and no base file .* without meta fields"):
+        write_table(pa.table({"id": ["a"], "p": ["x"], "ts": [3], "v": [4.0]}), str(path), options)
+    assert [n for n in _tree(path) if n not in before and not n.startswith(".hoodie")] == [], "no data file written"
+    assert sorted(_data(HudiTable.load(str(path)).read_snapshot()).column("id").to_pylist()) == ["a"]
