@@ -537,6 +537,9 @@ class WriteConfig:
     cdc_enabled: bool = False  # hoodie.table.cdc.enabled: a new table's CDC
     cdc_logging_mode: str = "DATA_BEFORE_AFTER"  # hoodie.table.cdc.supplemental.logging.mode: a new table's
     table_version: int = 6  # hoodie.write.table.version: a new table's (an existing one keeps its own)
+    # SQL's ALTER TABLE ... ADD COLUMNS (set by spark/save.py, not an option): an instant of no rows whose commit
+    # carries the widened schema, recorded as Hudi's AlterHoodieTableAddColumnsCommand records it (ALTER_SCHEMA)
+    alter_schema: bool = False
 
     @staticmethod
     def from_options(options: Mapping[str, Any] | None, where: str = "") -> "WriteConfig":
@@ -594,6 +597,11 @@ class WriteConfig:
     @property
     def is_mor(self) -> bool:
         return self.table_type == MERGE_ON_READ
+
+    @property
+    def operation_type(self) -> str:
+        """The `operationType` of this write's commit metadata."""
+        return "ALTER_SCHEMA" if self.alter_schema else self.operation.operation_type
 
     @property
     def commit_action(self) -> str:

@@ -173,6 +173,9 @@ def sql_write_options(options: Mapping[str, str], exists: bool, target: str) -> 
     if statement == "truncate":
         out[K.OPERATION.key] = "insert_overwrite_table"
         return out, "overwrite"
+    if statement == "alter_add_columns":
+        out[K.OPERATION.key] = "insert"  # of no rows: the commit records the widened schema (WriteConfig.alter_schema)
+        return out, "append"
     if statement in ("update", "delete", "merge", "merge_delete"):
         out[K.OPERATION.key] = "upsert" if statement in ("update", "merge") else "delete"
         return out, "append"
@@ -301,6 +304,9 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
     for alias in K.OPERATION.aliases:
         opts.pop(alias, None)
     opts[K.OPERATION.key] = operation
+    if options.get(STATEMENT) == "alter_add_columns":
+        config = dataclasses.replace(WriteConfig.from_options(opts, path), alter_schema=True)
+        return write(df, path, config)
     return write(df, path, opts, delete_marker=options.get(DELETE_MARKER) == "true")
 
 

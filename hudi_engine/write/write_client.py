@@ -397,7 +397,7 @@ class Transaction:
         self.owned = InflightInstant.start(client.location, instant_time, cfg.lock, lock.owner)
         try:
             self.inflight = commit_protocol.start_commit(client.location, client.table_config,
-                                                         cfg.operation.operation_type, cfg.commit_action,
+                                                         cfg.operation_type, cfg.commit_action,
                                                          instant_time=instant_time, timeline=timeline)
         except BaseException:
             self.owned.stop_heartbeat()
@@ -462,7 +462,7 @@ class Transaction:
         # finds the instant completed and writes nothing. Under the lock nobody rolls the instant back meanwhile.
         self.owned.stop_heartbeat()
         completed = commit_protocol.complete_commit(
-            c.location, self.inflight, stats, operation_type=c.config.operation.operation_type,
+            c.location, self.inflight, stats, operation_type=c.config.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
             extra_metadata=c.config.commit_extra_metadata,
             partition_metafile_base_format=c.table_config.partition_metafile_use_base_format, layout=self.layout,

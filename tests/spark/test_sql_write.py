@@ -401,7 +401,7 @@ def test_create_table_then_dml(spark, tmp_path: Path, table_type: str, partition
 
 def test_create_table_refusals(spark, tmp_path: Path) -> None:
     """CREATE TABLE on a location that holds a Hudi table takes the table as it is (contradictions refused);
-    ALTER TABLE ADD COLUMNS and TRUNCATE ... PARTITION are refused by name; nothing is written."""
+    ALTER TABLE ADD COLUMNS of a column it has and TRUNCATE ... PARTITION are refused by name; nothing is written."""
     table, path = name("located"), str(tmp_path / "t")
     spark.sql(f"""CREATE TABLE {table} USING hudi PARTITIONED BY (dt) LOCATION '{path}'
                   TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')
@@ -426,8 +426,8 @@ def test_create_table_refusals(spark, tmp_path: Path) -> None:
         assert_refused(spark, lambda ddl=ddl: spark.sql(ddl), again, path, *words)
         assert not spark.catalog.tableExists(again)
     assert_refused(spark, lambda: spark.sql(f"CREATE TABLE {table} (id int) USING hudi"), table, "already exists")
-    assert_refused(spark, lambda: spark.sql(f"ALTER TABLE {table} ADD COLUMNS (w string)"), table,
-                   "ADD COLUMNS", "not supported")
+    assert_refused(spark, lambda: spark.sql(f"ALTER TABLE {table} ADD COLUMNS (V string)"), table,
+                   "ADD COLUMNS", "has v already")
     assert_refused(spark, lambda: spark.sql(f"TRUNCATE TABLE {table} PARTITION (dt = 'x')"), table,
                    "TRUNCATE TABLE", "PARTITION", "DELETE FROM")
     stamped = str(tmp_path / "s")
@@ -446,4 +446,25 @@ def test_create_table_refusals(spark, tmp_path: Path) -> None:
     assert not (tmp_path / "u" / ".hoodie").exists()
     assert operations(path) == before
     assert_rs(spark, path, "after refusals", {(1, "a", 1, "x")})
+    spark.sql(f"DROP TABLE {table}")
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_alter_table_add_columns(spark, tmp_path: Path, table_type: str) -> None:
+    """ALTER TABLE ADD COLUMNS, as Hudi's command: one instant of no rows, operation ALTER_SCHEMA, whose schema has
+    the new columns; the rows before read them as null (ours and hudi-rs), later writes fill them."""
+    table, path = name("altered"), str(tmp_path / "t")
+    spark.sql(f"""CREATE TABLE {table} USING hudi PARTITIONED BY (dt) LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{table_type}')
+                  AS SELECT * FROM VALUES (1, 'a', 1L, 'x'), (2, 'b', 1L, 'y') AS s(id, v, ts, dt)""")
+    spark.sql(f"ALTER TABLE {table} ADD COLUMNS (w string, n bigint)")
+    assert operations(path) == ["BULK_INSERT", "ALTER_SCHEMA"]
+    assert HudiTable.load(path).schema().names[-2:] == ["w", "n"]
+    assert spark.table(table).columns[-2:] == ["w", "n"]
+    assert_rs(spark, path, "altered", {(1, "a", 1, "x", None, None), (2, "b", 1, "y", None, None)})
+    spark.sql(f"INSERT INTO {table} VALUES (3, 'c', 1, 'x', 'z', 7)")
+    spark.sql(f"UPDATE {table} SET w = 'q' WHERE id = 1")
+    assert operations(path) == ["BULK_INSERT", "ALTER_SCHEMA", "INSERT", "UPSERT"]
+    assert_rs(spark, path, "written after", {(1, "a", 1, "x", "q", None), (2, "b", 1, "y", None, None),
+                                              (3, "c", 1, "x", "z", 7)})
     spark.sql(f"DROP TABLE {table}")

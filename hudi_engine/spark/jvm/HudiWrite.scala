@@ -20,7 +20,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Assignment, DeleteAction, De
   InsertIntoStatement, Join, JoinHint, LocalRelation, LogicalPlan, MergeIntoTable, Project, UpdateAction, UpdateTable}
 import org.apache.spark.sql.types.{BooleanType, StringType, StructField, StructType}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
+import org.apache.spark.sql.catalyst.util.{CaseInsensitiveMap, CharVarcharUtils}
 import org.apache.spark.sql.classic.{Dataset, SparkSession}
 import org.apache.spark.sql.execution.command.{AlterTableAddColumnsCommand, LeafRunnableCommand,
   TruncateTableCommand}
@@ -234,6 +234,38 @@ case class TruncateHudiTable(table: CatalogTable, partitionSpec: Option[Map[Stri
     Writes.write(s"catalog table $name", empty, path, SqlTable.options(table, Nil, "truncate", session),
       SaveMode.Overwrite)
     session.sessionState.catalog.refreshTable(table.identifier)
+    Nil
+  }
+}
+
+/** `ALTER TABLE t ADD COLUMNS (...)` on a `USING hudi` table, as Hudi's AlterHoodieTableAddColumnsCommand: one
+ *  instant of no rows whose commit metadata carries the table's schema with the new (nullable) columns last,
+ *  operation ALTER_SCHEMA; readers give the new columns as null in the rows written before. Then the catalog
+ *  entry's schema, as Spark's own command alters it. A column the table has already is refused. */
+case class AddColumnsToHudiTable(table: CatalogTable, columns: Seq[StructField]) extends LeafRunnableCommand {
+  override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
+    val session = spark.asInstanceOf[SparkSession]
+    val name = table.identifier.unquotedString
+    val path = SqlTable.location(table)
+    val relation = new HudiRelation(session.sqlContext, Map("path" -> path), None)
+    val data = relation.schema.fields.toIndexedSeq.filterNot(f => HudiWriteNames.MetaColumns.contains(f.name))
+    val resolver = session.sessionState.conf.resolver
+    val clash = relation.schema.fields.filter(f => columns.exists(c => resolver(f.name, c.name)))
+    if (clash.nonEmpty) {
+      throw new IllegalArgumentException(s"ALTER TABLE $name ADD COLUMNS: the table has ${clash.map(_.name)
+        .mkString(", ")} already; add columns it does not have")
+    }
+    // CHAR/VARCHAR are strings in the data (Spark keeps the declared type in the entry's metadata), and a DEFAULT
+    // is the catalog's business: the table's schema gets the plain nullable columns.
+    val added = CharVarcharUtils.replaceCharVarcharWithStringInSchema(StructType(columns))
+    val widened = data ++ added.fields.map(f => StructField(f.name, f.dataType, nullable = true))
+    val empty = HudiWriteNames.frame(session, LocalRelation(widened.map(f =>
+      AttributeReference(f.name, f.dataType, f.nullable, f.metadata)())))
+    Writes.write(s"catalog table $name", empty, path, SqlTable.options(table, Nil, "alter_add_columns", session),
+      SaveMode.Append)
+    val catalog = session.sessionState.catalog
+    catalog.alterTableDataSchema(table.identifier, StructType(table.dataSchema ++ added.fields))
+    catalog.refreshTable(table.identifier)
     Nil
   }
 }
@@ -473,10 +505,8 @@ case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rul
       CreateHudiTable(desc, ignoreIfExists = mode == SaveMode.Ignore)
     case TruncateTableCommand(ident, spec) => HudiWriteRule.hudiCatalogTable(session, ident)
       .fold[LogicalPlan](plan)(t => TruncateHudiTable(t, spec))
-    case AlterTableAddColumnsCommand(ident, columns) if HudiWriteRule.hudiCatalogTable(session, ident).isDefined =>
-      throw new IllegalArgumentException(s"ALTER TABLE ${ident.unquotedString} ADD COLUMNS " +
-        s"(${columns.map(_.name).mkString(", ")}): not supported on Hudi tables here; a write may add nullable " +
-        "columns: INSERT INTO, MERGE INTO or df.write rows that carry the new columns")
+    case AlterTableAddColumnsCommand(ident, columns) => HudiWriteRule.hudiCatalogTable(session, ident)
+      .fold[LogicalPlan](plan)(t => AddColumnsToHudiTable(t, columns))
     case i: InsertIntoStatement if i.query.resolved => i.table match {
       case l: LogicalRelation if l.relation.isInstanceOf[HudiRelation] && l.catalogTable.isDefined =>
         InsertIntoHudiTable(l.catalogTable.get, l.output, i.partitionSpec, i.userSpecifiedCols, i.byName, i.query,
