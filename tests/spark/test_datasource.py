@@ -237,7 +237,7 @@ def test_catalog_table_reads_the_current_merged_snapshot(spark, unzip_table, tmp
         sql = spark.sql("SELECT rider, fare FROM trips_catalog WHERE city = 'san_francisco'")
         # One slice read, its base file split by key: Spark's scan of it and the merge of its logged key.
         plan = sql._jdf.queryExecution().executedPlan().toString()
-        assert "hudi_unlogged_key" in plan and "1 logged keys" in plan and "BatchScan hudi_merge" in plan, plan
+        assert "hudi_unlogged_key" in plan and "1 logged keys" in plan and "MapInArrow hudi_merge" in plan, plan
         assert sql.rdd.getNumPartitions() == 2
         assert _fares(sql.toArrow())["rider-D"] == 25.0
     finally:
