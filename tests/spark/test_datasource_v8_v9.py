@@ -97,17 +97,22 @@ def test_incremental_begin_after_end_is_refused(spark, unzip_table):
         _read(spark, path, **{QUERY_TYPE: "incremental", BEGIN: bounds[-1], END: bounds[1]})
 
 
-def test_spark_write_to_a_1x_table_is_refused(spark, unzip_table, tmp_path):
+def test_spark_write_to_a_1x_table_keeps_its_version(spark, unzip_table, tmp_path):
+    """A Spark upsert into a real Hudi 1.0 (version 8) MOR table: one completed deltacommit in layout 2, its log file
+    named by that instant; hudi-rs and the native read see the new row; the table stays version 8."""
     path = tmp_path / "trips"
     shutil.copytree(unzip_table("mor_avrolog_v8_trips_8i1u", V8_V9), path)
-    before = sorted(p.relative_to(path) for p in path.rglob("*"))
-    df = spark.createDataFrame([(1, "u1", "r", "d", 1.0, "chennai")], "ts long, uuid string, rider string, "
+    rows_before = rs_snapshot(path).num_rows
+    df = spark.createDataFrame([(9, "u-new", "r", "d", 1.0, "chennai")], "ts long, uuid string, rider string, "
                                "driver string, fare double, city string")
-    with pytest.raises(Exception, match=r"hoodie.table.version=8 \(Hudi 1.0\); this engine reads it but writes only "
-                                        r"table version 6"):
-        write(df, str(path), {"hoodie.table.name": "v8_trips_8i1u", "hoodie.datasource.write.recordkey.field": "uuid",
-                              "hoodie.datasource.write.partitionpath.field": "city",
-                              "hoodie.datasource.write.precombine.field": "ts",
-                              "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-                              "hoodie.datasource.write.operation": "upsert"})
-    assert sorted(p.relative_to(path) for p in path.rglob("*")) == before
+    result = write(df, str(path), {"hoodie.table.name": "v8_trips_8i1u", "hoodie.datasource.write.recordkey.field": "uuid",
+                                   "hoodie.datasource.write.partitionpath.field": "city",
+                                   "hoodie.datasource.write.precombine.field": "ts",
+                                   "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+                                   "hoodie.datasource.write.operation": "upsert"})
+    assert "hoodie.table.version=8" in (path / ".hoodie" / "hoodie.properties").read_text()
+    assert list((path / ".hoodie" / "timeline").glob(f"{result.instant_time}_*.deltacommit"))
+    theirs = rs_snapshot(path)
+    assert theirs.num_rows == rows_before + 1 and "u-new" in theirs.column("uuid").to_pylist()
+    ours = spark.read.format("hudi").load(str(path)).toArrow().select(theirs.column_names)
+    assert_same_rows(ours, theirs, "after a Spark upsert into a version-8 table")
