@@ -69,3 +69,54 @@ def s3_server() -> S3Server:
 def s3_table(s3_server: S3Server) -> str:
     """The URI of a table in a new bucket of the local S3 API."""
     return s3_server.uri(s3_server.new_bucket(), "table")
+
+
+@pytest.fixture(scope="session")
+def java_hudi(tmp_path_factory: pytest.TempPathFactory):
+    """java_hudi("0.15.0" | "1.2.0") -> that release's oracle (tests/java_hudi), one process per release per test
+    session, started at its first request."""
+    from java_hudi.client import JavaHudi
+    from java_hudi.env import prepare
+
+    started: dict[str, JavaHudi] = {}
+
+    def _oracle(hudi: str) -> JavaHudi:
+        if hudi not in started:
+            (release,) = prepare([hudi])
+            started[hudi] = JavaHudi(release, tmp_path_factory.mktemp(f"java-hudi-{hudi}"))
+            _ORACLES.append(started[hudi])
+        return started[hudi]
+
+    yield _oracle
+    for oracle in started.values():
+        oracle.stop()
+
+
+_ORACLES: list = []
+_ORACLE_TIME = {"tests": 0, "failed": 0, "seconds": 0.0, "all": 0.0}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "java_hudi" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.java_oracle)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _ORACLE_TIME["all"] += report.duration
+    if "java_oracle" in report.keywords:
+        _ORACLE_TIME["seconds"] += report.duration
+        if report.when == "call":
+            _ORACLE_TIME["tests"] += 1
+        _ORACLE_TIME["failed"] += int(report.failed)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The Java oracle's share of the run: its tests, their time, and the requests each release answered."""
+    if not _ORACLE_TIME["tests"]:
+        return
+    share = 100 * _ORACLE_TIME["seconds"] / max(_ORACLE_TIME["all"], 1e-9)
+    requests = ", ".join(f"Hudi {o.hudi}: {o.requests}" for o in _ORACLES)
+    terminalreporter.write_line(
+        f"Java Hudi oracle: {_ORACLE_TIME['tests']} tests ({_ORACLE_TIME['failed']} failed), "
+        f"{_ORACLE_TIME['seconds']:.0f} s of {_ORACLE_TIME['all']:.0f} s ({share:.0f}%); requests: {requests}")

@@ -1,0 +1,126 @@
+"""The oracle process: one SparkSession of real Apache Hudi (the release's Spark bundle on the pyspark 3.5 it was built
+for), driven by requests, one JSON object a line on stdin, answered one JSON object a line on the protocol pipe.
+
+Runs under the release's own venv (tests/java_hudi/env.py), never under the project's: nothing of the engine is
+imported here. Started by tests/java_hudi/client.py as `python server.py '<json config>'`.
+
+Requests (`op`):
+- `sql`: run `sql`; with `out`, write its rows as parquet under that folder (Spark's writer, microsecond
+  timestamps) and answer the row count.
+- `read`: `spark.read.format("hudi").options(**options).load(path)`, written to `out` like `sql`.
+- `write`: the rows of the parquet file `input`, `df.write.format("hudi").options(**options).mode(mode).save(path)`.
+- `stop`: end the session and the process.
+Every answer is `{"ok": true, ...}` or `{"ok": false, "error": "<Java class>: <message>", "trace": "..."}`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+
+def _protocol_pipe():
+    """The real stdout, kept for answers; fd 1 then points at stderr so that nothing the JVM or a library prints can
+    break a line of the protocol (the JVM inherits fd 1)."""
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return out
+
+
+def _session(config: dict):
+    from pyspark.sql import SparkSession
+
+    builder = (SparkSession.builder.master(config.get("master", "local[2]"))
+               .appName(f"hudi-oracle-{config['hudi']}"))
+    conf = {
+        "spark.jars": config["jar"],
+        "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+        "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+        "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+        "spark.sql.warehouse.dir": os.path.join(config["workdir"], "warehouse"),
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={config['workdir']}",
+        "spark.driver.memory": config.get("driver_memory", "2g"),
+        "spark.driver.host": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.default.parallelism": "2",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+        **config.get("conf", {}),
+    }
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def _write_rows(df, out: str) -> int:
+    df = df.cache()
+    n = df.count()
+    df.coalesce(1).write.mode("overwrite").parquet(out)
+    df.unpersist()
+    return n
+
+
+def _error(e: BaseException) -> dict:
+    java = getattr(e, "java_exception", None)
+    if java is not None:
+        cause, chain = java, []
+        while cause is not None and len(chain) < 8:
+            chain.append(f"{cause.getClass().getName()}: {cause.getMessage()}")
+            cause = cause.getCause()
+        return {"ok": False, "error": chain[0], "causes": chain, "trace": traceback.format_exc()[-6000:]}
+    return {"ok": False, "error": f"{type(e).__name__}: {e}", "causes": [], "trace": traceback.format_exc()[-6000:]}
+
+
+def handle(spark, request: dict) -> dict:
+    op = request["op"]
+    if op == "sql":
+        df = spark.sql(request["sql"])
+        if request.get("out"):
+            return {"ok": True, "rows": _write_rows(df, request["out"])}
+        return {"ok": True}
+    if op == "read":
+        df = spark.read.format("hudi").options(**request.get("options", {})).load(request["path"])
+        return {"ok": True, "rows": _write_rows(df, request["out"])}
+    if op == "write":
+        df = spark.read.parquet(request["input"])
+        (df.write.format("hudi").options(**request.get("options", {})).mode(request.get("mode", "append"))
+         .save(request["path"]))
+        return {"ok": True}
+    if op == "version":
+        jvm = spark.sparkContext._jvm
+        return {"ok": True, "spark": spark.version, "java": jvm.System.getProperty("java.version")}
+    raise ValueError(f"unknown op {op!r}")
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    out = _protocol_pipe()
+    try:
+        spark = _session(config)
+    except BaseException as e:
+        out.write(json.dumps(_error(e)) + "\n")
+        raise
+    out.write(json.dumps({"ok": True, "ready": True}) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        if request["op"] == "stop":
+            break
+        try:
+            answer = handle(spark, request)
+        except Exception as e:  # noqa: BLE001 - every failure goes back to the test that asked
+            answer = _error(e)
+        out.write(json.dumps(answer) + "\n")
+    spark.stop()
+    out.write(json.dumps({"ok": True, "stopped": True}) + "\n")
+
+
+if __name__ == "__main__":
+    main()
