@@ -54,6 +54,8 @@ NOT_RUN = {
     ("docs/cdc.md", "read_changes(begin, end, images=\"struct\")"): "the same calls on tables written there: "
                                                                      "tests/test_cdc_query.py",
     ("docs/cdc.md", "hudi_engine.cdc.images"): "the same options on a table written there: tests/spark/test_cdc_read.py",
+    ("docs/oracle.md", "def test_java_reads_it"): "a test's shape, with the fixture only pytest gives: every call is "
+                                                  "made by tests/java_hudi/test_*.py",
 }
 # dbt's own config names (beside the adapter's, `hudi_model_settings`) that the documents' models use.
 DBT_CONFIGS = {"materialized", "file_format", "event_time", "batch_size", "begin", "lookback", "contract",
