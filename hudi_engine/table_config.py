@@ -191,7 +191,7 @@ class TableConfig:
 
         Also sets `hoodie.table.base.file.format=PARQUET` and `hoodie.table.timeline.timezone=UTC` (this engine
         makes UTC instants). MOR tables get the payload class and record merger strategy defaults like
-        `HoodieTableConfig.create`; a COW table gets a payload class only when one is given. `create_schema`
+        `HoodieTableConfig.create`; a version-6 COW table stores no payload class, as Hudi 0.x's. `create_schema`
         (an Avro schema) is stored in Spark SQL's `[T, "null"]` shape. `extra` keys are added last and win.
         `version` 8 or 9 makes a Hudi 1.x table instead (`_hudi_1x_props`).
         """
@@ -230,7 +230,9 @@ class TableConfig:
         props[DROP_PARTITION_COLUMNS] = "false"
         if not populate_meta_fields:
             props[POPULATE_META_FIELDS] = "false"
-        if payload_class or table_type == MERGE_ON_READ:
+        # Hudi 0.x stores the payload class of a MOR table only (`HoodieTableMetaClient.PropertyBuilder`): a COW
+        # table merges at write time with the writer's payload. Hudi 1.x derives every table's merge mode from it.
+        if table_type == MERGE_ON_READ or (payload_class and version != SUPPORTED_TABLE_VERSION):
             # Full class names: hudi-rs refuses to merge with a short one.
             props[PAYLOAD_CLASS] = builtin_class_name(payload_class) if payload_class else DEFAULT_PAYLOAD_CLASS
         if table_type == MERGE_ON_READ:

@@ -239,8 +239,16 @@ def test_create_defaults():
     assert config.timeline_timezone == "UTC"
     assert TableConfig.create("t", "COPY_ON_WRITE", ["a", "b"], ["p"]).key_generator_class.endswith("ComplexKeyGenerator")
     assert TableConfig.create("t", "COPY_ON_WRITE", ["a"], ["p"]).key_generator_class.endswith("SimpleKeyGenerator")
+    # Hudi 0.x stores a payload class for MOR tables only (HoodieTableMetaClient.PropertyBuilder); 1.x derives the
+    # merge mode of any table from it.
     cow_payload = TableConfig.create("t", "COPY_ON_WRITE", ["a"], [], payload_class="x.Y")
-    assert cow_payload.payload_class == "x.Y" and "hoodie.compaction.record.merger.strategy" not in cow_payload.props
+    assert "hoodie.compaction.payload.class" not in cow_payload.props
+    assert "hoodie.compaction.record.merger.strategy" not in cow_payload.props
+    mor_payload = TableConfig.create("t", "MERGE_ON_READ", ["a"], [], payload_class="x.Y")
+    assert mor_payload.payload_class == "x.Y"
+    v8 = TableConfig.create("t", "COPY_ON_WRITE", ["a"], [], "ts",
+                            payload_class="org.apache.hudi.common.model.DefaultHoodieRecordPayload", version=8)
+    assert v8.props["hoodie.record.merge.mode"] == "EVENT_TIME_ORDERING"
 
 
 @pytest.mark.parametrize("name", ["", "1abc", "a-b", "a.b"])

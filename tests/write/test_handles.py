@@ -225,11 +225,13 @@ def test_merge_handle_updates_inserts_deletes_and_carries_untouched_rows(tmp_pat
 
 
 def test_merge_handle_keeps_the_stored_record_when_the_payload_says_it_is_newer(tmp_path):
-    storage, base, config = _table(tmp_path, payload_class="org.apache.hudi.common.model.DefaultHoodieRecordPayload")
+    # A COW table stores no payload class (as Hudi 0.x's): the writer's payload merges.
+    payload = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+    storage, base, config = _table(tmp_path, payload_class=payload)
     data = pa.table({"id": ["k1", "k2"], "city": ["sf"] * 2, "ts": pa.array([10, 10], pa.int64()), "fare": [1.0, 2.0]})
-    first = create_handle(_ctx(storage, base, config, T1), "city=sf", data)
+    first = create_handle(_ctx(storage, base, config, T1, payload_class=payload), "city=sf", data)
     incoming = pa.table({"id": ["k1", "k2"], "city": ["sf"] * 2, "ts": pa.array([5, 20], pa.int64()), "fare": [9.0, 9.0]})
-    stat = merge_handle(_ctx(storage, base, config, T2), "city=sf", first.file_id, str(tmp_path / "t" / first.path),
+    stat = merge_handle(_ctx(storage, base, config, T2, payload_class=payload), "city=sf", first.file_id, str(tmp_path / "t" / first.path),
                         incoming)
     out = {r["id"]: r for r in pq.read_table(tmp_path / "t" / stat.path).to_pylist()}
     assert (out["k1"]["fare"], out["k1"]["_hoodie_commit_time"]) == (1.0, T1)  # stored ts 10 > incoming 5
