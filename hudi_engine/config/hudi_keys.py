@@ -161,11 +161,13 @@ def _merge_mode_not_the_payloads(value: str, given: Given) -> bool:
     from hudi_engine.errors import HudiError
     from hudi_engine.payload import Combine, payload_for
 
+    mode = value.strip().upper()
+    if not given.get(_PAYLOAD) and mode in ("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING"):
+        return False  # the mode picks its payload (write_config.MergeConfig)
     try:
         combine = payload_for(given.get(_PAYLOAD) or None).combine
     except HudiError:
         return False  # the payload class itself is reported
-    mode = value.strip().upper()
     if mode == "COMMIT_TIME_ORDERING":
         return combine is not Combine.OVERWRITE
     if mode == "EVENT_TIME_ORDERING":
@@ -173,7 +175,7 @@ def _merge_mode_not_the_payloads(value: str, given: Given) -> bool:
     return mode != "CUSTOM" or combine in (Combine.OVERWRITE, Combine.ORDERED)
 
 
-_MERGE_MODE_WAY_OUT = ("Table version 6 merges by hoodie.datasource.write.payload.class: remove the option, or set "
+_MERGE_MODE_WAY_OUT = ("This engine merges by hoodie.datasource.write.payload.class: remove one of the two, or set "
                        "the payload that does the same (COMMIT_TIME_ORDERING: OverwriteWithLatestAvroPayload, "
                        "EVENT_TIME_ORDERING: DefaultHoodieRecordPayload)")
 

@@ -110,6 +110,16 @@ class KeyConfig:
 _KEYGEN_KEYS = tuple(o.key for o in (*K.TIMEBASED_OPTIONS, K.CONSISTENT_LOGICAL_TIMESTAMP, K.PARTITION_FIELDS))
 
 
+# A merge mode without a payload class picks the payload that merges the same way (Hudi 1.x:
+# HoodieTableConfig.inferCorrectMergingBehavior); with one, hudi_keys refuses a mode that is not the payload's.
+_MODE_PAYLOADS = {"COMMIT_TIME_ORDERING": "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
+                  "EVENT_TIME_ORDERING": "org.apache.hudi.common.model.DefaultHoodieRecordPayload"}
+
+
+def _merge_mode(o: Options) -> str:
+    return (o.given.get("hoodie.write.record.merge.mode") or o.given.get("hoodie.record.merge.mode") or "").strip().upper()
+
+
 @dataclass(frozen=True)
 class MergeConfig:
     """How versions of one key are reduced: the ordering field, the payload, and when to pre-combine."""
@@ -124,7 +134,8 @@ class MergeConfig:
     @staticmethod
     def from_options(o: Options) -> "MergeConfig":
         try:
-            payload = payload_for(o[K.PAYLOAD_CLASS])
+            payload = payload_for(o[K.PAYLOAD_CLASS] if o.given.get(K.PAYLOAD_CLASS.key) else
+                                  _MODE_PAYLOADS.get(_merge_mode(o), o[K.PAYLOAD_CLASS]))
         except HudiError as e:
             raise ConfigError(f"{K.PAYLOAD_CLASS.key}: {e}") from None
         precombine = o[K.PRECOMBINE_FIELD].strip()

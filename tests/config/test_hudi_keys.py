@@ -106,7 +106,14 @@ def test_values_that_depend_on_other_options():
     WriteConfig.from_options({**BASE, "hoodie.record.merge.mode": "CUSTOM",
                               "hoodie.datasource.write.payload.class": "PartialUpdateAvroPayload"})
     assert "hoodie.write.record.merge.mode='EVENT_TIME_ORDERING' is not supported" in error_of(
-        {"hoodie.write.record.merge.mode": "EVENT_TIME_ORDERING"})
+        {"hoodie.write.record.merge.mode": "EVENT_TIME_ORDERING",
+         "hoodie.datasource.write.payload.class": "OverwriteWithLatestAvroPayload"})
+    # Without a payload class, the mode picks the payload that merges that way (Hudi 1.x's
+    # inferCorrectMergingBehavior): Java Hudi 1.2 writes such tables with hoodie.record.merge.mode alone.
+    for mode, payload in (("EVENT_TIME_ORDERING", "DefaultHoodieRecordPayload"),
+                          ("COMMIT_TIME_ORDERING", "OverwriteWithLatestAvroPayload")):
+        for key in ("hoodie.write.record.merge.mode", "hoodie.record.merge.mode"):
+            assert WriteConfig.from_options({**BASE, key: mode}).merge.payload.short_name == payload
     # Hudi 1.x's ordering fields name the precombine field (one column on table version 6).
     ordering = {k: v for k, v in BASE.items() if k != "hoodie.datasource.write.precombine.field"}
     assert WriteConfig.from_options({**ordering, "hoodie.table.ordering.fields": "seq"}).merge.precombine_field == "seq"
