@@ -49,10 +49,13 @@ _names = itertools.count()
 def report_checks(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None and CHECKS:
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None or not CHECKS:
+        return
+    with capture.global_and_fixture_disabled():
         reporter.write_line(f"\nJava Hudi checks after table services: {sum(CHECKS.values())}")
         for (service, shape, hudi), n in sorted(CHECKS.items()):
-            reporter.write_line(f"  {service:<28} {shape:<10} Hudi {hudi}: {n}")
+            reporter.write_line(f"  {service:<36} {shape:<7} Hudi {hudi}: {n}")
 
 
 @dataclass
