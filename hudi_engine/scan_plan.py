@@ -145,6 +145,8 @@ def fix_query(table: "HudiTable", query: ReadOptions) -> ScanPlan:
         query = replace(query, begin=begin, end=end)
     else:
         as_of = table.check_instant(query.as_of, "time travel instant")
+        if as_of is not None:
+            table.check_retained(as_of)
         # The latest snapshot is listed without time travel's check for cleaned files (nothing it reads was
         # cleaned); every other part of the read (a merge source's half) is pinned to the same latest commit.
         latest = table.timeline.completed_commits().last()

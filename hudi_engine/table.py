@@ -220,6 +220,28 @@ class HudiTable:
                         out.setdefault((partition, base.file_id), []).append(base.instant_time)
         return out
 
+    def check_retained(self, as_of: str) -> None:
+        """Refuse time travel before what the latest clean retains, as Hudi does (`TimelineUtils.
+        validateTimestampAsOf`): before its earliest commit to retain (KEEP_LATEST_COMMITS), or, when it names none
+        (KEEP_LATEST_FILE_VERSIONS), before the first completed write of the active timeline. Files may still be
+        there, but the instant is outside the retention window every reader of the table agrees on."""
+        clean = self.timeline.filter_by([Action.CLEAN], [State.COMPLETED]).last()
+        if clean is None:
+            return
+        data = self.timeline.read_content(clean)
+        meta = read_avro_metadata(data, file_name=self.timeline.path_of(clean)) if data else {}
+        retained = meta.get("earliestCommitToRetain") or None
+        policy = "hoodie.cleaner.commits.retained"
+        if retained is None:
+            first = self.timeline.write_timeline().filter(lambda i: i.is_completed).first()
+            retained, policy = (first.timestamp if first else None), "hoodie.cleaner.fileversions.retained"
+        if retained is not None and as_of < retained:
+            raise HudiError(
+                f"table {self.config.name!r} ({self.base_path}): instant {as_of} was cleaned: the last clean "
+                f"({clean.timestamp}) retains instants from {retained} on ({policy}). Available: instants "
+                f"from {retained} to {self.timeline.completed_commits().last().timestamp}"  # type: ignore[union-attr]
+            )
+
     def _check_not_cleaned(self, view: FileSystemView, as_of: str) -> None:
         """Refuse a query as of an instant whose file versions cleaning deleted: a file group whose version at D
         is gone reads wrong as of any instant from D up to its next version still there."""

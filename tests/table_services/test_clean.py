@@ -11,7 +11,7 @@ from test_compaction import SCHEMA, Table, model_rows, row, rows_of
 
 from hudi_engine import HudiTable, WriteConfig
 from hudi_engine.config import CleanConfig
-from hudi_engine.errors import WriteError
+from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
 from hudi_engine.location import TableLocation
 from hudi_engine.table_services.clean import CleanPlan, plan_clean
@@ -95,7 +95,13 @@ def test_keep_latest_commits_keeps_what_retained_instants_read(tmp_path):
     gone = before - all_data_files(t)
     assert {str(t.path / g) for g in gone} == planned
     assert {BaseFileName.parse(g.split("/")[1]).instant_time for g in gone} == set(instants[:3])
-    t.check("after clean", since=instants[3])  # every retained instant (and the slice E needs) still reads
+    t.check("after clean", since=earliest)  # every retained instant still reads
+    # The slice before E is kept (a query running as of then still finds it), but time travel to an instant before
+    # E is refused, as Hudi refuses it (TimelineUtils.validateTimestampAsOf): every reader agrees on what is readable.
+    with pytest.raises(HudiError, match=rf"instant {instants[3]} was cleaned: the last clean \({ts}\) "
+                                        rf"retains instants from {earliest} on \(hoodie.cleaner.commits.retained\). "
+                                        rf"Available: instants from {earliest} to {instants[-1]}"):
+        HudiTable.load(str(t.path)).read_snapshot(as_of=instants[3])
     assert clean(t.storage, t.base, {**COMMITS, "hoodie.cleaner.commits.retained": "3"}) is None
 
 
@@ -153,7 +159,7 @@ def test_mor_clean_removes_compacted_slices_outside_retention(tmp_path):
     # Every group keeps one slice, its logs with it.
     left = [LogFileName.parse(n.split("/")[1]) for n in files if is_log_file_name(n.split("/")[1])]
     assert left and all(n.base_instant == c for n in left)
-    t.check("after clean", since=c)
+    t.check("after clean", since=instants[4])  # E: time travel before it is refused, as Hudi refuses it
 
 
 def test_slices_a_pending_compaction_reads_are_never_cleaned(tmp_path):
@@ -286,12 +292,16 @@ def test_reads_as_of_a_cleaned_instant_are_refused(tmp_path):
     clean(t.storage, t.base, {**COMMITS, "hoodie.cleaner.commits.retained": "3"})
     table = HudiTable.load(str(t.path))
     for cleaned in instants[:3]:
-        with pytest.raises(HudiError, match=rf"table '\w+' \(.*\): instant {cleaned} was cleaned: the version of file "
-                                            rf"group p\d/\S+ written at \d+, which a read as of {cleaned} needs, was "
-                                            rf"deleted. Available: instants from {instants[3]} to {instants[-1]}"):
+        with pytest.raises(HudiError, match=rf"table '\w+' \(.*\): instant {cleaned} was cleaned: the "
+                                            rf"last clean \(\d+\) retains instants from {instants[4]} on"):
             table.read_snapshot(as_of=cleaned)
-        with pytest.raises(HudiError, match=rf"instant {cleaned} was cleaned"):
+        # An incremental range (not checked against the retention, as in Hudi) ending there finds the gap itself.
+        with pytest.raises(HudiError, match=rf"table '\w+' \(.*\): instant {cleaned} was cleaned: the version of "
+                                            rf"file group p\d/\S+ written at \d+, which a read as of {cleaned} needs, "
+                                            rf"was deleted. Available: instants from {instants[3]} to {instants[-1]}"):
             table.read_incremental("0", cleaned)
-    for kept in instants[3:]:  # what the cleaner kept still reads, as hudi-rs reads it
+    for kept in instants[4:]:  # what the cleaner retained still reads, as hudi-rs reads it
         assert_same_rows(table.read_snapshot(as_of=kept), rs_snapshot(t.path, as_of=kept), f"as of {kept}")
-    assert table.read_snapshot(as_of="20000101000000000").num_rows == 0  # before the table: empty, as in Hudi
+    # Before the table: empty without a clean, as in Hudi; here a clean retains from instants[4] on.
+    with pytest.raises(HudiError, match="was cleaned"):
+        table.read_snapshot(as_of="20000101000000000")
