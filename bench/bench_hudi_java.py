@@ -246,8 +246,9 @@ def run(release: str, profiles: list[str], cases: list[str], workloads: list[str
         results.update(ms)
         cold.update(c)
         # A partial record after every phase: a later failure on a shared machine keeps what was measured.
-        common.save_results(f"hudi_java_{release}_partial", {"results": {k: v.to_dict() for k, v in results.items()},
-                                                            "checks": checks, "setup_s": setup_s})
+        common.save_results(f"hudi_java_{release}_partial", {
+            "release": release, "profiles": {p: PROFILES[p] for p in profiles}, "cold": cold,
+            "results": {k: v.to_dict() for k, v in results.items()}, "checks": checks, "setup_s": setup_s})
 
     def setup_table(key: str, fn) -> None:
         t = time.perf_counter()
@@ -352,7 +353,8 @@ def report(out: dict) -> str:
         lines.append(f"| {name} | {med(m, 'jobs'):.0f} / {med(m, 'tasks'):.0f} | {wrote} | "
                      f"{med(m, 'jvm_peak_rss_mb'):.0f} MB | {workers} |")
     text = "\n".join(lines)
-    text += "\n\nWarm-up runs (untimed): " + ", ".join(f"{k} {v:.1f} s" for k, v in out["cold"].items())
+    text += "\n\nWarm-up runs (untimed; Hudi's: the request's round trip): " + ", ".join(
+        f"{k} {v:.1f} s" for k, v in out["cold"].items())
     text += "\n\nSetup bulk_insert of the upserts' tables (untimed): " + ", ".join(
         f"{k} {v:.0f} s" for k, v in out["setup_s"].items())
     text += "\n\nChecks (every writer's table read back with the engine): " + "; ".join(
@@ -369,8 +371,17 @@ def main() -> None:
     ap.add_argument("--w3-scale", type=float, default=0.2)
     ap.add_argument("--repeats", type=int, default=common.REPEATS)
     ap.add_argument("--upsert-warmup", action="store_true", help="an untimed warm-up round before the upserts too")
+    ap.add_argument("--report", type=Path, help="print the tables of a results JSON (a partial one too) and stop")
     args = ap.parse_args()
     split = lambda s: [x.strip() for x in s.split(",") if x.strip()]  # noqa: E731
+    if args.report:
+        saved = json.loads(args.report.read_text())
+        saved["results"] = {k: Measure(k, v["times_s"], v["extra"]) for k, v in saved["results"].items()}
+        saved.setdefault("release", args.release)
+        saved.setdefault("cold", {})
+        saved.setdefault("profiles", {p: PROFILES[p] for p in split(args.profiles)})
+        print(report(saved))
+        return
     print(json.dumps(common.machine()), flush=True)
     load0 = os.getloadavg()
     print(f"load average before: {load0}", flush=True)
