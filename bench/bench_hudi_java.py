@@ -342,7 +342,9 @@ def report(out: dict) -> str:
         cells = []
         for p in profiles:
             j = res[f"{stem}_java_{p}"]
-            cells.append(f"{fmt(j)} | **{ours.median / j.median:.2f}x**")
+            per_round = sorted(o / t for o, t in zip(ours.times, j.times))  # the rounds ran side by side
+            cells.append(f"{fmt(j)} | **{ours.median / j.median:.2f}x** "
+                         f"(rounds {per_round[0]:.2f}-{per_round[-1]:.2f}x)")
         lines.append(f"| {label} | {fmt(ours)} | {' | '.join(cells)} |")
     lines += ["", "| write | Spark jobs / tasks | tasks that wrote | Spark JVM peak RSS | Python worker peak RSS |",
               "|---|---|---|---|---|"]
