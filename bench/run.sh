@@ -26,6 +26,9 @@
 #   bench/run.sh small-upsert    issue 25: a 20-row upsert into a 100k-row table vs a parquet append, same session
 #   bench/run.sh sql-write       issue 29: W1's upsert through df.write.format("hudi") and MERGE INTO beside the
 #                                engine's write, COW and MOR, alternating (about 10-20 minutes)
+#   bench/run.sh hudi-java       issue 40: W1's first write and COW / MOR upserts beside real Apache Hudi 1.2.0's
+#                                df.write.format("hudi") (its defaults and its small-machine settings), same data,
+#                                same run (about 30-50 minutes on 2 loaded cores); `hudi-java-w3` adds W3a at 0.2 scale
 #   bench/run.sh all             read, spark-read, write, w2, w3, profile, dbt, archival and listing
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).
 set -euo pipefail
@@ -54,6 +57,8 @@ for w in "${what[@]}"; do
     cdc) .venv/bin/python bench/bench_cdc.py ;;
     small-upsert) .venv/bin/python bench/bench_small_upsert.py ;;
     sql-write) .venv/bin/python bench/bench_sql_write.py ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write or all" >&2; exit 2 ;;
+    hudi-java) .venv/bin/python bench/bench_hudi_java.py ;;
+    hudi-java-w3) .venv/bin/python bench/bench_hudi_java.py --workloads w1,w3a ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, hudi-java, hudi-java-w3 or all" >&2; exit 2 ;;
   esac
 done
