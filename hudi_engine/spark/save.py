@@ -242,10 +242,14 @@ def create_table(schema: pa.Schema, path: str, options: Mapping[str, str], exist
 
 def truncate_table(path: str) -> None:
     """`TRUNCATE TABLE t` as Hudi's TruncateHoodieTableCommand: the table's folder deleted, data and timeline, and
-    the table made again, empty, from its hoodie.properties (no instant; the history is gone, and the schema is the
-    create schema again: columns added since are dropped, as Hudi's)."""
+    the table made again, empty, from its hoodie.properties (no instant; the history is gone). Its create schema
+    becomes the table's latest schema: truncating removes rows, not the columns ALTER TABLE added (which the catalog
+    entry keeps). Hudi re-creates the table with the old create schema and so loses those columns."""
     location = TableLocation.of(path)
-    config = TableConfig.load(location)
+    table = HudiTable.load(path)
+    config, latest = table.config, table.timeline.latest_schema()
+    if latest is not None:
+        config = config.with_props({CREATE_SCHEMA: schema_to_json(to_create_schema(latest))})
     location.storage.delete_dir(location.base_path)
     create_empty_table(location, config)
 

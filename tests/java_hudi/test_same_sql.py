@@ -44,18 +44,21 @@ SCRIPT: list[tuple[str, str]] = [
             "WHEN NOT MATCHED THEN INSERT (id, name, price, ts{part_col_name}) "
             "VALUES (s.id, s.name, s.price, s.ts{s_dt})"),
     ("all", "ALTER TABLE {t} ADD COLUMNS (note string)"),
+    ("all", "ALTER TABLE {t} ADD COLUMNS (name string)"),  # a column it has: refused by both
     ("all", "INSERT INTO {t} (id, name, price, ts, note{part_col_name}) VALUES (6, 'f', 60.0, 400, 'n'{dt1})"),
     ("all", "UPDATE {t} SET note = 'upd' WHERE id = 1"),
-    ("query", "SELECT * FROM {t} TIMESTAMP AS OF '{instant:2}'"),
+    ("time_travel", "SELECT * FROM {t} TIMESTAMP AS OF '{instant:2}'"),
     ("query", "SELECT * FROM hudi_table_changes('{t}', 'latest_state', '{instant:1}')"),
     ("query", "SELECT op, before, after FROM hudi_table_changes('{t}', 'cdc', '{instant:1}')"),
     ("partitioned", "INSERT OVERWRITE {t} PARTITION (dt = 'p1') SELECT 7, 'g', 70.0, 500, 'o'"),
     ("all", "INSERT OVERWRITE {t} SELECT 8, 'h', 80.0, 600, 'o'{dt2}"),
     ("all", "TRUNCATE TABLE {t}"),
-    # Truncated, the table's schema is its create schema again: `note` is gone, so five values are too many.
-    ("all", "INSERT INTO {t} VALUES (9, 'i', 90.0, 700, 'x'{dt1})"),
     ("all", "INSERT INTO {t} (id, name, price, ts{part_col_name}) VALUES (10, 'j', 1.0, 800{dt1})"),
 ]
+# Java Hudi makes a truncated table again with the create schema of its hoodie.properties, which predates ALTER TABLE:
+# the column added is gone (TruncateHoodieTableCommand). The engine keeps the table's latest schema, as its catalog
+# entry does (docs/spark-sql.md); from TRUNCATE on, the rows are compared without that column.
+ADDED_COLUMN = "note"
 
 
 @dataclass
@@ -148,7 +151,7 @@ def test_same_sql_on_both_engines(spark, java_hudi, tmp_path: Path,  # noqa: F81
     ours = Side(f"sql_ours_{run}", tmp_path / "ours")
     theirs = Side(f"sql_java_{run}", tmp_path / "java")
     shape = shape_text(table_type, partitioned, version)
-    checks = 0
+    checks, truncated = 0, False
     for kind, statement in SCRIPT:
         if kind == "partitioned" and not partitioned:
             continue
@@ -157,6 +160,17 @@ def test_same_sql_on_both_engines(spark, java_hudi, tmp_path: Path,  # noqa: F81
                f"{statement[:70]!r}"
         ours_error = java_error = None
         ours_out = java_out = None
+        if kind == "time_travel":
+            # Not done on the engine: its catalog tables are V1 relations, and Spark 4 refuses time travel on them
+            # (and casts TIMESTAMP AS OF to TIMESTAMP, which Hudi's instant spelling is not). The same instant read
+            # through the engine's time travel option must give Java Hudi's rows.
+            with pytest.raises(Exception, match="(?i)time travel"):
+                spark.sql(ours_sql).collect()
+            instant = ours.instants()[2]
+            assert_same_table(spark.read.format("hudi").option("as.of.instant", instant).load(str(ours.loc))
+                              .toArrow(), java.sql(java_sql), what, ignore=BY_NATURE)
+            checks += 2
+            continue
         try:
             ours_out = engine_rows(spark, ours_sql) if kind == "query" else spark.sql(ours_sql)
         except Exception as e:  # noqa: BLE001 - compared with Java's outcome below
@@ -169,6 +183,7 @@ def test_same_sql_on_both_engines(spark, java_hudi, tmp_path: Path,  # noqa: F81
             f"{what}: the engine {'refused: ' + ours_error if ours_error else 'ran it'}; Java Hudi " \
             f"{'refused: ' + java_error if java_error else 'ran it'}"
         if ours_error:
+            checks += 1
             continue
         if kind == "query":
             assert ours_out is not None and java_out is not None
@@ -176,8 +191,12 @@ def test_same_sql_on_both_engines(spark, java_hudi, tmp_path: Path,  # noqa: F81
                               ignore=BY_NATURE + ("ts_ms",))
             checks += 1
             continue
-        assert_same_table(engine_rows(spark, f"SELECT * FROM {ours.name}"),
-                          java.sql(f"SELECT * FROM {theirs.name}"), what, ignore=BY_NATURE)
+        truncated = truncated or statement.startswith("TRUNCATE")
+        ours_rows, java_rows = engine_rows(spark, f"SELECT * FROM {ours.name}"), java.sql(f"SELECT * FROM {theirs.name}")
+        if truncated:
+            assert ADDED_COLUMN in ours_rows.column_names and ADDED_COLUMN not in java_rows.column_names, \
+                f"{what}: Java Hudi's truncated table lost {ADDED_COLUMN}, the engine's kept it"
+        assert_same_table(ours_rows, java_rows, what, ignore=BY_NATURE + ((ADDED_COLUMN,) if truncated else ()))
         assert java_timeline(hudi, timeline(ours.loc)) == timeline(theirs.loc), f"{what}: timelines"
         # Java Hudi reads the engine's table: the whole of it, meta columns included.
         assert_same_table(engine_rows(spark, f"SELECT * FROM {ours.name}"), java.snapshot(ours.loc),
