@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -26,7 +26,8 @@ BY_NATURE = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name")
 
 # One script; `{t}` is the table, `{loc}` its folder, `{props}` the shape's TBLPROPERTIES, `{part_col}` /
 # `{partitioned_by}` / `{dt}` are empty on a non-partitioned table. `{instant:N}` is the N-th completed instant of the
-# engine's own table (0-based). Steps marked `partitioned` run on partitioned tables only.
+# side's own table (0-based). Steps marked `partitioned` run on partitioned tables only; `query` steps compare their
+# answers, `time_travel` is below.
 SCRIPT: list[tuple[str, str]] = [
     ("all", "CREATE TABLE {t} (id int, name string, price double, ts bigint{part_col}) USING hudi {partitioned_by} "
             "LOCATION '{loc}' TBLPROPERTIES ({props})"),
@@ -48,8 +49,9 @@ SCRIPT: list[tuple[str, str]] = [
     ("all", "INSERT INTO {t} (id, name, price, ts, note{part_col_name}) VALUES (6, 'f', 60.0, 400, 'n'{dt1})"),
     ("all", "UPDATE {t} SET note = 'upd' WHERE id = 1"),
     ("time_travel", "SELECT * FROM {t} TIMESTAMP AS OF '{instant:2}'"),
-    ("query", "SELECT * FROM hudi_table_changes('{t}', 'latest_state', '{instant:1}')"),
-    ("query", "SELECT op, before, after FROM hudi_table_changes('{t}', 'cdc', '{instant:1}')"),
+    # By path: the engine's function (a Python table function, analyzed without the catalog) takes no table name.
+    ("query", "SELECT * FROM hudi_table_changes('{loc}', 'latest_state', '{instant:1}')"),
+    ("query", "SELECT op, before, after FROM hudi_table_changes('{loc}', 'cdc', '{instant:1}')"),
     ("partitioned", "INSERT OVERWRITE {t} PARTITION (dt = 'p1') SELECT 7, 'g', 70.0, 500, 'o'"),
     ("all", "INSERT OVERWRITE {t} SELECT 8, 'h', 80.0, 600, 'o'{dt2}"),
     ("all", "TRUNCATE TABLE {t}"),
@@ -63,10 +65,9 @@ ADDED_COLUMN = "note"
 
 @dataclass
 class Side:
-    """One engine's run of the script: its table's name and folder, and the statement's outcome."""
+    """One engine's run of the script: its table's catalog name and folder."""
     name: str
     loc: Path
-    results: list[str] = field(default_factory=list)
 
     def instants(self) -> list[str]:
         return [i.timestamp for i in HudiTable.load(str(self.loc)).timeline.completed_commits()]
