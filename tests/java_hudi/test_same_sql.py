@@ -115,8 +115,10 @@ def images_by_value(changes: pa.Table) -> pa.Table:
     def normal(text: str | None) -> str | None:
         if text is None:
             return None
-        image = {k: v for k, v in json.loads(text).items() if k not in BY_NATURE}
-        return json.dumps(image, sort_keys=True)
+        image = json.loads(text)
+        if not isinstance(image, dict):  # the JSON text `null`: kept as written, unlike a SQL null
+            return text
+        return json.dumps({k: v for k, v in image.items() if k not in BY_NATURE}, sort_keys=True)
     for name in ("before", "after"):
         if name in changes.column_names:
             i = changes.column_names.index(name)
