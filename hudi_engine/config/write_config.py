@@ -551,6 +551,10 @@ class WriteConfig:
     # SQL's ALTER TABLE ... ADD COLUMNS (set by spark/save.py, not an option): an instant of no rows whose commit
     # carries the widened schema, recorded as Hudi's AlterHoodieTableAddColumnsCommand records it (ALTER_SCHEMA)
     alter_schema: bool = False
+    # SQL's UPDATE and DELETE (set by spark/save.py): rows the statement read from the table itself, recorded as
+    # Hudi's Spark SQL records them since 0.14 (hoodie.spark.sql.optimized.writes.enable): UPSERT_PREPPED,
+    # DELETE_PREPPED. The write is the same upsert or delete.
+    prepped: bool = False
 
     @staticmethod
     def from_options(options: Mapping[str, Any] | None, where: str = "") -> "WriteConfig":
@@ -612,7 +616,11 @@ class WriteConfig:
     @property
     def operation_type(self) -> str:
         """The `operationType` of this write's commit metadata."""
-        return "ALTER_SCHEMA" if self.alter_schema else self.operation.operation_type
+        if self.alter_schema:
+            return "ALTER_SCHEMA"
+        if self.prepped and self.operation in (Operation.UPSERT, Operation.DELETE):
+            return f"{self.operation.operation_type}_PREPPED"
+        return self.operation.operation_type
 
     @property
     def commit_action(self) -> str:

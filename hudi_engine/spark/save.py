@@ -170,9 +170,6 @@ def sql_write_options(options: Mapping[str, str], exists: bool, target: str) -> 
     if statement == "insert_overwrite_partition":
         out[K.OPERATION.key] = "insert_overwrite"
         return out, "overwrite"
-    if statement == "truncate":
-        out[K.OPERATION.key] = "insert_overwrite_table"
-        return out, "overwrite"
     if statement == "alter_add_columns":
         out[K.OPERATION.key] = "insert"  # of no rows: the commit records the widened schema (WriteConfig.alter_schema)
         return out, "append"
@@ -243,6 +240,20 @@ def create_table(schema: pa.Schema, path: str, options: Mapping[str, str], exist
         raise ConfigError(f"{target}: CREATE TABLE: {e}") from None
 
 
+def truncate_table(path: str) -> None:
+    """`TRUNCATE TABLE t` as Hudi's TruncateHoodieTableCommand: the table's folder deleted, data and timeline, and
+    the table made again, empty, from its hoodie.properties (no instant; the history is gone). Its create schema
+    becomes the table's latest schema: truncating removes rows, not the columns ALTER TABLE added (which the catalog
+    entry keeps). Hudi re-creates the table with the old create schema and so loses those columns."""
+    location = TableLocation.of(path)
+    table = HudiTable.load(path)
+    config, latest = table.config, table.timeline.latest_schema()
+    if latest is not None:
+        config = config.with_props({CREATE_SCHEMA: schema_to_json(to_create_schema(latest))})
+    location.storage.delete_dir(location.base_path)
+    create_empty_table(location, config)
+
+
 def _check_existing(config: TableConfig, schema: pa.Schema, opts: Mapping[str, str], options: Mapping[str, str],
                     target: str, path: str) -> None:
     """The CREATE TABLE's columns and settings against the table's hoodie.properties: any contradiction refused."""
@@ -292,6 +303,9 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
         zone = df.sparkSession.conf.get("spark.sql.session.timeZone")
         create_table(to_arrow_schema(df.schema, timezone=zone), path, options, exists, target)
         return None
+    if options.get(STATEMENT) == "truncate":
+        truncate_table(path)
+        return None
     if STATEMENT in options:
         opts, sql_mode = sql_write_options(options, exists, target)
         mode = sql_mode or mode
@@ -306,6 +320,9 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
     opts[K.OPERATION.key] = operation
     if options.get(STATEMENT) == "alter_add_columns":
         config = dataclasses.replace(WriteConfig.from_options(opts, path), alter_schema=True)
+        return write(df, path, config)
+    if options.get(STATEMENT) in ("update", "delete"):
+        config = dataclasses.replace(WriteConfig.from_options(opts, path), prepped=True)
         return write(df, path, config)
     return write(df, path, opts, delete_marker=options.get(DELETE_MARKER) == "true")
 

@@ -65,8 +65,7 @@ def test_sql_table_properties():
     for statement, op, mode in [("insert_overwrite", "insert_overwrite_table", "overwrite"),
                                 ("insert_overwrite_partition", "insert_overwrite", "overwrite"),
                                 ("update", "upsert", "append"), ("delete", "delete", "append"),
-                                ("merge", "upsert", "append"), ("merge_delete", "delete", "append"),
-                                ("truncate", "insert_overwrite_table", "overwrite")]:
+                                ("merge", "upsert", "append"), ("merge_delete", "delete", "append")]:
         assert sql_write_options({"hudi_engine.sql.statement": statement}, True, "t") == ({OP: op}, mode)
     with pytest.raises(ConfigError, match="type='hash' is not cow or mor"):
         sql_write_options({"hudi_engine.sql.table_properties.type": "hash"}, False, "t")

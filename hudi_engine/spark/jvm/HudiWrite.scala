@@ -212,10 +212,9 @@ case class CreateHudiTable(desc: CatalogTable, ignoreIfExists: Boolean) extends 
   }
 }
 
-/** `TRUNCATE TABLE t` on a `USING hudi` table: every row removed as one `insert_overwrite_table` of no rows (a
- *  replacecommit replacing every file group), so the timeline and time travel stay; Hudi's own command deletes the
- *  table's folder and makes a new empty table. `TRUNCATE TABLE t PARTITION (...)` is refused (the engine has no
- *  delete_partition operation). */
+/** `TRUNCATE TABLE t` on a `USING hudi` table, as Hudi's TruncateHoodieTableCommand: the Python side deletes the
+ *  table's folder and makes the table again, empty, from its hoodie.properties (no instant, the timeline gone).
+ *  `TRUNCATE TABLE t PARTITION (...)` is refused (the engine has no delete_partition operation). */
 case class TruncateHudiTable(table: CatalogTable, partitionSpec: Option[Map[String, String]])
     extends LeafRunnableCommand {
   override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {

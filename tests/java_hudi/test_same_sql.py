@@ -1,0 +1,208 @@
+"""The same Spark SQL on both engines (issue 40, item 3): one script of Hudi's SQL, run statement by statement by Java
+Hudi (its session extension and catalog) and by the engine (Spark 4 with the native component), each on its own table
+folder. After every statement: the same rows (`SELECT *` without the meta columns that differ by nature), the same
+action and operation on every completed instant in order, and a statement one side refuses is refused by the other.
+Java Hudi also reads the engine's table after every statement (item 2: the SQL surface), equal to the engine's read.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from spark.conftest import spark  # noqa: F401 - the test session's one SparkSession with the native component
+
+from hudi_engine import HudiTable
+from hudi_engine.timeline.instant import State
+from java_hudi.client import JavaHudi, JavaHudiError
+from java_hudi.compare import assert_same_table
+
+# Meta columns whose values are the writer's by nature: its instant times and file names.
+BY_NATURE = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name")
+
+# One script; `{t}` is the table, `{loc}` its folder, `{props}` the shape's TBLPROPERTIES, `{part_col}` /
+# `{partitioned_by}` / `{dt}` are empty on a non-partitioned table. `{instant:N}` is the N-th completed instant of the
+# side's own table (0-based). Steps marked `partitioned` run on partitioned tables only; `query` steps compare their
+# answers, `time_travel` is below.
+SCRIPT: list[tuple[str, str]] = [
+    ("all", "CREATE TABLE {t} (id int, name string, price double, ts bigint{part_col}) USING hudi {partitioned_by} "
+            "LOCATION '{loc}' TBLPROPERTIES ({props})"),
+    ("all", "INSERT INTO {t} VALUES (1, 'a', 10.0, 100{dt1}), (2, 'b', 20.0, 100{dt1}), (3, 'c', 30.0, 100{dt2})"),
+    ("partitioned", "INSERT INTO {t} PARTITION (dt = 'p2') SELECT 4, 'd', 40.0, 100"),
+    ("all", "UPDATE {t} SET price = price + 1, ts = 200 WHERE id IN (1, 3)"),
+    ("all", "DELETE FROM {t} WHERE id = 2"),
+    ("all", "MERGE INTO {t} AS t USING (SELECT 1 AS id, 'a2' AS name, 12.0 AS price, 300L AS ts{dt1s}, 'u' AS op "
+            "UNION ALL SELECT 3, 'c', 0.0, 300L{dt2s}, 'd' "
+            "UNION ALL SELECT 5, 'e', 50.0, 300L{dt2s}, 'i') AS s ON t.id = s.id "
+            # Conditions that exclude each other: Hudi's ExpressionPayload tries every update clause before the
+            # delete clause, whatever their order (SQL's rule, and the engine's, is the first clause that holds).
+            "WHEN MATCHED AND s.op = 'd' THEN DELETE "
+            "WHEN MATCHED AND s.op = 'u' THEN UPDATE SET t.name = s.name, t.price = s.price, t.ts = s.ts "
+            "WHEN NOT MATCHED THEN INSERT (id, name, price, ts{part_col_name}) "
+            "VALUES (s.id, s.name, s.price, s.ts{s_dt})"),
+    ("all", "ALTER TABLE {t} ADD COLUMNS (note string)"),
+    ("all", "ALTER TABLE {t} ADD COLUMNS (name string)"),  # a column it has: refused by both
+    ("all", "INSERT INTO {t} (id, name, price, ts, note{part_col_name}) VALUES (6, 'f', 60.0, 400, 'n'{dt1})"),
+    ("all", "UPDATE {t} SET note = 'upd' WHERE id = 1"),
+    ("time_travel", "SELECT * FROM {t} TIMESTAMP AS OF '{instant:2}'"),
+    # By path: the engine's function (a Python table function, analyzed without the catalog) takes no table name.
+    ("query", "SELECT * FROM hudi_table_changes('{loc}', 'latest_state', '{instant:1}')"),
+    ("query", "SELECT op, before, after FROM hudi_table_changes('{loc}', 'cdc', '{instant:1}')"),
+    ("partitioned", "INSERT OVERWRITE {t} PARTITION (dt = 'p1') SELECT 7, 'g', 70.0, 500, 'o'"),
+    ("all", "INSERT OVERWRITE {t} SELECT 8, 'h', 80.0, 600, 'o'{dt2}"),
+    ("all", "TRUNCATE TABLE {t}"),
+    ("all", "INSERT INTO {t} (id, name, price, ts{part_col_name}) VALUES (10, 'j', 1.0, 800{dt1})"),
+]
+# Java Hudi makes a truncated table again with the create schema of its hoodie.properties, which predates ALTER TABLE:
+# the column added is gone (TruncateHoodieTableCommand). The engine keeps the table's latest schema, as its catalog
+# entry does (docs/spark-sql.md); from TRUNCATE on, the rows are compared without that column.
+ADDED_COLUMN = "note"
+
+
+@dataclass
+class Side:
+    """One engine's run of the script: its table's catalog name and folder."""
+    name: str
+    loc: Path
+
+    def instants(self) -> list[str]:
+        return [i.timestamp for i in HudiTable.load(str(self.loc)).timeline.completed_commits()]
+
+
+def timeline(path: Path) -> list[tuple[str, str]]:
+    """(action, operationType) of every completed instant, oldest first; a pending instant fails the test."""
+    table = HudiTable.load(str(path))
+    pending = [str(i) for i in table.timeline.instants if i.state is not State.COMPLETED]
+    assert not pending, f"{path}: pending instants {pending}"
+    return [(i.action, table.timeline.commit_metadata(i).operation_type)
+            for i in table.timeline.completed_commits()]
+
+
+def render(statement: str, side: Side, shape: dict[str, str]) -> str:
+    def instant(m: re.Match) -> str:
+        return side.instants()[int(m.group(1))]
+    text = re.sub(r"\{instant:(\d+)\}", instant, statement)
+    return text.format(t=side.name, loc=side.loc, **shape)
+
+
+def shape_text(table_type: str, partitioned: bool, version: str | None) -> dict[str, str]:
+    props = ["primaryKey = 'id'", "preCombineField = 'ts'", f"type = '{table_type}'",
+             "'hoodie.table.cdc.enabled' = 'true'"]
+    if table_type == "mor":
+        # Hudi's datasource compacts a MOR table inline every 5 delta commits unless streaming
+        # (DataSourceUtils.createHoodieConfig); the engine's default is off: said on both sides.
+        props.append("'hoodie.compact.inline' = 'true'")
+    if version is not None:
+        props.append(f"'hoodie.write.table.version' = '{version}'")
+    p = partitioned
+    return {"props": ", ".join(props), "part_col": ", dt string" if p else "",
+            "partitioned_by": "PARTITIONED BY (dt)" if p else "", "part_col_name": ", dt" if p else "",
+            "dt1": ", 'p1'" if p else "", "dt2": ", 'p2'" if p else "",
+            "dt1s": ", 'p1' AS dt" if p else "", "dt2s": ", 'p2'" if p else "", "s_dt": ", s.dt" if p else ""}
+
+
+def engine_rows(spark, sql: str) -> pa.Table:  # noqa: F811
+    return spark.sql(sql).toArrow()
+
+
+def images_by_value(changes: pa.Table) -> pa.Table:
+    """A CDC answer with its before/after JSON images parsed, the by-nature meta fields left out, printed again with
+    sorted keys: the images compared by their values."""
+    def normal(text: str | None) -> str | None:
+        if text is None:
+            return None
+        image = json.loads(text)
+        if not isinstance(image, dict):  # the JSON text `null`: kept as written, unlike a SQL null
+            return text
+        return json.dumps({k: v for k, v in image.items() if k not in BY_NATURE}, sort_keys=True)
+    for name in ("before", "after"):
+        if name in changes.column_names:
+            i = changes.column_names.index(name)
+            changes = changes.set_column(i, name, pa.array([normal(v) for v in changes.column(name).to_pylist()],
+                                                           pa.string()))
+    return changes
+
+
+_runs = itertools.count()
+
+# (Java release, table version written, table type, partitioned)
+CASES = [("1.2.0", "9", "mor", True), ("1.2.0", "9", "cow", False), ("0.15.0", None, "cow", False)]
+
+# A statement takes seconds on each engine; on a loaded machine one script outlasts the default timeout.
+pytestmark = pytest.mark.timeout(2400)
+
+
+def java_timeline(hudi: str, ours: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The timeline Java Hudi `hudi` writes for the script, from ours: 0.15 runs INSERT INTO on a table with a
+    preCombineField as an upsert (its deduction of the SQL insert operation, before 1.0 made `insert` the rule:
+    hoodie.spark.sql.insert.into.operation); the engine does as 1.x."""
+    if hudi != "0.15.0":
+        return ours
+    return [(action, "UPSERT" if op == "INSERT" else op) for action, op in ours]
+
+
+@pytest.mark.parametrize(("hudi", "version", "table_type", "partitioned"), CASES,
+                         ids=[f"{h}-v{v or 6}-{t}-{'part' if p else 'nonpart'}" for h, v, t, p in CASES])
+def test_same_sql_on_both_engines(spark, java_hudi, tmp_path: Path,  # noqa: F811
+                                  hudi: str, version: str | None, table_type: str, partitioned: bool) -> None:
+    java: JavaHudi = java_hudi(hudi)
+    run = next(_runs)
+    ours = Side(f"sql_ours_{run}", tmp_path / "ours")
+    theirs = Side(f"sql_java_{run}", tmp_path / "java")
+    shape = shape_text(table_type, partitioned, version)
+    checks, truncated = 0, False
+    for kind, statement in SCRIPT:
+        if kind == "partitioned" and not partitioned:
+            continue
+        ours_sql, java_sql = render(statement, ours, shape), render(statement, theirs, shape)
+        what = f"{hudi} v{version or 6} {table_type} {'partitioned' if partitioned else 'non-partitioned'}: " \
+               f"{statement[:70]!r}"
+        ours_error = java_error = None
+        ours_out = java_out = None
+        if kind == "time_travel":
+            # Not done on the engine: its catalog tables are V1 relations, and Spark 4 refuses time travel on them
+            # (and casts TIMESTAMP AS OF to TIMESTAMP, which Hudi's instant spelling is not). The same instant read
+            # through the engine's time travel option must give Java Hudi's rows.
+            with pytest.raises(Exception, match="(?i)time travel"):
+                spark.sql(ours_sql).collect()
+            instant = ours.instants()[2]
+            assert_same_table(spark.read.format("hudi").option("as.of.instant", instant).load(str(ours.loc))
+                              .toArrow(), java.sql(java_sql), what, ignore=BY_NATURE)
+            checks += 2
+            continue
+        try:
+            ours_out = engine_rows(spark, ours_sql) if kind == "query" else spark.sql(ours_sql)
+        except Exception as e:  # noqa: BLE001 - compared with Java's outcome below
+            ours_error = str(e).splitlines()[0]
+        try:
+            java_out = java.sql(java_sql, rows=kind == "query")
+        except JavaHudiError as e:
+            java_error = e.error
+        assert (ours_error is None) == (java_error is None), \
+            f"{what}: the engine {'refused: ' + ours_error if ours_error else 'ran it'}; Java Hudi " \
+            f"{'refused: ' + java_error if java_error else 'ran it'}"
+        if ours_error:
+            checks += 1
+            continue
+        if kind == "query":
+            assert ours_out is not None and java_out is not None
+            assert_same_table(images_by_value(ours_out), images_by_value(java_out), what,
+                              ignore=BY_NATURE + ("ts_ms",))
+            checks += 1
+            continue
+        truncated = truncated or statement.startswith("TRUNCATE")
+        ours_rows, java_rows = engine_rows(spark, f"SELECT * FROM {ours.name}"), java.sql(f"SELECT * FROM {theirs.name}")
+        if truncated:
+            assert ADDED_COLUMN in ours_rows.column_names and ADDED_COLUMN not in java_rows.column_names, \
+                f"{what}: Java Hudi's truncated table lost {ADDED_COLUMN}, the engine's kept it"
+        assert_same_table(ours_rows, java_rows, what, ignore=BY_NATURE + ((ADDED_COLUMN,) if truncated else ()))
+        assert java_timeline(hudi, timeline(ours.loc)) == timeline(theirs.loc), f"{what}: timelines"
+        # Java Hudi reads the engine's table: the whole of it, meta columns included.
+        assert_same_table(engine_rows(spark, f"SELECT * FROM {ours.name}"), java.snapshot(ours.loc),
+                          f"{what}: Java Hudi's read of the engine's table")
+        checks += 3
+    print(f"{what.split(':')[0]}: {checks} checks")
