@@ -26,6 +26,7 @@ from hudi_engine.errors import HudiError
 from hudi_engine.location import TableLocation
 from hudi_engine.table_services.archival import archived_entries
 from hudi_engine.table_services.compaction import run_compaction, schedule_compaction
+from hudi_engine.timeline import read_avro_metadata
 from hudi_engine.timeline.history import TimelineHistory
 from hudi_engine.timeline.instant import Instant
 from hudi_engine.write import local_writer
@@ -181,7 +182,7 @@ def java_reads_alike(java: JavaHudi, t: Written, service: str, *, travel: list[s
                 continue
             # Known Hudi gap: under KEEP_LATEST_FILE_VERSIONS a clean records no earliest commit to retain, so
             # Java's guard (HUDI-6834, apache/hudi#9666) only refuses archived instants and serves what is left.
-            assert "fileversions" in str(refused), f"{what}: Java reads what the engine refuses: {refused}"
+            assert cleaned_by_file_versions(table), f"{what}: Java reads what the engine refuses: {refused}"
             assert theirs.num_rows < t.rows(instant.timestamp).num_rows, f"{what}: Java's answer is not partial"
             CHECKS[key] += 1
             continue
@@ -211,6 +212,12 @@ def base_files_commit(t: Written) -> str:
     done = commits(t)
     compactions = [i.timestamp for i in done if i.action.value == "commit"]
     return compactions[-1] if compactions else done[0].timestamp
+
+
+def cleaned_by_file_versions(table: HudiTable) -> bool:
+    """The latest clean names no earliest commit to retain (KEEP_LATEST_FILE_VERSIONS)."""
+    clean = table.timeline.filter_by(["clean"]).completed().last()
+    return clean is not None and not read_avro_metadata(table.timeline.read_content(clean)).get("earliestCommitToRetain")
 
 
 def consistency(java: JavaHudi, t: Written, service: str, tmp_path: Path) -> None:
@@ -294,7 +301,7 @@ def test_java_reads_after_cleaning(java_hudi, tmp_path, version, table_type, pol
     assert refused, "cleaning took instants away"
     for java in readers(java_hudi, t):
         java_reads_alike(java, t, f"clean {policy}",
-                         ranges=[(t.bound(done[-2]), None), (t.bound(done[-3]), t.bound(done[-2]))])
+                         ranges=[(t.bound(done[-2]), None)])
         consistency(java, t, "clean", tmp_path)
 
 
@@ -330,12 +337,18 @@ def test_java_reads_the_archived_timeline(java_hudi, tmp_path, version, table_ty
         t.table().read_incremental(first, None)
     for java in readers(java_hudi, t):
         java_reads_alike(java, t, "archival", ranges=[(t.bound(active[-2]), None)])
-        # An incremental read that begins at the first (archived) commit: the engine refuses it (above); Java
-        # answers from the commits it still finds.
+        # An incremental read that begins at the first (archived) commit: the engine refuses it (above). Hudi 1.x
+        # reads the archived commits too and answers every row written since (apache/hudi#12613); 0.15, and 1.2 on
+        # a version-6 MOR table, answer from what the active timeline's commits reach, silently missing rows whose
+        # last write was archived (apache/hudi#5511): a strict part of the answer.
         theirs = java.incremental(t.path, first)
-        later = {c for c in t.history if c > first}
-        assert_same_table(data(theirs), t.rows(max(t.history), since=later),
-                          f"archival: Java {java.hudi}'s incremental read from the archived {first}", key="id")
+        every = t.rows(max(t.history), since={c for c in t.history if c > first})
+        what = f"archival: Java {java.hudi}'s incremental read from the archived {first}"
+        if java.hudi == "0.15.0" or (t.version == 6 and t.mor):
+            got = {tuple(r.values()) for r in data(theirs).select(SCHEMA.names).to_pylist()}
+            assert got < {tuple(r.values()) for r in every.to_pylist()}, f"{what}: {sorted(got)}"
+        else:
+            assert_same_table(every, data(theirs), what, key="id")
         CHECKS[("archival", t.shape, java.hudi)] += 1
         name = register_copy(java, t, tmp_path)
         shown = java.sql(f"CALL show_archived_commits(table => '{name}', limit => 1000, "
