@@ -124,7 +124,7 @@ def options(shape: Shape) -> dict[str, str]:
               "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd",
               "hoodie.keygen.timebased.timezone": "UTC"}
     if shape.payload in ("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING"):
-        o["hoodie.record.merge.mode"] = shape.payload
+        o["hoodie.write.record.merge.mode"] = shape.payload  # the writer's key (the table's: hoodie.record.merge.mode)
     elif shape.payload:
         o["hoodie.datasource.write.payload.class"] = P + shape.payload
     if shape.cdc:
