@@ -353,14 +353,13 @@ def _properties(path: Path) -> dict[str, str]:
 
 
 def as_partition_path_value(ours: pa.Table, java: pa.Table) -> pa.Table:
-    """Hudi 1.x's Spark source answers the partition column of a TimestampBasedKeyGenerator table (EPOCHMILLISECONDS,
-    SCALAR, UNIX_TIMESTAMP) with the partition path's text, a string, not the stored value: it cannot take the value
-    back from the formatted path (HUDI-7709, apache/hudi#11615; the stored value is lost to Spark readers:
-    apache/hudi#11002). Ours, with that column as the path's text (the date in the output format), to compare."""
+    """Hudi 1.x's Spark source types the partition column of a TimestampBasedKeyGenerator table (EPOCHMILLISECONDS,
+    SCALAR, UNIX_TIMESTAMP) as a string, since it cannot take a value back from the formatted path (HUDI-7709,
+    apache/hudi#11615, #11002): Hudi 1.2 answers the stored number's digits as text. Ours, that column so, to compare."""
     if "event_ms" not in java.column_names or not pa.types.is_string(java.schema.field("event_ms").type) \
             or "event_ms" not in ours.column_names:
         return ours
-    text = pa.array([None if v is None else date_text(v) for v in ours.column("event_ms").to_pylist()], pa.string())
+    text = pa.array([None if v is None else str(v) for v in ours.column("event_ms").to_pylist()], pa.string())
     return ours.set_column(ours.column_names.index("event_ms"), "event_ms", text)
 
 
@@ -385,7 +384,7 @@ def unmerged_log_records(updates: list[list[tuple[str, int, dict]]], lo: int, hi
     as_text = pa.types.is_string(java.schema.field("event_ms").type)  # as_partition_path_value
     for row in shown.select(DATA + ["_hoodie_record_key"]).to_pylist():
         update = dict(incoming[row["_hoodie_record_key"]])
-        update["event_ms"] = date_text(update["event_ms"]) if as_text else update["event_ms"]
+        update["event_ms"] = str(update["event_ms"]) if as_text else update["event_ms"]
         assert {c: row[c] for c in DATA} == update, \
             f"{what}: Java Hudi's {row} is not the update {incoming[row['_hoodie_record_key']]}"
     drop = pa.compute.invert(pa.compute.is_in(ours.column("_hoodie_record_key"), keys))
