@@ -29,7 +29,7 @@ from write.local_write import write
 from hudi_engine import HudiTable
 from hudi_engine.java_properties import parse_properties
 from java_hudi.checks import java_consistency_checks
-from java_hudi.client import JavaHudi
+from java_hudi.client import JavaHudi, JavaHudiError
 from java_hudi.compare import assert_same_table
 
 SEED = 40
@@ -405,6 +405,15 @@ def check_reads(java: JavaHudi, shape: Shape, path: Path, models: list[pa.Table]
         CHECKS.count(java.hudi, shape)
 
     model_key = "id" if shape.key == "keyless" else "_hoodie_record_key"
+    if shape.key == "custom" and java.hudi == "1.2.0":
+        # Hudi 1.2's Spark source cannot read a CustomKeyGenerator table with a TIMESTAMP part, its own writes
+        # included: it parses the formatted path as the column's type (apache/hudi#10678; HUDI-7709 fixed
+        # TimestampBasedKeyGenerator only).
+        with pytest.raises(JavaHudiError) as refused:
+            java.snapshot(path)
+        assert refused.value.mentions("Failed to cast value"), refused.value
+        CHECKS.count(java.hudi, shape)
+        return
     latest = java.snapshot(path)
     same(table.read_snapshot(), latest, "snapshot")
     same(models[-1], latest.select(models[-1].column_names), "snapshot (model)", key=model_key)
