@@ -719,7 +719,14 @@ class WriteConfig:
             self.table_name, self.table_type, list(k.record_key_fields), list(k.partition_field_names),
             self.merge.precombine_field, k.key_generator_class, self.merge.payload.class_name,
             k.hive_style_partitioning, k.url_encode_partitioning, database=self.database_name or "default",
-            populate_meta_fields=self.populate_meta_fields, extra=self._cdc_table_props(), version=self.table_version)
+            populate_meta_fields=self.populate_meta_fields, extra=self._cdc_table_props() | self._keygen_table_props(),
+            version=self.table_version)
+
+    def _keygen_table_props(self) -> dict[str, str]:
+        """The timestamp key generator's options, which Hudi's writer keeps in a new table's hoodie.properties:
+        Hudi 1.x's reader needs them to take such a partition path back as a string value (a table without them
+        fails its reads: "Failed to cast value `2024-01-03` to `LongType` for partition column")."""
+        return {k: v for k, v in self.keys.props.items() if k.startswith("hoodie.keygen.timebased.")}
 
     def _cdc_table_props(self) -> dict[str, str]:
         """CDC keys of a new table's hoodie.properties: both set when CDC is on (Hudi's Spark writer copies the

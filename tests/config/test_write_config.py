@@ -112,3 +112,20 @@ def test_table_agreement_is_one_check_and_ignores_column_case():
     assert len(problems) == 3 and str(problems[0]).startswith("hoodie.datasource.write.table.type='COW' contradicts")
     with pytest.raises(ConfigError, match="table /t .*rewrite the table"):
         bad.for_table(table, "/t")
+
+
+def test_a_new_table_keeps_the_timestamp_key_generators_options():
+    """Hudi's writer keeps hoodie.keygen.timebased.* in a new table's hoodie.properties; Hudi 1.2 cannot read a
+    hive-style timestamp-partitioned version-8 table without them (tests/java_hudi/test_java_reads.py)."""
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.partitionpath.field": "event_ms",
+               "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+               "hoodie.keygen.timebased.timestamp.type": "EPOCHMILLISECONDS",
+               "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd", "hoodie.keygen.timebased.timezone": "UTC"}
+    props = WriteConfig.from_options(options).new_table_config("/t").props
+    assert {k: v for k, v in props.items() if k.startswith("hoodie.keygen.")} == {
+        "hoodie.keygen.timebased.timestamp.type": "EPOCHMILLISECONDS",
+        "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd", "hoodie.keygen.timebased.timezone": "UTC"}
+    simple = {**options, "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator"}
+    assert not any(k.startswith("hoodie.keygen.") for k in WriteConfig.from_options(
+        {k: v for k, v in simple.items() if not k.startswith("hoodie.keygen.")}).new_table_config("/t").props)

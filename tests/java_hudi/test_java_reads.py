@@ -29,7 +29,7 @@ from write.local_write import write
 from hudi_engine import HudiTable
 from hudi_engine.java_properties import parse_properties
 from java_hudi.checks import java_consistency_checks
-from java_hudi.client import JavaHudi
+from java_hudi.client import JavaHudi, JavaHudiError
 from java_hudi.compare import assert_same_table
 
 SEED = 40
@@ -124,7 +124,7 @@ def options(shape: Shape) -> dict[str, str]:
               "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd",
               "hoodie.keygen.timebased.timezone": "UTC"}
     if shape.payload in ("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING"):
-        o["hoodie.record.merge.mode"] = shape.payload
+        o["hoodie.write.record.merge.mode"] = shape.payload  # the writer's key (the table's: hoodie.record.merge.mode)
     elif shape.payload:
         o["hoodie.datasource.write.payload.class"] = P + shape.payload
     if shape.cdc:
@@ -155,7 +155,7 @@ def record_key(shape: Shape, row: dict) -> str:
 
 
 def partition_path(shape: Shape, row: dict) -> str:
-    date = dt.datetime.fromtimestamp(row["event_ms"] / 1000, UTC).strftime("%Y-%m-%d")
+    date = date_text(row["event_ms"])
     parts = {"nonpartitioned": [], "simple": [("region", row["region"])], "complex": [("region", row["region"])],
              "keyless": [("region", row["region"])], "timestamp": [("event_ms", date)],
              "custom": [("region", row["region"]), ("event_ms", date)]}[shape.key]
@@ -352,6 +352,21 @@ def _properties(path: Path) -> dict[str, str]:
     return parse_properties((path / ".hoodie" / "hoodie.properties").read_text())
 
 
+def as_partition_path_value(ours: pa.Table, java: pa.Table) -> pa.Table:
+    """Hudi 1.x's Spark source types the partition column of a TimestampBasedKeyGenerator table (EPOCHMILLISECONDS,
+    SCALAR, UNIX_TIMESTAMP) as a string, since it cannot take a value back from the formatted path (HUDI-7709,
+    apache/hudi#11615, #11002): Hudi 1.2 answers the stored number's digits as text. Ours, that column so, to compare."""
+    if "event_ms" not in java.column_names or not pa.types.is_string(java.schema.field("event_ms").type) \
+            or "event_ms" not in ours.column_names:
+        return ours
+    text = pa.array([None if v is None else str(v) for v in ours.column("event_ms").to_pylist()], pa.string())
+    return ours.set_column(ours.column_names.index("event_ms"), "event_ms", text)
+
+
+def date_text(event_ms: int) -> str:
+    return dt.datetime.fromtimestamp(event_ms / 1000, UTC).strftime("%Y-%m-%d")
+
+
 def unmerged_log_records(updates: list[list[tuple[str, int, dict]]], lo: int, hi: int, ours: pa.Table,
                          java: pa.Table, what: str) -> tuple[pa.Table, pa.Table]:
     """Java Hudi's MOR incremental query merges a file group's log records only with the records the range wrote:
@@ -366,8 +381,11 @@ def unmerged_log_records(updates: list[list[tuple[str, int, dict]]], lo: int, hi
     shown = java.filter(pa.compute.is_in(java.column("_hoodie_record_key"), keys))
     assert sorted(shown.column("_hoodie_record_key").to_pylist()) == sorted(incoming), \
         f"{what}: Java Hudi shows {shown.column('_hoodie_record_key').to_pylist()} of the updates {sorted(incoming)}"
+    as_text = pa.types.is_string(java.schema.field("event_ms").type)  # as_partition_path_value
     for row in shown.select(DATA + ["_hoodie_record_key"]).to_pylist():
-        assert {c: row[c] for c in DATA} == incoming[row["_hoodie_record_key"]], \
+        update = dict(incoming[row["_hoodie_record_key"]])
+        update["event_ms"] = str(update["event_ms"]) if as_text else update["event_ms"]
+        assert {c: row[c] for c in DATA} == update, \
             f"{what}: Java Hudi's {row} is not the update {incoming[row['_hoodie_record_key']]}"
     drop = pa.compute.invert(pa.compute.is_in(ours.column("_hoodie_record_key"), keys))
     return ours.filter(drop), java.filter(pa.compute.invert(pa.compute.is_in(java.column("_hoodie_record_key"), keys)))
@@ -381,10 +399,21 @@ def check_reads(java: JavaHudi, shape: Shape, path: Path, models: list[pa.Table]
     assert len(instants) == len(models)
 
     def same(ours: pa.Table, theirs: pa.Table, what: str, key: str = "_hoodie_record_key") -> None:
+        if shape.key == "timestamp":
+            ours = as_partition_path_value(ours, theirs)
         assert_same_table(ours, theirs, f"{shape.id} Hudi {java.hudi} {what}", key=key)
         CHECKS.count(java.hudi, shape)
 
     model_key = "id" if shape.key == "keyless" else "_hoodie_record_key"
+    if shape.key == "custom" and java.hudi == "1.2.0":
+        # Hudi 1.2's Spark source cannot read a CustomKeyGenerator table with a TIMESTAMP part, its own writes
+        # included: it parses the formatted path as the column's type (apache/hudi#10678; HUDI-7709 fixed
+        # TimestampBasedKeyGenerator only).
+        with pytest.raises(JavaHudiError) as refused:
+            java.snapshot(path)
+        assert refused.value.mentions("Failed to cast value"), refused.value
+        CHECKS.count(java.hudi, shape)
+        return
     latest = java.snapshot(path)
     same(table.read_snapshot(), latest, "snapshot")
     same(models[-1], latest.select(models[-1].column_names), "snapshot (model)", key=model_key)
@@ -431,18 +460,38 @@ def _report_checks(request: pytest.FixtureRequest):
 PROPERTY_DIFFERENCES: dict[str, Callable[[str | None, str | None], bool]] = {
     # Java's datasource writer leaves the database empty; Spark SQL's CREATE TABLE (and this engine, dbt's tables
     # being catalog tables) name it. The checksum is the CRC32 of "<database>.<name>", so it follows.
-    "hoodie.database.name": lambda ours, java: ours == "default" and java == "",
+    "hoodie.database.name": lambda ours, java: ours == "default" and java in ("", None),
     "hoodie.table.checksum": lambda ours, java: ours is not None and java is not None,
     # Java's datasource writer spells out defaults that Spark SQL's CREATE TABLE, and this engine, leave implied.
     "hoodie.populate.meta.fields": lambda ours, java: ours is None and java == "true",
     "hoodie.partition.metafile.use.base.format": lambda ours, java: ours is None and java == "false",
     "hoodie.table.cdc.enabled": lambda ours, java: ours is None and java == "false",
-    "hoodie.table.partition.fields": lambda ours, java: ours is None and java == "",
     # Java builds the metadata table (hoodie.metadata.enable defaults to true); this engine writes none.
     "hoodie.table.metadata.partitions": lambda ours, java: ours is None and java is not None,
     "hoodie.table.metadata.partitions.inflight": lambda ours, java: ours is None and java is not None,
     # This engine's instant times are UTC and the table says so; Java's default is the JVM's zone (LOCAL).
     "hoodie.table.timeline.timezone": lambda ours, java: ours == "UTC" and java == "LOCAL",
+    # Version 8 as Hudi 1.0 writes it (the conformance tables), which Hudi 1.2 reads; 1.2 itself writes a new
+    # version-8 table with version 9's spellings: the ordering field as hoodie.table.ordering.fields, the key
+    # generator by type only, the table format, the archive folder named as the LSM history.
+    "hoodie.table.precombine.field": lambda ours, java: ours is not None and java is None,
+    "hoodie.table.ordering.fields": lambda ours, java: ours is None and java is not None,
+    "hoodie.table.keygenerator.class": lambda ours, java: ours is not None and java is None,
+    "hoodie.table.format": lambda ours, java: ours is None and java == "native",
+    "hoodie.archivelog.folder": lambda ours, java: ours == "archived" and java == "history",
+    # 1.2 spells out its defaults for index definitions (metadata-table indexes, which this engine does not
+    # build), several base file formats, and the Hive sync partition extractor (this engine syncs no Hive).
+    "hoodie.table.index.defs.path": lambda ours, java: ours is None and java is not None,
+    "hoodie.table.multiple.base.file.formats.enable": lambda ours, java: ours is None and java == "false",
+    "hoodie.table.partition_extractor_class": lambda ours, java: ours is None and java is not None,
+    # Not fixed yet (engine findings, open): on a new version-8 CustomKeyGenerator table Hudi 1.2 stores the
+    # partition fields with their types and no hoodie.keygen.timebased.* options; this engine stores the names and
+    # the options (which Hudi 1.2's TimestampBasedKeyGenerator tables do keep).
+    "hoodie.table.partition.fields": lambda ours, java: (ours is None and java == "") or (
+        ours is not None and java is not None and [f.split(":")[0] for f in java.split(",")] == ours.split(",")),
+    **{k: (lambda ours, java: ours is not None and java is None) for k in (
+        "hoodie.keygen.timebased.output.dateformat", "hoodie.keygen.timebased.timestamp.type",
+        "hoodie.keygen.timebased.timezone")},
 }
 
 
