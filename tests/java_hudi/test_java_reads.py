@@ -455,6 +455,8 @@ def _report_checks(request: pytest.FixtureRequest):
                     reporter.write_line(f"  {shape}: {n}")
 
 
+_EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.EventTimeAvroPayload"
+
 # How a table the engine creates differs from the one Java Hudi's `df.write.format("hudi")` creates with the same
 # options, key by key, with the reason it stays (ours, Java's):
 PROPERTY_DIFFERENCES: dict[str, Callable[[str | None, str | None], bool]] = {
@@ -496,9 +498,10 @@ PROPERTY_DIFFERENCES: dict[str, Callable[[str | None, str | None], bool]] = {
     # keeps the class as hoodie.table.legacy.payload.class; this engine records CUSTOM with the payload class (which
     # Hudi 1.2 reads and merges the same way: the reads above agree).
     "hoodie.record.merge.mode": lambda ours, java: ours == "CUSTOM" and java == "EVENT_TIME_ORDERING",
-    "hoodie.record.merge.strategy.id": lambda ours, java: ours is not None and java is not None,
-    "hoodie.compaction.payload.class": lambda ours, java: ours is not None and java is None,
-    "hoodie.table.legacy.payload.class": lambda ours, java: ours is None and java is not None,
+    "hoodie.record.merge.strategy.id": lambda ours, java: (
+        ours == "00000000-0000-0000-0000-000000000000" and java == "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"),
+    "hoodie.compaction.payload.class": lambda ours, java: ours == _EVENT_TIME_PAYLOAD and java is None,
+    "hoodie.table.legacy.payload.class": lambda ours, java: ours is None and java == _EVENT_TIME_PAYLOAD,
 }
 
 
