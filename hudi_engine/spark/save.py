@@ -254,6 +254,21 @@ def truncate_table(path: str) -> None:
     create_empty_table(location, config)
 
 
+def _added_before_partition_columns(df: DataFrame, table: HudiTable) -> DataFrame:
+    """ALTER TABLE ADD COLUMNS's schema as Hudi's AlterHoodieTableAddColumnsCommand orders it: the new columns go
+    before the partition columns that end the table's columns (Spark SQL's tables keep those last, and INSERT maps
+    its values by that order); at the end where the partition columns are elsewhere (a DataFrame write's table)."""
+    current = [n for n in table.schema().names if n not in META_COLUMNS]
+    partition = {f.split(":")[0] for f in table.config.partition_fields}
+    existing = [c for c in df.columns if c in current]
+    added = [c for c in df.columns if c not in current]
+    tail = 0
+    while tail < len(existing) and existing[len(existing) - 1 - tail] in partition:
+        tail += 1
+    cut = len(existing) - tail
+    return df.select(*existing[:cut], *added, *existing[cut:])
+
+
 def _check_existing(config: TableConfig, schema: pa.Schema, opts: Mapping[str, str], options: Mapping[str, str],
                     target: str, path: str) -> None:
     """The CREATE TABLE's columns and settings against the table's hoodie.properties: any contradiction refused."""
@@ -320,7 +335,7 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
     opts[K.OPERATION.key] = operation
     if options.get(STATEMENT) == "alter_add_columns":
         config = dataclasses.replace(WriteConfig.from_options(opts, path), alter_schema=True)
-        return write(df, path, config)
+        return write(_added_before_partition_columns(df, HudiTable.load(path)), path, config)
     if options.get(STATEMENT) in ("update", "delete"):
         config = dataclasses.replace(WriteConfig.from_options(opts, path), prepped=True)
         return write(df, path, config)

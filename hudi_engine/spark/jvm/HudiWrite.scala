@@ -238,8 +238,8 @@ case class TruncateHudiTable(table: CatalogTable, partitionSpec: Option[Map[Stri
 }
 
 /** `ALTER TABLE t ADD COLUMNS (...)` on a `USING hudi` table, as Hudi's AlterHoodieTableAddColumnsCommand: one
- *  instant of no rows whose commit metadata carries the table's schema with the new (nullable) columns last,
- *  operation ALTER_SCHEMA; readers give the new columns as null in the rows written before. Then the catalog
+ *  instant of no rows whose commit metadata carries the table's schema with the new (nullable) columns last, or
+ *  before the partition columns that end it (save.py), operation ALTER_SCHEMA; readers give the new columns as null in the rows written before. Then the catalog
  *  entry's schema, as Spark's own command alters it. A column the table has already is refused. */
 case class AddColumnsToHudiTable(table: CatalogTable, columns: Seq[StructField]) extends LeafRunnableCommand {
   override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
@@ -262,8 +262,12 @@ case class AddColumnsToHudiTable(table: CatalogTable, columns: Seq[StructField])
       AttributeReference(f.name, f.dataType, f.nullable, f.metadata)())))
     Writes.write(s"catalog table $name", empty, path, SqlTable.options(table, Nil, "alter_add_columns", session),
       SaveMode.Append)
+    // The entry's columns in the table's new order (the Python side put the new columns before partition columns
+    // that end the schema, as Hudi does), each keeping what the entry says of it (comments, CHAR/VARCHAR, DEFAULT).
+    val order = new HudiRelation(session.sqlContext, Map("path" -> path), None).schema.fieldNames.zipWithIndex.toMap
     val catalog = session.sessionState.catalog
-    catalog.alterTableDataSchema(table.identifier, StructType(table.dataSchema ++ added.fields))
+    catalog.alterTableDataSchema(table.identifier,
+      StructType((table.dataSchema ++ added.fields).sortBy(f => order.getOrElse(f.name, Int.MaxValue))))
     catalog.refreshTable(table.identifier)
     Nil
   }
