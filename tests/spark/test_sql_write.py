@@ -469,4 +469,8 @@ def test_alter_table_add_columns(spark, tmp_path: Path, table_type: str) -> None
     assert operations(path) == ["BULK_INSERT", "ALTER_SCHEMA", "INSERT", "UPSERT_PREPPED"]
     assert_rs(spark, path, "written after", {(1, "a", 1, "q", None, "x"), (2, "b", 1, None, None, "y"),
                                               (3, "c", 1, "z", 7, "x")})
+    # A column list that leaves out nullable columns writes them NULL, as Spark (and Hudi's INSERT) fill them.
+    spark.sql(f"INSERT INTO {table} (id, v, ts, dt) VALUES (4, 'd', 1, 'y')")
+    assert_rs(spark, path, "a column list without the new columns", {
+        (1, "a", 1, "q", None, "x"), (2, "b", 1, None, None, "y"), (3, "c", 1, "z", 7, "x"), (4, "d", 1, None, None, "y")})
     spark.sql(f"DROP TABLE {table}")

@@ -310,12 +310,19 @@ case class InsertIntoHudiTable(table: CatalogTable, target: Seq[Attribute], part
         }
         fromQuery.zip(query.output)
       }
+    // A nullable column an explicit column list leaves out is NULL, as Spark fills it
+    // (spark.sql.defaultColumn.useNullsForMissingDefaultValues) and Hudi's INSERT takes it; one with a DEFAULT (the
+    // catalog's business, not filled here) or not nullable must be named.
+    def hasDefault(a: Attribute): Boolean =
+      table.schema.find(f => resolver(f.name, a.name)).exists(_.metadata.contains("CURRENT_DEFAULT"))
     val missing = fromQuery.filterNot(a => given.exists(_._1.exprId == a.exprId))
+      .filterNot(a => userColumns.nonEmpty && a.nullable && !hasDefault(a))
     if (missing.nonEmpty) refuse(s"no value for ${missing.map(_.name).mkString(", ")}")
     val zone = Some(session.sessionState.conf.sessionLocalTimeZone)
     val columns = data.map { a =>
       val value = static.get(a).map(v => Literal(v): Expression)
-        .getOrElse(given.find(_._1.exprId == a.exprId).get._2)
+        .orElse(given.find(_._1.exprId == a.exprId).map(_._2))
+        .getOrElse(Literal(null, a.dataType))
       Alias(if (value.dataType == a.dataType) value else Cast(value, a.dataType, zone), a.name)()
     }
     Project(columns, query)
