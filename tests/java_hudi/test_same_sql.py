@@ -62,7 +62,8 @@ SCRIPT: list[tuple[str, str]] = [
 ]
 # Java Hudi makes a truncated table again with the create schema of its hoodie.properties, which predates ALTER TABLE:
 # the column added is gone (TruncateHoodieTableCommand). The engine keeps the table's latest schema, as its catalog
-# entry does (docs/spark-sql.md); from TRUNCATE on, the rows are compared without that column.
+# entry does (docs/spark-sql.md); right after TRUNCATE the rows are compared without that column. Hudi 1.2's next
+# INSERT writes the entry's columns again; Hudi 0.15's next INSERT fails its own schema check.
 ADDED_COLUMN = "note"
 
 
@@ -185,6 +186,12 @@ def test_same_sql_on_both_engines(spark, java_hudi, tmp_path: Path,  # noqa: F81
             java_out = java.sql(java_sql, rows=kind == "query")
         except JavaHudiError as e:
             java_error = e.error
+        if truncated and hudi == "0.15.0" and ours_error is None and java_error is not None:
+            # Hudi 0.15 made the truncated table again without the column ALTER TABLE added, while its catalog entry
+            # keeps it: its own next INSERT fails its schema check. The engine's table kept the column.
+            assert "MissingSchemaFieldException" in java_error and ADDED_COLUMN in java_error, java_error
+            checks += 1
+            continue
         assert (ours_error is None) == (java_error is None), \
             f"{what}: the engine {'refused: ' + ours_error if ours_error else 'ran it'}; Java Hudi " \
             f"{'refused: ' + java_error if java_error else 'ran it'}"
@@ -197,12 +204,14 @@ def test_same_sql_on_both_engines(spark, java_hudi, tmp_path: Path,  # noqa: F81
                               ignore=BY_NATURE + ("ts_ms",))
             checks += 1
             continue
-        truncated = truncated or statement.startswith("TRUNCATE")
+        truncating = statement.startswith("TRUNCATE")
+        truncated = truncated or truncating
         ours_rows, java_rows = engine_rows(spark, f"SELECT * FROM {ours.name}"), java.sql(f"SELECT * FROM {theirs.name}")
-        if truncated:
+        if truncating:
             assert ADDED_COLUMN in ours_rows.column_names and ADDED_COLUMN not in java_rows.column_names, \
                 f"{what}: Java Hudi's truncated table lost {ADDED_COLUMN}, the engine's kept it"
-        assert_same_table(ours_rows, java_rows, what, ignore=BY_NATURE + ((ADDED_COLUMN,) if truncated else ()))
+        # Hudi 1.2's next INSERT writes the catalog entry's columns again, so the tables agree from there on.
+        assert_same_table(ours_rows, java_rows, what, ignore=BY_NATURE + ((ADDED_COLUMN,) if truncating else ()))
         assert java_timeline(hudi, timeline(ours.loc)) == timeline(theirs.loc), f"{what}: timelines"
         # Java Hudi reads the engine's table: the whole of it, meta columns included.
         assert_same_table(engine_rows(spark, f"SELECT * FROM {ours.name}"), java.snapshot(ours.loc),
