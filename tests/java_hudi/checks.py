@@ -37,7 +37,7 @@ def java_consistency_checks(java: JavaHudi, path: str | Path, workdir: Path) -> 
         archived = java.sql(f"CALL show_archived_commits(table => '{name}', limit => 100000)")
         assert archived is not None  # loading the archived timeline (v6 Avro logs, v8+ LSM history) is the check
 
-        fsview = java.sql(f"CALL show_fsview_all(table => '{name}')")
+        fsview = java.sql(f"CALL show_fsview_all(table => '{name}', limit => 100000)")
         assert fsview is not None
         java_groups = {(p or "", f) for p, f in zip(fsview.column("partition").to_pylist(),
                                                     fsview.column("file_id").to_pylist())}
