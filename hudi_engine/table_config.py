@@ -37,6 +37,9 @@ KEY_GENERATOR_CLASS = "hoodie.table.keygenerator.class"
 KEY_GENERATOR_TYPE = "hoodie.table.keygenerator.type"  # 1.x writes the type, often without the class
 ORDERING_FIELDS = "hoodie.table.ordering.fields"  # table version 9: replaces hoodie.table.precombine.field
 RECORD_MERGE_MODE = "hoodie.record.merge.mode"  # 1.x: COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING or CUSTOM
+PARTIAL_UPDATE_MODE = "hoodie.table.partial.update.mode"  # 1.1+: NONE or how a partial record is completed
+LEGACY_PAYLOAD_CLASS = "hoodie.table.legacy.payload.class"  # 1.1+: the payload a v9 table's merge mode came from
+RECORD_MERGE_STRATEGY_ID = "hoodie.record.merge.strategy.id"
 TIMELINE_PATH = "hoodie.timeline.path"  # layout 2: the active timeline's folder under .hoodie
 TIMELINE_HISTORY_PATH = "hoodie.timeline.history.path"  # layout 2: the LSM history folder under it
 HIVE_STYLE_PARTITIONING = "hoodie.datasource.write.hive_style_partitioning"
@@ -93,6 +96,18 @@ _MERGE_MODE_PAYLOADS = {
     "COMMIT_TIME_ORDERING": "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
     "EVENT_TIME_ORDERING": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
 }
+# Version 9 (Hudi 1.1+, RFC-97) records a built-in payload as its merge mode and partial-update mode, and keeps the
+# class only as hoodie.table.legacy.payload.class: (mode, partial-update mode) of each, as Hudi 1.2 writes them.
+_PAYLOAD_MERGE_RULES = {
+    "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload": ("COMMIT_TIME_ORDERING", None),
+    "org.apache.hudi.common.model.DefaultHoodieRecordPayload": ("EVENT_TIME_ORDERING", None),
+    "org.apache.hudi.common.model.EventTimeAvroPayload": ("EVENT_TIME_ORDERING", None),
+    "org.apache.hudi.common.model.OverwriteNonDefaultsWithLatestAvroPayload": ("COMMIT_TIME_ORDERING",
+                                                                               "IGNORE_DEFAULTS"),
+    "org.apache.hudi.common.model.PartialUpdateAvroPayload": ("EVENT_TIME_ORDERING", "IGNORE_DEFAULTS"),
+}
+# The payload each (mode, partial-update mode) merges as (a v9 table naming no legacy class).
+_RULE_PAYLOADS = {rule: cls for cls, rule in reversed(_PAYLOAD_MERGE_RULES.items())}
 # Spark's table name must also make an Avro name (`<table>_record`), so hold it to the Avro name rules.
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -186,6 +201,7 @@ class TableConfig:
         populate_meta_fields: bool = True,
         create_schema: dict | None = None,
         version: int = SUPPORTED_TABLE_VERSION,
+        merge_mode: str | None = None,
     ) -> "TableConfig":
         """Config of a new v6 table, with the keys Spark's writer puts in `hoodie.properties` (FORMAT.md, Table config).
 
@@ -240,7 +256,7 @@ class TableConfig:
         props[BASE_FILE_FORMAT] = "PARQUET"
         props[TIMELINE_TIMEZONE] = "UTC"
         if version != SUPPORTED_TABLE_VERSION:
-            props = _hudi_1x_props(props, version)
+            props = _hudi_1x_props(props, version, payload_named=bool(payload_class), merge_mode=merge_mode)
         if create_schema is not None:
             props[CREATE_SCHEMA] = schema_to_json(to_create_schema(create_schema))
         props.update(extra or {})
@@ -479,10 +495,27 @@ class TableConfig:
         return (self.props.get(RECORD_MERGE_MODE) or "").strip().upper() or None
 
     @property
+    def partial_update_mode(self) -> str | None:
+        mode = (self.props.get(PARTIAL_UPDATE_MODE) or "").strip().upper()
+        return None if mode in ("", "NONE") else mode
+
+    @property
     def payload_class(self) -> str:
-        """The payload class; a 1.x table that names none merges by its merge mode's rule."""
+        """The payload class; a 1.x table that names none merges by its merge mode's rule (on version 9, with its
+        partial-update mode: the legacy payload class when it merges that way)."""
         named = (self.props.get(PAYLOAD_CLASS) or "").strip()
-        return named or _MERGE_MODE_PAYLOADS.get(self.record_merge_mode or "", DEFAULT_PAYLOAD_CLASS)
+        if named:
+            return named
+        rule = (self.record_merge_mode or "", self.partial_update_mode)
+        legacy = (self.props.get(LEGACY_PAYLOAD_CLASS) or "").strip()
+        if legacy and _PAYLOAD_MERGE_RULES.get(legacy) == rule:
+            return legacy
+        return _RULE_PAYLOADS.get(rule, DEFAULT_PAYLOAD_CLASS)
+
+    @property
+    def names_merge_rule(self) -> bool:
+        """The table says how it merges (a payload class, or 1.x's merge mode): writers follow it."""
+        return bool((self.props.get(PAYLOAD_CLASS) or "").strip() or self.record_merge_mode)
 
     @property
     def record_merger_strategy(self) -> str:
@@ -552,12 +585,19 @@ _COMMIT_TIME_STRATEGY = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
 _PAYLOAD_BASED_STRATEGY = "00000000-0000-0000-0000-000000000000"
 
 
-def _hudi_1x_props(props: dict[str, str], version: int) -> dict[str, str]:
+def merge_rule(payload_class: str) -> tuple[str, str | None] | None:
+    """(merge mode, partial-update mode) a built-in payload merges by (Hudi 1.1+), None for another payload."""
+    return _PAYLOAD_MERGE_RULES.get(payload_class)
+
+
+def _hudi_1x_props(props: dict[str, str], version: int, payload_named: bool, merge_mode: str | None) -> dict[str, str]:
     """A new table's properties as Hudi 1.x writes them (`HoodieTableMetaClient.initTable` of version 8 or 9): timeline
     layout 2 in `.hoodie/timeline` with its history, the initial version, the key generator by type too, and the merge
-    mode of the payload (COMMIT_TIME_ORDERING for OverwriteWithLatestAvroPayload, EVENT_TIME_ORDERING for
-    DefaultHoodieRecordPayload, CUSTOM otherwise). Version 9 names the ordering field `hoodie.table.ordering.fields`,
-    keeps a payload class only for CUSTOM and records the table format."""
+    mode: the writer's (`merge_mode`), the named payload's, else Hudi 1.x's default (EVENT_TIME_ORDERING with an
+    ordering field, COMMIT_TIME_ORDERING without). Version 8 keeps the payload class and a merge strategy id. Version 9
+    (Hudi 1.2, RFC-97) names the ordering field `hoodie.table.ordering.fields`, records a built-in payload as its mode
+    and partial-update mode with the class as `hoodie.table.legacy.payload.class`, keeps a payload class and strategy
+    id only for CUSTOM, and records the table format."""
     out = dict(props)
     out[VERSION] = str(version)
     out["hoodie.table.initial.version"] = str(version)
@@ -567,21 +607,32 @@ def _hudi_1x_props(props: dict[str, str], version: int) -> dict[str, str]:
     kinds = {_KEYGEN_PKG + cls: kind for kind, cls in _KEY_GENERATOR_TYPES.items() if not kind.endswith("_AVRO")}
     if out.get(KEY_GENERATOR_CLASS) in kinds:
         out[KEY_GENERATOR_TYPE] = kinds[out[KEY_GENERATOR_CLASS]]
-    payload = out.get(PAYLOAD_CLASS) or DEFAULT_PAYLOAD_CLASS
-    mode = {v: k for k, v in _MERGE_MODE_PAYLOADS.items()}.get(payload, "CUSTOM")
-    out[RECORD_MERGE_MODE] = mode
+    payload = out.pop(PAYLOAD_CLASS, None) if payload_named else None
+    if payload is None:
+        merge_mode = merge_mode or ("EVENT_TIME_ORDERING" if out.get(PRECOMBINE_FIELD) else "COMMIT_TIME_ORDERING")
+        payload = _MERGE_MODE_PAYLOADS[merge_mode]
+    out.pop(PAYLOAD_CLASS, None)
     out.pop(RECORD_MERGER_STRATEGY, None)
-    out["hoodie.record.merge.strategy.id"] = {"COMMIT_TIME_ORDERING": _COMMIT_TIME_STRATEGY,
-                                              "EVENT_TIME_ORDERING": DEFAULT_RECORD_MERGER_STRATEGY}.get(
-        mode, _PAYLOAD_BASED_STRATEGY)
     if version >= 9:
         ordering = out.pop(PRECOMBINE_FIELD, None)
         if ordering:
             out[ORDERING_FIELDS] = ordering
-        if mode != "CUSTOM":
-            out.pop(PAYLOAD_CLASS, None)
+        mode, partial = _PAYLOAD_MERGE_RULES.get(payload, ("CUSTOM", None))
+        out[RECORD_MERGE_MODE] = mode
+        if partial:
+            out[PARTIAL_UPDATE_MODE] = partial
+        if mode == "CUSTOM":
+            out[PAYLOAD_CLASS] = payload
+            out[RECORD_MERGE_STRATEGY_ID] = _PAYLOAD_BASED_STRATEGY
+        elif payload_named:
+            out[LEGACY_PAYLOAD_CLASS] = payload
         out["hoodie.table.format"] = "native"
     else:
+        mode = {v: k for k, v in _MERGE_MODE_PAYLOADS.items()}.get(payload, "CUSTOM")
+        out[RECORD_MERGE_MODE] = mode
+        out[RECORD_MERGE_STRATEGY_ID] = {"COMMIT_TIME_ORDERING": _COMMIT_TIME_STRATEGY,
+                                         "EVENT_TIME_ORDERING": DEFAULT_RECORD_MERGER_STRATEGY}.get(
+            mode, _PAYLOAD_BASED_STRATEGY)
         out[PAYLOAD_CLASS] = payload
     return out
 

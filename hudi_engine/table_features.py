@@ -137,6 +137,18 @@ def _merge_mode(value: str, table: TableConfig) -> str | None:
     return "is not a value this engine knows (expected one of COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, CUSTOM)"
 
 
+def _partial_update_mode(value: str, table: TableConfig) -> str | None:
+    mode = value.strip().upper()
+    if mode in ("", "NONE"):
+        return None
+    if mode == "IGNORE_DEFAULTS" and table.record_merge_mode in ("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING"):
+        return None  # OverwriteNonDefaultsWithLatestAvroPayload / PartialUpdateAvroPayload (TableConfig.payload_class)
+    if mode in ("KEEP_VALUES", "FILL_DEFAULTS", "IGNORE_DEFAULTS", "IGNORE_MARKERS", "FILL_UNAVAILABLE"):
+        return _PARTIAL_MERGE
+    return ("is not a value this engine knows (expected one of NONE, KEEP_VALUES, FILL_DEFAULTS, IGNORE_DEFAULTS, "
+            "IGNORE_MARKERS, FILL_UNAVAILABLE)")
+
+
 # ---------------------------------------------------------------------------------------------------- the rows
 
 @dataclass(frozen=True)
@@ -157,7 +169,8 @@ class PropertyRow:
 
 
 _V9_ONLY = "only table version 9 (Hudi 1.1) uses it"
-_PARTIAL_MERGE = "asks for Hudi 1.1's partial-update merging, which this engine neither writes nor reads"
+_PARTIAL_MERGE = ("asks for Hudi 1.1's partial-update merging other than IGNORE_DEFAULTS under an ordering mode, which "
+                  "this engine neither writes nor reads")
 WAY_OUT = "turn the feature off with Hudi first, or let Java Hudi write this table"
 # Rows we honour refuse only values we do not know: a typo, or a newer Hudi's value.
 VALUE_WAY_OUT = "set a value Hudi and this engine both know (with Hudi), or let Java Hudi write this table"
@@ -243,9 +256,13 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 Decision.HONOURED, "a table naming no payload class merges by its mode's payload "
                 "(OverwriteWithLatestAvroPayload, DefaultHoodieRecordPayload); CUSTOM needs a payload class we have "
                 "(hoodie.compaction.payload.class)", _merge_mode, way_out=_JAVA_CLASS),
-    PropertyRow("hoodie.table.partial.update.mode", "1.1: partial-update merging", Decision.NO_EFFECT, _V9_ONLY,
-                _one_of("NONE", refused={m: _PARTIAL_MERGE for m in ("KEEP_VALUES", "FILL_DEFAULTS", "IGNORE_DEFAULTS",
-                                                                      "IGNORE_MARKERS", "FILL_UNAVAILABLE")})),
+    PropertyRow("hoodie.table.partial.update.mode", "1.1: partial-update merging", Decision.HONOURED,
+                "IGNORE_DEFAULTS under COMMIT_TIME_ORDERING or EVENT_TIME_ORDERING is how version 9 records "
+                "OverwriteNonDefaultsWithLatestAvroPayload and PartialUpdateAvroPayload, and merges as they do; the "
+                "other modes are refused", _partial_update_mode),
+    PropertyRow("hoodie.table.legacy.payload.class", "1.1: the payload a version-9 table's merge mode came from",
+                Decision.HONOURED, "a built-in payload that merges as the table's modes say is the one merging; "
+                "otherwise the modes decide, as in Hudi 1.1+"),
     PropertyRow("hoodie.table.merge.properties", "1.1: properties of the merge mode", Decision.NO_EFFECT, _V9_ONLY),
     PropertyRow("hoodie.table.base.file.format", "format of base files", Decision.HONOURED,
                 "PARQUET is written; ORC, HFILE and LANCE are refused",

@@ -251,6 +251,49 @@ def test_create_defaults():
     assert v8.props["hoodie.record.merge.mode"] == "EVENT_TIME_ORDERING"
 
 
+_M = "org.apache.hudi.common.model."
+
+
+@pytest.mark.parametrize("payload,mode,partial", [
+    ("OverwriteWithLatestAvroPayload", "COMMIT_TIME_ORDERING", None),
+    ("DefaultHoodieRecordPayload", "EVENT_TIME_ORDERING", None),
+    ("EventTimeAvroPayload", "EVENT_TIME_ORDERING", None),
+    ("PartialUpdateAvroPayload", "EVENT_TIME_ORDERING", "IGNORE_DEFAULTS"),
+    ("OverwriteNonDefaultsWithLatestAvroPayload", "COMMIT_TIME_ORDERING", "IGNORE_DEFAULTS"),
+])
+def test_create_v9_records_a_payload_as_hudi_1_2_does(payload, mode, partial):
+    """Version 9 as Hudi 1.2's df.write makes it (seen through the oracle, tests/java_hudi/test_java_reads.py): the
+    payload's merge mode and partial-update mode, the class as hoodie.table.legacy.payload.class, no payload class
+    and no merge strategy id; read back, the table merges with that payload."""
+    v9 = TableConfig.create("t", "MERGE_ON_READ", ["a"], [], "ts", payload_class=_M + payload, version=9)
+    assert v9.props["hoodie.record.merge.mode"] == mode
+    assert v9.props.get("hoodie.table.partial.update.mode") == partial
+    assert v9.props["hoodie.table.legacy.payload.class"] == _M + payload
+    assert not {"hoodie.compaction.payload.class", "hoodie.record.merge.strategy.id"} & set(v9.props)
+    assert v9.payload_class == _M + payload
+    # Without the legacy class (a table Hudi 1.2 made from the modes alone), the modes pick the payload.
+    bare = v9.with_props({"hoodie.table.legacy.payload.class": None})
+    expected = {"EventTimeAvroPayload": "DefaultHoodieRecordPayload"}.get(payload, payload)
+    assert bare.payload_class == _M + expected
+
+
+def test_create_1x_default_merge_mode():
+    """No payload named: Hudi 1.x's default mode, EVENT_TIME_ORDERING with an ordering field and
+    COMMIT_TIME_ORDERING without, no legacy class (v9); version 8 keeps the class and a strategy id."""
+    ordered = TableConfig.create("t", "COPY_ON_WRITE", ["a"], [], "ts", version=9)
+    assert ordered.record_merge_mode == "EVENT_TIME_ORDERING" and "hoodie.table.legacy.payload.class" not in ordered.props
+    assert ordered.payload_class == _M + "DefaultHoodieRecordPayload"
+    unordered = TableConfig.create("t", "MERGE_ON_READ", ["a"], [], version=9)
+    assert unordered.record_merge_mode == "COMMIT_TIME_ORDERING"
+    assert unordered.payload_class == _M + "OverwriteWithLatestAvroPayload"
+    by_mode = TableConfig.create("t", "COPY_ON_WRITE", ["a"], [], "ts", version=9, merge_mode="COMMIT_TIME_ORDERING")
+    assert by_mode.record_merge_mode == "COMMIT_TIME_ORDERING" and "hoodie.table.legacy.payload.class" not in by_mode.props
+    v8 = TableConfig.create("t", "MERGE_ON_READ", ["a"], [], "ts", version=8)
+    assert v8.props["hoodie.record.merge.mode"] == "EVENT_TIME_ORDERING"
+    assert v8.props["hoodie.compaction.payload.class"] == _M + "DefaultHoodieRecordPayload"
+    assert v8.props["hoodie.record.merge.strategy.id"] == "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
+
+
 @pytest.mark.parametrize("name", ["", "1abc", "a-b", "a.b"])
 def test_create_rejects_bad_names(name):
     with pytest.raises(TableConfigError, match="hoodie.table.name"):

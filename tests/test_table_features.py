@@ -55,6 +55,7 @@ ACCEPTED: dict[str, str | None] = {
     "hoodie.table.create.schema": None, "hoodie.table.checksum": None, "hoodie.compaction.payload.class": None,
     "hoodie.compaction.payload.type": "OVERWRITE_LATEST_AVRO", "hoodie.record.merge.strategy.id": DEFAULT_MERGER,
     "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING", "hoodie.table.partial.update.mode": "NONE",
+    "hoodie.table.legacy.payload.class": "org.apache.hudi.common.model.OverwriteNonDefaultsWithLatestAvroPayload",
     "hoodie.table.merge.properties": "a=b", "hoodie.table.base.file.format": "PARQUET",
     "hoodie.table.log.file.format": "HOODIE_LOG", "hoodie.table.format": "native",
     "hoodie.table.multiple.base.file.formats.enable": "false", "hoodie.table.timeline.timezone": "LOCAL",
@@ -81,7 +82,7 @@ REFUSED: dict[str, list[str]] = {
     "hoodie.record.merge.strategy.id": ["ce9acb64-bde0-424c-9b91-f6ebba25356e"],
     "hoodie.compaction.record.merger.strategy": ["00000000-0000-0000-0000-000000000001"],
     "hoodie.record.merge.mode": ["LATEST", "CUSTOM"],
-    "hoodie.table.partial.update.mode": ["IGNORE_DEFAULTS"],
+    "hoodie.table.partial.update.mode": ["KEEP_VALUES", "FILL_UNAVAILABLE", "SOMETIMES"],
     "hoodie.table.base.file.format": ["ORC", "HFILE", "LANCE", "AVRO"],
     "hoodie.table.ro.file.format": ["ORC"],
     "hoodie.table.log.file.format": ["PARQUET", "JSON"],
@@ -441,6 +442,20 @@ def test_payload_type_alone_is_honoured_when_it_names_overwrite_with_latest(unzi
     path = _copy(unzip_table, tmp_path)
     _set(path, "hoodie.compaction.payload.type", "OVERWRITE_LATEST_AVRO", ("hoodie.compaction.payload.class",))
     _upsert_and_check(path)
+
+
+def test_ignore_defaults_under_an_ordering_mode_is_partial_update_payload(tmp_path):
+    """A version-9 table as Hudi 1.2 records PartialUpdateAvroPayload from the modes alone (no legacy class): it is
+    writable, and the engine merges with that payload; another partial-update mode is refused before a file."""
+    config = TableConfig.create("t", "COPY_ON_WRITE", ["id"], [], "ts", version=9,
+                                payload_class="org.apache.hudi.common.model.PartialUpdateAvroPayload")
+    bare = config.with_props({"hoodie.table.legacy.payload.class": None})
+    assert bare.payload_class == "org.apache.hudi.common.model.PartialUpdateAvroPayload"
+    for props, reason in ((bare, None), (bare.with_props({"hoodie.table.partial.update.mode": "KEEP_VALUES"}),
+                                         "partial-update merging")):
+        problems = [r.check(props.props[r.key], props) for r in PROPERTIES
+                    if r.key == "hoodie.table.partial.update.mode" and r.check]
+        assert problems == [None] if reason is None else reason in (problems[0] or ""), problems
 
 
 def test_docs_table_has_every_row_with_its_decision():

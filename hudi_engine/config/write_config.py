@@ -669,9 +669,12 @@ class WriteConfig:
         differ(K.URL_ENCODE_PARTITIONING, self.keys.url_encode_partitioning, table.url_encode_partitioning)
         differ(K.PRECOMBINE_FIELD, (self.merge.precombine_field or "").lower(), (table.precombine_field or "").lower(),
                table.precombine_field)
-        table_payload = table.props.get(K.PAYLOAD_CLASS.aliases[0])
-        if table_payload and self.is_set(K.PAYLOAD_CLASS):
-            differ(K.PAYLOAD_CLASS, self.merge.payload.class_name, payload_for(table_payload).class_name, table_payload)
+        if table.names_merge_rule and self.is_set(K.PAYLOAD_CLASS):
+            from hudi_engine.table_config import merge_rule
+
+            ours, theirs = self.merge.payload.class_name, payload_for(table.payload_class).class_name
+            if merge_rule(ours) is None or merge_rule(ours) != merge_rule(theirs):  # same rule: Hudi 1.1+ takes it
+                differ(K.PAYLOAD_CLASS, ours, theirs, table.payload_class)
         if self.table_name and self.table_name != table.name:
             out.append(Contradiction(K.TABLE_NAME.key, self.table_name, table.name))
         # CDC is fixed when the table is created (docs/cdc.md): asking for another setting is refused, not ignored.
@@ -699,9 +702,9 @@ class WriteConfig:
             keys.key_generator_class if not table.key_generator_class else
             _resolve(table.key_generator_class),
             table.hive_style_partitioning, table.url_encode_partitioning, keygen_props)
-        table_payload = table.props.get(K.PAYLOAD_CLASS.aliases[0])
         merge = dataclasses.replace(self.merge, precombine_field=table.precombine_field or None,
-                                    payload=payload_for(table_payload) if table_payload else self.merge.payload)
+                                    payload=payload_for(table.payload_class) if table.names_merge_rule
+                                    else self.merge.payload)
         return dataclasses.replace(self, table_name=table.name, table_type=table.table_type, keys=keys, merge=merge,
                                    populate_meta_fields=table.populate_meta_fields, table_version=table.version)
 
@@ -715,12 +718,17 @@ class WriteConfig:
         if errors:
             raise ConfigError(f"no Hudi table at {where} yet: " + "; ".join(errors))
         k = self.keys
+        # A 1.x table records the payload only when one is named; otherwise the writer's merge mode, or Hudi 1.x's
+        # default mode (TableConfig.create).
+        payload_class = (self.merge.payload.class_name if self.table_version == 6 or self.is_set(K.PAYLOAD_CLASS)
+                         else None)
+        mode = (self.given.get("hoodie.write.record.merge.mode") or self.given.get("hoodie.record.merge.mode") or "")
         return TableConfig.create(
             self.table_name, self.table_type, list(k.record_key_fields), list(k.partition_field_names),
-            self.merge.precombine_field, k.key_generator_class, self.merge.payload.class_name,
+            self.merge.precombine_field, k.key_generator_class, payload_class,
             k.hive_style_partitioning, k.url_encode_partitioning, database=self.database_name or "default",
             populate_meta_fields=self.populate_meta_fields, extra=self._cdc_table_props() | self._keygen_table_props(),
-            version=self.table_version)
+            version=self.table_version, merge_mode=mode.strip().upper() or None)
 
     def _keygen_table_props(self) -> dict[str, str]:
         """The timestamp key generator's options, which Hudi's writer keeps in a new table's hoodie.properties:

@@ -198,7 +198,8 @@ def test_new_table_of_version(tmp_path, version, table_type):
     assert config.version == version and config.get("hoodie.table.initial.version") == str(version)
     assert config.timeline_layout_version == 2 and config.timeline_path == "timeline"
     assert (path / ".hoodie" / "timeline" / "history").is_dir() and not (path / ".hoodie" / "archived").exists()
-    assert config.ordering_fields == ["ts"] and config.record_merge_mode == "COMMIT_TIME_ORDERING"
+    # No payload named: Hudi 1.x's default, event-time ordering by the ordering field.
+    assert config.ordering_fields == ["ts"] and config.record_merge_mode == "EVENT_TIME_ORDERING"
     ordering_key = "hoodie.table.ordering.fields" if version == 9 else "hoodie.table.precombine.field"
     assert config.get(ordering_key) == "ts"
     assert not list((path / ".hoodie").glob("*.commit")) and not list((path / ".hoodie").glob("*.deltacommit"))
