@@ -116,7 +116,7 @@ def pytest_terminal_summary(terminalreporter) -> None:
     if not _ORACLE_TIME["tests"]:
         return
     share = 100 * _ORACLE_TIME["seconds"] / max(_ORACLE_TIME["all"], 1e-9)
-    requests = ", ".join(f"Hudi {o.hudi}: {o.requests}" for o in _ORACLES)
+    requests = ", ".join(f"Hudi {o.hudi}: {o.requests} in {o.seconds:.0f} s" for o in _ORACLES)
     terminalreporter.write_line(
         f"Java Hudi oracle: {_ORACLE_TIME['tests']} tests ({_ORACLE_TIME['failed']} failed), "
         f"{_ORACLE_TIME['seconds']:.0f} s of {_ORACLE_TIME['all']:.0f} s ({share:.0f}%); requests: {requests}")

@@ -17,6 +17,7 @@ import queue
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ class JavaHudi:
         self.timeout = timeout
         self.conf = dict(conf or {})
         self.requests = 0
+        self.seconds = 0.0  # time spent waiting for answers, JVM start included
         self._process: subprocess.Popen | None = None
         self._answers: queue.Queue[str | None] = queue.Queue()
         self._ids = itertools.count()
@@ -119,9 +121,13 @@ class JavaHudi:
         self.start()
         assert self._process is not None and self._process.stdin is not None
         self.requests += 1
-        self._process.stdin.write(json.dumps(request) + "\n")
-        self._process.stdin.flush()
-        return self._receive(what, self.timeout)
+        started = time.monotonic()
+        try:
+            self._process.stdin.write(json.dumps(request) + "\n")
+            self._process.stdin.flush()
+            return self._receive(what, self.timeout)
+        finally:
+            self.seconds += time.monotonic() - started
 
     def stop(self, kill: bool = False) -> None:
         process, self._process = self._process, None
