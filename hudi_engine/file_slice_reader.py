@@ -97,13 +97,46 @@ def read_file_slice(
         base = base.filter(pc.is_in(ctx.key_of(base).cast(pa.string()), value_set=keys))
     if not use_logs:
         return base.select(out_columns)
-    batches = _scan_logs(ctx, file_slice, read_schema)
+    scanned = _scan_logs(ctx, file_slice, read_schema)
     if logged_keys_only:
-        base = base.filter(pc.is_in(ctx.key_of(base), value_set=logged_keys(ctx, batches)))
+        base = base.filter(pc.is_in(ctx.key_of(base), value_set=logged_keys(ctx, scanned)))
+    batches = _complete_partial_records(ctx, base, scanned)
     merged = merge_records(
         base, batches, key_of=ctx.key_of, ordering_field=ctx.ordering_field, payload=ctx.payload
     ).records
     return merged.select(out_columns)
+
+
+@dataclass(frozen=True, slots=True)
+class PartialBatch:
+    """Records of a partial data block (Hudi 1.x's `IS_PARTIAL` header, written by Spark SQL's MERGE INTO on a MOR
+    table): they hold only the columns in `present` (and the meta columns); each other column keeps the value the
+    record had before the block."""
+
+    records: pa.Table  # in the read schema, absent columns null
+    present: frozenset[str]
+
+
+def _complete_partial_records(ctx: SliceReadContext, base: pa.Table,
+                              scanned: list[LogBatch | PartialBatch]) -> list[LogBatch]:
+    """Every partial block made whole: its absent columns taken from its keys' merged state just before it (the
+    base and the blocks before it), as Hudi's partial merge does. Blocks are rare (one per MERGE INTO), so each
+    pays one merge of what precedes it."""
+    out: list[LogBatch] = []
+    for batch in scanned:
+        if not isinstance(batch, PartialBatch):
+            out.append(batch)
+            continue
+        before = merge_records(base, out, key_of=ctx.key_of, ordering_field=ctx.ordering_field,
+                               payload=ctx.payload).records
+        stored = ctx.key_of(before).cast(pa.string())
+        if isinstance(stored, pa.ChunkedArray):
+            stored = stored.combine_chunks()
+        at = pc.index_in(ctx.key_of(batch.records).cast(pa.string()), value_set=stored)
+        columns = [batch.records.column(c) if c in batch.present else before.column(c).take(at)
+                   for c in batch.records.column_names]
+        out.append(pa.table(columns, schema=batch.records.schema))
+    return out
 
 
 def log_record_keys(ctx: SliceReadContext, file_slice: FileSlice) -> pa.Array:
@@ -112,13 +145,14 @@ def log_record_keys(ctx: SliceReadContext, file_slice: FileSlice) -> pa.Array:
     return logged_keys(ctx, _scan_logs(ctx, file_slice, key_schema))
 
 
-def logged_keys(ctx: SliceReadContext, batches: list[LogBatch]) -> pa.Array:
-    keys = [b.keys if isinstance(b, DeleteBatch) else ctx.key_of(b) for b in batches]
+def logged_keys(ctx: SliceReadContext, batches: list[LogBatch | PartialBatch]) -> pa.Array:
+    keys = [b.keys if isinstance(b, DeleteBatch) else ctx.key_of(b.records if isinstance(b, PartialBatch) else b)
+            for b in batches]
     keys = [k.combine_chunks() if isinstance(k, pa.ChunkedArray) else k for k in keys]
     return pc.unique(pa.concat_arrays([k.cast(pa.string()) for k in keys])) if keys else pa.array([], pa.string())
 
 
-def _scan_logs(ctx: SliceReadContext, file_slice: FileSlice, schema: pa.Schema) -> list[LogBatch]:
+def _scan_logs(ctx: SliceReadContext, file_slice: FileSlice, schema: pa.Schema) -> list[LogBatch | PartialBatch]:
     """Data and delete blocks of committed instants, in log order, with rolled-back blocks removed (FORMAT.md, Log
     scanning)."""
     vis = ctx.visibility
@@ -149,13 +183,17 @@ def _scan_logs(ctx: SliceReadContext, file_slice: FileSlice, schema: pa.Schema) 
         if stop:
             break
 
-    out: list[LogBatch] = []
+    out: list[LogBatch | PartialBatch] = []
     ordering_type = schema.field(ctx.ordering_field).type if ctx.ordering_field in schema.names else None
     for block in queue:
         if block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA):
             records = data_block_records(block)
             if records.num_rows:
-                out.append(align_to_schema(records, schema, f"log block at {block.offset}"))
+                aligned = align_to_schema(records, schema, f"log block at {block.offset}")
+                if block.is_partial:
+                    out.append(PartialBatch(aligned, frozenset(records.column_names)))
+                else:
+                    out.append(aligned)
         elif block.block_type == BlockType.DELETE:
             deletes = delete_block_keys(block)
             if len(deletes):

@@ -92,6 +92,11 @@ class LogBlock:
         return self.header.get(HeaderKey.INSTANT_TIME)
 
     @property
+    def is_partial(self) -> bool:
+        """Hudi 1.x's partial data block: its records hold a subset of the columns (IS_PARTIAL header)."""
+        return (self.header.get(HeaderKey.IS_PARTIAL) or "").strip().lower() == "true"
+
+    @property
     def target_instant_time(self) -> str | None:
         return self.header.get(HeaderKey.TARGET_INSTANT_TIME)
 
