@@ -606,15 +606,17 @@ def _named(ctx: WriteContext, rows: pa.Table, name: str) -> pa.Table:
 
 
 def list_log_files(location: TableLocation, partition_path: str, file_id: str,
-                   base_instant: str) -> list[LogFileName]:
-    """Log files of one file slice (file id + base instant), in Hudi's log order."""
+                   base_instant: str | None = None, *, since: str | None = None) -> list[LogFileName]:
+    """Log files of one file group named by `base_instant` (a version-6 slice, or one 1.x delta commit's), or by any
+    instant from `since` on (a 1.x slice), in Hudi's log order."""
     storage, base_path = location.storage, location.base_path
     found = []
     for entry in storage.list_dir(Storage.join(base_path, partition_path)):
         if entry.is_dir or not is_log_file_name(entry.name):
             continue
         log = LogFileName.parse(entry.name)
-        if log.file_id == file_id and log.base_instant == base_instant and log.extension == "log":
+        named = log.base_instant == base_instant if since is None else log.base_instant >= since
+        if log.file_id == file_id and named and log.extension == "log":
             found.append(log)
     return sorted(found, key=lambda f: f.sort_key)
 
@@ -645,8 +647,13 @@ def append_handle(
     records, flagged = _split_deleted(ctx, records)
     # Hudi 1.x names a log file by the delta commit writing it (its slice is found by completion time).
     name_instant = ctx.instant_time if ctx.config.log_files_named_by_delta_commit else base_instant
-    existing = list_log_files(TableLocation.at(ctx.storage, ctx.base_path), partition_path, file_id, name_instant)
+    location = TableLocation.at(ctx.storage, ctx.base_path)
+    existing = list_log_files(location, partition_path, file_id, name_instant)
     version = max((f.version for f in existing), default=LOG_BASE_VERSION - 1) + 1
+    # The slice's log files before this one, as Hudi's append handle lists them in the stat (Java's CDC reads the
+    # slice from them): on 1.x, named by their delta commits, those from the slice's base instant on.
+    in_slice = (existing if not ctx.config.log_files_named_by_delta_commit else
+                list_log_files(location, partition_path, file_id, since=base_instant))
 
     rows = _prepare(ctx, records, partition_path, file_id) if records.num_rows else None
     delete_keys = _delete_keys(deletes)
@@ -676,7 +683,7 @@ def append_handle(
     return WriteStat(
         file_id=file_id,
         path=relative_path(partition_path, name),
-        prev_commit=name_instant,
+        prev_commit=base_instant,  # Hudi's HoodieAppendHandle: the slice's base instant
         num_writes=n,
         num_deletes=len(delete_keys),
         num_update_writes=n,
@@ -687,7 +694,7 @@ def append_handle(
         log_version=version,
         log_offset=0,
         base_file=base_file_name or "",
-        log_files=[str(f) for f in existing] + [name],
+        log_files=[str(f) for f in in_slice if str(f) != name] + [name],
     )
 
 

@@ -403,3 +403,22 @@ def test_merge_continues_the_old_bloom_filter_exactly_as_a_rebuild(tmp_path, mon
     assert read_footer(storage, path, bloom_max_entries=400).bloom_filter.serialize() == rebuilt.serialize()
     assert stat.num_inserts == n_new and stat.num_update_writes == 1 and stat.num_deletes == int(delete)
     assert answers == ([] if continued is None else [continued])
+
+
+def test_append_handle_on_a_1x_table_states_the_slice_as_hudi_does(tmp_path):
+    """Version 9 names a log file by its delta commit; the stat still names the slice's base instant as its previous
+    commit and lists every log file of the slice (Hudi's HoodieAppendHandle: Java's CDC query reads the slice from
+    them)."""
+    storage, base = Storage.for_uri(str(tmp_path / "t"))
+    config = TableConfig.create("trips", "MERGE_ON_READ", ["id"], ["city"], "ts", hive_style=True, version=9)
+    config.initialize(TableLocation.at(storage, base))
+    timeline = Timeline.load(TableLocation.at(storage, base))
+    for ts in (T1, T2, T3):
+        timeline.create_requested(Instant(ts, Action.DELTA_COMMIT, State.REQUESTED))
+    first = create_handle(_ctx(storage, base, config, T1), "city=sf", _rows(DATA, "sf"))
+    s1 = append_handle(_ctx(storage, base, config, T2), "city=sf", first.file_id, T1, None, deletes=["k1"])
+    s2 = append_handle(_ctx(storage, base, config, T3), "city=sf", first.file_id, T1, None, deletes=["k2"])
+    log1, log2 = (s.path.split("/")[1] for s in (s1, s2))
+    assert log1.startswith(f".{first.file_id}_{T2}.log.1") and log2.startswith(f".{first.file_id}_{T3}.log.1")
+    assert (s1.prev_commit, s1.log_files) == (T1, [log1])
+    assert (s2.prev_commit, s2.log_files) == (T1, [log1, log2])
