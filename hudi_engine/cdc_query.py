@@ -543,9 +543,12 @@ _CONTROL = r"[\x00-\x1f]"
 def _json_values(values: pa.Array) -> pa.Array:
     """One column's values as JSON text, `null` for nulls."""
     t = values.type
-    if pa.types.is_integer(t) or pa.types.is_boolean(t) or (
-            pa.types.is_floating(t) and pc.all(pc.is_finite(values)).as_py() is not False):
+    if pa.types.is_integer(t) or pa.types.is_boolean(t):
         text = pc.cast(values, pa.string())
+    elif pa.types.is_floating(t) and pc.all(pc.is_finite(values)).as_py() is not False:
+        # Arrow prints 20.0 as `20`; Java (Jackson, Avro) as `20.0`, a double's JSON spelling readers type by.
+        text = pc.cast(values, pa.string())
+        text = pc.if_else(pc.match_substring_regex(text, "[.eE]"), text, pc.binary_join_element_wise(text, ".0", ""))
     elif (pa.types.is_string(t) or pa.types.is_large_string(t)) and not pc.any(
             pc.match_substring_regex(values, _CONTROL)).as_py():
         escaped = pc.replace_substring(pc.replace_substring(values.cast(pa.string()), "\\", "\\\\"), '"', '\\"')

@@ -14,7 +14,7 @@ from oracle import assert_same_rows, rs_snapshot
 from write.local_write import write
 
 from hudi_engine import HudiTable
-from hudi_engine.cdc_query import InferenceCase, plan_changes
+from hudi_engine.cdc_query import InferenceCase, plan_changes, to_json
 from hudi_engine.errors import HudiError
 from hudi_engine.schema import META_COLUMNS
 
@@ -289,3 +289,15 @@ def test_the_scan_plan_refuses_a_cdc_query_instead_of_reading_rows(tmp_path):
     write(path, batch(rows([1], "a", 1)), options("DATA_BEFORE_AFTER", "COPY_ON_WRITE"))
     with pytest.raises(HudiError, match="a CDC query .* reads changes, not file slices"):
         HudiTable.load(path).plan_scan(ReadOptions(query_type="incremental", begin="0", incremental_format="cdc"))
+
+
+def test_json_images_print_doubles_as_java_does():
+    """A double keeps its fraction in JSON (`20.0`, as Hudi's Jackson / Avro printing does; Arrow alone prints `20`),
+    so a reader types it as Java Hudi's image types it (tests/java_hudi/test_same_sql.py)."""
+    images = pa.array([{"price": 20.0, "n": 3, "tiny": 1e-7, "big": 1e21}, None],
+                      pa.struct([("price", pa.float64()), ("n", pa.int64()), ("tiny", pa.float32()),
+                                 ("big", pa.float64())]))
+    first, second = to_json(images).to_pylist()
+    assert first.startswith('{"price": 20.0, "n": 3, ') and second is None
+    parsed = json.loads(first)
+    assert isinstance(parsed["price"], float) and parsed["big"] == 1e21 and abs(parsed["tiny"] - 1e-7) < 1e-12
