@@ -51,10 +51,10 @@ SCRIPT: list[tuple[str, str]] = [
     ("time_travel", "SELECT * FROM {t} TIMESTAMP AS OF '{instant:2}'"),
     # By path: the engine's function (a Python table function, analyzed without the catalog) takes no table name.
     ("query", "SELECT * FROM hudi_table_changes('{loc}', 'latest_state', '{instant:1}')"),
-    # hudi_table_changes(..., 'cdc', ...) is left out until the two CDC answers agree: on a v9 MOR partitioned
-    # table the engine answers 9 changes where Java Hudi 1.2 answers 8, and on v6 COW a double 20.0 is printed 20 by
-    # the engine, 20.0 by Java 0.15 (both open, in issue 40's note); tests/java_hudi/test_java_reads.py compares CDC
-    # answers on tables written without SQL.
+    # `{bound:N}`: the N-th instant's completion time on version 9, its requested time on 6. Hudi 1.2's CDC query
+    # takes the begin time as a requested time even on version 9 (its incremental query, as a completion time): a
+    # bound both read alike (docs/cdc.md).
+    ("query", "SELECT * FROM hudi_table_changes('{loc}', 'cdc', '{bound:1}')"),
     ("partitioned", "INSERT OVERWRITE {t} PARTITION (dt = 'p1') SELECT 7, 'g', 70.0, 500, 'o'"),
     ("all", "INSERT OVERWRITE {t} SELECT 8, 'h', 80.0, 600, 'o'{dt2}"),
     ("all", "TRUNCATE TABLE {t}"),
@@ -65,6 +65,7 @@ SCRIPT: list[tuple[str, str]] = [
 # entry does (docs/spark-sql.md); right after TRUNCATE the rows are compared without that column. Hudi 1.2's next
 # INSERT writes the entry's columns again; Hudi 0.15's next INSERT fails its own schema check.
 ADDED_COLUMN = "note"
+CDC_FILE_MISSING = "There should be a cdc log file"
 
 
 @dataclass
@@ -75,6 +76,12 @@ class Side:
 
     def instants(self) -> list[str]:
         return [i.timestamp for i in HudiTable.load(str(self.loc)).timeline.completed_commits()]
+
+    def bounds(self) -> list[str]:
+        """Incremental bounds of the completed instants: completion times on versions 8/9, else requested times."""
+        table = HudiTable.load(str(self.loc))
+        by_completion = table.timeline.layout.incremental_by_completion_time
+        return [i.completion_time if by_completion else i.timestamp for i in table.timeline.completed_commits()]
 
 
 def timeline(path: Path) -> list[tuple[str, str]]:
@@ -89,7 +96,10 @@ def timeline(path: Path) -> list[tuple[str, str]]:
 def render(statement: str, side: Side, shape: dict[str, str]) -> str:
     def instant(m: re.Match) -> str:
         return side.instants()[int(m.group(1))]
+    def bound(m: re.Match) -> str:
+        return side.bounds()[int(m.group(1))]
     text = re.sub(r"\{instant:(\d+)\}", instant, statement)
+    text = re.sub(r"\{bound:(\d+)\}", bound, text)
     return text.format(t=side.name, loc=side.loc, **shape)
 
 
@@ -114,15 +124,20 @@ def engine_rows(spark, sql: str) -> pa.Table:  # noqa: F811
 
 
 def images_by_value(changes: pa.Table) -> pa.Table:
-    """A CDC answer with its before/after JSON images parsed, the by-nature meta fields left out, printed again with
-    sorted keys: the images compared by their values."""
+    """A CDC answer with its before/after JSON images parsed, printed again with sorted keys: the images compared by
+    their values. Left out: the meta fields and null fields, which Hudi 1.x prints from an image read from a data
+    file (its images are Spark's rows there: apache/hudi#9508, docs/cdc.md), while the engine prints the data
+    columns, nulls included."""
     def normal(text: str | None) -> str | None:
         if text is None:
             return None
         image = json.loads(text)
-        if not isinstance(image, dict):  # the JSON text `null`: kept as written, unlike a SQL null
+        if image is None:  # Hudi 0.15 prints a missing image as the text `null` (docs/cdc.md)
+            return None
+        if not isinstance(image, dict):
             return text
-        return json.dumps({k: v for k, v in image.items() if k not in BY_NATURE}, sort_keys=True)
+        return json.dumps({k: v for k, v in image.items() if not k.startswith("_hoodie_") and v is not None},
+                          sort_keys=True)
     for name in ("before", "after"):
         if name in changes.column_names:
             i = changes.column_names.index(name)
@@ -186,6 +201,15 @@ def test_same_sql_on_both_engines(spark, java_hudi, tmp_path: Path,  # noqa: F81
             java_out = java.sql(java_sql, rows=kind == "query")
         except JavaHudiError as e:
             java_error = e.error
+        if kind == "query" and ours_error is None and java_error is not None and CDC_FILE_MISSING in java_error:
+            # Hudi 1.2's own INSERT into a small file group of a COW table writes no CDC log file, and its CDC query
+            # then refuses its own table (no Hudi issue found). The engine writes one there: Java Hudi's CDC query
+            # of the engine's table must give the engine's answer.
+            assert ours_out is not None
+            assert_same_table(images_by_value(ours_out), images_by_value(java.sql(ours_sql, rows=True)),
+                              f"{what}: Java Hudi's CDC query of the engine's table", ignore=BY_NATURE + ("ts_ms",))
+            checks += 1
+            continue
         if truncated and hudi == "0.15.0" and ours_error is None and java_error is not None:
             # Hudi 0.15 made the truncated table again without the column ALTER TABLE added, while its catalog entry
             # keeps it: its own next INSERT fails its schema check. The engine's table kept the column.
@@ -213,8 +237,12 @@ def test_same_sql_on_both_engines(spark, java_hudi, tmp_path: Path,  # noqa: F81
         # Hudi 1.2's next INSERT writes the catalog entry's columns again, so the tables agree from there on.
         assert_same_table(ours_rows, java_rows, what, ignore=BY_NATURE + ((ADDED_COLUMN,) if truncating else ()))
         assert java_timeline(hudi, timeline(ours.loc)) == timeline(theirs.loc), f"{what}: timelines"
-        # Java Hudi reads the engine's table: the whole of it, meta columns included.
+        # Java Hudi reads the engine's table: the whole of it, meta columns included; and the engine reads Java's
+        # (its MERGE INTO on MOR writes partial log blocks, for one).
         assert_same_table(engine_rows(spark, f"SELECT * FROM {ours.name}"), java.snapshot(ours.loc),
                           f"{what}: Java Hudi's read of the engine's table")
-        checks += 3
+        # After TRUNCATE, Java's SELECT takes the column ALTER TABLE added from its catalog entry, not from the table.
+        assert_same_table(HudiTable.load(str(theirs.loc)).read_snapshot(), java_rows,
+                          f"{what}: the engine's read of Java Hudi's table", ignore=(ADDED_COLUMN,) if truncated else ())
+        checks += 4
     print(f"{what.split(':')[0]}: {checks} checks")
