@@ -1,4 +1,4 @@
-"""hudi_engine: reads and writes Apache Hudi tables (table version 6, timeline layout 1) from Python and Spark.
+"""hudi_engine: reads and writes Apache Hudi tables (table versions 6, 8 and 9) from Python and Spark.
 
 `HudiTable` reads a table and maintains it (compact, clean, rollback, archive); what one read reads is a
 `ScanPlan` (`HudiTable.plan_scan` of a `ReadOptions` query, `hudi_engine.scan_plan`); `WriteConfig` is a write's options,
