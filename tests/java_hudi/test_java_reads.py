@@ -447,7 +447,11 @@ def _report_checks(request: pytest.FixtureRequest):
     """Print how many of Java Hudi's answers were compared, by release and table shape."""
     yield
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None and CHECKS.counts:
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None or not CHECKS.counts:
+        return
+    with capture.global_and_fixture_disabled():  # a module fixture's teardown runs under capture
+        reporter.write_line("")
         for release in sorted({r for r, _ in CHECKS.counts}):
             total = sum(n for (r, _), n in CHECKS.counts.items() if r == release)
             reporter.write_line(f"Java Hudi {release} reads compared: {total}")
