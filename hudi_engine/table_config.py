@@ -607,11 +607,11 @@ def _hudi_1x_props(props: dict[str, str], version: int, payload_named: bool, mer
     kinds = {_KEYGEN_PKG + cls: kind for kind, cls in _KEY_GENERATOR_TYPES.items() if not kind.endswith("_AVRO")}
     if out.get(KEY_GENERATOR_CLASS) in kinds:
         out[KEY_GENERATOR_TYPE] = kinds[out[KEY_GENERATOR_CLASS]]
-    payload = out.pop(PAYLOAD_CLASS, None) if payload_named else None
+    named = out.pop(PAYLOAD_CLASS, None)
+    payload = named if payload_named else None
     if payload is None:
         merge_mode = merge_mode or ("EVENT_TIME_ORDERING" if out.get(PRECOMBINE_FIELD) else "COMMIT_TIME_ORDERING")
         payload = _MERGE_MODE_PAYLOADS[merge_mode]
-    out.pop(PAYLOAD_CLASS, None)
     out.pop(RECORD_MERGER_STRATEGY, None)
     if version >= 9:
         ordering = out.pop(PRECOMBINE_FIELD, None)

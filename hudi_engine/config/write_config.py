@@ -116,8 +116,8 @@ _MODE_PAYLOADS = {"COMMIT_TIME_ORDERING": "org.apache.hudi.common.model.Overwrit
                   "EVENT_TIME_ORDERING": "org.apache.hudi.common.model.DefaultHoodieRecordPayload"}
 
 
-def _merge_mode(o: Options) -> str:
-    return (o.given.get("hoodie.write.record.merge.mode") or o.given.get("hoodie.record.merge.mode") or "").strip().upper()
+def _merge_mode(given: Mapping[str, str]) -> str:
+    return (given.get("hoodie.write.record.merge.mode") or given.get("hoodie.record.merge.mode") or "").strip().upper()
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class MergeConfig:
     def from_options(o: Options) -> "MergeConfig":
         try:
             payload = payload_for(o[K.PAYLOAD_CLASS] if o.given.get(K.PAYLOAD_CLASS.key) else
-                                  _MODE_PAYLOADS.get(_merge_mode(o), o[K.PAYLOAD_CLASS]))
+                                  _MODE_PAYLOADS.get(_merge_mode(o.given), o[K.PAYLOAD_CLASS]))
         except HudiError as e:
             raise ConfigError(f"{K.PAYLOAD_CLASS.key}: {e}") from None
         precombine = o[K.PRECOMBINE_FIELD].strip()
@@ -722,13 +722,12 @@ class WriteConfig:
         # default mode (TableConfig.create).
         payload_class = (self.merge.payload.class_name if self.table_version == 6 or self.is_set(K.PAYLOAD_CLASS)
                          else None)
-        mode = (self.given.get("hoodie.write.record.merge.mode") or self.given.get("hoodie.record.merge.mode") or "")
         return TableConfig.create(
             self.table_name, self.table_type, list(k.record_key_fields), list(k.partition_field_names),
             self.merge.precombine_field, k.key_generator_class, payload_class,
             k.hive_style_partitioning, k.url_encode_partitioning, database=self.database_name or "default",
             populate_meta_fields=self.populate_meta_fields, extra=self._cdc_table_props() | self._keygen_table_props(),
-            version=self.table_version, merge_mode=mode.strip().upper() or None)
+            version=self.table_version, merge_mode=_merge_mode(self.given) or None)
 
     def _keygen_table_props(self) -> dict[str, str]:
         """The timestamp key generator's options, which Hudi's writer keeps in a new table's hoodie.properties:

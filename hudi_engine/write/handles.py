@@ -647,13 +647,11 @@ def append_handle(
     records, flagged = _split_deleted(ctx, records)
     # Hudi 1.x names a log file by the delta commit writing it (its slice is found by completion time).
     name_instant = ctx.instant_time if ctx.config.log_files_named_by_delta_commit else base_instant
-    location = TableLocation.at(ctx.storage, ctx.base_path)
-    existing = list_log_files(location, partition_path, file_id, name_instant)
-    version = max((f.version for f in existing), default=LOG_BASE_VERSION - 1) + 1
     # The slice's log files before this one, as Hudi's append handle lists them in the stat (Java's CDC reads the
-    # slice from them): on 1.x, named by their delta commits, those from the slice's base instant on.
-    in_slice = (existing if not ctx.config.log_files_named_by_delta_commit else
-                list_log_files(location, partition_path, file_id, since=base_instant))
+    # slice from them): on 1.x, named by their delta commits, those from the slice's base instant on. One listing.
+    in_slice = list_log_files(TableLocation.at(ctx.storage, ctx.base_path), partition_path, file_id, since=base_instant)
+    existing = [f for f in in_slice if f.base_instant == name_instant]
+    version = max((f.version for f in existing), default=LOG_BASE_VERSION - 1) + 1
 
     rows = _prepare(ctx, records, partition_path, file_id) if records.num_rows else None
     delete_keys = _delete_keys(deletes)
