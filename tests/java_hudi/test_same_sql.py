@@ -27,7 +27,7 @@ BY_NATURE = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name")
 # One script; `{t}` is the table, `{loc}` its folder, `{props}` the shape's TBLPROPERTIES, `{part_col}` /
 # `{partitioned_by}` / `{dt}` are empty on a non-partitioned table. `{instant:N}` is the N-th completed instant of the
 # side's own table (0-based). Steps marked `partitioned` run on partitioned tables only; `query` steps compare their
-# answers, `time_travel` is below.
+# answers.
 SCRIPT: list[tuple[str, str]] = [
     ("all", "CREATE TABLE {t} (id int, name string, price double, ts bigint{part_col}) USING hudi {partitioned_by} "
             "LOCATION '{loc}' TBLPROPERTIES ({props})"),
@@ -48,7 +48,7 @@ SCRIPT: list[tuple[str, str]] = [
     ("all", "ALTER TABLE {t} ADD COLUMNS (name string)"),  # a column it has: refused by both
     ("all", "INSERT INTO {t} (id, name, price, ts, note{part_col_name}) VALUES (6, 'f', 60.0, 400, 'n'{dt1})"),
     ("all", "UPDATE {t} SET note = 'upd' WHERE id = 1"),
-    ("time_travel", "SELECT * FROM {t} TIMESTAMP AS OF '{instant:2}'"),
+    ("query", "SELECT * FROM {t} TIMESTAMP AS OF '{instant:2}'"),
     # By path: the engine's function (a Python table function, analyzed without the catalog) takes no table name.
     ("query", "SELECT * FROM hudi_table_changes('{loc}', 'latest_state', '{instant:1}')"),
     # `{bound:N}`: the N-th instant's completion time on version 9, its requested time on 6. Hudi 1.2's CDC query
@@ -182,17 +182,6 @@ def test_same_sql_on_both_engines(spark, java_hudi, tmp_path: Path,  # noqa: F81
                f"{statement[:70]!r}"
         ours_error = java_error = None
         ours_out = java_out = None
-        if kind == "time_travel":
-            # Not done on the engine: its catalog tables are V1 relations, and Spark 4 refuses time travel on them
-            # (and casts TIMESTAMP AS OF to TIMESTAMP, which Hudi's instant spelling is not). The same instant read
-            # through the engine's time travel option must give Java Hudi's rows.
-            with pytest.raises(Exception, match="(?i)time travel"):
-                spark.sql(ours_sql).collect()
-            instant = ours.instants()[2]
-            assert_same_table(spark.read.format("hudi").option("as.of.instant", instant).load(str(ours.loc))
-                              .toArrow(), java.sql(java_sql), what, ignore=BY_NATURE)
-            checks += 2
-            continue
         try:
             ours_out = engine_rows(spark, ours_sql) if kind == "query" else spark.sql(ours_sql)
         except Exception as e:  # noqa: BLE001 - compared with Java's outcome below

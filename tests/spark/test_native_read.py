@@ -109,10 +109,13 @@ def test_native_paths_equal_hudi_rs_through_a_tables_life(spark, tmp_path, table
     assert HudiTable.load(str(path)).timeline.completed_commits().last().action == "replacecommit"
     _every_path_equals_hudi_rs(spark, path, catalog, "after insert_overwrite")
 
-    # Time travel and incremental ranges through format("hudi").
+    # Time travel through format("hudi") and Hudi's SQL on the catalog name; incremental ranges.
     for ts in (first, second, third):
+        expected = rs_snapshot(path, as_of=ts)
         as_of = spark.read.format("hudi").option("as.of.instant", ts).load(str(path))
-        assert_same_rows(as_of.toArrow(), rs_snapshot(path, as_of=ts), f"{table_type} as of {ts}")
+        assert_same_rows(as_of.toArrow(), expected, f"{table_type} as of {ts}")
+        sql = spark.sql(f"SELECT * FROM {catalog} TIMESTAMP AS OF '{ts}'")
+        assert_same_rows(sql.toArrow(), expected, f"{table_type}: SQL TIMESTAMP AS OF {ts}")
     for begin, end in (("000", first), (first, second), (second, third)):
         options = {QUERY_TYPE: "incremental", BEGIN_INSTANT: begin, END_INSTANT: end}
         got = spark.read.format("hudi").options(**options).load(str(path))
@@ -229,6 +232,41 @@ def test_read_options_on_a_catalog_name_are_refused_and_never_pin_the_table(spar
         spark.read.option("as.of.instant", first).table(catalog).collect()
     assert_same_rows(spark.table(catalog).toArrow(), expected, "the next read of the name: not pinned")
     assert_same_rows(spark.sql(f"SELECT * FROM {catalog}").toArrow(), expected, "SQL: not pinned")
+
+
+def test_timestamp_as_of_on_a_catalog_name_reads_that_instant_and_never_pins_the_name(spark, tmp_path):
+    """Hudi's `TIMESTAMP AS OF` (Spark refuses time travel on any v1 table; the component's parser hands it to its
+    own rule): an instant time or a date / timestamp string, in a join beside the latest state, in a subquery;
+    later queries of the name read the latest commit; `VERSION AS OF` and expressions are refused naming the table;
+    a table of another source keeps Spark's own answer."""
+    path = tmp_path / "t"
+    first = _write(spark, path, "MERGE_ON_READ", [_rec(i, 1) for i in range(8)], "bulk_insert")
+    _write(spark, path, "MERGE_ON_READ", [_rec(i, 2) for i in range(4)] + [_rec(i, 2) for i in range(100, 104)])
+    catalog = "native_as_of"
+    spark.sql(f"DROP TABLE IF EXISTS {catalog}")
+    create_catalog_table(spark, catalog, str(path))
+    old, latest = rs_snapshot(path, as_of=first), rs_snapshot(path)
+    assert old.num_rows == 8 and latest.num_rows == 12
+    dashed = f"{first[:4]}-{first[4:6]}-{first[6:8]} {first[8:10]}:{first[10:12]}:{first[12:14]}.{first[14:]}"
+    for clause in (f"TIMESTAMP AS OF '{first}'", f"FOR SYSTEM_TIME AS OF '{dashed}'", f"TIMESTAMP AS OF {first}"):
+        assert_same_rows(spark.sql(f"SELECT * FROM default.{catalog} {clause}").toArrow(), old, clause)
+    assert_same_rows(spark.sql(f"SELECT * FROM {catalog}").toArrow(), latest, "the next query: not pinned")
+    changed = spark.sql(f"SELECT o.id FROM {catalog} TIMESTAMP AS OF '{first}' o JOIN {catalog} n "
+                        "ON o.id = n.id WHERE o.name <> n.name ORDER BY o.id").collect()
+    assert [r.id for r in changed] == [0, 1, 2, 3]
+    added = spark.sql(f"SELECT count(*) FROM {catalog} WHERE id NOT IN "
+                      f"(SELECT id FROM {catalog} TIMESTAMP AS OF '{first}')").collect()[0][0]
+    assert added == 4
+    with pytest.raises(Exception, match=rf"VERSION AS OF 1 on \S*{catalog}: .*TIMESTAMP AS OF"):
+        spark.sql(f"SELECT * FROM {catalog} VERSION AS OF 1").collect()
+    with pytest.raises(Exception, match=rf"TIMESTAMP AS OF current_timestamp\(\) on \S*{catalog}: .*literal"):
+        spark.sql(f"SELECT * FROM {catalog} TIMESTAMP AS OF current_timestamp()").collect()
+    with pytest.raises(Exception, match="as.of.instant='yesterday'"):
+        spark.sql(f"SELECT * FROM {catalog} TIMESTAMP AS OF 'yesterday'").collect()
+    spark.sql("DROP TABLE IF EXISTS native_as_of_parquet")
+    spark.sql("CREATE TABLE native_as_of_parquet (id INT) USING parquet")
+    with pytest.raises(Exception, match="UNSUPPORTED_FEATURE.TIME_TRAVEL"):
+        spark.sql("SELECT * FROM native_as_of_parquet TIMESTAMP AS OF '2024-01-01'").collect()
 
 
 def test_a_python_source_named_hudi_is_refused_beside_the_jvm_one(spark):

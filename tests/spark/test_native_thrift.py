@@ -82,10 +82,11 @@ def test_thrift_server_reads_engine_tables_over_jdbc(spark, thrift_server, tmp_p
                  _view("cow_incr", paths["cow"], {QUERY_TYPE: "incremental", BEGIN_INSTANT: first, END_INSTANT: second}),
                  _view("mor_path", paths["mor"], {})]
         queries = {**{n: names[n] for n in paths}, "cow_as_of": "cow_as_of", "cow_incr": "cow_incr",
-                   "mor_path": "mor_path"}
+                   "mor_path": "mor_path", "cow_sql_as_of": f"{names['cow']} TIMESTAMP AS OF '{first}'"}
         got = _by_query(server.query(_union(queries), setup=views))
         expected = {**{n: _tuples(rs_snapshot(p)) for n, p in paths.items()},
                     "cow_as_of": _tuples(rs_snapshot(paths["cow"], as_of=first)),
+                    "cow_sql_as_of": _tuples(rs_snapshot(paths["cow"], as_of=first)),
                     "cow_incr": _tuples(rs_incremental(paths["cow"], first, second)),
                     "mor_path": _tuples(rs_snapshot(paths["mor"]))}
         for q, want in expected.items():

@@ -21,13 +21,18 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSessionExtensions, SQLContext}
 import org.apache.spark.sql.classic.SparkSession
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.catalog.CatalogTable
+import org.apache.spark.sql.catalyst.{FunctionIdentifier, InternalRow, TableIdentifier}
+import org.apache.spark.sql.catalyst.analysis.{RelationTimeTravel, UnresolvedRelation}
+import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogUtils}
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeReference, AttributeSet,
-  BinaryExpression, Expression, GetStructField, Predicate, PythonUDF}
+  BinaryExpression, Expression, GetStructField, Literal, Predicate, PythonUDF}
+import org.apache.spark.sql.catalyst.parser.{ParameterContext, ParserInterface, SqlStatementSplitResult,
+  TemporalIdentifier}
+import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, LocalRelation, LogicalPlan, MapInArrow, Project, Union}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LeafNode, LocalRelation, LogicalPlan, MapInArrow, Project,
+  SubqueryAlias, Union}
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitionDirectory}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
@@ -70,6 +75,7 @@ object Names {
   val Filters = "hudi_engine.read.filters" // Python: hudi_engine.spark.native.FILTERS
   val SparkOpensFiles = "hudi_engine.read.spark_opens_files" // Python: hudi_engine.spark.native.SPARK_OPENS_FILES
   val TableName = "hudi_engine.read.table_name" // Python: hudi_engine.spark.native.TABLE_NAME
+  val AsOfInstant = "as.of.instant" // Python: hudi_engine.config.keys.AS_OF_INSTANT
 }
 
 /** A query's filters as the Python planner decodes them (`hudi_engine.spark.native.decode_filter`): JSON arrays
@@ -141,8 +147,8 @@ object Filters {
 }
 
 /** A Hudi table as Spark's catalog and analyzer see it: location, options, schema. Planned by `HudiStrategy`. */
-class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema: Option[StructType])
-    extends BaseRelation {
+class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema: Option[StructType],
+    sqlOptions: Set[String] = Set.empty) extends BaseRelation {
   override def sqlContext: SQLContext = ctx
   def spark: SparkSession = ctx.sparkSession.asInstanceOf[SparkSession]
 
@@ -157,17 +163,19 @@ class HudiRelation(ctx: SQLContext, parameters: Map[String, String], userSchema:
   /** The options the Python planner reads with: the caller's, with the table path resolved. A catalog table takes
    *  only its entry's own OPTIONS: Spark caches a catalog table's relation with the options of its first read
    *  (`spark.read.options(...).table(name)`), which would pin every later query of the name to them. Such a read
-   *  is refused, and the cached relation dropped so that the next query of the name resolves it afresh. */
+   *  is refused, and the cached relation dropped so that the next query of the name resolves it afresh.
+   *  `sqlOptions` are the ones a SQL clause set on a relation Spark does not cache (`TIMESTAMP AS OF`). */
   def readOptions(catalog: Option[CatalogTable] = None): Map[String, String] = {
     catalog.foreach { t =>
-      val own = t.storage.properties.keySet.map(_.toLowerCase)
+      val own = (t.storage.properties.keySet ++ sqlOptions).map(_.toLowerCase)
       val extra = parameters.keySet.filter(k => k.toLowerCase != "path" && !own.contains(k.toLowerCase))
       if (extra.nonEmpty) {
         spark.sessionState.catalog.invalidateCachedTable(t.identifier)
         throw new IllegalArgumentException(
           s"hudi: catalog table ${t.identifier.unquotedString} read with options ${extra.toSeq.sorted.mkString(", ")}: " +
             "a catalog name reads the table as its entry declares (Spark would keep one read's options for every " +
-            "later query of the name); for time travel or an incremental read use " +
+            "later query of the name); for time travel use SELECT ... FROM name TIMESTAMP AS OF '<instant>', " +
+            "for time travel or an incremental read by path use " +
             s"""spark.read.format("hudi").options(...).load("$tablePath")""")
       }
     }
@@ -513,5 +521,80 @@ class HudiExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     extensions.injectPlannerStrategy(_ => HudiStrategy)
     extensions.injectResolutionRule(session => HudiWriteRule(session))
+    extensions.injectParser((_, delegate) => new HudiSqlParser(delegate))
+    extensions.injectResolutionRule(session => HudiTimeTravelRule(session))
+  }
+}
+
+/** `SELECT ... FROM t TIMESTAMP AS OF '<instant>'` as Hudi's Spark SQL reads it. Spark's analyzer refuses time
+ *  travel on every v1 table (a `USING hudi` catalog table is one) before an extension's rule can see the
+ *  `RelationTimeTravel` its parser made, so the parser hands each one over wrapped in `HudiTimeTravel`, and
+ *  `HudiTimeTravelRule` reads a Hudi table as of that instant or gives the node back to Spark. */
+class HudiSqlParser(delegate: ParserInterface) extends ParserInterface {
+  private def wrapped(plan: LogicalPlan): LogicalPlan = plan.transformUpWithSubqueries {
+    case t: RelationTimeTravel => HudiTimeTravel(t)
+  }
+  override def parsePlan(sqlText: String): LogicalPlan = wrapped(delegate.parsePlan(sqlText))
+  override def parsePlanWithParameters(sqlText: String, parameters: ParameterContext): LogicalPlan =
+    wrapped(delegate.parsePlanWithParameters(sqlText, parameters))
+  override def parseQuery(sqlText: String): LogicalPlan = wrapped(delegate.parseQuery(sqlText))
+  override def parseExpression(sqlText: String): Expression = delegate.parseExpression(sqlText)
+  override def parseTableIdentifier(sqlText: String): TableIdentifier = delegate.parseTableIdentifier(sqlText)
+  override def parseFunctionIdentifier(sqlText: String): FunctionIdentifier = delegate.parseFunctionIdentifier(sqlText)
+  override def parseMultipartIdentifier(sqlText: String): Seq[String] = delegate.parseMultipartIdentifier(sqlText)
+  override def parseTemporalTableIdentifier(sqlText: String): TemporalIdentifier =
+    delegate.parseTemporalTableIdentifier(sqlText)
+  override def parseRoutineParam(sqlText: String): StructType = delegate.parseRoutineParam(sqlText)
+  override def splitStatements(sqlText: String): SqlStatementSplitResult = delegate.splitStatements(sqlText)
+  override def parseTableSchema(sqlText: String): StructType = delegate.parseTableSchema(sqlText)
+  override def parseDataType(sqlText: String): DataType = delegate.parseDataType(sqlText)
+}
+
+/** A `RelationTimeTravel` that `HudiTimeTravelRule` looks at before Spark's analyzer does. */
+case class HudiTimeTravel(travel: RelationTimeTravel) extends LeafNode {
+  override def output: Seq[Attribute] = Nil
+  override lazy val resolved: Boolean = false
+}
+
+/** Resolves `HudiTimeTravel`: a `USING hudi` table of the session catalog is read with Hudi's `as.of.instant` set
+ *  to the clause's literal, as Hudi's own rule does (an instant time, or a date or timestamp string); anything else
+ *  goes back to Spark as the `RelationTimeTravel` it was. */
+case class HudiTimeTravelRule(session: org.apache.spark.sql.SparkSession) extends Rule[LogicalPlan] {
+  private val SessionCatalog = "spark_catalog" // Spark's CatalogManager.SESSION_CATALOG_NAME (private to Spark)
+
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
+    case HudiTimeTravel(travel) => travel match {
+      case RelationTimeTravel(u: UnresolvedRelation, timestamp, version) if !u.isStreaming =>
+        hudiTable(u.multipartIdentifier).fold[LogicalPlan](travel)(read(_, timestamp, version))
+      case _ => travel
+    }
+  }
+
+  private def hudiTable(parts: Seq[String]): Option[CatalogTable] = {
+    val catalog = session.asInstanceOf[SparkSession].sessionState.catalog
+    val inSession = parts match {
+      case Seq(c, rest @ _*) if parts.size == 3 && c.equalsIgnoreCase(SessionCatalog) => rest
+      case _ => parts
+    }
+    if (catalog.isTempView(parts) || inSession.size > 2) None
+    else HudiWriteRule.hudiCatalogTable(session, TableIdentifier(inSession.last, inSession.init.headOption))
+  }
+
+  private def read(table: CatalogTable, timestamp: Option[Expression], version: Option[String]): LogicalPlan = {
+    val name = table.identifier.unquotedString
+    val instant = timestamp match {
+      case Some(Literal(v, _)) if v != null => v.toString
+      case Some(other) => throw new IllegalArgumentException(
+        s"hudi: TIMESTAMP AS OF ${other.sql} on $name: Hudi time travel takes a literal instant time " +
+          "('20240101120000000') or date / timestamp string ('2024-01-01 12:00:00'), not an expression")
+      case None => throw new IllegalArgumentException(
+        s"hudi: VERSION AS OF ${version.getOrElse("")} on $name: a Hudi table's timeline has instants, not " +
+          "versions; use TIMESTAMP AS OF '<instant time>'")
+    }
+    val options = table.storage.properties ++ table.storage.locationUri.map("path" -> CatalogUtils.URIToString(_)) +
+      (Names.AsOfInstant -> instant)
+    val relation = new HudiRelation(session.sqlContext, options,
+      Some(table.schema).filter(_.nonEmpty), sqlOptions = Set(Names.AsOfInstant))
+    SubqueryAlias(table.identifier.nameParts, LogicalRelation(relation, table))
   }
 }
