@@ -6,10 +6,12 @@
 The records written by the commits in `(begin, end]` (end: the latest commit when left out), each in its state as
 of `end` (deletes not shown): `HudiTable.read_incremental`, so only the file slices those commits wrote are read.
 `begin` is an instant time, `'yyyy-MM-dd HH:mm:ss[.SSS]'`, `'yyyy-MM-dd'`, or `'earliest'`; on a Hudi 1.x table
-begin and end are completion times (docs/python-api.md). The first argument is the table's path or URI: a Python table
-function cannot look up the catalog (the path of a catalog table is the `hudi.path=` comment of its
-`_hoodie_commit_time` column; in dbt, `{{ hudi_table_changes(ref('orders'), begin) }}` resolves it and reads
-through Spark's own parquet reader, see `dbt/include/hudi/macros/reads.sql`).
+begin and end are completion times (docs/python-api.md). The first argument is the table's path or URI, or, as in
+Hudi, the name of a `USING hudi` catalog table (`'db.trips'`, any argument without a `/`): a Python table function
+cannot look up the catalog, so the native component's parser and rule (`HudiByNameRule`) put the table's location
+there first. Without the component, a name is not found (the path of a catalog table is the `hudi.path=` comment of
+its `_hoodie_commit_time` column). In dbt, `{{ hudi_table_changes(ref('orders'), begin) }}` resolves it and reads
+through Spark's own parquet reader, see `dbt/include/hudi/macros/reads.sql`.
 
     SELECT * FROM hudi_table_changes('/data/trips', 'cdc', '20240101120000000')
 
@@ -65,8 +67,9 @@ def _parse(table: str | None, query_type: str | None, begin: str | None, end: st
     try:
         hudi = HudiTable.load(table)
     except (HudiError, FileNotFoundError, OSError) as e:
-        raise HudiError(f"{FUNCTION_NAME}('{table}', ...): {e}. The first argument is the table's path or URI (a "
-                        f"catalog table's is the 'hudi.path=' comment of its _hoodie_commit_time column)") from None
+        raise HudiError(f"{FUNCTION_NAME}('{table}', ...): {e}. The first argument is the table's path or URI, or the "
+                        "name of a USING hudi catalog table in a session with the native component (else: its path, "
+                        "the 'hudi.path=' comment of its _hoodie_commit_time column)") from None
     where = f"table {hudi.config.name!r} ({hudi.base_path})"
     try:
         begin = "000" if begin.strip().lower() == EARLIEST else normalize_instant(begin, "begin")

@@ -49,8 +49,8 @@ SCRIPT: list[tuple[str, str]] = [
     ("all", "INSERT INTO {t} (id, name, price, ts, note{part_col_name}) VALUES (6, 'f', 60.0, 400, 'n'{dt1})"),
     ("all", "UPDATE {t} SET note = 'upd' WHERE id = 1"),
     ("query", "SELECT * FROM {t} TIMESTAMP AS OF '{instant:2}'"),
-    # By path: the engine's function (a Python table function, analyzed without the catalog) takes no table name.
-    ("query", "SELECT * FROM hudi_table_changes('{loc}', 'latest_state', '{instant:1}')"),
+    # By the catalog name, then by path: Hudi's function takes either.
+    ("query", "SELECT * FROM hudi_table_changes('{t}', 'latest_state', '{instant:1}')"),
     # `{bound:N}`: the N-th instant's completion time on version 9, its requested time on 6. Hudi 1.2's CDC query
     # takes the begin time as a requested time even on version 9 (its incremental query, as a completion time): a
     # bound both read alike (docs/cdc.md).

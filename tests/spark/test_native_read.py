@@ -238,7 +238,7 @@ def test_timestamp_as_of_on_a_catalog_name_reads_that_instant_and_never_pins_the
     """Hudi's `TIMESTAMP AS OF` (Spark refuses time travel on any v1 table; the component's parser hands it to its
     own rule): an instant time or a date / timestamp string, in a join beside the latest state, in a subquery;
     later queries of the name read the latest commit; `VERSION AS OF` and expressions are refused naming the table;
-    a table of another source keeps Spark's own answer."""
+    a table of another source keeps Spark's own answer. The columns are the table's as of the instant."""
     path = tmp_path / "t"
     first = _write(spark, path, "MERGE_ON_READ", [_rec(i, 1) for i in range(8)], "bulk_insert")
     _write(spark, path, "MERGE_ON_READ", [_rec(i, 2) for i in range(4)] + [_rec(i, 2) for i in range(100, 104)])
@@ -257,6 +257,10 @@ def test_timestamp_as_of_on_a_catalog_name_reads_that_instant_and_never_pins_the
     added = spark.sql(f"SELECT count(*) FROM {catalog} WHERE id NOT IN "
                       f"(SELECT id FROM {catalog} TIMESTAMP AS OF '{first}')").collect()[0][0]
     assert added == 4
+    # The columns as of the instant, as Hudi reads them: not the entry's, which ALTER TABLE changed since.
+    spark.sql(f"ALTER TABLE {catalog} ADD COLUMNS (note string)")
+    assert "note" in spark.table(catalog).columns
+    assert_same_rows(spark.sql(f"SELECT * FROM {catalog} TIMESTAMP AS OF '{first}'").toArrow(), old, "before ALTER")
     with pytest.raises(Exception, match=rf"VERSION AS OF 1 on \S*{catalog}: .*TIMESTAMP AS OF"):
         spark.sql(f"SELECT * FROM {catalog} VERSION AS OF 1").collect()
     with pytest.raises(Exception, match=rf"TIMESTAMP AS OF current_timestamp\(\) on \S*{catalog}: .*literal"):

@@ -279,6 +279,15 @@ def test_hudi_table_changes_forms(spark, unzip_table):
     assert since.to_pylist() == [{"rider": "rider-D", "fare": 25.0}]
     dashed = f"{first[:4]}-{first[4:6]}-{first[6:8]} {first[8:10]}:{first[10:12]}:{first[12:14]}.{first[14:]}"
     assert spark.sql(f"SELECT * FROM hudi_table_changes('{path}', 'latest_state', '{dashed}')").count() == 1
+    # By a USING hudi catalog name, as Hudi's SQL takes it (the native component puts the location in).
+    spark.sql("DROP TABLE IF EXISTS changes_by_name")
+    create_catalog_table(spark, "changes_by_name", str(path))
+    for name in ("changes_by_name", "default.changes_by_name", "spark_catalog.default.changes_by_name"):
+        got = spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'latest_state', 'earliest')").toArrow()
+        assert_same_rows(got, everything, f"by the name {name}")
+    inside = spark.sql("SELECT count(*) FROM changes_by_name WHERE rider IN (SELECT rider FROM "
+                       f"hudi_table_changes('changes_by_name', 'latest_state', '{first}'))").collect()[0][0]
+    assert inside == 1
 
 
 def test_bad_input_through_the_sql_paths_names_table_value_and_instants(spark, unzip_table, tmp_path):

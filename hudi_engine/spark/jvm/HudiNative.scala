@@ -22,7 +22,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSessionExtensions, SQLContext}
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.catalyst.{FunctionIdentifier, InternalRow, TableIdentifier}
-import org.apache.spark.sql.catalyst.analysis.{RelationTimeTravel, UnresolvedRelation}
+import org.apache.spark.sql.catalyst.analysis.{RelationTimeTravel, UnresolvedRelation, UnresolvedTableValuedFunction}
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogUtils}
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeReference, AttributeSet,
   BinaryExpression, Expression, GetStructField, Literal, Predicate, PythonUDF}
@@ -38,7 +38,7 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, 
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider,
   SchemaRelationProvider}
-import org.apache.spark.sql.types.{BinaryType, DataType, StructField, StructType}
+import org.apache.spark.sql.types.{BinaryType, DataType, StringType, StructField, StructType}
 import org.apache.spark.unsafe.types.UTF8String
 
 /** The `hudi` short name: reads (`HudiRelation`) and `df.write.format("hudi")` (`Writes`, HudiWrite.scala). */
@@ -76,6 +76,7 @@ object Names {
   val SparkOpensFiles = "hudi_engine.read.spark_opens_files" // Python: hudi_engine.spark.native.SPARK_OPENS_FILES
   val TableName = "hudi_engine.read.table_name" // Python: hudi_engine.spark.native.TABLE_NAME
   val AsOfInstant = "as.of.instant" // Python: hudi_engine.config.keys.AS_OF_INSTANT
+  val TableChanges = "hudi_table_changes" // Python: hudi_engine.spark.table_changes.FUNCTION_NAME
 }
 
 /** A query's filters as the Python planner decodes them (`hudi_engine.spark.native.decode_filter`): JSON arrays
@@ -522,17 +523,20 @@ class HudiExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectPlannerStrategy(_ => HudiStrategy)
     extensions.injectResolutionRule(session => HudiWriteRule(session))
     extensions.injectParser((_, delegate) => new HudiSqlParser(delegate))
-    extensions.injectResolutionRule(session => HudiTimeTravelRule(session))
+    extensions.injectResolutionRule(session => HudiByNameRule(session))
   }
 }
 
-/** `SELECT ... FROM t TIMESTAMP AS OF '<instant>'` as Hudi's Spark SQL reads it. Spark's analyzer refuses time
- *  travel on every v1 table (a `USING hudi` catalog table is one) before an extension's rule can see the
- *  `RelationTimeTravel` its parser made, so the parser hands each one over wrapped in `HudiTimeTravel`, and
- *  `HudiTimeTravelRule` reads a Hudi table as of that instant or gives the node back to Spark. */
+/** Hudi's Spark SQL spellings that name a Hudi table by its catalog name where Spark's analyzer cannot take it:
+ *  `SELECT ... FROM t TIMESTAMP AS OF '<instant>'` (Spark refuses time travel on every v1 table, a `USING hudi`
+ *  entry is one, before an extension's rule sees the clause) and `hudi_table_changes('<db.table>', ...)` (a Python
+ *  table function, analyzed where there is no catalog). The parser hands each over wrapped in `HudiByName`, which
+ *  `HudiByNameRule` resolves before Spark's analyzer does. */
 class HudiSqlParser(delegate: ParserInterface) extends ParserInterface {
   private def wrapped(plan: LogicalPlan): LogicalPlan = plan.transformUpWithSubqueries {
-    case t: RelationTimeTravel => HudiTimeTravel(t)
+    case t: RelationTimeTravel => HudiByName(t)
+    case f: UnresolvedTableValuedFunction if f.name.size == 1 && f.name.head.equalsIgnoreCase(Names.TableChanges) =>
+      HudiByName(f)
   }
   override def parsePlan(sqlText: String): LogicalPlan = wrapped(delegate.parsePlan(sqlText))
   override def parsePlanWithParameters(sqlText: String, parameters: ParameterContext): LogicalPlan =
@@ -550,24 +554,33 @@ class HudiSqlParser(delegate: ParserInterface) extends ParserInterface {
   override def parseDataType(sqlText: String): DataType = delegate.parseDataType(sqlText)
 }
 
-/** A `RelationTimeTravel` that `HudiTimeTravelRule` looks at before Spark's analyzer does. */
-case class HudiTimeTravel(travel: RelationTimeTravel) extends LeafNode {
+/** A parsed `RelationTimeTravel` or `hudi_table_changes` call that `HudiByNameRule` looks at first. */
+case class HudiByName(parsed: LogicalPlan) extends LeafNode {
   override def output: Seq[Attribute] = Nil
   override lazy val resolved: Boolean = false
 }
 
-/** Resolves `HudiTimeTravel`: a `USING hudi` table of the session catalog is read with Hudi's `as.of.instant` set
- *  to the clause's literal, as Hudi's own rule does (an instant time, or a date or timestamp string); anything else
- *  goes back to Spark as the `RelationTimeTravel` it was. */
-case class HudiTimeTravelRule(session: org.apache.spark.sql.SparkSession) extends Rule[LogicalPlan] {
+/** Resolves `HudiByName`, as Hudi's own rules do:
+ *  - time travel on a `USING hudi` table of the session catalog reads it with `as.of.instant` set to the clause's
+ *    literal (an instant time, or a date or timestamp string);
+ *  - `hudi_table_changes` whose first argument has no `/` takes it as a catalog name: the call gets the table's
+ *    location instead.
+ *  Anything else goes back to Spark as it was parsed. */
+case class HudiByNameRule(session: org.apache.spark.sql.SparkSession) extends Rule[LogicalPlan] {
   private val SessionCatalog = "spark_catalog" // Spark's CatalogManager.SESSION_CATALOG_NAME (private to Spark)
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
-    case HudiTimeTravel(travel) => travel match {
-      case RelationTimeTravel(u: UnresolvedRelation, timestamp, version) if !u.isStreaming =>
-        hudiTable(u.multipartIdentifier).fold[LogicalPlan](travel)(read(_, timestamp, version))
-      case _ => travel
+    case HudiByName(travel @ RelationTimeTravel(u: UnresolvedRelation, timestamp, version)) if !u.isStreaming =>
+      hudiTable(u.multipartIdentifier).fold[LogicalPlan](travel)(timeTravel(_, timestamp, version))
+    case HudiByName(f: UnresolvedTableValuedFunction) => f.functionArgs match {
+      case Literal(name: UTF8String, _: StringType) +: rest if !name.toString.contains("/") =>
+        val parts = scala.util.Try(session.sessionState.sqlParser.parseMultipartIdentifier(name.toString)).toOption
+        parts.flatMap(hudiTable).fold[LogicalPlan](f) { t =>
+          f.copy(functionArgs = Literal(SqlTable.location(t)) +: rest)
+        }
+      case _ => f
     }
+    case HudiByName(parsed) => parsed
   }
 
   private def hudiTable(parts: Seq[String]): Option[CatalogTable] = {
@@ -576,11 +589,11 @@ case class HudiTimeTravelRule(session: org.apache.spark.sql.SparkSession) extend
       case Seq(c, rest @ _*) if parts.size == 3 && c.equalsIgnoreCase(SessionCatalog) => rest
       case _ => parts
     }
-    if (catalog.isTempView(parts) || inSession.size > 2) None
+    if (parts.isEmpty || catalog.isTempView(parts) || inSession.size > 2) None
     else HudiWriteRule.hudiCatalogTable(session, TableIdentifier(inSession.last, inSession.init.headOption))
   }
 
-  private def read(table: CatalogTable, timestamp: Option[Expression], version: Option[String]): LogicalPlan = {
+  private def timeTravel(table: CatalogTable, timestamp: Option[Expression], version: Option[String]): LogicalPlan = {
     val name = table.identifier.unquotedString
     val instant = timestamp match {
       case Some(Literal(v, _)) if v != null => v.toString
@@ -591,10 +604,9 @@ case class HudiTimeTravelRule(session: org.apache.spark.sql.SparkSession) extend
         s"hudi: VERSION AS OF ${version.getOrElse("")} on $name: a Hudi table's timeline has instants, not " +
           "versions; use TIMESTAMP AS OF '<instant time>'")
     }
-    val options = table.storage.properties ++ table.storage.locationUri.map("path" -> CatalogUtils.URIToString(_)) +
-      (Names.AsOfInstant -> instant)
-    val relation = new HudiRelation(session.sqlContext, options,
-      Some(table.schema).filter(_.nonEmpty), sqlOptions = Set(Names.AsOfInstant))
+    // The table's columns as of the instant, as Hudi reads them: not the entry's, which a later ALTER TABLE changed.
+    val options = table.storage.properties + ("path" -> SqlTable.location(table)) + (Names.AsOfInstant -> instant)
+    val relation = new HudiRelation(session.sqlContext, options, None, sqlOptions = Set(Names.AsOfInstant))
     SubqueryAlias(table.identifier.nameParts, LogicalRelation(relation, table))
   }
 }
