@@ -48,7 +48,7 @@ class SliceReadContext:
                 return t.column("_hoodie_record_key")
         else:
             keygen = key_generator_for(config.key_generator_class, config.record_key_fields,
-                                       config.partition_fields, config.props,
+                                       config.partition_field_specs, config.props,
                                        hive_style=config.hive_style_partitioning,
                                        url_encode=config.url_encode_partitioning)
             key_columns = tuple(config.record_key_fields)

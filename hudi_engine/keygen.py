@@ -838,7 +838,7 @@ def key_generator_from_config(config: Any) -> KeyGenerator:
     return key_generator_for(
         config.key_generator_class,
         config.record_key_fields,
-        config.partition_fields,
+        config.partition_field_specs,
         config.props,
         hive_style=config.hive_style_partitioning,
         url_encode=config.url_encode_partitioning,

@@ -459,6 +459,13 @@ class TableConfig:
 
     @property
     def partition_fields(self) -> list[str]:
+        """The partition columns (a typed entry's name: see `partition_field_specs`)."""
+        return [f.split(":", 1)[0] for f in self.partition_field_specs]
+
+    @property
+    def partition_field_specs(self) -> list[str]:
+        """`hoodie.table.partition.fields` as stored: a CustomKeyGenerator table of version 8 or later keeps each
+        field's `:TYPE` (`dt:SIMPLE,ts:TIMESTAMP`), which its key generator takes."""
         return _split_fields(self.props.get(PARTITION_FIELDS))
 
     @property

@@ -91,11 +91,18 @@ class KeyConfig:
 
     @property
     def partition_field_names(self) -> tuple[str, ...]:
-        """The partition fields `hoodie.table.partition.fields` holds: a CustomKeyGenerator's `name:TYPE` entries
-        without their type, as Hudi 0.14/0.15 store them for table version 6 (the type stays in the option)."""
-        if self.key_generator_class.rsplit(".", 1)[-1] in ("CustomKeyGenerator", "CustomAvroKeyGenerator"):
+        """The partition columns: a CustomKeyGenerator's `name:TYPE` entries without their type. A new table's
+        `hoodie.table.partition.fields` holds these, on every version, as Hudi 0.14/0.15 write version 6 (the type
+        stays in the option). Hudi 1.x keeps the types from version 8 on, but hudi-rs 0.5 refuses that spelling
+        (`dt\\:SIMPLE` "is not present in the table schema") and Java Hudi 1.2 reads either; a table that has them
+        is read and written with them (`TableConfig.partition_field_specs`)."""
+        if self._custom:
             return tuple(f.split(":", 1)[0] for f in self.partition_fields)
         return self.partition_fields
+
+    @property
+    def _custom(self) -> bool:
+        return self.key_generator_class.rsplit(".", 1)[-1] in ("CustomKeyGenerator", "CustomAvroKeyGenerator")
 
     def key_generator(self) -> "KeyGenerator":
         from hudi_engine.keygen import key_generator_for
@@ -695,7 +702,7 @@ class WriteConfig:
         if sync_problems:
             raise ConfigError(f"table {where}: invalid catalog sync options:\n  " + "\n  ".join(sync_problems))
         keys = self.keys
-        partitions = keys.partition_fields if self.is_set(K.PARTITION_FIELDS) else tuple(table.partition_fields)
+        partitions = keys.partition_fields if self.is_set(K.PARTITION_FIELDS) else tuple(table.partition_field_specs)
         keygen_props = {k: v for k, v in table.props.items() if k in _KEYGEN_KEYS} | dict(keys.props)
         keys = KeyConfig(
             tuple(table.record_key_fields), partitions,

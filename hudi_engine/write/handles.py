@@ -134,7 +134,7 @@ class WriteContext:
     @cached_property
     def keygen(self):
         cfg = self.config
-        return key_generator_for(cfg.key_generator_class, cfg.record_key_fields, cfg.partition_fields, cfg.props,
+        return key_generator_for(cfg.key_generator_class, cfg.record_key_fields, cfg.partition_field_specs, cfg.props,
                                  hive_style=cfg.hive_style_partitioning, url_encode=cfg.url_encode_partitioning)
 
     @cached_property

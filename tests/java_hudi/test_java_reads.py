@@ -489,9 +489,10 @@ PROPERTY_DIFFERENCES: dict[str, Callable[[str | None, str | None], bool]] = {
     "hoodie.table.index.defs.path": lambda ours, java: ours is None and java is not None,
     "hoodie.table.multiple.base.file.formats.enable": lambda ours, java: ours is None and java == "false",
     "hoodie.table.partition_extractor_class": lambda ours, java: ours is None and java is not None,
-    # Not fixed yet (engine findings, open): on a new version-8 CustomKeyGenerator table Hudi 1.2 stores the
-    # partition fields with their types and no hoodie.keygen.timebased.* options; this engine stores the names and
-    # the options (which Hudi 1.2's TimestampBasedKeyGenerator tables do keep).
+    # On a new CustomKeyGenerator table of version 8 or 9 Hudi 1.2 stores the partition fields with their types
+    # and no hoodie.keygen.timebased.* options. This engine stores the names (hudi-rs 0.5 refuses the typed
+    # spelling; Java reads either, and the engine reads and writes a table that has the types) and the options
+    # (which Hudi 1.2's TimestampBasedKeyGenerator tables keep too, and which let a later write spell the path).
     "hoodie.table.partition.fields": lambda ours, java: (ours is None and java == "") or (
         ours is not None and java is not None and [f.split(":")[0] for f in java.split(",")] == ours.split(",")),
     **{k: (lambda ours, java: ours is not None and java is None) for k in (

@@ -172,17 +172,31 @@ def test_mor_inserts_open_new_file_groups_and_updates_go_to_log_files(tmp_path):
     assert len(got) == 21 and got["k0003"] == (2, 3.0)
 
 
-def test_custom_key_generator_tables_store_partition_field_names_without_types(tmp_path):
+@pytest.mark.parametrize("version", [6, 9])
+def test_custom_key_generator_tables_store_partition_field_names_and_take_typed_ones(tmp_path, version):
+    """A new table stores the names (as Hudi 0.14/0.15 write version 6; hudi-rs refuses Hudi 1.x's `name:TYPE`
+    spelling). A table whose hoodie.properties has the types, as Hudi 1.x writes version 8 and later, has the same
+    partition columns and takes a write without the partition option, as on Java Hudi."""
     path = tmp_path / "t"
     custom = {"hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.CustomKeyGenerator",
-              "hoodie.datasource.write.partitionpath.field": "dt:SIMPLE"}
+              "hoodie.datasource.write.partitionpath.field": "dt:SIMPLE", "hoodie.write.table.version": str(version)}
     write(path, rows([1, 2], dt="d1"), opts("insert", **custom))
-    props = (path / ".hoodie" / "hoodie.properties").read_text()
-    assert "hoodie.table.partition.fields=dt\n" in props  # as Hudi 0.14/0.15 write a version 6 table
+    props_file = path / ".hoodie" / "hoodie.properties"
+    assert "hoodie.table.partition.fields=dt\n" in props_file.read_text()
     r = write(path, rows([2, 3], ts=2, dt="d1"), opts(**custom))  # the typed option does not contradict it
     assert (r.records_updated, r.records_inserted) == (1, 1)
     assert sorted(snapshot(path)) == ["k0001", "k0002", "k0003"]
     assert [s.partition_path for s in HudiTable.load(str(path)).file_slices()] == ["d1"]
+    if version == 6:
+        return
+    props_file.write_text(props_file.read_text().replace("partition.fields=dt\n", "partition.fields=dt\\:SIMPLE\n"))
+    table = HudiTable.load(str(path))
+    assert table.config.partition_fields == ["dt"] and table.config.partition_field_specs == ["dt:SIMPLE"]
+    untyped = {k: v for k, v in opts(**custom).items() if k != "hoodie.datasource.write.partitionpath.field"}
+    assert write(path, rows([4], ts=3, dt="d2"), untyped).records_inserted == 1
+    got = HudiTable.load(str(path)).read_snapshot()
+    assert sorted(zip(got["id"].to_pylist(), got["dt"].to_pylist(), got["_hoodie_partition_path"].to_pylist())) == \
+        [("k0001", "d1", "d1"), ("k0002", "d1", "d1"), ("k0003", "d1", "d1"), ("k0004", "d2", "d2")]
 
 
 def test_a_one_pass_task_gets_each_file_group_sorted_by_key_and_refuses_a_group_split_in_two_runs():
