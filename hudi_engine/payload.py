@@ -78,6 +78,11 @@ BUILTIN_PAYLOADS: dict[str, Payload] = {
     for p in (OVERWRITE_WITH_LATEST, DEFAULT_RECORD, EVENT_TIME, OVERWRITE_NON_DEFAULTS, PARTIAL_UPDATE)
 }
 
+# hoodie.record.merge.mode -> the payload whose rule it is: a 1.x table or writer may name a mode and no payload class
+# (Hudi 1.x: HoodieTableConfig.inferCorrectMergingBehavior).
+MERGE_MODE_PAYLOADS: dict[str, str] = {"COMMIT_TIME_ORDERING": OVERWRITE_WITH_LATEST.class_name,
+                                       "EVENT_TIME_ORDERING": DEFAULT_RECORD.class_name}
+
 
 def builtin_class_name(name: str) -> str:
     """The full Java class name of a built-in payload given short or full; any other name unchanged."""

@@ -16,7 +16,7 @@ from .errors import TableConfigError, TableNotFoundError, UnsupportedTableVersio
 from .java_properties import PropertiesError, format_properties, java_date_string, java_instant_string, parse_properties
 from .keygen import infer_key_generator_class
 from .location import META_FOLDER, TableLocation
-from .payload import builtin_class_name
+from .payload import MERGE_MODE_PAYLOADS, builtin_class_name
 from .schema import schema_to_json, to_create_schema
 from .storage import Storage
 
@@ -90,11 +90,6 @@ _KEY_GENERATOR_TYPES = {
     "CUSTOM": "CustomKeyGenerator", "CUSTOM_AVRO": "CustomAvroKeyGenerator",
     "NON_PARTITION": "NonpartitionedKeyGenerator", "NON_PARTITION_AVRO": "NonpartitionedAvroKeyGenerator",
     "GLOBAL_DELETE": "GlobalDeleteKeyGenerator", "GLOBAL_DELETE_AVRO": "GlobalAvroDeleteKeyGenerator",
-}
-# hoodie.record.merge.mode -> the payload whose rule it is (a 1.x table may name no payload class).
-_MERGE_MODE_PAYLOADS = {
-    "COMMIT_TIME_ORDERING": "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
-    "EVENT_TIME_ORDERING": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
 }
 # Version 9 (Hudi 1.1+, RFC-97) records a built-in payload as its merge mode and partial-update mode, and keeps the
 # class only as hoodie.table.legacy.payload.class: (mode, partial-update mode) of each, as Hudi 1.2 writes them.
@@ -618,7 +613,7 @@ def _hudi_1x_props(props: dict[str, str], version: int, payload_named: bool, mer
     payload = named if payload_named else None
     if payload is None:
         merge_mode = merge_mode or ("EVENT_TIME_ORDERING" if out.get(PRECOMBINE_FIELD) else "COMMIT_TIME_ORDERING")
-        payload = _MERGE_MODE_PAYLOADS[merge_mode]
+        payload = MERGE_MODE_PAYLOADS[merge_mode]
     out.pop(RECORD_MERGER_STRATEGY, None)
     if version >= 9:
         ordering = out.pop(PRECOMBINE_FIELD, None)
@@ -635,7 +630,7 @@ def _hudi_1x_props(props: dict[str, str], version: int, payload_named: bool, mer
             out[LEGACY_PAYLOAD_CLASS] = payload
         out["hoodie.table.format"] = "native"
     else:
-        mode = {v: k for k, v in _MERGE_MODE_PAYLOADS.items()}.get(payload, "CUSTOM")
+        mode = {v: k for k, v in MERGE_MODE_PAYLOADS.items()}.get(payload, "CUSTOM")
         out[RECORD_MERGE_MODE] = mode
         out[RECORD_MERGE_STRATEGY_ID] = {"COMMIT_TIME_ORDERING": _COMMIT_TIME_STRATEGY,
                                          "EVENT_TIME_ORDERING": DEFAULT_RECORD_MERGER_STRATEGY}.get(

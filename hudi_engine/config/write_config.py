@@ -18,7 +18,7 @@ from hudi_engine.config import hudi_keys
 from hudi_engine.config import keys as K
 from hudi_engine.config.option import Options
 from hudi_engine.errors import ConfigError, HudiError
-from hudi_engine.payload import Payload, payload_for
+from hudi_engine.payload import MERGE_MODE_PAYLOADS, Payload, payload_for
 
 if TYPE_CHECKING:
     from hudi_engine.keygen import KeyGenerator
@@ -117,12 +117,6 @@ class KeyConfig:
 _KEYGEN_KEYS = tuple(o.key for o in (*K.TIMEBASED_OPTIONS, K.CONSISTENT_LOGICAL_TIMESTAMP, K.PARTITION_FIELDS))
 
 
-# A merge mode without a payload class picks the payload that merges the same way (Hudi 1.x:
-# HoodieTableConfig.inferCorrectMergingBehavior); with one, hudi_keys refuses a mode that is not the payload's.
-_MODE_PAYLOADS = {"COMMIT_TIME_ORDERING": "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
-                  "EVENT_TIME_ORDERING": "org.apache.hudi.common.model.DefaultHoodieRecordPayload"}
-
-
 def _merge_mode(given: Mapping[str, str]) -> str:
     return (given.get("hoodie.write.record.merge.mode") or given.get("hoodie.record.merge.mode") or "").strip().upper()
 
@@ -140,9 +134,11 @@ class MergeConfig:
 
     @staticmethod
     def from_options(o: Options) -> "MergeConfig":
+        # A merge mode without a payload class picks the payload that merges the same way; with one, hudi_keys
+        # refuses a mode that is not the payload's.
         try:
             payload = payload_for(o[K.PAYLOAD_CLASS] if o.given.get(K.PAYLOAD_CLASS.key) else
-                                  _MODE_PAYLOADS.get(_merge_mode(o.given), o[K.PAYLOAD_CLASS]))
+                                  MERGE_MODE_PAYLOADS.get(_merge_mode(o.given), o[K.PAYLOAD_CLASS]))
         except HudiError as e:
             raise ConfigError(f"{K.PAYLOAD_CLASS.key}: {e}") from None
         precombine = o[K.PRECOMBINE_FIELD].strip()
