@@ -86,6 +86,12 @@ class ReadOptions:
         for key in keys.AS_OF_INSTANT.all_keys:
             if opts.get(key):
                 as_of = normalize_instant(opts[key], key)
+                if opts[key].strip().isdigit() and len(as_of) not in _INSTANT_DIGITS:
+                    # Java Hudi's time travel takes an instant of seconds or milliseconds only
+                    # (HoodieSqlCommonUtils.formatQueryInstant); any other number is a typo, not an instant.
+                    raise InstantOptionError(f"option {key}={as_of!r}: expected an instant time yyyyMMddHHmmss[SSS] "
+                                             f"({' or '.join(map(str, _INSTANT_DIGITS))} digits), "
+                                             "'yyyy-MM-dd HH:mm:ss[.SSS]' or 'yyyy-MM-dd'")
         begin = normalize_instant(opts[BEGIN_INSTANT], BEGIN_INSTANT) if opts.get(BEGIN_INSTANT) else None
         end = normalize_instant(opts[END_INSTANT], END_INSTANT) if opts.get(END_INSTANT) else None
         if query_type == "incremental":
@@ -171,6 +177,7 @@ def plain_path(path: str | None) -> str | None:
     return path
 
 
+_INSTANT_DIGITS = (14, 17)
 _INSTANT_FORMATS = (("%Y-%m-%d %H:%M:%S.%f", 23), ("%Y-%m-%d %H:%M:%S", 19), ("%Y-%m-%dT%H:%M:%S.%f", 23),
                     ("%Y-%m-%dT%H:%M:%S", 19), ("%Y-%m-%d", 10))
 

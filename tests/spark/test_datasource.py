@@ -314,7 +314,11 @@ def test_read_options_parse_and_validate():
     with pytest.raises(HudiError, match="need hoodie.datasource.query.type=incremental"):
         ReadOptions.parse({"path": "/t", END: "1"})
     with pytest.raises(HudiError, match="does not combine"):
-        ReadOptions.parse({QUERY_TYPE: "incremental", BEGIN: "1", "as.of.instant": "2"})
+        ReadOptions.parse({QUERY_TYPE: "incremental", BEGIN: "1", "as.of.instant": "20240301101112123"})
+    for typo in ("2024", "202403011011121234"):  # as Java Hudi refuses a time travel instant of another length
+        with pytest.raises(HudiError, match=rf"option as.of.instant='{typo}': expected an instant time"):
+            ReadOptions.parse({"path": "/t", "as.of.instant": typo})
+    assert ReadOptions.parse({"path": "/t", "as.of.instant": "20240301101112"}).as_of == "20240301101112"
 
 
 def test_normalize_instant():
