@@ -96,13 +96,9 @@ class KeyConfig:
         stays in the option). Hudi 1.x keeps the types from version 8 on, but hudi-rs 0.5 refuses that spelling
         (`dt\\:SIMPLE` "is not present in the table schema") and Java Hudi 1.2 reads either; a table that has them
         is read and written with them (`TableConfig.partition_field_specs`)."""
-        if self._custom:
+        if self.key_generator_class.rsplit(".", 1)[-1] in ("CustomKeyGenerator", "CustomAvroKeyGenerator"):
             return tuple(f.split(":", 1)[0] for f in self.partition_fields)
         return self.partition_fields
-
-    @property
-    def _custom(self) -> bool:
-        return self.key_generator_class.rsplit(".", 1)[-1] in ("CustomKeyGenerator", "CustomAvroKeyGenerator")
 
     def key_generator(self) -> "KeyGenerator":
         from hudi_engine.keygen import key_generator_for
