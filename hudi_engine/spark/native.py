@@ -152,22 +152,10 @@ def _java() -> str:
 
 
 def _build(jar: Path, source: str, version: str) -> None:
-    jars = spark_jars_dir()
-    compiler = [next(iter(sorted(jars.glob(f"{name}-2.13.*.jar"))), None)
-                for name in ("scala-compiler", "scala-library", "scala-reflect")]
-    if any(c is None for c in compiler):
-        raise HudiError(f"hudi native source: no Scala 2.13 compiler among Spark's jars in {jars}")
     with tempfile.TemporaryDirectory(dir=jar.parent) as tmp:
         classes = Path(tmp) / "classes"
         classes.mkdir()
-        cmd = [_java(), "-cp", os.pathsep.join(str(c) for c in compiler), "scala.tools.nsc.Main", "-usejavacp",
-               "-nowarn", "-classpath", os.pathsep.join(str(j) for j in sorted(jars.glob("*.jar"))),
-               "-d", str(classes), *(str(f) for f in sorted(SOURCE_DIR.glob("*.scala")))]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise HudiError(f"hudi native source: compiling {SOURCE_DIR} against Spark {version} ({jars}) failed "
-                            f"(exit {done.returncode}):\n{done.stdout}{done.stderr}\nFix the source, or delete "
-                            f"{jar.parent} and retry; sessions without native=True read through the Python source.")
+        _compile(classes, jar, version)
         built = Path(tmp) / JAR_NAME
         with zipfile.ZipFile(built, "w", zipfile.ZIP_DEFLATED) as z:
             for f in sorted(classes.rglob("*.class")):
@@ -176,6 +164,23 @@ def _build(jar: Path, source: str, version: str) -> None:
                 z.writestr(name, text)
             z.writestr(MARKER, _marker(source, version))
         os.replace(built, jar)  # atomic: a reader sees the old jar or the whole new one
+
+
+def _compile(classes: Path, jar: Path, version: str) -> None:
+    """The component's sources compiled into `classes` with the Scala compiler among Spark's jars."""
+    jars = spark_jars_dir()
+    compiler = [next(iter(sorted(jars.glob(f"{name}-2.13.*.jar"))), None)
+                for name in ("scala-compiler", "scala-library", "scala-reflect")]
+    if any(c is None for c in compiler):
+        raise HudiError(f"hudi native source: no Scala 2.13 compiler among Spark's jars in {jars}")
+    cmd = [_java(), "-cp", os.pathsep.join(str(c) for c in compiler), "scala.tools.nsc.Main", "-usejavacp",
+           "-nowarn", "-classpath", os.pathsep.join(str(j) for j in sorted(jars.glob("*.jar"))),
+           "-d", str(classes), *(str(f) for f in sorted(SOURCE_DIR.glob("*.scala")))]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise HudiError(f"hudi native source: compiling {SOURCE_DIR} against Spark {version} ({jars}) failed "
+                        f"(exit {done.returncode}):\n{done.stdout}{done.stderr}\nFix the source, or delete "
+                        f"{jar.parent} and retry; sessions without native=True read through the Python source.")
 
 
 def native_conf(conf: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -342,28 +342,39 @@ def _built(jar: Path) -> tuple[int, int]:
 
 def test_the_component_is_rebuilt_when_its_source_the_spark_version_or_the_jar_changes(private_component,
                                                                                       monkeypatch):
-    jar = native.component_jar()
+    jar = native.component_jar()  # compiled for real, once
     assert native.jar_is_current(jar, native.source_hash(), native.spark_version())
     with zipfile.ZipFile(jar) as z:
         assert "hudiengine/spark/DefaultSource.class" in z.namelist()
+        classes = {n: z.read(n) for n in z.namelist() if n.endswith(".class")}
     first = _built(jar)
     assert native.component_jar() == jar and _built(jar) == first, "reused, not rebuilt"
 
+    # From here the cache's decisions are under test, not scalac: each rebuild compiles the first build's classes.
+    compiles: list[Path] = []
+
+    def compile_again(into: Path, target: Path, version: str) -> None:
+        compiles.append(target)
+        for name, data in classes.items():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            (into / name).write_bytes(data)
+
+    monkeypatch.setattr(native, "_compile", compile_again)
     scala = next(private_component.glob("*.scala"))
     scala.write_text(scala.read_text() + "\n// changed\n")
     changed = native.component_jar()
-    assert changed != jar and changed.exists(), "a new source hash: a new jar"
+    assert changed != jar and changed.exists() and compiles == [changed], "a new source hash: a new jar"
 
+    real_version = native.spark_version
     monkeypatch.setattr(native, "spark_version", lambda: "0.0.0-other")
     other_spark = native.component_jar()
-    assert other_spark.parent.name.startswith("spark-0.0.0-other-")
-    monkeypatch.undo()
-    monkeypatch.setattr(native, "SOURCE_DIR", private_component)
-    monkeypatch.setenv(native.CACHE_ENV, str(private_component.parent / "cache"))
+    assert other_spark.parent.name.startswith("spark-0.0.0-other-") and compiles[-1] == other_spark
+    monkeypatch.setattr(native, "spark_version", real_version)
 
     changed.write_bytes(b"not a jar")  # broken: rebuilt in place
     assert native.component_jar() == changed and native.jar_is_current(changed, native.source_hash(),
                                                                        native.spark_version())
+    assert len(compiles) == 3
 
     # Stale: the jar in this folder says it was built for another Spark (or lacks its classes): rebuilt in place.
     for stale in (native.MARKER, "hudiengine/spark/HudiStrategy$.class"):
@@ -375,6 +386,7 @@ def test_the_component_is_rebuilt_when_its_source_the_spark_version_or_the_jar_c
         assert native.jar_is_current(changed, native.source_hash(), native.spark_version()), stale
     current = _built(changed)
     assert native.component_jar() == changed and _built(changed) == current, "and then reused"
+    assert len(compiles) == 5
 
 
 def _rewrite_without(jar: Path, name: str, extra: dict[str, str]) -> None:
