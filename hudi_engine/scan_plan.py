@@ -5,8 +5,9 @@ read-optimized or incremental, optionally limited to named file groups) to one i
 when the query names none, so that every part of one read sees the same commit; with it the `Visibility` of that
 instant, the schema of the rows, the incremental `CommitTimeWindow`, and the file slices after partition pruning
 (by `filters`) and commit-time pruning (a lower bound on `_hoodie_commit_time`). Time travel to an archived or
-cleaned instant and incremental ranges outside the active timeline are refused here (`HudiTable.check_instant`,
-`check_range`, and the listing's check for cleaned file versions).
+cleaned instant and incremental ranges ending outside the active timeline are refused here (`HudiTable.check_instant`,
+`check_range`, and the listing's check for cleaned file versions); a range that begins among archived commits reads
+every slice that can hold their rows.
 
 Consumers: `HudiTable.scan` / `read_snapshot` / `read_incremental` read the slices in this process;
 `hudi_engine.spark.relation.plan_read` only decides, slice by slice, between Spark's parquet reader and the merge
@@ -32,7 +33,7 @@ from hudi_engine.fs_view import Visibility
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
-from hudi_engine.timeline.instant import Action
+from hudi_engine.timeline.instant import Action, Instant
 
 if TYPE_CHECKING:
     from hudi_engine.table import HudiTable
@@ -138,18 +139,19 @@ def fix_query(table: "HudiTable", query: ReadOptions) -> ScanPlan:
                         "source with its options")
     window = None
     if query.incremental:
-        begin, end = table.check_range(query.begin_instant, query.end)
+        begin, end = table.check_range(query.begin_instant, query.end, archived_begin=True)
         end = end or _latest_range_end(table)
         as_of = table.incremental_end(begin, end) if end is not None else None
         window = _commit_time_window(table, begin, end)
         query = replace(query, begin=begin, end=end)
     else:
         as_of = table.check_instant(query.as_of, "time travel instant")
-        if as_of is not None:
-            table.check_retained(as_of)
         # The latest snapshot is listed without time travel's check for cleaned files (nothing it reads was
-        # cleaned); every other part of the read (a merge source's half) is pinned to the same latest commit.
+        # cleaned); every other part of the read (a merge source's half) is pinned to the same latest commit, which
+        # is a snapshot's, not time travel's, whatever write is still pending before it.
         latest = table.timeline.completed_commits().last()
+        if as_of is not None and (latest is None or as_of != latest.timestamp):
+            table.check_time_travel(as_of)
         query = replace(query, as_of=as_of or (latest.timestamp if latest is not None else None))
     return ScanPlan(table.storage_uri, table.storage, table.config, table.schema(as_of), query,
                     Visibility.of(table.timeline, as_of), window)
@@ -199,10 +201,11 @@ def _incremental_slices(table: "HudiTable", begin: str, end: str | None, vis: Vi
     if not commits:
         return []
     slices = table.latest_file_slices(vis, filters, schema)
-    if _may_reach_archived_commits(table, begin):
+    bound = _archived_commits_bound(table, begin, commits)
+    if bound is not None:
         # Commits of the range may have left the active timeline (archived), and with them the record of which
-        # file groups they wrote: keep every slice that can hold a row written after the start instead.
-        return prune_by_commit_time(table, slices, CommitTimeBound(begin), vis)
+        # file groups they wrote: keep every slice that can hold a row they wrote instead.
+        return prune_by_commit_time(table, slices, bound, vis)
     touched = set()
     for instant in commits:
         for stat in table.commit_metadata(instant).write_stats():
@@ -210,13 +213,19 @@ def _incremental_slices(table: "HudiTable", begin: str, end: str | None, vis: Vi
     return [s for s in slices if (s.partition_path, s.file_id) in touched]
 
 
-def _may_reach_archived_commits(table: "HudiTable", begin: str) -> bool:
-    """Layout 1: a range starting before the active timeline may hold archived commits. (Layout 2 ranges are
-    of completion times, which archived instants no longer show: those ranges keep the active commits.)"""
-    if table.timeline.layout.incremental_by_completion_time or not table.config.populate_meta_fields:
-        return False
+def _archived_commits_bound(table: "HudiTable", begin: str, commits: list[Instant]) -> CommitTimeBound | None:
+    """The commit times a range's rows have when it may hold archived commits, whose metadata is not read: in
+    layout 1 a range that starts before the active timeline (rows after `begin`); in layout 2 a range holding
+    commits of the LSM history (rows from the oldest requested time of the range). None: every commit is active."""
+    if not table.config.populate_meta_fields:  # no commit times: every slice is read whole (hudi-rs)
+        return None
+    if table.timeline.layout.incremental_by_completion_time:
+        history = {i.timestamp for i in table.history_commits()}
+        if not any(c.timestamp in history for c in commits):
+            return None
+        return CommitTimeBound(min(c.timestamp for c in commits), inclusive=True)
     start = table.timeline.timeline_start()
-    return start is not None and begin < start
+    return CommitTimeBound(begin) if start is not None and begin < start else None
 
 
 def _commit_time_window(table: "HudiTable", begin: str, end: str | None) -> CommitTimeWindow:

@@ -59,6 +59,7 @@ class HudiTable:
         self._uri = uri
         self._slicing = slicing_for(timeline)
         self._metadata: dict[Instant, CommitMetadata] = {}  # completed instants' files never change
+        self._history_commits: list[Instant] | None = None  # layout 2: the LSM history's commits, read once
 
     @staticmethod
     def of(handle: TableHandle) -> "HudiTable":
@@ -220,11 +221,24 @@ class HudiTable:
                         out.setdefault((partition, base.file_id), []).append(base.instant_time)
         return out
 
-    def check_retained(self, as_of: str) -> None:
-        """Refuse time travel before what the latest clean retains, as Hudi does (`TimelineUtils.
-        validateTimestampAsOf`): before its earliest commit to retain (KEEP_LATEST_COMMITS), or, when it names none
-        (KEEP_LATEST_FILE_VERSIONS), before the first completed write of the active timeline. Files may still be
-        there, but the instant is outside the retention window every reader of the table agrees on."""
+    def check_time_travel(self, as_of: str) -> None:
+        """Refuse time travel as Hudi does (`TimelineUtils.validateTimestampAsOf`): at or after the first pending
+        write (a commit, deltacommit or replacecommit not completed, clustering aside), which the read would
+        silently miss once it completes; before what the latest clean retains: its earliest commit to retain
+        (KEEP_LATEST_COMMITS), or, when it names none (KEEP_LATEST_FILE_VERSIONS), the first completed write of the
+        active timeline. Files may still be there, but the instant is outside the window every reader agrees on."""
+        from hudi_engine.timeline.clustering import is_clustering
+
+        where = f"table {self.config.name!r} ({self.base_path})"
+        pending = self.timeline.filter(
+            lambda i: not i.is_completed and i.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
+            and not (i.action is Action.REPLACE_COMMIT and is_clustering(self.timeline, i))).first()
+        if pending is not None and as_of >= pending.timestamp:
+            raise HudiError(
+                f"{where}: time travel instant {as_of} is at or after the first pending write, {pending.action} "
+                f"{pending.timestamp} ({pending.state.name.lower()}): the read would miss what it writes if it "
+                f"completes. Read as of an instant before {pending.timestamp}, or roll the failed write back "
+                f"(HudiTable.rollback). Available: {self.available()}")
         clean = self.timeline.filter_by([Action.CLEAN], [State.COMPLETED]).last()
         if clean is None:
             return
@@ -237,7 +251,7 @@ class HudiTable:
             retained, policy = (first.timestamp if first else None), "hoodie.cleaner.fileversions.retained"
         if retained is not None and as_of < retained:
             raise HudiError(
-                f"table {self.config.name!r} ({self.base_path}): instant {as_of} was cleaned: the last clean "
+                f"{where}: instant {as_of} was cleaned: the last clean "
                 f"({clean.timestamp}) retains instants from {retained} on ({policy}). Available: instants "
                 f"from {retained} to {self.timeline.completed_commits().last().timestamp}"  # type: ignore[union-attr]
             )
@@ -297,11 +311,15 @@ class HudiTable:
 
         check_not_archived(self.location, self.config, self.timeline, value, what, begin=begin, range_end=range_end)
 
-    def check_range(self, start: str, end: str | None) -> tuple[str, str | None]:
-        """(start, end] of an incremental read: digits, start not after end, no archived commit in the range."""
+    def check_range(self, start: str, end: str | None, *, archived_begin: bool = False) -> tuple[str, str | None]:
+        """(start, end] of an incremental read: digits, start not after end, an end on the active timeline.
+        `archived_begin`: the range may reach archived commits (a read of the latest state of what the range wrote
+        does not need their metadata, as in Hudi 1.x); otherwise (a CDC read, which does) no archived commit may be
+        in the range."""
         start = _digits(start, f"table {self.config.name!r} ({self.base_path}): incremental begin instant",
                         self.available)
-        self._check_not_archived(start, "incremental begin instant", begin=True)
+        if not archived_begin:
+            self._check_not_archived(start, "incremental begin instant", begin=True)
         end = self.check_instant(end, "incremental end instant", range_end=True)
         if end is not None and start > end:
             raise HudiError(
@@ -360,11 +378,33 @@ class HudiTable:
     def incremental_commits(self, start_instant: str, end_instant: str | None = None) -> list[Instant]:
         """Completed commit-like instants in (start, end]: by requested time in timeline layout 1, by completion
         time in layout 2 (Hudi 1.x, whose incremental queries and hudi-rs read ranges of completion time)."""
-        if self.timeline.layout.incremental_by_completion_time:
-            return [i for i in self.timeline.completed_commits() if i.completion_time is not None
-                    and i.completion_time > start_instant and (end_instant is None or i.completion_time <= end_instant)]
-        return [i for i in self.timeline.completed_commits()
-                if i.timestamp > start_instant and (end_instant is None or i.timestamp <= end_instant)]
+        if not self.timeline.layout.incremental_by_completion_time:
+            return [i for i in self.timeline.completed_commits()
+                    if i.timestamp > start_instant and (end_instant is None or i.timestamp <= end_instant)]
+        commits = [i for i in self.timeline.completed_commits() if i.completion_time is not None]
+        first = min((i.completion_time for i in commits if i.completion_time is not None), default=None)
+        if first is None or start_instant < first:
+            # The range may reach commits archival moved to the LSM history: Hudi 1.x reads them from there too.
+            active = {i.timestamp for i in commits}
+            commits = [*(i for i in self.history_commits() if i.timestamp not in active), *commits]
+        return [i for i in commits if (c := i.completion_time or i.timestamp) > start_instant
+                and (end_instant is None or c <= end_instant)]
+
+    def history_commits(self) -> list[Instant]:
+        """Timeline layout 2: the completed commits archival moved to the LSM history, with their completion
+        times (read once for this handle; none in layout 1)."""
+        if self._history_commits is None:
+            from hudi_engine.timeline.history import TimelineHistory
+            from hudi_engine.timeline.instant import COMMIT_ACTIONS
+            from hudi_engine.timeline.layout import TimelineLayoutV2
+
+            layout = self.timeline.layout
+            self._history_commits = []
+            if isinstance(layout, TimelineLayoutV2):
+                history = TimelineHistory.of(self.location, layout.timeline_path, layout.history_path)
+                if not history.is_empty():
+                    self._history_commits = [i for i in history.instants() if i.action in COMMIT_ACTIONS]
+        return self._history_commits
 
     def incremental_end(self, start_instant: str, end_instant: str | None = None) -> str | None:
         """The instant an incremental read's slices are taken as of: the range's end in layout 1, the last

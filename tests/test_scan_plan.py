@@ -28,6 +28,7 @@ from hudi_engine.scan_plan import (
     newest_commit_times,
     plan_scan,
 )
+from hudi_engine.write.commit import start_commit
 
 TRIPS = "mor_avrolog_v6_trips_8i1u"
 V8_MOR = "mor_avrolog_v8_trips_8i3u1d"
@@ -254,3 +255,25 @@ def test_time_travel_to_a_cleaned_instant_is_refused(tmp_path):
     assert_same_rows(_rows(plan_scan(table, ReadOptions(as_of=instants[-2]))),
                      table.read_snapshot(as_of=instants[-2]), "a kept instant still reads")
     assert len(plan_scan(table).slices) == 3, "the latest snapshot is not checked against cleaning"
+
+
+def test_time_travel_at_or_after_the_first_pending_write_is_refused(tmp_path):
+    """As Hudi's validateTimestampAsOf refuses it: a read as of an instant at or after a write still pending would
+    silently miss that write if it completed. The latest snapshot, and what a snapshot pins to its latest commit,
+    are read whatever is pending."""
+    options = _options(**{keys.TABLE_TYPE.key: "MERGE_ON_READ", "hoodie.cleaner.policy.failed.writes": "NEVER"})
+    first = write(tmp_path, _batch(range(6), 1), options).instant_time
+    table = HudiTable.load(str(tmp_path))
+    pending = start_commit(table.location, table.config, "UPSERT")  # a writer still at work (or failed)
+    later = write(tmp_path, _batch(range(3), 2), options).instant_time
+    table = HudiTable.load(str(tmp_path))
+    assert first < pending.timestamp < later and table.timeline.instants_at(pending.timestamp)
+    for as_of in (pending.timestamp, "99991231235959999"):
+        with pytest.raises(HudiError, match=rf"table 'plan' \(.*\): time travel instant {as_of} is at or after the "
+                                            rf"first pending write, deltacommit {pending.timestamp} \(inflight\).* "
+                                            rf"before {pending.timestamp}.* Available: "):
+            plan_scan(table, ReadOptions(as_of=as_of))
+    assert_same_rows(table.read_snapshot(as_of=first), _rows(plan_scan(table, ReadOptions(as_of=first))), "before it")
+    latest = table.read_snapshot()
+    assert latest.num_rows == 6 and later in set(latest.column("_hoodie_commit_time").to_pylist())
+    assert_same_rows(_rows(plan_scan(table, ReadOptions(as_of=later))), latest, "pinned to the latest commit")

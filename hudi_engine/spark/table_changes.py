@@ -76,7 +76,7 @@ def _parse(table: str | None, query_type: str | None, begin: str | None, end: st
         end = normalize_instant(end, "end") if end is not None else None
     except HudiError as e:
         raise HudiError(f"{FUNCTION_NAME}: {where}: {e}. Available: {hudi.available()}") from None
-    begin, end = hudi.check_range(begin, end)
+    begin, end = hudi.check_range(begin, end, archived_begin=not _is_cdc(query_type))
     return hudi, begin, end
 
 

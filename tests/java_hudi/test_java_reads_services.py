@@ -322,7 +322,8 @@ def archived_commits(t: Written) -> dict[str, str | None]:
 def test_java_reads_the_archived_timeline(java_hudi, tmp_path, version, table_type):
     """Archival keeps 2 to 3 commits active: Java loads the archived timeline (v6 `.hoodie/archived/`, v9 the LSM
     history) with `show_archived_commits` and lists the engine's archived commits (v9: with their completion
-    times); an incremental read that begins before the active timeline is refused by the engine."""
+    times); an incremental read that begins among the archived commits reads every row written since, on the engine
+    as on Hudi 1.x."""
     t = new_table(tmp_path, version, table_type, **{
         "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1",
         "hoodie.compact.inline": str(table_type == MOR).lower(), "hoodie.compact.inline.max.delta.commits": "2"})
@@ -333,16 +334,16 @@ def test_java_reads_the_archived_timeline(java_hudi, tmp_path, version, table_ty
     archived = archived_commits(t)
     assert first in archived and len(archived) >= 3
     active = commits(t)
-    with pytest.raises(HudiError, match="archived"):
-        t.table().read_incremental(first, None)
+    every = t.rows(max(t.history), since={c for c in t.history if c > first})
+    assert_same_table(every, data(t.table().read_incremental(first, None)), "archival: the engine's incremental "
+                      f"read from the archived {first}", key="id")
     for java in readers(java_hudi, t):
         java_reads_alike(java, t, "archival", ranges=[(t.bound(active[-2]), None)])
-        # An incremental read that begins at the first (archived) commit: the engine refuses it (above). Hudi 1.x
-        # reads the archived commits too and answers every row written since (apache/hudi#12613); 0.15, and 1.2 on
-        # a version-6 MOR table, answer from what the active timeline's commits reach, silently missing rows whose
+        # An incremental read that begins at the first (archived) commit: Hudi 1.x reads the archived commits too
+        # and answers every row written since, as the engine does (apache/hudi#12613); 0.15, and 1.2 on a
+        # version-6 MOR table, answer from what the active timeline's commits reach, silently missing rows whose
         # last write was archived (apache/hudi#5511): a strict part of the answer.
         theirs = java.incremental(t.path, first)
-        every = t.rows(max(t.history), since={c for c in t.history if c > first})
         what = f"archival: Java {java.hudi}'s incremental read from the archived {first}"
         if java.hudi == "0.15.0" or (t.version == 6 and t.mor):
             got = {tuple(r.values()) for r in data(theirs).select(SCHEMA.names).to_pylist()}
@@ -381,6 +382,13 @@ def test_java_reads_after_rollbacks(java_hudi, tmp_path, version, table_type, mo
     assert t.table().timeline.instants_at(failed), "the killed write is pending"
     for java in readers(java_hudi, t):
         java_reads_alike(java, t, "failed write pending", travel=[w2], ranges=[("000", None)])
+        # Time travel at the pending write: refused on both (Hudi's validateTimestampAsOf).
+        with pytest.raises(HudiError, match=f"at or after the first pending write, .* {failed}"):
+            t.table().read_snapshot(as_of=failed)
+        with pytest.raises(JavaHudiError) as java_refused:
+            java.time_travel(t.path, failed)
+        assert java_refused.value.mentions("first incomplete commit"), java_refused.value
+        CHECKS[("failed write pending", t.shape, java.hudi)] += 1
     first = t.table().rollback(failed)
     assert first.rolled_back.timestamp == failed
     for java in readers(java_hudi, t):

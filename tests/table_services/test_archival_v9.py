@@ -17,6 +17,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import fastavro
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
@@ -205,7 +207,7 @@ def test_a_merge_on_read_table_keeps_the_delta_commits_a_compaction_counts(unzip
     assert_same_rows(ours, rows_before, "MOR rows before archival")
 
 
-def test_reads_before_the_active_timeline_are_refused_naming_the_history(unzip_table, tmp_path):
+def test_time_travel_before_the_active_timeline_is_refused_and_a_range_from_there_reads_the_history(unzip_table, tmp_path):
     path = _copy(unzip_table, tmp_path)
     writer = V9Timeline(path)
     original = list(writer.timeline().completed_commits())
@@ -226,10 +228,17 @@ def test_reads_before_the_active_timeline_are_refused_naming_the_history(unzip_t
                                         f"history .*timeline/history .*Read as of an instant from {first.timestamp} "
                                         f"to {last.timestamp}"):
         table.read_snapshot(as_of=old)
+    # A range that begins among the archived completion times reads what every commit completed after its begin
+    # wrote, the archived ones too (their requested times from the LSM history), as Hudi 1.x does.
+    later = {i.timestamp for i in [*archived, *commits] if (i.completion_time or i.timestamp) > old}
+    assert later - {c.timestamp for c in commits}, "the range holds archived commits"
+    snapshot = table.read_snapshot()
+    since = snapshot.filter(pc.is_in(snapshot["_hoodie_commit_time"], pa.array(sorted(later))))
+    assert_same_rows(table.read_incremental(old), since, "incremental from an archived completion time")
     with pytest.raises(HudiError, match=f"incremental begin instant {old} is a completion time before the newest one "
                                         f"of the commits archived .*, {newest_completed}, so .* Begin at "
                                         f"{newest_completed} or later"):
-        table.read_incremental(old)
+        table.check_range(old, None)  # as a CDC read checks it: it needs the metadata of every commit it reads
     # From the newest archived completion on nothing is missed; the active commits are readable as of any of them.
     ours = table.read_incremental(newest_completed)
     assert_same_rows(ours, rs_incremental(path, newest_completed, last.completion_time), "incremental")
