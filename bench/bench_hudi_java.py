@@ -40,7 +40,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import spark_probe
 from common import DATA_DIR, Case, Measure, RssSampler
+from spark_probe import job_group_tasks
 
 # Hudi's docs for a small machine. Tuning guide (https://hudi.apache.org/docs/tuning-guide): shuffle parallelism
 # `hoodie.[insert|upsert|bulkinsert].shuffle.parallelism` "at least input_data_size/500MB" -- the inputs here are
@@ -120,19 +122,6 @@ class JavaWriter:
 
 # ---- the engine's side --------------------------------------------------------------------------------------
 
-def spark_tasks(sc, group: str) -> tuple[int, int]:
-    """(jobs, tasks) Spark ran under job group `group` (the status tracker; the same count as Hudi's side)."""
-    tracker = sc.statusTracker()
-    jobs = tracker.getJobIdsForGroup(group)
-    tasks = 0
-    for j in jobs:
-        info = tracker.getJobInfo(j)
-        for s in info.stageIds if info else []:
-            stage = tracker.getStageInfo(s)
-            tasks += stage.numTasks if stage else 0
-    return len(jobs), tasks
-
-
 def engine_write(spark, df, path: Path, options: dict[str, str], label: str, jvm: int | None,
                  expect: tuple[int, int]) -> dict:
     from hudi_engine.spark import write
@@ -146,7 +135,7 @@ def engine_write(spark, df, path: Path, options: dict[str, str], label: str, jvm
         sc._jsc.clearJobGroup()
     if (r.records_inserted, r.records_updated) != expect:
         raise RuntimeError(f"{label}: inserted/updated {(r.records_inserted, r.records_updated)}, expected {expect}")
-    jobs, tasks = spark_tasks(sc, label)
+    jobs, tasks = job_group_tasks(sc, label)
     return {"jobs": jobs, "tasks": tasks, "tasks_that_wrote": r.tasks, "worker_peak_rss_mb": round(rss.worker_peak),
             "jvm_peak_rss_mb": round(rss.other_peak), "driver_peak_rss_mb": round(rss.peak)}
 
@@ -209,7 +198,7 @@ def run(release: str, profiles: list[str], cases: list[str], workloads: list[str
     java = JavaWriter(release)
     print(f"Hudi {release} process: Spark {java.spark_version}, JVM pid {java.jvm_pid}", flush=True)
     spark = common.spark_session()
-    jvm = common.jvm_pid(spark)
+    jvm = spark_probe.jvm_pid()
     print(f"engine's Spark session: JVM pid {jvm}", flush=True)
 
     def opts(table_type: str, operation: str, profile: str | None, partitioned: bool = True) -> dict[str, str]:

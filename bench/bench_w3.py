@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+import spark_probe
 from common import DATA_DIR, Case, Measure, RssSampler
 
 DAY_ROWS = 300_000
@@ -142,7 +143,7 @@ def delta_merge(path: Path, batch: pa.Table, expect: tuple[int, int]) -> dict:
 
 def run(workloads: list[str], repeats: int) -> dict:
     spark = common.spark_session()
-    jvm = common.jvm_pid(spark)
+    jvm = spark_probe.jvm_pid()
     base = DATA_DIR / "w3"
     results: dict[str, Measure] = {}
     cold: dict[str, float] = {}

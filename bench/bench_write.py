@@ -46,6 +46,7 @@ import common
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
+import spark_probe
 from common import DATA_DIR, Case, Measure, RssSampler
 
 # ---- delta-rs -------------------------------------------------------------------------------------------------
@@ -125,7 +126,7 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool) -> dict:
     snapshot_sources()
     t0 = time.perf_counter()
     spark = common.spark_session()
-    jvm = common.jvm_pid(spark)
+    jvm = spark_probe.jvm_pid()
     print(f"Spark session: {time.perf_counter() - t0:.1f} s (master {spark.sparkContext.master}, "
           f"JVM pid {jvm})", flush=True)
     df, bdf = common.cached_df(spark, src), common.cached_df(spark, bdir)
@@ -186,7 +187,7 @@ def run_w1_versions(versions: list[int], repeats: int) -> dict:
     src, bdir = common.source_dir(common.W1_ROWS), common.batch_dir()
     snapshot_sources()
     spark = common.spark_session()
-    jvm = common.jvm_pid(spark)
+    jvm = spark_probe.jvm_pid()
     df, bdf = common.cached_df(spark, src), common.cached_df(spark, bdir)
     rss: list[dict] = []
     pristine = {(tt, v): base / f"pristine_{tt.lower()}_v{v}" for tt in ("COPY_ON_WRITE", "MERGE_ON_READ")
@@ -247,7 +248,7 @@ def run_w2(repeats: int, eventlog: bool) -> dict:
         _eventlog_conf(ev_dir)
     snapshot_sources()
     spark = common.spark_session()
-    jvm = common.jvm_pid(spark)
+    jvm = spark_probe.jvm_pid()
     bdf = common.cached_df(spark, bdir)
     tables = {"w1": base / "pristine_hudi_mor_w1", "w2": base / "pristine_hudi_mor_w2"}
     setup: dict[str, float] = {}

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import spark_probe
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
@@ -174,20 +175,6 @@ def cached_df(spark, d: Path):
     return df
 
 
-def jvm_pid(spark) -> int | None:
-    """The driver JVM's pid: the child of this process that runs java (pyspark starts it through spark-submit)."""
-    try:
-        out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(os.getpid())], capture_output=True,
-                             text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    for line in out.splitlines():
-        pid, comm = line.split(None, 1)
-        if "java" in comm:
-            return int(pid)
-    return None
-
-
 # ---- timing and memory ---------------------------------------------------------------------------------------
 
 @dataclass
@@ -248,23 +235,13 @@ def _short(extra: dict) -> str:
 
 def rss_mb() -> float:
     """This process's resident set now (VmRSS), MB."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+    return spark_probe.vm_rss_mb("self")
 
 
 def peak_rss_mb(pid: int | str = "self") -> float:
     """Peak resident set (VmHWM) of a process since it started, MB."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
+    peak = spark_probe.status_mb(pid, "VmHWM")
+    return float("nan") if peak is None else peak
 
 
 def maxrss_mb() -> float:
@@ -285,14 +262,7 @@ class RssSampler:
 
     @staticmethod
     def _rss(pid) -> float:
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return 0.0
+        return spark_probe.vm_rss_mb(pid)
 
     def _workers(self) -> list[int]:
         """Python processes descending from the JVM."""

@@ -2,7 +2,8 @@
 for), driven by requests, one JSON object a line on stdin, answered one JSON object a line on the protocol pipe.
 
 Runs under the release's own venv (tests/java_hudi/env.py), never under the project's: nothing of the engine is
-imported here. Started by tests/java_hudi/client.py as `python server.py '<json config>'`.
+imported here. Started by tests/java_hudi/client.py as `python server.py '<json config>'`; bench/hudi_java_writer.py
+builds on its `session`, `protocol_pipe` and `error_answer`.
 
 Requests (`op`):
 - `sql`: run `sql`; with `out`, write its rows as parquet under that folder (Spark's writer, microsecond
@@ -20,7 +21,7 @@ import sys
 import traceback
 
 
-def _protocol_pipe():
+def protocol_pipe():
     """The real stdout, kept for answers; fd 1 then points at stderr so that nothing the JVM or a library prints can
     break a line of the protocol (the JVM inherits fd 1)."""
     out = os.fdopen(os.dup(1), "w", buffering=1)
@@ -29,7 +30,7 @@ def _protocol_pipe():
     return out
 
 
-def _session(config: dict):
+def session(config: dict):
     from pyspark.sql import SparkSession
 
     builder = (SparkSession.builder.master(config.get("master", "local[2]"))
@@ -63,7 +64,7 @@ def _write_rows(df, out: str) -> None:
     df.coalesce(1).write.mode("overwrite").parquet(out)
 
 
-def _error(e: BaseException) -> dict:
+def error_answer(e: BaseException) -> dict:
     java = getattr(e, "java_exception", None)
     if java is not None:
         cause, chain = java, []
@@ -98,11 +99,11 @@ def handle(spark, request: dict) -> dict:
 
 def main() -> None:
     config = json.loads(sys.argv[1])
-    out = _protocol_pipe()
+    out = protocol_pipe()
     try:
-        spark = _session(config)
+        spark = session(config)
     except BaseException as e:
-        out.write(json.dumps(_error(e)) + "\n")
+        out.write(json.dumps(error_answer(e)) + "\n")
         raise
     out.write(json.dumps({"ok": True, "ready": True}) + "\n")
     for line in sys.stdin:
@@ -114,7 +115,7 @@ def main() -> None:
         try:
             answer = handle(spark, request)
         except Exception as e:  # noqa: BLE001 - every failure goes back to the test that asked
-            answer = _error(e)
+            answer = error_answer(e)
         out.write(json.dumps(answer) + "\n")
     spark.stop()
     out.write(json.dumps({"ok": True, "stopped": True}) + "\n")
