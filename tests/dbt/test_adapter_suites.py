@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(2400)]  # 52 dbt tests: 8 min quiet, more loaded
 
 pytest.importorskip("dbt.tests.adapter.basic.test_base", reason="dbt-tests-adapter is part of the test extras")
 
