@@ -220,8 +220,8 @@ def _archived_commits_bound(table: "HudiTable", begin: str, commits: list[Instan
     if not table.config.populate_meta_fields:  # no commit times: every slice is read whole (hudi-rs)
         return None
     if table.timeline.layout.incremental_by_completion_time:
-        history = {i.timestamp for i in table.history_commits()}
-        if not any(c.timestamp in history for c in commits):
+        active = {i.timestamp for i in table.timeline.completed_commits()}
+        if all(c.timestamp in active for c in commits):
             return None
         return CommitTimeBound(min(c.timestamp for c in commits), inclusive=True)
     start = table.timeline.timeline_start()
