@@ -24,7 +24,7 @@ from hudi_engine.file_group import (
 from hudi_engine.file_naming import CDC_SUFFIX, BaseFileName, LogFileName, is_base_file_name, is_log_file_name
 from hudi_engine.location import TableLocation
 from hudi_engine.partition_metadata import PARTITION_METAFILES
-from hudi_engine.storage import FileStatus, Storage
+from hudi_engine.storage import FileStatus
 from hudi_engine.timeline import META_FOLDER, Timeline
 
 
@@ -75,6 +75,7 @@ class FileSystemView:
 
     def __init__(self, location: TableLocation, partitions: dict[str, list[FileGroup]],
                  slicing: FileSlicing = BY_BASE_INSTANT) -> None:
+        self.location = location
         self.storage = location.storage
         self.base_path = location.base_path
         self._partitions = partitions
@@ -85,9 +86,8 @@ class FileSystemView:
         partitions once and slices them the way its timeline says (by completion time in timeline layout 2)."""
         if slicing == self._slicing:
             return self
-        location = TableLocation.at(self.storage, self.base_path)
-        return FileSystemView(location, {p: _regroup(p, groups, slicing) for p, groups in self._partitions.items()},
-                              slicing)
+        return FileSystemView(self.location,
+                              {p: _regroup(p, groups, slicing) for p, groups in self._partitions.items()}, slicing)
 
     @staticmethod
     def load(
@@ -154,9 +154,8 @@ def _folders(location: TableLocation) -> Iterator[tuple[str, list[FileStatus]]]:
     """Every folder of the table outside the meta folder (its relative path and entries), a level of the tree at a
     time, up to LISTING_THREADS folders listed at once; a caller that stops early has listed at most that many
     folders more than it took."""
-    storage, base_path = location.storage, location.base_path
     def listed(rel: str) -> list[FileStatus]:
-        return storage.list_dir(Storage.join(base_path, rel))
+        return location.storage.list_dir(location.join(rel))
 
     level = [""]
     with ThreadPoolExecutor(LISTING_THREADS, thread_name_prefix="hudi-list") as pool:
@@ -183,8 +182,7 @@ def slicing_for(timeline: Timeline) -> FileSlicing:
 
 
 def _list_file_groups(location: TableLocation, partition: str, slicing: FileSlicing) -> list[FileGroup]:
-    storage, base_path = location.storage, location.base_path
-    return _file_groups(partition, storage.list_dir(Storage.join(base_path, partition)), slicing)
+    return _file_groups(partition, location.storage.list_dir(location.join(partition)), slicing)
 
 
 def _file_groups(partition: str, entries: list[FileStatus], slicing: FileSlicing) -> list[FileGroup]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .errors import TableConfigError, TableNotFoundError, UnsupportedTableVersionError
 from .java_properties import PropertiesError, format_properties, java_date_string, java_instant_string, parse_properties
 from .keygen import infer_key_generator_class
-from .location import META_FOLDER, TableLocation
+from .location import TableLocation
 from .payload import MERGE_MODE_PAYLOADS, builtin_class_name
 from .schema import schema_to_json, to_create_schema
 from .storage import Storage
@@ -140,17 +140,16 @@ class TableConfig:
     @staticmethod
     def exists(location: TableLocation) -> bool:
         """Whether a Hudi table is at `base_path`: its `hoodie.properties` is there (one HEAD request)."""
-        storage, base_path = location.storage, location.base_path
-        return storage.exists(storage.join(base_path, META_FOLDER, PROPERTIES_FILE))
+        return location.storage.exists(location.meta(PROPERTIES_FILE))
 
     @staticmethod
     def load(location: TableLocation) -> "TableConfig":
-        storage, base_path = location.storage, location.base_path
-        meta = storage.join(base_path, META_FOLDER)
+        storage = location.storage
+        meta = location.meta_path
         if not storage.is_dir(meta):
-            raise TableNotFoundError(f"no .hoodie folder at {base_path}: not a Hudi table")
-        primary = storage.join(meta, PROPERTIES_FILE)
-        backup = storage.join(meta, PROPERTIES_BACKUP_FILE)
+            raise TableNotFoundError(f"no .hoodie folder at {location.base_path}: not a Hudi table")
+        primary = location.meta(PROPERTIES_FILE)
+        backup = location.meta(PROPERTIES_BACKUP_FILE)
         primary_error: TableConfigError | None = None
         if storage.exists(primary):
             try:
@@ -362,17 +361,18 @@ class TableConfig:
         Refuses to touch a path that already has a `hoodie.properties`.
         """
         self.validate()
-        storage, base_path, meta = location.storage, location.base_path, location.meta_path
-        primary = storage.join(meta, PROPERTIES_FILE)
+        storage = location.storage
+        primary = location.meta(PROPERTIES_FILE)
         if storage.exists(primary):
-            raise TableConfigError(f"{primary} already exists: a Hudi table is already at {base_path}")
+            raise TableConfigError(f"{primary} already exists: a Hudi table is already at {location.base_path}")
         # Hudi 1.x makes the active timeline and its history folder instead of the archive folder.
         timeline_dirs = (f"{self.timeline_path}/{self.timeline_history_path}",) if self.version >= 8 else \
             (self.archivelog_folder,)
         for sub in (".schema", *timeline_dirs, ".temp", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids"):
-            storage.mkdirs(storage.join(meta, sub))
+            storage.mkdirs(location.meta(sub))
         if not storage.create_exclusive(primary, self.to_text().encode("latin-1")):
-            raise TableConfigError(f"{primary} was created concurrently: a Hudi table is already at {base_path}")
+            raise TableConfigError(
+                f"{primary} was created concurrently: a Hudi table is already at {location.base_path}")
 
     # ------------------------------------------------------------------ typed accessors
 

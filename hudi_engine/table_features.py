@@ -14,12 +14,11 @@ from enum import Enum
 
 from hudi_engine.errors import HudiError, UnsupportedTableFeatureError
 from hudi_engine.keygen import resolve_key_generator_class
-from hudi_engine.location import TableLocation
+from hudi_engine.location import META_FOLDER, TableLocation
 from hudi_engine.payload import payload_for
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import (
     DEFAULT_RECORD_MERGER_STRATEGY,
-    META_FOLDER,
     TableConfig,
 )
 from hudi_engine.timeline import Timeline

@@ -372,10 +372,9 @@ def archive_folder(base_path: str, table: TableConfig) -> str:
 
 def archive_files(location: TableLocation, table: TableConfig | None = None) -> list[tuple[int, str]]:
     """(version, path) of the table's archive log files, oldest first."""
-    storage, base_path = location.storage, location.base_path
     table = table or TableConfig.load(location)
     found = []
-    for e in storage.list_dir(archive_folder(base_path, table)):
+    for e in location.storage.list_dir(archive_folder(location.base_path, table)):
         m = _ARCHIVE_FILE.match(e.name)
         if m and not e.is_dir:
             found.append((int(m.group(1)), e.path))
@@ -500,12 +499,11 @@ def _state_files(storage: Storage, timeline: Timeline, chosen: list[Instant], *,
 
 
 def _write_archive_file(location: TableLocation, table: TableConfig, data: bytes) -> str:
-    storage, base_path = location.storage, location.base_path
-    folder = archive_folder(base_path, table)
+    folder = archive_folder(location.base_path, table)
     version = max((v for v, _ in archive_files(location, table)), default=0) + 1
     while True:
         path = Storage.join(folder, f".{ARCHIVE_FILE_ID}_{ARCHIVE_EXTENSION}.{version}_{WRITE_TOKEN}")
-        if storage.create_exclusive(path, data):
+        if location.storage.create_exclusive(path, data):
             return path
         version += 1
 

@@ -37,7 +37,6 @@ from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.location import TableLocation
-from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import service_lock
 from hudi_engine.table_services.compaction import CompactionPlan
@@ -247,12 +246,11 @@ def clean(location: TableLocation, config: CleanConfig | None = None,
 def orphan_files(location: TableLocation, timeline: Timeline) -> tuple[dict[str, list[str]], list[str]]:
     """Files of rolled-back instants still on disk, by partition (full paths), and the rolled-back instants
     whose marker folders are still there."""
-    storage, base_path = location.storage, location.base_path
     gone = rolled_back_instants(timeline)
     if not gone:
         return {}, []
     files = base_files_of(location, gone)
-    stale = sorted(ts for ts in gone if storage.exists(marker_dir(base_path, ts)))
+    stale = sorted(ts for ts in gone if location.storage.exists(marker_dir(location.base_path, ts)))
     for ts in stale:
         for partition, paths in marked_files(location, ts).items():
             files.setdefault(partition, []).extend(paths)
@@ -300,7 +298,6 @@ def resume_pending_cleans(location: TableLocation, timeline: Timeline | None = N
 
 
 def _execute(location: TableLocation, timeline: Timeline, inflight: Instant, plan: CleanPlan) -> CleanResult:
-    storage, base_path = location.storage, location.base_path
     t0 = time.monotonic()
     result = CleanResult(inflight.timestamp, earliest_commit_to_retain=(
         plan.earliest_instant_to_retain.timestamp if plan.earliest_instant_to_retain else ""))
@@ -309,9 +306,9 @@ def _execute(location: TableLocation, timeline: Timeline, inflight: Instant, pla
         ok, failed = [], []
         for path in paths:
             if "/" not in path:  # a version-1 plan names files
-                path = Storage.join(base_path, partition, path)
+                path = location.join(partition, path)
             try:
-                storage.delete(path)  # False when already gone: a re-run of an interrupted clean
+                location.storage.delete(path)  # False when already gone: a re-run of an interrupted clean
                 ok.append(path)
             except OSError:
                 failed.append(path)
@@ -345,7 +342,6 @@ def _execute(location: TableLocation, timeline: Timeline, inflight: Instant, pla
 def check_rollback_keeps_previous_versions(location: TableLocation) -> None:
     """Refuse (WriteError) to roll back the latest completed commit when the file versions it replaced are gone
     (cleaned by KEEP_LATEST_FILE_VERSIONS=1, or replaced file groups cleaned): the rollback would lose rows."""
-    storage, base_path = location.storage, location.base_path
     timeline = Timeline.load(location)
     target = timeline.completed_commits().last()
     if target is None:
@@ -364,7 +360,7 @@ def check_rollback_keeps_previous_versions(location: TableLocation) -> None:
         needed.setdefault(partition, set()).update((f, None) for f in ids)
     for partition, wanted in needed.items():
         present: set[tuple[str, str | None]] = set()
-        for e in storage.list_dir(Storage.join(base_path, partition)):
+        for e in location.storage.list_dir(location.join(partition)):
             if e.is_dir:
                 continue
             if is_base_file_name(e.name):
@@ -375,6 +371,6 @@ def check_rollback_keeps_previous_versions(location: TableLocation) -> None:
         lost = sorted((f, b or "") for f, b in wanted - present)
         if lost:
             raise WriteError(
-                f"cannot roll back {target} of {base_path}: the file versions it replaced are gone (cleaned): "
-                f"partition {partition!r}, file groups {[f'{f}@{b}' if b else f for f, b in lost[:3]]}. Rolling back "
-                "would lose their rows; restore from a savepoint or rewrite the data instead.")
+                f"cannot roll back {target} of {location.base_path}: the file versions it replaced are gone "
+                f"(cleaned): partition {partition!r}, file groups {[f'{f}@{b}' if b else f for f, b in lost[:3]]}. "
+                "Rolling back would lose their rows; restore from a savepoint or rewrite the data instead.")

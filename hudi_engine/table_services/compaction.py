@@ -500,18 +500,18 @@ def run_compaction(location: TableLocation, instant_time: str, *, storage_uri: s
     `execute` runs the operations (default: serially in this process). If it fails, what it wrote is deleted and
     the compaction goes back to requested, so the next run (or the next writer) starts it afresh.
     """
-    storage, base_path = location.storage, location.base_path
     with service_lock(location, config.lock if config else None):
         t0 = time.monotonic()
         timeline = Timeline.load(location)
         instant = _pending_compaction(timeline, instant_time)
         plan = CompactionPlan.load(timeline, instant_time)
-        _logs_changes(TableConfig.load(location), config or WriteConfig(), base_path)  # refused up front
+        _logs_changes(TableConfig.load(location), config or WriteConfig(), location.base_path)  # refused up front
         if instant.is_inflight:
             rollback_inflight_compaction(location, instant_time)
         requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
         inflight = timeline.transition_to_inflight(requested, b"")
-        task = CompactionTask.create(TableLocation(storage, base_path, storage_uri or base_path), instant_time, config)
+        task_location = TableLocation(location.storage, location.base_path, storage_uri or location.base_path)
+        task = CompactionTask.create(task_location, instant_time, config)
         t1 = time.monotonic()
         try:
             stats = (execute or run_serially)(task, plan.operations)
@@ -531,7 +531,6 @@ def complete_compaction(location: TableLocation, inflight: Instant, plan: Compac
     Files with a marker but no stat (a failed task attempt that was retried) are deleted first, as Hudi's
     finalizeWrite does; the marker folder goes after the commit.
     """
-    storage, base_path = location.storage, location.base_path
     stats = list(stats)
     wrote = {(s.partition_path or "", s.file_id) for s in stats}
     missing = [op for op in plan.operations if op.group not in wrote]
@@ -544,12 +543,12 @@ def complete_compaction(location: TableLocation, inflight: Instant, plan: Compac
             raise WriteError(f"compaction {inflight.timestamp}: the write stat of file group {s.file_id} has no path")
         paths.add(s.path)
         paths.update(s.cdc_stats or {})
-    absent = [p for p in sorted(paths) if not storage.exists(Storage.join(base_path, p))]
+    absent = [p for p in sorted(paths) if not location.storage.exists(location.join(p))]
     if absent:
         raise WriteError(f"compaction {inflight.timestamp}: write stats name files that do not exist: {absent[:3]}")
     for marker in list_markers(location, inflight.timestamp):
         if marker.data_file_path not in paths:
-            storage.delete(Storage.join(base_path, marker.data_file_path))
+            location.storage.delete(location.join(marker.data_file_path))
     by_partition: dict[str, list[WriteStat]] = {}
     for s in stats:
         by_partition.setdefault(s.partition_path or "", []).append(s)
@@ -567,15 +566,15 @@ def rollback_inflight_compaction(location: TableLocation, instant_time: str) -> 
     Only base files named with instant C go: log files with base instant C belong to later writes.
     Returns the deleted paths.
     """
-    storage, base_path = location.storage, location.base_path
+    storage = location.storage
     with service_lock(location):
         timeline = Timeline(location, [], layout=layout_at(location))
         plan = CompactionPlan.load(timeline, instant_time)
         deleted = []
-        candidates = {Storage.join(base_path, m.data_file_path) for m in list_markers(location, instant_time)}
+        candidates = {location.join(m.data_file_path) for m in list_markers(location, instant_time)}
         groups = {op.group for op in plan.operations}
         for partition in sorted({op.partition_path for op in plan.operations}):
-            for e in storage.list_dir(Storage.join(base_path, partition)):
+            for e in storage.list_dir(location.join(partition)):
                 if not e.is_dir and is_base_file_name(e.name):
                     name = BaseFileName.parse(e.name)
                     if name.instant_time == instant_time and (partition, name.file_id) in groups:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hudi_engine.errors import TimelineError, UnsupportedTableVersionError
-from hudi_engine.table_config import META_FOLDER
+from hudi_engine.location import META_FOLDER
 from hudi_engine.timeline.commit_metadata import CommitMetadata
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
 

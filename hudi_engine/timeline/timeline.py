@@ -77,19 +77,19 @@ class Timeline:
         """Instants of the active timeline's folder (`.hoodie` in layout 1), the highest state of each kept.
         Only that folder is listed. Without `layout`, `.hoodie` is listed: a `timeline/` folder there means layout 2
         (then `hoodie.properties` is read for it and that folder listed), else its instants are layout 1's."""
-        storage, base_path = location.storage, location.base_path
-        if not storage.exists(Storage.join(base_path, META_FOLDER)):
-            raise TableNotFoundError(f"{base_path}: no {META_FOLDER} folder, not a Hudi table")
+        storage = location.storage
+        if not storage.exists(location.meta_path):
+            raise TableNotFoundError(f"{location.base_path}: no {META_FOLDER} folder, not a Hudi table")
         entries = None
         if layout is None:
-            entries = storage.list_dir(Storage.join(base_path, META_FOLDER))
+            entries = storage.list_dir(location.meta_path)
             if any(e.is_dir and e.name == LAYOUT2_FOLDER for e in entries):
                 from hudi_engine.table_config import TableConfig
 
                 layout, entries = layout_for(TableConfig.load(location)), None
             else:
                 layout = LAYOUT_V1
-        folder = Storage.join(base_path, layout.active_folder)
+        folder = location.join(layout.active_folder)
         if entries is None and not storage.exists(folder):
             raise TimelineError(f"{folder}: missing; a table with timeline layout {layout.version} keeps its "
                                 "instants there")

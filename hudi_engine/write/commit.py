@@ -27,7 +27,7 @@ from hudi_engine.partition_metadata import (
 )
 from hudi_engine.schema import META_COLUMNS, remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
-from hudi_engine.table_config import META_FOLDER, PROPERTIES_FILE, TableConfig
+from hudi_engine.table_config import PROPERTIES_FILE, TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
@@ -56,22 +56,22 @@ def create_table(location: TableLocation, config: TableConfig) -> None:
 
     Refused when `base_path` already holds a table (a `hoodie.properties`, or instant files left by one).
     """
-    storage, base_path = location.storage, location.base_path
-    meta = Storage.join(base_path, META_FOLDER)
+    storage = location.storage
+    meta = location.meta_path
     if TableConfig.exists(location):
-        raise WriteError(f"cannot create table {config.name!r}: a Hudi table already exists at {base_path} "
+        raise WriteError(f"cannot create table {config.name!r}: a Hudi table already exists at {location.base_path} "
                          f"({meta}/{PROPERTIES_FILE} is there)")
     leftovers = [e.name for e in storage.list_dir(meta) if not e.is_dir and Instant.parse_file_name(e.name)]
-    layout2 = Storage.join(meta, LAYOUT2_FOLDER)  # a Hudi 1.x table's instants
+    layout2 = location.meta(LAYOUT2_FOLDER)  # a Hudi 1.x table's instants
     if storage.is_dir(layout2):
         leftovers += [e.name for e in storage.list_dir(layout2) if not e.is_dir and LAYOUT_V2.parse_file_name(e.name)]
     if leftovers:
-        raise WriteError(f"cannot create table {config.name!r} at {base_path}: {meta} holds instant files of "
-                         f"another table ({', '.join(sorted(leftovers)[:3])}) but no {PROPERTIES_FILE}")
+        raise WriteError(f"cannot create table {config.name!r} at {location.base_path}: {meta} holds instant files "
+                         f"of another table ({', '.join(sorted(leftovers)[:3])}) but no {PROPERTIES_FILE}")
     try:
         config.initialize(location)
     except HudiError as e:
-        raise WriteError(f"cannot create table {config.name!r} at {base_path}: {e}") from e
+        raise WriteError(f"cannot create table {config.name!r} at {location.base_path}: {e}") from e
 
 
 # --------------------------------------------------------------------------------------------- start
@@ -202,10 +202,9 @@ def complete_commit(
     A replacecommit carries `partition_to_replace_file_ids` (empty map if None). `layout`: the table's timeline
     layout (found from storage if None), which names the completed file and encodes the metadata.
     """
-    storage, base_path = location.storage, location.base_path
     _check_operation(operation_type)
     inflight = Instant(instant.timestamp, instant.action, State.INFLIGHT)
-    owned = InflightInstant(storage, base_path, instant.timestamp)
+    owned = InflightInstant(location.storage, location.base_path, instant.timestamp)
     # One listing of .hoodie says both: the instant is still ours, and it is inflight (not only requested).
     own = owned.check_inflight(f"committing {inflight}")
     current = max((i for i in own if i.action == instant.action), default=None, key=lambda i: i.state)
@@ -246,14 +245,13 @@ def complete_commit(
     rollback = owned.wait_for_rollback_decision()
     if rollback is not None:
         raise InstantLostError(
-            f"table {base_path}: {inflight} was completed, but rollback {rollback.timestamp} of another writer (which "
-            "took the table lock after it expired) targets it and may undo it; check the timeline")
+            f"table {location.base_path}: {inflight} was completed, but rollback {rollback.timestamp} of another "
+            "writer (which took the table lock after it expired) targets it and may undo it; check the timeline")
     delete_marker_dir(location, instant.timestamp)
     return completed
 
 
 def _reconcile_against_markers(location: TableLocation, instant_time: str, stats: list[WriteStat]) -> None:
-    storage, base_path = location.storage, location.base_path
     marked = {m.data_file_path for m in list_markers(location, instant_time)}
     written = {s.path for s in stats if s.path is not None}  # complete_commit checked that every stat has one
     # A merge's CDC log file is part of the commit too (HoodieTable.reconcileAgainstMarkers keeps `cdcStats` paths).
@@ -264,11 +262,11 @@ def _reconcile_against_markers(location: TableLocation, instant_time: str, stats
             f"instant {instant_time}: write stats name files without a marker ({', '.join(unmarked[:3])}); every "
             "data file must be marked before it is written so a failed commit can be rolled back"
         )
-    missing = [p for p in sorted(written) if not storage.exists(Storage.join(base_path, p))]
+    missing = [p for p in sorted(written) if not location.storage.exists(location.join(p))]
     if missing:
         raise WriteError(f"instant {instant_time}: write stats name files that do not exist: {', '.join(missing[:3])}")
     for rel in sorted(marked - written):  # leftovers of failed task attempts: never part of the commit
-        storage.delete(Storage.join(base_path, rel))
+        location.storage.delete(location.join(rel))
 
 
 def write_partition_metadata(location: TableLocation, partition_path: str, instant_time: str, *,
@@ -276,8 +274,8 @@ def write_partition_metadata(location: TableLocation, partition_path: str, insta
     """Create `<partition>/.hoodie_partition_metadata` if the partition has no metafile of any form (depth = number of
     path segments, 0 for ""); with `base_format` (`hoodie.partition.metafile.use.base.format`) in its parquet form.
     True if this call created it."""
-    storage, base_path = location.storage, location.base_path
-    folder = Storage.join(base_path, partition_path)
+    storage = location.storage
+    folder = location.join(partition_path)
     if any(storage.exists(Storage.join(folder, name)) for name in PARTITION_METAFILES):
         return False
     depth = partition_depth(partition_path)

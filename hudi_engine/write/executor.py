@@ -351,8 +351,7 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
     p = bucket.partition_path
     if cfg.merge.update_columns and bucket.bucket_type is BucketType.UPDATE and task.stored is not None:
         # Partial update: matched keys keep their stored values outside the update columns.
-        upserts = with_stored_values(TableLocation.at(ctx.storage, ctx.base_path), task.stored, cfg, p,
-                                     bucket.file_id, upserts)
+        upserts = with_stored_values(ctx.location, task.stored, cfg, p, bucket.file_id, upserts)
     if bucket.bucket_type is BucketType.INSERT:  # records come sorted by key: each file holds one key range
         handle = CreateHandle(ctx, p, file_id=bucket.file_id, roll_over=cfg.index.type is not IndexType.BUCKET,
                               record_size=task.avg_record_size)

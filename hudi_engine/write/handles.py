@@ -75,8 +75,7 @@ class WriteContext:
     caller) dropped.
     """
 
-    storage: Storage
-    base_path: str
+    location: TableLocation
     config: TableConfig
     instant_time: str
     schema: dict
@@ -92,13 +91,20 @@ class WriteContext:
                schema: pa.Schema | dict, **options) -> "WriteContext":
         """Context for `schema` given as Arrow data columns (named the Spark way: FORMAT.md, Avro schema naming) or
         as an Avro record."""
-        storage, base_path = location.storage, location.base_path
         if isinstance(schema, pa.Schema):
             schema = arrow_to_avro_schema(schema, config.name, with_meta=False)
         else:
             schema = {k: v for k, v in schema.items()}
             schema["fields"] = [f for f in schema["fields"] if f["name"] not in META_COLUMNS]
-        return WriteContext(storage, base_path, config, instant_time, schema, **options)
+        return WriteContext(location, config, instant_time, schema, **options)
+
+    @property
+    def storage(self) -> Storage:
+        return self.location.storage
+
+    @property
+    def base_path(self) -> str:
+        return self.location.base_path
 
     def for_task(self, partition_id: int, stage_id: int = 0, attempt_id: int = 0) -> "WriteContext":
         return dataclasses.replace(self, write_token=WriteToken(partition_id, stage_id, attempt_id))
@@ -153,7 +159,7 @@ class WriteContext:
         return one_chunk(self.keygen.record_keys(table))
 
     def full_path(self, partition_path: str, file_name: str) -> str:
-        return Storage.join(self.base_path, partition_path, file_name)
+        return self.location.join(partition_path, file_name)
 
 
 def relative_path(partition_path: str, file_name: str) -> str:
@@ -609,9 +615,8 @@ def list_log_files(location: TableLocation, partition_path: str, file_id: str,
                    base_instant: str | None = None, *, since: str | None = None) -> list[LogFileName]:
     """Log files of one file group named by `base_instant` (a version-6 slice, or one 1.x delta commit's), or by any
     instant from `since` on (a 1.x slice), in Hudi's log order."""
-    storage, base_path = location.storage, location.base_path
     found = []
-    for entry in storage.list_dir(Storage.join(base_path, partition_path)):
+    for entry in location.storage.list_dir(location.join(partition_path)):
         if entry.is_dir or not is_log_file_name(entry.name):
             continue
         log = LogFileName.parse(entry.name)
@@ -649,7 +654,7 @@ def append_handle(
     name_instant = ctx.instant_time if ctx.config.log_files_named_by_delta_commit else base_instant
     # The slice's log files before this one, as Hudi's append handle lists them in the stat (Java's CDC reads the
     # slice from them): on 1.x, named by their delta commits, those from the slice's base instant on. One listing.
-    in_slice = list_log_files(TableLocation.at(ctx.storage, ctx.base_path), partition_path, file_id, since=base_instant)
+    in_slice = list_log_files(ctx.location, partition_path, file_id, since=base_instant)
     existing = [f for f in in_slice if f.base_instant == name_instant]
     version = max((f.version for f in existing), default=LOG_BASE_VERSION - 1) + 1
 

@@ -33,14 +33,12 @@ def heartbeat_path(base_path: str, instant_time: str) -> str:
 
 def heartbeat_exists(location: TableLocation, instant_time: str) -> bool:
     """One HEAD request: whether the instant's heartbeat file is there."""
-    storage, base_path = location.storage, location.base_path
-    return storage.exists(heartbeat_path(base_path, instant_time))
+    return location.storage.exists(heartbeat_path(location.base_path, instant_time))
 
 
 def last_heartbeat_ms(location: TableLocation, instant_time: str) -> int | None:
     """When the instant's heartbeat was last renewed (epoch ms), None when it has none."""
-    storage, base_path = location.storage, location.base_path
-    current = storage.read_versioned(heartbeat_path(base_path, instant_time))
+    current = location.storage.read_versioned(heartbeat_path(location.base_path, instant_time))
     if current is None:
         return None
     try:
@@ -57,8 +55,7 @@ def heartbeat_expired(location: TableLocation, instant_time: str, expiry_ms: int
 
 
 def delete_heartbeat(location: TableLocation, instant_time: str) -> bool:
-    storage, base_path = location.storage, location.base_path
-    return storage.delete(heartbeat_path(base_path, instant_time))
+    return location.storage.delete(heartbeat_path(location.base_path, instant_time))
 
 
 class Heartbeat:

@@ -32,7 +32,7 @@ from hudi_engine.config.write_config import LockConfig
 from hudi_engine.errors import HudiError, InstantLostError
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
-from hudi_engine.timeline import META_FOLDER, Timeline
+from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.instant import Action, Instant, State, instant_to_datetime
 from hudi_engine.timeline.layout import LAYOUT_V1, TimelineLayout, TimelineLayoutV2
 from hudi_engine.timeline.timeline import LAYOUT2_FOLDER, collapse_layout1
@@ -84,8 +84,7 @@ class InflightInstant:
     @staticmethod
     def start(location: TableLocation, instant_time: str, config: LockConfig, owner: str) -> InflightInstant:
         """The driver's side: the heartbeat is created (before the instant's requested file) and renewed."""
-        storage, base_path = location.storage, location.base_path
-        return InflightInstant(storage, base_path, instant_time,
+        return InflightInstant(location.storage, location.base_path, instant_time,
                                Heartbeat(location, instant_time, config, owner).start())
 
     # ---- ownership ------------------------------------------------------------------------------------------
@@ -247,12 +246,12 @@ class InflightInstant:
         .hoodie (and of .hoodie/timeline when the table has timeline layout 2)."""
         own: list[Instant] = []
         rollbacks: list[Instant] = []
-        meta = Storage.join(self.base_path, META_FOLDER)
-        entries = self.storage.list_dir(meta)
+        location = self.location
+        entries = self.storage.list_dir(location.meta_path)
         layout: TimelineLayout = LAYOUT_V1
         if any(e.is_dir and e.name == LAYOUT2_FOLDER for e in entries):
             layout = TimelineLayoutV2()
-            entries = self.storage.list_dir(Storage.join(meta, LAYOUT2_FOLDER))
+            entries = self.storage.list_dir(location.meta(LAYOUT2_FOLDER))
         for entry in entries:
             if entry.is_dir:
                 continue

@@ -44,8 +44,7 @@ def new_owner() -> str:
 
 def lock_holder(location: TableLocation) -> dict | None:
     """The lock file's holder (`owner`, `acquired_ms`, ...), None when the file-system lock is free."""
-    storage, base_path = location.storage, location.base_path
-    holder = read_lock_file(storage, lock_path(base_path))
+    holder = read_lock_file(location.storage, lock_path(location.base_path))
     return None if holder is None else holder.to_dict()
 
 

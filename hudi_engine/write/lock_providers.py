@@ -125,9 +125,9 @@ class FileSystemLockProvider(LockProvider):
     name = "FileSystemBasedLockProvider"
 
     def __init__(self, location: TableLocation, expiry_ms: int, renew_period_ms: int) -> None:
-        self.storage, base_path = location.storage, location.base_path
-        self.path = lock_path(base_path)
-        self.folder = Storage.join(base_path, META_FOLDER)
+        self.storage = location.storage
+        self.path = lock_path(location.base_path)
+        self.folder = location.meta_path
         self.lease_ms = expiry_ms
         self.renew_period_ms = renew_period_ms if expiry_ms else 0
 
@@ -297,9 +297,9 @@ class StorageLockProvider(LockProvider):
     name = "StorageBasedLockProvider"
 
     def __init__(self, location: TableLocation, validity_ms: int, renew_period_ms: int) -> None:
-        self.storage, base_path = location.storage, location.base_path
-        self.path = storage_lock_path(base_path)
-        self.folder = Storage.join(base_path, META_FOLDER, LOCKS_FOLDER)
+        self.storage = location.storage
+        self.path = storage_lock_path(location.base_path)
+        self.folder = location.meta(LOCKS_FOLDER)
         self.lease_ms = validity_ms
         self.renew_period_ms = renew_period_ms
 
@@ -551,19 +551,19 @@ class DynamoDBLockProvider(LockProvider):
 def require_safe_provider(location: TableLocation, config: LockConfig) -> None:
     """ConfigError (naming the key) when `config.provider` cannot exclude a second writer on the table's storage, or
     lacks its client library. Cheap: no lock service is contacted."""
-    storage, base_path = location.storage, location.base_path
+    storage = location.storage
     short = config.provider.rsplit(".", 1)[-1]
     if config.provider == STORAGE_LOCK:
         if storage.is_local or storage.compare_and_swap:
             return
         missing = ("; boto3 is not installed (pip install boto3)" if storage.is_s3 else "")
         raise ConfigError(
-            f"{K.LOCK_PROVIDER.key}={short} cannot lock table {base_path} on {storage.scheme} storage: its lock "
-            f"object {storage_lock_path(base_path)} must be created and renewed by conditional writes (If-None-Match "
-            f"/ If-Match), which this engine makes on S3 (through boto3) and on local disks{missing}. Hudi itself "
-            "has them on S3 and GCS only; this engine has no GCS client. A second writer could be admitted, so the "
-            f"write is refused. Use DynamoDBBasedLockProvider ({K.DYNAMODB_TABLE.key}=...), which works with any "
-            "storage.")
+            f"{K.LOCK_PROVIDER.key}={short} cannot lock table {location.base_path} on {storage.scheme} storage: its "
+            f"lock object {storage_lock_path(location.base_path)} must be created and renewed by conditional writes "
+            f"(If-None-Match / If-Match), which this engine makes on S3 (through boto3) and on local disks{missing}. "
+            "Hudi itself has them on S3 and GCS only; this engine has no GCS client. A second writer could be "
+            f"admitted, so the write is refused. Use DynamoDBBasedLockProvider ({K.DYNAMODB_TABLE.key}=...), which "
+            "works with any storage.")
         return
     if config.provider == DYNAMODB_LOCK:
         try:
@@ -574,9 +574,9 @@ def require_safe_provider(location: TableLocation, config: LockConfig) -> None:
     if not storage.atomic_create:
         missing = ("; boto3 is not installed (pip install boto3)" if storage.is_s3 else "")
         raise ConfigError(
-            f"{K.LOCK_PROVIDER.key}={short} cannot lock table {base_path} on {storage.scheme} storage: it needs an "
-            f"atomic create-if-absent, which this engine has on local disks and on S3 (conditional writes through "
-            f"boto3){missing}. A second writer could be admitted, so the write is refused. Use "
+            f"{K.LOCK_PROVIDER.key}={short} cannot lock table {location.base_path} on {storage.scheme} storage: it "
+            f"needs an atomic create-if-absent, which this engine has on local disks and on S3 (conditional writes "
+            f"through boto3){missing}. A second writer could be admitted, so the write is refused. Use "
             f"DynamoDBBasedLockProvider ({K.DYNAMODB_TABLE.key}=...), which works with any storage.")
 
 

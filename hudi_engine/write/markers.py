@@ -93,10 +93,9 @@ def create_marker(
     """Create the DIRECT marker for a data file about to be written. A second marker for the same file means two
     writers chose one file name (a task retried with the same write token): refused, naming the marker. A writer
     makes its markers through `InflightInstant.create_marker`, which then checks the instant is still its own."""
-    storage, base_path = location.storage, location.base_path
     marker = Marker(partition_path, file_name, IOType(io_type))
-    path = Storage.join(marker_dir(base_path, instant_time), marker.relative_path)
-    if not storage.create_exclusive(path, b""):
+    path = Storage.join(marker_dir(location.base_path, instant_time), marker.relative_path)
+    if not location.storage.create_exclusive(path, b""):
         raise WriteError(
             f"marker {path} already exists: another writer of instant {instant_time} is writing {file_name}; "
             "expected a unique write token per task attempt"
@@ -108,15 +107,14 @@ def remove_marker(location: TableLocation, instant_time: str, partition_path: st
                   io_type: IOType | str) -> bool:
     """Remove a marker whose data file was not written (its name was taken by another writer of the file group), so
     neither reconciliation nor a rollback of this instant ever deletes the other writer's file of that name."""
-    storage, base_path = location.storage, location.base_path
     marker = Marker(partition_path, file_name, IOType(io_type))
-    return storage.delete(Storage.join(marker_dir(base_path, instant_time), marker.relative_path))
+    return location.storage.delete(Storage.join(marker_dir(location.base_path, instant_time), marker.relative_path))
 
 
 def list_markers(location: TableLocation, instant_time: str) -> list[Marker]:
     """Every marker of an instant, DIRECT or timeline-server based, sorted by path; [] if there are none."""
-    storage, base_path = location.storage, location.base_path
-    root = marker_dir(base_path, instant_time)
+    storage = location.storage
+    root = marker_dir(location.base_path, instant_time)
     entries = storage.list_dir(root)
     names = {e.name for e in entries if not e.is_dir}
     if MARKERS_TYPE_FILE in names or any(_is_timeline_server_file(n) for n in names):
@@ -155,9 +153,8 @@ def _timeline_server_markers(storage: Storage, root: str, entries) -> list[Marke
 
 def delete_marker_dir(location: TableLocation, instant_time: str) -> bool:
     """Delete an instant's marker folder; False if it did not exist."""
-    storage, base_path = location.storage, location.base_path
-    root = marker_dir(base_path, instant_time)
-    if not storage.exists(root):
+    root = marker_dir(location.base_path, instant_time)
+    if not location.storage.exists(root):
         return False
-    storage.delete_dir(root)
+    location.storage.delete_dir(root)
     return True

@@ -50,7 +50,7 @@ from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
-from hudi_engine.timeline import META_FOLDER, Timeline
+from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.clustering import is_clustering
 from hudi_engine.timeline.commit_metadata import CommitMetadata
@@ -190,10 +190,9 @@ def finish_pending_rollbacks(location: TableLocation, timeline: Timeline | None 
     """Re-execute the rollbacks a crash interrupted (their plans say what to delete), and delete the temp files of
     atomic creates a killed process left in `.hoodie` (instants, the lock, hoodie.properties). A LAZY writer runs
     only this before its write; dead writers' instants are left to the table services."""
-    storage, base_path = location.storage, location.base_path
-    storage.delete_temp_files(Storage.join(base_path, META_FOLDER))
+    location.storage.delete_temp_files(location.meta_path)
     if timeline is not None and timeline.layout.version == 2:  # instants are created in .hoodie/timeline there
-        storage.delete_temp_files(timeline.meta_path)
+        location.storage.delete_temp_files(timeline.meta_path)
     return _resume_pending_rollbacks(location, timeline)
 
 
@@ -236,10 +235,9 @@ def remove_marked_files(location: TableLocation, instant_time: str) -> list[str]
 
 def base_files_of(location: TableLocation, instant_times: set[str]) -> dict[str, list[str]]:
     """Base files named after one of `instant_times`, in every folder of the table (a listing of all of them)."""
-    storage, base_path = location.storage, location.base_path
     out: dict[str, list[str]] = {}
     for folder in _all_folders(location):
-        for e in storage.list_dir(Storage.join(base_path, folder)):
+        for e in location.storage.list_dir(location.join(folder)):
             if not e.is_dir and is_base_file_name(e.name) and BaseFileName.parse(e.name).instant_time in instant_times:
                 out.setdefault(folder, []).append(e.path)
     return out
@@ -285,10 +283,10 @@ def _plan_pending(timeline: Timeline, target: Instant, use_command_blocks: bool)
 
 def _requests_from_markers(table: TableLocation, markers: list[Marker], instant_time: str,
                            use_command_blocks: bool) -> list[RollbackRequest]:
-    storage, base_path = table.storage, table.base_path
+    storage = table.storage
     requests = []
     for m in markers:
-        path = Storage.join(base_path, m.data_file_path)
+        path = table.join(m.data_file_path)
         if m.io_type is IOType.APPEND:
             req = _log_request(storage, m.partition_path, path, instant_time, use_command_blocks)
             if req is not None:
@@ -305,17 +303,17 @@ def _base_file_of(name: str, instant_time: str) -> bool:
 
 def _requests_from_stats(table: TableLocation, instant_time: str, meta: CommitMetadata,
                          use_command_blocks: bool) -> list[RollbackRequest]:
-    storage, base_path = table.storage, table.base_path
+    storage = table.storage
     requests = []
     for partition, stats in meta.partition_to_write_stats.items():
         for stat in stats:
             for cdc_path in stat.cdc_stats or {}:  # a merge's CDC log file: wholly the instant's
-                full = Storage.join(base_path, cdc_path)
+                full = table.join(cdc_path)
                 if storage.exists(full):
                     requests.append(RollbackRequest(partition, files_to_delete=(full,)))
             if not stat.path:
                 continue
-            path = Storage.join(base_path, stat.path)
+            path = table.join(stat.path)
             name = stat.path.rsplit("/", 1)[-1]
             if is_log_file_name(name):
                 req = _log_request(storage, partition, path, instant_time, use_command_blocks)
@@ -328,10 +326,10 @@ def _requests_from_stats(table: TableLocation, instant_time: str, meta: CommitMe
 
 def _requests_from_listing(table: TableLocation, instant_time: str, partitions: set[str] | None,
                            use_command_blocks: bool) -> list[RollbackRequest]:
-    storage, base_path = table.storage, table.base_path
+    storage = table.storage
     requests = []
     for partition in sorted(partitions) if partitions is not None else _all_folders(table):
-        for entry in storage.list_dir(Storage.join(base_path, partition)):
+        for entry in storage.list_dir(table.join(partition)):
             if entry.is_dir:
                 continue
             if is_base_file_name(entry.name) and BaseFileName.parse(entry.name).instant_time == instant_time:
@@ -347,12 +345,11 @@ def _requests_from_listing(table: TableLocation, instant_time: str, partitions: 
 def _all_folders(table: TableLocation) -> list[str]:
     """Every folder under the base path that may hold data files (not `.hoodie`, not hidden), "" included.
     Partitions without `.hoodie_partition_metadata` count: a failed write into a new partition never wrote it."""
-    storage, base_path = table.storage, table.base_path
     out, stack = [], [""]
     while stack:
         rel = stack.pop()
         out.append(rel)
-        for e in storage.list_dir(Storage.join(base_path, rel)):
+        for e in table.storage.list_dir(table.join(rel)):
             if e.is_dir and not e.name.startswith("."):
                 stack.append(f"{rel}/{e.name}" if rel else e.name)
     return sorted(out)
@@ -473,11 +470,10 @@ def _and_late_requests(table: TableLocation, target: Instant,
     know: a writer that lost its lock made them after the plan was listed. Then the temp files of interrupted
     atomic creates and streamed files meant to become the instant's files are deleted (not those of other writers,
     which may be streaming into the same partitions)."""
-    storage, base_path = table.storage, table.base_path
     yield from requests
     planned = {p for r in requests for p in (*r.files_to_delete, *r.log_blocks_to_delete)}
     markers = list_markers(table, target.timestamp)
-    late = [m for m in markers if Storage.join(base_path, m.data_file_path) not in planned]
+    late = [m for m in markers if table.join(m.data_file_path) not in planned]
     yield from _requests_from_markers(table, late, target.timestamp, use_command_blocks=False)
     targets: dict[str, set[str]] = {}
     for r in requests:
@@ -486,7 +482,7 @@ def _and_late_requests(table: TableLocation, target: Instant,
     for m in markers:
         targets.setdefault(m.partition_path, set()).add(posixpath.basename(m.data_file_path))
     for partition in sorted(targets):
-        storage.delete_temp_files(Storage.join(base_path, partition), targets[partition])
+        table.storage.delete_temp_files(table.join(partition), targets[partition])
 
 
 def _completed(table: TableLocation, target: Instant) -> bool:

@@ -25,7 +25,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
 from hudi_engine.table_handle import TableHandle
-from hudi_engine.timeline import META_FOLDER, Timeline
+from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.clustering import PendingClustering, resolve_update_strategy
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.timeline.instant import Instant, State, new_instant_time
@@ -138,7 +138,7 @@ class WriteClient:
             return
         self.table_config = self.table_config.without_metadata_table()
         self.table_config.save(self.location)
-        self.storage.delete_dir(Storage.join(self.base_path, META_FOLDER, "metadata"))
+        self.storage.delete_dir(self.location.meta("metadata"))
 
     # ---- specs shipped to tasks ------------------------------------------------------------------------------
     @property
@@ -378,7 +378,7 @@ class WriteClient:
 
     def _remove_if_empty(self) -> None:
         if not Timeline.load(self.location).completed_commits():
-            self.storage.delete_dir(Storage.join(self.base_path, META_FOLDER))
+            self.storage.delete_dir(self.location.meta_path)
 
 
 class Transaction:
