@@ -275,25 +275,68 @@ def test_the_install_steps_are_the_ones_the_install_test_runs():
 
 
 # ---- plain blocks: the layout tree --------------------------------------------------------------------------
-def test_layout_names_files_that_exist():
-    block = block_with("README.md", "hudi_engine/            the engine")
-    missing, parent = [], ""
-    for line in block.code.splitlines():
-        m = re.match(r"^( ?)( ?)(\S+(?:, \S+)*)", line)
+LAYOUT_MARKER = "hudi_engine/            the engine"
+MODULE_ROOTS = ("hudi_engine", "dbt/adapters/hudi")  # every module below them is named in the layout
+_FILE_NAME = re.compile(r"[\w./]*\w\.(?:py|scala|md)\b")
+
+
+def _layout() -> list[tuple[list[str], str, str]]:
+    """The layout tree's entries: (the paths an entry names, the folder its description's file names are in, the
+    description with its continued lines). An entry is a top-level path or, indented by two, a path in the
+    top-level folder above it; a description names files of the entry's folder (an entry's file is in its parent's),
+    or of a folder above it."""
+    entries: list[tuple[list[str], str, str]] = []
+    parent = ""
+    for line in block_with("README.md", LAYOUT_MARKER).code.splitlines():
+        m = re.match(r"^( ?)( ?)(\S+(?:, \S+)*)(.*)", line)
         if not m:
-            continue  # a description continued from the line above
+            if entries and line.strip():  # a description continued from the line above
+                paths, folder, text = entries[-1]
+                entries[-1] = (paths, folder, text + " " + line.strip())
+            continue
         names = [n.rstrip(",") for n in m.group(3).split(", ")]
         if not m.group(1):
             parent = names[0] if names[0].endswith("/") else ""
             paths = names
         else:
             paths = [parent + n for n in names]
-        missing += [p for p in paths if not (ROOT / p).exists()]
+        folder = paths[0] if paths[0].endswith("/") else paths[0].rpartition("/")[0] + "/"
+        entries.append((paths, folder, m.group(4).strip()))
+    return entries
+
+
+def _layout_files() -> tuple[set[str], list[str]]:
+    """The files the layout names under the module roots (as paths from the checkout), and the names it gives
+    there that are no file."""
+    named, missing = set(), []
+    for paths, folder, text in _layout():
+        if not folder.startswith(tuple(r.split("/")[0] + "/" for r in MODULE_ROOTS)):
+            continue
+        for name in _FILE_NAME.findall(text):  # in the entry's folder, else in the nearest folder above it
+            found = [str(Path(f, name)) for f in (folder, *Path(folder).parents) if (ROOT / f / name).is_file()]
+            named |= set(found[:1])
+            missing += [] if found else [f"{name} (in {folder})"]
+        named |= {p for p in paths if not p.endswith("/")}
+    return named, missing
+
+
+def test_layout_names_files_that_exist():
+    missing = [p for paths, _, _ in _layout() for p in paths if not (ROOT / p).exists()]
+    missing += _layout_files()[1]
     assert not missing, f"README's Layout names paths that do not exist: {missing}"
 
 
+def test_layout_names_every_module():
+    """Every module of the engine and the adapter (and the Scala sources of the native component) is named in the
+    Layout block, by its file name in its folder's entry: a new module is added there with a few words."""
+    modules = {str(f.relative_to(ROOT)) for root in MODULE_ROOTS for f in (ROOT / root).rglob("*")
+               if f.suffix in (".py", ".scala") and f.name != "__init__.py" and "__pycache__" not in f.parts}
+    unnamed = sorted(modules - _layout_files()[0])
+    assert not unnamed, f"modules README's Layout does not name (add each to its folder's entry): {unnamed}"
+
+
 def test_plain_blocks_are_known():
-    assert [b.where for b in PLAIN] == [block_with("README.md", "hudi_engine/            the engine").where], \
+    assert [b.where for b in PLAIN] == [block_with("README.md", LAYOUT_MARKER).where], \
         "a plain code block tests/test_docs.py does not check"
 
 
