@@ -9,7 +9,9 @@
 * YAML blocks parse; a profile names `type: hudi` and dbt-spark's fields.
 * Shell blocks name scripts, modules and extras that exist; the README's install steps are run by
   tests/dbt/test_install.py.
-* Plain blocks: the layout tree names files that exist.
+* Plain blocks: the layout tree names files that exist, and every module of hudi_engine/ and dbt/adapters/hudi/.
+* README's "What works, and what is refused" table: every claim in it is declared in `MATRIX` with what backs it
+  (tests that exist, options the write config refuses, refusing table_features rows, texts the code raises).
 * Model settings quoted in prose (`compaction={...}`) are known and validate; links between the documents resolve,
   anchors included; docs/dbt.md's settings table matches model_config.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import importlib
 import importlib.util
 import re
@@ -33,6 +36,10 @@ from docs_blocks import ROOT, Block, block_with, blocks, documents
 from dbt.adapters.hudi import model_config as MC
 from hudi_engine.config import ALL_OPTIONS
 from hudi_engine.config.hudi_keys import known_keys
+from hudi_engine.config.write_config import WriteConfig
+from hudi_engine.errors import ConfigError
+from hudi_engine.table_config import TableConfig
+from hudi_engine.table_features import PROPERTIES, STATES, Decision
 from hudi_engine.write_pipeline import write_table
 
 ALL = blocks()
@@ -338,6 +345,319 @@ def test_layout_names_every_module():
 def test_plain_blocks_are_known():
     assert [b.where for b in PLAIN] == [block_with("README.md", LAYOUT_MARKER).where], \
         "a plain code block tests/test_docs.py does not check"
+
+
+# ---- README: what works, and what is refused ---------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Says:
+    """A text the code (hudi_engine/, dbt/) raises or does."""
+    text: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Feature:
+    """A row of hudi_engine/table_features.py that refuses: a property with a value it refuses, or a state."""
+    name: str
+    value: str | None = None
+
+
+Evidence = str | dict | Says | Feature  # a test ("write/test_x.py::test_y", in tests/); refused options
+# Every claim of the table, cell by cell, and what backs it. A "works" claim names the tests that show it (claims the
+# table itself calls "not tested" name the code instead); a "refused" claim names what refuses it (options
+# `WriteConfig.from_options` refuses, a refusing `Feature`, or a text the code `Says`, with the tests that make it
+# refuse). Every word of a cell belongs to one of its claims (links and separators aside), so a claim added to the
+# table comes here with its evidence, and a test renamed or a refusal dropped fails here.
+MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidence, ...]]]] = {
+    "tables": ({
+        "COW and MOR": ("write/test_written_tables.py::test_cow_partitioned_insert_then_merge_update",
+                        "write/test_written_tables.py::test_mor_base_files_then_log_updates_and_deletes"),
+        "versions 6, 8 and 9": ("write/test_write_1x_tables.py::test_new_table_of_version",
+                                "write/test_write_1x_tables.py::test_upsert_delete_overwrite_round_trip",
+                                "test_table_v8_v9.py::test_snapshot_equals_hudi_rs"),
+        "partitioned or not": ("write/test_written_tables.py::test_non_partitioned_mor_table",),
+        "simple / composite / timestamp / custom keys": (
+            "write/test_written_tables.py::test_complex_key_generator_cow_with_two_partition_fields",
+            "test_keygen.py::test_timestamp_keygen_on_real_tables", "test_keygen.py::test_custom_key_generator",
+            "write/test_executor.py::test_custom_key_generator_tables_store_partition_field_names_and_take_typed_ones"),
+        "keyless": ("write/test_keyless.py::test_keyless_table_created_and_appended",),
+        "CDC log files": ("write/test_cdc.py::test_cow_upsert_and_delete_write_one_cdc_record_per_change",),
+        "Hive-style partitions": ("write/test_written_tables.py::test_cow_partitioned_insert_then_merge_update",
+                                  "spark/test_sql_write.py::test_ctas_and_insert"),
+        "real Apache Hudi 0.15 and 1.2 read every shape in the tests": (
+            "java_hudi/test_java_reads.py::test_java_hudi_reads_what_the_engine_writes",),
+    }, {
+        "the metadata table (`hoodie.metadata.enable=true`; an existing one is disabled as Hudi does)": (
+            {"hoodie.metadata.enable": "true"},
+            "spark/test_writer_conformance.py::test_write_disables_a_metadata_table_first"),
+        "non-parquet base files": (
+            Feature("hoodie.table.base.file.format", "ORC"), Feature("hoodie.table.base.file.format", "LANCE"),
+            {"hoodie.base.file.format": "ORC"},
+            "write/test_write_1x_tables.py::test_lance_1x_table_is_refused_before_anything_is_written"),
+    }),
+    "writes": ({
+        "`upsert`, `insert`, `bulk_insert`, `delete`": (
+            "spark/test_writer.py::test_bulk_insert_then_upsert_then_delete",
+            "spark/test_writer.py::test_insert_keeps_duplicates_unless_combine_before_insert"),
+        "`insert_overwrite`, `insert_overwrite_table`": (
+            "spark/test_writer.py::test_insert_overwrite_partition_and_table",),
+        "indexes `SIMPLE`, `BLOOM`, `BUCKET`, `GLOBAL_SIMPLE`": (
+            "spark/test_writer.py::test_bloom_and_bucket_index",
+            "spark/test_writer.py::test_global_index_moves_key_between_partitions"),
+        "Hudi's five payloads or a Python one": (
+            "test_merge.py::test_random_sequences_match_the_per_record_model",
+            "test_merge.py::test_partial_update_fills_nulls_from_the_other_record",
+            "test_merge.py::test_overwrite_non_defaults_keeps_stored_values_for_nulls",
+            "spark/test_writer.py::test_user_python_payload_by_dotted_path"),
+        "partial updates": ("write/test_partial_update.py::test_only_update_columns_change_on_stored_keys",),
+    }, {
+        "bootstrap": ({"hoodie.datasource.write.operation": "bootstrap"},),
+        "HBASE and other indexes": ({"hoodie.index.type": "HBASE"}, {"hoodie.index.type": "GLOBAL_BLOOM"},
+                                    {"hoodie.index.type": "RECORD_INDEX"}),
+        "`hoodie.clustering.inline=true`": ({"hoodie.clustering.inline": "true"},),
+        "each Hudi key [options.md](docs/options.md) lists as refused": (
+            {"hoodie.log.compaction.enable": "true"},
+            "config/test_hudi_keys.py::test_docs_are_the_registry",
+            "config/test_hudi_keys.py::test_each_refused_value_is_refused_by_name"),
+    }),
+    "Spark writes": ({
+        '`df.write.format("hudi")`': ("spark/test_sql_write.py::test_format_hudi_save_modes",),
+        "`saveAsTable`": ("spark/test_sql_write.py::test_save_as_table",),
+        "CTAS": ("spark/test_sql_write.py::test_ctas_and_insert",),
+        "`CREATE TABLE`": ("spark/test_sql_write.py::test_create_table_then_dml",),
+        "`INSERT INTO` / `OVERWRITE`": ("spark/test_sql_write.py::test_ctas_and_insert",),
+        "`UPDATE`": ("spark/test_sql_write.py::test_update_and_delete",),
+        "`DELETE FROM`": ("spark/test_sql_write.py::test_update_and_delete",),
+        "`MERGE INTO`": ("spark/test_sql_write.py::test_merge_into",
+                         "spark/test_sql_write.py::test_merge_with_delete_clauses"),
+        "`ALTER TABLE ADD COLUMNS`": ("spark/test_sql_write.py::test_alter_table_add_columns",),
+        "`TRUNCATE TABLE`": ("spark/test_sql_write.py::test_create_table_then_dml",),
+        "from a pyspark driver with the native component": (
+            "spark/test_docs_examples.py::test_format_hudi_save",
+            "java_hudi/test_same_sql.py::test_same_sql_on_both_engines"),
+    }, {
+        "the same from the Thrift server or any driver without Python": (
+            Says("writing a Hudi table needs the Python engine in the Spark driver"),
+            "spark/test_sql_write.py::test_a_driver_without_python_refuses_writes"),
+        "`TRUNCATE TABLE ... PARTITION`": (Says("truncating one partition (Hudi's delete_partition) is not supported"),
+                                           "spark/test_sql_write.py::test_create_table_refusals"),
+        "`WHEN NOT MATCHED BY SOURCE`": (Says('refuse("WHEN NOT MATCHED BY SOURCE"'),
+                                         "spark/test_sql_write.py::test_merge_into"),
+    }),
+    "reads": ({
+        "snapshot (MOR merged)": ("test_table.py::test_snapshot_equals_hudi_rs",
+                                  "spark/test_datasource.py::test_snapshot_equals_hudi_table_and_hudi_rs"),
+        "time travel (`as.of.instant`, SQL's `TIMESTAMP AS OF`)": (
+            "spark/test_datasource.py::test_time_travel_option_forms",
+            "spark/test_native_read.py::"
+            "test_timestamp_as_of_on_a_catalog_name_reads_that_instant_and_never_pins_the_name"),
+        "incremental (`hudi_table_changes`, the source's options)": (
+            "spark/test_relation.py::test_hudi_table_changes_forms",
+            "spark/test_datasource.py::test_incremental_between_consecutive_instants"),
+        "CDC with deletes (`hudi_table_changes(..., 'cdc', ...)`, [cdc.md](docs/cdc.md))": (
+            "spark/test_cdc_read.py::test_spark_reads_the_cdc_query_as_the_engine_does",
+            "test_cdc_query.py::test_a_delete_that_empties_a_file_group_reads_every_row_of_it_as_deleted"),
+        "read-optimized": ("spark/test_datasource.py::test_read_optimized_equals_hudi_rs",),
+        "from Python, Spark SQL, DataFrames and dbt": (
+            "spark/test_relation.py::test_every_read_path_through_a_tables_life",
+            "dbt/test_reads.py::test_reads_see_the_merged_snapshot_of_the_latest_commit"),
+    }, {
+        "time travel to instants the cleaning or archival removed": (
+            Says("was cleaned: the last clean"), Says("is before the active timeline, which starts at"),
+            "test_scan_plan.py::test_time_travel_to_a_cleaned_instant_is_refused",
+            "spark/test_relation.py::test_time_travel_to_a_cleaned_instant_is_refused_by_every_path",
+            "table_services/test_archival_v9.py::"
+                "test_time_travel_before_the_active_timeline_is_refused_and_a_range_from_there_reads_the_history"),
+        "at or after a pending write": (
+            Says("is at or after the first pending write"),
+            "test_scan_plan.py::test_time_travel_at_or_after_the_first_pending_write_is_refused"),
+        "CDC ranges that reach archived commits": (
+            Says("would miss them. Begin at"), "test_cdc_query.py::test_a_range_reaching_archived_commits_is_refused"),
+        "(the error names what is readable)": (
+            Says("Available: instants"), "test_scan_plan.py::test_refused_queries_name_the_table_and_its_instants"),
+    }),
+    "table services": ({
+        "compaction": ("table_services/test_compaction.py::"
+                       "test_compaction_merges_slices_and_readers_agree_before_and_after",
+                       "table_services/test_services_1x.py::test_compaction_of_a_v9_table"),
+        "cleaning": ("table_services/test_clean.py::test_keep_latest_commits_keeps_what_retained_instants_read",
+                     "table_services/test_services_1x.py::test_cleaning_of_a_v9_table"),
+        "archival (version 6's archived timeline, 8/9's LSM history)": (
+            "table_services/test_archival.py::test_many_commits_keep_hoodie_bounded_and_readers_read_the_model",
+            "table_services/test_archival_v9.py::test_200_commits_keep_the_timeline_bounded_and_the_history_complete",
+            "table_services/test_services_1x.py::test_writes_archive_a_v9_table_into_the_lsm_history",
+            "java_hudi/test_java_reads_services.py::test_java_reads_the_archived_timeline"),
+        "rollback": ("write/test_rollback.py::test_rollback_completed_restores_the_previous_state",
+                     "table_services/test_services_1x.py::"
+                     "test_rolling_back_the_latest_v9_delta_commit_deletes_its_log_files"),
+        "inline or on request": ("spark/test_table_services.py::test_inline_compaction_and_automatic_cleaning",
+                                 "dbt/test_features.py::test_compact_and_clean_from_dbt"),
+    }, {
+        "running clustering (another writer's pending plan is honoured: [clustering.md](docs/clustering.md))": (
+            {"hoodie.clustering.inline": "true"}, {"hoodie.clustering.async.enabled": "true"},
+            {"hoodie.clustering.schedule.inline": "true"},
+            "write/test_pending_clustering.py::"
+            "test_updates_refused_inserts_routed_elsewhere_then_clustering_loses_nothing"),
+    }),
+    "concurrency": ({
+        "one writer": ("write/test_lock.py::test_second_writer_waits_then_fails_naming_the_holder",
+                       "write/test_concurrency.py::test_a_single_writer_holds_the_lock_for_its_whole_write"),
+        "OCC": ("write/test_concurrency.py::test_writers_of_disjoint_file_groups_both_commit",
+                "write/test_concurrency.py::test_the_later_of_two_writers_of_one_file_group_fails_and_is_rolled_back"),
+        "with a lock on local disks": ("write/test_writer_race.py::test_two_processes_race_on_a_local_table",),
+        "S3 (a lock file or Hudi 1.1's lock object)": (
+            "write/test_lock_object_store.py::test_two_contenders_never_hold_the_s3_lock_at_once",
+            "write/test_storage_lock.py::test_writes_on_s3_take_the_lock_object_and_wait_for_a_java_holder"),
+        "DynamoDB": (
+            "write/test_lock_object_store.py::test_dynamodb_lock_excludes_renews_and_is_taken_over_once_stale",),
+    }, {
+        "the file lock on HDFS, GCS, Azure": (
+            Says("needs an atomic create-if-absent"),
+            "write/test_lock_object_store.py::test_the_file_lock_is_refused_on_a_store_without_conditional_writes"),
+        "ZooKeeper, Hive metastore and in-process lock providers": (
+            {"hoodie.write.lock.provider": "ZookeeperBasedLockProvider"},
+            {"hoodie.write.lock.provider": "HiveMetastoreBasedLockProvider"},
+            {"hoodie.write.lock.provider": "InProcessLockProvider"},
+            "write/test_lock.py::test_a_provider_that_is_unknown_unsafe_or_contradicted_is_refused_before_writing"),
+        "`EAGER` rollback with OCC": (
+            {"hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL",
+             "hoodie.cleaner.policy.failed.writes": "EAGER"},
+            "write/test_lock.py::test_a_provider_that_is_unknown_unsafe_or_contradicted_is_refused_before_writing"),
+    }),
+    "tables other writers share": ({
+        "every `hoodie.properties` key and timeline state of Hudi 0.14 .. 1.x honoured or refused": (
+            "test_table_features.py::test_docs_table_has_every_row_with_its_decision",
+            "test_table_features.py::test_every_declared_property_has_an_accepted_value_under_test",
+            "test_table_features.py::test_refused_value_stops_every_writer_and_service_before_any_file"),
+    }, {
+        "the properties and states that table lists as refused": (
+            Feature("hoodie.datasource.write.drop.partition.columns", "true"), Feature("pending log compaction"),
+            "test_table_features.py::test_refused_value_stops_every_writer_and_service_before_any_file",
+            "test_table_features.py::test_refused_state_stops_every_writer_and_service_before_any_file"),
+    }),
+    "dbt": ({
+        "`hudi_incremental` (SQL and Python models)": ("dbt/test_functional.py::test_adapter_response_and_timeline",
+                                                       "dbt/test_features.py::test_python_model_on_the_session"),
+        "dbt-spark's `table` and `incremental` with `file_format='hudi'`": (
+            "dbt/test_table_materialization.py::test_each_run_is_one_instant_and_time_travel_keeps_the_old_build",
+            "dbt/test_features.py::test_spark_spelling_merge_honours_options_and_tblproperties"),
+        "seeds": ("dbt/test_adapter_suites.py::test_the_adapter_suites_pass_on_hudi_tables",),
+        "snapshots": ("dbt/test_features.py::test_snapshot_timestamp_strategy_with_invalidated_deletes",),
+        "microbatch": ("dbt/test_features.py::test_microbatch_upserts_one_instant_per_batch",),
+        "contracts": ("dbt/test_features.py::test_contract_declares_the_columns",),
+        "unit tests": ("dbt/test_features.py::test_unit_tests_on_an_incremental_hudi_model",),
+        "`--empty`": ("dbt/test_features.py::test_empty_builds_the_schema_and_the_next_run_fills_it",),
+        "persist_docs": ("dbt/test_features.py::test_persist_docs_keeps_the_path_comment",),
+        "generic Hudi tests": ("dbt/test_functional.py::test_generic_timeline_tests",),
+        "run-operations": ("dbt/test_features.py::test_compact_and_clean_from_dbt",
+                           "dbt/test_features.py::test_rollback_from_dbt",
+                           "dbt/test_features.py::test_archive_from_dbt"),
+    }, {
+        "writing Hudi tables with `method: thrift`, `http` or `odbc` (other file formats work as in dbt-spark)": (
+            Says("writes Hudi tables through the SparkSession in"), Says("adapter.hudi_validate_config(settings"),
+            "dbt/test_model_config.py::test_methods_without_a_session_stop_with_a_clear_error"),
+    }),
+    "where": ({
+        "local disks": ("write/test_written_tables.py::test_cow_partitioned_insert_then_merge_update",),
+        "S3 and S3-compatible stores (tested against moto's S3 server)": (
+            "spark/test_s3.py::test_writes_reads_and_table_services_on_s3",),
+        "other stores `pyarrow.fs` opens (HDFS, GCS, Azure; not tested here)": (Says("pafs.FileSystem.from_uri(uri)"),),
+        "local Spark": ("spark/test_writer.py::test_bulk_insert_then_upsert_then_delete",),
+        "a standalone cluster (tested)": (
+            "spark/test_writer_cluster.py::test_writes_on_a_standalone_cluster_equal_local_writes",
+            "dbt/test_standalone_cluster.py::test_two_days_on_a_cluster_whose_executors_lack_the_project"),
+        "YARN and Kubernetes (documented, not tested)": (Says("spark.archives=<env>.tar.gz#environment"),),
+    }, {
+        "executors without the engine's dependencies or on another Python (refused naming the host)": (
+            Says("Spark executors cannot run hudi_engine"),
+            "spark/test_executor_env_cluster.py::test_executors_without_fastavro_are_refused_before_the_instant",
+            "spark/test_executor_env_cluster.py::"
+            "test_an_executor_python_of_another_minor_version_is_refused_naming_both",
+            "spark/test_executor_env.py::test_missing_and_too_old_packages_are_named_with_the_host_and_the_fix"),
+    }),
+}
+MATRIX_HEADER = ["", "works", "refused (before anything is written, with an error that says why)"]
+
+
+def _matrix() -> dict[str, list[str]]:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## What works, and what is refused"):]
+    rows = [[c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            for line in section.splitlines()[2:] if line.startswith("|")]
+    assert rows[0] == MATRIX_HEADER and set(rows[1]) == {"---"}, rows[:2]
+    return {row[0]: row[1:] for row in rows[2:]}
+
+
+@functools.cache
+def _test_ids() -> frozenset[str]:
+    """Every test function (module level, or in a Test* class) as its node id from tests/, read from the files, not
+    collected."""
+    ids = set()
+    for f in (ROOT / "tests").rglob("test_*.py"):
+        where = str(f.relative_to(ROOT / "tests"))
+        for node in ast.parse(f.read_text()).body:
+            body, prefix = ([node], "") if not isinstance(node, ast.ClassDef) else (node.body, node.name + "::")
+            ids |= {f"{where}::{prefix}{n.name}" for n in body
+                    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")}
+    return frozenset(ids)
+
+
+@functools.cache
+def _code_text() -> str:
+    return "\n".join(f.read_text() for root in ("hudi_engine", "dbt") for f in sorted((ROOT / root).rglob("*"))
+                     if f.suffix in (".py", ".scala", ".sql"))
+
+
+def test_matrix_has_the_declared_rows():
+    assert list(_matrix()) == list(MATRIX), "README's table rows are not the claims tests/test_docs.py declares"
+
+
+@pytest.mark.parametrize("row", MATRIX)
+def test_matrix_cells_are_the_declared_claims(row):
+    for column, cell, claims in zip(("works", "refused"), _matrix()[row], MATRIX[row], strict=True):
+        rest = cell
+        for claim in claims:
+            assert claim in rest, (f"README table, {row} / {column}: no longer says {claim!r} "
+                                  "(tests/test_docs.py, MATRIX)")
+            rest = rest.replace(claim, " ", 1)
+        rest = re.sub(r"\b(?:and|or)\b|\[[^\]]*\]\([^)]*\)|[\s,;:()]", "", rest)
+        assert not rest, (f"README table, {row} / {column}: words no claim of tests/test_docs.py MATRIX holds (add "
+                          f"the claim with its tests or refusal): {rest!r} in {cell!r}")
+
+
+@pytest.mark.parametrize("row", MATRIX)
+def test_matrix_claims_name_their_evidence(row):
+    tests, code = _test_ids(), _code_text()
+    works, refused = MATRIX[row]
+    for claim, evidence in [*works.items(), *refused.items()]:
+        named = [e for e in evidence if isinstance(e, str)]
+        assert not set(named) - tests, f"{row}: {claim!r} names tests that do not exist: {set(named) - tests}"
+        said = [e.text for e in evidence if isinstance(e, Says)]
+        assert all(s in code for s in said), f"{row}: {claim!r}: the code no longer says {said}"
+        if claim in works:
+            assert named or ("not tested" in claim and said), f"{row}: {claim!r} works, but no test is named"
+        else:
+            assert any(not isinstance(e, str) for e in evidence), f"{row}: {claim!r}: nothing named refuses it"
+            assert named or not said, f"{row}: {claim!r}: name the tests that make the code refuse"
+
+
+REFUSING_BASE = {"hoodie.table.name": "orders", "hoodie.datasource.write.recordkey.field": "id",
+                 "hoodie.datasource.write.precombine.field": "ts"}
+
+
+@pytest.mark.parametrize("row", MATRIX)
+def test_matrix_refusals_refuse(row):
+    table = TableConfig.create("orders", "COPY_ON_WRITE", ["id"], [], "ts")
+    for claim, evidence in MATRIX[row][1].items():
+        for e in evidence:
+            if isinstance(e, dict):
+                with pytest.raises(ConfigError, match=re.escape(next(iter(e)))):
+                    WriteConfig.from_options({**REFUSING_BASE, **e})
+            elif isinstance(e, Feature) and e.value is not None:
+                [prop] = [r for r in PROPERTIES if r.matches(e.name)]
+                assert prop.check(e.value, table), f"{row}: {claim!r}: {e.name}={e.value} is no longer refused"
+            elif isinstance(e, Feature):
+                [state] = [s for s in STATES if s.state == e.name]
+                assert state.decision is Decision.REFUSED, f"{row}: {claim!r}: {e.name} is no longer refused"
 
 
 # ---- links --------------------------------------------------------------------------------------------------
