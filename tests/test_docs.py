@@ -492,7 +492,8 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
         "inline or on request": ("spark/test_table_services.py::test_inline_compaction_and_automatic_cleaning",
                                  "dbt/test_features.py::test_compact_and_clean_from_dbt"),
     }, {
-        "running clustering (another writer's pending plan is honoured: [clustering.md](docs/clustering.md))": (
+        "running clustering (another writer's pending plan is honoured on version 6 tables: "
+        "[clustering.md](docs/clustering.md))": (
             {"hoodie.clustering.inline": "true"}, {"hoodie.clustering.async.enabled": "true"},
             {"hoodie.clustering.schedule.inline": "true"},
             "write/test_pending_clustering.py::"
