@@ -492,12 +492,13 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
         "inline or on request": ("spark/test_table_services.py::test_inline_compaction_and_automatic_cleaning",
                                  "dbt/test_features.py::test_compact_and_clean_from_dbt"),
     }, {
-        "running clustering (another writer's pending plan is honoured on version 6 tables: "
+        "running clustering (another writer's pending plan is honoured: "
         "[clustering.md](docs/clustering.md))": (
             {"hoodie.clustering.inline": "true"}, {"hoodie.clustering.async.enabled": "true"},
             {"hoodie.clustering.schedule.inline": "true"},
             "write/test_pending_clustering.py::"
-            "test_updates_refused_inserts_routed_elsewhere_then_clustering_loses_nothing"),
+            "test_updates_refused_inserts_routed_elsewhere_then_clustering_loses_nothing",
+            "write/test_pending_clustering.py::test_a_version_9_pending_clustering_is_honoured"),
     }),
     "concurrency": ({
         "one writer": ("write/test_lock.py::test_second_writer_waits_then_fails_naming_the_holder",

@@ -424,6 +424,7 @@ _KIND_BY_INSTANT: dict[tuple[Action, State], str] = {
     (Action.COMPACTION, State.REQUESTED): "HoodieCompactionPlan",
     (Action.LOG_COMPACTION, State.REQUESTED): "HoodieCompactionPlan",
     (Action.REPLACE_COMMIT, State.REQUESTED): "HoodieRequestedReplaceMetadata",
+    (Action.CLUSTERING, State.REQUESTED): "HoodieRequestedReplaceMetadata",  # layout 2's clustering plan
     (Action.SAVEPOINT, State.COMPLETED): "HoodieSavepointMetadata",
 }
 

@@ -4,7 +4,9 @@ AbstractTableFileSystemView.getFileGroupsInPendingClustering), and the update ru
 (`hoodie.clustering.updates.strategy` = SparkRejectUpdateStrategy).
 
 A clustering is a replacecommit (layout 1) whose `<ts>.replacecommit.requested` holds a HoodieRequestedReplaceMetadata
-with operationType CLUSTER and a HoodieClusteringPlan: input groups of file slices (HoodieSliceInfo: partition, file
+with operationType CLUSTER and a HoodieClusteringPlan; on layout 2 (Hudi 1.x) it has an action of its own while
+pending, `<ts>.clustering.requested` (the same record) and `.clustering.inflight`, and completes as a replacecommit. The
+plan holds input groups of file slices (HoodieSliceInfo: partition, file
 id, base file path, log file names). While it is requested or inflight, those file groups are "in pending
 clustering"; when it completes, new file groups built from exactly those slices replace them
 (`partitionToReplaceFileIds`). A record written into such a file group meanwhile is therefore lost, which is why
@@ -86,14 +88,13 @@ class ClusteringPlan:
 
     @staticmethod
     def load(timeline: Timeline, instant: Instant) -> "ClusteringPlan | None":
-        """The clustering plan of a replacecommit in any state (read from its requested file, as Hudi's
-        ClusteringUtils.getClusteringPlan: an inflight replacecommit file holds a workload profile, never the plan);
-        None for a replacecommit that is not a clustering (insert_overwrite: an empty or all-null requested file)."""
-        if instant.action is not Action.REPLACE_COMMIT:
+        """The clustering plan of a replacecommit in any state, or of a layout-2 clustering, read from its requested
+        file as Hudi's ClusteringUtils.getClusteringPlan reads it (an inflight replacecommit file holds a workload
+        profile, never the plan); None for a replacecommit that is not a clustering (insert_overwrite: an empty or
+        all-null requested file)."""
+        requested = _requested_file(timeline, instant)
+        if requested is None:
             return None
-        requested = instant.with_state(State.REQUESTED)
-        if instant.is_completed and not timeline.storage.exists(timeline.path_of(requested)):
-            return None  # a completed replacecommit whose requested file is gone (archived or cleaned up)
         record = timeline.avro_metadata(requested)
         if record is None or record.get("operationType") != CLUSTER:
             return None
@@ -109,9 +110,35 @@ class ClusteringPlan:
         return ClusteringPlan(instant, tuple(groups), tuple(outputs), strategy)
 
 
+def _requested_file(timeline: Timeline, instant: Instant) -> Instant | None:
+    """The requested file that holds the plan of `instant`, if it can hold one: a layout-2 clustering's
+    `.clustering.requested`; a replacecommit's `.replacecommit.requested`, or, once a layout-2 clustering completed
+    (as a replacecommit), its `.clustering.requested`. None when the instant is of another action, or completed and
+    its requested file is gone (archived or cleaned up)."""
+    if instant.action is Action.CLUSTERING:
+        return instant.with_state(State.REQUESTED)
+    if instant.action is not Action.REPLACE_COMMIT:
+        return None
+    if not instant.is_completed:
+        return instant.with_state(State.REQUESTED)
+    for action in (Action.CLUSTERING, Action.REPLACE_COMMIT) if timeline.layout.version == 2 else (Action.REPLACE_COMMIT,):
+        requested = Instant(instant.timestamp, action, State.REQUESTED)
+        if timeline.storage.exists(timeline.path_of(requested)):
+            return requested
+    return None
+
+
+def is_pending_replace(instant: Instant) -> bool:
+    """A requested or inflight instant that may replace file groups: a replacecommit (an insert_overwrite, or a
+    clustering on layout 1) or a layout-2 clustering."""
+    return instant.action in (Action.REPLACE_COMMIT, Action.CLUSTERING) and not instant.is_completed
+
+
 def is_clustering(timeline: Timeline, instant: Instant) -> bool:
-    """Hudi's ClusteringUtils.isClusteringInstant for layout 1: a replacecommit whose requested file holds a
-    clustering plan (False for an unreadable one: Hudi could not read a plan from it either)."""
+    """Hudi's ClusteringUtils.isClusteringInstant: a layout-2 clustering, or a replacecommit whose requested file
+    holds a clustering plan (False for an unreadable one: Hudi could not read a plan from it either)."""
+    if instant.action is Action.CLUSTERING:
+        return True
     try:
         return ClusteringPlan.load(timeline, instant) is not None
     except HudiError:
@@ -128,12 +155,12 @@ class PendingClustering:
 
     @staticmethod
     def of(timeline: Timeline | None) -> "PendingClustering":
-        """Reads the requested file of each pending replacecommit only (none on most tables)."""
+        """Reads the requested file of each pending replacecommit or clustering only (none on most tables)."""
         if timeline is None:
             return NO_PENDING_CLUSTERING
         groups: dict[tuple[str, str], str] = {}
         plans = []
-        for instant in timeline.filter(lambda i: i.action is Action.REPLACE_COMMIT and not i.is_completed):
+        for instant in timeline.filter(is_pending_replace):
             plan = ClusteringPlan.load(timeline, instant)
             if plan is None:
                 continue
@@ -209,5 +236,5 @@ def clustering_update_error(hit: list[tuple[str, str]], instants: Mapping[tuple[
 
 
 __all__ = ["CLUSTER", "NO_PENDING_CLUSTERING", "REJECT_UPDATES", "ClusteringPlan", "ClusteringSlice",
-           "ClusteringUpdateError", "PendingClustering", "clustering_update_error", "is_clustering",
+           "ClusteringUpdateError", "PendingClustering", "clustering_update_error", "is_clustering", "is_pending_replace",
            "resolve_update_strategy"]

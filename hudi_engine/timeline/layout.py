@@ -117,7 +117,8 @@ class TimelineLayoutV2:
     def commit_bytes(self, metadata: CommitMetadata, instant: Instant) -> bytes:
         """Avro (`CommitMetadataSerDeV2`): a completed replacecommit holds a HoodieReplaceCommitMetadata, every
         other commit-like file (the inflight replacecommit too) a HoodieCommitMetadata."""
-        return metadata.to_avro(replace=instant.action is Action.REPLACE_COMMIT and instant.is_completed)
+        # A clustering completes as a replacecommit (its comparable action).
+        return metadata.to_avro(replace=instant.comparable_action is Action.REPLACE_COMMIT and instant.is_completed)
 
     def completion_time(self, inflight: Instant) -> str:
         """`ActiveTimelineV2.saveAsComplete`: the completion time is taken from the clock when the completed file is

@@ -232,7 +232,7 @@ def complete_commit(
     extra = {CommitMetadata.SCHEMA_KEY: schema_to_json(avro)}
     extra.update(extra_metadata or {})
     replace = None
-    if instant.action is Action.REPLACE_COMMIT:
+    if instant.comparable_action is Action.REPLACE_COMMIT:  # a layout-2 clustering completes as a replacecommit
         replace = {p: list(ids) for p, ids in (partition_to_replace_file_ids or {}).items()}
     elif partition_to_replace_file_ids:
         raise WriteError(f"{inflight}: only a replacecommit can replace file groups, not a {instant.action.value}")

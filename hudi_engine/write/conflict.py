@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.timeline import Timeline
-from hudi_engine.timeline.clustering import ClusteringPlan
-from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State
+from hudi_engine.timeline.clustering import ClusteringPlan, is_pending_replace
+from hudi_engine.timeline.instant import COMMIT_ACTIONS, Instant, State
 
 FileGroup = tuple[str, str]  # (partition path, file id)
 
@@ -50,7 +50,7 @@ class TimelineAtStart:
 
 
 def _pending_replaces(timeline: Timeline) -> Timeline:
-    return timeline.filter(lambda i: i.action is Action.REPLACE_COMMIT and not i.is_completed)
+    return timeline.filter(is_pending_replace)
 
 
 def _bucket_key(group: FileGroup) -> FileGroup:
@@ -64,7 +64,7 @@ def file_groups_of(timeline: Timeline, instant: Instant) -> set[FileGroup]:
     if instant.is_pending_compaction:
         plan = timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}
         return {(op.get("partitionPath") or "", op["fileId"]) for op in plan.get("operations") or []}
-    if instant.action is Action.REPLACE_COMMIT and not instant.is_completed:
+    if is_pending_replace(instant):
         clustering = ClusteringPlan.load(timeline, instant)
         return set(clustering.file_groups) if clustering is not None else set()
     meta = timeline.commit_metadata(instant)

@@ -42,7 +42,7 @@ from hudi_engine.write.markers import IOType, Marker, create_marker, delete_mark
 from hudi_engine.write.rollback import remove_marked_files, rollback_instant
 
 _WRITING_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION,
-                              Action.LOG_COMPACTION})
+                              Action.LOG_COMPACTION, Action.CLUSTERING})
 # Plans never change once written: (rollback file path) -> the instant times it rolls back.
 _targets_cache: dict[str, frozenset[str]] = {}
 

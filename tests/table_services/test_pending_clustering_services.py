@@ -132,6 +132,35 @@ def test_rollback_of_failed_writes_leaves_a_pending_clustering(unzip_table, tmp_
         (ts, Action.REPLACE_COMMIT, State.INFLIGHT if inflight else State.REQUESTED)]
 
 
+def test_a_version_9_pending_clustering_is_left_alone_by_compaction_cleaning_and_rollback(tmp_path):
+    """Hudi 1.x's `<ts>.clustering.requested` (layout 2): compaction plans leave its file group out, cleaning keeps
+    its slices, the rollback of failed writes leaves it pending; then it completes and nothing is lost."""
+    path = tmp_path / "v9"
+    location = TableLocation.of(str(path))
+    options = {"hoodie.table.name": "c9", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.write.table.version": "9"}
+    write(path, pa.table({"id": ["a", "b"], "p": ["x", "y"], "ts": [1, 1], "v": [1, 2]}), options)
+    write(path, pa.table({"id": ["a", "b"], "p": ["x", "y"], "ts": [2, 2], "v": [10, 20]}), options)  # log files
+    gx, gy = group_of(path, "x"), group_of(path, "y")
+    ts = schedule_clustering(path, [("x", gx)], inflight=True)
+    assert Timeline.load(location).pending().last().action is Action.CLUSTERING
+
+    instant = schedule_compaction(location)
+    assert instant is not None
+    assert [op.group for op in CompactionPlan.load(Timeline.load(location), instant.timestamp).operations] == [("y", gy)]
+    run_compaction(location, instant.timestamp)
+    plan = plan_clean(location, CleanConfig(policy=KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1))
+    assert plan is None or "x" not in plan.files
+    failed = Timeline.load(location).create_requested(Instant(f"{int(ts) + 1}", Action.DELTA_COMMIT, State.REQUESTED))
+    rolled_back = rollback_failed_writes(location, LockConfig(heartbeat_interval_ms=10))
+    assert [r.rolled_back.timestamp for r in rolled_back] == [failed.timestamp]
+    assert [(i.timestamp, i.action) for i in Timeline.load(location).pending()] == [(ts, Action.CLUSTERING)]
+
+    assert execute_clustering(path, ts) == {"x": [gx]}
+    assert {r["id"]: r["v"] for r in rs_snapshot(path).to_pylist()} == {"a": 10, "b": 20}
+
+
 def test_archival_stops_before_the_earliest_pending_clustering(unzip_table, tmp_path):
     path = copy_of(unzip_table, COW, tmp_path)
     storage, base = Storage.for_uri(str(path))

@@ -1,7 +1,8 @@
 """A clustering job as a Java Hudi writer runs one, built from the engine's own pieces, for tests of how writes and
 table services treat another writer's pending clustering.
 
-`schedule_clustering` writes `<ts>.replacecommit.requested` holding a HoodieRequestedReplaceMetadata (operationType
+`schedule_clustering` writes `<ts>.replacecommit.requested` (on a layout-2 table, Hudi 1.x's `<ts>.clustering.requested`)
+holding a HoodieRequestedReplaceMetadata (operationType
 CLUSTER) with a HoodieClusteringPlan over the latest slices of some file groups, as Hudi's
 ClusteringPlanActionExecutor does (ClusteringUtils.createClusteringPlan: dataFilePath a full path, deltaFilePaths
 log file names). `execute_clustering` runs it as SparkExecuteClusteringCommitActionExecutor does: requested ->
@@ -51,7 +52,8 @@ def schedule_clustering(path: Path | str, groups: list[tuple[str, str]], *, infl
         "extraMetadata": {}, "version": 1,
     }
     ts = new_instant_time(after=max(t.timeline.timestamps()))
-    requested = t.timeline.create_requested(Instant(ts, Action.REPLACE_COMMIT, State.REQUESTED),
+    action = Action.CLUSTERING if t.timeline.layout.version == 2 else Action.REPLACE_COMMIT
+    requested = t.timeline.create_requested(Instant(ts, action, State.REQUESTED),
                                             write_avro_metadata("HoodieRequestedReplaceMetadata", record))
     if inflight:
         t.timeline.transition_to_inflight(requested)
@@ -61,7 +63,7 @@ def schedule_clustering(path: Path | str, groups: list[tuple[str, str]], *, infl
 def execute_clustering(path: Path | str, instant_time: str) -> dict[str, list[str]]:
     """Run the pending clustering at `instant_time` to completion; the replaced file ids by partition."""
     t = HudiTable.load(str(path))
-    pending = [i for i in t.timeline.instants_at(instant_time) if i.action is Action.REPLACE_COMMIT]
+    pending = [i for i in t.timeline.instants_at(instant_time) if i.action in (Action.REPLACE_COMMIT, Action.CLUSTERING)]
     assert len(pending) == 1 and not pending[0].is_completed, pending
     plan = ClusteringPlan.load(t.timeline, pending[0])
     assert plan is not None
@@ -69,7 +71,8 @@ def execute_clustering(path: Path | str, instant_time: str) -> dict[str, list[st
     # The files the plan names, exactly (Hudi reads dataFilePath and deltaFilePaths): whatever was written to the
     # file group after the plan is not read, and is gone once the replacecommit hides the group.
     vis = Visibility.of(t.timeline)
-    groups = {(g.partition_path, g.file_id): g for g in FileSystemView.load(TableLocation.at(t.storage, t.base_path)).file_groups()}
+    view = FileSystemView.load(t.location, slicing=vis.slicing)  # layout 2: log files join slices by completion time
+    groups = {(g.partition_path, g.file_id): g for g in view.file_groups()}
     schema = t.schema()
     ctx = SliceReadContext.for_table(t.storage, t.config, schema, vis)
     data_schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])

@@ -162,6 +162,40 @@ def test_updates_refused_inserts_routed_elsewhere_then_clustering_loses_nothing(
     assert oracle_rows(path) == expected_rows(before, inserts, update20, again)
 
 
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_version_9_pending_clustering_is_honoured(tmp_path, table_type):
+    """Hudi 1.x plans a clustering as `<ts>.clustering.requested`, an action of its own while pending that completes
+    as a replacecommit: on a version 9 table the same rules hold (updates refused before any file, inserts kept out
+    of its file group, nothing lost when it completes)."""
+    path = tmp_path / "v9"
+    options = {"hoodie.table.name": "c9", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.datasource.write.table.type": table_type, "hoodie.write.table.version": "9"}
+    write(path, pa.table({"id": ["a", "b", "c"], "p": ["x", "x", "y"], "ts": [1, 1, 1], "v": [1, 2, 3]}), options)
+    gx = group_of(path, "x")
+    ts = schedule_clustering(path, [("x", gx)])
+    assert (path / ".hoodie" / "timeline" / f"{ts}.clustering.requested").is_file()
+    assert PendingClustering.of(Timeline.load(TableLocation.of(str(path)))).file_groups == {("x", gx): ts}
+
+    files = data_files(path)
+    with pytest.raises(ClusteringUpdateError, match=f"fileId='{gx}'"):
+        write(path, pa.table({"id": ["a"], "p": ["x"], "ts": [2], "v": [10]}), options)
+    assert data_files(path) == files
+    write(path, pa.table({"id": ["d", "c"], "p": ["x", "y"], "ts": [2, 2], "v": [4, 30]}), options)
+    assert not [k for k in data_files(path) if gx in k and k not in files]  # the clustering's group got no file
+
+    assert execute_clustering(path, ts) == {"x": [gx]}
+    timeline = Timeline.load(TableLocation.of(str(path)))
+    done = timeline.completed_replace_commits().last()
+    assert done.timestamp == ts and is_clustering(timeline, done) and not PendingClustering.of(timeline)
+    want = {"a": 1, "b": 2, "c": 30, "d": 4}
+    assert {r["id"]: r["v"] for r in HudiTable.load(str(path)).read_snapshot().to_pylist()} == want
+    assert {r["id"]: r["v"] for r in rs_snapshot(path).to_pylist()} == want
+    write(path, pa.table({"id": ["a"], "p": ["x"], "ts": [3], "v": [10]}), options)  # no longer under clustering
+    assert {r["id"]: r["v"] for r in HudiTable.load(str(path)).read_snapshot().to_pylist()} == {**want, "a": 10}
+    assert {r["id"]: r["v"] for r in rs_snapshot(path).to_pylist()} == {**want, "a": 10}
+
+
 def test_small_file_under_clustering_takes_no_inserts(unzip_table, tmp_path):
     """COW inserts fill small files first (every file of this table is small), except the clustering's."""
     path = copy_of(unzip_table, COW, tmp_path)
