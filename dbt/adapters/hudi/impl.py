@@ -102,11 +102,12 @@ class HudiAdapter(SparkAdapter):
         method = self.config.credentials.method
         if method != SparkConnectionMethod.SESSION:
             raise CompilationError(
-                f"model {model}: materialized='hudi_incremental' writes Hudi tables through the SparkSession in "
-                f"this dbt process, and target '{self.config.target_name}' uses method '{method}', which has no "
-                f"session here (its SQL runs on a remote server that cannot run this adapter's Python engine). "
-                f"Use `method: session` and point `spark.master` in server_side_parameters at your cluster "
-                f"(spark://host:7077, yarn), or materialize this model as 'table' / 'incremental'.")
+                f"model {model}: this adapter writes Hudi tables (materialized='hudi_incremental', and 'table', "
+                f"'incremental', seeds and snapshots with file_format='hudi') through the SparkSession in this dbt "
+                f"process, and target '{self.config.target_name}' uses method '{method}', which has no session here "
+                f"(its SQL runs on a remote server that cannot run this adapter's Python engine). Use `method: "
+                f"session` and point `spark.master` in server_side_parameters at your cluster (spark://host:7077, "
+                f"yarn), or give this model another file_format (e.g. 'parquet', 'delta').")
 
     def debug_query(self) -> None:
         """`dbt debug`'s connection test; with a session it also reports the versions that matter."""
