@@ -555,7 +555,7 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
                            "dbt/test_features.py::test_archive_from_dbt"),
     }, {
         "writing Hudi tables with `method: thrift`, `http` or `odbc` (other file formats work as in dbt-spark)": (
-            Says("writes Hudi tables through the SparkSession in"), Says("adapter.hudi_validate_config(settings"),
+            Says("through the SparkSession in this dbt"), Says("adapter.hudi_validate_config(settings"),
             "dbt/test_model_config.py::test_methods_without_a_session_stop_with_a_clear_error"),
     }),
     "where": ({
