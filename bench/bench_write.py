@@ -362,16 +362,17 @@ _SOURCES: dict[str, list[str]] = {}
 
 
 def snapshot_sources() -> None:
-    """The writer's source as this run imported it: call sites are labelled with these lines even if the file
-    is edited while the benchmark runs."""
-    import hudi_engine.spark.writer as writer_module
+    """The Spark write's sources (`writer` and its strategies) as this run imported them: call sites are labelled
+    with these lines even if a file is edited while the benchmark runs."""
+    from hudi_engine.spark import bulk_insert, global_simple, key_sample, one_pass, two_pass, writer
 
-    path = writer_module.__file__
-    _SOURCES[path] = Path(path).read_text().splitlines()
+    for module in (writer, bulk_insert, global_simple, one_pass, two_pass, key_sample):
+        path = module.__file__
+        _SOURCES[path] = Path(path).read_text().splitlines()
 
 
 def _site_label(site: str) -> str:
-    """`collect at /x/writer.py:84` -> `writer.py:84 counts = tagged.groupBy(...)...` (the source line)."""
+    """`collect at /x/global_simple.py:84` -> `global_simple.py:84 rows = live.groupBy(...)...` (the source line)."""
     try:
         where = site.split(" at ", 1)[1]
         path, line = where.rsplit(":", 1)

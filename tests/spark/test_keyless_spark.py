@@ -16,7 +16,7 @@ from oracle import rs_snapshot
 
 from hudi_engine.errors import ConfigError
 from hudi_engine.keygen import auto_record_keys
-from hudi_engine.spark import write, writer
+from hudi_engine.spark import two_pass, write
 from hudi_engine.spark.sql_keys import auto_key_column
 
 pytestmark = pytest.mark.spark
@@ -56,8 +56,8 @@ TWO_PASS = {"hoodie.parquet.max.file.size": "6000", "hoodie.parquet.small.file.l
 def test_keyless_table_over_10_input_partitions(spark, tmp_path: Path, table_type: str, extra: dict,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     planned: list[bool] = []
-    plan = writer._plan
-    monkeypatch.setattr(writer, "_plan", lambda *a, **k: planned.append(True) or plan(*a, **k))
+    plan = two_pass.bucket_plan
+    monkeypatch.setattr(two_pass, "bucket_plan", lambda *a, **k: planned.append(True) or plan(*a, **k))
     path = str(tmp_path / "events")
     opts = {"hoodie.table.name": "events", "hoodie.datasource.write.partitionpath.field": "day",
             "hoodie.datasource.write.table.type": table_type, **extra}

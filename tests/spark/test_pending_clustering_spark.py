@@ -11,7 +11,7 @@ from write.clustering_job import execute_clustering, schedule_clustering
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import ClusteringUpdateError
-from hudi_engine.spark import write, writer
+from hudi_engine.spark import one_pass, write
 
 pytestmark = pytest.mark.spark
 
@@ -38,14 +38,14 @@ def rows_of(path: Path) -> dict[int, str]:
 @pytest.mark.parametrize("route", ["one_pass", "two_pass"])
 def test_update_into_a_clustering_group_is_refused_before_any_file(spark, tmp_path, monkeypatch, route):
     path = tmp_path / "t"
-    one_pass = writer._run_one_pass
+    write_one_pass = one_pass.write_files
     routes: list[str] = []
 
     def spy(*args):
         routes.append("one_pass")
-        return one_pass(*args)
+        return write_one_pass(*args)
 
-    monkeypatch.setattr(writer, "_run_one_pass", spy)
+    monkeypatch.setattr(one_pass, "write_files", spy)
 
     def frame(rows):
         df = spark.createDataFrame(rows, SCHEMA)

@@ -12,7 +12,7 @@ from oracle import rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.config.write_config import WriteConfig
-from hudi_engine.spark import write, writer
+from hudi_engine.spark import one_pass, write
 from hudi_engine.write.write_client import WriteClient
 
 pytestmark = pytest.mark.spark
@@ -64,14 +64,14 @@ SQL_ROUTED = {"COPY_ON_WRITE": [True, True, False, True], "MERGE_ON_READ": [True
 def test_a_small_write_is_one_spark_action_and_writes_what_the_planned_write_writes(spark, tmp_path, monkeypatch,
                                                                                   table_type, route):
     routed: list[bool] = []
-    sql_routed = writer._sql_routed
+    sql_routed = one_pass.sql_routed
 
     def spy(*args):
         out = sql_routed(*args) if route == "sql" else None
         routed.append(out is not None)
         return out
 
-    monkeypatch.setattr(writer, "_sql_routed", spy)
+    monkeypatch.setattr(one_pass, "sql_routed", spy)
     one, planned = tmp_path / "one", tmp_path / "planned"
     for p in (one, planned):
         write(frame(spark, range(3000), 1), str(p),
@@ -87,7 +87,7 @@ def test_a_small_write_is_one_spark_action_and_writes_what_the_planned_write_wri
         a, actions = actions_of(spark, lambda df=df, op=operation: write(df, str(one), opts(table_type, op)))
         assert actions == 1, operation
         with monkeypatch.context() as m:
-            m.setattr(writer, "_map_side_plan", lambda *args: None)
+            m.setattr(one_pass, "map_side_plan", lambda *args: None)
             b, planned_actions = actions_of(spark, lambda df=df, op=operation: write(df, str(planned), opts(table_type, op)))
         assert planned_actions == 2, operation  # the counting pass, then the write
         assert (a.records_inserted, a.records_updated, a.records_deleted) == \
@@ -140,8 +140,8 @@ def test_new_keys_fill_the_smallest_small_file_and_go_on_to_a_new_file_group_pas
 
 def test_a_first_upsert_routes_in_spark_sql_to_a_new_file_group_per_partition(spark, tmp_path, monkeypatch):
     routed = []
-    sql_routed = writer._sql_routed
-    monkeypatch.setattr(writer, "_sql_routed", lambda *args: routed.append(sql_routed(*args)) or routed[-1])
+    sql_routed = one_pass.sql_routed
+    monkeypatch.setattr(one_pass, "sql_routed", lambda *args: routed.append(sql_routed(*args)) or routed[-1])
     df = frame(spark, range(100), 1).cache()
     df.count()  # exact statistics: one pass
     r = write(df, str(tmp_path / "t"), opts("MERGE_ON_READ", "upsert"))

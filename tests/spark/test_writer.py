@@ -12,7 +12,8 @@ from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import ConfigError, HudiError
-from hudi_engine.spark import write, writer
+from hudi_engine.spark import one_pass as one_pass_write
+from hudi_engine.spark import write
 
 pytestmark = pytest.mark.spark
 
@@ -230,7 +231,7 @@ def test_randomized_against_in_memory_model(spark, tmp_path, monkeypatch, table_
     """Random insert / upsert / delete batches (duplicates inside a batch) vs a dict, after every commit; small
     batches take the one-pass write, or (`one_pass` false) the planned write with its counting pass."""
     if not one_pass:
-        monkeypatch.setattr(writer, "_map_side_plan", lambda *args: None)
+        monkeypatch.setattr(one_pass_write, "map_side_plan", lambda *args: None)
     rnd = random.Random(f"{table_type}{partitioned}{composite}")
     path = tmp_path / "t"
     o = opts(table_type, **{"hoodie.combine.before.insert": "true",  # Hudi keeps in-batch duplicates otherwise

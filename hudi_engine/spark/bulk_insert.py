@@ -1,0 +1,85 @@
+"""bulk_insert on Spark: no index lookup, one shuffle by (partition, key) (`hoodie.bulkinsert.sort.mode`), and
+sorted files cut by bytes in the write tasks (`executor.bulk_insert_files`)."""
+from __future__ import annotations
+
+import time
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from hudi_engine.spark.key_sample import sample_keys
+from hudi_engine.spark.row_check import checked
+from hudi_engine.spark.sql_keys import sql_keys
+from hudi_engine.spark.sql_text import literal
+from hudi_engine.spark.write_udfs import TASK_OUTPUT, BulkInsertFn, keyed, write_stats
+from hudi_engine.timeline.commit_metadata import WriteStat
+from hudi_engine.write.bucket_assigner import SAMPLES_PER_BUCKET, BulkInsertRanges
+from hudi_engine.write.executor import BUCKET_NUMBER, FILE_ID, KEY, PARTITION, TASK, WriteTask
+from hudi_engine.write.write_client import Transaction
+
+RANGES_TYPE = "map<string,struct<b:array<string>,t:array<int>>>"
+
+
+def write_files(df: DataFrame, task: WriteTask, txn: Transaction, parallelism: int) -> list[WriteStat]:
+    """The bulk_insert's files, in one Spark job after the range plan's counts and samples (`sorted_rows`)."""
+    t0 = time.monotonic()
+    results = sorted_rows(df, task, parallelism).mapInArrow(BulkInsertFn(task), TASK_OUTPUT).collect()
+    txn.timings["write"] = time.monotonic() - t0
+    return write_stats(results, txn)
+
+
+def sorted_rows(df: DataFrame, task: WriteTask, parallelism: int) -> DataFrame:
+    """bulk_insert's one shuffle (`hoodie.bulkinsert.sort.mode`): GLOBAL_SORT range-partitions by (partition, key)
+    (`by_key_range`), so a huge partition spreads over tasks and every file holds one key range; PARTITION_SORT
+    sorts each input split; NONE only groups each split's rows by partition. Files are cut by bytes in the tasks.
+    Pre-combining duplicates needs them in one task: it always takes GLOBAL_SORT.
+
+    Keys are Spark expressions where they spell keys as the key generator does (`sql_keys`), so sampling and
+    sorting by key run no Python, and the tasks key the sorted rows again with the key generator; else the key
+    generator's UDF keys every record first."""
+    config = task.config
+    rows = checked(df, config)
+    exprs = sql_keys(task.keygen(), df.schema)
+    if exprs is None:
+        rows = counted = keyed(rows, task, None).drop(FILE_ID, BUCKET_NUMBER)
+        key, partition = F.col(KEY), F.col(PARTITION)
+    else:
+        counted = df  # the row check runs once, in the shuffle's map stage, before any file is written
+        key, partition = exprs
+    mode = config.parallelism.bulk_insert_sort_mode
+    if mode == "GLOBAL_SORT" or config.combine_before_write:
+        rows, key, partition = by_key_range(rows, counted, key, partition, parallelism)
+    rows = rows.sortWithinPartitions(partition, key) if mode != "NONE" or config.combine_before_write else \
+        rows.sortWithinPartitions(partition)
+    if exprs is not None:  # the tasks key the sorted rows again (`keyed_batches`): cheaper than Spark handing them over
+        rows = rows.drop(KEY, PARTITION)
+    return rows
+
+
+def by_key_range(rows: DataFrame, counted: DataFrame, key: Column, partition: Column,
+                 parallelism: int) -> tuple[DataFrame, Column, Column]:
+    """GLOBAL_SORT's shuffle of `rows`, sized by rows (`BulkInsertRanges`): `counted` (the same rows, maybe not
+    yet checked) counted per partition (a Spark SQL job), keys sampled from the partitions that must be cut (a
+    second, only then), and every row sent to its range's task by a Spark expression over the plan. Small
+    partitions stay whole (Spark's own range partitioner would cut them at its boundaries, and it samples every
+    input split twice). Returns the shuffled rows and the key and partition expressions over them: a key that
+    routes no row is left out of the shuffle and computed after it."""
+    counts = {r[PARTITION]: r["count"] for r in counted.groupBy(partition.alias(PARTITION)).count().collect()}
+    cuts = BulkInsertRanges.cuts(counts, parallelism)
+    samples: dict[str, list[str]] = {}
+    if cuts:
+        samples = sample_keys(counted.withColumn(KEY, key).withColumn(PARTITION, partition),
+                              {p: min(1.0, SAMPLES_PER_BUCKET * k / counts[p]) for p, k in cuts.items()})
+        rows, key, partition = rows.withColumn(KEY, key).withColumn(PARTITION, partition), F.col(KEY), F.col(PARTITION)
+    plan = BulkInsertRanges.plan(counts, samples, parallelism)
+    if any(bounds for bounds, _ in plan.ranges.values()):
+        ranges = F.try_element_at(literal({p: {"b": list(b), "t": list(t)} for p, (b, t) in plan.ranges.items()},
+                                          RANGES_TYPE), partition)
+        position = F.size(F.filter(ranges["b"], lambda bound: bound <= key))  # range j: bounds below the key
+        task = F.element_at(ranges["t"], position + 1)
+    else:  # every partition whole in one task
+        task = F.try_element_at(literal({p: t[0] for p, (_, t) in plan.ranges.items()}, "map<string,int>"),
+                                partition)
+    # A partition the count did not see (an input that is not deterministic) still goes to one task.
+    task = F.coalesce(task, F.pmod(F.hash(partition), F.lit(plan.n_tasks)))
+    return rows.withColumn(TASK, task).repartitionById(plan.n_tasks, F.col(TASK)).drop(TASK), key, partition

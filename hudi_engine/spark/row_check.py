@@ -1,0 +1,54 @@
+"""The row check of every Spark write: a row whose record key is null or empty, or whose ordering (precombine) value
+is null where the payload orders by it, fails the job that reads it, naming the field and showing the row."""
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from hudi_engine.config.write_config import Operation, WriteConfig
+from hudi_engine.spark.sql_text import name, string
+
+_NEVER_EMPTY = (T.NumericType, T.BooleanType, T.DateType, T.TimestampType, T.TimestampNTZType)
+
+
+def check_rows(df: DataFrame, config: WriteConfig) -> Column | None:
+    """An expression that fails the job on a row whose record key is null or empty, or whose ordering (precombine)
+    value is null where the payload orders by it, naming the field and showing the row (None: nothing to check).
+    Java Hudi refuses a null ordering value too; a user payload decides for itself. Built as SQL text (`sql_text`):
+    one call to the JVM."""
+    checks: list[tuple[str, str, str]] = []
+    types = {f.name: f.dataType for f in df.schema.fields}
+    fields = [f for f in config.keys.record_key_fields if f in types]
+    if fields:
+        # Only a string or binary value can spell an empty key: others skip a per-row cast to string.
+        missing = [f"{name(f)} IS NULL" if isinstance(types[f], _NEVER_EMPTY) else
+                   f"({name(f)} IS NULL OR cast({name(f)} as string) = '')" for f in fields]
+        what = (f"record key field {fields[0]!r} is null or empty" if len(fields) == 1 else
+                f"record key fields {list(fields)} are all null or empty")
+        generator = config.keys.key_generator_class.rsplit(".", 1)[-1]
+        checks.append((" AND ".join(missing), f"KeyGeneratorError: {what} in row ",
+                       f"; {generator} needs a non-empty key in every row"))
+    ordering = config.merge.precombine_field
+    if ordering in types and config.operation is not Operation.DELETE and config.merge.payload.custom is None \
+            and not config.keys.auto_generated:  # a keyless table never combines: its ordering value is unused
+        checks.append((f"{name(ordering)} IS NULL",
+                       f"WriteError: precombine field {ordering!r} (hoodie.datasource.write.precombine.field) is null "
+                       "in row ",
+                       f"; {config.merge.payload.short_name} picks between versions of a key by it, so every row "
+                       "needs a value (fill it in the query, or write without an ordering field)"))
+    if not checks:
+        return None
+    # The prefix lets unwrap_task_error give back the engine's error; split in two so that a plan printed in some
+    # other error does not read as this one.
+    cases = " ".join(f"WHEN {bad} THEN raise_error(concat('hudi_engine.errors.', {string(what)}, "
+                     f"to_json(struct(*)), {string(fix + chr(10) * 2)}))" for bad, what, fix in checks)
+    return F.expr(f"CASE {cases} ELSE true END")
+
+
+def checked(df: DataFrame, config: WriteConfig) -> DataFrame:
+    """`df` failing on its first bad row (see `check_rows`), in whatever stage reads it. A filter, not a guard on a
+    column: `CASE WHEN check THEN col END` folds to null, check and all, where the optimizer sees `col` is a null
+    literal (`select cast(null as bigint) as id ...`)."""
+    check = check_rows(df, config)
+    return df if check is None else df.filter(check)

@@ -1,0 +1,265 @@
+"""The task side of a Spark write: the Arrow UDFs its jobs run (one class per kind of task, picklable, holding what
+the task needs), the DataFrame columns they add, and the tasks' output as the driver reads it back.
+
+Every map-side UDF reads the key and partition columns only and returns a struct (`with_udf`), marked
+nondeterministic so that Spark evaluates it once per row; the write tasks (`mapInArrow`) return one row per file
+written (`TASK_OUTPUT`).
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from hudi_engine.config.write_config import Operation, WriteConfig
+from hudi_engine.keygen import AUTO_KEY_COLUMN
+from hudi_engine.timeline.commit_metadata import WriteStat
+from hudi_engine.write.bucket_assigner import BucketPlan, MapSidePlan, SliceInfo
+from hudi_engine.write.executor import (
+    BUCKET,
+    BUCKET_NUMBER,
+    FILE_ID,
+    GROUP,
+    KEY,
+    PARTITION,
+    TASK,
+    KeyProfile,
+    WholeGroups,
+    WriteTask,
+    bulk_insert_files,
+    key_and_tag,
+    map_side_groups,
+    pre_combine_sorted,
+    write_buckets,
+    write_groups,
+)
+from hudi_engine.write.tagging import TagSpec
+from hudi_engine.write.write_client import Transaction
+
+# A task's output: one row per file written (its write stat as JSON), and one row of its timings.
+TASK_OUTPUT = "stat string, index_s double, handles_s double"
+TAG_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTITION, T.StringType()),
+                         T.StructField(FILE_ID, T.StringType()), T.StructField(BUCKET_NUMBER, T.IntegerType())])
+ROUTE_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTITION, T.StringType()),
+                           T.StructField(BUCKET, T.IntegerType()), T.StructField(TASK, T.IntegerType())])
+MAP_SIDE_ROUTE_TYPE = T.StructType([T.StructField(c, t) for c, t in (
+    (KEY, T.StringType()), (PARTITION, T.StringType()), (FILE_ID, T.StringType()), (GROUP, T.StringType()),
+    (TASK, T.IntegerType()))])
+PROFILE_SCHEMA = ("partition string, file_id string, bucket_number int, count long, key string, level int")
+_TAG = "_hw_tag"
+
+
+# ---- the columns the map-side UDFs add ---------------------------------------------------------------------------
+def key_source_columns(config: WriteConfig, columns: list[str]) -> list[str]:
+    """The top-level columns the key generator reads (key fields, partition fields; `name:TYPE`, `a.b` resolved)."""
+    wanted = [f.split(":")[0].split(".")[0] for f in (*config.keys.record_key_fields, *config.keys.partition_fields)]
+    if config.keys.auto_generated:
+        wanted.append(AUTO_KEY_COLUMN)
+    return [c for c in dict.fromkeys(wanted) if c in columns]
+
+
+def keyed(df: DataFrame, task: WriteTask, spec: TagSpec | None) -> DataFrame:
+    """`df` with record key, partition path, file id and bucket number: one Arrow UDF over the key and partition
+    columns only (marked nondeterministic so Spark evaluates it once per row)."""
+    return with_udf(df, KeyTagFn(task, spec), TAG_TYPE, key_source_columns(task.config, df.columns), df.columns)
+
+
+def routed(df: DataFrame, task: WriteTask, spec: TagSpec | None, plan: BucketPlan) -> DataFrame:
+    """`df` with record key, partition path, bucket and task: one Arrow UDF over the key and partition columns keys
+    and tags every record (the first pass's tags) and assigns its bucket (`BucketPlan.assign`), so the map stage
+    runs one Python pass and no join. A record no bucket takes (a delete of a new key) drops out."""
+    return with_udf(df, RouteFn(plan, KeyTagFn(task, spec)), ROUTE_TYPE,
+                    key_source_columns(task.config, df.columns), df.columns, keep=F.col(f"{_TAG}.{BUCKET}") >= 0)
+
+
+def assigned(tagged: DataFrame, plan: BucketPlan) -> DataFrame:
+    """`tagged` (keys, partitions and file ids already set) with every record's bucket and task (`BucketPlan.assign`
+    in an Arrow UDF); a record no bucket takes (a delete of a new key) drops out."""
+    tags = [KEY, PARTITION, FILE_ID, BUCKET_NUMBER]
+    return with_udf(tagged, RouteFn(plan), ROUTE_TYPE, tags, [c for c in tagged.columns if c not in tags],
+                    keep=F.col(f"{_TAG}.{BUCKET}") >= 0)
+
+
+def map_side_routed(df: DataFrame, task: WriteTask, spec: TagSpec | None, listing: TagSpec | None,
+                    plan: MapSidePlan) -> DataFrame:
+    """`df` with record key, partition path, file id, file group and task, chosen in the map tasks
+    (`MapSideRouteFn`); a record no file group takes (a delete of a new key) drops out."""
+    return with_udf(df, MapSideRouteFn(task, spec, listing, plan), MAP_SIDE_ROUTE_TYPE,
+                    key_source_columns(task.config, df.columns), df.columns,
+                    keep=F.col(f"{_TAG}.{GROUP}").isNotNull())
+
+
+def struct_udf(fn: Callable[[Iterator[pa.Array]], Iterator[pa.Array]], result: T.StructType) -> Any:
+    """An iterator Arrow UDF of `fn` returning `result` structs, marked nondeterministic so Spark evaluates it once
+    per row."""
+    def run(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:  # the annotations tell Spark the UDF's kind
+        return fn(batches)
+
+    # pyspark's stubs allow only atomic and array results for iterator Arrow UDFs; Spark 4 runs struct results.
+    return F.arrow_udf(run, result).asNondeterministic()  # type: ignore[call-overload]
+
+
+def with_udf(df: DataFrame, fn: Callable[[Iterator[pa.Array]], Iterator[pa.Array]], result: T.StructType,
+             sources: list[str], columns: list[str], keep: Column | None = None) -> DataFrame:
+    """`columns` of `df`, then the fields of `fn`'s `result` struct (an Arrow UDF over the `sources` columns only),
+    without the rows `keep` (an expression over the struct) turns away."""
+    out = df.withColumn(_TAG, struct_udf(fn, result)(F.struct(*[F.col(f"`{c}`") for c in sources])))
+    if keep is not None:
+        out = out.filter(keep)
+    return out.select(*[F.col(f"`{c}`") for c in columns], *[F.col(f"{_TAG}.{f.name}").alias(f.name) for f in result])
+
+
+# ---- map-side UDFs -----------------------------------------------------------------------------------------------
+class KeyTagFn:
+    def __init__(self, task: WriteTask, spec: TagSpec | None, skip: WholeGroups | None = None) -> None:
+        self.task, self.spec, self.skip = task, spec, skip  # skip: partitions left untagged (`tagging.tag`)
+
+    def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        keygen = self.task.keygen()
+        for columns in batches:
+            table = pa.Table.from_struct_array(columns) if isinstance(columns, pa.StructArray) else \
+                pa.table({columns.type.name: columns})
+            yield key_and_tag(keygen, self.spec, table, self.skip)
+
+
+class RouteFn:
+    """Key, partition, bucket (-1: none) and task of tagged records (`BucketPlan.assign`), tagged first by
+    `keytag` when it is given."""
+
+    def __init__(self, plan: BucketPlan, keytag: KeyTagFn | None = None) -> None:
+        self.plan, self.keytag = plan, keytag
+
+    def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        for tags in (self.keytag(batches) if self.keytag is not None else batches):
+            keys, partitions, file_ids, numbers = (tags.field(c) for c in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER))
+            buckets = self.plan.assign(partitions, keys, file_ids, numbers)
+            yield pa.StructArray.from_arrays([keys, partitions, pa.array(buckets, pa.int32()),
+                                              pa.array(self.plan.tasks(buckets), pa.int32())],
+                                             names=[KEY, PARTITION, BUCKET, TASK])
+
+
+class MapSideRouteFn:
+    """Map side of a one-pass write: key and tag (`spec`), then the file group and task from the partitions' listing
+    (`listing`; `executor.map_side_groups`)."""
+
+    def __init__(self, task: WriteTask, spec: TagSpec | None, listing: TagSpec | None, plan: MapSidePlan) -> None:
+        whole = WholeGroups(listing, plan) if listing is not None and plan.whole_groups else None
+        self.keytag, self.listing, self.plan = KeyTagFn(task, spec, whole), listing, plan
+        self.deleting = task.config.operation is Operation.DELETE
+
+    def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        for tags in self.keytag(batches):
+            groups, tasks = map_side_groups(self.listing, self.plan, tags, self.deleting)
+            yield pa.StructArray.from_arrays([tags.field(KEY), tags.field(PARTITION), tags.field(FILE_ID), groups,
+                                              tasks], names=[KEY, PARTITION, FILE_ID, GROUP, TASK])
+
+
+# ---- tasks (mapInArrow) ------------------------------------------------------------------------------------------
+class ProfileFn:
+    """Task of the first pass: keys and tags of its records, counted and sampled (one small table out)."""
+
+    def __init__(self, task: WriteTask, spec: TagSpec | None) -> None:
+        self.task, self.spec = task, spec
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        keygen = self.task.keygen()
+        profile = KeyProfile.empty()
+        deleting = self.task.config.operation is Operation.DELETE
+        for batch in batches:
+            profile.add(key_and_tag(keygen, self.spec, pa.Table.from_batches([batch])), deleting)
+        yield from profile.to_table().to_batches()
+
+
+class WriteFn:
+    """Task: its buckets, sorted, one file group at a time."""
+
+    def __init__(self, task: WriteTask, plan: BucketPlan) -> None:
+        self.task, self.plan = task, plan
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        timings: dict[str, float] = {}
+        stats = list(write_buckets(self.task, self.plan, batches, task_token(), timings))
+        yield from task_output(stats, timings).to_batches()
+
+
+class MapSideWriteFn:
+    """Task of a one-pass write: its file groups, one at a time (`known`: the driver's listing, if it routed)."""
+
+    def __init__(self, task: WriteTask, listing: TagSpec | None, plan: MapSidePlan,
+                 known: Mapping[str, list[SliceInfo]] | None = None) -> None:
+        self.task, self.listing, self.plan, self.known = task, listing, plan, known
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        timings: dict[str, float] = {}
+        stats = list(write_groups(self.task, self.listing, self.plan, batches, task_token(), timings, self.known))
+        yield from task_output(stats, timings).to_batches()
+
+
+class BulkInsertFn:
+    def __init__(self, task: WriteTask) -> None:
+        self.task = task
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        t0 = time.perf_counter()
+        stats = list(bulk_insert_files(self.task, batches, task_token()))
+        yield from task_output(stats, {"handles_s": time.perf_counter() - t0}).to_batches()
+
+
+class PreCombineFn:
+    """Task (global index only): versions of a key, sorted together, reduced a batch at a time."""
+
+    def __init__(self, task: WriteTask) -> None:
+        self.task = task
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        yield from pre_combine_sorted(self.task, batches)
+
+
+class ReadKeysFn:
+    """Task: the record keys of some base files (the global index reads only the key column)."""
+
+    def __init__(self, task: WriteTask) -> None:
+        self.task = task
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from hudi_engine.storage import Storage
+
+        storage, _ = Storage.for_uri(self.task.storage_uri)
+        for batch in batches:
+            for row in batch.to_pylist():
+                keys = self.task.read_keys(storage, row["path"])
+                n = len(keys)
+                yield pa.RecordBatch.from_arrays(
+                    [keys, pa.array([row["partition"]] * n, pa.string()), pa.array([row["file_id"]] * n, pa.string())],
+                    names=["_ix_key", "_ix_partition", "_ix_file_id"])
+
+
+# ---- the tasks' output -------------------------------------------------------------------------------------------
+def task_token() -> tuple[int, int, int]:
+    """The write token's parts: Spark partition, stage and task attempt (so a retried task writes new names)."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    return (ctx.partitionId(), ctx.stageId(), ctx.taskAttemptId()) if ctx else (0, 0, 0)
+
+
+def task_output(stats: list[WriteStat], timings: dict[str, float]) -> pa.Table:
+    """One row per write stat (JSON for the trip to the driver) and one row of the task's timings."""
+    n = len(stats)
+    encoded = [json.dumps(s.to_dict()) for s in stats]
+    return pa.table({"stat": pa.array([*encoded, None], pa.string()),
+                     "index_s": pa.array([None] * n + [timings.get("index_s", 0.0)], pa.float64()),
+                     "handles_s": pa.array([None] * n + [timings.get("handles_s", 0.0)], pa.float64())})
+
+
+def write_stats(results: list, txn: Transaction) -> list[WriteStat]:
+    """The write stats of the tasks' collected output (`task_output`)."""
+    # Task-side timings: summed over tasks (they run in parallel), beside the job's wall time.
+    txn.timings["handles"] = sum(r["handles_s"] or 0.0 for r in results)
+    return [WriteStat.from_dict(json.loads(r["stat"]), "task write stat") for r in results if r["stat"] is not None]
