@@ -170,7 +170,7 @@ def run_thrift(repeats: int, reference: dict[str, list[tuple]]) -> dict:
     from thrift_server import ThriftServer
 
     from hudi_engine import HudiTable
-    from hudi_engine.spark.datasource import catalog_table_ddl
+    from hudi_engine.spark.catalog_entry import catalog_table_ddl
 
     folder = Path(tempfile.mkdtemp(prefix="bench-thrift-"))
     try:

@@ -59,10 +59,6 @@ CYCLE_EXCEPTIONS: dict[frozenset[str], str] = {
         "HudiTable plans its reads with scan_plan, which takes the HudiTable (its timeline, config and checks) and "
         "names it for types; read_options loads the table to name its instants in an error. Issue 25's table handle "
         "(location, config, timeline below both) is what the planner should take instead",
-    frozenset({"hudi_engine.spark.datasource", "hudi_engine.spark.native", "hudi_engine.spark.relation",
-               "hudi_engine.spark.table_changes"}):
-        "the Spark read paths call each other's planners; issue 24's one read plan (hudi_engine.scan_plan) "
-        "gives them one planner below them",
 }
 # Modules allowed to import pyspark besides hudi_engine.spark: the adapter runs above the Spark layer and owns the
 # dbt run's SparkSession (and names Spark's errors).

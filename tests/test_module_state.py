@@ -14,7 +14,7 @@ MUTATORS = {"append", "extend", "insert", "pop", "popitem", "clear", "update", "
 
 # (module, name) -> why it is still there and what removes it.
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("hudi_engine.spark.relation", "_footers"):
+    ("hudi_engine.spark.read_plan", "_footers"):
         "base files' footer schemas by (URI, size), cleared past 100,000 entries; owned by the read plan of issue 24 "
         "(or an LRU bound) once the read planners settle",
 }

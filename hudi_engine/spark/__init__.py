@@ -2,9 +2,10 @@
 
 `write(df, path, options)` writes a DataFrame to a Hudi table (`hudi_engine.spark.writer`);
 `register_data_source(spark)` makes `spark.read.format("hudi")` and the SQL function `hudi_table_changes` work
-(`hudi_engine.spark.datasource`, `hudi_engine.spark.table_changes`) and `create_catalog_table` registers a table for
-Spark SQL; `read_table(spark, path_or_name, options)` reads a table as a DataFrame whose base files Spark's own
-parquet reader scans (`hudi_engine.spark.relation`), `register_view` the same as a temporary view;
+(`hudi_engine.spark.registration`: the sources of `hudi_engine.spark.read_sources`, `hudi_engine.spark.table_changes`)
+and `create_catalog_table` registers a table for Spark SQL; `read_table(spark, path_or_name, options)` reads a table
+as a DataFrame whose base files Spark's own parquet reader scans (`hudi_engine.spark.relation`), `register_view` the
+same as a temporary view;
 `spark_executor(spark)` runs table services on Spark (`HudiTable.load(path).compact(executor=spark_executor(spark))`);
 `local_spark_session()` starts a local session whose Python workers can import this engine; `write_small` writes a
 DataFrame Spark estimates small on the driver; `sync_catalogs` syncs a table's Hive metastore / Glue entries as a
@@ -16,22 +17,17 @@ of a table's schema, the catalog entry's DDL and path comment, the `hudi_timelin
 `hudi` source's session settings (`native_conf`, `NATIVE_EXTENSIONS`: `hudi_engine.spark.native`).
 """
 from hudi_engine.read_options import BEGIN_INSTANT, CDC_IMAGES, END_INSTANT, INCREMENTAL_FORMAT, QUERY_TYPE, ReadOptions
+from hudi_engine.spark.catalog_entry import PATH_COMMENT_PREFIX, catalog_table_ddl
 from hudi_engine.spark.catalog_sync import hive_entry_names, sync_catalogs
-from hudi_engine.spark.datasource import (
-    PATH_COMMENT_PREFIX,
-    catalog_table_ddl,
-    create_catalog_table,
-    register_data_source,
-    spark_schema,
-    spark_type,
-)
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.native import EXTENSIONS_CLASS as NATIVE_EXTENSIONS
 from hudi_engine.spark.native import native_conf
+from hudi_engine.spark.registration import create_catalog_table, register_data_source
 from hudi_engine.spark.relation import dataframe, plan_read, read_table, register_view
 from hudi_engine.spark.save import last_write_result
 from hudi_engine.spark.session import local_spark_session, python_env
 from hudi_engine.spark.small_write import write_small
+from hudi_engine.spark.spark_types import spark_schema, spark_type
 from hudi_engine.spark.timeline_function import FUNCTION_NAME as TIMELINE_FUNCTION
 from hudi_engine.spark.timeline_function import register_timeline_function, timeline_rows
 from hudi_engine.spark.writer import write

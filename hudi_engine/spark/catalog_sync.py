@@ -1,5 +1,6 @@
 """Catalog sync around a Spark write: `CatalogSync.prepare` before it (the sync settings the session cannot honour
-are refused before any file is written: no Hive metastore, no Glue region or credentials), `after_commit` after it
+are refused before any file is written: no Hive metastore, no Glue region or credentials; the `hudi` read sources the
+synced entries resolve to are registered if the session lacks them), `after_commit` after it
 (every enabled tool, `hudi_engine.sync.tool.sync_catalogs`; a failure names the committed instant and the tool).
 `sync_catalogs(spark, path, options)` syncs an existing table on request (dbt's `hudi_sync` operation).
 """
@@ -14,6 +15,7 @@ from hudi_engine.config.write_config import GLUE, HIVE, SyncConfig, WriteConfig
 from hudi_engine.errors import ConfigError
 from hudi_engine.location import TableLocation
 from hudi_engine.spark.hive_metastore import HiveMetastoreClient
+from hudi_engine.spark.read_sources import read_sources_registered, register_read_sources
 from hudi_engine.sync import tool
 from hudi_engine.sync.glue import GlueClient, glue_client, glue_settings_problems
 from hudi_engine.sync.tool import CatalogClient
@@ -49,6 +51,10 @@ class CatalogSync:
                 problems.append(str(e))
         if problems:
             raise ConfigError(f"table {path}: catalog sync cannot run:\n  " + "\n  ".join(problems))
+        if cfg.enabled and not read_sources_registered(spark):
+            # The synced entry is a data source table of provider `hudi`, which Spark resolves when the sync
+            # refreshes it (DATA_SOURCE_NOT_FOUND in a session where register_data_source was not called).
+            register_read_sources(spark)
         if GLUE in cfg.tools:
             clients[GLUE] = GlueClient(glue_client(cfg), cfg.glue_skip_archive)
         return CatalogSync(spark, path, cfg, clients)

@@ -24,7 +24,7 @@ from pyspark.sql.types import StructType
 
 from hudi_engine.file_group import FileSlice
 from hudi_engine.scan_plan import ScanPlan
-from hudi_engine.spark.datasource import arrow_target, resolve_columns, to_spark_arrow
+from hudi_engine.spark.spark_types import arrow_target, resolve_columns, to_spark_arrow
 
 # One task's work: slices, each with whether it is read for its logged keys only (the merge half of a key split).
 # The planner writes them (`native.merge_tasks`).

@@ -12,7 +12,7 @@ jars of the Spark that will load it, into a cache keyed by the sources' hash and
 (`component_jar`). The jar goes on the session's classpath with `spark.jars` and its planner strategy with
 `spark.sql.extensions`, so it must be configured before the session's JVM starts (`native_conf`).
 
-One planner: the JVM asks the Python engine for each query's read plan (`relation.plan_read` over the engine's
+One planner: the JVM asks the Python engine for each query's read plan (`read_plan.plan_read` over the engine's
 scan plan, `hudi_engine.scan_plan`, as `read_table` does) through the Python data source `hudi_engine_plan`, whose
 schema is computed in Spark's planning Python worker on the driver (no Spark job) and carries the plan as JSON in its
 field's metadata. The plan names the
@@ -51,6 +51,11 @@ from hudi_engine.config import keys
 from hudi_engine.errors import HudiError, TableNotFoundError
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.scan_plan import CommitTimeWindow, ScanPlan, file_group_id
+from hudi_engine.spark.catalog_entry import require_path, table_location, with_path_comment
+from hudi_engine.spark.change_reader import change_plan
+from hudi_engine.spark.read_plan import plan_read
+from hudi_engine.spark.source_reader import pack_slices
+from hudi_engine.spark.spark_types import spark_schema
 from hudi_engine.spark.table_cache import TABLES
 from hudi_engine.storage import Storage
 from hudi_engine.table import HudiTable
@@ -282,16 +287,11 @@ def plan_json(options: Mapping[str, str]) -> str:
     parquet reader scans (URI, size), the split slices' base files and logged keys, the merge half of the slices
     with log files (`merge`: tasks ready to run, `merge_tasks.encode`; `source_options`: the same as `hudi_merge`'s
     query, which CDC queries still run), the window filter."""
-    from hudi_engine.spark.datasource import _require_path, spark_schema, table_location, with_path_comment
-    from hudi_engine.spark.relation import plan_read
-
     opts = ReadOptions.parse_for_table(options)
-    path = _require_path(opts.path, None)
+    path = require_path(opts.path, None)
     lowered = {str(k).lower(): v for k, v in options.items()}
     table = load_table(path, lowered.get(TABLE_NAME))
     if opts.cdc:  # a CDC query: no base file is scanned as it is; the merge source reads the changes, split by group
-        from hudi_engine.spark.datasource import change_plan
-
         changes = change_plan(table, opts)
         return json.dumps({"path": table.storage_uri, "schema": json.loads(spark_schema(changes.output_schema).json()),
                            "files": [], "source_options": opts.to_options(), "window": None})
@@ -327,8 +327,6 @@ def merge_tasks(scan: ScanPlan, merged: Sequence[str], logged_keys_only: Sequenc
     """The merge half of a read plan, ready for the JVM to run (`hudi_engine.spark.merge_tasks`): `plan`, the query
     without its slices, and `tasks`, one per Spark task (base64 pickles of `merge_tasks.Task`). `merged` file groups
     are read whole, `logged_keys_only` ones for their logged keys only."""
-    from hudi_engine.spark.datasource import pack_slices
-
     wanted, only = set(merged) | set(logged_keys_only), set(logged_keys_only)
     slices = [s for s in scan.slices if file_group_id(s) in wanted]
     tasks = [tuple((s, file_group_id(s) in only) for s in group) for group in pack_slices(slices, only)]

@@ -54,7 +54,7 @@ def local_spark_session(
     `native=True` puts the JVM `hudi` source on the session (`hudi_engine.spark.native`: compiled at first use), so
     that `spark.table`, SQL on the catalog name and `format("hudi")` scan base files with Spark's parquet reader.
     """
-    from hudi_engine.spark.datasource import register_data_source
+    from hudi_engine.spark.registration import register_data_source
 
     builder = SparkSession.builder.appName(app_name).master(master)
     conf = dict(TEST_CONF)

@@ -86,7 +86,7 @@ class HudiTableChanges:
     @staticmethod
     def analyze(table: AnalyzeArgument, query_type: AnalyzeArgument, begin: AnalyzeArgument,
                 end: AnalyzeArgument | None = None) -> AnalyzeResult:
-        from hudi_engine.spark.datasource import spark_schema
+        from hudi_engine.spark.spark_types import spark_schema
 
         kind = _literal(query_type, "the query type")
         hudi, start, stop = _parse(_literal(table, "the table path"), kind, _literal(begin, "the begin instant"),

@@ -37,23 +37,12 @@ from pyspark.sql.types import (
 from hudi_engine import HudiTable
 from hudi_engine.errors import HudiError, SchemaError
 from hudi_engine.schema import META_COLUMNS
-from hudi_engine.spark.datasource import (
-    MERGE_FORMAT,
-    PATH_COMMENT_PREFIX,
-    HudiDataSource,
-    ReadOptions,
-    arrow_target,
-    catalog_path,
-    catalog_table_ddl,
-    create_catalog_table,
-    filter_expression,
-    normalize_instant,
-    spark_schema,
-    spark_type,
-    to_spark_arrow,
-    with_path_comment,
-)
+from hudi_engine.spark.catalog_entry import PATH_COMMENT_PREFIX, catalog_path, catalog_table_ddl, with_path_comment
+from hudi_engine.spark.datasource import MERGE_FORMAT, HudiDataSource, ReadOptions, normalize_instant
+from hudi_engine.spark.pushdown import filter_expression
+from hudi_engine.spark.registration import create_catalog_table
 from hudi_engine.spark.session import python_env
+from hudi_engine.spark.spark_types import arrow_target, spark_schema, spark_type, to_spark_arrow
 
 pytestmark = pytest.mark.spark
 

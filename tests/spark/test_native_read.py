@@ -22,7 +22,8 @@ from oracle import assert_same_rows, rs_incremental, rs_snapshot
 from hudi_engine import HudiTable
 from hudi_engine.errors import HudiError
 from hudi_engine.spark import create_catalog_table, native, spark_executor, write
-from hudi_engine.spark.datasource import BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, HudiDataSource, catalog_table_ddl
+from hudi_engine.spark.catalog_entry import catalog_table_ddl
+from hudi_engine.spark.datasource import BEGIN_INSTANT, END_INSTANT, QUERY_TYPE, HudiDataSource
 
 pytestmark = pytest.mark.spark
 
@@ -285,12 +286,12 @@ def test_a_session_whose_hudi_name_another_jvm_source_owns_keeps_it_and_still_ge
                                                                                              monkeypatch):
     """A session without our component but with another JVM `hudi` source (Apache Hudi's own jar; our component
     stands in for it here): `register_data_source` leaves `hudi` to that source and still registers `hudi_merge`."""
-    from hudi_engine.spark import datasource
+    from hudi_engine.spark import registration
 
     path = tmp_path / "t"
     _write(spark, path, "COPY_ON_WRITE", [_rec(i, 1) for i in range(4)], "bulk_insert")
     monkeypatch.setattr(native, "native_enabled", lambda _spark: False)
-    datasource.register_data_source(spark)  # would raise DATA_SOURCE_ALREADY_EXISTS before
+    registration.register_data_source(spark)  # would raise DATA_SOURCE_ALREADY_EXISTS before
     assert spark.read.format("hudi_merge").load(str(path)).count() == 4
     assert "FileScan parquet" in _plan_text(spark.read.format("hudi").load(str(path)))  # still the JVM source
 

@@ -20,7 +20,7 @@ from thrift_server import BeelineError
 from hudi_engine import HudiTable
 from hudi_engine.read_options import AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, QUERY_TYPE
 from hudi_engine.spark import spark_executor, write
-from hudi_engine.spark.datasource import catalog_table_ddl
+from hudi_engine.spark.catalog_entry import catalog_table_ddl
 
 pytestmark = pytest.mark.spark
 

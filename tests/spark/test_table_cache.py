@@ -151,7 +151,8 @@ def test_slices_read_for_their_logged_keys_are_packed_into_few_tasks(tmp_path):
     """`hudi_merge`'s half of a key split: slices read for their logged keys only go 4 to a Spark partition (few rows
     each); slices merged whole keep a partition each. Reading the packed partitions gives every logged key's row."""
     from hudi_engine.read_options import ReadOptions
-    from hudi_engine.spark.datasource import LOGGED_SLICES_PER_TASK, HudiReader, SlicePartition, spark_schema
+    from hudi_engine.spark.source_reader import LOGGED_SLICES_PER_TASK, HudiReader, SlicePartition
+    from hudi_engine.spark.spark_types import spark_schema
 
     path = tmp_path / "m"
     ids = range(60)
@@ -186,8 +187,9 @@ def test_the_plans_merge_tasks_read_what_hudi_merge_reads(tmp_path):
     import base64
 
     from hudi_engine.read_options import ReadOptions
-    from hudi_engine.spark.datasource import LOGGED_SLICES_PER_TASK, HudiReader, spark_schema
     from hudi_engine.spark.merge_tasks import merge_function
+    from hudi_engine.spark.source_reader import LOGGED_SLICES_PER_TASK, HudiReader
+    from hudi_engine.spark.spark_types import spark_schema
 
     path = tmp_path / "m"
     ids = range(60)

@@ -3,7 +3,7 @@
 Spark 4.3 gives a Python data source neither a catalog table's OPTIONS nor its LOCATION, only its schema with
 column comments. So a model's catalog table is `CREATE TABLE <schema>.<alias> (...) USING hudi LOCATION <path>`
 whose first meta column carries the comment `hudi.path=<path>` (the data source reads the path from it; see
-`hudi_engine.spark.datasource`). LOCATION still matters to Spark: it makes the table EXTERNAL, so dropping the
+`hudi_engine.spark.catalog_entry`). LOCATION still matters to Spark: it makes the table EXTERNAL, so dropping the
 catalog entry never deletes the Hudi table's files. The declared columns are the table's latest schema; the
 entry is re-created when a write changes them, so every query sees the current snapshot in the current schema.
 
