@@ -39,7 +39,7 @@ from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.lock import TableLock, acquire
 from hudi_engine.write.lock_providers import require_safe_provider
 from hudi_engine.write.partial_update import StoredRows, missing_columns
-from hudi_engine.write.rollback import finish_pending_rollbacks, rollback_failed_writes
+from hudi_engine.write.rollback import finish_pending_rollbacks, rollback_failed
 from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_result import WriteResult
 
@@ -336,7 +336,7 @@ class WriteClient:
             check_writable(self.location, self.table_config, timeline,
                            action="write to it or run a table service on it")
             if lock_cfg.failed_writes_policy == EAGER:
-                rolled_back = rollback_failed_writes(self.location, lock_cfg, timeline=timeline)
+                rolled_back = rollback_failed(timeline, lock_cfg)
             else:  # LAZY leaves dead writers' instants to the cleaning, but a crash's half rollback is finished now
                 rolled_back = finish_pending_rollbacks(self.location, timeline)
             self._disable_metadata_table()
@@ -395,9 +395,8 @@ class Transaction:
         instant_time = new_instant_time(after=timeline.latest_time(), local=client.table_config.local_instant_times)
         self.owned = InflightInstant.start(client.location, instant_time, cfg.lock, lock.owner)
         try:
-            self.inflight = commit_protocol.start_commit(client.location, client.table_config,
-                                                         cfg.operation_type, cfg.commit_action,
-                                                         instant_time=instant_time, timeline=timeline)
+            self.inflight = commit_protocol.start_instant(timeline, client.table_config, cfg.operation_type,
+                                                          cfg.commit_action, instant_time=instant_time)
         except BaseException:
             self.owned.stop_heartbeat()
             raise
