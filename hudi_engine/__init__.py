@@ -3,8 +3,8 @@
 `HudiTable` reads a table and maintains it (compact, clean, rollback, archive); what one read reads is a
 `ScanPlan` (`HudiTable.plan_scan` of a `ReadOptions` query, `hudi_engine.scan_plan`); `WriteConfig` is a write's options,
 typed (`hudi_engine.config` declares every option); `TableConfig` is a table's `hoodie.properties`; `Storage` the
-file system a table lives on (local paths, `s3://`, what pyarrow.fs opens); `TableLocation` where a table is in it,
-`TableHandle` a table as one operation loads it once (location, config, `Timeline`); `lock_holder` says who holds a
+file system a table lives on (local paths, `s3://`, what pyarrow.fs opens); `TableLocation` where a table is in it
+(a `HudiTable` is one table as an operation loads it once: location, config, `Timeline`); `lock_holder` says who holds a
 table's write lock; `IS_DELETED_FIELD` is Hudi's delete marker column (`_hoodie_is_deleted`). The Spark entry points
 are in `hudi_engine.spark`. These names (and `hudi_engine.spark`'s) are the
 public API; every other module is internal and may change.
@@ -28,13 +28,12 @@ from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
 from hudi_engine.table import HudiTable
 from hudi_engine.table_config import TableConfig
-from hudi_engine.table_handle import TableHandle
 from hudi_engine.timeline import Timeline
 from hudi_engine.write.lock import lock_holder
 from hudi_engine.write.write_result import WriteResult
 
 __all__ = ["IS_DELETED_FIELD", "META_COLUMNS", "ConfigError", "HudiError", "HudiTable", "KeyGeneratorError", "Operation",
-           "ReadOptions", "ScanPlan", "Storage", "SyncError", "TableConfig", "TableHandle", "TableLocation",
+           "ReadOptions", "ScanPlan", "Storage", "SyncError", "TableConfig", "TableLocation",
            "TableNotFoundError", "TableServiceError", "Timeline", "WriteConfig", "WriteError", "WriteResult",
            "lock_holder", "payload_for"]
 __version__ = "0.1.0"

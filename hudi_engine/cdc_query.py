@@ -92,13 +92,17 @@ class InferenceCase(StrEnum):
 class ChangeTable(Protocol):
     """What planning reads of a table (`HudiTable` is one)."""
 
-    storage: Storage
-    base_path: str
     config: TableConfig
     timeline: Timeline
 
     @property
     def location(self) -> TableLocation: ...
+
+    @property
+    def storage(self) -> Storage: ...
+
+    @property
+    def base_path(self) -> str: ...
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata: ...
 

@@ -23,8 +23,8 @@ from hudi_engine.partition_path import parse_partition_path
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.scan_plan import Filters, ScanPlan, plan_scan
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema
+from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
-from hudi_engine.table_handle import TableHandle
 from hudi_engine.timeline import CommitMetadata, Timeline, read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.layout import layout_for
@@ -48,42 +48,59 @@ _OPS = {"=": "__eq__", "==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__l
 
 class HudiTable:
     """A Hudi table at a path or URI: table version 6, or 8 and 9 (Hudi 1.x). Loading reads
-    `hoodie.properties` and the active timeline only."""
+    `hoodie.properties` and the active timeline only, once: the table's one handle, which the writes and table
+    services it runs take as it is (`hudi_engine.meta_client.MetaClient`)."""
 
-    def __init__(self, location: TableLocation, config: TableConfig, timeline: Timeline,
-                 uri: str | None = None) -> None:
-        self.storage = location.storage
-        self.base_path = location.base_path
+    def __init__(self, location: TableLocation, config: TableConfig, timeline: Timeline) -> None:
+        self.location = location
         self.config = config
-        self.timeline = timeline
-        self._uri = uri
-        self._slicing = slicing_for(timeline)
         self._metadata: dict[Instant, CommitMetadata] = {}  # completed instants' files never change
+        self.timeline = timeline
+
+    @property
+    def timeline(self) -> Timeline:
+        return self._timeline
+
+    @timeline.setter
+    def timeline(self, timeline: Timeline) -> None:
+        """A newer listing (`reload_timeline`, or the one a commit left, `WriteResult.timeline`): what was read from
+        the old one is forgotten, but completed instants' metadata (their files never change)."""
+        self._timeline = timeline
+        self._slicing = slicing_for(timeline)
         self._history_commits: list[Instant] | None = None  # layout 2: the LSM history's commits, read once
+        self.__dict__.pop("_cleaned_base_files", None)  # the cached property, of the old listing's cleans
 
     @staticmethod
-    def of(handle: TableHandle) -> "HudiTable":
-        """The table of a handle an operation loaded (nothing is read again)."""
-        return HudiTable(handle.location, handle.config, handle.timeline, handle.location.uri)
-
-    @staticmethod
-    def load(path_or_uri: str) -> "HudiTable":
-        return HudiTable._open(TableLocation.of(str(path_or_uri)), str(path_or_uri) if "://" in str(path_or_uri) else None)
-
-    def reload(self) -> "HudiTable":
-        return HudiTable._open(self.location, self._uri)
-
-    @staticmethod
-    def _open(location: TableLocation, uri: str | None) -> "HudiTable":
-        base_path = location.base_path
+    def load(table: "str | TableLocation") -> "HudiTable":
+        """The table at a path, a URI or a `TableLocation`: `hoodie.properties` read once, the active timeline
+        listed once (in the layout the config declares)."""
+        location = table if isinstance(table, TableLocation) else TableLocation.of(str(table))
         config = TableConfig.load(location)
         if config.base_file_format != "PARQUET":
             raise HudiError(
-                f"table {config.name!r} ({base_path}): base file format {config.base_file_format} "
+                f"table {config.name!r} ({location.base_path}): base file format {config.base_file_format} "
                 f"(hoodie.table.base.file.format) is not supported; this engine reads PARQUET base files only. "
                 f"Read it with Hudi or hudi-rs, or rewrite it as a PARQUET table."
             )
-        return HudiTable(location, config, Timeline.load(location, layout_for(config)), uri)
+        return HudiTable(location, config, Timeline.load(location, layout_for(config)))
+
+    def reload(self) -> "HudiTable":
+        """The table as it is now: `hoodie.properties` read and the timeline listed again."""
+        return HudiTable.load(self.location)
+
+    def reload_timeline(self) -> Timeline:
+        """List the active timeline again (after this process or another writer changed it)."""
+        self.timeline = self.timeline.reload()
+        return self.timeline
+
+    # The parts of `location`, read-only: the Spark read paths and callers of the public API name them.
+    @property
+    def storage(self) -> Storage:
+        return self.location.storage
+
+    @property
+    def base_path(self) -> str:
+        return self.location.base_path
 
     @property
     def is_mor(self) -> bool:
@@ -92,11 +109,7 @@ class HudiTable:
     @property
     def storage_uri(self) -> str:
         """Where tasks reopen the table: the URI for remote stores, the path for local ones."""
-        return self._uri or self.base_path
-
-    @property
-    def location(self) -> TableLocation:
-        return TableLocation(self.storage, self.base_path, self.storage_uri)
+        return self.location.uri
 
     # ---- maintenance --------------------------------------------------------------------------------------
     def compact(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None,
@@ -107,7 +120,7 @@ class HudiTable:
         from hudi_engine.table_services.runner import compact_now
 
         self._check_writable("compact")
-        done = compact_now(TableLocation(self.storage, self.base_path, self.storage_uri), _config(options), executor)
+        done = compact_now(self.location, _config(options), executor)
         return done[-1] if done else None
 
     def clean(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "CleanResult | None":
@@ -153,7 +166,7 @@ class HudiTable:
         the table lock checks again once taken."""
         from hudi_engine.table_features import check_writable
 
-        check_writable(self.location, TableConfig.load(self.location), action=action)
+        check_writable(self.location, self.config, self.timeline, action=action)
 
     # ---- schema -------------------------------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:

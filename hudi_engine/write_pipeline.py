@@ -41,6 +41,7 @@ def run_write(client: WriteClient, write_files: WriteFiles, executor: Executor |
         # the timeline is made under this lock. Taking the lock again instead would need a new listing: another
         # writer may commit in between.
         t0 = time.monotonic()
+        assert txn.committed is not None  # `commit` returned
         runner.after_commit(client.location, client.config, result.instant_time, client.table_config, executor,
                             timeline=txn.committed, locked=True)
         result.timings["table_services"] = time.monotonic() - t0

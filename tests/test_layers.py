@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("table config, timeline, write config, table features", (
         "hudi_engine.table_config", "hudi_engine.timeline", "hudi_engine.timeline.*", "hudi_engine.config",
         "hudi_engine.config.write_config", "hudi_engine.config.__main__", "hudi_engine.table_features",
-        "hudi_engine.table_handle")),
+        "hudi_engine.meta_client")),
     ("file system view, file slice reading", ("hudi_engine.fs_view", "hudi_engine.file_slice_reader")),
     ("instant protocol: markers, heartbeats, lock, rollback, the inflight instant, commit", (
         "hudi_engine.write.renewal", "hudi_engine.write.markers", "hudi_engine.write.heartbeat",

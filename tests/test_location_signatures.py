@@ -1,5 +1,5 @@
 """A table is passed as one value, not as `(storage, base_path)` (issue 25): functions take the table's
-`TableLocation` (or its `TableHandle`, or a `Timeline`, which carries both). Counted from the source: a function or
+`TableLocation` (or its `HudiTable` / `MetaClient`, or a `Timeline`, which carries both). Counted from the source: a function or
 method whose first two parameters (after self/cls) are `storage` and a path.
 
 What still takes a storage and a path is listed below; the list may only shrink (an entry no longer found fails the
@@ -62,7 +62,7 @@ def taking_storage_and_path() -> set[str]:
 
 def test_no_new_function_takes_storage_and_a_base_path():
     found = taking_storage_and_path()
-    assert sorted(found - FILE_LEVEL) == [], "take the table's TableLocation (or TableHandle) instead"
+    assert sorted(found - FILE_LEVEL) == [], "take the table's TableLocation (or its MetaClient) instead"
     assert sorted(FILE_LEVEL - found) == [], "no longer found: remove it from FILE_LEVEL"
     assert len(found) <= 13  # 104 before issue 25
 

@@ -179,13 +179,12 @@ def sql_write_options(options: Mapping[str, str], exists: bool, target: str) -> 
     return out, ""  # save_as_table: the DataFrame writer's own mode
 
 
-def check_assignments(path: str, assigned: str, statement: str, target: str) -> None:
+def check_assignments(config: TableConfig, assigned: str, statement: str, target: str) -> None:
     """Hudi's Spark SQL refuses to change a record's key or partition: an UPDATE (or MERGE's update) may not set
-    the record key fields or the partition fields of the table's hoodie.properties."""
+    the record key fields or the partition fields of the table's hoodie.properties (`config`)."""
     columns = [c for c in assigned.split(",") if c]
     if not columns:
         return
-    config = TableConfig.load(TableLocation.of(path))
     fixed = {f.lower(): (f, K.RECORD_KEY_FIELDS.key) for f in config.record_key_fields}
     fixed |= {f.lower(): (f, K.PARTITION_FIELDS.key) for f in config.partition_fields}
     for c in columns:
@@ -197,10 +196,10 @@ def check_assignments(path: str, assigned: str, statement: str, target: str) -> 
                               "delete the rows and insert them with the new value instead")
 
 
-def check_merge_keys(path: str, keys: str, target: str) -> None:
+def check_merge_keys(config: TableConfig, keys: str, target: str) -> None:
     """Hudi's MERGE INTO finds a source row's stored record by its record key: the ON clause's equalities must name
-    exactly the table's record key fields."""
-    record_key = list(TableConfig.load(TableLocation.of(path)).record_key_fields)
+    exactly the table's record key fields (`config`: its hoodie.properties)."""
+    record_key = list(config.record_key_fields)
     on = [k for k in keys.split(",") if k]
     if sorted(k.lower() for k in on) != sorted(k.lower() for k in record_key):
         raise ConfigError(f"{target}: MERGE INTO ... ON: the ON clause equates {', '.join(on) or 'no column'}, but Hudi "
@@ -321,12 +320,15 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
     if options.get(STATEMENT) == "truncate":
         truncate_table(path)
         return None
+    # The table at `path`, loaded once for the statement's checks and its write.
+    table = _readable(path) if exists else None
     if STATEMENT in options:
         opts, sql_mode = sql_write_options(options, exists, target)
         mode = sql_mode or mode
-        check_assignments(path, options.get(ASSIGNED_COLUMNS, ""), options[STATEMENT], target)
-        if MERGE_KEYS in options:
-            check_merge_keys(path, options[MERGE_KEYS], target)
+        if table is not None:  # a table this engine does not read is refused by its write, below
+            check_assignments(table.config, options.get(ASSIGNED_COLUMNS, ""), options[STATEMENT], target)
+            if MERGE_KEYS in options:
+                check_merge_keys(table.config, options[MERGE_KEYS], target)
     operation = save_operation(mode, exists, opts, target, path)
     if operation is None:
         return None
@@ -335,11 +337,21 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
     opts[K.OPERATION.key] = operation
     if options.get(STATEMENT) == "alter_add_columns":
         config = dataclasses.replace(WriteConfig.from_options(opts, path), alter_schema=True)
-        return write(_added_before_partition_columns(df, HudiTable.load(path)), path, config)
+        return write(_added_before_partition_columns(df, table if table is not None else HudiTable.load(path)),
+                     path, config, table=table)
     if options.get(STATEMENT) in ("update", "delete"):
         config = dataclasses.replace(WriteConfig.from_options(opts, path), prepped=True)
-        return write(df, path, config)
-    return write(df, path, opts, delete_marker=options.get(DELETE_MARKER) == "true")
+        return write(df, path, config, table=table)
+    return write(df, path, opts, table=table, delete_marker=options.get(DELETE_MARKER) == "true")
+
+
+def _readable(path: str) -> HudiTable | None:
+    """The table at `path` as this engine reads it; None for one it does not read (a base file format other than
+    parquet): its write refuses it then (`WriteClient.open`), naming why, as a write by path does."""
+    try:
+        return HudiTable.load(path)
+    except HudiError:
+        return None
 
 
 class PythonWriter:

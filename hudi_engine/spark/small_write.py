@@ -27,7 +27,7 @@ from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.row_check import checked
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.spark.writer import write
-from hudi_engine.table_handle import TableHandle
+from hudi_engine.table import HudiTable
 from hudi_engine.write.local_writer import write_files
 from hudi_engine.write.write_client import WriteClient
 from hudi_engine.write.write_result import WriteResult
@@ -63,7 +63,7 @@ def fits_driver(df: DataFrame, config: WriteConfig, max_bytes: int | None = None
 
 
 def write_small(df: DataFrame, path: str, options: Mapping[str, Any] | WriteConfig, *,
-                table: TableHandle | None = None) -> WriteResult:
+                table: HudiTable | None = None) -> WriteResult:
     """`hudi_engine.spark.write`, on the driver when `fits_driver` says so (`table`: as `write` takes it)."""
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
     if fits_driver(df, config):
@@ -71,7 +71,7 @@ def write_small(df: DataFrame, path: str, options: Mapping[str, Any] | WriteConf
     return write(df, path, config, table=table)
 
 
-def write_on_driver(df: DataFrame, path: str, config: WriteConfig, *, table: TableHandle | None = None) -> WriteResult:
+def write_on_driver(df: DataFrame, path: str, config: WriteConfig, *, table: HudiTable | None = None) -> WriteResult:
     """Write `df` to the Hudi table at `path` in this process: its rows collected (and checked) by one Spark job,
     then the engine's write pipeline with the files written here (`write.local_writer`), as `hudi_engine.spark.write`
     runs it with Spark's jobs."""

@@ -106,7 +106,7 @@ class TableCache:
                 return kept.table
         # Loaded after the stamp was taken: a commit landing in between makes the next query's stamp differ.
         listed = TableLocation(ListedStorage(location), location.base_path, location.uri)
-        table = HudiTable._open(listed, key if Storage.is_uri(key) else None)
+        table = HudiTable.load(listed)
         with self._lock:
             self._kept[key] = _Kept(stamp, table)
             self._kept.move_to_end(key)

@@ -31,7 +31,7 @@ from hudi_engine.spark.executor_env import ensure_executor_env
 from hudi_engine.spark.row_check import checked
 from hudi_engine.spark.sql_keys import auto_key_column
 from hudi_engine.spark.task_error import unwrap_task_error
-from hudi_engine.table_handle import TableHandle
+from hudi_engine.table import HudiTable
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write.write_client import Transaction, WriteClient
 from hudi_engine.write.write_result import WriteResult
@@ -41,7 +41,7 @@ __all__ = ["checked", "write"]
 
 
 def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig, *,
-          table: TableHandle | None = None, delete_marker: bool = False) -> WriteResult:
+          table: HudiTable | None = None, delete_marker: bool = False) -> WriteResult:
     """Write `df` to the Hudi table at `path` with Hudi's own option keys; returns what the commit did. `table`: the
     caller's handle of the existing table at `path`, loaded for this operation (not read again). `delete_marker`:
     `df`'s `_hoodie_is_deleted` column only flags the keys to delete (a SQL MERGE's delete clauses); the handles

@@ -370,9 +370,13 @@ def archive_folder(base_path: str, table: TableConfig) -> str:
     return Storage.join(base_path, META_FOLDER, table.archivelog_folder)
 
 
-def archive_files(location: TableLocation, table: TableConfig | None = None) -> list[tuple[int, str]]:
-    """(version, path) of the table's archive log files, oldest first."""
-    table = table or TableConfig.load(location)
+def archive_files(location: TableLocation) -> list[tuple[int, str]]:
+    """(version, path) of the table's archive log files, oldest first (the table's config read for its archive
+    folder)."""
+    return _archive_files(location, TableConfig.load(location))
+
+
+def _archive_files(location: TableLocation, table: TableConfig) -> list[tuple[int, str]]:
     found = []
     for e in location.storage.list_dir(archive_folder(location.base_path, table)):
         m = _ARCHIVE_FILE.match(e.name)
@@ -382,7 +386,7 @@ def archive_files(location: TableLocation, table: TableConfig | None = None) -> 
 
 
 def archived_entries(location: TableLocation) -> list[dict]:
-    """Every archived instant file's record, in archive order."""
+    """Every archived instant file's record, in archive order (the table's config read for its archive folder)."""
     storage = location.storage
     out: list[dict] = []
     for _, path in archive_files(location):
@@ -391,9 +395,14 @@ def archived_entries(location: TableLocation) -> list[dict]:
 
 
 def newest_archived_commit(location: TableLocation) -> str | None:
-    """The newest completed commit-like instant in the archive (from its last file), None if none is archived."""
+    """The newest completed commit-like instant in the archive (from its last file), None if none is archived (the
+    table's config read for its archive folder)."""
+    return _newest_archived(location, TableConfig.load(location))
+
+
+def _newest_archived(location: TableLocation, table: TableConfig) -> str | None:
     storage = location.storage
-    files = archive_files(location)
+    files = _archive_files(location, table)
     for _, path in reversed(files):
         times = [e["commitTime"] for e in read_archive_file(storage.read_bytes(path), file_name=path)
                  if e.get("actionState") == "COMPLETED" and e.get("actionType") in {a.value for a in COMMIT_ACTIONS}]
@@ -500,7 +509,7 @@ def _state_files(storage: Storage, timeline: Timeline, chosen: list[Instant], *,
 
 def _write_archive_file(location: TableLocation, table: TableConfig, data: bytes) -> str:
     folder = archive_folder(location.base_path, table)
-    version = max((v for v, _ in archive_files(location, table)), default=0) + 1
+    version = max((v for v, _ in _archive_files(location, table)), default=0) + 1
     while True:
         path = Storage.join(folder, f".{ARCHIVE_FILE_ID}_{ARCHIVE_EXTENSION}.{version}_{WRITE_TOKEN}")
         if location.storage.create_exclusive(path, data):
@@ -525,13 +534,13 @@ def check_not_archived(location: TableLocation, table: TableConfig, timeline: Ti
     first, last = commits.first(), commits.last()
     if first is None or last is None or instant >= first.timestamp:
         return
-    if not archive_files(location, table):
+    if not _archive_files(location, table):
         return  # nothing archived: an instant before the first commit reads an empty table, as in Hudi
     where = f"table {table.name!r} ({base_path})"
     archived = (f"the instants before it were archived to {archive_folder(base_path, table)} "
                 "(hoodie.keep.min.commits / hoodie.keep.max.commits)")
     if begin:
-        newest = newest_archived_commit(location)
+        newest = _newest_archived(location, table)
         if newest is None or instant >= newest:
             return
         raise HudiError(

@@ -282,11 +282,10 @@ def _with_orphans(plan: CleanPlan | None, orphans: Mapping[str, list[str]], conf
                      {p: tuple(sorted(v)) for p, v in sorted(files.items())})
 
 
-def resume_pending_cleans(location: TableLocation, timeline: Timeline | None = None) -> list[CleanResult]:
+def resume_pending_cleans(location: TableLocation, timeline: Timeline) -> list[CleanResult]:
     """Re-execute the plans of cleans that did not complete (deleting is idempotent); `timeline`: the caller's,
     listed under the lock it holds."""
     with service_lock(location):
-        timeline = timeline if timeline is not None else Timeline.load(location)
         results = []
         for instant in timeline.filter_by([Action.CLEAN]).pending():
             requested = instant.with_state(State.REQUESTED)

@@ -24,27 +24,24 @@ from hudi_engine.table_services.compaction import (
 )
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.clustering import is_clustering
-from hudi_engine.write.rollback import rollback_failed_writes
+from hudi_engine.write.rollback import rollback_failed
 
 
 def finish_pending(location: TableLocation, config: WriteConfig, execute: Executor | None = None, *,
-                   table: TableConfig | None = None, timeline: Timeline | None = None) -> list[str]:
-    """Before a write: complete the compactions and cleans a crash left pending. Returns their instants.
+                   table: TableConfig, timeline: Timeline) -> list[str]:
+    """Before a write to an existing table: complete the compactions and cleans a crash left pending. Returns their
+    instants.
 
     A pending compaction must complete before the next write commits: that write's log files take the
     compaction's instant as base instant, and hudi-rs only reads them once the compaction's base file is
-    committed. No-op for a table that does not exist yet. `table` and `timeline`: the write's handle (nothing is
-    read again when no service is pending).
+    committed. `table` and `timeline`: the write's (nothing is read again when no service is pending).
     """
-    if timeline is None:
-        if not TableConfig.exists(location):
-            return []
-        timeline = Timeline.load(location)
     if not timeline.pending_compactions() and not timeline.filter_by(["clean"]).pending():
         return []  # the common case: no lock needed
     with service_lock(location, config.lock, table=table):
         done = [r.instant_time for r in compact_pending(location, config, execute)]
-        done += [r.instant_time for r in resume_pending_cleans(location)]
+        # Listed again under the lock, after the compactions: the cleans pending now are the ones to finish.
+        done += [r.instant_time for r in resume_pending_cleans(location, timeline.reload())]
         return done
 
 
@@ -68,8 +65,7 @@ def compact_now(location: TableLocation, config: WriteConfig, execute: Executor 
 
 
 def after_commit(location: TableLocation, config: WriteConfig, instant: str, table: TableConfig,
-                 execute: Executor | None = None, *, timeline: Timeline | None = None,
-                 locked: bool = False) -> list[str]:
+                 execute: Executor | None = None, *, timeline: Timeline, locked: bool = False) -> list[str]:
     """After the write committed at `instant`: inline compaction when due (MOR, `hoodie.compact.inline`), the
     rollback of dead writers' instants (LAZY policy), automatic cleaning, then archival. Returns the instants it
     created; a failure names the committed instant. The timeline is listed once under the lock, again only after a
@@ -83,9 +79,9 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
     try:
         with held_by_caller(location) if locked else service_lock(location, config.lock, table=table,
                                                                  timeline=timeline):
-            fresh = timeline if locked and timeline is not None else Timeline.load(location)
-            if timeline is not None:
-                check_writable(location, table, fresh, action="write to it or run a table service on it")
+            # Not held since the commit: the timeline is listed again under the lock just taken.
+            fresh = timeline if locked else timeline.reload()
+            check_writable(location, table, fresh, action="write to it or run a table service on it")
             timeline = fresh
             if table.table_type == MERGE_ON_READ and config.compaction.inline:
                 service = "inline compaction"
@@ -101,8 +97,8 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                         timeline = Timeline.load(location)
             if config.lock.failed_writes_policy == LAZY:
                 service = "the rollback of failed writes (hoodie.cleaner.policy.failed.writes=LAZY)"
-                if rollback_failed_writes(location, config.lock, timeline=timeline):
-                    timeline = Timeline.load(location)
+                if rollback_failed(timeline, config.lock):
+                    timeline = timeline.reload()  # the rollbacks changed it
             if config.clean.automatic:
                 service = "automatic cleaning"
                 result = clean(location, config.clean, config.lock, table=table, timeline=timeline)

@@ -113,19 +113,23 @@ def request_commit(
     action: Action | str | None = None,
     *,
     instant_time: str | None = None,
-    timeline: Timeline | None = None,
 ) -> Instant:
-    """Create `<T>.<action>.requested` for a new instant T greater than every instant on the timeline (`timeline`:
-    the caller's listing under the table lock; listed here otherwise).
+    """Create `<T>.<action>.requested` for a new instant T greater than every instant on the timeline, listed here
+    (`request_instant` takes the caller's listing under the table lock).
 
     The file is empty for commit/deltacommit; for a replacecommit it is a HoodieRequestedReplaceMetadata with
     every field null, as Spark's insert_overwrite writes it.
     """
+    return request_instant(Timeline.load(location), config, operation_type, action, instant_time=instant_time)
+
+
+def request_instant(timeline: Timeline, config: TableConfig, operation_type: str = "UPSERT",
+                    action: Action | str | None = None, *, instant_time: str | None = None) -> Instant:
+    """`request_commit` on `timeline`, the caller's listing under the table lock."""
     _check_operation(operation_type)
     action = Action(action) if action is not None else commit_action(config, operation_type)
     if action not in WRITE_ACTIONS:
         raise WriteError(f"start_commit: action {action.value!r}; expected one of {[a.value for a in WRITE_ACTIONS]}")
-    timeline = timeline if timeline is not None else Timeline.load(location)
     latest = timeline.latest_time()
     if instant_time is None:
         instant_time = new_instant_time(after=latest, local=config.local_instant_times)
@@ -144,11 +148,11 @@ def request_commit(
 
 def mark_inflight(location: TableLocation, requested: Instant,
                   workload: CommitMetadata | None = None, operation_type: str = "UPSERT", *,
-                  layout: TimelineLayout | None = None) -> Instant:
+                  layout: TimelineLayout) -> Instant:
     """Create the inflight file (the workload profile, JSON or Avro by the table's timeline `layout`; an empty
     profile if None) after the requested one."""
     workload = workload if workload is not None else CommitMetadata(operation_type=_check_operation(operation_type))
-    timeline = Timeline(location, [], layout=layout or layout_at(location))
+    timeline = Timeline(location, [], layout=layout)
     try:
         return timeline.transition_to_inflight(requested, timeline.commit_bytes(workload, requested))
     except TimelineError as e:
@@ -163,13 +167,19 @@ def start_commit(
     *,
     workload: CommitMetadata | None = None,
     instant_time: str | None = None,
-    timeline: Timeline | None = None,
 ) -> Instant:
-    """`request_commit` then `mark_inflight`: returns the INFLIGHT instant whose `timestamp` the handles write."""
-    timeline = timeline if timeline is not None else Timeline.load(location)
-    requested = request_commit(location, config, operation_type, action, instant_time=instant_time,
-                               timeline=timeline)
-    return mark_inflight(location, requested, workload, operation_type, layout=timeline.layout)
+    """`request_commit` then `mark_inflight`: returns the INFLIGHT instant whose `timestamp` the handles write. The
+    timeline is listed here (`start_instant` takes the caller's listing under the table lock)."""
+    return start_instant(Timeline.load(location), config, operation_type, action, workload=workload,
+                         instant_time=instant_time)
+
+
+def start_instant(timeline: Timeline, config: TableConfig, operation_type: str = "UPSERT",
+                  action: Action | str | None = None, *, workload: CommitMetadata | None = None,
+                  instant_time: str | None = None) -> Instant:
+    """`start_commit` on `timeline`, the caller's listing under the table lock."""
+    requested = request_instant(timeline, config, operation_type, action, instant_time=instant_time)
+    return mark_inflight(timeline.location, requested, workload, operation_type, layout=timeline.layout)
 
 
 # --------------------------------------------------------------------------------------------- complete

@@ -157,7 +157,13 @@ def rollback_completed(location: TableLocation, instant: Instant | str | None = 
 
 
 def rollback_failed_writes(location: TableLocation, config: LockConfig | None = None, *,
-                           use_command_blocks: bool = False, timeline: Timeline | None = None) -> list[RollbackResult]:
+                           use_command_blocks: bool = False) -> list[RollbackResult]:
+    """`rollback_failed` on the timeline listed here."""
+    return rollback_failed(Timeline.load(location), config, use_command_blocks=use_command_blocks)
+
+
+def rollback_failed(timeline: Timeline, config: LockConfig | None = None, *,
+                    use_command_blocks: bool = False) -> list[RollbackResult]:
     """Finish interrupted rollbacks, then roll back the failed writes, newest first (Hudi's rollbackFailedWrites).
 
     With `config` (a writer under the table lock), the failed writes are the pending instants whose heartbeat
@@ -165,17 +171,17 @@ def rollback_failed_writes(location: TableLocation, config: LockConfig | None = 
     a paused writer's tasks stop at once; pending instants of live writers are left alone. Without `config` (the
     caller knows no writer is alive) every pending commit/deltacommit/replacecommit is one. Pending clustering
     replacecommits are table services and are never rolled back here. `timeline`: the caller's listing, taken under
-    the table lock (listed here otherwise).
+    the table lock.
     """
-    timeline = timeline if timeline is not None else Timeline.load(location)
+    location = timeline.location
     dead: set[str] | None = None
     if config is not None:
         dead = {i.timestamp for i in failed_writes(location, config, timeline)}
         for instant_time in dead:
             delete_heartbeat(location, instant_time)
     results = finish_pending_rollbacks(location, timeline)
-    if results:  # a resumed rollback changed the timeline
-        timeline = Timeline.load(location)
+    if results:  # a resumed rollback changed the timeline: listed again
+        timeline = timeline.reload()
     for target in reversed(timeline.pending()):
         if target.action not in _WRITE_ACTIONS or _is_clustering(timeline, target) or (
                 dead is not None and target.timestamp not in dead):
@@ -186,25 +192,24 @@ def rollback_failed_writes(location: TableLocation, config: LockConfig | None = 
     return results
 
 
-def finish_pending_rollbacks(location: TableLocation, timeline: Timeline | None = None) -> list[RollbackResult]:
+def finish_pending_rollbacks(location: TableLocation, timeline: Timeline) -> list[RollbackResult]:
     """Re-execute the rollbacks a crash interrupted (their plans say what to delete), and delete the temp files of
     atomic creates a killed process left in `.hoodie` (instants, the lock, hoodie.properties). A LAZY writer runs
-    only this before its write; dead writers' instants are left to the table services."""
+    only this before its write; dead writers' instants are left to the table services. `timeline`: listed under
+    the table lock."""
     location.storage.delete_temp_files(location.meta_path)
-    if timeline is not None and timeline.layout.version == 2:  # instants are created in .hoodie/timeline there
+    if timeline.layout.version == 2:  # instants are created in .hoodie/timeline there
         location.storage.delete_temp_files(timeline.meta_path)
     return _resume_pending_rollbacks(location, timeline)
 
 
-def failed_writes(location: TableLocation, config: LockConfig,
-                  timeline: Timeline | None = None) -> list[Instant]:
+def failed_writes(location: TableLocation, config: LockConfig, timeline: Timeline) -> list[Instant]:
     """Pending commit/deltacommit/replacecommit instants whose writer is dead (heartbeat expired or missing). A
     pending clustering is another writer's table service, never a failed write (Hudi leaves it out before looking at
     heartbeats: BaseHoodieTableServiceClient.getInstantsToRollbackForLazyCleanPolicy), so its heartbeat, if it
     has one, is not touched either."""
     if config.failed_writes_policy == NEVER:
         return []
-    timeline = timeline if timeline is not None else Timeline.load(location)
     return [i for i in timeline.pending() if i.action in _WRITE_ACTIONS
             and heartbeat_expired(location, i.timestamp, config.heartbeat_expiry_ms)
             and not is_clustering(timeline, i)]
@@ -509,10 +514,9 @@ def _write_rollback_block(storage: Storage, log_path: str, rollback_ts: str, tar
         version += 1
 
 
-def _resume_pending_rollbacks(table: TableLocation, timeline: Timeline | None = None) -> list[RollbackResult]:
+def _resume_pending_rollbacks(table: TableLocation, timeline: Timeline) -> list[RollbackResult]:
     """Re-execute the plans of rollbacks that did not complete (deleting is idempotent)."""
     storage = table.storage
-    timeline = timeline if timeline is not None else Timeline.load(table)
     results = []
     for instant in timeline.filter_by([Action.ROLLBACK]).pending():
         plan = timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}

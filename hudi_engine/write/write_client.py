@@ -20,11 +20,11 @@ from hudi_engine.errors import SchemaError, WriteError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.location import TableLocation
+from hudi_engine.meta_client import MetaClient
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
-from hudi_engine.table_handle import TableHandle
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.clustering import PendingClustering, resolve_update_strategy
 from hudi_engine.timeline.commit_metadata import WriteStat
@@ -39,7 +39,7 @@ from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.lock import TableLock, acquire
 from hudi_engine.write.lock_providers import require_safe_provider
 from hudi_engine.write.partial_update import StoredRows, missing_columns
-from hudi_engine.write.rollback import finish_pending_rollbacks, rollback_failed_writes
+from hudi_engine.write.rollback import finish_pending_rollbacks, rollback_failed
 from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_result import WriteResult
 
@@ -62,18 +62,19 @@ class UntaggedGroups:
 
 
 class WriteClient:
-    """One write's driver side over one table handle: the location, `hoodie.properties` and the timeline, loaded
-    once (`open`) and passed down; the timeline is listed again once under the table lock (`transaction`)."""
+    """One write's driver side over one table: the location, `hoodie.properties` and the timeline, loaded once
+    (the caller's `MetaClient`, or `open`) and passed down; the timeline is listed again once under the table lock
+    (`transaction`)."""
 
     def __init__(self, location: TableLocation, config: WriteConfig, table_config: TableConfig,
-                 data_schema: pa.Schema, exists: bool, *, timeline: Timeline | None = None) -> None:
+                 data_schema: pa.Schema, timeline: Timeline | None) -> None:
+        """`timeline`: the existing table's, None for a table this write creates."""
         self.location = location
         self.config = config
         self.table_config = table_config
         self.data_schema = data_schema
-        self.exists = exists
-        self.timeline = (timeline if timeline is not None else Timeline.load(location)) \
-            if exists else None
+        self.exists = timeline is not None
+        self.timeline = timeline
         self._avg_record_size: int | None = None
         self._pending_clustering: PendingClustering | None = None
 
@@ -90,25 +91,19 @@ class WriteClient:
         """Where tasks reopen the table: the URI for remote stores, the absolute path for local ones."""
         return self.location.uri
 
-    @property
-    def handle(self) -> TableHandle:
-        """The table as this write sees it (an existing table, or one this write created)."""
-        assert self.timeline is not None, "the table does not exist yet"
-        return TableHandle(self.location, self.table_config, self.timeline)
-
     @staticmethod
     def open(path: str, config: WriteConfig, data_schema: pa.Schema, *,
-             table: TableHandle | None = None) -> "WriteClient":
+             table: MetaClient | None = None) -> "WriteClient":
         """Check the write against the table (or the new table's config) before anything is written. `table`: the
-        caller's handle of the table at `path`, loaded for this operation (not read again)."""
+        caller's table at `path` (a `HudiTable`), loaded for this operation and not read again; without it, this is
+        the door of a write by path: the table is loaded here, once."""
         location = table.location if table is not None else TableLocation.of(path)
         base_path = location.base_path
-        exists = table is not None or TableConfig.exists(location)
         timeline = None
-        if exists:
+        if table is not None or TableConfig.exists(location):
             table_config = table.config if table is not None else TableConfig.load(location)
-            table_config.require_writable()  # before the timeline is listed with layout 1
-            timeline = table.timeline if table is not None else Timeline.load(location)
+            table_config.require_writable()  # before the timeline is listed in the layout the config declares
+            timeline = table.timeline if table is not None else Timeline.load(location, layout_for(table_config))
             check_writable(location, table_config, timeline, action="write")
             config = config.for_table(table_config, base_path)
         else:
@@ -116,7 +111,7 @@ class WriteClient:
         config = config.for_keyless(base_path, table_config.populate_meta_fields)  # keys generated: refusals first
         _check_columns(config, data_schema, base_path)
         resolve_update_strategy(config.given.get(K.CLUSTERING_UPDATES_STRATEGY.key, ""), base_path)
-        client = WriteClient(location, config, table_config, data_schema, exists, timeline=timeline)
+        client = WriteClient(location, config, table_config, data_schema, timeline)
         client._check_schema_change()
         return client
 
@@ -334,16 +329,18 @@ class WriteClient:
         txn: Transaction | None = None
         try:
             # The one listing under the lock: the writability check, the failed writes to roll back, the new
-            # instant's time, the base of the conflict check, and what the write plans with.
-            timeline = Timeline.load(self.location)
+            # instant's time, the base of the conflict check, and what the write plans with. Another writer may
+            # have changed the timeline since the write opened (a new table has none yet: listed in its layout).
+            timeline = self.timeline.reload() if self.timeline is not None else \
+                Timeline.load(self.location, layout_for(self.table_config))
             check_writable(self.location, self.table_config, timeline,
                            action="write to it or run a table service on it")
             if lock_cfg.failed_writes_policy == EAGER:
-                rolled_back = rollback_failed_writes(self.location, lock_cfg, timeline=timeline)
+                rolled_back = rollback_failed(timeline, lock_cfg)
             else:  # LAZY leaves dead writers' instants to the cleaning, but a crash's half rollback is finished now
                 rolled_back = finish_pending_rollbacks(self.location, timeline)
             self._disable_metadata_table()
-            self.timeline = Timeline.load(self.location) if rolled_back else timeline
+            self.timeline = timeline.reload() if rolled_back else timeline  # the rollbacks changed it
             self._pending_clustering = None
             txn = Transaction(self, lock)
             if lock_cfg.optimistic:
@@ -377,7 +374,8 @@ class WriteClient:
             raise
 
     def _remove_if_empty(self) -> None:
-        if not Timeline.load(self.location).completed_commits():
+        # Listed now: the failed first write may have left instants, and only a table without commits goes.
+        if not Timeline.load(self.location, layout_for(self.table_config)).completed_commits():
             self.storage.delete_dir(self.location.meta_path)
 
 
@@ -390,15 +388,15 @@ class Transaction:
         self.lock: TableLock | None = lock
         self.timings: dict[str, float] = {}
         cfg = client.config
-        timeline = client.timeline if client.timeline is not None else Timeline.load(client.location)
+        timeline = client.timeline
+        assert timeline is not None, "the transaction listed the timeline under the lock"
         self.started = TimelineAtStart.of(timeline)
         self.layout = timeline.layout
         instant_time = new_instant_time(after=timeline.latest_time(), local=client.table_config.local_instant_times)
         self.owned = InflightInstant.start(client.location, instant_time, cfg.lock, lock.owner)
         try:
-            self.inflight = commit_protocol.start_commit(client.location, client.table_config,
-                                                         cfg.operation_type, cfg.commit_action,
-                                                         instant_time=instant_time, timeline=timeline)
+            self.inflight = commit_protocol.start_instant(timeline, client.table_config, cfg.operation_type,
+                                                          cfg.commit_action, instant_time=instant_time)
         except BaseException:
             self.owned.stop_heartbeat()
             raise
@@ -448,7 +446,8 @@ class Transaction:
         # The timeline under the commit's lock: the one listed at the start when the lock was held since
         # (SINGLE_WRITER), else listed again now (OPTIMISTIC_CONCURRENCY_CONTROL: others may have committed while
         # the data was written).
-        under_lock = c.timeline if held_since_start and c.timeline is not None else Timeline.load(c.location)
+        assert c.timeline is not None
+        under_lock = c.timeline if held_since_start else c.timeline.reload()
         if not held_since_start:
             check_writable(c.location, c.table_config, under_lock, action="write to it or run a table service on it")
         if c.config.lock.optimistic:
@@ -475,7 +474,7 @@ class Transaction:
         self.committed = _with_completed(under_lock, completed)
         self.timings["commit"] = time.monotonic() - t0
         result = WriteResult.from_stats(self.instant, c.config.operation.value, stats, self.timings)
-        result.table = TableHandle(c.location, c.table_config, self.committed)
+        result.timeline = self.committed
         return result
 
     def abort(self) -> None:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from hudi_engine.errors import HudiError
 from hudi_engine.file_naming import BaseFileName, LogFileName, WriteToken, is_log_file_name
-from hudi_engine.table_handle import TableHandle
+from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import WriteStat
 
 
@@ -32,11 +32,12 @@ class WriteResult:
     timings: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        # The table as the commit left it (set by `Transaction.commit`): its config, and the timeline under the
-        # commit's lock with this commit completed, its latest write commit. The post-commit services may have added
-        # instants or archived old ones since: whoever reads file slices lists the timeline again
-        # (`TableHandle.reload_timeline`). Not a field: the result stays plain data (`dataclasses.asdict`, JSON).
-        self.table: TableHandle | None = None
+        # The timeline as the commit left it (set by `Transaction.commit`): the listing under the commit's lock with
+        # this commit completed, its latest write commit; the caller's `HudiTable` takes it (`table.timeline = ...`).
+        # The post-commit services may have added instants or archived old ones since: whoever reads file slices
+        # lists the timeline again (`HudiTable.reload_timeline`). Not a field: the result stays plain data
+        # (`dataclasses.asdict`, JSON).
+        self.timeline: Timeline | None = None
 
     @staticmethod
     def from_stats(instant: str, operation: str, stats: list[WriteStat], timings: dict[str, float]) -> "WriteResult":

@@ -41,7 +41,7 @@ def test_one_incremental_model_run_reads_the_config_and_the_timeline_a_bounded_n
     assert first["success"] and second["success"] and hooked_run["success"], (first, second, hooked_run)
     assert installed["error"] is None, installed
     counts = counted["result"]
-    # hoodie.properties once and the timeline listed twice: the run's TableHandle (loaded for the empty-build check
+    # hoodie.properties once and the timeline listed twice: the run's HudiTable (loaded for the empty-build check
     # of is_incremental() when the model compiles, asked again by the materialization, then written with), and the write under its lock (the services after the commit share that lock and
     # listing; the catalog entry is made from the table as the commit left it).
     # Before issue 25: 10 reads of hoodie.properties, 16 Timeline.load, 19 listings of .hoodie.

@@ -35,3 +35,24 @@ def test_one_upsert_reads_the_config_once_and_lists_the_timeline_twice(spark, tm
             write(df, path, upsert)
     # Before issue 25: 4 reads of hoodie.properties, 13 Timeline.load and 16 listings of .hoodie on the driver.
     assert counter.snapshot() == {"properties_reads": 1, "timeline_loads": 2, "meta_listings": 5}
+
+
+@pytest.mark.parametrize("statement", ["insert", "update", "merge"])
+def test_one_sql_write_reads_the_config_once_and_lists_the_timeline_twice(spark, tmp_path: Path,
+                                                                           statement: str) -> None:
+    """A Spark SQL write (`spark.save`) loads the table once for the statement's checks and its write."""
+    table, path = f"counts_{statement}", str(tmp_path / "t")
+    spark.sql(f"""CREATE TABLE {table} USING hudi PARTITIONED BY (part) LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')
+                  AS SELECT * FROM VALUES (1L, 1L, 'p1'), (2L, 1L, 'p0') AS s(id, ts, part)""")
+    sql = {"insert": f"INSERT INTO {table} VALUES (3, 2, 'p1')",
+           "update": f"UPDATE {table} SET ts = 3 WHERE id = 1",
+           "merge": f"MERGE INTO {table} t USING (SELECT 1L AS id, 4L AS ts, 'p1' AS part) s ON t.id = s.id "
+                    "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"}[statement]
+    try:
+        with counting() as counter:
+            spark.sql(sql)
+    finally:
+        spark.sql(f"DROP TABLE {table}")
+    # Before issue 35: UPDATE and MERGE read hoodie.properties twice (their key checks, then the write).
+    assert counter.snapshot() == {"properties_reads": 1, "timeline_loads": 2, "meta_listings": 5}

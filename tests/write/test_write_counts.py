@@ -57,7 +57,7 @@ def test_an_optimistic_write_lists_the_timeline_again_only_to_check_conflicts(tm
     assert counter.properties_reads == 2
     # Opened; under the lock to start the instant; under the commit's lock, for the conflict check and the services.
     assert counter.timeline_loads == 3
-    # The result's table is the timeline under the commit's lock with the commit completed, as a listing shows it.
-    assert result.table is not None
-    assert result.table.timeline.instants == result.table.timeline.reload().instants
-    assert result.table.timeline.last_completed().timestamp == result.instant_time
+    # The result's timeline is the one under the commit's lock with the commit completed, as a listing shows it.
+    assert result.timeline is not None
+    assert result.timeline.instants == result.timeline.reload().instants
+    assert result.timeline.last_completed().timestamp == result.instant_time

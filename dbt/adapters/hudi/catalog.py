@@ -92,16 +92,15 @@ def declared_fields(spark, name: str) -> list[tuple[str, str, str]] | None:
     return out
 
 
-def expected_entry(path: str, table=None) -> CatalogEntry:
-    """The catalog entry of the Hudi table at `path` (`table`: a `HudiTable` the caller has of it)."""
-    from hudi_engine import HudiTable
+def expected_entry(path: str, table) -> CatalogEntry:
+    """The catalog entry of the Hudi table at `path` (`table`: the caller's `HudiTable` of it)."""
     from hudi_engine.spark import spark_schema
 
-    schema = spark_schema((table if table is not None else HudiTable.load(path)).schema())
+    schema = spark_schema(table.schema())
     return CatalogEntry(tuple((f.name, f.dataType.simpleString()) for f in schema.fields), path)
 
 
-def register_table(spark, name: str, path: str, table=None) -> str:
+def register_table(spark, name: str, path: str, table) -> str:
     """Make catalog table `name` read the Hudi table at `path` in its current schema; returns what it did.
     `table`: a `HudiTable` the caller has of it (its current timeline)."""
     from hudi_engine.spark import catalog_table_ddl

@@ -84,7 +84,7 @@ class HudiAdapter(SparkAdapter):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # A model's Hudi table as its run loaded it for the empty-build check (`TableHandle`, by catalog name),
+        # A model's Hudi table as its run loaded it for the empty-build check (`HudiTable`, by catalog name),
         # taken by the model's write so the table is read once per model run. Dropped when any SQL statement runs
         # (a hook may write the table) and used at most once.
         self._loaded_tables: dict[str, Any] = {}

@@ -60,11 +60,11 @@ def check_arguments(service: str, given: Mapping[str, Any]) -> None:
             f"dbt run-operation hudi_{service} --args '{{model: orders}}'")
 
 
-def refuse_if_write_in_flight(path: str, service: str, instant: str | None = None) -> None:
-    """A pending write instant whose writer holds the lock: the service would have to wait for it (or undo it)."""
-    from hudi_engine import HudiTable, lock_holder
+def refuse_if_write_in_flight(table, path: str, service: str, instant: str | None = None) -> None:
+    """A pending write instant whose writer holds the lock: the service would have to wait for it (or undo it).
+    `table`: the service's `HudiTable` of `path`."""
+    from hudi_engine import lock_holder
 
-    table = HudiTable.load(path)
     pending = [i for i in table.timeline.pending() if str(i.action) in WRITE_ACTIONS and i.timestamp != instant]
     if not pending:
         return
@@ -85,7 +85,7 @@ def run_service(service: str, path: str, options: Mapping[str, str], *, instant:
         table = HudiTable.load(path)
     except (HudiError, FileNotFoundError) as e:
         raise HudiServiceError(f"hudi_{service}: no Hudi table at {path}: {e}") from e
-    refuse_if_write_in_flight(path, service, instant)
+    refuse_if_write_in_flight(table, path, service, instant)
     try:
         if service == "compact":
             return _compact(table, path, options, spark)

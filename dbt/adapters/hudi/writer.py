@@ -47,12 +47,12 @@ def table_location(spark, schema: str, identifier: str, cfg: HudiModelConfig, pr
 
 
 def existing_table(path: str):
-    """The Hudi table at `path` as this run sees it (`TableHandle`: hoodie.properties read and the timeline listed
+    """The Hudi table at `path` as this run sees it (a `HudiTable`: hoodie.properties read and the timeline listed
     once, passed to the schema reconciliation and the write), None if there is none."""
-    from hudi_engine import TableHandle, TableLocation, TableNotFoundError
+    from hudi_engine import HudiTable, TableNotFoundError
 
     try:
-        return TableHandle.load(TableLocation.of(path))
+        return HudiTable.load(path)
     except TableNotFoundError:
         return None
     except FileNotFoundError:
@@ -128,19 +128,18 @@ def apply_change_types(df, column: str, mode: str):
     return df.withColumn(IS_DELETED_FIELD, deleted).drop(column)
 
 
-def reconcile_schema(model: str, df, cfg: HudiModelConfig, path: str, operation: str,
-                     assign_table_types: bool = False, table=None):
+def reconcile_schema(model: str, df, cfg: HudiModelConfig, table, operation: str,
+                     assign_table_types: bool = False):
     """Apply `on_schema_change` to an incremental write: returns the DataFrame to write. `assign_table_types`
     (snapshots): a column the table has is written in the table's type, as SQL's MERGE assigns it (dbt's staging
-    rows may type a column wider than the snapshot table, e.g. a timestamp for a date). `table`: the run's handle of
-    the table (`existing_table`), else it is loaded from `path`."""
+    rows may type a column wider than the snapshot table, e.g. a timestamp for a date). `table`: the run's
+    `HudiTable` of the model's table (`existing_table`)."""
     from pyspark.sql import functions as F
 
-    from hudi_engine import META_COLUMNS, HudiTable
+    from hudi_engine import META_COLUMNS
     from hudi_engine.spark import spark_type
 
-    hudi_table = HudiTable.of(table) if table is not None else HudiTable.load(path)
-    table_fields = [f for f in hudi_table.schema() if f.name not in META_COLUMNS]
+    table_fields = [f for f in table.schema() if f.name not in META_COLUMNS]
     table_types = {f.name: spark_type(f.type, f.name) for f in table_fields}
     df_types = {f.name: f.dataType for f in df.schema.fields if f.name not in META_COLUMNS}
     if operation == "delete":
@@ -226,7 +225,7 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     Before anything is written: the setting columns are resolved, the enforced contract's not_null and check
     constraints are checked on the rows, and merge_update_columns / merge_exclude_columns are resolved against
     the model's columns. `empty_build` (dbt's --empty building the table) marks the commit, so the next normal
-    run builds the table in full (`is_empty_build`). `loaded`: the `TableHandle` this model run loaded already
+    run builds the table in full (`is_empty_build`). `loaded`: the `HudiTable` this model run loaded already
     (for `is_empty_build`), used when it is the table at the model's path (else the table is loaded here)."""
     from pyspark.errors import PySparkException
 
@@ -247,7 +246,7 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     plan = plan_write(model, cfg, mode, path, table.config if table is not None else None, existing_catalog,
                       identifier)
     if mode == "incremental":
-        df = reconcile_schema(model, df, cfg, path, plan.operation, assign_table_types, table)
+        df = reconcile_schema(model, df, cfg, table, plan.operation, assign_table_types)
         if cfg.incremental_predicates:
             from dbt.adapters.hudi.predicates import check_merge_scope
 
@@ -281,11 +280,10 @@ def write_model(spark, *, model: str, relation_name: str, schema: str, identifie
     if _synced_here(options, path, relation_name):
         action = "synced"
     else:
-        from hudi_engine import HudiTable
-
         # The entry's columns from the table as the commit left it (its config, and its timeline under the
-        # commit's lock with the commit): nothing is read again.
-        written = HudiTable.of(result.table) if result.table is not None else None
+        # commit's lock with the commit): nothing is read again. A new table (or one moved aside and written
+        # anew) is loaded here, once.
+        written = _written_table(table if not plan.recreate else None, path, result)
         action = catalog.register_table(spark, relation_name, path, written)
     logger.debug(f"model {model}: catalog table {relation_name} {action}")
     return result, path, plan
@@ -315,8 +313,18 @@ def response_fields(result: Any, path: str, table_type: str) -> dict[str, Any]:
     }
 
 
+def _written_table(table, path: str, result):
+    """The `HudiTable` at `path` as the write left it: the run's table with the committed timeline."""
+    from hudi_engine import HudiTable
+
+    if table is None or result.timeline is None:
+        return HudiTable.load(path)
+    table.timeline = result.timeline
+    return table
+
+
 def is_empty_build(table) -> bool:
-    """Whether the latest commit of `table` (a `TableHandle`) is a `dbt run --empty` build (the table has the
+    """Whether the latest commit of `table` (a `HudiTable`) is a `dbt run --empty` build (the table has the
     model's schema and no rows yet)."""
     timeline = table.timeline
     latest = timeline.completed_commits().last()
