@@ -112,22 +112,6 @@ class ReadOptions:
                            _file_groups(opts, keys.LOGGED_KEYS_ONLY.key) or frozenset(), fmt,
                            _choice(opts, keys.CDC_IMAGES))
 
-    @staticmethod
-    def parse_for_table(options: Mapping[str, str], fallback_path: str | None = None) -> "ReadOptions":
-        """`parse`, with an instant that does not parse reported against the table (the `path` option's, else
-        `fallback_path`): its name, path and instants."""
-        try:
-            return ReadOptions.parse(options)
-        except InstantOptionError as e:
-            path = plain_path({str(k).lower(): v for k, v in options.items()}.get("path")) or fallback_path
-            if path is None:
-                raise
-            from hudi_engine.table import HudiTable
-
-            table = HudiTable.load(path)
-            raise HudiError(f"table {table.config.name!r} ({table.base_path}): {e}. "
-                            f"Available: {table.available()}") from None
-
     def to_options(self) -> dict[str, str]:
         """The query as options (no path) that `parse` reads back as this query."""
         out: dict[str, str] = {QUERY_TYPE: self.query_type}

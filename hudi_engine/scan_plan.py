@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -33,13 +33,37 @@ from hudi_engine.fs_view import Visibility
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline import CommitMetadata, Timeline
 from hudi_engine.timeline.instant import Action, Instant
-
-if TYPE_CHECKING:
-    from hudi_engine.table import HudiTable
 
 Filter = tuple[str, str, Any]
 Filters: TypeAlias = Sequence[Filter] | pc.Expression | None
+
+
+class PlannedTable(Protocol):
+    """What the planner reads of a table (`hudi_engine.HudiTable` is one): its config and timeline, where tasks
+    reopen it, its schema and file slices, and the table's checks of a query's instants. The planner depends on
+    this, not on the table's class, which plans its reads with it."""
+
+    config: TableConfig
+    timeline: Timeline
+
+    @property
+    def storage(self) -> Storage: ...
+    @property
+    def base_path(self) -> str: ...
+    @property
+    def storage_uri(self) -> str: ...
+    def schema(self, as_of: str | None = None) -> pa.Schema: ...
+    def commit_metadata(self, instant: Instant) -> CommitMetadata: ...
+    def check_instant(self, value: str | None, what: str, *, range_end: bool = False) -> str | None: ...
+    def check_range(self, start: str, end: str | None, *,
+                    archived_begin: bool = False) -> tuple[str, str | None]: ...
+    def check_time_travel(self, as_of: str) -> None: ...
+    def incremental_commits(self, start_instant: str, end_instant: str | None = None) -> list[Instant]: ...
+    def incremental_end(self, start_instant: str, end_instant: str | None = None) -> str | None: ...
+    def latest_file_slices(self, vis: Visibility, filters: Filters = None,
+                           schema: pa.Schema | None = None) -> list[FileSlice]: ...
 
 COMMIT_TIME = "_hoodie_commit_time"
 
@@ -122,7 +146,7 @@ class ScanPlan:
         return rows if read_columns is columns else rows.select(columns)
 
 
-def plan_scan(table: "HudiTable", query: ReadOptions | None = None, *, filters: Filters = None,
+def plan_scan(table: PlannedTable, query: ReadOptions | None = None, *, filters: Filters = None,
               commit_time_bound: CommitTimeBound | None = None) -> ScanPlan:
     """The plan of `query` (default: the latest snapshot) on `table`: `filters` prune partitions (and their
     `_hoodie_commit_time` lower bounds, like `commit_time_bound`, prune file slices); they are not applied to rows."""
@@ -130,7 +154,7 @@ def plan_scan(table: "HudiTable", query: ReadOptions | None = None, *, filters: 
                        commit_time_bound=commit_time_bound)
 
 
-def fix_query(table: "HudiTable", query: ReadOptions) -> ScanPlan:
+def fix_query(table: PlannedTable, query: ReadOptions) -> ScanPlan:
     """The query fixed to one instant or range, with its visibility, window and schema; no slice listed yet.
     Instants that do not parse, archived instants and reversed ranges are refused with the table's instants."""
     if query.cdc:
@@ -157,7 +181,7 @@ def fix_query(table: "HudiTable", query: ReadOptions) -> ScanPlan:
                     Visibility.of(table.timeline, as_of), window)
 
 
-def list_slices(table: "HudiTable", plan: ScanPlan, *, filters: Filters = None,
+def list_slices(table: PlannedTable, plan: ScanPlan, *, filters: Filters = None,
                 commit_time_bound: CommitTimeBound | None = None) -> ScanPlan:
     """`plan` with the file slices it reads: the latest visible slice of every file group (incremental: of those
     the range's commits wrote), after partition pruning, the query's file groups, and commit-time pruning."""
@@ -183,7 +207,7 @@ def file_group_id(file_slice: FileSlice) -> str:
 # ---- incremental ranges ---------------------------------------------------------------------------------------
 
 
-def _latest_range_end(table: "HudiTable") -> str | None:
+def _latest_range_end(table: PlannedTable) -> str | None:
     """The newest commit an open-ended range reaches: its instant (layout 1) or completion time (layout 2)."""
     commits = table.timeline.completed_commits()
     latest = commits.last()
@@ -194,7 +218,7 @@ def _latest_range_end(table: "HudiTable") -> str | None:
     return latest.timestamp
 
 
-def _incremental_slices(table: "HudiTable", begin: str, end: str | None, vis: Visibility, filters: Filters,
+def _incremental_slices(table: PlannedTable, begin: str, end: str | None, vis: Visibility, filters: Filters,
                         schema: pa.Schema) -> list[FileSlice]:
     """The latest slices, as of the range's end, of the file groups the range's commits wrote."""
     commits = table.incremental_commits(begin, end) if end is not None else []
@@ -213,7 +237,7 @@ def _incremental_slices(table: "HudiTable", begin: str, end: str | None, vis: Vi
     return [s for s in slices if (s.partition_path, s.file_id) in touched]
 
 
-def _archived_commits_bound(table: "HudiTable", begin: str, commits: list[Instant]) -> CommitTimeBound | None:
+def _archived_commits_bound(table: PlannedTable, begin: str, commits: list[Instant]) -> CommitTimeBound | None:
     """The commit times a range's rows have when it may hold archived commits, whose metadata is not read: in
     layout 1 a range that starts before the active timeline (rows after `begin`); in layout 2 a range holding
     commits of the LSM history (rows from the oldest requested time of the range). None: every commit is active."""
@@ -228,7 +252,7 @@ def _archived_commits_bound(table: "HudiTable", begin: str, commits: list[Instan
     return CommitTimeBound(begin) if start is not None and begin < start else None
 
 
-def _commit_time_window(table: "HudiTable", begin: str, end: str | None) -> CommitTimeWindow:
+def _commit_time_window(table: PlannedTable, begin: str, end: str | None) -> CommitTimeWindow:
     """Rows an incremental read keeps: written by the range's commits (`_hoodie_commit_time` in (begin, end] in
     layout 1; one of the range's commits in layout 2). A table without meta fields has no commit times: every
     row of the touched file groups (as hudi-rs reads it)."""
@@ -262,13 +286,13 @@ def commit_time_bound_of(filters: Filters) -> CommitTimeBound | None:
     return CommitTimeBound.tightest(bounds)
 
 
-def prune_by_commit_time(table: "HudiTable", slices: Sequence[FileSlice], bound: CommitTimeBound,
+def prune_by_commit_time(table: PlannedTable, slices: Sequence[FileSlice], bound: CommitTimeBound,
                          vis: Visibility) -> list[FileSlice]:
     """The slices that may hold a row with a commit time the bound admits."""
     return [s for s, newest in zip(slices, newest_commit_times(table, slices, vis)) if bound.admits(newest)]
 
 
-def newest_commit_times(table: "HudiTable", slices: Sequence[FileSlice], vis: Visibility) -> list[str]:
+def newest_commit_times(table: PlannedTable, slices: Sequence[FileSlice], vis: Visibility) -> list[str]:
     """For each slice, a commit time no row of it exceeds: its base file's instant, and the newest commit that
     appended to its log files. In timeline layout 2 a log file is named by that commit; in layout 1 it names its
     base instant, so the delta commits' write stats tell (and a log written before the active timeline starts is
@@ -291,7 +315,7 @@ def newest_commit_times(table: "HudiTable", slices: Sequence[FileSlice], vis: Vi
     return out
 
 
-def _log_appends(table: "HudiTable", vis: Visibility) -> dict[tuple[str, str], str]:
+def _log_appends(table: PlannedTable, vis: Visibility) -> dict[tuple[str, str], str]:
     """(partition, file id) -> the newest visible delta commit that wrote to the file group (layout 1)."""
     out: dict[tuple[str, str], str] = {}
     for instant in table.timeline.completed_commits():

@@ -20,7 +20,7 @@ from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
 from hudi_engine.io.base_file import read_footer
 from hudi_engine.location import TableLocation
 from hudi_engine.partition_path import parse_partition_path
-from hudi_engine.read_options import ReadOptions
+from hudi_engine.read_options import InstantOptionError, ReadOptions, plain_path
 from hudi_engine.scan_plan import Filters, ScanPlan, plan_scan
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema
 from hudi_engine.storage import Storage
@@ -83,6 +83,20 @@ class HudiTable:
                 f"Read it with Hudi or hudi-rs, or rewrite it as a PARQUET table."
             )
         return HudiTable(location, config, Timeline.load(location, layout_for(config)))
+
+    @staticmethod
+    def parse_read_options(options: "Mapping[str, str]", fallback_path: str | None = None) -> ReadOptions:
+        """`ReadOptions.parse`, with an instant that does not parse reported against the table (the `path` option's,
+        else `fallback_path`): its name, path and instants, read only then."""
+        try:
+            return ReadOptions.parse(options)
+        except InstantOptionError as e:
+            path = plain_path({str(k).lower(): v for k, v in options.items()}.get("path")) or fallback_path
+            if path is None:
+                raise
+            table = HudiTable.load(path)
+            raise HudiError(f"table {table.config.name!r} ({table.base_path}): {e}. "
+                            f"Available: {table.available()}") from None
 
     def reload(self) -> "HudiTable":
         """The table as it is now: `hoodie.properties` read and the timeline listed again."""

@@ -55,10 +55,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 LAYER_EXCEPTIONS: dict[tuple[str, str], str] = {}
 # Module sets allowed to import each other in a circle -> why, and what removes it.
 CYCLE_EXCEPTIONS: dict[frozenset[str], str] = {
-    frozenset({"hudi_engine.table", "hudi_engine.scan_plan", "hudi_engine.read_options"}):
-        "HudiTable plans its reads with scan_plan, which takes the HudiTable (its timeline, config and checks) and "
-        "names it for types; read_options loads the table to name its instants in an error. Issue 25's table handle "
-        "(location, config, timeline below both) is what the planner should take instead",
 }
 # Modules allowed to import pyspark besides hudi_engine.spark: the adapter runs above the Spark layer and owns the
 # dbt run's SparkSession (and names Spark's errors).

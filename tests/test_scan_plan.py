@@ -173,7 +173,7 @@ def test_refused_queries_name_the_table_and_its_instants(unzip_table):
     with pytest.raises(InstantOptionError, match="option as.of.instant='yesterday'"):
         ReadOptions.parse({"as.of.instant": "yesterday"})
     with pytest.raises(HudiError, match=rf"table 'v6_trips_8i1u' \(.*\): option as.of.instant='yesterday'.*{available}"):
-        ReadOptions.parse_for_table({"as.of.instant": "yesterday"}, path)
+        HudiTable.parse_read_options({"as.of.instant": "yesterday"}, path)
     with pytest.raises(HudiError, match=r"option hoodie.datasource.query.type='cdc': expected one of snapshot, "
                                         r"read_optimized, incremental"):
         ReadOptions.parse({keys.QUERY_TYPE.key: "cdc"})

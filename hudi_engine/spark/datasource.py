@@ -33,7 +33,7 @@ from pyspark.sql.types import StructType
 from hudi_engine.read_options import BEGIN_INSTANT as BEGIN_INSTANT
 from hudi_engine.read_options import END_INSTANT as END_INSTANT
 from hudi_engine.read_options import QUERY_TYPE as QUERY_TYPE
-from hudi_engine.read_options import ReadOptions
+from hudi_engine.read_options import ReadOptions as ReadOptions
 from hudi_engine.read_options import normalize_instant as normalize_instant
 from hudi_engine.scan_plan import fix_query
 from hudi_engine.spark.catalog_entry import FORMAT, catalog_path, require_path, table_location, with_path_comment
@@ -41,6 +41,7 @@ from hudi_engine.spark.change_reader import ChangeReader, change_plan
 from hudi_engine.spark.source_reader import HudiReader
 from hudi_engine.spark.spark_types import spark_schema
 from hudi_engine.spark.table_cache import TABLES
+from hudi_engine.table import HudiTable
 
 # The same source under a name of its own: the half of a split read that merges log files (`relation.py`), and the
 # merge source of the native `hudi` source (`native.py`), which answers `hudi` when the session has it.
@@ -58,7 +59,7 @@ class HudiDataSource(DataSource):
         """The schema of the query's rows (the scan plan's); `_hoodie_commit_time` carries the path comment, so that
         a catalog table created from it (`CREATE TABLE t USING hudi OPTIONS (path ...)`, whose options later reads
         lose) finds it."""
-        opts = ReadOptions.parse_for_table(self.options)
+        opts = HudiTable.parse_read_options(self.options)
         path = require_path(opts.path, None)
         table = TABLES.load(path)
         if opts.cdc:
@@ -67,7 +68,7 @@ class HudiDataSource(DataSource):
         return with_path_comment(spark_schema(schema), table_location(table, path))
 
     def reader(self, schema: StructType) -> "DataSourceReader":
-        opts = ReadOptions.parse_for_table(self.options, catalog_path(schema))
+        opts = HudiTable.parse_read_options(self.options, catalog_path(schema))
         table = TABLES.load(require_path(opts.path, schema))
         if opts.cdc:
             return ChangeReader(table, opts, schema)

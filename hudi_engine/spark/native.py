@@ -49,7 +49,6 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from hudi_engine.config import keys
 from hudi_engine.errors import HudiError, TableNotFoundError
-from hudi_engine.read_options import ReadOptions
 from hudi_engine.scan_plan import CommitTimeWindow, ScanPlan, file_group_id
 from hudi_engine.spark.catalog_entry import require_path, table_location, with_path_comment
 from hudi_engine.spark.change_reader import change_plan
@@ -287,7 +286,7 @@ def plan_json(options: Mapping[str, str]) -> str:
     parquet reader scans (URI, size), the split slices' base files and logged keys, the merge half of the slices
     with log files (`merge`: tasks ready to run, `merge_tasks.encode`; `source_options`: the same as `hudi_merge`'s
     query, which CDC queries still run), the window filter."""
-    opts = ReadOptions.parse_for_table(options)
+    opts = HudiTable.parse_read_options(options)
     path = require_path(opts.path, None)
     lowered = {str(k).lower(): v for k, v in options.items()}
     table = load_table(path, lowered.get(TABLE_NAME))

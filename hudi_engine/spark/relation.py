@@ -27,7 +27,6 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from hudi_engine.errors import HudiError
-from hudi_engine.read_options import ReadOptions
 from hudi_engine.scan_plan import COMMIT_TIME, CommitTimeWindow
 from hudi_engine.spark.catalog_entry import PATH_COMMENT_PREFIX
 from hudi_engine.spark.datasource import MERGE_FORMAT
@@ -112,7 +111,7 @@ def read_table(spark: SparkSession, source: str, options: Mapping[str, str] | No
     """The Hudi table at a path, or behind a catalog table name, as a DataFrame Spark plans natively where it can;
     `options` are the `hudi` source's (query type, time travel, incremental range)."""
     path = table_path(spark, source)
-    opts = ReadOptions.parse_for_table({**(options or {}), "path": path})
+    opts = HudiTable.parse_read_options({**(options or {}), "path": path})
     if opts.cdc:  # a CDC query: changes, not rows of base files; the merge source reads them a file group a task
         register_data_source(spark)
         return spark.read.format(MERGE_FORMAT).options(**opts.to_options()).load(opts.path or path)

@@ -159,7 +159,6 @@ def changes_view(spark, schema: str, identifier: str, path: str, begin: str, end
         END_INSTANT,
         INCREMENTAL_FORMAT,
         QUERY_TYPE,
-        ReadOptions,
         dataframe,
         plan_read,
         read_table,
@@ -177,7 +176,7 @@ def changes_view(spark, schema: str, identifier: str, path: str, begin: str, end
         view = view_name(schema, identifier, "cdc", changes.begin, changes.end or "none")
         read_table(spark, path, options).createOrReplaceTempView(view)
         return view
-    plan = plan_read(HudiTable.load(path), ReadOptions.parse_for_table(options))
+    plan = plan_read(HudiTable.load(path), HudiTable.parse_read_options(options))
     view = view_name(schema, identifier, "changes", plan.options.begin or "", plan.options.end or "none")
     dataframe(spark, plan).createOrReplaceTempView(view)
     return view
