@@ -1,6 +1,7 @@
 """hudi_engine: reads and writes Apache Hudi tables (table versions 6, 8 and 9) from Python and Spark.
 
-`HudiTable` reads a table and maintains it (compact, clean, rollback, archive); what one read reads is a
+`HudiTable` reads a table, writes it (`write`) and maintains it (compact, clean, rollback, archive);
+`write_table(arrow_table, path, options)` writes by path, a new table too, without Spark; what one read reads is a
 `ScanPlan` (`HudiTable.plan_scan` of a `ReadOptions` query, `hudi_engine.scan_plan`); `WriteConfig` is a write's options,
 typed (`hudi_engine.config` declares every option); `TableConfig` is a table's `hoodie.properties`; `Storage` the
 file system a table lives on (local paths, `s3://`, what pyarrow.fs opens); `TableLocation` where a table is in it
@@ -31,9 +32,10 @@ from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.write.lock import lock_holder
 from hudi_engine.write.write_result import WriteResult
+from hudi_engine.write_pipeline import write_table
 
 __all__ = ["IS_DELETED_FIELD", "META_COLUMNS", "ConfigError", "HudiError", "HudiTable", "KeyGeneratorError", "Operation",
            "ReadOptions", "ScanPlan", "Storage", "SyncError", "TableConfig", "TableLocation",
            "TableNotFoundError", "TableServiceError", "Timeline", "WriteConfig", "WriteError", "WriteResult",
-           "lock_holder", "payload_for"]
+           "lock_holder", "payload_for", "write_table"]
 __version__ = "0.1.0"

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from hudi_engine.table_services.clean import CleanResult
     from hudi_engine.table_services.compaction import CompactionResult, Executor
     from hudi_engine.write.rollback import RollbackResult
+    from hudi_engine.write.write_result import WriteResult
 
 # Key generators whose partition path is not the partition column's value (formatted dates, custom layouts).
 UNPRUNABLE_KEYGENS = ("TimestampBased", "Custom")
@@ -174,6 +175,20 @@ class HudiTable:
                                         use_command_blocks=use_command_blocks)
             check_rollback_keeps_previous_versions(self.location)
             return rollback_completed(self.location, instant, use_command_blocks=use_command_blocks)
+
+    # ---- writes -------------------------------------------------------------------------------------------
+    def write(self, data: pa.Table, options: "Mapping[str, Any] | WriteConfig", *,
+              parallelism: int = 1) -> "WriteResult":
+        """Write `data` (Arrow) into this table with Hudi's option keys, without Spark (`write_table`, through the one
+        write pipeline: its checks, transaction and table services); this table's config and timeline are the ones
+        the write checks against, not read again. Afterwards this object is the table as the commit left it (its
+        timeline), so a next write or read needs no reload. Spark DataFrames: `hudi_engine.spark.write(df, path,
+        options, table=this)`."""
+        from hudi_engine.write_pipeline import write_table
+
+        result = write_table(data, self.storage_uri, options, parallelism=parallelism, loaded=self)
+        self.timeline = result.timeline if result.timeline is not None else self.timeline.reload()
+        return result
 
     def _check_writable(self, action: str) -> None:
         """Refuse a table property or state this engine does not honour (table_features), before the service starts;

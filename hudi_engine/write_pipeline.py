@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.errors import ConfigError
+from hudi_engine.meta_client import MetaClient
 from hudi_engine.table_services import runner
 from hudi_engine.table_services.compaction import Executor
 from hudi_engine.timeline.commit_metadata import WriteStat
@@ -49,15 +50,16 @@ def run_write(client: WriteClient, write_files: WriteFiles, executor: Executor |
 
 
 def write_table(table: pa.Table, path: str, options: Mapping[str, Any] | WriteConfig, *, parallelism: int = 1,
-                batch_rows: int = 65536) -> WriteResult:
+                batch_rows: int = 65536, loaded: MetaClient | None = None) -> WriteResult:
     """Write `table` to the Hudi table at `path` with Hudi's option keys, without Spark: `parallelism` tasks run one
     after the other in this process (`write.local_writer`); the table services around the commit run here too,
-    catalog sync does not (it runs with the Spark writes)."""
+    catalog sync does not (it runs with the Spark writes). `loaded`: the caller's table at `path` (a `HudiTable`),
+    not read again (`HudiTable.write`)."""
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
     if config.sync.enabled:  # refused rather than ignored
         raise ConfigError(f"table {path}: catalog sync options ({', '.join(config.sync.tools)}) are honoured by "
                           "hudi_engine.spark.write / write_small; write_table does not sync. Remove them here, or "
                           "sync afterwards (hudi_engine.spark.catalog_sync.sync_catalogs)")
-    return run_write(WriteClient.open(path, config, table.schema),
+    return run_write(WriteClient.open(path, config, table.schema, table=loaded),
                      lambda client, txn: write_files(client, txn, table, parallelism=parallelism,
                                                      batch_rows=batch_rows))

@@ -46,7 +46,7 @@ ALL = blocks()
 LANGS = {"python", "bash", "yaml", "sql", ""}
 
 # Python blocks that run (the key: document and a string of the block), and where.
-RUN_HERE = {("docs/python-api.md", 't.read_snapshot()')}
+RUN_HERE = {("docs/python-api.md", 't.read_snapshot()'), ("docs/python-api.md", "table.write(batch")}
 RUN_ON_SPARK = {  # tests/spark/test_docs_examples.py
     ("docs/python-api.md", "result = write(df, \"/data/trips\""),
     ("docs/python-api.md", "read_table(spark, \"/data/orders\")"),
@@ -159,6 +159,22 @@ def test_python_blocks_that_run_without_spark(tmp_path):
     t = scope["t"]
     chennai = t.read_snapshot(columns=["uuid", "fare"], filters=[("city", "=", "chennai")])
     assert sorted(chennai.column("fare").to_pylist()) == [11.0, 33.9]
+
+
+def test_the_table_write_example_runs(tmp_path):
+    """`HudiTable.write`: the commit is in the table object afterwards, with no reload."""
+    path = str(tmp_path / "trips")
+    options = {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field": "uuid",
+               "hoodie.datasource.write.partitionpath.field": "city", "hoodie.datasource.write.precombine.field": "ts"}
+    write_table(pa.table({"uuid": ["a", "b"], "city": ["sf", "sf"], "fare": [1.0, 2.0], "ts": [1, 1]}), path,
+                {**options, "hoodie.datasource.write.operation": "insert"})
+    batch = pa.table({"uuid": ["a", "c"], "city": ["sf", "sf"], "fare": [10.0, 3.0], "ts": [2, 2]})
+    scope: dict = {"path": path, "batch": batch}
+    block = block_with("docs/python-api.md", "table.write(batch")
+    exec(compile(block.code, block.where, "exec"), scope)
+    table = scope["table"]
+    assert len(table.timeline.completed_commits()) == 2
+    assert {r["uuid"]: r["fare"] for r in table.read_snapshot().to_pylist()} == {"a": 10.0, "b": 2.0, "c": 3.0}
 
 
 # ---- dbt SQL ------------------------------------------------------------------------------------------------

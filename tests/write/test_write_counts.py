@@ -38,6 +38,21 @@ def test_one_upsert_reads_the_config_once_and_lists_the_timeline_twice(tmp_path:
     assert counter.meta_listings == counter.timeline_loads + 3
 
 
+def test_a_loaded_table_writes_without_reading_its_config_or_listing_its_timeline_at_open(tmp_path: Path) -> None:
+    """`HudiTable.write`: the table as loaded is the one the write checks against; the next write needs no load."""
+    from hudi_engine import HudiTable
+
+    path = str(tmp_path / "t")
+    write_table(rows(list(range(10)), 1), path, {**OPTIONS, "hoodie.datasource.write.operation": "bulk_insert"})
+    table = HudiTable.load(path)
+    for ts in (2, 3):
+        with counting() as counter:
+            table.write(rows([2, 3, 11], ts), {**OPTIONS, "hoodie.datasource.write.operation": "upsert"})
+        assert counter.properties_reads == 0
+        assert counter.timeline_loads == 1  # under the table lock only
+    assert {r["id"]: r["ts"] for r in table.read_snapshot().to_pylist() if r["id"] in (2, 11)} == {2: 3, 11: 3}
+
+
 def test_a_first_write_creates_the_table_without_reading_its_config_back(tmp_path: Path) -> None:
     with counting() as counter:
         write_table(rows([1, 2], 1), str(tmp_path / "t"), {**OPTIONS, "hoodie.datasource.write.operation": "upsert"})
