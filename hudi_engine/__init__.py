@@ -10,6 +10,8 @@ table's write lock; `IS_DELETED_FIELD` is Hudi's delete marker column (`_hoodie_
 are in `hudi_engine.spark`. These names (and `hudi_engine.spark`'s) are the
 public API; every other module is internal and may change.
 """
+from typing import TYPE_CHECKING, Any
+
 from hudi_engine.config.write_config import Operation, WriteConfig
 from hudi_engine.errors import (
     ConfigError,
@@ -32,10 +34,22 @@ from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.write.lock import lock_holder
 from hudi_engine.write.write_result import WriteResult
-from hudi_engine.write_pipeline import write_table
+
+if TYPE_CHECKING:
+    from hudi_engine.write_pipeline import write_table
 
 __all__ = ["IS_DELETED_FIELD", "META_COLUMNS", "ConfigError", "HudiError", "HudiTable", "KeyGeneratorError", "Operation",
            "ReadOptions", "ScanPlan", "Storage", "SyncError", "TableConfig", "TableLocation",
            "TableNotFoundError", "TableServiceError", "Timeline", "WriteConfig", "WriteError", "WriteResult",
            "lock_holder", "payload_for", "write_table"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # The write pipeline (and the table services under it) loads on first use: Spark's Python workers import this
+    # package for every read task, and reads never need it.
+    if name == "write_table":
+        from hudi_engine.write_pipeline import write_table
+
+        return write_table
+    raise AttributeError(f"module 'hudi_engine' has no attribute {name!r}")
