@@ -22,7 +22,8 @@ ROOTS = ("hudi_engine", "dbt/adapters/hudi")
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("values: errors, names, schemas, keys, payloads, config declarations", (
         "hudi_engine.errors", "hudi_engine.arrays", "hudi_engine.avro_visitor", "hudi_engine.schema",
-        "hudi_engine.java_properties", "hudi_engine.payload", "hudi_engine.partition_path", "hudi_engine.keygen",
+        "hudi_engine.java_properties", "hudi_engine.payload", "hudi_engine.partition_path", "hudi_engine.date_format",
+        "hudi_engine.keygen",
         "hudi_engine.file_naming", "hudi_engine.file_group", "hudi_engine.partition_metadata", "hudi_engine.merge",
         "hudi_engine.config.option", "hudi_engine.config.keys", "hudi_engine.config.hudi_keys")),
     ("storage: the only module touching a filesystem, and a table's location in it", (
