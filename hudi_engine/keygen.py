@@ -54,6 +54,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .config import keys as K
 from .date_format import DateFormat
 from .errors import KeyGeneratorError
 from .partition_path import (
@@ -80,19 +81,19 @@ AUTO_KEY_SEPARATOR = "_"
 
 NULL_RECORDKEY_PLACEHOLDER = "__null__"
 EMPTY_RECORDKEY_PLACEHOLDER = "__empty__"
-CONSISTENT_LOGICAL_TIMESTAMP = "hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled"
-WRITE_PARTITIONPATH_FIELD = "hoodie.datasource.write.partitionpath.field"
-
-# hoodie.keygen.timebased.* (TimestampKeyGeneratorConfig); the deltastreamer prefix is the old alternative.
-_TS_PREFIXES = ("hoodie.keygen.timebased.", "hoodie.deltastreamer.keygen.timebased.")
-TIMESTAMP_TYPE = "hoodie.keygen.timebased.timestamp.type"
-TIMESTAMP_SCALAR_UNIT = "hoodie.keygen.timebased.timestamp.scalar.time.unit"
-TIMESTAMP_INPUT_FORMAT = "hoodie.keygen.timebased.input.dateformat"
-TIMESTAMP_INPUT_FORMAT_DELIMITER = "hoodie.keygen.timebased.input.dateformat.list.delimiter.regex"
-TIMESTAMP_INPUT_TIMEZONE = "hoodie.keygen.timebased.input.timezone"
-TIMESTAMP_OUTPUT_FORMAT = "hoodie.keygen.timebased.output.dateformat"
-TIMESTAMP_OUTPUT_TIMEZONE = "hoodie.keygen.timebased.output.timezone"
-TIMESTAMP_TIMEZONE = "hoodie.keygen.timebased.timezone"
+# The options the key generators read, by key (declared in config/keys.py).
+CONSISTENT_LOGICAL_TIMESTAMP = K.CONSISTENT_LOGICAL_TIMESTAMP.key
+WRITE_PARTITIONPATH_FIELD = K.PARTITION_FIELDS.key
+TIMESTAMP_TYPE = K.TIMESTAMP_TYPE.key
+TIMESTAMP_SCALAR_UNIT = K.TIMESTAMP_SCALAR_UNIT.key
+TIMESTAMP_INPUT_FORMAT = K.TIMESTAMP_INPUT_FORMAT.key
+TIMESTAMP_INPUT_FORMAT_DELIMITER = K.TIMESTAMP_INPUT_FORMAT_DELIMITER.key
+TIMESTAMP_INPUT_TIMEZONE = K.TIMESTAMP_INPUT_TIMEZONE.key
+TIMESTAMP_OUTPUT_FORMAT = K.TIMESTAMP_OUTPUT_FORMAT.key
+TIMESTAMP_OUTPUT_TIMEZONE = K.TIMESTAMP_OUTPUT_TIMEZONE.key
+TIMESTAMP_TIMEZONE = K.TIMESTAMP_TIMEZONE.key
+# hoodie.keygen.timebased.* (TimestampKeyGeneratorConfig), each also under its old deltastreamer name (an alias).
+_TIMEBASED = {o.key: o for o in K.TIMEBASED_OPTIONS}
 
 # TimeUnit name -> milliseconds per unit (as a (numerator, denominator) pair so sub-ms units divide)
 _UNIT_MS = {
@@ -165,11 +166,11 @@ def resolve_key_generator_class(name: str) -> str:
 
 def _prop(props: Mapping[str, str], key: str, default: str | None = None) -> str | None:
     """A timebased option under its current or its deltastreamer name."""
-    suffix = key[len(_TS_PREFIXES[0]):] if key.startswith(_TS_PREFIXES[0]) else None
-    if suffix is None:
+    option = _TIMEBASED.get(key)
+    if option is None:
         return props.get(key, default)
-    for prefix in _TS_PREFIXES:
-        value = props.get(prefix + suffix)
+    for name in option.all_keys:
+        value = props.get(name)
         if value is not None and value != "":
             return value
     return default
