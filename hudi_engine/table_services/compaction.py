@@ -354,7 +354,7 @@ def execute_operation(task: CompactionTask, op: CompactionOperation,
     if config.populate_meta_fields:
         merged = merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME,
                                    pa.repeat(pa.scalar(name, pa.string()), merged.num_rows))
-    owned = InflightInstant(storage, task.base_path, task.instant_time)
+    owned = InflightInstant(TableLocation(storage, task.base_path, task.storage_uri), task.instant_time)
     owned.create_marker(op.partition_path, name, IOType.MERGE if base is not None else IOType.CREATE)
     result = write_base(storage, Storage.join(folder, name), merged, bloom=task.bloom, files=task.files,
                         populate_meta_fields=config.populate_meta_fields, row_group_size=task.row_group_size)
@@ -405,7 +405,7 @@ def _write_compaction_change_log(task: CompactionTask, storage: Storage, config:
     changes.add_merge(old, merged, rewritten)
     name = cdc_log_file_name(op.file_id, task.instant_time, token)
     data = encode_log_file(changes.blocks(task.log_block_max_size))
-    owned = InflightInstant(storage, task.base_path, task.instant_time)
+    owned = InflightInstant(TableLocation(storage, task.base_path, task.storage_uri), task.instant_time)
     owned.create_marker(op.partition_path, name, IOType.CREATE)
     path = Storage.join(task.base_path, op.partition_path, name)
     if not storage.create_exclusive(path, data):

@@ -112,7 +112,7 @@ class WriteContext:
     @cached_property
     def inflight(self) -> InflightInstant:
         """The instant this context writes: its markers and the checks that it is still this writer's."""
-        return InflightInstant(self.storage, self.base_path, self.instant_time)
+        return InflightInstant(self.location, self.instant_time)
 
     @property
     def task_partition_id(self) -> int:

@@ -72,20 +72,14 @@ class InflightInstant:
     check that it is still the writer's own, and its abort. Write tasks make one from their context (`heartbeat`
     None: the driver renews it); the driver's carries the `Heartbeat` it renews until the commit point (`start`)."""
 
-    storage: Storage
-    base_path: str
+    location: TableLocation
     instant_time: str
     heartbeat: Heartbeat | None = None
-
-    @property
-    def location(self) -> TableLocation:
-        return TableLocation.at(self.storage, self.base_path)
 
     @staticmethod
     def start(location: TableLocation, instant_time: str, config: LockConfig, owner: str) -> InflightInstant:
         """The driver's side: the heartbeat is created (before the instant's requested file) and renewed."""
-        return InflightInstant(location.storage, location.base_path, instant_time,
-                               Heartbeat(location, instant_time, config, owner).start())
+        return InflightInstant(location, instant_time, Heartbeat(location, instant_time, config, owner).start())
 
     # ---- ownership ------------------------------------------------------------------------------------------
 
@@ -115,10 +109,10 @@ class InflightInstant:
             return own
         if loss.state == "completed":
             raise InstantLostError(
-                f"table {self.base_path}: {loss.describe()} (COMPLETED on the timeline, expected INFLIGHT), so this "
+                f"table {self.location.base_path}: {loss.describe()} (COMPLETED on the timeline, expected INFLIGHT), so this "
                 f"writer is not {doing}; a completed instant takes no more files")
         raise InstantLostError(
-            f"table {self.base_path}: {loss.describe()}, so this writer is not {doing}. Another writer found its "
+            f"table {self.location.base_path}: {loss.describe()}, so this writer is not {doing}. Another writer found its "
             "heartbeat expired (hoodie.client.heartbeat.interval_in_ms x hoodie.client.heartbeat.tolerable.misses) "
             "and rolled the instant back as a failed write; nothing of this write is committed"
         )
@@ -172,7 +166,8 @@ class InflightInstant:
         try:
             self.check_owned(f"writing {marker.data_file_path}")
         except InstantLostError:
-            self.storage.delete(Storage.join(marker_dir(self.base_path, self.instant_time), marker.relative_path))
+            self.location.storage.delete(Storage.join(marker_dir(self.location.base_path, self.instant_time),
+                                                      marker.relative_path))
             raise
         return marker
 
@@ -187,10 +182,10 @@ class InflightInstant:
         try:
             self.check_owned(f"keeping {partition_path}/{file_name}")
         except InstantLostError:
-            self.storage.delete(Storage.join(self.base_path, partition_path, file_name))
-            root = marker_dir(self.base_path, self.instant_time)
+            self.location.storage.delete(self.location.join(partition_path, file_name))
+            root = marker_dir(self.location.base_path, self.instant_time)
             for io_type in IOType:
-                self.storage.delete(Storage.join(root, Marker(partition_path, file_name, io_type).relative_path))
+                self.location.storage.delete(Storage.join(root, Marker(partition_path, file_name, io_type).relative_path))
             raise
 
     # ---- abort ----------------------------------------------------------------------------------------------
@@ -202,7 +197,7 @@ class InflightInstant:
         InstantLostError says what happened. `lock_where` / `lock_holder_text` describe the lock (default: the lock
         file and its holder)."""
         self.stop_heartbeat()
-        base_path = self.base_path
+        base_path = self.location.base_path
         loss = self.loss()
         if loss is None:
             rollback_instant(self.location, inflight)
@@ -247,11 +242,11 @@ class InflightInstant:
         own: list[Instant] = []
         rollbacks: list[Instant] = []
         location = self.location
-        entries = self.storage.list_dir(location.meta_path)
+        entries = location.storage.list_dir(location.meta_path)
         layout: TimelineLayout = LAYOUT_V1
         if any(e.is_dir and e.name == LAYOUT2_FOLDER for e in entries):
             layout = TimelineLayoutV2()
-            entries = self.storage.list_dir(location.meta(LAYOUT2_FOLDER))
+            entries = location.storage.list_dir(location.meta(LAYOUT2_FOLDER))
         for entry in entries:
             if entry.is_dir:
                 continue

@@ -120,7 +120,7 @@ def test_committing_a_lost_instant_fails_and_the_abort_removes_what_it_wrote(tmp
     with pytest.raises(InstantLostError, match=f"instant {inflight.timestamp} was rolled back by rollback"):
         complete_commit(TableLocation.at(t.storage, t.base), inflight, stats, "UPSERT", t.ctx(inflight).schema)
     with pytest.raises(InstantLostError) as e:
-        InflightInstant(t.storage, t.base, inflight.timestamp).abort(inflight, lock_expiry_ms=1234)
+        InflightInstant(TableLocation.at(t.storage, t.base), inflight.timestamp).abort(inflight, lock_expiry_ms=1234)
     message = str(e.value)
     for part in (f"instant {inflight.timestamp}", f"rollback {rollback} (completed)", lock_path(t.base),
                  "hoodie.write.lock.filesystem.expire=0.0205667 minutes", "1 data file(s) it had written were removed"):
@@ -137,8 +137,8 @@ def test_abort_of_an_instant_that_is_still_ours_rolls_it_back(tmp_path):
     t.insert()
     inflight = start_commit(TableLocation.at(t.storage, t.base), t.config, "UPSERT")
     t.write(inflight, UPDATE, "p1")
-    assert InflightInstant(t.storage, t.base, inflight.timestamp).loss() is None
-    InflightInstant(t.storage, t.base, inflight.timestamp).abort(inflight, lock_expiry_ms=1)
+    assert InflightInstant(TableLocation.at(t.storage, t.base), inflight.timestamp).loss() is None
+    InflightInstant(TableLocation.at(t.storage, t.base), inflight.timestamp).abort(inflight, lock_expiry_ms=1)
     assert t.files_of(inflight.timestamp) == []
     assert any(i.action is Action.ROLLBACK for i in Timeline.load(TableLocation.at(t.storage, t.base)))
 
@@ -223,11 +223,11 @@ def test_cleaning_removes_orphans_of_rolled_back_instants_and_archival_changes_n
 def test_a_pending_instant_is_not_lost_and_a_completed_one_takes_no_more_files(tmp_path):
     t = Table(tmp_path)
     requested = request_commit(TableLocation.at(t.storage, t.base), t.config, "INSERT")
-    assert InflightInstant(t.storage, t.base, requested.timestamp).loss() is None
+    assert InflightInstant(TableLocation.at(t.storage, t.base), requested.timestamp).loss() is None
     t.storage.delete(Storage.join(t.base, ".hoodie", requested.file_name))
     committed = t.insert()
     with pytest.raises(InstantLostError, match="COMPLETED on the timeline"):
-        InflightInstant(t.storage, t.base, committed.timestamp).create_marker(
+        InflightInstant(TableLocation.at(t.storage, t.base), committed.timestamp).create_marker(
             "p1", f"x-0_0-1-1_{committed.timestamp}.parquet", IOType.CREATE)
     with pytest.raises(WriteError):
         rollback_instant(TableLocation.at(t.storage, t.base), committed)
