@@ -36,6 +36,7 @@ def run_driver(project_dir: Path, steps: list[dict], workdir: Path, timeout: flo
         raise AssertionError(f"dbt driver failed (exit {proc.returncode}):\n{crashed}\n"
                              f"--- stdout\n{proc.stdout[-8000:]}\n--- stderr\n{proc.stderr[-8000:]}")
     (workdir / "stdout.txt").write_text(proc.stdout)
+    (workdir / "stderr.txt").write_text(proc.stderr)
     return results
 
 

@@ -32,7 +32,7 @@ class FakeEnvironment(SparkEnvironment):
         super().__init__()
         self.started: list[FakeSession] = []
 
-    def _start(self, conf):
+    def _start(self, conf, *, chosen_without_native=False):
         spark = FakeSession(conf)
         self.started.append(spark)
         return spark

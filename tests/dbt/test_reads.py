@@ -197,7 +197,8 @@ def build_days(root: Path, native: bool) -> dict:
     out = {"project": project, "day1": day1, "day2": day2, "compiled_day1": compiled_day1, "after_day1": after_day1,
            "compiled_day2": {name: compiled(project, name) for name in MODELS},
            "manifest": json.loads((project / "target" / "manifest.json").read_text()),
-           "stdout_day2": (root / "day2" / "stdout.txt").read_text()}
+           "stdout_day2": (root / "day2" / "stdout.txt").read_text(),
+           "stderr_day2": (root / "day2" / "stderr.txt").read_text()}
     if native:
         # A third process, after dbt's ended (Derby allows one process on the metastore).
         queries = {name: compiled(project, name) for name in ("orders_copy", "from_source")}
@@ -289,6 +290,15 @@ def test_the_opt_out_renders_per_run_views(views):
     first = HudiTable.load(str(table_path(project, "this_reader"))).timeline.completed_commits()[0].timestamp
     assert f"`hudi__{SCHEMA}__this_reader__{first}`" in views["compiled_day2"]["this_reader"]
     assert "hudi__" in views["compiled_day1"]["orders_changes"]  # the first run read the ref's view
+
+
+def test_the_opt_out_is_not_warned_about_the_python_source(views, native):
+    """A profile that turns the native component off chose it: the slow-path warning (`PYTHON_SOURCE_WARNING`) is
+    for sessions that lack the component unawares, and a native session has nothing to warn about."""
+    from hudi_engine.spark.read_sources import PYTHON_SOURCE_WARNING
+
+    assert PYTHON_SOURCE_WARNING[:40] not in views["stderr_day2"]
+    assert PYTHON_SOURCE_WARNING[:40] not in native["stderr_day2"]
 
 
 def test_compiled_sql_runs_in_a_fresh_spark_session(native):

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,7 +168,7 @@ class SparkEnvironment:
             # the first `python3` on PATH, which lacks this environment's packages.
             os.environ.update(settings.env)
             conf = _with_native_source(settings.conf) if settings.native else settings.conf
-            spark = self._start(conf)
+            spark = self._start(conf, chosen_without_native=not settings.native)
             self._spark, self.settings = spark, settings
             return spark
 
@@ -180,11 +182,12 @@ class SparkEnvironment:
         """Whether the running session has the native hudi source; None before a session runs."""
         return self.settings.native if self.running_session() is not None and self.settings else None
 
-    def _start(self, conf: Mapping[str, str]):
+    def _start(self, conf: Mapping[str, str], *, chosen_without_native: bool = False):
         """A session of `conf` (or the caller's running one), with the adapter's data sources registered."""
         from pyspark.sql import SparkSession
 
         from hudi_engine.spark import register_data_source, register_timeline_function
+        from hudi_engine.spark.read_sources import PYTHON_SOURCE_WARNING
 
         builder = SparkSession.builder.enableHiveSupport()
         for key, value in conf.items():
@@ -194,7 +197,12 @@ class SparkEnvironment:
                      f"catalog {spark.conf.get('spark.sql.catalogImplementation', '?')}")
         # PySpark logs every failed statement's analysis error as JSON on stderr; dbt reports it already.
         logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
-        register_data_source(spark)
+        with warnings.catch_warnings():
+            if chosen_without_native:
+                # The profile turned the component off (spark.hudi_engine.native: false): the user chose, and dbt's own reads go
+                # through the run's views. The warning is for sessions that lack it unawares.
+                warnings.filterwarnings("ignore", message=re.escape(PYTHON_SOURCE_WARNING))
+            register_data_source(spark)
         register_timeline_function(spark)
         return spark
 
