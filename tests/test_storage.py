@@ -85,7 +85,7 @@ def test_a_leftover_marker_temp_file_does_not_break_listing_markers(tmp_path):
     (folder / f"g-0_0-1-2_{ts}.parquet.marker.MERGE.20409.tmp").write_bytes(b"")
     (folder / f"{TEMP_FILE_PREFIX}20409-0a1b").write_bytes(b"")
     assert [m.relative_path for m in list_markers(TableLocation.at(storage, base), ts)] == [f"p/f-0_0-1-1_{ts}.parquet.marker.MERGE"]
-    assert storage.exists(marker_dir(base, ts))
+    assert storage.exists(marker_dir(TableLocation.at(storage, base), ts))
 
 
 def test_temp_files_of_other_targets_are_left_to_their_writers(tmp_path):

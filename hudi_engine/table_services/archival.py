@@ -51,7 +51,7 @@ from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import service_lock
-from hudi_engine.timeline import META_FOLDER, Timeline
+from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import (
     CLEAN_METADATA,
     CLEANER_PLAN,
@@ -366,8 +366,8 @@ class ArchivalResult:
     compacted: list[str] = field(default_factory=list)  # layout 2: history files the LSM compaction wrote
 
 
-def archive_folder(base_path: str, table: TableConfig) -> str:
-    return Storage.join(base_path, META_FOLDER, table.archivelog_folder)
+def archive_folder(location: TableLocation, table: TableConfig) -> str:
+    return location.meta(table.archivelog_folder)
 
 
 def archive_files(location: TableLocation) -> list[tuple[int, str]]:
@@ -378,7 +378,7 @@ def archive_files(location: TableLocation) -> list[tuple[int, str]]:
 
 def _archive_files(location: TableLocation, table: TableConfig) -> list[tuple[int, str]]:
     found = []
-    for e in location.storage.list_dir(archive_folder(location.base_path, table)):
+    for e in location.storage.list_dir(archive_folder(location, table)):
         m = _ARCHIVE_FILE.match(e.name)
         if m and not e.is_dir:
             found.append((int(m.group(1)), e.path))
@@ -508,7 +508,7 @@ def _state_files(storage: Storage, timeline: Timeline, chosen: list[Instant], *,
 
 
 def _write_archive_file(location: TableLocation, table: TableConfig, data: bytes) -> str:
-    folder = archive_folder(location.base_path, table)
+    folder = archive_folder(location, table)
     version = max((v for v, _ in _archive_files(location, table)), default=0) + 1
     while True:
         path = Storage.join(folder, f".{ARCHIVE_FILE_ID}_{ARCHIVE_EXTENSION}.{version}_{WRITE_TOKEN}")
@@ -537,7 +537,7 @@ def check_not_archived(location: TableLocation, table: TableConfig, timeline: Ti
     if not _archive_files(location, table):
         return  # nothing archived: an instant before the first commit reads an empty table, as in Hudi
     where = f"table {table.name!r} ({base_path})"
-    archived = (f"the instants before it were archived to {archive_folder(base_path, table)} "
+    archived = (f"the instants before it were archived to {archive_folder(location, table)} "
                 "(hoodie.keep.min.commits / hoodie.keep.max.commits)")
     if begin:
         newest = _newest_archived(location, table)

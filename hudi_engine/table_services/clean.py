@@ -250,7 +250,7 @@ def orphan_files(location: TableLocation, timeline: Timeline) -> tuple[dict[str,
     if not gone:
         return {}, []
     files = base_files_of(location, gone)
-    stale = sorted(ts for ts in gone if location.storage.exists(marker_dir(location.base_path, ts)))
+    stale = sorted(ts for ts in gone if location.storage.exists(marker_dir(location, ts)))
     for ts in stale:
         for partition, paths in marked_files(location, ts).items():
             files.setdefault(partition, []).extend(paths)

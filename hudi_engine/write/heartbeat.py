@@ -20,25 +20,23 @@ import time
 
 from hudi_engine.config.write_config import LockConfig
 from hudi_engine.location import TableLocation
-from hudi_engine.storage import Storage
-from hudi_engine.timeline import META_FOLDER
 from hudi_engine.write.renewal import Renewal
 
 HEARTBEAT_FOLDER = ".heartbeat"
 
 
-def heartbeat_path(base_path: str, instant_time: str) -> str:
-    return Storage.join(base_path, META_FOLDER, HEARTBEAT_FOLDER, instant_time)
+def heartbeat_path(location: TableLocation, instant_time: str) -> str:
+    return location.meta(HEARTBEAT_FOLDER, instant_time)
 
 
 def heartbeat_exists(location: TableLocation, instant_time: str) -> bool:
     """One HEAD request: whether the instant's heartbeat file is there."""
-    return location.storage.exists(heartbeat_path(location.base_path, instant_time))
+    return location.storage.exists(heartbeat_path(location, instant_time))
 
 
 def last_heartbeat_ms(location: TableLocation, instant_time: str) -> int | None:
     """When the instant's heartbeat was last renewed (epoch ms), None when it has none."""
-    current = location.storage.read_versioned(heartbeat_path(location.base_path, instant_time))
+    current = location.storage.read_versioned(heartbeat_path(location, instant_time))
     if current is None:
         return None
     try:
@@ -55,7 +53,7 @@ def heartbeat_expired(location: TableLocation, instant_time: str, expiry_ms: int
 
 
 def delete_heartbeat(location: TableLocation, instant_time: str) -> bool:
-    return location.storage.delete(heartbeat_path(location.base_path, instant_time))
+    return location.storage.delete(heartbeat_path(location, instant_time))
 
 
 class Heartbeat:
@@ -63,10 +61,10 @@ class Heartbeat:
 
     def __init__(self, location: TableLocation, instant_time: str, config: LockConfig, owner: str) -> None:
         self.storage = location.storage
-        self.base_path = base_path = location.base_path
+        self.base_path = location.base_path
         self.instant_time = instant_time
         self.owner = owner
-        self.path = heartbeat_path(base_path, instant_time)
+        self.path = heartbeat_path(location, instant_time)
         self.expiry_ms = config.heartbeat_expiry_ms
         self.renewal = Renewal(f"the heartbeat of instant {instant_time} ({self.path})",
                                config.heartbeat_interval_ms, self.expiry_ms, self._renew)

@@ -166,7 +166,7 @@ class InflightInstant:
         try:
             self.check_owned(f"writing {marker.data_file_path}")
         except InstantLostError:
-            self.location.storage.delete(Storage.join(marker_dir(self.location.base_path, self.instant_time),
+            self.location.storage.delete(Storage.join(marker_dir(self.location, self.instant_time),
                                                       marker.relative_path))
             raise
         return marker
@@ -183,7 +183,7 @@ class InflightInstant:
             self.check_owned(f"keeping {partition_path}/{file_name}")
         except InstantLostError:
             self.location.storage.delete(self.location.join(partition_path, file_name))
-            root = marker_dir(self.location.base_path, self.instant_time)
+            root = marker_dir(self.location, self.instant_time)
             for io_type in IOType:
                 self.location.storage.delete(Storage.join(root, Marker(partition_path, file_name, io_type).relative_path))
             raise
@@ -228,9 +228,9 @@ class InflightInstant:
                     "here, the others by the rollback)")
         raise InstantLostError(
             f"write to table {base_path} failed: {loss.describe()} while this writer was still running; {what}. Its "
-            f"heartbeat {heartbeat_path(base_path, loss.instant_time)} was not renewed in time, so another writer took "
+            f"heartbeat {heartbeat_path(self.location, loss.instant_time)} was not renewed in time, so another writer took "
             f"the instant for a dead writer's and rolled it back (table lock: "
-            f"{lock_where or 'lock file ' + lock_path(base_path)}, "
+            f"{lock_where or 'lock file ' + lock_path(self.location)}, "
             f"hoodie.write.lock.filesystem.expire={lock_expiry_ms / 60000:g} minutes{ran_text}); {lock_holder_text}. "
             "Re-run the write. If this process can stall (GC, swap, an overloaded host), raise "
             "hoodie.client.heartbeat.interval_in_ms / tolerable.misses and the lock expiry above such stalls."

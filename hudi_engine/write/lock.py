@@ -44,7 +44,7 @@ def new_owner() -> str:
 
 def lock_holder(location: TableLocation) -> dict | None:
     """The lock file's holder (`owner`, `acquired_ms`, ...), None when the file-system lock is free."""
-    holder = read_lock_file(location.storage, lock_path(location.base_path))
+    holder = read_lock_file(location.storage, lock_path(location))
     return None if holder is None else holder.to_dict()
 
 

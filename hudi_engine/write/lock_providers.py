@@ -36,14 +36,13 @@ from hudi_engine.config.write_config import DYNAMODB_LOCK, STORAGE_LOCK, DynamoD
 from hudi_engine.errors import ConfigError, WriteError
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage, Versioned
-from hudi_engine.timeline import META_FOLDER
 
 LOCK_FILE = "lock"
 _NEVER_MS = 2**62
 
 
-def lock_path(base_path: str) -> str:
-    return Storage.join(base_path, META_FOLDER, LOCK_FILE)
+def lock_path(location: TableLocation) -> str:
+    return location.meta(LOCK_FILE)
 
 
 @dataclass(frozen=True)
@@ -126,7 +125,7 @@ class FileSystemLockProvider(LockProvider):
 
     def __init__(self, location: TableLocation, expiry_ms: int, renew_period_ms: int) -> None:
         self.storage = location.storage
-        self.path = lock_path(location.base_path)
+        self.path = lock_path(location)
         self.folder = location.meta_path
         self.lease_ms = expiry_ms
         self.renew_period_ms = renew_period_ms if expiry_ms else 0
@@ -226,8 +225,8 @@ STORAGE_LOCK_FILE = "table_lock.json"
 CLOCK_DRIFT_BUFFER_MS = 500
 
 
-def storage_lock_path(base_path: str) -> str:
-    return Storage.join(base_path, META_FOLDER, LOCKS_FOLDER, STORAGE_LOCK_FILE)
+def storage_lock_path(location: TableLocation) -> str:
+    return location.meta(LOCKS_FOLDER, STORAGE_LOCK_FILE)
 
 
 @dataclass(frozen=True)
@@ -298,7 +297,7 @@ class StorageLockProvider(LockProvider):
 
     def __init__(self, location: TableLocation, validity_ms: int, renew_period_ms: int) -> None:
         self.storage = location.storage
-        self.path = storage_lock_path(location.base_path)
+        self.path = storage_lock_path(location)
         self.folder = location.meta(LOCKS_FOLDER)
         self.lease_ms = validity_ms
         self.renew_period_ms = renew_period_ms
@@ -559,7 +558,7 @@ def require_safe_provider(location: TableLocation, config: LockConfig) -> None:
         missing = ("; boto3 is not installed (pip install boto3)" if storage.is_s3 else "")
         raise ConfigError(
             f"{K.LOCK_PROVIDER.key}={short} cannot lock table {location.base_path} on {storage.scheme} storage: its "
-            f"lock object {storage_lock_path(location.base_path)} must be created and renewed by conditional writes "
+            f"lock object {storage_lock_path(location)} must be created and renewed by conditional writes "
             f"(If-None-Match / If-Match), which this engine makes on S3 (through boto3) and on local disks{missing}. "
             "Hudi itself has them on S3 and GCS only; this engine has no GCS client. A second writer could be "
             f"admitted, so the write is refused. Use DynamoDBBasedLockProvider ({K.DYNAMODB_TABLE.key}=...), which "

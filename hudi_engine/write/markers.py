@@ -22,7 +22,6 @@ from enum import StrEnum
 from hudi_engine.errors import WriteError
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
-from hudi_engine.timeline import META_FOLDER
 
 TEMP_FOLDER = ".temp"
 MARKER_INFIX = ".marker."
@@ -79,8 +78,8 @@ class Marker:
         return self.relative_path
 
 
-def marker_dir(base_path: str, instant_time: str) -> str:
-    return Storage.join(base_path, META_FOLDER, TEMP_FOLDER, instant_time)
+def marker_dir(location: TableLocation, instant_time: str) -> str:
+    return location.meta(TEMP_FOLDER, instant_time)
 
 
 def create_marker(
@@ -94,7 +93,7 @@ def create_marker(
     writers chose one file name (a task retried with the same write token): refused, naming the marker. A writer
     makes its markers through `InflightInstant.create_marker`, which then checks the instant is still its own."""
     marker = Marker(partition_path, file_name, IOType(io_type))
-    path = Storage.join(marker_dir(location.base_path, instant_time), marker.relative_path)
+    path = Storage.join(marker_dir(location, instant_time), marker.relative_path)
     if not location.storage.create_exclusive(path, b""):
         raise WriteError(
             f"marker {path} already exists: another writer of instant {instant_time} is writing {file_name}; "
@@ -108,13 +107,13 @@ def remove_marker(location: TableLocation, instant_time: str, partition_path: st
     """Remove a marker whose data file was not written (its name was taken by another writer of the file group), so
     neither reconciliation nor a rollback of this instant ever deletes the other writer's file of that name."""
     marker = Marker(partition_path, file_name, IOType(io_type))
-    return location.storage.delete(Storage.join(marker_dir(location.base_path, instant_time), marker.relative_path))
+    return location.storage.delete(Storage.join(marker_dir(location, instant_time), marker.relative_path))
 
 
 def list_markers(location: TableLocation, instant_time: str) -> list[Marker]:
     """Every marker of an instant, DIRECT or timeline-server based, sorted by path; [] if there are none."""
     storage = location.storage
-    root = marker_dir(location.base_path, instant_time)
+    root = marker_dir(location, instant_time)
     entries = storage.list_dir(root)
     names = {e.name for e in entries if not e.is_dir}
     if MARKERS_TYPE_FILE in names or any(_is_timeline_server_file(n) for n in names):
@@ -153,7 +152,7 @@ def _timeline_server_markers(storage: Storage, root: str, entries) -> list[Marke
 
 def delete_marker_dir(location: TableLocation, instant_time: str) -> bool:
     """Delete an instant's marker folder; False if it did not exist."""
-    root = marker_dir(location.base_path, instant_time)
+    root = marker_dir(location, instant_time)
     if not location.storage.exists(root):
         return False
     location.storage.delete_dir(root)

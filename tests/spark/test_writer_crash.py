@@ -242,11 +242,11 @@ def test_a_writer_whose_instant_is_rolled_back_under_it_leaves_no_file(spark, tm
     timeline = Timeline.load(TableLocation.of(str(path)))
     (rollback,) = [i for i in timeline if i.action.value == "rollback"]
     message = str(e.value)
-    for part in (f"instant {lost}", f"rollback {rollback.timestamp} (completed)", lock_path(str(path)),
+    for part in (f"instant {lost}", f"rollback {rollback.timestamp} (completed)", lock_path(TableLocation.of(str(path))),
                  "hoodie.write.lock.filesystem.expire=0.002 minutes"):
         assert part in message, message
     assert _files_of_instant(path, lost) == []
-    assert not (path / ".hoodie" / ".temp" / lost).exists() and not _storage_exists(marker_dir(str(path), lost))
+    assert not (path / ".hoodie" / ".temp" / lost).exists() and not _storage_exists(marker_dir(TableLocation.of(str(path)), lost))
     expected = {**{i: "a" for i in range(10)}, 3: "other"}
     rows = rs_snapshot(path)
     assert {r["id"]: r["v"] for r in rows.to_pylist()} == expected

@@ -117,7 +117,7 @@ def test_rollback_of_failed_writes_leaves_a_pending_clustering(unzip_table, tmp_
     storage, base = Storage.for_uri(str(path))
     ts = schedule_clustering(path, [("10", group_of(path, "10"))], inflight=inflight)
     # The clustering job's heartbeat, long expired (an empty file, as Java writes it, with an old mtime).
-    beat = Path(heartbeat_path(base, ts))
+    beat = Path(heartbeat_path(TableLocation.at(storage, base), ts))
     beat.parent.mkdir(parents=True, exist_ok=True)
     beat.write_bytes(b"")
     os.utime(beat, (time.time() - 3600, time.time() - 3600))

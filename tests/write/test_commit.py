@@ -142,7 +142,7 @@ def test_complete_commit_writes_partition_metadata_commit_json_and_drops_markers
     schema = json.loads(meta.extra_metadata["schema"])
     assert [f["name"] for f in schema["fields"]] == ["id", "y", "m", "ts"]  # no meta fields
     assert schema["name"] == "events_record" and meta.extra_metadata["k"] == "v"
-    assert not storage.exists(marker_dir(base, inflight.timestamp))
+    assert not storage.exists(marker_dir(TableLocation.at(storage, base), inflight.timestamp))
     with pytest.raises(WriteError, match="COMPLETED on the timeline"):
         complete_commit(TableLocation.at(storage, base), inflight, [s1], "INSERT", ctx.schema)
 
@@ -175,7 +175,7 @@ def test_complete_commit_refuses_unmarked_or_missing_files_and_non_inflight_inst
     inflight = start_commit(TableLocation.at(storage, base), config, "INSERT")
     ctx, stat = _write(storage, base, config, inflight, "2024/01", DATA.slice(0, 1))
     for m in list_markers(TableLocation.at(storage, base), inflight.timestamp):
-        storage.delete(Storage.join(marker_dir(base, inflight.timestamp), m.relative_path))
+        storage.delete(Storage.join(marker_dir(TableLocation.at(storage, base), inflight.timestamp), m.relative_path))
     with pytest.raises(WriteError, match="without a marker"):
         complete_commit(TableLocation.at(storage, base), inflight, [stat], "INSERT", ctx.schema)
     with pytest.raises(InstantLostError, match="20000101000000000 is not on the timeline \\(no rollback"):

@@ -184,7 +184,7 @@ def test_a_dead_writers_instant_is_rolled_back_once_its_heartbeat_expired(tmp_pa
     timeline = Timeline.load(TableLocation.of(str(path)))
     (rollback,) = timeline.filter_by([Action.ROLLBACK], [State.COMPLETED])
     assert read_avro_metadata(timeline.read_content(rollback))["commitsRollback"] == [dead.txn.instant]
-    assert not Path(heartbeat_path(str(path), dead.txn.instant)).exists()
+    assert not Path(heartbeat_path(TableLocation.of(str(path)), dead.txn.instant)).exists()
     assert _files_of(path, dead.txn.instant) == []
     with pytest.raises(InstantLostError, match=f"instant {dead.txn.instant} was rolled back by rollback"):
         dead.commit()
@@ -203,7 +203,7 @@ def test_a_single_writer_paused_past_its_lock_expiry_cannot_commit_and_its_live_
     timeline = Timeline.load(TableLocation.of(str(path)))
     assert not timeline.filter_by([Action.ROLLBACK])  # the paused writer's instant was left alone
     assert any(i.timestamp == paused.txn.instant and not i.is_completed for i in timeline)
-    with pytest.raises(InstantLostError, match=f"the table lock \\(lock file {lock_path(str(path))}\\) was not renewed "
+    with pytest.raises(InstantLostError, match=f"the table lock \\(lock file {lock_path(TableLocation.of(str(path)))}\\) was not renewed "
                                                f"for .* so this writer is not committing instant {paused.txn.instant}"):
         paused.commit()
     timeline = Timeline.load(TableLocation.of(str(path)))

@@ -86,7 +86,7 @@ def test_markers_are_created_listed_and_deleted(tmp_path):
     assert markers[1].data_file_path == f"a/b/f1_0-1-2_{T1}.parquet"
     assert list_markers(TableLocation.at(storage, base), T2) == []
     assert delete_marker_dir(TableLocation.at(storage, base), T1) is True
-    assert not storage.exists(marker_dir(base, T1))
+    assert not storage.exists(marker_dir(TableLocation.at(storage, base), T1))
     assert delete_marker_dir(TableLocation.at(storage, base), T1) is False
 
 
@@ -100,7 +100,7 @@ def test_a_second_marker_for_the_same_file_is_refused(tmp_path):
 
 def test_timeline_server_markers_are_read(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path))
-    folder = marker_dir(base, T1)
+    folder = marker_dir(TableLocation.at(storage, base), T1)
     storage.write_bytes(Storage.join(folder, "MARKERS.type"), b"TIMELINE_SERVER_BASED")
     storage.write_bytes(Storage.join(folder, "MARKERS0"), b"p1/a_0-1-2_1.parquet.marker.CREATE\np2/.b_1.log.1_0-1-2.marker.APPEND\n")
     storage.write_bytes(Storage.join(folder, "MARKERS1"), b"c_0-1-2_1.parquet.marker.MERGE\n")

@@ -75,13 +75,13 @@ def test_two_contenders_never_hold_the_s3_lock_at_once(s3_table):
     overlaps = [(a, b) for a, b in zip(held, held[1:]) if b[0] < a[1]]
     assert overlaps == [], f"{len(overlaps)} of 60 holds overlapped"
     storage, base = Storage.for_uri(s3_table)
-    assert not storage.exists(lock_path(base))
+    assert not storage.exists(lock_path(TableLocation.at(storage, base)))
 
 
 def test_a_stale_s3_lock_is_taken_over_by_exactly_one_contender(s3_table):
     storage, base = Storage.for_uri(s3_table)
     for _ in range(3):
-        storage.write_bytes(lock_path(base), json.dumps({"owner": "otherhost:1:x", "renewed_ms": int(time.time() * 1000),
+        storage.write_bytes(lock_path(TableLocation.at(storage, base)), json.dumps({"owner": "otherhost:1:x", "renewed_ms": int(time.time() * 1000),
                                                          "expiry_ms": 300}).encode())
         time.sleep(1.1)  # a holder that stopped renewing (S3 keeps modification times in whole seconds)
         winners = race_winners(s3_table, _config(wait_timeout_ms=0), poll_ms=5)
@@ -97,7 +97,7 @@ def test_a_held_s3_lock_is_renewed_and_one_that_stopped_is_lost(s3_table, monkey
             with table_lock(TableLocation.at(storage, base), config):
                 pass
         lock.check("committing")
-        first = json.loads(storage.read_bytes(lock_path(base)))
+        first = json.loads(storage.read_bytes(lock_path(TableLocation.at(storage, base))))
         assert first["owner"] == lock.owner and first["renewed_ms"] > first["acquired_ms"]
         monkeypatch.setattr(Renewal, "tick", lambda self: None)  # paused
         time.sleep(1.7)
@@ -106,7 +106,7 @@ def test_a_held_s3_lock_is_renewed_and_one_that_stopped_is_lost(s3_table, monkey
             with pytest.raises(InstantLostError, match="the table lock"):
                 lock.check("committing")
             lock.renewal.tick()  # the holder resumes: its conditional renewal fails, the lock stays the other's
-            assert json.loads(storage.read_bytes(lock_path(base)))["owner"] == other.owner
+            assert json.loads(storage.read_bytes(lock_path(TableLocation.at(storage, base))))["owner"] == other.owner
 
 
 def test_heartbeats_on_s3_are_renewed_by_content_and_expire(s3_table):

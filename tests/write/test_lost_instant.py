@@ -76,7 +76,7 @@ def test_a_file_written_while_the_instant_was_taken_is_removed_by_its_writer(tmp
     with pytest.raises(InstantLostError, match="so this writer is not keeping p1/"):
         t.write(inflight, UPDATE, "p1")
     assert t.files_of(inflight.timestamp) == []
-    assert not t.storage.exists(marker_dir(t.base, inflight.timestamp)) or \
+    assert not t.storage.exists(marker_dir(TableLocation.at(t.storage, t.base), inflight.timestamp)) or \
         list_markers(TableLocation.at(t.storage, t.base), inflight.timestamp) == []
 
 
@@ -122,11 +122,11 @@ def test_committing_a_lost_instant_fails_and_the_abort_removes_what_it_wrote(tmp
     with pytest.raises(InstantLostError) as e:
         InflightInstant(TableLocation.at(t.storage, t.base), inflight.timestamp).abort(inflight, lock_expiry_ms=1234)
     message = str(e.value)
-    for part in (f"instant {inflight.timestamp}", f"rollback {rollback} (completed)", lock_path(t.base),
+    for part in (f"instant {inflight.timestamp}", f"rollback {rollback} (completed)", lock_path(TableLocation.at(t.storage, t.base)),
                  "hoodie.write.lock.filesystem.expire=0.0205667 minutes", "1 data file(s) it had written were removed"):
         assert part in message, message
     assert t.files_of(inflight.timestamp) == []
-    assert not t.storage.exists(marker_dir(t.base, inflight.timestamp))
+    assert not t.storage.exists(marker_dir(TableLocation.at(t.storage, t.base), inflight.timestamp))
     assert t.snapshot().equals(before)
     archive_all_but_latest_commit(t.path)
     assert t.snapshot().equals(before)
@@ -191,7 +191,7 @@ def test_cleaning_removes_orphans_of_rolled_back_instants_and_archival_changes_n
     monkeypatch.setattr(InflightInstant, "check_inflight", lambda *a, **k: None)
     orphan_base = t.write(lost, UPDATE, "p2").path
     for marker in list_markers(TableLocation.at(t.storage, t.base), lost.timestamp):  # lost with the writer: no marker for it
-        t.storage.delete(Storage.join(marker_dir(t.base, lost.timestamp), marker.relative_path))
+        t.storage.delete(Storage.join(marker_dir(TableLocation.at(t.storage, t.base), lost.timestamp), marker.relative_path))
     orphan_log = append_handle(t.ctx(lost, 1), "p1", group.file_id, group.base_instant,
                                UPDATE.filter(pc.equal(UPDATE["part"], "p1"))).path
     monkeypatch.undo()
@@ -204,7 +204,7 @@ def test_cleaning_removes_orphans_of_rolled_back_instants_and_archival_changes_n
     assert result is not None
     assert sorted(p.split("/t/", 1)[1] for p in result.deleted) == sorted([orphan_base, orphan_log])
     assert not (t.path / orphan_base).exists() and not (t.path / orphan_log).exists()
-    assert not t.storage.exists(marker_dir(t.base, lost.timestamp))
+    assert not t.storage.exists(marker_dir(TableLocation.at(t.storage, t.base), lost.timestamp))
     assert (t.path / live_file).exists()
     clean = Timeline.load(TableLocation.at(t.storage, t.base)).filter_by([Action.CLEAN], [State.COMPLETED]).last()
     meta = read_avro_metadata((t.path / ".hoodie" / clean.file_name).read_bytes(), "HoodieCleanMetadata")

@@ -65,7 +65,7 @@ def test_rollback_of_a_pending_commit_deletes_what_it_wrote(tmp_path, with_marke
     assert sorted(result.deleted_files) == sorted(str(t.path / x.path) for x in (merged, created))
     assert t.files() == files_before
     assert not any(f.startswith(failed.timestamp) for f in t.hoodie_files())
-    assert not t.storage.exists(marker_dir(t.base, failed.timestamp))
+    assert not t.storage.exists(marker_dir(TableLocation.at(t.storage, t.base), failed.timestamp))
     plan, done = _rollback_files(t, result.rollback_instant)
     assert plan["instantToRollback"] == {"commitTime": failed.timestamp, "action": "commit"}
     assert sorted(f for r in plan["RollbackRequests"] for f in r["filesToBeDeleted"]) == sorted(result.deleted_files)

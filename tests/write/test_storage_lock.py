@@ -124,13 +124,13 @@ def _s3_requests(storage: Storage) -> Iterator[list[tuple[str, dict]]]:
 
 def test_the_lock_object_is_hoodie_locks_table_lock_json_and_filesystem_lock_stays_hoodie_lock(s3_server, s3_table):
     storage, base = Storage.for_uri(s3_table)
-    assert storage_lock_path(base) == f"{base}/.hoodie/.locks/table_lock.json"
+    assert storage_lock_path(TableLocation.at(storage, base)) == f"{base}/.hoodie/.locks/table_lock.json"
     with table_lock(TableLocation.at(storage, base), _config()) as lock:
         assert lock.describe() == f"lock object {base}/.hoodie/.locks/table_lock.json"
         assert s3_server.keys(_bucket(s3_table)) == ["table/" + KEY]
     fs_provider = lock_provider(TableLocation.at(storage, base), LockConfig(provider=FILE_SYSTEM_LOCK), table_name="t")
-    assert isinstance(fs_provider, FileSystemLockProvider) and fs_provider.path == lock_path(base)
-    assert lock_path(base) == f"{base}/.hoodie/lock"
+    assert isinstance(fs_provider, FileSystemLockProvider) and fs_provider.path == lock_path(TableLocation.at(storage, base))
+    assert lock_path(TableLocation.at(storage, base)) == f"{base}/.hoodie/lock"
 
 
 def test_held_and_released_lock_objects_are_what_java_writes_and_reads(s3_server, s3_table):
@@ -286,7 +286,7 @@ def test_a_holder_that_stops_renewing_is_taken_over_only_after_its_validity(wher
         acquire(TableLocation.at(storage, base), _config(wait_timeout_ms=300))
     lock.check("committing")
     lock.renewal.stop()  # the holder stops renewing (a stalled or dead process)
-    last_valid_until = _java_reads(storage.read_bytes(storage_lock_path(base)), _now_ms())[2]
+    last_valid_until = _java_reads(storage.read_bytes(storage_lock_path(TableLocation.at(storage, base))), _now_ms())[2]
     other = acquire(TableLocation.at(storage, base), _config(wait_timeout_ms=10000), poll_ms=20)
     taken_ms = _now_ms()
     assert taken_ms > last_valid_until + 500, "taken before validUntil plus the clock drift buffer"
@@ -295,7 +295,7 @@ def test_a_holder_that_stops_renewing_is_taken_over_only_after_its_validity(wher
         lock.check("committing")
     assert lock.provider.renew(lock.lease) is None  # its conditional renewal fails: the lock stays the other's
     lock.release()  # lost: releases nothing
-    assert _java_reads(storage.read_bytes(storage_lock_path(base)), _now_ms())[:2] == (True, other.owner)
+    assert _java_reads(storage.read_bytes(storage_lock_path(TableLocation.at(storage, base))), _now_ms())[:2] == (True, other.owner)
     other.release()
 
 
@@ -335,14 +335,14 @@ def test_two_processes_exclude_each_other_through_the_lock_object(where, s3_tabl
     overlaps = [(a, b) for a, b in zip(held, held[1:]) if b[0] < a[1]]
     assert overlaps == [], f"{len(overlaps)} of 30 holds overlapped"
     storage, base = Storage.for_uri(uri)
-    assert not storage.exists(lock_path(base))
-    assert _java_reads(storage.read_bytes(storage_lock_path(base)), _now_ms())[0] is False
+    assert not storage.exists(lock_path(TableLocation.at(storage, base)))
+    assert _java_reads(storage.read_bytes(storage_lock_path(TableLocation.at(storage, base))), _now_ms())[0] is False
 
 
 def test_on_local_disks_a_stale_lock_is_taken_by_exactly_one_of_four_threads(tmp_path):
     storage, base = Storage.for_uri(str(tmp_path / "table"))
     for _ in range(3):
-        storage.write_bytes(storage_lock_path(base), _java_lock(False, _now_ms() - 600, "dead-owner"))
+        storage.write_bytes(storage_lock_path(TableLocation.at(storage, base)), _java_lock(False, _now_ms() - 600, "dead-owner"))
         winners = race_winners(str(tmp_path / "table"), _config(wait_timeout_ms=0))
         assert len(winners) == 1, winners
 
