@@ -7,12 +7,13 @@ instant, the schema of the rows, the incremental `CommitTimeWindow`, and the fil
 (by `filters`) and commit-time pruning (a lower bound on `_hoodie_commit_time`). Time travel to an archived or
 cleaned instant and incremental ranges ending outside the active timeline are refused here (`HudiTable.check_instant`,
 `check_range`, and the listing's check for cleaned file versions); a range that begins among archived commits reads
-every slice that can hold their rows.
+every slice that can hold their rows. The planner takes a `PlannedTable`, the protocol of what it reads of a
+table (`HudiTable` is one), so it never imports the table's class.
 
 Consumers: `HudiTable.scan` / `read_snapshot` / `read_incremental` read the slices in this process;
-`hudi_engine.spark.relation.plan_read` only decides, slice by slice, between Spark's parquet reader and the merge
+`hudi_engine.spark.read_plan.plan_read` only decides, slice by slice, between Spark's parquet reader and the merge
 source (for `read_table`, dbt's views, and the native JVM source through `hudi_engine.spark.native.plan_json`); the
-Python source `hudi_engine.spark.datasource` makes each slice one Spark task. That source plans in two steps because
+Python source's reader (`hudi_engine.spark.source_reader`) makes each slice one Spark task. That source plans in two steps because
 Spark ships the reader to executors before it asks for partitions: `fix_query` when the reader is made (instant,
 visibility, window, schema: what tasks need), `list_slices` once Spark pushed its filters. A task reads its slice
 with the plan alone (`ScanPlan.read_slice`) and never loads the table.
