@@ -29,10 +29,10 @@ PYTHON_SOURCE_WARNING = (
     "session with hudi_engine.spark.native_conf() (docs/native-read.md)")
 
 
-def register_read_sources(spark: SparkSession) -> None:
+def register_read_sources(spark: SparkSession, *, warn_python_source: bool = True) -> None:
     """Register `hudi` (the JVM's planner source, or the Python source) and `hudi_merge` in `spark` (idempotent);
     executors checked and the engine shipped first (`executor_env`), since a source captures the session's Python
-    files when it is registered."""
+    files when it is registered. `warn_python_source=False` for a caller that chose the Python source knowingly."""
     ensure_executor_env(spark)
     # Without this Spark rejects a reader that implements pushFilters (DATA_SOURCE_PUSHDOWN_DISABLED).
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
@@ -50,7 +50,7 @@ def register_read_sources(spark: SparkSession) -> None:
             # Another JVM source owns `hudi` (Apache Hudi's own jar, org.apache.hudi.DefaultSource): `hudi` reads
             # are its own; `read_table`, dbt's views and the merge half still run on `hudi_merge`.
         else:
-            if first:  # once per session: a later registration finds the source there
+            if first and warn_python_source:  # once per session: a later registration finds the source there
                 warnings.warn(PYTHON_SOURCE_WARNING, stacklevel=3)
     spark.dataSource.register(HudiMergeSource)
 

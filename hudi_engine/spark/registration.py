@@ -17,11 +17,12 @@ from hudi_engine.spark.save import register_writer
 from hudi_engine.spark.table_changes import register_table_changes
 
 
-def register_data_source(spark: SparkSession) -> None:
+def register_data_source(spark: SparkSession, *, warn_python_source: bool = True) -> None:
     """Make `spark.read.format("hudi")` and the SQL function `hudi_table_changes` available in `spark`
     (idempotent); executors checked and the engine shipped first (`executor_env`), since the source captures the
-    session's Python files when it is registered."""
-    register_read_sources(spark)
+    session's Python files when it is registered. A session without the native component is warned once that its
+    reads take the slow Python source, unless `warn_python_source=False` (the caller turned the component off)."""
+    register_read_sources(spark, warn_python_source=warn_python_source)
     if native.native_enabled(spark):
         register_writer(spark)  # `df.write.format("hudi")` and SQL writes, planned by the JVM, run by this driver
     register_table_changes(spark)

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,7 +185,6 @@ class SparkEnvironment:
         from pyspark.sql import SparkSession
 
         from hudi_engine.spark import register_data_source, register_timeline_function
-        from hudi_engine.spark.read_sources import PYTHON_SOURCE_WARNING
 
         builder = SparkSession.builder.enableHiveSupport()
         for key, value in conf.items():
@@ -197,12 +194,9 @@ class SparkEnvironment:
                      f"catalog {spark.conf.get('spark.sql.catalogImplementation', '?')}")
         # PySpark logs every failed statement's analysis error as JSON on stderr; dbt reports it already.
         logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
-        with warnings.catch_warnings():
-            if chosen_without_native:
-                # The profile turned the component off (spark.hudi_engine.native: false): the user chose, and dbt's own reads go
-                # through the run's views. The warning is for sessions that lack it unawares.
-                warnings.filterwarnings("ignore", message=re.escape(PYTHON_SOURCE_WARNING))
-            register_data_source(spark)
+        # A profile that turned the component off (spark.hudi_engine.native: false) chose the Python source, and dbt's
+        # own reads go through the run's views: the slow-path warning is for sessions that lack it unawares.
+        register_data_source(spark, warn_python_source=not chosen_without_native)
         register_timeline_function(spark)
         return spark
 
