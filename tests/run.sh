@@ -10,7 +10,9 @@
 # it ends; the command fails if either fails. Extra arguments go to one pytest session, as given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SECONDS=0
 source tests/venv.sh test
+ready=$SECONDS
 # Real Apache Hudi for the oracle tests (tests/java_hudi/env.py): pinned bundles from Maven Central and the pyspark
 # 3.5 each was built for, cached outside the checkout; a second run fetches nothing, a bad fetch names the jar.
 prepare_oracle() { .venv/bin/python tests/java_hudi/env.py >/dev/null; }
@@ -22,17 +24,24 @@ fi
 # The marked tests, the oracle's first (with the dbt projects first, a run measured slower: docs/oracle.md).
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-( prepare_oracle && .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$scratch/tmp" -m beside \
-  tests/java_hudi tests/dbt ) \
+( code=0
+  { prepare_oracle && echo "$SECONDS" >"$scratch/oracle.ready" \
+    && .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$scratch/tmp" -m beside tests/java_hudi tests/dbt; } \
+    || code=$?
+  echo "$SECONDS" >"$scratch/beside.end"; exit "$code" ) \
   >"$scratch/beside.log" 2>&1 &
 pid=$!
 status=0
 .venv/bin/python -m pytest -m "not beside" || status=$?
+rest_end=$SECONDS
 beside_status=0
 wait "$pid" || beside_status=$?
 echo
 echo "==================== the session of the tests marked 'beside', run beside the one above ===================="
 cat "$scratch/beside.log"
+# Where the wall time went (the suite's budget is in docs/oracle.md), in seconds from the command's start.
+echo "timing: venv and Java ready at ${ready} s; the oracle's releases at $(cat "$scratch/oracle.ready" 2>/dev/null || echo -) s;" \
+  "the session of the rest ended at ${rest_end} s, the one beside it at $(cat "$scratch/beside.end" 2>/dev/null || echo -) s"
 if [ "$status" -ne 0 ] || [ "$beside_status" -ne 0 ]; then
   echo "tests failed: the session of the rest exited $status, the one beside it $beside_status" >&2
   exit 1
