@@ -338,7 +338,7 @@ def test_sliced_and_chunked_input() -> None:
 
 # --------------------------------------------------------------------------------------------- columnar codec
 
-from hudi_engine.io import avro_codec  # noqa: E402
+from hudi_engine.io import avro_codec, avro_columnar  # noqa: E402
 
 FLAT_SCHEMA = {
     "type": "record",
@@ -440,10 +440,10 @@ def fastavro_only(monkeypatch: pytest.MonkeyPatch):
     """Route the codec through fastavro: the reference the columnar codec is checked against."""
 
     def unsupported(*_args, **_kwargs):
-        raise avro_codec._Unsupported("disabled for the test")
+        raise avro_columnar.Unsupported("disabled for the test")
 
     monkeypatch.setattr(avro_codec, "_CODEC_CACHE", {})
-    monkeypatch.setattr(avro_codec, "_Columnar", unsupported)
+    monkeypatch.setattr(avro_codec, "Columnar", unsupported)
 
 
 def test_columnar_codec_is_used_for_flat_schemas() -> None:
@@ -470,7 +470,7 @@ def test_columnar_matches_fastavro(monkeypatch: pytest.MonkeyPatch, fastavro_onl
     assert decode_records([], FLAT_SCHEMA).num_rows == 0
     assert encode_records(table.slice(0, 0), FLAT_SCHEMA) == []
     # records past 2 GiB are joined with 64-bit offsets: the same bytes
-    monkeypatch.setattr(avro_codec, "_INT32_BYTES", 0)
+    monkeypatch.setattr(avro_columnar, "_INT32_BYTES", 0)
     assert encode_records_framed(table, FLAT_SCHEMA) == reference_framed
 
 
