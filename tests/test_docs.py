@@ -731,6 +731,11 @@ def test_dbt_settings_table_lists_every_model_setting():
     assert set(_settings_table()) == _settings_macro_keys() - dbt_spark_spelling
 
 
+def test_dbt_settings_table_has_model_configs_declarations_in_order():
+    """One row per declaration of `MODEL_SETTINGS` (the table from_dbt reads), an older name after its setting."""
+    assert list(_settings_table()) == [name for s in MC.MODEL_SETTINGS for name in (s.name, *s.aliases)]
+
+
 def test_dbt_settings_table_names_the_hudi_keys_and_values():
     rows = _settings_table()
     for setting, option in MC.SETTINGS.items():
