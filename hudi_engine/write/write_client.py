@@ -425,7 +425,8 @@ class Transaction:
             self.release_lock()
         # hoodie.properties is read again (another writer may have changed it meanwhile); the timeline state is
         # checked on the listing the commit takes under this lock.
-        self.lock = acquire(c.location, c.config.lock, table_name=c.table_config.name, timeline=c.timeline)
+        self.lock = acquire(c.location, c.config.lock, table_name=c.table_config.name,
+                            table=TableConfig.load(c.location), timeline=c.timeline)
         return self.lock
 
     def commit(self, stats: list[WriteStat], partitions: list[str] | None = None) -> WriteResult:

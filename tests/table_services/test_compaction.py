@@ -445,6 +445,8 @@ def test_compacting_and_cleaning_tables_written_by_hudi(unzip_table, tmp_path, n
     assert_same_rows(HudiTable.load(str(path)).read_snapshot(), after, f"{name}: ours after compaction")
     for ts, view in old_views.items():
         assert_same_rows(rs_snapshot(path, as_of=ts), view, f"{name}: as of {ts}")
-    assert clean(TableLocation.at(storage, base), CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1)) is not None
+    location = TableLocation.at(storage, base)
+    assert clean(location, CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1),
+                 table=TableConfig.load(location), timeline=Timeline.load(location)) is not None
     assert_same_rows(rs_snapshot(path), after, f"{name}: cleaned")
     assert not [p for p in path.rglob("*.log.*") if "__MACOSX" not in p.parts]  # the compacted logs are gone

@@ -345,7 +345,9 @@ def test_cleaning_deletes_cdc_files_with_their_slice(tmp_path):
     ups = [write(path, rows([1], ["a"], 2 + i, [f"v{i}"]), options()) for i in range(3)]
     assert len(cdc_files(path)) == 3
     storage, base = Storage.for_uri(str(path))
-    clean(TableLocation.at(storage, base), CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1))
+    location = TableLocation.at(storage, base)
+    clean(location, CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1),
+          table=TableConfig.load(location), timeline=Timeline.load(location))
     [kept] = cdc_files(path)
     assert CDC_NAME.match(kept.name)["instant"] == ups[-1].instant_time  # type: ignore[index]
     expect_snapshot(path, ROWS.set_column(3, "v", pa.array(["v2", "y", "z", "w"])).set_column(
