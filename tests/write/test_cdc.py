@@ -34,7 +34,7 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import CommitMetadata
 from hudi_engine.write.commit import create_table
 from hudi_engine.write.rollback import rollback_completed
-from hudi_engine.write.write_client import WriteClient
+from hudi_engine.write.write_client import WriteClient, table_for_write
 
 MODES = ["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
 KEY = "_hoodie_record_key"
@@ -313,7 +313,7 @@ def test_a_failed_write_leaves_no_cdc_file(tmp_path):
     path = tmp_path / "t"
     write(path, ROWS, options())
     before = sorted(p.relative_to(path) for p in path.rglob("*") if ".hoodie" not in p.parts)
-    client = WriteClient.open(str(path), WriteConfig.from_options(options()), ROWS.schema)
+    client = WriteClient.open(table_for_write(str(path)), WriteConfig.from_options(options()), ROWS.schema)
     with pytest.raises(RuntimeError, match="task failed"):
         with client.transaction() as txn:
             write_files(client, txn, rows([1], ["a"], 2, ["X"]))
