@@ -101,7 +101,8 @@ class Written:
     def crash(self, ids: str, ts: int, monkeypatch: pytest.MonkeyPatch) -> str:
         """A write that dies after writing its data files: its instant stays inflight, its heartbeat gone."""
         rows = self.batch(ids, ts)
-        client = WriteClient.open(table_for_write(str(self.path)), WriteConfig.from_options(self.options, str(self.path)), rows.schema)
+        client = WriteClient.open(table_for_write(str(self.path)),
+                                  WriteConfig.from_options(self.options, str(self.path)), rows.schema)
         with monkeypatch.context() as m:
             m.setattr(Transaction, "abort", lambda txn: None)  # the process died: nobody rolls back
             with pytest.raises(RuntimeError, match="writer killed"), client.transaction() as txn:

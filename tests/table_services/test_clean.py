@@ -21,6 +21,7 @@ from hudi_engine.table_services.compaction import CompactionPlan, run_compaction
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import embedded_schema, read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit, start_commit
 from hudi_engine.write.handles import WriteContext, create_handle
 
@@ -194,7 +195,8 @@ def overwrite(t: Table, partition: str, rows: list[dict]) -> str:
     ctx = WriteContext.create(TableLocation.at(t.storage, t.base), t.config, inflight.timestamp, SCHEMA)
     stat = create_handle(ctx, partition, pa.Table.from_pylist(rows, SCHEMA))
     complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "INSERT_OVERWRITE", ctx.schema,
-                    partition_to_replace_file_ids={partition: replaced})
+                    partition_to_replace_file_ids={partition: replaced},
+                    layout=layout_at(TableLocation.at(t.storage, t.base)))
     for k in [k for k, r in t.model.items() if r["part"] == partition]:
         del t.model[k]
     t.model.update({r["id"]: r for r in rows})

@@ -31,6 +31,7 @@ from hudi_engine.table_services.compaction import (
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import embedded_schema, read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit, create_table, start_commit
 from hudi_engine.write.handles import WriteContext, append_handle, create_handle, log_base_instant, merge_handle
 from hudi_engine.write.markers import list_markers
@@ -99,7 +100,8 @@ class Table:
                 stats.append(merge_handle(ctx, s.partition_path, fid, s.base_file.path,
                                           records if records is not None else schema.empty_table(),
                                           deletes=dels or None))
-        complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, "UPSERT", ctx.schema)
+        complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, "UPSERT", ctx.schema,
+                        layout=layout_at(TableLocation.at(self.storage, self.base)))
         for r in rows:
             self.model[r["id"]] = {c: r.get(c) for c in DATA_COLS}
         for k in deletes:
@@ -329,7 +331,8 @@ def test_log_only_slices_are_compacted_into_a_base_file(tmp_path):
     ctx = WriteContext.create(TableLocation.at(t.storage, t.base), t.config, inflight.timestamp, SCHEMA)
     stat = append_handle(ctx, "p1", "0e0e0e0e-0000-4000-8000-000000000000-0", first,
                          pa.Table.from_pylist([row(1, 2), row(4, 2)], SCHEMA))
-    complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "UPSERT", ctx.schema)
+    complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "UPSERT", ctx.schema,
+                    layout=layout_at(TableLocation.at(t.storage, t.base)))
     c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
     (s,) = run_compaction(TableLocation.at(t.storage, t.base), c).stats
     assert s.prev_commit == first and s.num_inserts == 2

@@ -23,6 +23,7 @@ from hudi_engine.table_services.clean import clean as clean_table
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit, request_commit, start_commit
 from hudi_engine.write.handles import append_handle
 from hudi_engine.write.inflight import InflightInstant
@@ -119,7 +120,8 @@ def test_committing_a_lost_instant_fails_and_the_abort_removes_what_it_wrote(tmp
     monkeypatch.undo()
     assert t.files_of(inflight.timestamp)
     with pytest.raises(InstantLostError, match=f"instant {inflight.timestamp} was rolled back by rollback"):
-        complete_commit(TableLocation.at(t.storage, t.base), inflight, stats, "UPSERT", t.ctx(inflight).schema)
+        complete_commit(TableLocation.at(t.storage, t.base), inflight, stats, "UPSERT", t.ctx(inflight).schema,
+                        layout=layout_at(TableLocation.at(t.storage, t.base)))
     with pytest.raises(InstantLostError) as e:
         InflightInstant(TableLocation.at(t.storage, t.base), inflight.timestamp).abort(inflight, lock_expiry_ms=1234)
     message = str(e.value)
@@ -153,7 +155,8 @@ def test_a_rollback_gives_up_when_its_instant_completes_meanwhile(tmp_path, monk
 
     def plan_then_old_writer_commits(*args, **kwargs):
         requests = real_plan(*args, **kwargs)
-        complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "UPSERT", t.ctx(inflight).schema)
+        complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "UPSERT", t.ctx(inflight).schema,
+                        layout=layout_at(TableLocation.at(t.storage, t.base)))
         return requests
 
     monkeypatch.setattr(rollback_module, "_plan_pending", plan_then_old_writer_commits)
