@@ -1,6 +1,7 @@
 """`HudiTable`: the public read API over one Hudi table (snapshot, time travel, incremental, read-optimized)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 from collections import deque
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from hudi_engine.cdc_query import ChangePlan
-    from hudi_engine.config.write_config import WriteConfig
+    from hudi_engine.config.write_config import LockConfig, WriteConfig
     from hudi_engine.table_services.archival import ArchivalResult
     from hudi_engine.table_services.clean import CleanResult
     from hudi_engine.table_services.compaction import CompactionResult, Executor
@@ -135,7 +136,9 @@ class HudiTable:
         from hudi_engine.table_services.runner import compact_now
 
         self._check_writable("compact")
-        done = compact_now(self.location, _config(options), executor)
+        config = _config(options)
+        with self._service_lock(config.lock) as timeline:
+            done = compact_now(self.location, config, executor, table=self.config, timeline=timeline)
         return done[-1] if done else None
 
     def clean(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "CleanResult | None":
@@ -144,7 +147,8 @@ class HudiTable:
 
         self._check_writable("clean")
         config = _config(options)
-        return clean(self.location, config.clean, config.lock)
+        with self._service_lock(config.lock) as timeline:
+            return clean(self.location, config.clean, config.lock, table=self.config, timeline=timeline)
 
     def archive(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "ArchivalResult | None":
         """Move old instants off the active timeline into `.hoodie/archived/` (table version 6) or the LSM timeline
@@ -154,21 +158,20 @@ class HudiTable:
 
         self._check_writable("archive")
         config = _config(options)
-        return archive(self.location, config.archival,
-                       max_delta_commits=config.compaction.max_delta_commits, lock=config.lock)
+        with self._service_lock(config.lock) as timeline:
+            return archive(self.location, config.archival, max_delta_commits=config.compaction.max_delta_commits,
+                           lock=config.lock, table=self.config, timeline=timeline)
 
     def rollback(self, instant: str | None = None, *, use_command_blocks: bool = False,
                  options: "Mapping[str, Any] | WriteConfig | None" = None) -> "RollbackResult":
         """Roll back a write: `instant` None is the latest completed commit (as Hudi's CLI `commit rollback`);
         a pending instant is rolled back as a failed write; any other completed one is refused (newer data may
         depend on it). Data files are deleted or neutralised by command blocks, and a rollback instant recorded."""
-        from hudi_engine.table_services import service_lock
         from hudi_engine.table_services.clean import check_rollback_keeps_previous_versions
         from hudi_engine.write.rollback import rollback_completed, rollback_instant
 
         self._check_writable("roll back")
-        with service_lock(self.location, _config(options).lock):
-            timeline = Timeline.load(self.location)
+        with self._service_lock(_config(options).lock) as timeline:
             pending = [i for i in timeline.instants_at(instant) if not i.is_completed] if instant else []
             if pending:
                 return rollback_instant(self.location, pending[0],
@@ -189,6 +192,19 @@ class HudiTable:
         result = write_table(data, self.storage_uri, options, parallelism=parallelism, loaded=self)
         self.timeline = result.timeline if result.timeline is not None else self.timeline.reload()
         return result
+
+    @contextlib.contextmanager
+    def _service_lock(self, lock: "LockConfig") -> Iterator[Timeline]:
+        """The table lock for a service this table runs, taken with its config and timeline (the lock's writability
+        check reads nothing); yields the timeline listed again under it (another writer may have changed it since),
+        checked too, which the service plans from."""
+        from hudi_engine.table_features import check_writable
+        from hudi_engine.table_services import service_lock
+
+        with service_lock(self.location, lock, table=self.config, timeline=self.timeline):
+            timeline = self.timeline.reload()
+            check_writable(self.location, self.config, timeline, action="write to it or run a table service on it")
+            yield timeline
 
     def _check_writable(self, action: str) -> None:
         """Refuse a table property or state this engine does not honour (table_features), before the service starts;

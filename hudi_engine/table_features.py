@@ -451,7 +451,7 @@ def state_problems(timeline: Timeline) -> list[str]:
             for f in row.find(timeline)]
 
 
-def check_writable(location: TableLocation, table: TableConfig, timeline: Timeline | None = None,
+def check_writable(location: TableLocation, table: TableConfig, timeline: Timeline,
                    *, action: str = "write") -> None:
     """Refuse (UnsupportedTableFeatureError, before any file is written) a table one of whose properties or
     timeline/storage states this engine does not honour; `action` names what was refused ("write", "compact", ...).
@@ -459,8 +459,7 @@ def check_writable(location: TableLocation, table: TableConfig, timeline: Timeli
     base_path = location.base_path
     table.require_writable()
     problems = property_problems(table)
-    problems += state_problems(timeline if timeline is not None else
-                               Timeline.load(location))
+    problems += state_problems(timeline)
     if problems:
         raise UnsupportedTableFeatureError(
             f"table {base_path}: cannot {action}, this engine does not honour: " + " | ".join(problems)

@@ -21,7 +21,7 @@ from hudi_engine.table_services import runner
 from hudi_engine.table_services.compaction import Executor
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write.local_writer import write_files
-from hudi_engine.write.write_client import Transaction, WriteClient
+from hudi_engine.write.write_client import Transaction, WriteClient, table_for_write
 from hudi_engine.write.write_result import WriteResult
 
 WriteFiles = Callable[[WriteClient, Transaction], list[WriteStat]]
@@ -60,6 +60,7 @@ def write_table(table: pa.Table, path: str, options: Mapping[str, Any] | WriteCo
         raise ConfigError(f"table {path}: catalog sync options ({', '.join(config.sync.tools)}) are honoured by "
                           "hudi_engine.spark.write / write_small; write_table does not sync. Remove them here, or "
                           "sync afterwards (hudi_engine.spark.catalog_sync.sync_catalogs)")
-    return run_write(WriteClient.open(path, config, table.schema, table=loaded),
+    # The door of a write by path: the table is loaded here, once, unless the caller holds it.
+    return run_write(WriteClient.open(loaded if loaded is not None else table_for_write(path), config, table.schema),
                      lambda client, txn: write_files(client, txn, table, parallelism=parallelism,
                                                      batch_rows=batch_rows))

@@ -160,6 +160,7 @@ def _assert_everything_refused(path: Path, names: list[str], error: type[HudiErr
     before, snapshot = _tree(path), _rs_state(path)
     updates, _ = _read_updates(path)
     storage, base = Storage.for_uri(str(path))
+    location = TableLocation.at(storage, base)
     attempts = {
         "write": lambda: write(path, updates, {"hoodie.datasource.write.operation": "upsert"}),
         "HudiTable.compact": lambda: HudiTable.load(str(path)).compact(),
@@ -167,8 +168,10 @@ def _assert_everything_refused(path: Path, names: list[str], error: type[HudiErr
         "HudiTable.archive": lambda: HudiTable.load(str(path)).archive(),
         "HudiTable.rollback": lambda: HudiTable.load(str(path)).rollback(),
         "schedule_compaction": lambda: schedule_compaction(TableLocation.at(storage, base)),
-        "clean": lambda: clean(TableLocation.at(storage, base), CleanConfig(commits_retained=1)),
-        "archive": lambda: archive(TableLocation.at(storage, base), ArchivalConfig(min_commits=1, max_commits=2)),
+        "clean": lambda: clean(location, CleanConfig(commits_retained=1), table=TableConfig.load(location),
+                               timeline=Timeline.load(location)),
+        "archive": lambda: archive(location, ArchivalConfig(min_commits=1, max_commits=2),
+                                   table=TableConfig.load(location), timeline=Timeline.load(location)),
         "rollback_completed": lambda: rollback_completed(TableLocation.at(storage, base)),
     }
     for what, attempt in attempts.items():
@@ -435,7 +438,8 @@ def test_check_writable_names_the_action(unzip_table, tmp_path):
     storage, base = Storage.for_uri(str(path))
     with pytest.raises(UnsupportedTableFeatureError, match=r"cannot compact, this engine does not honour: hoodie.table.base.file.format=ORC is not written by this "
                              r"engine \(PARQUET only\); way out: let Java Hudi write this table, or rewrite it"):
-        check_writable(TableLocation.at(storage, base), TableConfig.load(TableLocation.at(storage, base)), action="compact")
+        check_writable(TableLocation.at(storage, base), TableConfig.load(TableLocation.at(storage, base)),
+                       Timeline.load(TableLocation.at(storage, base)), action="compact")
 
 
 def test_payload_type_alone_is_honoured_when_it_names_overwrite_with_latest(unzip_table, tmp_path):
@@ -504,7 +508,8 @@ def test_states_of_other_parts_are_let_through(unzip_table, tmp_path, what):
     OTHER_PARTS[what](path)
     storage, base = Storage.for_uri(str(path))
     for action in ("write", "compact", "clean", "archive", "roll back"):
-        check_writable(TableLocation.at(storage, base), TableConfig.load(TableLocation.at(storage, base)), action=action)
+        check_writable(TableLocation.at(storage, base), TableConfig.load(TableLocation.at(storage, base)),
+                       Timeline.load(TableLocation.at(storage, base)), action=action)
 
 
 @pytest.mark.parametrize("zone_value", [None, "LOCAL", "UTC"])

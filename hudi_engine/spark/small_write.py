@@ -29,7 +29,7 @@ from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.spark.writer import write
 from hudi_engine.table import HudiTable
 from hudi_engine.write.local_writer import write_files
-from hudi_engine.write.write_client import WriteClient
+from hudi_engine.write.write_client import WriteClient, table_for_write
 from hudi_engine.write.write_result import WriteResult
 from hudi_engine.write_pipeline import run_write
 
@@ -86,7 +86,8 @@ def write_on_driver(df: DataFrame, path: str, config: WriteConfig, *, table: Hud
     rows = rows.select(schema.names).cast(schema)
     collected = time.monotonic() - t0
     catalogs = CatalogSync.prepare(spark, path, config)  # sync settings the session cannot honour: refused now
-    result = run_write(WriteClient.open(path, config, schema, table=table),
+    # The door of a write by path: the table is loaded here, once, unless the caller holds it.
+    result = run_write(WriteClient.open(table if table is not None else table_for_write(path), config, schema),
                        lambda client, txn: write_files(client, txn, rows), spark_executor(spark))
     result.timings["collect"] = collected
     catalogs.after_commit(result.instant_time)

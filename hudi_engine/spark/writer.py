@@ -33,7 +33,7 @@ from hudi_engine.spark.sql_keys import auto_key_column
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.table import HudiTable
 from hudi_engine.timeline.commit_metadata import WriteStat
-from hudi_engine.write.write_client import Transaction, WriteClient
+from hudi_engine.write.write_client import Transaction, WriteClient, table_for_write
 from hudi_engine.write.write_result import WriteResult
 from hudi_engine.write_pipeline import run_write
 
@@ -56,7 +56,8 @@ def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig, *,
     catalogs = CatalogSync.prepare(spark, path, config)  # sync settings the session cannot honour: refused now
     # The engine's write pipeline runs the table services and the transaction; Spark supplies the data files (its
     # jobs) and the executor of compaction operations (Spark tasks). The catalogs are synced once the services ran.
-    result = run_write(WriteClient.open(path, config, data_schema, table=table),
+    # The door of a write by path: the table is loaded here, once, unless the caller holds it.
+    result = run_write(WriteClient.open(table if table is not None else table_for_write(path), config, data_schema),
                        lambda client, txn: _files(spark, df, client, txn), spark_executor(spark))
     catalogs.after_commit(result.instant_time)
     return result

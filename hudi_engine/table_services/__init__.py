@@ -26,15 +26,34 @@ _held = threading.local()
 
 @contextmanager
 def service_lock(location: TableLocation, lock: LockConfig | None = None, *,
-                 table: TableConfig | None = None, timeline: Timeline | None = None) -> Iterator[None]:
+                 table: TableConfig, timeline: Timeline) -> Iterator[None]:
     """Hold the table's write lock; a nested call in the same thread for the same table does not lock again.
     `table` and `timeline`: the table as the caller loaded it, for the lock's writability check (not read again)."""
-    if location.base_path.rstrip("/") in getattr(_held, "tables", ()):
+    if _is_held(location):
         yield
         return
     lock = lock or LockConfig()
     with table_lock(location, lock, table=table, timeline=timeline), held_by_caller(location):
         yield
+
+
+@contextmanager
+def service_lock_at(location: TableLocation, lock: LockConfig | None = None) -> Iterator[None]:
+    """`service_lock` for a service called with a location only (`schedule_compaction`, `run_compaction`, ...): the
+    door, where the table is loaded, once, for the lock's writability check, only when the lock is taken here (a
+    nested call reads nothing). A config that does not load (wrong checksum, bad table type) stops the service here:
+    a service must not change files of a table it cannot read the config of."""
+    if _is_held(location):
+        yield
+        return
+    table = TableConfig.load(location)
+    table.require_writable()  # before the timeline is listed
+    with service_lock(location, lock, table=table, timeline=Timeline.load(location)):
+        yield
+
+
+def _is_held(location: TableLocation) -> bool:
+    return location.base_path.rstrip("/") in getattr(_held, "tables", ())
 
 
 @contextmanager

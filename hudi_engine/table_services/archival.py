@@ -412,16 +412,15 @@ def _newest_archived(location: TableLocation, table: TableConfig) -> str | None:
 
 
 def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commits: int = 5,
-            lock: LockConfig | None = None, table: TableConfig | None = None,
-            timeline: Timeline | None = None) -> ArchivalResult | None:
+            lock: LockConfig | None = None, table: TableConfig, timeline: Timeline) -> ArchivalResult | None:
     """Archive what `instants_to_archive` names (under the table lock); None when nothing is due. `table` and
-    `timeline`: the caller's, loaded under the table lock it holds (read here otherwise)."""
+    `timeline`: the caller's, `timeline` listed under the table lock it holds (`HudiTable.archive`, the write's
+    services)."""
     storage = location.storage
-    with service_lock(location, lock, table=table):
-        table = table or TableConfig.load(location)
+    with service_lock(location, lock, table=table, timeline=timeline):
         table.require_writable()
         layout = layout_for(table)
-        if timeline is None or timeline.layout != layout:  # a caller's listing of another folder lists no instants
+        if timeline.layout != layout:  # a caller's listing of another folder lists no instants
             timeline = Timeline.load(location, layout)
         chosen = instants_to_archive(timeline, config, merge_on_read=table.table_type == "MERGE_ON_READ",
                                      max_delta_commits=max_delta_commits)

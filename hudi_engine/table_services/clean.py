@@ -38,7 +38,7 @@ from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.location import TableLocation
 from hudi_engine.table_config import TableConfig
-from hudi_engine.table_services import service_lock
+from hudi_engine.table_services import service_lock, service_lock_at
 from hudi_engine.table_services.compaction import CompactionPlan
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
@@ -114,10 +114,8 @@ def earliest_commit_to_retain(timeline: Timeline, commits_retained: int) -> Inst
     return earliest
 
 
-def plan_clean(location: TableLocation, config: CleanConfig,
-               timeline: Timeline | None = None) -> CleanPlan | None:
-    """The files a clean would delete now; None when there are none."""
-    timeline = timeline if timeline is not None else Timeline.load(location)
+def plan_clean(location: TableLocation, config: CleanConfig, timeline: Timeline) -> CleanPlan | None:
+    """The files a clean of the table as `timeline` lists it would delete; None when there are none."""
     earliest = None
     if config.policy == KEEP_LATEST_COMMITS:
         earliest = earliest_commit_to_retain(timeline, config.commits_retained)
@@ -216,15 +214,13 @@ class CleanResult:
     earliest_commit_to_retain: str = ""
 
 
-def clean(location: TableLocation, config: CleanConfig | None = None,
-          lock: LockConfig | None = None, *, table: TableConfig | None = None,
-          timeline: Timeline | None = None) -> CleanResult | None:
+def clean(location: TableLocation, config: CleanConfig | None = None, lock: LockConfig | None = None, *,
+          table: TableConfig, timeline: Timeline) -> CleanResult | None:
     """Finish interrupted cleans, then clean by `config`'s policy. Returns what the new clean instant deleted, or
     None when there was nothing to delete (no clean instant is written then, as in Hudi). `table` and `timeline`:
-    the caller's, loaded under the table lock it holds (read here otherwise)."""
+    the caller's, `timeline` listed under the table lock it holds (`HudiTable.clean`, the write's services)."""
     config = config or CleanConfig()
-    with service_lock(location, lock, table=table):
-        timeline = timeline if timeline is not None else Timeline.load(location)
+    with service_lock(location, lock, table=table, timeline=timeline):
         if resume_pending_cleans(location, timeline):
             timeline = Timeline.load(location)
         plan = plan_clean(location, config, timeline)
@@ -232,8 +228,7 @@ def clean(location: TableLocation, config: CleanConfig | None = None,
         plan = _with_orphans(plan, orphans, config, timeline)
         result = None
         if plan is not None:
-            instant_time = new_instant_time(after=timeline.latest_time(),
-                                            local=(table or TableConfig.load(location)).local_instant_times)
+            instant_time = new_instant_time(after=timeline.latest_time(), local=table.local_instant_times)
             data = plan.to_bytes()
             requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)
             inflight = timeline.transition_to_inflight(requested, data)
@@ -285,7 +280,7 @@ def _with_orphans(plan: CleanPlan | None, orphans: Mapping[str, list[str]], conf
 def resume_pending_cleans(location: TableLocation, timeline: Timeline) -> list[CleanResult]:
     """Re-execute the plans of cleans that did not complete (deleting is idempotent); `timeline`: the caller's,
     listed under the lock it holds."""
-    with service_lock(location):
+    with service_lock_at(location):
         results = []
         for instant in timeline.filter_by([Action.CLEAN]).pending():
             requested = instant.with_state(State.REQUESTED)

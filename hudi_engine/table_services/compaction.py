@@ -50,7 +50,7 @@ from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema, remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
-from hudi_engine.table_services import service_lock
+from hudi_engine.table_services import service_lock_at
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
 from hudi_engine.timeline.clustering import PendingClustering, is_clustering
@@ -232,7 +232,7 @@ def schedule_compaction(location: TableLocation, *, instant_time: str | None = N
     could not be told apart from the plan's (Hudi requires no pending write before a compaction instant).
     """
     base_path = location.base_path
-    with service_lock(location, lock):
+    with service_lock_at(location, lock):
         config = TableConfig.load(location)
         if config.table_type != "MERGE_ON_READ":
             raise WriteError(f"table {base_path} is {config.table_type}: only MERGE_ON_READ tables are compacted")
@@ -500,7 +500,7 @@ def run_compaction(location: TableLocation, instant_time: str, *, storage_uri: s
     `execute` runs the operations (default: serially in this process). If it fails, what it wrote is deleted and
     the compaction goes back to requested, so the next run (or the next writer) starts it afresh.
     """
-    with service_lock(location, config.lock if config else None):
+    with service_lock_at(location, config.lock if config else None):
         t0 = time.monotonic()
         timeline = Timeline.load(location)
         instant = _pending_compaction(timeline, instant_time)
@@ -567,7 +567,7 @@ def rollback_inflight_compaction(location: TableLocation, instant_time: str) -> 
     Returns the deleted paths.
     """
     storage = location.storage
-    with service_lock(location):
+    with service_lock_at(location):
         timeline = Timeline(location, [], layout=layout_at(location))
         plan = CompactionPlan.load(timeline, instant_time)
         deleted = []

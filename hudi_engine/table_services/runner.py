@@ -38,7 +38,10 @@ def finish_pending(location: TableLocation, config: WriteConfig, execute: Execut
     """
     if not timeline.pending_compactions() and not timeline.filter_by(["clean"]).pending():
         return []  # the common case: no lock needed
-    with service_lock(location, config.lock, table=table):
+    with service_lock(location, config.lock, table=table, timeline=timeline):
+        # The lock checked the write's listing; the one taken under it is checked too (another writer may have
+        # changed the timeline since the write opened).
+        check_writable(location, table, timeline.reload(), action="write to it or run a table service on it")
         done = [r.instant_time for r in compact_pending(location, config, execute)]
         # Listed again under the lock, after the compactions: the cleans pending now are the ones to finish.
         done += [r.instant_time for r in resume_pending_cleans(location, timeline.reload())]
@@ -53,9 +56,11 @@ def compact_pending(location: TableLocation, config: WriteConfig,
 
 
 def compact_now(location: TableLocation, config: WriteConfig, execute: Executor | None = None, *,
-                table: TableConfig | None = None) -> list[CompactionResult]:
-    """Finish pending compactions, then schedule one over every file group with log files and run it."""
-    with service_lock(location, config.lock, table=table):
+                table: TableConfig, timeline: Timeline) -> list[CompactionResult]:
+    """Finish pending compactions, then schedule one over every file group with log files and run it. `table` and
+    `timeline`: the caller's, `timeline` listed under the table lock it holds (`HudiTable.compact`, the write's
+    services)."""
+    with service_lock(location, config.lock, table=table, timeline=timeline):
         done = compact_pending(location, config, execute)
         instant = schedule_compaction(location, lock=config.lock)
         if instant is not None:
@@ -91,7 +96,8 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                 others = [i for i in timeline.write_timeline().pending()
                           if not i.is_pending_compaction and not is_clustering(timeline, i)]
                 if not others and compaction_due(timeline, config.compaction.max_delta_commits):
-                    compacted = [r.instant_time for r in compact_now(location, config, execute, table=table)]
+                    compacted = [r.instant_time for r in compact_now(location, config, execute, table=table,
+                                                                        timeline=timeline)]
                     if compacted:
                         created += compacted
                         timeline = Timeline.load(location)

@@ -33,7 +33,7 @@ from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
 from hudi_engine.timeline.layout import TimelineLayout, TimelineLayoutV2
-from hudi_engine.timeline.timeline import LAYOUT2_FOLDER, layout_at
+from hudi_engine.timeline.timeline import LAYOUT2_FOLDER
 from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.markers import delete_marker_dir, list_markers
 
@@ -196,7 +196,7 @@ def complete_commit(
     *,
     reconcile: bool = True,
     partition_metafile_base_format: bool = False,
-    layout: TimelineLayout | None = None,
+    layout: TimelineLayout,
 ) -> Instant:
     """Commit `instant` (inflight) with the stats of the files its handles wrote. Returns the completed instant.
 
@@ -210,7 +210,7 @@ def complete_commit(
     Before 1 and after 3 the instant must still be ours (`inflight`): InstantLostError if another writer
     rolled it back or is rolling it back.
     A replacecommit carries `partition_to_replace_file_ids` (empty map if None). `layout`: the table's timeline
-    layout (found from storage if None), which names the completed file and encodes the metadata.
+    layout (the caller's: its config or timeline says it), which names the completed file and encodes the metadata.
     """
     _check_operation(operation_type)
     inflight = Instant(instant.timestamp, instant.action, State.INFLIGHT)
@@ -221,7 +221,7 @@ def complete_commit(
     if current is None or current.state is not State.INFLIGHT:
         state = current.state.name if current else "absent"
         raise WriteError(f"cannot complete {inflight}: the instant is {state} on the timeline, expected INFLIGHT")
-    timeline = Timeline(location, [], layout=layout or layout_at(location))  # completing needs the paths only
+    timeline = Timeline(location, [], layout=layout)  # completing needs the paths only
 
     stats = list(write_stats)
     by_partition: dict[str, list[WriteStat]] = {}

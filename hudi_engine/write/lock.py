@@ -97,10 +97,12 @@ class TableLock:
 def acquire(location: TableLocation, config: LockConfig, *, table_name: str | None = None,
             poll_ms: int = 200, table: TableConfig | None = None, timeline: Timeline | None = None) -> TableLock:
     """Take the table lock, waiting up to `config.wait_timeout_ms` (plus, for a lock service that judges expiry by
-    watching, one lease of the holder it saw). The table is checked writable first, from `table` and `timeline`
-    when the caller has them (its handle, loaded once), else from storage."""
+    watching, one lease of the holder it saw). The table is checked writable first, from `table` and `timeline`: the
+    caller's, as it loaded them (nothing is read here); none for a location without a table (yet)."""
     base_path = location.base_path
-    name = _require_writable(location, table, timeline) or table_name
+    if (table is None) != (timeline is None):
+        raise ValueError("acquire: a table's config and its timeline go together (both, or neither for no table)")
+    name = _require_writable(location, table, timeline) if table is not None and timeline is not None else table_name
     provider = lock_provider(location, config, table_name=name)
     now = int(time.time() * 1000)
     holder = LockHolder(owner=new_owner(), acquired_ms=now, renewed_ms=now, expiry_ms=provider.lease_ms)
@@ -126,8 +128,9 @@ def acquire(location: TableLocation, config: LockConfig, *, table_name: str | No
 def table_lock(location: TableLocation, config: LockConfig | None = None, *,
                table_name: str | None = None, poll_ms: int = 200, table: TableConfig | None = None,
                timeline: Timeline | None = None) -> Iterator[TableLock]:
-    """Hold the table lock for the `with` block. Every writer and table service takes it first, so a table this
-    engine only reads (Hudi 1.x) is refused here before anything is written."""
+    """Hold the table lock for the `with` block. Every writer and table service takes it first with the table as it
+    loaded it (`table`, `timeline`), so a table this engine only reads (Hudi 1.x) is refused here before anything is
+    written."""
     lock = acquire(location, config or LockConfig(), table_name=table_name, poll_ms=poll_ms, table=table,
                    timeline=timeline)
     try:
@@ -145,15 +148,8 @@ def _describe_holder(holder: LockHolder | None) -> str:
     return f"it is held by {holder.owner or 'another writer'}{since}"
 
 
-def _require_writable(location: TableLocation, config: TableConfig | None = None,
-                      timeline: Timeline | None = None) -> str | None:
-    """Refuse a table this engine does not write; the table's name (None for a table being created)."""
-    if config is None:
-        if not TableConfig.exists(location):
-            return None  # a table being created
-        # A config that does not load (wrong checksum, bad table type) stops every writer and service here too: a
-        # clean must not delete files of a table it cannot read the config of.
-        config = TableConfig.load(location)
+def _require_writable(location: TableLocation, config: TableConfig, timeline: Timeline) -> str:
+    """Refuse a table this engine does not write; the table's name."""
     # Every writer and table service takes this lock first: refuse a feature we do not honour before any file.
     check_writable(location, config, timeline, action="write to it or run a table service on it")
     return config.name

@@ -217,8 +217,9 @@ def failed_writes(location: TableLocation, config: LockConfig, timeline: Timelin
 
 def _check_writable(table: TableLocation) -> None:
     """A table property or state this engine does not honour stops a rollback before it writes anything."""
-    check_writable(table, TableConfig.load(table),
-                   action="roll back")
+    config = TableConfig.load(table)
+    config.require_writable()  # before the timeline is listed
+    check_writable(table, config, Timeline.load(table), action="roll back")
 
 
 def marked_files(location: TableLocation, instant_time: str) -> dict[str, list[str]]:

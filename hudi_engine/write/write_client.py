@@ -61,6 +61,28 @@ class UntaggedGroups:
     slices: Mapping[str, list[SliceInfo]]
 
 
+@dataclass
+class LoadedTable:
+    """A table as the door of a write by path loads it (`table_for_write`): a `MetaClient`."""
+
+    location: TableLocation
+    config: TableConfig
+    timeline: Timeline
+
+
+def table_for_write(path: str) -> MetaClient | TableLocation:
+    """The door of a write by path (`write_table`, `hudi_engine.spark.write` without a loaded table): the table at
+    `path` loaded once, `hoodie.properties` read (its version checked writable before the timeline is listed in the
+    layout it declares) and the timeline listed; the `TableLocation` alone when no table is there (the write creates
+    it). `WriteClient.open` takes either."""
+    location = TableLocation.of(path)
+    if not TableConfig.exists(location):
+        return location
+    config = TableConfig.load(location)
+    config.require_writable()  # before the timeline is listed in the layout the config declares
+    return LoadedTable(location, config, Timeline.load(location, layout_for(config)))
+
+
 class WriteClient:
     """One write's driver side over one table: the location, `hoodie.properties` and the timeline, loaded once
     (the caller's `MetaClient`, or `open`) and passed down; the timeline is listed again once under the table lock
@@ -92,22 +114,21 @@ class WriteClient:
         return self.location.uri
 
     @staticmethod
-    def open(path: str, config: WriteConfig, data_schema: pa.Schema, *,
-             table: MetaClient | None = None) -> "WriteClient":
+    def open(table: MetaClient | TableLocation, config: WriteConfig, data_schema: pa.Schema) -> "WriteClient":
         """Check the write against the table (or the new table's config) before anything is written. `table`: the
-        caller's table at `path` (a `HudiTable`), loaded for this operation and not read again; without it, this is
-        the door of a write by path: the table is loaded here, once."""
-        location = table.location if table is not None else TableLocation.of(path)
-        base_path = location.base_path
-        timeline = None
-        if table is not None or TableConfig.exists(location):
-            table_config = table.config if table is not None else TableConfig.load(location)
-            table_config.require_writable()  # before the timeline is listed in the layout the config declares
-            timeline = table.timeline if table is not None else Timeline.load(location, layout_for(table_config))
-            check_writable(location, table_config, timeline, action="write")
-            config = config.for_table(table_config, base_path)
+        existing table as the caller loaded it for this operation (a `HudiTable`, or `table_for_write` at a write's
+        door), not read again; a `TableLocation`: where no table is yet, which this write creates."""
+        if isinstance(table, TableLocation):
+            location, timeline = table, None
+            table_config = config.new_table_config(location.base_path)
         else:
-            table_config = config.new_table_config(base_path)
+            location = table.location
+            table_config = table.config
+            table_config.require_writable()
+            timeline = table.timeline
+            check_writable(location, table_config, timeline, action="write")
+            config = config.for_table(table_config, location.base_path)
+        base_path = location.base_path
         config = config.for_keyless(base_path, table_config.populate_meta_fields)  # keys generated: refusals first
         _check_columns(config, data_schema, base_path)
         resolve_update_strategy(config.given.get(K.CLUSTERING_UPDATES_STRATEGY.key, ""), base_path)
@@ -425,7 +446,8 @@ class Transaction:
             self.release_lock()
         # hoodie.properties is read again (another writer may have changed it meanwhile); the timeline state is
         # checked on the listing the commit takes under this lock.
-        self.lock = acquire(c.location, c.config.lock, table_name=c.table_config.name, timeline=c.timeline)
+        self.lock = acquire(c.location, c.config.lock, table_name=c.table_config.name,
+                            table=TableConfig.load(c.location), timeline=c.timeline)
         return self.lock
 
     def commit(self, stats: list[WriteStat], partitions: list[str] | None = None) -> WriteResult:

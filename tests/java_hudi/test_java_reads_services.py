@@ -30,7 +30,7 @@ from hudi_engine.timeline import read_avro_metadata
 from hudi_engine.timeline.history import TimelineHistory
 from hudi_engine.timeline.instant import Instant
 from hudi_engine.write import local_writer
-from hudi_engine.write.write_client import Transaction, WriteClient
+from hudi_engine.write.write_client import Transaction, WriteClient, table_for_write
 from hudi_engine.write_pipeline import write_table
 from java_hudi.checks import java_consistency_checks
 from java_hudi.client import JavaHudi, JavaHudiError
@@ -101,7 +101,8 @@ class Written:
     def crash(self, ids: str, ts: int, monkeypatch: pytest.MonkeyPatch) -> str:
         """A write that dies after writing its data files: its instant stays inflight, its heartbeat gone."""
         rows = self.batch(ids, ts)
-        client = WriteClient.open(str(self.path), WriteConfig.from_options(self.options, str(self.path)), rows.schema)
+        client = WriteClient.open(table_for_write(str(self.path)),
+                                  WriteConfig.from_options(self.options, str(self.path)), rows.schema)
         with monkeypatch.context() as m:
             m.setattr(Transaction, "abort", lambda txn: None)  # the process died: nobody rolls back
             with pytest.raises(RuntimeError, match="writer killed"), client.transaction() as txn:

@@ -13,7 +13,7 @@ from oracle import rs_snapshot
 from hudi_engine import HudiTable
 from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.spark import one_pass, write
-from hudi_engine.write.write_client import WriteClient
+from hudi_engine.write.write_client import WriteClient, table_for_write
 
 pytestmark = pytest.mark.spark
 
@@ -121,7 +121,8 @@ def test_new_keys_fill_the_smallest_small_file_and_go_on_to_a_new_file_group_pas
     write(frame(spark, range(200), 1, days=1), str(path),
           opts("COPY_ON_WRITE", "bulk_insert", **sizing, **{"hoodie.bulkinsert.shuffle.parallelism": "1"}))  # one file
     (base,) = [s.base_file for s in HudiTable.load(str(path)).file_slices()]
-    client = WriteClient.open(str(path), WriteConfig.from_options(opts("COPY_ON_WRITE", "upsert", **sizing)),
+    client = WriteClient.open(table_for_write(str(path)),
+                              WriteConfig.from_options(opts("COPY_ON_WRITE", "upsert", **sizing)),
                               frame(spark, [0], 1).toArrow().schema)
     room = (100000 - base.size) // client.average_record_size()
     inserts = room + 40

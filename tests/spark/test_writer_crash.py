@@ -101,6 +101,7 @@ from hudi_engine import HudiTable
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline.layout import layout_for
 from hudi_engine.write.commit import complete_commit, start_commit
 from hudi_engine.write.handles import WriteContext, append_handle, create_handle
 
@@ -124,7 +125,7 @@ if config.table_type == "MERGE_ON_READ":
     stat = append_handle(ctx, "p0", group.file_id, group.base_instant, rows)
 else:
     stat = create_handle(ctx, "p9", rows.set_column(3, "dt", pa.array(["p9"])))
-complete_commit(TableLocation.at(storage, base), inflight, [stat], "UPSERT", ctx.schema)
+complete_commit(TableLocation.at(storage, base), inflight, [stat], "UPSERT", ctx.schema, layout=layout_for(config))
 '''
 _KILL_AT = {
     "requested instant": r"^\d+\.(commit|deltacommit)\.requested$",

@@ -28,7 +28,7 @@ from hudi_engine.config.write_config import CleanConfig
 from hudi_engine.errors import HudiError
 from hudi_engine.location import TableLocation
 from hudi_engine.table_config import TableConfig
-from hudi_engine.table_services.archival import archive
+from hudi_engine.table_services.archival import ArchivalResult, archive
 from hudi_engine.table_services.clean import METADATA_KIND, CleanPlan, earliest_commit_to_retain, plan_clean
 from hudi_engine.timeline import Timeline, datetime_to_instant, instant_to_datetime, write_avro_metadata
 from hudi_engine.timeline.avro_models import embedded_schema, read_avro_metadata
@@ -114,6 +114,12 @@ def _copy(unzip_table, tmp_path: Path) -> Path:
     return path
 
 
+def archive_now(writer: V9Timeline, max_delta_commits: int = 5) -> ArchivalResult | None:
+    """`archive` of the table as it is now (its config and timeline loaded here)."""
+    return archive(writer.location, CONFIG, max_delta_commits=max_delta_commits,
+                   table=TableConfig.load(writer.location), timeline=writer.timeline())
+
+
 def _model_manifest(l0_files: list[str], batch: int) -> list[str]:
     """The manifest Hudi's LSMTimelineWriter leaves after these layer-0 files, each followed by compactAndClean."""
     files: list[str] = []
@@ -141,7 +147,7 @@ def test_200_commits_keep_the_timeline_bounded_and_the_history_complete(unzip_ta
         created.append(writer.commit())
         if n % 5 == 4 and (clean := writer.clean()) is not None:
             created.append(clean)
-        result = archive(writer.location, CONFIG)  # what the write pipeline runs after each commit
+        result = archive_now(writer)  # what the write pipeline runs after each commit
         if result is not None:
             runs.append(result)
         counts.append(len([p for p in writer.folder.iterdir() if p.is_file()]))
@@ -195,7 +201,7 @@ def test_a_merge_on_read_table_keeps_the_delta_commits_a_compaction_counts(unzip
     active = []
     for _ in range(60):
         writer.commit(Action.DELTA_COMMIT)
-        archive(writer.location, CONFIG, max_delta_commits=7)
+        archive_now(writer, max_delta_commits=7)
         active.append(len(writer.timeline().completed_commits()))
     # No compaction ran: the 7 delta commits the next one would count stay, above hoodie.keep.min.commits (5).
     assert min(active[10:]) == 7 and max(active) == CONFIG.max_commits, active
@@ -215,7 +221,7 @@ def test_time_travel_before_the_active_timeline_is_refused_and_a_range_from_ther
         writer.commit()
         if n % 5 == 4:
             writer.clean()
-        archive(writer.location, CONFIG)
+        archive_now(writer)
     table = HudiTable.load(str(path))
     commits = table.timeline.completed_commits()
     first, last = commits.first(), commits.last()
@@ -271,7 +277,7 @@ def test_a_crash_between_the_history_and_the_deletes_leaves_a_readable_table(unz
 
     monkeypatch.setattr(Storage, "delete", crash_after_two)
     with pytest.raises(OSError, match="killed"):
-        archive(writer.location, CONFIG)
+        archive_now(writer)
     monkeypatch.setattr(Storage, "delete", real_delete)
     # The history holds the run's instants; the active timeline lost two pending files only: every instant is
     # still completed there, and both readers read the table.
@@ -280,7 +286,7 @@ def test_a_crash_between_the_history_and_the_deletes_leaves_a_readable_table(unz
     assert all(not p.endswith((".commit", ".clean", ".replacecommit")) for p in calls[:2])
     assert_same_rows(HudiTable.load(str(path)).read_snapshot(), rs_snapshot(path), "after the crash")
     # The next run archives them again; the history reads each once.
-    result = archive(writer.location, CONFIG)
+    result = archive_now(writer)
     assert result is not None
     instants = history.instants()
     assert len(instants) == len({(i.timestamp, i.action) for i in instants})

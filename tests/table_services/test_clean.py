@@ -14,12 +14,14 @@ from hudi_engine.config import CleanConfig
 from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
 from hudi_engine.location import TableLocation
+from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services.clean import CleanPlan, plan_clean
 from hudi_engine.table_services.clean import clean as clean_table
 from hudi_engine.table_services.compaction import CompactionPlan, run_compaction, schedule_compaction
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import embedded_schema, read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit, start_commit
 from hudi_engine.write.handles import WriteContext, create_handle
 
@@ -33,7 +35,9 @@ def _clean_config(options: dict) -> CleanConfig:
 
 def clean(storage, base, options: dict) -> str | None:
     """Clean with Hudi's option keys; the clean instant or None."""
-    result = clean_table(TableLocation.at(storage, base), _clean_config(options))
+    location = TableLocation.at(storage, base)
+    result = clean_table(location, _clean_config(options), table=TableConfig.load(location),
+                         timeline=Timeline.load(location))
     return result.instant_time if result is not None else None
 
 
@@ -66,7 +70,7 @@ def test_keep_latest_commits_keeps_what_retained_instants_read(tmp_path):
     t, instants = cow_with_history(tmp_path)
     before = all_data_files(t)
     config = _clean_config({**COMMITS, "hoodie.cleaner.commits.retained": "3"})
-    plan = plan_clean(TableLocation.at(t.storage, t.base), config)
+    plan = plan_clean(TableLocation.at(t.storage, t.base), config, Timeline.load(TableLocation.at(t.storage, t.base)))
     earliest = instants[4]  # the 3rd latest of 7 commits
     assert plan.earliest_instant_to_retain == Instant(earliest, Action.COMMIT) and plan.last_completed_commit == instants[-1]
     ts = clean(t.storage, t.base, {**COMMITS, "hoodie.cleaner.commits.retained": "3"})
@@ -191,7 +195,8 @@ def overwrite(t: Table, partition: str, rows: list[dict]) -> str:
     ctx = WriteContext.create(TableLocation.at(t.storage, t.base), t.config, inflight.timestamp, SCHEMA)
     stat = create_handle(ctx, partition, pa.Table.from_pylist(rows, SCHEMA))
     complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "INSERT_OVERWRITE", ctx.schema,
-                    partition_to_replace_file_ids={partition: replaced})
+                    partition_to_replace_file_ids={partition: replaced},
+                    layout=layout_at(TableLocation.at(t.storage, t.base)))
     for k in [k for k, r in t.model.items() if r["part"] == partition]:
         del t.model[k]
     t.model.update({r["id"]: r for r in rows})
@@ -223,7 +228,7 @@ def test_replaced_file_groups_go_once_the_replace_is_outside_retention(tmp_path,
 def test_an_interrupted_clean_is_finished_by_the_next_one(tmp_path):
     t, instants = cow_with_history(tmp_path, commits=5)
     config = CleanConfig(commits_retained=2)
-    plan = plan_clean(TableLocation.at(t.storage, t.base), config)
+    plan = plan_clean(TableLocation.at(t.storage, t.base), config, Timeline.load(TableLocation.at(t.storage, t.base)))
     paths = [p for ps in plan.files.values() for p in ps]
     timeline = Timeline.load(TableLocation.at(t.storage, t.base))
     ts = "20991231000000000"
@@ -233,7 +238,9 @@ def test_an_interrupted_clean_is_finished_by_the_next_one(tmp_path):
         t.storage.delete(p)
     assert inflight.is_inflight
     t.check("mid-clean", since=instants[-2])  # readers see the same rows
-    result = clean_table(TableLocation.at(t.storage, t.base), _clean_config({"hoodie.cleaner.commits.retained": "2"}))
+    location = TableLocation.at(t.storage, t.base)
+    result = clean_table(location, _clean_config({"hoodie.cleaner.commits.retained": "2"}),
+                         table=TableConfig.load(location), timeline=Timeline.load(location))
     assert result is None  # the interrupted clean was finished; nothing else to clean
     done = read_avro_metadata((t.path / ".hoodie" / f"{ts}.clean").read_bytes())
     assert done["totalFilesDeleted"] == len(paths)  # files already gone count as deleted

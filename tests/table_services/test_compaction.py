@@ -31,6 +31,7 @@ from hudi_engine.table_services.compaction import (
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import embedded_schema, read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit, create_table, start_commit
 from hudi_engine.write.handles import WriteContext, append_handle, create_handle, log_base_instant, merge_handle
 from hudi_engine.write.markers import list_markers
@@ -99,7 +100,8 @@ class Table:
                 stats.append(merge_handle(ctx, s.partition_path, fid, s.base_file.path,
                                           records if records is not None else schema.empty_table(),
                                           deletes=dels or None))
-        complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, "UPSERT", ctx.schema)
+        complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, "UPSERT", ctx.schema,
+                        layout=layout_at(TableLocation.at(self.storage, self.base)))
         for r in rows:
             self.model[r["id"]] = {c: r.get(c) for c in DATA_COLS}
         for k in deletes:
@@ -329,7 +331,8 @@ def test_log_only_slices_are_compacted_into_a_base_file(tmp_path):
     ctx = WriteContext.create(TableLocation.at(t.storage, t.base), t.config, inflight.timestamp, SCHEMA)
     stat = append_handle(ctx, "p1", "0e0e0e0e-0000-4000-8000-000000000000-0", first,
                          pa.Table.from_pylist([row(1, 2), row(4, 2)], SCHEMA))
-    complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "UPSERT", ctx.schema)
+    complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "UPSERT", ctx.schema,
+                    layout=layout_at(TableLocation.at(t.storage, t.base)))
     c = schedule_compaction(TableLocation.at(t.storage, t.base)).timestamp
     (s,) = run_compaction(TableLocation.at(t.storage, t.base), c).stats
     assert s.prev_commit == first and s.num_inserts == 2
@@ -445,6 +448,8 @@ def test_compacting_and_cleaning_tables_written_by_hudi(unzip_table, tmp_path, n
     assert_same_rows(HudiTable.load(str(path)).read_snapshot(), after, f"{name}: ours after compaction")
     for ts, view in old_views.items():
         assert_same_rows(rs_snapshot(path, as_of=ts), view, f"{name}: as of {ts}")
-    assert clean(TableLocation.at(storage, base), CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1)) is not None
+    location = TableLocation.at(storage, base)
+    assert clean(location, CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1),
+                 table=TableConfig.load(location), timeline=Timeline.load(location)) is not None
     assert_same_rows(rs_snapshot(path), after, f"{name}: cleaned")
     assert not [p for p in path.rglob("*.log.*") if "__MACOSX" not in p.parts]  # the compacted logs are gone

@@ -36,6 +36,7 @@ from hudi_engine.config.write_config import (
 from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services.archival import instants_to_archive
 from hudi_engine.table_services.clean import clean, plan_clean
 from hudi_engine.table_services.compaction import CompactionPlan, run_compaction, schedule_compaction
@@ -74,12 +75,13 @@ def test_cleaning_keeps_every_slice_of_a_file_group_under_pending_clustering(unz
     update(path, [2], "y")
     config = CleanConfig(policy=policy, commits_retained=1, file_versions_retained=1)
     g10, g20 = group_of(path, "10"), group_of(path, "20")
-    without = plan_clean(TableLocation.at(storage, base), config)
+    without = plan_clean(TableLocation.at(storage, base), config, Timeline.load(TableLocation.at(storage, base)))
     assert without is not None and any(g10 in p for p in without.files.get("10", ()))  # the control
     ts = schedule_clustering(path, [("10", g10)])
-    plan = plan_clean(TableLocation.at(storage, base), config)
+    plan = plan_clean(TableLocation.at(storage, base), config, Timeline.load(TableLocation.at(storage, base)))
     assert plan is not None and "10" not in plan.files and any(g20 in p for p in plan.files["20"])
-    result = clean(TableLocation.at(storage, base), config)
+    location = TableLocation.at(storage, base)
+    result = clean(location, config, table=TableConfig.load(location), timeline=Timeline.load(location))
     assert result is not None
     # Every slice the plan reads is still there: the clustering runs and reads them.
     assert execute_clustering(path, ts) == {"10": [g10]}
@@ -150,7 +152,8 @@ def test_a_version_9_pending_clustering_is_left_alone_by_compaction_cleaning_and
     assert instant is not None
     assert [op.group for op in CompactionPlan.load(Timeline.load(location), instant.timestamp).operations] == [("y", gy)]
     run_compaction(location, instant.timestamp)
-    plan = plan_clean(location, CleanConfig(policy=KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1))
+    plan = plan_clean(location, CleanConfig(policy=KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1),
+                      Timeline.load(location))
     assert plan is None or "x" not in plan.files
     failed = Timeline.load(location).create_requested(Instant(f"{int(ts) + 1}", Action.DELTA_COMMIT, State.REQUESTED))
     rolled_back = rollback_failed_writes(location, LockConfig(heartbeat_interval_ms=10))

@@ -16,7 +16,7 @@ from hudi_engine.errors import HudiError
 from hudi_engine.location import TableLocation
 from hudi_engine.timeline.history import TimelineHistory
 from hudi_engine.write import local_writer
-from hudi_engine.write.write_client import WriteClient
+from hudi_engine.write.write_client import WriteClient, table_for_write
 from hudi_engine.write_pipeline import write_table
 
 KEY = "_hoodie_record_key"
@@ -102,7 +102,7 @@ def test_a_failed_delta_commit_is_rolled_back_by_deleting_its_log_files(tmp_path
     options = _new_table(path)
     before = sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file() and ".hoodie" not in p.parts)
     rows = pa.table({"id": ["a", "c"], "p": ["x", "y"], "ts": [5, 5], "v": [5.0, 5.0]})
-    client = WriteClient.open(str(path), WriteConfig.from_options(options, str(path)), rows.schema)
+    client = WriteClient.open(table_for_write(str(path)), WriteConfig.from_options(options, str(path)), rows.schema)
     with pytest.raises(RuntimeError, match="task failed"):
         with client.transaction() as txn:
             stats = local_writer.write_files(client, txn, rows)

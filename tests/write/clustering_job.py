@@ -25,6 +25,7 @@ from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema
 from hudi_engine.timeline import Action, Instant, State, new_instant_time, write_avro_metadata
 from hudi_engine.timeline.clustering import CLUSTER, ClusteringPlan, ClusteringSlice
+from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit
 from hudi_engine.write.handles import WriteContext, create_handle
 
@@ -89,7 +90,8 @@ def execute_clustering(path: Path | str, instant_time: str) -> dict[str, list[st
             rows = pa.concat_tables(tables)
             rows = rows.select(["_hoodie_record_key", *data_schema.names])
             stats.append(create_handle(write_ctx, partition, rows))
-    complete_commit(TableLocation.at(t.storage, t.base_path), inflight, stats, CLUSTER, avro, partition_to_replace_file_ids=replaced)
+    complete_commit(TableLocation.at(t.storage, t.base_path), inflight, stats, CLUSTER, avro,
+                    partition_to_replace_file_ids=replaced, layout=layout_at(TableLocation.at(t.storage, t.base_path)))
     return replaced
 
 

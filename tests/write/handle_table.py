@@ -14,6 +14,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.timeline.instant import Instant
+from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit, create_table, start_commit
 from hudi_engine.write.handles import WriteContext, create_handle
 
@@ -41,7 +42,8 @@ class HandleTable:
         """A completed insert: a new file group per partition of `rows`."""
         inflight = start_commit(TableLocation.at(self.storage, self.base), self.config, "INSERT")
         stats = [self.write(inflight, rows, p) for p in pc.unique(rows["part"]).to_pylist()]
-        return complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, "INSERT", self.ctx(inflight).schema)
+        return complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, "INSERT",
+                               self.ctx(inflight).schema, layout=layout_at(TableLocation.at(self.storage, self.base)))
 
     def snapshot(self) -> pa.Table:
         """The snapshot, equal to hudi-rs's, sorted by record key."""

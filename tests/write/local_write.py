@@ -8,7 +8,7 @@ import pyarrow as pa
 from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write import local_writer
-from hudi_engine.write.write_client import Transaction, WriteClient
+from hudi_engine.write.write_client import Transaction, WriteClient, table_for_write
 from hudi_engine.write.write_result import WriteResult
 from hudi_engine.write_pipeline import run_write
 
@@ -17,7 +17,7 @@ def write(path: Path | str, table: pa.Table, options: dict, *, parallelism: int 
           table_services: bool = False) -> WriteResult:
     """One write; with `table_services`, also what runs around a commit (pending services before, inline
     compaction, the LAZY rollback of failed writes, cleaning and archival after), as `spark.writer.write` does."""
-    client = WriteClient.open(str(path), WriteConfig.from_options(options, str(path)), table.schema)
+    client = WriteClient.open(table_for_write(str(path)), WriteConfig.from_options(options, str(path)), table.schema)
     if table_services:
         return run_write(client, lambda c, txn: write_files(c, txn, table, parallelism=parallelism, chunk=chunk))
     with client.transaction() as txn:

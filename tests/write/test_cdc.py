@@ -34,7 +34,7 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import CommitMetadata
 from hudi_engine.write.commit import create_table
 from hudi_engine.write.rollback import rollback_completed
-from hudi_engine.write.write_client import WriteClient
+from hudi_engine.write.write_client import WriteClient, table_for_write
 
 MODES = ["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
 KEY = "_hoodie_record_key"
@@ -313,7 +313,7 @@ def test_a_failed_write_leaves_no_cdc_file(tmp_path):
     path = tmp_path / "t"
     write(path, ROWS, options())
     before = sorted(p.relative_to(path) for p in path.rglob("*") if ".hoodie" not in p.parts)
-    client = WriteClient.open(str(path), WriteConfig.from_options(options()), ROWS.schema)
+    client = WriteClient.open(table_for_write(str(path)), WriteConfig.from_options(options()), ROWS.schema)
     with pytest.raises(RuntimeError, match="task failed"):
         with client.transaction() as txn:
             write_files(client, txn, rows([1], ["a"], 2, ["X"]))
@@ -345,7 +345,9 @@ def test_cleaning_deletes_cdc_files_with_their_slice(tmp_path):
     ups = [write(path, rows([1], ["a"], 2 + i, [f"v{i}"]), options()) for i in range(3)]
     assert len(cdc_files(path)) == 3
     storage, base = Storage.for_uri(str(path))
-    clean(TableLocation.at(storage, base), CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1))
+    location = TableLocation.at(storage, base)
+    clean(location, CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1),
+          table=TableConfig.load(location), timeline=Timeline.load(location))
     [kept] = cdc_files(path)
     assert CDC_NAME.match(kept.name)["instant"] == ups[-1].instant_time  # type: ignore[index]
     expect_snapshot(path, ROWS.set_column(3, "v", pa.array(["v2", "y", "z", "w"])).set_column(

@@ -16,6 +16,7 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata
 from hudi_engine.timeline.commit_metadata import CommitMetadata
 from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import (
     commit_action,
     complete_commit,
@@ -128,7 +129,7 @@ def test_complete_commit_writes_partition_metadata_commit_json_and_drops_markers
     ctx, s1 = _write(storage, base, config, inflight, "2024/01", DATA.slice(0, 1))
     _, s2 = _write(storage, base, config, inflight, "2025/01", DATA.slice(2, 1))
     completed = complete_commit(TableLocation.at(storage, base), inflight, [s1, s2], "INSERT", ctx.schema_with_meta,
-                                extra_metadata={"k": "v"})
+                                extra_metadata={"k": "v"}, layout=layout_at(TableLocation.at(storage, base)))
     assert completed == Instant(inflight.timestamp, Action.COMMIT, State.COMPLETED)
     for part in ("2024/01", "2025/01"):
         md = parse_partition_metadata((tmp_path / "t" / part / ".hoodie_partition_metadata").read_bytes())
@@ -144,7 +145,8 @@ def test_complete_commit_writes_partition_metadata_commit_json_and_drops_markers
     assert schema["name"] == "events_record" and meta.extra_metadata["k"] == "v"
     assert not storage.exists(marker_dir(TableLocation.at(storage, base), inflight.timestamp))
     with pytest.raises(WriteError, match="COMPLETED on the timeline"):
-        complete_commit(TableLocation.at(storage, base), inflight, [s1], "INSERT", ctx.schema)
+        complete_commit(TableLocation.at(storage, base), inflight, [s1], "INSERT", ctx.schema,
+                        layout=layout_at(TableLocation.at(storage, base)))
 
 
 def test_complete_commit_of_a_non_partitioned_table_writes_depth_zero(tmp_path):
@@ -152,7 +154,8 @@ def test_complete_commit_of_a_non_partitioned_table_writes_depth_zero(tmp_path):
     inflight = start_commit(TableLocation.at(storage, base), config, "INSERT")
     ctx, stat = _write(storage, base, config, inflight, "", DATA)
     assert stat.path == stat.path.split("/")[-1]
-    complete_commit(TableLocation.at(storage, base), inflight, [stat], "INSERT", ctx.schema)
+    complete_commit(TableLocation.at(storage, base), inflight, [stat], "INSERT", ctx.schema,
+                    layout=layout_at(TableLocation.at(storage, base)))
     md = parse_partition_metadata((tmp_path / "t" / ".hoodie_partition_metadata").read_bytes())
     assert md["partitionDepth"] == 0
     assert list(Timeline.load(TableLocation.at(storage, base)).commit_metadata(Timeline.load(TableLocation.at(storage, base)).last()).partition_to_write_stats) == [""]
@@ -165,7 +168,8 @@ def test_complete_commit_reconciles_against_markers(tmp_path):
     # A failed task attempt: marker and file, but no stat reaches the driver.
     _, lost = _write(storage, base, config, inflight, "2024/02", DATA.slice(1, 1))
     assert (tmp_path / "t" / lost.path).exists()
-    complete_commit(TableLocation.at(storage, base), inflight, [kept], "INSERT", ctx.schema)
+    complete_commit(TableLocation.at(storage, base), inflight, [kept], "INSERT", ctx.schema,
+                    layout=layout_at(TableLocation.at(storage, base)))
     assert not (tmp_path / "t" / lost.path).exists()
     assert (tmp_path / "t" / kept.path).exists()
 
@@ -177,13 +181,15 @@ def test_complete_commit_refuses_unmarked_or_missing_files_and_non_inflight_inst
     for m in list_markers(TableLocation.at(storage, base), inflight.timestamp):
         storage.delete(Storage.join(marker_dir(TableLocation.at(storage, base), inflight.timestamp), m.relative_path))
     with pytest.raises(WriteError, match="without a marker"):
-        complete_commit(TableLocation.at(storage, base), inflight, [stat], "INSERT", ctx.schema)
+        complete_commit(TableLocation.at(storage, base), inflight, [stat], "INSERT", ctx.schema,
+                        layout=layout_at(TableLocation.at(storage, base)))
     with pytest.raises(InstantLostError, match="20000101000000000 is not on the timeline \\(no rollback"):
         complete_commit(TableLocation.at(storage, base), Instant("20000101000000000", Action.COMMIT, State.INFLIGHT), [], "INSERT",
-                        ctx.schema)
+                        ctx.schema, layout=layout_at(TableLocation.at(storage, base)))
     requested = request_commit(TableLocation.at(storage, base), config, "INSERT")
     with pytest.raises(WriteError, match="REQUESTED on the timeline"):
-        complete_commit(TableLocation.at(storage, base), requested, [], "INSERT", ctx.schema)
+        complete_commit(TableLocation.at(storage, base), requested, [], "INSERT", ctx.schema,
+                        layout=layout_at(TableLocation.at(storage, base)))
 
 
 def test_replacecommit_carries_replaced_file_groups(tmp_path):
@@ -191,17 +197,20 @@ def test_replacecommit_carries_replaced_file_groups(tmp_path):
     first = start_commit(TableLocation.at(storage, base), config, "INSERT")
     ctx, a = _write(storage, base, config, first, "2024/01", DATA.slice(0, 1))
     _, b = _write(storage, base, config, first, "2025/01", DATA.slice(2, 1))
-    complete_commit(TableLocation.at(storage, base), first, [a, b], "INSERT", ctx.schema)
+    complete_commit(TableLocation.at(storage, base), first, [a, b], "INSERT", ctx.schema,
+                    layout=layout_at(TableLocation.at(storage, base)))
     assert file_groups_to_replace(TableLocation.at(storage, base)) == {"2024/01": [a.file_id], "2025/01": [b.file_id]}
     replaced = file_groups_to_replace(TableLocation.at(storage, base), ["2024/01"])
     assert replaced == {"2024/01": [a.file_id]}
     second = start_commit(TableLocation.at(storage, base), config, "INSERT_OVERWRITE")
     assert second.action is Action.REPLACE_COMMIT
     ctx2, c = _write(storage, base, config, second, "2024/01", DATA.slice(1, 1))
-    done = complete_commit(TableLocation.at(storage, base), second, [c], "INSERT_OVERWRITE", ctx2.schema, replaced)
+    done = complete_commit(TableLocation.at(storage, base), second, [c], "INSERT_OVERWRITE", ctx2.schema, replaced,
+                           layout=layout_at(TableLocation.at(storage, base)))
     meta = Timeline.load(TableLocation.at(storage, base)).commit_metadata(done)
     assert meta.partition_to_replace_file_ids == {"2024/01": [a.file_id]}
     assert file_groups_to_replace(TableLocation.at(storage, base)) == {"2024/01": [c.file_id], "2025/01": [b.file_id]}
     with pytest.raises(WriteError, match="only a replacecommit"):
         third = start_commit(TableLocation.at(storage, base), config, "INSERT")
-        complete_commit(TableLocation.at(storage, base), third, [], "INSERT", ctx.schema, {"2024/01": [c.file_id]})
+        complete_commit(TableLocation.at(storage, base), third, [], "INSERT", ctx.schema, {"2024/01": [c.file_id]},
+                        layout=layout_at(TableLocation.at(storage, base)))

@@ -26,7 +26,7 @@ from hudi_engine.timeline.instant import Action, State
 from hudi_engine.write.conflict import WriteConflictError
 from hudi_engine.write.heartbeat import heartbeat_path
 from hudi_engine.write.lock import lock_path
-from hudi_engine.write.write_client import WriteClient
+from hudi_engine.write.write_client import WriteClient, table_for_write
 
 OCC = {"hoodie.table.name": "occ", "hoodie.datasource.write.recordkey.field": "id",
        "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
@@ -47,7 +47,7 @@ class Writer:
     """One writer driven step by step: start (instant and heartbeat), write its files, commit."""
 
     def __init__(self, path: Path, rows: pa.Table, options: dict) -> None:
-        self.client = WriteClient.open(str(path), WriteConfig.from_options(options), rows.schema)
+        self.client = WriteClient.open(table_for_write(str(path)), WriteConfig.from_options(options), rows.schema)
         self.rows = rows
         self.stack = contextlib.ExitStack()
 

@@ -16,7 +16,7 @@ from hudi_engine.io.base_file import read_footer
 from hudi_engine.storage import Storage
 from hudi_engine.write import executor, tagging
 from hudi_engine.write.executor import DELETE, FILE_ID, GROUP, KEY, PARTITION, WriteTask, file_group_runs, write_groups
-from hudi_engine.write.write_client import WriteClient
+from hudi_engine.write.write_client import WriteClient, table_for_write
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.float64()), ("dt", pa.string())])
 
@@ -214,7 +214,7 @@ def test_a_one_pass_task_gets_each_file_group_sorted_by_key_and_refuses_a_group_
 
 def test_a_one_pass_task_given_the_driver_listing_lists_no_partition(tmp_path, monkeypatch):
     write(tmp_path, rows(list(range(10))), opts("bulk_insert"))
-    client = WriteClient.open(str(tmp_path), WriteConfig.from_options(opts()), SCHEMA)
+    client = WriteClient.open(table_for_write(str(tmp_path)), WriteConfig.from_options(opts()), SCHEMA)
     plan = client.map_side_plan(2)
     untagged = client.untagged_groups(plan)
     assert untagged is not None and set(untagged.routes) == {"d1"}
@@ -235,7 +235,7 @@ def test_a_one_pass_task_given_the_driver_listing_lists_no_partition(tmp_path, m
 
 
 def test_a_task_keys_the_batches_that_come_without_keys(tmp_path):
-    client = WriteClient.open(str(tmp_path), WriteConfig.from_options(
+    client = WriteClient.open(table_for_write(str(tmp_path)), WriteConfig.from_options(
         opts(**{"hoodie.datasource.write.hive_style_partitioning": "true"})), SCHEMA)
     task = client.write_task("20240101000000000")
     keyless = rows([2, 1], dt="d2").to_batches()[0]

@@ -18,10 +18,12 @@ from hudi_engine.errors import InstantLostError, WriteError
 from hudi_engine.file_naming import BaseFileName, is_base_file_name
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services.clean import clean as clean_table
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit, request_commit, start_commit
 from hudi_engine.write.handles import append_handle
 from hudi_engine.write.inflight import InflightInstant
@@ -118,7 +120,8 @@ def test_committing_a_lost_instant_fails_and_the_abort_removes_what_it_wrote(tmp
     monkeypatch.undo()
     assert t.files_of(inflight.timestamp)
     with pytest.raises(InstantLostError, match=f"instant {inflight.timestamp} was rolled back by rollback"):
-        complete_commit(TableLocation.at(t.storage, t.base), inflight, stats, "UPSERT", t.ctx(inflight).schema)
+        complete_commit(TableLocation.at(t.storage, t.base), inflight, stats, "UPSERT", t.ctx(inflight).schema,
+                        layout=layout_at(TableLocation.at(t.storage, t.base)))
     with pytest.raises(InstantLostError) as e:
         InflightInstant(TableLocation.at(t.storage, t.base), inflight.timestamp).abort(inflight, lock_expiry_ms=1234)
     message = str(e.value)
@@ -152,7 +155,8 @@ def test_a_rollback_gives_up_when_its_instant_completes_meanwhile(tmp_path, monk
 
     def plan_then_old_writer_commits(*args, **kwargs):
         requests = real_plan(*args, **kwargs)
-        complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "UPSERT", t.ctx(inflight).schema)
+        complete_commit(TableLocation.at(t.storage, t.base), inflight, [stat], "UPSERT", t.ctx(inflight).schema,
+                        layout=layout_at(TableLocation.at(t.storage, t.base)))
         return requests
 
     monkeypatch.setattr(rollback_module, "_plan_pending", plan_then_old_writer_commits)
@@ -200,7 +204,9 @@ def test_cleaning_removes_orphans_of_rolled_back_instants_and_archival_changes_n
     live_file = t.write(live, UPDATE, "p2", task=3).path
     before = t.snapshot()
 
-    result = clean_table(TableLocation.at(t.storage, t.base), CleanConfig(commits_retained=10))
+    location = TableLocation.at(t.storage, t.base)
+    result = clean_table(location, CleanConfig(commits_retained=10), table=TableConfig.load(location),
+                         timeline=Timeline.load(location))
     assert result is not None
     assert sorted(p.split("/t/", 1)[1] for p in result.deleted) == sorted([orphan_base, orphan_log])
     assert not (t.path / orphan_base).exists() and not (t.path / orphan_log).exists()
@@ -210,7 +216,8 @@ def test_cleaning_removes_orphans_of_rolled_back_instants_and_archival_changes_n
     meta = read_avro_metadata((t.path / ".hoodie" / clean.file_name).read_bytes(), "HoodieCleanMetadata")
     assert sorted(n for pm in meta["partitionMetadata"].values() for n in pm["successDeleteFiles"]) == sorted(
         [orphan_base.rsplit("/", 1)[-1], orphan_log.rsplit("/", 1)[-1]])
-    assert clean_table(TableLocation.at(t.storage, t.base), CleanConfig()) is None  # nothing left to find
+    assert clean_table(location, CleanConfig(), table=TableConfig.load(location),
+                       timeline=Timeline.load(location)) is None  # nothing left to find
 
     rollback_instant(TableLocation.at(t.storage, t.base), live)
     t.insert(UPDATE.slice(2, 1).set_column(3, "val", pa.array([5.0])))

@@ -38,11 +38,11 @@ import json, os, sys, time
 import pyarrow as pa
 from local_write import write_files
 from hudi_engine.config import WriteConfig
-from hudi_engine.write.write_client import WriteClient
+from hudi_engine.write.write_client import WriteClient, table_for_write
 
 path, options, ready, go, out = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 rows = pa.table({"id": ["a1", "new"], "p": ["a", "a"], "ts": pa.array([1, 1], pa.int64()), "v": ["paused", "paused"]})
-client = WriteClient.open(path, WriteConfig.from_options(options), rows.schema)
+client = WriteClient.open(table_for_write(path), WriteConfig.from_options(options), rows.schema)
 instant = None
 try:
     with client.transaction() as txn:

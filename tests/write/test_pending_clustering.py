@@ -25,7 +25,7 @@ from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import Action, Instant, State, Timeline, write_avro_metadata
 from hudi_engine.timeline.clustering import NO_PENDING_CLUSTERING, PendingClustering, is_clustering
-from hudi_engine.write.write_client import WriteClient
+from hudi_engine.write.write_client import WriteClient, table_for_write
 
 COW = "cow_v6_simplekeygen_nonhivestyle"  # partitions 10 (ids 1, 3), 20 (id 2), 30 (id 4); one file group each
 MOR = "mor_parquetlog_v6_simplekeygen_nonhivestyle"
@@ -258,7 +258,7 @@ def test_one_pass_route_tags_and_refuses_the_clustering_group(unzip_table, tmp_p
     schedule_clustering(path, [("10", g10)])
     data = rows(path, [1, 2, 5])
     for operation in ("upsert", "insert"):
-        client = WriteClient.open(str(path), WriteConfig.from_options(
+        client = WriteClient.open(table_for_write(str(path)), WriteConfig.from_options(
             {"hoodie.datasource.write.operation": operation}), data.schema)
         plan = client.map_side_plan(2)
         assert plan.clustering == {("10", g10): client.pending_clustering.instant_of("10", g10)}

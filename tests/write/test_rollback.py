@@ -16,6 +16,7 @@ from hudi_engine.location import TableLocation
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit, request_commit, start_commit
 from hudi_engine.write.handles import append_handle, create_handle, merge_handle
 from hudi_engine.write.markers import delete_marker_dir, marker_dir
@@ -144,7 +145,8 @@ def test_rollback_completed_restores_the_previous_state(tmp_path):
     ctx = t.ctx(second)
     s = t.slice_of("p1")
     stat = merge_handle(ctx, "p1", s.file_id, s.base_file.path, DATA.slice(0, 1).set_column(3, "val", pa.array([9.0])))
-    complete_commit(TableLocation.at(t.storage, t.base), second, [stat], "UPSERT", ctx.schema)
+    complete_commit(TableLocation.at(t.storage, t.base), second, [stat], "UPSERT", ctx.schema,
+                    layout=layout_at(TableLocation.at(t.storage, t.base)))
     assert t.snapshot().column("val").to_pylist() == [9.0, 2.0, 3.0, 4.0]
     with pytest.raises(WriteError, match="not the latest completed commit"):
         rollback_completed(TableLocation.at(t.storage, t.base), first)
@@ -170,7 +172,8 @@ def test_an_interrupted_rollback_is_finished_by_rollback_failed_writes(tmp_path,
     second = start_commit(TableLocation.at(t.storage, t.base), t.config, "UPSERT")
     s = t.slice_of("p1")
     stat = append_handle(t.ctx(second), "p1", s.file_id, s.base_instant, DATA.slice(1, 1).set_column(3, "val", pa.array([7.0])))
-    complete_commit(TableLocation.at(t.storage, t.base), second, [stat], "UPSERT", t.ctx(second).schema)
+    complete_commit(TableLocation.at(t.storage, t.base), second, [stat], "UPSERT", t.ctx(second).schema,
+                    layout=layout_at(TableLocation.at(t.storage, t.base)))
 
     def crash(*args, **kwargs):
         raise RuntimeError("killed")

@@ -9,7 +9,7 @@ from local_write import write
 from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.write import write_client
 from hudi_engine.write.bucket_assigner import NEW_GROUP
-from hudi_engine.write.write_client import WriteClient
+from hudi_engine.write.write_client import WriteClient, table_for_write
 
 
 def opts(table_type: str, operation: str) -> dict:
@@ -23,7 +23,8 @@ def rows(ids: range, ts: int = 1) -> pa.Table:
 
 
 def groups_of(path, table_type: str, operation: str) -> dict | None:
-    client = WriteClient.open(str(path), WriteConfig.from_options(opts(table_type, operation)), rows(range(1)).schema)
+    client = WriteClient.open(table_for_write(str(path)), WriteConfig.from_options(opts(table_type, operation)),
+                              rows(range(1)).schema)
     plan = client.map_side_plan(2)
     untagged = client.untagged_groups(plan)
     if untagged is None:
@@ -39,7 +40,8 @@ def groups_of(path, table_type: str, operation: str) -> dict | None:
 
 
 def file_ids(path, table_type: str = "MERGE_ON_READ") -> dict[str, list[str]]:
-    client = WriteClient.open(str(path), WriteConfig.from_options(opts(table_type, "upsert")), rows(range(1)).schema)
+    client = WriteClient.open(table_for_write(str(path)), WriteConfig.from_options(opts(table_type, "upsert")),
+                              rows(range(1)).schema)
     return {p: sorted(s.file_id for s in ss) for p, ss in client.latest_slices(["d0", "d1", "d2"]).items()}
 
 

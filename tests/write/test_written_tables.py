@@ -20,6 +20,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.instant import Instant
+from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit, create_table, file_groups_to_replace, start_commit
 from hudi_engine.write.handles import WriteContext, append_handle, create_handle, merge_handle
 from hudi_engine.write.rollback import rollback_instant
@@ -61,7 +62,8 @@ class Writer:
         ctx = self.ctx(inflight)
         stats = [create_handle(ctx.for_task(i, 1, i), p, part)
                  for i, (p, part) in enumerate(self.by_partition(ctx, rows).items())]
-        complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, operation, ctx.schema)
+        complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, operation, ctx.schema,
+                        layout=layout_at(TableLocation.at(self.storage, self.base)))
         return inflight.timestamp
 
     def upsert(self, rows: pa.Table, deletes: dict[str, list[str]] | None = None, *, commit: bool = True) -> str:
@@ -83,7 +85,8 @@ class Writer:
                 stats.append(merge_handle(task_ctx, p, s.file_id, s.base_file.path,
                                           part if part is not None else rows.slice(0, 0), deletes=(deletes or {}).get(p)))
         if commit:
-            complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, "UPSERT", ctx.schema)
+            complete_commit(TableLocation.at(self.storage, self.base), inflight, stats, "UPSERT", ctx.schema,
+                            layout=layout_at(TableLocation.at(self.storage, self.base)))
         return inflight.timestamp
 
 
@@ -242,7 +245,8 @@ def test_insert_overwrite_of_one_partition(tmp_path, table_type):
     assert inflight.action.value == "replacecommit"
     ctx = w.ctx(inflight)
     stat = create_handle(ctx, "city=sf", new_sf)
-    complete_commit(TableLocation.at(w.storage, w.base), inflight, [stat], "INSERT_OVERWRITE", ctx.schema, replaced)
+    complete_commit(TableLocation.at(w.storage, w.base), inflight, [stat], "INSERT_OVERWRITE", ctx.schema, replaced,
+                    layout=layout_at(TableLocation.at(w.storage, w.base)))
 
     expected = pa.concat_tables([TRIPS.filter(pc.not_equal(TRIPS["city"], "sf")), new_sf])
     assert data_of(rs_snapshot(w.path)) == data_of(expected)
