@@ -24,7 +24,7 @@ import pyarrow as pa
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH.parent / "tests" / "write"), str(BENCH.parent / "tests"), str(BENCH)]
 
-from common import DATA_DIR, fresh, machine, save_results  # noqa: E402
+from common import DATA_DIR, bench_main, fresh  # noqa: E402
 from local_write import write  # noqa: E402
 
 OPTIONS = {"hoodie.table.name": "timeline", "hoodie.datasource.write.recordkey.field": "id",
@@ -84,22 +84,22 @@ def run(commits: int) -> list[dict]:
     return [r.result(loads) for r in runs]
 
 
+def report(out: dict) -> str:
+    runs = out["runs"]
+    lines = ["| commits | with archival: median ms/write | `.hoodie` files (max) | without: median ms/write | "
+             "`.hoodie` files (max) | load (1 min) |", "|---|---|---|---|---|---|"]
+    for a, n in zip(runs[0]["windows"], runs[1]["windows"]):
+        lines.append(f"| {a['commits']} | {a['median_ms']:.0f} | {a['hoodie_files_max']} | {n['median_ms']:.0f} | "
+                     f"{n['hoodie_files_max']} | {a['load']} |")
+    return "\n".join(lines) + (f"\n\narchive files: {runs[0]['archive_files']}; load average "
+                               f"{out['load_before'][0]:.1f} at the start, {out['load_after'][0]:.1f} at the end")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--commits", type=int, default=1000)
     args = parser.parse_args()
-    started = os.getloadavg()
-    results = run(args.commits)
-    payload = {"machine": machine(), "load_start": started, "load_end": os.getloadavg(), "runs": results}
-    save_results("archival", payload)
-    print("\n| commits | with archival: median ms/write | `.hoodie` files (max) | without: median ms/write | "
-          "`.hoodie` files (max) | load (1 min) |")
-    print("|---|---|---|---|---|---|")
-    for a, n in zip(results[0]["windows"], results[1]["windows"]):
-        print(f"| {a['commits']} | {a['median_ms']:.0f} | {a['hoodie_files_max']} | {n['median_ms']:.0f} | "
-              f"{n['hoodie_files_max']} | {a['load']} |")
-    print(f"\narchive files: {results[0]['archive_files']}; load average {started[0]:.1f} at the start, "
-          f"{payload['load_end'][0]:.1f} at the end")
+    bench_main("archival", lambda: {"runs": run(args.commits)}, report)
 
 
 if __name__ == "__main__":

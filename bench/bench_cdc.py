@@ -27,7 +27,7 @@ def options(table_type: str, operation: str, cdc: bool) -> dict[str, str]:
     return common.hudi_options(table_type, operation) | (CDC if cdc else {})
 
 
-def main() -> None:
+def run() -> dict:
     from hudi_engine import HudiTable
     from hudi_engine.spark import write
 
@@ -49,13 +49,13 @@ def main() -> None:
         work = base / f"work_{short}{'_cdc' if cdc else ''}"
         name = f"{short}_upsert{'_cdc' if cdc else ''}"
 
-        def run(_tag: str, work: Path = work, short: str = short, cdc: bool = cdc) -> dict:
+        def upsert(_tag: str, work: Path = work, short: str = short, cdc: bool = cdc) -> dict:
             r = write(bdf, str(work), options(TYPES[short], "upsert", cdc))
             return {"files_rewritten": r.files_rewritten, "files_appended": r.files_appended,
                     "bytes_written": r.bytes_written}
 
-        cases.append(Case(name, run, setup=lambda _t, s=src_path, w=work: common.copy_table(s, w)))
-    writes, _ = common.interleaved(cases, common.REPEATS)
+        cases.append(Case(name, upsert, setup=lambda _t, s=src_path, w=work: common.copy_table(s, w)))
+    writes = common.interleaved(cases, common.REPEATS)
     spark.stop()
 
     print("read of the upsert's one commit: CDC query vs incremental query (in process)", flush=True)
@@ -71,9 +71,12 @@ def main() -> None:
                   Case(f"{short}_cdc_read_struct",
                        lambda _t, t=table, b=before: {"rows": t.read_changes(b, images="struct").num_rows}),
                   Case(f"{short}_incremental_read", lambda _t, t=table, b=before: {"rows": t.read_incremental(b).num_rows})]
-    read_times, _ = common.interleaved(reads, common.REPEATS)
+    return {"writes": writes, "reads": common.interleaved(reads, common.REPEATS)}
 
-    lines = ["", "| W1 upsert | without CDC | with CDC | ratio |", "|---|---|---|---|"]
+
+def report(out: dict) -> str:
+    writes, read_times = out["writes"], out["reads"]
+    lines = ["| W1 upsert | without CDC | with CDC | ratio |", "|---|---|---|---|"]
     for short in TYPES:
         plain, cdc = writes[f"{short}_upsert"].median, writes[f"{short}_upsert_cdc"].median
         lines.append(f"| {short} | {plain:.2f} s | {cdc:.2f} s | {cdc / plain:.2f}x |")
@@ -82,10 +85,11 @@ def main() -> None:
         lines.append(f"| {short} | {read_times[f'{short}_cdc_read_json'].median:.2f} s | "
                      f"{read_times[f'{short}_cdc_read_struct'].median:.2f} s | "
                      f"{read_times[f'{short}_incremental_read'].median:.2f} s |")
-    print("\n".join(lines), flush=True)
-    common.save_results("cdc", {"writes": {k: m.to_dict() for k, m in writes.items()},
-                                "reads": {k: m.to_dict() for k, m in read_times.items()},
-                                "machine": common.machine()})
+    return "\n".join(lines)
+
+
+def main() -> None:
+    common.bench_main("cdc", run, report)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ Goals: compaction <= 1.5 x the COW upsert; MOR read after compaction ~ the COW r
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -101,7 +100,7 @@ def run(repeats: int) -> dict:
         Case("rs_read_mor_after", lambda _: read_rs(mor_c)),
         Case("rs_read_cow", lambda _: read_rs(cow_up)),
     ]
-    ms, cold = common.interleaved(cases, repeats)
+    ms = common.interleaved(cases, repeats)
     spark.stop()
     med = {k: m.median for k, m in ms.items()}
     ratios = {
@@ -111,20 +110,19 @@ def run(repeats: int) -> dict:
         "hudi-rs: mor after / cow": med["rs_read_mor_after"] / med["rs_read_cow"],
         "hudi-rs: mor before / mor after": med["rs_read_mor_before"] / med["rs_read_mor_after"],
     }
-    print("\n| what | median s | runs s |\n|---|---|---|")
-    for k, m in ms.items():
-        print(f"| {k} | {m.median:.2f} | {', '.join(f'{t:.2f}' for t in m.times)} |")
-    print("\n| ratio | value |\n|---|---|")
-    for k, v in ratios.items():
-        print(f"| {k} | {v:.2f} |")
-    return {"results": {k: m.to_dict() for k, m in ms.items()}, "cold": cold, "ratios": ratios}
+    return {"results": ms, "cold": common.warmups(ms), "ratios": ratios}
+
+
+def report(out: dict) -> str:
+    return "\n".join(["| what | median s | runs s |", "|---|---|---|",
+                      *(f"| {k} | {m.median:.2f} | {', '.join(f'{t:.2f}' for t in m.times)} |"
+                        for k, m in out["results"].items()),
+                      "", "| ratio | value |", "|---|---|", *(f"| {k} | {v:.2f} |" for k, v in out["ratios"].items())])
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--repeats", type=int, default=common.REPEATS)
-    args = ap.parse_args()
-    common.save_results("compaction", run(args.repeats))
+    args = common.arg_parser(__doc__).parse_args()
+    common.bench_main("compaction", lambda: run(args.repeats), report)
 
 
 if __name__ == "__main__":

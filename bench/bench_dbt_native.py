@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import DATA_DIR, fresh, save_results
+from common import DATA_DIR, Case, bench_main, fresh, interleaved
 
 ROUNDS = int(os.environ.get("BENCH_REPEATS", "3"))
 MODES = {"native": "", "views": "false"}  # the value of spark.hudi_engine.native ("": the profile leaves it out)
@@ -71,41 +71,42 @@ def example_project(mode: str) -> list[float]:
     return seconds
 
 
-def main() -> int:
+def run() -> dict:
     small: dict[str, dict[str, list[float]]] = {m: {} for m in MODES}
     builds: dict[str, list[list[float]]] = {m: [] for m in MODES}
-    load0 = os.getloadavg()
-    for r in range(ROUNDS):
-        order = list(MODES) if r % 2 == 0 else list(reversed(MODES))
-        for mode in order:
+
+    def both(mode: str) -> Case:
+        """The small models (their medians as the run's details), then the example project's two builds."""
+        def go(_: str) -> dict:
             result = small_models(mode)
-            for key, values in [*result["times"].items(), ("dbt run", result["wall_s"])]:
+            figures = {**result["times"], "dbt run": result["wall_s"]}
+            for key, values in figures.items():
                 small[mode].setdefault(key, []).extend(values)
-            builds[mode].append(example_project(mode))
-            print(f"round {r + 1}/{ROUNDS} {mode}: small models (medians) "
-                  + ", ".join(f"{k} {statistics.median(v[-len(result['wall_s']):]):.2f} s" for k, v in small[mode].items())
-                  + f"; example project day 1 {builds[mode][-1][0]:.1f} s, day 2 {builds[mode][-1][1]:.1f} s",
-                  flush=True)
-    load1 = os.getloadavg()
-    print(f"\nload average {load0[0]:.2f} -> {load1[0]:.2f}\n")
-    print("| what | native (catalog names) | opt-out (per-run views) | native / opt-out |")
-    print("|---|---|---|---|")
-    rows = {}
-    for key in small["native"]:
-        n, v = statistics.median(small["native"][key]), statistics.median(small["views"][key])
-        rows[f"small: {key}"] = (n, v)
+            day1, day2 = example_project(mode)
+            builds[mode].append([day1, day2])
+            return {**{k: statistics.median(v) for k, v in figures.items()}, "build day 1": day1, "build day 2": day2}
+        return Case(mode, go)
+
+    interleaved([both(mode) for mode in MODES], ROUNDS, warmup=False, alternate=True)
+    rows = {f"small: {key}": (statistics.median(small["native"][key]), statistics.median(small["views"][key]))
+            for key in small["native"]}
     for day in (0, 1):
-        n = statistics.median(b[day] for b in builds["native"])
-        v = statistics.median(b[day] for b in builds["views"])
-        rows[f"example project: dbt build day {day + 1}"] = (n, v)
-    for what, (n, v) in rows.items():
-        print(f"| {what} | {n:.2f} s | {v:.2f} s | {n / v:.2f}x |")
-    save_results("dbt_native", {"rounds": ROUNDS, "small": small, "builds": builds,
-                                "medians": {k: {"native_s": n, "views_s": v, "ratio": n / v}
-                                            for k, (n, v) in rows.items()},
-                                "load": [load0, load1]})
-    return 0
+        rows[f"example project: dbt build day {day + 1}"] = (statistics.median(b[day] for b in builds["native"]),
+                                                            statistics.median(b[day] for b in builds["views"]))
+    return {"rounds": ROUNDS, "small": small, "builds": builds,
+            "medians": {k: {"native_s": n, "views_s": v, "ratio": n / v} for k, (n, v) in rows.items()}}
+
+
+def report(out: dict) -> str:
+    return "\n".join(["| what | native (catalog names) | opt-out (per-run views) | native / opt-out |",
+                      "|---|---|---|---|",
+                      *(f"| {what} | {m['native_s']:.2f} s | {m['views_s']:.2f} s | {m['ratio']:.2f}x |"
+                        for what, m in out["medians"].items())])
+
+
+def main() -> None:
+    bench_main("dbt_native", run, report)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

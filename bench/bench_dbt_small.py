@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
-import time
 
-from common import DATA_DIR, fresh, save_results
+from common import DATA_DIR, Case, bench_main, fresh, interleaved
 
 RUNS = int(os.environ.get("BENCH_DBT_RUNS", "7"))
 # Set to 0 to write the tiny model through Spark's tasks instead of on the driver (see hudi_engine.spark.small_write).
@@ -32,6 +30,7 @@ NATIVE = os.environ.get("BENCH_DBT_NATIVE", "")
 RESULTS = os.environ.get("BENCH_DBT_RESULTS", "dbt_small")  # the results file's name (bench/data/results/*.json)
 GOAL = 1.5
 SQL = "select id, name, score, ts from {{ ref('tiny') }}"
+MODELS = ("tiny_hudi", "tiny_table", "tiny_reader")
 
 
 def write_project(root) -> None:
@@ -63,50 +62,49 @@ def run(runner, root, args: list[str]):
     return res.result
 
 
-def main() -> int:
+def run_all() -> dict:
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     from dbt.cli.main import dbtRunner
 
     root = fresh(DATA_DIR / "dbt_small")
     write_project(root)
     runner = dbtRunner()
-    load0 = os.getloadavg()
     run(runner, root, ["seed"])
-    run(runner, root, ["run"])  # warm-up: creates both tables
-    times: dict[str, list[float]] = {"tiny_hudi": [], "tiny_table": [], "tiny_reader": []}
-    wall: list[float] = []
-    responses = []
-    for i in range(RUNS):
-        t0 = time.monotonic()
-        result = run(runner, root, ["run"])
-        by_name = {r.node.name: r for r in result.results}
-        for name in times:
-            times[name].append(by_name[name].execution_time)
+
+    def dbt_run(tag: str) -> dict:
+        """One `dbt run` (the warm-up creates both tables): dbt's per-model times and the upsert's instant."""
+        by_name = {r.node.name: r for r in run(runner, root, ["run"]).results}
+        if tag.endswith("-warm"):
+            return {}
         response = by_name["tiny_hudi"].adapter_response
         assert response["operation"] == "upsert" and response["rows_updated"] == 10, response
-        responses.append(response["instant_time"])
-        wall.append(time.monotonic() - t0)
-        print(f"run {i + 1}/{RUNS}: hudi {times['tiny_hudi'][-1]:.2f} s, table {times['tiny_table'][-1]:.2f} s, "
-              f"reader {times['tiny_reader'][-1]:.2f} s (dbt run {wall[-1]:.1f} s)", flush=True)
-    load1 = os.getloadavg()
+        return {**{name: by_name[name].execution_time for name in MODELS}, "instant": response["instant_time"]}
+
+    m = interleaved([Case("dbt run", dbt_run)], RUNS)["dbt run"]
+    times = {name: [e[name] for e in m.extra] for name in MODELS}
     hudi, table = statistics.median(times["tiny_hudi"]), statistics.median(times["tiny_table"])
-    ratio = hudi / table
-    print(f"\nload average {load0[0]:.2f} -> {load1[0]:.2f}\n")
-    print("| model (10 rows, same SQL, same dbt runs) | median per-model time | runs |")
-    print("|---|---|---|")
-    print(f"| `hudi_incremental` upsert (10 updates) | {hudi:.2f} s | "
-          f"{', '.join(f'{t:.2f}' for t in times['tiny_hudi'])} |")
-    print(f"| dbt-spark `table` (parquet, drop + create) | {table:.2f} s | "
-          f"{', '.join(f'{t:.2f}' for t in times['tiny_table'])} |")
-    print(f"| `table` reading `ref('tiny_hudi')` | {statistics.median(times['tiny_reader']):.2f} s | "
-          f"{', '.join(f'{t:.2f}' for t in times['tiny_reader'])} |")
-    print(f"\nratio hudi / table: **{ratio:.2f}x** (goal <= {GOAL}x: {'met' if ratio <= GOAL else 'not met'})")
-    save_results(RESULTS, {"runs": RUNS, "driver_max_bytes": DRIVER_MAX_BYTES or "default",
-                           "native": NATIVE or "default", "times": times, "wall_s": wall, "median_hudi_s": hudi,
-                           "median_table_s": table, "median_reader_s": statistics.median(times["tiny_reader"]),
-                           "ratio": ratio, "instants": responses, "load": [load0, load1]})
-    return 0
+    return {"runs": RUNS, "driver_max_bytes": DRIVER_MAX_BYTES or "default", "native": NATIVE or "default",
+            "times": times, "wall_s": m.times, "median_hudi_s": hudi, "median_table_s": table,
+            "median_reader_s": statistics.median(times["tiny_reader"]), "ratio": hudi / table,
+            "instants": [e["instant"] for e in m.extra]}
+
+
+def report(out: dict) -> str:
+    times, ratio = out["times"], out["ratio"]
+    return "\n".join([
+        "| model (10 rows, same SQL, same dbt runs) | median per-model time | runs |", "|---|---|---|",
+        f"| `hudi_incremental` upsert (10 updates) | {out['median_hudi_s']:.2f} s | "
+        f"{', '.join(f'{t:.2f}' for t in times['tiny_hudi'])} |",
+        f"| dbt-spark `table` (parquet, drop + create) | {out['median_table_s']:.2f} s | "
+        f"{', '.join(f'{t:.2f}' for t in times['tiny_table'])} |",
+        f"| `table` reading `ref('tiny_hudi')` | {out['median_reader_s']:.2f} s | "
+        f"{', '.join(f'{t:.2f}' for t in times['tiny_reader'])} |",
+        f"\nratio hudi / table: **{ratio:.2f}x** (goal <= {GOAL}x: {'met' if ratio <= GOAL else 'not met'})"])
+
+
+def main() -> None:
+    bench_main(RESULTS, run_all, report)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -23,7 +23,6 @@ sums compared with the engine's table of the same case, so no figure times a wro
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -192,7 +191,6 @@ def run(release: str, profiles: list[str], cases: list[str], workloads: list[str
     version = RELEASE_TABLE_VERSION[release]
     base = DATA_DIR / "hudi_java"
     results: dict[str, Measure] = {}
-    cold: dict[str, float] = {}
     checks: dict[str, dict] = {}
     setup_s: dict[str, float] = {}
     java = JavaWriter(release)
@@ -228,16 +226,15 @@ def run(release: str, profiles: list[str], cases: list[str], workloads: list[str
         """`warmup`: one untimed round first; the upserts skip it unless `upsert_warmup` (the untimed setup
         bulk_inserts have warmed both JVMs and the Python workers by then)."""
         print(what, flush=True)
-        ms, c = common.interleaved(cs, repeats, warmup=warmup or upsert_warmup)
+        ms = common.interleaved(cs, repeats, warmup=warmup or upsert_warmup)
         for m in ms.values():  # Hudi's process timed its own write: use that figure, not the round trip's
             if m.extra and "seconds" in m.extra[0]:
                 m.times = [e["seconds"] for e in m.extra]
         results.update(ms)
-        cold.update(c)
         # A partial record after every phase: a later failure on a shared machine keeps what was measured.
         common.save_results(f"hudi_java_{release}_partial", {
-            "release": release, "profiles": {p: PROFILES[p] for p in profiles}, "cold": cold,
-            "results": {k: v.to_dict() for k, v in results.items()}, "checks": checks, "setup_s": setup_s})
+            "release": release, "profiles": {p: PROFILES[p] for p in profiles}, "cold": common.warmups(results),
+            "results": results, "checks": checks, "setup_s": setup_s})
 
     def setup_table(key: str, fn) -> None:
         t = time.perf_counter()
@@ -307,7 +304,7 @@ def run(release: str, profiles: list[str], cases: list[str], workloads: list[str
     spark.stop()
     java.stop()
     return {"release": release, "table_version": version, "profiles": {p: PROFILES[p] for p in profiles},
-            "results": results, "cold": cold, "checks": checks, "setup_s": setup_s, "scale": scale,
+            "results": results, "cold": common.warmups(results), "checks": checks, "setup_s": setup_s, "scale": scale,
             "maxrss_mb": common.maxrss_mb()}
 
 
@@ -320,7 +317,6 @@ LABELS = {"first_bulk": "W1 first write, bulk_insert (COW)", "first_upsert": "W1
 def report(out: dict) -> str:
     res: dict[str, Measure] = out["results"]
     profiles = list(out["profiles"])
-    fmt = lambda m: f"{m.median:.2f} s ({', '.join(f'{t:.2f}' for t in m.times)})"  # noqa: E731
     med = lambda m, k: float(np.median([e.get(k, 0) for e in m.extra]))  # noqa: E731
     head = " | ".join(f"Hudi {out['release']} {p} | ours/{p}" for p in profiles)
     lines = [f"| write | engine: median (runs) | {head} |", "|---|---|" + "---|---|" * len(profiles)]
@@ -332,9 +328,9 @@ def report(out: dict) -> str:
         for p in profiles:
             j = res[f"{stem}_java_{p}"]
             per_round = sorted(o / t for o, t in zip(ours.times, j.times))  # the rounds ran side by side
-            cells.append(f"{fmt(j)} | **{ours.median / j.median:.2f}x** "
+            cells.append(f"{j.runs()} | **{ours.median / j.median:.2f}x** "
                          f"(rounds {per_round[0]:.2f}-{per_round[-1]:.2f}x)")
-        lines.append(f"| {label} | {fmt(ours)} | {' | '.join(cells)} |")
+        lines.append(f"| {label} | {ours.runs()} | {' | '.join(cells)} |")
     lines += ["", "| write | Spark jobs / tasks | tasks that wrote | Spark JVM peak RSS | Python worker peak RSS |",
               "|---|---|---|---|---|"]
     for name, m in res.items():
@@ -354,13 +350,12 @@ def report(out: dict) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = common.arg_parser(__doc__)
     ap.add_argument("--release", default="1.2.0", choices=sorted(RELEASE_TABLE_VERSION))
     ap.add_argument("--profiles", default="defaults,small")
     ap.add_argument("--cases", default="first_bulk,cow,mor", help="W1 cases: first_bulk,first_upsert,cow,mor")
     ap.add_argument("--workloads", default="w1")
     ap.add_argument("--w3-scale", type=float, default=0.2)
-    ap.add_argument("--repeats", type=int, default=common.REPEATS)
     ap.add_argument("--upsert-warmup", action="store_true", help="an untimed warm-up round before the upserts too")
     ap.add_argument("--report", type=Path, help="print the tables of a results JSON (a partial one too) and stop")
     args = ap.parse_args()
@@ -373,18 +368,13 @@ def main() -> None:
         saved.setdefault("profiles", {p: PROFILES[p] for p in split(args.profiles)})
         print(report(saved))
         return
-    print(json.dumps(common.machine()), flush=True)
-    load0 = os.getloadavg()
-    print(f"load average before: {load0}", flush=True)
-    out = run(args.release, split(args.profiles), split(args.cases), split(args.workloads), args.w3_scale,
-              args.repeats, args.upsert_warmup)
-    load1 = os.getloadavg()
-    print(f"load average after: {load1}", flush=True)
-    text = report(out) + f"\n\nLoad average (1, 5, 15 min): before {load0}, after {load1}."
-    out["results"] = {k: v.to_dict() for k, v in out["results"].items()}
-    out.update(markdown=text, load_before=load0, load_after=load1)
-    common.save_results(f"hudi_java_{args.release}", out)
-    print("\n" + text)
+
+    def with_load(out: dict) -> str:
+        return report(out) + f"\n\nLoad average (1, 5, 15 min): before {out['load_before']}, after {out['load_after']}."
+
+    common.bench_main(f"hudi_java_{args.release}", lambda: run(
+        args.release, split(args.profiles), split(args.cases), split(args.workloads), args.w3_scale, args.repeats,
+        args.upsert_warmup), with_load)
 
 
 if __name__ == "__main__":

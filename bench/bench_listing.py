@@ -11,7 +11,6 @@ wrapping the storage's `list_dir`.
 from __future__ import annotations
 
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -33,7 +32,7 @@ REPEATS = max(5, common.REPEATS)
 LATENCY_MS = float(os.environ.get("BENCH_LIST_LATENCY_MS", "20"))
 
 
-def main() -> None:
+def run() -> dict:
     os.environ.update(CREDENTIALS)
     server = start_server()
     try:
@@ -57,38 +56,45 @@ def main() -> None:
             return list_dir(path)
 
         storage.list_dir = counted  # type: ignore[method-assign]
-        cases = {}
+
+        def case(name: str, n: int, delay: float, load) -> common.Case:
+            def setup(_: str) -> None:
+                fs_view.LISTING_THREADS, latency[0], calls[0] = n, delay, 0
+
+            def listing(_: str) -> dict:
+                view = load()
+                assert view is not None and len(view.partition_paths) == N_PARTITIONS
+                return {"lists": calls[0]}
+
+            return common.Case(name, listing, setup)
+
+        cases = []
         for delay in (0.0, LATENCY_MS / 1000):
             extra = f" (+{delay * 1000:.0f} ms per LIST)" if delay else ""
             for n in (1, fs_view.LISTING_THREADS):
                 at = "one at a time" if n == 1 else f"{n} at once"
-                cases[f"load, {at}{extra}"] = (n, delay, lambda: FileSystemView.load(TableLocation.at(storage, base)))
-                cases[f"load_within(64 + partitions), {at}{extra}"] = (
-                    n, delay, lambda: FileSystemView.load_within(TableLocation.at(storage, base), 64 + N_PARTITIONS))
+                cases.append(case(f"load, {at}{extra}", n, delay,
+                                  lambda: FileSystemView.load(TableLocation.at(storage, base))))
+                cases.append(case(f"load_within(64 + partitions), {at}{extra}", n, delay, lambda: FileSystemView
+                                  .load_within(TableLocation.at(storage, base), 64 + N_PARTITIONS)))
         threads = fs_view.LISTING_THREADS
-        times: dict[str, list[float]] = {k: [] for k in cases}
-        lists: dict[str, int] = {}
-        for r in range(REPEATS + 1):
-            for name, (n, delay, run) in cases.items():
-                fs_view.LISTING_THREADS, latency[0] = n, delay
-                calls[0] = 0
-                t0 = time.perf_counter()
-                view = run()
-                dt = time.perf_counter() - t0
-                assert view is not None and len(view.partition_paths) == N_PARTITIONS
-                lists[name] = calls[0]
-                if r:
-                    times[name].append(dt)
+        ms = common.interleaved(cases, REPEATS)
         fs_view.LISTING_THREADS = threads
     finally:
         server.stop()
+    return {"results": ms, "lists": {k: m.extra[-1]["lists"] for k, m in ms.items()}}
+
+
+def report(out: dict) -> str:
     lines = [f"{N_PARTITIONS} partitions on moto's S3 server (localhost), {REPEATS} runs each, medians:", "",
              "| listing | LIST calls | time |", "|---|---|---|"]
-    for name, ts in times.items():
-        lines.append(f"| {name} | {lists[name]} | {statistics.median(ts) * 1000:.0f} ms |")
-    text = "\n".join(lines)
-    common.save_results("listing", {"times": times, "lists": lists, "markdown": text})
-    print("\n" + text)
+    for name, m in out["results"].items():
+        lines.append(f"| {name} | {out['lists'][name]} | {m.median * 1000:.0f} ms |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    common.bench_main("listing", run, report)
 
 
 if __name__ == "__main__":

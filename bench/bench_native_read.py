@@ -28,7 +28,6 @@ merge half's. Medians of BENCH_THRIFT_REPEATS.
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -76,21 +75,27 @@ def planning_times(spark, tables: dict[str, tuple[str, list[str]]], repeats: int
     try:
         for name, (catalog, files) in tables.items():
             for q, query in PLAN_QUERIES.items():
-                makers = {"parquet": lambda files=files: spark.read.parquet(*files),
-                          "catalog": lambda catalog=catalog: spark.table(catalog)}
-                for i in range(repeats + 1):  # the first round warms both up
-                    for reader in (makers if i % 2 else reversed(makers)):
-                        df = query(makers[reader]())
-                        t = time.perf_counter()
-                        df._jdf.queryExecution().executedPlan().execute()
-                        if i:
-                            out.setdefault(f"{name}_{q}_{reader}", []).append(time.perf_counter() - t)
+                # Rounds alternate: the catalog name first in the warm-up round, the peer first in the next.
+                ms = common.interleaved([_plan_case(f"{name}_{q}_catalog", lambda c=catalog: spark.table(c), query),
+                                         _plan_case(f"{name}_{q}_parquet", lambda f=files: spark.read.parquet(*f),
+                                                    query)], repeats, alternate=True)
+                out.update({k: m.times for k, m in ms.items()})
     finally:
         spark.conf.set("spark.sql.adaptive.enabled", previous)
-    for key, ts in out.items():
-        print(f"  planning {key}: median {statistics.median(ts) * 1000:.1f} ms ({min(ts) * 1000:.1f}-"
-              f"{max(ts) * 1000:.1f})", flush=True)
     return out
+
+
+def _plan_case(name: str, make, query) -> common.Case:
+    """Timed: Spark plans `query(make())`; the DataFrame is built in the untimed setup."""
+    frame: list = []
+
+    def setup(_: str) -> None:
+        frame[:] = [query(make())]
+
+    def plan(_: str) -> None:
+        frame[0]._jdf.queryExecution().executedPlan().execute()
+
+    return common.Case(name, plan, setup)
 
 
 # bench_spark_read.QUERIES without their collect(): the DataFrame each query plans.
@@ -109,7 +114,8 @@ def run(repeats: int) -> dict:
     compile_s = compile_times()
     print(f"compile: {compile_s}", flush=True)
     spark = common.spark_session(native=True)
-    results, cold, peers = {}, {}, {}
+    results: dict[str, common.Measure] = {}
+    peers: dict[str, tuple[str, list[str]]] = {}
     for name in ("cow", "mor10"):
         path = str(sr.TABLES[name])
         catalog = f"bench_native_{name}"
@@ -126,9 +132,7 @@ def run(repeats: int) -> dict:
         for qname, query in sr.QUERIES.items():
             seen: dict[str, tuple] = {}
             cases = [sr._case(f"{name}_{qname}", reader, make, query, seen) for reader, make in readers.items()]
-            ms, c = common.interleaved(cases, repeats)
-            results.update(ms)
-            cold.update(c)
+            results.update(common.interleaved(cases, repeats))
             peer = "parquet" if name == "cow" else "read_table"
             for reader in ("catalog", "format"):
                 if seen[reader] != seen[peer]:
@@ -137,7 +141,8 @@ def run(repeats: int) -> dict:
                  for name in ("cow", "mor10") for q, sql in SQL.items()}
     planning = planning_times(spark, peers, THRIFT_REPEATS)
     spark.stop()
-    return {"results": results, "cold": cold, "compile": compile_s, "reference": reference, "planning": planning}
+    return {"results": results, "cold": common.warmups(results), "compile": compile_s, "reference": reference,
+            "planning": planning}
 
 
 # The three queries of bench_spark_read.QUERIES, as SQL.
@@ -273,21 +278,18 @@ def _spread(times: list[float], scale: float = 1.0, unit: str = "s") -> str:
             f"{max(times) * scale:.{digits}f})")
 
 
-def main() -> None:
-    print(json.dumps(common.machine()), flush=True)
-    print(f"load average before: {os.getloadavg()}", flush=True)
+def run_all() -> dict:
     if not all((p / ".hoodie").exists() for p in sr.TABLES.values()):
         print("making the tables (child process with Spark)", flush=True)
         subprocess.run([sys.executable, sr.__file__, "--make-tables"], check=True)
     out = run(common.REPEATS)
     print(f"load average after the in-process part: {os.getloadavg()}", flush=True)
     out["thrift"] = run_thrift(THRIFT_REPEATS, out.pop("reference"))
-    print(f"load average after: {os.getloadavg()}", flush=True)
-    text = report(out)
-    out["results"] = {k: v.to_dict() for k, v in out["results"].items()}
-    out["markdown"] = text
-    common.save_results("native_read", out)
-    print("\n" + text)
+    return out
+
+
+def main() -> None:
+    common.bench_main("native_read", run_all, report)
 
 
 if __name__ == "__main__":

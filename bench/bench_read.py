@@ -15,7 +15,6 @@ with the other readers'.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -92,41 +91,31 @@ def run(cases: list[str], repeats: int, reuse: bool) -> dict:
     if not (reuse and (COW / ".hoodie").exists() and (MOR / ".hoodie").exists()):
         print("making the tables (child process with Spark)", flush=True)
         subprocess.run([sys.executable, __file__, "--make-tables"], check=True)
-    results = {}
-    cold = {}
+    results: dict[str, common.Measure] = {}
     if "cow" in cases:
         files = base_files(COW)
         print(f"COW snapshot: {len(files)} base files, {common.dir_size_mb(COW):.0f} MB", flush=True)
         expect: dict = {}
-        ms, c = common.interleaved([
+        results.update(common.interleaved([
             Case("ours_cow", lambda _: _check("ours", ours(COW), expect)),
             Case("pyarrow_cow", lambda _: _check("pyarrow", pq.read_table(files), expect)),
             Case("hudi_rs_cow", lambda _: _check("hudi-rs", hudi_rs(COW), expect)),
-        ], repeats)
-        results.update(ms)
-        cold.update(c)
+        ], repeats))
     if "mor" in cases:
         logs = log_files(MOR)
         print(f"MOR snapshot: {len(base_files(MOR))} base files + {len(logs)} log files "
               f"({sum(os.path.getsize(f) for f in logs) / 1e6:.1f} MB of Avro blocks)", flush=True)
         expect = {}
-        ms, c = common.interleaved([
+        results.update(common.interleaved([
             Case("ours_mor", lambda _: _check("ours", ours(MOR), expect)),
             Case("hudi_rs_mor", lambda _: _check("hudi-rs", hudi_rs(MOR), expect)),
             Case("ours_mor_read_optimized", lambda _: {"rows": ours(MOR, read_optimized=True).num_rows}),
-        ], repeats)
-        results.update(ms)
-        cold.update(c)
-    return {"results": results, "cold": cold, "maxrss_mb": common.maxrss_mb()}
+        ], repeats))
+    return {"results": results, "cold": common.warmups(results), "maxrss_mb": common.maxrss_mb()}
 
 
 def report(out: dict) -> str:
     res = out["results"]
-
-    def fmt(name: str) -> str:
-        m = res[name]
-        return f"{m.median:.3f} s ({', '.join(f'{t:.3f}' for t in m.times)})"
-
     lines = ["| W1 snapshot read (1,000,000 rows) | ours: median (runs) | peer: median (runs) | ratio ours/peer | goal |",
              "|---|---|---|---|---|"]
 
@@ -134,7 +123,7 @@ def report(out: dict) -> str:
         if a in res and b in res:
             ratio = res[a].median / res[b].median
             verdict = "context" if goal is None else ("**met**" if ratio <= goal else "**missed**")
-            lines.append(f"| {label} | {fmt(a)} | {fmt(b)} | {ratio:.2f}x | {goal_text}: {verdict} |")
+            lines.append(f"| {label} | {res[a].runs(3)} | {res[b].runs(3)} | {ratio:.2f}x | {goal_text}: {verdict} |")
 
     row("COW: read_snapshot vs pyarrow.parquet (same base files)", "ours_cow", "pyarrow_cow", 1.2, "<= 1.2x")
     row("COW: read_snapshot vs hudi-rs", "ours_cow", "hudi_rs_cow", None, "none")
@@ -150,24 +139,16 @@ def report(out: dict) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = common.arg_parser(__doc__)
     ap.add_argument("--cases", default="cow,mor")
-    ap.add_argument("--repeats", type=int, default=common.REPEATS)
     ap.add_argument("--reuse", action="store_true", help="reuse the tables of an earlier run if present")
     ap.add_argument("--make-tables", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.make_tables:
         make_tables()
         return
-    print(json.dumps(common.machine()), flush=True)
-    print(f"load average before: {os.getloadavg()}", flush=True)
-    out = run([c.strip() for c in args.cases.split(",") if c.strip()], args.repeats, args.reuse)
-    print(f"load average after: {os.getloadavg()}", flush=True)
-    text = report(out)
-    out["results"] = {k: v.to_dict() for k, v in out["results"].items()}
-    out["markdown"] = text
-    common.save_results("read", out)
-    print("\n" + text)
+    common.bench_main("read", lambda: run([c.strip() for c in args.cases.split(",") if c.strip()], args.repeats,
+                                          args.reuse), report)
 
 
 if __name__ == "__main__":

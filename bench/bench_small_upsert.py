@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 import pyarrow as pa
-from common import DATA_DIR, Case, _rows, fresh, hudi_options, interleaved, save_results, spark_session
+from common import DATA_DIR, Case, _rows, bench_main, fresh, hudi_options, interleaved, spark_session, warmups
 
 ROWS = 100_000
 BATCH = 20
@@ -21,7 +21,7 @@ REPEATS = int(os.environ.get("BENCH_SMALL_REPEATS", "9"))
 GOAL = 2.0
 
 
-def main() -> None:
+def run() -> dict:
     from hudi_engine.spark import write, write_small
 
     root = fresh(DATA_DIR / "small_upsert")
@@ -59,13 +59,15 @@ def main() -> None:
         frames[tag.rsplit("-", 1)[1]].write.mode("append").parquet(str(root / "parquet"))
         return {}
 
-    ms, cold = interleaved([Case("hudi upsert (write_small)", upsert, batch),
-                            Case("parquet append", append, batch)], repeats=REPEATS)
-    ratio = ms["hudi upsert (write_small)"].median / ms["parquet append"].median
-    print(f"upsert / append: {ratio:.2f}x (goal <= {GOAL}x)", flush=True)
-    save_results("small_upsert", {"measures": [m.to_dict() for m in ms.values()], "cold": cold, "ratio": ratio,
-                                  "goal": GOAL})
+    ms = interleaved([Case("hudi upsert (write_small)", upsert, batch),
+                      Case("parquet append", append, batch)], repeats=REPEATS)
     spark.stop()
+    return {"measures": list(ms.values()), "cold": warmups(ms), "goal": GOAL,
+            "ratio": ms["hudi upsert (write_small)"].median / ms["parquet append"].median}
+
+
+def main() -> None:
+    bench_main("small_upsert", run, lambda out: f"upsert / append: {out['ratio']:.2f}x (goal <= {GOAL}x)")
 
 
 if __name__ == "__main__":

@@ -31,8 +31,6 @@ interleaved rounds after one warm-up.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import subprocess
 import sys
 import time
@@ -126,7 +124,8 @@ def run(repeats: int) -> dict:
 
     spark = common.spark_session()
     register_data_source(spark)
-    results, cold, facts = {}, {}, {}
+    results: dict[str, common.Measure] = {}
+    facts: dict[str, dict] = {}
     for name in ("cow", "mor10"):
         path = str(TABLES[name])
         files = sorted(s.base_file.path for s in HudiTable.load(path).file_slices() if s.base_file is not None)
@@ -139,9 +138,7 @@ def run(repeats: int) -> dict:
         for qname, query in QUERIES.items():
             seen: dict[str, tuple] = {}
             cases = [_case(f"{name}_{qname}", reader, make, query, seen) for reader, make in readers.items()]
-            ms, c = common.interleaved(cases, repeats)
-            results.update(ms)
-            cold.update(c)
+            results.update(common.interleaved(cases, repeats))
             # Same results: on cow every reader; on mor10 the merged readers, and read-optimized with parquet.
             pairs = [("read_table", "parquet"), ("hudi_source", "parquet")] if name == "cow" else \
                 [("read_table", "hudi_source"), ("ro", "parquet")]
@@ -185,12 +182,10 @@ def run(repeats: int) -> dict:
             raise RuntimeError(f"hudi source found {n} rows, the commit wrote {expected}")
         return {"rows": n}
 
-    ms, c = common.interleaved([Case("inc_pull", pull), Case("inc_full_scan", full),
-                                Case("inc_hudi_source", by_source)], repeats)
-    results.update(ms)
-    cold.update(c)
+    results.update(common.interleaved([Case("inc_pull", pull), Case("inc_full_scan", full),
+                                       Case("inc_hudi_source", by_source)], repeats))
     spark.stop()
-    return {"results": results, "cold": cold, "facts": facts}
+    return {"results": results, "cold": common.warmups(results), "facts": facts}
 
 
 def report(out: dict) -> str:
@@ -200,7 +195,7 @@ def report(out: dict) -> str:
         return res[key].median
 
     def runs(key: str) -> str:
-        return f"{med(key):.2f} s ({', '.join(f'{t:.2f}' for t in res[key].times)})"
+        return res[key].runs()
 
     mor = facts["mor10"]
     lines = [f"Tables: cow {facts['cow']['base_files']} base files; mor10 {mor['base_files']} file groups, "
@@ -239,28 +234,23 @@ def report(out: dict) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repeats", type=int, default=common.REPEATS)
+    ap = common.arg_parser(__doc__)
     ap.add_argument("--reuse", action="store_true", help="reuse the tables of an earlier run if present")
     ap.add_argument("--make-tables", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.make_tables:
         make_tables()
         return
-    print(json.dumps(common.machine()), flush=True)
-    print(f"load average before: {os.getloadavg()}", flush=True)
-    if not (args.reuse and all((p / ".hoodie").exists() for p in TABLES.values())):
-        print("making the tables (child process with Spark)", flush=True)
-        t = time.perf_counter()
-        subprocess.run([sys.executable, __file__, "--make-tables"], check=True)
-        print(f"  {time.perf_counter() - t:.0f} s", flush=True)
-    out = run(args.repeats)
-    print(f"load average after: {os.getloadavg()}", flush=True)
-    text = report(out)
-    out["results"] = {k: v.to_dict() for k, v in out["results"].items()}
-    out["markdown"] = text
-    common.save_results("spark_read", out)
-    print("\n" + text)
+
+    def made_and_run() -> dict:
+        if not (args.reuse and all((p / ".hoodie").exists() for p in TABLES.values())):
+            print("making the tables (child process with Spark)", flush=True)
+            t = time.perf_counter()
+            subprocess.run([sys.executable, __file__, "--make-tables"], check=True)
+            print(f"  {time.perf_counter() - t:.0f} s", flush=True)
+        return run(args.repeats)
+
+    common.bench_main("spark_read", made_and_run, report)
 
 
 if __name__ == "__main__":

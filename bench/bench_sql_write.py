@@ -13,9 +13,7 @@ order from round to round so that load drift hits them alike. Each figure: one u
 """
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -25,28 +23,6 @@ from common import DATA_DIR, Case, Measure
 
 TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 GOAL = 1.1
-
-
-def alternating(cases: list[Case], repeats: int) -> dict[str, Measure]:
-    """An untimed warm-up round, then `repeats` rounds; odd rounds run the cases in reverse order."""
-    ms = {c.name: Measure(c.name) for c in cases}
-    for r in range(repeats + 1):
-        order = cases if r % 2 == 0 else list(reversed(cases))
-        for c in order:
-            tag = f"{c.name}-{'warm' if r == 0 else r}"
-            if c.setup is not None:
-                c.setup(tag)
-            t0 = time.perf_counter()
-            extra = c.run(tag) or {}
-            elapsed = time.perf_counter() - t0
-            if r:
-                ms[c.name].times.append(elapsed)
-                ms[c.name].extra.append(extra)
-            print(f"  {c.name} [{'warm-up, not counted' if r == 0 else f'run {r}'}]: {elapsed:.3f} s {extra}",
-                  flush=True)
-    for m in ms.values():
-        print(f"  {m.name}: median {m.median:.3f} s of {len(m.times)}", flush=True)
-    return ms
 
 
 def counted(result, what: str) -> dict:
@@ -59,12 +35,7 @@ def counted(result, what: str) -> dict:
     return {"files_rewritten": result.files_rewritten, "files_appended": result.files_appended}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--types", default="cow,mor", help="table types to run: cow, mor or both (default)")
-    args = parser.parse_args()
-    types = [t for t in args.types.split(",") if t]
-
+def run(types: list[str], repeats: int) -> dict:
     from hudi_engine.spark import create_catalog_table, last_write_result, write
 
     base = DATA_DIR / "sql_write"
@@ -72,7 +43,7 @@ def main() -> None:
     spark = common.spark_session(native=True)
     df, batch = common.cached_df(spark, src), common.cached_df(spark, bdir)
     batch.createOrReplaceTempView("w1_batch")
-    results: dict[str, dict[str, Measure]] = {}
+    writes: dict[str, Measure] = {}
     for short in types:
         options = common.hudi_options(TYPES[short], "upsert")
         print(f"{short}: setting up the W1 table (untimed)", flush=True)
@@ -102,20 +73,29 @@ def main() -> None:
 
         print(f"{short}: W1 upsert, {common.UPDATES:,} updates + {common.INSERTS:,} inserts; each run on a fresh copy",
               flush=True)
-        results[short] = alternating([Case(f"{short}_engine", engine, setup), Case(f"{short}_df_write", df_write, setup),
-                                      Case(f"{short}_merge", merge, setup)], common.REPEATS)
+        writes.update(common.interleaved([Case(f"{short}_engine", engine, setup),
+                                          Case(f"{short}_df_write", df_write, setup),
+                                          Case(f"{short}_merge", merge, setup)], repeats, alternate=True))
         spark.sql(f"DROP TABLE {table}")
     spark.stop()
+    return {"writes": writes, "types": types}
 
-    lines = ["", "| W1 upsert | engine write | df.write.format(\"hudi\") | ratio | MERGE INTO | ratio |",
+
+def report(out: dict) -> str:
+    lines = ["| W1 upsert | engine write | df.write.format(\"hudi\") | ratio | MERGE INTO | ratio |",
              "|---|---|---|---|---|---|"]
-    for short, ms in results.items():
-        e, d, m = (ms[f"{short}_{k}"].median for k in ("engine", "df_write", "merge"))
+    for short in out["types"]:
+        e, d, m = (out["writes"][f"{short}_{k}"].median for k in ("engine", "df_write", "merge"))
         lines.append(f"| {short} | {e:.2f} s | {d:.2f} s | {d / e:.2f}x | {m:.2f} s | {m / e:.2f}x |")
     lines.append(f"\ngoal: df.write and MERGE INTO at most {GOAL}x the engine's write")
-    print("\n".join(lines), flush=True)
-    common.save_results("sql_write", {"writes": {k: m.to_dict() for ms in results.values() for k, m in ms.items()},
-                                      "machine": common.machine()})
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = common.arg_parser(__doc__)
+    parser.add_argument("--types", default="cow,mor", help="table types to run: cow, mor or both (default)")
+    args = parser.parse_args()
+    common.bench_main("sql_write", lambda: run([t for t in args.types.split(",") if t], args.repeats), report)
 
 
 if __name__ == "__main__":

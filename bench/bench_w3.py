@@ -11,9 +11,6 @@ RSS of the Python workers (sampled every 20 ms), the files written and their siz
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import shutil
 import sys
 import time
@@ -146,7 +143,6 @@ def run(workloads: list[str], repeats: int) -> dict:
     jvm = spark_probe.jvm_pid()
     base = DATA_DIR / "w3"
     results: dict[str, Measure] = {}
-    cold: dict[str, float] = {}
     setup: dict[str, float] = {}
 
     def prepare(name: str, src: Path, partitioned: bool, rows: int) -> tuple[Path, Path]:
@@ -167,14 +163,12 @@ def run(workloads: list[str], repeats: int) -> dict:
         bdf = common.cached_df(spark, bdir)
         batch = common.read_source(bdir)
         work_h, work_d = base / f"work_hudi_{name}", base / f"work_delta_{name}"
-        ms, c = common.interleaved([
+        results.update(common.interleaved([
             Case(f"hudi_{name}", lambda tag: hudi_write(spark, bdf, work_h, partitioned, "upsert", tag, expect, jvm),
                  setup=lambda _: common.copy_table(hudi0, work_h)),
             Case(f"delta_{name}", lambda _: delta_merge(work_d, batch, expect),
                  setup=lambda _: common.copy_table(delta0, work_d)),
-        ], rounds)
-        results.update(ms)
-        cold.update(c)
+        ], rounds))
         bdf.unpersist()
 
     if "w3a" in workloads:
@@ -188,7 +182,7 @@ def run(workloads: list[str], repeats: int) -> dict:
         print("W3b with a 1M-row new day (memory growth 1M -> 5M)", flush=True)
         upsert_cases("w3b_1m", h, d, w3b_batch(1_000_000), True, (1_000_000, W3B_UPDATES), max(1, repeats - 2))
     spark.stop()
-    return {"results": results, "cold": cold, "setup_s": setup}
+    return {"results": results, "cold": common.warmups(results), "setup_s": setup}
 
 
 def report(out: dict) -> str:
@@ -203,8 +197,7 @@ def report(out: dict) -> str:
             continue
         e = h.extra[-1]
         med = lambda k, m=h: float(np.median([x.get(k, 0) for x in m.extra]))  # noqa: E731
-        lines.append(f"| {label} | {h.median:.1f} s ({', '.join(f'{t:.1f}' for t in h.times)}) | {d.median:.1f} s "
-                     f"({', '.join(f'{t:.1f}' for t in d.times)}) | {h.median / d.median:.2f}x | {e['tasks']} | "
+        lines.append(f"| {label} | {h.runs(1)} | {d.runs(1)} | {h.median / d.median:.2f}x | {e['tasks']} | "
                      f"{med('worker_peak_rss_mb'):.0f} MB | {e['files']} ({e['file_mb_min']} / {e['file_mb_median']} "
                      f"/ {e['file_mb_max']}) |")
     if out.get("cold"):
@@ -215,19 +208,10 @@ def report(out: dict) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = common.arg_parser(__doc__)
     ap.add_argument("--workloads", default="w3a,w3b")
-    ap.add_argument("--repeats", type=int, default=common.REPEATS)
     args = ap.parse_args()
-    print(json.dumps(common.machine()), flush=True)
-    print(f"load average before: {os.getloadavg()}", flush=True)
-    out = run([w.strip() for w in args.workloads.split(",")], args.repeats)
-    print(f"load average after: {os.getloadavg()}", flush=True)
-    text = report(out)
-    out["results"] = {k: v.to_dict() for k, v in out["results"].items()}
-    out["markdown"] = text
-    common.save_results("write_w3", out)
-    print("\n" + text)
+    common.bench_main("write_w3", lambda: run([w.strip() for w in args.workloads.split(",")], args.repeats), report)
 
 
 if __name__ == "__main__":

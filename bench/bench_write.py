@@ -32,7 +32,6 @@ import cProfile
 import io
 import json
 import linecache
-import os
 import pstats
 import subprocess
 import sys
@@ -131,14 +130,13 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool) -> dict:
           f"JVM pid {jvm})", flush=True)
     df, bdf = common.cached_df(spark, src), common.cached_df(spark, bdir)
     results: dict[str, Measure] = {}
-    cold: dict[str, float] = {}
     rss: list[dict] = []
     cow0, mor0, delta0 = base / "pristine_hudi_cow", base / "pristine_hudi_mor", base / "pristine_delta"
     parquet0 = base / "spark_parquet"
 
     if "first" in cases:
         print("first write, 1,000,000 rows: bulk_insert (COW) vs write_deltalake", flush=True)
-        ms, c = common.interleaved([
+        results.update(common.interleaved([
             Case("first_hudi", lambda tag: hudi_write(spark, df, cow0, "COPY_ON_WRITE", "bulk_insert", tag,
                                                       _bulk_expect(common.W1_ROWS), rss, jvm),
                  setup=lambda _: common.fresh(cow0)),
@@ -146,9 +144,7 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool) -> dict:
             # Spark's floor: its own parquet writer on the same cached DataFrame (no keys, no Python, no commit).
             Case("first_spark_parquet", lambda _: df.write.partitionBy("dt").mode("overwrite").parquet(str(parquet0)),
                  setup=lambda _: common.fresh(parquet0)),
-        ], repeats)
-        results.update(ms)
-        cold.update(c)
+        ], repeats))
     if "cow" in cases or "mor" in cases:
         print("setting up the W1 tables (untimed)", flush=True)
         if "first" not in cases:
@@ -171,12 +167,11 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool) -> dict:
             upserts.append(Case("hudi_mor_upsert", lambda tag: hudi_write(
                 spark, bdf, work["mor"], "MERGE_ON_READ", "upsert", tag, UPSERT_EXPECT, rss, jvm),
                 setup=lambda _: common.copy_table(mor0, work["mor"])))
-        ms, c = common.interleaved(upserts, repeats)
-        results.update(ms)
-        cold.update(c)
+        results.update(common.interleaved(upserts, repeats))
     spark.stop()
     stages = parse_eventlog(ev_dir) if eventlog else {}
-    return {"results": results, "cold": cold, "stages": stages, "maxrss_mb": common.maxrss_mb(), "rss_samples": rss}
+    return {"results": results, "cold": common.warmups(results), "stages": stages, "maxrss_mb": common.maxrss_mb(),
+            "rss_samples": rss}
 
 
 # ---- W1 by table version (issue 26) ---------------------------------------------------------------------------
@@ -196,7 +191,7 @@ def run_w1_versions(versions: list[int], repeats: int) -> dict:
         spark, df, base / f"first_v{v}", "COPY_ON_WRITE", "bulk_insert", tag, _bulk_expect(common.W1_ROWS), rss, jvm,
         version=v), setup=lambda _, v=v: common.fresh(base / f"first_v{v}")) for v in versions]
     print(f"first write, 1,000,000 rows, table versions {versions}", flush=True)
-    results, cold = common.interleaved(first, repeats)
+    results = common.interleaved(first, repeats)
     print("setting up the W1 tables of each version (untimed)", flush=True)
     for (tt, v), path in pristine.items():
         hudi_write(spark, df, common.fresh(path), tt, "bulk_insert", "setup", _bulk_expect(common.W1_ROWS), version=v)
@@ -208,11 +203,9 @@ def run_w1_versions(versions: list[int], repeats: int) -> dict:
             spark, bdf, work, tt, "upsert", tag, UPSERT_EXPECT, rss, jvm, version=v),
             setup=lambda _, path=path, work=work: common.copy_table(path, work)))
     print("upsert: 100,000 updates + 10,000 inserts on each version; each run on a fresh copy", flush=True)
-    ms, c = common.interleaved(upserts, repeats)
-    results.update(ms)
-    cold.update(c)
+    results.update(common.interleaved(upserts, repeats))
     spark.stop()
-    return {"results": results, "cold": cold, "versions": versions, "maxrss_mb": common.maxrss_mb()}
+    return {"results": results, "cold": common.warmups(results), "versions": versions, "maxrss_mb": common.maxrss_mb()}
 
 
 def report_w1_versions(out: dict) -> str:
@@ -227,7 +220,7 @@ def report_w1_versions(out: dict) -> str:
         ms = [res.get(f"{stem}_v{v}") for v in versions]
         if any(m is None for m in ms):
             continue
-        cells = [f"{m.median:.2f} s ({', '.join(f'{t:.2f}' for t in m.times)})" for m in ms]
+        cells = [m.runs() for m in ms]
         ratios = [m.median / ms[0].median for m in ms[1:]]
         verdict = ", ".join(f"v{v} <= 1.1x: **{'met' if r <= 1.1 else 'missed'}**" for v, r in zip(versions[1:], ratios))
         lines.append(f"| {label} | {' | '.join(cells)} | {' | '.join(f'{r:.2f}x' for r in ratios)} | {verdict} |")
@@ -266,7 +259,7 @@ def run_w2(repeats: int, eventlog: bool) -> dict:
                                               UPSERT_EXPECT, rss, jvm),
                   setup=lambda _, n=n, p=p: common.copy_table(p, base / f"work_{n}"))
              for n, p in tables.items()]
-    results, cold = common.interleaved(cases, repeats)
+    results = common.interleaved(cases, repeats)
     spark.stop()
     maxrss = common.maxrss_mb()
     print(f"Python driver ru_maxrss (this process, Hudi only): {maxrss:.0f} MB", flush=True)
@@ -276,10 +269,9 @@ def run_w2(repeats: int, eventlog: bool) -> dict:
                          stdout=subprocess.PIPE, text=True)
     delta = json.loads(out.stdout.strip().splitlines()[-1])
     for name, d in delta["results"].items():
-        results[name] = Measure(name, d["times"], d["extra"])
-    cold.update(delta["cold"])
-    return {"results": results, "cold": cold, "stages": stages, "maxrss_mb": maxrss, "rss_samples": rss,
-            "setup_s": setup, "delta_maxrss_mb": delta["maxrss_mb"],
+        results[name] = Measure(name, d["times"], d["extra"], d["cold"])
+    return {"results": results, "cold": common.warmups(results), "stages": stages, "maxrss_mb": maxrss,
+            "rss_samples": rss, "setup_s": setup, "delta_maxrss_mb": delta["maxrss_mb"],
             "table_mb": {f"hudi_{n}": common.dir_size_mb(p) for n, p in tables.items()}}
 
 
@@ -297,10 +289,10 @@ def delta_w2_child(repeats: int) -> None:
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # progress lines to stderr; stdout carries only the JSON
     try:
-        ms, cold = common.interleaved(cases, repeats)
+        ms = common.interleaved(cases, repeats)
     finally:
         sys.stdout = real_stdout
-    print(json.dumps({"results": {k: {"times": m.times, "extra": m.extra} for k, m in ms.items()}, "cold": cold,
+    print(json.dumps({"results": {k: {"times": m.times, "extra": m.extra, "cold": m.cold} for k, m in ms.items()},
                       "maxrss_mb": common.maxrss_mb()}))
 
 
@@ -452,14 +444,12 @@ def report_w1(out: dict) -> str:
     lines = ["| W1 (1,000,000 rows) | ours: median (runs) | peer: median (runs) | ratio ours/peer | goal |",
              "|---|---|---|---|---|"]
 
-    def fmt(m: Measure) -> str:
-        return f"{m.median:.2f} s ({', '.join(f'{t:.2f}' for t in m.times)})"
-
     def row(label: str, ours: str, peer: str, goal: float | None) -> None:
         if ours in res and peer in res:
             ratio = res[ours].median / res[peer].median
             verdict = "" if goal is None else (f"<= {goal:g}x: **met**" if ratio <= goal else f"<= {goal:g}x: **missed**")
-            lines.append(f"| {label} | {fmt(res[ours])} | {fmt(res[peer])} | {ratio:.2f}x | {verdict or 'none set'} |")
+            lines.append(f"| {label} | {res[ours].runs()} | {res[peer].runs()} | {ratio:.2f}x | "
+                         f"{verdict or 'none set'} |")
 
     row("first write: bulk_insert (COW) vs write_deltalake", "first_hudi", "first_delta", 3.0)
     row("first write: Spark's own parquet writer (`partitionBy(\"dt\")`) vs write_deltalake", "first_spark_parquet",
@@ -528,11 +518,10 @@ def report_w2(out: dict) -> str:
     res = out["results"]
     m1, m2 = res["hudi_mor_upsert_w1"], res["hudi_mor_upsert_w2"]
     d1, d2 = res["delta_merge_w1"], res["delta_merge_w2"]
-    fmt = lambda m: f"{m.median:.2f} s ({', '.join(f'{t:.2f}' for t in m.times)})"  # noqa: E731
     lines = ["| same batch (100,000 updates + 10,000 inserts) into | Hudi MOR upsert | delta-rs MERGE | ours/peer |",
              "|---|---|---|---|",
-             f"| W1, 1,000,000 rows | {fmt(m1)} | {fmt(d1)} | {m1.median / d1.median:.2f}x |",
-             f"| W2, 10,000,000 rows | {fmt(m2)} | {fmt(d2)} | {m2.median / d2.median:.2f}x |",
+             f"| W1, 1,000,000 rows | {m1.runs()} | {d1.runs()} | {m1.median / d1.median:.2f}x |",
+             f"| W2, 10,000,000 rows | {m2.runs()} | {d2.runs()} | {m2.median / d2.median:.2f}x |",
              f"| W2 / W1 | {m2.median / m1.median:.2f}x | {d2.median / d1.median:.2f}x | |"]
     text = "\n".join(lines)
     text += "\n\n" + report_phases({k: v for k, v in res.items() if k.startswith("hudi")})
@@ -550,10 +539,9 @@ def report_w2(out: dict) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = common.arg_parser(__doc__)
     ap.add_argument("--workload", choices=["w1", "w2"], default="w1")
     ap.add_argument("--cases", default="first,cow,mor", help="W1 cases: first,cow,mor")
-    ap.add_argument("--repeats", type=int, default=common.REPEATS)
     ap.add_argument("--no-eventlog", action="store_true", help="do not parse Spark's event log")
     ap.add_argument("--profile", action="store_true", help="in-process profile of the task side (no Spark timing)")
     ap.add_argument("--top", type=int, default=25)
@@ -565,34 +553,19 @@ def main() -> None:
     if args.delta_w2:
         delta_w2_child(args.repeats)
         return
-    print(json.dumps(common.machine()), flush=True)
-    print(f"load average before: {os.getloadavg()}", flush=True)
     if args.profile:
-        out = run_profile(args.top)
-        common.save_results("write_profile", {"profile": out})
+        common.bench_main("write_profile", lambda: {"profile": run_profile(args.top)}, lambda _: "")
         return
     global TABLE_VERSION
     TABLE_VERSION = args.table_version
     if args.versions:
-        out = run_w1_versions([int(v) for v in args.versions.split(",")], args.repeats)
-        text = report_w1_versions(out)
-        print(f"load average after: {os.getloadavg()}", flush=True)
-        out["results"] = {k: v.to_dict() for k, v in out["results"].items()}
-        out["markdown"] = text
-        common.save_results("write_w1_versions", out)
-        print("\n" + text)
-        return
-    if args.workload == "w1":
-        out = run_w1([c.strip() for c in args.cases.split(",") if c.strip()], args.repeats, not args.no_eventlog)
-        text = report_w1(out)
+        common.bench_main("write_w1_versions", lambda: run_w1_versions([int(v) for v in args.versions.split(",")],
+                                                                       args.repeats), report_w1_versions)
+    elif args.workload == "w1":
+        common.bench_main("write_w1", lambda: run_w1([c.strip() for c in args.cases.split(",") if c.strip()],
+                                                     args.repeats, not args.no_eventlog), report_w1)
     else:
-        out = run_w2(args.repeats, not args.no_eventlog)
-        text = report_w2(out)
-    print(f"load average after: {os.getloadavg()}", flush=True)
-    out["results"] = {k: v.to_dict() for k, v in out["results"].items()}
-    out["markdown"] = text
-    common.save_results(f"write_{args.workload}", out)
-    print("\n" + text)
+        common.bench_main("write_w2", lambda: run_w2(args.repeats, not args.no_eventlog), report_w2)
 
 
 if __name__ == "__main__":

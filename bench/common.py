@@ -13,6 +13,7 @@ that are in neither table.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -179,15 +180,20 @@ def cached_df(spark, d: Path):
 
 @dataclass
 class Measure:
-    """Times of `REPEATS` runs of one thing, plus whatever each run reported."""
+    """Times of `REPEATS` runs of one thing, plus whatever each run reported, and its untimed warm-up's time."""
 
     name: str
     times: list[float] = field(default_factory=list)
     extra: list[dict] = field(default_factory=list)
+    cold: float | None = None
 
     @property
     def median(self) -> float:
         return statistics.median(self.times)
+
+    def runs(self, digits: int = 2) -> str:
+        """`median s (run, run, ...)`: the figure and the runs it is the median of."""
+        return f"{self.median:.{digits}f} s ({', '.join(f'{t:.{digits}f}' for t in self.times)})"
 
     def to_dict(self) -> dict:
         return {"name": self.name, "median_s": self.median, "times_s": self.times, "extra": self.extra}
@@ -200,17 +206,19 @@ class Case:
 
     name: str
     run: Callable[[str], dict | None]
-    setup: Callable[[str], None] | None = None
+    setup: Callable[[str], object] | None = None
 
 
-def interleaved(cases: list[Case], repeats: int = REPEATS, warmup: bool = True) -> tuple[dict[str, Measure], dict]:
+def interleaved(cases: list[Case], repeats: int = REPEATS, warmup: bool = True,
+                alternate: bool = False) -> dict[str, Measure]:
     """One untimed warm-up of each case, then `repeats` rounds running every case once per round, so that load
-    drift on a shared machine hits all of them alike. Returns the measures and the warm-up times."""
+    drift on a shared machine hits all of them alike; `alternate`: odd rounds (the warm-up is round 0) run the
+    cases in reverse order, so that none always runs on another's warm caches. A run's label is
+    `<case>-warm` or `<case>-<round>`."""
     ms = {c.name: Measure(c.name) for c in cases}
-    cold: dict[str, float] = {}
     rounds = ([("warm-up", True)] if warmup else []) + [(f"{i + 1}", False) for i in range(repeats)]
-    for label, is_warm in rounds:
-        for c in cases:
+    for i, (label, is_warm) in enumerate(rounds):
+        for c in reversed(cases) if alternate and i % 2 else cases:
             tag = f"{c.name}-{'warm' if is_warm else label}"
             if c.setup is not None:
                 c.setup(tag)
@@ -218,7 +226,7 @@ def interleaved(cases: list[Case], repeats: int = REPEATS, warmup: bool = True) 
             extra = c.run(tag) or {}
             elapsed = time.perf_counter() - t0
             if is_warm:
-                cold[c.name] = elapsed
+                ms[c.name].cold = elapsed
             else:
                 ms[c.name].times.append(elapsed)
                 ms[c.name].extra.append(extra)
@@ -226,7 +234,12 @@ def interleaved(cases: list[Case], repeats: int = REPEATS, warmup: bool = True) 
                   f"{_short(extra)}", flush=True)
     for m in ms.values():
         print(f"  {m.name}: median {m.median:.3f} s of {len(m.times)}", flush=True)
-    return ms, cold
+    return ms
+
+
+def warmups(ms: dict[str, Measure]) -> dict[str, float]:
+    """The warm-up time of every measure that had one."""
+    return {k: m.cold for k, m in ms.items() if m.cold is not None}
 
 
 def _short(extra: dict) -> str:
@@ -375,9 +388,36 @@ def machine() -> dict:
 
 
 def save_results(name: str, payload: dict) -> Path:
+    """`payload` with the machine and the command line, as `<name>.json` under the results folder; a `Measure`
+    is written as its `to_dict()`."""
     out = DATA_DIR / "results"
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.json"
-    path.write_text(json.dumps({"machine": machine(), "argv": sys.argv, **payload}, indent=2, default=str))
+    path.write_text(json.dumps({"machine": machine(), "argv": sys.argv, **payload}, indent=2,
+                               default=lambda o: o.to_dict() if isinstance(o, Measure) else str(o)))
     print(f"results: {path}", flush=True)
     return path
+
+
+# ---- a benchmark's command line and ending -------------------------------------------------------------------
+
+def arg_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The benchmark's command line: its docstring as the help, and `--repeats` (BENCH_REPEATS, 3)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=REPEATS, help="timed rounds after the warm-up")
+    return ap
+
+
+def bench_main(name: str, run: Callable[[], dict], report: Callable[[dict], str]) -> None:
+    """The end of every benchmark's `main()`: the machine and the load average before and after `run()`, then
+    `report(out)` (Markdown; `out` holds `load_before` and `load_after` by then), saved with `out` as
+    `<name>.json` and printed."""
+    print(json.dumps(machine()), flush=True)
+    load_before = os.getloadavg()
+    print(f"load average before: {load_before}", flush=True)
+    out = run()
+    out.update(load_before=load_before, load_after=os.getloadavg())
+    print(f"load average after: {out['load_after']}", flush=True)
+    text = report(out)
+    save_results(name, {**out, "markdown": text})
+    print("\n" + text)
