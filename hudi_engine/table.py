@@ -137,8 +137,8 @@ class HudiTable:
 
         self._check_writable("compact")
         config = _config(options)
-        with self._service_lock(config.lock) as timeline:
-            done = compact_now(self.location, config, executor, table=self.config, timeline=timeline)
+        with self._service_lock(config.lock) as (table, timeline):
+            done = compact_now(self.location, config, executor, table=table, timeline=timeline)
         return done[-1] if done else None
 
     def clean(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "CleanResult | None":
@@ -147,8 +147,8 @@ class HudiTable:
 
         self._check_writable("clean")
         config = _config(options)
-        with self._service_lock(config.lock) as timeline:
-            return clean(self.location, config.clean, config.lock, table=self.config, timeline=timeline)
+        with self._service_lock(config.lock) as (table, timeline):
+            return clean(self.location, config.clean, config.lock, table=table, timeline=timeline)
 
     def archive(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "ArchivalResult | None":
         """Move old instants off the active timeline into `.hoodie/archived/` (table version 6) or the LSM timeline
@@ -158,9 +158,9 @@ class HudiTable:
 
         self._check_writable("archive")
         config = _config(options)
-        with self._service_lock(config.lock) as timeline:
+        with self._service_lock(config.lock) as (table, timeline):
             return archive(self.location, config.archival, max_delta_commits=config.compaction.max_delta_commits,
-                           lock=config.lock, table=self.config, timeline=timeline)
+                           lock=config.lock, table=table, timeline=timeline)
 
     def rollback(self, instant: str | None = None, *, use_command_blocks: bool = False,
                  options: "Mapping[str, Any] | WriteConfig | None" = None) -> "RollbackResult":
@@ -171,7 +171,7 @@ class HudiTable:
         from hudi_engine.write.rollback import rollback_completed, rollback_instant
 
         self._check_writable("roll back")
-        with self._service_lock(_config(options).lock) as timeline:
+        with self._service_lock(_config(options).lock) as (_, timeline):
             pending = [i for i in timeline.instants_at(instant) if not i.is_completed] if instant else []
             if pending:
                 return rollback_instant(self.location, pending[0],
@@ -194,17 +194,19 @@ class HudiTable:
         return result
 
     @contextlib.contextmanager
-    def _service_lock(self, lock: "LockConfig") -> Iterator[Timeline]:
+    def _service_lock(self, lock: "LockConfig") -> Iterator[tuple[TableConfig, Timeline]]:
         """The table lock for a service this table runs, taken with its config and timeline (the lock's writability
-        check reads nothing); yields the timeline listed again under it (another writer may have changed it since),
-        checked too, which the service plans from."""
+        check reads nothing); yields the config and timeline read again under it, checked too, which the service
+        plans from: another writer may have changed the table since this handle loaded it (a commit, or a Java
+        writer's upgrade to a newer table version and timeline layout)."""
         from hudi_engine.table_features import check_writable
         from hudi_engine.table_services import service_lock
 
         with service_lock(self.location, lock, table=self.config, timeline=self.timeline):
-            timeline = self.timeline.reload()
-            check_writable(self.location, self.config, timeline, action="write to it or run a table service on it")
-            yield timeline
+            table = TableConfig.load(self.location)
+            timeline = Timeline.load(self.location, layout_for(table))
+            check_writable(self.location, table, timeline, action="write to it or run a table service on it")
+            yield table, timeline
 
     def _check_writable(self, action: str) -> None:
         """Refuse a table property or state this engine does not honour (table_features), before the service starts;
