@@ -42,14 +42,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import service_lock
 from hudi_engine.timeline import Timeline
-from hudi_engine.timeline.archived import (
-    archive_files,
-    archive_folder,
-    archived_entry,
-    encode_archive_file,
-    newest_archived_commit,
-    write_archive_file,
-)
+from hudi_engine.timeline.archived import archived_entry, encode_archive_file, write_archive_file
 from hudi_engine.timeline.history import ArchivedInstant, TimelineHistory
 from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State
 from hudi_engine.timeline.layout import TimelineLayoutV2, layout_for
@@ -252,74 +245,3 @@ def _state_files(storage: Storage, timeline: Timeline, chosen: list[Instant], *,
         if instant is not None and (instant.timestamp, instant.comparable_action) in wanted:
             out.append((instant, e.path, (storage.mtime_ms(e.path) or 0) if mtimes else 0))
     return sorted(out, key=lambda t: t[0])
-
-
-def check_not_archived(location: TableLocation, table: TableConfig, timeline: Timeline, instant: str,
-                       what: str, *, begin: bool = False, range_end: bool = False) -> None:
-    """Refuse a read named by an instant older than the active timeline once instants were archived: a time travel
-    or range end there would read file versions cleaning may have deleted, through commits no reader sees; an
-    incremental begin there would miss the archived commits after it (a begin at or after the newest archived
-    commit misses nothing). In layout 2 an incremental range's bounds are completion times: `begin` is checked
-    against the newest completion time in the LSM history, and a `range_end` (never before its begin) needs no
-    check of its own."""
-    if isinstance(timeline.layout, TimelineLayoutV2):
-        if not range_end:
-            _check_not_in_history(location, table, timeline, timeline.layout, instant, what, by_completion=begin)
-        return
-    base_path = location.base_path
-    commits = timeline.completed_commits()
-    first, last = commits.first(), commits.last()
-    if first is None or last is None or instant >= first.timestamp:
-        return
-    if not archive_files(location, table):
-        return  # nothing archived: an instant before the first commit reads an empty table, as in Hudi
-    where = f"table {table.name!r} ({base_path})"
-    archived = (f"the instants before it were archived to {archive_folder(location, table)} "
-                "(hoodie.keep.min.commits / hoodie.keep.max.commits)")
-    if begin:
-        newest = newest_archived_commit(location, table)
-        if newest is None or instant >= newest:
-            return
-        raise HudiError(
-            f"{where}: {what} {instant} is before the active timeline, which starts at {first.timestamp}; "
-            f"{archived}, up to {newest}, so an incremental read from {instant} would miss them. Begin at {newest} or "
-            f"later (commits from {first.timestamp} to {last.timestamp} are readable), or read a snapshot.")
-    raise HudiError(
-        f"{where}: {what} {instant} is before the active timeline, which starts at {first.timestamp}; {archived} "
-        f"and their file versions may be cleaned. Read as of an instant from {first.timestamp} to "
-        f"{last.timestamp}.")
-
-
-def _check_not_in_history(location: TableLocation, table: TableConfig, timeline: Timeline, layout: TimelineLayoutV2,
-                          instant: str, what: str, *, by_completion: bool) -> None:
-    """Layout 2: a time travel instant (a requested time, as readers take it) before the first active commit, or
-    an incremental bound (a completion time) before the newest completion time archived, once the LSM history
-    holds commits. The history is read only when the instant could be before it."""
-    commits = timeline.completed_commits()
-    first, last = commits.first(), commits.last()
-    if first is None or last is None:
-        return
-    if not by_completion and instant >= first.timestamp:
-        return
-    history = TimelineHistory.of(location, layout.timeline_path, layout.history_path)
-    if history.is_empty():
-        return  # nothing archived: an instant before the first commit reads an empty table, as in Hudi
-    archived = [i for i in history.instants() if i.action in COMMIT_ACTIONS]
-    if not archived:
-        return
-    where = f"table {table.name!r} ({location.base_path})"
-    place = (f"archived to the timeline history {history.folder} (hoodie.keep.min.commits / "
-             "hoodie.keep.max.commits)")
-    if by_completion:
-        newest = max(i.completion_time or i.timestamp for i in archived)
-        if instant >= newest:
-            return
-        completed = [c.completion_time or c.timestamp for c in commits]
-        raise HudiError(
-            f"{where}: {what} {instant} is a completion time before the newest one of the commits {place}, "
-            f"{newest}, so an incremental read from {instant} would miss them. Begin at {newest} or later (commits "
-            f"completed from {min(completed)} to {max(completed)} are on the active timeline), or read a snapshot.")
-    raise HudiError(
-        f"{where}: {what} {instant} is before the active timeline, which starts at {first.timestamp}; the instants "
-        f"before it were {place}, {len(archived)} commits up to {archived[-1].timestamp}, and their file versions may "
-        f"be cleaned. Read as of an instant from {first.timestamp} to {last.timestamp}.")
