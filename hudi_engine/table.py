@@ -98,7 +98,7 @@ class HudiTable:
             if path is None:
                 raise
             table = HudiTable.load(path)
-            raise HudiError(f"table {table.config.name!r} ({table.base_path}): {e}. "
+            raise HudiError(f"table {table.config.name!r} ({table.location.base_path}): {e}. "
                             f"Available: {table.query_instants.available()}") from None
 
     def reload(self) -> "HudiTable":
@@ -110,7 +110,8 @@ class HudiTable:
         self.timeline = self.timeline.reload()
         return self.timeline
 
-    # The parts of `location`, read-only: the Spark read paths and callers of the public API name them.
+    # The parts of `location`, read-only, for callers of the public API (docs/python-api.md); the engine's own
+    # code names `location`.
     @property
     def storage(self) -> Storage:
         return self.location.storage
@@ -251,7 +252,7 @@ class HudiTable:
             return avro_to_arrow_schema(add_meta_fields(avro))
         for s in self.latest_file_slices(Visibility.of(self.timeline, as_of)):
             if s.base_file is not None:
-                return read_footer(self.storage, s.base_file.path).schema
+                return read_footer(self.location.storage, s.base_file.path).schema
         return pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS])
 
     # ---- file slices --------------------------------------------------------------------------------------
@@ -335,10 +336,10 @@ class HudiTable:
             group, d = broken
             latest = self.timeline.completed_commits().last()
             raise HudiError(
-                f"table {self.config.name!r} ({self.base_path}): instant {as_of} was cleaned: the version of file "
-                f"group {group.partition_path + '/' if group.partition_path else ''}{group.file_id} written at {d}, "
-                f"which a read as of {as_of} needs, was deleted. Available: instants from {earliest_readable} to "
-                f"{latest.timestamp if latest else earliest_readable}"
+                f"table {self.config.name!r} ({self.location.base_path}): instant {as_of} was cleaned: the version of "
+                f"file group {group.partition_path + '/' if group.partition_path else ''}{group.file_id} written at "
+                f"{d}, which a read as of {as_of} needs, was deleted. Available: instants from {earliest_readable} "
+                f"to {latest.timestamp if latest else earliest_readable}"
             )
 
     def latest_file_slices(self, vis: Visibility, filters: Filters = None,
@@ -416,7 +417,7 @@ class HudiTable:
         return read_changes(self.plan_changes(start_instant, end_instant, images=images))
 
     def __repr__(self) -> str:
-        return f"HudiTable({self.config.name!r}, {self.config.table_type}, {self.base_path!r})"
+        return f"HudiTable({self.config.name!r}, {self.config.table_type}, {self.location.base_path!r})"
 
 
 def _snapshot(as_of: str | None, read_optimized: bool) -> ReadOptions:

@@ -70,7 +70,7 @@ def _parse(table: str | None, query_type: str | None, begin: str | None, end: st
         raise HudiError(f"{FUNCTION_NAME}('{table}', ...): {e}. The first argument is the table's path or URI, or the "
                         "name of a USING hudi catalog table in a session with the native component (else: its path, "
                         "the 'hudi.path=' comment of its _hoodie_commit_time column)") from None
-    where = f"table {hudi.config.name!r} ({hudi.base_path})"
+    where = f"table {hudi.config.name!r} ({hudi.location.base_path})"
     try:
         begin = "000" if begin.strip().lower() == EARLIEST else normalize_instant(begin, "begin")
         end = normalize_instant(end, "end") if end is not None else None
