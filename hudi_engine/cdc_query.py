@@ -52,6 +52,7 @@ from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import CommitMetadata, Timeline
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, WriteStat
 from hudi_engine.timeline.instant import Action, Instant
+from hudi_engine.timeline.query_instants import QueryInstants
 from hudi_engine.write.cdc import (
     AFTER,
     BEFORE,
@@ -90,29 +91,19 @@ class InferenceCase(StrEnum):
 
 
 class ChangeTable(Protocol):
-    """What planning reads of a table (`HudiTable` is one)."""
+    """What planning reads of a table (`HudiTable` is one): its location, config and timeline, the checks of a
+    range against that timeline (`QueryInstants`), its commits' metadata and its schema."""
 
+    location: TableLocation
     config: TableConfig
     timeline: Timeline
 
     @property
-    def location(self) -> TableLocation: ...
-
-    @property
-    def storage(self) -> Storage: ...
-
-    @property
-    def base_path(self) -> str: ...
+    def query_instants(self) -> QueryInstants: ...
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata: ...
 
-    def check_range(self, start: str, end: str | None) -> tuple[str, str | None]: ...
-
-    def incremental_commits(self, start_instant: str, end_instant: str | None = None) -> list[Instant]: ...
-
     def schema(self, as_of: str | None = None) -> pa.Schema: ...
-
-    def available(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,14 +179,15 @@ def plan_changes(table: ChangeTable, begin: str, end: str | None = None, *, imag
                  logging_mode: str | None = None, table_uri: str | None = None) -> ChangePlan:
     """The CDC query of the commits in (begin, end] (end: the latest commit): refused as docs/cdc.md says.
     `logging_mode`, when a reader names one, must be the table's."""
-    where = f"table {table.config.name!r} ({table.base_path})"
+    where = f"table {table.config.name!r} ({table.location.base_path})"
+    instants = table.query_instants
     mode = logging_mode_of(table.config, where)
     if mode is None:
         raise HudiError(
             f"{where}: a CDC query ({INCREMENTAL_FORMAT}=cdc) needs change data, and the table was created without "
             f"it ({CDC_ENABLED} is not true in hoodie.properties; it is fixed when the table is created). "
             f"Available: the incremental query ({INCREMENTAL_FORMAT}=latest_state: the rows the range's commits "
-            f"wrote, deletes not shown) over {table.available()}; for change data, create the table with "
+            f"wrote, deletes not shown) over {instants.available()}; for change data, create the table with "
             f"{CDC_ENABLED}=true")
     if logging_mode and parse_logging_mode(logging_mode, where) is not mode:
         raise HudiError(
@@ -203,8 +195,8 @@ def plan_changes(table: ChangeTable, begin: str, end: str | None = None, *, imag
             f"{mode.value} (hoodie.properties; fixed when the table is created). Available: {mode.value}; leave "
             f"the option out to read the table's mode")
     image_format = check_images(images)
-    begin, end = table.check_range(begin, end)
-    commits = [c for c in table.incremental_commits(begin, end)
+    begin, end = instants.check_range(begin, end)
+    commits = [c for c in instants.incremental_commits(begin, end)
                if c.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)]
     latest = table.timeline.completed_commits().last()
     end_instant = end or (latest.timestamp if latest is not None else None)
@@ -216,8 +208,8 @@ def plan_changes(table: ChangeTable, begin: str, end: str | None = None, *, imag
             continue  # compaction, clustering: no data changes (WriteOperationType.isDataChange)
         planner.add_commit(instant.timestamp, meta)
     planner.raise_problems()
-    return ChangePlan(table_uri or table.base_path, table.storage, table.config, mode, begin, end_instant,
-                      table.schema(end_instant), vis, image_format, tuple(planner.splits))
+    return ChangePlan(table_uri or table.location.base_path, table.location.storage, table.config, mode, begin,
+                      end_instant, table.schema(end_instant), vis, image_format, tuple(planner.splits))
 
 
 class _Planner:
@@ -260,7 +252,7 @@ class _Planner:
         group = self.group(partition, file_id)
         fg = f"{partition}/{file_id}" if partition else file_id
         if stat.cdc_stats:
-            cdc_files = tuple(Storage.join(self.table.base_path, p) for p in sorted(stat.cdc_stats))
+            cdc_files = tuple(self.table.location.join(p) for p in sorted(stat.cdc_stats))
             present = {f.name.format() for s in (group.slices.values() if group else ()) for f in s.cdc_log_files}
             missing = [p for p in cdc_files if p.rsplit("/", 1)[-1] not in present]
             if missing:

@@ -5,10 +5,11 @@ read-optimized or incremental, optionally limited to named file groups) to one i
 when the query names none, so that every part of one read sees the same commit; with it the `Visibility` of that
 instant, the schema of the rows, the incremental `CommitTimeWindow`, and the file slices after partition pruning
 (by `filters`) and commit-time pruning (a lower bound on `_hoodie_commit_time`). Time travel to an archived or
-cleaned instant and incremental ranges ending outside the active timeline are refused here (`HudiTable.check_instant`,
-`check_range`, and the listing's check for cleaned file versions); a range that begins among archived commits reads
-every slice that can hold their rows. The planner takes a `PlannedTable`, the protocol of what it reads of a
-table (`HudiTable` is one), so it never imports the table's class.
+cleaned instant and incremental ranges ending outside the active timeline are refused here (the table's
+`QueryInstants`: `check_instant`, `check_range`, `check_time_travel`; and the listing's check for cleaned file
+versions); a range that begins among archived commits reads every slice that can hold their rows. The planner takes
+a `PlannedTable`, the protocol of what it reads of a table (`HudiTable` is one), so it never imports the table's
+class.
 
 Consumers: `HudiTable.scan` / `read_snapshot` / `read_incremental` read the slices in this process;
 `hudi_engine.spark.read_plan.plan_read` only decides, slice by slice, between Spark's parquet reader and the merge
@@ -31,40 +32,34 @@ from hudi_engine.errors import HudiError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import Visibility
+from hudi_engine.location import TableLocation
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import CommitMetadata, Timeline
 from hudi_engine.timeline.instant import Action, Instant
+from hudi_engine.timeline.query_instants import QueryInstants
 
 Filter = tuple[str, str, Any]
 Filters: TypeAlias = Sequence[Filter] | pc.Expression | None
 
 
 class PlannedTable(Protocol):
-    """What the planner reads of a table (`hudi_engine.HudiTable` is one): its config and timeline, where tasks
-    reopen it, its schema and file slices, and the table's checks of a query's instants. The planner depends on
-    this, not on the table's class, which plans its reads with it."""
+    """What the planner reads of a table (`hudi_engine.HudiTable` is one): its location, config and timeline, the
+    checks of a query's instants against that timeline (`QueryInstants`), its schema, its commits' metadata and its
+    file slices. The planner depends on this, not on the table's class, which plans its reads with it."""
 
+    location: TableLocation
     config: TableConfig
     timeline: Timeline
 
     @property
-    def storage(self) -> Storage: ...
-    @property
-    def base_path(self) -> str: ...
-    @property
-    def storage_uri(self) -> str: ...
+    def query_instants(self) -> QueryInstants: ...
     def schema(self, as_of: str | None = None) -> pa.Schema: ...
     def commit_metadata(self, instant: Instant) -> CommitMetadata: ...
-    def check_instant(self, value: str | None, what: str, *, range_end: bool = False) -> str | None: ...
-    def check_range(self, start: str, end: str | None, *,
-                    archived_begin: bool = False) -> tuple[str, str | None]: ...
-    def check_time_travel(self, as_of: str) -> None: ...
-    def incremental_commits(self, start_instant: str, end_instant: str | None = None) -> list[Instant]: ...
-    def incremental_end(self, start_instant: str, end_instant: str | None = None) -> str | None: ...
     def latest_file_slices(self, vis: Visibility, filters: Filters = None,
                            schema: pa.Schema | None = None) -> list[FileSlice]: ...
+
 
 COMMIT_TIME = "_hoodie_commit_time"
 
@@ -159,26 +154,27 @@ def fix_query(table: PlannedTable, query: ReadOptions) -> ScanPlan:
     """The query fixed to one instant or range, with its visibility, window and schema; no slice listed yet.
     Instants that do not parse, archived instants and reversed ranges are refused with the table's instants."""
     if query.cdc:
-        raise HudiError(f"table {table.config.name!r} ({table.base_path}): a CDC query (hoodie.datasource.query."
-                        "incremental.format=cdc) reads changes, not file slices: HudiTable.read_changes, or the hudi "
-                        "source with its options")
+        raise HudiError(f"table {table.config.name!r} ({table.location.base_path}): a CDC query (hoodie.datasource."
+                        "query.incremental.format=cdc) reads changes, not file slices: HudiTable.read_changes, or the "
+                        "hudi source with its options")
     window = None
     if query.incremental:
-        begin, end = table.check_range(query.begin_instant, query.end, archived_begin=True)
+        instants = table.query_instants
+        begin, end = instants.check_range(query.begin_instant, query.end, archived_begin=True)
         end = end or _latest_range_end(table)
-        as_of = table.incremental_end(begin, end) if end is not None else None
+        as_of = instants.incremental_end(begin, end) if end is not None else None
         window = _commit_time_window(table, begin, end)
         query = replace(query, begin=begin, end=end)
     else:
-        as_of = table.check_instant(query.as_of, "time travel instant")
+        as_of = table.query_instants.check_instant(query.as_of, "time travel instant")
         # The latest snapshot is listed without time travel's check for cleaned files (nothing it reads was
         # cleaned); every other part of the read (a merge source's half) is pinned to the same latest commit, which
         # is a snapshot's, not time travel's, whatever write is still pending before it.
         latest = table.timeline.completed_commits().last()
         if as_of is not None and (latest is None or as_of != latest.timestamp):
-            table.check_time_travel(as_of)
+            table.query_instants.check_time_travel(as_of)
         query = replace(query, as_of=as_of or (latest.timestamp if latest is not None else None))
-    return ScanPlan(table.storage_uri, table.storage, table.config, table.schema(as_of), query,
+    return ScanPlan(table.location.uri, table.location.storage, table.config, table.schema(as_of), query,
                     Visibility.of(table.timeline, as_of), window)
 
 
@@ -222,7 +218,7 @@ def _latest_range_end(table: PlannedTable) -> str | None:
 def _incremental_slices(table: PlannedTable, begin: str, end: str | None, vis: Visibility, filters: Filters,
                         schema: pa.Schema) -> list[FileSlice]:
     """The latest slices, as of the range's end, of the file groups the range's commits wrote."""
-    commits = table.incremental_commits(begin, end) if end is not None else []
+    commits = table.query_instants.incremental_commits(begin, end) if end is not None else []
     if not commits:
         return []
     slices = table.latest_file_slices(vis, filters, schema)
@@ -259,9 +255,10 @@ def _commit_time_window(table: PlannedTable, begin: str, end: str | None) -> Com
     row of the touched file groups (as hudi-rs reads it)."""
     if not table.config.populate_meta_fields:
         return CommitTimeWindow(everything=True)
+    instants = table.query_instants
     if table.timeline.layout.incremental_by_completion_time:
-        return CommitTimeWindow(instants=tuple(c.timestamp for c in table.incremental_commits(begin, end)))
-    return CommitTimeWindow(after=begin, up_to=table.incremental_end(begin, end) or end or begin)
+        return CommitTimeWindow(instants=tuple(c.timestamp for c in instants.incremental_commits(begin, end)))
+    return CommitTimeWindow(after=begin, up_to=instants.incremental_end(begin, end) or end or begin)
 
 
 # ---- commit-time pruning --------------------------------------------------------------------------------------

@@ -29,9 +29,10 @@ from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import CommitMetadata, Timeline, read_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.layout import layout_for
+from hudi_engine.timeline.query_instants import QueryInstants
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
 
     from hudi_engine.cdc_query import ChangePlan
     from hudi_engine.config.write_config import LockConfig, WriteConfig
@@ -69,7 +70,7 @@ class HudiTable:
         the old one is forgotten, but completed instants' metadata (their files never change)."""
         self._timeline = timeline
         self._slicing = slicing_for(timeline)
-        self._history_commits: list[Instant] | None = None  # layout 2: the LSM history's commits, read once
+        self.query_instants = QueryInstants(self.location, self.config, timeline)  # its history commits read once
         self.__dict__.pop("_cleaned_base_files", None)  # the cached property, of the old listing's cleans
 
     @staticmethod
@@ -97,8 +98,8 @@ class HudiTable:
             if path is None:
                 raise
             table = HudiTable.load(path)
-            raise HudiError(f"table {table.config.name!r} ({table.base_path}): {e}. "
-                            f"Available: {table.available()}") from None
+            raise HudiError(f"table {table.config.name!r} ({table.location.base_path}): {e}. "
+                            f"Available: {table.query_instants.available()}") from None
 
     def reload(self) -> "HudiTable":
         """The table as it is now: `hoodie.properties` read and the timeline listed again."""
@@ -109,7 +110,8 @@ class HudiTable:
         self.timeline = self.timeline.reload()
         return self.timeline
 
-    # The parts of `location`, read-only: the Spark read paths and callers of the public API name them.
+    # The parts of `location`, read-only, for callers of the public API (docs/python-api.md); the engine's own
+    # code names `location`.
     @property
     def storage(self) -> Storage:
         return self.location.storage
@@ -250,7 +252,7 @@ class HudiTable:
             return avro_to_arrow_schema(add_meta_fields(avro))
         for s in self.latest_file_slices(Visibility.of(self.timeline, as_of)):
             if s.base_file is not None:
-                return read_footer(self.storage, s.base_file.path).schema
+                return read_footer(self.location.storage, s.base_file.path).schema
         return pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS])
 
     # ---- file slices --------------------------------------------------------------------------------------
@@ -264,6 +266,36 @@ class HudiTable:
         return plan_scan(self, query, filters=filters)
 
     # ---- instants a query names ---------------------------------------------------------------------------
+    # Checked by `query_instants` (hudi_engine.timeline.query_instants), made once per timeline listing; these keep
+    # the names callers of HudiTable use.
+    def available(self) -> str:
+        """What instants a query can name, for error messages (`QueryInstants.available`)."""
+        return self.query_instants.available()
+
+    def check_instant(self, value: str | None, what: str, *, range_end: bool = False) -> str | None:
+        """`value` as an instant time a read may name (`QueryInstants.check_instant`)."""
+        return self.query_instants.check_instant(value, what, range_end=range_end)
+
+    def check_range(self, start: str, end: str | None, *, archived_begin: bool = False) -> tuple[str, str | None]:
+        """(start, end] of an incremental read, checked (`QueryInstants.check_range`)."""
+        return self.query_instants.check_range(start, end, archived_begin=archived_begin)
+
+    def check_time_travel(self, as_of: str) -> None:
+        """Refuse time travel as Hudi does (`QueryInstants.check_time_travel`)."""
+        self.query_instants.check_time_travel(as_of)
+
+    def incremental_commits(self, start_instant: str, end_instant: str | None = None) -> list[Instant]:
+        """Completed commit-like instants in (start, end] (`QueryInstants.incremental_commits`)."""
+        return self.query_instants.incremental_commits(start_instant, end_instant)
+
+    def history_commits(self) -> list[Instant]:
+        """Timeline layout 2: the commits archival moved to the LSM history (`QueryInstants.history_commits`)."""
+        return self.query_instants.history_commits()
+
+    def incremental_end(self, start_instant: str, end_instant: str | None = None) -> str | None:
+        """The instant an incremental read's slices are taken as of (`QueryInstants.incremental_end`)."""
+        return self.query_instants.incremental_end(start_instant, end_instant)
+
     @functools.cached_property
     def _cleaned_base_files(self) -> dict[tuple[str, str], list[str]]:
         """(partition, file id) -> instants of the base files the active timeline's cleans deleted."""
@@ -280,41 +312,6 @@ class HudiTable:
                         base = BaseFileName.parse(name)
                         out.setdefault((partition, base.file_id), []).append(base.instant_time)
         return out
-
-    def check_time_travel(self, as_of: str) -> None:
-        """Refuse time travel as Hudi does (`TimelineUtils.validateTimestampAsOf`): at or after the first pending
-        write (a commit, deltacommit or replacecommit not completed, clustering aside), which the read would
-        silently miss once it completes; before what the latest clean retains: its earliest commit to retain
-        (KEEP_LATEST_COMMITS), or, when it names none (KEEP_LATEST_FILE_VERSIONS), the first completed write of the
-        active timeline. Files may still be there, but the instant is outside the window every reader agrees on."""
-        from hudi_engine.timeline.clustering import is_clustering
-
-        where = f"table {self.config.name!r} ({self.base_path})"
-        pending = self.timeline.filter(
-            lambda i: not i.is_completed and i.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
-            and not (i.action is Action.REPLACE_COMMIT and is_clustering(self.timeline, i))).first()
-        if pending is not None and as_of >= pending.timestamp:
-            raise HudiError(
-                f"{where}: time travel instant {as_of} is at or after the first pending write, {pending.action} "
-                f"{pending.timestamp} ({pending.state.name.lower()}): the read would miss what it writes if it "
-                f"completes. Read as of an instant before {pending.timestamp}, or roll the failed write back "
-                f"(HudiTable.rollback). Available: {self.available()}")
-        clean = self.timeline.filter_by([Action.CLEAN], [State.COMPLETED]).last()
-        if clean is None:
-            return
-        data = self.timeline.read_content(clean)
-        meta = read_avro_metadata(data, file_name=self.timeline.path_of(clean)) if data else {}
-        retained = meta.get("earliestCommitToRetain") or None
-        policy = "hoodie.cleaner.commits.retained"
-        if retained is None:
-            first = self.timeline.write_timeline().filter(lambda i: i.is_completed).first()
-            retained, policy = (first.timestamp if first else None), "hoodie.cleaner.fileversions.retained"
-        if retained is not None and as_of < retained:
-            raise HudiError(
-                f"{where}: instant {as_of} was cleaned: the last clean "
-                f"({clean.timestamp}) retains instants from {retained} on ({policy}). Available: instants "
-                f"from {retained} to {self.timeline.completed_commits().last().timestamp}"  # type: ignore[union-attr]
-            )
 
     def _check_not_cleaned(self, view: FileSystemView, as_of: str) -> None:
         """Refuse a query as of an instant whose file versions cleaning deleted: a file group whose version at D
@@ -339,54 +336,11 @@ class HudiTable:
             group, d = broken
             latest = self.timeline.completed_commits().last()
             raise HudiError(
-                f"table {self.config.name!r} ({self.base_path}): instant {as_of} was cleaned: the version of file "
-                f"group {group.partition_path + '/' if group.partition_path else ''}{group.file_id} written at {d}, "
-                f"which a read as of {as_of} needs, was deleted. Available: instants from {earliest_readable} to "
-                f"{latest.timestamp if latest else earliest_readable}"
+                f"table {self.config.name!r} ({self.location.base_path}): instant {as_of} was cleaned: the version of "
+                f"file group {group.partition_path + '/' if group.partition_path else ''}{group.file_id} written at "
+                f"{d}, which a read as of {as_of} needs, was deleted. Available: instants from {earliest_readable} "
+                f"to {latest.timestamp if latest else earliest_readable}"
             )
-
-    def available(self) -> str:
-        """What instants a query can name, for error messages."""
-        commits = self.timeline.completed_commits()
-        if not commits:
-            return "the table has no completed commits"
-        if self.timeline.layout.incremental_by_completion_time:  # ranges are of completion times there
-            return (f"{len(commits)} completed commits, requested from {commits[0].timestamp} to "
-                    f"{commits[-1].timestamp}, completed from {commits[0].completion_time} to "
-                    f"{commits[-1].completion_time}")
-        return f"completed commits from {commits[0].timestamp} to {commits[-1].timestamp} ({len(commits)})"
-
-    def check_instant(self, value: str | None, what: str, *, range_end: bool = False) -> str | None:
-        """`value` as an instant time: digits, not before the active timeline when older instants were archived.
-        (Whether cleaning removed what a read as of it needs is checked once its file groups are listed.) An instant
-        before the first commit of a table that archived nothing reads an empty table, as in Hudi. `range_end`: the
-        end of an incremental range (a completion time in timeline layout 2)."""
-        value = _instant(value, f"table {self.config.name!r} ({self.base_path}): {what}", self.available)
-        if value is not None:
-            self._check_not_archived(value, what, range_end=range_end)
-        return value
-
-    def _check_not_archived(self, value: str, what: str, *, begin: bool = False, range_end: bool = False) -> None:
-        from hudi_engine.table_services.archival import check_not_archived
-
-        check_not_archived(self.location, self.config, self.timeline, value, what, begin=begin, range_end=range_end)
-
-    def check_range(self, start: str, end: str | None, *, archived_begin: bool = False) -> tuple[str, str | None]:
-        """(start, end] of an incremental read: digits, start not after end, an end on the active timeline.
-        `archived_begin`: the range may reach archived commits (a read of the latest state of what the range wrote
-        does not need their metadata, as in Hudi 1.x); otherwise (a CDC read, which does) no archived commit may be
-        in the range."""
-        start = _digits(start, f"table {self.config.name!r} ({self.base_path}): incremental begin instant",
-                        self.available)
-        if not archived_begin:
-            self._check_not_archived(start, "incremental begin instant", begin=True)
-        end = self.check_instant(end, "incremental end instant", range_end=True)
-        if end is not None and start > end:
-            raise HudiError(
-                f"table {self.config.name!r} ({self.base_path}): incremental begin instant {start} is after the end "
-                f"instant {end}; the range is (begin, end]. Available: {self.available()}"
-            )
-        return start, end
 
     def latest_file_slices(self, vis: Visibility, filters: Filters = None,
                            schema: pa.Schema | None = None) -> list[FileSlice]:
@@ -435,47 +389,6 @@ class HudiTable:
         (pyarrow and the merge release the GIL), so memory is bounded by that many of the largest slices."""
         return _read(self.plan_scan(_snapshot(as_of, read_optimized), filters=filters), columns, filters)
 
-    def incremental_commits(self, start_instant: str, end_instant: str | None = None) -> list[Instant]:
-        """Completed commit-like instants in (start, end]: by requested time in timeline layout 1, by completion
-        time in layout 2 (Hudi 1.x, whose incremental queries and hudi-rs read ranges of completion time)."""
-        if not self.timeline.layout.incremental_by_completion_time:
-            return [i for i in self.timeline.completed_commits()
-                    if i.timestamp > start_instant and (end_instant is None or i.timestamp <= end_instant)]
-        commits = [i for i in self.timeline.completed_commits() if i.completion_time is not None]
-        first = min((i.completion_time for i in commits if i.completion_time is not None), default=None)
-        if first is None or start_instant < first:
-            # The range may reach commits archival moved to the LSM history: Hudi 1.x reads them from there too.
-            active = {i.timestamp for i in commits}
-            commits = [*(i for i in self.history_commits() if i.timestamp not in active), *commits]
-        return [i for i in commits if (c := i.completion_time or i.timestamp) > start_instant
-                and (end_instant is None or c <= end_instant)]
-
-    def history_commits(self) -> list[Instant]:
-        """Timeline layout 2: the completed commits archival moved to the LSM history, with their completion
-        times (read once for this handle; none in layout 1)."""
-        if self._history_commits is None:
-            from hudi_engine.timeline.history import TimelineHistory
-            from hudi_engine.timeline.instant import COMMIT_ACTIONS
-            from hudi_engine.timeline.layout import TimelineLayoutV2
-
-            layout = self.timeline.layout
-            self._history_commits = []
-            if isinstance(layout, TimelineLayoutV2):
-                history = TimelineHistory.of(self.location, layout.timeline_path, layout.history_path)
-                if not history.is_empty():
-                    self._history_commits = [i for i in history.instants() if i.action in COMMIT_ACTIONS]
-        return self._history_commits
-
-    def incremental_end(self, start_instant: str, end_instant: str | None = None) -> str | None:
-        """The instant an incremental read's slices are taken as of: the range's end in layout 1, the last
-        requested time of the range's commits in layout 2; None when the range holds no commit."""
-        commits = self.incremental_commits(start_instant, end_instant)
-        if not commits:
-            return None
-        if self.timeline.layout.incremental_by_completion_time:
-            return max(c.timestamp for c in commits)
-        return end_instant or commits[-1].timestamp
-
     def read_incremental(self, start_instant: str, end_instant: str | None = None,
                          columns: list[str] | None = None, filters: Filters = None) -> pa.Table:
         """Records written by commits in (start_instant, end_instant], as of end_instant (deletes not shown). The
@@ -504,22 +417,7 @@ class HudiTable:
         return read_changes(self.plan_changes(start_instant, end_instant, images=images))
 
     def __repr__(self) -> str:
-        return f"HudiTable({self.config.name!r}, {self.config.table_type}, {self.base_path!r})"
-
-
-def _instant(value: str | None, what: str = "instant time",
-             available: "Callable[[], str] | None" = None) -> str | None:
-    """Accept an instant time string, or anything whose str() is one (e.g. an int), or None."""
-    return None if value is None else _digits(value, what, available)
-
-
-def _digits(value: str, what: str = "instant time", available: "Callable[[], str] | None" = None) -> str:
-    """Accept an instant time string, or anything whose str() is one (e.g. an int)."""
-    value = str(value)
-    if not value.isdigit():
-        tail = f". Available: {available()}" if available is not None else ""
-        raise HudiError(f"{what} {value!r}: expected digits, yyyyMMddHHmmssSSS{tail}")
-    return value
+        return f"HudiTable({self.config.name!r}, {self.config.table_type}, {self.location.base_path!r})"
 
 
 def _snapshot(as_of: str | None, read_optimized: bool) -> ReadOptions:

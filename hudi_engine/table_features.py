@@ -14,7 +14,7 @@ from enum import Enum
 
 from hudi_engine.errors import HudiError, UnsupportedTableFeatureError
 from hudi_engine.keygen import resolve_key_generator_class
-from hudi_engine.location import META_FOLDER, TableLocation
+from hudi_engine.location import TableLocation
 from hudi_engine.payload import payload_for
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import (
@@ -367,7 +367,7 @@ def _first_file(storage: Storage, folder: str, depth: int) -> str | None:
 def _files_in(name: str, *relative: str, depth: int = 1) -> StateCheck:
     def find(timeline: Timeline) -> list[Found]:
         for rel in relative:
-            path = _first_file(timeline.storage, Storage.join(timeline.base_path, META_FOLDER, rel), depth)
+            path = _first_file(timeline.storage, timeline.location.meta(rel), depth)
             if path:
                 return [Found(name, path)]
         return []

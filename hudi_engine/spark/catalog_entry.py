@@ -37,7 +37,7 @@ def catalog_path(schema: StructType) -> str | None:
 
 def table_location(table: HudiTable, path: str) -> str:
     """The path a catalog table records: a URI as given, a local path made absolute."""
-    return str(path) if "://" in str(path) else table.base_path
+    return str(path) if "://" in str(path) else table.location.base_path
 
 
 def with_path_comment(schema: StructType, location: str) -> StructType:

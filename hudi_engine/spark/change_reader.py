@@ -41,8 +41,8 @@ class ChangeReader(DataSourceReader):
         names = {n.lower(): n for n in self.plan.output_schema.names}
         missing = [f.name for f in schema.fields if f.name.lower() not in names]
         if missing:
-            raise SchemaError(f"{table.base_path}: declared column(s) {missing} are not columns of the CDC query "
-                              f"(columns: {self.plan.output_schema.names})")
+            raise SchemaError(f"{table.location.base_path}: declared column(s) {missing} are not columns of the CDC "
+                              f"query (columns: {self.plan.output_schema.names})")
         self.columns = [names[f.name.lower()] for f in schema.fields]
         self.target = arrow_target(schema)
 

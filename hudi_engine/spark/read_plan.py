@@ -165,7 +165,7 @@ class _SplitKeys:
 
 def _uri(table: HudiTable, path: str) -> str:
     """A storage path of the table's as Spark opens it: under the URI the table was loaded from."""
-    return table.storage_uri.rstrip("/") + path[len(table.base_path.rstrip("/")):]
+    return table.storage_uri.rstrip("/") + path[len(table.location.base_path.rstrip("/")):]
 
 
 class _FileSchemas:
@@ -210,7 +210,7 @@ def _footer_schema(table: HudiTable, base: BaseFile) -> pa.Schema:
     with _footers_lock:
         found = _footers.get(key)
     if found is None:
-        found = read_footer(table.storage, base.path, with_bloom=False).schema
+        found = read_footer(table.location.storage, base.path, with_bloom=False).schema
         with _footers_lock:
             if len(_footers) > 100_000:
                 _footers.clear()

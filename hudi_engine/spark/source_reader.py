@@ -56,7 +56,7 @@ class HudiReader(DataSourceReader):
     def __init__(self, table: HudiTable, opts: ReadOptions, schema: StructType) -> None:
         self.table = table
         self.plan = fix_query(table, opts)
-        self.columns = resolve_columns(schema, self.plan.schema, table.base_path)
+        self.columns = resolve_columns(schema, self.plan.schema, table.location.base_path)
         self.target = arrow_target(schema)
         self.partition_filter: pc.Expression | None = None
         self.commit_time_bound: CommitTimeBound | None = None

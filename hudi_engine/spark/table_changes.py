@@ -70,13 +70,13 @@ def _parse(table: str | None, query_type: str | None, begin: str | None, end: st
         raise HudiError(f"{FUNCTION_NAME}('{table}', ...): {e}. The first argument is the table's path or URI, or the "
                         "name of a USING hudi catalog table in a session with the native component (else: its path, "
                         "the 'hudi.path=' comment of its _hoodie_commit_time column)") from None
-    where = f"table {hudi.config.name!r} ({hudi.base_path})"
+    where = f"table {hudi.config.name!r} ({hudi.location.base_path})"
     try:
         begin = "000" if begin.strip().lower() == EARLIEST else normalize_instant(begin, "begin")
         end = normalize_instant(end, "end") if end is not None else None
     except HudiError as e:
-        raise HudiError(f"{FUNCTION_NAME}: {where}: {e}. Available: {hudi.available()}") from None
-    begin, end = hudi.check_range(begin, end, archived_begin=not _is_cdc(query_type))
+        raise HudiError(f"{FUNCTION_NAME}: {where}: {e}. Available: {hudi.query_instants.available()}") from None
+    begin, end = hudi.query_instants.check_range(begin, end, archived_begin=not _is_cdc(query_type))
     return hudi, begin, end
 
 
@@ -93,7 +93,7 @@ class HudiTableChanges:
                                    _literal(end, "the end instant"))
         if _is_cdc(kind):
             return AnalyzeResult(spark_schema(hudi.plan_changes(start, stop).output_schema))
-        return AnalyzeResult(spark_schema(hudi.schema(hudi.incremental_end(start, stop))))
+        return AnalyzeResult(spark_schema(hudi.schema(hudi.query_instants.incremental_end(start, stop))))
 
     def eval(self, table: str, query_type: str, begin: str, end: str | None = None) -> Iterator[tuple[Any, ...]]:
         hudi, start, stop = _parse(table, query_type, begin, end)

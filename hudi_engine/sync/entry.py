@@ -82,7 +82,7 @@ def describe(table: HudiTable, location: str, cfg: SyncConfig, *, database: str,
     commits = table.timeline.completed_commits()
     last = commits.last()
     if last is None:
-        raise SyncError(f"table {table.base_path}: no completed commit to sync")
+        raise SyncError(f"table {table.location.base_path}: no completed commit to sync")
     schema = table.schema()
     if cfg.omit_metadata_fields:
         schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
@@ -112,11 +112,11 @@ def describe(table: HudiTable, location: str, cfg: SyncConfig, *, database: str,
         for path in sorted({s.partition_path for s in table.file_slices()}):
             values = extract(path)
             if len(values) != len(fields):
-                raise SyncError(f"table {table.base_path}: partition path {path!r} gives the values {values} for the "
-                                f"partition fields {fields} ({K.SYNC_PARTITION_EXTRACTOR.key}="
+                raise SyncError(f"table {table.location.base_path}: partition path {path!r} gives the values {values} "
+                                f"for the partition fields {fields} ({K.SYNC_PARTITION_EXTRACTOR.key}="
                                 f"{cfg.extractor or 'inferred'})")
             partitions[tuple(unescape_path_name(v) if decode else v for v in values)] = f"{location}/{path}"
-    return SyncedTable(table.base_path, last.timestamp, tuple(entries), partitions)
+    return SyncedTable(table.location.base_path, last.timestamp, tuple(entries), partitions)
 
 
 def entry_names(name: str, mor: bool, cfg: SyncConfig) -> list[str]:

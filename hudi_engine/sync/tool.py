@@ -168,9 +168,10 @@ def sync_catalogs(path: str, cfg: SyncConfig, clients: Mapping[str, CatalogClien
     # absolute.
     location = Storage.location(str(path)).split("?", 1)[0]
     name = cfg.table or table.config.name
-    problems = cfg.problems(tuple(table.config.partition_fields), table.base_path)  # a new table's, checked now
+    base_path = table.location.base_path
+    problems = cfg.problems(tuple(table.config.partition_fields), base_path)  # a new table's, checked now
     if problems:
-        raise SyncError(f"table {table.base_path}: catalog sync options contradict the table: " + "; ".join(problems)
+        raise SyncError(f"table {base_path}: catalog sync options contradict the table: " + "; ".join(problems)
                         + (f" (the write committed at instant {instant})" if instant else ""), instant=instant)
     done = []
     for tool in cfg.tools:
@@ -183,9 +184,9 @@ def sync_catalogs(path: str, cfg: SyncConfig, clients: Mapping[str, CatalogClien
                                    spark_version=spark_version))
         except Exception as e:  # any failure of the catalog's client: the commit stands, the error says so
             what = TOOL_NAMES[tool]
-            head = (f"table {table.base_path}: the write committed at instant {instant} (its data is in the table), "
+            head = (f"table {base_path}: the write committed at instant {instant} (its data is in the table), "
                     f"then {what} of {database}.{table_name} failed" if instant else
-                    f"table {table.base_path}: {what} of {database}.{table_name} failed")
+                    f"table {base_path}: {what} of {database}.{table_name} failed")
             message = (f"{head}: {type(e).__name__}: {e}. The next write (or hudi_engine.spark.sync_catalogs / dbt "
                        "run-operation hudi_sync) syncs the entry again in full.")
             if cfg.ignore_exceptions:

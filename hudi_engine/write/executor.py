@@ -213,7 +213,8 @@ def write_groups(task: WriteTask, listing: TagSpec | None, plan: MapSidePlan, ba
             found = known.get(partition, []) if known is not None else \
                 slices(listing, partition) if listing is not None else []
             listed[partition] = {s.file_id: s for s in found}
-        for bucket, part in _map_side_buckets(task, ctx.storage, listed[partition], plan, partition, group, records):
+        for bucket, part in _map_side_buckets(task, ctx.location.storage, listed[partition], plan, partition, group,
+                                              records):
             yield from _timed(timings, write_bucket, task, ctx, bucket, part)
 
 
@@ -365,7 +366,7 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
     if cfg.index.type is not IndexType.BUCKET and s.base_file_path is not None:
         # Tagged by footer (range, bloom): only keys the base file holds are updates. A key a bloom filter let
         # through by mistake is new: it goes to a new file group, a delete of it is dropped.
-        stored = task.read_keys(ctx.storage, s.base_file_path)
+        stored = task.read_keys(ctx.location.storage, s.base_file_path)
         inside = _held(one_chunk(upserts.column(KEY)), stored, distinct=cfg.combine_before_write)
         new = upserts.filter(pc.invert(inside))
         upserts = upserts.filter(inside)

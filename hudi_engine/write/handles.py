@@ -98,14 +98,6 @@ class WriteContext:
             schema["fields"] = [f for f in schema["fields"] if f["name"] not in META_COLUMNS]
         return WriteContext(location, config, instant_time, schema, **options)
 
-    @property
-    def storage(self) -> Storage:
-        return self.location.storage
-
-    @property
-    def base_path(self) -> str:
-        return self.location.base_path
-
     def for_task(self, partition_id: int, stage_id: int = 0, attempt_id: int = 0) -> "WriteContext":
         return dataclasses.replace(self, write_token=WriteToken(partition_id, stage_id, attempt_id))
 
@@ -130,7 +122,7 @@ class WriteContext:
     @cached_property
     def cdc_mode(self) -> LoggingMode | None:
         """The table's CDC supplemental logging mode; None when `hoodie.table.cdc.enabled` is off."""
-        return logging_mode_of(self.config, self.base_path)
+        return logging_mode_of(self.config, self.location.base_path)
 
     def change_log(self) -> ChangeLog | None:
         """A fresh change log of a merge into one file group, or None on a table without CDC."""
@@ -398,7 +390,7 @@ def _prepare(ctx: WriteContext, records: pa.Table, partition_path: str, file_nam
 
 
 def _base_writer(ctx: WriteContext, path: str, bloom_prefix=None) -> BaseFileWriter:
-    return base_writer(ctx.storage, path, bloom=ctx.bloom, files=ctx.files,
+    return base_writer(ctx.location.storage, path, bloom=ctx.bloom, files=ctx.files,
                        populate_meta_fields=ctx.config.populate_meta_fields, row_group_size=ctx.row_group_size,
                        bloom_prefix=bloom_prefix)
 
@@ -463,14 +455,14 @@ def merge_handle(
     if not records.num_rows and not len(delete_keys):
         raise WriteError(f"merge_handle: no records and no deletes for file group {file_id} in {partition_path!r}")
 
-    with ctx.storage.open_input_file(base_file_path) as f:
+    with ctx.location.storage.open_input_file(base_file_path) as f:
         parquet = pq.ParquetFile(f)  # keys, footer and rows read through one open file
         dropped = [c for c in parquet.schema_arrow.names if c not in ctx.arrow_schema.names]
         if dropped:  # rewriting the file without them would silently lose data
             raise WriteError(f"base file {base_file_path} has columns {dropped} that the writer schema "
                              f"{ctx.schema.get('name')} lacks; dropping columns is not supported, add them to the records")
         old_keys = record_keys_of(parquet, base_file_path) if ctx.config.populate_meta_fields else \
-            ctx.key_of(read_base_file(ctx.storage, base_file_path, columns=_key_columns(ctx)))
+            ctx.key_of(read_base_file(ctx.location.storage, base_file_path, columns=_key_columns(ctx)))
         n_old = len(old_keys)
         incoming_row = pc.index_in(incoming_keys, value_set=old_keys).fill_null(-1) \
             .to_numpy(zero_copy_only=False).astype(np.int64)
@@ -489,7 +481,7 @@ def merge_handle(
         changes = ctx.change_log()  # HoodieMergeHandleWithChangeLog on a CDC table
         if ctx.payload.custom is not None:  # a user payload merges the whole file at once (its own order)
             incoming = _prepare(ctx, records, partition_path, name)
-            old = conform(read_base_file(ctx.storage, base_file_path), ctx.arrow_schema, base_file_path)
+            old = conform(read_base_file(ctx.location.storage, base_file_path), ctx.arrow_schema, base_file_path)
             merged = _merge(ctx, old, incoming, delete_keys).records
             writer.write(_named(ctx, merged, name))
             if changes is not None:
@@ -560,7 +552,7 @@ def _write_change_log(ctx: WriteContext, partition_path: str, file_id: str, chan
     data = encode_log_file(changes.blocks(ctx.log.block_max_size))
     ctx.inflight.create_marker(partition_path, name, IOType.CREATE)
     path = ctx.full_path(partition_path, name)
-    if not ctx.storage.create_exclusive(path, data):
+    if not ctx.location.storage.create_exclusive(path, data):
         raise WriteError(f"CDC log file {path} exists already: another attempt of this task wrote it; retry the write")
     ctx.inflight.confirm_written(partition_path, name)
     return {relative_path(partition_path, name): len(data)}
@@ -677,7 +669,7 @@ def append_handle(
         name = str(LogFileName(file_id, name_instant, version, str(ctx.write_token)))
         ctx.inflight.create_marker(partition_path, name, IOType.APPEND)
         path = ctx.full_path(partition_path, name)
-        if ctx.storage.create_exclusive(path, data):
+        if ctx.location.storage.create_exclusive(path, data):
             break
         ctx.inflight.remove_marker(partition_path, name, IOType.APPEND)
         version += 1

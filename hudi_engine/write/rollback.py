@@ -270,7 +270,7 @@ def _is_clustering(timeline: Timeline, instant: Instant) -> bool:
 
 
 def _plan_pending(timeline: Timeline, target: Instant, use_command_blocks: bool) -> list[RollbackRequest]:
-    table = _location(timeline)
+    table = timeline.location
     # Hudi 1.x (BaseRollbackHelper of table version 8+): a failed delta commit's log files are its own (named by
     # it), so they are deleted, never neutralised with command blocks.
     use_command_blocks = use_command_blocks and timeline.layout.version == 1
@@ -407,7 +407,7 @@ def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *
     storage = timeline.storage
     t0 = time.monotonic()
     latest = timeline.latest_time()
-    rollback_ts = new_instant_time(after=latest, local=TableConfig.load(_location(timeline)).local_instant_times)
+    rollback_ts = new_instant_time(after=latest, local=TableConfig.load(timeline.location).local_instant_times)
     requested = Instant(rollback_ts, Action.ROLLBACK, State.REQUESTED)
     plan = {
         "instantToRollback": {"commitTime": target.timestamp, "action": target.action.value},
@@ -415,7 +415,7 @@ def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *
         "version": 1,
     }
     timeline.create_requested(requested, write_avro_metadata(ROLLBACK_PLAN, plan))
-    if not uncommit and _completed(_location(timeline), target):
+    if not uncommit and _completed(timeline.location, target):
         storage.delete(timeline.path_of(requested))  # nothing was deleted yet: give up, F stays committed
         return None
     if uncommit:
@@ -433,7 +433,7 @@ def _execute(timeline: Timeline, inflight: Instant, target: Instant, requests: l
     rollback_ts = inflight.timestamp
     per_partition: dict[str, dict] = {}
     deleted, failed, written = [], [], {}
-    for req in _and_late_requests(_location(timeline), target, requests):
+    for req in _and_late_requests(timeline.location, target, requests):
         pm = per_partition.setdefault(req.partition_path, {
             "partitionPath": req.partition_path, "successDeleteFiles": [], "failedDeleteFiles": [],
             "rollbackLogFiles": None, "logFilesFromFailedCommit": None})
@@ -466,7 +466,7 @@ def _execute(timeline: Timeline, inflight: Instant, target: Instant, requests: l
     timeline.complete(inflight, write_avro_metadata(ROLLBACK_METADATA, metadata))
     # F's instant files last (completed first if still there, so a crash never leaves a completed F without data).
     timeline.delete_instant_files(target)
-    delete_marker_dir(_location(timeline), target.timestamp)
+    delete_marker_dir(timeline.location, target.timestamp)
     return RollbackResult(rollback_ts, target, deleted, failed, written)
 
 
@@ -496,10 +496,6 @@ def _completed(table: TableLocation, target: Instant) -> bool:
                for i in Timeline.load(table).instants_at(target.timestamp))
 
 
-def _location(timeline: Timeline) -> TableLocation:
-    return TableLocation.at(timeline.storage, timeline.base_path)
-
-
 def _write_rollback_block(storage: Storage, log_path: str, rollback_ts: str, target_ts: str) -> tuple[str, int]:
     """A new log file in the slice of `log_path` (next version, token 1-0-1) holding one ROLLBACK command block."""
     folder, name = log_path.rsplit("/", 1)
@@ -526,7 +522,7 @@ def _resume_pending_rollbacks(table: TableLocation, timeline: Timeline) -> list[
             raise WriteError(f"{timeline.path_of(instant)}: rollback plan names no instant to roll back")
         target = Instant(info["commitTime"], info["action"], State.INFLIGHT)
         requests = [RollbackRequest.from_avro(r) for r in plan.get("RollbackRequests") or []]
-        if instant.is_requested and _completed(_location(timeline), target):
+        if instant.is_requested and _completed(timeline.location, target):
             # Nothing was deleted yet and F is committed (a rollback_completed that crashed before its un-commit
             # step, or a writer that committed F while its rollback was being planned): give the rollback up.
             storage.delete(timeline.path_of(instant))

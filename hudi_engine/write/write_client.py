@@ -22,7 +22,6 @@ from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.location import TableLocation
 from hudi_engine.meta_client import MetaClient
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
-from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
 from hudi_engine.timeline import Timeline
@@ -101,14 +100,6 @@ class WriteClient:
         self._pending_clustering: PendingClustering | None = None
 
     @property
-    def storage(self) -> Storage:
-        return self.location.storage
-
-    @property
-    def base_path(self) -> str:
-        return self.location.base_path
-
-    @property
     def storage_uri(self) -> str:
         """Where tasks reopen the table: the URI for remote stores, the absolute path for local ones."""
         return self.location.uri
@@ -143,7 +134,7 @@ class WriteClient:
         avro = self.timeline.latest_schema() or self.table_config.create_schema
         if avro is not None:
             old = avro_to_arrow_schema(remove_meta_fields(avro))
-            check_schema_change(old, self.data_schema, f"table {self.base_path}")
+            check_schema_change(old, self.data_schema, f"table {self.location.base_path}")
 
     def _disable_metadata_table(self) -> None:
         """This engine does not maintain Hudi's metadata table. Java readers list files from it when
@@ -154,7 +145,7 @@ class WriteClient:
             return
         self.table_config = self.table_config.without_metadata_table()
         self.table_config.save(self.location)
-        self.storage.delete_dir(self.location.meta("metadata"))
+        self.location.storage.delete_dir(self.location.meta("metadata"))
 
     # ---- specs shipped to tasks ------------------------------------------------------------------------------
     @property
@@ -210,7 +201,7 @@ class WriteClient:
     def write_task(self, instant: str) -> WriteTask:
         """Everything a write task needs, picklable: the config, the instant, the schema, the record size."""
         return WriteTask(
-            storage_uri=self.storage_uri, base_path=self.base_path, table_props=dict(self.table_config.props),
+            storage_uri=self.storage_uri, base_path=self.location.base_path, table_props=dict(self.table_config.props),
             config=self.config, instant=instant, writer_avro_schema=self.writer_avro_schema,
             avg_record_size=self.average_record_size(),
             stored=StoredRows.of(self.timeline, self.table_config)
@@ -235,7 +226,7 @@ class WriteClient:
 
     def _spec(self, instant: str, visible: bool) -> TagSpec:
         cfg = self.config
-        return TagSpec(self.storage_uri, self.base_path, instant,
+        return TagSpec(self.storage_uri, self.location.base_path, instant,
                        Visibility.of(self.timeline) if visible and self.timeline is not None else None,
                        cfg.keys, cfg.index.type, cfg.index.bucket_num, cfg.bloom.max_entries,
                        self.table_config.populate_meta_fields, self.pending_clustering.keys())
@@ -245,15 +236,16 @@ class WriteClient:
         cfg = self.config
         # Updates and deletes of stored records into a file group a pending clustering will replace are refused
         # here, after the keys were tagged and before any file is written (SparkRejectUpdateStrategy.handleUpdate).
-        self.pending_clustering.refuse_updates(counts.updates, self.base_path)
+        self.pending_clustering.refuse_updates(counts.updates, self.location.base_path)
         if cfg.operation.is_overwrite:
             self.pending_clustering.refuse_overwrite(
-                None if cfg.operation is Operation.INSERT_OVERWRITE_TABLE else counts.partitions, self.base_path)
+                None if cfg.operation is Operation.INSERT_OVERWRITE_TABLE else counts.partitions,
+                self.location.base_path)
         slices = {} if cfg.operation.is_overwrite else self.latest_slices(counts.partitions)
         return plan_buckets(
             counts, slices, avg_record_size=self.average_record_size(), max_file_size=cfg.files.max_file_size,
             small_file_limit=cfg.files.small_file_limit, pack_small_files=self._packs_small_files,
-            parallelism=parallelism, where=self.base_path, clustering=self.pending_clustering)
+            parallelism=parallelism, where=self.location.base_path, clustering=self.pending_clustering)
 
     def map_side_plan(self, parallelism: int) -> MapSidePlan:
         """Bucket choice for a write whose input holds less than one file of records (made in map tasks)."""
@@ -397,7 +389,7 @@ class WriteClient:
     def _remove_if_empty(self) -> None:
         # Listed now: the failed first write may have left instants, and only a table without commits goes.
         if not Timeline.load(self.location, layout_for(self.table_config)).completed_commits():
-            self.storage.delete_dir(self.location.meta_path)
+            self.location.storage.delete_dir(self.location.meta_path)
 
 
 class Transaction:

@@ -23,8 +23,8 @@ from oracle import assert_same_rows, rs_snapshot
 from hudi_engine import HudiTable
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
-from hudi_engine.table_services.archival import archived_entries
 from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.archived import archived_entries
 from hudi_engine.timeline.instant import Action, Instant, State
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

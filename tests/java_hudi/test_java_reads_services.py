@@ -24,9 +24,9 @@ from hudi_engine import HudiTable
 from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.errors import HudiError
 from hudi_engine.location import TableLocation
-from hudi_engine.table_services.archival import archived_entries
 from hudi_engine.table_services.compaction import run_compaction, schedule_compaction
 from hudi_engine.timeline import read_avro_metadata
+from hudi_engine.timeline.archived import archived_entries
 from hudi_engine.timeline.history import TimelineHistory
 from hudi_engine.timeline.instant import Instant
 from hudi_engine.write import local_writer

@@ -14,8 +14,8 @@ from hudi_engine import HudiTable
 from hudi_engine.location import TableLocation
 from hudi_engine.spark import write
 from hudi_engine.storage import Storage
-from hudi_engine.table_services.archival import archive_files, archived_entries
 from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.archived import archive_files, archived_entries
 from hudi_engine.timeline.instant import Action
 
 pytestmark = pytest.mark.spark
@@ -94,7 +94,7 @@ def test_java_avro_reads_the_archived_timeline(spark, tmp_path):
     `avro.java.string` hints), as Java's HoodieArchivedTimeline does."""
     from hudi_engine.io.log_block import BlockType, HeaderKey
     from hudi_engine.io.log_format import read_log_blocks
-    from hudi_engine.table_services.archival import ARCHIVED_META_ENTRY
+    from hudi_engine.timeline.archived import ARCHIVED_META_ENTRY
 
     path = str(tmp_path / "t")
     options = _opts("MERGE_ON_READ", **{"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2",

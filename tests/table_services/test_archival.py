@@ -17,14 +17,9 @@ from hudi_engine.config import ArchivalConfig
 from hudi_engine.errors import HudiError
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
-from hudi_engine.table_services.archival import (
-    archive_files,
-    archived_entries,
-    instants_to_archive,
-    newest_archived_commit,
-    read_archive_file,
-)
+from hudi_engine.table_services.archival import instants_to_archive
 from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.archived import archive_files, archived_entries, newest_archived_commit, read_archive_file
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.write.commit import start_commit
 
