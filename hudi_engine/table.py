@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from hudi_engine.cdc_query import ChangePlan
-    from hudi_engine.config.write_config import LockConfig, WriteConfig
+    from hudi_engine.config.lock_config import LockConfig
+    from hudi_engine.config.write_config import WriteConfig
     from hudi_engine.table_services.archival import ArchivalResult
     from hudi_engine.table_services.clean import CleanResult
     from hudi_engine.table_services.compaction import CompactionResult, Executor

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from hudi_engine.config.write_config import LockConfig
+from hudi_engine.config.lock_config import LockConfig
 from hudi_engine.location import TableLocation
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline

@@ -43,7 +43,8 @@ from typing import Any
 
 import fastavro
 
-from hudi_engine.config.write_config import ArchivalConfig, LockConfig
+from hudi_engine.config.lock_config import LockConfig
+from hudi_engine.config.write_config import ArchivalConfig
 from hudi_engine.errors import HudiError, TimelineError
 from hudi_engine.io.log_block import AVRO_DATA_BLOCK_VERSION, BlockType, HeaderKey, LogBlock
 from hudi_engine.io.log_format import encode_log_file, read_log_blocks
