@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from hudi_engine.cdc_query import ChangePlan
-    from hudi_engine.config.write_config import LockConfig, WriteConfig
+    from hudi_engine.config.lock_config import LockConfig
+    from hudi_engine.config.write_config import WriteConfig
     from hudi_engine.table_services.archival import ArchivalResult
     from hudi_engine.table_services.clean import CleanResult
     from hudi_engine.table_services.compaction import CompactionResult, Executor
@@ -197,22 +198,22 @@ class HudiTable:
 
     @contextlib.contextmanager
     def _service_lock(self, lock: "LockConfig") -> Iterator[tuple[TableConfig, Timeline]]:
-        """The table lock for a service this table runs, taken with its config and timeline (the lock's writability
-        check reads nothing); yields the config and timeline read again under it, checked too, which the service
-        plans from: another writer may have changed the table since this handle loaded it (a commit, or a Java
-        writer's upgrade to a newer table version and timeline layout)."""
+        """The table lock for a service this table runs, taken after `_check_writable` checked this handle's config
+        and timeline (so the lock does not check them again); yields the config and timeline read again under it,
+        checked, which the service plans from: another writer may have changed the table since this handle loaded it
+        (a commit, or a Java writer's upgrade to a newer table version and timeline layout)."""
         from hudi_engine.table_features import check_writable
         from hudi_engine.table_services import service_lock
 
-        with service_lock(self.location, lock, table=self.config, timeline=self.timeline):
+        with service_lock(self.location, lock, table=self.config, timeline=self.timeline, checked=True):
             table = TableConfig.load(self.location)
             timeline = Timeline.load(self.location, layout_for(table))
             check_writable(self.location, table, timeline, action="write to it or run a table service on it")
             yield table, timeline
 
     def _check_writable(self, action: str) -> None:
-        """Refuse a table property or state this engine does not honour (table_features), before the service starts;
-        the table lock checks again once taken."""
+        """Refuse a table property or state this engine does not honour (table_features), before the service takes
+        the lock; under the lock only the table as read again is checked (`_service_lock`)."""
         from hudi_engine.table_features import check_writable
 
         check_writable(self.location, self.config, self.timeline, action=action)

@@ -31,7 +31,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("io: base files, log files and blocks, Avro records, bloom filters", ("hudi_engine.io", "hudi_engine.io.*")),
     ("table config, timeline, write config, table features", (
         "hudi_engine.table_config", "hudi_engine.timeline", "hudi_engine.timeline.*", "hudi_engine.config",
-        "hudi_engine.config.write_config", "hudi_engine.config.__main__", "hudi_engine.table_features",
+        "hudi_engine.config.write_config", "hudi_engine.config.lock_config",
+        "hudi_engine.config.sync_config", "hudi_engine.config.__main__", "hudi_engine.table_features",
         "hudi_engine.meta_client")),
     ("file system view, file slice reading", ("hudi_engine.fs_view", "hudi_engine.file_slice_reader")),
     ("instant protocol: markers, heartbeats, lock, rollback, the inflight instant, commit", (

@@ -24,8 +24,8 @@ FILE_LEVEL = {
     "hudi_engine/io/base_file.py:read_record_keys",
     "hudi_engine/table_config.py:TableConfig._read_checked",
     "hudi_engine/write/executor.py:WriteTask.read_keys",
-    "hudi_engine/write/handles.py:base_writer",
-    "hudi_engine/write/handles.py:write_base",
+    "hudi_engine/write/handles/base.py:base_writer",
+    "hudi_engine/write/handles/base.py:write_base",
     "hudi_engine/write/lock_providers.py:read_lock_file",
     "hudi_engine/write/rollback.py:_has_older_slice_files",
 }

@@ -1,9 +1,11 @@
 """Configuration: every `hoodie.*` option declared once (`keys`), parsed by `option.Options`, and typed per write
-(`write_config.WriteConfig` and its parts). `options_markdown()` renders the declarations for docs/configuration.md."""
+(`write_config.WriteConfig` and its parts; the lock's in `lock_config`, the catalog sync's in `sync_config`).
+`options_markdown()` renders the declarations for docs/configuration.md."""
 from __future__ import annotations
 
 from hudi_engine.config import keys
 from hudi_engine.config.keys import ALL_OPTIONS, GROUPS
+from hudi_engine.config.lock_config import LockConfig
 from hudi_engine.config.option import ConfigOption, Options
 from hudi_engine.config.write_config import (
     ArchivalConfig,
@@ -14,7 +16,6 @@ from hudi_engine.config.write_config import (
     IndexConfig,
     IndexType,
     KeyConfig,
-    LockConfig,
     LogConfig,
     MergeConfig,
     Operation,

@@ -11,7 +11,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from hudi_engine.config.write_config import GLUE, HIVE, SyncConfig, WriteConfig
+from hudi_engine.config.sync_config import GLUE, HIVE, SyncConfig
+from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.errors import ConfigError
 from hudi_engine.location import TableLocation
 from hudi_engine.spark.hive_metastore import HiveMetastoreClient

@@ -15,7 +15,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from hudi_engine.config import keys as K
-from hudi_engine.config.write_config import SyncConfig
+from hudi_engine.config.sync_config import SyncConfig
 from hudi_engine.errors import ConfigError
 from hudi_engine.sync.entry import Column, TableEntry
 

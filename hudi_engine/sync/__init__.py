@@ -3,7 +3,7 @@ HiveSyncTool and AwsGlueCatalogSyncTool write them (docs/catalog-sync.md).
 
 `entry` computes what an entry holds, `tool` runs one sync over a catalog client (`glue.GlueClient`; the Hive
 metastore's client is Spark's: `hudi_engine.spark.hive_metastore`), and `tool.sync_catalogs` runs the enabled tools
-after a commit. Settings: `hudi_engine.config.write_config.SyncConfig`.
+after a commit. Settings: `hudi_engine.config.sync_config.SyncConfig`.
 """
 from hudi_engine.errors import SyncError
 from hudi_engine.sync.entry import SyncedTable, TableEntry

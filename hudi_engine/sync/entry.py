@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from hudi_engine.config import keys as K
-from hudi_engine.config.write_config import SyncConfig
+from hudi_engine.config.sync_config import SyncConfig
 from hudi_engine.errors import SyncError
 from hudi_engine.partition_path import unescape_path_name
 from hudi_engine.schema import META_COLUMNS

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from hudi_engine.config import keys as K
-from hudi_engine.config.write_config import SyncConfig
+from hudi_engine.config.sync_config import SyncConfig
 from hudi_engine.errors import SyncError
 from hudi_engine.sync.entry import Column, TableEntry
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from hudi_engine.config import keys as K
-from hudi_engine.config.write_config import GLUE, HIVE, SyncConfig
+from hudi_engine.config.sync_config import GLUE, HIVE, SyncConfig
 from hudi_engine.errors import SyncError
 from hudi_engine.storage import Storage
 from hudi_engine.sync.entry import (

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from hudi_engine.config.write_config import LockConfig
+from hudi_engine.config.lock_config import LockConfig
 from hudi_engine.location import TableLocation
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
@@ -26,14 +26,18 @@ _held = threading.local()
 
 @contextmanager
 def service_lock(location: TableLocation, lock: LockConfig | None = None, *,
-                 table: TableConfig, timeline: Timeline) -> Iterator[None]:
+                 table: TableConfig, timeline: Timeline, checked: bool = False) -> Iterator[None]:
     """Hold the table's write lock; a nested call in the same thread for the same table does not lock again.
-    `table` and `timeline`: the table as the caller loaded it, for the lock's writability check (not read again)."""
+    `table` and `timeline`: the table as the caller loaded it, for the lock's writability check (not read again).
+    `checked`: the caller checked that same `table` and `timeline` writable already (HudiTable's services, with the
+    service's own message), so the lock does not check them again."""
     if _is_held(location):
         yield
         return
     lock = lock or LockConfig()
-    with table_lock(location, lock, table=table, timeline=timeline), held_by_caller(location):
+    taken = table_lock(location, lock, table_name=table.name) if checked else \
+        table_lock(location, lock, table=table, timeline=timeline)
+    with taken, held_by_caller(location):
         yield
 
 

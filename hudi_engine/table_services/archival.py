@@ -35,7 +35,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hudi_engine.config.write_config import ArchivalConfig, LockConfig
+from hudi_engine.config.lock_config import LockConfig
+from hudi_engine.config.write_config import ArchivalConfig
 from hudi_engine.errors import HudiError, TimelineError
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage

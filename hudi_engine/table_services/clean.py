@@ -31,7 +31,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from hudi_engine.config.write_config import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig, LockConfig
+from hudi_engine.config.lock_config import LockConfig
+from hudi_engine.config.write_config import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig
 from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name

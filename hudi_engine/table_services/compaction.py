@@ -30,7 +30,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_engine.arrays import one_chunk
-from hudi_engine.config.write_config import BloomConfig, FileSizing, IndexType, LockConfig, LogConfig, WriteConfig
+from hudi_engine.config.lock_config import LockConfig
+from hudi_engine.config.write_config import BloomConfig, FileSizing, IndexType, LogConfig, WriteConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.file_group import BaseFile, FileSlice, LogFile
 from hudi_engine.file_naming import (

@@ -6,7 +6,8 @@ saying the data committed at instant X and which service failed.
 """
 from __future__ import annotations
 
-from hudi_engine.config.write_config import LAZY, MERGE_ON_READ, WriteConfig
+from hudi_engine.config.lock_config import LAZY
+from hudi_engine.config.write_config import MERGE_ON_READ, WriteConfig
 from hudi_engine.errors import HudiError, TableServiceError
 from hudi_engine.location import TableLocation
 from hudi_engine.table_config import TableConfig

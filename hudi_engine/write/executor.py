@@ -29,7 +29,7 @@ from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write import index
 from hudi_engine.write.bucket_assigner import NEW_GROUP, Bucket, BucketPlan, BucketType, MapSidePlan, SliceInfo
-from hudi_engine.write.handles import CreateHandle, WriteContext, append_handle, merge_handle
+from hudi_engine.write.handles import AppendHandle, CreateHandle, MergeHandle, WriteContext
 from hudi_engine.write.partial_update import StoredRows, with_stored_values
 from hudi_engine.write.tagging import TagSpec, slices, tag
 
@@ -361,7 +361,10 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
     s = bucket.slice
     assert s is not None
     if not cfg.is_mor:
-        return [merge_handle(ctx, p, bucket.file_id, s.base_file_path, upserts, deletes=deletes)]  # type: ignore[arg-type]
+        merging = MergeHandle(ctx, p, bucket.file_id, s.base_file_path)  # type: ignore[arg-type]
+        merging.write(upserts)
+        merging.delete(deletes)
+        return merging.close()
     stats: list[WriteStat] = []
     if cfg.index.type is not IndexType.BUCKET and s.base_file_path is not None:
         # Tagged by footer (range, bloom): only keys the base file holds are updates. A key a bloom filter let
@@ -377,8 +380,12 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
             handle.write(new)
             stats += handle.close()
     if upserts.num_rows or len(deletes):
-        stats.append(append_handle(ctx, p, bucket.file_id, s.base_instant, upserts if upserts.num_rows else None,
-                                   deletes=deletes if len(deletes) else None, base_file_name=s.base_file_name))
+        appending = AppendHandle(ctx, p, bucket.file_id, s.base_instant, base_file_name=s.base_file_name)
+        if upserts.num_rows:
+            appending.write(upserts)
+        if len(deletes):
+            appending.delete(deletes)
+        stats += appending.close()
     return stats
 
 

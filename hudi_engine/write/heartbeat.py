@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 
-from hudi_engine.config.write_config import LockConfig
+from hudi_engine.config.lock_config import LockConfig
 from hudi_engine.location import TableLocation
 from hudi_engine.write.renewal import Renewal
 

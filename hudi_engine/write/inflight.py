@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from hudi_engine.config.write_config import LockConfig
+from hudi_engine.config.lock_config import LockConfig
 from hudi_engine.errors import HudiError, InstantLostError
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage

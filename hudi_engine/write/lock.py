@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
-from hudi_engine.config.write_config import LockConfig
+from hudi_engine.config.lock_config import LockConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.location import TableLocation
 from hudi_engine.table_config import TableConfig

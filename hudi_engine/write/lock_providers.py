@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from hudi_engine.config import keys as K
-from hudi_engine.config.write_config import DYNAMODB_LOCK, STORAGE_LOCK, DynamoDBLockSettings, LockConfig
+from hudi_engine.config.lock_config import DYNAMODB_LOCK, STORAGE_LOCK, DynamoDBLockSettings, LockConfig
 from hudi_engine.errors import ConfigError, WriteError
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage, Versioned

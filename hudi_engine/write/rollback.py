@@ -34,7 +34,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from hudi_engine.config.write_config import NEVER, LockConfig
+from hudi_engine.config.lock_config import NEVER, LockConfig
 from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.file_naming import (
     CDC_SUFFIX,

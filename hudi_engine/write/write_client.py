@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from hudi_engine.config import keys as K
-from hudi_engine.config.write_config import EAGER, IndexType, Operation, WriteConfig
+from hudi_engine.config.lock_config import EAGER
+from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.errors import SchemaError, WriteError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility

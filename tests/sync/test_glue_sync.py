@@ -10,7 +10,8 @@ import warnings
 import pyarrow as pa
 import pytest
 
-from hudi_engine.config.write_config import GLUE, WriteConfig
+from hudi_engine.config.sync_config import GLUE
+from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.errors import ConfigError, SyncError
 from hudi_engine.location import TableLocation
 from hudi_engine.sync.entry import INPUT_FORMAT, OUTPUT_FORMAT, REALTIME_INPUT_FORMAT, SERDE

@@ -207,3 +207,23 @@ def test_time_travel_before_the_active_timeline_is_refused_and_a_range_from_ther
     theirs = rs_incremental(path, newest_archived, results[-1].instant_time)
     assert_same_rows(ours, theirs, "incremental from the newest archived commit")
     assert table.read_snapshot(as_of=results[-1].instant_time).num_rows == table.read_snapshot().num_rows
+
+
+def test_a_table_service_checks_the_handle_once_and_the_table_read_under_the_lock(tmp_path, monkeypatch):
+    """HudiTable's services check the handle's config and timeline before the lock (the service's message); the lock
+    does not check them again, and the config and timeline read again under it are checked once."""
+    import hudi_engine.table_features as features
+    import hudi_engine.write.lock as lock_module
+
+    path = tmp_path / "t"
+    for i in range(3):
+        write(path, _batch(i), {**BASE, "hoodie.archive.automatic": "false"}, table_services=True)
+    table = HudiTable.load(str(path))
+    checked: list[str] = []
+    real = features.check_writable
+    monkeypatch.setattr(features, "check_writable", lambda *a, action, **kw: checked.append(action) or real(*a, action=action, **kw))
+    monkeypatch.setattr(lock_module, "check_writable", features.check_writable)
+    assert table.archive(options=BASE) is None
+    assert table.clean(options=BASE) is None
+    assert checked == ["archive", "write to it or run a table service on it",
+                       "clean", "write to it or run a table service on it"]

@@ -26,13 +26,8 @@ from write.clustering_job import execute_clustering, schedule_clustering
 from write.local_write import write
 
 from hudi_engine import HudiTable
-from hudi_engine.config.write_config import (
-    KEEP_LATEST_COMMITS,
-    KEEP_LATEST_FILE_VERSIONS,
-    ArchivalConfig,
-    CleanConfig,
-    LockConfig,
-)
+from hudi_engine.config.lock_config import LockConfig
+from hudi_engine.config.write_config import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, ArchivalConfig, CleanConfig
 from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage

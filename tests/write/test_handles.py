@@ -24,7 +24,11 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.write.handles import (
+    AppendHandle,
+    CreateHandle,
+    MergeHandle,
     WriteContext,
+    WriteHandle,
     append_handle,
     avro_data_blocks,
     create_handle,
@@ -251,6 +255,34 @@ def test_merge_handle_flagged_deletes_and_errors(tmp_path):
     stat = merge_handle(ctx, "city=sf", first.file_id, path, deleting)
     assert pq.read_table(tmp_path / "t" / stat.path).column("id").to_pylist() == ["k2"]
     assert (stat.num_deletes, stat.num_writes) == (1, 1)
+
+
+def test_the_three_handles_share_one_shape_and_take_records_in_several_writes(tmp_path):
+    """Constructed for a file group, fed by `write` (and `delete`), closed for the stats: records written in two
+    tables and deletes in two calls make the file one call makes."""
+    storage, base, config = _table(tmp_path, "MERGE_ON_READ")
+    creating = CreateHandle(_ctx(storage, base, config, T1), "city=sf")
+    creating.write(_rows(DATA, "sf").slice(0, 1))
+    creating.write(_rows(DATA, "sf").slice(1))
+    (first,) = creating.close()
+    assert first.num_inserts == 2
+    path = str(tmp_path / "t" / first.path)
+    incoming = pa.table({"id": ["k1", "k9"], "city": ["sf", "sf"], "ts": pa.array([5, 6], pa.int64()),
+                         "fare": [10.0, 90.0]})
+    merging = MergeHandle(_ctx(storage, base, config, T2), "city=sf", first.file_id, path)
+    merging.write(incoming.slice(0, 1))
+    merging.write(incoming.slice(1))
+    merging.delete(["k2"])
+    (merged,) = merging.close()
+    assert (merged.num_writes, merged.num_update_writes, merged.num_inserts, merged.num_deletes) == (2, 1, 1, 1)
+    appending = AppendHandle(_ctx(storage, base, config, T3), "city=sf", first.file_id, T1)
+    appending.delete(["k1"])
+    appending.delete(pa.array(["k9"]))
+    (appended,) = appending.close()
+    assert appended.num_deletes == 2 and appended.num_writes == 0
+    assert delete_block_keys(read_log_blocks((tmp_path / "t" / appended.path).read_bytes())[0]) \
+        .column("record_key").to_pylist() == ["k1", "k9"]
+    assert all(isinstance(h, WriteHandle) for h in (creating, merging, appending))
 
 
 # --------------------------------------------------------------------------------------------- append

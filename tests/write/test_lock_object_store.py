@@ -11,7 +11,7 @@ import pytest
 from lock_race import race_winners
 
 from hudi_engine.config import LockConfig, WriteConfig
-from hudi_engine.config.write_config import DYNAMODB_LOCK, DynamoDBLockSettings
+from hudi_engine.config.lock_config import DYNAMODB_LOCK, DynamoDBLockSettings
 from hudi_engine.errors import ConfigError, InstantLostError, WriteError
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage

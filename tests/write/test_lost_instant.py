@@ -10,12 +10,12 @@ from archival import archive_all_but_latest_commit
 from handle_table import HandleTable
 from oracle import assert_same_rows
 
-import hudi_engine.write.handles as handles_module
 import hudi_engine.write.rollback as rollback_module
 from hudi_engine import HudiTable
 from hudi_engine.config import CleanConfig
 from hudi_engine.errors import InstantLostError, WriteError
 from hudi_engine.file_naming import BaseFileName, is_base_file_name
+from hudi_engine.io.base_file import BaseFileWriter
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -68,13 +68,13 @@ def test_a_file_written_while_the_instant_was_taken_is_removed_by_its_writer(tmp
     t = Table(tmp_path)
     t.insert()
     inflight = start_commit(TableLocation.at(t.storage, t.base), t.config, "UPSERT")
-    real = handles_module.BaseFileWriter.close
+    real = BaseFileWriter.close
 
     def rolled_back_mid_write(self):  # the marker exists and was checked; the file is not there yet
         _taken(t, inflight)
         return real(self)
 
-    monkeypatch.setattr(handles_module.BaseFileWriter, "close", rolled_back_mid_write)
+    monkeypatch.setattr(BaseFileWriter, "close", rolled_back_mid_write)
     with pytest.raises(InstantLostError, match="so this writer is not keeping p1/"):
         t.write(inflight, UPDATE, "p1")
     assert t.files_of(inflight.timestamp) == []

@@ -37,7 +37,7 @@ from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.config import WriteConfig
-from hudi_engine.config.write_config import FILE_SYSTEM_LOCK, STORAGE_LOCK, LockConfig
+from hudi_engine.config.lock_config import FILE_SYSTEM_LOCK, STORAGE_LOCK, LockConfig
 from hudi_engine.errors import ConfigError, InstantLostError, WriteError
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
@@ -303,7 +303,7 @@ def test_a_holder_that_stops_renewing_is_taken_over_only_after_its_validity(wher
 
 _WORKER = r'''
 import json, sys, time
-from hudi_engine.config.write_config import STORAGE_LOCK, LockConfig
+from hudi_engine.config.lock_config import STORAGE_LOCK, LockConfig
 from hudi_engine.storage import Storage
 from hudi_engine.location import TableLocation
 from hudi_engine.write.lock import table_lock
