@@ -113,9 +113,10 @@ _ORACLE_TIME = {"tests": 0, "failed": 0, "seconds": 0.0, "all": 0.0}
 
 
 # tests/run.sh runs the suite as two sessions side by side (`-m beside`, `-m "not beside"`): the tests that mostly
-# drive processes of their own (real Hudi's JVMs, dbt's driver processes), and the rest. test_reads (two dbt
-# projects, about 5 minutes) runs with the rest, which evens the two sessions' lengths (measured: docs/oracle.md).
-BESIDE = ("java_hudi/", "dbt/")
+# drive processes of their own (real Hudi's JVMs, dbt's driver processes, the linters, a Spark on a JDK from PyPI),
+# and the rest. test_reads (two dbt projects, about 4 minutes) runs with the rest; the linters and the no-Java start
+# (2 minutes) beside: that evens the two sessions' lengths (measured: docs/oracle.md). tests/run.sh names the same.
+BESIDE = ("java_hudi/", "dbt/", "test_lint.py", "test_no_system_java.py")
 WITH_THE_REST = ("dbt/test_reads.py",)
 _TESTS = Path(__file__).resolve().parent
 

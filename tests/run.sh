@@ -5,7 +5,8 @@
 #
 # Without arguments the suite runs as two pytest sessions side by side, one a core: the tests marked `beside` (the
 # ones that mostly drive processes of their own: tests/java_hudi, real Hudi in JVMs of its own; tests/dbt, dbt in
-# driver processes; tests/conftest.py says which) and the rest. Measured on two cores: 46 to 53 minutes. Each
+# driver processes; the linters; Spark on a JDK from PyPI; tests/conftest.py says which, tests/test_run_script.py
+# checks this script runs them) and the rest. Measured on two cores: 46 to 53 minutes. Each
 # session shares its SparkSession, servers and oracles across its tests. The first session's output is printed when
 # it ends; the command fails if either fails. Extra arguments go to one pytest session, as given.
 set -euo pipefail
@@ -26,7 +27,7 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 ( code=0
   { prepare_oracle && echo "$SECONDS" >"$scratch/oracle.ready" \
-    && .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$scratch/tmp" -m beside tests/java_hudi tests/dbt; } \
+    && .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$scratch/tmp" -m beside tests/java_hudi tests/dbt tests/test_lint.py tests/test_no_system_java.py; } \
     || code=$?
   echo "$SECONDS" >"$scratch/beside.end"; exit "$code" ) \
   >"$scratch/beside.log" 2>&1 &
