@@ -167,7 +167,9 @@ _INSTANT_FORMATS = (("%Y-%m-%d %H:%M:%S.%f", 23), ("%Y-%m-%d %H:%M:%S", 19), ("%
 
 
 def normalize_instant(value: str, option: str) -> str:
-    """An instant time (`yyyyMMddHHmmssSSS`, or any digits) from an option value; dates are read as UTC."""
+    """An instant time (`yyyyMMddHHmmssSSS`, or any digits) from an option value. A date or timestamp is reformatted
+    as written, with no time zone conversion: instant times are wall-clock times of the timeline's own zone
+    (`hoodie.table.timeline.timezone`), and Hudi's `formatQueryInstant` does the same."""
     value = str(value).strip()
     if value.isdigit():
         return value
