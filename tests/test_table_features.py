@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import time
+import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -112,10 +113,10 @@ def _tree(root: Path) -> dict[str, bytes]:
 _ORIGINAL: dict[Path, Path] = {}  # copy -> the conformance table's hoodie.properties
 
 
-def _copy(unzip_table, tmp_path: Path, name: str = COW) -> Path:
+def _copy(unzip_table, tmp_path: Path, name: str = COW, version_dir: str = "v6") -> Path:
     path = tmp_path / name
-    shutil.copytree(unzip_table(name), path)
-    _ORIGINAL[path] = unzip_table(name) / ".hoodie" / "hoodie.properties"
+    shutil.copytree(unzip_table(name, version_dir), path)
+    _ORIGINAL[path] = unzip_table(name, version_dir) / ".hoodie" / "hoodie.properties"
     return path
 
 
@@ -257,10 +258,42 @@ def test_value_refused_when_the_table_is_loaded(unzip_table, tmp_path, key, valu
     _assert_everything_refused(path, [match], TableConfigError)
 
 
-def test_unknown_property_is_let_through(unzip_table, tmp_path):
-    path = _copy(unzip_table, tmp_path)
+def _reads(path: Path) -> tuple[pa.Table, list[str]]:
+    """Our snapshot and the active timeline's instants: what a refusal must leave readable and unchanged."""
+    table = HudiTable.load(str(path))
+    return table.read_snapshot(), [str(i) for i in table.timeline]
+
+
+@pytest.mark.parametrize("name,version_dir", [(COW, "v6"), (MOR, "v6"), ("cow_v8_simplekeygen_nonhivestyle", "v8_v9")])
+def test_undeclared_property_stops_every_writer_and_service_reads_unaffected(unzip_table, tmp_path, name,
+                                                                            version_dir):
+    """A key no row declares (a newer Hudi's) is refused by name, with its value, the table, why and the way out;
+    nothing is written, and reads go on as before."""
+    path = _copy(unzip_table, tmp_path, name, version_dir)
+    rows, instants = _reads(path)
     _set(path, "hoodie.table.some.future.key", "whatever")
-    _upsert_and_check(path)
+    table_name = TableConfig.load(TableLocation.of(str(path))).name
+    _assert_everything_refused(path, ["hoodie.table.some.future.key=whatever", f"table {table_name} at ",
+                                      "a key this engine has no rule for (a newer Hudi's feature",
+                                      "write this table with the Hudi that set the key, or ask for the key to be "
+                                      "declared"])
+    after_rows, after_instants = _reads(path)
+    assert after_instants == instants
+    assert_same_rows(after_rows, rows, "our read of a table with an undeclared key")
+
+
+def test_every_key_of_the_conformance_tables_is_declared(conformance_dir):
+    """The keys real Hudi 0.14 .. 1.1 tables carry (and their metadata tables) all have a row: none is refused as
+    undeclared."""
+    undeclared = {}
+    for archive_path in sorted(conformance_dir.glob("*/*.zip")):
+        with zipfile.ZipFile(archive_path) as z:
+            for member in z.namelist():
+                if member.endswith(".hoodie/hoodie.properties") and "__MACOSX" not in member:
+                    for key in parse_properties(z.read(member)):
+                        if property_row(key) is None:
+                            undeclared.setdefault(key, archive_path.name)
+    assert not undeclared, undeclared
 
 
 def test_cdc_enabled_is_left_to_the_cdc_writer():
