@@ -4,7 +4,7 @@ write. One declared row each (`PROPERTIES`, `STATES`); `check_writable` applies 
 
 Keys follow `HoodieTableConfig` of Hudi 0.14, 0.15 and 1.x (with `HoodieTableMetaClient` and `HoodieTableVersion`).
 What this engine has no rule for is refused by name, never written over: a key this table does not declare (a newer
-Hudi's), an unknown value of a declared key. Reads are not checked.
+Hudi's), an unknown value of a declared key, an instant file of an unknown action or state. Reads are not checked.
 Pure: storage only through `Storage`.
 """
 from __future__ import annotations
@@ -379,6 +379,13 @@ def _files_in(name: str, *relative: str, depth: int = 1) -> StateCheck:
     return find
 
 
+def _unknown_instant_files(timeline: Timeline) -> list[Found]:
+    # Found by Timeline.load (instant-like names its layout does not parse, `looks_like_instant_file`): readers skip
+    # them as Hudi does; a writer cannot know what they stand for (a newer Hudi's action in flight?).
+    return [Found("timeline files of an action or state this engine does not know", ", ".join(timeline.unknown_files))
+            ] if timeline.unknown_files else []
+
+
 STATES: tuple[StateRow, ...] = (
     StateRow("pending clustering", "a replacecommit clustering plan not yet executed", Decision.OTHER_PART,
              "updates into its file groups are refused, inserts go elsewhere, table services leave it",
@@ -422,6 +429,13 @@ STATES: tuple[StateRow, ...] = (
              way_out=_rewrite("without schema-on-read")),
     StateRow("lock files", "Hudi 1.1 StorageBasedLockProvider (.hoodie/.locks)", Decision.OTHER_PART,
              "taken as ours", see="locks.md"),
+    StateRow("unknown instant files", "a file of the active timeline named like an instant "
+             "(<digits>.<action>[.<state>], <digits>_<digits>.<action>) of an action or state this engine does not "
+             "know", Decision.REFUSED, "refused, naming the files: a newer Hudi's action we cannot honour or finish; "
+             "reads skip them as Hudi skips extensions it does not know. Files not named like an instant are "
+             "ignored, as Hudi ignores them", _unknown_instant_files,
+             way_out="write this table with the Hudi that wrote those files (or delete them if no Hudi did), or ask "
+                     "for the action to be declared in hudi_engine/table_features.py"),
 )
 
 
