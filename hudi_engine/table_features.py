@@ -2,8 +2,9 @@
 about it: honoured by every writer and table service, refused before the first file, or of no effect on what we
 write. One declared row each (`PROPERTIES`, `STATES`); `check_writable` applies them (docs/table-features.md).
 
-Keys follow `HoodieTableConfig` of Hudi 0.14, 0.15 and 1.x (with `HoodieTableMetaClient` and `HoodieTableVersion`);
-a key this table does not declare (a newer Hudi's) is let through, an unknown value of a declared key is refused.
+Keys follow `HoodieTableConfig` of Hudi 0.14, 0.15 and 1.x (with `HoodieTableMetaClient` and `HoodieTableVersion`).
+What this engine has no rule for is refused by name, never written over: a key this table does not declare (a newer
+Hudi's), an unknown value of a declared key, an instant file of an unknown action or state. Reads are not checked.
 Pure: storage only through `Storage`.
 """
 from __future__ import annotations
@@ -174,6 +175,10 @@ WAY_OUT = "turn the feature off with Hudi first, or let Java Hudi write this tab
 # Rows we honour refuse only values we do not know: a typo, or a newer Hudi's value.
 VALUE_WAY_OUT = "set a value Hudi and this engine both know (with Hudi), or let Java Hudi write this table"
 _JAVA_CLASS = "let Java Hudi write this table: only Java runs that class"
+UNDECLARED_KEY = ("is a key this engine has no rule for (a newer Hudi's feature, or a key nobody declared in "
+                  "hudi_engine/table_features.py)")
+UNDECLARED_WAY_OUT = ("write this table with the Hudi that set the key, or ask for the key to be declared (with its "
+                      "decision) in hudi_engine/table_features.py")
 
 
 def _rewrite(how: str = "without it") -> str:
@@ -374,6 +379,13 @@ def _files_in(name: str, *relative: str, depth: int = 1) -> StateCheck:
     return find
 
 
+def _unknown_instant_files(timeline: Timeline) -> list[Found]:
+    # Found by Timeline.load (instant-like names its layout does not parse, `looks_like_instant_file`): readers skip
+    # them as Hudi does; a writer cannot know what they stand for (a newer Hudi's action in flight?).
+    return [Found("timeline files of an action or state this engine does not know", ", ".join(timeline.unknown_files))
+            ] if timeline.unknown_files else []
+
+
 STATES: tuple[StateRow, ...] = (
     StateRow("pending clustering", "a replacecommit clustering plan not yet executed", Decision.OTHER_PART,
              "updates into its file groups are refused, inserts go elsewhere, table services leave it",
@@ -417,13 +429,20 @@ STATES: tuple[StateRow, ...] = (
              way_out=_rewrite("without schema-on-read")),
     StateRow("lock files", "Hudi 1.1 StorageBasedLockProvider (.hoodie/.locks)", Decision.OTHER_PART,
              "taken as ours", see="locks.md"),
+    StateRow("unknown instant files", "a file of the active timeline named like an instant "
+             "(<digits>.<action>[.<state>], <digits>_<digits>.<action>) of an action or state this engine does not "
+             "know", Decision.REFUSED, "refused, naming the files: a newer Hudi's action we cannot honour or finish; "
+             "reads skip them as Hudi skips extensions it does not know. Files not named like an instant are "
+             "ignored, as Hudi ignores them", _unknown_instant_files,
+             way_out="write this table with the Hudi that wrote those files (or delete them if no Hudi did), or ask "
+                     "for the action to be declared in hudi_engine/table_features.py"),
 )
 
 
 # ---------------------------------------------------------------------------------------------------- the check
 
 def property_row(key: str) -> PropertyRow | None:
-    """The declared row of a `hoodie.properties` key (None: a key this engine does not know, let through)."""
+    """The declared row of a `hoodie.properties` key (None: a key this engine does not know, refused by writers)."""
     return next((r for r in PROPERTIES if r.matches(key)), None)
 
 
@@ -438,6 +457,9 @@ def property_problems(table: TableConfig) -> list[str]:
     for key, value in sorted(table.props.items()):
         row = property_row(key)
         if row is None:
+            # A newer Hudi's key may change what a write must do (as drop.partition.columns did): without a rule we
+            # cannot know, so writers stop rather than write over a feature they do not see.
+            out.append(f"{key}={value} {UNDECLARED_KEY}; way out: {UNDECLARED_WAY_OUT}")
             continue
         reason = row.check(value, table)
         if reason:
@@ -457,10 +479,11 @@ def check_writable(location: TableLocation, table: TableConfig, timeline: Timeli
     timeline/storage states this engine does not honour; `action` names what was refused ("write", "compact", ...).
     The table version is checked first (`TableConfig.require_writable`)."""
     base_path = location.base_path
+    name = table.props.get("hoodie.table.name", "?")
     table.require_writable()
     problems = property_problems(table)
     problems += state_problems(timeline)
     if problems:
         raise UnsupportedTableFeatureError(
-            f"table {base_path}: cannot {action}, this engine does not honour: " + " | ".join(problems)
+            f"table {name} at {base_path}: cannot {action}, this engine does not honour: " + " | ".join(problems)
             + " (docs/table-features.md)")

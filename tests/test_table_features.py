@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import time
+import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -112,10 +113,10 @@ def _tree(root: Path) -> dict[str, bytes]:
 _ORIGINAL: dict[Path, Path] = {}  # copy -> the conformance table's hoodie.properties
 
 
-def _copy(unzip_table, tmp_path: Path, name: str = COW) -> Path:
+def _copy(unzip_table, tmp_path: Path, name: str = COW, version_dir: str = "v6") -> Path:
     path = tmp_path / name
-    shutil.copytree(unzip_table(name), path)
-    _ORIGINAL[path] = unzip_table(name) / ".hoodie" / "hoodie.properties"
+    shutil.copytree(unzip_table(name, version_dir), path)
+    _ORIGINAL[path] = unzip_table(name, version_dir) / ".hoodie" / "hoodie.properties"
     return path
 
 
@@ -257,10 +258,42 @@ def test_value_refused_when_the_table_is_loaded(unzip_table, tmp_path, key, valu
     _assert_everything_refused(path, [match], TableConfigError)
 
 
-def test_unknown_property_is_let_through(unzip_table, tmp_path):
-    path = _copy(unzip_table, tmp_path)
+def _reads(path: Path) -> tuple[pa.Table, list[str]]:
+    """Our snapshot and the active timeline's instants: what a refusal must leave readable and unchanged."""
+    table = HudiTable.load(str(path))
+    return table.read_snapshot(), [str(i) for i in table.timeline]
+
+
+@pytest.mark.parametrize("name,version_dir", [(COW, "v6"), (MOR, "v6"), ("cow_v8_simplekeygen_nonhivestyle", "v8_v9")])
+def test_undeclared_property_stops_every_writer_and_service_reads_unaffected(unzip_table, tmp_path, name,
+                                                                            version_dir):
+    """A key no row declares (a newer Hudi's) is refused by name, with its value, the table, why and the way out;
+    nothing is written, and reads go on as before."""
+    path = _copy(unzip_table, tmp_path, name, version_dir)
+    rows, instants = _reads(path)
     _set(path, "hoodie.table.some.future.key", "whatever")
-    _upsert_and_check(path)
+    table_name = TableConfig.load(TableLocation.of(str(path))).name
+    _assert_everything_refused(path, ["hoodie.table.some.future.key=whatever", f"table {table_name} at ",
+                                      "a key this engine has no rule for (a newer Hudi's feature",
+                                      "write this table with the Hudi that set the key, or ask for the key to be "
+                                      "declared"])
+    after_rows, after_instants = _reads(path)
+    assert after_instants == instants
+    assert_same_rows(after_rows, rows, "our read of a table with an undeclared key")
+
+
+def test_every_key_of_the_conformance_tables_is_declared(conformance_dir):
+    """The keys real Hudi 0.14 .. 1.1 tables carry (and their metadata tables) all have a row: none is refused as
+    undeclared."""
+    undeclared = {}
+    for archive_path in sorted(conformance_dir.glob("*/*.zip")):
+        with zipfile.ZipFile(archive_path) as z:
+            for member in z.namelist():
+                if member.endswith(".hoodie/hoodie.properties") and "__MACOSX" not in member:
+                    for key in parse_properties(z.read(member)):
+                        if property_row(key) is None:
+                            undeclared.setdefault(key, archive_path.name)
+    assert not undeclared, undeclared
 
 
 def test_cdc_enabled_is_left_to_the_cdc_writer():
@@ -312,6 +345,8 @@ REFUSED_STATES = {
     "bootstrap index": (COW, lambda p, ts: _put(p, ".aux/.bootstrap/.partitions/00000000-0000-0000-0000-000000000000"
                                                    "-0_1-0-1_00000000000001.hfile"), "bootstrap index: "),
     "schema history": (COW, lambda p, ts: _put(p, f".schema/{ts}"), "schema-on-read history: "),
+    "unknown instant files": (COW, lambda p, ts: _instant_file(p, f"{ts}.frobnicate.requested"),
+                              "timeline files of an action or state this engine does not know: "),
 }
 
 
@@ -335,6 +370,47 @@ def test_refused_state_stops_every_writer_and_service_before_any_file(unzip_tabl
     ts = _next_ts(path)
     make(path, ts)
     _assert_everything_refused(path, [match.format(ts=ts)])
+
+
+V8 = "cow_v8_simplekeygen_nonhivestyle"
+# Instant-like names no layout parses: a newer Hudi's action (every state), an unknown state of a known action,
+# layout 2's completed spelling in layout 1, and a completed file of an unknown action in layout 2.
+UNKNOWN_INSTANTS = [(COW, "v6", "{ts}.frobnicate.requested"), (COW, "v6", "{ts}.frobnicate"),
+                    (COW, "v6", "{ts}.commit.paused"), (COW, "v6", "{ts}_{ts}.commit"),
+                    (MOR, "v6", "{ts}.deltacommit.queued"), (V8, "v8_v9", "{ts}_{ts}.frobnicate"),
+                    (V8, "v8_v9", "{ts}.frobnicate.inflight"), (V8, "v8_v9", "{ts}.commit.paused")]
+
+
+@pytest.mark.parametrize("name,version_dir,file", UNKNOWN_INSTANTS)
+def test_unknown_instant_file_stops_every_writer_and_service_reads_unaffected(unzip_table, tmp_path, name,
+                                                                             version_dir, file):
+    path = _copy(unzip_table, tmp_path, name, version_dir)
+    rows, instants = _reads(path)
+    storage, base = Storage.for_uri(str(path))
+    timeline = Timeline.load(TableLocation.at(storage, base))
+    file = file.format(ts=_next_ts(path))
+    (Path(timeline.meta_path) / file).write_bytes(b"{}")
+    _assert_everything_refused(path, ["timeline files of an action or state this engine does not know: ",
+                                      str(Path(timeline.meta_path) / file), "ask for the action to be declared"])
+    after_rows, after_instants = _reads(path)  # readers skip it, as Hudi skips extensions it does not know
+    assert after_instants == instants
+    assert_same_rows(after_rows, rows, "our read of a table with an unknown instant file")
+
+
+@pytest.mark.parametrize("name,version_dir", [(COW, "v6"), (V8, "v8_v9")])
+def test_files_not_named_like_instants_are_ignored_as_hudi_ignores_them(unzip_table, tmp_path, name, version_dir):
+    """Dot files (macOS `._`, Hadoop `.crc`), Hudi's `<name>.<uuid>` temp files, backups and folders of any name in
+    the timeline folder are not instants to Hudi either: the write goes on."""
+    path = _copy(unzip_table, tmp_path, name, version_dir)
+    storage, base = Storage.for_uri(str(path))
+    folder = Path(Timeline.load(TableLocation.at(storage, base)).meta_path)
+    ts = _next_ts(path)
+    for other in (".DS_Store", f"._{ts}.commit", f".{ts}.commit.crc", f"{ts}.commit.requested.1b2c3d4e-0000-1111",
+                  f"{ts}.commit.6f1e2d3c-aaaa-bbbb", "hoodie.properties.backup", "README"):
+        (folder / other).write_bytes(b"x")
+    for folder_name in (".heartbeat", ".index_defs", f"{ts}.frobnicate"):
+        (folder / folder_name).mkdir(exist_ok=True)
+    _upsert_and_check(path)
 
 
 def test_empty_bootstrap_and_schema_folders_of_a_new_table_are_not_refused(unzip_table, tmp_path):

@@ -67,6 +67,18 @@ _COMPARABLE_ACTION = {Action.COMPACTION: Action.COMMIT, Action.LOG_COMPACTION: A
 COMMIT_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION})
 
 _NAME_RE = re.compile(r"^(\d+)(\.\w+)(\.\D+)?$")
+# What an instant file of any Hudi looks like: `<digits>.<action>[.<state>]`, layout 2's `<digits>_<digits>.<action>`.
+# Hudi keeps only the extensions it knows (VALID_EXTENSIONS_IN_ACTIVE_TIMELINE), so an instant-like name no layout
+# parses (a newer Hudi's action or state) is skipped by readers and refused by writers (table_features). Names of
+# another shape are never instants: `hoodie.properties*`, dot files (macOS `._<ts>.commit`, Hadoop's `.crc`), Hudi's
+# `<name>.<uuid>` temp files (a third suffix, or one with a digit or '-').
+_INSTANT_LIKE_RE = re.compile(r"^\d+(?:_\d+)?\.[A-Za-z]\w*(?:\.[A-Za-z]\w*)?$")
+
+
+def looks_like_instant_file(name: str) -> bool:
+    """Whether a file of the timeline folder is named like an instant file (of any action or state)."""
+    return _INSTANT_LIKE_RE.match(name) is not None
+
 _STATE_SUFFIX = {".requested": State.REQUESTED, ".inflight": State.INFLIGHT, "": State.COMPLETED}
 # The legacy spelling of a COW commit in flight: `<ts>.inflight` (never `<ts>.commit.inflight`).
 _LEGACY_INFLIGHT = "inflight"
@@ -127,10 +139,11 @@ class Instant:
     def parse_file_name(name: str) -> Instant | None:
         """The instant a `.hoodie/` file name stands for; None for files that are not instants.
 
-        Like Hudi, names that do not look like `<digits>.<action>[.<state>]` with a known action are not
-        instants (`hoodie.properties`, layout-2 `<ts>_<ts>.commit`, temp files) and are ignored. A name with
-        a known action but an impossible state suffix or timestamp (`<ts>.commit.inflight`, `<ts>.compaction`,
-        `<ts>.savepoint.requested`, `123.commit`) raises TimelineError, since only a foreign writer makes them.
+        Like Hudi, names that do not look like `<digits>.<action>[.<state>]` with a known action and state are not
+        instants (`hoodie.properties`, layout-2 `<ts>_<ts>.commit`, temp files, `<ts>.commit.<unknown>`) and are
+        ignored (writers refuse the instant-like ones: table_features). A name with a known action and state but an
+        impossible spelling or timestamp (`<ts>.commit.inflight`, `<ts>.compaction`, `<ts>.savepoint.requested`,
+        `123.commit`) raises TimelineError, since only a foreign writer makes them.
         """
         m = _NAME_RE.match(name)
         if m is None:
@@ -145,10 +158,9 @@ class Instant:
                 return None
             state = _STATE_SUFFIX.get(state_ext)
             if state is None:
-                raise TimelineError(
-                    f"timeline file {name!r}: unknown state suffix {state_ext!r} for action {action.value}; "
-                    "expected .requested, .inflight or none"
-                )
+                # Hudi keeps only the extensions it knows: `<ts>.commit.<other>` is no instant to it either. Writers
+                # refuse such a file by name (table_features: unknown instant files).
+                return None
             instant = Instant._from_name_parts(name, ts, action, state)
         if instant.file_name != name:
             raise TimelineError(

@@ -20,7 +20,7 @@ from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.timeline.avro_models import avro_kind_for, read_avro_metadata
 from hudi_engine.timeline.commit_metadata import CommitMetadata
-from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State
+from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State, looks_like_instant_file
 from hudi_engine.timeline.layout import LAYOUT_V1, META_FOLDER, TimelineLayout, layout_for
 
 # Hudi 1.x's default `hoodie.timeline.path`: a `.hoodie` holding this folder has timeline layout 2 (writers refuse a
@@ -61,6 +61,7 @@ class Timeline:
         *,
         active: tuple[Instant, ...] | None = None,
         layout: TimelineLayout = LAYOUT_V1,
+        unknown_files: tuple[str, ...] = (),
     ) -> None:
         self.location = location
         self.storage = location.storage
@@ -69,6 +70,9 @@ class Timeline:
         self._instants = tuple(sorted(instants))
         # The whole loaded timeline, which filtered views keep for savepoint lookups.
         self._active = self._instants if active is None else active
+        # Paths of files `load` found named like an instant of an action or state the layout does not know: skipped
+        # (as Hudi skips them), kept so writers refuse the table by name (table_features) without listing again.
+        self.unknown_files = unknown_files
 
     # --- loading ----------------------------------------------------------------------------------------
 
@@ -93,7 +97,7 @@ class Timeline:
         if entries is None and not storage.exists(folder):
             raise TimelineError(f"{folder}: missing; a table with timeline layout {layout.version} keeps its "
                                 "instants there")
-        parsed = []
+        parsed, unknown = [], []
         for entry in entries if entries is not None else storage.list_dir(folder):
             if entry.is_dir:
                 continue
@@ -103,7 +107,9 @@ class Timeline:
                 raise TimelineError(f"{folder}: {e}") from None
             if instant is not None:
                 parsed.append(instant)
-        return Timeline(location, collapse_layout1(parsed), layout=layout)
+            elif looks_like_instant_file(entry.name):
+                unknown.append(Storage.join(folder, entry.name))
+        return Timeline(location, collapse_layout1(parsed), layout=layout, unknown_files=tuple(sorted(unknown)))
 
     def reload(self) -> Timeline:
         return Timeline.load(self.location, self.layout)
@@ -154,7 +160,7 @@ class Timeline:
 
     def filter(self, predicate: Callable[[Instant], bool]) -> Timeline:
         return Timeline(self.location, (i for i in self._instants if predicate(i)), active=self._active,
-                        layout=self.layout)
+                        layout=self.layout, unknown_files=self.unknown_files)
 
     def filter_by(
         self, actions: Iterable[Action | str] | None = None, states: Iterable[State] | None = None

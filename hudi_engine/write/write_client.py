@@ -517,7 +517,7 @@ def _with_completed(timeline: Timeline, completed: Instant) -> Timeline:
     """`timeline` with `completed` in place of the pending states of its instant (collapsed as a listing is)."""
     key = (completed.timestamp, completed.comparable_action)
     rest = [i for i in timeline.instants if (i.timestamp, i.comparable_action) != key]
-    return Timeline(timeline.location, [*rest, completed], layout=timeline.layout)
+    return Timeline(timeline.location, [*rest, completed], layout=timeline.layout, unknown_files=timeline.unknown_files)
 
 
 # ---- checks ---------------------------------------------------------------------------------------------------
