@@ -29,6 +29,9 @@
 #   bench/run.sh hudi-java       issue 40: W1's first write and COW / MOR upserts beside real Apache Hudi 1.2.0's
 #                                df.write.format("hudi") (its defaults and its small-machine settings), same data,
 #                                same run (about 30-50 minutes on 2 loaded cores); `hudi-java-w3` adds W3a at 0.2 scale
+#   bench/run.sh mdt-handover    issue 36: what the engine's commit does to a metadata table Java Hudi 1.2.0 built
+#                                (W1, files only / record index / 1.2's defaults) and what Java's next 1,000-row
+#                                upsert pays to rebuild it, beside the same upsert with it intact (about 15 minutes)
 #   bench/run.sh all             read, spark-read, write, w2, w3, profile, dbt, archival and listing
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).
 set -euo pipefail
@@ -59,6 +62,7 @@ for w in "${what[@]}"; do
     sql-write) .venv/bin/python bench/bench_sql_write.py ;;
     hudi-java) .venv/bin/python bench/bench_hudi_java.py ;;
     hudi-java-w3) .venv/bin/python bench/bench_hudi_java.py --workloads w1,w3a ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, hudi-java, hudi-java-w3 or all" >&2; exit 2 ;;
+    mdt-handover) .venv/bin/python bench/bench_mdt_handover.py ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, hudi-java, hudi-java-w3, mdt-handover or all" >&2; exit 2 ;;
   esac
 done

@@ -338,6 +338,20 @@ def test_save_refreshes_checksum(tmp_path):
     assert TableConfig.load(TableLocation.at(storage, base)).checksum == compute_checksum(None, "t")
 
 
+def test_save_drops_stale_hadoop_crc(tmp_path):
+    """Java Hudi on file:// writes hoodie.properties through Hadoop's checksummed local file system, which leaves a
+    `.hoodie.properties.crc` beside it and refuses the file once it no longer matches (Hudi then cannot load the
+    table). A save replaces the file, so the stale .crc goes."""
+    storage, base = Storage.for_uri(str(tmp_path / "t"))
+    config = TableConfig.create("t", "COPY_ON_WRITE", ["id"], ["p"], "ts")
+    config.initialize(TableLocation.at(storage, base))
+    crc = tmp_path / "t" / ".hoodie" / ".hoodie.properties.crc"
+    crc.write_bytes(b"crc\x00\x00\x02\x00\x01\x02\x03\x04")
+    config.without_metadata_table().save(TableLocation.at(storage, base))
+    assert not crc.exists()
+    assert TableConfig.load(TableLocation.at(storage, base)).props["hoodie.table.name"] == "t"
+
+
 def test_escaped_create_schema_round_trips(unzip_table, tmp_path):
     real = _load(unzip_table("cow_v6_complexkeygen_hivestyle"))
     storage, base = Storage.for_uri(str(tmp_path / "copy"))
