@@ -23,6 +23,8 @@
 #   bench/run.sh listing         a table's listing on a local S3 server, one folder at a time vs at once (1 minute)
 #   bench/run.sh cdc             issue 28: W1's COW / MOR upsert with and without CDC; a CDC read of one commit vs
 #                                the incremental read of it (about 10 minutes)
+#   bench/run.sh compaction      issue 5: compacting a W1 MOR table's 100,000 logged updates vs a COW upsert of them,
+#                                and the MOR read before and after the compaction
 #   bench/run.sh small-upsert    issue 25: a 20-row upsert into a 100k-row table vs a parquet append, same session
 #   bench/run.sh sql-write       issue 29: W1's upsert through df.write.format("hudi") and MERGE INTO beside the
 #                                engine's write, COW and MOR, alternating (about 10-20 minutes)
@@ -63,6 +65,7 @@ for w in "${what[@]}"; do
     hudi-java) .venv/bin/python bench/bench_hudi_java.py ;;
     hudi-java-w3) .venv/bin/python bench/bench_hudi_java.py --workloads w1,w3a ;;
     mdt-handover) .venv/bin/python bench/bench_mdt_handover.py ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, hudi-java, hudi-java-w3, mdt-handover or all" >&2; exit 2 ;;
+    compaction) .venv/bin/python bench/bench_compaction.py ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, hudi-java, hudi-java-w3, mdt-handover, compaction or all" >&2; exit 2 ;;
   esac
 done
