@@ -232,6 +232,9 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 Decision.HONOURED, "partition paths of every write", _boolean()),
     PropertyRow("hoodie.datasource.write.partitionpath.urlencode", "URL-encoded partition values",
                 Decision.HONOURED, "partition paths of every write", _boolean()),
+    PropertyRow("hoodie.table.partition_extractor_class", "1.x: how catalog sync turns partition paths into values",
+                Decision.NO_EFFECT, "nothing we write depends on it; our catalog sync takes "
+                "hoodie.datasource.hive_sync.partition_extractor_class, or infers the extractor from the partitioning"),
     PropertyRow("hoodie.datasource.write.drop.partition.columns", "base files without the partition columns",
                 Decision.REFUSED,
                 "true is refused: our base files always carry the partition columns and our readers do not add "

@@ -52,6 +52,7 @@ ACCEPTED: dict[str, str | None] = {
     "hoodie.keygen.timebased.*": "EPOCHMILLISECONDS", "hoodie.deltastreamer.keygen.timebased.*": "EPOCHMILLISECONDS",
     "hoodie.keygen.datetime.parser.class": "org.apache.hudi.keygen.parser.HoodieDateTimeParser",
     "hoodie.datasource.write.hive_style_partitioning": None, "hoodie.datasource.write.partitionpath.urlencode": None,
+    "hoodie.table.partition_extractor_class": "org.apache.hudi.hive.MultiPartKeysValueExtractor",
     "hoodie.datasource.write.drop.partition.columns": None, "hoodie.populate.meta.fields": "true",
     "hoodie.table.create.schema": None, "hoodie.table.checksum": None, "hoodie.compaction.payload.class": None,
     "hoodie.compaction.payload.type": "OVERWRITE_LATEST_AVRO", "hoodie.record.merge.strategy.id": DEFAULT_MERGER,
