@@ -11,6 +11,7 @@ import pytest
 from executor_venvs import ExecutorPythons, build_executor_pythons
 from s3_server import CREDENTIALS, S3Server, start_server
 from spark_cluster import standalone_cluster
+from suite_split import BESIDE, WITH_THE_REST
 
 # Before anything starts a JVM or a worker process: they inherit these (moto takes any credentials).
 for _key, _value in CREDENTIALS.items():
@@ -112,12 +113,8 @@ _ORACLES: list = []
 _ORACLE_TIME = {"tests": 0, "failed": 0, "seconds": 0.0, "all": 0.0}
 
 
-# tests/run.sh runs the suite as two sessions side by side (`-m beside`, `-m "not beside"`): the tests that mostly
-# drive processes of their own (real Hudi's JVMs, dbt's driver processes, the linters, a Spark on a JDK from PyPI),
-# and the rest. test_reads (two dbt projects, about 4 minutes) runs with the rest; the linters and the no-Java start
-# (2 minutes) beside: that evens the two sessions' lengths (measured: docs/oracle.md). tests/run.sh names the same.
-BESIDE = ("java_hudi/", "dbt/", "test_lint.py", "test_no_system_java.py")
-WITH_THE_REST = ("dbt/test_reads.py",)
+# tests/run.sh runs the suite as two sessions side by side (`-m beside`, `-m "not beside"`): tests/suite_split.py
+# says which tests run beside the rest.
 _TESTS = Path(__file__).resolve().parent
 
 

@@ -1,4 +1,4 @@
-"""tests/run.sh runs the tests marked `beside` (tests/conftest.py's BESIDE) in a session of their own, over the paths
+"""tests/run.sh runs the tests marked `beside` (tests/suite_split.py's BESIDE) in a session of their own, over the paths
 it names: a marked test outside them would run in neither session, silently."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 import shlex
 from pathlib import Path
 
-from conftest import BESIDE
+from suite_split import BESIDE
 
 TESTS = Path(__file__).resolve().parent
 

@@ -1,0 +1,11 @@
+"""Which tests tests/run.sh runs in the session beside the rest (tests/conftest.py marks them `beside`).
+
+The tests that mostly drive processes of their own (real Hudi's JVMs, dbt's driver processes, the linters, a Spark
+on a JDK from PyPI) run in one session, the rest in the other. test_reads (two dbt projects, about 4 minutes) runs
+with the rest; the linters and the no-Java start (2 minutes) beside: that evens the two sessions' lengths
+(measured: docs/oracle.md). tests/run.sh names the same paths; tests/test_run_script.py checks it.
+"""
+from __future__ import annotations
+
+BESIDE = ("java_hudi/", "dbt/", "test_lint.py", "test_no_system_java.py")
+WITH_THE_REST = ("dbt/test_reads.py",)
