@@ -71,7 +71,7 @@ class HudiTable:
         the old one is forgotten, but completed instants' metadata (their files never change)."""
         self._timeline = timeline
         self._slicing = slicing_for(timeline)
-        self.query_instants = QueryInstants(self.location, self.config, timeline)  # its history commits read once
+        self.query_instants = QueryInstants(self.config, timeline)  # its history commits read once
         self.__dict__.pop("_cleaned_base_files", None)  # the cached property, of the old listing's cleans
 
     @staticmethod

@@ -350,9 +350,7 @@ class TableConfig:
         # Hadoop's local file system (Java Hudi on file://) keeps a `.<name>.crc` beside each file it writes and
         # refuses a file that no longer matches it (ChecksumException: Hudi then cannot load the table). Without a
         # .crc it reads the file unchecked: drop the stale one before replacing the file.
-        crc = storage.join(meta, f".{PROPERTIES_FILE}.crc")
-        if storage.exists(crc):
-            storage.delete(crc)
+        storage.delete(storage.join(meta, f".{PROPERTIES_FILE}.crc"))  # False when there is none
         if storage.exists(primary):
             # A reader that sees a half-written primary falls back to the backup (see load).
             storage.write_bytes(backup, storage.read_bytes(primary))

@@ -482,11 +482,10 @@ def check_writable(location: TableLocation, table: TableConfig, timeline: Timeli
     timeline/storage states this engine does not honour; `action` names what was refused ("write", "compact", ...).
     The table version is checked first (`TableConfig.require_writable`)."""
     base_path = location.base_path
-    name = table.props.get("hoodie.table.name", "?")
     table.require_writable()
     problems = property_problems(table)
     problems += state_problems(timeline)
     if problems:
         raise UnsupportedTableFeatureError(
-            f"table {name} at {base_path}: cannot {action}, this engine does not honour: " + " | ".join(problems)
+            f"table {table.name} at {base_path}: cannot {action}, this engine does not honour: " + " | ".join(problems)
             + " (docs/table-features.md)")

@@ -25,14 +25,17 @@ from hudi_engine.timeline.timeline import Timeline
 
 
 class QueryInstants:
-    """The checks of a query's instants against `timeline`, the table's active timeline as listed (its `location`
-    for the archived timeline and the LSM history, its `config` for the archive folder and the messages)."""
+    """The checks of a query's instants against `timeline`, the table's active timeline as listed (its location for
+    the archived timeline and the LSM history), and `config` for the archive folder and the messages."""
 
-    def __init__(self, location: TableLocation, config: TableConfig, timeline: Timeline) -> None:
-        self.location = location
+    def __init__(self, config: TableConfig, timeline: Timeline) -> None:
         self.config = config
         self.timeline = timeline
         self._history_commits: list[Instant] | None = None  # layout 2: the LSM history's commits, read once
+
+    @property
+    def location(self) -> TableLocation:
+        return self.timeline.location
 
     @property
     def _where(self) -> str:
