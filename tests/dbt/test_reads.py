@@ -76,15 +76,15 @@ models:
         data_tests: [unique, not_null]
 """
 
-# Run by another process (a Spark session of its own, no metastore): an upsert through the engine's Python API.
+# Run by another process: an upsert through the engine's Python API (Arrow rows, no Spark: the process needs no JVM).
 OUTSIDE_WRITER = f"""
-import sys
-from hudi_engine.spark import local_spark_session, write
-spark = local_spark_session(master="local[1]")
-df = spark.createDataFrame([({OUTSIDE[0]}, '{OUTSIDE[1]}', {OUTSIDE[2]}, '2024-01-01 12:00:00')],
-                           'id bigint, part string, val int, ts string').selectExpr('id', 'part', 'val',
-                                                                                  'cast(ts as timestamp) as ts')
-print(write(df, sys.argv[1], {{'hoodie.datasource.write.operation': 'upsert'}}).instant_time)
+import datetime, sys
+import pyarrow as pa
+from hudi_engine import HudiTable
+rows = pa.table({{'id': pa.array([{OUTSIDE[0]}], pa.int64()), 'part': ['{OUTSIDE[1]}'],
+                 'val': pa.array([{OUTSIDE[2]}], pa.int32()),
+                 'ts': pa.array([datetime.datetime(2024, 1, 1, 12)], pa.timestamp('us', 'UTC'))}})
+print(HudiTable.load(sys.argv[1]).write(rows, {{'hoodie.datasource.write.operation': 'upsert'}}).instant_time)
 """
 
 OUTSIDE_COMMIT = """
