@@ -12,21 +12,29 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS=0
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+# Real Apache Hudi for the oracle tests (tests/java_hudi/env.py): pinned bundles from Maven Central and the pyspark
+# 3.5 each was built for, cached outside the checkout; a second run fetches nothing, a bad fetch names the jar. It
+# needs only Python's standard library, so on a new machine it downloads while the venv below installs.
+( code=0; "${PYTHON:-python3}" tests/java_hudi/env.py >/dev/null 2>"$scratch/oracle.err" || code=$?
+  echo "$code" >"$scratch/oracle.rc.tmp" && mv "$scratch/oracle.rc.tmp" "$scratch/oracle.rc" ) &
+oracle_ready() {
+  while [ ! -f "$scratch/oracle.rc" ]; do sleep 1; done
+  cat "$scratch/oracle.err" >&2
+  return "$(cat "$scratch/oracle.rc")"
+}
 source tests/venv.sh test
 ready=$SECONDS
-# Real Apache Hudi for the oracle tests (tests/java_hudi/env.py): pinned bundles from Maven Central and the pyspark
-# 3.5 each was built for, cached outside the checkout; a second run fetches nothing, a bad fetch names the jar.
-prepare_oracle() { .venv/bin/python tests/java_hudi/env.py >/dev/null; }
 if [ "$#" -gt 0 ]; then
-  prepare_oracle
+  oracle_ready
+  rm -rf "$scratch"
   exec .venv/bin/python -m pytest "$@"
 fi
 
 # The marked tests, the oracle's first (with the dbt projects first, a run measured slower: docs/oracle.md).
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
 ( code=0
-  { prepare_oracle && echo "$SECONDS" >"$scratch/oracle.ready" \
+  { oracle_ready && echo "$SECONDS" >"$scratch/oracle.ready" \
     && .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$scratch/tmp" -m beside tests/java_hudi tests/dbt tests/test_lint.py tests/test_no_system_java.py; } \
     || code=$?
   echo "$SECONDS" >"$scratch/beside.end"; exit "$code" ) \
