@@ -11,7 +11,7 @@ import pytest
 from executor_venvs import ExecutorPythons, build_executor_pythons
 from s3_server import CREDENTIALS, S3Server, start_server
 from spark_cluster import standalone_cluster
-from suite_split import BESIDE, WITH_THE_REST
+from suite_split import BESIDE, FIRST, WITH_THE_REST
 
 # Before anything starts a JVM or a worker process: they inherit these (moto takes any credentials).
 for _key, _value in CREDENTIALS.items():
@@ -122,9 +122,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "java_hudi" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.java_oracle)
-        where = item.path.relative_to(_TESTS).as_posix() if item.path.is_relative_to(_TESTS) else ""
+        where = _relative(item)
         if where.startswith(BESIDE) and not where.startswith(WITH_THE_REST):
             item.add_marker(pytest.mark.beside)
+    items.sort(key=lambda item: not _relative(item).startswith(FIRST))  # stable: modules stay whole and in order
+
+
+def _relative(item: pytest.Item) -> str:
+    return item.path.relative_to(_TESTS).as_posix() if item.path.is_relative_to(_TESTS) else ""
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

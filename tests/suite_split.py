@@ -9,3 +9,8 @@ from __future__ import annotations
 
 BESIDE = ("java_hudi/", "dbt/", "test_lint.py", "test_no_system_java.py")
 WITH_THE_REST = ("dbt/test_reads.py",)
+# Tests that mostly wait (racing writer processes that sleep inside their writes, killed writers whose heartbeats must
+# expire) run first in their session: last, they ran alone after the other session had ended, the machine a third
+# busy for two minutes (/proc/stat); first, the other session's JVMs take the core they leave. Tests that assert a
+# time bound (test_paused_writer, the lock expiries) stay where the machine is quieter.
+FIRST = ("write/test_writer_race.py", "write/test_writer_kill_s3.py")
