@@ -26,6 +26,10 @@ class LogFormatError(HudiError):
     """A log file whose bytes do not follow the Hudi log format (unknown block type, header key, ...)."""
 
 
+class HFileFormatError(HudiError):
+    """An HFile whose bytes do not follow HFile version 3 as Hudi writes it, or cells the HFile writer refuses."""
+
+
 class SchemaError(HudiError):
     """A schema that cannot be converted, or an incompatible schema change."""
 
