@@ -5,11 +5,13 @@
     java.snapshot(path)                      # -> pyarrow.Table, read by Java Hudi's Spark source
     java.sql("INSERT INTO t VALUES ...")     # any Spark SQL, Hudi's extension and catalog loaded
     java.write(path, table, options)         # df.write.format("hudi") of a pyarrow table's rows
+    java.hfile_cells(path)                   # -> the cells of an HFile as Hudi's own HFile reader reads them
 
 A Java exception comes back as `JavaHudiError` with Java's message and its causes.
 """
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import os
@@ -203,6 +205,22 @@ class JavaHudi:
                          options=opts, mode=mode)
         finally:
             source.unlink(missing_ok=True)
+
+    def hfile_cells(self, path: str | Path, *, reader: str = "native", lookup: list[str] | None = None
+                    ) -> tuple[int, list[tuple[bytes, bytes]], dict[bytes, bytes]]:
+        """(entry count, cells in file order, values found for `lookup`) of the HFile at `path`, read by Hudi's own
+        reader ("native": `HFileReaderImpl`; "hbase": the shaded HBase reader of the 0.x bundles)."""
+        answer = self.request(f"reading the HFile {path} with the {reader} reader", op="hfile_read", path=str(path),
+                              reader=reader, lookup=list(lookup or []))
+        cells = [(base64.b64decode(k), base64.b64decode(v)) for k, v in answer["cells"]]
+        found = {k.encode("utf-8"): base64.b64decode(v) for k, v in answer["found"].items()}
+        return answer["entries"], cells, found
+
+    def write_hfile(self, path: str | Path, cells: list[tuple[str, bytes]], *, block_size: int = 1024 * 1024,
+                    codec: str = "GZIP") -> None:
+        """An HFile written by Hudi 1.x's own `HFileWriterImpl` (keys in order, as its callers give them)."""
+        self.request(f"writing the HFile {path}", op="hfile_write", path=str(path), block_size=block_size,
+                     codec=codec, cells=[[k, base64.b64encode(v).decode("ascii")] for k, v in cells])
 
     def versions(self) -> dict:
         return self.request("reporting versions", op="version")

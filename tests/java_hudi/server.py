@@ -10,11 +10,17 @@ Requests (`op`):
   timestamps).
 - `read`: `spark.read.format("hudi").options(**options).load(path)`, written to `out` like `sql`.
 - `write`: the rows of the parquet file `input`, `df.write.format("hudi").options(**options).mode(mode).save(path)`.
+- `hfile_read`: the cells of the HFile `path` as Hudi's own reader returns them (`reader`: "native" is Hudi's
+  `org.apache.hudi.io.hfile.HFileReaderImpl` over a `HoodieHadoopStorage` stream, in 0.15 and 1.x; "hbase" is the
+  HBase reader shaded in the 0.15 bundle), and the values `lookup` keys find by `seekTo`. Bytes travel as base64.
+- `hfile_write`: an HFile written at `path` by Hudi 1.x's own `HFileWriterImpl` from `cells` ([key, base64 value]
+  in key order), with `block_size` and `codec` (a Hudi `CompressionCodec` name).
 - `stop`: end the session and the process.
 Every answer is `{"ok": true, ...}` or `{"ok": false, "error": "<Java class>: <message>", "trace": "..."}`.
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sys
@@ -75,6 +81,75 @@ def error_answer(e: BaseException) -> dict:
     return {"ok": False, "error": f"{type(e).__name__}: {e}", "causes": [], "trace": traceback.format_exc()[-6000:]}
 
 
+def _b64(data) -> str:
+    return base64.b64encode(bytes(data)).decode("ascii")
+
+
+def _hfile_read(spark, path: str, reader: str, lookup: list[str]) -> dict:
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    if reader == "hbase":  # Hudi 0.x's reader: HBase's own, shaded into the bundle
+        hbase = jvm.org.apache.hudi.org.apache.hadoop.hbase
+        jpath = jvm.org.apache.hadoop.fs.Path(path)
+        hreader = hbase.io.hfile.HFile.createReader(jpath.getFileSystem(conf), jpath,
+                                                    hbase.io.hfile.CacheConfig.DISABLED, True, conf)
+        try:
+            scanner, cells = hreader.getScanner(False, False), []
+            more = scanner.seekTo()
+            while more:
+                cell = scanner.getCell()
+                cells.append([_b64(hbase.CellUtil.cloneRow(cell)), _b64(hbase.CellUtil.cloneValue(cell))])
+                more = scanner.next()
+            return {"ok": True, "entries": hreader.getEntries(), "cells": cells, "found": {}}
+        finally:
+            hreader.close()
+    storage = jvm.org.apache.hudi.storage.hadoop.HoodieHadoopStorage(path, conf)
+    hfile = jvm.org.apache.hudi.io.hfile
+
+    def open_reader():
+        stream = storage.openSeekable(jvm.org.apache.hudi.storage.StoragePath(path), 65536, False)
+        opened = hfile.HFileReaderImpl(stream, jvm.java.io.File(path).length())
+        opened.initializeMetadata()
+        return opened
+
+    def value_of(kv) -> str:
+        data = kv.getBytes()
+        return _b64(data[kv.getValueOffset():kv.getValueOffset() + kv.getValueLength()])
+
+    cells, found = [], {}
+    hreader = open_reader()
+    try:
+        more = hreader.seekTo()
+        while more:
+            kv = hreader.getKeyValue().get()
+            cells.append([_b64(kv.getKey().getContentInString().encode("utf-8")), value_of(kv)])
+            more = hreader.next()
+        entries = hreader.getNumKeyValueEntries()
+    finally:
+        hreader.close()
+    hreader = open_reader()  # a fresh reader seeks forward through the sorted keys, as Hudi's lookups do
+    try:
+        if hreader.seekTo():
+            for key in sorted(lookup, key=lambda k: k.encode("utf-8")):
+                if hreader.seekTo(hfile.UTF8StringKey(key)) == 0:  # HFileReader.SEEK_TO_FOUND
+                    found[key] = value_of(hreader.getKeyValue().get())
+    finally:
+        hreader.close()
+    return {"ok": True, "entries": entries, "cells": cells, "found": found}
+
+
+def _hfile_write(spark, path: str, cells: list, block_size: int, codec: str) -> dict:
+    jvm = spark.sparkContext._jvm
+    context = (jvm.org.apache.hudi.io.hfile.HFileContext.builder().blockSize(block_size)
+               .compressionCodec(jvm.org.apache.hudi.io.compress.CompressionCodec.valueOf(codec)).build())
+    out = jvm.java.io.FileOutputStream(path)
+    writer = jvm.org.apache.hudi.io.hfile.HFileWriterImpl(context, out)
+    for key, value in cells:
+        writer.append(key, bytearray(base64.b64decode(value)))
+    writer.close()
+    return {"ok": True}
+
+
 def handle(spark, request: dict) -> dict:
     op = request["op"]
     if op == "sql":
@@ -91,6 +166,11 @@ def handle(spark, request: dict) -> dict:
         (df.write.format("hudi").options(**request.get("options", {})).mode(request.get("mode", "append"))
          .save(request["path"]))
         return {"ok": True}
+    if op == "hfile_read":
+        return _hfile_read(spark, request["path"], request.get("reader", "native"), request.get("lookup", []))
+    if op == "hfile_write":
+        return _hfile_write(spark, request["path"], request["cells"], request.get("block_size", 1024 * 1024),
+                            request.get("codec", "GZIP"))
     if op == "version":
         jvm = spark.sparkContext._jvm
         return {"ok": True, "spark": spark.version, "java": jvm.System.getProperty("java.version")}
