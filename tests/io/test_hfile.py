@@ -112,9 +112,11 @@ def test_empty_and_unicode_and_big_values() -> None:
     assert list(reader.cells()) == [] and reader.entry_count == 0 and reader.get(["a"]) == {}
     assert LAST_KEY not in reader.file_info
     big = b"x" * 300_000  # one cell larger than a block is a block of its own
-    cells = [("a", b""), ("b", big), ("c", b"1"), ("é", b"2"), ("日本", b"3")]
+    long_key = "c" + "k" * 20_000  # 20001 bytes: the index entry's length is a 3-byte Hadoop vint
+    cells = [("a", b""), ("b", big), ("c", b"1"), (long_key, b"long"), ("é", b"2"), ("日本", b"3")]
     reader = HFileReader(write_hfile(cells, block_size=1024), name="mixed.hfile")
     assert [(k.decode(), v) for k, v in reader.cells()] == cells
+    assert long_key.encode() in [e.first_key for e in reader.data_index]
     assert reader.get(["日本", "b"]) == {"日本".encode(): b"3", b"b": big}
 
 
@@ -198,3 +200,12 @@ def test_native_file_source(tmp_path: Path) -> None:
     path.write_bytes(write_hfile(_cells(100)))
     with pa.OSFile(str(path)) as f:
         assert len(list(HFileReader(f, name=str(path)).cells())) == 100
+
+
+@pytest.mark.parametrize("n", [0, 1, 127, 128, -1, -112, -113, 255, 256, 20001, 2**31 - 1, -2**31, 2**40])
+def test_hadoop_vints(n: int) -> None:
+    from hudi_engine.io.hfile import _read_vint, _write_vint
+
+    encoded = _write_vint(n)
+    assert _read_vint(encoded, 0) == (n, len(encoded))
+    assert len(encoded) == (1 if -112 <= n <= 127 else 1 + (max(n, ~n).bit_length() + 7) // 8)

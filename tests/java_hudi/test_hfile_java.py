@@ -11,8 +11,10 @@ from hudi_engine.io.hfile import BLOOM_FILTER_BLOCK, HFileReader, write_hfile
 
 
 def _cells(n: int) -> list[tuple[str, bytes]]:
-    # Values of varied lengths (empty included) and a few non-ASCII keys, which sort by their UTF-8 bytes.
-    cells = [(f"key-{i:05d}", bytes(range(i % 251)) * (1 + i % 3)) for i in range(n)]
+    # Values of varied lengths (empty included), non-ASCII keys (they sort by their UTF-8 bytes) and keys over 127
+    # bytes (their index entries need multi-byte vints).
+    cells = [(f"key-{i:05d}" + ("-" + "x" * 300 if i % 40 == 0 else ""), bytes(range(i % 251)) * (1 + i % 3))
+             for i in range(n)]
     return sorted(cells + [("ключ", b"\x00\xff"), ("日本", b"jp")], key=lambda kv: kv[0].encode())
 
 
@@ -21,12 +23,13 @@ def test_java_reads_the_engines_hfiles(java_hudi, tmp_path: Path, hudi: str) -> 
     java = java_hudi(hudi)
     cells = _cells(200)
     want = [(k.encode(), v) for k, v in cells]
-    hits, misses = ["key-00000", "key-00123", "key-00199", "日本"], ["a", "key-00123x", "key-9", "zzz"]
+    hits, misses = ["key-00040-" + "x" * 300, "key-00123", "key-00199", "日本"], ["a", "key-00123x", "key-9", "zzz"]
     for compression in ("GZ", "NONE"):
         path = tmp_path / f"engine-{compression}.hfile"
         path.write_bytes(write_hfile(cells, compression=compression, block_size=4096,
                                      file_info={"schema": b"{}"}, meta_blocks={BLOOM_FILTER_BLOCK: b"bloom"}))
-        assert len(HFileReader(path.read_bytes()).data_index) > 5  # several blocks
+        index = HFileReader(path.read_bytes()).data_index
+        assert len(index) > 5 and len(index[0].first_key) > 127  # several blocks, a long key in the index
         entries, got, found = java.hfile_cells(path, lookup=hits + misses)
         assert (entries, got) == (len(cells), want), f"Hudi {hudi}'s reader on {path.name}"
         assert found == {k.encode(): dict(cells)[k] for k in hits}
