@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import struct
+import zlib
 from pathlib import Path
 
 import fastavro
@@ -13,6 +14,8 @@ import pytest
 
 from hudi_engine.errors import HFileFormatError
 from hudi_engine.io.bloom import parse_bloom_filter
+from hudi_engine.io.log_block import BlockType
+from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.io.hfile import (
     BLOOM_FILTER_BLOCK,
     HEADER_SIZE,
@@ -73,6 +76,21 @@ def test_files_partition_lists_the_table(mdt_table: Path) -> None:
     listed = {name for name, meta in records[0]["filesystemMetadata"].items() if not meta["isDeleted"]}
     assert listed and all((mdt_table / name).is_file() for name in listed)
     assert reader.file_info["minRecordKey"] == b"." and reader.file_info["maxRecordKey"] == b"__all_partitions__"
+
+
+def test_hfile_data_blocks_of_real_log_files(mdt_table: Path) -> None:
+    """An HFILE_DATA log block's content is a whole HFile: every one in the metadata table's log files reads."""
+    blocks = 0
+    for path in sorted((mdt_table / ".hoodie" / "metadata").rglob(".*.log.*")):
+        for block in read_log_blocks(path.read_bytes(), file_name=str(path)):
+            if block.block_type == BlockType.HFILE_DATA:
+                reader = HFileReader(block.content, name=f"{path}@{block.offset}")
+                keys = list(reader.keys())
+                assert len(keys) == reader.entry_count and keys == sorted(set(keys))
+                if path.parent.name == "files":
+                    assert b"__all_partitions__" in keys
+                blocks += 1
+    assert blocks > 20
 
 
 @pytest.mark.parametrize("compression", ["NONE", "GZ"])
@@ -179,6 +197,21 @@ def test_corrupt_and_truncated_files() -> None:
         _reader(bytes(bad_index))
 
 
+def _with_checksums(data: bytearray) -> bytes:
+    """The bytes with the first block's CRC32 checksum recomputed, as if it had been written that way."""
+    with_header = struct.unpack_from(">i", data, 29)[0]
+    data[with_header:with_header + 4] = struct.pack(">I", zlib.crc32(bytes(data[:with_header])))
+    return bytes(data)
+
+
+def test_corrupt_cells() -> None:
+    good = bytearray(write_hfile(_cells(20), compression="NONE"))
+    good[HEADER_SIZE:HEADER_SIZE + 4] = struct.pack(">i", 1 << 20)  # the first cell's key length
+    with pytest.raises(HFileFormatError, match=rf"bad.hfile: at byte {HEADER_SIZE}: expected cells in the data "
+                                               "block, found at position 0 of its uncompressed data: a 1048576-byte"):
+        list(_reader(_with_checksums(good)).cells())
+
+
 def test_unsupported_codec_and_bad_gzip() -> None:
     gz = write_hfile(_cells(50), compression="GZ")
     # The trailer's codec field (12) is the last varint of the message: LZ4 is id 4.
@@ -187,12 +220,9 @@ def test_unsupported_codec_and_bad_gzip() -> None:
     with pytest.raises(HFileFormatError, match="compressed with LZ4; this reader reads NONE and GZ only"):
         _reader(lz4)
     broken = bytearray(gz)
-    broken[HEADER_SIZE + 12] ^= 0xFF  # inside the deflate stream, after the gzip header (checksums recomputed)
-    chunk = bytes(broken[:struct.unpack_from(">i", broken, 29)[0]])
-    import zlib
-    broken[len(chunk):len(chunk) + 4] = struct.pack(">I", zlib.crc32(chunk))
+    broken[HEADER_SIZE + 12] ^= 0xFF  # inside the deflate stream, after the gzip header
     with pytest.raises(HFileFormatError, match="at byte 33: expected GZ data of the DATABLK\\* block"):
-        list(_reader(bytes(broken)).cells())
+        list(_reader(_with_checksums(broken)).cells())
 
 
 def test_native_file_source(tmp_path: Path) -> None:
