@@ -14,8 +14,6 @@ import pytest
 
 from hudi_engine.errors import HFileFormatError
 from hudi_engine.io.bloom import parse_bloom_filter
-from hudi_engine.io.log_block import BlockType
-from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.io.hfile import (
     BLOOM_FILTER_BLOCK,
     HEADER_SIZE,
@@ -25,6 +23,8 @@ from hudi_engine.io.hfile import (
     open_hfile,
     write_hfile,
 )
+from hudi_engine.io.log_block import BlockType
+from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.storage import Storage
 
 MDT_TABLE = "mor_avrolog_v8_nonpartitioned_mdt"
