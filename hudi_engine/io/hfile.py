@@ -256,6 +256,15 @@ class HFileReader:
         last = self.file_info.get(LAST_KEY)
         self.last_key: bytes | None = _row_of(last) if last else None
 
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> HFileReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- errors and raw reads
 
     def _error(self, offset: int, expected: str, found: str) -> HFileFormatError:
@@ -479,7 +488,8 @@ class HFileReader:
 
 
 def open_hfile(storage: Storage, path: str) -> HFileReader:
-    """An HFile in storage, read through a random-access file (only the blocks a read needs are fetched)."""
+    """An HFile in storage, read through a random-access file (only the blocks a read needs are fetched); close it
+    (or use it as a context manager) when done."""
     return HFileReader(storage.open_input_file(path), name=path)
 
 

@@ -142,7 +142,8 @@ def test_storage_reads(tmp_path: Path) -> None:
     storage, root = Storage.for_uri(str(tmp_path))
     path = f"{root}/one.hfile"
     storage.write_bytes(path, write_hfile(_cells(500), block_size=2048))
-    assert len(list(open_hfile(storage, path).cells())) == 500
+    with open_hfile(storage, path) as reader:
+        assert len(list(reader.cells())) == 500
 
 
 def test_writer_refuses_bad_keys() -> None:
