@@ -1,0 +1,97 @@
+"""The feature tables of tests/data/java_tables (issue 36): one small table per feature Java Hudi writes and per table
+version, written by real Java Hudi (tests/java_hudi/make_feature_tables.py) with the rows Java read from it. Each
+case says what the engine does with the table: reads exactly what Java read, and then either writes it (`refused`
+None; tests/java_hudi/test_feature_tables.py has Java read that write) or refuses to write it, naming the table and
+the feature (`refused`: words of the refusal). docs/table-features.md lists these cases (tests/test_java_tables.py
+checks the list)."""
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+DATA_DIR = Path(__file__).resolve().parent / "data" / "java_tables"
+COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
+
+
+@dataclass(frozen=True)
+class FeatureTable:
+    builder: str  # make_feature_tables.BUILDERS
+    feature: str  # as the docs list it
+    version: int
+    table_type: str = COW
+    refused: str | None = None  # the refusal's words (a regular expression); None: the engine writes the table
+    wrong_read: str | None = None  # a known disagreement with Java's read (a finding to fix: the test xfails)
+
+    @property
+    def hudi(self) -> str:
+        return "0.15.0" if self.version == 6 else "1.2.0"
+
+    @property
+    def name(self) -> str:
+        return f"{self.builder}_{'cow' if self.table_type == COW else 'mor'}_v{self.version}"
+
+    @property
+    def outcome(self) -> str:
+        read = f"**read differs**: {self.wrong_read}" if self.wrong_read else "equal"
+        return f"{read}, written" if self.refused is None else f"{read}, write refused ({self.refused})"
+
+
+def _both(builder: str, feature: str, table_type: str = COW, refused: str | None = None,
+          wrong_read: str | None = None) -> list[FeatureTable]:
+    return [FeatureTable(builder, feature, v, table_type, refused, wrong_read) for v in (6, 9)]
+
+
+CASES: list[FeatureTable] = [
+    *_both("mdt", "metadata table: files, column stats, bloom filters, record index (v9: partition stats, "
+                  "secondary index)"),
+    *_both("clustering", "clustering, completed"),
+    *_both("clustering_pending", "clustering, pending"),
+    *_both("pending_commit", "pending commit (requested, failed before writing)"),
+    *_both("pending_commit", "pending deltacommit (requested, failed before writing)", MOR),
+    *_both("failed_commit", "failed commit (inflight, files written)"),
+    *_both("failed_commit", "failed deltacommit (inflight, files written)", MOR),
+    *_both("failed_commit_timeline_markers", "failed commit with timeline-server-based markers"),
+    *_both("failed_insert_overwrite", "failed replacecommit (insert_overwrite, inflight)"),
+    *_both("compaction", "compaction, completed", MOR),
+    *_both("compaction_pending", "compaction, pending", MOR),
+    *_both("cdc_op_key_only", "CDC, op_key_only"),
+    *_both("cdc_data_before", "CDC, data_before"),
+    *_both("cdc_data_before_after", "CDC, data_before_after"),
+    *_both("cdc_data_before_after", "CDC, data_before_after", MOR),
+    *_both("log_compaction", "log compaction, completed", MOR),
+    *_both("consistent_hashing", "consistent-hashing bucket index", MOR, refused="consistent"),
+    FeatureTable("commit_time_ordering", "merge mode COMMIT_TIME_ORDERING", 9, MOR),
+    FeatureTable("event_time_ordering", "merge mode EVENT_TIME_ORDERING", 9, MOR),
+    FeatureTable("partial_update", "partial-update log blocks (MERGE INTO)", 9, MOR),
+    *_both("schema_evolution", "schema-on-read evolution: rename, type change, drop", refused="schema history",
+           wrong_read="a renamed column reads as nulls in files written before the rename (the engine matches "
+                      "columns by name, Java by the ids of the schema history)"),
+    *_both("keyless", "keyless (auto-generated keys)"),
+]
+
+
+def unzip_feature_table(case: FeatureTable, into: Path) -> tuple[Path, list[dict]]:
+    """The table's path in `into` and Java's recorded reads (each with its rows as `rows` where Java answered)."""
+    with zipfile.ZipFile(DATA_DIR / f"{case.name}.zip") as z:
+        z.extractall(into)
+    root = into / case.name
+    reads = json.loads((root / "java_reads" / "reads.json").read_text())["reads"]
+    for r in reads:
+        if "file" in r:
+            r["rows"] = pq.read_table(root / "java_reads" / r["file"])
+    return root / "table", reads
+
+
+def write_options(case: FeatureTable) -> dict[str, str]:
+    """The engine's upsert into a feature table: the table's own key, partitioning and ordering fields."""
+    opts = {"hoodie.table.name": case.name, "hoodie.datasource.write.partitionpath.field": "p",
+            "hoodie.datasource.write.operation": "upsert"}
+    if case.builder != "keyless":
+        opts |= {"hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts"}
+    else:
+        opts["hoodie.datasource.write.operation"] = "insert"
+    return opts
