@@ -11,6 +11,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "java_tables"
@@ -24,6 +25,7 @@ class FeatureTable:
     version: int
     table_type: str = COW
     refused: str | None = None  # the refusal's words (a regular expression); None: the engine writes the table
+    update_refused: str | None = None  # an update of a stored key is refused (these words); new keys are written
     wrong_read: str | None = None  # a known disagreement with Java's read (a finding to fix: the test xfails)
 
     @property
@@ -37,19 +39,21 @@ class FeatureTable:
     @property
     def outcome(self) -> str:
         read = f"**read differs**: {self.wrong_read}" if self.wrong_read else "equal"
-        return f"{read}, written" if self.refused is None else f"{read}, write refused ({self.refused})"
+        if self.refused:
+            return f"{read}, write refused ({self.refused})"
+        return f"{read}, updates refused ({self.update_refused}), new keys written" if self.update_refused \
+            else f"{read}, written"
 
 
-def _both(builder: str, feature: str, table_type: str = COW, refused: str | None = None,
-          wrong_read: str | None = None) -> list[FeatureTable]:
-    return [FeatureTable(builder, feature, v, table_type, refused, wrong_read) for v in (6, 9)]
+def _both(builder: str, feature: str, table_type: str = COW, **outcome: str) -> list[FeatureTable]:
+    return [FeatureTable(builder, feature, v, table_type, **outcome) for v in (6, 9)]
 
 
 CASES: list[FeatureTable] = [
     *_both("mdt", "metadata table: files, column stats, bloom filters, record index (v9: partition stats, "
                   "secondary index)"),
     *_both("clustering", "clustering, completed"),
-    *_both("clustering_pending", "clustering, pending"),
+    *_both("clustering_pending", "clustering, pending", update_refused="pending clustering"),
     *_both("pending_commit", "pending commit (requested, failed before writing)"),
     *_both("pending_commit", "pending deltacommit (requested, failed before writing)", MOR),
     *_both("failed_commit", "failed commit (inflight, files written)"),
@@ -63,11 +67,13 @@ CASES: list[FeatureTable] = [
     *_both("cdc_data_before_after", "CDC, data_before_after"),
     *_both("cdc_data_before_after", "CDC, data_before_after", MOR),
     *_both("log_compaction", "log compaction, completed", MOR),
-    *_both("consistent_hashing", "consistent-hashing bucket index", MOR, refused="consistent"),
+    *_both("consistent_hashing", "consistent-hashing bucket index", MOR, refused="consistent hashing"),
     FeatureTable("commit_time_ordering", "merge mode COMMIT_TIME_ORDERING", 9, MOR),
     FeatureTable("event_time_ordering", "merge mode EVENT_TIME_ORDERING", 9, MOR),
+    FeatureTable("custom_merger", "merge mode CUSTOM (a custom HoodieRecordMerger, compiled at generation)", 9,
+                 MOR, refused="merge"),
     FeatureTable("partial_update", "partial-update log blocks (MERGE INTO)", 9, MOR),
-    *_both("schema_evolution", "schema-on-read evolution: rename, type change, drop", refused="schema history",
+    *_both("schema_evolution", "schema-on-read evolution: rename, type change, drop", refused="schema-on-read history",
            wrong_read="a renamed column reads as nulls in files written before the rename (the engine matches "
                       "columns by name, Java by the ids of the schema history)"),
     *_both("keyless", "keyless (auto-generated keys)"),
@@ -84,6 +90,13 @@ def unzip_feature_table(case: FeatureTable, into: Path) -> tuple[Path, list[dict
         if "file" in r:
             r["rows"] = pq.read_table(root / "java_reads" / r["file"])
     return root / "table", reads
+
+
+def engine_rows(ids: list[int]) -> pa.Table:
+    """The engine's rows for a feature table: its columns, `v` naming the engine, ordering value above Java's."""
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": [f"engine-{i}" for i in ids],
+                     "ts": pa.array([9] * len(ids), pa.int64()), "amount": [0.5] * len(ids),
+                     "p": ["a" if i % 2 else "b" for i in ids]})
 
 
 def write_options(case: FeatureTable) -> dict[str, str]:

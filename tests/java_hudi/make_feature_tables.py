@@ -28,11 +28,14 @@ import pyarrow.parquet as pq
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 
-from java_hudi.client import JavaHudi, JavaHudiError  # noqa: E402
-from java_hudi.env import prepare  # noqa: E402
 from java_tables import CASES, DATA_DIR, FeatureTable  # noqa: E402
 
+from java_hudi.client import JavaHudi, JavaHudiError  # noqa: E402
+from java_hudi.env import OracleRelease, prepare  # noqa: E402
+
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
+MERGER_SOURCE = Path(__file__).with_name("merger") / "KeepFirstMerger.java"
+MERGER_CLASS, MERGER_ID = "dbthudi.KeepFirstMerger", "dbt-hudi-keep-first"
 
 
 def rows(ids: range | list[int], v: str, ts: int = 1) -> pa.Table:
@@ -48,6 +51,7 @@ class Maker:
 
     def __init__(self, case: FeatureTable, java: JavaHudi, path: Path) -> None:
         self.case, self.java, self.path = case, java, path
+        self.read_options: dict[str, str] = {}  # what Java's readers of such a table are given
         self.opts = {
             "hoodie.table.name": case.name, "hoodie.datasource.write.recordkey.field": "id",
             "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
@@ -198,6 +202,14 @@ def _merge_mode(mode: str) -> Callable[[Maker], None]:
     return build
 
 
+def _custom_merger(m: Maker) -> None:
+    opts = {"hoodie.write.record.merge.mode": "CUSTOM", "hoodie.write.record.merge.strategy.id": MERGER_ID,
+            "hoodie.write.record.merge.custom.implementation.classes": MERGER_CLASS}
+    m.write(rows(range(6), "one", ts=5), mode="overwrite", **opts)
+    m.write(rows([1, 2], "two", ts=6), **opts)  # the merger keeps the first version: "one"
+    m.write(rows([3, 7], "three", ts=7), **opts)
+
+
 def _partial_update(m: Maker) -> None:
     m.create_sql_table()
     m.sql(f"INSERT INTO {m.case.name} VALUES (1, 'one-1', 1, 1.5, 'a'), (2, 'one-2', 1, 3.0, 'b'), "
@@ -208,6 +220,7 @@ def _partial_update(m: Maker) -> None:
 
 def _schema_evolution(m: Maker) -> None:
     m.sql("SET hoodie.schema.on.read.enable=true")
+    m.read_options["hoodie.schema.on.read.enable"] = "true"  # else Java reads a renamed column of older files as null
     # Hudi 1.2 validates the renaming commit's schema against the table's unless dropped fields are allowed
     m.sql("SET hoodie.datasource.write.schema.allow.auto.evolution.column.drop=true")
     m.create_sql_table({"hoodie.schema.on.read.enable": "true"}, ts_type="INT")  # ts INT, then BIGINT
@@ -244,6 +257,7 @@ BUILDERS: dict[str, Callable[[Maker], None]] = {
     "consistent_hashing": _consistent_hashing,
     "commit_time_ordering": _merge_mode("COMMIT_TIME_ORDERING"),
     "event_time_ordering": _merge_mode("EVENT_TIME_ORDERING"),
+    "custom_merger": _custom_merger,
     "partial_update": _partial_update,
     "schema_evolution": _schema_evolution,
     "keyless": _keyless,
@@ -254,7 +268,7 @@ BUILDERS: dict[str, Callable[[Maker], None]] = {
 EVIDENCE: dict[str, list[str]] = {
     "mdt": [".hoodie/metadata/.hoodie/hoodie.properties"],
     "clustering": [".hoodie/**/*.replacecommit"],
-    "clustering_pending": [".hoodie/**/*.replacecommit.requested"],
+    "clustering_pending": [".hoodie/**/*.replacecommit.requested|.hoodie/**/*.clustering.requested"],  # 6 | 9
     "pending_commit": [".hoodie/**/*.requested"],
     "failed_commit": [".hoodie/**/*.inflight", ".hoodie/.temp/*/*"],
     "failed_commit_timeline_markers": [".hoodie/**/*.inflight", ".hoodie/.temp/*/MARKERS*"],
@@ -269,8 +283,8 @@ EVIDENCE: dict[str, list[str]] = {
 
 
 def check_evidence(m: Maker) -> None:
-    for pattern in EVIDENCE.get(m.case.builder, []):
-        assert list(m.path.glob(pattern)), f"{m.case.name}: Java left no {pattern}"
+    for pattern in EVIDENCE.get(m.case.builder, []):  # a|b: either
+        assert any(list(m.path.glob(p)) for p in pattern.split("|")), f"{m.case.name}: Java left no {pattern}"
 
 
 # ---- the queries recorded ---------------------------------------------------------------------------------------
@@ -308,16 +322,17 @@ def record_reads(m: Maker, out: Path) -> list[dict]:
     done = []
     for n, q in enumerate(queries):
         try:
+            opts = m.read_options
             if q["kind"] == "snapshot":
-                got = java.snapshot(path)
+                got = java.snapshot(path, **opts)
             elif q["kind"] == "read_optimized":
-                got = java.read_optimized(path)
+                got = java.read_optimized(path, **opts)
             elif q["kind"] == "time_travel":
-                got = java.time_travel(path, q["instant"])
+                got = java.time_travel(path, q["instant"], **opts)
             elif q["kind"] == "incremental":
-                got = java.incremental(path, q["begin"])
+                got = java.incremental(path, q["begin"], **opts)
             else:
-                got = java.cdc(path, q["begin"])
+                got = java.cdc(path, q["begin"], **opts)
         except JavaHudiError as e:  # recorded: the tests then expect nothing of that query
             done.append({**q, "java_error": e.error[:500]})
             continue
@@ -337,7 +352,8 @@ def make(case: FeatureTable, java: JavaHudi, work: Path) -> Path:
     check_evidence(m)
     (root / "java_reads").mkdir()
     reads = record_reads(m, root / "java_reads")
-    (root / "java_reads" / "reads.json").write_text(json.dumps({"hudi": java.hudi, "reads": reads}, indent=1) + "\n")
+    (root / "java_reads" / "reads.json").write_text(json.dumps({"hudi": java.hudi, "options": m.read_options,
+                                                                "reads": reads}, indent=1) + "\n")
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     target = DATA_DIR / f"{case.name}.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
@@ -345,6 +361,19 @@ def make(case: FeatureTable, java: JavaHudi, work: Path) -> Path:
             if f.is_file():
                 z.write(f, f.relative_to(work).as_posix())
     return target
+
+
+def merger_jar(release: OracleRelease, into: Path) -> Path:
+    """KeepFirstMerger compiled by the oracle's JDK against the release's bundle (and Spark's jars, for Kryo)."""
+    java_bin = Path(release.java_home) / "bin"
+    pyspark = subprocess.run([release.python, "-c", "import os, pyspark; print(os.path.dirname(pyspark.__file__))"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    classes = into / "classes"
+    subprocess.run([str(java_bin / "javac"), "-nowarn", "-cp", f"{release.jar}:{pyspark}/jars/*", "-d", str(classes),
+                    str(MERGER_SOURCE)], check=True)
+    jar = into / "keep-first-merger.jar"
+    subprocess.run([str(java_bin / "jar"), "cf", str(jar), "-C", str(classes), "."], check=True)
+    return jar
 
 
 def main(names: list[str]) -> None:
@@ -355,7 +384,10 @@ def main(names: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="feature-tables-") as tmp:
         for hudi in sorted({c.hudi for c in cases}):
             (release,) = prepare([hudi])
-            java = JavaHudi(release, Path(tmp) / f"oracle-{hudi}")
+            conf = {}
+            if any(c.builder == "custom_merger" and c.hudi == hudi for c in cases):
+                conf["spark.jars"] = f"{release.jar},{merger_jar(release, Path(tmp) / 'merger')}"
+            java = JavaHudi(release, Path(tmp) / f"oracle-{hudi}", conf=conf)
             try:
                 for case in (c for c in cases if c.hudi == hudi):
                     started = time.monotonic()
