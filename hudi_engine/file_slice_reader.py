@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_engine.errors import HudiError, LogFormatError, SchemaError
+from hudi_engine.errors import HudiError, LogFormatError, SchemaError, UnsupportedMergeError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import Visibility
 from hudi_engine.io.base_file import read_base_file
@@ -35,6 +35,8 @@ class SliceReadContext:
     ordering_field: str | None
     payload: Payload
     visibility: Visibility
+    java_merger: str | None = None  # why log records cannot be merged here: the table's custom merger (Java only)
+    table_name: str = ""
 
     @staticmethod
     def for_table(storage: Storage, config: TableConfig, schema: pa.Schema, vis: Visibility) -> "SliceReadContext":
@@ -59,7 +61,10 @@ class SliceReadContext:
                 "merging log records by several ordering fields is not supported; expected one"
             )
         ordering = config.precombine_field if config.precombine_field in schema.names else None
-        return SliceReadContext(storage, schema, key_of, key_columns, ordering, payload_for(config.payload_class), vis)
+        from hudi_engine.table_features import java_only_merger  # it imports the readers' modules
+
+        return SliceReadContext(storage, schema, key_of, key_columns, ordering, payload_for(config.payload_class), vis,
+                                java_only_merger(config), config.name)
 
 
 def read_file_slice(
@@ -97,6 +102,11 @@ def read_file_slice(
         base = base.filter(pc.is_in(ctx.key_of(base).cast(pa.string()), value_set=keys))
     if not use_logs:
         return base.select(out_columns)
+    if ctx.java_merger:
+        raise UnsupportedMergeError(
+            f"table {ctx.table_name}: cannot merge the log records of file group {file_slice.file_id} (partition "
+            f"{file_slice.partition_path!r}): {ctx.java_merger}; read-optimized queries (base files only) are read; "
+            "way out: read it with Java Hudi, or compact it with Java Hudi first (docs/table-features.md)")
     scanned = _scan_logs(ctx, file_slice, read_schema)
     if logged_keys_only:
         base = base.filter(pc.is_in(ctx.key_of(base), value_set=logged_keys(ctx, scanned)))

@@ -205,6 +205,7 @@ def _merge_mode(mode: str) -> Callable[[Maker], None]:
 def _custom_merger(m: Maker) -> None:
     opts = {"hoodie.write.record.merge.mode": "CUSTOM", "hoodie.write.record.merge.strategy.id": MERGER_ID,
             "hoodie.write.record.merge.custom.implementation.classes": MERGER_CLASS}
+    m.read_options |= opts  # Java's reader too is told the merger class (the table names only its strategy id)
     m.write(rows(range(6), "one", ts=5), mode="overwrite", **opts)
     m.write(rows([1, 2], "two", ts=6), **opts)  # the merger keeps the first version: "one"
     m.write(rows([3, 7], "three", ts=7), **opts)
