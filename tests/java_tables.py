@@ -57,6 +57,7 @@ CASES: list[FeatureTable] = [
                   "secondary index)"),
     *_both("clustering", "clustering, completed"),
     *_both("clustering_pending", "clustering, pending", update_refused="pending clustering"),
+    *_both("clustering_failed", "clustering, failed (inflight, files written)", update_refused="pending clustering"),
     *_both("pending_commit", "pending commit (requested, failed before writing)"),
     *_both("pending_commit", "pending deltacommit (requested, failed before writing)", MOR),
     *_both("failed_commit", "failed commit (inflight, files written)"),

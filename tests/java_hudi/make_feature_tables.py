@@ -9,7 +9,8 @@ its answers go into `<name>.zip`:
 Run `.venv/bin/python tests/java_hudi/make_feature_tables.py [names...]` (default: every table of
 tests/java_tables.py) with the oracle prepared (`tests/java_hudi/env.py`); the zips are committed, the tests read
 them without Java (tests/test_java_tables.py). Bloom filters are kept tiny (hoodie.index.bloom.num_entries) so the
-zips stay small."""
+zips stay small. Names in the zips are relative; what Java wrote inside files is kept as written, so a clustering
+plan still holds the absolute paths of the files it reads (Hudi stores full paths there)."""
 from __future__ import annotations
 
 import json
@@ -34,6 +35,12 @@ from java_hudi.client import JavaHudi, JavaHudiError  # noqa: E402
 from java_hudi.env import OracleRelease, prepare  # noqa: E402
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
+# A pre-commit validator whose query never gives what it expects: Java fails the action after writing its files.
+VALIDATOR = {"hoodie.precommit.validators": "org.apache.hudi.client.validator.SqlQuerySingleResultPreCommitValidator",
+             "hoodie.precommit.validators.single.value.sql.queries": "select count(*) from <TABLE_NAME> where id < 0#1"}
+# What a procedure's own write client needs to keep the table as small as the writes keep it.
+SMALL = "hoodie.index.bloom.num_entries=100,hoodie.metadata.enable=false"
+FAILING_VALIDATOR = ",".join(f"{k}={v}" for k, v in VALIDATOR.items())
 MERGER_SOURCE = Path(__file__).with_name("merger") / "KeepFirstMerger.java"
 MERGER_CLASS, MERGER_ID = "dbthudi.KeepFirstMerger", "dbt-hudi-keep-first"
 
@@ -75,10 +82,7 @@ class Maker:
     def fail_late(self, data: pa.Table, **extra: str) -> None:
         """A write Java fails after writing its files (instant inflight, data files and markers left): a pre-commit
         validator whose query never gives what it expects."""
-        self._failing(data, {"hoodie.precommit.validators":
-                             "org.apache.hudi.client.validator.SqlQuerySingleResultPreCommitValidator",
-                             "hoodie.precommit.validators.single.value.sql.queries":
-                             "select count(*) from <TABLE_NAME> where id < 0#1", **extra})
+        self._failing(data, {**VALIDATOR, **extra})
 
     def _failing(self, data: pa.Table, extra: dict[str, str]) -> None:
         try:
@@ -123,7 +127,7 @@ def _clustering_done(m: Maker) -> None:
     m.write(rows(range(4), "one"), mode="overwrite", **{"hoodie.datasource.write.operation": "insert"})
     m.write(rows(range(4, 8), "two"), **{"hoodie.datasource.write.operation": "insert",
                                           "hoodie.parquet.small.file.limit": "0"})
-    m.sql(f"CALL run_clustering(path => '{m.path}')")
+    m.sql(f"CALL run_clustering(path => '{m.path}', options => '{SMALL}')")
     m.write(rows([1, 8], "three", ts=2))
 
 
@@ -131,7 +135,18 @@ def _clustering_pending(m: Maker) -> None:
     m.write(rows(range(4), "one"), mode="overwrite", **{"hoodie.datasource.write.operation": "insert"})
     m.write(rows(range(4, 8), "two"), **{"hoodie.datasource.write.operation": "insert",
                                           "hoodie.parquet.small.file.limit": "0"})
-    m.sql(f"CALL run_clustering(path => '{m.path}', op => 'schedule')")
+    m.sql(f"CALL run_clustering(path => '{m.path}', op => 'schedule', options => '{SMALL}')")
+
+
+def _clustering_failed(m: Maker) -> None:
+    m.write(rows(range(4), "one"), mode="overwrite", **{"hoodie.datasource.write.operation": "insert"})
+    m.write(rows(range(4, 8), "two"), **{"hoodie.datasource.write.operation": "insert",
+                                          "hoodie.parquet.small.file.limit": "0"})
+    try:  # the clustering writes its files, then its pre-commit validator fails it: an inflight replacecommit
+        m.sql(f"CALL run_clustering(path => '{m.path}', options => '{SMALL},{FAILING_VALIDATOR}')")
+    except JavaHudiError:
+        return
+    raise AssertionError(f"{m.case.name}: Java's clustering did not fail")
 
 
 def _pending_commit(m: Maker) -> None:
@@ -245,6 +260,7 @@ BUILDERS: dict[str, Callable[[Maker], None]] = {
     "mdt": _mdt,
     "clustering": _clustering_done,
     "clustering_pending": _clustering_pending,
+    "clustering_failed": _clustering_failed,
     "pending_commit": _pending_commit,
     "failed_commit": _failed_commit,
     "failed_insert_overwrite": _failed_insert_overwrite,
@@ -270,6 +286,7 @@ EVIDENCE: dict[str, list[str]] = {
     "mdt": [".hoodie/metadata/.hoodie/hoodie.properties"],
     "clustering": [".hoodie/**/*.replacecommit"],
     "clustering_pending": [".hoodie/**/*.replacecommit.requested|.hoodie/**/*.clustering.requested"],  # 6 | 9
+    "clustering_failed": [".hoodie/**/*.replacecommit.inflight|.hoodie/**/*.clustering.inflight"],
     "pending_commit": [".hoodie/**/*.requested"],
     "failed_commit": [".hoodie/**/*.inflight", ".hoodie/.temp/*/*"],
     "failed_commit_timeline_markers": [".hoodie/**/*.inflight", ".hoodie/.temp/*/MARKERS*"],
