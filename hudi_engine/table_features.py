@@ -442,7 +442,8 @@ STATES: tuple[StateRow, ...] = (
              way_out=_REWRITE),
     StateRow("schema history", "schema-on-read evolution history (.hoodie/.schema)", Decision.REFUSED,
              "refused when it holds a file: our commits carry no internal schema, so Java's schema-on-read "
-             "readers would resolve columns wrongly", _files_in("schema-on-read history", ".schema"),
+             "readers would resolve columns wrongly; our reads find columns by the history's ids",
+             _files_in("schema-on-read history", ".schema"),
              way_out=_rewrite("without schema-on-read")),
     StateRow("lock files", "Hudi 1.1 StorageBasedLockProvider (.hoodie/.locks)", Decision.OTHER_PART,
              "taken as ours", see="locks.md"),
