@@ -28,14 +28,16 @@ class FeatureTable:
     update_refused: str | None = None  # an update of a stored key is refused (these words); new keys are written
     read_refused: str | None = None  # reads that merge log records are refused (these words); the others equal
     wrong_read: str | None = None  # a known disagreement with Java's read (a finding to fix: the test xfails)
+    writer: str | None = None  # the Hudi release writing it (default: 0.15.0 for version 6, 1.2.0 for 9)
 
     @property
     def hudi(self) -> str:
-        return "0.15.0" if self.version == 6 else "1.2.0"
+        return self.writer or ("0.15.0" if self.version == 6 else "1.2.0")
 
     @property
     def name(self) -> str:
-        return f"{self.builder}_{'cow' if self.table_type == COW else 'mor'}_v{self.version}"
+        by = "_hudi1" if self.version == 6 and self.hudi.startswith("1.") else ""
+        return f"{self.builder}_{'cow' if self.table_type == COW else 'mor'}_v{self.version}{by}"
 
     @property
     def outcome(self) -> str:
@@ -79,6 +81,12 @@ CASES: list[FeatureTable] = [
     FeatureTable("partial_update", "partial-update log blocks (MERGE INTO)", 9, MOR),
     *_both("schema_evolution", "schema-on-read evolution: rename, type change, drop", refused="schema-on-read history"),
     *_both("keyless", "keyless (auto-generated keys)"),
+    # Hudi 1.2.0 pinned to version 6 (hoodie.write.table.version=6, hoodie.write.auto.upgrade=false), as
+    # "Table versions" above tells a 1.x writer sharing a version-6 table.
+    FeatureTable("mdt", "metadata table, written by Hudi 1.2.0 at version 6", 6, writer="1.2.0"),
+    FeatureTable("cdc_data_before_after", "CDC, data_before_after, written by Hudi 1.2.0 at version 6", 6, MOR,
+                 writer="1.2.0"),
+    FeatureTable("log_compaction", "log compaction, written by Hudi 1.2.0 at version 6", 6, MOR, writer="1.2.0"),
 ]
 
 

@@ -11,6 +11,7 @@ import pytest
 from java_tables import CASES, FeatureTable, changes, engine_rows, unzip_feature_table, write_options
 
 from hudi_engine import HudiTable
+from java_hudi.client import JavaHudiError
 from java_hudi.compare import assert_same_table
 
 WRITTEN = [c for c in CASES if c.refused is None]
@@ -38,7 +39,15 @@ def test_java_reads_the_engines_write(java_hudi, case: FeatureTable, tmp_path: P
     assert _values(theirs) == sorted(want), f"{case.name}: Java Hudi {java.hudi} reads {_values(theirs)}"
     table = HudiTable.load(str(path))
     assert_same_table(table.read_snapshot(), theirs, f"{case.name} after the engine's write")
-    if case.feature.startswith("CDC"):  # the engine's commit in Java's CDC query
+    if case.feature.startswith("CDC") and case.version == 6 and case.hudi.startswith("1.") and table.is_mor:
+        # Hudi 1.2.0 reads a version-6 delta commit's (JSON) metadata as Avro when a CDC split needs the slice a log
+        # file depends on (HoodieCommitMetadata.getDependentFileSliceForFileGroupFromDeltaCommit): its CDC query of
+        # such a table fails after any second write into a file group, its own included (checked by hand with a
+        # Java write in place of the engine's).
+        with pytest.raises(JavaHudiError) as failed:
+            java.cdc(path, begin)
+        assert failed.value.mentions("Not an Avro data file"), failed.value
+    elif case.feature.startswith("CDC"):  # the engine's commit in Java's CDC query
         assert changes(table.read_changes(begin)) == changes(java.cdc(path, begin)), f"{case.name}: CDC"
 
 
