@@ -34,6 +34,11 @@ class SchemaError(HudiError):
     """A schema that cannot be converted, or an incompatible schema change."""
 
 
+class UnsupportedMergeError(HudiError):
+    """A read that would merge log records by a merger only Java Hudi runs (a custom HoodieRecordMerger): refused
+    rather than merged another way (read-optimized reads, base files only, are not refused)."""
+
+
 class KeyGeneratorError(HudiError):
     """A record key or partition path that cannot be built (null key, missing field, ...)."""
 

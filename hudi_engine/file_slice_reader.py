@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_engine.errors import HudiError, LogFormatError, SchemaError
+from hudi_engine.errors import HudiError, LogFormatError, SchemaError, UnsupportedMergeError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import Visibility
+from hudi_engine.internal_schema import ColumnIds
 from hudi_engine.io.base_file import read_base_file
 from hudi_engine.io.log_block import BlockType, data_block_records, delete_block_keys, ordering_wrapper_for
 from hudi_engine.io.log_format import read_log_blocks
@@ -35,9 +36,19 @@ class SliceReadContext:
     ordering_field: str | None
     payload: Payload
     visibility: Visibility
+    java_merger: str | None = None  # why log records cannot be merged here: the table's custom merger (Java only)
+    table_name: str = ""
+    column_ids: ColumnIds | None = None  # schema-on-read history: files' columns found by id
+
+    def file_names(self, file_instant: str) -> dict[str, str | None] | None:
+        """The query's columns as a file written at `file_instant` names them (schema-on-read), or None."""
+        if self.column_ids is None:
+            return None
+        return self.column_ids.file_names(self.visibility.latest_instant, file_instant)
 
     @staticmethod
-    def for_table(storage: Storage, config: TableConfig, schema: pa.Schema, vis: Visibility) -> "SliceReadContext":
+    def for_table(storage: Storage, config: TableConfig, schema: pa.Schema, vis: Visibility, *,
+                  column_ids: ColumnIds | None = None) -> "SliceReadContext":
         """How a reader merges slices of the table with `config`: keys from the meta column, or from the key
         generator when meta fields are off; the table's ordering field and payload."""
         key_of: Callable[[pa.Table], pa.Array]
@@ -59,7 +70,10 @@ class SliceReadContext:
                 "merging log records by several ordering fields is not supported; expected one"
             )
         ordering = config.precombine_field if config.precombine_field in schema.names else None
-        return SliceReadContext(storage, schema, key_of, key_columns, ordering, payload_for(config.payload_class), vis)
+        from hudi_engine.table_features import java_only_merger  # it imports the readers' modules
+
+        return SliceReadContext(storage, schema, key_of, key_columns, ordering, payload_for(config.payload_class), vis,
+                                java_only_merger(config), config.name, column_ids)
 
 
 def read_file_slice(
@@ -86,17 +100,23 @@ def read_file_slice(
     read_schema = pa.schema([ctx.schema.field(c) for c in needed])
 
     if file_slice.base_file is not None:
-        base = align_to_schema(
-            read_base_file(ctx.storage, file_slice.base_file.path, columns=needed, allow_missing=True),
-            read_schema,
-            file_slice.base_file.path,
-        )
+        names = ctx.file_names(file_slice.base_file.instant_time)
+        in_file = needed if names is None else [n for c in needed if (n := names.get(c, c)) is not None]
+        raw = read_base_file(ctx.storage, file_slice.base_file.path, columns=in_file, allow_missing=True)
+        if names is not None and ctx.column_ids is not None:
+            raw = ctx.column_ids.as_query_names(raw, names)
+        base = align_to_schema(raw, read_schema, file_slice.base_file.path)
     else:
         base = read_schema.empty_table()
     if keys is not None:
         base = base.filter(pc.is_in(ctx.key_of(base).cast(pa.string()), value_set=keys))
     if not use_logs:
         return base.select(out_columns)
+    if ctx.java_merger:
+        raise UnsupportedMergeError(
+            f"table {ctx.table_name}: cannot merge the log records of file group {file_slice.file_id} (partition "
+            f"{file_slice.partition_path!r}): {ctx.java_merger}; read-optimized queries (base files only) are read; "
+            "way out: read it with Java Hudi, or compact it with Java Hudi first (docs/table-features.md)")
     scanned = _scan_logs(ctx, file_slice, read_schema)
     if logged_keys_only:
         base = base.filter(pc.is_in(ctx.key_of(base), value_set=logged_keys(ctx, scanned)))
@@ -188,6 +208,9 @@ def _scan_logs(ctx: SliceReadContext, file_slice: FileSlice, schema: pa.Schema) 
     for block in queue:
         if block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA):
             records = data_block_records(block)
+            names = ctx.file_names(block.instant_time)
+            if names is not None and ctx.column_ids is not None:
+                records = ctx.column_ids.as_query_names(records, names)
             if records.num_rows:
                 aligned = align_to_schema(records, schema, f"log block at {block.offset}")
                 if block.is_partial:

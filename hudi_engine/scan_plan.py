@@ -32,6 +32,7 @@ from hudi_engine.errors import HudiError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import Visibility
+from hudi_engine.internal_schema import ColumnIds
 from hudi_engine.location import TableLocation
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.storage import Storage
@@ -118,6 +119,7 @@ class ScanPlan:
     visibility: Visibility  # the commits the query sees
     window: CommitTimeWindow | None  # incremental: the rows it keeps
     slices: tuple[FileSlice, ...] = ()  # after pruning; none listed yet in a plan of `fix_query`
+    column_ids: ColumnIds | None = None  # the schema-on-read history, when the table has one
 
     @property
     def read_optimized(self) -> bool:
@@ -125,7 +127,8 @@ class ScanPlan:
 
     def read_context(self) -> SliceReadContext:
         """What reading any slice of the plan needs (the merge rules, the visibility); made once per reader."""
-        return SliceReadContext.for_table(self.storage, self.config, self.schema, self.visibility)
+        return SliceReadContext.for_table(self.storage, self.config, self.schema, self.visibility,
+                                          column_ids=self.column_ids)
 
     def read_slice(self, file_slice: FileSlice, columns: list[str] | None = None, *, logged_keys_only: bool = False,
                    context: SliceReadContext | None = None) -> pa.Table:
@@ -175,7 +178,21 @@ def fix_query(table: PlannedTable, query: ReadOptions) -> ScanPlan:
             table.query_instants.check_time_travel(as_of)
         query = replace(query, as_of=as_of or (latest.timestamp if latest is not None else None))
     return ScanPlan(table.location.uri, table.location.storage, table.config, table.schema(as_of), query,
-                    Visibility.of(table.timeline, as_of), window)
+                    Visibility.of(table.timeline, as_of), window, column_ids=column_ids(table, as_of))
+
+
+def column_ids(table: PlannedTable, as_of: str | None) -> ColumnIds | None:
+    """The schema-on-read history (`hudi_engine.internal_schema`) when the commit the query's schema comes from
+    recorded an internal schema (`latest_schema`, what Java's schema-on-read writers add); else None, read nothing."""
+    for instant in reversed(table.timeline.completed_commits()):
+        if as_of is not None and instant.timestamp > as_of:
+            continue
+        extra = table.commit_metadata(instant).extra_metadata
+        if extra.get("schema"):
+            if not extra.get("latest_schema"):
+                return None
+            return ColumnIds.load(table.location.storage, table.location.meta_path)
+    return None
 
 
 def list_slices(table: PlannedTable, plan: ScanPlan, *, filters: Filters = None,

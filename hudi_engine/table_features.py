@@ -125,6 +125,20 @@ def _merger_strategy(value: str, _: TableConfig) -> str | None:
     return "names a custom record merger (HoodieRecordMerger) that only Java Hudi runs"
 
 
+def java_only_merger(table: TableConfig) -> str | None:
+    """`key=value: why` when the table merges records with a custom HoodieRecordMerger (its strategy id, or the CUSTOM
+    merge mode without a payload class): readers that merge log records refuse it, since merging another way
+    would answer other rows than Java Hudi (tests/java_tables.py, custom_merger_mor_v9)."""
+    for key in ("hoodie.record.merge.strategy.id", "hoodie.compaction.record.merger.strategy"):
+        value = (table.get(key) or "").strip()
+        why = _merger_strategy(value, table)
+        if why:
+            return f"{key}={value} {why}"
+    mode = (table.get("hoodie.record.merge.mode") or "").strip()
+    why = _merge_mode(mode, table) if mode.upper() == "CUSTOM" else None
+    return f"hoodie.record.merge.mode={mode} {why}" if why else None
+
+
 def _merge_mode(value: str, table: TableConfig) -> str | None:
     mode = value.strip().upper()
     if mode in ("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING"):
@@ -428,7 +442,8 @@ STATES: tuple[StateRow, ...] = (
              way_out=_REWRITE),
     StateRow("schema history", "schema-on-read evolution history (.hoodie/.schema)", Decision.REFUSED,
              "refused when it holds a file: our commits carry no internal schema, so Java's schema-on-read "
-             "readers would resolve columns wrongly", _files_in("schema-on-read history", ".schema"),
+             "readers would resolve columns wrongly; our reads find columns by the history's ids",
+             _files_in("schema-on-read history", ".schema"),
              way_out=_rewrite("without schema-on-read")),
     StateRow("lock files", "Hudi 1.1 StorageBasedLockProvider (.hoodie/.locks)", Decision.OTHER_PART,
              "taken as ours", see="locks.md"),

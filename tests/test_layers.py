@@ -34,7 +34,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "hudi_engine.config.write_config", "hudi_engine.config.lock_config",
         "hudi_engine.config.sync_config", "hudi_engine.config.__main__", "hudi_engine.table_features",
         "hudi_engine.meta_client")),
-    ("file system view, file slice reading", ("hudi_engine.fs_view", "hudi_engine.file_slice_reader")),
+    ("file system view, file slice reading", ("hudi_engine.fs_view", "hudi_engine.internal_schema",
+                                              "hudi_engine.file_slice_reader")),
     ("instant protocol: markers, heartbeats, lock, rollback, the inflight instant, commit", (
         "hudi_engine.write.renewal", "hudi_engine.write.markers", "hudi_engine.write.heartbeat",
         "hudi_engine.write.lock_providers", "hudi_engine.write.lock", "hudi_engine.write.rollback",

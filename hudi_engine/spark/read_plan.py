@@ -111,8 +111,10 @@ def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True,
     native, merged, split_files, split_groups = [], [], [], []
     keys = _SplitKeys(scan, max_split_keys, TABLES.memo(table))
     sizes, split_sizes = [], []
+    # Spark's reader finds columns by name: with a schema-on-read history (renamed columns) ours reads every slice.
+    spark_reads = spark_opens_files and scan.column_ids is None
     for s in scan.slices:
-        readable = (s.base_file if spark_opens_files and s.base_file is not None
+        readable = (s.base_file if spark_reads and s.base_file is not None
                     and files.spark_reads(s.base_file, schema) else None)
         if readable is not None and (query.read_optimized or not s.log_files):
             native.append(_uri(table, readable.path))

@@ -1,0 +1,424 @@
+"""Writes the feature tables of tests/data/java_tables (issue 36): real Apache Hudi (the oracle, tests/java_hudi)
+writes a small table per feature and table version, then answers the queries the feature concerns; each table and
+its answers go into `<name>.zip`:
+
+    <name>/table/...                       the table, every file Java left (timeline, markers, .crc files)
+    <name>/java_reads/reads.json           the queries: [{"kind": ..., "instant"/"begin": ..., "file": ...}]
+    <name>/java_reads/<n>.parquet          Java Hudi's rows of query n
+
+Run `.venv/bin/python tests/java_hudi/make_feature_tables.py [names...]` (default: every table of
+tests/java_tables.py) with the oracle prepared (`tests/java_hudi/env.py`); the zips are committed, the tests read
+them without Java (tests/test_java_tables.py). Bloom filters are kept tiny (hoodie.index.bloom.num_entries) so the
+zips stay small. Names in the zips are relative; what Java wrote inside files is kept as written, so a clustering
+plan still holds the absolute paths of the files it reads (Hudi stores full paths there)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+TESTS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TESTS))
+
+from java_tables import CASES, DATA_DIR, FeatureTable  # noqa: E402
+
+from java_hudi.client import JavaHudi, JavaHudiError  # noqa: E402
+from java_hudi.env import OracleRelease, prepare  # noqa: E402
+
+COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
+# A pre-commit validator whose query never gives what it expects: Java fails the action after writing its files.
+VALIDATOR = {"hoodie.precommit.validators": "org.apache.hudi.client.validator.SqlQuerySingleResultPreCommitValidator",
+             "hoodie.precommit.validators.single.value.sql.queries": "select count(*) from <TABLE_NAME> where id < 0#1"}
+# What a procedure's own write client needs to keep the table as small as the writes keep it.
+SMALL = "hoodie.index.bloom.num_entries=100,hoodie.metadata.enable=false"
+FAILING_VALIDATOR = ",".join(f"{k}={v}" for k, v in VALIDATOR.items())
+MERGER_SOURCE = Path(__file__).with_name("merger") / "KeepFirstMerger.java"
+MERGER_CLASS, MERGER_ID = "dbthudi.KeepFirstMerger", "dbt-hudi-keep-first"
+
+
+def rows(ids: range | list[int], v: str, ts: int = 1) -> pa.Table:
+    ids = list(ids)
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": [f"{v}-{i}" for i in ids],
+                     "ts": pa.array([ts] * len(ids), pa.int64()),
+                     "amount": pa.array([i * 1.5 for i in ids], pa.float64()),
+                     "p": ["a" if i % 2 else "b" for i in ids]})
+
+
+class Maker:
+    """One table being written: the case, the oracle of its release, Hudi's options for its version."""
+
+    def __init__(self, case: FeatureTable, java: JavaHudi, path: Path) -> None:
+        self.case, self.java, self.path = case, java, path
+        self.read_options: dict[str, str] = {}  # what Java's readers of such a table are given
+        self.opts = {
+            "hoodie.table.name": case.name, "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.table.type": case.table_type, "hoodie.index.bloom.num_entries": "100",
+            "hoodie.metadata.enable": "false", "hoodie.upsert.shuffle.parallelism": "2",
+            "hoodie.insert.shuffle.parallelism": "2", "hoodie.bulkinsert.shuffle.parallelism": "2",
+            "hoodie.datasource.write.operation": "upsert",
+        }
+        if case.version == 6 and java.hudi.startswith("1."):
+            self.opts |= {"hoodie.write.table.version": "6", "hoodie.write.auto.upgrade": "false"}
+
+    def write(self, data: pa.Table, mode: str = "append", **extra: str) -> None:
+        self.java.write(self.path, data, {**self.opts, **extra}, mode=mode)
+
+    def fail_early(self, data: pa.Table, **extra: str) -> None:
+        """A write Java starts (its instant requested) and that fails before writing a file: a row without a key."""
+        bad = pa.concat_tables([data, pa.table({"id": pa.array([None], pa.int64()), "v": ["no key"],
+                                                "ts": pa.array([1], pa.int64()), "amount": [0.0], "p": ["a"]})])
+        self._failing(bad, extra)
+
+    def fail_late(self, data: pa.Table, **extra: str) -> None:
+        """A write Java fails after writing its files (instant inflight, data files and markers left): a pre-commit
+        validator whose query never gives what it expects."""
+        self._failing(data, {**VALIDATOR, **extra})
+
+    def _failing(self, data: pa.Table, extra: dict[str, str]) -> None:
+        try:
+            self.write(data, **extra)
+        except JavaHudiError:
+            return
+        raise AssertionError(f"{self.case.name}: Java's write did not fail")
+
+    def sql(self, statement: str) -> pa.Table | None:
+        return self.java.sql(statement)
+
+    def create_sql_table(self, extra: dict[str, str] | None = None, ts_type: str = "BIGINT") -> None:
+        """The table in Spark's catalog (for Spark SQL and CALL procedures by name), at this path."""
+        props = {"type": "cow" if self.case.table_type == COW else "mor", "primaryKey": "id",
+                 "preCombineField": "ts", "hoodie.index.bloom.num_entries": "100", "hoodie.metadata.enable": "false",
+                 **({k: v for k, v in self.opts.items() if k.startswith("hoodie.write.")}), **(extra or {})}
+        tbl = ", ".join(f"'{k}' = '{v}'" for k, v in props.items())
+        self.sql(f"DROP TABLE IF EXISTS {self.case.name}")
+        self.sql(f"CREATE TABLE {self.case.name} (id BIGINT, v STRING, ts {ts_type}, amount DOUBLE, p STRING) "
+                 f"USING hudi PARTITIONED BY (p) LOCATION '{self.path}' TBLPROPERTIES ({tbl})")
+
+
+# ---- what Java writes, per feature ------------------------------------------------------------------------------
+
+def _mdt(m: Maker) -> None:
+    on = {"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "true",
+          "hoodie.metadata.index.bloom.filter.enable": "true", "hoodie.metadata.record.index.enable": "true"}
+    if m.case.version == 9:
+        on["hoodie.metadata.index.partition.stats.enable"] = "true"
+    m.write(rows(range(6), "one"), mode="overwrite", **on)
+    m.write(rows(range(3, 9), "two", ts=2), **on)
+    if m.case.version == 9:  # a secondary index on v (Spark SQL's CREATE INDEX needs the table in the catalog)
+        m.opts |= on
+        m.create_sql_table(on)
+        # Hudi builds the index with a second write client: a lock provider, even for one writer.
+        m.sql("SET hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock.InProcessLockProvider")
+        m.sql(f"CREATE INDEX idx_v ON {m.case.name} (v)")
+        m.write(rows([1, 9], "three", ts=3), **on)
+
+
+def _clustering_done(m: Maker) -> None:
+    m.write(rows(range(4), "one"), mode="overwrite", **{"hoodie.datasource.write.operation": "insert"})
+    m.write(rows(range(4, 8), "two"), **{"hoodie.datasource.write.operation": "insert",
+                                          "hoodie.parquet.small.file.limit": "0"})
+    m.sql(f"CALL run_clustering(path => '{m.path}', options => '{SMALL}')")
+    m.write(rows([1, 8], "three", ts=2))
+
+
+def _clustering_pending(m: Maker) -> None:
+    m.write(rows(range(4), "one"), mode="overwrite", **{"hoodie.datasource.write.operation": "insert"})
+    m.write(rows(range(4, 8), "two"), **{"hoodie.datasource.write.operation": "insert",
+                                          "hoodie.parquet.small.file.limit": "0"})
+    m.sql(f"CALL run_clustering(path => '{m.path}', op => 'schedule', options => '{SMALL}')")
+
+
+def _clustering_failed(m: Maker) -> None:
+    m.write(rows(range(4), "one"), mode="overwrite", **{"hoodie.datasource.write.operation": "insert"})
+    m.write(rows(range(4, 8), "two"), **{"hoodie.datasource.write.operation": "insert",
+                                          "hoodie.parquet.small.file.limit": "0"})
+    try:  # the clustering writes its files, then its pre-commit validator fails it: an inflight replacecommit
+        m.sql(f"CALL run_clustering(path => '{m.path}', options => '{SMALL},{FAILING_VALIDATOR}')")
+    except JavaHudiError:
+        return
+    raise AssertionError(f"{m.case.name}: Java's clustering did not fail")
+
+
+def _pending_commit(m: Maker) -> None:
+    m.write(rows(range(6), "one"), mode="overwrite")
+    m.write(rows([1, 6], "two", ts=2))
+    m.fail_early(rows([2, 7], "failed", ts=3))
+
+
+def _failed_commit(m: Maker) -> None:
+    m.write(rows(range(6), "one"), mode="overwrite")
+    m.write(rows([1, 6], "two", ts=2))
+    m.fail_late(rows([2, 7], "failed", ts=3))
+
+
+def _failed_commit_timeline_markers(m: Maker) -> None:
+    m.write(rows(range(6), "one"), mode="overwrite")
+    m.fail_late(rows([2, 7], "failed", ts=3), **{"hoodie.write.markers.type": "TIMELINE_SERVER_BASED",
+                                                "hoodie.embed.timeline.server": "true"})
+
+
+def _failed_insert_overwrite(m: Maker) -> None:
+    m.write(rows(range(6), "one"), mode="overwrite")
+    m.fail_late(rows([2, 7], "failed", ts=3), **{"hoodie.datasource.write.operation": "insert_overwrite"})
+
+
+def _compaction(pending: bool) -> Callable[[Maker], None]:
+    def build(m: Maker) -> None:
+        # after two delta commits: run inline, or only scheduled by the write (a pending compaction)
+        opts = {"hoodie.compact.inline.max.delta.commits": "2", "hoodie.compact.inline": str(not pending).lower(),
+                "hoodie.compact.schedule.inline": str(pending).lower()}
+        m.write(rows(range(6), "one"), mode="overwrite", **opts)
+        m.write(rows([1, 2, 6], "two", ts=2), **opts)
+        m.write(rows([3], "three", ts=3), **{**opts, "hoodie.compact.inline": "false",
+                                             "hoodie.compact.schedule.inline": "false"})
+    return build
+
+
+def _cdc(mode: str) -> Callable[[Maker], None]:
+    def build(m: Maker) -> None:
+        cdc = {"hoodie.table.cdc.enabled": "true", "hoodie.table.cdc.supplemental.logging.mode": mode}
+        m.write(rows(range(6), "one"), mode="overwrite", **cdc)
+        m.write(rows([1, 2, 6], "two", ts=2), **cdc)
+        m.write(rows([3], "gone", ts=3), **cdc, **{"hoodie.datasource.write.operation": "delete"})
+    return build
+
+
+def _log_compaction(m: Maker) -> None:
+    opts = {"hoodie.compact.inline": "false", "hoodie.log.compaction.inline": "true",
+            "hoodie.log.compaction.blocks.threshold": "2"}
+    m.write(rows(range(6), "one"), mode="overwrite", **opts)
+    for n in range(2, 5):
+        m.write(rows([1, 2], f"up{n}", ts=n), **opts)
+
+
+def _consistent_hashing(m: Maker) -> None:
+    opts = {"hoodie.index.type": "BUCKET", "hoodie.index.bucket.engine": "CONSISTENT_HASHING",
+            "hoodie.bucket.index.num.buckets": "2", "hoodie.bucket.index.hash.field": "id"}
+    m.write(rows(range(6), "one"), mode="overwrite", **opts)
+    m.write(rows([1, 2, 6], "two", ts=2), **opts)
+
+
+def _merge_mode(mode: str) -> Callable[[Maker], None]:
+    def build(m: Maker) -> None:
+        opts = {"hoodie.write.record.merge.mode": mode}
+        m.write(rows(range(6), "one", ts=5), mode="overwrite", **opts)
+        m.write(rows([1, 2], "older", ts=1), **opts)  # a lower ordering value: EVENT_TIME keeps the stored row
+        m.write(rows([3], "newer", ts=9), **opts)
+    return build
+
+
+def _custom_merger(m: Maker) -> None:
+    opts = {"hoodie.write.record.merge.mode": "CUSTOM", "hoodie.write.record.merge.strategy.id": MERGER_ID,
+            "hoodie.write.record.merge.custom.implementation.classes": MERGER_CLASS}
+    m.read_options |= opts  # Java's reader too is told the merger class (the table names only its strategy id)
+    m.write(rows(range(6), "one", ts=5), mode="overwrite", **opts)
+    m.write(rows([1, 2], "two", ts=6), **opts)  # the merger keeps the first version: "one"
+    m.write(rows([3, 7], "three", ts=7), **opts)
+
+
+def _partial_update(m: Maker) -> None:
+    m.create_sql_table()
+    m.sql(f"INSERT INTO {m.case.name} VALUES (1, 'one-1', 1, 1.5, 'a'), (2, 'one-2', 1, 3.0, 'b'), "
+          f"(3, 'one-3', 1, 4.5, 'a')")
+    m.sql(f"MERGE INTO {m.case.name} t USING (SELECT 1L AS id, 'two-1' AS v, 2L AS ts) s ON t.id = s.id "
+          f"WHEN MATCHED THEN UPDATE SET v = s.v, ts = s.ts")
+
+
+def _schema_evolution(m: Maker) -> None:
+    m.sql("SET hoodie.schema.on.read.enable=true")
+    m.read_options["hoodie.schema.on.read.enable"] = "true"  # else Java reads a renamed column of older files as null
+    # Hudi 1.2 validates the renaming commit's schema against the table's unless dropped fields are allowed
+    m.sql("SET hoodie.datasource.write.schema.allow.auto.evolution.column.drop=true")
+    m.create_sql_table({"hoodie.schema.on.read.enable": "true"}, ts_type="INT")  # ts INT, then BIGINT
+    t = m.case.name
+    m.sql(f"INSERT INTO {t} VALUES (1, 'one-1', 1, 1.5, 'a'), (2, 'one-2', 1, 3.0, 'b')")
+    m.sql(f"ALTER TABLE {t} RENAME COLUMN v TO name")
+    m.sql(f"ALTER TABLE {t} ALTER COLUMN ts TYPE BIGINT")
+    m.sql(f"ALTER TABLE {t} DROP COLUMN amount")
+    m.sql(f"INSERT INTO {t} (id, name, ts, p) VALUES (3, 'two-3', 2, 'a')")
+
+
+def _keyless(m: Maker) -> None:
+    m.opts.pop("hoodie.datasource.write.recordkey.field")
+    m.opts.pop("hoodie.datasource.write.precombine.field")
+    m.opts["hoodie.datasource.write.operation"] = "insert"
+    m.write(rows(range(4), "one"), mode="overwrite")
+    m.write(rows(range(4, 6), "two"))
+
+
+BUILDERS: dict[str, Callable[[Maker], None]] = {
+    "mdt": _mdt,
+    "clustering": _clustering_done,
+    "clustering_pending": _clustering_pending,
+    "clustering_failed": _clustering_failed,
+    "pending_commit": _pending_commit,
+    "failed_commit": _failed_commit,
+    "failed_insert_overwrite": _failed_insert_overwrite,
+    "failed_commit_timeline_markers": _failed_commit_timeline_markers,
+    "compaction_pending": _compaction(pending=True),
+    "compaction": _compaction(pending=False),
+    "cdc_op_key_only": _cdc("op_key_only"),
+    "cdc_data_before": _cdc("data_before"),
+    "cdc_data_before_after": _cdc("data_before_after"),
+    "log_compaction": _log_compaction,
+    "consistent_hashing": _consistent_hashing,
+    "commit_time_ordering": _merge_mode("COMMIT_TIME_ORDERING"),
+    "event_time_ordering": _merge_mode("EVENT_TIME_ORDERING"),
+    "custom_merger": _custom_merger,
+    "partial_update": _partial_update,
+    "schema_evolution": _schema_evolution,
+    "keyless": _keyless,
+}
+
+
+# What each builder must have left (globs in the table): Java Hudi silently skips what it was not asked well.
+EVIDENCE: dict[str, list[str]] = {
+    "mdt": [".hoodie/metadata/.hoodie/hoodie.properties"],
+    "clustering": [".hoodie/**/*.replacecommit"],
+    "clustering_pending": [".hoodie/**/*.replacecommit.requested|.hoodie/**/*.clustering.requested"],  # 6 | 9
+    "clustering_failed": [".hoodie/**/*.replacecommit.inflight|.hoodie/**/*.clustering.inflight"],
+    "pending_commit": [".hoodie/**/*.requested"],
+    "failed_commit": [".hoodie/**/*.inflight", ".hoodie/.temp/*/*"],
+    "failed_commit_timeline_markers": [".hoodie/**/*.inflight", ".hoodie/.temp/*/MARKERS*"],
+    "failed_insert_overwrite": [".hoodie/**/*.replacecommit.inflight"],
+    "compaction": [".hoodie/**/*.compaction.inflight"],
+    "compaction_pending": [".hoodie/**/*.compaction.requested"],
+    "log_compaction": [".hoodie/**/*.logcompaction.inflight"],
+    "consistent_hashing": [".hoodie/.bucket_index/consistent_hashing_metadata/*/*"],
+    "schema_evolution": [".hoodie/.schema/*"],
+    "cdc_op_key_only": ["*/.*.cdc"], "cdc_data_before": ["*/.*.cdc"], "cdc_data_before_after": ["*/.*.cdc"],
+}
+
+
+def check_evidence(m: Maker) -> None:
+    for pattern in EVIDENCE.get(m.case.builder, []):  # a|b: either
+        assert any(list(m.path.glob(p)) for p in pattern.split("|")), f"{m.case.name}: Java left no {pattern}"
+
+
+# ---- the queries recorded ---------------------------------------------------------------------------------------
+
+def completed_instants(path: Path, version: int) -> list[tuple[str, str, str]]:
+    """(requested time, completion time, action) of every completed instant, in completion order."""
+    out = []
+    if version == 6:
+        for f in (path / ".hoodie").iterdir():
+            ts, _, action = f.name.partition(".")
+            if ts.isdigit() and action in ("commit", "deltacommit", "replacecommit"):
+                out.append((ts, ts, action))
+    else:
+        for f in (path / ".hoodie" / "timeline").iterdir():
+            stem, _, action = f.name.partition(".")
+            ts, _, done = stem.partition("_")
+            if ts.isdigit() and done.isdigit() and action in ("commit", "deltacommit", "replacecommit"):
+                out.append((ts, done, action))
+    return sorted(out, key=lambda i: i[1])
+
+
+def record_reads(m: Maker, out: Path) -> list[dict]:
+    case, java, path = m.case, m.java, m.path
+    instants = completed_instants(path, case.version)
+    queries: list[dict] = [{"kind": "snapshot"}]
+    if case.table_type == MOR:
+        queries.append({"kind": "read_optimized"})
+    if len(instants) > 1:
+        queries.append({"kind": "time_travel", "instant": instants[0][0]})
+        queries.append({"kind": "incremental", "begin": instants[0][1]})
+    if case.feature.startswith("CDC"):
+        queries.append({"kind": "cdc", "begin": "000"})
+        if len(instants) > 1:
+            queries.append({"kind": "cdc", "begin": instants[0][1]})
+    done = []
+    for n, q in enumerate(queries):
+        try:
+            opts = m.read_options
+            if q["kind"] == "snapshot":
+                got = java.snapshot(path, **opts)
+            elif q["kind"] == "read_optimized":
+                got = java.read_optimized(path, **opts)
+            elif q["kind"] == "time_travel":
+                got = java.time_travel(path, q["instant"], **opts)
+            elif q["kind"] == "incremental":
+                got = java.incremental(path, q["begin"], **opts)
+            else:
+                got = java.cdc(path, q["begin"], **opts)
+        except JavaHudiError as e:  # recorded: the tests then expect nothing of that query
+            done.append({**q, "java_error": e.error[:500]})
+            continue
+        pq.write_table(got, out / f"{n}.parquet")
+        done.append({**q, "file": f"{n}.parquet"})
+    return done
+
+
+def make(case: FeatureTable, java: JavaHudi, work: Path) -> Path:
+    root = work / case.name
+    shutil.rmtree(root, ignore_errors=True)
+    m = Maker(case, java, root / "table")
+    try:
+        BUILDERS[case.builder](m)
+    finally:
+        java.sql("RESET")  # what a case SET stays out of the next one
+    check_evidence(m)
+    (root / "java_reads").mkdir()
+    reads = record_reads(m, root / "java_reads")
+    (root / "java_reads" / "reads.json").write_text(json.dumps({"hudi": java.hudi, "options": m.read_options,
+                                                                "reads": reads}, indent=1) + "\n")
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    target = DATA_DIR / f"{case.name}.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(root.rglob("*")):
+            if f.is_file():
+                z.write(f, f.relative_to(work).as_posix())
+    return target
+
+
+def merger_jar(release: OracleRelease, into: Path) -> Path:
+    """KeepFirstMerger compiled by the oracle's JDK against the release's bundle (and Spark's jars, for Kryo)."""
+    java_bin = Path(release.java_home) / "bin"
+    pyspark = subprocess.run([release.python, "-c", "import os, pyspark; print(os.path.dirname(pyspark.__file__))"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    classes = into / "classes"
+    subprocess.run([str(java_bin / "javac"), "-nowarn", "-cp", f"{release.jar}:{pyspark}/jars/*", "-d", str(classes),
+                    str(MERGER_SOURCE)], check=True)
+    jar = into / "keep-first-merger.jar"
+    subprocess.run([str(java_bin / "jar"), "cf", str(jar), "-C", str(classes), "."], check=True)
+    return jar
+
+
+def main(names: list[str]) -> None:
+    cases = [c for c in CASES if not names or c.name in names]
+    unknown = set(names) - {c.name for c in CASES}
+    if unknown:
+        raise SystemExit(f"no such feature table: {sorted(unknown)}")
+    with tempfile.TemporaryDirectory(prefix="feature-tables-") as tmp:
+        for hudi in sorted({c.hudi for c in cases}):
+            (release,) = prepare([hudi])
+            conf = {}
+            if any(c.builder == "custom_merger" and c.hudi == hudi for c in cases):
+                conf["spark.jars"] = f"{release.jar},{merger_jar(release, Path(tmp) / 'merger')}"
+            java = JavaHudi(release, Path(tmp) / f"oracle-{hudi}", conf=conf)
+            try:
+                for case in (c for c in cases if c.hudi == hudi):
+                    started = time.monotonic()
+                    try:
+                        target = make(case, java, Path(tmp) / "tables")
+                    except (JavaHudiError, AssertionError, subprocess.SubprocessError) as e:
+                        print(f"FAILED {case.name}: {e}", flush=True)
+                        continue
+                    print(f"{case.name}: {target.stat().st_size // 1024} KB, {time.monotonic() - started:.0f} s",
+                          flush=True)
+            finally:
+                java.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

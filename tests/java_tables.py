@@ -1,0 +1,131 @@
+"""The feature tables of tests/data/java_tables (issue 36): one small table per feature Java Hudi writes and per table
+version, written by real Java Hudi (tests/java_hudi/make_feature_tables.py) with the rows Java read from it. Each
+case says what the engine does with the table: reads exactly what Java read, and then either writes it (`refused`
+None; tests/java_hudi/test_feature_tables.py has Java read that write) or refuses to write it, naming the table and
+the feature (`refused`: words of the refusal). docs/table-features.md lists these cases (tests/test_java_tables.py
+checks the list)."""
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+DATA_DIR = Path(__file__).resolve().parent / "data" / "java_tables"
+COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
+
+
+@dataclass(frozen=True)
+class FeatureTable:
+    builder: str  # make_feature_tables.BUILDERS
+    feature: str  # as the docs list it
+    version: int
+    table_type: str = COW
+    refused: str | None = None  # the refusal's words (a regular expression); None: the engine writes the table
+    update_refused: str | None = None  # an update of a stored key is refused (these words); new keys are written
+    read_refused: str | None = None  # reads that merge log records are refused (these words); the others equal
+    wrong_read: str | None = None  # a known disagreement with Java's read (a finding to fix: the test xfails)
+    writer: str | None = None  # the Hudi release writing it (default: 0.15.0 for version 6, 1.2.0 for 9)
+
+    @property
+    def hudi(self) -> str:
+        return self.writer or ("0.15.0" if self.version == 6 else "1.2.0")
+
+    @property
+    def name(self) -> str:
+        by = "_hudi1" if self.version == 6 and self.hudi.startswith("1.") else ""
+        return f"{self.builder}_{'cow' if self.table_type == COW else 'mor'}_v{self.version}{by}"
+
+    @property
+    def outcome(self) -> str:
+        read = f"**read differs**: {self.wrong_read}" if self.wrong_read else "equal"
+        if self.read_refused:
+            read = f"merging reads refused ({self.read_refused}), read-optimized equal"
+        if self.refused:
+            return f"{read}, write refused ({self.refused})"
+        return f"{read}, updates refused ({self.update_refused}), new keys written" if self.update_refused \
+            else f"{read}, written"
+
+
+def _both(builder: str, feature: str, table_type: str = COW, **outcome: str) -> list[FeatureTable]:
+    return [FeatureTable(builder, feature, v, table_type, **outcome) for v in (6, 9)]
+
+
+CASES: list[FeatureTable] = [
+    *_both("mdt", "metadata table: files, column stats, bloom filters, record index (v9: partition stats, "
+                  "secondary index)"),
+    *_both("clustering", "clustering, completed"),
+    *_both("clustering_pending", "clustering, pending", update_refused="pending clustering"),
+    *_both("clustering_failed", "clustering, failed (inflight, files written)", update_refused="pending clustering"),
+    *_both("pending_commit", "pending commit (requested, failed before writing)"),
+    *_both("pending_commit", "pending deltacommit (requested, failed before writing)", MOR),
+    *_both("failed_commit", "failed commit (inflight, files written)"),
+    *_both("failed_commit", "failed deltacommit (inflight, files written)", MOR),
+    *_both("failed_commit_timeline_markers", "failed commit with timeline-server-based markers"),
+    *_both("failed_insert_overwrite", "failed replacecommit (insert_overwrite, inflight)"),
+    *_both("compaction", "compaction, completed", MOR),
+    *_both("compaction_pending", "compaction, pending", MOR),
+    *_both("cdc_op_key_only", "CDC, op_key_only"),
+    *_both("cdc_data_before", "CDC, data_before"),
+    *_both("cdc_data_before_after", "CDC, data_before_after"),
+    *_both("cdc_data_before_after", "CDC, data_before_after", MOR),
+    *_both("log_compaction", "log compaction, completed", MOR),
+    *_both("consistent_hashing", "consistent-hashing bucket index", MOR, refused="consistent hashing"),
+    FeatureTable("commit_time_ordering", "merge mode COMMIT_TIME_ORDERING", 9, MOR),
+    FeatureTable("event_time_ordering", "merge mode EVENT_TIME_ORDERING", 9, MOR),
+    FeatureTable("custom_merger", "merge mode CUSTOM (a custom HoodieRecordMerger, compiled at generation)", 9,
+                 MOR, refused="custom record merger", read_refused="custom record merger"),
+    FeatureTable("partial_update", "partial-update log blocks (MERGE INTO)", 9, MOR),
+    *_both("schema_evolution", "schema-on-read evolution: rename, type change, drop", refused="schema-on-read history"),
+    *_both("keyless", "keyless (auto-generated keys)"),
+    # Hudi 1.2.0 pinned to version 6 (hoodie.write.table.version=6, hoodie.write.auto.upgrade=false), as
+    # "Table versions" above tells a 1.x writer sharing a version-6 table.
+    FeatureTable("mdt", "metadata table, written by Hudi 1.2.0 at version 6", 6, writer="1.2.0"),
+    FeatureTable("cdc_data_before_after", "CDC, data_before_after, written by Hudi 1.2.0 at version 6", 6, MOR,
+                 writer="1.2.0"),
+    FeatureTable("log_compaction", "log compaction, written by Hudi 1.2.0 at version 6", 6, MOR, writer="1.2.0"),
+]
+
+
+def unzip_feature_table(case: FeatureTable, into: Path) -> tuple[Path, list[dict]]:
+    """The table's path in `into` and Java's recorded reads (each with its rows as `rows` where Java answered)."""
+    with zipfile.ZipFile(DATA_DIR / f"{case.name}.zip") as z:
+        z.extractall(into)
+    root = into / case.name
+    reads = json.loads((root / "java_reads" / "reads.json").read_text())["reads"]
+    for r in reads:
+        if "file" in r:
+            r["rows"] = pq.read_table(root / "java_reads" / r["file"])
+    return root / "table", reads
+
+
+def engine_rows(ids: list[int]) -> pa.Table:
+    """The engine's rows for a feature table: its columns, `v` naming the engine, ordering value above Java's."""
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": [f"engine-{i}" for i in ids],
+                     "ts": pa.array([9] * len(ids), pa.int64()), "amount": [0.5] * len(ids),
+                     "p": ["a" if i % 2 else "b" for i in ids]})
+
+
+def write_options(case: FeatureTable) -> dict[str, str]:
+    """The engine's upsert into a feature table: the table's own key, partitioning and ordering fields."""
+    opts = {"hoodie.table.name": case.name, "hoodie.datasource.write.partitionpath.field": "p",
+            "hoodie.datasource.write.operation": "upsert"}
+    if case.builder != "keyless":
+        opts |= {"hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts"}
+    else:
+        opts["hoodie.datasource.write.operation"] = "insert"
+    return opts
+
+
+def changes(t: pa.Table) -> list[tuple]:
+    """(op, ts_ms, before, after) of each change, the images parsed, in a stable order. Only the data columns: Java
+    Hudi's images carry the meta columns or not depending on where it took the image from (base file or log)."""
+    def image(v: str | None) -> dict | None:
+        parsed = None if v is None else json.loads(v)
+        return None if parsed is None else {k: x for k, x in parsed.items() if not k.startswith("_hoodie_")}
+    out = [(op, str(ts), image(b), image(a)) for op, ts, b, a in
+           zip(*(t.column(c).to_pylist() for c in ("op", "ts_ms", "before", "after")), strict=True)]
+    return sorted(out, key=repr)

@@ -1,0 +1,126 @@
+"""The feature tables Java Hudi wrote (tests/java_tables.py, tests/data/java_tables): the engine reads exactly what
+Java read from each (whole tables, every column with its type), and a table whose feature the engine does not honour
+is refused by name before anything is written. No Java here: Java's answers were recorded beside each table by
+tests/java_hudi/make_feature_tables.py; tests/java_hudi/test_feature_tables.py has Java read the engine's writes."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from java_hudi.compare import KEY, assert_same_table
+from java_tables import CASES, DATA_DIR, FeatureTable, changes, engine_rows, unzip_feature_table, write_options
+
+from hudi_engine import HudiTable
+from hudi_engine.errors import UnsupportedMergeError, UnsupportedTableFeatureError, WriteError
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "table-features.md"
+
+
+def engine_read(table: HudiTable, read: dict) -> pa.Table:
+    kind = read["kind"]
+    if kind == "snapshot":
+        return table.read_snapshot()
+    if kind == "read_optimized":
+        return table.read_snapshot(read_optimized=True)
+    if kind == "time_travel":
+        return table.read_snapshot(as_of=read["instant"])
+    if kind == "incremental":
+        return table.read_incremental(read["begin"])
+    if kind == "cdc":
+        return table.read_changes(read["begin"])
+    raise AssertionError(f"unknown read {kind}")
+
+
+def without_lost_updates(ours: pa.Table, java: pa.Table, snapshot: pa.Table, what: str) -> pa.Table:
+    """Java Hudi's MOR incremental query merges a file group's log records only with the records of the range (the
+    base file's rows are filtered by commit time first: apache/hudi#8222, HUDI-6025), so a log record that lost the
+    merge to an older stored version (EVENT_TIME_ORDERING) comes back as written; the engine merges as a snapshot
+    does. Those rows (keys Java shows and the engine does not, each unlike the snapshot's row) are taken out."""
+    extra = set(java.column(KEY).to_pylist()) - set(ours.column(KEY).to_pylist())
+    if not extra:
+        return java
+    latest = {r[KEY]: r for r in snapshot.to_pylist()}
+    for row in java.filter(pc.is_in(java.column(KEY), pa.array(sorted(extra)))).to_pylist():
+        assert row != latest.get(row[KEY]), f"{what}: Java shows {row}, which the engine's incremental read lacks"
+    return java.filter(pc.invert(pc.is_in(java.column(KEY), pa.array(sorted(extra)))))
+
+
+def assert_reads_as_java(path: Path, reads: list[dict], what: str, refused: str | None = None) -> None:
+    """The engine's answer to each query Java answered is Java's; with `refused` (words of the refusal), a query
+    that merges log records may be refused instead, naming the table."""
+    table = HudiTable.load(str(path))
+    snapshot = next(r["rows"] for r in reads if r["kind"] == "snapshot")
+    for read in (r for r in reads if "rows" in r):
+        try:
+            ours, theirs = engine_read(table, read), read["rows"]
+        except UnsupportedMergeError as e:
+            if not refused or read["kind"] == "read_optimized":
+                raise
+            assert re.search(refused, str(e)) and table.config.name in str(e), str(e)
+            continue
+        if read["kind"] == "incremental" and table.is_mor:
+            theirs = without_lost_updates(ours, theirs, snapshot, what)
+        label = f"{what} {read['kind']} {read.get('instant') or read.get('begin') or ''}".strip()
+        if read["kind"] == "cdc":
+            assert changes(ours) == changes(theirs), f"{label}:\nours {changes(ours)}\njava {changes(theirs)}"
+        else:
+            assert_same_table(ours, theirs, label)
+
+
+def _files(path: Path) -> dict[str, int]:
+    return {f.relative_to(path).as_posix(): f.stat().st_mtime_ns for f in path.rglob("*") if f.is_file()}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=c.wrong_read))
+                                  if c.wrong_read else c for c in CASES], ids=lambda c: c.name)
+def test_the_engine_reads_what_java_read(case: FeatureTable, tmp_path: Path) -> None:
+    path, reads = unzip_feature_table(case, tmp_path)
+    assert any("rows" in r for r in reads), f"{case.name}: Java answered no query"
+    assert_reads_as_java(path, reads, case.name, case.read_refused)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.refused or c.update_refused], ids=lambda c: c.name)
+def test_the_engine_refuses_by_name_before_writing(case: FeatureTable, tmp_path: Path) -> None:
+    """A refused table (or an update a feature refuses) stops the write before any file is written, naming the
+    table and the feature."""
+    path, reads = unzip_feature_table(case, tmp_path)
+    before = _files(path)
+    table = HudiTable.load(str(path))
+    with pytest.raises(UnsupportedTableFeatureError if case.refused else WriteError) as refused:
+        table.write(engine_rows([1, 100]), write_options(case))
+    message = str(refused.value)
+    assert str(path) in message, message
+    assert case.name in message, message  # by name: UnsupportedTableFeatureError's "table <name> at <path>"
+    assert re.search(case.refused or case.update_refused or "", message), message
+    if case.refused:
+        assert _files(path) == before
+    else:  # the write rolled its own instant back (a rollback on the timeline, as Java's writer leaves one)
+        assert_reads_as_java(path, [r for r in reads if r["kind"] == "snapshot"], f"{case.name} after the refusal")
+
+
+# ---- docs/table-features.md lists the cases -----------------------------------------------------------------------
+
+def docs_table() -> str:
+    """The docs table of the cases, as docs/table-features.md holds it between its markers."""
+    lines = ["| table | feature | version | Java Hudi | outcome |", "|---|---|---|---|---|"]
+    lines += [f"| `{c.name}` | {c.feature} | {c.version} | {c.hudi} | {c.outcome} |" for c in CASES]
+    return "\n".join(lines) + "\n"
+
+
+def test_the_docs_list_every_feature_table() -> None:
+    text = DOCS.read_text()
+    found = re.search(r"<!-- java-tables:begin -->\n(.*?)<!-- java-tables:end -->", text, re.S)
+    assert found, "docs/table-features.md has no <!-- java-tables:begin --> ... <!-- java-tables:end --> table"
+    assert found.group(1) == docs_table(), ("docs/table-features.md's feature tables differ from "
+                                            "tests/java_tables.py; the table should read:\n" + docs_table())
+
+
+def test_every_case_has_its_zip_and_the_set_is_small() -> None:
+    missing = [c.name for c in CASES if not (DATA_DIR / f"{c.name}.zip").exists()]
+    assert not missing, f"no zip for {missing}: run tests/java_hudi/make_feature_tables.py {' '.join(missing)}"
+    names = {f"{c.name}.zip" for c in CASES}
+    assert {p.name for p in DATA_DIR.glob("*.zip")} == names, "zips of no case in tests/data/java_tables"
+    assert sum((DATA_DIR / n).stat().st_size for n in names) < 5_000_000
