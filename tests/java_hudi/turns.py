@@ -7,6 +7,8 @@ step so far, and `TURNS_SEED=<seed>` replays it (tests/java_hudi/test_turn_takin
 from __future__ import annotations
 
 import random
+import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +107,7 @@ class Sequence:
     steps: list[Step] = field(default_factory=list)
     registered: str | None = None  # the table's name in Java's catalog, for the procedures that take one
     ts: int = 0
+    seconds: Counter[str] = field(default_factory=Counter)  # where the time went: step kinds and the reads
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -298,8 +301,10 @@ class Sequence:
     def check(self, prior: set[str]) -> None:
         table = self.table()
         where = self.where()
+        started = time.monotonic()
         ours = table.read_snapshot()
         java = self.java.snapshot(self.path)
+        self.seconds["snapshot reads"] += time.monotonic() - started
         for who, got in (("the engine", ours), (f"Java {self.java.hudi}", java)):
             keys = got.column("_hoodie_record_key").to_pylist()
             dupes = sorted({k for k in keys if keys.count(k) > 1})
@@ -311,10 +316,14 @@ class Sequence:
         kept = [self.bound(table, i) for i in commits if i.timestamp in prior]
         begin = max(kept, default="000")
         new = {i.timestamp for i in commits if i.timestamp not in prior}
+        started = time.monotonic()
         ours = table.read_incremental(begin)
+        self.seconds["incremental reads"] += time.monotonic() - started
         assert_same_table(_data(ours), self.rows(since=new),
                           f"the engine's incremental read since {begin} against the model\n{where}", key="id")
+        started = time.monotonic()
         java = self.java.incremental(self.path, begin)
+        self.seconds["incremental reads"] += time.monotonic() - started
         assert_same_table(ours, java, f"Java {self.java.hudi}'s incremental read since {begin}\n{where}")
 
     # -- a whole sequence
@@ -326,7 +335,9 @@ class Sequence:
             prior = {i.timestamp for i in self.table().timeline.completed_commits()} if n else set()
             before = dict(self.model)
             try:
+                started = time.monotonic()
                 change = self.play(step, prior)
+                self.seconds[f"{step.actor} {step.kind}"] += time.monotonic() - started
                 commits = list(self.table().timeline.completed_commits())
                 new = sorted(i.timestamp for i in commits if i.timestamp not in prior)
                 written = [c for c in new if c in self.engine_writes] or new[-1:]
