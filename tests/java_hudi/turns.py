@@ -105,6 +105,7 @@ class Sequence:
     engine_writes: set[str] = field(default_factory=set)
     savepoints: list[str] = field(default_factory=list)
     deleted: set[str] = field(default_factory=set)  # keys a delete ever named
+    restorable: set[str] = field(default_factory=set)  # savepoints Hudi 0.15.0 can restore to (its metadata table)
     steps: list[Step] = field(default_factory=list)
     registered: str | None = None  # the table's name in Java's catalog, for the procedures that take one
     ts: int = 0
@@ -232,6 +233,8 @@ class Sequence:
             self.call(f"create_savepoint(table => '{self.catalog_name()}', commit_time => "
                           f"'{latest.timestamp}')")
             self.savepoints.append(latest.timestamp)
+            if (self.path / ".hoodie" / "metadata").exists():
+                self.restorable.add(latest.timestamp)
             return None
         if step.kind == "restore":
             savepoint = self.savepoints[-1]
@@ -297,15 +300,19 @@ class Sequence:
                 kinds["rollback"] = 1
             # Hudi's simple bucket index refuses clustering ("Clustering is not supported for bucket index").
             if self.shape.index != "bucket":
-                kinds["clustering"] = 1
+                kinds["clustering"] = 2
             # Hudi refuses a savepoint with a pending compaction on MOR (SavepointActionExecutor).
             # Nor a second savepoint of one commit (its savepoint file exists).
             if latest is not None and latest.timestamp in self.after and not timeline.pending_compactions() \
                     and latest.timestamp not in self.savepoints:
                 kinds["savepoint"] = 1
-            if self.savepoints and self.savepoints[-1] in self.after and \
+            # Hudi 0.15.0 refuses a restore to before its metadata table's first base file ("Can't restore to ...
+            # since there is no base file in MDT lesser than the commit to restore to"): after an engine turn
+            # disabled it, Java rebuilt it newer than the savepoint. Hudi 1.2.0 restores there.
+            restorable = self.shape.hudi != "0.15.0" or (self.savepoints and self.savepoints[-1] in self.restorable)
+            if self.savepoints and self.savepoints[-1] in self.after and restorable and \
                     any(i.timestamp == self.savepoints[-1] for i in timeline.completed_commits()):
-                kinds["restore"] = 1
+                kinds["restore"] = 3  # rare otherwise: it needs a savepoint of a commit still there
         kind = self.rng.choices(list(kinds), weights=list(kinds.values()))[0]
         return Step(actor, kind)
 
@@ -345,6 +352,8 @@ class Sequence:
         for n in range(steps):
             step = Step(self.shape.creator, "create") if n == 0 else self.choose()
             self.steps.append(step)
+            if step.actor == "engine":
+                self.restorable.clear()  # the engine disables the metadata table: Java rebuilds it newer
             prior = {i.timestamp for i in self.table().timeline.completed_commits()} if n else set()
             before = dict(self.model)
             try:
