@@ -273,6 +273,18 @@ class TableConfig:
         listed."""
         return self.with_props({METADATA_PARTITIONS: None, METADATA_PARTITIONS_INFLIGHT: None})
 
+    def disable_metadata_table(self, location: TableLocation) -> "TableConfig":
+        """Disable the table's metadata table the way Hudi does (drop its partitions from `hoodie.properties`, then
+        delete `.hoodie/metadata`), under the table lock, before any write or table service of ours changes a file:
+        this engine does not maintain it, and Java readers list files from it (a file we add, compact or clean
+        would be invisible, or still listed). Answers the config as saved (this one when there is none)."""
+        if not (self.metadata_partitions or self.metadata_partitions_inflight):
+            return self
+        config = self.without_metadata_table()
+        config.save(location)
+        location.storage.delete_dir(location.meta("metadata"))
+        return config
+
     # ------------------------------------------------------------------ validation and persistence
 
     def validate(self) -> None:

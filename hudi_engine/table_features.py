@@ -309,9 +309,10 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 "partitions marked by any form are found; new partitions get .hoodie_partition_metadata.parquet "
                 "(footer keys, as ParquetUtils.writeMetaFile)", _boolean()),
     PropertyRow("hoodie.table.metadata.partitions", "metadata table partitions built", Decision.HONOURED,
-                "every writer disables the metadata table first, as Hudi does (WriteClient._disable_metadata_table)"),
+                "every writer and table service disables the metadata table first, as Hudi does "
+                "(TableConfig.disable_metadata_table)"),
     PropertyRow("hoodie.table.metadata.partitions.inflight", "metadata table partitions being built",
-                Decision.HONOURED, "dropped with the metadata table by every writer"),
+                Decision.HONOURED, "dropped with the metadata table by every writer and table service"),
     PropertyRow("hoodie.table.secondary.indexes.metadata", "0.13+: secondary index definitions",
                 Decision.REFUSED, "any value is refused: the indexes would not see our writes",
                 _refused_if_set("declares secondary indexes this engine does not maintain"),

@@ -244,6 +244,27 @@ def test_accepted_value_writes_a_table_hudi_rs_reads(unzip_table, tmp_path, key,
         assert props[_concrete(key)] == value  # the write kept the other writer's setting
 
 
+SERVICES = {
+    "compact": lambda t: t.compact(),
+    "clean": lambda t: t.clean(options={"hoodie.cleaner.commits.retained": "1"}),
+    "archive": lambda t: t.archive(),
+    "rollback": lambda t: t.rollback(),
+}
+
+
+@pytest.mark.parametrize("service", sorted(SERVICES))
+def test_every_table_service_disables_the_metadata_table_as_writers_do(unzip_table, tmp_path, service):
+    """A table service changes files too: with Java's metadata table left in place, Java readers list files from it
+    and miss what the service wrote (issue 36: Java read a slice's old base and logs after our compaction)."""
+    path = _copy(unzip_table, tmp_path, MOR)
+    _set(path, "hoodie.table.metadata.partitions", "files,column_stats")
+    (path / ".hoodie" / "metadata" / ".hoodie").mkdir(parents=True)
+    SERVICES[service](HudiTable.load(str(path)))
+    props = TableConfig.load(TableLocation.of(str(path))).props
+    assert "hoodie.table.metadata.partitions" not in props
+    assert not (path / ".hoodie" / "metadata").exists()
+
+
 @pytest.mark.parametrize("key,value", REFUSED_CASES)
 def test_refused_value_stops_every_writer_and_service_before_any_file(unzip_table, tmp_path, key, value):
     path = _copy(unzip_table, tmp_path)

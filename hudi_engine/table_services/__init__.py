@@ -38,6 +38,10 @@ def service_lock(location: TableLocation, lock: LockConfig | None = None, *,
     taken = table_lock(location, lock, table_name=table.name) if checked else \
         table_lock(location, lock, table=table, timeline=timeline)
     with taken, held_by_caller(location):
+        # Like every writer: a compaction, clean, archival or rollback that Hudi's metadata table does not record
+        # leaves Java readers listing files from it that are gone, and missing the ones it wrote (issue 36: Java
+        # read a compacted slice's old base and logs after our compaction of a table Java had written).
+        TableConfig.load(location).disable_metadata_table(location)
         yield
 
 

@@ -142,11 +142,7 @@ class WriteClient:
         `hoodie.table.metadata.partitions` names `files`, so files we add would be invisible to them: disable it
         the way Hudi does (drop those keys, then delete `.hoodie/metadata`), before writing anything (FORMAT.md,
         Metadata table)."""
-        if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight):
-            return
-        self.table_config = self.table_config.without_metadata_table()
-        self.table_config.save(self.location)
-        self.location.storage.delete_dir(self.location.meta("metadata"))
+        self.table_config = self.table_config.disable_metadata_table(self.location)
 
     # ---- specs shipped to tasks ------------------------------------------------------------------------------
     @property
