@@ -4,9 +4,9 @@
 # oracle tests, and run the whole suite.
 #
 # Without arguments the suite runs as two pytest sessions side by side, one a core: the tests marked `beside` (the
-# ones that mostly drive processes of their own: tests/java_hudi, real Hudi in JVMs of its own; tests/dbt, dbt in
-# driver processes; the linters; Spark on a JDK from PyPI; tests/suite_split.py says which, tests/test_run_script.py
-# checks this script runs them) and the rest. Measured on two cores: 33 to 58 minutes (docs/oracle.md). Each
+# ones that mostly drive processes of their own: tests/java_hudi, real Hudi in JVMs of its own; most of tests/dbt, dbt
+# in driver processes; tests/suite_split.py says which, tests/test_run_script.py checks this script runs them) and
+# the rest. Measured on two cores: 33 to 58 minutes (docs/oracle.md). Each
 # session shares its SparkSession, servers and oracles across its tests. The first session's output is printed when
 # it ends; the command fails if either fails. Extra arguments go to one pytest session, as given.
 set -euo pipefail
@@ -35,7 +35,7 @@ fi
 # The marked tests, the oracle's first (with the dbt projects first, a run measured slower: docs/oracle.md).
 ( code=0
   { oracle_ready && echo "$SECONDS" >"$scratch/oracle.ready" \
-    && .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$scratch/tmp" -m beside tests/java_hudi tests/dbt tests/test_lint.py tests/test_no_system_java.py; } \
+    && .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$scratch/tmp" -m beside tests/java_hudi tests/dbt; } \
     || code=$?
   echo "$SECONDS" >"$scratch/beside.end"; exit "$code" ) \
   >"$scratch/beside.log" 2>&1 &
