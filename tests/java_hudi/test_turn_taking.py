@@ -11,7 +11,10 @@ import pytest
 
 from java_hudi.turns import COW, MOR, Sequence, Shape
 
-STEPS = int(os.environ.get("TURNS_STEPS", "20"))
+# The default run plays the first 10 steps of each sequence (the generator draws step by step from its seed, so they
+# are the first 10 of the 20-step sequences, which pass): 7 x 20 steps cost 6.5 to 10 minutes of Java on two cores and
+# pushed the suite past its time budget (docs/table-features.md, "Turn-taking"). TURNS_STEPS=20 plays issue 36's 20.
+STEPS = int(os.environ.get("TURNS_STEPS", "10"))
 pytestmark = pytest.mark.timeout(1800)  # a loaded machine; the budget on a quiet one is a few minutes
 
 SHAPES = [
