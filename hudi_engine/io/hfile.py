@@ -32,7 +32,6 @@ from typing import Final
 import pyarrow as pa
 
 from ..errors import HFileFormatError
-from ..storage import Storage
 
 HEADER_SIZE: Final = 33
 TRAILER_SIZE: Final = 4096
@@ -485,12 +484,6 @@ class HFileReader:
         """The content of a meta block (Hudi: BLOOM_FILTER_BLOCK), None when the file has none of that name."""
         entry = self.meta_index.get(name)
         return None if entry is None else self._read_block(entry, META_MAGIC)
-
-
-def open_hfile(storage: Storage, path: str) -> HFileReader:
-    """An HFile in storage, read through a random-access file (only the blocks a read needs are fetched); close it
-    (or use it as a context manager) when done."""
-    return HFileReader(storage.open_input_file(path), name=path)
 
 
 # --------------------------------------------------------------------------------------------- writing

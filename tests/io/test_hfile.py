@@ -20,7 +20,6 @@ from hudi_engine.io.hfile import (
     LAST_KEY,
     TRAILER_SIZE,
     HFileReader,
-    open_hfile,
     write_hfile,
 )
 from hudi_engine.io.log_block import BlockType
@@ -61,7 +60,7 @@ def test_files_partition_lists_the_table(mdt_table: Path) -> None:
     HoodieMetadataRecord Avro naming the data files that exist on disk."""
     (path,) = sorted((mdt_table / ".hoodie" / "metadata" / "files").glob("*_2026*.hfile"))
     storage, _ = Storage.for_uri(str(mdt_table))
-    reader = open_hfile(storage, str(path))
+    reader = HFileReader(storage.open_input_file(str(path)), name=str(path))
     assert dict(reader.cells()).keys() == {b".", b"__all_partitions__"}
     schema = json.loads(reader.file_info["schema"])
     assert schema["name"] == "HoodieMetadataRecord"
@@ -142,7 +141,7 @@ def test_storage_reads(tmp_path: Path) -> None:
     storage, root = Storage.for_uri(str(tmp_path))
     path = f"{root}/one.hfile"
     storage.write_bytes(path, write_hfile(_cells(500), block_size=2048))
-    with open_hfile(storage, path) as reader:
+    with HFileReader(storage.open_input_file(path), name=path) as reader:
         assert len(list(reader.cells())) == 500
 
 
