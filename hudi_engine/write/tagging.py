@@ -122,16 +122,21 @@ def tag(spec: TagSpec, keys: pa.Array, partitions: pa.Array, skip: Callable[[str
         files = _base_files(spec, storage, partition)
         if files:
             rows = np.flatnonzero(codes == code)
-            file_ids[rows] = _locate(spec, storage, keys.take(pa.array(rows)), files)
+            file_ids[rows] = _locate(spec, storage, partition, keys.take(pa.array(rows)), files)
             for f in files:
                 if (partition, f.file_id) in spec.clustering:
                     _confirm(spec, storage, keys, rows, file_ids, f)
         log_only = _log_only_keys(spec, storage, partition)
         if log_only:
-            rows = np.flatnonzero((codes == code) & _untagged(file_ids))
+            rows = np.flatnonzero(codes == code)
             wanted = keys.take(pa.array(rows))
             for file_id, stored in log_only:
-                file_ids[rows[pc.is_in(wanted, value_set=stored).to_numpy(zero_copy_only=False)]] = file_id
+                hit = rows[pc.is_in(wanted, value_set=stored).to_numpy(zero_copy_only=False)]
+                held = hit[~_untagged(file_ids[hit])]
+                file_ids[hit[_untagged(file_ids[hit])]] = file_id
+                for row in held:  # also in a base file: rare, see `_live_holder`
+                    file_ids[row] = _live_holder(spec, storage, partition, keys[int(row)].as_py(),
+                                                 [file_ids[row], file_id])
     return Tags(pa.array(file_ids, pa.string()))
 
 
@@ -180,7 +185,7 @@ def _confirm(spec: TagSpec, storage: Storage, keys: pa.Array, rows: np.ndarray, 
     file_ids[mine[~held]] = None
 
 
-def _locate(spec: TagSpec, storage: Storage, keys: pa.Array, files: list[BaseFileIndex]) -> np.ndarray:
+def _locate(spec: TagSpec, storage: Storage, partition: str, keys: pa.Array, files: list[BaseFileIndex]) -> np.ndarray:
     """File id of each key among one partition's base files, None for a new key."""
     n = len(keys)
     order = pc.sort_indices(keys).to_numpy()
@@ -206,17 +211,54 @@ def _locate(spec: TagSpec, storage: Storage, keys: pa.Array, files: list[BaseFil
     result[order[single]] = np.array([f.file_id for f in files], dtype=object)[owner[single]]
     ambiguous = np.flatnonzero(hits > 1)
     if len(ambiguous):
-        result[order[ambiguous]] = _resolve(spec, storage, sorted_keys.take(pa.array(ambiguous)), files)
+        result[order[ambiguous]] = _resolve(spec, storage, partition, sorted_keys.take(pa.array(ambiguous)), files)
     return result
 
 
-def _resolve(spec: TagSpec, storage: Storage, wanted: pa.Array, files: list[BaseFileIndex]) -> np.ndarray:
+def _resolve(spec: TagSpec, storage: Storage, partition: str, wanted: pa.Array,
+             files: list[BaseFileIndex]) -> np.ndarray:
     """Keys several files admit: the key columns of the partition's files decide (rare, read once per worker)."""
-    found = np.full(len(wanted), None, dtype=object)
+    masks = []
     for f in files:
         stored = _CACHE.get(("keys", spec.instant, f.path), lambda f=f: _read_keys(spec, storage, f.path))
-        found[pc.is_in(wanted, value_set=stored).to_numpy(zero_copy_only=False)] = f.file_id
+        masks.append(pc.is_in(wanted, value_set=stored).to_numpy(zero_copy_only=False))
+    found = np.full(len(wanted), None, dtype=object)
+    for f, mask in reversed(list(zip(files, masks))):  # the first file holding a key wins
+        found[mask] = f.file_id
+    for row in np.flatnonzero(np.sum(masks, axis=0) > 1):  # a key held by two files: the live copy (`_live_holder`)
+        held = [f.file_id for f, mask in zip(files, masks) if mask[row]]
+        found[row] = _live_holder(spec, storage, partition, wanted[int(row)].as_py(), held)
     return found
+
+
+def _live_holder(spec: TagSpec, storage: Storage, partition: str, key: str, candidates: list[str]) -> str:
+    """The one of several file groups holding `key` whose latest slice still holds it live. On MOR a delete is a
+    log block: the key stays in its base file, and a writer whose index knows it is gone (Java's record index)
+    inserts it again into another group. Updating the dead copy would bring it back: the key twice. Several live
+    copies (a table already broken) or none: the first candidate, as before."""
+    if not spec.populate_meta_fields:
+        return candidates[0]  # the key schema of a merged read needs the meta column; such tables keep the first
+    by_id = {s.file_id: s for s in _latest_slices(spec, storage, partition)}
+    for file_id in candidates:
+        s = by_id.get(file_id)
+        if s is not None and (not s.log_files or key in _live_keys(spec, storage, s)):
+            return file_id
+    return candidates[0]
+
+
+def _live_keys(spec: TagSpec, storage: Storage, file_slice: FileSlice) -> frozenset[str]:
+    """The keys a slice holds after merging its log blocks (read once per worker and write)."""
+    def load() -> frozenset[str]:
+        from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
+        from hudi_engine.payload import payload_for
+
+        assert spec.visibility is not None
+        schema = pa.schema([("_hoodie_record_key", pa.string())])
+        ctx = SliceReadContext(storage, schema, lambda t: t.column("_hoodie_record_key"), ("_hoodie_record_key",),
+                               None, payload_for(None), spec.visibility)
+        return frozenset(read_file_slice(ctx, file_slice).column(0).to_pylist())
+
+    return _CACHE.get(("live", spec.instant, spec.base_path, file_slice.partition_path, file_slice.file_id), load)
 
 
 def _read_keys(spec: TagSpec, storage: Storage, path: str) -> pa.Array:
