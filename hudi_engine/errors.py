@@ -35,8 +35,9 @@ class SchemaError(HudiError):
 
 
 class UnsupportedMergeError(HudiError):
-    """A read that would merge log records by a merger only Java Hudi runs (a custom HoodieRecordMerger): refused
-    rather than merged another way (read-optimized reads, base files only, are not refused)."""
+    """A read that would merge log records by a merger only Java Hudi runs (a custom HoodieRecordMerger, a payload
+    class this engine does not implement): refused rather than merged another way (read-optimized reads, base files
+    only, are not refused)."""
 
 
 class KeyGeneratorError(HudiError):
