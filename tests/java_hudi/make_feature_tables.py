@@ -9,8 +9,9 @@ its answers go into `<name>.zip`:
 Run `.venv/bin/python tests/java_hudi/make_feature_tables.py [names...]` (default: every table of
 tests/java_tables.py) with the oracle prepared (`tests/java_hudi/env.py`); the zips are committed, the tests read
 them without Java (tests/test_java_tables.py). Bloom filters are kept tiny (hoodie.index.bloom.num_entries) so the
-zips stay small. Names in the zips are relative; what Java wrote inside files is kept as written, so a clustering
-plan still holds the absolute paths of the files it reads (Hudi stores full paths there)."""
+zips stay small. Names in the zips are relative; what Java wrote inside files is kept as written, so a clustering,
+clean or rollback plan still holds the absolute paths of the files it names (Hudi stores full paths there), and a
+bootstrapped table the absolute path of its source (kept beside it, `<name>/source`)."""
 from __future__ import annotations
 
 import json
