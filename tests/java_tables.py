@@ -80,6 +80,7 @@ CASES: list[FeatureTable] = [
     *_both("clean_failed", "clean, failed (inflight)"),
     *_both("rollback_pending", "rollback of a failed commit, pending (requested)", java_reads_write=False),
     *_both("rollback_failed", "rollback of a failed commit, failed (inflight)"),
+    *_both("rollback_failed", "rollback of a failed deltacommit, failed (inflight)", MOR),
     *_both("log_compaction_pending", "log compaction, pending", MOR, refused="pending log compaction"),
     *_both("cdc_op_key_only", "CDC, op_key_only"),
     *_both("cdc_data_before", "CDC, data_before"),

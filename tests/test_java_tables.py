@@ -119,10 +119,15 @@ def test_a_service_java_left_pending_is_finished_on_this_copy(case: FeatureTable
     plan = table.timeline.avro_metadata(pending.with_state(State.REQUESTED)) or {}
     named = ([f["filePath"] for fs in plan["filePathsToBeDeletedPerPartition"].values() for f in fs]
              if pending.action is Action.CLEAN else [p for r in plan["RollbackRequests"] for p in r["filesToBeDeleted"]])
+    # Log files whose blocks a rollback neutralises (Hudi 0.x, MOR): named by file name alone, in their partition.
+    blocks = [(r["partitionPath"], n) for r in plan.get("RollbackRequests") or [] for n in r["logBlocksToBeDeleted"]]
     here = {f.name for f in path.rglob("*")}
     assert named and {n.rsplit("/", 1)[-1] for n in named} <= here and not any(str(tmp_path) in n for n in named)
     table.write(engine_rows([100]), write_options(case))
     assert not {n.rsplit("/", 1)[-1] for n in named} & {f.name for f in path.rglob("*")}
+    for partition, log in blocks:  # a rollback command block, in a new log file of the slice
+        stem = log.rsplit(".", 1)[0]
+        assert len(list((path / partition).glob(f"{stem}.*"))) == 2, (partition, log)
     done = HudiTable.load(str(path)).timeline
     assert not [i for i in done.pending() if i.action in (Action.CLEAN, Action.ROLLBACK)]
     assert pending.timestamp in {i.timestamp for i in done.filter_by([pending.action], [State.COMPLETED])}

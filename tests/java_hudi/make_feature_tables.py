@@ -377,7 +377,7 @@ EVIDENCE: dict[str, list[str]] = {
     "clean_pending": [".hoodie/**/*.clean.requested"],
     "clean_failed": [".hoodie/**/*.clean.inflight"],
     "rollback_pending": [".hoodie/**/*.rollback.requested", ".hoodie/**/*[0-9].inflight"],
-    "rollback_failed": [".hoodie/**/*.rollback.inflight", ".hoodie/**/*[0-9].inflight"],
+    "rollback_failed": [".hoodie/**/*.rollback.inflight", ".hoodie/**/*[0-9].inflight|.hoodie/**/*.deltacommit.inflight"],
     "log_compaction_pending": [".hoodie/**/*.logcompaction.requested"],
     "bootstrap_metadata_only": [".hoodie/.aux/.bootstrap/.partitions/*"],
     "consistent_hashing": [".hoodie/.bucket_index/consistent_hashing_metadata/*/*"],
