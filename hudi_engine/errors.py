@@ -34,9 +34,15 @@ class SchemaError(HudiError):
     """A schema that cannot be converted, or an incompatible schema change."""
 
 
-class UnsupportedMergeError(HudiError):
-    """A read that would merge log records by a merger only Java Hudi runs (a custom HoodieRecordMerger): refused
-    rather than merged another way (read-optimized reads, base files only, are not refused)."""
+class UnsupportedReadError(HudiError):
+    """A read whose rows this engine cannot build as Java Hudi does (bootstrap skeleton files, whose data columns
+    live in the source table): refused naming the table rather than answered with other rows."""
+
+
+class UnsupportedMergeError(UnsupportedReadError):
+    """A read that would merge log records by a merger only Java Hudi runs (a custom HoodieRecordMerger, a payload
+    class this engine does not implement): refused rather than merged another way (read-optimized reads, base files
+    only, are not refused)."""
 
 
 class KeyGeneratorError(HudiError):

@@ -20,7 +20,7 @@ from hudi_engine.io.log_block import BlockType, data_block_records, delete_block
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.keygen import key_generator_for
 from hudi_engine.merge import IS_DELETED_FIELD, DeleteBatch, LogBatch, merge_records
-from hudi_engine.payload import Payload, payload_for
+from hudi_engine.payload import OVERWRITE_WITH_LATEST, Payload, payload_for
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 
@@ -36,7 +36,7 @@ class SliceReadContext:
     ordering_field: str | None
     payload: Payload
     visibility: Visibility
-    java_merger: str | None = None  # why log records cannot be merged here: the table's custom merger (Java only)
+    java_merger: str | None = None  # why log records cannot be merged here: the table's merger or payload (Java only)
     table_name: str = ""
     column_ids: ColumnIds | None = None  # schema-on-read history: files' columns found by id
 
@@ -72,8 +72,11 @@ class SliceReadContext:
         ordering = config.precombine_field if config.precombine_field in schema.names else None
         from hudi_engine.table_features import java_only_merger  # it imports the readers' modules
 
-        return SliceReadContext(storage, schema, key_of, key_columns, ordering, payload_for(config.payload_class), vis,
-                                java_only_merger(config), config.name, column_ids)
+        java_merger = java_only_merger(config)
+        # Such a table's merging reads are refused (`read_file_slice`): its payload is never used, only its base files.
+        payload = OVERWRITE_WITH_LATEST if java_merger else payload_for(config.payload_class)
+        return SliceReadContext(storage, schema, key_of, key_columns, ordering, payload, vis, java_merger, config.name,
+                                column_ids)
 
 
 def read_file_slice(

@@ -38,5 +38,12 @@ class TableLocation:
         """A path inside the table (a partition, a data file)."""
         return Storage.join(self.base_path, *parts)
 
+    def planned_file(self, partition: str, planned: str) -> str:
+        """A data file a clean or rollback plan names (Java: by its full path, or by its name), as a path in this
+        table: its partition's folder and its name. Java writes the path with its own scheme (`file:/...`,
+        `s3a://...`) and the base path the table had then, since copied or moved perhaps: a service of this table
+        acts on this table's files only, never where a plan points outside it."""
+        return self.join(partition, planned.rsplit("/", 1)[-1])
+
     def __str__(self) -> str:
         return self.base_path

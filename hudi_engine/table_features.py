@@ -127,8 +127,13 @@ def _merger_strategy(value: str, _: TableConfig) -> str | None:
 
 def java_only_merger(table: TableConfig) -> str | None:
     """`key=value: why` when the table merges records with a custom HoodieRecordMerger (its strategy id, or the CUSTOM
-    merge mode without a payload class): readers that merge log records refuse it, since merging another way
-    would answer other rows than Java Hudi (tests/java_tables.py, custom_merger_mor_v9)."""
+    merge mode without a payload class) or a payload class this engine does not implement (e.g. Hudi's
+    AWSDmsAvroPayload): readers that merge log records refuse it, since merging another way would answer other rows
+    than Java Hudi (tests/java_tables.py, custom_merger_mor_v9, dms_payload_mor_v6)."""
+    payload = (table.get("hoodie.compaction.payload.class") or "").strip()
+    why = _payload_class(payload, table) if payload else None
+    if why:
+        return f"hoodie.compaction.payload.class={payload} {why}"
     for key in ("hoodie.record.merge.strategy.id", "hoodie.compaction.record.merger.strategy"):
         value = (table.get(key) or "").strip()
         why = _merger_strategy(value, table)
@@ -285,6 +290,11 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 Decision.HONOURED, "a built-in payload that merges as the table's modes say is the one merging; "
                 "otherwise the modes decide, as in Hudi 1.1+"),
     PropertyRow("hoodie.table.merge.properties", "1.1: properties of the merge mode", Decision.NO_EFFECT, _V9_ONLY),
+    PropertyRow("hoodie.record.merge.property.*", "1.1: a property of the merge mode, e.g. the delete marker a "
+                "payload became (AWSDmsAvroPayload: hoodie.payload.delete.field=Op, hoodie.payload.delete.marker=D)",
+                Decision.REFUSED, "any value is refused: Java's writers and readers take a record carrying the "
+                "marker as a delete, ours would keep it as a row", _refused_if_set(
+                    "makes records carrying a delete marker deletes, which this engine's writes would keep as rows")),
     PropertyRow("hoodie.table.base.file.format", "format of base files", Decision.HONOURED,
                 "PARQUET is written; ORC, HFILE and LANCE are refused",
                 _one_of("PARQUET", refused={f: "is not written by this engine (PARQUET only)"
@@ -425,7 +435,11 @@ STATES: tuple[StateRow, ...] = (
     StateRow("completed restore", "a restore that finished", Decision.NO_EFFECT,
              "the instants it removed are gone; new instants come after it"),
     StateRow("pending rollback", "a rollback of another writer not finished", Decision.HONOURED,
-             "every writer finishes it first from its plan (rollback_failed_writes)"),
+             "every writer finishes it first from its plan (rollback_failed_writes), on this table's files whatever "
+             "base path the plan's full paths name"),
+    StateRow("pending clean", "a clean planned (requested) or started (inflight) and not finished", Decision.HONOURED,
+             "every writer finishes it first from its plan (runner.finish_pending), on this table's files whatever "
+             "base path the plan's full paths name"),
     StateRow("pending indexing", "async metadata-table index build (indexing action)", Decision.REFUSED,
              "refused: the writer would delete the metadata table it is building",
              _pending(Action.INDEXING, "pending metadata-table indexing (indexing)"),

@@ -65,6 +65,7 @@ ACCEPTED: dict[str, str | None] = {
     "hoodie.table.metadata.partitions.inflight": "column_stats", "hoodie.table.secondary.indexes.metadata": "",
     "hoodie.table.index.defs.path": "", "hoodie.table.cdc.enabled": "false",
     "hoodie.table.cdc.supplemental.logging.mode": "DATA_BEFORE", "hoodie.bootstrap.base.path": "",
+    "hoodie.record.merge.property.*": "",
     "hoodie.bootstrap.index.enable": "true",
     "hoodie.bootstrap.index.class": "org.apache.hudi.common.bootstrap.index.hfile.HFileBootstrapIndex",
     "hoodie.bootstrap.index.type": "HFILE",
@@ -96,6 +97,7 @@ REFUSED: dict[str, list[str]] = {
     "hoodie.table.cdc.enabled": ["on"],
     "hoodie.table.cdc.supplemental.logging.mode": ["DATA_AFTER"],
     "hoodie.bootstrap.base.path": ["s3://bucket/source"],
+    "hoodie.record.merge.property.hoodie.payload.delete.field": ["Op"],
     "hoodie.bootstrap.index.enable": ["maybe"],
     "hoodie.bootstrap.index.type": ["BTREE"],
 }
@@ -380,7 +382,8 @@ def _put(path: Path, rel: str) -> None:
 
 def test_every_state_row_is_under_test():
     covered = set(REFUSED_STATES) | {"pending compaction", "savepoint", "pending savepoint", "completed restore",
-                                     "pending rollback", "completed indexing", "pending clustering", "lock files"}
+                                     "pending rollback", "completed indexing", "pending clustering", "lock files",
+                                     "pending clean"}  # pending clean and rollback: also tests/test_java_tables.py
     assert {r.state for r in STATES} == covered
     assert {r.state for r in STATES if r.decision is Decision.REFUSED} == set(REFUSED_STATES)
 

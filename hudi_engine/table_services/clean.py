@@ -299,9 +299,8 @@ def _execute(location: TableLocation, timeline: Timeline, inflight: Instant, pla
     partition_metadata = {}
     for partition, paths in plan.files.items():
         ok, failed = [], []
-        for path in paths:
-            if "/" not in path:  # a version-1 plan names files
-                path = location.join(partition, path)
+        for planned in paths:
+            path = location.planned_file(partition, planned)
             try:
                 location.storage.delete(path)  # False when already gone: a re-run of an interrupted clean
                 ok.append(path)

@@ -83,9 +83,14 @@ class RollbackRequest:
         }
 
     @staticmethod
-    def from_avro(r: dict) -> "RollbackRequest":
-        return RollbackRequest(r["partitionPath"], r.get("fileId") or "", r.get("latestBaseInstant") or "",
-                               tuple(r.get("filesToBeDeleted") or ()), dict(r.get("logBlocksToBeDeleted") or {}))
+    def from_avro(r: dict, table: TableLocation) -> "RollbackRequest":
+        """A planned request, its files as paths in `table` (`TableLocation.planned_file`: Java plans hold the full
+        paths the table had when it was planned)."""
+        partition = r["partitionPath"]
+        return RollbackRequest(partition, r.get("fileId") or "", r.get("latestBaseInstant") or "",
+                               tuple(table.planned_file(partition, p) for p in r.get("filesToBeDeleted") or ()),
+                               {table.planned_file(partition, p): size
+                                for p, size in (r.get("logBlocksToBeDeleted") or {}).items()})
 
 
 @dataclass(frozen=True)
@@ -521,7 +526,7 @@ def _resume_pending_rollbacks(table: TableLocation, timeline: Timeline) -> list[
         if not info.get("commitTime"):
             raise WriteError(f"{timeline.path_of(instant)}: rollback plan names no instant to roll back")
         target = Instant(info["commitTime"], info["action"], State.INFLIGHT)
-        requests = [RollbackRequest.from_avro(r) for r in plan.get("RollbackRequests") or []]
+        requests = [RollbackRequest.from_avro(r, table) for r in plan.get("RollbackRequests") or []]
         if instant.is_requested and _completed(timeline.location, target):
             # Nothing was deleted yet and F is committed (a rollback_completed that crashed before its un-commit
             # step, or a writer that committed F while its rollback was being planned): give the rollback up.

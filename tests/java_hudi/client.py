@@ -206,6 +206,13 @@ class JavaHudi:
         finally:
             source.unlink(missing_ok=True)
 
+    def service(self, path: str | Path, options: Mapping[str, str], action: str, *, inflight: bool = False) -> str:
+        """One step of a table service by Hudi's write client, leaving it pending (server.py, `service`): the
+        instant."""
+        opts = {k: str(v) for k, v in options.items()}
+        return self.request(f"{action} on {path} with {opts}", op="service", path=str(path), options=opts,
+                            action=action, inflight=inflight)["instant"]
+
     def hfile_cells(self, path: str | Path, *, reader: str = "native", lookup: list[str] | None = None
                     ) -> tuple[int, list[tuple[bytes, bytes]], dict[bytes, bytes]]:
         """(entry count, cells in file order, values found for `lookup`) of the HFile at `path`, read by Hudi's own

@@ -9,8 +9,9 @@ its answers go into `<name>.zip`:
 Run `.venv/bin/python tests/java_hudi/make_feature_tables.py [names...]` (default: every table of
 tests/java_tables.py) with the oracle prepared (`tests/java_hudi/env.py`); the zips are committed, the tests read
 them without Java (tests/test_java_tables.py). Bloom filters are kept tiny (hoodie.index.bloom.num_entries) so the
-zips stay small. Names in the zips are relative; what Java wrote inside files is kept as written, so a clustering
-plan still holds the absolute paths of the files it reads (Hudi stores full paths there)."""
+zips stay small. Names in the zips are relative; what Java wrote inside files is kept as written, so a clustering,
+clean or rollback plan still holds the absolute paths of the files it names (Hudi stores full paths there), and a
+bootstrapped table the absolute path of its source (kept beside it, `<name>/source`)."""
 from __future__ import annotations
 
 import json
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -184,6 +186,43 @@ def _compaction(pending: bool) -> Callable[[Maker], None]:
     return build
 
 
+def _compaction_failed(m: Maker) -> None:
+    _compaction(pending=True)(m)
+    m.java.service(m.path, m.opts, "compaction")  # its files written, never committed: the compactor died
+
+
+# A writer that died in a service leaves its instant pending; no Spark write or procedure stops there, so the
+# service is started step by step through Hudi's write client (server.py, `service`).
+NO_AUTO_CLEAN = {"hoodie.clean.automatic": "false", "hoodie.cleaner.commits.retained": "1"}
+
+
+def _clean(inflight: bool) -> Callable[[Maker], None]:
+    def build(m: Maker) -> None:
+        # three versions of a file group: a clean retaining one commit deletes the oldest
+        m.write(rows(range(6), "one"), mode="overwrite", **NO_AUTO_CLEAN)
+        m.write(rows([1, 2, 6], "two", ts=2), **NO_AUTO_CLEAN)
+        m.write(rows([1, 3], "three", ts=3), **NO_AUTO_CLEAN)
+        m.java.service(m.path, {**m.opts, **NO_AUTO_CLEAN}, "clean", inflight=inflight)
+    return build
+
+
+def _rollback(inflight: bool) -> Callable[[Maker], None]:
+    def build(m: Maker) -> None:
+        m.write(rows(range(6), "one"), mode="overwrite")
+        m.write(rows([1, 6], "two", ts=2))
+        m.fail_late(rows([2, 7], "failed", ts=3))
+        m.java.service(m.path, m.opts, "rollback", inflight=inflight)  # of the failed commit
+    return build
+
+
+def _log_compaction_pending(m: Maker) -> None:
+    opts = {"hoodie.compact.inline": "false", "hoodie.log.compaction.blocks.threshold": "2"}
+    m.write(rows(range(6), "one"), mode="overwrite", **opts)
+    for n in (2, 3):
+        m.write(rows([1, 2], f"up{n}", ts=n), **opts)
+    m.java.service(m.path, {**m.opts, **opts}, "log_compaction")
+
+
 def _cdc(mode: str) -> Callable[[Maker], None]:
     def build(m: Maker) -> None:
         cdc = {"hoodie.table.cdc.enabled": "true", "hoodie.table.cdc.supplemental.logging.mode": mode}
@@ -224,6 +263,37 @@ def _custom_merger(m: Maker) -> None:
     m.write(rows(range(6), "one", ts=5), mode="overwrite", **opts)
     m.write(rows([1, 2], "two", ts=6), **opts)  # the merger keeps the first version: "one"
     m.write(rows([3, 7], "three", ts=7), **opts)
+
+
+def _dms_payload(m: Maker) -> None:
+    # AWS DMS's change records: a record whose Op is "D" deletes its key (AWSDmsAvroPayload, which Hudi 1.1+ records
+    # as a delete marker of its merge mode); a payload this engine does not implement
+    opts = {"hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.AWSDmsAvroPayload"}
+
+    def dms(t: pa.Table, op: str) -> pa.Table:
+        return t.append_column("Op", pa.array([op] * t.num_rows, pa.string()))
+    m.write(dms(rows(range(6), "one"), "I"), mode="overwrite", **opts)
+    m.write(dms(rows([1, 2], "two", ts=2), "U"), **opts)
+    m.write(dms(rows([3], "gone", ts=3), "D"), **opts)
+
+
+def _bootstrap(selector: str) -> Callable[[Maker], None]:
+    def build(m: Maker) -> None:
+        # The source table beside the table, inside the zip; Hudi keeps its absolute path (hoodie.properties,
+        # the bootstrap index, commit metadata), so only this machine's copy resolves it: the tests read
+        # nothing through it (the engine refuses skeleton files by name).
+        source = m.path.parent / "source"
+        data = rows(range(6), "one")
+        for part in ("a", "b"):
+            (source / part).mkdir(parents=True, exist_ok=True)
+            pq.write_table(data.filter(pc.equal(data.column("p"), part)), source / part / "part-0.parquet")
+        m.write(rows([], "none"), mode="overwrite", **{
+            "hoodie.datasource.write.operation": "bootstrap", "hoodie.bootstrap.base.path": str(source),
+            "hoodie.bootstrap.mode.selector": f"org.apache.hudi.client.bootstrap.selector.{selector}",
+            "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
+            "hoodie.bootstrap.parallelism": "2"})
+        m.write(rows([1, 7], "two", ts=2))  # partition a only: b keeps its skeleton files
+    return build
 
 
 def _partial_update(m: Maker) -> None:
@@ -267,6 +337,12 @@ BUILDERS: dict[str, Callable[[Maker], None]] = {
     "failed_commit_timeline_markers": _failed_commit_timeline_markers,
     "compaction_pending": _compaction(pending=True),
     "compaction": _compaction(pending=False),
+    "compaction_failed": _compaction_failed,
+    "clean_pending": _clean(inflight=False),
+    "clean_failed": _clean(inflight=True),
+    "rollback_pending": _rollback(inflight=False),
+    "rollback_failed": _rollback(inflight=True),
+    "log_compaction_pending": _log_compaction_pending,
     "cdc_op_key_only": _cdc("op_key_only"),
     "cdc_data_before": _cdc("data_before"),
     "cdc_data_before_after": _cdc("data_before_after"),
@@ -276,6 +352,9 @@ BUILDERS: dict[str, Callable[[Maker], None]] = {
     "event_time_ordering": _merge_mode("EVENT_TIME_ORDERING"),
     "custom_merger": _custom_merger,
     "partial_update": _partial_update,
+    "dms_payload": _dms_payload,
+    "bootstrap_metadata_only": _bootstrap("MetadataOnlyBootstrapModeSelector"),
+    "bootstrap_full_record": _bootstrap("FullRecordBootstrapModeSelector"),
     "schema_evolution": _schema_evolution,
     "keyless": _keyless,
 }
@@ -294,6 +373,13 @@ EVIDENCE: dict[str, list[str]] = {
     "compaction": [".hoodie/**/*.compaction.inflight"],
     "compaction_pending": [".hoodie/**/*.compaction.requested"],
     "log_compaction": [".hoodie/**/*.logcompaction.inflight"],
+    "compaction_failed": [".hoodie/**/*.compaction.inflight", "*/*.parquet"],
+    "clean_pending": [".hoodie/**/*.clean.requested"],
+    "clean_failed": [".hoodie/**/*.clean.inflight"],
+    "rollback_pending": [".hoodie/**/*.rollback.requested", ".hoodie/**/*[0-9].inflight"],
+    "rollback_failed": [".hoodie/**/*.rollback.inflight", ".hoodie/**/*[0-9].inflight|.hoodie/**/*.deltacommit.inflight"],
+    "log_compaction_pending": [".hoodie/**/*.logcompaction.requested"],
+    "bootstrap_metadata_only": [".hoodie/.aux/.bootstrap/.partitions/*"],
     "consistent_hashing": [".hoodie/.bucket_index/consistent_hashing_metadata/*/*"],
     "schema_evolution": [".hoodie/.schema/*"],
     "cdc_op_key_only": ["*/.*.cdc"], "cdc_data_before": ["*/.*.cdc"], "cdc_data_before_after": ["*/.*.cdc"],

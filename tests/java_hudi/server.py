@@ -15,6 +15,12 @@ Requests (`op`):
   HBase reader shaded in the 0.15 bundle), and the values `lookup` keys find by `seekTo`. Bytes travel as base64.
 - `hfile_write`: an HFile written at `path` by Hudi 1.x's own `HFileWriterImpl` from `cells` ([key, base64 value]
   in key order), with `block_size` and `codec` (a Hudi `CompressionCodec` name).
+- `service`: one step of a table service through Hudi's own write client (`SparkRDDWriteClient` over `path` with
+  `options`), for the states a Spark write or CALL procedure never leaves behind (a writer that died mid-service):
+  `action` "clean" or "log_compaction" schedules one (its plan requested), "rollback" plans the rollback of the
+  latest pending write (requested), "compaction" executes the pending compaction without committing it (files
+  written, inflight); with `inflight` true a scheduled clean or rollback is then marked inflight, as its executor
+  does first. Answers the service's `instant`.
 - `stop`: end the session and the process.
 Every answer is `{"ok": true, ...}` or `{"ok": false, "error": "<Java class>: <message>", "trace": "..."}`.
 """
@@ -150,6 +156,71 @@ def _hfile_write(spark, path: str, cells: list, block_size: int, codec: str) -> 
     return {"ok": True}
 
 
+RELEASE = ""  # the Hudi release of this process (its APIs differ between 0.x and 1.x)
+
+
+def _service(spark, path: str, options: dict, action: str, inflight: bool) -> dict:
+    jvm = spark.sparkContext._jvm
+    hudi = jvm.org.apache.hudi
+    props = jvm.java.util.Properties()
+    for k, v in options.items():
+        props.setProperty(k, v)
+    context = hudi.client.common.HoodieSparkEngineContext(spark.sparkContext._jsc)
+
+    def client_for(more: dict):
+        for k, v in more.items():
+            props.setProperty(k, v)
+        config = hudi.config.HoodieWriteConfig.newBuilder().withPath(path).withProps(props).build()
+        return hudi.client.SparkRDDWriteClient(context, config), config
+
+    client, config = client_for({})
+    none, one_x = hudi.common.util.Option.empty(), not RELEASE.startswith("0.")
+    try:
+        table = hudi.table.HoodieSparkTable.create(config, context)
+        meta = table.getMetaClient()
+        if action == "clean":
+            instant = client.scheduleTableService(none, hudi.common.model.TableServiceType.CLEAN)
+        elif action == "log_compaction":
+            instant = client.scheduleLogCompaction(none)
+        elif action == "rollback":
+            target = meta.getCommitsTimeline().filterPendingExcludingCompaction().lastInstant().get()
+            time = client.createNewInstantTime(False) if one_x else \
+                hudi.common.table.timeline.HoodieActiveTimeline.createNewInstantTime()
+            table.scheduleRollback(context, time, target, False, config.shouldRollbackUsingMarkers(), False)
+            instant = hudi.common.util.Option.of(time)
+        elif action == "compaction":
+            pending = meta.getActiveTimeline().filterPendingCompactionTimeline().lastInstant().get()
+            time = pending.requestedTime() if one_x else pending.getTimestamp()
+            resolver = hudi.common.table.TableSchemaResolver(meta)
+            schema = (resolver.getTableSchema(False).toAvroSchema() if one_x
+                      else resolver.getTableAvroSchema(False)).toString()
+            client.close()
+            # 0.15's compact(instant, complete) is protected: its public compact(instant) completes as auto.commit says
+            client, config = client_for({"hoodie.avro.schema": schema, "hoodie.auto.commit": "false"})
+            if one_x:  # 1.x leaves the write statuses to the commit to compute: computed here, the files written
+                client.compact(time, False).getWriteStatuses().count()
+            else:
+                client.compact(time)
+            instant = hudi.common.util.Option.of(time)
+        else:
+            raise ValueError(f"unknown service action {action!r}")
+        if not instant.isPresent():
+            raise ValueError(f"Hudi scheduled no {action} on {path}")
+        if inflight:
+            timeline = meta.reloadActiveTimeline()
+            pending = (timeline.getCleanerTimeline() if action == "clean" else timeline.getRollbackTimeline()) \
+                .filterInflightsAndRequested().lastInstant().get()
+            if action == "rollback":
+                timeline.transitionRollbackRequestedToInflight(pending)
+            elif one_x:
+                timeline.transitionCleanRequestedToInflight(pending)
+            else:
+                timeline.transitionCleanRequestedToInflight(pending, timeline.getInstantDetails(pending))
+        return {"ok": True, "instant": instant.get()}
+    finally:
+        client.close()
+
+
 def handle(spark, request: dict) -> dict:
     op = request["op"]
     if op == "sql":
@@ -166,6 +237,9 @@ def handle(spark, request: dict) -> dict:
         (df.write.format("hudi").options(**request.get("options", {})).mode(request.get("mode", "append"))
          .save(request["path"]))
         return {"ok": True}
+    if op == "service":
+        return _service(spark, request["path"], request.get("options", {}), request["action"],
+                        request.get("inflight", False))
     if op == "hfile_read":
         return _hfile_read(spark, request["path"], request.get("reader", "native"), request.get("lookup", []))
     if op == "hfile_write":
@@ -178,7 +252,9 @@ def handle(spark, request: dict) -> dict:
 
 
 def main() -> None:
+    global RELEASE
     config = json.loads(sys.argv[1])
+    RELEASE = config["hudi"]
     out = protocol_pipe()
     try:
         spark = session(config)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import copy
+import os
+import shutil
 from collections import Counter
 
 import pyarrow as pa
@@ -246,6 +248,29 @@ def test_an_interrupted_clean_is_finished_by_the_next_one(tmp_path):
     assert done["totalFilesDeleted"] == len(paths)  # files already gone count as deleted
     assert not any(t.storage.exists(p) for p in paths)
     t.check("after the resumed clean", since=instants[-2])
+
+
+def test_a_copied_tables_interrupted_clean_deletes_in_the_copy_only(tmp_path):
+    """A plan names files by the full path the table had (Java: with its scheme, `file:/...`): resumed in a copy
+    of the table, the clean deletes the copy's files and leaves the original's."""
+    t, _ = cow_with_history(tmp_path / "original", commits=5)
+    location = TableLocation.at(t.storage, t.base)
+    plan = plan_clean(location, CleanConfig(commits_retained=2), Timeline.load(location))
+    plan = CleanPlan(plan.policy, plan.earliest_instant_to_retain, plan.last_completed_commit,
+                     {p: tuple(f"file:{f}" for f in fs) for p, fs in plan.files.items()})
+    timeline = Timeline.load(location)
+    ts = "20991231000000000"
+    timeline.transition_to_inflight(timeline.create_requested(Instant(ts, Action.CLEAN, State.REQUESTED),
+                                                              plan.to_bytes()), plan.to_bytes())
+    copy_path = tmp_path / "copy"
+    shutil.copytree(t.path, copy_path)
+    copied = TableLocation.of(str(copy_path))
+    clean_table(copied, CleanConfig(commits_retained=2), table=TableConfig.load(copied),
+                timeline=Timeline.load(copied))
+    named = [f.removeprefix("file:") for fs in plan.files.values() for f in fs]
+    assert named and all(os.path.exists(f) for f in named)  # the original's files are left
+    assert not any((copy_path / os.path.relpath(f, t.path)).exists() for f in named)
+    assert (copy_path / ".hoodie" / f"{ts}.clean").exists()
 
 
 # --------------------------------------------------------------------------------------------- rollback
