@@ -57,7 +57,7 @@ def standalone_cluster(
     worker_cores: int = 1,
     worker_memory: str = "1g",
     daemon_memory: str = "256m",
-    timeout: float = 90.0,
+    timeout: float = 300.0,  # three JVMs starting on a loaded CI machine; a quiet one takes 10-20 s
 ) -> Iterator[str]:
     """Start a Spark standalone master and `n_workers` workers on 127.0.0.1; yield the master URL.
 
