@@ -380,7 +380,8 @@ REFUSALS: tuple[Refusal, ...] = (
 # ---- accepted, no effect ----------------------------------------------------------------------------------------
 _JAVA = "tuning of Java / Spark internals; this engine has its own and the written table is the same"
 _CLUSTERING_SETTINGS = "settings of clustering, which this engine does not run (turning it on is refused)"
-_MDT_SETTINGS = "settings of the metadata table, which this engine does not write (turning it on is refused)"
+_MDT_SETTINGS = ("settings of the metadata table, which this engine does not create (turning it on is refused; a "
+                 "table's files-only one is kept up to date)")
 _SYNC_SETTINGS = ("settings of Hudi's sync tools that change nothing in the synced entry here (connections "
                   "this engine does not open: it syncs through the Spark session's metastore client and boto3; "
                   "batching and parallelism of Java's client; comments)")

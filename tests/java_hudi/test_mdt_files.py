@@ -2,7 +2,8 @@
 (hudi_engine/metadata/writer.py): after the engine's upsert, delete and insert_overwrite, Java reads every row with
 the metadata table on (listing files from it), Hudi's own validator finds the metadata table equal to storage, and
 Java's next write appends to that metadata table instead of rebuilding it (the engine's delta commits stay, no new
-initialization instant, `hoodie.table.metadata.partitions` still `files`)."""
+initialization instant, `hoodie.table.metadata.partitions` still `files`) and compacts it, merging the engine's
+blocks, after which the listing still equals storage."""
 from __future__ import annotations
 
 import shutil
@@ -95,13 +96,17 @@ def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, 
     assert _java_rows(java, path) == model
     _validate(java, path, tmp_path, f"mdt_{hudi.replace('.', '')}_{table_type[:3].lower()}")
 
-    # Java's next write appends to the metadata table the engine kept: no rebuild.
+    # Java's next write appends to the metadata table the engine kept: no rebuild. It also compacts the metadata
+    # table (after every delta commit here), merging the engine's HFile blocks into a new base file.
     java.write(path, _rows([40, 41, 5], "java-2", 5), {**opts, **FILES_ONLY,
+                                                       "hoodie.metadata.compact.max.delta.commits": "1",
                                                        "hoodie.datasource.write.operation": "upsert"})
     model.update({i: "java-2" for i in (40, 41, 5)})
     after = _mdt_instants(path)
     assert set(engine_instants) <= set(after), "Java rebuilt the metadata table"
     assert [t for t in after if t.startswith(SOLO_COMMIT_TIMESTAMP)] == initialized
+    mdt = Timeline.load(metadata_location(TableLocation.of(str(path))))
+    assert mdt.filter_by(["commit"]).completed().instants, "Java did not compact the metadata table"
     assert _props(path)["hoodie.table.metadata.partitions"] == "files"
     assert _java_rows(java, path) == model
     assert mdt_listing(path) == storage_listing(path)
