@@ -137,7 +137,9 @@ class MetadataWriter:
         workload.add_write_stat(FILES_PARTITION, WriteStat(file_id=fs.file_id, prev_commit=fs.base_instant,
                                                            num_update_writes=len(records)))
         inflight = timeline.transition_to_inflight(requested, timeline.commit_bytes(workload, requested))
-        create_marker(location, instant_time, FILES_PARTITION, log_name.format(), IOType.APPEND)
+        # Version 8+ marks a log file CREATE (Hudi 1.x's rollback refuses APPEND markers there), 6 APPEND.
+        io_type = IOType.CREATE if self.table.timeline.layout.version == 2 else IOType.APPEND
+        create_marker(location, instant_time, FILES_PARTITION, log_name.format(), io_type)
         path = Storage.join(location.base_path, rel_path)
         if not location.storage.create_exclusive(path, data):
             raise MetadataTableError(f"{path}: already exists; another writer wrote this metadata log file")

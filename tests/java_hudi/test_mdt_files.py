@@ -3,13 +3,18 @@
 the metadata table on (listing files from it), Hudi's own validator finds the metadata table equal to storage, and
 Java's next write appends to that metadata table instead of rebuilding it (the engine's delta commits stay, no new
 initialization instant, `hoodie.table.metadata.partitions` still `files`) and compacts it, merging the engine's
-blocks, after which the listing still equals storage."""
+blocks, after which the listing still equals storage. An engine write killed between the metadata delta commit and
+the data commit is invisible to Java, and Java's next write rolls it back, in the metadata table too."""
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from metadata_tables import mdt_listing, storage_listing
 
@@ -23,7 +28,10 @@ KEYS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id
         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts"}
 # The files partition only: Hudi 1.x also builds column and partition stats by default.
 FILES_ONLY = {"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "false",
-              "hoodie.metadata.index.partition.stats.enable": "false"}
+              "hoodie.metadata.index.partition.stats.enable": "false",
+              # Java's datasource otherwise compacts a MOR table in the background after its write returns (from the
+              # fifth delta commit): the storage listing would race with that compaction's uncommitted files.
+              "hoodie.datasource.compaction.async.enable": "false"}
 
 
 def _rows(ids: list[int], value: str, ts: int) -> pa.Table:
@@ -110,3 +118,41 @@ def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, 
     assert _props(path)["hoodie.table.metadata.partitions"] == "files"
     assert _java_rows(java, path) == model
     assert mdt_listing(path) == storage_listing(path)
+
+    # An engine write killed between its metadata delta commit and its data commit (markers and inflight left):
+    # Java skips the delta commit's block, and its next write rolls the instant back, in the metadata table too.
+    crashed = _killed_after_the_metadata_commit(path, _rows([1, 2, 50], "crashed", 6),
+                                                {**opts, "hoodie.datasource.write.operation": "upsert"}, tmp_path)
+    assert crashed in _mdt_instants(path)
+    assert _java_rows(java, path) == model
+    java.write(path, _rows([42], "java-3", 7), {**opts, **FILES_ONLY, "hoodie.datasource.write.operation": "upsert"})
+    model[42] = "java-3"
+    assert crashed not in {i.timestamp for i in Timeline.load(TableLocation.of(str(path))).instants}
+    assert _props(path)["hoodie.table.metadata.partitions"] == "files"
+    assert _java_rows(java, path) == model
+    assert mdt_listing(path) == storage_listing(path)
+
+
+_KILLED = """
+import json, os, sys
+import pyarrow.parquet as pq
+from hudi_engine import HudiTable
+from hudi_engine.metadata.writer import MetadataWriter
+original = MetadataWriter.write_delta_commit
+def killed(self, instant_time, commit):
+    original(self, instant_time, commit)
+    print(instant_time, flush=True)
+    os._exit(17)
+MetadataWriter.write_delta_commit = killed
+HudiTable.load(sys.argv[1]).write(pq.read_table(sys.argv[2]), json.loads(sys.argv[3]))
+"""
+
+
+def _killed_after_the_metadata_commit(path: Path, rows: pa.Table, options: dict[str, str], tmp_path: Path) -> str:
+    """The instant of an engine write whose process died right after the metadata delta commit completed."""
+    source = tmp_path / "killed-input.parquet"
+    pq.write_table(rows, source)
+    done = subprocess.run([sys.executable, "-c", _KILLED, str(path), str(source), json.dumps(options)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 17, done.stderr[-3000:]
+    return done.stdout.split()[-1]
