@@ -30,6 +30,11 @@ class HFileFormatError(HudiError):
     """An HFile whose bytes do not follow HFile version 3 as Hudi writes it, or cells the HFile writer refuses."""
 
 
+class MetadataTableError(HudiError):
+    """A metadata table (`.hoodie/metadata`) this engine cannot read or keep: a record, file or timeline that does not
+    follow Hudi's metadata table as Hudi 0.14 .. 1.x write it."""
+
+
 class SchemaError(HudiError):
     """A schema that cannot be converted, or an incompatible schema change."""
 

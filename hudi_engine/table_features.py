@@ -319,10 +319,12 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 "partitions marked by any form are found; new partitions get .hoodie_partition_metadata.parquet "
                 "(footer keys, as ParquetUtils.writeMetaFile)", _boolean()),
     PropertyRow("hoodie.table.metadata.partitions", "metadata table partitions built", Decision.HONOURED,
-                "every writer and table service disables the metadata table first, as Hudi does "
-                "(TableConfig.disable_metadata_table)"),
+                "exactly `files`: each commit appends its delta commit to the metadata table "
+                "(hudi_engine/metadata/writer.py); any other list is disabled by every writer first, as Hudi does "
+                "(TableConfig.disable_metadata_table); every table service disables it before it acts"),
     PropertyRow("hoodie.table.metadata.partitions.inflight", "metadata table partitions being built",
-                Decision.HONOURED, "dropped with the metadata table by every writer and table service"),
+                Decision.HONOURED, "a non-empty list is dropped with the metadata table by every writer and table "
+                "service"),
     PropertyRow("hoodie.table.secondary.indexes.metadata", "0.13+: secondary index definitions",
                 Decision.REFUSED, "any value is refused: the indexes would not see our writes",
                 _refused_if_set("declares secondary indexes this engine does not maintain"),
@@ -445,7 +447,8 @@ STATES: tuple[StateRow, ...] = (
              _pending(Action.INDEXING, "pending metadata-table indexing (indexing)"),
              way_out="let Hudi's indexer finish (or drop that index with it) first"),
     StateRow("completed indexing", "a finished metadata-table index build", Decision.NO_EFFECT,
-             "the metadata table is disabled by every writer anyway"),
+             "the index it built is a metadata partition besides files, so every writer disables the metadata "
+             "table anyway"),
     StateRow("consistent hashing metadata", "bucket index with the consistent-hashing engine "
              "(.hoodie/.bucket_index/consistent_hashing_metadata)", Decision.REFUSED,
              "refused: records would land outside the buckets Java's index looks in",

@@ -40,6 +40,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "hudi_engine.write.renewal", "hudi_engine.write.markers", "hudi_engine.write.heartbeat",
         "hudi_engine.write.lock_providers", "hudi_engine.write.lock", "hudi_engine.write.rollback",
         "hudi_engine.write.inflight", "hudi_engine.write.commit", "hudi_engine.write.conflict")),
+    ("metadata table: its files partition read, and kept by commits", (
+        "hudi_engine.metadata", "hudi_engine.metadata.*")),
     ("write: index, buckets, handles, tasks, the write client", ("hudi_engine.write", "hudi_engine.write.*")),
     ("table services: compaction, cleaning, archival, their runner", (
         "hudi_engine.table_services", "hudi_engine.table_services.*")),

@@ -299,8 +299,9 @@ REFUSALS: tuple[Refusal, ...] = (
         "hoodie.datasource.clustering.async.enable"),
     _on("hoodie.clustering.schedule.inline", _NO_CLUSTERING, _NO_CLUSTERING_OUT, CLU),
     # HoodieMetadataConfig
-    _on("hoodie.metadata.enable", _NO_MDT + "; a table that has one gets it disabled before a write", _NO_MDT_OUT,
-        MD),
+    _on("hoodie.metadata.enable", "this engine does not create Hudi's metadata table; a table's files-only one is "
+        "kept up to date, any other disabled before a write (false disables it too)",
+        "Remove it to keep a files-only metadata table, or set it false to disable the table's", MD),
     _on("hoodie.metadata.record.index.enable", _NO_MDT + ", so it has no record index",
         "Set it false; hoodie.index.type picks this engine's index", MD),
     _on("hoodie.metadata.index.bloom.filter.enable", _NO_MDT, _NO_MDT_OUT, MD),
@@ -379,7 +380,8 @@ REFUSALS: tuple[Refusal, ...] = (
 # ---- accepted, no effect ----------------------------------------------------------------------------------------
 _JAVA = "tuning of Java / Spark internals; this engine has its own and the written table is the same"
 _CLUSTERING_SETTINGS = "settings of clustering, which this engine does not run (turning it on is refused)"
-_MDT_SETTINGS = "settings of the metadata table, which this engine does not write (turning it on is refused)"
+_MDT_SETTINGS = ("settings of the metadata table, which this engine does not create (turning it on is refused; a "
+                 "table's files-only one is kept up to date)")
 _SYNC_SETTINGS = ("settings of Hudi's sync tools that change nothing in the synced entry here (connections "
                   "this engine does not open: it syncs through the Spark session's metastore client and boto3; "
                   "batching and parallelism of Java's client; comments)")
@@ -704,9 +706,10 @@ def classification_markdown() -> str:
         "type, the payload), the options of the same write decide. `hoodie.merge.allow.duplicate.on.inserts` reads "
         "the table type from the options: on a MERGE_ON_READ table give `hoodie.datasource.write.table.type` too.",
         "",
-        "`hoodie.metadata.enable`: false (this engine's default) is accepted; a table that has a metadata table gets "
-        "it disabled the way Hudi disables it before this engine's first write, so that Java readers list the files "
-        "this engine adds.",
+        "`hoodie.metadata.enable`: false is accepted and disables a table's metadata table the way Hudi does; not "
+        "given (this engine's default), a metadata table with the `files` partition only is kept up to date with "
+        "this engine's commits, and any other is disabled before this engine's first write, so that Java readers "
+        "list the files this engine adds.",
         "",
         f"## Honoured ({len(WRITE_OPTIONS)} options)",
         "",

@@ -67,9 +67,10 @@ COMMIT_META_PREFIX: ConfigOption[str] = ConfigOption(
     hudi_default="_")
 METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
     "hoodie.metadata.enable", Kind.BOOL, False,
-    "Hudi's metadata table. This engine does not write it: true is refused, and a table that has one gets it "
-    "disabled before a write.",
-    "table", hudi_default="true", default_note="this engine lists files from storage and does not maintain it")
+    "Hudi's metadata table. This engine does not create one: true is refused. A table's metadata table with the "
+    "files partition only is kept up to date with each commit; any other, or any with false given, is disabled "
+    "before a write.",
+    "table", hudi_default="true", default_note="this engine lists files from storage and creates no metadata table")
 # CDC: stored in a new table's hoodie.properties (an existing table keeps its own; docs/cdc.md).
 CDC_ENABLED: ConfigOption[bool] = ConfigOption(
     "hoodie.table.cdc.enabled", Kind.BOOL, False,

@@ -246,7 +246,8 @@ def truncate_table(path: str) -> None:
     entry keeps). Hudi re-creates the table with the old create schema and so loses those columns."""
     location = TableLocation.of(path)
     table = HudiTable.load(path)
-    config, latest = table.config, table.timeline.latest_schema()
+    # The metadata table goes with the folder: the new table must not list its partitions (Java would look for it).
+    config, latest = table.config.without_metadata_table(), table.timeline.latest_schema()
     if latest is not None:
         config = config.with_props({CREATE_SCHEMA: schema_to_json(to_create_schema(latest))})
     location.storage.delete_dir(location.base_path)

@@ -45,6 +45,13 @@ def service_lock(location: TableLocation, lock: LockConfig | None = None, *,
         yield
 
 
+def metadata_table_out_of_date(location: TableLocation) -> None:
+    """A service is about to change the table's files or timeline: disable Hudi's metadata table (the way Hudi does)
+    if it has one. A service under a write's lock needs this: `service_lock` disables it only where it takes the
+    lock, and a write may have kept it (`hudi_engine.metadata.writer`, which records commits only)."""
+    TableConfig.load(location).disable_metadata_table(location)
+
+
 @contextmanager
 def service_lock_at(location: TableLocation, lock: LockConfig | None = None) -> Iterator[None]:
     """`service_lock` for a service called with a location only (`schedule_compaction`, `run_compaction`, ...): the

@@ -41,7 +41,7 @@ from hudi_engine.errors import HudiError, TimelineError
 from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
-from hudi_engine.table_services import service_lock
+from hudi_engine.table_services import metadata_table_out_of_date, service_lock
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.archived import archived_entry, encode_archive_file, write_archive_file
 from hudi_engine.timeline.history import ArchivedInstant, TimelineHistory
@@ -168,6 +168,9 @@ def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commit
                                      max_delta_commits=max_delta_commits)
         if not chosen:
             return None
+        # Readers skip metadata log blocks of instants no longer on the active timeline: Hudi archives only what its
+        # metadata table compacted, this engine disables the metadata table first.
+        metadata_table_out_of_date(location)
         if isinstance(timeline.layout, TimelineLayoutV2):
             return _archive_to_history(location, timeline, timeline.layout, chosen, config)
         files = _state_files(storage, timeline, chosen)

@@ -39,7 +39,7 @@ from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.location import TableLocation
 from hudi_engine.table_config import TableConfig
-from hudi_engine.table_services import service_lock, service_lock_at
+from hudi_engine.table_services import metadata_table_out_of_date, service_lock, service_lock_at
 from hudi_engine.table_services.compaction import CompactionPlan
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
@@ -229,6 +229,7 @@ def clean(location: TableLocation, config: CleanConfig | None = None, lock: Lock
         plan = _with_orphans(plan, orphans, config, timeline)
         result = None
         if plan is not None:
+            metadata_table_out_of_date(location)
             instant_time = new_instant_time(after=timeline.latest_time(), local=table.local_instant_times)
             data = plan.to_bytes()
             requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)
@@ -283,7 +284,10 @@ def resume_pending_cleans(location: TableLocation, timeline: Timeline) -> list[C
     listed under the lock it holds."""
     with service_lock_at(location):
         results = []
-        for instant in timeline.filter_by([Action.CLEAN]).pending():
+        pending = timeline.filter_by([Action.CLEAN]).pending()
+        if pending:
+            metadata_table_out_of_date(location)
+        for instant in pending:
             requested = instant.with_state(State.REQUESTED)
             data = timeline.read_content(requested)
             plan = CleanPlan.from_bytes(data, file_name=timeline.path_of(requested))

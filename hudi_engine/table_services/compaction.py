@@ -51,7 +51,7 @@ from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema, remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
-from hudi_engine.table_services import service_lock_at
+from hudi_engine.table_services import metadata_table_out_of_date, service_lock_at
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
 from hudi_engine.timeline.clustering import PendingClustering, is_clustering
@@ -253,6 +253,7 @@ def schedule_compaction(location: TableLocation, *, instant_time: str | None = N
         plan = build_compaction_plan(location, timeline, partitions)
         if plan is None:
             return None
+        metadata_table_out_of_date(location)
         return timeline.create_requested(Instant(instant_time, Action.COMPACTION, State.REQUESTED), plan.to_bytes())
 
 
@@ -507,6 +508,7 @@ def run_compaction(location: TableLocation, instant_time: str, *, storage_uri: s
         instant = _pending_compaction(timeline, instant_time)
         plan = CompactionPlan.load(timeline, instant_time)
         _logs_changes(TableConfig.load(location), config or WriteConfig(), location.base_path)  # refused up front
+        metadata_table_out_of_date(location)
         if instant.is_inflight:
             rollback_inflight_compaction(location, instant_time)
         requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)

@@ -12,7 +12,7 @@ only reads up to the latest completed instant). A failure before it is undone by
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from hudi_engine.errors import HudiError, InstantLostError, TimelineError, WriteError
 from hudi_engine.fs_view import FileSystemView, Visibility
@@ -197,6 +197,7 @@ def complete_commit(
     reconcile: bool = True,
     partition_metafile_base_format: bool = False,
     layout: TimelineLayout,
+    before_commit: Callable[[CommitMetadata], None] | None = None,
 ) -> Instant:
     """Commit `instant` (inflight) with the stats of the files its handles wrote. Returns the completed instant.
 
@@ -211,6 +212,8 @@ def complete_commit(
     rolled it back or is rolling it back.
     A replacecommit carries `partition_to_replace_file_ids` (empty map if None). `layout`: the table's timeline
     layout (the caller's: its config or timeline says it), which names the completed file and encodes the metadata.
+    `before_commit` is called with the commit metadata between 2 and 3 (the metadata table's delta commit, which
+    completes before the data commit does).
     """
     _check_operation(operation_type)
     inflight = Instant(instant.timestamp, instant.action, State.INFLIGHT)
@@ -247,6 +250,8 @@ def complete_commit(
     elif partition_to_replace_file_ids:
         raise WriteError(f"{inflight}: only a replacecommit can replace file groups, not a {instant.action.value}")
     metadata = CommitMetadata(by_partition, False, extra, operation_type, replace)
+    if before_commit is not None:
+        before_commit(metadata)
     try:
         completed = timeline.complete(inflight, metadata)
     except TimelineError as e:

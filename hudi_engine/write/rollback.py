@@ -412,7 +412,11 @@ def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *
     storage = timeline.storage
     t0 = time.monotonic()
     latest = timeline.latest_time()
-    rollback_ts = new_instant_time(after=latest, local=TableConfig.load(timeline.location).local_instant_times)
+    config = TableConfig.load(timeline.location)
+    # Before anything changes: the metadata table does not record rollbacks of ours (Hudi 1.x readers would take a
+    # metadata delta commit of a rolled-back instant as valid once its instant files are gone).
+    config.disable_metadata_table(timeline.location)
+    rollback_ts = new_instant_time(after=latest, local=config.local_instant_times)
     requested = Instant(rollback_ts, Action.ROLLBACK, State.REQUESTED)
     plan = {
         "instantToRollback": {"commitTime": target.timestamp, "action": target.action.value},
@@ -520,7 +524,10 @@ def _resume_pending_rollbacks(table: TableLocation, timeline: Timeline) -> list[
     """Re-execute the plans of rollbacks that did not complete (deleting is idempotent)."""
     storage = table.storage
     results = []
-    for instant in timeline.filter_by([Action.ROLLBACK]).pending():
+    pending = timeline.filter_by([Action.ROLLBACK]).pending()
+    if pending:  # the metadata table does not record rollbacks of ours (`_run`)
+        TableConfig.load(table).disable_metadata_table(table)
+    for instant in pending:
         plan = timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}
         info = plan.get("instantToRollback") or {}
         if not info.get("commitTime"):

@@ -22,12 +22,13 @@ from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.location import TableLocation
 from hudi_engine.meta_client import MetaClient
+from hudi_engine.metadata.writer import MetadataWriter
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.clustering import PendingClustering, resolve_update_strategy
-from hudi_engine.timeline.commit_metadata import WriteStat
+from hudi_engine.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Instant, State, new_instant_time
 from hudi_engine.timeline.layout import layout_for
 from hudi_engine.write import commit as commit_protocol
@@ -137,12 +138,24 @@ class WriteClient:
             old = avro_to_arrow_schema(remove_meta_fields(avro))
             check_schema_change(old, self.data_schema, f"table {self.location.base_path}")
 
-    def _disable_metadata_table(self) -> None:
-        """This engine does not maintain Hudi's metadata table. Java readers list files from it when
-        `hoodie.table.metadata.partitions` names `files`, so files we add would be invisible to them: disable it
-        the way Hudi does (drop those keys, then delete `.hoodie/metadata`), before writing anything (FORMAT.md,
-        Metadata table)."""
+    def _metadata_table(self, timeline: Timeline) -> MetadataWriter | None:
+        """Hudi's metadata table, under the table lock: the writer that records this write's commit in it when this
+        engine can keep it (`hudi_engine.metadata.writer`: a `files` partition only), else None after disabling it
+        the way Hudi does (drop the partitions from `hoodie.properties`, then delete `.hoodie/metadata`), before
+        anything is written: Java readers list files from it, so files we add would be invisible to them (FORMAT.md,
+        Metadata table). `hoodie.metadata.enable=false` given to the write disables it, as in Hudi. `timeline`: the
+        one listed under the lock. hoodie.properties is read again when it listed metadata partitions: a rollback or
+        service may have disabled the metadata table since, and another writer changed it."""
+        if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight):
+            return None
+        self.table_config = TableConfig.load(self.location)
+        enable = self.config.given.get(K.METADATA_ENABLE.key)
+        decision = None if enable is not None and str(enable).strip().lower() == "false" else \
+            MetadataWriter.decide(self.location, self.table_config, timeline)
+        if decision is not None and decision.writer is not None:
+            return decision.writer
         self.table_config = self.table_config.disable_metadata_table(self.location)
+        return None
 
     # ---- specs shipped to tasks ------------------------------------------------------------------------------
     @property
@@ -349,8 +362,8 @@ class WriteClient:
                 rolled_back = rollback_failed(timeline, lock_cfg)
             else:  # LAZY leaves dead writers' instants to the cleaning, but a crash's half rollback is finished now
                 rolled_back = finish_pending_rollbacks(self.location, timeline)
-            self._disable_metadata_table()
             self.timeline = timeline.reload() if rolled_back else timeline  # the rollbacks changed it
+            self._metadata_table(self.timeline)  # kept, or disabled before anything is written
             self._pending_clustering = None
             txn = Transaction(self, lock)
             if lock_cfg.optimistic:
@@ -471,11 +484,20 @@ class Transaction:
         # The heartbeat goes before the commit point: a straggling task of this write that looks for it afterwards
         # finds the instant completed and writes nothing. Under the lock nobody rolls the instant back meanwhile.
         self.owned.stop_heartbeat()
+        # The metadata table as it is under the commit's lock (another writer may have changed it meanwhile): its
+        # delta commit completes before the data commit does.
+        metadata_writer = c._metadata_table(under_lock)
+
+        def record_in_metadata_table(metadata: CommitMetadata) -> None:
+            if metadata_writer is not None:
+                metadata_writer.write_delta_commit(self.instant, metadata)
+
         completed = commit_protocol.complete_commit(
             c.location, self.inflight, stats, operation_type=c.config.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
             extra_metadata=c.config.commit_extra_metadata,
             partition_metafile_base_format=c.table_config.partition_metafile_use_base_format, layout=self.layout,
+            before_commit=record_in_metadata_table,
         )
         self.done = True
         # The lock is kept until the transaction closes: the post-commit services run under it and plan from

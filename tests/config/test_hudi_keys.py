@@ -142,9 +142,9 @@ def test_the_four_silently_dropped_keys_are_refused_together_with_bad_values():
     assert "  hoodie.index.type='RECORD_INDEX': expected one of SIMPLE, BLOOM, BUCKET, GLOBAL_SIMPLE" in lines
     assert ("  hoodie.clustering.inline='true' is not supported: this engine does not run clustering. "
             "Set it false (cluster with Hudi's own clustering job)") in lines
-    assert ("  hoodie.metadata.enable='TRUE' is not supported: this engine does not write Hudi's metadata table "
-            "(it lists files from storage); a table that has one gets it disabled before a write. Set it false or "
-            "remove it") in lines
+    assert ("  hoodie.metadata.enable='TRUE' is not supported: this engine does not create Hudi's metadata table; "
+            "a table's files-only one is kept up to date, any other disabled before a write (false disables it "
+            "too). Remove it to keep a files-only metadata table, or set it false to disable the table's") in lines
     assert any(line.startswith("  hoodie.metadata.record.index.enable='true' is not supported: this engine does "
                                "not write Hudi's metadata table") for line in lines)
     assert any(line.startswith("  hoodie.datasource.hive_sync.mode='jdbc' is not supported: this engine syncs "
@@ -192,7 +192,8 @@ def test_dbt_hudi_options_go_through_the_same_check():
                                                                        "hoodie.embed.timeline.server": "false"}},
                                  "orders")
     assert e.value.problems == [
-        "hoodie.metadata.enable='true' is not supported: this engine does not write Hudi's metadata table (it lists "
-        "files from storage); a table that has one gets it disabled before a write. Set it false or remove it"]
+        "hoodie.metadata.enable='true' is not supported: this engine does not create Hudi's metadata table; a "
+        "table's files-only one is kept up to date, any other disabled before a write (false disables it too). "
+        "Remove it to keep a files-only metadata table, or set it false to disable the table's"]
     HudiModelConfig.from_dbt({"unique_key": "id", "hudi_options": {"hoodie.metadata.enable": "false",
                                                                    "hoodie.embed.timeline.server": "false"}}, "orders")

@@ -95,14 +95,17 @@ class AppendHandle(HeldWriteHandle):
             keys = [(k, partition_path, None) for k in delete_keys.to_pylist()]  # None: IntWrapper(0)
             blocks.append(build_delete_block(keys, ctx.instant_time, schema_to_json(ctx.schema_with_meta)))
         data = encode_log_file(blocks)
+        # Hudi 1.x (table version 8+) marks a log file CREATE, as wholly the instant's; its rollback refuses APPEND
+        # markers there ("V8+ should not have APPEND markers").
+        io_type = IOType.CREATE if ctx.config.log_files_named_by_delta_commit else IOType.APPEND
 
         while True:  # a concurrent writer of this file group (optimistic concurrency) may take a version first
             name = str(LogFileName(file_id, name_instant, version, str(ctx.write_token)))
-            ctx.inflight.create_marker(partition_path, name, IOType.APPEND)
+            ctx.inflight.create_marker(partition_path, name, io_type)
             path = ctx.full_path(partition_path, name)
             if ctx.location.storage.create_exclusive(path, data):
                 break
-            ctx.inflight.remove_marker(partition_path, name, IOType.APPEND)
+            ctx.inflight.remove_marker(partition_path, name, io_type)
             version += 1
         ctx.inflight.confirm_written(partition_path, name)
         n = rows.num_rows if rows is not None else 0

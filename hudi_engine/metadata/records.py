@@ -1,0 +1,188 @@
+"""Records of the metadata table's `files` partition (FORMAT.md, Metadata table): Hudi's `HoodieMetadataRecord`
+with `type` 1 (the partition list, key `__all_partitions__`) or 2 (one partition's files, keyed by the partition),
+their Avro encoding, the merge `HoodieMetadataPayload` applies, and the records a data commit adds.
+
+A record's `filesystemMetadata` maps a name (a file, or a partition in the partition list) to `{size, isDeleted}`.
+Merging an older record with a newer one (`FilesRecord.combine`) unions the two maps: a name the newer record
+deletes is dropped when the older one lists it alive (else the tombstone is kept, so a merge of logs before the base
+file still deletes it there), a name both list alive keeps the larger size (file sizes only grow). A listing is the
+names left alive.
+
+In the HFiles (base files and HFile data blocks) a cell's key is the record key and its value the record's
+schemaless Avro binary with the writer's schema (the block's SCHEMA header, the base file's `schema` file info). Hudi
+writes the record's own `key` field empty (the cell key holds it) and its readers put the cell key back; so do we.
+"""
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import fastavro
+
+from hudi_engine.errors import MetadataTableError
+from hudi_engine.io.avro_codec import strip_logical_types
+from hudi_engine.timeline.commit_metadata import CommitMetadata
+
+FILES_PARTITION = "files"  # MetadataPartitionType.FILES's partition of the metadata table
+PARTITION_LIST = 1  # HoodieMetadataPayload.METADATA_TYPE_PARTITION_LIST
+FILE_LIST = 2  # HoodieMetadataPayload.METADATA_TYPE_FILE_LIST
+ALL_PARTITIONS_KEY = "__all_partitions__"  # the key of the partition list
+NON_PARTITIONED_NAME = "."  # the key of a non-partitioned table's one partition ("")
+# Fields a files-partition record sets; every other field of the writer schema is left null.
+_KEY, _TYPE, _FILES = "key", "type", "filesystemMetadata"
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    """`HoodieMetadataFileInfo`: a file's size (0 for a partition in the partition list), or its deletion."""
+
+    size: int
+    is_deleted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FilesRecord:
+    """One record of the `files` partition: the partition list or one partition's files."""
+
+    key: str
+    type: int
+    files: Mapping[str, FileInfo] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.type not in (PARTITION_LIST, FILE_LIST):
+            raise MetadataTableError(f"files-partition record {self.key!r}: type {self.type}; expected "
+                                     f"{PARTITION_LIST} (partition list) or {FILE_LIST} (file list)")
+
+    def combine(self, newer: FilesRecord) -> FilesRecord:
+        """This record merged with a newer one of the same key (`HoodieMetadataPayload.preCombine`)."""
+        if newer.key != self.key or newer.type != self.type:
+            raise MetadataTableError(f"cannot merge files-partition record {self.key!r} (type {self.type}) with "
+                                     f"{newer.key!r} (type {newer.type})")
+        merged = dict(self.files)
+        for name, info in newer.files.items():
+            old = merged.get(name)
+            if old is None:
+                merged[name] = info
+            elif info.is_deleted:
+                if old.is_deleted:
+                    merged[name] = info  # deleted twice: the tombstone stays
+                else:
+                    del merged[name]  # the older record listed it: both go
+            else:
+                merged[name] = FileInfo(max(old.size, info.size), False)
+        return FilesRecord(self.key, self.type, merged)
+
+    @property
+    def live(self) -> dict[str, int]:
+        """Names left alive, with their sizes."""
+        return {name: info.size for name, info in self.files.items() if not info.is_deleted}
+
+
+def partition_key(partition_path: str) -> str:
+    """The record key of a data-table partition (`HoodieTableMetadataUtil.getPartitionIdentifier`)."""
+    return partition_path or NON_PARTITIONED_NAME
+
+
+def partition_of_key(key: str) -> str:
+    """The data-table partition path a record key or partition-list entry names."""
+    return "" if key == NON_PARTITIONED_NAME else key
+
+
+# --------------------------------------------------------------------------------------------- Avro
+
+
+class RecordCodec:
+    """Encodes and decodes files-partition records with one writer schema (`HoodieMetadataRecord` as the Hudi release
+    that created the metadata table writes it). `source` names where the schema came from, for errors."""
+
+    def __init__(self, schema: str | dict, source: str) -> None:
+        self.source = source
+        try:
+            self.schema_json = schema if isinstance(schema, str) else json.dumps(schema, separators=(",", ":"))
+            avro = json.loads(self.schema_json)
+            self._parsed = fastavro.parse_schema(strip_logical_types(avro))
+        except (ValueError, TypeError, fastavro.schema.SchemaParseException) as e:
+            raise MetadataTableError(f"{source}: the metadata record schema does not parse: {e}") from None
+        names = [f.get("name") for f in avro.get("fields", [])] if isinstance(avro, dict) else []
+        missing = [n for n in (_KEY, _TYPE, _FILES) if n not in names]
+        if avro.get("name") != "HoodieMetadataRecord" or missing:
+            raise MetadataTableError(f"{source}: schema {avro.get('name')!r} is not Hudi's HoodieMetadataRecord "
+                                     f"(missing fields {missing}); is this a metadata table?")
+        # Fields we leave null must allow it: a union with null (every field but key and type is one in Hudi).
+        for f in avro["fields"]:
+            if f["name"] in (_KEY, _TYPE, _FILES):
+                continue
+            t = f["type"]
+            if not (isinstance(t, list) and "null" in t):
+                raise MetadataTableError(f"{source}: field {f['name']!r} of HoodieMetadataRecord is not nullable "
+                                         "(a newer Hudi's record?); this engine writes only files-partition records")
+        self._other = [f["name"] for f in avro["fields"] if f["name"] not in (_KEY, _TYPE, _FILES)]
+
+    def encode(self, record: FilesRecord) -> bytes:
+        """The record's value bytes, its `key` field left empty as Hudi writes it (the cell key holds the key)."""
+        datum: dict[str, Any] = dict.fromkeys(self._other)
+        datum[_KEY] = ""
+        datum[_TYPE] = record.type
+        datum[_FILES] = {name: {"size": info.size, "isDeleted": info.is_deleted}
+                         for name, info in sorted(record.files.items())}
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, self._parsed, datum)
+        return out.getvalue()
+
+    def decode(self, key: bytes, value: bytes, where: str) -> FilesRecord:
+        """The record a cell holds; `where` names the file (and block) for errors."""
+        text = key.decode("utf-8", "replace")
+        try:
+            datum = fastavro.schemaless_reader(io.BytesIO(value), self._parsed, None)
+        except (EOFError, ValueError, TypeError, IndexError, KeyError) as e:
+            raise MetadataTableError(f"{where}: record {text!r} does not decode with the schema of {self.source}: "
+                                     f"{e}") from None
+        assert isinstance(datum, dict)
+        kind = datum.get(_TYPE)
+        if kind not in (PARTITION_LIST, FILE_LIST):
+            raise MetadataTableError(f"{where}: record {text!r} has type {kind}; the files partition holds types "
+                                     f"{PARTITION_LIST} and {FILE_LIST} only")
+        files = {str(name): FileInfo(int(info["size"]), bool(info["isDeleted"]))
+                 for name, info in (datum.get(_FILES) or {}).items()}
+        return FilesRecord(text, kind, files)
+
+
+# --------------------------------------------------------------------------------------------- a commit's records
+
+
+def records_for_commit(metadata: CommitMetadata) -> list[FilesRecord]:
+    """The records Hudi adds to the `files` partition for a data commit
+    (`HoodieTableMetadataUtil.convertMetadataToFilesPartitionRecords`): the partition list naming every partition
+    the commit wrote to (size 0), and per partition the files it wrote with their sizes (a file written twice keeps
+    the larger size; CDC log files count too). Files a replacecommit replaces stay listed (they go when cleaned), as
+    in Hudi. Sorted by key. DELETE_PARTITION (which this engine does not write; Hudi 1.x marks the partitions deleted
+    in the partition list, 0.15 does not) is refused."""
+    if metadata.operation_type == "DELETE_PARTITION":
+        raise MetadataTableError("a DELETE_PARTITION commit's metadata-table records are not written by this engine")
+    stats = metadata.partition_to_write_stats
+    partitions: dict[str, FileInfo] = {partition_key(p): FileInfo(0) for p in stats}
+    records = [FilesRecord(ALL_PARTITIONS_KEY, PARTITION_LIST, partitions)]
+    for partition, partition_stats in stats.items():
+        files: dict[str, FileInfo] = {}
+        for stat in partition_stats:
+            if stat.path is None:
+                continue  # Hudi skips a stat without a path (an empty partition's)
+            name = stat.path.rsplit("/", 1)[-1]
+            size = max(stat.file_size_in_bytes, files[name].size if name in files else 0)
+            files[name] = FileInfo(size)
+            for cdc_path, cdc_size in (stat.cdc_stats or {}).items():
+                files[cdc_path.rsplit("/", 1)[-1]] = FileInfo(int(cdc_size))
+        records.append(FilesRecord(partition_key(partition), FILE_LIST, files))
+    return sorted(records, key=lambda r: r.key.encode("utf-8"))
+
+
+def merge_records(older: Iterable[FilesRecord], newer: Iterable[FilesRecord]) -> dict[str, FilesRecord]:
+    """`older` (by key) with every record of `newer` merged on, in order."""
+    out: dict[str, FilesRecord] = {}
+    for record in (*older, *newer):
+        prev = out.get(record.key)
+        out[record.key] = record if prev is None else prev.combine(record)
+    return out

@@ -1,0 +1,249 @@
+"""A data table's metadata table (`.hoodie/metadata`), read the way Hudi's `HoodieBackedTableMetadata` reads its
+`files` partition (FORMAT.md, Metadata table).
+
+The metadata table is a merge-on-read table of its own: its `hoodie.properties` (HFILE base files, table version as
+the data table's), its timeline (delta commits at the data table's instants, plus its own initialization and
+compaction instants), and one folder per partition. The `files` partition has one file group, `files-0000-0`: an
+HFile base file and log files whose blocks are HFile data blocks (and the empty delete block Hudi writes when it
+creates the group).
+
+A log block counts when its instant is completed on the metadata table's timeline *and* valid for the data table
+(`HoodieTableMetadataUtil.getValidInstantTimestamps`): the metadata table commits before the data table does, so a
+block of a data commit that never completed is ignored. Valid are the data table's completed instants, the
+instants its completed rollbacks and restores rolled back, the metadata table's own completed rollbacks and
+restores, its delta commits whose time starts with 14 zeros (the initialization), and
+* table version 6 (Hudi 0.14/0.15): its delta commits named with a 3-digit operation suffix (compaction 001 ..
+  rollback 006, index initialization 010 and above);
+* table versions 8 and 9 (Hudi 1.x): every completed delta commit whose time is not a pending data instant.
+Blocks are then merged in log order onto the base file's records (`records.FilesRecord.combine`), rollback command
+blocks drop their target's blocks, and a delete block removes its keys.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from hudi_engine.errors import HudiError, MetadataTableError
+from hudi_engine.file_group import FileSlice
+from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
+from hudi_engine.io.hfile import HFileReader
+from hudi_engine.io.log_block import BlockType, LogBlock, delete_block_keys
+from hudi_engine.io.log_format import read_log_blocks
+from hudi_engine.location import TableLocation
+from hudi_engine.metadata.records import (
+    ALL_PARTITIONS_KEY,
+    FILES_PARTITION,
+    FilesRecord,
+    RecordCodec,
+    merge_records,
+    partition_key,
+    partition_of_key,
+)
+from hudi_engine.table_config import PROPERTIES_FILE, TableConfig
+from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.instant import Action, Instant
+
+METADATA_FOLDER = "metadata"  # .hoodie/metadata
+SOLO_COMMIT_TIMESTAMP = "00000000000000"  # HoodieTimeline.INIT_INSTANT_TS's prefix: metadata-table initializations
+SCHEMA_FILE_INFO = "schema"  # the writer schema in an HFile's file info (base files and data blocks)
+# Hudi 0.x's metadata-table operation suffixes (HoodieTableMetadataUtil.OperationSuffix): 001 compaction, 002 clean,
+# 003 restore, 004 indexer, 005 log compaction, 006 rollback; 010 and above: partition initializations.
+_V6_SUFFIXES = frozenset(f"{n:03d}" for n in range(1, 7))
+_INIT_SUFFIX = "010"
+_MILLIS_INSTANT_LENGTH = 17
+
+
+def metadata_location(data: TableLocation) -> TableLocation:
+    """Where the metadata table of the table at `data` is."""
+    return TableLocation.at(data.storage, data.meta(METADATA_FOLDER))
+
+
+@dataclass(frozen=True)
+class FilesPartition:
+    """The merged `files` partition: every record by key."""
+
+    records: dict[str, FilesRecord]
+
+    @property
+    def partitions(self) -> list[str]:
+        """Data-table partition paths the partition list holds alive, sorted."""
+        listed = self.records.get(ALL_PARTITIONS_KEY)
+        return sorted(partition_of_key(k) for k in (listed.live if listed else {}))
+
+    def files(self, partition_path: str) -> dict[str, int]:
+        """File name -> size of the files a data-table partition holds."""
+        record = self.records.get(partition_key(partition_path))
+        return record.live if record else {}
+
+    def listing(self) -> dict[str, dict[str, int]]:
+        """Partition path -> file name -> size, for every partition of the partition list."""
+        return {p: self.files(p) for p in self.partitions}
+
+
+class MetadataTable:
+    """The metadata table of one data table, as listed once: its config, timeline and `files` file group."""
+
+    def __init__(self, data: TableLocation, data_config: TableConfig, data_timeline: Timeline,
+                 location: TableLocation, config: TableConfig, timeline: Timeline) -> None:
+        self.data = data
+        self.data_config = data_config
+        self.data_timeline = data_timeline
+        self.location = location
+        self.config = config
+        self.timeline = timeline
+
+    @staticmethod
+    def load(data: TableLocation, data_config: TableConfig, data_timeline: Timeline) -> MetadataTable:
+        """The metadata table of the data table at `data` (`data_config` and `data_timeline`: the caller's). Refused
+        naming the path when the data table lists no `files` partition or the folder holds no metadata table."""
+        location = metadata_location(data)
+        if not data_config.is_metadata_table_enabled:
+            raise MetadataTableError(f"table {data.base_path}: hoodie.table.metadata.partitions does not list "
+                                     f"'{FILES_PARTITION}'; Hudi lists its files from storage")
+        if not data.storage.exists(location.meta(PROPERTIES_FILE)):
+            raise MetadataTableError(
+                f"table {data.base_path}: hoodie.properties lists metadata partitions "
+                f"{data_config.metadata_partitions} but {location.meta(PROPERTIES_FILE)} is missing; let Java Hudi "
+                "rebuild the metadata table (a write with hoodie.metadata.enable=true) or disable it")
+        try:
+            config = TableConfig.load(location)
+            timeline = Timeline.load(location)
+        except HudiError as e:
+            raise MetadataTableError(f"metadata table of {data.base_path}: {e}") from e
+        if config.base_file_format != "HFILE" or config.table_type != "MERGE_ON_READ":
+            raise MetadataTableError(
+                f"{location.base_path}: a metadata table is a MERGE_ON_READ table of HFILE base files, not "
+                f"{config.table_type} of {config.base_file_format}")
+        return MetadataTable(data, data_config, data_timeline, location, config, timeline)
+
+    # ---- which instants count ----------------------------------------------------------------------------------
+    def valid_instants(self) -> frozenset[str]:
+        """Instants whose log blocks a reader merges (`getValidInstantTimestamps`, module doc)."""
+        data = self.data_timeline
+        valid = {i.timestamp for i in data.instants if i.is_completed}
+        pending = {i.timestamp for i in data.instants if not i.is_completed}
+        version = self.data_config.version
+        for i in self.timeline.instants:
+            if not i.is_completed or i.action is not Action.DELTA_COMMIT:
+                continue
+            ts = i.timestamp
+            if version >= 8:
+                if ts not in pending:
+                    valid.add(ts)
+            elif len(ts) == _MILLIS_INSTANT_LENGTH + 3 and (ts[-3:] in _V6_SUFFIXES or ts[-3:] >= _INIT_SUFFIX):
+                valid.add(ts)
+        earliest = min(valid) if valid else SOLO_COMMIT_TIMESTAMP
+        for i in data.instants:
+            if i.is_completed and i.action in (Action.ROLLBACK, Action.RESTORE) and i.timestamp > earliest:
+                valid.update(_rolled_back(data, i))
+        valid.update(i.timestamp for i in self.timeline.instants
+                     if i.is_completed and i.action in (Action.ROLLBACK, Action.RESTORE))
+        valid.update(i.timestamp for i in self.timeline.instants if i.is_completed
+                     and i.action is Action.DELTA_COMMIT and i.timestamp.startswith(SOLO_COMMIT_TIMESTAMP))
+        return frozenset(valid)
+
+    # ---- the files partition -----------------------------------------------------------------------------------
+    def files_slice(self) -> FileSlice:
+        """The latest slice of the `files` partition's one file group."""
+        view = FileSystemView.load(self.location, FILES_PARTITION.__eq__, slicing_for(self.timeline))
+        slices = view.latest_file_slices(Visibility.of(self.timeline), FILES_PARTITION)
+        if len(slices) != 1:
+            found = ", ".join(sorted(s.file_id for s in slices)) or "none"
+            raise MetadataTableError(
+                f"{self.location.join(FILES_PARTITION)}: the files partition has {len(slices)} file groups "
+                f"({found}); Hudi writes exactly one. Let Java Hudi rebuild the metadata table, or disable it")
+        return slices[0]
+
+    def record_schema(self, file_slice: FileSlice | None = None) -> str:
+        """The HoodieMetadataRecord schema the metadata table's base file was written with (its `schema` file info):
+        the schema of the Hudi release that made the table, which this engine's blocks use too."""
+        file_slice = file_slice or self.files_slice()
+        if file_slice.base_file is None:
+            raise MetadataTableError(f"{self.location.join(FILES_PARTITION)}: the files file group "
+                                     f"{file_slice.file_id} has no base file; Hudi writes one when it creates it")
+        path = file_slice.base_file.path
+        with self.location.storage.open_input_file(path) as f, HFileReader(f, name=path) as reader:
+            schema = reader.file_info.get(SCHEMA_FILE_INFO)
+        if not schema:
+            raise MetadataTableError(f"{path}: no '{SCHEMA_FILE_INFO}' in its file info; not a metadata-table HFile")
+        return schema.decode("utf-8")
+
+    def read_files_partition(self) -> FilesPartition:
+        """The `files` partition merged: the base file's records, then the valid log blocks' in log order."""
+        file_slice = self.files_slice()
+        base: list[FilesRecord] = []
+        if file_slice.base_file is not None:
+            path = file_slice.base_file.path
+            with self.location.storage.open_input_file(path) as f, HFileReader(f, name=path) as reader:
+                schema = reader.file_info.get(SCHEMA_FILE_INFO)
+                if not schema:
+                    raise MetadataTableError(f"{path}: no '{SCHEMA_FILE_INFO}' in its file info")
+                codec = RecordCodec(schema.decode("utf-8"), path)
+                base = [codec.decode(k, v, path) for k, v in reader.cells()]
+        logged: dict[str, FilesRecord] = {}
+        deleted: set[str] = set()
+        for block in self._valid_blocks(file_slice):
+            if block.block_type == BlockType.DELETE:
+                keys = delete_block_keys(block).column("record_key").to_pylist()
+                for key in keys:
+                    logged.pop(key, None)
+                    deleted.add(key)
+                continue
+            for record in _block_records(block):
+                prev = logged.get(record.key)
+                logged[record.key] = record if prev is None else prev.combine(record)
+        kept = [r for r in base if r.key not in deleted]
+        return FilesPartition(merge_records(kept, logged.values()))
+
+    def _valid_blocks(self, file_slice: FileSlice) -> Iterator[LogBlock]:
+        """HFile data and delete blocks of valid instants, in log order, rolled-back blocks dropped (FORMAT.md, Log
+        scanning, with the metadata table's own timeline and the valid instants)."""
+        vis = Visibility.of(self.timeline)
+        latest = vis.latest_instant
+        valid = self.valid_instants()
+        queue: list[LogBlock] = []
+        for log_file in file_slice.sorted_log_files():
+            with self.location.storage.open_input_file(log_file.path) as f:
+                blocks = read_log_blocks(f, file_name=log_file.path)
+            for block in blocks:
+                if block.block_type == BlockType.CORRUPT:
+                    continue
+                instant = block.instant_time
+                if instant is None:
+                    raise MetadataTableError(f"{log_file.path}: {block.block_type.name} block at offset "
+                                             f"{block.offset} has no INSTANT_TIME header")
+                if latest is None or instant > latest:
+                    yield from queue  # Java stops the scan at the first block newer than the latest instant
+                    return
+                if block.block_type == BlockType.COMMAND:
+                    if block.is_rollback:
+                        target = block.target_instant_time
+                        queue = [b for b in queue if b.instant_time != target]
+                    continue
+                if not vis.is_committed(instant) or instant not in valid:
+                    continue
+                if block.block_type not in (BlockType.HFILE_DATA, BlockType.DELETE):
+                    raise MetadataTableError(
+                        f"{log_file.path}: {block.block_type.name} block at offset {block.offset}; the metadata "
+                        "table's log files hold HFile data blocks, delete blocks and command blocks")
+                queue.append(block)
+        yield from queue
+
+
+def _block_records(block: LogBlock) -> Iterable[FilesRecord]:
+    where = f"{block.source}: HFILE_DATA block at offset {block.offset}"
+    schema = block.schema_json
+    if not schema:
+        raise MetadataTableError(f"{where}: no SCHEMA header")
+    codec = RecordCodec(schema, where)
+    with HFileReader(block.content, name=where) as reader:
+        return [codec.decode(k, v, where) for k, v in reader.cells()]
+
+
+def _rolled_back(timeline: Timeline, instant: Instant) -> list[str]:
+    """The instants a completed rollback or restore of the data table rolled back."""
+    meta = timeline.avro_metadata(instant) or {}
+    if instant.action is Action.ROLLBACK:
+        return [str(c) for c in meta.get("commitsRollback") or ()]
+    return [str(c) for rms in (meta.get("hoodieRestoreMetadata") or {}).values()
+            for rm in rms or () for c in rm.get("commitsRollback") or ()]

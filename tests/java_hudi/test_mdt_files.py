@@ -1,0 +1,197 @@
+"""The engine keeps the metadata table of a table Java Hudi created with its `files` partition only
+(hudi_engine/metadata/writer.py): after the engine's upsert, delete and insert_overwrite, Java reads every row with
+the metadata table on (listing files from it), Hudi's own validator finds the metadata table equal to storage, and
+Java's next write appends to that metadata table instead of rebuilding it (the engine's delta commits stay, no new
+initialization instant, `hoodie.table.metadata.partitions` still `files`) and compacts it, merging the engine's
+blocks, after which the listing still equals storage. An engine write killed between the metadata delta commit and
+the data commit is invisible to Java, and Java's next write rolls it back, in the metadata table too."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from metadata_tables import mdt_listing, storage_listing
+
+from hudi_engine import HudiTable
+from hudi_engine.java_properties import parse_properties
+from hudi_engine.location import TableLocation
+from hudi_engine.metadata.table import SOLO_COMMIT_TIMESTAMP, metadata_location
+from hudi_engine.timeline import Timeline
+
+KEYS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts"}
+# The files partition only: Hudi 1.x also builds column and partition stats by default.
+FILES_ONLY = {"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "false",
+              "hoodie.metadata.index.partition.stats.enable": "false",
+              # Java's datasource otherwise compacts a MOR table in the background after its write returns (from the
+              # fifth delta commit); off, it compacts inline, within the write. `_settled` waits for anything left.
+              "hoodie.datasource.compaction.async.enable": "false"}
+
+
+def _rows(ids: list[int], value: str, ts: int) -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": [value] * len(ids), "ts": pa.array([ts] * len(ids),
+                     pa.int64()), "p": [f"p{i % 3}" for i in ids]})
+
+
+def _props(path: Path) -> dict[str, str]:
+    return parse_properties((path / ".hoodie" / "hoodie.properties").read_text("latin-1"))
+
+
+def _mdt_instants(path: Path) -> list[str]:
+    return [i.timestamp for i in Timeline.load(metadata_location(TableLocation.of(str(path)))).completed()]
+
+
+def _settled(path: Path, timeout_s: float = 120.0) -> None:
+    """Wait until neither timeline has a pending instant: Hudi 0.15.0's datasource may still be compacting a MOR
+    table in the background after its write returned (then storage holds the compaction's uncommitted files)."""
+    deadline = time.monotonic() + timeout_s
+    location = TableLocation.of(str(path))
+    while True:
+        pending = [*Timeline.load(location).pending().instants,
+                   *Timeline.load(metadata_location(location)).pending().instants]
+        if not pending:
+            return
+        assert time.monotonic() < deadline, f"instants still pending after {timeout_s} s: {pending}"
+        time.sleep(0.5)
+
+
+def _failed_commit_logs(path: Path) -> set[str]:
+    """Log files Java's rollbacks name as a failed commit's (`logFilesFromFailedCommit`): Hudi 0.15.0's marker-based
+    rollback records them with size 1 (it does not read their length), and its metadata table lists that size."""
+    timeline = Timeline.load(TableLocation.of(str(path)))
+    return {name.rsplit("/", 1)[-1] for i in timeline.filter_by(["rollback"]).completed().instants
+            for pm in ((timeline.avro_metadata(i) or {}).get("partitionMetadata") or {}).values()
+            for name in pm.get("logFilesFromFailedCommit") or {}}
+
+
+def _same_listing(path: Path) -> None:
+    """The metadata table lists exactly the files in storage, with their sizes (once Java's work has settled; the
+    sizes Java's rollbacks recorded for a failed commit's log files aside)."""
+    _settled(path)
+    mdt, stored = mdt_listing(path), storage_listing(path)
+    placeholders = _failed_commit_logs(path)
+    for listing in (mdt, stored):
+        for files in listing.values():
+            files.update({f: -1 for f in files.keys() & placeholders})
+    flat = lambda listing: {(p, f, n) for p, files in listing.items() for f, n in files.items()}  # noqa: E731
+    assert mdt == stored, (f"only in the metadata table: {sorted(flat(mdt) - flat(stored))}; only in storage: "
+                           f"{sorted(flat(stored) - flat(mdt))}; data timeline: "
+                           f"{[str(i) for i in Timeline.load(TableLocation.of(str(path))).instants]}")
+
+
+def _java_rows(java, path: Path) -> dict[int, str]:
+    got = java.snapshot(path, **{"hoodie.metadata.enable": "true"}).select(["id", "v"]).to_pydict()
+    return dict(zip(got["id"], got["v"], strict=True))
+
+
+def _validate(java, path: Path, tmp_path: Path, name: str) -> None:
+    """Hudi's validate_metadata_table_files on a copy (registering a table rewrites its hoodie.properties): every
+    file the metadata table lists is in storage with its size, and the other way round."""
+    copy = tmp_path / f"{name}-copy"
+    shutil.copytree(path, copy)
+    java.sql(f"CREATE TABLE {name} USING hudi LOCATION '{copy}'")
+    try:
+        rows = java.sql(f"CALL validate_metadata_table_files(table => '{name}', verbose => true)")
+        assert rows is not None and rows.num_rows > 0
+        mismatched = [r for r in rows.to_pylist() if not (r["is_present_in_fs"] and r["is_present_in_metadata"]
+                                                         and r["fs_size"] == r["metadata_size"])]
+        assert not mismatched, mismatched
+    finally:
+        java.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+@pytest.mark.parametrize(("hudi", "table_type"), [("0.15.0", "MERGE_ON_READ"), ("1.2.0", "COPY_ON_WRITE"),
+                                                  ("1.2.0", "MERGE_ON_READ")])
+def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, tmp_path: Path, hudi: str,
+                                                                     table_type: str) -> None:
+    java = java_hudi(hudi)
+    path = tmp_path / "t"
+    opts = {**KEYS, "hoodie.datasource.write.table.type": table_type}
+    java.write(path, _rows(list(range(10)), "java-1", 1), {**opts, **FILES_ONLY, "hoodie.datasource.write.operation":
+                                                           "upsert"}, mode="overwrite")
+    assert _props(path)["hoodie.table.metadata.partitions"] == "files"
+    initialized = [t for t in _mdt_instants(path) if t.startswith(SOLO_COMMIT_TIMESTAMP)]
+    model = {i: "java-1" for i in range(10)}
+
+    table = HudiTable.load(str(path))
+    engine_instants = []
+    # An upsert reaching a new partition (p2 exists, p0/p1 updated: log files on MOR), a delete, an overwrite of p1.
+    r = table.write(_rows(list(range(5, 15)), "engine-1", 2), {**opts, "hoodie.datasource.write.operation": "upsert"})
+    engine_instants.append(r.instant_time)
+    model.update({i: "engine-1" for i in range(5, 15)})
+    r = HudiTable.load(str(path)).write(_rows([0, 3], "gone", 3), {**opts, "hoodie.datasource.write.operation":
+                                                                  "delete"})
+    engine_instants.append(r.instant_time)
+    for i in (0, 3):
+        del model[i]
+    overwrite = [i for i in range(30, 36) if i % 3 == 1]
+    r = HudiTable.load(str(path)).write(_rows(overwrite, "engine-ow", 4),
+                                        {**opts, "hoodie.datasource.write.operation": "insert_overwrite"})
+    engine_instants.append(r.instant_time)
+    model = {i: v for i, v in model.items() if i % 3 != 1} | {i: "engine-ow" for i in overwrite}
+
+    assert _props(path)["hoodie.table.metadata.partitions"] == "files"  # kept, not disabled
+    assert set(engine_instants) <= set(_mdt_instants(path))
+    _same_listing(path)
+    assert _java_rows(java, path) == model
+    _validate(java, path, tmp_path, f"mdt_{hudi.replace('.', '')}_{table_type[:3].lower()}")
+
+    # Java's next write appends to the metadata table the engine kept: no rebuild. It also compacts the metadata
+    # table (after every delta commit here), merging the engine's HFile blocks into a new base file.
+    java.write(path, _rows([40, 41, 5], "java-2", 5), {**opts, **FILES_ONLY,
+                                                       "hoodie.metadata.compact.max.delta.commits": "1",
+                                                       "hoodie.datasource.write.operation": "upsert"})
+    model.update({i: "java-2" for i in (40, 41, 5)})
+    after = _mdt_instants(path)
+    assert set(engine_instants) <= set(after), "Java rebuilt the metadata table"
+    assert [t for t in after if t.startswith(SOLO_COMMIT_TIMESTAMP)] == initialized
+    mdt = Timeline.load(metadata_location(TableLocation.of(str(path))))
+    assert mdt.filter_by(["commit"]).completed().instants, "Java did not compact the metadata table"
+    assert _props(path)["hoodie.table.metadata.partitions"] == "files"
+    assert _java_rows(java, path) == model
+    _same_listing(path)
+
+    # An engine write killed between its metadata delta commit and its data commit (markers and inflight left):
+    # Java skips the delta commit's block, and its next write rolls the instant back, in the metadata table too.
+    crashed = _killed_after_the_metadata_commit(path, _rows([1, 2, 50], "crashed", 6),
+                                                {**opts, "hoodie.datasource.write.operation": "upsert"}, tmp_path)
+    assert crashed in _mdt_instants(path)
+    assert _java_rows(java, path) == model
+    java.write(path, _rows([42], "java-3", 7), {**opts, **FILES_ONLY, "hoodie.datasource.write.operation": "upsert"})
+    model[42] = "java-3"
+    assert crashed not in {i.timestamp for i in Timeline.load(TableLocation.of(str(path))).instants}
+    assert _props(path)["hoodie.table.metadata.partitions"] == "files"
+    assert _java_rows(java, path) == model
+    _same_listing(path)
+
+
+_KILLED = """
+import json, os, sys
+import pyarrow.parquet as pq
+from hudi_engine import HudiTable
+from hudi_engine.metadata.writer import MetadataWriter
+original = MetadataWriter.write_delta_commit
+def killed(self, instant_time, commit):
+    original(self, instant_time, commit)
+    print(instant_time, flush=True)
+    os._exit(17)
+MetadataWriter.write_delta_commit = killed
+HudiTable.load(sys.argv[1]).write(pq.read_table(sys.argv[2]), json.loads(sys.argv[3]))
+"""
+
+
+def _killed_after_the_metadata_commit(path: Path, rows: pa.Table, options: dict[str, str], tmp_path: Path) -> str:
+    """The instant of an engine write whose process died right after the metadata delta commit completed."""
+    source = tmp_path / "killed-input.parquet"
+    pq.write_table(rows, source)
+    done = subprocess.run([sys.executable, "-c", _KILLED, str(path), str(source), json.dumps(options)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 17, done.stderr[-3000:]
+    return done.stdout.split()[-1]

@@ -1,0 +1,143 @@
+"""The engine's commits recorded in a files-only metadata table (hudi_engine/metadata/writer.py), without Java: the
+tables are Java's feature tables cut down to the files partition (tests/metadata_tables.py). tests/java_hudi/
+test_mdt_files.py has Java read and write after the engine."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from java_tables import CASES, unzip_feature_table
+from metadata_tables import files_only, mdt_listing, storage_listing
+
+from hudi_engine import HudiTable
+from hudi_engine.io.hfile import HFileReader
+from hudi_engine.io.log_block import BlockType
+from hudi_engine.io.log_format import read_log_blocks
+from hudi_engine.location import TableLocation
+from hudi_engine.metadata.records import RecordCodec
+from hudi_engine.metadata.table import metadata_location
+from hudi_engine.metadata.writer import MetadataWriter
+from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline import Timeline
+
+MDT = {c.name: c for c in CASES if c.builder == "mdt"}
+OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts"}
+
+
+def _rows(ids: list[int], value: str) -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": [value] * len(ids), "ts": pa.array([9] * len(ids),
+                     pa.int64()), "amount": [0.5] * len(ids), "p": ["a" if i % 2 else "b" for i in ids]})
+
+
+def _table(name: str, tmp_path: Path, *, mor: bool = False) -> Path:
+    table, _ = unzip_feature_table(MDT[name], tmp_path)
+    files_only(table)
+    if mor:  # a table of base files only reads the same as MOR; the engine's updates then go to log files
+        location = TableLocation.of(str(table))
+        TableConfig.load(location).with_props({"hoodie.table.type": "MERGE_ON_READ"}).save(location)
+    return table
+
+
+def _write(table: Path, rows: pa.Table, operation: str = "upsert", **extra: str) -> str:
+    loaded = HudiTable.load(str(table))
+    return loaded.write(rows, {**OPTS, "hoodie.table.name": loaded.config.name,
+                               "hoodie.datasource.write.operation": operation, **extra}).instant_time
+
+
+def _mdt_timeline(table: Path) -> Timeline:
+    return Timeline.load(metadata_location(TableLocation.of(str(table))))
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
+@pytest.mark.parametrize("mor", [False, True], ids=["cow", "mor"])
+def test_commits_are_recorded_and_the_listing_stays_equal_to_storage(name: str, mor: bool, tmp_path: Path) -> None:
+    table = _table(name, tmp_path, mor=mor)
+    instants = [_write(table, _rows([1, 2, 51], "e1")),  # updates in a and b, a new key
+                _write(table, _rows([2], "x"), "delete"),
+                _write(table, _rows([61, 63], "ow"), "insert_overwrite"),  # partition a replaced
+                _write(table, _rows([70, 72], "ins"), "insert")]
+    location = TableLocation.of(str(table))
+    assert TableConfig.load(location).metadata_partitions == ["files"]
+    assert mdt_listing(table) == storage_listing(table)
+    mdt, data = _mdt_timeline(table), Timeline.load(location)
+    for t in instants:  # a delta commit at every data instant, completed before the data commit
+        (delta,) = [i for i in mdt.instants if i.timestamp == t]
+        (commit,) = [i for i in data.instants if i.timestamp == t]
+        assert delta.is_completed and commit.is_completed
+        if data.layout.version == 2:
+            assert delta.completion_time < commit.completion_time
+    assert not Path(location.meta("metadata", ".hoodie", ".temp", instants[-1])).exists()  # markers gone
+    ids = set(HudiTable.load(str(table)).read_snapshot().column("id").to_pylist())
+    assert {61, 63, 70, 72} <= ids and not {2, 51} & ids  # 51 was in partition a, which the overwrite replaced
+
+    # The last block: one HFile data block at its instant, the records readable with the base file's schema.
+    files = Path(location.meta("metadata", "files"))
+    newest = max((f for f in files.iterdir() if ".log." in f.name and instants[-1] in _instants_of(f)),
+                 key=lambda f: f.name)
+    (block,) = read_log_blocks(newest.read_bytes(), file_name=str(newest))
+    assert block.block_type == BlockType.HFILE_DATA and block.instant_time == instants[-1]
+    codec = RecordCodec(block.schema_json or "", str(newest))
+    keys = [codec.decode(k, v, str(newest)).key for k, v in HFileReader(block.content).cells()]
+    assert keys == ["__all_partitions__", "b"]  # the insert wrote to partition b only
+
+
+def _instants_of(log: Path) -> list[str]:
+    return [b.instant_time or "" for b in read_log_blocks(log.read_bytes(), file_name=str(log))]
+
+
+def test_a_data_commit_that_did_not_complete_is_not_listed(tmp_path: Path) -> None:
+    """A crash after the metadata delta commit, before the data commit: the listing is the one before."""
+    table = _table("mdt_cow_v9", tmp_path)
+    before = mdt_listing(table)
+    t = _write(table, _rows([1, 51], "e1"))
+    location = TableLocation.of(str(table))
+    timeline = Timeline.load(location)
+    (commit,) = [i for i in timeline.instants if i.timestamp == t]
+    Path(timeline.path_of(commit)).unlink()
+    assert mdt_listing(table) == before
+
+
+def test_a_failed_commit_is_rolled_back_and_the_metadata_table_disabled(tmp_path: Path, monkeypatch) -> None:
+    table = _table("mdt_cow_v6", tmp_path)
+    rows = HudiTable.load(str(table)).read_snapshot()
+    original = MetadataWriter.write_delta_commit
+
+    def fail_after(self, instant_time, commit):
+        original(self, instant_time, commit)
+        raise RuntimeError("killed between the metadata delta commit and the data commit")
+
+    monkeypatch.setattr(MetadataWriter, "write_delta_commit", fail_after)
+    with pytest.raises(RuntimeError, match="killed"):
+        _write(table, _rows([1, 51], "e1"))
+    location = TableLocation.of(str(table))
+    assert not TableConfig.load(location).metadata_partitions  # the rollback disabled it first
+    assert not Path(location.meta("metadata")).exists()
+    assert HudiTable.load(str(table)).read_snapshot().sort_by("id") == rows.sort_by("id")
+
+
+def test_other_metadata_partitions_or_enable_false_disable_it(tmp_path: Path) -> None:
+    full, _ = unzip_feature_table(MDT["mdt_cow_v6"], tmp_path / "full")  # files, column stats, bloom, record index
+    _write(full, _rows([1], "e"))
+    assert not TableConfig.load(TableLocation.of(str(full))).metadata_partitions
+    table = _table("mdt_cow_v6", tmp_path / "off")
+    _write(table, _rows([1], "e"), **{"hoodie.metadata.enable": "false"})
+    assert not TableConfig.load(TableLocation.of(str(table))).metadata_partitions
+    decision = MetadataWriter.decide(TableLocation.of(str(full)), TableConfig.load(TableLocation.of(str(full))),
+                                     Timeline.load(TableLocation.of(str(full))))
+    assert decision.writer is None
+
+
+def test_table_services_disable_it(tmp_path: Path) -> None:
+    """Compaction, cleaning, archival and rollback are not recorded in the metadata table yet: a service that acts
+    disables it, inline under a write's lock too."""
+    table = _table("mdt_cow_v6", tmp_path, mor=True)
+    _write(table, _rows([1, 2], "e1"))
+    assert TableConfig.load(TableLocation.of(str(table))).metadata_partitions == ["files"]
+    _write(table, _rows([1, 2], "e2"), **{"hoodie.compact.inline": "true",
+                                          "hoodie.compact.inline.max.delta.commits": "1"})
+    location = TableLocation.of(str(table))
+    assert Timeline.load(location).filter_by(["commit"]).completed().instants  # the compaction ran inline
+    assert not TableConfig.load(location).metadata_partitions
+    assert not Path(location.meta("metadata")).exists()
