@@ -17,6 +17,7 @@ import bisect
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +33,9 @@ from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.write import index
 from hudi_engine.write.bucket_assigner import SliceInfo
+
+if TYPE_CHECKING:
+    from hudi_engine.file_slice_reader import SliceReadContext
 
 
 @dataclass(frozen=True)
@@ -149,13 +153,9 @@ def _log_only_keys(spec: TagSpec, storage: Storage, partition: str) -> list[tupl
     sees log files (the record index, Flink's) put inserts into log files, and an update of such a key must go to its
     group. Their keys are read from the committed log blocks (meta-field tables: the key column)."""
     def load() -> list[tuple[str, pa.Array]]:
-        from hudi_engine.file_slice_reader import SliceReadContext, log_record_keys
-        from hudi_engine.payload import payload_for
+        from hudi_engine.file_slice_reader import log_record_keys
 
-        assert spec.visibility is not None
-        schema = pa.schema([("_hoodie_record_key", pa.string())])
-        ctx = SliceReadContext(storage, schema, lambda t: t.column("_hoodie_record_key"), ("_hoodie_record_key",),
-                               None, payload_for(None), spec.visibility)
+        ctx = _key_context(spec, storage)
         return [(s.file_id, log_record_keys(ctx, s)) for s in _latest_slices(spec, storage, partition)
                 if s.base_file is None and s.log_files]
 
@@ -249,16 +249,22 @@ def _live_holder(spec: TagSpec, storage: Storage, partition: str, key: str, cand
 def _live_keys(spec: TagSpec, storage: Storage, file_slice: FileSlice) -> frozenset[str]:
     """The keys a slice holds after merging its log blocks (read once per worker and write)."""
     def load() -> frozenset[str]:
-        from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
-        from hudi_engine.payload import payload_for
+        from hudi_engine.file_slice_reader import read_file_slice
 
-        assert spec.visibility is not None
-        schema = pa.schema([("_hoodie_record_key", pa.string())])
-        ctx = SliceReadContext(storage, schema, lambda t: t.column("_hoodie_record_key"), ("_hoodie_record_key",),
-                               None, payload_for(None), spec.visibility)
-        return frozenset(read_file_slice(ctx, file_slice).column(0).to_pylist())
+        return frozenset(read_file_slice(_key_context(spec, storage), file_slice).column(0).to_pylist())
 
     return _CACHE.get(("live", spec.instant, spec.base_path, file_slice.partition_path, file_slice.file_id), load)
+
+
+def _key_context(spec: TagSpec, storage: Storage) -> "SliceReadContext":
+    """How tagging reads slices: the record key column alone, merged newest-wins (deletes remove a key)."""
+    from hudi_engine.file_slice_reader import SliceReadContext
+    from hudi_engine.payload import payload_for
+
+    assert spec.visibility is not None
+    schema = pa.schema([("_hoodie_record_key", pa.string())])
+    return SliceReadContext(storage, schema, lambda t: t.column("_hoodie_record_key"), ("_hoodie_record_key",),
+                            None, payload_for(None), spec.visibility)
 
 
 def _read_keys(spec: TagSpec, storage: Storage, path: str) -> pa.Array:
