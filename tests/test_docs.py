@@ -55,6 +55,8 @@ RUN_ON_SPARK = {  # tests/spark/test_docs_examples.py
 }
 # Python blocks checked against the code only, and why they are not run.
 NOT_RUN = {
+    ("docs/procedures.md", 'call("show_commits", "/data/trips"'): "the same calls on tables written there: "
+                                                                   "tests/procedures/",
     ("docs/operations.md", 'SparkSession.builder.master("yarn")'): "needs a YARN cluster and a packed venv on HDFS",
     ("docs/native-read.md", "native_conf"): "configures a session builder before its JVM starts; the test session "
                                             "is built that way (tests/spark/conftest.py, local_spark_session(native=True))",

@@ -1,0 +1,150 @@
+"""The procedures that read the table's files and properties: `show_table_properties`, `show_fsview_all`,
+`show_fsview_latest` and `stats_file_sizes`, as Hudi 1.2's procedures of those names show them (paths as Hadoop
+prints them, log files as HoodieLogFile's toString)."""
+from __future__ import annotations
+
+import fnmatch
+import math
+import statistics
+
+from hudi_engine.file_group import FileSlice, LogFile
+from hudi_engine.file_naming import BaseFileName, is_base_file_name
+from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
+from hudi_engine.location import META_FOLDER, TableLocation
+from hudi_engine.procedures.arguments import Arguments
+from hudi_engine.procedures.commits import Row
+from hudi_engine.storage import Storage
+from hudi_engine.table import HudiTable
+from hudi_engine.timeline import Timeline
+
+ALL_PARTITIONS = "ALL_PARTITIONS"
+
+
+def _limit(rows: list[Row], args: Arguments) -> list[Row]:
+    return rows[: max(args["limit"], 0)]
+
+
+def qualified(path: str) -> str:
+    """A path as Hadoop's Path prints it: local paths with their `file:` scheme."""
+    return path if Storage.is_uri(path) else f"file:{path}"
+
+
+def _log_files_text(logs: list[LogFile]) -> str:
+    return "[" + ", ".join(f"HoodieLogFile{{pathStr='{qualified(f.path)}', fileLen={f.size}}}" for f in logs) + "]"
+
+
+def show_table_properties(args: Arguments) -> list[Row]:
+    """`hoodie.properties` in the file's order."""
+    table = HudiTable.load(args.table_path())
+    return _limit([(k, v) for k, v in table.config.props.items()], args)
+
+
+def _view(args: Arguments) -> tuple[HudiTable, FileSystemView, Timeline]:
+    """The file groups of the partitions `path_regex` matches, and the timeline the call sees (`max_instant`,
+    `include_max`, `include_in_flight`, `exclude_compaction`)."""
+    table = HudiTable.load(args.table_path())
+    timeline = table.timeline
+    if not args["include_in_flight"]:
+        timeline = timeline.filter(lambda i: i.is_completed or (i.is_pending_compaction and
+                                                                not args["exclude_compaction"]))
+    if args["exclude_compaction"]:
+        timeline = timeline.filter(lambda i: not i.is_pending_compaction)
+    max_instant = args["max_instant"]
+    if max_instant:
+        timeline = timeline.filter(lambda i: i.timestamp < max_instant or
+                                   (args["include_max"] and i.timestamp == max_instant))
+    pattern = args["path_regex"]
+    keep = None if pattern in (ALL_PARTITIONS, "", "*") else (lambda p: fnmatch.fnmatchcase(p, pattern))
+    view = FileSystemView.load(table.location, keep, slicing_for(table.timeline))
+    return table, view, timeline
+
+
+def show_fsview_all(args: Arguments) -> list[Row]:
+    """Every file slice of every file group, newest slice first, as of the timeline the arguments select."""
+    _, view, timeline = _view(args)
+    visible = Visibility.of(timeline)
+    rows: list[Row] = []
+    for group in view.sliced_by(visible.slicing).file_groups():
+        for base in sorted(group.slices, reverse=True):
+            s = group.slices[base]
+            if not (visible.is_committed(base) or base in visible.pending_compactions):
+                continue
+            rows.append(_slice_head(s) + (sum(f.size for f in s.log_files), _log_files_text(s.sorted_log_files())))
+    return _limit(rows, args)
+
+
+def _slice_head(s: FileSlice) -> Row:
+    data_file = qualified(s.base_file.path) if s.base_file else ""
+    size = s.base_file.size if s.base_file else -1
+    return (s.partition_path, s.file_id, s.base_instant, data_file, size, len(s.log_files))
+
+
+def show_fsview_latest(args: Arguments) -> list[Row]:
+    """The latest slice of each file group, its log files split by whether they belong to the slice's base
+    instant (scheduled for the compaction that made it) or not, as Hudi's CLI `show fsview latest`."""
+    _, view, timeline = _view(args)
+    visible = Visibility.of(timeline)
+    partition = args["partition_path"]
+    slices = view.latest_file_slices(visible, None if partition in (ALL_PARTITIONS, "") else partition)
+    rows: list[Row] = []
+    for s in slices:
+        logs = s.sorted_log_files()
+        scheduled = [f for f in logs if f.base_instant == s.base_instant]
+        unscheduled = [f for f in logs if f.base_instant != s.base_instant]
+        base = s.base_file.size if s.base_file else -1
+        in_scheduled, in_unscheduled = sum(f.size for f in scheduled), sum(f.size for f in unscheduled)
+        rows.append(_slice_head(s) + (
+            sum(f.size for f in logs), in_scheduled, in_unscheduled,
+            in_scheduled / base if base > 0 else -1.0, in_unscheduled / base if base > 0 else -1.0,
+            _log_files_text(scheduled), _log_files_text(unscheduled)))
+    return _limit(rows, args)
+
+
+def _glob(location: TableLocation, pattern: str) -> list[tuple[str, int]]:
+    """(name, size) of the files `<base>/<pattern>/*` matches, the timeline folder and dot files left out (as
+    Hadoop's glob of Hudi's procedure finds them)."""
+    folders = [location.base_path]
+    for part in [p for p in pattern.split("/") if p]:
+        nxt = []
+        for folder in folders:
+            nxt += [e.path for e in location.storage.list_dir(folder)
+                    if e.is_dir and e.name != META_FOLDER and fnmatch.fnmatchcase(e.name, part)]
+        folders = nxt
+    return [(e.name, e.size) for folder in folders for e in location.storage.list_dir(folder)
+            if not e.is_dir and not e.name.startswith(".")]
+
+
+def _quantile(values: list[int], q: float) -> float:
+    # Dropwizard's UniformSnapshot.getValue: linear between the two values around q * (n + 1).
+    pos = q * (len(values) + 1)
+    index = int(pos)
+    if index < 1:
+        return float(values[0])
+    if index >= len(values):
+        return float(values[-1])
+    low, high = values[index - 1], values[index]
+    return low + (pos - math.floor(pos)) * (high - low)
+
+
+def _histogram(name: str, sizes: list[int]) -> Row:
+    values = sorted(sizes)
+    std = statistics.stdev(values) if len(values) > 1 else 0.0
+    return (name, values[0], _quantile(values, 0.1), _quantile(values, 0.5), statistics.fmean(values),
+            _quantile(values, 0.95), values[-1], len(values), std)
+
+
+def stats_file_sizes(args: Arguments) -> list[Row]:
+    """Base file sizes per commit (the instant in the file's name), newest first, then over all files."""
+    table = HudiTable.load(args.table_path())
+    by_commit: dict[str, list[int]] = {}
+    for name, size in _glob(table.location, args["partition_path"]):
+        if not is_base_file_name(name):
+            continue
+        by_commit.setdefault(BaseFileName.parse(name).instant_time, []).append(size)
+    if not by_commit:  # Hudi's empty histogram (partition_path => a glob of partition folders finds files)
+        return [("ALL", 0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0.0)]
+    rows = [_histogram(commit, sizes) for commit, sizes in sorted(by_commit.items(), reverse=True)]
+    rows.append(_histogram("ALL", [s for sizes in by_commit.values() for s in sizes]))
+    return _limit(rows, args)
+
+

@@ -1,0 +1,104 @@
+"""The procedures that read the other actions of the timeline: `show_rollbacks`, `show_rollback_detail`,
+`show_savepoints`, `show_compaction`, `show_cleans` and `show_cleans_metadata`, from the Avro files of those
+instants, as Hudi 1.2's procedures of those names read them."""
+from __future__ import annotations
+
+from hudi_engine.errors import ConfigError
+from hudi_engine.procedures.arguments import Arguments
+from hudi_engine.procedures.commits import Row, completion_time
+from hudi_engine.table import HudiTable
+from hudi_engine.table_services.compaction import CompactionPlan
+from hudi_engine.timeline.instant import Action, State
+
+
+def _limit(rows: list[Row], args: Arguments) -> list[Row]:
+    return rows[: max(args["limit"], 0)]
+
+
+def _java_list(items: list[str]) -> str:
+    return f"[{', '.join(items)}]"
+
+
+def show_rollbacks(args: Arguments) -> list[Row]:
+    """One row per commit each completed rollback undid: (its rollback instant, the commit, ...)."""
+    table = HudiTable.load(args.table_path())
+    rows: list[Row] = []
+    for instant in table.timeline.filter_by([Action.ROLLBACK], [State.COMPLETED]):
+        meta = table.timeline.avro_metadata(instant) or {}
+        for commit in meta.get("commitsRollback") or ():
+            rows.append((meta.get("startRollbackTime") or instant.timestamp, commit, meta.get("totalFilesDeleted"),
+                         meta.get("timeTakenInMillis"), len(meta.get("partitionMetadata") or {})))
+    return _limit(rows, args)
+
+
+def show_rollback_detail(args: Arguments) -> list[Row]:
+    """The files one rollback (by its own instant time) deleted, and the ones it failed to delete."""
+    table = HudiTable.load(args.table_path())
+    wanted = args["instant_time"]
+    found = [i for i in table.timeline.filter_by([Action.ROLLBACK], [State.COMPLETED]) if i.timestamp == wanted]
+    if not found:
+        rollbacks = ", ".join(i.timestamp for i in table.timeline.filter_by([Action.ROLLBACK], [State.COMPLETED]))
+        raise ConfigError(f"show_rollback_detail: no completed rollback at {wanted} on {table.base_path}; its "
+                          f"rollbacks are [{rollbacks}] (show_rollbacks' instant column)")
+    meta = table.timeline.avro_metadata(found[0]) or {}
+    undone = _java_list(list(meta.get("commitsRollback") or ()))
+    start = meta.get("startRollbackTime") or wanted
+    rows: list[Row] = []
+    for partition, pm in (meta.get("partitionMetadata") or {}).items():
+        rows += [(start, undone, partition, f, True) for f in pm.get("successDeleteFiles") or ()]
+        rows += [(start, undone, partition, f, False) for f in pm.get("failedDeleteFiles") or ()]
+    return _limit(rows, args)
+
+
+def show_savepoints(args: Arguments) -> list[Row]:
+    """Completed savepoints, newest first (Java's savepoints included: the engine reads them, writes none)."""
+    table = HudiTable.load(args.table_path())
+    return [(i.timestamp,) for i in reversed(table.timeline.filter_by([Action.SAVEPOINT], [State.COMPLETED]))]
+
+
+def show_compaction(args: Arguments) -> list[Row]:
+    """Compactions, pending and completed, newest first: (instant, operations in the plan, state)."""
+    table = HudiTable.load(args.table_path())
+    if not table.is_mor:
+        raise ConfigError(f"show_compaction: Cannot show compaction on a Non Merge On Read table ({table.base_path} "
+                          f"is {table.config.table_type})")
+    rows: list[Row] = []
+    for instant in reversed(table.timeline):
+        if instant.action is Action.COMPACTION or (instant.is_completed and instant.action is Action.COMMIT):
+            plan = CompactionPlan.load(table.timeline, instant.timestamp)
+            rows.append((instant.timestamp, len(plan.operations), instant.state.name))
+    return _limit(rows, args)
+
+
+def _cleans(args: Arguments) -> tuple[HudiTable, list]:
+    if args["showArchived"]:
+        raise ConfigError("show_cleans: showArchived => true is not served (the engine reads archived commits "
+                          "only); call it without showArchived")
+    table = HudiTable.load(args.table_path())
+    found = []
+    for instant in reversed(table.timeline.filter_by([Action.CLEAN], [State.COMPLETED])):
+        found.append((instant, table.timeline.avro_metadata(instant) or {}))
+    return table, found
+
+
+def show_cleans(args: Arguments) -> list[Row]:
+    table, cleans = _cleans(args)
+    rows: list[Row] = [
+        (i.timestamp, completion_time(table.timeline, i), i.action.value, m.get("startCleanTime"),
+         m.get("timeTakenInMillis"), m.get("totalFilesDeleted"), m.get("earliestCommitToRetain"),
+         m.get("lastCompletedCommitTimestamp"), m.get("version"))
+        for i, m in cleans]
+    return _limit(rows, args)
+
+
+def show_cleans_metadata(args: Arguments) -> list[Row]:
+    table, cleans = _cleans(args)
+    rows: list[Row] = []
+    for i, m in cleans:
+        done = completion_time(table.timeline, i)
+        for partition, pm in (m.get("partitionMetadata") or {}).items():
+            rows.append((i.timestamp, done, i.action.value, m.get("startCleanTime"), partition, pm.get("policy"),
+                         len(pm.get("deletePathPatterns") or ()), len(pm.get("successDeleteFiles") or ()),
+                         len(pm.get("failedDeleteFiles") or ()), pm.get("isPartitionDeleted"),
+                         m.get("timeTakenInMillis"), m.get("totalFilesDeleted")))
+    return _limit(rows, args)
