@@ -1,0 +1,91 @@
+"""The action procedures through the engine's table services; refusals leave the table as it was."""
+from __future__ import annotations
+
+import pytest
+from procedure_tables import OPTIONS, rows
+
+from hudi_engine import HudiTable
+from hudi_engine.errors import ConfigError, HudiError
+from hudi_engine.procedures import call
+from hudi_engine.timeline.instant import Action
+from hudi_engine.write_pipeline import write_table
+
+
+def test_run_compaction_schedule_then_run(mor):
+    path, _, _ = mor
+    (scheduled,) = call("run_compaction", path, op="schedule").to_pylist()
+    assert (scheduled["operation_size"], scheduled["state"]) == (1, "REQUESTED")  # one file group has a log file
+    assert call("show_compaction", path).to_pylist() == [scheduled]
+    (done,) = call("run_compaction", path, op="run").to_pylist()
+    assert done == {**scheduled, "state": "COMPLETED"}
+    assert call("show_compaction", path).to_pylist() == [done]
+    assert call("run_compaction", path, op="scheduleAndExecute").num_rows == 0  # nothing left to compact
+
+
+def test_run_compaction_refusals(cow, mor):
+    with pytest.raises(ConfigError, match="Compaction is not supported on a CopyOnWrite table"):
+        call("run_compaction", cow[0], op="run")
+    with pytest.raises(ConfigError, match="Argument: op of run_compaction is 'go'"):
+        call("run_compaction", mor[0], op="go")
+    with pytest.raises(ConfigError, match="no pending compaction at 123"):
+        call("run_compaction", mor[0], op="run", instants="123")
+
+
+def test_rollback_to_instant_and_show_rollbacks(cow):
+    path, first, second = cow
+    with pytest.raises(HudiError):  # not the latest commit: later ones may depend on it (Hudi refuses it too)
+        call("rollback_to_instant", path, instant_time=first)
+    with pytest.raises(ConfigError, match="Commit 9 not found in Commits"):
+        call("rollback_to_instant", path, instant_time="9")
+    assert call("rollback_to_instant", path, instant_time=second).to_pylist() == [{"rollback_result": True}]
+    assert [r["commit_time"] for r in call("show_commits", path).to_pylist()] == [first]
+    (rb,) = call("show_rollbacks", path).to_pylist()
+    assert (rb["rollback_instant"], rb["total_files_deleted"], rb["total_partitions"]) == (second, 2, 2)
+    detail = call("show_rollback_detail", path, instant_time=rb["instant"]).to_pylist()
+    assert {(d["rollback_instant"], d["partition"], d["succeeded"]) for d in detail} == {
+        (f"[{second}]", "x", True), (f"[{second}]", "y", True)}
+    assert all(second in d["deleted_file"] for d in detail)
+
+
+def third_commit(path: str) -> str:
+    return write_table(rows([1, 4], 3, ["x", "y"]), path, OPTIONS).instant_time
+
+
+def test_run_clean_and_show_cleans(cow):
+    path, first, second = cow
+    third = third_commit(path)
+    assert call("run_clean", path).num_rows == 0  # the default retains 10 commits: nothing to delete
+    (clean,) = call("run_clean", path, retain_commits=1).to_pylist()
+    # the slices of the first commit go; the second's stay, as a query as of the third reads them
+    assert (clean["total_files_deleted"], clean["earliest_commit_to_retain"]) == (2, third)
+    (shown,) = call("show_cleans", path).to_pylist()
+    assert (shown["clean_time"], shown["action"], shown["total_files_deleted"]) == (clean["start_clean_time"],
+                                                                                      "clean", 2)
+    assert {r["partition_path"] for r in call("show_cleans_metadata", path).to_pylist()} == {"x", "y"}
+    with pytest.raises(ConfigError, match="Argument: hours_retained of run_clean is not served"):
+        call("run_clean", path, hours_retained=1)
+
+
+def test_archive_commits(cow):
+    path, first, second = cow
+    third, fourth = third_commit(path), third_commit(path)
+    with pytest.raises(ConfigError, match="hoodie.keep.min.commits=1 must be greater than hoodie.cleaner.commits"):
+        call("archive_commits", path, min_commits=1, max_commits=2, retain_commits=1)
+    assert call("archive_commits", path, min_commits=2, max_commits=3, retain_commits=1).to_pylist() == [
+        {"result": 0}]
+    active = [i.timestamp for i in HudiTable.load(path).timeline.completed_commits()]
+    assert active == [third, fourth]
+    assert second not in active
+
+
+def test_delete_marker_and_rollback_inflight_tableservice(mor, tmp_path):
+    path, _, _ = mor
+    assert call("delete_marker", path, instant_time="20200101000000000").to_pylist() == [
+        {"delete_marker_result": True}]
+    (scheduled,) = call("run_compaction", path, op="schedule").to_pylist()
+    (undone,) = call("run_rollback_inflight_tableservice", path, pending_instant=scheduled["timestamp"],
+                     delete_request_instant_file=True).to_pylist()
+    assert undone["instant"] == scheduled["timestamp"]
+    assert not [i for i in HudiTable.load(path).timeline if i.action is Action.COMPACTION]
+    with pytest.raises(ConfigError, match="no pending table service at 1 "):
+        call("run_rollback_inflight_tableservice", path, pending_instant="1")

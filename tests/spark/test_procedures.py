@@ -1,0 +1,47 @@
+"""`CALL` statements in the native session: parsed by the component, run by the Python driver (docs/procedures.md)."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from pyspark.errors import IllegalArgumentException
+
+from hudi_engine.procedures import call
+
+_names = itertools.count()
+
+
+def test_call_by_catalog_name_positional_and_named(spark, tmp_path):
+    t = f"calls_{next(_names)}"
+    spark.sql(f"CREATE TABLE {t} (id int, v string, ts bigint) USING hudi LOCATION '{tmp_path / t}' "
+              "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 1), (2, 'b', 1)")
+    spark.sql(f"INSERT INTO {t} VALUES (3, 'c', 1)")
+    named = spark.sql(f"CALL show_commits(table => '{t}')")
+    assert named.schema.simpleString() == (
+        "struct<commit_time:string,state_transition_time:string,action:string,total_bytes_written:bigint,"
+        "total_files_added:bigint,total_files_updated:bigint,total_partitions_written:bigint,"
+        "total_records_written:bigint,total_update_records_written:bigint,total_errors:bigint>")
+    assert [tuple(r) for r in named.collect()] == [tuple(r.values()) for r in
+                                                   call("show_commits", str(tmp_path / t)).to_pylist()]
+    latest = named.collect()[0].commit_time
+    assert spark.sql(f"call default.show_commits('default.{t}', 1);").collect() == named.collect()[:1]
+    files = spark.sql(f"CALL show_commit_files(table => '{t}', instant_time => '{latest}')").collect()
+    assert [(f.previous_commit, f.total_records_written) for f in files] == [(named.collect()[1].commit_time, 3)]
+    assert spark.sql(f"CALL rollback_to_instant(table => '{t}', instant_time => \"{latest}\")").collect()[0][0]
+    assert spark.sql(f"SELECT count(*) FROM {t}").collect()[0][0] == 2
+    assert spark.sql(f"CALL show_rollbacks(table => '{t}')").collect()[0].rollback_instant == latest
+
+
+@pytest.mark.parametrize(("statement", "message"), [
+    ("CALL show_commits(table => 'calls_0', bogus => 1)", "Argument: bogus is not a parameter of show_commits"),
+    ("CALL show_commits(limit => 1)", "Argument: table is required"),
+    ("CALL show_commits(table => 'calls_0', limit => 'x')", "Argument: limit of show_commits is of type integer"),
+    ("CALL create_savepoint(table => 'calls_0')", "CALL create_savepoint: refused, savepoints are not built yet"),
+    ("CALL show_commits(table => 'no_such_table')", "table => 'no_such_table': the table or view .* cannot be found"),
+    ("CALL show_commits(table => 'calls_0'", "CALL: expected '\\)'"),
+    ("CALL nope()", "There is no procedure named nope"),
+])
+def test_bad_calls_are_refused_by_name(spark, statement, message):
+    with pytest.raises(IllegalArgumentException, match=message):
+        spark.sql(statement)
