@@ -121,7 +121,7 @@ def show_commit_write_stats(args: Arguments) -> list[Row]:
     table = HudiTable.load(args.table_path())
     instant = find_commit(table, args["instant_time"])
     t = totals(table.commit_metadata(instant))
-    average = t["bytes"] // t["records"] if t["records"] else 0
+    average = -(-t["bytes"] // t["records"]) if t["records"] else 0  # Hudi: Math.ceil of the quotient
     return [(instant.action.value, t["bytes"], t["records"], average)][: max(args["limit"], 0)]
 
 

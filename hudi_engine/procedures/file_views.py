@@ -1,14 +1,13 @@
 """The procedures that read the table's files and properties: `show_table_properties`, `show_fsview_all`,
 `show_fsview_latest` and `stats_file_sizes`, as Hudi 1.2's procedures of those names show them (paths as Hadoop
-prints them, log files as HoodieLogFile's toString)."""
+prints them, log files as Hudi 1.2's HoodieLogFile.toString)."""
 from __future__ import annotations
 
 import fnmatch
 import math
-import statistics
 
 from hudi_engine.file_group import FileSlice, LogFile
-from hudi_engine.file_naming import BaseFileName, is_base_file_name
+from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
 from hudi_engine.location import META_FOLDER, TableLocation
 from hudi_engine.procedures.arguments import Arguments
@@ -30,7 +29,7 @@ def qualified(path: str) -> str:
 
 
 def _log_files_text(logs: list[LogFile]) -> str:
-    return "[" + ", ".join(f"HoodieLogFile{{pathStr='{qualified(f.path)}', fileLen={f.size}}}" for f in logs) + "]"
+    return "[" + ", ".join(f"HoodieLogFile(pathStr={qualified(f.path)}, fileSize={f.size})" for f in logs) + "]"
 
 
 def show_table_properties(args: Arguments) -> list[Row]:
@@ -101,17 +100,17 @@ def show_fsview_latest(args: Arguments) -> list[Row]:
 
 
 def _glob(location: TableLocation, pattern: str) -> list[tuple[str, int]]:
-    """(name, size) of the files `<base>/<pattern>/*` matches, the timeline folder and dot files left out (as
-    Hadoop's glob of Hudi's procedure finds them)."""
+    """(name, size) of the files `<base>/<pattern>/*` matches, those under or named like `.hoodie` left out (as
+    Hudi's glob excluding the meta folder finds them: log files are in, partition metadata files out)."""
     folders = [location.base_path]
     for part in [p for p in pattern.split("/") if p]:
         nxt = []
         for folder in folders:
             nxt += [e.path for e in location.storage.list_dir(folder)
-                    if e.is_dir and e.name != META_FOLDER and fnmatch.fnmatchcase(e.name, part)]
+                    if e.is_dir and META_FOLDER not in e.name and fnmatch.fnmatchcase(e.name, part)]
         folders = nxt
     return [(e.name, e.size) for folder in folders for e in location.storage.list_dir(folder)
-            if not e.is_dir and not e.name.startswith(".")]
+            if not e.is_dir and META_FOLDER not in e.name]
 
 
 def _quantile(values: list[int], q: float) -> float:
@@ -128,19 +127,26 @@ def _quantile(values: list[int], q: float) -> float:
 
 def _histogram(name: str, sizes: list[int]) -> Row:
     values = sorted(sizes)
-    std = statistics.stdev(values) if len(values) > 1 else 0.0
-    return (name, values[0], _quantile(values, 0.1), _quantile(values, 0.5), statistics.fmean(values),
+    mean = sum(values) / len(values)
+    # Dropwizard's sample standard deviation, summed in its order (the last digit matches Java's)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else 0.0
+    return (name, values[0], _quantile(values, 0.1), _quantile(values, 0.5), mean,
             _quantile(values, 0.95), values[-1], len(values), std)
 
 
 def stats_file_sizes(args: Arguments) -> list[Row]:
-    """Base file sizes per commit (the instant in the file's name), newest first, then over all files."""
+    """Data file sizes (base and log files) per commit (the instant in the file's name), newest first, then over
+    all files."""
     table = HudiTable.load(args.table_path())
     by_commit: dict[str, list[int]] = {}
     for name, size in _glob(table.location, args["partition_path"]):
-        if not is_base_file_name(name):
+        if is_base_file_name(name):
+            instant = BaseFileName.parse(name).instant_time
+        elif is_log_file_name(name):
+            instant = LogFileName.parse(name).base_instant
+        else:
             continue
-        by_commit.setdefault(BaseFileName.parse(name).instant_time, []).append(size)
+        by_commit.setdefault(instant, []).append(size)
     if not by_commit:  # Hudi's empty histogram (partition_path => a glob of partition folders finds files)
         return [("ALL", 0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0.0)]
     rows = [_histogram(commit, sizes) for commit, sizes in sorted(by_commit.items(), reverse=True)]

@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 
 from hudi_engine.errors import HudiError
 from hudi_engine.procedures import procedure, run
+from hudi_engine.spark.save import register_callback
 
 
 def _json_value(value: Any) -> Any:
@@ -66,11 +67,4 @@ class PythonProcedures:
 def register_procedures(spark: SparkSession) -> None:
     """Let the native component run `CALL` statements in this driver (a session started with `native_conf`); once per
     JVM."""
-    from pyspark.java_gateway import ensure_callback_server_started
-
-    gateway = spark.sparkContext._gateway
-    assert gateway is not None
-    ensure_callback_server_started(gateway)
-    procedures = gateway.jvm.hudiengine.spark.Procedures
-    if not procedures.registered():
-        procedures.register(PythonProcedures(spark))
+    register_callback(spark, "Procedures", PythonProcedures)

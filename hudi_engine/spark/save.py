@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlparse
 
@@ -383,13 +383,19 @@ class PythonWriter:
         implements: ClassVar[list[str]] = ["hudiengine.spark.PythonWriter"]
 
 
-def register_writer(spark: SparkSession) -> None:
-    """Let the native component hand this driver its writes (a session started with `native_conf`); once per JVM."""
+def register_callback(spark: SparkSession, holder: str, callback: Callable[[SparkSession], Any]) -> None:
+    """Register `callback(spark)` with the native component's JVM object `hudiengine.spark.<holder>` (its
+    `register`), as pyspark's `foreachBatch` registers its function; once per JVM."""
     from pyspark.java_gateway import ensure_callback_server_started
 
     gateway = spark.sparkContext._gateway
     assert gateway is not None
     ensure_callback_server_started(gateway)
-    writes = gateway.jvm.hudiengine.spark.Writes
-    if not writes.registered():
-        writes.register(PythonWriter(spark))
+    target = getattr(gateway.jvm.hudiengine.spark, holder)
+    if not target.registered():
+        target.register(callback(spark))
+
+
+def register_writer(spark: SparkSession) -> None:
+    """Let the native component hand this driver its writes (a session started with `native_conf`); once per JVM."""
+    register_callback(spark, "Writes", PythonWriter)

@@ -22,7 +22,7 @@ def test_show_fsview_all_and_latest(mor):
     (slice_x,) = x  # the update of x went to a log file of the first slice
     assert (slice_x["base_instant"], slice_x["num_delta_files"]) == (first, 1)
     assert slice_x["data_file"].startswith(f"file:{path}/x/") and slice_x["data_file"].endswith(f"_{first}.parquet")
-    assert slice_x["delta_files"].startswith(f"[HoodieLogFile{{pathStr='file:{path}/x/.")
+    assert slice_x["delta_files"].startswith(f"[HoodieLogFile(pathStr=file:{path}/x/.")
     assert slice_x["total_delta_file_size"] > 0
     latest = {r["file_id"]: r for r in call("show_fsview_latest", path).to_pylist()}
     assert latest[slice_x["file_id"]]["delta_size_compaction_scheduled"] == slice_x["total_delta_file_size"]

@@ -1,0 +1,57 @@
+"""The same `CALL`s on Java Hudi 1.2 and on the engine over one table the engine wrote (version 9, merge-on-read,
+then compacted and rolled back by the engine's procedures): equal column names and types, equal rows where the
+values are deterministic (docs/procedures.md). One table, one shared oracle: well under a minute of Java."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+from procedure_tables import OPTIONS, rows
+
+from hudi_engine.procedures import call
+from hudi_engine.write_pipeline import write_table
+
+# Columns whose values depend on the clock, or which Java and the engine fill from different places.
+UNSTABLE = {"time_taken_in_millis", "time_cost"}
+
+
+def _comparable(t: pa.Table) -> list[tuple]:
+    keep = [n for n in t.column_names if n not in UNSTABLE]
+    return sorted(tuple(r[n] for n in keep) for r in t.to_pylist())
+
+
+def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
+    java = java_hudi("1.2.0")
+    path = str(tmp_path / "calls")
+    options = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.write.table.version": "9"}
+    first = write_table(rows([1, 2, 3], 1, ["x", "x", "y"]), path, options).instant_time
+    second = write_table(rows([1, 4], 2, ["x", "y"]), path, options).instant_time
+    call("run_compaction", path, op="scheduleAndExecute")
+    third = write_table(rows([2], 3, ["x"]), path, options).instant_time
+    call("rollback_to_instant", path, instant_time=third)
+    (rollback,) = call("show_rollbacks", path).column("instant").to_pylist()
+    java.sql(f"CREATE TABLE java_calls USING hudi LOCATION '{path}'")
+    compared = []
+    for name, args in [
+        ("show_commits", {}), ("show_commits_metadata", {}),
+        ("show_commit_files", {"instant_time": second}), ("show_commit_partitions", {"instant_time": second}),
+        ("show_commit_write_stats", {"instant_time": first}), ("stats_wa", {}),
+        ("show_compaction", {}), ("show_rollbacks", {}), ("show_rollback_detail", {"instant_time": rollback}),
+        ("show_savepoints", {}), ("show_table_properties", {"limit": 100}), ("show_fsview_all", {}),
+        ("show_fsview_latest", {}), ("stats_file_sizes", {"partition_path": "*"}),
+        ("commits_compare", {"path": path}),
+    ]:
+        text = ", ".join(["table => 'java_calls'", *(f"{k} => {v!r}" for k, v in args.items())])
+        theirs = java.sql(f"CALL {name}({text})")
+        assert theirs is not None
+        ours = call(name, path, **args)
+        assert [(f.name, f.type) for f in ours.schema] == [(f.name, f.type) for f in theirs.schema], name
+        assert _comparable(ours) == _comparable(theirs), \
+            f"{name}: the engine and Java Hudi 1.2 differ:\n{_comparable(ours)}\n{_comparable(theirs)}"
+        compared.append(name)
+    assert len(compared) == 15
+    # help(cmd => ...): Hudi's table of parameters and outputs, to the character, then the engine's status line
+    for name in ("show_commits", "run_compaction", "show_fsview_latest", "create_savepoint"):
+        (theirs,) = java.sql(f"CALL help(cmd => '{name}')").column("result").to_pylist()
+        (ours,) = call("help", cmd=name).column("result").to_pylist()
+        assert ours.rsplit("engine: ", 1)[0] == theirs, name
