@@ -45,7 +45,7 @@ REFUSED: dict[str, str] = {
     **dict.fromkeys(["repair_add_partition_meta", "repair_corrupted_clean_files", "repair_deduplicate",
                      "repair_migrate_partition_meta", "repair_overwrite_hoodie_props", "hive_sync", "sync_validate",
                      "copy_to_table", "copy_to_temp_view", "drop_partition", "export_instants",
-                     "show_archived_commits", "show_archived_commits_metadata", "show_clean_plans",
+                     "show_clean_plans",
                      "show_file_status", "show_fs_path_detail", "show_invalid_parquet", "show_logfile_metadata",
                      "show_logfile_records", "show_timeline"], _LATER_38),
     "truncate_table": "not built as a procedure yet; TRUNCATE TABLE <table> (Spark SQL, docs/spark-sql.md) empties "
@@ -99,6 +99,8 @@ SERVED: dict[str, Procedure] = {
     "show_commit_extra_metadata": commits.show_commit_extra_metadata,
     "commits_compare": commits.commits_compare,
     "stats_wa": commits.stats_wa,
+    "show_archived_commits": commits.show_archived_commits,
+    "show_archived_commits_metadata": commits.show_archived_commits_metadata,
     "show_rollbacks": timeline_views.show_rollbacks,
     "show_rollback_detail": timeline_views.show_rollback_detail,
     "show_savepoints": timeline_views.show_savepoints,

@@ -5,14 +5,17 @@ computes from the same commit metadata (HoodieCommitMetadata's `fetchTotal*` sum
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from hudi_engine.errors import ConfigError
 from hudi_engine.procedures.arguments import Arguments
 from hudi_engine.table import HudiTable
 from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.archived import archived_entries
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
-from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, datetime_to_instant
+from hudi_engine.timeline.history import TimelineHistory
+from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State, datetime_to_instant
+from hudi_engine.timeline.layout import TimelineLayoutV2
 
 Row = tuple
 
@@ -84,6 +87,51 @@ def show_commits(args: Arguments, *, metadata: bool = False) -> list[Row]:
 
 def show_commits_metadata(args: Arguments) -> list[Row]:
     return show_commits(args, metadata=True)
+
+
+def archived_commits(table: HudiTable) -> list[tuple[Instant, str | None, CommitMetadata]]:
+    """The completed commits archival moved off the active timeline, with their completion times and metadata:
+    layout 1's archive log files (`.hoodie/archived`), layout 2's LSM history (`.hoodie/timeline/history`)."""
+    layout = table.timeline.layout
+    out = []
+    if isinstance(layout, TimelineLayoutV2):
+        history = TimelineHistory.of(table.location, layout.timeline_path, layout.history_path)
+        for r in [] if history.is_empty() else history.records():
+            instant = r.to_instant()
+            if instant is not None and instant.action in COMMIT_ACTIONS:
+                out.append((instant, r.completion_time,
+                            CommitMetadata.from_avro(r.metadata or b"", file_name=f"{history.folder}: {r.instant_time}")))
+        return out
+    for entry in archived_entries(table.location):
+        record = entry.get("hoodieCommitMetadata") or entry.get("hoodieReplaceCommitMetadata")
+        if entry.get("actionState") != State.COMPLETED.name or record is None:
+            continue
+        instant = Instant(entry["commitTime"], Action(entry["actionType"]))
+        out.append((instant, entry.get("stateTransitionTime"),
+                    CommitMetadata.from_dict(record, file_name=f"archived {instant}")))
+    return out
+
+
+def show_archived_commits(args: Arguments, *, metadata: bool = False) -> list[Row]:
+    """Archived completed commits with start_ts < instant <= end_ts, newest first (Hudi's defaults: 10 days ago to
+    1 day ago, so a commit archived today shows only with a range given)."""
+    table = HudiTable.load(args.table_path())
+    now = datetime.now(UTC)
+    start = args["start_ts"] or datetime_to_instant(now - timedelta(days=10))
+    end = args["end_ts"] or datetime_to_instant(now - timedelta(days=1))
+    rows: list[Row] = []
+    for instant, done, meta in sorted(archived_commits(table), key=lambda c: c[0].timestamp, reverse=True):
+        if not start < instant.timestamp <= end:
+            continue
+        if metadata:
+            rows += _stat_rows(instant.timestamp, done, instant.action.value, meta)
+        else:
+            rows.append(_commit_row(instant.timestamp, done, None, meta))
+    return rows[: max(args["limit"], 0)]
+
+
+def show_archived_commits_metadata(args: Arguments) -> list[Row]:
+    return show_archived_commits(args, metadata=True)
 
 
 def find_commit(table: HudiTable, instant_time: str) -> Instant:

@@ -55,3 +55,13 @@ def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
         (theirs,) = java.sql(f"CALL help(cmd => '{name}')").column("result").to_pylist()
         (ours,) = call("help", cmd=name).column("result").to_pylist()
         assert ours.rsplit("engine: ", 1)[0] == theirs, name
+    # archived commits: the engine's archival (LSM history), read by both
+    for ts in (4, 5):
+        write_table(rows([1], ts, ["x"]), path, options)
+    call("archive_commits", path, min_commits=2, max_commits=3, retain_commits=1)
+    for name in ("show_archived_commits", "show_archived_commits_metadata"):
+        theirs = java.sql(f"CALL {name}(table => 'java_calls', start_ts => '0', end_ts => '99991231235959999')")
+        assert theirs is not None
+        ours = call(name, path, start_ts="0", end_ts="99991231235959999")
+        assert [(f.name, f.type) for f in ours.schema] == [(f.name, f.type) for f in theirs.schema], name
+        assert ours.num_rows > 0 and _comparable(ours) == _comparable(theirs), name

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import pytest
+from procedure_tables import OPTIONS, rows
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import ConfigError
 from hudi_engine.procedures import call
 from hudi_engine.procedures.registry import spec
+from hudi_engine.write_pipeline import write_table
 
 
 def test_show_commits(mor):
@@ -91,3 +93,23 @@ def test_show_commits_on_java_tables(unzip_table, name, folder):
         assert [r["state_transition_time"] for r in rows] == [
             next(i.completion_time for i in timeline if i.timestamp == r["commit_time"] and i.is_completed)
             for r in rows]
+
+
+@pytest.mark.parametrize("version", ["6", "9"])
+def test_show_archived_commits(tmp_path, version):
+    path = str(tmp_path / "t")
+    options = {**OPTIONS, "hoodie.write.table.version": version}
+    instants = [write_table(rows([1, 2], ts, ["x", "y"]), path, options).instant_time for ts in range(4)]
+    call("archive_commits", path, min_commits=2, max_commits=3, retain_commits=1)
+    assert call("show_archived_commits", path).num_rows == 0  # Hudi's default range ends a day ago
+    everything = {"start_ts": "0", "end_ts": "99991231235959999"}
+    archived = call("show_archived_commits", path, **everything).to_pylist()
+    assert [r["commit_time"] for r in archived] == instants[1::-1]
+    assert [(r["total_files_added"], r["total_files_updated"], r["total_records_written"]) for r in archived] == [
+        (0, 2, 2), (2, 0, 2)]
+    assert all(r["state_transition_time"] for r in archived)
+    stats = call("show_archived_commits_metadata", path, **everything).to_pylist()
+    assert sorted((r["commit_time"], r["partition"]) for r in stats) == sorted(
+        (i, p) for i in instants[:2] for p in ("x", "y"))
+    assert call("show_archived_commits", path, start_ts=instants[0], end_ts=instants[1]).column(
+        "commit_time").to_pylist() == [instants[1]]
