@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_engine.errors import ConfigError
-from hudi_engine.procedures import commits, file_views, services, timeline_views
+from hudi_engine.procedures import commits, file_views, log_files, services, timeline_views
 from hudi_engine.procedures.arguments import Arguments, TableResolver, bind
 from hudi_engine.procedures.registry import PROCEDURES, ProcedureSpec, spec
 
@@ -46,8 +46,7 @@ REFUSED: dict[str, str] = {
                      "repair_migrate_partition_meta", "repair_overwrite_hoodie_props", "hive_sync", "sync_validate",
                      "copy_to_table", "copy_to_temp_view", "drop_partition", "export_instants",
                      "show_clean_plans",
-                     "show_file_status", "show_fs_path_detail", "show_invalid_parquet", "show_logfile_metadata",
-                     "show_logfile_records", "show_timeline"], _LATER_38),
+                     "show_file_status", "show_fs_path_detail", "show_invalid_parquet", "show_timeline"], _LATER_38),
     "truncate_table": "not built as a procedure yet; TRUNCATE TABLE <table> (Spark SQL, docs/spark-sql.md) empties "
                       "the table; for partitions use DELETE FROM <table> WHERE <partition columns>",
     **dict.fromkeys(["upgrade_table", "downgrade_table"], "the engine does not change a table's version; use Java "
@@ -111,6 +110,8 @@ SERVED: dict[str, Procedure] = {
     "show_fsview_all": file_views.show_fsview_all,
     "show_fsview_latest": file_views.show_fsview_latest,
     "stats_file_sizes": file_views.stats_file_sizes,
+    "show_logfile_metadata": log_files.show_logfile_metadata,
+    "show_logfile_records": log_files.show_logfile_records,
     "run_clean": services.run_clean,
     "run_compaction": services.run_compaction,
     "archive_commits": services.archive_commits,

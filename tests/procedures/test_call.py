@@ -1,6 +1,9 @@
 """`call`, `help` and the refusals by name (hudi_engine.procedures)."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from hudi_engine.errors import ConfigError
@@ -34,3 +37,9 @@ def test_call_puts_the_path_where_the_procedure_takes_it(cow):
     path, _, second = cow
     assert call("show_commits", path, limit=1).column("commit_time").to_pylist() == [second]  # `table`
     assert call("show_savepoints", path).num_rows == 0  # `table` and `path`: `table`, a path taken as one
+
+
+def test_the_docs_table_says_what_is_served():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "procedures.md").read_text()
+    listed = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| (yes|refused) \|", doc, re.M)}
+    assert listed == {n: "yes" if n in SERVED else "refused" for n in set(SERVED) | set(REFUSED)}
