@@ -129,15 +129,25 @@ def procedure(name: str) -> ProcedureSpec:
     return found
 
 
+# Hudi 1.2's `filter` argument: a Spark SQL predicate over the output columns, applied after the limit.
+RowFilter = Callable[[pa.Table, str], pa.Table]
+
+
 def run(name: str, positional: Sequence[Any] = (), named: Mapping[str, Any] | None = None,
-        resolver: TableResolver | None = None) -> pa.Table:
-    """Run procedure `name` with a CALL's arguments; its rows as a table of Hudi's output columns."""
+        resolver: TableResolver | None = None, row_filter: RowFilter | None = None) -> pa.Table:
+    """Run procedure `name` with a CALL's arguments; its rows as a table of Hudi's output columns. `row_filter`
+    applies a `filter` argument (Spark's: `hudi_engine.spark.procedures`); without one a filter is refused."""
     found = procedure(name)
     args = bind(found, positional, named, resolver)
+    predicate = args.values.get("filter")
+    if predicate and row_filter is None:
+        raise ConfigError(f"Argument: filter of {found.name} is a Spark SQL predicate, which needs Spark: run the "
+                          "CALL in a Spark session, or filter the returned table")
     rows = SERVED[found.name](args)
     schema = found.schema()
-    return pa.Table.from_arrays([pa.array([r[i] for r in rows], f.type) for i, f in enumerate(schema)],
-                                schema=schema)
+    table = pa.Table.from_arrays([pa.array([r[i] for r in rows], f.type) for i, f in enumerate(schema)],
+                                 schema=schema)
+    return row_filter(table, predicate) if predicate and row_filter is not None else table
 
 
 def call(name: str, table_path: str | None = None, **args: Any) -> pa.Table:
@@ -151,4 +161,4 @@ def call(name: str, table_path: str | None = None, **args: Any) -> pa.Table:
     return run(name, (), named)
 
 
-__all__ = ["REFUSED", "SERVED", "call", "procedure", "run"]
+__all__ = ["REFUSED", "SERVED", "RowFilter", "call", "procedure", "run"]

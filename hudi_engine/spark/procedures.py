@@ -10,7 +10,8 @@ import math
 import traceback
 from typing import Any, ClassVar
 
-from pyspark.errors import IllegalArgumentException
+import pyarrow as pa
+from pyspark.errors import AnalysisException, IllegalArgumentException
 from pyspark.sql import SparkSession
 
 from hudi_engine.errors import HudiError
@@ -44,7 +45,10 @@ class PythonProcedures:
             def resolve(table: str) -> str:
                 return str(procedures.tableLocation(jsession, table))
 
-            table = run(name, positional, named, resolver=resolve)
+            def row_filter(rows: pa.Table, predicate: str) -> pa.Table:
+                return self.spark.createDataFrame(rows).filter(predicate).toArrow().cast(rows.schema)
+
+            table = run(name, positional, named, resolver=resolve, row_filter=row_filter)
             columns = [c.to_pylist() for c in table.columns]
             return {"rows": [[_json_value(v) for v in r] for r in zip(*columns, strict=True)]}
 
@@ -56,6 +60,8 @@ class PythonProcedures:
             return json.dumps(work())
         except (HudiError, IllegalArgumentException) as e:  # a refusal, or the catalog's (tableLocation)
             error = str(e)
+        except AnalysisException as e:  # a `filter` Spark cannot take
+            error = f"Argument: filter of {name}: {e}"
         except Exception as e:  # noqa: BLE001 - not a refusal: the JVM raises it, with where it happened here
             error = f"CALL {name}: {type(e).__name__}: {e}\n{traceback.format_exc()}"
         return json.dumps({"error": error})

@@ -45,3 +45,19 @@ def test_call_by_catalog_name_positional_and_named(spark, tmp_path):
 def test_bad_calls_are_refused_by_name(spark, statement, message):
     with pytest.raises(IllegalArgumentException, match=message):
         spark.sql(statement)
+
+
+def test_filter_is_a_spark_predicate_after_the_limit(spark, tmp_path):
+    path = tmp_path / "filtered"
+    spark.createDataFrame([(1, "a", 1)], "id int, v string, ts bigint").write.format("hudi").options(**{
+        "hoodie.table.name": "filtered", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.precombine.field": "ts"}).mode("append").save(str(path))
+    rows = spark.sql(f"CALL show_table_properties(path => '{path}', limit => 100, "
+                     "filter => \"key = 'hoodie.table.name' or value = 'filtered-not'\")").collect()
+    assert [tuple(r) for r in rows] == [("hoodie.table.name", "filtered")]
+    assert spark.sql(f"CALL show_table_properties(path => '{path}', limit => 1, filter => \"key like 'hoodie.%'\")"
+                     ).count() == 1
+    with pytest.raises(IllegalArgumentException, match="Argument: filter of show_table_properties: .*no_such"):
+        spark.sql(f"CALL show_table_properties(path => '{path}', filter => 'no_such = 1')")
+    with pytest.raises(Exception, match="Argument: filter of show_table_properties is a Spark SQL predicate"):
+        call("show_table_properties", str(path), filter="key = 'x'")  # without Spark: refused
