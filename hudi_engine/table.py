@@ -182,6 +182,25 @@ class HudiTable:
             check_rollback_keeps_previous_versions(self.location)
             return rollback_completed(self.location, instant, use_command_blocks=use_command_blocks)
 
+    def truncate(self) -> None:
+        """Empty the table as Hudi's TRUNCATE TABLE and `truncate_table` do: its folder deleted, data and timeline,
+        and the table made again from its hoodie.properties (no instant; the history is gone). Its create schema
+        becomes the table's latest schema: truncating removes rows, not the columns ALTER TABLE added (Hudi re-creates
+        the table with the old create schema and so loses those columns). Afterwards this handle is the empty table."""
+        from hudi_engine.schema import schema_to_json, to_create_schema
+        from hudi_engine.table_config import CREATE_SCHEMA
+        from hudi_engine.write.commit import create_table
+
+        current = HudiTable.load(self.location)  # as it is now: this handle may predate a rollback or a commit
+        # The metadata table goes with the folder: the new table must not list its partitions (Java would look for it).
+        config, latest = current.config.without_metadata_table(), current.timeline.latest_schema()
+        if latest is not None:
+            config = config.with_props({CREATE_SCHEMA: schema_to_json(to_create_schema(latest))})
+        self.storage.delete_dir(self.base_path)
+        create_table(self.location, config)
+        fresh = HudiTable.load(self.location)
+        self.config, self.timeline = fresh.config, fresh.timeline
+
     # ---- writes -------------------------------------------------------------------------------------------
     def write(self, data: pa.Table, options: "Mapping[str, Any] | WriteConfig", *,
               parallelism: int = 1) -> "WriteResult":

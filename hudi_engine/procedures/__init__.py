@@ -47,8 +47,6 @@ REFUSED: dict[str, str] = {
                      "copy_to_table", "copy_to_temp_view", "drop_partition", "export_instants",
                      "show_clean_plans",
                      "show_file_status", "show_fs_path_detail", "show_invalid_parquet", "show_timeline"], _LATER_38),
-    "truncate_table": "not built as a procedure yet; TRUNCATE TABLE <table> (Spark SQL, docs/spark-sql.md) empties "
-                      "the table; for partitions use DELETE FROM <table> WHERE <partition columns>",
     **dict.fromkeys(["upgrade_table", "downgrade_table"], "the engine does not change a table's version; use Java "
                     "Hudi's CALL {name}"),
     "partition_bucket_index_manager": "the engine has no bucket index; use Java Hudi's CALL {name}",
@@ -118,6 +116,7 @@ SERVED: dict[str, Procedure] = {
     "rollback_to_instant": services.rollback_to_instant,
     "run_rollback_inflight_tableservice": services.run_rollback_inflight_tableservice,
     "delete_marker": services.delete_marker,
+    "truncate_table": services.truncate_table,
 }
 
 

@@ -168,3 +168,13 @@ def run_rollback_inflight_tableservice(args: Arguments) -> list[Row]:
         raise ConfigError(f"run_rollback_inflight_tableservice: {instant} is not a table service (a write: use "
                           "rollback_to_instant)")
     return [(wanted, str(int((time.monotonic() - start) * 1000)))]
+
+
+def truncate_table(args: Arguments) -> list[Row]:
+    """Empty the table (`HudiTable.truncate`, as TRUNCATE TABLE); no rows, as Hudi's procedure returns none.
+    `partitions` (Hudi's delete_partition) is refused."""
+    if args["partitions"]:
+        raise ConfigError("Argument: partitions of truncate_table is not served (Hudi's delete_partition is not built "
+                          "yet); DELETE FROM <table> WHERE <partition columns> deletes those rows")
+    HudiTable.load(args.table_path()).truncate()
+    return []

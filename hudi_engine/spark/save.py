@@ -239,21 +239,6 @@ def create_table(schema: pa.Schema, path: str, options: Mapping[str, str], exist
         raise ConfigError(f"{target}: CREATE TABLE: {e}") from None
 
 
-def truncate_table(path: str) -> None:
-    """`TRUNCATE TABLE t` as Hudi's TruncateHoodieTableCommand: the table's folder deleted, data and timeline, and
-    the table made again, empty, from its hoodie.properties (no instant; the history is gone). Its create schema
-    becomes the table's latest schema: truncating removes rows, not the columns ALTER TABLE added (which the catalog
-    entry keeps). Hudi re-creates the table with the old create schema and so loses those columns."""
-    location = TableLocation.of(path)
-    table = HudiTable.load(path)
-    # The metadata table goes with the folder: the new table must not list its partitions (Java would look for it).
-    config, latest = table.config.without_metadata_table(), table.timeline.latest_schema()
-    if latest is not None:
-        config = config.with_props({CREATE_SCHEMA: schema_to_json(to_create_schema(latest))})
-    location.storage.delete_dir(location.base_path)
-    create_empty_table(location, config)
-
-
 def _added_before_partition_columns(df: DataFrame, table: HudiTable) -> DataFrame:
     """ALTER TABLE ADD COLUMNS's schema as Hudi's AlterHoodieTableAddColumnsCommand orders it: the new columns go
     before the partition columns that end the table's columns (Spark SQL's tables keep those last, and INSERT maps
@@ -319,7 +304,7 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
         create_table(to_arrow_schema(df.schema, timezone=zone), path, options, exists, target)
         return None
     if options.get(STATEMENT) == "truncate":
-        truncate_table(path)
+        HudiTable.load(path).truncate()
         return None
     # The table at `path`, loaded once for the statement's checks and its write.
     table = _readable(path) if exists else None

@@ -89,3 +89,14 @@ def test_delete_marker_and_rollback_inflight_tableservice(mor, tmp_path):
     assert not [i for i in HudiTable.load(path).timeline if i.action is Action.COMPACTION]
     with pytest.raises(ConfigError, match="no pending table service at 1 "):
         call("run_rollback_inflight_tableservice", path, pending_instant="1")
+
+
+def test_truncate_table(cow):
+    path, _, _ = cow
+    with pytest.raises(ConfigError, match="Argument: partitions of truncate_table is not served"):
+        call("truncate_table", path, partitions="dt=x")
+    assert call("show_commits", path).num_rows == 2  # refused: nothing changed
+    assert call("truncate_table", path).num_rows == 0
+    table = HudiTable.load(path)
+    assert not list(table.timeline) and table.read_snapshot().num_rows == 0
+    assert table.config.name == "trips"
