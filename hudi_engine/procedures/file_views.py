@@ -28,8 +28,11 @@ def qualified(path: str) -> str:
     return path if Storage.is_uri(path) else f"file:{path}"
 
 
-def _log_files_text(logs: list[LogFile]) -> str:
-    return "[" + ", ".join(f"HoodieLogFile(pathStr={qualified(f.path)}, fileSize={f.size})" for f in logs) + "]"
+def _log_files_text(logs: list[LogFile], separator: str = ", ") -> str:
+    """Log files as Hudi's FileSlice lists them (newest first); show_fsview_all prints the list as Java does, with
+    ", ", show_fsview_latest joins them with ","."""
+    logs = sorted(logs, key=lambda f: f.name.sort_key, reverse=True)
+    return "[" + separator.join(f"HoodieLogFile(pathStr={qualified(f.path)}, fileSize={f.size})" for f in logs) + "]"
 
 
 def show_table_properties(args: Arguments) -> list[Row]:
@@ -79,23 +82,29 @@ def _slice_head(s: FileSlice) -> Row:
 
 
 def show_fsview_latest(args: Arguments) -> list[Row]:
-    """The latest slice of each file group, its log files split by whether they belong to the slice's base
-    instant (scheduled for the compaction that made it) or not, as Hudi's CLI `show fsview latest`."""
-    _, view, timeline = _view(args)
+    """The latest slice of each file group. As Hudi 1.2 computes them, the "scheduled" sizes are of the log files
+    whose delta commit completed (else "unscheduled"), while the "scheduled" file list is of the log files named with
+    the slice's base instant (else "unscheduled")."""
+    table, view, timeline = _view(args)
     visible = Visibility.of(timeline)
+    completed = {i.timestamp for i in table.timeline if i.is_completed}
+    start = table.timeline.timeline_start()
+
+    def done(log: LogFile) -> bool:  # Hudi's CompletionTimeQueryView: archived instants completed too
+        return log.base_instant in completed or (start is not None and log.base_instant < start)
+
     partition = args["partition_path"]
     slices = view.latest_file_slices(visible, None if partition in (ALL_PARTITIONS, "") else partition)
     rows: list[Row] = []
     for s in slices:
-        logs = s.sorted_log_files()
-        scheduled = [f for f in logs if f.base_instant == s.base_instant]
-        unscheduled = [f for f in logs if f.base_instant != s.base_instant]
+        logs = s.log_files
         base = s.base_file.size if s.base_file else -1
-        in_scheduled, in_unscheduled = sum(f.size for f in scheduled), sum(f.size for f in unscheduled)
+        in_done, in_pending = sum(f.size for f in logs if done(f)), sum(f.size for f in logs if not done(f))
         rows.append(_slice_head(s) + (
-            sum(f.size for f in logs), in_scheduled, in_unscheduled,
-            in_scheduled / base if base > 0 else -1.0, in_unscheduled / base if base > 0 else -1.0,
-            _log_files_text(scheduled), _log_files_text(unscheduled)))
+            sum(f.size for f in logs), in_done, in_pending,
+            in_done / base if base > 0 else -1.0, in_pending / base if base > 0 else -1.0,
+            _log_files_text([f for f in logs if f.base_instant == s.base_instant], ","),
+            _log_files_text([f for f in logs if f.base_instant != s.base_instant], ",")))
     return _limit(rows, args)
 
 

@@ -1,6 +1,6 @@
 """The procedures that read the other actions of the timeline: `show_rollbacks`, `show_rollback_detail`,
-`show_savepoints`, `show_compaction`, `show_cleans` and `show_cleans_metadata`, from the Avro files of those
-instants, as Hudi 1.2's procedures of those names read them."""
+`show_savepoints`, `show_compaction`, `show_cleans`, `show_cleans_metadata` and `show_clean_plans`, from the Avro
+files of those instants, as Hudi 1.2's procedures of those names read them."""
 from __future__ import annotations
 
 from hudi_engine.errors import ConfigError
@@ -101,4 +101,23 @@ def show_cleans_metadata(args: Arguments) -> list[Row]:
                          len(pm.get("deletePathPatterns") or ()), len(pm.get("successDeleteFiles") or ()),
                          len(pm.get("failedDeleteFiles") or ()), pm.get("isPartitionDeleted"),
                          m.get("timeTakenInMillis"), m.get("totalFilesDeleted")))
+    return _limit(rows, args)
+
+
+def show_clean_plans(args: Arguments) -> list[Row]:
+    """Every clean's plan (its requested file), newest first, with the instant's state now."""
+    if args["showArchived"]:
+        raise ConfigError("show_clean_plans: showArchived => true is not served (the engine reads archived commits "
+                          "only); call it without showArchived")
+    table = HudiTable.load(args.table_path())
+    rows: list[Row] = []
+    for instant in reversed(table.timeline.filter_by([Action.CLEAN])):
+        plan = table.timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}
+        earliest = plan.get("earliestInstantToRetain") or {}
+        extra = plan.get("extraMetadata") or {}
+        rows.append((instant.timestamp, instant.state.name, instant.action.value, earliest.get("timestamp"),
+                     plan.get("lastCompletedCommitTimestamp"), plan.get("policy"), plan.get("version"),
+                     len(plan.get("filePathsToBeDeletedPerPartition") or {}),
+                     len(plan.get("partitionsToBeDeleted") or ()),
+                     "{" + ", ".join(f"{k}={v}" for k, v in extra.items()) + "}" if extra else None))
     return _limit(rows, args)

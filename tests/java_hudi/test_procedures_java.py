@@ -36,6 +36,9 @@ def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
     call("run_compaction", path, op="scheduleAndExecute")
     third = write_table(rows([2], 3, ["x"]), path, options).instant_time
     call("rollback_to_instant", path, instant_time=third)
+    for ts in (4, 5):
+        write_table(rows([1, 4], ts, ["x", "y"]), path, options)
+    call("run_clean", path, retain_commits=1)
     (rollback,) = call("show_rollbacks", path).column("instant").to_pylist()
     java.sql(f"CREATE TABLE java_calls USING hudi LOCATION '{path}'")
     compared = []
@@ -49,6 +52,7 @@ def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
         ("commits_compare", {"path": path}),
         ("show_logfile_metadata", {"log_file_path_pattern": f"{path}/*/.*.log.*"}),
         ("show_logfile_records", {"log_file_path_pattern": f"{path}/*/.*.log.*"}),
+        ("show_cleans", {}), ("show_cleans_metadata", {}), ("show_clean_plans", {}),
     ]:
         text = ", ".join(["table => 'java_calls'", *(f"{k} => {v!r}" for k, v in args.items())])
         theirs = java.sql(f"CALL {name}({text})")
@@ -58,14 +62,14 @@ def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
         assert _comparable(ours) == _comparable(theirs), \
             f"{name}: the engine and Java Hudi 1.2 differ:\n{_comparable(ours)}\n{_comparable(theirs)}"
         compared.append(name)
-    assert len(compared) == 17
+    assert len(compared) == 20
     # help(cmd => ...): Hudi's table of parameters and outputs, to the character, then the engine's status line
     for name in ("show_commits", "run_compaction", "show_fsview_latest", "create_savepoint"):
         (theirs,) = java.sql(f"CALL help(cmd => '{name}')").column("result").to_pylist()
         (ours,) = call("help", cmd=name).column("result").to_pylist()
         assert ours.rsplit("engine: ", 1)[0] == theirs, name
     # archived commits: the engine's archival (LSM history), read by both
-    for ts in (4, 5):
+    for ts in (6, 7):
         write_table(rows([1], ts, ["x"]), path, options)
     call("archive_commits", path, min_commits=2, max_commits=3, retain_commits=1)
     for name in ("show_archived_commits", "show_archived_commits_metadata"):

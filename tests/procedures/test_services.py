@@ -62,6 +62,10 @@ def test_run_clean_and_show_cleans(cow):
     assert (shown["clean_time"], shown["action"], shown["total_files_deleted"]) == (clean["start_clean_time"],
                                                                                       "clean", 2)
     assert {r["partition_path"] for r in call("show_cleans_metadata", path).to_pylist()} == {"x", "y"}
+    (plan,) = call("show_clean_plans", path).to_pylist()
+    assert (plan["plan_time"], plan["state"], plan["earliest_instant_to_retain"], plan["policy"],
+            plan["total_partitions_to_clean"], plan["total_partitions_to_delete"]) == (
+        clean["start_clean_time"], "COMPLETED", third, "KEEP_LATEST_COMMITS", 2, 0)
     with pytest.raises(ConfigError, match="Argument: hours_retained of run_clean is not served"):
         call("run_clean", path, hours_retained=1)
 
