@@ -1,9 +1,11 @@
 """The procedures that read the other actions of the timeline: `show_rollbacks`, `show_rollback_detail`,
-`show_savepoints`, `show_compaction`, `show_cleans`, `show_cleans_metadata` and `show_clean_plans`, from the Avro
-files of those instants, as Hudi 1.2's procedures of those names read them."""
+`show_savepoints`, `show_compaction`, `show_cleans`, `show_cleans_metadata`, `show_clean_plans` and `show_timeline`,
+from the Avro files of those instants, as Hudi 1.2's procedures of those names read them."""
 from __future__ import annotations
 
-from hudi_engine.errors import ConfigError
+from datetime import datetime
+
+from hudi_engine.errors import ConfigError, HudiError
 from hudi_engine.procedures.arguments import Arguments
 from hudi_engine.procedures.commits import Row, completion_time
 from hudi_engine.table import HudiTable
@@ -121,3 +123,60 @@ def show_clean_plans(args: Arguments) -> list[Row]:
                      len(plan.get("partitionsToBeDeleted") or ()),
                      "{" + ", ".join(f"{k}={v}" for k, v in extra.items()) + "}" if extra else None))
     return _limit(rows, args)
+
+
+def _state_times(table: HudiTable) -> dict[tuple[str, State], str]:
+    """(requested time, state) -> when that state's file was last modified, as `MM-dd HH:mm:ss` in this machine's
+    time zone (Hudi formats it in the JVM's)."""
+    timeline = table.timeline
+    out = {}
+    for entry in table.storage.list_dir(timeline.meta_path):
+        instant = None if entry.is_dir else timeline.layout.parse_file_name(entry.name)
+        mtime = None if instant is None else table.storage.mtime_ms(entry.path)
+        if instant is not None and mtime is not None:
+            out[(instant.timestamp, instant.state)] = datetime.fromtimestamp(mtime / 1000).strftime("%m-%d %H:%M:%S")
+    return out
+
+
+def _rollback_info(table: HudiTable) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """A rollback instant's own text ("Rolls back X" / "Rolled back: X, Y"), and each undone instant's rollbacks."""
+    own: dict[str, str] = {}
+    undone: dict[str, list[str]] = {}
+    for instant in table.timeline.filter_by([Action.ROLLBACK]):
+        try:
+            if instant.is_completed:
+                commits = list((table.timeline.avro_metadata(instant) or {}).get("commitsRollback") or ())
+                own[instant.timestamp] = f"Rolled back: {', '.join(commits)}"
+            else:
+                plan = table.timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}
+                commits = [(plan.get("instantToRollback") or {}).get("commitTime")]
+                own[instant.timestamp] = f"Rolls back {commits[0]}"
+        except HudiError:  # an unreadable rollback file: no information, as Hudi
+            continue
+        for commit in commits:
+            undone.setdefault(str(commit), []).append(instant.timestamp)
+    return own, undone
+
+
+def show_timeline(args: Arguments) -> list[Row]:
+    """The active timeline, newest first: each instant in its latest state, when each state's file was written,
+    and which rollbacks concern it. `startTime` / `endTime` bound the requested times (both given: no limit)."""
+    if args["showArchived"]:
+        raise ConfigError("show_timeline: showArchived => true is not served (show_archived_commits lists the "
+                          "archived commits); call it without showArchived")
+    table = HudiTable.load(args.table_path())
+    start, end = args["startTime"].strip(), args["endTime"].strip()
+    instants = [i for i in table.timeline if (not start or i.timestamp >= start) and (not end or i.timestamp <= end)]
+    instants.sort(key=lambda i: i.timestamp, reverse=True)
+    if not (start and end):
+        instants = instants[: max(args["limit"], 0)]
+    times = _state_times(table)
+    own, undone = _rollback_info(table)
+    rows: list[Row] = []
+    for i in instants:
+        info = own.get(i.timestamp) if i.action is Action.ROLLBACK else \
+            (f"Rolled back by: {', '.join(undone[i.timestamp])}" if i.timestamp in undone else None)
+        rows.append((i.timestamp, i.action.value, i.state.name, times.get((i.timestamp, State.REQUESTED)),
+                     times.get((i.timestamp, State.INFLIGHT)), times.get((i.timestamp, State.COMPLETED)), "ACTIVE",
+                     info))
+    return rows

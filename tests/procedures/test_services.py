@@ -45,6 +45,11 @@ def test_rollback_to_instant_and_show_rollbacks(cow):
     assert {(d["rollback_instant"], d["partition"], d["succeeded"]) for d in detail} == {
         (f"[{second}]", "x", True), (f"[{second}]", "y", True)}
     assert all(second in d["deleted_file"] for d in detail)
+    timeline = call("show_timeline", path).to_pylist()
+    assert [(t["instant_time"], t["action"], t["state"], t["timeline_type"], t["rollback_info"]) for t in timeline] == [
+        (rb["instant"], "rollback", "COMPLETED", "ACTIVE", f"Rolled back: {second}"),
+        (first, "commit", "COMPLETED", "ACTIVE", None)]
+    assert all(t["requested_time"] and t["completed_time"] for t in timeline)
 
 
 def third_commit(path: str) -> str:
