@@ -53,6 +53,7 @@ def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
         ("show_logfile_metadata", {"log_file_path_pattern": f"{path}/*/.*.log.*"}),
         ("show_logfile_records", {"log_file_path_pattern": f"{path}/*/.*.log.*"}),
         ("show_cleans", {}), ("show_cleans_metadata", {}), ("show_clean_plans", {}), ("show_timeline", {"limit": 100}),
+        ("show_commit_extra_metadata", {"limit": 100}), ("show_commit_extra_metadata", {"instant_time": first}),
     ]:
         text = ", ".join(["table => 'java_calls'", *(f"{k} => {v!r}" for k, v in args.items())])
         theirs = java.sql(f"CALL {name}({text})")
@@ -62,7 +63,7 @@ def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
         assert _comparable(ours) == _comparable(theirs), \
             f"{name}: the engine and Java Hudi 1.2 differ:\n{_comparable(ours)}\n{_comparable(theirs)}"
         compared.append(name)
-    assert len(compared) == 21
+    assert len(compared) == 23
     # help(cmd => ...): Hudi's table of parameters and outputs, to the character, then the engine's status line
     for name in ("show_commits", "run_compaction", "show_fsview_latest", "create_savepoint"):
         (theirs,) = java.sql(f"CALL help(cmd => '{name}')").column("result").to_pylist()
