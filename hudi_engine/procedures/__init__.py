@@ -45,7 +45,7 @@ REFUSED: dict[str, str] = {
     **dict.fromkeys(["repair_add_partition_meta", "repair_corrupted_clean_files", "repair_deduplicate",
                      "repair_migrate_partition_meta", "repair_overwrite_hoodie_props", "hive_sync", "sync_validate",
                      "copy_to_table", "copy_to_temp_view", "drop_partition", "export_instants",
-                     "show_file_status", "show_fs_path_detail", "show_invalid_parquet"], _LATER_38),
+                     "show_fs_path_detail", "show_invalid_parquet"], _LATER_38),
     **dict.fromkeys(["upgrade_table", "downgrade_table"], "the engine does not change a table's version; use Java "
                     "Hudi's CALL {name}"),
     "partition_bucket_index_manager": "the engine has no bucket index; use Java Hudi's CALL {name}",
@@ -105,6 +105,7 @@ SERVED: dict[str, Procedure] = {
     "show_cleans_metadata": timeline_views.show_cleans_metadata,
     "show_clean_plans": timeline_views.show_clean_plans,
     "show_timeline": timeline_views.show_timeline,
+    "show_file_status": timeline_views.show_file_status,
     "show_table_properties": file_views.show_table_properties,
     "show_fsview_all": file_views.show_fsview_all,
     "show_fsview_latest": file_views.show_fsview_latest,

@@ -1,6 +1,6 @@
 """The procedures that read the other actions of the timeline: `show_rollbacks`, `show_rollback_detail`,
-`show_savepoints`, `show_compaction`, `show_cleans`, `show_cleans_metadata`, `show_clean_plans` and `show_timeline`,
-from the Avro files of those instants, as Hudi 1.2's procedures of those names read them."""
+`show_savepoints`, `show_compaction`, `show_cleans`, `show_cleans_metadata`, `show_clean_plans`, `show_timeline` and
+`show_file_status`, from the Avro files of those instants, as Hudi 1.2's procedures of those names read them."""
 from __future__ import annotations
 
 from datetime import datetime
@@ -10,7 +10,12 @@ from hudi_engine.procedures.arguments import Arguments
 from hudi_engine.procedures.commits import Row, completion_time
 from hudi_engine.table import HudiTable
 from hudi_engine.table_services.compaction import CompactionPlan
+from hudi_engine.timeline import read_avro_metadata
+from hudi_engine.timeline.archived import archived_entries
+from hudi_engine.timeline.avro_models import avro_kind_for
+from hudi_engine.timeline.history import TimelineHistory
 from hudi_engine.timeline.instant import Action, State
+from hudi_engine.timeline.layout import TimelineLayoutV2
 
 
 def _limit(rows: list[Row], args: Arguments) -> list[Row]:
@@ -180,3 +185,47 @@ def show_timeline(args: Arguments) -> list[Row]:
                      times.get((i.timestamp, State.INFLIGHT)), times.get((i.timestamp, State.COMPLETED)), "ACTIVE",
                      info))
     return rows
+
+
+def _deleting_metadata(table: HudiTable, action: Action) -> list[tuple[str, str, dict]]:
+    """(instant, "active" / "archived", metadata) of the completed cleans or rollbacks, each timeline newest first
+    (the active one first), as Hudi's show_file_status looks them up."""
+    active = [(i.timestamp, "active", table.timeline.avro_metadata(i) or {})
+              for i in reversed(table.timeline.filter_by([action], [State.COMPLETED]))]
+    archived = []
+    layout = table.timeline.layout
+    if isinstance(layout, TimelineLayoutV2):
+        history = TimelineHistory.of(table.location, layout.timeline_path, layout.history_path)
+        kind = avro_kind_for(action, State.COMPLETED)
+        archived = [(r.instant_time, "archived", read_avro_metadata(r.metadata, kind, file_name=history.folder))
+                    for r in ([] if history.is_empty() else history.records()) if r.action == action.value and r.metadata]
+    else:
+        key = "hoodieCleanMetadata" if action is Action.CLEAN else "hoodieRollbackMetadata"
+        archived = [(e["commitTime"], "archived", e[key]) for e in archived_entries(table.location)
+                    if e.get("actionType") == action.value and e.get(key)]
+    return active + sorted(archived, key=lambda a: a[0], reverse=True)
+
+
+def show_file_status(args: Arguments) -> list[Row]:
+    """Whether a data file was deleted (by which clean, rollback or restore, on which timeline), still exists, or
+    is unknown."""
+    table = HudiTable.load(args.table_path())
+    partition, name = args["partition"], args["file"]
+    if not partition and table.config.partition_fields:
+        raise ConfigError(f"show_file_status: table {table.base_path} is a partitioned table. Please specify the "
+                          "partition name where the current file is located (partition => '<partition path>')")
+    for action in (Action.CLEAN, Action.ROLLBACK):
+        for at, where, meta in _deleting_metadata(table, action):
+            if any(name in f for pm in (meta.get("partitionMetadata") or {}).values()
+                   for f in pm.get("successDeleteFiles") or ()):
+                return [("deleted", action.value, at, where, "")]
+    for instant in reversed(table.timeline.filter_by([Action.RESTORE], [State.COMPLETED])):
+        restored = (table.timeline.avro_metadata(instant) or {}).get("hoodieRestoreMetadata") or {}
+        if any(name in f for rollbacks in restored.values() for rb in rollbacks
+               for pm in (rb.get("partitionMetadata") or {}).values() for f in pm.get("successDeleteFiles") or ()):
+            return [("deleted", Action.RESTORE.value, instant.timestamp, "active", "")]
+    folder = table.location.join(partition or "")
+    for entry in table.storage.list_dir(folder):
+        if entry.name == name:
+            return [("exist", "", "", "active", entry.path)]
+    return [("unknown", "", "", "", "")]

@@ -42,6 +42,11 @@ def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
     call("run_clean", path, retain_commits=1)
     (rollback,) = call("show_rollbacks", path).column("instant").to_pylist()
     java.sql(f"CREATE TABLE java_calls USING hudi LOCATION '{path}'")
+    (gone, *_) = call("show_rollback_detail", path, instant_time=rollback).to_pylist()
+    kept = call("show_fsview_latest", path).column("data_file")[0].as_py()
+    statuses = [{"partition": gone["partition"], "file": gone["deleted_file"].rsplit("/", 1)[-1]},
+                {"partition": kept.rsplit("/", 2)[-2], "file": kept.rsplit("/", 1)[-1]},
+                {"partition": "x", "file": "nope.parquet"}]
     compared = []
     for name, args in [
         ("show_commits", {}), ("show_commits_metadata", {}),
@@ -55,6 +60,7 @@ def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
         ("show_logfile_records", {"log_file_path_pattern": f"{path}/*/.*.log.*"}),
         ("show_cleans", {}), ("show_cleans_metadata", {}), ("show_clean_plans", {}), ("show_timeline", {"limit": 100}),
         ("show_commit_extra_metadata", {"limit": 100}), ("show_commit_extra_metadata", {"instant_time": first}),
+        *(("show_file_status", status) for status in statuses),
     ]:
         text = ", ".join(["table => 'java_calls'", *(f"{k} => {v!r}" for k, v in args.items())])
         theirs = java.sql(f"CALL {name}({text})")
@@ -64,7 +70,7 @@ def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
         assert _comparable(ours) == _comparable(theirs), \
             f"{name}: the engine and Java Hudi 1.2 differ:\n{_comparable(ours)}\n{_comparable(theirs)}"
         compared.append(name)
-    assert len(compared) == 23
+    assert len(compared) == 26
     # help(cmd => ...): Hudi's table of parameters and outputs, to the character, then the engine's status line
     for name in ("show_commits", "run_compaction", "show_fsview_latest", "create_savepoint"):
         (theirs,) = java.sql(f"CALL help(cmd => '{name}')").column("result").to_pylist()

@@ -45,6 +45,16 @@ def test_rollback_to_instant_and_show_rollbacks(cow):
     assert {(d["rollback_instant"], d["partition"], d["succeeded"]) for d in detail} == {
         (f"[{second}]", "x", True), (f"[{second}]", "y", True)}
     assert all(second in d["deleted_file"] for d in detail)
+    gone = detail[0]["deleted_file"].rsplit("/", 1)[-1]
+    assert call("show_file_status", path, partition=detail[0]["partition"], file=gone).to_pylist() == [
+        {"status": "deleted", "action": "rollback", "instant": rb["instant"], "timeline": "active", "full_path": ""}]
+    (kept,) = [r["data_file"] for r in call("show_fsview_latest", path, path_regex="x").to_pylist()]
+    assert call("show_file_status", path, partition="x", file=kept.rsplit("/", 1)[-1]).to_pylist() == [
+        {"status": "exist", "action": "", "instant": "", "timeline": "active", "full_path": kept.removeprefix("file:")}]
+    assert call("show_file_status", path, partition="x", file="nope.parquet").column("status").to_pylist() == [
+        "unknown"]
+    with pytest.raises(ConfigError, match="is a partitioned table. Please specify the partition"):
+        call("show_file_status", path, file="nope.parquet")
     timeline = call("show_timeline", path).to_pylist()
     assert [(t["instant_time"], t["action"], t["state"], t["timeline_type"], t["rollback_info"]) for t in timeline] == [
         (rb["instant"], "rollback", "COMPLETED", "ACTIVE", f"Rolled back: {second}"),
