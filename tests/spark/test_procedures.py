@@ -26,6 +26,8 @@ def test_call_by_catalog_name_positional_and_named(spark, tmp_path):
                                                    call("show_commits", str(tmp_path / t)).to_pylist()]
     latest = named.collect()[0].commit_time
     assert spark.sql(f"call default.show_commits('default.{t}', 1);").collect() == named.collect()[:1]
+    assert spark.sql(f"-- the latest commit\n/* by position */ CALL show_commits(\n  '{t}',\n  1\n)").collect() == \
+        named.collect()[:1]
     files = spark.sql(f"CALL show_commit_files(table => '{t}', instant_time => '{latest}')").collect()
     assert [(f.previous_commit, f.total_records_written) for f in files] == [(named.collect()[1].commit_time, 3)]
     assert spark.sql(f"CALL rollback_to_instant(table => '{t}', instant_time => \"{latest}\")").collect()[0][0]

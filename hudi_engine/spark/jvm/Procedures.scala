@@ -108,7 +108,8 @@ case class HudiCall(name: String, args: Seq[(Option[String], Any)], override val
 
 /** The text of a `CALL` statement, or None for any other statement (left to Spark's parser). */
 object CallParser {
-  private val Call = "(?is)\\s*call\\s+(.*)".r
+  // CALL after blanks and SQL comments (`-- ...` lines, `/* ... */`), as a SQL file or dbt may send it.
+  private val Call = "(?is)\\s*(?:(?:--[^\\n]*(?:\\n|$)|/\\*.*?\\*/)\\s*)*call\\s+(.*)".r
 
   def parse(sqlText: String): Option[HudiCall] = sqlText match {
     case Call(rest) if rest.trim.nonEmpty && (rest.trim.head.isLetter || rest.trim.head == '`') =>
