@@ -1,6 +1,8 @@
 """The action procedures through the engine's table services; refusals leave the table as it was."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from procedure_tables import OPTIONS, rows
 
@@ -119,3 +121,26 @@ def test_truncate_table(cow):
     table = HudiTable.load(path)
     assert not list(table.timeline) and table.read_snapshot().num_rows == 0
     assert table.config.name == "trips"
+
+
+def _files(path: str) -> dict[str, int]:
+    root = Path(path)
+    return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(("name", "args", "message"), [
+    ("run_compaction", {"op": "run", "bogus": 1}, "Argument: bogus is not a parameter of run_compaction"),
+    ("run_compaction", {"op": 1}, "Argument: op of run_compaction is of type string"),
+    ("run_clean", {"retain_commits": "1"}, "Argument: retain_commits of run_clean is of type integer"),
+    ("archive_commits", {"min_commits": 1.5}, "Argument: min_commits of archive_commits is of type integer"),
+    ("rollback_to_instant", {}, "Argument: instant_time is required"),
+    ("delete_marker", {"instant": "1"}, "Argument: instant is not a parameter of delete_marker"),
+    ("truncate_table", {"partition": "x"}, "Argument: partition is not a parameter of truncate_table"),
+    ("run_rollback_inflight_tableservice", {}, "Argument: pending_instant is required"),
+])
+def test_bad_arguments_write_nothing(mor, name, args, message):
+    path, _, _ = mor
+    before = _files(path)
+    with pytest.raises(ConfigError, match=message):
+        call(name, path, **args)
+    assert _files(path) == before
