@@ -45,7 +45,7 @@ REFUSED: dict[str, str] = {
     **dict.fromkeys(["repair_add_partition_meta", "repair_corrupted_clean_files", "repair_deduplicate",
                      "repair_migrate_partition_meta", "repair_overwrite_hoodie_props", "hive_sync", "sync_validate",
                      "copy_to_table", "copy_to_temp_view", "drop_partition", "export_instants",
-                     "show_fs_path_detail", "show_invalid_parquet"], _LATER_38),
+                     "show_fs_path_detail"], _LATER_38),
     **dict.fromkeys(["upgrade_table", "downgrade_table"], "the engine does not change a table's version; use Java "
                     "Hudi's CALL {name}"),
     "partition_bucket_index_manager": "the engine has no bucket index; use Java Hudi's CALL {name}",
@@ -110,6 +110,7 @@ SERVED: dict[str, Procedure] = {
     "show_fsview_all": file_views.show_fsview_all,
     "show_fsview_latest": file_views.show_fsview_latest,
     "stats_file_sizes": file_views.stats_file_sizes,
+    "show_invalid_parquet": file_views.show_invalid_parquet,
     "show_logfile_metadata": log_files.show_logfile_metadata,
     "show_logfile_records": log_files.show_logfile_records,
     "run_clean": services.run_clean,

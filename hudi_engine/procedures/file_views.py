@@ -1,11 +1,12 @@
 """The procedures that read the table's files and properties: `show_table_properties`, `show_fsview_all`,
-`show_fsview_latest` and `stats_file_sizes`, as Hudi 1.2's procedures of those names show them (paths as Hadoop
-prints them, log files as Hudi 1.2's HoodieLogFile.toString)."""
+`show_fsview_latest`, `stats_file_sizes` and `show_invalid_parquet`, as Hudi 1.2's procedures of those names show
+them (paths as Hadoop prints them, log files as Hudi 1.2's HoodieLogFile.toString)."""
 from __future__ import annotations
 
 import fnmatch
 import math
 
+from hudi_engine.errors import ConfigError
 from hudi_engine.file_group import FileSlice, LogFile
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
@@ -163,3 +164,37 @@ def stats_file_sizes(args: Arguments) -> list[Row]:
     return _limit(rows, args)
 
 
+_PARQUET_MAGIC = b"PAR1"
+
+
+def _not_parquet(storage: Storage, path: str, size: int) -> bool:
+    """What parquet-mr's footer read calls "not a Parquet file": too short for the magic and footer length, or no
+    magic number at the tail."""
+    if size < 2 * len(_PARQUET_MAGIC) + 4:
+        return True
+    with storage.open_input_file(path) as f:
+        f.seek(size - len(_PARQUET_MAGIC))
+        return f.read(len(_PARQUET_MAGIC)) != _PARQUET_MAGIC
+
+
+def show_invalid_parquet(args: Arguments) -> list[Row]:
+    """The `.parquet` files of the table's partitions (those starting with one of `partitions`, of the commits in
+    `instants`, when given) that are not Parquet files; `needDelete => true` (deleting them) is refused."""
+    if args["needDelete"]:
+        raise ConfigError("Argument: needDelete => true of show_invalid_parquet is not served (deleting data files "
+                          "outside a rollback or clean); list them, then roll back or repair the commit that wrote them")
+    location = TableLocation.of(args.table_path())
+    prefixes = [p.strip() for p in args["partitions"].split(",") if p.strip()]
+    instants = {i.strip() for i in args["instants"].split(",") if i.strip()}
+    partitions = [p for p in FileSystemView.load(location).partition_paths
+                  if not prefixes or any(p.startswith(prefix) for prefix in prefixes)]
+    rows: list[Row] = []
+    for partition in partitions:
+        for e in location.storage.list_dir(location.join(partition)):
+            if e.is_dir or not e.name.endswith(".parquet"):
+                continue
+            if instants and (not is_base_file_name(e.name) or BaseFileName.parse(e.name).instant_time not in instants):
+                continue
+            if _not_parquet(location.storage, e.path, e.size):
+                rows.append((qualified(e.path),))
+    return _limit(rows, args)

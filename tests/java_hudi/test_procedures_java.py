@@ -113,3 +113,10 @@ def test_same_calls_on_a_version_6_table(java_hudi, tmp_path: Path):
         assert [(f.name, f.type) for f in ours.schema] == [(f.name, f.type) for f in theirs.schema], name
         assert _comparable(ours) == _comparable(theirs), \
             f"{name}: the engine and Java Hudi 1.2 differ:\n{_comparable(ours)}\n{_comparable(theirs)}"
+    # files that are not Parquet files, among the table's: found alike
+    (Path(path) / "x" / f"bad-0_0-0-0_{second}.parquet").write_bytes(b"PAR1 torn")
+    (Path(path) / "y" / "short.parquet").write_bytes(b"PAR1")
+    theirs = java.sql(f"CALL show_invalid_parquet(path => '{path}')")
+    assert theirs is not None
+    ours = call("show_invalid_parquet", path)
+    assert ours.num_rows == 2 and _comparable(ours) == _comparable(theirs)

@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import statistics
+from pathlib import Path
+
+import pytest
 
 from hudi_engine import HudiTable
+from hudi_engine.errors import ConfigError
 from hudi_engine.procedures import call
 
 
@@ -46,3 +50,18 @@ def test_stats_file_sizes(cow):
     assert (rows[2]["min"], rows[2]["max"], rows[2]["num_files"]) == (everything[0], everything[-1], 4)
     assert rows[2]["avg"] == statistics.fmean(everything)
     assert call("stats_file_sizes", path).to_pylist()[-1]["num_files"] == 0  # no base files at the top: partitioned
+
+
+def test_show_invalid_parquet(cow):
+    path, first, _ = cow
+    assert call("show_invalid_parquet", path).num_rows == 0
+    bad = Path(path) / "y" / f"0000-0_0-0-0_{first}.parquet"
+    bad.write_bytes(b"PAR1 not a parquet file")
+    (Path(path) / "x" / "short.parquet").write_bytes(b"PAR1")
+    assert sorted(call("show_invalid_parquet", path).column("path").to_pylist()) == [
+        f"file:{path}/x/short.parquet", f"file:{bad}"]
+    assert call("show_invalid_parquet", path, partitions="y").column("path").to_pylist() == [f"file:{bad}"]
+    assert call("show_invalid_parquet", path, instants="1").num_rows == 0  # no file of that commit
+    with pytest.raises(ConfigError, match="needDelete => true of show_invalid_parquet is not served"):
+        call("show_invalid_parquet", path, needDelete=True)
+    assert bad.exists()
