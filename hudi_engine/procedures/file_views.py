@@ -13,7 +13,7 @@ from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
 from hudi_engine.location import META_FOLDER, TableLocation
 from hudi_engine.procedures.arguments import Arguments
 from hudi_engine.procedures.commits import Row
-from hudi_engine.storage import Storage
+from hudi_engine.storage import FileStatus, Storage
 from hudi_engine.table import HudiTable
 from hudi_engine.timeline import Timeline
 
@@ -167,13 +167,13 @@ def stats_file_sizes(args: Arguments) -> list[Row]:
 _PARQUET_MAGIC = b"PAR1"
 
 
-def _not_parquet(storage: Storage, path: str, size: int) -> bool:
+def _not_parquet(location: TableLocation, entry: FileStatus) -> bool:
     """What parquet-mr's footer read calls "not a Parquet file": too short for the magic and footer length, or no
     magic number at the tail."""
-    if size < 2 * len(_PARQUET_MAGIC) + 4:
+    if entry.size < 2 * len(_PARQUET_MAGIC) + 4:
         return True
-    with storage.open_input_file(path) as f:
-        f.seek(size - len(_PARQUET_MAGIC))
+    with location.storage.open_input_file(entry.path) as f:
+        f.seek(entry.size - len(_PARQUET_MAGIC))
         return f.read(len(_PARQUET_MAGIC)) != _PARQUET_MAGIC
 
 
@@ -195,6 +195,6 @@ def show_invalid_parquet(args: Arguments) -> list[Row]:
                 continue
             if instants and (not is_base_file_name(e.name) or BaseFileName.parse(e.name).instant_time not in instants):
                 continue
-            if _not_parquet(location.storage, e.path, e.size):
+            if _not_parquet(location, e):
                 rows.append((qualified(e.path),))
     return _limit(rows, args)
