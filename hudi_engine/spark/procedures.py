@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import traceback
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -16,7 +15,7 @@ from pyspark.sql import SparkSession
 
 from hudi_engine.errors import HudiError
 from hudi_engine.procedures import procedure, run
-from hudi_engine.spark.save import register_callback
+from hudi_engine.spark.save import json_answer, register_callback
 
 
 def _json_value(value: Any) -> Any:
@@ -56,15 +55,14 @@ class PythonProcedures:
 
     @staticmethod
     def _answer(name: str, work: Any) -> str:
-        try:
-            return json.dumps(work())
-        except (HudiError, IllegalArgumentException) as e:  # a refusal, or the catalog's (tableLocation)
-            error = str(e)
-        except AnalysisException as e:  # a `filter` Spark cannot take
-            error = f"Argument: filter of {name}: {e}"
-        except Exception as e:  # noqa: BLE001 - not a refusal: the JVM raises it, with where it happened here
-            error = f"CALL {name}: {type(e).__name__}: {e}\n{traceback.format_exc()}"
-        return json.dumps({"error": error})
+        def refusal(e: Exception) -> str | None:
+            if isinstance(e, (HudiError, IllegalArgumentException)):  # a refusal, or the catalog's (tableLocation)
+                return str(e)
+            if isinstance(e, AnalysisException):  # a `filter` Spark cannot take
+                return f"Argument: filter of {name}: {e}"
+            return None
+
+        return json_answer(work, f"CALL {name}", refusal)
 
     class Java:
         implements: ClassVar[list[str]] = ["hudiengine.spark.PythonProcedures"]

@@ -348,24 +348,38 @@ class PythonWriter:
         self.spark = spark
 
     def write(self, jdf: Any, path: str, joptions: Any, mode: str, target: str) -> str:
-        try:
+        def saved() -> dict:
             jsession = jdf.sparkSession()
             session = self.spark if jsession.equals(self.spark._jsparkSession) else \
                 SparkSession(self.spark.sparkContext, jsession)
             result = save(DataFrame(jdf, session), path, {str(k): str(v) for k, v in dict(joptions).items()}, mode,
                           target)
-            return json.dumps({"result": dataclasses.asdict(result) if result is not None else None})
-        except HudiError as e:
-            text = str(e)
-            error = text if target in text or path in text else f"{target}: {text}"
-        except PySparkException as e:  # Spark's own error in the rows' query (already says where)
-            error = f"{target}: {e}"
-        except Exception as e:  # noqa: BLE001 - not a refusal: the JVM raises it, with where it happened here
-            error = f"{target}: {type(e).__name__}: {e}\n{traceback.format_exc()}"
-        return json.dumps({"error": error})
+            return {"result": dataclasses.asdict(result) if result is not None else None}
+
+        def refusal(e: Exception) -> str | None:
+            if isinstance(e, HudiError):
+                text = str(e)
+                return text if target in text or path in text else f"{target}: {text}"
+            if isinstance(e, PySparkException):  # Spark's own error in the rows' query (already says where)
+                return f"{target}: {e}"
+            return None
+
+        return json_answer(saved, target, refusal)
 
     class Java:
         implements: ClassVar[list[str]] = ["hudiengine.spark.PythonWriter"]
+
+
+def json_answer(work: Callable[[], Any], where: str, refusal: Callable[[Exception], str | None]) -> str:
+    """A py4j callback's answer to the JVM: `work()` as JSON, or `{"error": ...}`, the message `refusal` makes of
+    an expected error (the JVM raises it without a Python stack trace), else the error with where it happened here."""
+    try:
+        return json.dumps(work())
+    except Exception as e:  # noqa: BLE001 - every error goes back to the JVM, which raises it
+        error = refusal(e)
+        if error is None:
+            error = f"{where}: {type(e).__name__}: {e}\n{traceback.format_exc()}"
+    return json.dumps({"error": error})
 
 
 def register_callback(spark: SparkSession, holder: str, callback: Callable[[SparkSession], Any]) -> None:

@@ -28,6 +28,17 @@ def _comparable(t: pa.Table) -> list[tuple]:
     return sorted(tuple(_value(n, r[n]) for n in keep) for r in t.to_pylist())
 
 
+def assert_same_call(java, catalog_name: str, path: str, name: str, args: dict) -> None:
+    """`CALL name(table => catalog_name, args)` on Java Hudi and `call(name, path, args)` on the engine agree."""
+    text = ", ".join([f"table => '{catalog_name}'", *(f"{k} => {v!r}" for k, v in args.items())])
+    theirs = java.sql(f"CALL {name}({text})")
+    assert theirs is not None
+    ours = call(name, path, **args)
+    assert [(f.name, f.type) for f in ours.schema] == [(f.name, f.type) for f in theirs.schema], name
+    assert _comparable(ours) == _comparable(theirs), \
+        f"{name}: the engine and Java Hudi 1.2 differ:\n{_comparable(ours)}\n{_comparable(theirs)}"
+
+
 def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
     java = java_hudi("1.2.0")
     path = str(tmp_path / "calls")
@@ -62,13 +73,7 @@ def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
         ("show_commit_extra_metadata", {"limit": 100}), ("show_commit_extra_metadata", {"instant_time": first}),
         *(("show_file_status", status) for status in statuses),
     ]:
-        text = ", ".join(["table => 'java_calls'", *(f"{k} => {v!r}" for k, v in args.items())])
-        theirs = java.sql(f"CALL {name}({text})")
-        assert theirs is not None
-        ours = call(name, path, **args)
-        assert [(f.name, f.type) for f in ours.schema] == [(f.name, f.type) for f in theirs.schema], name
-        assert _comparable(ours) == _comparable(theirs), \
-            f"{name}: the engine and Java Hudi 1.2 differ:\n{_comparable(ours)}\n{_comparable(theirs)}"
+        assert_same_call(java, "java_calls", path, name, args)
         compared.append(name)
     assert len(compared) == 26
     # help(cmd => ...): Hudi's table of parameters and outputs, to the character, then the engine's status line
@@ -106,13 +111,7 @@ def test_same_calls_on_a_version_6_table(java_hudi, tmp_path: Path):
         ("stats_file_sizes", {"partition_path": "*"}),
         ("show_logfile_metadata", {"log_file_path_pattern": f"{path}/*/.*.log.*"}),
     ]:
-        text = ", ".join(["table => 'java_calls_v6'", *(f"{k} => {v!r}" for k, v in args.items())])
-        theirs = java.sql(f"CALL {name}({text})")
-        assert theirs is not None
-        ours = call(name, path, **args)
-        assert [(f.name, f.type) for f in ours.schema] == [(f.name, f.type) for f in theirs.schema], name
-        assert _comparable(ours) == _comparable(theirs), \
-            f"{name}: the engine and Java Hudi 1.2 differ:\n{_comparable(ours)}\n{_comparable(theirs)}"
+        assert_same_call(java, "java_calls_v6", path, name, args)
     # files that are not Parquet files, among the table's: found alike
     (Path(path) / "x" / f"bad-0_0-0-0_{second}.parquet").write_bytes(b"PAR1 torn")
     (Path(path) / "y" / "short.parquet").write_bytes(b"PAR1")
