@@ -42,7 +42,7 @@ REFUSED: dict[str, str] = {
                      "hdfs_parquet_import"], _NO_BOOTSTRAP),
     **dict.fromkeys(["cleanup_audit_lock", "set_audit_lock", "show_audit_lock_status", "validate_audit_lock"],
                     _NO_AUDIT),
-    **dict.fromkeys(["repair_add_partition_meta", "repair_corrupted_clean_files", "repair_deduplicate",
+    **dict.fromkeys(["repair_add_partition_meta", "repair_deduplicate",
                      "repair_migrate_partition_meta", "repair_overwrite_hoodie_props", "hive_sync", "sync_validate",
                      "copy_to_table", "copy_to_temp_view", "drop_partition", "export_instants",
                      "show_fs_path_detail"], _LATER_38),
@@ -120,6 +120,7 @@ SERVED: dict[str, Procedure] = {
     "run_rollback_inflight_tableservice": services.run_rollback_inflight_tableservice,
     "delete_marker": services.delete_marker,
     "truncate_table": services.truncate_table,
+    "repair_corrupted_clean_files": services.repair_corrupted_clean_files,
 }
 
 

@@ -1,14 +1,14 @@
 """The procedures that act on a table, through the engine's table services and instant protocol (never a write
 path of their own): `run_clean`, `run_compaction`, `archive_commits`, `rollback_to_instant`,
-`run_rollback_inflight_tableservice` and `delete_marker`. Every one takes the table lock as `HudiTable`'s services
-do, and refuses what it cannot do before it changes anything."""
+`run_rollback_inflight_tableservice`, `delete_marker`, `truncate_table` and `repair_corrupted_clean_files`. Every
+one takes the table lock as `HudiTable`'s services do, and refuses what it cannot do before it changes anything."""
 from __future__ import annotations
 
 import time
 from typing import Any
 
 from hudi_engine.config.write_config import WriteConfig
-from hudi_engine.errors import ConfigError
+from hudi_engine.errors import ConfigError, HudiError
 from hudi_engine.procedures.arguments import Arguments
 from hudi_engine.procedures.commits import Row, find_commit
 from hudi_engine.table import HudiTable
@@ -178,3 +178,20 @@ def truncate_table(args: Arguments) -> list[Row]:
                           "yet); DELETE FROM <table> WHERE <partition columns> deletes those rows")
     HudiTable.load(args.table_path()).truncate()
     return []
+
+
+def repair_corrupted_clean_files(args: Arguments) -> list[Row]:
+    """Delete the files of pending cleans whose plan is not an Avro file (an empty or torn requested file a crash
+    left), so that the next clean plans afresh; completed cleans are not touched. Hudi deletes the pending file one
+    state at a time; this deletes the clean's pending files together."""
+    table = HudiTable.load(args.table_path())
+    with service_lock_at(table.location):
+        timeline = table.timeline.reload()
+        for instant in timeline.filter_by([Action.CLEAN]).pending():
+            try:
+                plan = timeline.avro_metadata(instant.with_state(State.REQUESTED))
+            except HudiError:
+                plan = None
+            if plan is None:
+                timeline.delete_instant_files(instant, [State.REQUESTED, State.INFLIGHT])
+    return [(True,)]

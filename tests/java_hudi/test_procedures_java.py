@@ -119,3 +119,10 @@ def test_same_calls_on_a_version_6_table(java_hudi, tmp_path: Path):
     assert theirs is not None
     ours = call("show_invalid_parquet", path)
     assert ours.num_rows == 2 and _comparable(ours) == _comparable(theirs)
+    # a torn clean plan a crash left: Java's repair and the engine's remove it alike
+    torn = Path(path) / ".hoodie" / "20300101000000000.clean.requested"
+    for repair in (lambda: java.sql("CALL repair_corrupted_clean_files(table => 'java_calls_v6')"),
+                   lambda: call("repair_corrupted_clean_files", path)):
+        torn.write_bytes(b"not avro")
+        result = repair()
+        assert result is not None and result.to_pylist() == [{"result": True}] and not torn.exists()

@@ -9,7 +9,7 @@ from procedure_tables import OPTIONS, rows
 from hudi_engine import HudiTable
 from hudi_engine.errors import ConfigError, HudiError
 from hudi_engine.procedures import call
-from hudi_engine.timeline.instant import Action
+from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.write_pipeline import write_table
 
 
@@ -144,3 +144,13 @@ def test_bad_arguments_write_nothing(mor, name, args, message):
     with pytest.raises(ConfigError, match=message):
         call(name, path, **args)
     assert _files(path) == before
+
+
+def test_repair_corrupted_clean_files(cow):
+    path, _, _ = cow
+    timeline = HudiTable.load(path).timeline
+    torn = timeline.create_requested(Instant("20300101000000000", Action.CLEAN, State.REQUESTED), b"not avro")
+    assert call("repair_corrupted_clean_files", path).to_pylist() == [{"result": True}]
+    after = HudiTable.load(path).timeline
+    assert not after.filter_by([Action.CLEAN]) and torn.timestamp not in after.timestamps()
+    assert call("show_commits", path).num_rows == 2  # nothing else touched
