@@ -423,7 +423,7 @@ STATES: tuple[StateRow, ...] = (
     StateRow("pending compaction", "a compaction plan not yet executed (MOR)", Decision.HONOURED,
              "a write runs it first (runner.finish_pending) or routes log files to its slice; cleaning and "
              "archival keep what it reads"),
-    StateRow("pending log compaction", "a logcompaction plan not yet executed (MOR)", Decision.REFUSED,
+    StateRow("pending log compaction", "a logcompaction not completed (MOR): planned, or failed with its log blocks written", Decision.REFUSED,
              "refused: this engine neither runs nor rolls back log compaction",
              _pending(Action.LOG_COMPACTION, "pending log compaction (logcompaction)"),
              way_out="run or roll back the log compaction with Hudi first"),
