@@ -127,9 +127,10 @@ def _merger_strategy(value: str, _: TableConfig) -> str | None:
 
 def java_only_merger(table: TableConfig) -> str | None:
     """`key=value: why` when the table merges records with a custom HoodieRecordMerger (its strategy id, or the CUSTOM
-    merge mode without a payload class) or a payload class this engine does not implement (e.g. Hudi's
-    AWSDmsAvroPayload): readers that merge log records refuse it, since merging another way would answer other rows
-    than Java Hudi (tests/java_tables.py, custom_merger_mor_v9, dms_payload_mor_v6)."""
+    merge mode without a payload class) or a payload class this engine does not implement (a user's own
+    HoodieRecordPayload, or Hudi's AWSDmsAvroPayload): readers that merge log records refuse it, since merging another
+    way would answer other rows than Java Hudi (tests/java_tables.py: custom_merger_mor_v9, custom_payload_mor_v6 and
+    _v9, dms_payload_mor_v6)."""
     payload = (table.get("hoodie.compaction.payload.class") or "").strip()
     why = _payload_class(payload, table) if payload else None
     if why:
@@ -423,7 +424,7 @@ STATES: tuple[StateRow, ...] = (
     StateRow("pending compaction", "a compaction plan not yet executed (MOR)", Decision.HONOURED,
              "a write runs it first (runner.finish_pending) or routes log files to its slice; cleaning and "
              "archival keep what it reads"),
-    StateRow("pending log compaction", "a logcompaction plan not yet executed (MOR)", Decision.REFUSED,
+    StateRow("pending log compaction", "a logcompaction not completed (MOR): planned, or failed with its log blocks written", Decision.REFUSED,
              "refused: this engine neither runs nor rolls back log compaction",
              _pending(Action.LOG_COMPACTION, "pending log compaction (logcompaction)"),
              way_out="run or roll back the log compaction with Hudi first"),

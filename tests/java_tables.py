@@ -77,11 +77,15 @@ CASES: list[FeatureTable] = [
     # The engine finishes a pending clean or rollback from its requested plan as from its inflight one: Java reads
     # the engine's write on the failed (inflight) tables only.
     *_both("clean_pending", "clean, pending (requested)", java_reads_write=False),
+    *_both("clean_pending", "clean, pending (requested), of a compacted file group's older slice", MOR),
     *_both("clean_failed", "clean, failed (inflight)"),
     *_both("rollback_pending", "rollback of a failed commit, pending (requested)", java_reads_write=False),
+    *_both("rollback_pending", "rollback of a failed deltacommit, pending (requested)", MOR, java_reads_write=False),
     *_both("rollback_failed", "rollback of a failed commit, failed (inflight)"),
     *_both("rollback_failed", "rollback of a failed deltacommit, failed (inflight)", MOR),
     *_both("log_compaction_pending", "log compaction, pending", MOR, refused="pending log compaction"),
+    *_both("log_compaction_failed", "log compaction, failed (inflight, log blocks written)", MOR,
+           refused="pending log compaction"),
     *_both("cdc_op_key_only", "CDC, op_key_only"),
     *_both("cdc_data_before", "CDC, data_before"),
     *_both("cdc_data_before_after", "CDC, data_before_after"),
@@ -93,6 +97,8 @@ CASES: list[FeatureTable] = [
     FeatureTable("custom_merger", "merge mode CUSTOM (a custom HoodieRecordMerger, compiled at generation)", 9,
                  MOR, refused="custom record merger", read_refused="custom record merger"),
     FeatureTable("partial_update", "partial-update log blocks (MERGE INTO)", 9, MOR),
+    *_both("custom_payload", "payload class of our own (a HoodieRecordPayload compiled at generation; v9: merge mode "
+           "CUSTOM with it)", MOR, refused="KeepSmallestPayload", read_refused="KeepSmallestPayload"),
     FeatureTable("dms_payload", "payload class AWSDmsAvroPayload (a built-in payload the engine does not implement)",
                  6, MOR, refused="AWSDmsAvroPayload", read_refused="AWSDmsAvroPayload"),
     FeatureTable("dms_payload", "payload class AWSDmsAvroPayload, recorded by 1.2.0 as COMMIT_TIME_ORDERING with a "
@@ -100,6 +106,8 @@ CASES: list[FeatureTable] = [
     *_both("bootstrap_metadata_only", "bootstrap, METADATA_ONLY (skeleton files over a parquet source)",
            refused="bootstrap", reads_refused="skeleton base files"),
     *_both("bootstrap_full_record", "bootstrap, FULL_RECORD", refused="bootstrap"),
+    *_both("bootstrap_cdc", "CDC, data_before_after, over a METADATA_ONLY bootstrap (skeleton files)",
+           refused="bootstrap", reads_refused="skeleton base files"),
     *_both("schema_evolution", "schema-on-read evolution: rename, type change, drop", refused="schema-on-read history"),
     *_both("keyless", "keyless (auto-generated keys)"),
     # Hudi 1.2.0 pinned to version 6 (hoodie.write.table.version=6, hoodie.write.auto.upgrade=false), as

@@ -18,9 +18,9 @@ Requests (`op`):
 - `service`: one step of a table service through Hudi's own write client (`SparkRDDWriteClient` over `path` with
   `options`), for the states a Spark write or CALL procedure never leaves behind (a writer that died mid-service):
   `action` "clean" or "log_compaction" schedules one (its plan requested), "rollback" plans the rollback of the
-  latest pending write (requested), "compaction" executes the pending compaction without committing it (files
-  written, inflight); with `inflight` true a scheduled clean or rollback is then marked inflight, as its executor
-  does first. Answers the service's `instant`.
+  latest pending write (requested), "compaction" and "run_log_compaction" execute the pending compaction or log
+  compaction without committing it (files written, inflight); with `inflight` true a scheduled clean or rollback is
+  then marked inflight, as its executor does first. Answers the service's `instant`.
 - `stop`: end the session and the process.
 Every answer is `{"ok": true, ...}` or `{"ok": false, "error": "<Java class>: <message>", "trace": "..."}`.
 """
@@ -188,8 +188,10 @@ def _service(spark, path: str, options: dict, action: str, inflight: bool) -> di
                 hudi.common.table.timeline.HoodieActiveTimeline.createNewInstantTime()
             table.scheduleRollback(context, time, target, False, config.shouldRollbackUsingMarkers(), False)
             instant = hudi.common.util.Option.of(time)
-        elif action == "compaction":
-            pending = meta.getActiveTimeline().filterPendingCompactionTimeline().lastInstant().get()
+        elif action in ("compaction", "run_log_compaction"):
+            timeline = meta.getActiveTimeline()
+            pending = (timeline.filterPendingCompactionTimeline() if action == "compaction"
+                       else timeline.filterPendingLogCompactionTimeline()).lastInstant().get()
             time = pending.requestedTime() if one_x else pending.getTimestamp()
             resolver = hudi.common.table.TableSchemaResolver(meta)
             schema = (resolver.getTableSchema(False).toAvroSchema() if one_x
@@ -198,9 +200,10 @@ def _service(spark, path: str, options: dict, action: str, inflight: bool) -> di
             # 0.15's compact(instant, complete) is protected: its public compact(instant) completes as auto.commit says
             client, config = client_for({"hoodie.avro.schema": schema, "hoodie.auto.commit": "false"})
             if one_x:  # 1.x leaves the write statuses to the commit to compute: computed here, the files written
-                client.compact(time, False).getWriteStatuses().count()
+                run = client.compact if action == "compaction" else client.logCompact
+                run(time, False).getWriteStatuses().count()
             else:
-                client.compact(time)
+                (client.compact if action == "compaction" else client.logCompact)(time)
             instant = hudi.common.util.Option.of(time)
         else:
             raise ValueError(f"unknown service action {action!r}")
