@@ -51,12 +51,15 @@ class FeatureTable:
             read = f"merging reads refused ({self.read_refused}), read-optimized equal"
         if self.reads_refused:
             read = f"reads refused ({self.reads_refused})"
-        java = "" if not self.java_next_write else "; Java's next write: " + (
-            "written" if self.java_next_write == "written" else f"refused ({self.java_next_write})")
         if self.refused:
-            return f"{read}, write refused ({self.refused}){java}"
-        return f"{read}, updates refused ({self.update_refused}), new keys written" if self.update_refused \
-            else f"{read}, written"
+            ours = f"{read}, write refused ({self.refused})"
+        else:
+            ours = f"{read}, updates refused ({self.update_refused}), new keys written" if self.update_refused \
+                else f"{read}, written"
+        if not self.java_next_write:
+            return ours
+        return f"{ours}; Java's next write: " + (
+            "written" if self.java_next_write == "written" else f"refused ({self.java_next_write})")
 
 
 def _both(builder: str, feature: str, table_type: str = COW, **outcome: Any) -> list[FeatureTable]:

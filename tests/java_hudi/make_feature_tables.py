@@ -534,14 +534,9 @@ def record_reads(m: Maker, out: Path) -> list[dict]:
     return done
 
 
-# States the engine refuses whose Java answer the docs give: what Java's next write (its defaults: the metadata table
-# on) does to a copy of the table, recorded beside its reads.
-JAVA_NEXT_WRITE = {"restore_pending", "restore_failed", "indexing_pending", "indexing_failed"}
-
-
 def java_next_write(m: Maker, copy: Path) -> dict:
-    """Java's upsert of a stored key and a new one into a copy of the table: its error, or the instants and keys
-    it leaves (the timeline's instant files, the snapshot's ids and values). A refused write on a pending restore is
+    """Java's upsert of a stored key and a new one into a copy of the table with its defaults (the metadata table
+    on): its error, or the instants and keys it leaves (the timeline's instant files, the snapshot's ids and values). A refused write on a pending restore is
     followed by the way out the docs give (restore to the savepoint again) and the same write."""
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(m.path, copy)
@@ -578,7 +573,7 @@ def make(case: FeatureTable, java: JavaHudi, work: Path) -> Path:
     (root / "java_reads").mkdir()
     reads = record_reads(m, root / "java_reads")
     answers = {"hudi": java.hudi, "options": m.read_options, "reads": reads}
-    if case.builder in JAVA_NEXT_WRITE:
+    if case.java_next_write:  # what Java's own writer does with the table (the case says what it found)
         answers["java_next_write"] = java_next_write(m, work / f"{case.name}-next")
         print(f"{case.name}: Java's next write: {answers['java_next_write']}", flush=True)
     (root / "java_reads" / "reads.json").write_text(json.dumps(answers, indent=1) + "\n")

@@ -22,9 +22,9 @@ Requests (`op`):
   compaction without committing it (files written, inflight), "savepoint" savepoints the latest completed commit
   ("savepoint_inflight": only the inflight instant its executor writes first), "restore" plans the restore to the
   latest savepoint (requested), "restore_again" restores to the latest savepoint (`restoreToSavepoint`, to the
-  end), "indexing" schedules an async metadata-table index build of column stats
-  (requested); with `inflight` true a scheduled clean, rollback, restore or indexing is then marked inflight, as its
-  executor does first. Answers the service's `instant`.
+  end), "indexing" schedules an async metadata-table index build of column stats (requested); with `inflight`
+  true a scheduled clean, rollback, restore or indexing is then marked inflight, as its executor does first.
+  Answers the service's `instant`.
 - `stop`: end the session and the process.
 Every answer is `{"ok": true, ...}` or `{"ok": false, "error": "<Java class>: <message>", "trace": "..."}`.
 """
@@ -213,8 +213,9 @@ def _service(spark, path: str, options: dict, action: str, inflight: bool) -> di
             instant = hudi.common.util.Option.of(time)
         elif action == "restore_again":  # rollback_to_savepoint of the latest savepoint, to the end
             last = meta.getActiveTimeline().getSavePointTimeline().filterCompletedInstants().lastInstant().get()
-            client.restoreToSavepoint(last.requestedTime() if one_x else last.getTimestamp())
-            instant = hudi.common.util.Option.of(last.requestedTime() if one_x else last.getTimestamp())
+            savepoint = last.requestedTime() if one_x else last.getTimestamp()
+            client.restoreToSavepoint(savepoint)
+            instant = hudi.common.util.Option.of(savepoint)
         elif action == "indexing":  # an async metadata-table index build of column stats (HoodieIndexer's schedule)
             types = jvm.java.util.ArrayList()
             types.add(hudi.metadata.MetadataPartitionType.COLUMN_STATS)
