@@ -433,7 +433,8 @@ STATES: tuple[StateRow, ...] = (
     StateRow("pending savepoint", "a savepoint that never completed", Decision.NO_EFFECT,
              "Hudi's clean and archival, like ours, count completed savepoints only"),
     StateRow("pending restore", "a restore to a savepoint still running or crashed", Decision.REFUSED,
-             "refused: the table is half restored", _pending(Action.RESTORE, "pending restore"),
+             "refused: the table is half restored (Java Hudi's writers refuse it too)",
+             _pending(Action.RESTORE, "pending restore"),
              way_out="finish the restore with Hudi (restore to the savepoint again) first"),
     StateRow("completed restore", "a restore that finished", Decision.NO_EFFECT,
              "the instants it removed are gone; new instants come after it"),
@@ -444,7 +445,9 @@ STATES: tuple[StateRow, ...] = (
              "every writer finishes it first from its plan (runner.finish_pending), on this table's files whatever "
              "base path the plan's full paths name"),
     StateRow("pending indexing", "async metadata-table index build (indexing action)", Decision.REFUSED,
-             "refused: the writer would delete the metadata table it is building",
+             "refused: once the indexer runs, a write of ours would disable the metadata table and delete the "
+             "partition it builds; before (requested), Java's writer goes on, and the indexer is not checked "
+             "after a commit of ours",
              _pending(Action.INDEXING, "pending metadata-table indexing (indexing)"),
              way_out="let Hudi's indexer finish (or drop that index with it) first"),
     StateRow("completed indexing", "a finished metadata-table index build", Decision.NO_EFFECT,

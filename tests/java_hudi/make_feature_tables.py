@@ -223,6 +223,46 @@ def _rollback(inflight: bool) -> Callable[[Maker], None]:
     return build
 
 
+def _savepoint(inflight: bool) -> Callable[[Maker], None]:
+    def build(m: Maker) -> None:
+        # the first commit savepointed (or its savepoint left inflight), then two more versions of its file groups:
+        # a clean retaining one commit deletes the first commit's files unless a completed savepoint keeps them
+        m.write(rows(range(6), "one"), mode="overwrite", **NO_AUTO_CLEAN)
+        m.java.service(m.path, m.opts, "savepoint_inflight" if inflight else "savepoint")
+        m.write(rows([1, 2, 6], "two", ts=2), **NO_AUTO_CLEAN)
+        m.write(rows([1, 3], "three", ts=3), **NO_AUTO_CLEAN)
+    return build
+
+
+def _restore(inflight: bool) -> Callable[[Maker], None]:
+    def build(m: Maker) -> None:
+        # rollback_to_savepoint's first steps (restore plan, then inflight) and no further: a restore that died
+        m.write(rows(range(6), "one"), mode="overwrite")
+        m.java.service(m.path, m.opts, "savepoint")
+        m.write(rows([1, 2, 6], "two", ts=2))
+        m.write(rows([1, 7], "three", ts=3))
+        m.java.service(m.path, m.opts, "restore", inflight=inflight)
+    return build
+
+
+# The metadata table with its files partition only (column stats, and on 1.x partition stats, off), and what
+# Hudi's async indexer (HoodieIndexer, ScheduleIndexActionExecutor) demands: a multi-writer lock.
+MDT_FILES = {"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "false",
+             "hoodie.metadata.index.partition.stats.enable": "false"}
+ASYNC_INDEXER = {"hoodie.metadata.index.async": "true",
+                 "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+                 "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider"}
+
+
+def _indexing(inflight: bool) -> Callable[[Maker], None]:
+    def build(m: Maker) -> None:
+        m.opts |= MDT_FILES
+        m.write(rows(range(6), "one"), mode="overwrite")
+        m.write(rows([1, 2, 6], "two", ts=2))
+        m.java.service(m.path, {**m.opts, **ASYNC_INDEXER}, "indexing", inflight=inflight)
+    return build
+
+
 def _log_compaction_pending(failed: bool) -> Callable[[Maker], None]:
     def build(m: Maker) -> None:
         opts = {"hoodie.compact.inline": "false", "hoodie.log.compaction.blocks.threshold": "2"}
@@ -373,6 +413,12 @@ BUILDERS: dict[str, Callable[[Maker], None]] = {
     "clean_failed": _clean(inflight=True),
     "rollback_pending": _rollback(inflight=False),
     "rollback_failed": _rollback(inflight=True),
+    "savepoint": _savepoint(inflight=False),
+    "savepoint_pending": _savepoint(inflight=True),
+    "restore_pending": _restore(inflight=False),
+    "restore_failed": _restore(inflight=True),
+    "indexing_pending": _indexing(inflight=False),
+    "indexing_failed": _indexing(inflight=True),
     "log_compaction_pending": _log_compaction_pending(failed=False),
     "log_compaction_failed": _log_compaction_pending(failed=True),
     "cdc_op_key_only": _cdc("op_key_only"),
@@ -413,6 +459,12 @@ EVIDENCE: dict[str, list[str]] = {
     "rollback_pending": [".hoodie/**/*.rollback.requested",
                          ".hoodie/**/*[0-9].inflight|.hoodie/**/*.deltacommit.inflight"],
     "rollback_failed": [".hoodie/**/*.rollback.inflight", ".hoodie/**/*[0-9].inflight|.hoodie/**/*.deltacommit.inflight"],
+    "savepoint": [".hoodie/**/*.savepoint"],
+    "savepoint_pending": [".hoodie/**/*.savepoint.inflight"],
+    "restore_pending": [".hoodie/**/*.restore.requested"],
+    "restore_failed": [".hoodie/**/*.restore.inflight"],
+    "indexing_pending": [".hoodie/**/*.indexing.requested"],
+    "indexing_failed": [".hoodie/**/*.indexing.inflight"],
     "log_compaction_pending": [".hoodie/**/*.logcompaction.requested"],
     "log_compaction_failed": [".hoodie/**/*.logcompaction.inflight"],
     "bootstrap_metadata_only": [".hoodie/.aux/.bootstrap/.partitions/*"],
@@ -482,6 +534,33 @@ def record_reads(m: Maker, out: Path) -> list[dict]:
     return done
 
 
+def java_next_write(m: Maker, copy: Path) -> dict:
+    """Java's upsert of a stored key and a new one into a copy of the table with its defaults (the metadata table
+    on): its error, or the instants and keys it leaves (the timeline's instant files, the snapshot's ids and values). A refused write on a pending restore is
+    followed by the way out the docs give (restore to the savepoint again) and the same write."""
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(m.path, copy)
+    opts = {k: v for k, v in m.opts.items() if k != "hoodie.metadata.enable"}
+    try:
+        m.java.write(copy, rows([1, 100], "java-next", ts=9), opts)
+    except JavaHudiError as e:
+        out: dict = {"error": e.error[:500], "causes": [c[:300] for c in e.causes[1:4]]}
+        if m.case.builder.startswith("restore"):
+            m.java.service(copy, m.opts, "restore_again")
+            out["restored_again"] = _java_state(m, copy)
+            m.java.write(copy, rows([1, 100], "java-next", ts=9), opts)
+            out["then_written"] = _java_state(m, copy)
+        return out
+    return _java_state(m, copy)
+
+
+def _java_state(m: Maker, path: Path) -> dict:
+    timeline = path / ".hoodie" / ("timeline" if m.case.version == 9 else "")
+    snapshot = m.java.snapshot(path)
+    return {"instants": sorted(f.name for f in timeline.iterdir() if f.is_file() and f.name[0].isdigit()),
+            "rows": sorted(zip(snapshot.column("id").to_pylist(), snapshot.column("v").to_pylist(), strict=True))}
+
+
 def make(case: FeatureTable, java: JavaHudi, work: Path) -> Path:
     root = work / case.name
     shutil.rmtree(root, ignore_errors=True)
@@ -493,8 +572,11 @@ def make(case: FeatureTable, java: JavaHudi, work: Path) -> Path:
     check_evidence(m)
     (root / "java_reads").mkdir()
     reads = record_reads(m, root / "java_reads")
-    (root / "java_reads" / "reads.json").write_text(json.dumps({"hudi": java.hudi, "options": m.read_options,
-                                                                "reads": reads}, indent=1) + "\n")
+    answers = {"hudi": java.hudi, "options": m.read_options, "reads": reads}
+    if case.java_next_write:  # what Java's own writer does with the table (the case says what it found)
+        answers["java_next_write"] = java_next_write(m, work / f"{case.name}-next")
+        print(f"{case.name}: Java's next write: {answers['java_next_write']}", flush=True)
+    (root / "java_reads" / "reads.json").write_text(json.dumps(answers, indent=1) + "\n")
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     target = DATA_DIR / f"{case.name}.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
