@@ -193,7 +193,7 @@ class HudiTable:
         from hudi_engine.table_services.savepoint import create_savepoint
 
         self._check_writable("savepoint")
-        with self._service_lock(_config(options).lock) as (config, timeline):
+        with self._service_lock(_config(options).lock, changes_files=False) as (config, timeline):
             done = create_savepoint(HudiTable(self.location, config, timeline), instant, user=user, comment=comment)
         self.timeline = self.timeline.reload()
         return done
@@ -203,7 +203,7 @@ class HudiTable:
         from hudi_engine.table_services.savepoint import delete_savepoint
 
         self._check_writable("delete a savepoint of")
-        with self._service_lock(_config(options).lock) as (config, timeline):
+        with self._service_lock(_config(options).lock, changes_files=False) as (config, timeline):
             delete_savepoint(HudiTable(self.location, config, timeline), str(instant))
         self.timeline = self.timeline.reload()
 
@@ -250,15 +250,22 @@ class HudiTable:
         return result
 
     @contextlib.contextmanager
-    def _service_lock(self, lock: "LockConfig", *, restoring: bool = False) -> Iterator[tuple[TableConfig, Timeline]]:
+    def _service_lock(self, lock: "LockConfig", *, restoring: bool = False,
+                      changes_files: bool = True) -> Iterator[tuple[TableConfig, Timeline]]:
         """The table lock for a service this table runs, taken after `_check_writable` checked this handle's config
         and timeline (so the lock does not check them again); yields the config and timeline read again under it,
         checked, which the service plans from: another writer may have changed the table since this handle loaded it
-        (a commit, or a Java writer's upgrade to a newer table version and timeline layout)."""
+        (a commit, or a Java writer's upgrade to a newer table version and timeline layout). `changes_files` False
+        (a savepoint, which Hudi's metadata table does not record) keeps the metadata table, which every service that
+        changes files disables (`table_services.service_lock`)."""
         from hudi_engine.table_features import check_writable
-        from hudi_engine.table_services import service_lock
+        from hudi_engine.table_services import held_by_caller, service_lock
+        from hudi_engine.write.lock import table_lock
 
-        with service_lock(self.location, lock, table=self.config, timeline=self.timeline, checked=True):
+        taken = service_lock(self.location, lock, table=self.config, timeline=self.timeline, checked=True) \
+            if changes_files else _both(table_lock(self.location, lock, table_name=self.config.name),
+                                         held_by_caller(self.location))
+        with taken:
             table = TableConfig.load(self.location)
             timeline = Timeline.load(self.location, layout_for(table))
             check_writable(self.location, table, _unless_restoring(timeline, restoring),
@@ -474,6 +481,12 @@ class HudiTable:
 
     def __repr__(self) -> str:
         return f"HudiTable({self.config.name!r}, {self.config.table_type}, {self.location.base_path!r})"
+
+
+@contextlib.contextmanager
+def _both(first: contextlib.AbstractContextManager, second: contextlib.AbstractContextManager) -> Iterator[None]:
+    with first, second:
+        yield
 
 
 def _unless_restoring(timeline: Timeline, restoring: bool) -> Timeline:

@@ -49,10 +49,10 @@ class RestoreResult:
 
 def restorable(timeline: Timeline) -> tuple[list[str], list[str]]:
     """(savepoints, other completed commits a restore may go to): the commits cleaning kept whole."""
-    points = [s.instant_time for s in savepoints(timeline)]
+    completed = timeline.completed_commits().timestamps()
+    points = [s.instant_time for s in savepoints(timeline) if s.instant_time in completed]  # not one a restore undid
     window = lookup_window_start(timeline)
-    commits = [c for c in timeline.completed_commits().timestamps()
-               if c not in points and (window is None or c >= window)]
+    commits = [c for c in completed if c not in points and (window is None or c >= window)]
     return points, commits
 
 
