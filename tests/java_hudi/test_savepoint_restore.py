@@ -14,9 +14,9 @@ pytestmark = pytest.mark.timeout(900)
 
 E, J = "engine", "java"
 SCRIPTS = {
-    # Hudi 0.15.0 restores only to a savepoint newer than its metadata table's first base file: Java creates the
-    # table (and its metadata table), and the engine's savepoint keeps the metadata table (a savepoint changes no
-    # file); the engine's writes after Java's restore disable it, so the engine restores to Java's savepoint.
+    # Java restores only to a savepoint its metadata table holds (turns.py, `choose`): no engine write comes between
+    # an engine's savepoint and Java's restore to it; the engine's savepoint keeps the metadata table (a savepoint
+    # changes no file). The engine restores to Java's savepoints after its own writes.
     Shape("v6-0.15-cow", "0.15.0", COW, 6): [
         Step(J, "create"), Step(J, "upsert"), Step(E, "savepoint"), Step(J, "upsert"), Step(J, "delete"),
         Step(J, "restore"), Step(E, "upsert"), Step(J, "savepoint"), Step(J, "upsert"), Step(E, "clean"),
@@ -25,7 +25,7 @@ SCRIPTS = {
     Shape("v9-1.2-mor", "1.2.0", MOR, 9, creator="engine"): [
         Step(E, "create"), Step(J, "upsert"), Step(J, "savepoint"), Step(E, "upsert"), Step(J, "upsert"),
         Step(E, "compaction"), Step(E, "upsert"), Step(E, "restore"), Step(J, "upsert"), Step(E, "savepoint"),
-        Step(E, "upsert"), Step(J, "compaction"), Step(J, "upsert"), Step(J, "restore"), Step(E, "upsert"),
+        Step(J, "upsert"), Step(J, "compaction"), Step(J, "upsert"), Step(J, "restore"), Step(E, "upsert"),
     ],
 }
 

@@ -154,16 +154,25 @@ def test_restore_to_a_commit_without_a_savepoint_and_the_refusals(tmp_path):
         table.restore(b)  # its savepoint is gone and the clean passed it
 
 
-def test_savepoint_refused_while_a_compaction_is_pending(tmp_path):
-    from hudi_engine.location import TableLocation
+def test_restore_rolls_back_a_pending_compaction_and_a_completed_one(tmp_path):
     from hudi_engine.table_services.compaction import schedule_compaction
 
-    m = Model(tmp_path / "t", "MERGE_ON_READ", 6)
+    m = Model(tmp_path / "t", "MERGE_ON_READ", 9)
     m.write(list(range(6)), 1)
-    m.write([1, 2], 2)
-    schedule_compaction(TableLocation.of(str(m.path)))
-    with pytest.raises(TableServiceError, match="compaction is pending"):
-        m.table().savepoint()
+    kept = m.write([1, 2], 2)
+    at_kept = copy.deepcopy(m.rows)
+    m.table().savepoint(kept)
+    m.write([3, 4], 3)
+    m.table().compact()
+    m.write([0, 5], 4)
+    planned = schedule_compaction(m.table().location)
+    assert planned is not None
+    result = m.table().restore(kept)
+    actions = [str(i.action) for i in result.rolled_back]
+    assert actions[0] == "compaction" and "commit" in actions and actions.count("deltacommit") == 2, actions
+    m.check("after the restore", at_kept)
+    table = m.table()
+    assert not table.timeline.pending_compactions() and not list((m.path / ".hoodie" / ".temp").glob("*"))
 
 
 def test_restore_rolls_back_pending_instants_and_a_crashed_restore_is_finished(tmp_path, monkeypatch):
