@@ -207,6 +207,7 @@ def test_restore_rolls_back_pending_instants_and_a_crashed_restore_is_finished(t
         m.table().restore(next(iter(m.history)))
     result = m.table().restore(kept)
     assert result.resumed
+    assert [i for i in m.table().timeline.write_timeline() if i.timestamp > kept] == [], "the inflight write too"
     m.check("after the finished restore", at_kept)
     names = _hoodie_names(m.path)
     assert not [n for n in names if n.endswith((".rollback.inflight", ".rollback.requested"))]
