@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from hudi_engine.errors import HudiError, SchemaError
+from hudi_engine.errors import HudiError, SchemaError, TableServiceError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import BaseFileName, is_base_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
@@ -229,8 +229,8 @@ class HudiTable:
                 try:  # the lookup window aside, a clean may have deleted a version the instant reads
                     table.latest_file_slices(Visibility.of(timeline, instant))
                 except HudiError as e:
-                    raise HudiError(f"table {config.name!r} ({self.location.base_path}): cannot restore to {instant}: "
-                                    f"{e}. Can be restored: {restore_message(timeline)}") from None
+                    raise TableServiceError(f"table {config.name!r} ({self.location.base_path}): cannot restore to "
+                                            f"{instant}: {e}. Can be restored: {restore_message(timeline)}") from None
             done = restore(table, instant)
         self.timeline = self.timeline.reload()
         return done
