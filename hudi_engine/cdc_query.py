@@ -41,7 +41,7 @@ from hudi_engine.arrays import one_chunk
 from hudi_engine.errors import HudiError
 from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import is_base_file_name
-from hudi_engine.file_slice_reader import SliceReadContext, log_record_keys, read_file_slice
+from hudi_engine.file_slice_reader import SliceReadContext, log_record_keys, read_file_slice, refuse_skeleton_files
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
 from hudi_engine.io.log_block import BlockType, data_block_records
 from hudi_engine.io.log_format import read_log_blocks
@@ -208,6 +208,9 @@ def plan_changes(table: ChangeTable, begin: str, end: str | None = None, *, imag
             continue  # compaction, clustering: no data changes (WriteOperationType.isDataChange)
         planner.add_commit(instant.timestamp, meta)
     planner.raise_problems()
+    # a split reads the slices before and after its commit: a bootstrap's skeleton files are refused as by
+    # snapshot reads (a CDC log file holding both images needs neither)
+    refuse_skeleton_files(table.config, table.location, [s for p in planner.splits for s in (p.before, p.after)])
     return ChangePlan(table_uri or table.location.base_path, table.location.storage, table.config, mode, begin,
                       end_instant, table.schema(end_instant), vis, image_format, tuple(planner.splits))
 

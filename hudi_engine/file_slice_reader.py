@@ -5,13 +5,13 @@ One slice at a time, so memory is bounded by the largest slice, never the table.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_engine.errors import HudiError, LogFormatError, SchemaError, UnsupportedMergeError
+from hudi_engine.errors import HudiError, LogFormatError, SchemaError, UnsupportedMergeError, UnsupportedReadError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import Visibility
 from hudi_engine.internal_schema import ColumnIds
@@ -22,8 +22,27 @@ from hudi_engine.keygen import key_generator_for
 from hudi_engine.merge import IS_DELETED_FIELD, DeleteBatch, LogBatch, merge_records
 from hudi_engine.payload import OVERWRITE_WITH_LATEST, Payload, payload_for
 from hudi_engine.storage import Storage
-from hudi_engine.table_config import TableConfig
+from hudi_engine.table_config import BOOTSTRAP_BASE_PATH, TableConfig
 
+# HoodieTimeline.METADATA_BOOTSTRAP_INSTANT_TS: the instant of the skeleton base files a METADATA_ONLY bootstrap
+# writes (record keys and meta columns only; FULL_RECORD bootstrap's full files carry 00000000000002).
+METADATA_BOOTSTRAP_INSTANT = "00000000000001"
+
+
+def refuse_skeleton_files(config: TableConfig, location: object, slices: Sequence[FileSlice | None]) -> None:
+    """A bootstrapped table's skeleton base files hold the meta columns only; Java reads each row's data columns
+    from the source file the bootstrap index maps it to, which this engine does not. Refused (by every query that
+    would read one: snapshot, incremental, CDC) rather than read as rows of nulls."""
+    if not config.bootstrap_base_path:
+        return
+    bases = [s.base_file for s in slices if s is not None and s.base_file is not None]
+    skeletons = [b.path for b in bases if b.instant_time == METADATA_BOOTSTRAP_INSTANT]
+    if skeletons:
+        raise UnsupportedReadError(
+            f"table {config.name} at {location}: cannot read the skeleton base files of a bootstrapped table "
+            f"({len(skeletons)} read here, e.g. {skeletons[0]}): their data columns are in the bootstrap source "
+            f"({BOOTSTRAP_BASE_PATH}={config.bootstrap_base_path}), which this engine does not read; way out: "
+            "read it with Java Hudi (docs/table-features.md)")
 
 @dataclass(frozen=True, slots=True)
 class SliceReadContext:

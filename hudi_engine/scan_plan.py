@@ -28,15 +28,15 @@ from typing import Any, Protocol, TypeAlias
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_engine.errors import HudiError, UnsupportedReadError
+from hudi_engine.errors import HudiError
 from hudi_engine.file_group import FileSlice
-from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
+from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice, refuse_skeleton_files
 from hudi_engine.fs_view import Visibility
 from hudi_engine.internal_schema import ColumnIds
 from hudi_engine.location import TableLocation
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.storage import Storage
-from hudi_engine.table_config import BOOTSTRAP_BASE_PATH, TableConfig
+from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import CommitMetadata, Timeline
 from hudi_engine.timeline.instant import Action, Instant
 from hudi_engine.timeline.query_instants import QueryInstants
@@ -206,33 +206,12 @@ def list_slices(table: PlannedTable, plan: ScanPlan, *, filters: Filters = None,
         slices = table.latest_file_slices(vis, filters, plan.schema)
     if query.file_groups is not None:
         slices = [s for s in slices if file_group_id(s) in query.file_groups]
-    _refuse_skeleton_files(table, slices)
+    refuse_skeleton_files(table.config, table.location, slices)
     if table.config.populate_meta_fields:  # without meta fields rows have no commit time to bound
         bound = CommitTimeBound.tightest([commit_time_bound, commit_time_bound_of(filters)])
         if bound is not None:
             slices = prune_by_commit_time(table, slices, bound, vis)
     return replace(plan, slices=tuple(slices))
-
-
-# HoodieTimeline.METADATA_BOOTSTRAP_INSTANT_TS: the instant of the skeleton base files a METADATA_ONLY bootstrap
-# writes (record keys and meta columns only; FULL_RECORD bootstrap's full files carry 00000000000002).
-METADATA_BOOTSTRAP_INSTANT = "00000000000001"
-
-
-def _refuse_skeleton_files(table: PlannedTable, slices: Sequence[FileSlice]) -> None:
-    """A bootstrapped table's skeleton base files hold the meta columns only; Java reads each row's data columns
-    from the source file the bootstrap index maps it to, which this engine does not. Refused rather than read as
-    rows of nulls."""
-    if not table.config.bootstrap_base_path:
-        return
-    skeletons = [s.base_file.path for s in slices
-                 if s.base_file is not None and s.base_file.instant_time == METADATA_BOOTSTRAP_INSTANT]
-    if skeletons:
-        raise UnsupportedReadError(
-            f"table {table.config.name} at {table.location}: cannot read the skeleton base files of a bootstrapped "
-            f"table ({len(skeletons)} read here, e.g. {skeletons[0]}): their data columns are in the bootstrap source "
-            f"({BOOTSTRAP_BASE_PATH}={table.config.bootstrap_base_path}), which this engine does not read; way out: "
-            "read it with Java Hudi (docs/table-features.md)")
 
 
 def file_group_id(file_slice: FileSlice) -> str:

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from hudi_engine.errors import HudiError, SchemaError
+from hudi_engine.errors import HudiError, SchemaError, TableServiceError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import BaseFileName, is_base_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from hudi_engine.table_services.archival import ArchivalResult
     from hudi_engine.table_services.clean import CleanResult
     from hudi_engine.table_services.compaction import CompactionResult, Executor
+    from hudi_engine.table_services.restore import RestoreResult
+    from hudi_engine.table_services.savepoint import Savepoint
     from hudi_engine.write.rollback import RollbackResult
     from hudi_engine.write.write_result import WriteResult
 
@@ -201,6 +203,57 @@ class HudiTable:
         fresh = HudiTable.load(self.location)
         self.config, self.timeline = fresh.config, fresh.timeline
 
+    def savepoint(self, instant: str | None = None, *, user: str = "", comment: str = "",
+                  options: "Mapping[str, Any] | WriteConfig | None" = None) -> "Savepoint":
+        """Savepoint a completed commit (default: the latest), as Hudi's `savepoint` action: its files are kept by
+        cleaning and archival stops before it, so the table can be restored to it (`restore`). Refused for an
+        instant that is not a completed commit, one cleaning may have removed files of, one already savepointed,
+        and on MERGE_ON_READ while a compaction is pending."""
+        from hudi_engine.table_services.savepoint import create_savepoint
+
+        self._check_writable("savepoint")
+        with self._service_lock(_config(options).lock, changes_files=False) as (config, timeline):
+            done = create_savepoint(HudiTable(self.location, config, timeline), instant, user=user, comment=comment)
+        self.timeline = self.timeline.reload()
+        return done
+
+    def delete_savepoint(self, instant: str, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> None:
+        """Delete the savepoint of `instant`: cleaning and archival may then remove what it kept."""
+        from hudi_engine.table_services.savepoint import delete_savepoint
+
+        self._check_writable("delete a savepoint of")
+        with self._service_lock(_config(options).lock, changes_files=False) as (config, timeline):
+            delete_savepoint(HudiTable(self.location, config, timeline), str(instant))
+        self.timeline = self.timeline.reload()
+
+    def savepoints(self) -> "list[Savepoint]":
+        """The completed savepoints, oldest first (the instants a restore can always go back to)."""
+        from hudi_engine.table_services.savepoint import savepoints
+
+        return savepoints(self.timeline)
+
+    def restore(self, instant: str, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "RestoreResult":
+        """Restore the table to `instant` (a savepoint, or a completed commit cleaning kept whole), as Hudi's restore:
+        one `restore` instant that rolls back every instant after it, newest first, completed and pending, data and
+        table services. A restore a crash left pending is finished by restoring to the same instant again.
+        Afterwards this object is the table as restored."""
+        from hudi_engine.table_services.restore import check_restorable, pending_restore, restore, restore_message
+
+        instant = str(instant)
+        self._check_writable("restore", restoring=True)
+        with self._service_lock(_config(options).lock, restoring=True) as (config, timeline):
+            table = HudiTable(self.location, config, timeline)
+            if pending_restore(timeline) is None:
+                check_restorable(table, instant)
+                try:  # the lookup window aside, a clean may have deleted a version the instant reads
+                    table.latest_file_slices(Visibility.of(timeline, instant))
+                except HudiError as e:
+                    raise TableServiceError(f"table {config.name!r} ({self.location.base_path}): cannot restore to "
+                                            f"{instant}: {e}. Can be restored: {restore_message(timeline)}") from None
+            done = restore(table, instant)
+        self.timeline = self.timeline.reload()
+        return done
+
     # ---- writes -------------------------------------------------------------------------------------------
     def write(self, data: pa.Table, options: "Mapping[str, Any] | WriteConfig", *,
               parallelism: int = 1) -> "WriteResult":
@@ -216,26 +269,35 @@ class HudiTable:
         return result
 
     @contextlib.contextmanager
-    def _service_lock(self, lock: "LockConfig") -> Iterator[tuple[TableConfig, Timeline]]:
+    def _service_lock(self, lock: "LockConfig", *, restoring: bool = False,
+                      changes_files: bool = True) -> Iterator[tuple[TableConfig, Timeline]]:
         """The table lock for a service this table runs, taken after `_check_writable` checked this handle's config
         and timeline (so the lock does not check them again); yields the config and timeline read again under it,
         checked, which the service plans from: another writer may have changed the table since this handle loaded it
-        (a commit, or a Java writer's upgrade to a newer table version and timeline layout)."""
+        (a commit, or a Java writer's upgrade to a newer table version and timeline layout). `changes_files` False
+        (a savepoint, which Hudi's metadata table does not record) keeps the metadata table, which every service that
+        changes files disables (`table_services.service_lock`)."""
         from hudi_engine.table_features import check_writable
-        from hudi_engine.table_services import service_lock
+        from hudi_engine.table_services import held_by_caller, service_lock
+        from hudi_engine.write.lock import table_lock
 
-        with service_lock(self.location, lock, table=self.config, timeline=self.timeline, checked=True):
+        taken = service_lock(self.location, lock, table=self.config, timeline=self.timeline, checked=True) \
+            if changes_files else _both(table_lock(self.location, lock, table_name=self.config.name),
+                                         held_by_caller(self.location))
+        with taken:
             table = TableConfig.load(self.location)
             timeline = Timeline.load(self.location, layout_for(table))
-            check_writable(self.location, table, timeline, action="write to it or run a table service on it")
+            check_writable(self.location, table, _unless_restoring(timeline, restoring),
+                           action="write to it or run a table service on it")
             yield table, timeline
 
-    def _check_writable(self, action: str) -> None:
+    def _check_writable(self, action: str, *, restoring: bool = False) -> None:
         """Refuse a table property or state this engine does not honour (table_features), before the service takes
-        the lock; under the lock only the table as read again is checked (`_service_lock`)."""
+        the lock; under the lock only the table as read again is checked (`_service_lock`). `restoring`: a pending
+        restore is not refused (the restore finishes it)."""
         from hudi_engine.table_features import check_writable
 
-        check_writable(self.location, self.config, self.timeline, action=action)
+        check_writable(self.location, self.config, _unless_restoring(self.timeline, restoring), action=action)
 
     # ---- schema -------------------------------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
@@ -438,6 +500,17 @@ class HudiTable:
 
     def __repr__(self) -> str:
         return f"HudiTable({self.config.name!r}, {self.config.table_type}, {self.location.base_path!r})"
+
+
+@contextlib.contextmanager
+def _both(first: contextlib.AbstractContextManager, second: contextlib.AbstractContextManager) -> Iterator[None]:
+    with first, second:
+        yield
+
+
+def _unless_restoring(timeline: Timeline, restoring: bool) -> Timeline:
+    """The timeline a restore checks: its pending restore is the one it finishes."""
+    return timeline.filter(lambda i: i.action is not Action.RESTORE) if restoring else timeline
 
 
 def _snapshot(as_of: str | None, read_optimized: bool) -> ReadOptions:

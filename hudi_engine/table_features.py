@@ -127,9 +127,10 @@ def _merger_strategy(value: str, _: TableConfig) -> str | None:
 
 def java_only_merger(table: TableConfig) -> str | None:
     """`key=value: why` when the table merges records with a custom HoodieRecordMerger (its strategy id, or the CUSTOM
-    merge mode without a payload class) or a payload class this engine does not implement (e.g. Hudi's
-    AWSDmsAvroPayload): readers that merge log records refuse it, since merging another way would answer other rows
-    than Java Hudi (tests/java_tables.py, custom_merger_mor_v9, dms_payload_mor_v6)."""
+    merge mode without a payload class) or a payload class this engine does not implement (a user's own
+    HoodieRecordPayload, or Hudi's AWSDmsAvroPayload): readers that merge log records refuse it, since merging another
+    way would answer other rows than Java Hudi (tests/java_tables.py: custom_merger_mor_v9, custom_payload_mor_v6 and
+    _v9, dms_payload_mor_v6)."""
     payload = (table.get("hoodie.compaction.payload.class") or "").strip()
     why = _payload_class(payload, table) if payload else None
     if why:
@@ -423,17 +424,19 @@ STATES: tuple[StateRow, ...] = (
     StateRow("pending compaction", "a compaction plan not yet executed (MOR)", Decision.HONOURED,
              "a write runs it first (runner.finish_pending) or routes log files to its slice; cleaning and "
              "archival keep what it reads"),
-    StateRow("pending log compaction", "a logcompaction plan not yet executed (MOR)", Decision.REFUSED,
+    StateRow("pending log compaction", "a logcompaction not completed (MOR): planned, or failed with its log blocks written", Decision.REFUSED,
              "refused: this engine neither runs nor rolls back log compaction",
              _pending(Action.LOG_COMPACTION, "pending log compaction (logcompaction)"),
              way_out="run or roll back the log compaction with Hudi first"),
     StateRow("savepoint", "completed savepoint: files kept for a restore", Decision.HONOURED,
-             "cleaning keeps its files, archival stops before it, a savepointed commit is not rolled back"),
+             "cleaning keeps its files, archival stops before it, a savepointed commit is not rolled back; "
+             "HudiTable.savepoint makes one, HudiTable.restore restores to it"),
     StateRow("pending savepoint", "a savepoint that never completed", Decision.NO_EFFECT,
              "Hudi's clean and archival, like ours, count completed savepoints only"),
     StateRow("pending restore", "a restore to a savepoint still running or crashed", Decision.REFUSED,
-             "refused: the table is half restored", _pending(Action.RESTORE, "pending restore"),
-             way_out="finish the restore with Hudi (restore to the savepoint again) first"),
+             "refused: the table is half restored (Java Hudi's writers refuse it too)",
+             _pending(Action.RESTORE, "pending restore"),
+             way_out="finish it: restore to the same instant again (HudiTable.restore, or Hudi's)"),
     StateRow("completed restore", "a restore that finished", Decision.NO_EFFECT,
              "the instants it removed are gone; new instants come after it"),
     StateRow("pending rollback", "a rollback of another writer not finished", Decision.HONOURED,
@@ -443,7 +446,9 @@ STATES: tuple[StateRow, ...] = (
              "every writer finishes it first from its plan (runner.finish_pending), on this table's files whatever "
              "base path the plan's full paths name"),
     StateRow("pending indexing", "async metadata-table index build (indexing action)", Decision.REFUSED,
-             "refused: the writer would delete the metadata table it is building",
+             "refused: once the indexer runs, a write of ours would disable the metadata table and delete the "
+             "partition it builds; before (requested), Java's writer goes on, and the indexer is not checked "
+             "after a commit of ours",
              _pending(Action.INDEXING, "pending metadata-table indexing (indexing)"),
              way_out="let Hudi's indexer finish (or drop that index with it) first"),
     StateRow("completed indexing", "a finished metadata-table index build", Decision.NO_EFFECT,

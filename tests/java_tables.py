@@ -32,6 +32,8 @@ class FeatureTable:
     wrong_read: str | None = None  # a known disagreement with Java's read (a finding to fix: the test xfails)
     writer: str | None = None  # the Hudi release writing it (default: 0.15.0 for version 6, 1.2.0 for 9)
     java_reads_write: bool = True  # Java reads the engine's write (False: a twin case's check covers it, to save time)
+    # Java's own next write on the table, as the script recorded it on a copy: "written", or words of its refusal
+    java_next_write: str | None = None
 
     @property
     def hudi(self) -> str:
@@ -50,9 +52,14 @@ class FeatureTable:
         if self.reads_refused:
             read = f"reads refused ({self.reads_refused})"
         if self.refused:
-            return f"{read}, write refused ({self.refused})"
-        return f"{read}, updates refused ({self.update_refused}), new keys written" if self.update_refused \
-            else f"{read}, written"
+            ours = f"{read}, write refused ({self.refused})"
+        else:
+            ours = f"{read}, updates refused ({self.update_refused}), new keys written" if self.update_refused \
+                else f"{read}, written"
+        if not self.java_next_write:
+            return ours
+        return f"{ours}; Java's next write: " + (
+            "written" if self.java_next_write == "written" else f"refused ({self.java_next_write})")
 
 
 def _both(builder: str, feature: str, table_type: str = COW, **outcome: Any) -> list[FeatureTable]:
@@ -77,11 +84,28 @@ CASES: list[FeatureTable] = [
     # The engine finishes a pending clean or rollback from its requested plan as from its inflight one: Java reads
     # the engine's write on the failed (inflight) tables only.
     *_both("clean_pending", "clean, pending (requested)", java_reads_write=False),
+    *_both("clean_pending", "clean, pending (requested), of a compacted file group's older slice", MOR),
     *_both("clean_failed", "clean, failed (inflight)"),
     *_both("rollback_pending", "rollback of a failed commit, pending (requested)", java_reads_write=False),
+    *_both("rollback_pending", "rollback of a failed deltacommit, pending (requested)", MOR, java_reads_write=False),
     *_both("rollback_failed", "rollback of a failed commit, failed (inflight)"),
     *_both("rollback_failed", "rollback of a failed deltacommit, failed (inflight)", MOR),
+    *_both("savepoint", "savepoint, completed (of the first commit; two more versions of its file groups)"),
+    # An inflight savepoint changes nothing a write does: Java reads the engine's write on the completed twin only.
+    *_both("savepoint_pending", "savepoint, pending (inflight: its executor's first step)", java_reads_write=False),
+    # Java refuses its own next write on a pending restore too (and restoring again finishes it); it writes on over a
+    # pending index build.
+    *_both("restore_pending", "restore to a savepoint, pending (requested: rollback_to_savepoint's plan)",
+           refused="pending restore", java_next_write="Found pending restore"),
+    *_both("restore_failed", "restore to a savepoint, failed (inflight, as its executor marks it first)",
+           refused="pending restore", java_next_write="Found pending restore"),
+    *_both("indexing_pending", "async metadata-table index build of column stats, pending (requested)",
+           refused="pending metadata-table indexing", java_next_write="written"),
+    *_both("indexing_failed", "async metadata-table index build of column stats, failed (inflight, as its "
+           "executor marks it first)", refused="pending metadata-table indexing", java_next_write="written"),
     *_both("log_compaction_pending", "log compaction, pending", MOR, refused="pending log compaction"),
+    *_both("log_compaction_failed", "log compaction, failed (inflight, log blocks written)", MOR,
+           refused="pending log compaction"),
     *_both("cdc_op_key_only", "CDC, op_key_only"),
     *_both("cdc_data_before", "CDC, data_before"),
     *_both("cdc_data_before_after", "CDC, data_before_after"),
@@ -93,6 +117,8 @@ CASES: list[FeatureTable] = [
     FeatureTable("custom_merger", "merge mode CUSTOM (a custom HoodieRecordMerger, compiled at generation)", 9,
                  MOR, refused="custom record merger", read_refused="custom record merger"),
     FeatureTable("partial_update", "partial-update log blocks (MERGE INTO)", 9, MOR),
+    *_both("custom_payload", "payload class of our own (a HoodieRecordPayload compiled at generation; v9: merge mode "
+           "CUSTOM with it)", MOR, refused="KeepSmallestPayload", read_refused="KeepSmallestPayload"),
     FeatureTable("dms_payload", "payload class AWSDmsAvroPayload (a built-in payload the engine does not implement)",
                  6, MOR, refused="AWSDmsAvroPayload", read_refused="AWSDmsAvroPayload"),
     FeatureTable("dms_payload", "payload class AWSDmsAvroPayload, recorded by 1.2.0 as COMMIT_TIME_ORDERING with a "
@@ -100,6 +126,8 @@ CASES: list[FeatureTable] = [
     *_both("bootstrap_metadata_only", "bootstrap, METADATA_ONLY (skeleton files over a parquet source)",
            refused="bootstrap", reads_refused="skeleton base files"),
     *_both("bootstrap_full_record", "bootstrap, FULL_RECORD", refused="bootstrap"),
+    *_both("bootstrap_cdc", "CDC, data_before_after, over a METADATA_ONLY bootstrap (skeleton files)",
+           refused="bootstrap", reads_refused="skeleton base files"),
     *_both("schema_evolution", "schema-on-read evolution: rename, type change, drop", refused="schema-on-read history"),
     *_both("keyless", "keyless (auto-generated keys)"),
     # Hudi 1.2.0 pinned to version 6 (hoodie.write.table.version=6, hoodie.write.auto.upgrade=false), as
@@ -121,6 +149,12 @@ def unzip_feature_table(case: FeatureTable, into: Path) -> tuple[Path, list[dict
         if "file" in r:
             r["rows"] = pq.read_table(root / "java_reads" / r["file"])
     return root / "table", reads
+
+
+def java_answers(case: FeatureTable) -> dict:
+    """What the script recorded beside the table: Java's reads and, for some cases, Java's own next write."""
+    with zipfile.ZipFile(DATA_DIR / f"{case.name}.zip") as z:
+        return json.loads(z.read(f"{case.name}/java_reads/reads.json"))
 
 
 def engine_rows(ids: list[int]) -> pa.Table:

@@ -10,12 +10,13 @@ import re
 
 import pyarrow as pa
 import pytest
+from java_tables import CASES, unzip_feature_table
 from oracle import assert_same_rows, rs_snapshot
 from write.local_write import write
 
 from hudi_engine import HudiTable
 from hudi_engine.cdc_query import InferenceCase, plan_changes, to_json
-from hudi_engine.errors import HudiError
+from hudi_engine.errors import HudiError, UnsupportedReadError
 from hudi_engine.schema import META_COLUMNS
 
 MODES = ["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
@@ -301,3 +302,18 @@ def test_json_images_print_doubles_as_java_does():
     assert first.startswith('{"price": 20.0, "n": 3, ') and second is None
     parsed = json.loads(first)
     assert isinstance(parsed["price"], float) and parsed["big"] == 1e21 and abs(parsed["tiny"] - 1e-7) < 1e-12
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.builder == "bootstrap_cdc"], ids=lambda c: c.name)
+def test_a_cdc_query_over_bootstrap_skeleton_files_is_refused_by_name(case, tmp_path):
+    """Java Hudi's CDC table over a METADATA_ONLY bootstrap (tests/java_tables.py): a range whose changes are read
+    from skeleton base files (the bootstrap's own commit, whose rows are inserts) is refused as snapshot reads
+    refuse them, naming the table, never answered with rows of nulls; planning refuses it, so the Spark sources
+    (which plan on the driver) do too."""
+    path, _ = unzip_feature_table(case, tmp_path)
+    table = HudiTable.load(str(path))
+    assert table.config.bootstrap_base_path and table.config.get("hoodie.table.cdc.enabled") == "true"
+    for query in (lambda: table.plan_changes("000"), lambda: table.read_changes("000")):
+        with pytest.raises(UnsupportedReadError, match="skeleton base files") as refused:
+            query()
+        assert case.name in str(refused.value) and str(path) in str(refused.value), refused.value

@@ -511,6 +511,10 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
         "rollback": ("write/test_rollback.py::test_rollback_completed_restores_the_previous_state",
                      "table_services/test_services_1x.py::"
                      "test_rolling_back_the_latest_v9_delta_commit_deletes_its_log_files"),
+        "savepoints and restore ([python-api.md](docs/python-api.md), dbt's `hudi_restore`)": (
+            "table_services/test_restore.py::test_savepoint_clean_archive_restore",
+            "java_hudi/test_savepoint_restore.py::test_savepoints_and_restores_shared_with_java",
+            "dbt/test_undo_a_run.py::test_savepoint_before_a_bad_run_and_restore_after"),
         "inline or on request": ("spark/test_table_services.py::test_inline_compaction_and_automatic_cleaning",
                                  "dbt/test_features.py::test_compact_and_clean_from_dbt"),
     }, {

@@ -11,7 +11,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from java_hudi.compare import KEY, assert_same_table
-from java_tables import CASES, DATA_DIR, FeatureTable, changes, engine_rows, unzip_feature_table, write_options
+from java_tables import (
+    CASES,
+    DATA_DIR,
+    FeatureTable,
+    changes,
+    engine_rows,
+    java_answers,
+    unzip_feature_table,
+    write_options,
+)
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import (
@@ -131,6 +140,52 @@ def test_a_service_java_left_pending_is_finished_on_this_copy(case: FeatureTable
     done = HudiTable.load(str(path)).timeline
     assert not [i for i in done.pending() if i.action in (Action.CLEAN, Action.ROLLBACK)]
     assert pending.timestamp in {i.timestamp for i in done.filter_by([pending.action], [State.COMPLETED])}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.builder.startswith("savepoint")], ids=lambda c: c.name)
+def test_cleaning_keeps_the_files_of_a_completed_savepoint_only(case: FeatureTable, tmp_path: Path) -> None:
+    """The first commit's base files, which two later commits replaced: the engine's clean (one commit retained)
+    keeps exactly those Java's completed savepoint lists, and deletes them under a savepoint left inflight."""
+    path, _ = unzip_feature_table(case, tmp_path)
+    table = HudiTable.load(str(path))
+    first = next(iter(table.timeline.completed_commits())).timestamp
+
+    def first_files() -> set[str]:
+        return {f.name for f in path.rglob(f"*_{first}.parquet")}
+    before = first_files()
+    assert before
+    table.clean(options={"hoodie.cleaner.policy": "KEEP_LATEST_COMMITS", "hoodie.cleaner.commits.retained": "1"})
+    (savepoint,) = table.timeline.filter_by([Action.SAVEPOINT])
+    if case.builder == "savepoint":
+        listed = table.timeline.avro_metadata(savepoint) or {}
+        named = {n.rsplit("/", 1)[-1] for p in listed["partitionMetadata"].values() for n in p["savepointDataFile"]}
+        assert before <= named and first_files() == before
+    else:  # the same clean deletes them without the savepoint
+        assert savepoint.state is State.INFLIGHT and not first_files()
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.java_next_write], ids=lambda c: c.name)
+def test_javas_own_next_write_is_as_the_case_says(case: FeatureTable, tmp_path: Path) -> None:
+    """Java's next write on the same table (its defaults, on a copy, recorded by the script): written, the pending
+    instant left pending, or refused with these words; a pending restore Java refuses is finished by restoring to
+    the savepoint again (the way out the engine's refusal names): Java then reads the savepointed commit's rows and
+    its write goes through."""
+    done = java_answers(case)["java_next_write"]
+    new = [[1, "java-next-1"], [100, "java-next-100"]]
+    if case.java_next_write == "written":
+        assert "error" not in done and all(r in done["rows"] for r in new), done
+        pending = [i for i in done["instants"] if ".indexing." in i]
+        assert pending and not [i for i in done["instants"] if i.endswith(".indexing")], done
+        return
+    assert re.search(case.java_next_write, done["error"]), done
+    if case.builder.startswith("restore"):
+        _, reads = unzip_feature_table(case, tmp_path)
+        savepointed = next(r["rows"] for r in reads if r["kind"] == "time_travel")  # to the first commit
+        want = sorted(map(list, zip(savepointed.column("id").to_pylist(), savepointed.column("v").to_pylist(),
+                                    strict=True)))
+        assert [i for i in done["restored_again"]["instants"] if i.endswith(".restore")], done
+        assert done["restored_again"]["rows"] == want, done
+        assert all(r in done["then_written"]["rows"] for r in new), done
 
 
 # ---- docs/table-features.md lists the cases -----------------------------------------------------------------------

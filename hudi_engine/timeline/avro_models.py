@@ -1,4 +1,4 @@
-"""Avro timeline files: plans and metadata of rollback, clean, compaction, replace and savepoint instants.
+"""Avro timeline files: plans and metadata of rollback, clean, compaction, replace, savepoint and restore instants.
 
 Each file is an Avro Object Container File holding one record, written by Hudi's generated classes: the
 embedded schema has namespace `org.apache.hudi.avro.model`, `"avro.java.string":"String"` on strings, codec
@@ -358,6 +358,35 @@ SAVEPOINT_METADATA = _record(
     NAMESPACE,
 )
 
+# --- restore (FORMAT.md, Restore; HoodieRestorePlan.avsc and HoodieRestoreMetadata.avsc, named types inlined at
+# their first use as Java's `Schema.toString()` does) -------------------------------------------------------------------
+
+RESTORE_PLAN = _record(
+    "HoodieRestorePlan",
+    [
+        _field("instantsToRollback", _array(_instant_info(), default=None), []),
+        _field("version", ["int", "null"], 2),
+        _field("savepointToRestoreTimestamp", [_STR, "null"], None),
+    ],
+    NAMESPACE,
+)
+
+RESTORE_METADATA = _record(
+    "HoodieRestoreMetadata",
+    [
+        _field("startRestoreTime", _STR),
+        _field("timeTakenInMillis", "long"),
+        _field("instantsToRollback", _array(_STR)),
+        _field("hoodieRestoreMetadata", _map(
+            _array(["null", {k: v for k, v in ROLLBACK_METADATA.items() if k != "namespace"}], default=None,
+                   name="hoodieRollbackMetadata"))),
+        _VERSION_1,
+        _field("restoreInstantInfo", _array("HoodieInstantInfo", default=None), []),
+        _field("extraMetadata", _opt(_map(_STR)), None),
+    ],
+    NAMESPACE,
+)
+
 # --- commit metadata of timeline layout 2 (Hudi 1.x: HoodieCommitMetadata.avsc, as embedded in real files) -------------
 
 def _write_stat() -> dict:
@@ -409,6 +438,8 @@ SCHEMAS: dict[str, dict] = {
         COMPACTION_PLAN,
         REQUESTED_REPLACE_METADATA,
         SAVEPOINT_METADATA,
+        RESTORE_PLAN,
+        RESTORE_METADATA,
         COMMIT_METADATA,
         REPLACE_COMMIT_METADATA,
     )
@@ -426,6 +457,8 @@ _KIND_BY_INSTANT: dict[tuple[Action, State], str] = {
     (Action.REPLACE_COMMIT, State.REQUESTED): "HoodieRequestedReplaceMetadata",
     (Action.CLUSTERING, State.REQUESTED): "HoodieRequestedReplaceMetadata",  # layout 2's clustering plan
     (Action.SAVEPOINT, State.COMPLETED): "HoodieSavepointMetadata",
+    (Action.RESTORE, State.REQUESTED): "HoodieRestorePlan",
+    (Action.RESTORE, State.COMPLETED): "HoodieRestoreMetadata",
 }
 
 # Plan/metadata versions Hudi 0.14/0.15 write (plans with file names, not paths, are version 2).
@@ -436,6 +469,8 @@ CURRENT_VERSIONS = {
     "HoodieCleanMetadata": 2,
     "HoodieCompactionPlan": 2,
     "HoodieSavepointMetadata": 1,
+    "HoodieRestorePlan": 2,
+    "HoodieRestoreMetadata": 1,
 }
 
 

@@ -100,6 +100,7 @@ class RollbackResult:
     deleted_files: list[str]  # full paths deleted (or already gone)
     failed_deletes: list[str]
     rollback_log_files: dict[str, int]  # command-block log files written: full path -> size
+    metadata: dict = field(default_factory=dict)  # the HoodieRollbackMetadata record
 
 
 # --------------------------------------------------------------------------------------------- public API
@@ -158,6 +159,28 @@ def rollback_completed(location: TableLocation, instant: Instant | str | None = 
                                     use_command_blocks and timeline.layout.version == 1)
     result = _run(timeline, target, requests, uncommit=True)
     assert result is not None  # _run gives up (None) only on a pending instant that completed meanwhile
+    return result
+
+
+def rollback_for_restore(timeline: Timeline, target: Instant) -> RollbackResult:
+    """Roll back one instant of a restore, completed or pending, of any write-timeline action (compactions
+    included), as Hudi's restore executors do: the rollback is planned and executed but never completed (its
+    instant is left inflight, and the restore deletes it once it completes: Hudi's restore records the rollbacks
+    in its own metadata). `timeline`: listed under the table lock; the caller checked the table."""
+    location = timeline.location
+    if target.is_completed:
+        meta = timeline.commit_metadata(target)
+        requests = _requests_from_stats(location, target.timestamp, meta, use_command_blocks=False)
+    else:
+        delete_heartbeat(location, target.timestamp)  # a live writer of it stops at its next check
+        requests = _plan_pending(timeline, target, use_command_blocks=False)
+    result = _run(timeline, target, requests, uncommit=target.is_completed, publish=False, give_up=False)
+    assert result is not None  # never given up (give_up=False)
+    # A compaction's requested/inflight files carry the compaction action, its completed one `commit`.
+    for action in {Action.COMPACTION: [Action.COMMIT], Action.LOG_COMPACTION: [Action.DELTA_COMMIT],
+                   Action.COMMIT: [Action.COMPACTION], Action.DELTA_COMMIT: [Action.LOG_COMPACTION]}.get(
+                       target.action, []):
+        timeline.delete_instant_files(Instant(target.timestamp, action))
     return result
 
 
@@ -408,7 +431,7 @@ def _has_older_slice_files(storage: Storage, path: str, log: LogFileName) -> boo
 
 
 def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *,
-         uncommit: bool) -> RollbackResult | None:
+         uncommit: bool, publish: bool = True, give_up: bool = True) -> RollbackResult | None:
     storage = timeline.storage
     t0 = time.monotonic()
     latest = timeline.latest_time()
@@ -424,7 +447,7 @@ def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *
         "version": 1,
     }
     timeline.create_requested(requested, write_avro_metadata(ROLLBACK_PLAN, plan))
-    if not uncommit and _completed(timeline.location, target):
+    if give_up and not uncommit and _completed(timeline.location, target):
         storage.delete(timeline.path_of(requested))  # nothing was deleted yet: give up, F stays committed
         return None
     if uncommit:
@@ -433,11 +456,11 @@ def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *
         if not storage.delete(completed_path):
             raise WriteError(f"{completed_path}: vanished while rolling back {target}")
     inflight = timeline.transition_to_inflight(requested)
-    return _execute(timeline, inflight, target, requests, t0)
+    return _execute(timeline, inflight, target, requests, t0, publish=publish)
 
 
 def _execute(timeline: Timeline, inflight: Instant, target: Instant, requests: list[RollbackRequest],
-             t0: float) -> RollbackResult:
+             t0: float, *, publish: bool = True) -> RollbackResult:
     storage = timeline.storage
     rollback_ts = inflight.timestamp
     per_partition: dict[str, dict] = {}
@@ -472,11 +495,12 @@ def _execute(timeline: Timeline, inflight: Instant, target: Instant, requests: l
         "version": 1,
         "instantsRollback": [{"commitTime": target.timestamp, "action": target.action.value}],
     }
-    timeline.complete(inflight, write_avro_metadata(ROLLBACK_METADATA, metadata))
+    if publish:  # a restore's rollbacks stay inflight: the restore records them (`rollback_for_restore`)
+        timeline.complete(inflight, write_avro_metadata(ROLLBACK_METADATA, metadata))
     # F's instant files last (completed first if still there, so a crash never leaves a completed F without data).
     timeline.delete_instant_files(target)
     delete_marker_dir(timeline.location, target.timestamp)
-    return RollbackResult(rollback_ts, target, deleted, failed, written)
+    return RollbackResult(rollback_ts, target, deleted, failed, written, metadata)
 
 
 def _and_late_requests(table: TableLocation, target: Instant,

@@ -43,8 +43,12 @@ VALIDATOR = {"hoodie.precommit.validators": "org.apache.hudi.client.validator.Sq
 # What a procedure's own write client needs to keep the table as small as the writes keep it.
 SMALL = "hoodie.index.bloom.num_entries=100,hoodie.metadata.enable=false"
 FAILING_VALIDATOR = ",".join(f"{k}={v}" for k, v in VALIDATOR.items())
-MERGER_SOURCE = Path(__file__).with_name("merger") / "KeepFirstMerger.java"
+# Java classes of our own, compiled at generation against the release's bundle (never committed compiled): the
+# merger needs Hudi 1.x's merger API, the payload compiles against both releases.
+JAVA_SOURCES = Path(__file__).with_name("merger")
+MERGER_SOURCE, PAYLOAD_SOURCE = JAVA_SOURCES / "KeepFirstMerger.java", JAVA_SOURCES / "KeepSmallestPayload.java"
 MERGER_CLASS, MERGER_ID = "dbthudi.KeepFirstMerger", "dbt-hudi-keep-first"
+PAYLOAD_CLASS = "dbthudi.KeepSmallestPayload"
 
 
 def rows(ids: range | list[int], v: str, ts: int = 1) -> pa.Table:
@@ -198,11 +202,15 @@ NO_AUTO_CLEAN = {"hoodie.clean.automatic": "false", "hoodie.cleaner.commits.reta
 
 def _clean(inflight: bool) -> Callable[[Maker], None]:
     def build(m: Maker) -> None:
-        # three versions of a file group: a clean retaining one commit deletes the oldest
-        m.write(rows(range(6), "one"), mode="overwrite", **NO_AUTO_CLEAN)
-        m.write(rows([1, 2, 6], "two", ts=2), **NO_AUTO_CLEAN)
-        m.write(rows([1, 3], "three", ts=3), **NO_AUTO_CLEAN)
-        m.java.service(m.path, {**m.opts, **NO_AUTO_CLEAN}, "clean", inflight=inflight)
+        # three versions of a file group (MOR: a compaction after two delta commits starts its second file slice):
+        # a clean retaining one commit deletes the oldest
+        opts = dict(NO_AUTO_CLEAN)
+        if m.case.table_type == MOR:
+            opts |= {"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2"}
+        m.write(rows(range(6), "one"), mode="overwrite", **opts)
+        m.write(rows([1, 2, 6], "two", ts=2), **opts)
+        m.write(rows([1, 3], "three", ts=3), **opts)
+        m.java.service(m.path, {**m.opts, **opts}, "clean", inflight=inflight)
     return build
 
 
@@ -215,12 +223,56 @@ def _rollback(inflight: bool) -> Callable[[Maker], None]:
     return build
 
 
-def _log_compaction_pending(m: Maker) -> None:
-    opts = {"hoodie.compact.inline": "false", "hoodie.log.compaction.blocks.threshold": "2"}
-    m.write(rows(range(6), "one"), mode="overwrite", **opts)
-    for n in (2, 3):
-        m.write(rows([1, 2], f"up{n}", ts=n), **opts)
-    m.java.service(m.path, {**m.opts, **opts}, "log_compaction")
+def _savepoint(inflight: bool) -> Callable[[Maker], None]:
+    def build(m: Maker) -> None:
+        # the first commit savepointed (or its savepoint left inflight), then two more versions of its file groups:
+        # a clean retaining one commit deletes the first commit's files unless a completed savepoint keeps them
+        m.write(rows(range(6), "one"), mode="overwrite", **NO_AUTO_CLEAN)
+        m.java.service(m.path, m.opts, "savepoint_inflight" if inflight else "savepoint")
+        m.write(rows([1, 2, 6], "two", ts=2), **NO_AUTO_CLEAN)
+        m.write(rows([1, 3], "three", ts=3), **NO_AUTO_CLEAN)
+    return build
+
+
+def _restore(inflight: bool) -> Callable[[Maker], None]:
+    def build(m: Maker) -> None:
+        # rollback_to_savepoint's first steps (restore plan, then inflight) and no further: a restore that died
+        m.write(rows(range(6), "one"), mode="overwrite")
+        m.java.service(m.path, m.opts, "savepoint")
+        m.write(rows([1, 2, 6], "two", ts=2))
+        m.write(rows([1, 7], "three", ts=3))
+        m.java.service(m.path, m.opts, "restore", inflight=inflight)
+    return build
+
+
+# The metadata table with its files partition only (column stats, and on 1.x partition stats, off), and what
+# Hudi's async indexer (HoodieIndexer, ScheduleIndexActionExecutor) demands: a multi-writer lock.
+MDT_FILES = {"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "false",
+             "hoodie.metadata.index.partition.stats.enable": "false"}
+ASYNC_INDEXER = {"hoodie.metadata.index.async": "true",
+                 "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+                 "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider"}
+
+
+def _indexing(inflight: bool) -> Callable[[Maker], None]:
+    def build(m: Maker) -> None:
+        m.opts |= MDT_FILES
+        m.write(rows(range(6), "one"), mode="overwrite")
+        m.write(rows([1, 2, 6], "two", ts=2))
+        m.java.service(m.path, {**m.opts, **ASYNC_INDEXER}, "indexing", inflight=inflight)
+    return build
+
+
+def _log_compaction_pending(failed: bool) -> Callable[[Maker], None]:
+    def build(m: Maker) -> None:
+        opts = {"hoodie.compact.inline": "false", "hoodie.log.compaction.blocks.threshold": "2"}
+        m.write(rows(range(6), "one"), mode="overwrite", **opts)
+        for n in (2, 3):
+            m.write(rows([1, 2], f"up{n}", ts=n), **opts)
+        m.java.service(m.path, {**m.opts, **opts}, "log_compaction")
+        if failed:  # its log blocks written, never committed: the log compactor died
+            m.java.service(m.path, {**m.opts, **opts}, "run_log_compaction")
+    return build
 
 
 def _cdc(mode: str) -> Callable[[Maker], None]:
@@ -265,6 +317,19 @@ def _custom_merger(m: Maker) -> None:
     m.write(rows([3, 7], "three", ts=7), **opts)
 
 
+def _custom_payload(m: Maker) -> None:
+    # KeepSmallestPayload (tests/java_hudi/merger): the smaller ts wins. 1.2 records a payload class of its own as
+    # the CUSTOM merge mode with that class; 0.15 as the table's payload class.
+    opts = {"hoodie.datasource.write.payload.class": PAYLOAD_CLASS}
+    if m.case.version == 9:
+        opts["hoodie.write.record.merge.mode"] = "CUSTOM"
+    m.write(rows(range(6), "one", ts=5), mode="overwrite", **opts)
+    m.write(rows([1, 2], "two", ts=6), **opts)  # a greater ts: the stored "one" stays
+    m.write(rows([3], "three", ts=1), **opts)  # a smaller ts: "three" wins
+    got = dict(zip(*(m.java.snapshot(m.path).column(c).to_pylist() for c in ("id", "v")), strict=True))
+    assert (got[1], got[3]) == ("one-1", "three-3"), f"{m.case.name}: Java did not merge with the payload: {got}"
+
+
 def _dms_payload(m: Maker) -> None:
     # AWS DMS's change records: a record whose Op is "D" deletes its key (AWSDmsAvroPayload, which Hudi 1.1+ records
     # as a delete marker of its merge mode); a payload this engine does not implement
@@ -294,6 +359,12 @@ def _bootstrap(selector: str) -> Callable[[Maker], None]:
             "hoodie.bootstrap.parallelism": "2"})
         m.write(rows([1, 7], "two", ts=2))  # partition a only: b keeps its skeleton files
     return build
+
+
+def _bootstrap_cdc(m: Maker) -> None:
+    cdc = {"hoodie.table.cdc.enabled": "true", "hoodie.table.cdc.supplemental.logging.mode": "data_before_after"}
+    m.opts |= cdc
+    _bootstrap("MetadataOnlyBootstrapModeSelector")(m)
 
 
 def _partial_update(m: Maker) -> None:
@@ -342,7 +413,14 @@ BUILDERS: dict[str, Callable[[Maker], None]] = {
     "clean_failed": _clean(inflight=True),
     "rollback_pending": _rollback(inflight=False),
     "rollback_failed": _rollback(inflight=True),
-    "log_compaction_pending": _log_compaction_pending,
+    "savepoint": _savepoint(inflight=False),
+    "savepoint_pending": _savepoint(inflight=True),
+    "restore_pending": _restore(inflight=False),
+    "restore_failed": _restore(inflight=True),
+    "indexing_pending": _indexing(inflight=False),
+    "indexing_failed": _indexing(inflight=True),
+    "log_compaction_pending": _log_compaction_pending(failed=False),
+    "log_compaction_failed": _log_compaction_pending(failed=True),
     "cdc_op_key_only": _cdc("op_key_only"),
     "cdc_data_before": _cdc("data_before"),
     "cdc_data_before_after": _cdc("data_before_after"),
@@ -353,8 +431,10 @@ BUILDERS: dict[str, Callable[[Maker], None]] = {
     "custom_merger": _custom_merger,
     "partial_update": _partial_update,
     "dms_payload": _dms_payload,
+    "custom_payload": _custom_payload,
     "bootstrap_metadata_only": _bootstrap("MetadataOnlyBootstrapModeSelector"),
     "bootstrap_full_record": _bootstrap("FullRecordBootstrapModeSelector"),
+    "bootstrap_cdc": _bootstrap_cdc,
     "schema_evolution": _schema_evolution,
     "keyless": _keyless,
 }
@@ -376,10 +456,19 @@ EVIDENCE: dict[str, list[str]] = {
     "compaction_failed": [".hoodie/**/*.compaction.inflight", "*/*.parquet"],
     "clean_pending": [".hoodie/**/*.clean.requested"],
     "clean_failed": [".hoodie/**/*.clean.inflight"],
-    "rollback_pending": [".hoodie/**/*.rollback.requested", ".hoodie/**/*[0-9].inflight"],
+    "rollback_pending": [".hoodie/**/*.rollback.requested",
+                         ".hoodie/**/*[0-9].inflight|.hoodie/**/*.deltacommit.inflight"],
     "rollback_failed": [".hoodie/**/*.rollback.inflight", ".hoodie/**/*[0-9].inflight|.hoodie/**/*.deltacommit.inflight"],
+    "savepoint": [".hoodie/**/*.savepoint"],
+    "savepoint_pending": [".hoodie/**/*.savepoint.inflight"],
+    "restore_pending": [".hoodie/**/*.restore.requested"],
+    "restore_failed": [".hoodie/**/*.restore.inflight"],
+    "indexing_pending": [".hoodie/**/*.indexing.requested"],
+    "indexing_failed": [".hoodie/**/*.indexing.inflight"],
     "log_compaction_pending": [".hoodie/**/*.logcompaction.requested"],
+    "log_compaction_failed": [".hoodie/**/*.logcompaction.inflight"],
     "bootstrap_metadata_only": [".hoodie/.aux/.bootstrap/.partitions/*"],
+    "bootstrap_cdc": [".hoodie/.aux/.bootstrap/.partitions/*", "*/.*.cdc"],
     "consistent_hashing": [".hoodie/.bucket_index/consistent_hashing_metadata/*/*"],
     "schema_evolution": [".hoodie/.schema/*"],
     "cdc_op_key_only": ["*/.*.cdc"], "cdc_data_before": ["*/.*.cdc"], "cdc_data_before_after": ["*/.*.cdc"],
@@ -445,6 +534,33 @@ def record_reads(m: Maker, out: Path) -> list[dict]:
     return done
 
 
+def java_next_write(m: Maker, copy: Path) -> dict:
+    """Java's upsert of a stored key and a new one into a copy of the table with its defaults (the metadata table
+    on): its error, or the instants and keys it leaves (the timeline's instant files, the snapshot's ids and values). A refused write on a pending restore is
+    followed by the way out the docs give (restore to the savepoint again) and the same write."""
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(m.path, copy)
+    opts = {k: v for k, v in m.opts.items() if k != "hoodie.metadata.enable"}
+    try:
+        m.java.write(copy, rows([1, 100], "java-next", ts=9), opts)
+    except JavaHudiError as e:
+        out: dict = {"error": e.error[:500], "causes": [c[:300] for c in e.causes[1:4]]}
+        if m.case.builder.startswith("restore"):
+            m.java.service(copy, m.opts, "restore_again")
+            out["restored_again"] = _java_state(m, copy)
+            m.java.write(copy, rows([1, 100], "java-next", ts=9), opts)
+            out["then_written"] = _java_state(m, copy)
+        return out
+    return _java_state(m, copy)
+
+
+def _java_state(m: Maker, path: Path) -> dict:
+    timeline = path / ".hoodie" / ("timeline" if m.case.version == 9 else "")
+    snapshot = m.java.snapshot(path)
+    return {"instants": sorted(f.name for f in timeline.iterdir() if f.is_file() and f.name[0].isdigit()),
+            "rows": sorted(zip(snapshot.column("id").to_pylist(), snapshot.column("v").to_pylist(), strict=True))}
+
+
 def make(case: FeatureTable, java: JavaHudi, work: Path) -> Path:
     root = work / case.name
     shutil.rmtree(root, ignore_errors=True)
@@ -456,8 +572,11 @@ def make(case: FeatureTable, java: JavaHudi, work: Path) -> Path:
     check_evidence(m)
     (root / "java_reads").mkdir()
     reads = record_reads(m, root / "java_reads")
-    (root / "java_reads" / "reads.json").write_text(json.dumps({"hudi": java.hudi, "options": m.read_options,
-                                                                "reads": reads}, indent=1) + "\n")
+    answers = {"hudi": java.hudi, "options": m.read_options, "reads": reads}
+    if case.java_next_write:  # what Java's own writer does with the table (the case says what it found)
+        answers["java_next_write"] = java_next_write(m, work / f"{case.name}-next")
+        print(f"{case.name}: Java's next write: {answers['java_next_write']}", flush=True)
+    (root / "java_reads" / "reads.json").write_text(json.dumps(answers, indent=1) + "\n")
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     target = DATA_DIR / f"{case.name}.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
@@ -467,15 +586,16 @@ def make(case: FeatureTable, java: JavaHudi, work: Path) -> Path:
     return target
 
 
-def merger_jar(release: OracleRelease, into: Path) -> Path:
-    """KeepFirstMerger compiled by the oracle's JDK against the release's bundle (and Spark's jars, for Kryo)."""
+def classes_jar(release: OracleRelease, into: Path, sources: list[Path]) -> Path:
+    """Our Java classes (`sources`) compiled by the oracle's JDK against the release's bundle (and Spark's jars, for
+    Kryo)."""
     java_bin = Path(release.java_home) / "bin"
     pyspark = subprocess.run([release.python, "-c", "import os, pyspark; print(os.path.dirname(pyspark.__file__))"],
                              check=True, capture_output=True, text=True).stdout.strip()
     classes = into / "classes"
     subprocess.run([str(java_bin / "javac"), "-nowarn", "-cp", f"{release.jar}:{pyspark}/jars/*", "-d", str(classes),
-                    str(MERGER_SOURCE)], check=True)
-    jar = into / "keep-first-merger.jar"
+                    *map(str, sources)], check=True)
+    jar = into / "dbt-hudi-test-classes.jar"
     subprocess.run([str(java_bin / "jar"), "cf", str(jar), "-C", str(classes), "."], check=True)
     return jar
 
@@ -489,8 +609,11 @@ def main(names: list[str]) -> None:
         for hudi in sorted({c.hudi for c in cases}):
             (release,) = prepare([hudi])
             conf = {}
-            if any(c.builder == "custom_merger" and c.hudi == hudi for c in cases):
-                conf["spark.jars"] = f"{release.jar},{merger_jar(release, Path(tmp) / 'merger')}"
+            builders = {c.builder for c in cases if c.hudi == hudi}
+            sources = [s for b, s in (("custom_merger", MERGER_SOURCE), ("custom_payload", PAYLOAD_SOURCE))
+                       if b in builders]
+            if sources:
+                conf["spark.jars"] = f"{release.jar},{classes_jar(release, Path(tmp) / f'classes-{hudi}', sources)}"
             java = JavaHudi(release, Path(tmp) / f"oracle-{hudi}", conf=conf)
             try:
                 for case in (c for c in cases if c.hudi == hudi):

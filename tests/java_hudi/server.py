@@ -18,9 +18,13 @@ Requests (`op`):
 - `service`: one step of a table service through Hudi's own write client (`SparkRDDWriteClient` over `path` with
   `options`), for the states a Spark write or CALL procedure never leaves behind (a writer that died mid-service):
   `action` "clean" or "log_compaction" schedules one (its plan requested), "rollback" plans the rollback of the
-  latest pending write (requested), "compaction" executes the pending compaction without committing it (files
-  written, inflight); with `inflight` true a scheduled clean or rollback is then marked inflight, as its executor
-  does first. Answers the service's `instant`.
+  latest pending write (requested), "compaction" and "run_log_compaction" execute the pending compaction or log
+  compaction without committing it (files written, inflight), "savepoint" savepoints the latest completed commit
+  ("savepoint_inflight": only the inflight instant its executor writes first), "restore" plans the restore to the
+  latest savepoint (requested), "restore_again" restores to the latest savepoint (`restoreToSavepoint`, to the
+  end), "indexing" schedules an async metadata-table index build of column stats (requested); with `inflight`
+  true a scheduled clean, rollback, restore or indexing is then marked inflight, as its executor does first.
+  Answers the service's `instant`.
 - `stop`: end the session and the process.
 Every answer is `{"ok": true, ...}` or `{"ok": false, "error": "<Java class>: <message>", "trace": "..."}`.
 """
@@ -188,8 +192,39 @@ def _service(spark, path: str, options: dict, action: str, inflight: bool) -> di
                 hudi.common.table.timeline.HoodieActiveTimeline.createNewInstantTime()
             table.scheduleRollback(context, time, target, False, config.shouldRollbackUsingMarkers(), False)
             instant = hudi.common.util.Option.of(time)
-        elif action == "compaction":
-            pending = meta.getActiveTimeline().filterPendingCompactionTimeline().lastInstant().get()
+        elif action in ("savepoint", "savepoint_inflight"):  # of the latest completed commit
+            last = meta.getCommitsTimeline().filterCompletedInstants().lastInstant().get()
+            time = last.requestedTime() if one_x else last.getTimestamp()
+            if action == "savepoint":
+                client.savepoint(time, "dbt-hudi", "feature table")
+            else:  # what SavepointActionExecutor writes before the savepoint's files are listed
+                state = hudi.common.table.timeline.HoodieInstant.State.INFLIGHT
+                meta.getActiveTimeline().createNewInstant(
+                    meta.getInstantGenerator().createNewInstant(state, "savepoint", time) if one_x
+                    else hudi.common.table.timeline.HoodieInstant(True, "savepoint", time))
+            instant = hudi.common.util.Option.of(time)
+        elif action == "restore":  # to the latest savepoint: the plan of the instants it rolls back
+            last = meta.getActiveTimeline().getSavePointTimeline().filterCompletedInstants().lastInstant().get()
+            savepoint = last.requestedTime() if one_x else last.getTimestamp()
+            time = client.createNewInstantTime(False) if one_x else \
+                hudi.common.table.timeline.HoodieActiveTimeline.createNewInstantTime()
+            if not table.scheduleRestore(context, time, savepoint).isPresent():
+                raise ValueError(f"Hudi planned no restore to {savepoint} on {path}")
+            instant = hudi.common.util.Option.of(time)
+        elif action == "restore_again":  # rollback_to_savepoint of the latest savepoint, to the end
+            last = meta.getActiveTimeline().getSavePointTimeline().filterCompletedInstants().lastInstant().get()
+            savepoint = last.requestedTime() if one_x else last.getTimestamp()
+            client.restoreToSavepoint(savepoint)
+            instant = hudi.common.util.Option.of(savepoint)
+        elif action == "indexing":  # an async metadata-table index build of column stats (HoodieIndexer's schedule)
+            types = jvm.java.util.ArrayList()
+            types.add(hudi.metadata.MetadataPartitionType.COLUMN_STATS)
+            instant = client.scheduleIndexing(types, jvm.java.util.ArrayList()) if one_x else \
+                client.scheduleIndexing(types)
+        elif action in ("compaction", "run_log_compaction"):
+            timeline = meta.getActiveTimeline()
+            pending = (timeline.filterPendingCompactionTimeline() if action == "compaction"
+                       else timeline.filterPendingLogCompactionTimeline()).lastInstant().get()
             time = pending.requestedTime() if one_x else pending.getTimestamp()
             resolver = hudi.common.table.TableSchemaResolver(meta)
             schema = (resolver.getTableSchema(False).toAvroSchema() if one_x
@@ -198,9 +233,10 @@ def _service(spark, path: str, options: dict, action: str, inflight: bool) -> di
             # 0.15's compact(instant, complete) is protected: its public compact(instant) completes as auto.commit says
             client, config = client_for({"hoodie.avro.schema": schema, "hoodie.auto.commit": "false"})
             if one_x:  # 1.x leaves the write statuses to the commit to compute: computed here, the files written
-                client.compact(time, False).getWriteStatuses().count()
+                run = client.compact if action == "compaction" else client.logCompact
+                run(time, False).getWriteStatuses().count()
             else:
-                client.compact(time)
+                (client.compact if action == "compaction" else client.logCompact)(time)
             instant = hudi.common.util.Option.of(time)
         else:
             raise ValueError(f"unknown service action {action!r}")
@@ -208,10 +244,16 @@ def _service(spark, path: str, options: dict, action: str, inflight: bool) -> di
             raise ValueError(f"Hudi scheduled no {action} on {path}")
         if inflight:
             timeline = meta.reloadActiveTimeline()
-            pending = (timeline.getCleanerTimeline() if action == "clean" else timeline.getRollbackTimeline()) \
+            pending = {"clean": timeline.getCleanerTimeline, "rollback": timeline.getRollbackTimeline,
+                       "restore": timeline.getRestoreTimeline,
+                       "indexing": timeline.filterPendingIndexTimeline}[action]() \
                 .filterInflightsAndRequested().lastInstant().get()
             if action == "rollback":
                 timeline.transitionRollbackRequestedToInflight(pending)
+            elif action == "restore":
+                timeline.transitionRestoreRequestedToInflight(pending)
+            elif action == "indexing":
+                timeline.transitionIndexRequestedToInflight(*([pending] if one_x else [pending, none]))
             elif one_x:
                 timeline.transitionCleanRequestedToInflight(pending)
             else:

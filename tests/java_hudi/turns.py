@@ -1,5 +1,5 @@
-"""Turn-taking on one table (issue 36): Java Hudi and the engine take seeded random turns at writes and table
-services, and after every turn both read the table (snapshot, and incremental since the turn before), each compared
+"""Turn-taking on one table (issue 36): Java Hudi and the engine take seeded random turns at writes, table
+services, savepoints and restores (issue 38), and after every turn both read the table (snapshot, and incremental since the turn before), each compared
 with a model of the rows kept here.
 
 `Sequence(shape, seed, java, path).run(steps)` plays one sequence; a failure names the shape, the seed and every
@@ -221,8 +221,11 @@ class Sequence:
             latest = self.latest_commit()
             assert latest is not None
             step.detail = latest.timestamp
-            self.call(f"create_savepoint(table => '{self.catalog_name()}', commit_time => "
+            if actor == "java":
+                self.call(f"create_savepoint(table => '{self.catalog_name()}', commit_time => "
                           f"'{latest.timestamp}')")
+            else:
+                self.table().savepoint(latest.timestamp, user="turns")
             self.savepoints.append(latest.timestamp)
             if (self.path / ".hoodie" / "metadata").exists():
                 self.restorable.add(latest.timestamp)
@@ -230,8 +233,11 @@ class Sequence:
         if step.kind == "restore":
             savepoint = self.savepoints[-1]
             step.detail = savepoint
-            self.call(f"rollback_to_savepoint(table => '{self.catalog_name()}', instant_time => "
+            if actor == "java":
+                self.call(f"rollback_to_savepoint(table => '{self.catalog_name()}', instant_time => "
                           f"'{savepoint}')")
+            else:
+                self.table().restore(savepoint)
             self.model = dict(self.after[savepoint])
             return None
         raise AssertionError(f"unknown step {step}")
@@ -292,18 +298,21 @@ class Sequence:
             # Hudi's simple bucket index refuses clustering ("Clustering is not supported for bucket index").
             if self.shape.index != "bucket":
                 kinds["clustering"] = 2
-            # Hudi refuses a savepoint with a pending compaction on MOR (SavepointActionExecutor).
-            # Nor a second savepoint of one commit (its savepoint file exists).
-            if latest is not None and latest.timestamp in self.after and not timeline.pending_compactions() \
-                    and latest.timestamp not in self.savepoints:
-                kinds["savepoint"] = 1
-            # Hudi 0.15.0 refuses a restore to before its metadata table's first base file ("Can't restore to ...
-            # since there is no base file in MDT lesser than the commit to restore to"): after an engine turn
-            # disabled it, Java rebuilt it newer than the savepoint. Hudi 1.2.0 restores there.
-            restorable = self.shape.hudi != "0.15.0" or (self.savepoints and self.savepoints[-1] in self.restorable)
-            if self.savepoints and self.savepoints[-1] in self.after and restorable and \
-                    any(i.timestamp == self.savepoints[-1] for i in timeline.completed_commits()):
-                kinds["restore"] = 3  # rare otherwise: it needs a savepoint of a commit still there
+        # Savepoints and restores by either writer (issue 38): the engine restores to Java's savepoints and Java to
+        # the engine's. Hudi refuses a savepoint with a pending compaction on MOR (SavepointActionExecutor), and so
+        # does the engine; nor a second savepoint of one commit (its savepoint file exists).
+        if latest is not None and latest.timestamp in self.after and not timeline.pending_compactions() \
+                and latest.timestamp not in self.savepoints:
+            kinds["savepoint"] = 1
+        # Java restores only to a savepoint its metadata table holds. After an engine turn disabled it, Java rebuilds
+        # it newer than the savepoint: Hudi 0.15.0 refuses the restore ("Can't restore to ... since there is no base
+        # file in MDT lesser than the commit to restore to"), and Hudi 1.2.0 fails restoring its metadata table
+        # ("Unable to find completion time for instant", found by issue 38's test_savepoint_restore). The engine
+        # restores there.
+        restorable = actor == "engine" or (self.savepoints and self.savepoints[-1] in self.restorable)
+        if self.savepoints and self.savepoints[-1] in self.after and restorable and \
+                any(i.timestamp == self.savepoints[-1] for i in timeline.completed_commits()):
+            kinds["restore"] = 3  # rare otherwise: it needs a savepoint of a commit still there
         kind = self.rng.choices(list(kinds), weights=list(kinds.values()))[0]
         return Step(actor, kind)
 
@@ -339,9 +348,13 @@ class Sequence:
 
     # -- a whole sequence
 
-    def run(self, steps: int) -> None:
-        for n in range(steps):
-            step = Step(self.shape.creator, "create") if n == 0 else self.choose()
+    def run(self, steps: int, script: list[Step] | None = None) -> None:
+        """Play `steps` steps the generator draws, or the steps of `script` in order."""
+        for n in range(steps if script is None else len(script)):
+            if script is not None:
+                step = script[n]
+            else:
+                step = Step(self.shape.creator, "create") if n == 0 else self.choose()
             self.steps.append(step)
             if step.actor == "engine":
                 self.restorable.clear()  # the engine disables the metadata table: Java rebuilds it newer

@@ -5,6 +5,7 @@ a table without CDC is refused, never answered as a plain incremental read."""
 from __future__ import annotations
 
 import pytest
+from java_tables import CASES, unzip_feature_table
 
 from hudi_engine import HudiTable
 from hudi_engine.spark import read_table, write
@@ -58,3 +59,15 @@ def test_a_table_without_cdc_is_refused_not_read_as_plain_incremental(spark, tmp
     latest = spark.read.format("hudi").options(**{"hoodie.datasource.query.type": "incremental",
                                                   "hoodie.datasource.read.begin.instanttime": "0"}).load(str(path))
     assert [r["_hoodie_commit_time"] for r in latest.collect()] == [first]
+
+
+def test_a_cdc_query_over_bootstrap_skeleton_files_is_refused_by_name(spark, tmp_path):
+    """Java Hudi's CDC table over a METADATA_ONLY bootstrap: both Spark paths refuse by name, as HudiTable does
+    (tests/test_cdc_query.py), rather than read the skeleton files' rows as nulls."""
+    (case,) = [c for c in CASES if c.builder == "bootstrap_cdc" and c.version == 9]
+    path, _ = unzip_feature_table(case, tmp_path)
+    with pytest.raises(Exception, match=f"table {case.name} at .*skeleton base files"):
+        spark.read.format("hudi").options(**CDC, **{"hoodie.datasource.read.begin.instanttime": "000"}).load(
+            str(path)).collect()
+    with pytest.raises(Exception, match=f"table {case.name} at .*skeleton base files"):
+        spark.sql(f"select * from hudi_table_changes('{path}', 'cdc', '000')").collect()

@@ -171,6 +171,22 @@ SAMPLES = {
         "savepointedBy": "me", "savepointedAt": 1704067200, "comments": "before the migration",
         "partitionMetadata": {"p=1": {"partitionPath": "p=1", "savepointDataFile": ["f.parquet"]}}, "version": 1,
     },
+    "HoodieRestorePlan": {
+        "instantsToRollback": [{"commitTime": "20240102000000000", "action": "deltacommit"}], "version": 2,
+        "savepointToRestoreTimestamp": "20240101000000000",
+    },
+}
+SAMPLES["HoodieRestoreMetadata"] = {
+    "startRestoreTime": "20240103000000000", "timeTakenInMillis": 12, "instantsToRollback": ["20240102000000000"],
+    "hoodieRestoreMetadata": {"20240102000000000": [{
+        "startRollbackTime": "20240103000000000", "timeTakenInMillis": 3, "totalFilesDeleted": 1,
+        "commitsRollback": ["20240102000000000"],
+        "partitionMetadata": {"p=1": {"partitionPath": "p=1", "successDeleteFiles": ["p=1/f.parquet"],
+                                      "failedDeleteFiles": [], "rollbackLogFiles": None,
+                                      "logFilesFromFailedCommit": None}},
+        "version": 1, "instantsRollback": [{"commitTime": "20240102000000000", "action": "deltacommit"}]}]},
+    "version": 1, "restoreInstantInfo": [{"commitTime": "20240102000000000", "action": "deltacommit"}],
+    "extraMetadata": None,
 }
 _WRITE_STAT = {
     "fileId": "g-0", "path": "p=1/.g-0_20240101000000000.log.1_0-1-2", "prevCommit": "20240101000000000",
@@ -272,4 +288,6 @@ def test_avro_kind_for_instants() -> None:
     assert avro_kind_for(Action.REPLACE_COMMIT, State.REQUESTED) == "HoodieRequestedReplaceMetadata"
     assert avro_kind_for(Action.REPLACE_COMMIT, State.INFLIGHT) is None
     assert avro_kind_for(Action.SAVEPOINT, State.COMPLETED) == "HoodieSavepointMetadata"
+    assert avro_kind_for(Action.RESTORE, State.REQUESTED) == "HoodieRestorePlan"
+    assert avro_kind_for(Action.RESTORE, State.COMPLETED) == "HoodieRestoreMetadata"
     assert avro_kind_for(Action.COMMIT, State.COMPLETED) is None

@@ -264,7 +264,8 @@ class HudiAdapter(SparkAdapter):
                                      f"{relation.schema}.{relation.identifier}").replace("`", "").rpartition(".")
             options.setdefault("hoodie.datasource.hive_sync.database", schema or "default")
             options.setdefault("hoodie.datasource.hive_sync.table", identifier)
-        report = run_service(service, str(path), options, instant=args.get("instant"), spark=self.spark)
+        report = run_service(service, str(path), options, instant=args.get("instant"), comment=args.get("comment"),
+                             spark=self.spark)
         return report.as_dict()
 
     @available

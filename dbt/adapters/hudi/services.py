@@ -1,5 +1,5 @@
-"""Hudi table services from dbt: `dbt run-operation hudi_compact | hudi_clean | hudi_rollback | hudi_archive
---args '{model: m}'`.
+"""Hudi table services from dbt: `dbt run-operation hudi_compact | hudi_clean | hudi_rollback | hudi_archive |
+hudi_savepoint | hudi_savepoints | hudi_delete_savepoint | hudi_restore --args '{model: m}'`.
 
 The macros (`table_services.sql`) resolve the target (a model name, a relation or a path) and its service options
 (the model's `compaction` / `cleaning` settings, then the operation's own arguments); this module runs the service
@@ -21,6 +21,10 @@ SERVICE_ARGS: dict[str, tuple[str, ...]] = {
     "rollback": ("instant",),
     "archive": ("min_commits", "max_commits", "options"),
     "sync": ("options",),
+    "savepoint": ("instant", "comment"),
+    "savepoints": (),
+    "delete_savepoint": ("instant",),
+    "restore": ("instant",),
 }
 TARGET_ARGS = ("model", "relation", "path")
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
@@ -77,8 +81,8 @@ def refuse_if_write_in_flight(table, path: str, service: str, instant: str | Non
 
 
 def run_service(service: str, path: str, options: Mapping[str, str], *, instant: str | None = None,
-                spark=None) -> ServiceReport:
-    """Run `service` on the Hudi table at `path` with the engine options `options`."""
+                comment: str | None = None, spark=None) -> ServiceReport:
+    """Run `service` on the Hudi table at `path` with the engine options `options` (`comment`: a savepoint's)."""
     from hudi_engine import HudiError, HudiTable
 
     try:
@@ -97,6 +101,8 @@ def run_service(service: str, path: str, options: Mapping[str, str], *, instant:
             return _archive(table, path, options)
         if service == "sync":
             return _sync(table, path, options, spark)
+        if service in ("savepoint", "savepoints", "delete_savepoint", "restore"):
+            return _savepoints(service, table, path, options, instant, comment)
     except HudiError as e:
         raise HudiServiceError(f"hudi_{service} {path}: {e}") from e
     raise HudiServiceError(f"unknown table service {service!r}; expected one of {', '.join(SERVICE_ARGS)}")
@@ -179,6 +185,34 @@ def _sync(table, path: str, options: Mapping[str, str], spark) -> ServiceReport:
     last = done[0].last_commit if done else None
     names = ", ".join(f"{e.qualified}" for s in done for e in s.entries)
     return ServiceReport("sync", path, None, 0, 0, f"synced {names} to commit {last}")
+
+
+def _savepoints(service: str, table, path: str, options: Mapping[str, str], instant: str | None,
+                comment: str | None) -> ServiceReport:
+    """Savepoint a commit (default: the latest), list the savepoints, delete one, or restore the table to one
+    (`instant`: a savepoint, or a commit cleaning kept whole)."""
+    if service == "savepoint":
+        done = table.savepoint(None if instant is None else str(instant), user="dbt",
+                               comment=comment or "", options=dict(options))
+        files = sum(len(v) for v in done.files.values())
+        return ServiceReport(service, path, done.instant_time, files, 0,
+                             f"savepointed commit {done.instant_time}: {files} files kept for a restore")
+    if service == "savepoints":
+        listed = [f"{s.instant_time} ({s.comments or 'no comment'})" for s in table.savepoints()]
+        return ServiceReport(service, path, None, 0, 0, "savepoints: " + (", ".join(listed) or "none"))
+    if instant is None and service == "restore":  # the latest savepoint: "savepoint before, restore after"
+        latest = table.savepoints()[-1:]
+        instant = latest[0].instant_time if latest else None
+    if instant is None:
+        raise HudiServiceError(f"hudi_{service} {path}: the table has no savepoint; give instant: "
+                               f"'<yyyyMMddHHmmssSSS>', or savepoint the table first (dbt run-operation hudi_savepoint)")
+    if service == "delete_savepoint":
+        table.delete_savepoint(str(instant), options=dict(options))
+        return ServiceReport(service, path, None, 0, 0, f"savepoint {instant} deleted")
+    result = table.restore(str(instant), options=dict(options))
+    undone = ", ".join(f"{i.action} {i.timestamp}" for i in result.rolled_back) or "nothing"
+    return ServiceReport(service, path, result.restore_instant, len(result.rolled_back), 0,
+                         f"restored to {instant}; rolled back {undone}")
 
 
 def service_options(service: str, node_config: Mapping[str, Any], args: Mapping[str, Any]) -> dict[str, str]:

@@ -5,6 +5,11 @@
        dbt run-operation hudi_rollback --args '{model: orders}'                 (instant: default the latest commit)
        dbt run-operation hudi_archive  --args '{model: orders, max_commits: 30}' (min_commits / max_commits kept)
        dbt run-operation hudi_sync     --args '{model: orders}'                 (Hive metastore / Glue entries)
+       dbt run-operation hudi_savepoint   --args '{model: orders}'   (instant: default the latest commit; comment)
+       dbt run-operation hudi_savepoints  --args '{model: orders}'   (lists the savepoints)
+       dbt run-operation hudi_restore     --args '{model: orders}'   (to the latest savepoint, or instant: ...)
+       dbt run-operation hudi_delete_savepoint --args '{model: orders, instant: 20240101000000000}'
+
      The model's own `compaction` / `cleaning` / `hudi_options` settings apply, then `options: {hoodie.*: ...}`.
      Each prints what it did (instant, files, rows) and refuses while a write is in flight. --#}
 
@@ -28,6 +33,25 @@
      catalog entries of an existing table synced to its latest commit, as after a write (docs/catalog-sync.md). --#}
 {% macro hudi_sync() %}
   {{ return(hudi_table_service('sync', kwargs)) }}
+{% endmacro %}
+
+
+{#-- Savepoints and restore (docs/dbt.md, "Undoing a bad dbt run"): savepoint before a risky run, restore after a
+     bad one. --#}
+{% macro hudi_savepoint() %}
+  {{ return(hudi_table_service('savepoint', kwargs)) }}
+{% endmacro %}
+
+{% macro hudi_savepoints() %}
+  {{ return(hudi_table_service('savepoints', kwargs)) }}
+{% endmacro %}
+
+{% macro hudi_delete_savepoint() %}
+  {{ return(hudi_table_service('delete_savepoint', kwargs)) }}
+{% endmacro %}
+
+{% macro hudi_restore() %}
+  {{ return(hudi_table_service('restore', kwargs)) }}
 {% endmacro %}
 
 
