@@ -24,7 +24,9 @@ Procedure = Callable[[Arguments], list[tuple]]
 
 _ISSUE_39 = "clustering goes with issue 39; until then use Java Hudi's CALL {name}"
 _ISSUE_37 = "the metadata table's procedures go with issue 37; until then use Java Hudi's CALL {name}"
-_SAVEPOINTS = "savepoints are not built yet (issue 38); show_savepoints lists the savepoints Java Hudi made"
+_SAVEPOINTS = ("the savepoint procedures are not wired to the engine's savepoints yet (issue 38); from Python use "
+               "HudiTable.savepoint() / delete_savepoint() / restore(instant), from dbt hudi_savepoint / hudi_restore "
+               "(docs/operations.md)")
 _LATER_38 = "not built yet (issue 38, a later part); until then use Java Hudi's CALL {name}"
 _NO_BOOTSTRAP = "the engine does not bootstrap tables from existing files; use Java Hudi's CALL {name}"
 _NO_AUDIT = ("the engine's table lock keeps no audit log (Hudi 1.2's storage-based lock audit); use Java Hudi's "

@@ -58,7 +58,7 @@ def show_rollback_detail(args: Arguments) -> list[Row]:
 
 
 def show_savepoints(args: Arguments) -> list[Row]:
-    """Completed savepoints, newest first (Java's savepoints included: the engine reads them, writes none)."""
+    """Completed savepoints, newest first: the engine's (HudiTable.savepoint) and Java's alike."""
     table = HudiTable.load(args.table_path())
     return [(i.timestamp,) for i in reversed(table.timeline.filter_by([Action.SAVEPOINT], [State.COMPLETED]))]
 

@@ -39,7 +39,7 @@ def test_call_by_catalog_name_positional_and_named(spark, tmp_path):
     ("CALL show_commits(table => 'calls_0', bogus => 1)", "Argument: bogus is not a parameter of show_commits"),
     ("CALL show_commits(limit => 1)", "Argument: table is required"),
     ("CALL show_commits(table => 'calls_0', limit => 'x')", "Argument: limit of show_commits is of type integer"),
-    ("CALL create_savepoint(table => 'calls_0')", "CALL create_savepoint: refused, savepoints are not built yet"),
+    ("CALL create_savepoint(table => 'calls_0')", "CALL create_savepoint: refused, the savepoint procedures are not wired"),
     ("CALL show_commits(table => 'no_such_table')", "table => 'no_such_table': the table or view .* cannot be found"),
     ("CALL show_commits(table => 'calls_0'", "CALL: expected '\\)'"),
     ("CALL nope()", "There is no procedure named nope"),
