@@ -24,9 +24,6 @@ Procedure = Callable[[Arguments], list[tuple]]
 
 _ISSUE_39 = "clustering goes with issue 39; until then use Java Hudi's CALL {name}"
 _ISSUE_37 = "the metadata table's procedures go with issue 37; until then use Java Hudi's CALL {name}"
-_SAVEPOINTS = ("the savepoint procedures are not wired to the engine's savepoints yet (issue 38); from Python use "
-               "HudiTable.savepoint() / delete_savepoint() / restore(instant), from dbt hudi_savepoint / hudi_restore "
-               "(docs/operations.md)")
 _LATER_38 = "not built yet (issue 38, a later part); until then use Java Hudi's CALL {name}"
 _NO_BOOTSTRAP = "the engine does not bootstrap tables from existing files; use Java Hudi's CALL {name}"
 _NO_AUDIT = ("the engine's table lock keeps no audit log (Hudi 1.2's storage-based lock audit); use Java Hudi's "
@@ -39,7 +36,6 @@ REFUSED: dict[str, str] = {
                      "show_metadata_table_files", "show_metadata_table_partitions", "show_metadata_table_stats",
                      "show_metadata_table_column_stats", "show_metadata_column_stats_overlap",
                      "validate_metadata_table_files"], _ISSUE_37),
-    **dict.fromkeys(["create_savepoint", "delete_savepoint", "rollback_to_savepoint"], _SAVEPOINTS),
     **dict.fromkeys(["run_bootstrap", "show_bootstrap_mapping", "show_bootstrap_partitions",
                      "hdfs_parquet_import"], _NO_BOOTSTRAP),
     **dict.fromkeys(["cleanup_audit_lock", "set_audit_lock", "show_audit_lock_status", "validate_audit_lock"],
@@ -123,6 +119,9 @@ SERVED: dict[str, Procedure] = {
     "delete_marker": services.delete_marker,
     "truncate_table": services.truncate_table,
     "repair_corrupted_clean_files": services.repair_corrupted_clean_files,
+    "create_savepoint": services.create_savepoint,
+    "delete_savepoint": services.delete_savepoint,
+    "rollback_to_savepoint": services.rollback_to_savepoint,
 }
 
 

@@ -1,6 +1,8 @@
 """The procedures that act on a table, through the engine's table services and instant protocol (never a write
 path of their own): `run_clean`, `run_compaction`, `archive_commits`, `rollback_to_instant`,
-`run_rollback_inflight_tableservice`, `delete_marker`, `truncate_table` and `repair_corrupted_clean_files`. Every
+`run_rollback_inflight_tableservice`, `delete_marker`, `truncate_table`, `repair_corrupted_clean_files` and the
+savepoint procedures `create_savepoint`, `delete_savepoint` and `rollback_to_savepoint` (HudiTable.savepoint /
+delete_savepoint / restore). Every
 one takes the table lock as `HudiTable`'s services do, and refuses what it cannot do before it changes anything."""
 from __future__ import annotations
 
@@ -194,4 +196,45 @@ def repair_corrupted_clean_files(args: Arguments) -> list[Row]:
                 plan = None
             if plan is None:
                 timeline.delete_instant_files(instant, [State.REQUESTED, State.INFLIGHT])
+    return [(True,)]
+
+
+# Hudi's savepoint procedures answer false where its write client raised HoodieSavepointException (and log why);
+# these raise the engine's refusal instead, which names the reason and the way out.
+
+def create_savepoint(args: Arguments) -> list[Row]:
+    """Savepoint `commit_time` (default: the latest completed commit), as Hudi's procedure."""
+    table = HudiTable.load(args.table_path())
+    commit = args["commit_time"] or None
+    if commit is not None:
+        find_commit(table, commit)  # Hudi's "Commit X not found in Commits ..."
+    table.savepoint(commit, user=args["user"] or "", comment=args["comments"] or "")
+    return [(True,)]
+
+
+def _savepoints_named(table: HudiTable, text: str | None, procedure: str) -> list[str]:
+    """`instant_time`: one savepoint, a comma-separated list (delete_savepoint), or empty for the latest."""
+    kept = [s.instant_time for s in table.savepoints()]
+    if not kept:
+        raise ConfigError(f"{procedure}: there are no completed savepoints in {table.base_path}")
+    wanted = [t.strip() for t in (text or "").split(",") if t.strip()] or [kept[-1]]
+    for instant in wanted:
+        if instant not in kept:
+            raise ConfigError(f"{procedure}: savepoint {instant} not found in {table.base_path}; its savepoints: "
+                              f"[{', '.join(kept)}]")
+    return wanted
+
+
+def delete_savepoint(args: Arguments) -> list[Row]:
+    table = HudiTable.load(args.table_path())
+    for instant in _savepoints_named(table, args["instant_time"], "delete_savepoint"):
+        table.delete_savepoint(instant)
+    return [(True,)]
+
+
+def rollback_to_savepoint(args: Arguments) -> list[Row]:
+    """Restore the table to a savepoint (default: the latest), as one `restore` instant."""
+    table = HudiTable.load(args.table_path())
+    (instant,) = _savepoints_named(table, args["instant_time"], "rollback_to_savepoint")[-1:]
+    table.restore(instant)
     return [(True,)]

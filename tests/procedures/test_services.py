@@ -123,6 +123,32 @@ def test_truncate_table(cow):
     assert table.config.name == "trips"
 
 
+def test_savepoint_procedures_create_show_restore_and_delete(cow):
+    path, first, second = cow
+    with pytest.raises(ConfigError, match="no completed savepoints"):
+        call("rollback_to_savepoint", path)
+    with pytest.raises(ConfigError, match="Commit 9 not found in Commits"):
+        call("create_savepoint", path, commit_time="9")
+    assert call("create_savepoint", path, commit_time=first, user="ops", comments="before").to_pylist() == [
+        {"create_savepoint_result": True}]
+    assert call("create_savepoint", path).to_pylist() == [{"create_savepoint_result": True}]  # the latest: second
+    assert call("show_savepoints", path).column("savepoint_time").to_pylist() == [second, first]
+    third = third_commit(path)
+    with pytest.raises(ConfigError, match=f"savepoint {third} not found .*\\[{first}, {second}\\]"):
+        call("rollback_to_savepoint", path, instant_time=third)
+    assert call("rollback_to_savepoint", path, instant_time=first).to_pylist() == [
+        {"rollback_savepoint_result": True}]
+    table = HudiTable.load(path)
+    assert sorted(table.read_snapshot().column("v").to_pylist()) == ["v1-1", "v2-1", "v3-1"]
+    assert [r["commit_time"] for r in call("show_commits", path).to_pylist()] == [first]
+    assert [i.action for i in table.timeline.instants if i.timestamp > third] == [Action.RESTORE]
+    # both savepoint instants stay on the timeline, as Hudi's restore leaves them; the latest is deleted by default
+    assert call("delete_savepoint", path).to_pylist() == [{"delete_savepoint_result": True}]
+    assert call("show_savepoints", path).column("savepoint_time").to_pylist() == [first]
+    call("delete_savepoint", path, instant_time=first)
+    assert call("show_savepoints", path).num_rows == 0
+
+
 def _files(path: str) -> dict[str, int]:
     root = Path(path)
     return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
@@ -137,6 +163,8 @@ def _files(path: str) -> dict[str, int]:
     ("delete_marker", {"instant": "1"}, "Argument: instant is not a parameter of delete_marker"),
     ("truncate_table", {"partition": "x"}, "Argument: partition is not a parameter of truncate_table"),
     ("run_rollback_inflight_tableservice", {}, "Argument: pending_instant is required"),
+    ("delete_savepoint", {"instant_time": 1}, "Argument: instant_time of delete_savepoint is of type string"),
+    ("delete_savepoint", {}, "no completed savepoints"),
 ])
 def test_bad_arguments_write_nothing(mor, name, args, message):
     path, _, _ = mor

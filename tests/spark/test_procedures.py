@@ -35,11 +35,28 @@ def test_call_by_catalog_name_positional_and_named(spark, tmp_path):
     assert spark.sql(f"CALL show_rollbacks(table => '{t}')").collect()[0].rollback_instant == latest
 
 
+def test_savepoint_then_rollback_to_it_in_sql(spark, tmp_path):
+    t = f"calls_{next(_names)}"
+    spark.sql(f"CREATE TABLE {t} (id int, v string, ts bigint) USING hudi LOCATION '{tmp_path / t}' "
+              "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 1), (2, 'b', 1)")
+    assert spark.sql(f"CALL create_savepoint(table => '{t}', comments => 'before the backfill')").collect()[0][0]
+    (savepoint,) = [r.savepoint_time for r in spark.sql(f"CALL show_savepoints(table => '{t}')").collect()]
+    spark.sql(f"UPDATE {t} SET v = 'bad' WHERE id = 1")
+    spark.sql(f"INSERT INTO {t} VALUES (3, 'c', 1)")
+    assert spark.sql(f"SELECT count(*) FROM {t} WHERE v = 'bad'").collect()[0][0] == 1
+    assert spark.sql(f"CALL rollback_to_savepoint('{t}', '{savepoint}')").collect()[0][0]
+    assert sorted(tuple(r) for r in spark.sql(f"SELECT id, v FROM {t}").collect()) == [(1, "a"), (2, "b")]
+    assert spark.sql(f"CALL delete_savepoint(table => '{t}')").collect()[0][0]
+    assert spark.sql(f"CALL show_savepoints(table => '{t}')").count() == 0
+
+
 @pytest.mark.parametrize(("statement", "message"), [
     ("CALL show_commits(table => 'calls_0', bogus => 1)", "Argument: bogus is not a parameter of show_commits"),
     ("CALL show_commits(limit => 1)", "Argument: table is required"),
     ("CALL show_commits(table => 'calls_0', limit => 'x')", "Argument: limit of show_commits is of type integer"),
-    ("CALL create_savepoint(table => 'calls_0')", "CALL create_savepoint: refused, the savepoint procedures are not wired"),
+    ("CALL run_clustering(table => 'calls_0')", "CALL run_clustering: refused, clustering goes with issue 39"),
+    ("CALL rollback_to_savepoint(table => 'calls_0', instant_time => '1')", "rollback_to_savepoint: there are no completed savepoints"),
     ("CALL show_commits(table => 'no_such_table')", "table => 'no_such_table': the table or view .* cannot be found"),
     ("CALL show_commits(table => 'calls_0'", "CALL: expected '\\)'"),
     ("CALL nope()", "There is no procedure named nope"),
