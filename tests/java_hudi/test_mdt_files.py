@@ -177,12 +177,12 @@ import json, os, sys
 import pyarrow.parquet as pq
 from hudi_engine import HudiTable
 from hudi_engine.metadata.writer import MetadataWriter
-original = MetadataWriter.write_delta_commit
+original = MetadataWriter.record_commit
 def killed(self, instant_time, commit):
     original(self, instant_time, commit)
     print(instant_time, flush=True)
     os._exit(17)
-MetadataWriter.write_delta_commit = killed
+MetadataWriter.record_commit = killed
 HudiTable.load(sys.argv[1]).write(pq.read_table(sys.argv[2]), json.loads(sys.argv[3]))
 """
 

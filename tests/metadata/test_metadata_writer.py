@@ -99,24 +99,6 @@ def test_a_data_commit_that_did_not_complete_is_not_listed(tmp_path: Path) -> No
     assert mdt_listing(table) == before
 
 
-def test_a_failed_commit_is_rolled_back_and_the_metadata_table_disabled(tmp_path: Path, monkeypatch) -> None:
-    table = _table("mdt_cow_v6", tmp_path)
-    rows = HudiTable.load(str(table)).read_snapshot()
-    original = MetadataWriter.write_delta_commit
-
-    def fail_after(self, instant_time, commit):
-        original(self, instant_time, commit)
-        raise RuntimeError("killed between the metadata delta commit and the data commit")
-
-    monkeypatch.setattr(MetadataWriter, "write_delta_commit", fail_after)
-    with pytest.raises(RuntimeError, match="killed"):
-        _write(table, _rows([1, 51], "e1"))
-    location = TableLocation.of(str(table))
-    assert not TableConfig.load(location).metadata_partitions  # the rollback disabled it first
-    assert not Path(location.meta("metadata")).exists()
-    assert HudiTable.load(str(table)).read_snapshot().sort_by("id") == rows.sort_by("id")
-
-
 def test_other_metadata_partitions_or_enable_false_disable_it(tmp_path: Path) -> None:
     full, _ = unzip_feature_table(MDT["mdt_cow_v6"], tmp_path / "full")  # files, column stats, bloom, record index
     _write(full, _rows([1], "e"))
@@ -127,17 +109,3 @@ def test_other_metadata_partitions_or_enable_false_disable_it(tmp_path: Path) ->
     decision = MetadataWriter.decide(TableLocation.of(str(full)), TableConfig.load(TableLocation.of(str(full))),
                                      Timeline.load(TableLocation.of(str(full))))
     assert decision.writer is None
-
-
-def test_table_services_disable_it(tmp_path: Path) -> None:
-    """Compaction, cleaning, archival and rollback are not recorded in the metadata table yet: a service that acts
-    disables it, inline under a write's lock too."""
-    table = _table("mdt_cow_v6", tmp_path, mor=True)
-    _write(table, _rows([1, 2], "e1"))
-    assert TableConfig.load(TableLocation.of(str(table))).metadata_partitions == ["files"]
-    _write(table, _rows([1, 2], "e2"), **{"hoodie.compact.inline": "true",
-                                          "hoodie.compact.inline.max.delta.commits": "1"})
-    location = TableLocation.of(str(table))
-    assert Timeline.load(location).filter_by(["commit"]).completed().instants  # the compaction ran inline
-    assert not TableConfig.load(location).metadata_partitions
-    assert not Path(location.meta("metadata")).exists()

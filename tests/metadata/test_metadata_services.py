@@ -1,0 +1,203 @@
+"""The engine's table services and rollbacks recorded in a files-only metadata table (hudi_engine/metadata/writer.py),
+without Java: after each one the metadata table is kept and lists what storage holds. Tables: Java's feature tables
+cut down to the files partition, and Hudi 1.x conformance tables. tests/java_hudi/test_mdt_files.py has Java read,
+validate and write after them."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from java_tables import CASES, unzip_feature_table
+from metadata_tables import files_only, mdt_listing, storage_listing
+
+from hudi_engine import HudiTable
+from hudi_engine.config.write_config import WriteConfig
+from hudi_engine.errors import MetadataTableDisabled
+from hudi_engine.location import TableLocation
+from hudi_engine.metadata.table import metadata_location
+from hudi_engine.metadata.writer import ROLLBACK_SUFFIX, MetadataWriter
+from hudi_engine.table_config import TableConfig
+from hudi_engine.table_services.archival import instants_to_archive
+from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.instant import Action
+
+MDT = {c.name: c for c in CASES if c.builder == "mdt"}
+OPTS = {"hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p",
+        "hoodie.datasource.write.precombine.field": "ts", "hoodie.clean.automatic": "false",
+        "hoodie.archive.automatic": "false"}
+CLEAN_ONE = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
+# Hudi 1.x conformance tables with a metadata table (MOR with log files, a COW with an overwrite).
+CONFORMANCE = ["mor_avrolog_v9_txns_complex_meta", "mor_avrolog_v8_trips_8i3u1d", "cow_v9_txns_simple_overwrite"]
+
+
+def _rows(ids: list[int], value: str) -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": [value] * len(ids), "ts": pa.array([9] * len(ids),
+                     pa.int64()), "amount": [0.5] * len(ids), "p": ["a" if i % 2 else "b" for i in ids]})
+
+
+def _table(name: str, tmp_path: Path, *, mor: bool) -> Path:
+    table, _ = unzip_feature_table(MDT[name], tmp_path)
+    files_only(table)
+    if mor:  # a table of base files only reads the same as MOR; the engine's updates then go to log files
+        location = TableLocation.of(str(table))
+        TableConfig.load(location).with_props({"hoodie.table.type": "MERGE_ON_READ"}).save(location)
+    return table
+
+
+def _write(table: Path, rows: pa.Table, operation: str = "upsert", **extra: str) -> str:
+    loaded = HudiTable.load(str(table))
+    return loaded.write(rows, {**OPTS, "hoodie.table.name": loaded.config.name,
+                               "hoodie.datasource.write.operation": operation, **extra}).instant_time
+
+
+def _kept(table: Path) -> None:
+    """The metadata table is still there and lists what storage holds."""
+    assert TableConfig.load(TableLocation.of(str(table))).metadata_partitions == ["files"]
+    assert mdt_listing(table) == storage_listing(table)
+
+
+def _mdt(table: Path) -> Timeline:
+    return Timeline.load(metadata_location(TableLocation.of(str(table))))
+
+
+def _at(timeline: Timeline, instant_time: str) -> list[str]:
+    return [f"{i.action.value}:{i.state.name}" for i in timeline.instants if i.timestamp == instant_time]
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
+@pytest.mark.parametrize("mor", [False, True], ids=["cow", "mor"])
+def test_services_and_rollback_keep_it(name: str, mor: bool, tmp_path: Path) -> None:
+    table = _table(name, tmp_path, mor=mor)
+    _write(table, _rows([1, 2, 51], "e1"))
+    _write(table, _rows([1, 3], "e2"))
+    _kept(table)
+    if mor:
+        compacted = HudiTable.load(str(table)).compact()
+        assert compacted is not None
+        assert _at(_mdt(table), compacted.instant_time) == ["deltacommit:COMPLETED"]
+        _kept(table)
+    cleaned = HudiTable.load(str(table)).clean(options=CLEAN_ONE)
+    assert cleaned is not None and cleaned.deleted
+    assert _at(_mdt(table), cleaned.instant_time) == ["deltacommit:COMPLETED"]
+    _kept(table)
+    rows = HudiTable.load(str(table)).read_snapshot().sort_by("id")
+    last = _write(table, _rows([1, 5], "e3"))
+    assert _at(_mdt(table), last) == ["deltacommit:COMPLETED"]
+    rollback = HudiTable.load(str(table)).rollback()
+    assert rollback.rolled_back.timestamp == last
+    mdt = _mdt(table)
+    assert _at(mdt, last) == []  # its delta commit rolled back on the metadata table
+    r = rollback.rollback_instant
+    if TableConfig.load(TableLocation.of(str(table))).version == 6:  # Hudi 0.15: a delta commit at R, then R006
+        assert _at(mdt, r) == ["deltacommit:COMPLETED"] and _at(mdt, r + ROLLBACK_SUFFIX) == ["rollback:COMPLETED"]
+    else:  # Hudi 1.x: the metadata table's rollback at R
+        assert _at(mdt, r) == ["rollback:COMPLETED"]
+    _kept(table)
+    assert HudiTable.load(str(table)).read_snapshot().sort_by("id") == rows
+    _write(table, _rows([7], "e4"))  # and the next commit is recorded after it
+    _kept(table)
+
+
+@pytest.mark.parametrize("name", CONFORMANCE)
+def test_conformance_tables_keep_it_through_services(conformance_dir: Path, name: str, tmp_path: Path) -> None:
+    import zipfile
+    with zipfile.ZipFile(conformance_dir / "v8_v9" / f"{name}.zip") as z:
+        z.extractall(tmp_path)
+    (table,) = [p for p in tmp_path.iterdir() if p.is_dir() and p.name != "__MACOSX"]
+    files_only(table)
+    _kept(table)
+    HudiTable.load(str(table)).rollback()  # the latest commit
+    _kept(table)
+    loaded = HudiTable.load(str(table))
+    if loaded.config.table_type == "MERGE_ON_READ" and loaded.compact() is not None:
+        _kept(table)
+    HudiTable.load(str(table)).clean(options=CLEAN_ONE)  # the compacted MOR slices; the COW table has nothing left
+    _kept(table)
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
+def test_a_failed_commit_is_rolled_back_in_it(name: str, tmp_path: Path, monkeypatch) -> None:
+    """Killed between the metadata delta commit and the data commit: the listing is the one before, and the next
+    writer's rollback rolls the metadata delta commit back too."""
+    table = _table(name, tmp_path, mor=False)
+    rows = HudiTable.load(str(table)).read_snapshot().sort_by("id")
+    original = MetadataWriter.record_commit
+    seen = []
+
+    def killed(self, instant_time, commit):
+        seen.append(instant_time)
+        original(self, instant_time, commit)
+        raise RuntimeError("killed between the metadata delta commit and the data commit")
+
+    monkeypatch.setattr(MetadataWriter, "record_commit", killed)
+    with pytest.raises(RuntimeError, match="killed"):
+        _write(table, _rows([1, 51], "e1"))
+    monkeypatch.undo()
+    _kept(table)
+    assert _at(_mdt(table), seen[0]) == []  # the writer's own rollback rolled it back
+    assert HudiTable.load(str(table)).read_snapshot().sort_by("id") == rows
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
+def test_a_clean_killed_after_its_delta_commit_is_resumed(name: str, tmp_path: Path, monkeypatch) -> None:
+    table = _table(name, tmp_path, mor=False)
+    _write(table, _rows([1, 2], "e1"))
+    original = MetadataWriter.record_clean
+
+    def killed(self, instant_time, clean):
+        original(self, instant_time, clean)
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(MetadataWriter, "record_clean", killed)
+    with pytest.raises(RuntimeError, match="killed"):
+        HudiTable.load(str(table)).clean(options=CLEAN_ONE)
+    monkeypatch.undo()
+    location = TableLocation.of(str(table))
+    (pending,) = Timeline.load(location).filter_by([Action.CLEAN]).pending()
+    _write(table, _rows([2], "e2"))  # the next write finishes the clean first, its delta commit again
+    assert Timeline.load(location).filter_by([Action.CLEAN]).completed().instants
+    assert _at(_mdt(table), pending.timestamp) == ["deltacommit:COMPLETED"]
+    _kept(table)
+
+
+def test_a_compaction_killed_after_its_delta_commit_is_run_again(tmp_path: Path, monkeypatch) -> None:
+    table = _table("mdt_cow_v6", tmp_path, mor=True)
+    _write(table, _rows([1, 2], "e1"))
+    original = MetadataWriter.record_commit
+
+    def killed(self, instant_time, commit):
+        original(self, instant_time, commit)
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(MetadataWriter, "record_commit", killed)
+    with pytest.raises(RuntimeError, match="killed"):
+        HudiTable.load(str(table)).compact()
+    monkeypatch.undo()
+    done = HudiTable.load(str(table)).compact()  # the interrupted one is run again
+    assert done is not None
+    _kept(table)
+
+
+def test_archival_stops_at_the_metadata_tables_compaction(tmp_path: Path) -> None:
+    """Nothing is archived before the metadata table's first compaction (Java's feature table has none after its
+    initialization), and the metadata table stays."""
+    table = _table("mdt_cow_v6", tmp_path, mor=False)
+    few = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+    for n in range(4):
+        _write(table, _rows([n], f"e{n}"))
+    location = TableLocation.of(str(table))
+    loaded = HudiTable.load(str(table))
+    assert loaded.archive(options=few) is None
+    _kept(table)
+    assert not _mdt(table).filter_by([Action.COMMIT]).completed().instants
+    wc = WriteConfig.from_options(few)  # without the metadata table, archival would have archived
+    assert instants_to_archive(Timeline.load(location), wc.archival, merge_on_read=False, max_delta_commits=5)
+
+
+def test_what_cannot_be_kept_is_disabled_with_its_reason(tmp_path: Path) -> None:
+    full, _ = unzip_feature_table(MDT["mdt_cow_v6"], tmp_path)  # files, column stats, bloom, record index
+    with pytest.warns(MetadataTableDisabled, match="clean: hoodie.table.metadata.partitions lists"):
+        HudiTable.load(str(full)).clean(options=CLEAN_ONE)
+    assert not TableConfig.load(TableLocation.of(str(full))).metadata_partitions
+    assert not (full / ".hoodie" / "metadata").exists()
