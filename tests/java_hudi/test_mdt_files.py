@@ -4,7 +4,9 @@ the metadata table on (listing files from it), Hudi's own validator finds the me
 Java's next write appends to that metadata table instead of rebuilding it (the engine's delta commits stay, no new
 initialization instant, `hoodie.table.metadata.partitions` still `files`) and compacts it, merging the engine's
 blocks, after which the listing still equals storage. An engine write killed between the metadata delta commit and
-the data commit is invisible to Java, and Java's next write rolls it back, in the metadata table too."""
+the data commit is invisible to Java, and Java's next write rolls it back, in the metadata table too. Then the
+engine's compaction (MOR), clean and rollbacks (of its latest commit, and of a killed write of its own) keep the
+metadata table: Java reads every row with it, the validator passes, and Java's next write does not rebuild it."""
 from __future__ import annotations
 
 import json
@@ -170,6 +172,34 @@ def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, 
     assert _props(path)["hoodie.table.metadata.partitions"] == "files"
     assert _java_rows(java, path) == model
     _same_listing(path)
+
+    # The engine's table services and rollbacks keep it: a compaction (MOR), a clean, the rollback of its latest
+    # commit and of a write of its own killed after the metadata delta commit. Java then reads every row with it,
+    # Hudi's validator passes, and Java's next write appends to it (no new initialization instant).
+    HudiTable.load(str(path)).write(_rows([4, 6], "engine-2", 8), {**opts, "hoodie.datasource.write.operation":
+                                                                   "upsert"})  # log files on MOR
+    model.update({4: "engine-2", 6: "engine-2"})
+    if table_type == "MERGE_ON_READ":
+        assert HudiTable.load(str(path)).compact() is not None
+    cleaned = HudiTable.load(str(path)).clean(options={"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                                                       "hoodie.cleaner.fileversions.retained": "1"})
+    assert cleaned is not None and cleaned.deleted
+    undone = HudiTable.load(str(path)).write(_rows([1, 43], "undone", 9), {**opts, "hoodie.datasource.write.operation":
+                                                                          "upsert"}).instant_time
+    assert HudiTable.load(str(path)).rollback().rolled_back.timestamp == undone
+    crashed = _killed_after_the_metadata_commit(path, _rows([2, 44], "crashed", 10),
+                                                {**opts, "hoodie.datasource.write.operation": "upsert"}, tmp_path)
+    HudiTable.load(str(path)).rollback(crashed)
+    assert _props(path)["hoodie.table.metadata.partitions"] == "files"
+    assert not {undone, crashed} & set(_mdt_instants(path))  # their delta commits rolled back
+    _same_listing(path)
+    assert _java_rows(java, path) == model
+    _validate(java, path, tmp_path, f"mdt_{hudi.replace('.', '')}_{table_type[:3].lower()}_services")
+    java.write(path, _rows([45], "java-4", 11), {**opts, **FILES_ONLY, "hoodie.datasource.write.operation": "upsert"})
+    model[45] = "java-4"
+    assert [t for t in _mdt_instants(path) if t.startswith(SOLO_COMMIT_TIMESTAMP)] == initialized
+    assert _props(path)["hoodie.table.metadata.partitions"] == "files"
+    assert _java_rows(java, path) == model
 
 
 _KILLED = """

@@ -4,6 +4,7 @@ cut down to the files partition, and Hudi 1.x conformance tables. tests/java_hud
 validate and write after them."""
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,11 +17,12 @@ from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.errors import MetadataTableDisabled
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.table import metadata_location
-from hudi_engine.metadata.writer import ROLLBACK_SUFFIX, MetadataWriter
+from hudi_engine.metadata.writer import ROLLBACK_SUFFIX, MetadataWriter, keep_through_rollback
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services.archival import instants_to_archive
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.instant import Action
+from hudi_engine.write.rollback import rollback_failed_writes
 
 MDT = {c.name: c for c in CASES if c.builder == "mdt"}
 OPTS = {"hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p",
@@ -55,6 +57,14 @@ def _kept(table: Path) -> None:
     """The metadata table is still there and lists what storage holds."""
     assert TableConfig.load(TableLocation.of(str(table))).metadata_partitions == ["files"]
     assert mdt_listing(table) == storage_listing(table)
+
+
+def _conformance(conformance_dir: Path, name: str, tmp_path: Path) -> Path:
+    """A fresh copy of a Hudi 1.x conformance table, its metadata table cut down to `files`."""
+    with zipfile.ZipFile(conformance_dir / "v8_v9" / f"{name}.zip") as z:
+        z.extractall(tmp_path)
+    (table,) = [p for p in tmp_path.iterdir() if p.is_dir() and p.name != "__MACOSX"]
+    return files_only(table)
 
 
 def _mdt(table: Path) -> Timeline:
@@ -101,11 +111,7 @@ def test_services_and_rollback_keep_it(name: str, mor: bool, tmp_path: Path) -> 
 
 @pytest.mark.parametrize("name", CONFORMANCE)
 def test_conformance_tables_keep_it_through_services(conformance_dir: Path, name: str, tmp_path: Path) -> None:
-    import zipfile
-    with zipfile.ZipFile(conformance_dir / "v8_v9" / f"{name}.zip") as z:
-        z.extractall(tmp_path)
-    (table,) = [p for p in tmp_path.iterdir() if p.is_dir() and p.name != "__MACOSX"]
-    files_only(table)
+    table = _conformance(conformance_dir, name, tmp_path)
     _kept(table)
     HudiTable.load(str(table)).rollback()  # the latest commit
     _kept(table)
@@ -201,3 +207,45 @@ def test_what_cannot_be_kept_is_disabled_with_its_reason(tmp_path: Path) -> None
         HudiTable.load(str(full)).clean(options=CLEAN_ONE)
     assert not TableConfig.load(TableLocation.of(str(full))).metadata_partitions
     assert not (full / ".hoodie" / "metadata").exists()
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
+def test_another_writers_failed_write_is_rolled_back_in_it(name: str, tmp_path: Path) -> None:
+    """A writer died after its metadata delta commit (its data commit undone here): the rollback of failed writes
+    keeps the metadata table when given the metadata update, and disables it, saying why, without."""
+    for keep in (True, False):
+        table = _table(name, tmp_path / str(keep), mor=True)
+        rows = HudiTable.load(str(table)).read_snapshot().sort_by("id")
+        t = _write(table, _rows([1, 51], "dead"))
+        location = TableLocation.of(str(table))
+        timeline = Timeline.load(location)
+        (commit,) = [i for i in timeline.instants if i.timestamp == t and i.is_completed]
+        Path(timeline.path_of(commit)).unlink()
+        if keep:
+            (result,) = rollback_failed_writes(location, metadata=keep_through_rollback(location))
+            assert result.rolled_back.timestamp == t and _at(_mdt(table), t) == []
+            _kept(table)
+        else:
+            with pytest.warns(MetadataTableDisabled, match=f"the rollback of .*{t}.* does not record itself"):
+                rollback_failed_writes(location)
+            assert not (table / ".hoodie" / "metadata").exists()
+        assert HudiTable.load(str(table)).read_snapshot().sort_by("id") == rows
+
+
+@pytest.mark.parametrize(("name", "bounded"), [("mor_avrolog_v9_txns_complex_meta", True),
+                                               ("mor_avrolog_v8_trips_8i3u1d", False)])
+def test_archival_keeps_what_the_metadata_table_has_not_compacted(conformance_dir: Path, name: str, bounded: bool,
+                                                                   tmp_path: Path) -> None:
+    """Archival stops before the metadata table's latest compaction (by completion time on 1.x: the v9 table's
+    last delta commit before it completed after it), and the metadata table stays."""
+    table = _conformance(conformance_dir, name, tmp_path)
+    compacted = _mdt(table).filter_by([Action.COMMIT]).completed().last()
+    assert compacted is not None  # Java compacted this metadata table
+    few = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+    due = instants_to_archive(Timeline.load(TableLocation.of(str(table))), WriteConfig.from_options(few).archival,
+                              merge_on_read=True, max_delta_commits=5)
+    result = HudiTable.load(str(table)).archive(options=few)
+    assert result is not None and result.archived
+    assert all(i.timestamp < compacted.timestamp for i in result.archived)
+    assert (len(result.archived) < len(due)) is bounded  # without the metadata table: further on the v9 table
+    _kept(table)
