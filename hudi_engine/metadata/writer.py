@@ -189,9 +189,15 @@ class MetadataWriter:
     def _rollback(self, instant_time: str, rollback_time: str) -> None:
         """Roll back the metadata table's delta commit at `instant_time` with a rollback at `rollback_time`: Hudi
         0.15 writes a command block into a new log file (its APPEND marker), Hudi 1.x deletes the instant's own log
-        file."""
-        rollback_at(self.table.location, instant_time, rollback_time,
-                    use_command_blocks=self.table.timeline.layout.version == 1)
+        file. A rollback at `rollback_time` that completed before a crash only has the instant's files left to
+        delete."""
+        timeline = self.table.timeline
+        if any(i.action is Action.ROLLBACK and i.is_completed for i in timeline.instants_at(rollback_time)):
+            for instant in self._instants_at(instant_time, Action.DELTA_COMMIT)[:1]:
+                timeline.delete_instant_files(instant)
+        else:
+            rollback_at(self.table.location, instant_time, rollback_time,
+                        use_command_blocks=timeline.layout.version == 1)
         self._reload()
 
     def _finish_pending_rollbacks(self) -> None:

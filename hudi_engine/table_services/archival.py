@@ -176,7 +176,8 @@ def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commit
             return None
         # Readers skip metadata log blocks of instants no longer on the active timeline: as Hudi, only instants its
         # metadata table compacted are archived (module doc); a metadata table this engine cannot keep is disabled.
-        writer = keep_or_disable(location, table, timeline, "archival")
+        # hoodie.properties as it is now: a service before this one under the same lock may have changed it.
+        writer = keep_or_disable(location, TableConfig.load(location), timeline, "archival")
         if writer is not None:
             chosen = writer.archivable(chosen)
             if not chosen:

@@ -249,3 +249,31 @@ def test_archival_keeps_what_the_metadata_table_has_not_compacted(conformance_di
     assert all(i.timestamp < compacted.timestamp for i in result.archived)
     assert (len(result.archived) < len(due)) is bounded  # without the metadata table: further on the v9 table
     _kept(table)
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
+def test_a_rollback_killed_after_its_metadata_update_is_finished(name: str, tmp_path: Path, monkeypatch) -> None:
+    """Killed after the metadata table recorded the rollback, before the rollback completed: the listing is right
+    meanwhile, and the next writer finishes the rollback without recording it twice."""
+    table = _table(name, tmp_path, mor=False)
+    rows = HudiTable.load(str(table)).read_snapshot().sort_by("id")
+    t = _write(table, _rows([1, 51], "undone"))
+    original = MetadataWriter.record_rollback
+
+    def killed(self, rollback_time, target_time, rollback):
+        original(self, rollback_time, target_time, rollback)
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(MetadataWriter, "record_rollback", killed)
+    with pytest.raises(RuntimeError, match="killed"):
+        HudiTable.load(str(table)).rollback()
+    monkeypatch.undo()
+    location = TableLocation.of(str(table))
+    (pending,) = Timeline.load(location).filter_by([Action.ROLLBACK]).pending()
+    before = [str(i) for i in _mdt(table).instants]
+    assert _at(_mdt(table), t) == []
+    _write(table, _rows([999], "e2"))  # the writer finishes the interrupted rollback first
+    assert Timeline.load(location).filter_by([Action.ROLLBACK]).completed().instants
+    assert [str(i) for i in _mdt(table).instants if i.timestamp <= pending.timestamp + ROLLBACK_SUFFIX] == before
+    _kept(table)
+    assert HudiTable.load(str(table)).read_snapshot().num_rows == rows.num_rows + 1
