@@ -7,10 +7,17 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
-from java_tables import CASES, unzip_feature_table
-from metadata_tables import files_only, mdt_listing, storage_listing
+from java_tables import unzip_feature_table
+from metadata_tables import (
+    MDT_TABLES,
+    feature_rows,
+    files_only,
+    files_only_table,
+    mdt_listing,
+    storage_listing,
+    write_rows,
+)
 
 from hudi_engine import HudiTable
 from hudi_engine.config.write_config import WriteConfig
@@ -24,39 +31,30 @@ from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.instant import Action
 from hudi_engine.write.rollback import rollback_failed_writes
 
-MDT = {c.name: c for c in CASES if c.builder == "mdt"}
-OPTS = {"hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p",
-        "hoodie.datasource.write.precombine.field": "ts", "hoodie.clean.automatic": "false",
-        "hoodie.archive.automatic": "false"}
 CLEAN_ONE = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
 # Hudi 1.x conformance tables with a metadata table (MOR with log files, a COW with an overwrite).
 CONFORMANCE = ["mor_avrolog_v9_txns_complex_meta", "mor_avrolog_v8_trips_8i3u1d", "cow_v9_txns_simple_overwrite"]
-
-
-def _rows(ids: list[int], value: str) -> pa.Table:
-    return pa.table({"id": pa.array(ids, pa.int64()), "v": [value] * len(ids), "ts": pa.array([9] * len(ids),
-                     pa.int64()), "amount": [0.5] * len(ids), "p": ["a" if i % 2 else "b" for i in ids]})
-
-
-def _table(name: str, tmp_path: Path, *, mor: bool) -> Path:
-    table, _ = unzip_feature_table(MDT[name], tmp_path)
-    files_only(table)
-    if mor:  # a table of base files only reads the same as MOR; the engine's updates then go to log files
-        location = TableLocation.of(str(table))
-        TableConfig.load(location).with_props({"hoodie.table.type": "MERGE_ON_READ"}).save(location)
-    return table
-
-
-def _write(table: Path, rows: pa.Table, operation: str = "upsert", **extra: str) -> str:
-    loaded = HudiTable.load(str(table))
-    return loaded.write(rows, {**OPTS, "hoodie.table.name": loaded.config.name,
-                               "hoodie.datasource.write.operation": operation, **extra}).instant_time
 
 
 def _kept(table: Path) -> None:
     """The metadata table is still there and lists what storage holds."""
     assert TableConfig.load(TableLocation.of(str(table))).metadata_partitions == ["files"]
     assert mdt_listing(table) == storage_listing(table)
+
+
+def _killed_after(monkeypatch: pytest.MonkeyPatch, method: str) -> list[str]:
+    """`MetadataWriter.<method>` does its work, then the process "dies" (RuntimeError "killed"); the instants it
+    recorded."""
+    original = getattr(MetadataWriter, method)
+    seen: list[str] = []
+
+    def killed(self, instant_time, *args):
+        original(self, instant_time, *args)
+        seen.append(instant_time)
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(MetadataWriter, method, killed)
+    return seen
 
 
 def _conformance(conformance_dir: Path, name: str, tmp_path: Path) -> Path:
@@ -78,9 +76,9 @@ def _at(timeline: Timeline, instant_time: str) -> list[str]:
 @pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
 @pytest.mark.parametrize("mor", [False, True], ids=["cow", "mor"])
 def test_services_and_rollback_keep_it(name: str, mor: bool, tmp_path: Path) -> None:
-    table = _table(name, tmp_path, mor=mor)
-    _write(table, _rows([1, 2, 51], "e1"))
-    _write(table, _rows([1, 3], "e2"))
+    table = files_only_table(name, tmp_path, mor=mor)
+    write_rows(table, feature_rows([1, 2, 51], "e1"))
+    write_rows(table, feature_rows([1, 3], "e2"))
     _kept(table)
     if mor:
         compacted = HudiTable.load(str(table)).compact()
@@ -92,7 +90,7 @@ def test_services_and_rollback_keep_it(name: str, mor: bool, tmp_path: Path) -> 
     assert _at(_mdt(table), cleaned.instant_time) == ["deltacommit:COMPLETED"]
     _kept(table)
     rows = HudiTable.load(str(table)).read_snapshot().sort_by("id")
-    last = _write(table, _rows([1, 5], "e3"))
+    last = write_rows(table, feature_rows([1, 5], "e3"))
     assert _at(_mdt(table), last) == ["deltacommit:COMPLETED"]
     rollback = HudiTable.load(str(table)).rollback()
     assert rollback.rolled_back.timestamp == last
@@ -105,7 +103,7 @@ def test_services_and_rollback_keep_it(name: str, mor: bool, tmp_path: Path) -> 
         assert _at(mdt, r) == ["rollback:COMPLETED"]
     _kept(table)
     assert HudiTable.load(str(table)).read_snapshot().sort_by("id") == rows
-    _write(table, _rows([7], "e4"))  # and the next commit is recorded after it
+    write_rows(table, feature_rows([7], "e4"))  # and the next commit is recorded after it
     _kept(table)
 
 
@@ -126,19 +124,11 @@ def test_conformance_tables_keep_it_through_services(conformance_dir: Path, name
 def test_a_failed_commit_is_rolled_back_in_it(name: str, tmp_path: Path, monkeypatch) -> None:
     """Killed between the metadata delta commit and the data commit: the listing is the one before, and the next
     writer's rollback rolls the metadata delta commit back too."""
-    table = _table(name, tmp_path, mor=False)
+    table = files_only_table(name, tmp_path, mor=False)
     rows = HudiTable.load(str(table)).read_snapshot().sort_by("id")
-    original = MetadataWriter.record_commit
-    seen = []
-
-    def killed(self, instant_time, commit):
-        seen.append(instant_time)
-        original(self, instant_time, commit)
-        raise RuntimeError("killed between the metadata delta commit and the data commit")
-
-    monkeypatch.setattr(MetadataWriter, "record_commit", killed)
+    seen = _killed_after(monkeypatch, "record_commit")
     with pytest.raises(RuntimeError, match="killed"):
-        _write(table, _rows([1, 51], "e1"))
+        write_rows(table, feature_rows([1, 51], "e1"))
     monkeypatch.undo()
     _kept(table)
     assert _at(_mdt(table), seen[0]) == []  # the writer's own rollback rolled it back
@@ -147,36 +137,24 @@ def test_a_failed_commit_is_rolled_back_in_it(name: str, tmp_path: Path, monkeyp
 
 @pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
 def test_a_clean_killed_after_its_delta_commit_is_resumed(name: str, tmp_path: Path, monkeypatch) -> None:
-    table = _table(name, tmp_path, mor=False)
-    _write(table, _rows([1, 2], "e1"))
-    original = MetadataWriter.record_clean
-
-    def killed(self, instant_time, clean):
-        original(self, instant_time, clean)
-        raise RuntimeError("killed")
-
-    monkeypatch.setattr(MetadataWriter, "record_clean", killed)
+    table = files_only_table(name, tmp_path, mor=False)
+    write_rows(table, feature_rows([1, 2], "e1"))
+    _killed_after(monkeypatch, "record_clean")
     with pytest.raises(RuntimeError, match="killed"):
         HudiTable.load(str(table)).clean(options=CLEAN_ONE)
     monkeypatch.undo()
     location = TableLocation.of(str(table))
     (pending,) = Timeline.load(location).filter_by([Action.CLEAN]).pending()
-    _write(table, _rows([2], "e2"))  # the next write finishes the clean first, its delta commit again
+    write_rows(table, feature_rows([2], "e2"))  # the next write finishes the clean first, its delta commit again
     assert Timeline.load(location).filter_by([Action.CLEAN]).completed().instants
     assert _at(_mdt(table), pending.timestamp) == ["deltacommit:COMPLETED"]
     _kept(table)
 
 
 def test_a_compaction_killed_after_its_delta_commit_is_run_again(tmp_path: Path, monkeypatch) -> None:
-    table = _table("mdt_cow_v6", tmp_path, mor=True)
-    _write(table, _rows([1, 2], "e1"))
-    original = MetadataWriter.record_commit
-
-    def killed(self, instant_time, commit):
-        original(self, instant_time, commit)
-        raise RuntimeError("killed")
-
-    monkeypatch.setattr(MetadataWriter, "record_commit", killed)
+    table = files_only_table("mdt_cow_v6", tmp_path, mor=True)
+    write_rows(table, feature_rows([1, 2], "e1"))
+    _killed_after(monkeypatch, "record_commit")
     with pytest.raises(RuntimeError, match="killed"):
         HudiTable.load(str(table)).compact()
     monkeypatch.undo()
@@ -188,10 +166,10 @@ def test_a_compaction_killed_after_its_delta_commit_is_run_again(tmp_path: Path,
 def test_archival_stops_at_the_metadata_tables_compaction(tmp_path: Path) -> None:
     """Nothing is archived before the metadata table's first compaction (Java's feature table has none after its
     initialization), and the metadata table stays."""
-    table = _table("mdt_cow_v6", tmp_path, mor=False)
+    table = files_only_table("mdt_cow_v6", tmp_path, mor=False)
     few = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
     for n in range(4):
-        _write(table, _rows([n], f"e{n}"))
+        write_rows(table, feature_rows([n], f"e{n}"))
     location = TableLocation.of(str(table))
     loaded = HudiTable.load(str(table))
     assert loaded.archive(options=few) is None
@@ -202,7 +180,7 @@ def test_archival_stops_at_the_metadata_tables_compaction(tmp_path: Path) -> Non
 
 
 def test_what_cannot_be_kept_is_disabled_with_its_reason(tmp_path: Path) -> None:
-    full, _ = unzip_feature_table(MDT["mdt_cow_v6"], tmp_path)  # files, column stats, bloom, record index
+    full, _ = unzip_feature_table(MDT_TABLES["mdt_cow_v6"], tmp_path)  # files, column stats, bloom, record index
     with pytest.warns(MetadataTableDisabled, match="clean: hoodie.table.metadata.partitions lists"):
         HudiTable.load(str(full)).clean(options=CLEAN_ONE)
     assert not TableConfig.load(TableLocation.of(str(full))).metadata_partitions
@@ -214,9 +192,9 @@ def test_another_writers_failed_write_is_rolled_back_in_it(name: str, tmp_path: 
     """A writer died after its metadata delta commit (its data commit undone here): the rollback of failed writes
     keeps the metadata table when given the metadata update, and disables it, saying why, without."""
     for keep in (True, False):
-        table = _table(name, tmp_path / str(keep), mor=True)
+        table = files_only_table(name, tmp_path / str(keep), mor=True)
         rows = HudiTable.load(str(table)).read_snapshot().sort_by("id")
-        t = _write(table, _rows([1, 51], "dead"))
+        t = write_rows(table, feature_rows([1, 51], "dead"))
         location = TableLocation.of(str(table))
         timeline = Timeline.load(location)
         (commit,) = [i for i in timeline.instants if i.timestamp == t and i.is_completed]
@@ -255,16 +233,10 @@ def test_archival_keeps_what_the_metadata_table_has_not_compacted(conformance_di
 def test_a_rollback_killed_after_its_metadata_update_is_finished(name: str, tmp_path: Path, monkeypatch) -> None:
     """Killed after the metadata table recorded the rollback, before the rollback completed: the listing is right
     meanwhile, and the next writer finishes the rollback without recording it twice."""
-    table = _table(name, tmp_path, mor=False)
+    table = files_only_table(name, tmp_path, mor=False)
     rows = HudiTable.load(str(table)).read_snapshot().sort_by("id")
-    t = _write(table, _rows([1, 51], "undone"))
-    original = MetadataWriter.record_rollback
-
-    def killed(self, rollback_time, target_time, rollback):
-        original(self, rollback_time, target_time, rollback)
-        raise RuntimeError("killed")
-
-    monkeypatch.setattr(MetadataWriter, "record_rollback", killed)
+    t = write_rows(table, feature_rows([1, 51], "undone"))
+    _killed_after(monkeypatch, "record_rollback")
     with pytest.raises(RuntimeError, match="killed"):
         HudiTable.load(str(table)).rollback()
     monkeypatch.undo()
@@ -272,7 +244,7 @@ def test_a_rollback_killed_after_its_metadata_update_is_finished(name: str, tmp_
     (pending,) = Timeline.load(location).filter_by([Action.ROLLBACK]).pending()
     before = [str(i) for i in _mdt(table).instants]
     assert _at(_mdt(table), t) == []
-    _write(table, _rows([999], "e2"))  # the writer finishes the interrupted rollback first
+    write_rows(table, feature_rows([999], "e2"))  # the writer finishes the interrupted rollback first
     assert Timeline.load(location).filter_by([Action.ROLLBACK]).completed().instants
     assert [str(i) for i in _mdt(table).instants if i.timestamp <= pending.timestamp + ROLLBACK_SUFFIX] == before
     _kept(table)
