@@ -344,7 +344,7 @@ class Sequence:
             step = Step(self.shape.creator, "create") if n == 0 else self.choose()
             self.steps.append(step)
             if step.actor == "engine":
-                self.restorable.clear()  # the engine disables the metadata table: Java rebuilds it newer
+                self.restorable.clear()  # the engine may disable it (one it cannot keep): Java rebuilds it newer
             prior = {i.timestamp for i in self.table().timeline.completed_commits()} if n else set()
             before = dict(self.model)
             try:
