@@ -64,7 +64,7 @@ from hudi_engine.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
 from hudi_engine.timeline.layout import TimelineLayoutV2
 from hudi_engine.write.markers import IOType, create_marker, delete_marker_dir
-from hudi_engine.write.rollback import MetadataUpdate, finish_pending_rollbacks, rollback_at
+from hudi_engine.write.rollback import MetadataUpdate, RollbackRecorder, finish_pending_rollbacks, rollback_at
 
 KEPT_PARTITIONS = (FILES_PARTITION,)  # the metadata partitions this engine keeps up to date
 OPERATION = "UPSERT_PREPPED"  # what Hudi's metadata writer commits its delta commits as
@@ -96,18 +96,30 @@ def keep_or_disable(location: TableLocation, config: TableConfig, timeline: Time
 
 
 def keep_through_rollback(location: TableLocation) -> MetadataUpdate:
-    """What records a rollback of the table at `location` in its metadata table (`hudi_engine.write.rollback`'s
-    `metadata`): called before the rollback completes, it keeps the metadata table (`MetadataWriter.record_rollback`)
-    or disables it."""
-    def update(rollback: Instant, target: Instant, metadata: Mapping[str, Any]) -> None:
+    """What keeps the metadata table of the table at `location` through a rollback (`hudi_engine.write.rollback`'s
+    `metadata`): asked before the rollback of F changes anything, it answers the recorder that records the rollback
+    before it completes (`MetadataWriter.record_rollback`), or None after disabling the metadata table. Disabled too
+    when a compaction of the metadata table already holds F's delta commit: rolling its log file back would leave F's
+    files listed (Hudi refuses such a rollback: "Commit being rolled back ... is earlier than the latest
+    compaction"; a restore undoes it)."""
+    def prepare(target: Instant, rollback_time: str | None) -> RollbackRecorder | None:
         config = TableConfig.load(location)
-        timeline = Timeline.load(location)
-        ts = rollback.timestamp
-        writer = keep_or_disable(location, config, timeline, f"rollback {ts} of {target.timestamp}",
-                                 retrying=(target.timestamp, ts, ts + ROLLBACK_SUFFIX))
-        if writer is not None:
-            writer.record_rollback(ts, target.timestamp, metadata)
-    return update
+        f = target.timestamp
+        action = f"the rollback of {f}"
+        retrying = (f, rollback_time, rollback_time + ROLLBACK_SUFFIX) if rollback_time else (f,)
+        writer = keep_or_disable(location, config, Timeline.load(location), action, retrying=retrying)
+        if writer is None:
+            return None
+        compaction = writer.compacted_over(f)
+        if compaction is not None:
+            config.disable_metadata_table(location, f"{action}: the metadata table's compaction {compaction} holds "
+                                                    "its delta commit (Hudi refuses this rollback; restore instead)")
+            return None
+
+        def record(rollback: Instant, metadata: Mapping[str, Any]) -> None:
+            writer.record_rollback(rollback.timestamp, f, metadata)
+        return record
+    return prepare
 
 
 class MetadataWriter:
@@ -166,6 +178,17 @@ class MetadataWriter:
             self._delta_commit(rollback_time, records_for_rollback(rollback))
         if self._instants_at(target_time, Action.DELTA_COMMIT):
             self._rollback(target_time, rollback_time + ROLLBACK_SUFFIX if v6 else rollback_time)
+
+    def compacted_over(self, instant_time: str) -> str | None:
+        """The metadata table's completed compaction that holds its delta commit at `instant_time` (one at or after
+        the delta commit's completion: table version 6 names it by the time, `<T>001`), if any."""
+        done = [i for i in self._instants_at(instant_time, Action.DELTA_COMMIT) if i.is_completed]
+        if not done:
+            return None
+        since = done[0].completion_time or instant_time
+        compactions = [c.timestamp for c in self.table.timeline.filter_by([Action.COMMIT], [State.COMPLETED])
+                       if c.timestamp >= since]
+        return compactions[-1] if compactions else None
 
     def forget(self, instant_time: str) -> None:
         """Roll back the metadata table's delta commit at `instant_time`, if it has one: the data instant's files are

@@ -17,9 +17,11 @@ timeline start) for Java.
 A crash at any step leaves F pending and a pending rollback whose plan `rollback_failed_writes` re-executes.
 
 The table's metadata table: a caller that keeps it passes `metadata` (`hudi_engine.metadata.writer`'s
-`keep_through_rollback`), called between steps 4 and 5 with R and its metadata, as Hudi's `writeTableMetadata` is
-before the rollback completes. Without it the metadata table is disabled before anything changes (step 1): Hudi's
-readers count the instants a completed rollback rolled back as valid, so F's metadata delta commit would count.
+`keep_through_rollback`), asked before anything changes (step 1) whether the metadata table is kept (else it
+disables it there), and the recorder it answers is called between steps 4 and 5 with R and its metadata, as Hudi's
+`writeTableMetadata` is before the rollback completes. Without `metadata` the metadata table is disabled before
+step 1: Hudi's readers count the instants a completed rollback rolled back as valid, so F's metadata delta commit
+would count.
 
 What F wrote comes from its markers; without markers (a writer that did not make them, or a completed F whose
 markers are gone) from F's commit metadata, else from listing every partition for files of F. F's markers are
@@ -67,8 +69,11 @@ from hudi_engine.write.markers import IOType, Marker, delete_marker_dir, list_ma
 ROLLBACK_PLAN = "HoodieRollbackPlan"
 ROLLBACK_METADATA = "HoodieRollbackMetadata"
 _WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
-# Records a rollback in the table's metadata table before it completes: (R inflight, F, R's HoodieRollbackMetadata).
-MetadataUpdate = Callable[[Instant, Instant, Mapping[str, Any]], None]
+# Records the rollback in the table's metadata table before it completes: (R inflight, R's HoodieRollbackMetadata).
+RollbackRecorder = Callable[[Instant, Mapping[str, Any]], None]
+# Asked before the rollback of F changes anything (F, and R when an interrupted R is finished): the recorder that keeps
+# the table's metadata table, or None when there is none or it was disabled.
+MetadataUpdate = Callable[[Instant, str | None], RollbackRecorder | None]
 
 
 @dataclass(frozen=True)
@@ -443,7 +448,8 @@ def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *
     t0 = time.monotonic()
     latest = timeline.latest_time()
     config = TableConfig.load(timeline.location)
-    if metadata is None:  # before anything changes (module doc)
+    record = None if metadata is None else metadata(target, None)  # before anything changes (module doc)
+    if metadata is None:
         config.disable_metadata_table(timeline.location, f"the rollback of {target} does not record itself in it")
     rollback_ts = rollback_time or new_instant_time(after=latest, local=config.local_instant_times)
     requested = Instant(rollback_ts, Action.ROLLBACK, State.REQUESTED)
@@ -462,11 +468,11 @@ def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *
         if not storage.delete(completed_path):
             raise WriteError(f"{completed_path}: vanished while rolling back {target}")
     inflight = timeline.transition_to_inflight(requested)
-    return _execute(timeline, inflight, target, requests, t0, metadata)
+    return _execute(timeline, inflight, target, requests, t0, record)
 
 
 def _execute(timeline: Timeline, inflight: Instant, target: Instant, requests: list[RollbackRequest],
-             t0: float, update: MetadataUpdate | None) -> RollbackResult:
+             t0: float, record: RollbackRecorder | None) -> RollbackResult:
     storage = timeline.storage
     rollback_ts = inflight.timestamp
     per_partition: dict[str, dict] = {}
@@ -501,8 +507,8 @@ def _execute(timeline: Timeline, inflight: Instant, target: Instant, requests: l
         "version": 1,
         "instantsRollback": [{"commitTime": target.timestamp, "action": target.action.value}],
     }
-    if update is not None:
-        update(inflight, target, metadata)
+    if record is not None:
+        record(inflight, metadata)
     timeline.complete(inflight, write_avro_metadata(ROLLBACK_METADATA, metadata))
     # F's instant files last (completed first if still there, so a crash never leaves a completed F without data).
     timeline.delete_instant_files(target)
@@ -575,5 +581,6 @@ def _resume_pending_rollbacks(table: TableLocation, timeline: Timeline,
         # Data goes only while F is pending: un-commit a completed F first (R is inflight: step 2 had begun).
         timeline.delete_instant_files(target, [State.COMPLETED])
         inflight = instant if instant.is_inflight else timeline.transition_to_inflight(instant)
-        results.append(_execute(timeline, inflight, target, requests, time.monotonic(), metadata))
+        record = None if metadata is None else metadata(target, instant.timestamp)
+        results.append(_execute(timeline, inflight, target, requests, time.monotonic(), record))
     return results

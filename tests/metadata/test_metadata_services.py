@@ -28,7 +28,8 @@ from hudi_engine.metadata.writer import ROLLBACK_SUFFIX, MetadataWriter, keep_th
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services.archival import instants_to_archive
 from hudi_engine.timeline import Timeline
-from hudi_engine.timeline.instant import Action
+from hudi_engine.timeline.commit_metadata import CommitMetadata
+from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.write.rollback import rollback_failed_writes
 
 CLEAN_ONE = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
@@ -249,3 +250,18 @@ def test_a_rollback_killed_after_its_metadata_update_is_finished(name: str, tmp_
     assert [str(i) for i in _mdt(table).instants if i.timestamp <= pending.timestamp + ROLLBACK_SUFFIX] == before
     _kept(table)
     assert HudiTable.load(str(table)).read_snapshot().num_rows == rows.num_rows + 1
+
+
+def test_a_rollback_past_the_metadata_tables_compaction_disables_it(tmp_path: Path) -> None:
+    """Java compacted the metadata table after F's delta commit (Hudi 0.15 names that compaction `<F>001`): rolling
+    F's log file back would leave F's files in the compacted base file, so the rollback disables the metadata table
+    first (Hudi refuses such a rollback)."""
+    table = files_only_table("mdt_cow_v6", tmp_path)
+    t = write_rows(table, feature_rows([1, 51], "e1"))
+    mdt = _mdt(table)
+    mdt.complete(mdt.transition_to_inflight(mdt.create_requested(Instant(t + "001", Action.COMPACTION,
+                                                                         State.REQUESTED))),
+                 CommitMetadata(compacted=True, operation_type="COMPACT"))
+    with pytest.warns(MetadataTableDisabled, match=f"compaction {t}001 holds its delta commit"):
+        HudiTable.load(str(table)).rollback()
+    assert not (table / ".hoodie" / "metadata").exists()
