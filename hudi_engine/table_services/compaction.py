@@ -508,11 +508,12 @@ def run_compaction(location: TableLocation, instant_time: str, *, storage_uri: s
         timeline = Timeline.load(location)
         instant = _pending_compaction(timeline, instant_time)
         plan = CompactionPlan.load(timeline, instant_time)
-        table = TableConfig.load(location)
-        _logs_changes(table, config or WriteConfig(), location.base_path)  # refused up front
+        _logs_changes(TableConfig.load(location), config or WriteConfig(), location.base_path)  # refused up front
         if instant.is_inflight:
             rollback_inflight_compaction(location, instant_time)
-        writer = keep_or_disable(location, table, timeline, f"compaction {instant_time}", retrying=(instant_time,))
+        # hoodie.properties read again: the rollback of an interrupted attempt may have disabled the metadata table.
+        writer = keep_or_disable(location, TableConfig.load(location), timeline, f"compaction {instant_time}",
+                                 retrying=(instant_time,))
         requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
         inflight = timeline.transition_to_inflight(requested, b"")
         task_location = TableLocation(location.storage, location.base_path, storage_uri or location.base_path)
@@ -524,17 +525,18 @@ def run_compaction(location: TableLocation, instant_time: str, *, storage_uri: s
             rollback_inflight_compaction(location, instant_time)
             raise
         t2 = time.monotonic()
-        complete_compaction(location, inflight, plan, stats, task.schema, metadata=writer)
+        complete_compaction(location, inflight, plan, stats, task.schema, metadata_writer=writer)
         return CompactionResult(instant_time, stats, {"prepare": t1 - t0, "execute": t2 - t1,
                                                       "commit": time.monotonic() - t2})
 
 
 def complete_compaction(location: TableLocation, inflight: Instant, plan: CompactionPlan,
-                        stats: Sequence[WriteStat], schema: dict, *, metadata: MetadataWriter | None = None) -> Instant:
+                        stats: Sequence[WriteStat], schema: dict, *,
+                        metadata_writer: MetadataWriter | None = None) -> Instant:
     """`<C>.commit` (compacted, COMPACT) once every operation of the plan wrote its file.
 
     Files with a marker but no stat (a failed task attempt that was retried) are deleted first, as Hudi's
-    finalizeWrite does; the metadata table (`metadata`, when kept) records the commit's new base files before it
+    finalizeWrite does; the metadata table (`metadata_writer`, when kept) records the commit's new base files before it
     completes; the marker folder goes after the commit.
     """
     stats = list(stats)
@@ -558,11 +560,9 @@ def complete_compaction(location: TableLocation, inflight: Instant, plan: Compac
     by_partition: dict[str, list[WriteStat]] = {}
     for s in stats:
         by_partition.setdefault(s.partition_path or "", []).append(s)
-    writer = metadata
-    commit = CommitMetadata(by_partition, True, {CommitMetadata.SCHEMA_KEY: schema_to_json(schema)},
-                              OPERATION_TYPE)
-    if writer is not None:
-        writer.record_commit(inflight.timestamp, commit)
+    commit = CommitMetadata(by_partition, True, {CommitMetadata.SCHEMA_KEY: schema_to_json(schema)}, OPERATION_TYPE)
+    if metadata_writer is not None:
+        metadata_writer.record_commit(inflight.timestamp, commit)
     completed = Timeline(location, [], layout=layout_at(location)).complete(inflight, commit)
     delete_marker_dir(location, inflight.timestamp)
     return completed
