@@ -74,7 +74,7 @@ def _at(timeline: Timeline, instant_time: str) -> list[str]:
     return [f"{i.action.value}:{i.state.name}" for i in timeline.instants if i.timestamp == instant_time]
 
 
-@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
+@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v6_hudi1", "mdt_cow_v9"])
 @pytest.mark.parametrize("mor", [False, True], ids=["cow", "mor"])
 def test_services_and_rollback_keep_it(name: str, mor: bool, tmp_path: Path) -> None:
     table = files_only_table(name, tmp_path, mor=mor)
