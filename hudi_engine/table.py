@@ -172,17 +172,20 @@ class HudiTable:
         """Roll back a write: `instant` None is the latest completed commit (as Hudi's CLI `commit rollback`);
         a pending instant is rolled back as a failed write; any other completed one is refused (newer data may
         depend on it). Data files are deleted or neutralised by command blocks, and a rollback instant recorded."""
+        from hudi_engine.metadata.writer import keep_through_rollback
         from hudi_engine.table_services.clean import check_rollback_keeps_previous_versions
         from hudi_engine.write.rollback import rollback_completed, rollback_instant
 
         self._check_writable("roll back")
         with self._service_lock(_config(options).lock) as (_, timeline):
             pending = [i for i in timeline.instants_at(instant) if not i.is_completed] if instant else []
+            metadata = keep_through_rollback(self.location)
             if pending:
-                return rollback_instant(self.location, pending[0],
-                                        use_command_blocks=use_command_blocks)
+                return rollback_instant(self.location, pending[0], use_command_blocks=use_command_blocks,
+                                        metadata=metadata)
             check_rollback_keeps_previous_versions(self.location)
-            return rollback_completed(self.location, instant, use_command_blocks=use_command_blocks)
+            return rollback_completed(self.location, instant, use_command_blocks=use_command_blocks,
+                                      metadata=metadata)
 
     def truncate(self) -> None:
         """Empty the table as Hudi's TRUNCATE TABLE and `truncate_table` do: its folder deleted, data and timeline,

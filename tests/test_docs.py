@@ -410,6 +410,7 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
             "spark/test_writer_conformance.py::test_write_disables_a_metadata_table_first",
             "metadata/test_metadata_writer.py::test_commits_are_recorded_and_the_listing_stays_equal_to_storage",
             "metadata/test_metadata_writer.py::test_other_metadata_partitions_or_enable_false_disable_it",
+            "metadata/test_metadata_services.py::test_services_and_rollback_keep_it",
             "java_hudi/test_mdt_files.py::test_java_reads_and_writes_on_the_metadata_table_the_engine_kept"),
         "non-parquet base files": (
             Feature("hoodie.table.base.file.format", "ORC"), Feature("hoodie.table.base.file.format", "LANCE"),
