@@ -199,7 +199,8 @@ REFUSALS: tuple[Refusal, ...] = (
             "Set it PARQUET or remove it", W, "hoodie.table.base.file.format", "hoodie.table.ro.file.format"),
     _unless("hoodie.write.record.merge.strategy.id", (_AVRO_MERGE_STRATEGY,),
             "this engine merges by payload class (Hudi's default Avro merge strategy only)", _REMOVE, W,
-            "hoodie.datasource.write.record.merger.strategy", "hoodie.compaction.record.merger.strategy"),
+            "hoodie.datasource.write.record.merger.strategy", "hoodie.compaction.record.merger.strategy",
+            "hoodie.record.merge.strategy.id"),
     _unless("hoodie.write.record.merge.custom.implementation.classes", (_AVRO_MERGER,),
             "this engine merges by payload class (HoodieRecordMerger implementations are Java code)", _REMOVE, W,
             "hoodie.datasource.write.record.merger.impls"),
@@ -545,10 +546,10 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.write.lock.zookeeper.url", "hoodie.write.lock.zookeeper.port", "hoodie.write.lock.zookeeper.lock_key",
     )),
     NoOps("HoodieBootstrapConfig", "settings of the bootstrap operation (refused by hoodie.datasource.write.operation)",
-          ("hoodie.bootstrap.base.path", "hoodie.bootstrap.mode.selector.regex.mode", "hoodie.bootstrap.mode.selector",
+          ("hoodie.bootstrap.mode.selector.regex.mode", "hoodie.bootstrap.mode.selector",
            "hoodie.bootstrap.data.queries.only", "hoodie.bootstrap.full.input.provider",
            "hoodie.bootstrap.partitionpath.translator.class", "hoodie.bootstrap.parallelism",
-           "hoodie.bootstrap.mode.selector.regex", "hoodie.bootstrap.index.class")),
+           "hoodie.bootstrap.mode.selector.regex")),
     NoOps("HoodiePayloadConfig", "used by Hudi for commit statistics only", ("hoodie.payload.event.time.field",)),
     NoOps(DS, "options of Spark SQL statements (the operation of a write here is hoodie.datasource.write.operation), "
           "Spark streaming or the Spark row writer; a dataframe write of this engine writes the same table without "
@@ -646,6 +647,82 @@ NO_OPS: tuple[NoOps, ...] = (
     )),
 )
 
+# ---- table-config keys that state what a table is -------------------------------------------------------------
+@dataclass(frozen=True)
+class Stated:
+    """A `hoodie.properties` key (HoodieTableConfig) that this engine sets itself: given as an option (Spark SQL's
+    TBLPROPERTIES, a DataFrame write's options), it must state what the table has, or for a new table what this
+    engine writes into its hoodie.properties (`absent`: the value a table without the key has). Another value is
+    refused by name (`WriteConfig.contradictions`, `WriteConfig.new_table_config`), since nothing else would make it
+    true. A key ending in `*` is a prefix."""
+
+    key: str
+    absent: str
+    why: str
+
+    def matches(self, key: str) -> bool:
+        return key.startswith(self.key[:-1]) if self.key.endswith("*") else key == self.key
+
+    def value_of(self, props: Mapping[str, str], key: str) -> str:
+        return (props.get(key) or "").strip() or self.absent
+
+    def differs(self, given: str, props: Mapping[str, str], key: str) -> bool:
+        return (given.strip() or self.absent).lower() != self.value_of(props, key).lower()
+
+
+_SET_BY_VERSION = "follows the table version (hoodie.write.table.version)"
+_METADATA = "this engine creates no metadata table, index or secondary index"
+_BOOTSTRAP = "this engine does not bootstrap tables from existing files"
+_MERGE_BY = "a table's merging is set by the payload class / merge mode options (payloadClass, recordMergeMode)"
+STATED: tuple[Stated, ...] = (
+    Stated("hoodie.table.initial.version", "", _SET_BY_VERSION),
+    Stated("hoodie.timeline.layout.version", "", _SET_BY_VERSION + ": 1 for version 6, 2 for versions 8 and 9"),
+    Stated("hoodie.timeline.path", "", "Hudi's default folder `timeline` of a version 8 or 9 table"),
+    Stated("hoodie.timeline.history.path", "", "Hudi's default folder `history` of a version 8 or 9 table"),
+    Stated("hoodie.archivelog.folder", "", "Hudi's default folder `archived`"),
+    Stated("hoodie.table.create.schema", "", "a new table's schema is its columns (CREATE TABLE) or its first rows"),
+    Stated("hoodie.table.checksum", "", "computed from the database and table names"),
+    Stated("hoodie.table.timeline.timezone", "LOCAL", "this engine creates tables whose instant times are UTC"),
+    Stated("hoodie.table.log.file.format", "HOODIE_LOG", "this engine writes Hudi's log files"),
+    Stated("hoodie.table.rt.file.format", "HOODIE_LOG", "this engine writes Hudi's log files"),
+    Stated("hoodie.table.format", "NATIVE", "this engine writes Hudi's own table format"),
+    Stated("hoodie.table.multiple.base.file.formats.enable", "false", "this engine writes parquet base files only"),
+    Stated("hoodie.partition.metafile.use.base.format", "false",
+           "a new table's partition metafiles are Hudi's default text files"),
+    Stated("hoodie.table.metadata.partitions", "", _METADATA),
+    Stated("hoodie.table.metadata.partitions.inflight", "", _METADATA),
+    Stated("hoodie.table.secondary.indexes.metadata", "", _METADATA),
+    Stated("hoodie.table.index.defs.path", "", _METADATA),
+    Stated("hoodie.table.partial.update.mode", "NONE", _MERGE_BY),
+    Stated("hoodie.table.legacy.payload.class", "", _MERGE_BY),
+    Stated("hoodie.table.merge.properties", "", _MERGE_BY),
+    Stated("hoodie.record.merge.property.*", "", _MERGE_BY),
+    Stated("hoodie.compaction.payload.type", "", _MERGE_BY),
+    Stated("hoodie.table.partition_extractor_class", "",
+           "catalog sync takes hoodie.datasource.hive_sync.partition_extractor_class"),
+    Stated("hoodie.bootstrap.base.path", "", _BOOTSTRAP),
+    Stated("hoodie.bootstrap.index.enable", "", _BOOTSTRAP),
+    Stated("hoodie.bootstrap.index.class", "", _BOOTSTRAP),
+    Stated("hoodie.bootstrap.index.type", "", _BOOTSTRAP),
+)
+
+
+def stated(key: str) -> Stated | None:
+    """The declaration of a table-config key this engine sets itself (None: not one)."""
+    return next((s for s in STATED if s.matches(key)), None)
+
+
+def stated_problems(given: Given, props: Mapping[str, str], what: str) -> list[str]:
+    """One line per stated key of `given` whose value is not the one in `props` (a table's hoodie.properties, or
+    the one this engine writes for a new table: `what` says which)."""
+    out = []
+    for key, value in given.items():
+        s = stated(key)
+        if s is not None and s.differs(value, props, key):
+            out.append(f"{key}={value!r} is not {what} ({s.value_of(props, key) or 'unset'}): {s.why}; remove it")
+    return out
+
+
 def _by_key() -> dict[str, Refusal]:
     return {k: r for r in REFUSALS for k in r.all_keys}
 
@@ -660,11 +737,11 @@ def refusals(given: Given) -> list[str]:
             if key in REFUSED_BY_KEY and REFUSED_BY_KEY[key].refuses(value, given)]
 
 
-_KNOWN_KEYS = frozenset(REFUSED_BY_KEY) | NO_OP_KEYS
+_KNOWN_KEYS = frozenset(REFUSED_BY_KEY) | NO_OP_KEYS | frozenset(s.key for s in STATED)
 
 
 def known_keys() -> frozenset[str]:
-    """Every key classified here (refused for some values, or a no-op): not a typo of a declared key."""
+    """Every key classified here (refused for some values, stated, or a no-op): not a typo of a declared key."""
     return _KNOWN_KEYS
 
 
@@ -721,6 +798,12 @@ def classification_markdown() -> str:
               "|---|---|---|---|---|"]
     lines += [f"| {keys_of(r.key, r.aliases)} | {r.refused} | {r.reason} | {r.way_out} | {r.hudi_class} |"
               for r in sorted(REFUSALS, key=lambda r: (r.hudi_class, r.key))]
+    lines += ["", f"## Table config keys this engine sets itself ({len(STATED)} keys)", "",
+              "Keys of `hoodie.properties` (HoodieTableConfig) given as options, e.g. in Spark SQL's TBLPROPERTIES: "
+              "the value must be the table's (an existing table) or the one this engine writes into a new table's "
+              "`hoodie.properties`; any other is refused by name before anything is written.", "",
+              "| key | a table without it has | why |", "|---|---|---|"]
+    lines += [f"| `{s.key}` | {s.absent or '(unset)'} | {s.why} |" for s in STATED]
     lines += ["", f"## Accepted, no effect ({len(NO_OP_KEYS)} keys)", ""]
     for group in NO_OPS:
         lines += [f"**{group.hudi_class}**: {group.why}.", "", ", ".join(f"`{k}`" for k in group.keys), ""]

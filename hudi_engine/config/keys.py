@@ -29,27 +29,29 @@ TABLE_TYPE: ConfigOption[str] = ConfigOption(
     "hoodie.datasource.write.table.type", Kind.CHOICE, "COPY_ON_WRITE",
     "COPY_ON_WRITE rewrites base files on update; MERGE_ON_READ appends log files. Fixed when the table is created.",
     "table", hudi_default="COPY_ON_WRITE", choices=("COPY_ON_WRITE", "MERGE_ON_READ"),
-    aliases=("hoodie.datasource.write.storage.type",), value_aliases={"COW": "COPY_ON_WRITE", "MOR": "MERGE_ON_READ"})
+    aliases=("hoodie.datasource.write.storage.type", "hoodie.table.type"), value_aliases={"COW": "COPY_ON_WRITE", "MOR": "MERGE_ON_READ"})
 RECORD_KEY_FIELDS: ConfigOption[tuple[str, ...]] = ConfigOption(
     "hoodie.datasource.write.recordkey.field", Kind.FIELDS, (),
     "Column(s) of the record key; none: a keyless table, keys generated (insert, bulk_insert; docs/keyless.md).",
-    "keys")
+    "keys", aliases=("hoodie.table.recordkey.fields",))
 PARTITION_FIELDS: ConfigOption[tuple[str, ...]] = ConfigOption(
     "hoodie.datasource.write.partitionpath.field", Kind.FIELDS, (),
-    "Partition column(s); none for an unpartitioned table. CustomKeyGenerator takes `name:SIMPLE|TIMESTAMP`.", "keys")
+    "Partition column(s); none for an unpartitioned table. CustomKeyGenerator takes `name:SIMPLE|TIMESTAMP`.", "keys",
+    aliases=("hoodie.table.partition.fields",))
 PRECOMBINE_FIELD: ConfigOption[str] = ConfigOption(
     "hoodie.datasource.write.precombine.field", Kind.STRING, "",
     "Ordering column: of two records with one key the larger value wins (one column: table version 6 has one "
     "precombine field; Hudi 1.x's `hoodie.table.ordering.fields` names the same).", "keys", hudi_default="ts",
-    aliases=("hoodie.table.ordering.fields",),
+    aliases=("hoodie.table.precombine.field", "hoodie.table.ordering.fields"),
     default_note="used only when set: Hudi's default `ts` is not stored in a new table's config either")
 KEY_GENERATOR_CLASS: ConfigOption[str] = ConfigOption(
     "hoodie.datasource.write.keygenerator.class", Kind.STRING, "",
     "Key generator (short or full class name); inferred from the key and partition fields when unset: "
-    "Nonpartitioned, Simple (one key, one partition field) or Complex.", "keys")
+    "Nonpartitioned, Simple (one key, one partition field) or Complex.", "keys",
+    aliases=("hoodie.table.keygenerator.class",))
 KEY_GENERATOR_TYPE: ConfigOption[str] = ConfigOption(
     "hoodie.datasource.write.keygenerator.type", Kind.CHOICE, "",
-    "Key generator by type name, when the class is not given.", "keys",
+    "Key generator by type name, when the class is not given.", "keys", aliases=("hoodie.table.keygenerator.type",),
     choices=("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM", "GLOBAL_DELETE"))
 HIVE_STYLE_PARTITIONING: ConfigOption[bool] = ConfigOption(
     "hoodie.datasource.write.hive_style_partitioning", Kind.BOOL, False,
@@ -85,7 +87,7 @@ TABLE_VERSION: ConfigOption[str] = ConfigOption(
     "hoodie.write.table.version", Kind.CHOICE, "6",
     "Table version of a new table: 6 (Hudi 0.14/0.15, timeline layout 1: read by every Hudi engine), 8 (Hudi 1.0) "
     "or 9 (Hudi 1.1; both timeline layout 2). An existing table keeps its version, which this option must match "
-    "(docs/table-features.md, Table versions).", "table", choices=("6", "8", "9"),
+    "(docs/table-features.md, Table versions).", "table", choices=("6", "8", "9"), aliases=("hoodie.table.version",),
     default_note="Hudi 1.1 creates version 9 by default; this engine creates version 6 unless asked, so older "
                  "readers (Hudi 0.x, Athena/EMR releases of it) read the table")
 

@@ -133,7 +133,7 @@ class Options:
             decl = by_key.get(key)
             canonical = decl.key if decl is not None else key
             text = _text(raw_value)
-            if canonical in given and given[canonical] != text:
+            if canonical in given and given[canonical] != text and not _same(decl, given[canonical], text):
                 errors.append(f"{source[canonical]}={given[canonical]!r} and {key}={text!r} set the same option "
                               f"{canonical} to different values; set one of them")
                 continue
@@ -167,6 +167,16 @@ class Options:
 
     def undeclared(self) -> dict[str, str]:
         return {k: v for k, v in self.given.items() if k not in self.declared}
+
+
+def _same(decl: ConfigOption | None, a: str, b: str) -> bool:
+    """Two spellings of one value (`MOR` and `MERGE_ON_READ` under a table type's two keys)."""
+    if decl is None:
+        return False
+    try:
+        return bool(decl.parse(a) == decl.parse(b))
+    except ConfigError:
+        return False
 
 
 def _warn_typos(given: Mapping[str, str], declared: Mapping[str, ConfigOption]) -> None:

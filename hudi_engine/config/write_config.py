@@ -462,6 +462,10 @@ class WriteConfig:
         if table.cdc_enabled:
             theirs = (table.props.get(K.CDC_LOGGING_MODE.key) or "DATA_BEFORE_AFTER")
             differ(K.CDC_LOGGING_MODE, self.cdc_logging_mode, theirs.upper(), theirs)
+        for key, value in self.given.items():  # hoodie.properties keys this engine sets itself: the table's or none
+            s = hudi_keys.stated(key)
+            if s is not None and s.differs(value, table.props, key):
+                out.append(Contradiction(key, value, s.value_of(table.props, key) or "(unset)"))
         return out
 
     def for_table(self, table: "TableConfig", where: str) -> "WriteConfig":
@@ -502,12 +506,16 @@ class WriteConfig:
         # default mode (TableConfig.create).
         payload_class = (self.merge.payload.class_name if self.table_version == 6 or self.is_set(K.PAYLOAD_CLASS)
                          else None)
-        return TableConfig.create(
+        config = TableConfig.create(
             self.table_name, self.table_type, list(k.record_key_fields), list(k.partition_field_names),
             self.merge.precombine_field, k.key_generator_class, payload_class,
             k.hive_style_partitioning, k.url_encode_partitioning, database=self.database_name or "default",
             populate_meta_fields=self.populate_meta_fields, extra=self._cdc_table_props() | self._keygen_table_props(),
             version=self.table_version, merge_mode=_merge_mode(self.given) or None)
+        stated = hudi_keys.stated_problems(self.given, config.props, "what this engine writes into a new table")
+        if stated:
+            raise ConfigError(f"no Hudi table at {where} yet: " + "; ".join(stated))
+        return config
 
     def _keygen_table_props(self) -> dict[str, str]:
         """The timestamp key generator's options, which Hudi's writer keeps in a new table's hoodie.properties:

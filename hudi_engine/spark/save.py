@@ -33,6 +33,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from hudi_engine.config import hudi_keys
 from hudi_engine.config import keys as K
 from hudi_engine.config.option import ConfigOption
 from hudi_engine.config.write_config import WriteConfig
@@ -114,34 +115,85 @@ def _given(options: Mapping[str, Any], option: ConfigOption) -> str | None:
     return None
 
 
-# Hudi's Spark SQL table properties (TBLPROPERTIES) and the write options they stand for.
-_SQL_PROPERTIES = {"primarykey": K.RECORD_KEY_FIELDS.key, "precombinefield": K.PRECOMBINE_FIELD.key,
-                   "payloadclass": K.PAYLOAD_CLASS.key}
+# Hudi's Spark SQL short names (HoodieOptionConfig of Hudi 1.2, keys in any case) and the options they stand for, in
+# TBLPROPERTIES and OPTIONS alike; `preCombineField` is 1.x's older name of `orderingFields`.
+_SQL_SHORT_NAMES = {"primarykey": K.RECORD_KEY_FIELDS.key, "orderingfields": K.PRECOMBINE_FIELD.key,
+                    "precombinefield": K.PRECOMBINE_FIELD.key, "type": K.TABLE_TYPE.key,
+                    "payloadclass": K.PAYLOAD_CLASS.key, "recordmergemode": "hoodie.record.merge.mode",
+                    "recordmergestrategyid": "hoodie.record.merge.strategy.id"}
 _SQL_TABLE_TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ", "copy_on_write": "COPY_ON_WRITE",
                     "merge_on_read": "MERGE_ON_READ"}
+_DECLARED = {k: o for o in K.WRITE_OPTIONS for k in o.all_keys}
+
+
+def _canonical(key: str) -> str:
+    """The one key of an option Hudi spells several ways (a write key, its table-config key, older names)."""
+    declared = _DECLARED.get(key)
+    if declared is not None:
+        return declared.key
+    refusal = hudi_keys.REFUSED_BY_KEY.get(key)
+    return refusal.key if refusal is not None else key
+
+
+def _same_value(key: str, a: str, b: str) -> bool:
+    declared = _DECLARED.get(key)
+    try:
+        return bool(declared.parse(a) == declared.parse(b)) if declared is not None else \
+            a.strip().lower() == b.strip().lower()
+    except ConfigError:
+        return False
+
+
+def _one_per_option(given: list[tuple[str, str, str]], target: str) -> dict[str, str]:
+    """(how the user wrote it, key, value) as options, one key per option: two spellings of one option with
+    different values (`type='cow'` and `hoodie.table.type='MERGE_ON_READ'`) are refused naming both."""
+    out: dict[str, str] = {}
+    first: dict[str, tuple[str, str]] = {}
+    for shown, key, value in given:
+        canonical = _canonical(key)
+        if canonical in first:
+            shown_before, value_before = first[canonical]
+            if not _same_value(canonical, value_before, value):
+                raise ConfigError(f"{target}: {shown_before} and {shown} contradict each other (both set "
+                                  f"{canonical}); set one of them")
+            continue
+        first[canonical] = (shown, value)
+        out[canonical if key in _DECLARED else key] = value  # a refused key keeps its spelling for the refusal
+    return out
+
+
+def _sql_option(key: str, value: str, target: str) -> tuple[str, str] | None:
+    """A TBLPROPERTIES or OPTIONS entry as a write option: Hudi's keys as given, a short name as the key it stands
+    for; None for what is not Hudi's (catalog properties such as `comment`)."""
+    short = _SQL_SHORT_NAMES.get(key.lower())
+    if short == K.TABLE_TYPE.key:
+        if value.strip().lower() not in _SQL_TABLE_TYPES:
+            raise ConfigError(f"{target}: TBLPROPERTIES {key}={value!r} is not cow or mor")
+        return short, _SQL_TABLE_TYPES[value.strip().lower()]
+    if short is not None:
+        return short, value
+    return (key, value) if key.startswith("hoodie.") else None
 
 
 def sql_write_options(options: Mapping[str, str], exists: bool, target: str) -> tuple[dict[str, str], str]:
     """The write options and save mode of a SQL statement on a catalog table (what `jvm/SqlTable.scala` hands over:
     the session's `hoodie.*` settings, the table's OPTIONS, its TBLPROPERTIES under `TABLE_PROPERTIES`, PARTITIONED
-    BY, its name, the statement)."""
-    out: dict[str, str] = {}
-    props: dict[str, str] = {}
+    BY, its name, the statement). TBLPROPERTIES win over OPTIONS and the session (Hudi's ProvidesHoodieConfig)."""
+    plain: list[tuple[str, str, str]] = []
+    props: list[tuple[str, str, str]] = []
     for k, v in options.items():
         if k.startswith(TABLE_PROPERTIES):
-            props[k[len(TABLE_PROPERTIES):]] = v
+            name = k[len(TABLE_PROPERTIES):]
+            found = _sql_option(name, v, target)
+            if found is not None:
+                props.append((f"TBLPROPERTIES {name}={v!r}", *found))
         elif not k.startswith("hudi_engine.sql."):
-            out[k] = v
-    for k, v in props.items():
-        lowered = k.lower()
-        if lowered in _SQL_PROPERTIES:
-            out[_SQL_PROPERTIES[lowered]] = v
-        elif lowered == "type":
-            if v.lower() not in _SQL_TABLE_TYPES:
-                raise ConfigError(f"{target}: TBLPROPERTIES type={v!r} is not cow or mor")
-            out[K.TABLE_TYPE.key] = _SQL_TABLE_TYPES[v.lower()]
-        elif lowered.startswith("hoodie."):
-            out[k] = v
+            found = _sql_option(k, v, target) if k.lower() in _SQL_SHORT_NAMES else (k, v)
+            plain.append((f"{k}={v!r}", *found))  # type: ignore[misc]
+    table_level = _one_per_option(props, target)
+    overridden = {_canonical(k) for k in table_level}
+    out = {k: v for k, v in _one_per_option(plain, target).items() if _canonical(k) not in overridden}
+    out.update(table_level)
     statement = options.get(STATEMENT, "")
     if not exists:
         # A table Hudi's Spark SQL creates: named after the catalog entry, Hive-style partition folders.
@@ -162,7 +214,9 @@ def sql_write_options(options: Mapping[str, str], exists: bool, target: str) -> 
         out.setdefault(K.OPERATION.key, "bulk_insert")
         return out, "errorifexists"
     if statement == "insert_into":
-        out[K.OPERATION.key] = out.pop(INSERT_INTO_OPERATION, "") or "insert"
+        # Hudi's ProvidesHoodieConfig: a configured operation wins, else hoodie.spark.sql.insert.into.operation.
+        into = out.pop(INSERT_INTO_OPERATION, "")
+        out[K.OPERATION.key] = out.get(K.OPERATION.key) or into or "insert"
         return out, "append"
     if statement == "insert_overwrite":
         out[K.OPERATION.key] = "insert_overwrite_table"
@@ -267,6 +321,8 @@ def _check_existing(config: TableConfig, schema: pa.Schema, opts: Mapping[str, s
         if given is not None and given.replace(" ", "").lower() != have.lower():
             problems.append(f"TBLPROPERTIES {prop}={props.get(prop.lower(), given)!r}, the table's is {have!r} "
                             f"({key} in hoodie.properties)")
+    problems += [str(c) for c in WriteConfig.from_options(opts, path).contradictions(config)
+                 if c.key not in {key for key, _, _ in stated}]
     partitions = options.get(PARTITION_COLUMNS, "")
     if partitions and partitions.split(",") != list(config.partition_fields):
         problems.append(f"PARTITIONED BY ({partitions}), the table's partition fields are "
