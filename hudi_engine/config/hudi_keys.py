@@ -670,6 +670,11 @@ class Stated:
         return (given.strip() or self.absent).lower() != self.value_of(props, key).lower()
 
 
+def _unset(why: str, *keys: str) -> tuple[Stated, ...]:
+    """Keys a table this engine creates does not have."""
+    return tuple(Stated(k, "", why) for k in keys)
+
+
 _SET_BY_VERSION = "follows the table version (hoodie.write.table.version)"
 _METADATA = "this engine creates no metadata table, index or secondary index"
 _BOOTSTRAP = "this engine does not bootstrap tables from existing files"
@@ -689,21 +694,15 @@ STATED: tuple[Stated, ...] = (
     Stated("hoodie.table.multiple.base.file.formats.enable", "false", "this engine writes parquet base files only"),
     Stated("hoodie.partition.metafile.use.base.format", "false",
            "a new table's partition metafiles are Hudi's default text files"),
-    Stated("hoodie.table.metadata.partitions", "", _METADATA),
-    Stated("hoodie.table.metadata.partitions.inflight", "", _METADATA),
-    Stated("hoodie.table.secondary.indexes.metadata", "", _METADATA),
-    Stated("hoodie.table.index.defs.path", "", _METADATA),
+    *_unset(_METADATA, "hoodie.table.metadata.partitions", "hoodie.table.metadata.partitions.inflight",
+            "hoodie.table.secondary.indexes.metadata", "hoodie.table.index.defs.path"),
     Stated("hoodie.table.partial.update.mode", "NONE", _MERGE_BY),
-    Stated("hoodie.table.legacy.payload.class", "", _MERGE_BY),
-    Stated("hoodie.table.merge.properties", "", _MERGE_BY),
-    Stated("hoodie.record.merge.property.*", "", _MERGE_BY),
-    Stated("hoodie.compaction.payload.type", "", _MERGE_BY),
+    *_unset(_MERGE_BY, "hoodie.table.legacy.payload.class", "hoodie.table.merge.properties",
+            "hoodie.record.merge.property.*", "hoodie.compaction.payload.type"),
     Stated("hoodie.table.partition_extractor_class", "",
            "catalog sync takes hoodie.datasource.hive_sync.partition_extractor_class"),
-    Stated("hoodie.bootstrap.base.path", "", _BOOTSTRAP),
-    Stated("hoodie.bootstrap.index.enable", "", _BOOTSTRAP),
-    Stated("hoodie.bootstrap.index.class", "", _BOOTSTRAP),
-    Stated("hoodie.bootstrap.index.type", "", _BOOTSTRAP),
+    *_unset(_BOOTSTRAP, "hoodie.bootstrap.base.path", "hoodie.bootstrap.index.enable", "hoodie.bootstrap.index.class",
+            "hoodie.bootstrap.index.type"),
 )
 
 

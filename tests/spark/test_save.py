@@ -322,3 +322,15 @@ def test_sql_contradiction_and_dataframe_full_keys(spark, tmp_path: Path) -> Non
      .option("hoodie.table.recordkey.fields", "id").mode("append").save(out))
     config = HudiTable.load(out).config
     assert config.table_type == "MERGE_ON_READ" and config.record_key_fields == ["id"]
+
+
+def test_create_table_at_an_existing_tables_location_checks_every_key(tmp_path: Path) -> None:
+    create(tmp_path, {"primaryKey": "id"})
+    path = str(next(tmp_path.iterdir()))
+    same = {"hoodie.table.type": "COPY_ON_WRITE", "hoodie.table.timeline.timezone": "UTC", "primaryKey": "id"}
+    create_table(SCHEMA, path, sql_options(same), True, TARGET)  # nothing written, nothing refused
+    with pytest.raises(ConfigError) as e:
+        create_table(SCHEMA, path, sql_options({"hoodie.table.type": "MERGE_ON_READ",
+                                                "hoodie.table.timeline.timezone": "LOCAL"}), True, TARGET)
+    assert "the table's is 'COPY_ON_WRITE'" in str(e.value)
+    assert "hoodie.table.timeline.timezone='LOCAL' contradicts the table's 'UTC'" in str(e.value)
