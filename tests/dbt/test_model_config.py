@@ -99,6 +99,13 @@ def test_hudi_options_may_repeat_a_setting_but_not_contradict_it():
                           "hoodie.datasource.write.operation": "insert"})
     assert "contradicts unique_key" in str(e.value)
     assert "set by the materialization (incremental_strategy)" in str(e.value)
+    assert cfg(materialized="incremental", options={"orderingFields": "ts"}).precombine_field == "ts"
+    # Hudi's table-config keys are the options they stand for (tblproperties of a dbt-spark model)
+    assert cfg(table_type="mor", materialized="incremental",
+               tblproperties={"hoodie.table.type": "MERGE_ON_READ"}).table_type == "MERGE_ON_READ"
+    with pytest.raises(HudiConfigError) as e:
+        cfg(materialized="incremental", tblproperties={"hoodie.table.type": "MERGE_ON_READ"})
+    assert "hudi_options['hoodie.table.type']='MERGE_ON_READ' contradicts table_type ('COPY_ON_WRITE')" in str(e.value)
 
 
 # ---- run-time checks ---------------------------------------------------------------------------------------

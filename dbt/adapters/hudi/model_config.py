@@ -26,8 +26,8 @@ ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")
 # the batch's partitions.
 SPARK_STRATEGIES = ("merge", "append", "insert_overwrite", "microbatch")
 # Hudi's Spark SQL table options (what a dbt-spark + Hudi project puts in `options` / `tblproperties`) -> settings.
-HUDI_SQL_OPTIONS = {"primaryKey": "unique_key", "preCombineField": "precombine_field", "type": "table_type",
-                    "payloadClass": "payload_class"}
+HUDI_SQL_OPTIONS = {"primaryKey": "unique_key", "preCombineField": "precombine_field",
+                    "orderingFields": "precombine_field", "type": "table_type", "payloadClass": "payload_class"}
 # `compaction` / `cleaning` model settings: their keys -> the engine options they spell.
 COMPACTION_KEYS: dict[str, ConfigOption[Any]] = {"inline": K.COMPACT_INLINE, "delta_commits": K.COMPACT_MAX_DELTA_COMMITS}
 CLEANING_KEYS = {"automatic": K.CLEAN_AUTOMATIC, "policy": K.CLEANER_POLICY, "retained": None}
@@ -374,12 +374,13 @@ class HudiModelConfig:
         named = self._named_options()
         by_key = {o.key: s for s, o in SETTINGS.items()}
         for key, value in self.hudi_options.items():
-            if key in MATERIALIZATION_OPTIONS:
+            canonical = _CANONICAL.get(key, key)  # Hudi's table-config key of an option is that option
+            if canonical in MATERIALIZATION_OPTIONS:
                 problems.append(f"hudi_options[{key!r}]: set by the materialization "
-                                f"({MATERIALIZATION_OPTIONS[key]}); remove it")
-            elif key in named and not _same(key, value, named[key]):
-                problems.append(f"hudi_options[{key!r}]={value!r} contradicts {by_key[key]} ({named[key]!r}); "
-                                f"set {by_key[key]} only")
+                                f"({MATERIALIZATION_OPTIONS[canonical]}); remove it")
+            elif canonical in named and not _same(canonical, value, named[canonical]):
+                problems.append(f"hudi_options[{key!r}]={value!r} contradicts {by_key[canonical]} "
+                                f"({named[canonical]!r}); set {by_key[canonical]} only")
         if not problems:
             try:
                 config = self.write_config("model", "analytics", self.strategy)
@@ -621,6 +622,9 @@ def _equal_option(key: str, a: str, b: str) -> bool:
         return option is not None and option.parse(a) == option.parse(b)
     except ConfigError:
         return False
+
+
+_CANONICAL = {k: o.key for o in K.WRITE_OPTIONS for k in o.aliases}
 
 
 def _same(key: str, a: str, b: str) -> bool:
