@@ -140,8 +140,9 @@ def test_the_four_silently_dropped_keys_are_refused_together_with_bad_values():
     assert lines[0] == "table s3://lake/orders: invalid Hudi write options:"
     assert len(lines) == 6, lines
     assert "  hoodie.index.type='RECORD_INDEX': expected one of SIMPLE, BLOOM, BUCKET, GLOBAL_SIMPLE" in lines
-    assert ("  hoodie.clustering.inline='true' is not supported: this engine does not run clustering. "
-            "Set it false (cluster with Hudi's own clustering job)") in lines
+    assert ("  hoodie.clustering.inline='true' is not supported: this engine clusters on request only "
+            "(HudiTable.cluster), never inline or async. Set it false and call HudiTable.cluster() (or run Hudi's own "
+            "clustering job)") in lines
     assert ("  hoodie.metadata.enable='TRUE' is not supported: this engine does not create Hudi's metadata table; "
             "a table's files-only one is kept up to date, any other disabled before a write (false disables it "
             "too). Remove it to keep a files-only metadata table, or set it false to disable the table's") in lines
