@@ -321,9 +321,9 @@ def _write_group(location: TableLocation, table: TableConfig, config: WriteConfi
                  partition: str, rows: pa.Table, files: int, task: int) -> list[WriteStat]:
     """The rows of one input group (one partition) written as `files` new file groups of about equal rows."""
     stats = []
-    per_file = max(1, math.ceil(rows.num_rows / files))
-    for i, start in enumerate(range(0, rows.num_rows, per_file)):
-        chunk = rows.slice(start, per_file)
+    bounds = sorted({rows.num_rows * i // files for i in range(files + 1)})  # `files` runs, fewer if rows are fewer
+    for i, (start, end) in enumerate(zip(bounds, bounds[1:])):
+        chunk = rows.slice(start, end - start)
         file_id = new_file_id(0)
         name = str(BaseFileName(file_id, str(WriteToken(task, i, 0)), owned.instant_time))
         if table.populate_meta_fields:
@@ -453,7 +453,12 @@ def undo_clustering_attempt(location: TableLocation, instant: Instant, plan: Clu
                and BaseFileName.parse(p.rsplit("/", 1)[-1]).instant_time == ts and storage.delete(p)]
     delete_marker_dir(location, ts)
     timeline = Timeline(location, [], layout=layout_at(location))
-    storage.delete(timeline.path_of(instant.with_state(State.INFLIGHT)))
+    inflight = timeline.path_of(instant.with_state(State.INFLIGHT))
+    storage.delete(inflight)
+    # Hadoop's local file system (a Java writer on file://) checks a file against a `.<name>.crc` beside it: a stale
+    # one would fail Java's read of the `.inflight` this engine writes again.
+    folder, _, name = inflight.rpartition("/")
+    storage.delete(f"{folder}/.{name}.crc")
     return deleted
 
 
