@@ -42,7 +42,7 @@ from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_sche
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import metadata_table_out_of_date, service_lock_at
-from hudi_engine.table_services.compaction import pending_compaction_groups
+from hudi_engine.table_services.compaction import pending_compaction_groups, service_instant_time
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.clustering import (
@@ -54,7 +54,7 @@ from hudi_engine.timeline.clustering import (
     is_pending_replace,
 )
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, WriteStat
-from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
+from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit
 from hudi_engine.write.handles.base import write_base
@@ -232,16 +232,7 @@ def schedule_clustering(location: TableLocation, config: WriteConfig | None = No
         timeline = Timeline.load(location)
         schema = _table_schema(location, timeline, table)
         check_sort_columns(avro_to_arrow_schema(schema), config.clustering.sort_columns, where)
-        pending = [i for i in timeline.write_timeline().pending()
-                   if i.action not in (Action.COMPACTION, Action.LOG_COMPACTION) and not is_clustering(timeline, i)]
-        if pending:
-            raise WriteError(f"cannot schedule a clustering on {where}: write instants "
-                             f"{', '.join(map(str, pending))} are pending; roll them back or complete them first")
-        latest = timeline.latest_time()
-        if instant_time is None:
-            instant_time = new_instant_time(after=latest, local=table.local_instant_times)
-        elif latest is not None and instant_time <= latest:
-            raise WriteError(f"clustering instant {instant_time} is not after the latest instant {latest} of {where}")
+        instant_time = service_instant_time(timeline, table, instant_time, "clustering")
         record = build_clustering_plan(location, timeline, config)
         if record is None:
             return None
