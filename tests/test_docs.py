@@ -61,6 +61,8 @@ NOT_RUN = {
     ("docs/cdc.md", "read_changes(begin, end, images=\"struct\")"): "the same calls on tables written there: "
                                                                      "tests/test_cdc_query.py",
     ("docs/cdc.md", "hudi_engine.cdc.images"): "the same options on a table written there: tests/spark/test_cdc_read.py",
+    ("docs/clustering.md", 'table.cluster(options=..., op="schedule")'): "the same calls on tables written there: "
+                                                                          "tests/table_services/test_clustering.py",
     ("docs/oracle.md", "def test_java_reads_it"): "a test's shape, with the fixture only pytest gives: every call is "
                                                   "made by tests/java_hudi/test_*.py",
 }

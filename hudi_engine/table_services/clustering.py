@@ -230,6 +230,8 @@ def schedule_clustering(location: TableLocation, config: WriteConfig | None = No
     with service_lock_at(location, config.lock):
         table = TableConfig.load(location)
         timeline = Timeline.load(location)
+        if timeline.latest_schema() is None and table.create_schema is None:
+            return None  # no commit wrote rows (every write rolled back): nothing to cluster
         schema = _table_schema(location, timeline, table)
         check_sort_columns(avro_to_arrow_schema(schema), config.clustering.sort_columns, where)
         instant_time = service_instant_time(timeline, table, instant_time, "clustering")
