@@ -25,13 +25,13 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
 from hudi_engine.config import keys as K
-from hudi_engine.config.write_config import ClusteringConfig, WriteConfig
+from hudi_engine.config.write_config import BloomConfig, ClusteringConfig, FileSizing, WriteConfig
 from hudi_engine.errors import ConfigError, WriteError
 from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import BaseFileName, WriteToken, is_base_file_name, new_file_id
@@ -310,32 +310,87 @@ def _sorted(rows: pa.Table, columns: Sequence[str]) -> pa.Table:
     return rows.sort_by([(c, "ascending", "at_start") for c in columns]) if columns else rows
 
 
-def _write_group(location: TableLocation, table: TableConfig, config: WriteConfig, owned: InflightInstant,
-                 partition: str, rows: pa.Table, files: int, task: int) -> list[WriteStat]:
-    """The rows of one input group (one partition) written as `files` new file groups of about equal rows."""
-    stats = []
-    bounds = sorted({rows.num_rows * i // files for i in range(files + 1)})  # `files` runs, fewer if rows are fewer
-    for i, (start, end) in enumerate(zip(bounds, bounds[1:])):
-        chunk = rows.slice(start, end - start)
-        file_id = new_file_id(0)
-        name = str(BaseFileName(file_id, str(WriteToken(task, i, 0)), owned.instant_time))
-        if table.populate_meta_fields:
-            chunk = chunk.set_column(chunk.schema.get_field_index(FILE_NAME), FILE_NAME,
-                                     pa.repeat(pa.scalar(name, pa.string()), chunk.num_rows))
-        owned.create_marker(partition, name, IOType.CREATE)
-        result = write_base(location.storage, Storage.join(location.base_path, partition, name), chunk,
-                            bloom=config.bloom, files=config.files, populate_meta_fields=table.populate_meta_fields)
-        owned.confirm_written(partition, name)
-        stats.append(WriteStat(file_id=file_id, path=f"{partition}/{name}" if partition else name,
-                               prev_commit=NULL_COMMIT, num_writes=result.num_rows, num_inserts=result.num_rows,
-                               total_write_bytes=result.size, partition_path=partition,
-                               file_size_in_bytes=result.size))
+@dataclass(frozen=True)
+class ClusteringTask:
+    """What every task of one clustering shares; picklable, shipped to Spark tasks."""
+
+    storage_uri: str
+    base_path: str
+    table_props: dict
+    instant_time: str
+    schema: dict  # the writer schema without meta fields
+    visibility: Visibility
+    sort_columns: tuple[str, ...]
+    target_file_max_bytes: int
+    files: FileSizing = FileSizing()
+    bloom: BloomConfig = BloomConfig()
+
+
+@dataclass(frozen=True)
+class ClusteringGroup:
+    """One input group of the plan, resolved to the file slices it names, and its planned output file groups."""
+
+    slices: tuple[FileSlice, ...]
+    num_output_groups: int
+
+
+ClusteringExecutor = Callable[[ClusteringTask, Sequence[ClusteringGroup]], list[WriteStat]]
+
+
+def execute_group(task: ClusteringTask, group: ClusteringGroup, token: tuple[int, int, int] = (0, 0, 0)) -> list[WriteStat]:
+    """One input group: its slices read merged, sorted, written as new file groups of about the target size (per
+    partition: a Java plan may mix partitions in a group); their write stats."""
+    storage, _ = Storage.for_uri(task.storage_uri)
+    location = TableLocation(storage, task.base_path, task.storage_uri)
+    table = TableConfig.from_properties(task.table_props)
+    arrow = avro_to_arrow_schema(add_meta_fields(task.schema))
+    ctx = SliceReadContext.for_table(storage, table, arrow, task.visibility)
+    owned = InflightInstant(location, task.instant_time)
+    by_partition: dict[str, list[pa.Table]] = {}
+    in_bytes: dict[str, int] = {}
+    for s in group.slices:
+        by_partition.setdefault(s.partition_path, []).append(read_file_slice(ctx, s))
+        in_bytes[s.partition_path] = in_bytes.get(s.partition_path, 0) + \
+            (s.base_file.size if s.base_file else 0) + sum(f.size for f in s.log_files)
+    stats: list[WriteStat] = []
+    for partition, tables in by_partition.items():
+        rows = _sorted(pa.concat_tables(tables).select(arrow.names), task.sort_columns)
+        if not rows.num_rows:
+            continue  # every record of the group was deleted: the group is replaced by nothing
+        files = max(group.num_output_groups if len(by_partition) == 1 else 1,
+                    math.ceil(in_bytes[partition] / task.target_file_max_bytes))
+        bounds = sorted({rows.num_rows * i // files for i in range(files + 1)})  # `files` runs, fewer if rows are fewer
+        for start, stop in zip(bounds, bounds[1:]):
+            stats.append(_write_file(task, location, table, owned, partition, rows.slice(start, stop - start), token))
     return stats
 
 
-def run_clustering(location: TableLocation, instant_time: str, config: WriteConfig | None = None) -> ClusteringResult:
+def _write_file(task: ClusteringTask, location: TableLocation, table: TableConfig, owned: InflightInstant,
+                partition: str, rows: pa.Table, token: tuple[int, int, int]) -> WriteStat:
+    file_id = new_file_id(0)
+    name = str(BaseFileName(file_id, str(WriteToken(*token)), task.instant_time))
+    if table.populate_meta_fields:
+        rows = rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME,
+                               pa.repeat(pa.scalar(name, pa.string()), rows.num_rows))
+    owned.create_marker(partition, name, IOType.CREATE)
+    result = write_base(location.storage, Storage.join(location.base_path, partition, name), rows,
+                        bloom=task.bloom, files=task.files, populate_meta_fields=table.populate_meta_fields)
+    owned.confirm_written(partition, name)
+    return WriteStat(file_id=file_id, path=f"{partition}/{name}" if partition else name, prev_commit=NULL_COMMIT,
+                     num_writes=result.num_rows, num_inserts=result.num_rows, total_write_bytes=result.size,
+                     partition_path=partition, file_size_in_bytes=result.size)
+
+
+def run_groups_serially(task: ClusteringTask, groups: Sequence[ClusteringGroup]) -> list[WriteStat]:
+    """Execute the groups one after the other in this process (`hudi_engine.spark.clustering_executor` runs one Spark
+    task each)."""
+    return [st for i, g in enumerate(groups) for st in execute_group(task, g, (i, 0, 0))]
+
+
+def run_clustering(location: TableLocation, instant_time: str, config: WriteConfig | None = None, *,
+                   execute: ClusteringExecutor | None = None) -> ClusteringResult:
     """Execute and complete the pending clustering at `instant_time` (this engine's plan or Java Hudi's; requested,
-    or inflight from a failed run, which is undone first)."""
+    or inflight from a failed run, which is undone first). `execute` runs the input groups (default: serially here)."""
     config = config or WriteConfig()
     where = location.base_path
     with service_lock_at(location, config.lock):
@@ -347,9 +402,8 @@ def run_clustering(location: TableLocation, instant_time: str, config: WriteConf
                 f"the strategyClassName of clustering plan {instant_time}", where)
         check_layout(config.clustering.layout_strategy, where)
         schema = _table_schema(location, timeline, table)
-        arrow = avro_to_arrow_schema(add_meta_fields(schema))
         sort_columns = plan.sort_columns or config.clustering.sort_columns
-        check_sort_columns(arrow, sort_columns, where)
+        check_sort_columns(avro_to_arrow_schema(add_meta_fields(schema)), sort_columns, where)
         metadata_table_out_of_date(location)
         if instant.is_inflight:
             undo_clustering_attempt(location, instant, plan)
@@ -359,29 +413,18 @@ def run_clustering(location: TableLocation, instant_time: str, config: WriteConf
         vis = Visibility.of(timeline)
         view = FileSystemView.load(location, slicing=vis.slicing)
         file_groups = {(g.partition_path, g.file_id): g for g in view.file_groups()}
-        ctx = SliceReadContext.for_table(location.storage, table, arrow, vis)
-        owned = InflightInstant(location, instant_time)
-        t1 = time.monotonic()
-        stats: list[WriteStat] = []
+        what = f"clustering {instant_time} of {where}"
+        groups = [ClusteringGroup(tuple(_planned_slice(file_groups.get((s.partition_path, s.file_id)), s, what)
+                                        for s in group), outputs)
+                  for group, outputs in zip(plan.input_groups, plan.num_output_groups)]
         replaced: dict[str, list[str]] = {}
+        for partition, file_id in plan.file_groups:
+            replaced.setdefault(partition, []).append(file_id)
+        task = ClusteringTask(location.uri, where, dict(table.props), instant_time, schema, vis, tuple(sort_columns),
+                              config.clustering.target_file_max_bytes, config.files, config.bloom)
+        t1 = time.monotonic()
         try:
-            for task, (group, outputs) in enumerate(zip(plan.input_groups, plan.num_output_groups)):
-                by_partition: dict[str, list[pa.Table]] = {}
-                in_bytes: dict[str, int] = {}
-                for s in group:
-                    planned = _planned_slice(file_groups.get((s.partition_path, s.file_id)), s,
-                                             f"clustering {instant_time} of {where}")
-                    by_partition.setdefault(s.partition_path, []).append(read_file_slice(ctx, planned))
-                    in_bytes[s.partition_path] = in_bytes.get(s.partition_path, 0) + \
-                        (planned.base_file.size if planned.base_file else 0) + sum(f.size for f in planned.log_files)
-                    replaced.setdefault(s.partition_path, []).append(s.file_id)
-                for partition, tables in by_partition.items():
-                    rows = _sorted(pa.concat_tables(tables).select(arrow.names), sort_columns)
-                    if not rows.num_rows:
-                        continue  # every record of the group was deleted: the group is replaced by nothing
-                    files = max(outputs if len(by_partition) == 1 else 1,
-                                math.ceil(in_bytes[partition] / config.clustering.target_file_max_bytes))
-                    stats += _write_group(location, table, config, owned, partition, rows, files, task)
+            stats = (execute or run_groups_serially)(task, groups)
         except BaseException:
             undo_clustering_attempt(location, inflight, plan)
             raise
@@ -399,11 +442,12 @@ OPS = ("schedule", "execute", "scheduleAndExecute")
 
 
 def cluster_now(location: TableLocation, config: WriteConfig | None = None, *, op: str = "scheduleAndExecute",
-                instant: str | None = None) -> ClusteringResult | None:
+                instant: str | None = None, execute: ClusteringExecutor | None = None) -> ClusteringResult | None:
     """Hudi's run_clustering procedure: `schedule` writes a plan (the result lists the file groups it will replace,
     nothing new yet); `execute` runs the pending clustering `instant` (None: the oldest pending one);
     `scheduleAndExecute` schedules, then executes every pending clustering oldest first (another writer's too) and
-    returns the newest. None when there is nothing to schedule or execute."""
+    returns the newest. None when there is nothing to schedule or execute. `execute` runs each clustering's input
+    groups (`hudi_engine.spark.clustering_executor(spark)`: one Spark task per group; default: in this process)."""
     config = config or WriteConfig()
     where = location.base_path
     if op not in OPS:
@@ -412,7 +456,7 @@ def cluster_now(location: TableLocation, config: WriteConfig | None = None, *, o
     with service_lock_at(location, config.lock):
         if op == "execute":
             pending = [instant] if instant else pending_clusterings(location)[:1]
-            return run_clustering(location, pending[0], config) if pending else None
+            return run_clustering(location, pending[0], config, execute=execute) if pending else None
         if instant is not None and op == "scheduleAndExecute":
             raise ConfigError(f"table {where}: op=scheduleAndExecute takes no instant (it plans a new one); use "
                               "op=execute to run a pending clustering")
@@ -428,7 +472,7 @@ def cluster_now(location: TableLocation, config: WriteConfig | None = None, *, o
             return ClusteringResult(scheduled.timestamp, planned, {})
         done = None
         for ts in pending_clusterings(location):
-            done = run_clustering(location, ts, config)
+            done = run_clustering(location, ts, config, execute=execute)
         return done
 
 
@@ -455,6 +499,24 @@ def undo_clustering_attempt(location: TableLocation, instant: Instant, plan: Clu
     return deleted
 
 
-__all__ = ["LINEAR", "SIZE_BASED_PLAN", "SORT_AND_SIZE_EXECUTION", "ClusteringResult", "build_clustering_plan",
-           "check_layout", "check_sort_columns", "check_strategies", "cluster_now", "pending_clusterings", "run_clustering",
-           "schedule_clustering", "select_partitions", "undo_clustering_attempt"]
+__all__ = [
+    "LINEAR",
+    "SIZE_BASED_PLAN",
+    "SORT_AND_SIZE_EXECUTION",
+    "ClusteringExecutor",
+    "ClusteringGroup",
+    "ClusteringResult",
+    "ClusteringTask",
+    "build_clustering_plan",
+    "check_layout",
+    "check_sort_columns",
+    "check_strategies",
+    "cluster_now",
+    "execute_group",
+    "pending_clusterings",
+    "run_clustering",
+    "run_groups_serially",
+    "schedule_clustering",
+    "select_partitions",
+    "undo_clustering_attempt",
+]
