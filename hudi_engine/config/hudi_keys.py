@@ -186,8 +186,10 @@ W, IDX, STO, CMP, CLU, MD, LCK, DS, SYNC, COM = (
     "HoodieSyncConfig / HiveSyncConfig", "HoodieCommonConfig")
 _NO_MDT = "this engine does not write Hudi's metadata table (it lists files from storage)"
 _NO_MDT_OUT = "Set it false or remove it"
-_NO_CLUSTERING = "this engine clusters on request only (HudiTable.cluster), never inline or async"
-_NO_CLUSTERING_OUT = "Set it false and call HudiTable.cluster() (or run Hudi's own clustering job)"
+_NO_CLUSTERING = ("this engine clusters inline (hoodie.clustering.inline: scheduled and executed after a write) or on "
+                  "request (HudiTable.cluster), never asynchronously nor scheduled alone after a write")
+_NO_CLUSTERING_OUT = ("Set it false and use hoodie.clustering.inline=true or HudiTable.cluster() (or Hudi's own "
+                      "clustering job)")
 _NO_CLASS = "this engine runs no Java classes"
 _REMOVE = "Remove the option"
 
@@ -293,8 +295,6 @@ REFUSALS: tuple[Refusal, ...] = (
             "Set it NUM_COMMITS (with hoodie.compact.inline.max.delta.commits) or remove it", CMP,
             test=_inline_compaction_not_by_commits),
     # HoodieClusteringConfig
-    _on("hoodie.clustering.inline", _NO_CLUSTERING, _NO_CLUSTERING_OUT, CLU,
-        "hoodie.datasource.clustering.inline.enable"),
     _on("hoodie.clustering.async.enabled", _NO_CLUSTERING, _NO_CLUSTERING_OUT, CLU,
         "hoodie.datasource.clustering.async.enable"),
     _on("hoodie.clustering.schedule.inline", _NO_CLUSTERING, _NO_CLUSTERING_OUT, CLU),
@@ -492,7 +492,6 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.archive.merge.enable",
     )),
     NoOps(CLU, _CLUSTERING_SETTINGS, (
-        "hoodie.clustering.inline.max.commits",
         "hoodie.clustering.async.max.commits", "hoodie.clustering.max.parallelism",
         "hoodie.clustering.group.read.parallelism", "hoodie.layout.optimize.enable",
         "hoodie.layout.optimize.curve.build.method",

@@ -333,6 +333,13 @@ CLUSTERING_UPDATES_STRATEGY: ConfigOption[str] = ConfigOption(
     "Hudi's other strategies are refused by name (docs/clustering.md).", "clustering",
     hudi_default="org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy")
 _CLU_PLAN = "hoodie.clustering.plan.strategy."
+CLUSTERING_INLINE: ConfigOption[bool] = ConfigOption(
+    "hoodie.clustering.inline", Kind.BOOL, False, "Cluster after a write (in the writing process) once "
+    "hoodie.clustering.inline.max.commits commits completed since the last clustering.", "clustering",
+    hudi_default="false", aliases=("hoodie.datasource.clustering.inline.enable",))
+CLUSTERING_INLINE_MAX_COMMITS: ConfigOption[int] = ConfigOption(
+    "hoodie.clustering.inline.max.commits", Kind.INT, 4, "Completed commits since the last clustering that trigger "
+    "an inline one.", "clustering", hudi_default="4", minimum=1)
 CLUSTERING_PLAN_STRATEGY_CLASS: ConfigOption[str] = ConfigOption(
     "hoodie.clustering.plan.strategy.class", Kind.STRING,
     "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy",
@@ -389,7 +396,7 @@ CLUSTERING_PARTITION_SELECTED: ConfigOption[str] = ConfigOption(
 LAYOUT_OPTIMIZE_STRATEGY: ConfigOption[str] = ConfigOption(
     "hoodie.layout.optimize.strategy", Kind.STRING, "linear", "How clustering orders rows by the sort columns: "
     "linear (lexicographic) is served; z-order and hilbert are refused.", "clustering", hudi_default="linear")
-CLUSTERING_OPTIONS = (CLUSTERING_PLAN_STRATEGY_CLASS, CLUSTERING_EXECUTION_STRATEGY_CLASS, CLUSTERING_SMALL_FILE_LIMIT,
+CLUSTERING_OPTIONS = (CLUSTERING_INLINE, CLUSTERING_INLINE_MAX_COMMITS, CLUSTERING_PLAN_STRATEGY_CLASS, CLUSTERING_EXECUTION_STRATEGY_CLASS, CLUSTERING_SMALL_FILE_LIMIT,
                       CLUSTERING_MAX_BYTES_PER_GROUP, CLUSTERING_MAX_NUM_GROUPS, CLUSTERING_TARGET_FILE_MAX_BYTES,
                       CLUSTERING_SORT_COLUMNS, CLUSTERING_SINGLE_GROUP, CLUSTERING_PARTITION_FILTER_MODE,
                       CLUSTERING_LOOKBACK_PARTITIONS, CLUSTERING_SKIP_LATEST_PARTITIONS, CLUSTERING_BEGIN_PARTITION,

@@ -247,6 +247,8 @@ class CompactionConfig:
 class ClusteringConfig:
     """How HudiTable.cluster plans and executes (HoodieClusteringConfig's size-based strategy keys)."""
 
+    inline: bool = False
+    inline_max_commits: int = 4
     plan_strategy: str = K.CLUSTERING_PLAN_STRATEGY_CLASS.default
     execution_strategy: str = K.CLUSTERING_EXECUTION_STRATEGY_CLASS.default
     small_file_limit: int = K.CLUSTERING_SMALL_FILE_LIMIT.default
@@ -268,7 +270,7 @@ class ClusteringConfig:
     def from_options(o: Options) -> "ClusteringConfig":
         selected = tuple(p.strip() for p in o[K.CLUSTERING_PARTITION_SELECTED].split(",") if p.strip())
         return ClusteringConfig(
-            o[K.CLUSTERING_PLAN_STRATEGY_CLASS], o[K.CLUSTERING_EXECUTION_STRATEGY_CLASS],
+            o[K.CLUSTERING_INLINE], o[K.CLUSTERING_INLINE_MAX_COMMITS], o[K.CLUSTERING_PLAN_STRATEGY_CLASS], o[K.CLUSTERING_EXECUTION_STRATEGY_CLASS],
             o[K.CLUSTERING_SMALL_FILE_LIMIT], o[K.CLUSTERING_MAX_BYTES_PER_GROUP], o[K.CLUSTERING_MAX_NUM_GROUPS],
             o[K.CLUSTERING_TARGET_FILE_MAX_BYTES], o[K.CLUSTERING_SORT_COLUMNS], o[K.CLUSTERING_SINGLE_GROUP],
             o[K.CLUSTERING_PARTITION_FILTER_MODE], o[K.CLUSTERING_LOOKBACK_PARTITIONS],

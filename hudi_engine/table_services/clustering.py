@@ -244,6 +244,14 @@ def schedule_clustering(location: TableLocation, config: WriteConfig | None = No
                                          write_avro_metadata("HoodieRequestedReplaceMetadata", record))
 
 
+def clustering_due(timeline: Timeline, max_commits: int) -> bool:
+    """Hudi's inline trigger (ClusteringPlanActionExecutor): at least `max_commits` completed commits (any action of
+    the commits timeline) after the latest clustering instant."""
+    last = max((i.timestamp for i in timeline if i.action in (Action.REPLACE_COMMIT, Action.CLUSTERING)
+                and is_clustering(timeline, i)), default="")
+    return sum(1 for i in timeline.commits_timeline() if i.is_completed and i.timestamp > last) >= max_commits
+
+
 def pending_clusterings(location: TableLocation) -> list[str]:
     """Instant times of the requested or inflight clusterings (this engine's or another writer's), oldest first."""
     timeline = Timeline.load(location)

@@ -74,6 +74,8 @@ HUDI_DEFAULTS = {
     "hoodie.timeline.compaction.batch.size": "10",
     "hoodie.clustering.updates.strategy": "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
     # HoodieClusteringConfig (0.15 and 1.2 agree)
+    "hoodie.clustering.inline": "false",
+    "hoodie.clustering.inline.max.commits": "4",
     "hoodie.clustering.plan.strategy.class":
         "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy",
     "hoodie.clustering.execution.strategy.class":

@@ -271,3 +271,20 @@ def test_java_hudis_pending_plans_are_executed(tmp_path, name):
     theirs = rs_snapshot(path)
     assert_same_rows(ours, theirs.select(ours.column_names), "hudi-rs", key="id")
     shutil.rmtree(tmp_path / case.name)
+
+
+def test_inline_clustering_after_max_commits(tmp_path):
+    path = tmp_path / "t"
+    opts = options("COPY_ON_WRITE", 9, **{"hoodie.clustering.inline": "true",
+                                          "hoodie.clustering.inline.max.commits": "3"})
+    for b in range(2):
+        write(path, batch(list(range(b * 4, b * 4 + 4)), b), opts, table_services=True)
+    t = HudiTable.load(str(path))
+    assert not pending_clusterings(t.location) and len(groups(t)) == 4, "not due after 2 commits"
+    write(path, batch([20, 21], 2), opts, table_services=True)
+    t = HudiTable.load(str(path))
+    [clustering] = [i for i in t.timeline if i.action is Action.REPLACE_COMMIT]
+    assert clustering.is_completed and len(groups(t)) == 2
+    assert_same_rows(t.read_snapshot(), rs_snapshot(path).select(t.read_snapshot().column_names), "inline")
+    write(path, batch([30], 3), opts, table_services=True)  # one commit since: not due again
+    assert len([i for i in HudiTable.load(str(path)).timeline if i.action is Action.REPLACE_COMMIT]) == 1
