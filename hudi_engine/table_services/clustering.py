@@ -183,8 +183,8 @@ def _metrics(slices: list[FileSlice]) -> dict[str, float]:
 def build_clustering_plan(location: TableLocation, timeline: Timeline, config: WriteConfig) -> dict | None:
     """The HoodieRequestedReplaceMetadata record of a new clustering plan; None when nothing is eligible."""
     cfg = config.clustering
-    view = FileSystemView.load(location)
     vis = Visibility.of(timeline)
+    view = FileSystemView.load(location, slicing=vis.slicing)  # layout 2: log files join slices by completion time
     busy = set(pending_compaction_groups(timeline)) | set(PendingClustering.of(timeline).keys())
     by_partition: dict[str, list[FileSlice]] = {}
     for s in view.latest_file_slices(vis):
@@ -304,8 +304,9 @@ def _planned_slice(group: FileGroup | None, s: ClusteringSlice, where: str) -> F
                 continue
             if (base is None) != (s.base_file_path is None):
                 continue
-            logs = [f for f in candidate.sorted_log_files() if f.name.format() in s.log_file_names]
-            if len(logs) == len(s.log_file_names):
+            wanted = {n.rsplit("/", 1)[-1] for n in s.log_file_names}  # names; a writer may have put paths
+            logs = [f for f in candidate.sorted_log_files() if f.name.format() in wanted]
+            if len(logs) == len(wanted):
                 return FileSlice(candidate.partition_path, candidate.file_id, candidate.base_instant,
                                  candidate.base_file, logs)
     raise WriteError(f"{where}: the files the plan names for file group {s.file_id} of partition "

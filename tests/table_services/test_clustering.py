@@ -119,7 +119,7 @@ def test_cleaning_removes_the_replaced_files_after_retention_only(tmp_path):
     assert_same_rows(t.read_snapshot(), rs_snapshot(path).select(t.read_snapshot().column_names), "after cleaning")
 
 
-@pytest.mark.parametrize("version", [6, 9])
+@pytest.mark.parametrize("version", [6, 8, 9])
 def test_schedule_then_execute_writes_a_plan_as_hudi_does(tmp_path, version):
     path = tmp_path / "t"
     opts = small_files_table(path, "MERGE_ON_READ", version)
