@@ -406,6 +406,9 @@ class WriteConfig:
                 parts["archival"].check_against(parts["clean"])
             except ConfigError as e:
                 errors.append(str(e))
+            if parts["clustering"].inline and parts["index"].type is IndexType.BUCKET:  # as Hudi refuses it
+                errors.append(f"{K.CLUSTERING_INLINE.key}=true: Clustering is not supported for bucket index "
+                              f"({K.INDEX_TYPE.key}=BUCKET); set {K.CLUSTERING_INLINE.key}=false")
             if o.is_set(K.PARTITION_FIELDS):  # the table's own fields are checked again by for_table
                 errors += parts["sync"].problems(parts["keys"].partition_field_names, where or "being written")
         if errors:

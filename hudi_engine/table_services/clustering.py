@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from hudi_engine.config import keys as K
-from hudi_engine.config.write_config import BloomConfig, ClusteringConfig, FileSizing, WriteConfig
+from hudi_engine.config.write_config import BloomConfig, ClusteringConfig, FileSizing, IndexType, WriteConfig
 from hudi_engine.errors import ConfigError, WriteError
 from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import BaseFileName, WriteToken, is_base_file_name, new_file_id
@@ -86,6 +86,15 @@ def check_strategies(config: ClusteringConfig, where: str) -> None:
     _served(config.plan_strategy, SIZE_BASED_PLAN, K.CLUSTERING_PLAN_STRATEGY_CLASS.key, where)
     _served(config.execution_strategy, SORT_AND_SIZE_EXECUTION, K.CLUSTERING_EXECUTION_STRATEGY_CLASS.key, where)
     check_layout(config.layout_strategy, where)
+
+
+def check_index(config: WriteConfig, where: str) -> None:
+    """Hudi refuses clustering with the simple bucket index ("Clustering is not supported for bucket index"): its file
+    ids name the buckets, and the new file groups would not."""
+    if config.index.type is IndexType.BUCKET:
+        raise ConfigError(f"table {where}: Clustering is not supported for bucket index (hoodie.index.type=BUCKET): "
+                          "the bucket index finds records by file ids the clustering would replace. Do not cluster "
+                          "this table")
 
 
 def check_layout(layout: str, where: str) -> None:
@@ -227,6 +236,7 @@ def schedule_clustering(location: TableLocation, config: WriteConfig | None = No
     config = config or WriteConfig()
     where = location.base_path
     check_strategies(config.clustering, where)
+    check_index(config, where)
     with service_lock_at(location, config.lock):
         table = TableConfig.load(location)
         timeline = Timeline.load(location)
@@ -410,6 +420,7 @@ def run_clustering(location: TableLocation, instant_time: str, config: WriteConf
         _served(plan.strategy_class or SORT_AND_SIZE_EXECUTION, SORT_AND_SIZE_EXECUTION,
                 f"the strategyClassName of clustering plan {instant_time}", where)
         check_layout(config.clustering.layout_strategy, where)
+        check_index(config, where)
         schema = _table_schema(location, timeline, table)
         sort_columns = plan.sort_columns or config.clustering.sort_columns
         check_sort_columns(avro_to_arrow_schema(add_meta_fields(schema)), sort_columns, where)
@@ -462,6 +473,7 @@ def cluster_now(location: TableLocation, config: WriteConfig | None = None, *, o
     if op not in OPS:
         raise ConfigError(f"table {where}: clustering op {op!r}: expected one of {', '.join(OPS)}")
     check_strategies(config.clustering, where)
+    check_index(config, where)
     with service_lock_at(location, config.lock):
         if op == "execute":
             pending = [instant] if instant else pending_clusterings(location)[:1]

@@ -194,6 +194,7 @@ def test_partition_selection():
     ({"hoodie.clustering.execution.strategy.class": "com.acme.MyStrategy"}, "SparkSortAndSizeExecutionStrategy only"),
     ({"hoodie.layout.optimize.strategy": "z-order"}, "space-filling curve"),
     ({"hoodie.layout.optimize.strategy": "spiral"}, "'spiral': unknown"),
+    ({"hoodie.index.type": "BUCKET"}, "Clustering is not supported for bucket index"),
 ])
 def test_bad_input_is_refused_by_name_before_anything_is_written(tmp_path, given, words):
     path = tmp_path / "t"
