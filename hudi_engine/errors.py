@@ -35,6 +35,11 @@ class MetadataTableError(HudiError):
     follow Hudi's metadata table as Hudi 0.14 .. 1.x write it."""
 
 
+class MetadataTableDisabled(UserWarning):
+    """An action of this engine disabled a table's metadata table (`TableConfig.disable_metadata_table`): the message
+    names the table, the action and why it could not keep it. Java's next writer rebuilds it from a listing."""
+
+
 class SchemaError(HudiError):
     """A schema that cannot be converted, or an incompatible schema change."""
 

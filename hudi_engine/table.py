@@ -187,17 +187,39 @@ class HudiTable:
         """Roll back a write: `instant` None is the latest completed commit (as Hudi's CLI `commit rollback`);
         a pending instant is rolled back as a failed write; any other completed one is refused (newer data may
         depend on it). Data files are deleted or neutralised by command blocks, and a rollback instant recorded."""
+        from hudi_engine.metadata.writer import keep_through_rollback
         from hudi_engine.table_services.clean import check_rollback_keeps_previous_versions
         from hudi_engine.write.rollback import rollback_completed, rollback_instant
 
         self._check_writable("roll back")
         with self._service_lock(_config(options).lock) as (_, timeline):
             pending = [i for i in timeline.instants_at(instant) if not i.is_completed] if instant else []
+            metadata = keep_through_rollback(self.location)
             if pending:
-                return rollback_instant(self.location, pending[0],
-                                        use_command_blocks=use_command_blocks)
+                return rollback_instant(self.location, pending[0], use_command_blocks=use_command_blocks,
+                                        metadata=metadata)
             check_rollback_keeps_previous_versions(self.location)
-            return rollback_completed(self.location, instant, use_command_blocks=use_command_blocks)
+            return rollback_completed(self.location, instant, use_command_blocks=use_command_blocks,
+                                      metadata=metadata)
+
+    def truncate(self) -> None:
+        """Empty the table as Hudi's TRUNCATE TABLE and `truncate_table` do: its folder deleted, data and timeline,
+        and the table made again from its hoodie.properties (no instant; the history is gone). Its create schema
+        becomes the table's latest schema: truncating removes rows, not the columns ALTER TABLE added (Hudi re-creates
+        the table with the old create schema and so loses those columns). Afterwards this handle is the empty table."""
+        from hudi_engine.schema import schema_to_json, to_create_schema
+        from hudi_engine.table_config import CREATE_SCHEMA
+        from hudi_engine.write.commit import create_table
+
+        current = HudiTable.load(self.location)  # as it is now: this handle may predate a rollback or a commit
+        # The metadata table goes with the folder: the new table must not list its partitions (Java would look for it).
+        config, latest = current.config.without_metadata_table(), current.timeline.latest_schema()
+        if latest is not None:
+            config = config.with_props({CREATE_SCHEMA: schema_to_json(to_create_schema(latest))})
+        self.storage.delete_dir(self.base_path)
+        create_table(self.location, config)
+        fresh = HudiTable.load(self.location)
+        self.config, self.timeline = fresh.config, fresh.timeline
 
     def savepoint(self, instant: str | None = None, *, user: str = "", comment: str = "",
                   options: "Mapping[str, Any] | WriteConfig | None" = None) -> "Savepoint":

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from .errors import TableConfigError, TableNotFoundError, UnsupportedTableVersionError
+from .errors import MetadataTableDisabled, TableConfigError, TableNotFoundError, UnsupportedTableVersionError
 from .java_properties import PropertiesError, format_properties, java_date_string, java_instant_string, parse_properties
 from .keygen import infer_key_generator_class
 from .location import TableLocation
@@ -273,16 +274,20 @@ class TableConfig:
         listed."""
         return self.with_props({METADATA_PARTITIONS: None, METADATA_PARTITIONS_INFLIGHT: None})
 
-    def disable_metadata_table(self, location: TableLocation) -> "TableConfig":
+    def disable_metadata_table(self, location: TableLocation, reason: str) -> "TableConfig":
         """Disable the table's metadata table the way Hudi does (drop its partitions from `hoodie.properties`, then
-        delete `.hoodie/metadata`), under the table lock, before any write or table service of ours changes a file:
-        this engine does not maintain it, and Java readers list files from it (a file we add, compact or clean
-        would be invisible, or still listed). Answers the config as saved (this one when there is none)."""
+        delete `.hoodie/metadata`), under the table lock, before an action of ours that cannot keep it changes a file
+        (`hudi_engine.metadata.writer` keeps it where it can): Java readers list files from it, so a file we add,
+        compact or clean would be invisible, or still listed. The one way this engine disables it: `reason` (the
+        action and why) is given to the user as a MetadataTableDisabled warning. Answers the config as saved (this
+        one when there is none)."""
         if not (self.metadata_partitions or self.metadata_partitions_inflight):
             return self
         config = self.without_metadata_table()
         config.save(location)
         location.storage.delete_dir(location.meta("metadata"))
+        warnings.warn(f"table {location.base_path}: its metadata table is disabled (Java's next writer rebuilds it): "
+                      f"{reason}", MetadataTableDisabled, stacklevel=2)
         return config
 
     # ------------------------------------------------------------------ validation and persistence

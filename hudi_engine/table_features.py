@@ -320,9 +320,9 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 "partitions marked by any form are found; new partitions get .hoodie_partition_metadata.parquet "
                 "(footer keys, as ParquetUtils.writeMetaFile)", _boolean()),
     PropertyRow("hoodie.table.metadata.partitions", "metadata table partitions built", Decision.HONOURED,
-                "exactly `files`: each commit appends its delta commit to the metadata table "
-                "(hudi_engine/metadata/writer.py); any other list is disabled by every writer first, as Hudi does "
-                "(TableConfig.disable_metadata_table); every table service disables it before it acts"),
+                "exactly `files`: each commit, clean, compaction and rollback appends its delta commit to the metadata "
+                "table, archival stops at its latest compaction (hudi_engine/metadata/writer.py); any other list is "
+                "disabled by every writer and table service first, as Hudi does (TableConfig.disable_metadata_table)"),
     PropertyRow("hoodie.table.metadata.partitions.inflight", "metadata table partitions being built",
                 Decision.HONOURED, "a non-empty list is dropped with the metadata table by every writer and table "
                 "service"),

@@ -5,6 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
+from java_tables import CASES, unzip_feature_table
+
+from hudi_engine import HudiTable
 from hudi_engine.fs_view import FileSystemView
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.table import MetadataTable
@@ -43,3 +47,34 @@ def storage_listing(table: Path) -> dict[str, dict[str, int]]:
             for f in ([s.base_file] if s.base_file else []) + s.log_files + s.cdc_log_files:
                 out.setdefault(group.partition_path, {})[f.path.rsplit("/", 1)[-1]] = f.size
     return out
+
+
+# ---- a files-only feature table the engine writes to
+
+MDT_TABLES = {c.name: c for c in CASES if c.builder == "mdt"}
+WRITE_OPTIONS = {"hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p",
+                 "hoodie.datasource.write.precombine.field": "ts"}
+
+
+def feature_rows(ids: list[int], value: str) -> pa.Table:
+    """Rows of the feature tables' schema: odd ids in partition a, even ones in b."""
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": [value] * len(ids), "ts": pa.array([9] * len(ids),
+                     pa.int64()), "amount": [0.5] * len(ids), "p": ["a" if i % 2 else "b" for i in ids]})
+
+
+def files_only_table(name: str, tmp_path: Path, *, mor: bool = False) -> Path:
+    """Java's feature table `name` (tests/java_tables.py), its metadata table cut down to `files`; with `mor`, made
+    MERGE_ON_READ (a table of base files only reads the same; the engine's updates then go to log files)."""
+    table, _ = unzip_feature_table(MDT_TABLES[name], tmp_path)
+    files_only(table)
+    if mor:
+        location = TableLocation.of(str(table))
+        TableConfig.load(location).with_props({"hoodie.table.type": "MERGE_ON_READ"}).save(location)
+    return table
+
+
+def write_rows(table: Path, rows: pa.Table, operation: str = "upsert", **extra: str) -> str:
+    """The engine's write of `rows` into the feature table at `table`; its instant."""
+    loaded = HudiTable.load(str(table))
+    return loaded.write(rows, {**WRITE_OPTIONS, "hoodie.table.name": loaded.config.name,
+                               "hoodie.datasource.write.operation": operation, **extra}).instant_time

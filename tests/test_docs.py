@@ -55,6 +55,8 @@ RUN_ON_SPARK = {  # tests/spark/test_docs_examples.py
 }
 # Python blocks checked against the code only, and why they are not run.
 NOT_RUN = {
+    ("docs/procedures.md", 'call("show_commits", "/data/trips"'): "the same calls on tables written there: "
+                                                                   "tests/procedures/",
     ("docs/operations.md", 'SparkSession.builder.master("yarn")'): "needs a YARN cluster and a packed venv on HDFS",
     ("docs/native-read.md", "native_conf"): "configures a session builder before its JVM starts; the test session "
                                             "is built that way (tests/spark/conftest.py, local_spark_session(native=True))",
@@ -410,6 +412,7 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
             "spark/test_writer_conformance.py::test_write_disables_a_metadata_table_first",
             "metadata/test_metadata_writer.py::test_commits_are_recorded_and_the_listing_stays_equal_to_storage",
             "metadata/test_metadata_writer.py::test_other_metadata_partitions_or_enable_false_disable_it",
+            "metadata/test_metadata_services.py::test_services_and_rollback_keep_it",
             "java_hudi/test_mdt_files.py::test_java_reads_and_writes_on_the_metadata_table_the_engine_kept"),
         "non-parquet base files": (
             Feature("hoodie.table.base.file.format", "ORC"), Feature("hoodie.table.base.file.format", "LANCE"),

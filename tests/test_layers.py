@@ -51,6 +51,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                                             "hudi_engine.cdc_query")),
     ("catalog sync: the entries Hudi's sync tools write, the sync over a catalog client, Glue's client", (
         "hudi_engine.sync", "hudi_engine.sync.*")),
+    ("procedures: Hudi's CALL procedures over the table, its services and the timeline", (
+        "hudi_engine.procedures", "hudi_engine.procedures.*")),
     ("the engine's public API", ("hudi_engine",)),
     ("spark: the only package importing pyspark", ("hudi_engine.spark", "hudi_engine.spark.*")),
     ("dbt adapter", ("dbt.adapters.hudi", "dbt.adapters.hudi.*")),

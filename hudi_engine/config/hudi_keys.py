@@ -699,8 +699,8 @@ def classification_markdown() -> str:
         "",
         "`hoodie.metadata.enable`: false is accepted and disables a table's metadata table the way Hudi does; not "
         "given (this engine's default), a metadata table with the `files` partition only is kept up to date with "
-        "this engine's commits, and any other is disabled before this engine's first write, so that Java readers "
-        "list the files this engine adds.",
+        "this engine's commits, compactions, cleans and rollbacks, and any other is disabled before this engine's "
+        "first write or table service, so that Java readers list the files this engine adds or deletes.",
         "",
         f"## Honoured ({len(WRITE_OPTIONS)} options)",
         "",

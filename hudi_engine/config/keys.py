@@ -68,8 +68,8 @@ COMMIT_META_PREFIX: ConfigOption[str] = ConfigOption(
 METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
     "hoodie.metadata.enable", Kind.BOOL, False,
     "Hudi's metadata table. This engine does not create one: true is refused. A table's metadata table with the "
-    "files partition only is kept up to date with each commit; any other, or any with false given, is disabled "
-    "before a write.",
+    "files partition only is kept up to date with each commit, compaction, clean and rollback; any other, or any "
+    "with false given, is disabled before a write or table service.",
     "table", hudi_default="true", default_note="this engine lists files from storage and creates no metadata table")
 # CDC: stored in a new table's hoodie.properties (an existing table keeps its own; docs/cdc.md).
 CDC_ENABLED: ConfigOption[bool] = ConfigOption(

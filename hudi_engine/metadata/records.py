@@ -186,3 +186,32 @@ def merge_records(older: Iterable[FilesRecord], newer: Iterable[FilesRecord]) ->
         prev = out.get(record.key)
         out[record.key] = record if prev is None else prev.combine(record)
     return out
+
+
+def records_for_clean(clean: Mapping[str, Any]) -> list[FilesRecord]:
+    """The records Hudi adds to the `files` partition for a clean (`HoodieCleanMetadata`,
+    `HoodieTableMetadataUtil.convertMetadataToFilesPartitionRecords`): per partition, every file the plan deleted
+    (`deletePathPatterns`, names) as a deletion. A clean that deletes a partition (`isPartitionDeleted`, which this
+    engine's cleaner never sets) is refused. Sorted by key."""
+    records = []
+    for partition, pm in (clean.get("partitionMetadata") or {}).items():
+        if pm.get("isPartitionDeleted"):
+            raise MetadataTableError(f"a clean that deletes partition {partition!r}: its metadata-table records are "
+                                     "not written by this engine")
+        deleted = {str(p).rsplit("/", 1)[-1]: FileInfo(0, True) for p in pm.get("deletePathPatterns") or ()}
+        records.append(FilesRecord(partition_key(partition), FILE_LIST, deleted))
+    return sorted(records, key=lambda r: r.key.encode("utf-8"))
+
+
+def records_for_rollback(rollback: Mapping[str, Any]) -> list[FilesRecord]:
+    """The records Hudi 0.15 (table version 6) adds to the `files` partition for a rollback (`HoodieRollbackMetadata`,
+    `HoodieTableMetadataUtil.convertMetadataToRollbackRecords`): per partition, the log files the rollback wrote its
+    command blocks into (`rollbackLogFiles`, with their sizes). Files it deleted are not recorded: they were written
+    by the rolled-back instant, whose own metadata delta commit is rolled back instead. Sorted by key."""
+    records = []
+    for partition, pm in (rollback.get("partitionMetadata") or {}).items():
+        written = pm.get("rollbackLogFiles") or {}
+        if written:
+            files = {str(p).rsplit("/", 1)[-1]: FileInfo(int(size)) for p, size in written.items()}
+            records.append(FilesRecord(partition_key(pm.get("partitionPath", partition)), FILE_LIST, files))
+    return sorted(records, key=lambda r: r.key.encode("utf-8"))

@@ -199,7 +199,10 @@ class MetadataTable:
         """HFile data and delete blocks of valid instants, in log order, rolled-back blocks dropped (FORMAT.md, Log
         scanning, with the metadata table's own timeline and the valid instants)."""
         vis = Visibility.of(self.timeline)
-        latest = vis.latest_instant
+        # Where the scan stops: the metadata table's latest completed instant of any action, rollbacks included, as
+        # HoodieBackedTableMetadata gives its log scanner (a Hudi 0.15 rollback at <R>006 is newer than the delta
+        # commits that follow it in the log: a write that started before the rollback records itself after it).
+        latest = max((i.timestamp for i in self.timeline.instants if i.is_completed), default=None)
         valid = self.valid_instants()
         queue: list[LogBlock] = []
         for log_file in file_slice.sorted_log_files():

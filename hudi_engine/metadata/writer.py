@@ -1,30 +1,44 @@
-"""This engine's commits recorded in a data table's metadata table, as Hudi's `HoodieBackedTableMetadataWriter` records
-them (FORMAT.md, Metadata table).
+"""This engine's commits, cleans, compactions and rollbacks recorded in a data table's metadata table, as Hudi's
+`HoodieBackedTableMetadataWriter` records them (FORMAT.md, Metadata table).
 
 A metadata table is kept only when it is one this engine can keep whole: `hoodie.table.metadata.partitions` lists
 exactly `files` (no column stats, bloom filters, record index, ... whose records we do not compute), nothing is
 being built (`...partitions.inflight` empty), the metadata table is of the data table's version, has no pending
-instant and one `files` file group with its base file. Otherwise the writer disables it as before
-(`TableConfig.disable_metadata_table`).
+instant (but those of the action being retried) and one `files` file group with its base file. Otherwise the action
+disables it first (`keep_or_disable`, through `TableConfig.disable_metadata_table`, with the action's reason).
 
-For a data commit at instant T, before T completes (the data commit's metadata is known, its files are written):
+For a data action at instant T (a commit, a clean, a compaction's commit), before T completes (its metadata known,
+its files written or deleted):
 
     1. `<T>.deltacommit.requested`, then `.inflight` (a workload of one update of `files-0000-0`) on the metadata
        table's timeline
     2. a marker, then a new log file of the `files` file group: one HFile data block (INSTANT_TIME T, SCHEMA the
-       record schema of the metadata table's base file) holding `records.records_for_commit`
+       record schema of the metadata table's base file) holding the action's records (`records.records_for_*`)
     3. `<T>.deltacommit` (layout 2: `<T>_<completion>.deltacommit`) with the write stat of that log file
     4. the marker folder is deleted
 
-Only then does the data commit complete. A crash before that leaves a metadata-table delta commit at a data instant
-that never completed: readers skip its block (`table.MetadataTable.valid_instants`), and the rollback of T (ours
-disables the metadata table; Java's rolls the delta commit back too) removes it. The log file is always new
-(version after the slice's last, token `0-1-0`; layout 2 names it by T), so no file Java wrote is changed.
+Only then does the data action complete. A crash before that leaves a metadata-table delta commit at a data instant
+that never completed: readers skip its block (`table.MetadataTable.valid_instants`). A retry of T (a pending clean
+run again, a compaction re-run) first rolls that delta commit back on the metadata table, as Hudi's
+`processAndCommit` does; a failed commit's rollback rolls it back (`record_rollback`).
+
+A data rollback R of instant F, before R completes (`record_rollback`):
+* table version 6 (Hudi 0.15): a delta commit at R with the log files R wrote command blocks into, then F's delta
+  commit (if the metadata table has one, in any state) rolled back on the metadata table by a rollback at
+  `R` + `006` (OperationSuffix.ROLLBACK);
+* versions 8 and 9 (Hudi 1.x): F's delta commit rolled back by a rollback at R.
+Hudi's readers count the instants a completed data rollback rolled back as valid, so F's delta commit must be gone
+before R completes.
+
+The log file is always new (version after the slice's last, token `0-1-0`; layout 2 names it by T), so no file Java
+wrote is changed.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Collection, Mapping
+from typing import Any
 
 from hudi_engine.errors import HudiError, MetadataTableError
 from hudi_engine.file_group import FileSlice
@@ -33,32 +47,83 @@ from hudi_engine.io.hfile import write_hfile
 from hudi_engine.io.log_block import BlockType, HeaderKey, LogBlock
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.location import TableLocation
-from hudi_engine.metadata.records import FILES_PARTITION, RecordCodec, records_for_commit
+from hudi_engine.metadata.records import (
+    FILES_PARTITION,
+    FilesRecord,
+    RecordCodec,
+    records_for_clean,
+    records_for_commit,
+    records_for_rollback,
+)
 from hudi_engine.metadata.table import SCHEMA_FILE_INFO, MetadataTable
 from hudi_engine.schema import remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import CommitMetadata, WriteStat
-from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
 from hudi_engine.timeline.layout import TimelineLayoutV2
 from hudi_engine.write.markers import IOType, create_marker, delete_marker_dir
+from hudi_engine.write.rollback import MetadataUpdate, RollbackRecorder, finish_pending_rollbacks, rollback_at
 
 KEPT_PARTITIONS = (FILES_PARTITION,)  # the metadata partitions this engine keeps up to date
 OPERATION = "UPSERT_PREPPED"  # what Hudi's metadata writer commits its delta commits as
 WRITE_TOKEN = "0-1-0"
+ROLLBACK_SUFFIX = "006"  # HoodieTableMetadataUtil.OperationSuffix.ROLLBACK: a v6 metadata rollback's instant suffix
+_MILLIS = 17  # a millisecond instant time's length (metadata instants may carry a 3-digit suffix)
 
 
 @dataclasses.dataclass(frozen=True)
 class Decision:
-    """Whether a table's metadata table is kept by this engine's commit: `writer` when it is, else `reason`."""
+    """Whether a table's metadata table is kept by this engine's action: `writer` when it is, else `reason`."""
 
     writer: MetadataWriter | None
     reason: str
 
 
+def keep_or_disable(location: TableLocation, config: TableConfig, timeline: Timeline, action: str, *,
+                    retrying: Collection[str] = ()) -> MetadataWriter | None:
+    """The writer that records `action` (a data commit, clean, compaction, rollback, ...) in the table's metadata
+    table when this engine can keep it, else None after disabling it (`TableConfig.disable_metadata_table`, with
+    `action` and the reason in its warning). None without a metadata table. `config` and `timeline`: the table's,
+    under the table lock. `retrying`: instants whose pending metadata-table instants the action rolls back."""
+    if not (config.metadata_partitions or config.metadata_partitions_inflight):
+        return None
+    decision = MetadataWriter.decide(location, config, timeline, retrying=retrying)
+    if decision.writer is None:
+        config.disable_metadata_table(location, f"{action}: {decision.reason}")
+    return decision.writer
+
+
+def keep_through_rollback(location: TableLocation) -> MetadataUpdate:
+    """What keeps the metadata table of the table at `location` through a rollback (`hudi_engine.write.rollback`'s
+    `metadata`): asked before the rollback of F changes anything, it answers the recorder that records the rollback
+    before it completes (`MetadataWriter.record_rollback`), or None after disabling the metadata table. Disabled too
+    when a compaction of the metadata table already holds F's delta commit: rolling its log file back would leave F's
+    files listed (Hudi refuses such a rollback: "Commit being rolled back ... is earlier than the latest
+    compaction"; a restore undoes it)."""
+    def prepare(target: Instant, rollback_time: str | None) -> RollbackRecorder | None:
+        config = TableConfig.load(location)
+        f = target.timestamp
+        action = f"the rollback of {f}"
+        retrying = (f, rollback_time, rollback_time + ROLLBACK_SUFFIX) if rollback_time else (f,)
+        writer = keep_or_disable(location, config, Timeline.load(location), action, retrying=retrying)
+        if writer is None:
+            return None
+        compaction = writer.compacted_over(f)
+        if compaction is not None:
+            config.disable_metadata_table(location, f"{action}: the metadata table's compaction {compaction} holds "
+                                                    "its delta commit (Hudi refuses this rollback; restore instead)")
+            return None
+
+        def record(rollback: Instant, metadata: Mapping[str, Any]) -> None:
+            writer.record_rollback(rollback.timestamp, f, metadata)
+        return record
+    return prepare
+
+
 class MetadataWriter:
-    """Appends this engine's commits to the `files` partition of a data table's metadata table."""
+    """Appends this engine's actions to the `files` partition of a data table's metadata table."""
 
     def __init__(self, table: MetadataTable, file_slice: FileSlice, schema: str) -> None:
         self.table = table
@@ -67,7 +132,8 @@ class MetadataWriter:
         self.codec = RecordCodec(schema, f"{table.location.base_path} (its files base file)")
 
     @staticmethod
-    def decide(data: TableLocation, data_config: TableConfig, data_timeline: Timeline) -> Decision:
+    def decide(data: TableLocation, data_config: TableConfig, data_timeline: Timeline, *,
+               retrying: Collection[str] = ()) -> Decision:
         """Keep the metadata table of the table at `data`, or say why not (module doc). Nothing is written."""
         partitions = data_config.metadata_partitions
         if sorted(partitions) != sorted(KEPT_PARTITIONS):
@@ -84,7 +150,8 @@ class MetadataWriter:
             if not table.timeline.layout.writable:
                 return Decision(None, f"the metadata table's timeline layout {table.timeline.layout.version} is "
                                       "read-only here")
-            pending = [str(i) for i in table.timeline.instants if not i.is_completed]
+            pending = [str(i) for i in table.timeline.instants
+                       if not i.is_completed and i.timestamp not in retrying]
             if pending:
                 return Decision(None, f"the metadata table has pending instants {pending}")
             file_slice = table.files_slice()
@@ -92,6 +159,78 @@ class MetadataWriter:
             return Decision(MetadataWriter(table, file_slice, schema), "")
         except HudiError as e:
             return Decision(None, str(e))
+
+    # ---- what each data action records ---------------------------------------------------------------------------
+    def record_commit(self, instant_time: str, commit: CommitMetadata) -> Instant:
+        """A data commit or compaction commit at `instant_time` (its metadata `commit`), before it completes."""
+        return self._delta_commit(instant_time, records_for_commit(commit))
+
+    def record_clean(self, instant_time: str, clean: Mapping[str, Any]) -> Instant:
+        """A clean at `instant_time` (its HoodieCleanMetadata), before it completes."""
+        return self._delta_commit(instant_time, records_for_clean(clean))
+
+    def record_rollback(self, rollback_time: str, target_time: str, rollback: Mapping[str, Any]) -> None:
+        """A data rollback at `rollback_time` of `target_time` (its HoodieRollbackMetadata), before it completes
+        (module doc). Run again after a crash, it finishes what the first run left."""
+        self._finish_pending_rollbacks()
+        v6 = self.table.data_config.version < 8
+        if v6 and not self._completed_at(rollback_time, Action.DELTA_COMMIT):
+            self._delta_commit(rollback_time, records_for_rollback(rollback))
+        if self._instants_at(target_time, Action.DELTA_COMMIT):
+            self._rollback(target_time, rollback_time + ROLLBACK_SUFFIX if v6 else rollback_time)
+
+    def compacted_over(self, instant_time: str) -> str | None:
+        """The metadata table's completed compaction that holds its delta commit at `instant_time` (one at or after
+        the delta commit's completion: table version 6 names it by the time, `<T>001`), if any."""
+        done = [i for i in self._instants_at(instant_time, Action.DELTA_COMMIT) if i.is_completed]
+        if not done:
+            return None
+        since = done[0].completion_time or instant_time
+        compactions = [c.timestamp for c in self.table.timeline.filter_by([Action.COMMIT], [State.COMPLETED])
+                       if c.timestamp >= since]
+        return compactions[-1] if compactions else None
+
+    def forget(self, instant_time: str) -> None:
+        """Roll back the metadata table's delta commit at `instant_time`, if it has one: the data instant's files are
+        gone (an interrupted compaction's attempt undone) and its next attempt records them again."""
+        self._finish_pending_rollbacks()
+        if self._instants_at(instant_time, Action.DELTA_COMMIT):
+            self._rollback(instant_time, self._new_time())
+
+    # ---- the metadata table's own rollbacks ----------------------------------------------------------------------
+    def _instants_at(self, instant_time: str, action: Action) -> list[Instant]:
+        return [i for i in self.table.timeline.instants_at(instant_time) if i.action is action]
+
+    def _completed_at(self, instant_time: str, action: Action) -> bool:
+        return any(i.is_completed for i in self._instants_at(instant_time, action))
+
+    def _new_time(self) -> str:
+        latest = max((i.timestamp[:_MILLIS] for t in (self.table.timeline, self.table.data_timeline)
+                      for i in t.instants), default=None)
+        return new_instant_time(after=latest, local=self.table.data_config.local_instant_times)
+
+    def _rollback(self, instant_time: str, rollback_time: str) -> None:
+        """Roll back the metadata table's delta commit at `instant_time` with a rollback at `rollback_time`: Hudi
+        0.15 writes a command block into a new log file (its APPEND marker), Hudi 1.x deletes the instant's own log
+        file. A rollback at `rollback_time` that completed before a crash only has the instant's files left to
+        delete."""
+        timeline = self.table.timeline
+        if any(i.action is Action.ROLLBACK and i.is_completed for i in timeline.instants_at(rollback_time)):
+            for instant in self._instants_at(instant_time, Action.DELTA_COMMIT)[:1]:
+                timeline.delete_instant_files(instant)
+        else:
+            rollback_at(self.table.location, instant_time, rollback_time,
+                        use_command_blocks=timeline.layout.version == 1)
+        self._reload()
+
+    def _finish_pending_rollbacks(self) -> None:
+        if self.table.timeline.filter_by([Action.ROLLBACK]).pending():
+            finish_pending_rollbacks(self.table.location, self.table.timeline)
+            self._reload()
+
+    def _reload(self) -> None:
+        self.table = MetadataTable.load(self.table.data, self.table.data_config, self.table.data_timeline)
+        self.file_slice = self.table.files_slice()
 
     # ---- the delta commit ---------------------------------------------------------------------------------------
     def _timeline(self) -> Timeline:
@@ -110,17 +249,38 @@ class MetadataWriter:
         versions = [f.name.version for f in fs.log_files if f.name.base_instant == base_instant]
         return LogFileName(fs.file_id, base_instant, max(versions, default=0) + 1, WRITE_TOKEN)
 
-    def write_delta_commit(self, instant_time: str, commit: CommitMetadata) -> Instant:
-        """Record the data commit at `instant_time` (its metadata `commit`) as a completed delta commit of the
-        metadata table; returns it. Refused, before writing anything, when the metadata table already has an
-        instant at or after `instant_time`."""
+    def _delta_commit(self, instant_time: str, records: list[FilesRecord]) -> Instant:
+        """`records` as a completed delta commit at `instant_time` of the metadata table; returns it. A delta commit
+        already there (an earlier attempt of the same data action) is rolled back first, as Hudi's
+        `processAndCommit` does. Refused, before writing anything, when the metadata table has a commit after
+        `instant_time`."""
+        self._finish_pending_rollbacks()
+        if self._instants_at(instant_time, Action.DELTA_COMMIT):
+            self._rollback(instant_time, self._new_time())
         location = self.table.location
         timeline = self._timeline()
-        latest = timeline.latest_time()
-        if latest is not None and latest >= instant_time:
-            raise MetadataTableError(f"{location.base_path}: instant {latest} is at or after the data commit "
+        newer = [str(i) for i in timeline.instants
+                 if i.action in (Action.DELTA_COMMIT, Action.COMMIT, Action.COMPACTION) and i.timestamp >= instant_time]
+        if newer:
+            raise MetadataTableError(f"{location.base_path}: {newer[0]} is at or after the data instant "
                                      f"{instant_time}; a metadata delta commit must be the newest")
-        records = records_for_commit(commit)
+        fs = self.file_slice
+        requested = timeline.create_requested(Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED))
+        workload = CommitMetadata(operation_type=OPERATION)
+        workload.add_write_stat(FILES_PARTITION, WriteStat(file_id=fs.file_id, prev_commit=fs.base_instant,
+                                                           num_update_writes=len(records)))
+        inflight = timeline.transition_to_inflight(requested, timeline.commit_bytes(workload, requested))
+        stats = [self._write_log_file(instant_time, records)] if records else []
+        schema = schema_to_json(remove_meta_fields(json.loads(self.schema)))
+        meta = CommitMetadata({FILES_PARTITION: stats} if stats else {}, False, {CommitMetadata.SCHEMA_KEY: schema},
+                              OPERATION)
+        completed = timeline.complete(inflight, meta)
+        delete_marker_dir(location, instant_time)
+        self._reload()
+        return completed
+
+    def _write_log_file(self, instant_time: str, records: list[FilesRecord]) -> WriteStat:
+        location = self.table.location
         cells = [(r.key, self.codec.encode(r)) for r in records]
         content = write_hfile(cells, file_info={SCHEMA_FILE_INFO: self.schema.encode("utf-8")},
                               name=f"metadata block of {instant_time}")
@@ -131,25 +291,26 @@ class MetadataWriter:
         log_name = self._log_file_name(instant_time)
         rel_path = f"{FILES_PARTITION}/{log_name.format()}"
         base_name = fs.base_file.path.rsplit("/", 1)[-1] if fs.base_file is not None else ""
-
-        requested = timeline.create_requested(Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED))
-        workload = CommitMetadata(operation_type=OPERATION)
-        workload.add_write_stat(FILES_PARTITION, WriteStat(file_id=fs.file_id, prev_commit=fs.base_instant,
-                                                           num_update_writes=len(records)))
-        inflight = timeline.transition_to_inflight(requested, timeline.commit_bytes(workload, requested))
         # Version 8+ marks a log file CREATE (Hudi 1.x's rollback refuses APPEND markers there), 6 APPEND.
         io_type = IOType.CREATE if self.table.timeline.layout.version == 2 else IOType.APPEND
         create_marker(location, instant_time, FILES_PARTITION, log_name.format(), io_type)
         path = Storage.join(location.base_path, rel_path)
         if not location.storage.create_exclusive(path, data):
             raise MetadataTableError(f"{path}: already exists; another writer wrote this metadata log file")
-        stat = WriteStat(
+        return WriteStat(
             file_id=fs.file_id, path=rel_path, prev_commit=fs.base_instant, num_writes=len(records),
             num_update_writes=len(records), total_write_bytes=len(data), partition_path=FILES_PARTITION,
             file_size_in_bytes=len(data), log_version=log_name.version, log_offset=0, base_file=base_name,
             log_files=[f.name.format() for f in fs.sorted_log_files()] + [log_name.format()])
-        schema = schema_to_json(remove_meta_fields(json.loads(self.schema)))
-        meta = CommitMetadata({FILES_PARTITION: [stat]}, False, {CommitMetadata.SCHEMA_KEY: schema}, OPERATION)
-        completed = timeline.complete(inflight, meta)
-        delete_marker_dir(location, instant_time)
-        return completed
+
+    # ---- the data table's archival -------------------------------------------------------------------------------
+    def archivable(self, instants: list[Instant]) -> list[Instant]:
+        """The data-table instants of `instants` that archival may move off the active timeline: those requested (and,
+        on layout 2, completed) before the metadata table's latest compaction, none before its first
+        (`HoodieTimelineArchiver`: the metadata table's log blocks of an archived instant would no longer count)."""
+        compacted = self.table.timeline.filter_by([Action.COMMIT], [State.COMPLETED]).last()
+        if compacted is None:
+            return []
+        bound = compacted.timestamp
+        return [i for i in instants
+                if i.timestamp < bound and (i.completion_time is None or i.completion_time < bound)]

@@ -3,7 +3,8 @@ made on top of it (`create_catalog_table`).
 
 The read sources (`read_sources`: `hudi`, `hudi_merge`, the native component's planner source), the SQL function
 `hudi_table_changes` (`table_changes`) and, with the native component, the Python side of `df.write.format("hudi")`
-and SQL writes (`save.register_writer`). It sits above all of them, so imports run one way: what registers the
+and SQL writes (`save.register_writer`), and Hudi's `CALL` procedures
+(`procedures.register_procedures`). It sits above all of them, so imports run one way: what registers the
 engine itself (`relation` before it reads, `session`, the package's `__init__`) sits above it.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pyspark.sql import SparkSession
 
 from hudi_engine.spark import native
 from hudi_engine.spark.catalog_entry import catalog_table_ddl
+from hudi_engine.spark.procedures import register_procedures
 from hudi_engine.spark.read_sources import register_read_sources
 from hudi_engine.spark.save import register_writer
 from hudi_engine.spark.table_changes import register_table_changes
@@ -25,6 +27,7 @@ def register_data_source(spark: SparkSession, *, warn_python_source: bool = True
     register_read_sources(spark, warn_python_source=warn_python_source)
     if native.native_enabled(spark):
         register_writer(spark)  # `df.write.format("hudi")` and SQL writes, planned by the JVM, run by this driver
+        register_procedures(spark)  # Hudi's `CALL` procedures, parsed by the JVM, run by this driver
     register_table_changes(spark)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlparse
 
@@ -239,21 +239,6 @@ def create_table(schema: pa.Schema, path: str, options: Mapping[str, str], exist
         raise ConfigError(f"{target}: CREATE TABLE: {e}") from None
 
 
-def truncate_table(path: str) -> None:
-    """`TRUNCATE TABLE t` as Hudi's TruncateHoodieTableCommand: the table's folder deleted, data and timeline, and
-    the table made again, empty, from its hoodie.properties (no instant; the history is gone). Its create schema
-    becomes the table's latest schema: truncating removes rows, not the columns ALTER TABLE added (which the catalog
-    entry keeps). Hudi re-creates the table with the old create schema and so loses those columns."""
-    location = TableLocation.of(path)
-    table = HudiTable.load(path)
-    # The metadata table goes with the folder: the new table must not list its partitions (Java would look for it).
-    config, latest = table.config.without_metadata_table(), table.timeline.latest_schema()
-    if latest is not None:
-        config = config.with_props({CREATE_SCHEMA: schema_to_json(to_create_schema(latest))})
-    location.storage.delete_dir(location.base_path)
-    create_empty_table(location, config)
-
-
 def _added_before_partition_columns(df: DataFrame, table: HudiTable) -> DataFrame:
     """ALTER TABLE ADD COLUMNS's schema as Hudi's AlterHoodieTableAddColumnsCommand orders it: the new columns go
     before the partition columns that end the table's columns (Spark SQL's tables keep those last, and INSERT maps
@@ -319,7 +304,7 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
         create_table(to_arrow_schema(df.schema, timezone=zone), path, options, exists, target)
         return None
     if options.get(STATEMENT) == "truncate":
-        truncate_table(path)
+        HudiTable.load(path).truncate()
         return None
     # The table at `path`, loaded once for the statement's checks and its write.
     table = _readable(path) if exists else None
@@ -363,33 +348,53 @@ class PythonWriter:
         self.spark = spark
 
     def write(self, jdf: Any, path: str, joptions: Any, mode: str, target: str) -> str:
-        try:
+        def saved() -> dict:
             jsession = jdf.sparkSession()
             session = self.spark if jsession.equals(self.spark._jsparkSession) else \
                 SparkSession(self.spark.sparkContext, jsession)
             result = save(DataFrame(jdf, session), path, {str(k): str(v) for k, v in dict(joptions).items()}, mode,
                           target)
-            return json.dumps({"result": dataclasses.asdict(result) if result is not None else None})
-        except HudiError as e:
-            text = str(e)
-            error = text if target in text or path in text else f"{target}: {text}"
-        except PySparkException as e:  # Spark's own error in the rows' query (already says where)
-            error = f"{target}: {e}"
-        except Exception as e:  # noqa: BLE001 - not a refusal: the JVM raises it, with where it happened here
-            error = f"{target}: {type(e).__name__}: {e}\n{traceback.format_exc()}"
-        return json.dumps({"error": error})
+            return {"result": dataclasses.asdict(result) if result is not None else None}
+
+        def refusal(e: Exception) -> str | None:
+            if isinstance(e, HudiError):
+                text = str(e)
+                return text if target in text or path in text else f"{target}: {text}"
+            if isinstance(e, PySparkException):  # Spark's own error in the rows' query (already says where)
+                return f"{target}: {e}"
+            return None
+
+        return json_answer(saved, target, refusal)
 
     class Java:
         implements: ClassVar[list[str]] = ["hudiengine.spark.PythonWriter"]
 
 
-def register_writer(spark: SparkSession) -> None:
-    """Let the native component hand this driver its writes (a session started with `native_conf`); once per JVM."""
+def json_answer(work: Callable[[], Any], where: str, refusal: Callable[[Exception], str | None]) -> str:
+    """A py4j callback's answer to the JVM: `work()` as JSON, or `{"error": ...}`, the message `refusal` makes of
+    an expected error (the JVM raises it without a Python stack trace), else the error with where it happened here."""
+    try:
+        return json.dumps(work())
+    except Exception as e:  # noqa: BLE001 - every error goes back to the JVM, which raises it
+        error = refusal(e)
+        if error is None:
+            error = f"{where}: {type(e).__name__}: {e}\n{traceback.format_exc()}"
+    return json.dumps({"error": error})
+
+
+def register_callback(spark: SparkSession, holder: str, callback: Callable[[SparkSession], Any]) -> None:
+    """Register `callback(spark)` with the native component's JVM object `hudiengine.spark.<holder>` (its
+    `register`), as pyspark's `foreachBatch` registers its function; once per JVM."""
     from pyspark.java_gateway import ensure_callback_server_started
 
     gateway = spark.sparkContext._gateway
     assert gateway is not None
     ensure_callback_server_started(gateway)
-    writes = gateway.jvm.hudiengine.spark.Writes
-    if not writes.registered():
-        writes.register(PythonWriter(spark))
+    target = getattr(gateway.jvm.hudiengine.spark, holder)
+    if not target.registered():
+        target.register(callback(spark))
+
+
+def register_writer(spark: SparkSession) -> None:
+    """Let the native component hand this driver its writes (a session started with `native_conf`); once per JVM."""
+    register_callback(spark, "Writes", PythonWriter)

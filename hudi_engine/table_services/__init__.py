@@ -5,6 +5,11 @@ runs through an injected `Executor` (`hudi_engine.spark.spark_executor(spark)` r
 `runner` sequences the services a write runs around its commit, and `HudiTable.compact()` / `clean()` /
 `rollback()` are the user-facing entry points.
 
+Each service keeps Hudi's metadata table where this engine can (`hudi_engine.metadata.writer.keep_or_disable`, a
+metadata delta commit before the service's instant completes) and disables it otherwise, before it changes a file:
+a compaction, clean, archival or rollback that the metadata table does not record leaves Java readers listing files
+from it that are gone, and missing the ones it wrote (issue 36).
+
 Every function that changes the table takes the table's write lock (the one writers take), so a
 service never interleaves with a write. `service_lock` is re-entrant within a thread: a service that calls another
 (compaction, then cleaning) takes the lock once.
@@ -38,18 +43,7 @@ def service_lock(location: TableLocation, lock: LockConfig | None = None, *,
     taken = table_lock(location, lock, table_name=table.name) if checked else \
         table_lock(location, lock, table=table, timeline=timeline)
     with taken, held_by_caller(location):
-        # Like every writer: a compaction, clean, archival or rollback that Hudi's metadata table does not record
-        # leaves Java readers listing files from it that are gone, and missing the ones it wrote (issue 36: Java
-        # read a compacted slice's old base and logs after our compaction of a table Java had written).
-        TableConfig.load(location).disable_metadata_table(location)
         yield
-
-
-def metadata_table_out_of_date(location: TableLocation) -> None:
-    """A service is about to change the table's files or timeline: disable Hudi's metadata table (the way Hudi does)
-    if it has one. A service under a write's lock needs this: `service_lock` disables it only where it takes the
-    lock, and a write may have kept it (`hudi_engine.metadata.writer`, which records commits only)."""
-    TableConfig.load(location).disable_metadata_table(location)
 
 
 @contextmanager

@@ -30,6 +30,11 @@ completed clean and rollback requested before the newest commit archived (no max
 archived action becomes one HoodieLSMTimelineInstant record (completion time, completed file's bytes, plan's
 bytes); the run writes one layer-0 parquet file and a new manifest, then deletes the instants' files (pending states
 first, then completed ones oldest first, as Hudi does), then compacts and cleans the history.
+
+With a metadata table this engine keeps (`hudi_engine.metadata.writer`), only instants before the metadata table's
+latest compaction are archived (Hudi's "do not archive instants which are more recent than the last compaction on
+the metadata table"; nothing before its first compaction): its readers merge log blocks of instants still on the
+data table's active timeline only, and the blocks up to that compaction are in its base file.
 """
 from __future__ import annotations
 
@@ -39,9 +44,10 @@ from hudi_engine.config.lock_config import LockConfig
 from hudi_engine.config.write_config import ArchivalConfig
 from hudi_engine.errors import HudiError, TimelineError
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata.writer import keep_or_disable
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
-from hudi_engine.table_services import metadata_table_out_of_date, service_lock
+from hudi_engine.table_services import service_lock
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.archived import archived_entry, encode_archive_file, write_archive_file
 from hudi_engine.timeline.history import ArchivedInstant, TimelineHistory
@@ -168,9 +174,14 @@ def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commit
                                      max_delta_commits=max_delta_commits)
         if not chosen:
             return None
-        # Readers skip metadata log blocks of instants no longer on the active timeline: Hudi archives only what its
-        # metadata table compacted, this engine disables the metadata table first.
-        metadata_table_out_of_date(location)
+        # Readers skip metadata log blocks of instants no longer on the active timeline: as Hudi, only instants its
+        # metadata table compacted are archived (module doc); a metadata table this engine cannot keep is disabled.
+        # hoodie.properties as it is now: a service before this one under the same lock may have changed it.
+        writer = keep_or_disable(location, TableConfig.load(location), timeline, "archival")
+        if writer is not None:
+            chosen = writer.archivable(chosen)
+            if not chosen:
+                return None
         if isinstance(timeline.layout, TimelineLayoutV2):
             return _archive_to_history(location, timeline, timeline.layout, chosen, config)
         files = _state_files(storage, timeline, chosen)

@@ -24,6 +24,10 @@ rollback that took its instant (see `write.inflight`); once archival moves the t
 instant, every reader would take them for committed data. Found by name (base files carry their instant) in
 every folder of the table, and through the instant's leftover markers (log files holding only its blocks); the
 marker folder goes after. Only rolled-back instants are looked for, so a table without rollbacks lists nothing.
+
+Hudi's metadata table, when this engine keeps it (`hudi_engine.metadata.writer`), records the clean before it
+completes: a delta commit at C marking every planned file deleted. A pending clean run again rolls back the delta
+commit its earlier attempt may have left first.
 """
 from __future__ import annotations
 
@@ -38,8 +42,9 @@ from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import BaseFileName, LogFileName, is_base_file_name, is_log_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable
 from hudi_engine.table_config import TableConfig
-from hudi_engine.table_services import metadata_table_out_of_date, service_lock, service_lock_at
+from hudi_engine.table_services import service_lock, service_lock_at
 from hudi_engine.table_services.compaction import CompactionPlan
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
@@ -229,12 +234,12 @@ def clean(location: TableLocation, config: CleanConfig | None = None, lock: Lock
         plan = _with_orphans(plan, orphans, config, timeline)
         result = None
         if plan is not None:
-            metadata_table_out_of_date(location)
+            writer = keep_or_disable(location, TableConfig.load(location), timeline, "clean")
             instant_time = new_instant_time(after=timeline.latest_time(), local=table.local_instant_times)
             data = plan.to_bytes()
             requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)
             inflight = timeline.transition_to_inflight(requested, data)
-            result = _execute(location, timeline, inflight, plan)
+            result = _execute(location, timeline, inflight, plan, writer)
         for instant_time in stale_markers:  # their files are gone now
             delete_marker_dir(location, instant_time)
         return result
@@ -285,18 +290,21 @@ def resume_pending_cleans(location: TableLocation, timeline: Timeline) -> list[C
     with service_lock_at(location):
         results = []
         pending = timeline.filter_by([Action.CLEAN]).pending()
-        if pending:
-            metadata_table_out_of_date(location)
+        writer = keep_or_disable(location, TableConfig.load(location), timeline,
+                                 f"the interrupted cleans {[i.timestamp for i in pending]}",
+                                 retrying={i.timestamp for i in pending}) if pending else None
         for instant in pending:
             requested = instant.with_state(State.REQUESTED)
             data = timeline.read_content(requested)
             plan = CleanPlan.from_bytes(data, file_name=timeline.path_of(requested))
             inflight = instant if instant.is_inflight else timeline.transition_to_inflight(requested, data)
-            results.append(_execute(location, timeline, inflight, plan))
+            results.append(_execute(location, timeline, inflight, plan, writer))
         return results
 
 
-def _execute(location: TableLocation, timeline: Timeline, inflight: Instant, plan: CleanPlan) -> CleanResult:
+def _execute(location: TableLocation, timeline: Timeline, inflight: Instant, plan: CleanPlan,
+             writer: MetadataWriter | None) -> CleanResult:
+    """Delete the plan's files; the metadata table (`writer`, when kept) records the clean before it completes."""
     t0 = time.monotonic()
     result = CleanResult(inflight.timestamp, earliest_commit_to_retain=(
         plan.earliest_instant_to_retain.timestamp if plan.earliest_instant_to_retain else ""))
@@ -330,6 +338,8 @@ def _execute(location: TableLocation, timeline: Timeline, inflight: Instant, pla
         "version": METADATA_VERSION,
         "bootstrapPartitionMetadata": {},
     }
+    if writer is not None:
+        writer.record_clean(inflight.timestamp, metadata)
     timeline.complete(inflight, write_avro_metadata(METADATA_KIND, metadata))
     return result
 

@@ -38,10 +38,11 @@ from hudi_engine.file_naming import BaseFileName, WriteToken, is_base_file_name,
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata.writer import keep_or_disable
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema, remove_meta_fields
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
-from hudi_engine.table_services import metadata_table_out_of_date, service_lock_at
+from hudi_engine.table_services import service_lock_at
 from hudi_engine.table_services.compaction import pending_compaction_groups, service_instant_time
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
@@ -53,7 +54,7 @@ from hudi_engine.timeline.clustering import (
     is_clustering,
     is_pending_replace,
 )
-from hudi_engine.timeline.commit_metadata import NULL_COMMIT, WriteStat
+from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit
@@ -248,7 +249,7 @@ def schedule_clustering(location: TableLocation, config: WriteConfig | None = No
         record = build_clustering_plan(location, timeline, config)
         if record is None:
             return None
-        metadata_table_out_of_date(location)
+        # Nothing the metadata table lists changes: the clustering's run records its replacecommit there.
         action = Action.CLUSTERING if timeline.layout.version == 2 else Action.REPLACE_COMMIT
         return timeline.create_requested(Instant(instant_time, action, State.REQUESTED),
                                          write_avro_metadata("HoodieRequestedReplaceMetadata", record))
@@ -424,11 +425,13 @@ def run_clustering(location: TableLocation, instant_time: str, config: WriteConf
         schema = _table_schema(location, timeline, table)
         sort_columns = plan.sort_columns or config.clustering.sort_columns
         check_sort_columns(avro_to_arrow_schema(add_meta_fields(schema)), sort_columns, where)
-        metadata_table_out_of_date(location)
         if instant.is_inflight:
             undo_clustering_attempt(location, instant, plan)
             timeline = Timeline.load(location)
             instant = _pending_clustering(timeline, instant_time)[0]
+        # hoodie.properties read again: undoing an interrupted attempt may have disabled the metadata table.
+        writer = keep_or_disable(location, TableConfig.load(location), timeline, f"clustering {instant_time}",
+                                 retrying=(instant_time,))
         inflight = timeline.transition_to_inflight(instant)
         vis = Visibility.of(timeline)
         view = FileSystemView.load(location, slicing=vis.slicing)
@@ -449,8 +452,13 @@ def run_clustering(location: TableLocation, instant_time: str, config: WriteConf
             undo_clustering_attempt(location, inflight, plan)
             raise
         t2 = time.monotonic()
+
+        def record(commit: CommitMetadata) -> None:  # the metadata table's delta commit, before the replacecommit
+            if writer is not None:
+                writer.record_commit(instant_time, commit)
+
         complete_commit(location, inflight, stats, CLUSTER, schema, partition_to_replace_file_ids=replaced,
-                        layout=layout_at(location))
+                        layout=layout_at(location), before_commit=record)
         new: dict[str, list[str]] = {}
         for st in stats:
             new.setdefault(st.partition_path or "", []).append(st.file_id or "")
@@ -499,9 +507,16 @@ def cluster_now(location: TableLocation, config: WriteConfig | None = None, *, o
 
 def undo_clustering_attempt(location: TableLocation, instant: Instant, plan: ClusteringPlan) -> list[str]:
     """Undo a failed execution of clustering C: delete the base files it wrote (by marker, and any base file of C in
-    the plan's partitions: C names nothing else), its markers and its `.inflight` file; the plan stays requested."""
+    the plan's partitions: C names nothing else), its markers and its `.inflight` file; the plan stays requested. The
+    metadata table's delta commit at C, if the attempt left one, is rolled back first (`MetadataWriter.forget`)."""
     storage = location.storage
     ts = instant.timestamp
+    table = TableConfig.load(location)
+    if table.metadata_partitions or table.metadata_partitions_inflight:  # a delta commit the attempt left there
+        writer = keep_or_disable(location, table, Timeline.load(location),
+                                 f"the rollback of the interrupted clustering {ts}", retrying=(ts,))
+        if writer is not None:
+            writer.forget(ts)
     candidates = {location.join(m.data_file_path) for m in list_markers(location, ts)}
     for partition in sorted({s.partition_path for s in plan.slices}):
         for e in storage.list_dir(location.join(partition)):

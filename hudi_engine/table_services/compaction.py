@@ -48,10 +48,11 @@ from hudi_engine.io.base_file import read_base_file, read_footer
 from hudi_engine.io.log_block import BlockType, delete_block_keys
 from hudi_engine.io.log_format import encode_log_file, read_log_blocks
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema, remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
-from hudi_engine.table_services import metadata_table_out_of_date, service_lock_at
+from hudi_engine.table_services import service_lock_at
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
 from hudi_engine.timeline.clustering import PendingClustering, is_clustering
@@ -261,7 +262,7 @@ def schedule_compaction(location: TableLocation, *, instant_time: str | None = N
         plan = build_compaction_plan(location, timeline, partitions)
         if plan is None:
             return None
-        metadata_table_out_of_date(location)
+        # Nothing the metadata table lists changes: the compaction's run records its commit there.
         return timeline.create_requested(Instant(instant_time, Action.COMPACTION, State.REQUESTED), plan.to_bytes())
 
 
@@ -516,9 +517,11 @@ def run_compaction(location: TableLocation, instant_time: str, *, storage_uri: s
         instant = _pending_compaction(timeline, instant_time)
         plan = CompactionPlan.load(timeline, instant_time)
         _logs_changes(TableConfig.load(location), config or WriteConfig(), location.base_path)  # refused up front
-        metadata_table_out_of_date(location)
         if instant.is_inflight:
             rollback_inflight_compaction(location, instant_time)
+        # hoodie.properties read again: the rollback of an interrupted attempt may have disabled the metadata table.
+        writer = keep_or_disable(location, TableConfig.load(location), timeline, f"compaction {instant_time}",
+                                 retrying=(instant_time,))
         requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
         inflight = timeline.transition_to_inflight(requested, b"")
         task_location = TableLocation(location.storage, location.base_path, storage_uri or location.base_path)
@@ -530,17 +533,19 @@ def run_compaction(location: TableLocation, instant_time: str, *, storage_uri: s
             rollback_inflight_compaction(location, instant_time)
             raise
         t2 = time.monotonic()
-        complete_compaction(location, inflight, plan, stats, task.schema)
+        complete_compaction(location, inflight, plan, stats, task.schema, metadata_writer=writer)
         return CompactionResult(instant_time, stats, {"prepare": t1 - t0, "execute": t2 - t1,
                                                       "commit": time.monotonic() - t2})
 
 
 def complete_compaction(location: TableLocation, inflight: Instant, plan: CompactionPlan,
-                        stats: Sequence[WriteStat], schema: dict) -> Instant:
+                        stats: Sequence[WriteStat], schema: dict, *,
+                        metadata_writer: MetadataWriter | None = None) -> Instant:
     """`<C>.commit` (compacted, COMPACT) once every operation of the plan wrote its file.
 
     Files with a marker but no stat (a failed task attempt that was retried) are deleted first, as Hudi's
-    finalizeWrite does; the marker folder goes after the commit.
+    finalizeWrite does; the metadata table (`metadata_writer`, when kept) records the commit's new base files before it
+    completes; the marker folder goes after the commit.
     """
     stats = list(stats)
     wrote = {(s.partition_path or "", s.file_id) for s in stats}
@@ -563,9 +568,10 @@ def complete_compaction(location: TableLocation, inflight: Instant, plan: Compac
     by_partition: dict[str, list[WriteStat]] = {}
     for s in stats:
         by_partition.setdefault(s.partition_path or "", []).append(s)
-    metadata = CommitMetadata(by_partition, True, {CommitMetadata.SCHEMA_KEY: schema_to_json(schema)},
-                              OPERATION_TYPE)
-    completed = Timeline(location, [], layout=layout_at(location)).complete(inflight, metadata)
+    commit = CommitMetadata(by_partition, True, {CommitMetadata.SCHEMA_KEY: schema_to_json(schema)}, OPERATION_TYPE)
+    if metadata_writer is not None:
+        metadata_writer.record_commit(inflight.timestamp, commit)
+    completed = Timeline(location, [], layout=layout_at(location)).complete(inflight, commit)
     delete_marker_dir(location, inflight.timestamp)
     return completed
 
@@ -574,11 +580,20 @@ def rollback_inflight_compaction(location: TableLocation, instant_time: str) -> 
     """Undo a failed attempt of compaction C: delete the base files it wrote (by marker, and any base file of C in
     the plan's file groups), its markers, and `<C>.compaction.inflight`; the plan stays requested.
 
-    Only base files named with instant C go: log files with base instant C belong to later writes.
+    Only base files named with instant C go: log files with base instant C belong to later writes. The metadata
+    table's delta commit at C, if the attempt left one, is rolled back first (`MetadataWriter.forget`): a retry
+    that completes C would otherwise make it count.
     Returns the deleted paths.
     """
     storage = location.storage
     with service_lock_at(location):
+        table = TableConfig.load(location)
+        if table.metadata_partitions or table.metadata_partitions_inflight:
+            writer = keep_or_disable(location, table, Timeline.load(location),
+                                     f"the rollback of the interrupted compaction {instant_time}",
+                                     retrying=(instant_time,))
+            if writer is not None:
+                writer.forget(instant_time)
         timeline = Timeline(location, [], layout=layout_at(location))
         plan = CompactionPlan.load(timeline, instant_time)
         deleted = []

@@ -113,7 +113,7 @@ def restore(table: MetaClient, instant_time: str) -> RestoreResult:
         record = {"instantsToRollback": [{"commitTime": ts, "action": a} for ts, a in planned], "version": 2,
                   "savepointToRestoreTimestamp": instant_time}
         timeline.create_requested(instant, write_avro_metadata(RESTORE_PLAN, record))
-    table.config.disable_metadata_table(table.location)
+    table.config.disable_metadata_table(table.location, f"the restore {instant.timestamp} does not record itself in it")
     _drop_rollbacks_after(timeline, instant.timestamp)  # a crashed attempt's, planned again below
     inflight = instant if instant.is_inflight else timeline.transition_to_inflight(instant)
     done: list[Instant] = []

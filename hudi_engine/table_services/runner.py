@@ -10,6 +10,7 @@ from hudi_engine.config.lock_config import LAZY
 from hudi_engine.config.write_config import MERGE_ON_READ, WriteConfig
 from hudi_engine.errors import HudiError, TableServiceError
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata.writer import keep_through_rollback
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
 from hudi_engine.table_services import held_by_caller, service_lock
@@ -117,7 +118,7 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                         timeline = Timeline.load(location)
             if config.lock.failed_writes_policy == LAZY:
                 service = "the rollback of failed writes (hoodie.cleaner.policy.failed.writes=LAZY)"
-                if rollback_failed(timeline, config.lock):
+                if rollback_failed(timeline, config.lock, metadata=keep_through_rollback(location)):
                     timeline = timeline.reload()  # the rollbacks changed it
             if config.clean.automatic:
                 service = "automatic cleaning"

@@ -39,7 +39,7 @@ from hudi_engine.timeline.timeline import LAYOUT2_FOLDER, collapse_layout1
 from hudi_engine.write.heartbeat import Heartbeat, heartbeat_exists, heartbeat_path
 from hudi_engine.write.lock import lock_holder, lock_path
 from hudi_engine.write.markers import IOType, Marker, create_marker, delete_marker_dir, marker_dir, remove_marker
-from hudi_engine.write.rollback import remove_marked_files, rollback_instant
+from hudi_engine.write.rollback import MetadataUpdate, remove_marked_files, rollback_instant
 
 _WRITING_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION,
                               Action.LOG_COMPACTION, Action.CLUSTERING})
@@ -191,7 +191,7 @@ class InflightInstant:
     # ---- abort ----------------------------------------------------------------------------------------------
 
     def abort(self, inflight: Instant, *, lock_expiry_ms: int, lock_where: str | None = None,
-              lock_holder_text: str | None = None) -> None:
+              lock_holder_text: str | None = None, metadata: MetadataUpdate | None = None) -> None:
         """Give up a failed write's instant (under the table lock), its heartbeat first: rolled back as usual while
         it is ours; if it was lost, the files its markers name are removed (never those of a completed instant) and
         InstantLostError says what happened. `lock_where` / `lock_holder_text` describe the lock (default: the lock
@@ -200,7 +200,7 @@ class InflightInstant:
         base_path = self.location.base_path
         loss = self.loss()
         if loss is None:
-            rollback_instant(self.location, inflight)
+            rollback_instant(self.location, inflight, metadata=metadata)
             return
         completed = any(i.is_completed for i in self._instant_files()[0])
         if completed and loss.rollback is None:

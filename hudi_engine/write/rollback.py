@@ -16,6 +16,13 @@ delete), and F's instant files go last: once they are gone, F's leftovers would 
 timeline start) for Java.
 A crash at any step leaves F pending and a pending rollback whose plan `rollback_failed_writes` re-executes.
 
+The table's metadata table: a caller that keeps it passes `metadata` (`hudi_engine.metadata.writer`'s
+`keep_through_rollback`), asked before anything changes (step 1) whether the metadata table is kept (else it
+disables it there), and the recorder it answers is called between steps 4 and 5 with R and its metadata, as Hudi's
+`writeTableMetadata` is before the rollback completes. Without `metadata` the metadata table is disabled before
+step 1: Hudi's readers count the instants a completed rollback rolled back as valid, so F's metadata delta commit
+would count.
+
 What F wrote comes from its markers; without markers (a writer that did not make them, or a completed F whose
 markers are gone) from F's commit metadata, else from listing every partition for files of F. F's markers are
 listed again before R completes: a writer that lost its lock may still have been adding files to F (it checks
@@ -31,8 +38,9 @@ from __future__ import annotations
 
 import posixpath
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from hudi_engine.config.lock_config import NEVER, LockConfig
 from hudi_engine.errors import HudiError, WriteError
@@ -61,6 +69,11 @@ from hudi_engine.write.markers import IOType, Marker, delete_marker_dir, list_ma
 ROLLBACK_PLAN = "HoodieRollbackPlan"
 ROLLBACK_METADATA = "HoodieRollbackMetadata"
 _WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
+# Records the rollback in the table's metadata table before it completes: (R inflight, R's HoodieRollbackMetadata).
+RollbackRecorder = Callable[[Instant, Mapping[str, Any]], None]
+# Asked before the rollback of F changes anything (F, and R when an interrupted R is finished): the recorder that keeps
+# the table's metadata table, or None when there is none or it was disabled.
+MetadataUpdate = Callable[[Instant, str | None], RollbackRecorder | None]
 
 
 @dataclass(frozen=True)
@@ -106,9 +119,9 @@ class RollbackResult:
 # --------------------------------------------------------------------------------------------- public API
 
 
-def rollback_instant(location: TableLocation, instant: Instant | str, *,
-                     use_command_blocks: bool = False) -> RollbackResult:
-    """Roll back a pending (requested/inflight) commit, deltacommit or replacecommit."""
+def rollback_instant(location: TableLocation, instant: Instant | str, *, use_command_blocks: bool = False,
+                     metadata: MetadataUpdate | None = None) -> RollbackResult:
+    """Roll back a pending (requested/inflight) commit, deltacommit or replacecommit (`metadata`: module doc)."""
     _check_writable(location)
     timeline = Timeline.load(location)
     target = _find(timeline, instant)
@@ -116,19 +129,39 @@ def rollback_instant(location: TableLocation, instant: Instant | str, *,
         raise WriteError(f"{target} is completed: use rollback_completed for the latest completed commit")
     if target.action not in _WRITE_ACTIONS:
         raise WriteError(f"{target}: only commit, deltacommit and replacecommit instants are rolled back here")
-    result = _rollback_pending(timeline, target, use_command_blocks)
+    result = _rollback_pending(timeline, target, use_command_blocks, metadata)
     if result is None:
         raise WriteError(f"cannot roll back {target}: it completed while the rollback was being planned (its writer "
                          "committed it after its lock had expired); the rollback gave up")
     return result
 
 
-def _rollback_pending(timeline: Timeline, target: Instant, use_command_blocks: bool) -> RollbackResult | None:
-    return _run(timeline, target, _plan_pending(timeline, target, use_command_blocks), uncommit=False)
+def _rollback_pending(timeline: Timeline, target: Instant, use_command_blocks: bool,
+                      metadata: MetadataUpdate | None) -> RollbackResult | None:
+    return _run(timeline, target, _plan_pending(timeline, target, use_command_blocks), uncommit=False,
+                metadata=metadata)
+
+
+def rollback_at(location: TableLocation, instant_time: str, rollback_time: str, *,
+                use_command_blocks: bool) -> RollbackResult:
+    """Roll back the delta commit at `instant_time`, pending or completed, whatever follows it, by a rollback at
+    `rollback_time`: what Hudi's metadata writer does to a metadata table's delta commit (of a data instant rolled
+    back, or of a data action being attempted again). No check of the table's properties: a metadata table's."""
+    timeline = Timeline.load(location)
+    target = _find(timeline, instant_time)
+    if target.is_completed:
+        requests = _requests_from_stats(location, instant_time, timeline.commit_metadata(target),
+                                        use_command_blocks and timeline.layout.version == 1)
+    else:
+        requests = _plan_pending(timeline, target, use_command_blocks)
+    result = _run(timeline, target, requests, uncommit=target.is_completed, metadata=None, rollback_time=rollback_time)
+    if result is None:
+        raise WriteError(f"cannot roll back {target} of {location.base_path}: it completed meanwhile")
+    return result
 
 
 def rollback_completed(location: TableLocation, instant: Instant | str | None = None, *,
-                       use_command_blocks: bool = False) -> RollbackResult:
+                       use_command_blocks: bool = False, metadata: MetadataUpdate | None = None) -> RollbackResult:
     """Roll back the latest completed commit/deltacommit/replacecommit (as Hudi's CLI `commit rollback` does).
 
     Refused for any other instant (later data may depend on it: that needs a restore), when a write instant
@@ -157,7 +190,7 @@ def rollback_completed(location: TableLocation, instant: Instant | str | None = 
     # Layout 2: the commit's log files are its own (named by it): deleted, as Hudi 1.x does.
     requests = _requests_from_stats(location, target.timestamp, meta,
                                     use_command_blocks and timeline.layout.version == 1)
-    result = _run(timeline, target, requests, uncommit=True)
+    result = _run(timeline, target, requests, uncommit=True, metadata=metadata)
     assert result is not None  # _run gives up (None) only on a pending instant that completed meanwhile
     return result
 
@@ -174,7 +207,8 @@ def rollback_for_restore(timeline: Timeline, target: Instant) -> RollbackResult:
     else:
         delete_heartbeat(location, target.timestamp)  # a live writer of it stops at its next check
         requests = _plan_pending(timeline, target, use_command_blocks=False)
-    result = _run(timeline, target, requests, uncommit=target.is_completed, publish=False, give_up=False)
+    result = _run(timeline, target, requests, uncommit=target.is_completed, metadata=None,
+                  publish=False, give_up=False)
     assert result is not None  # never given up (give_up=False)
     # A compaction's requested/inflight files carry the compaction action, its completed one `commit`.
     for action in {Action.COMPACTION: [Action.COMMIT], Action.LOG_COMPACTION: [Action.DELTA_COMMIT],
@@ -185,13 +219,14 @@ def rollback_for_restore(timeline: Timeline, target: Instant) -> RollbackResult:
 
 
 def rollback_failed_writes(location: TableLocation, config: LockConfig | None = None, *,
-                           use_command_blocks: bool = False) -> list[RollbackResult]:
+                           use_command_blocks: bool = False,
+                           metadata: MetadataUpdate | None = None) -> list[RollbackResult]:
     """`rollback_failed` on the timeline listed here."""
-    return rollback_failed(Timeline.load(location), config, use_command_blocks=use_command_blocks)
+    return rollback_failed(Timeline.load(location), config, use_command_blocks=use_command_blocks, metadata=metadata)
 
 
-def rollback_failed(timeline: Timeline, config: LockConfig | None = None, *,
-                    use_command_blocks: bool = False) -> list[RollbackResult]:
+def rollback_failed(timeline: Timeline, config: LockConfig | None = None, *, use_command_blocks: bool = False,
+                    metadata: MetadataUpdate | None = None) -> list[RollbackResult]:
     """Finish interrupted rollbacks, then roll back the failed writes, newest first (Hudi's rollbackFailedWrites).
 
     With `config` (a writer under the table lock), the failed writes are the pending instants whose heartbeat
@@ -207,20 +242,21 @@ def rollback_failed(timeline: Timeline, config: LockConfig | None = None, *,
         dead = {i.timestamp for i in failed_writes(location, config, timeline)}
         for instant_time in dead:
             delete_heartbeat(location, instant_time)
-    results = finish_pending_rollbacks(location, timeline)
+    results = finish_pending_rollbacks(location, timeline, metadata)
     if results:  # a resumed rollback changed the timeline: listed again
         timeline = timeline.reload()
     for target in reversed(timeline.pending()):
         if target.action not in _WRITE_ACTIONS or _is_clustering(timeline, target) or (
                 dead is not None and target.timestamp not in dead):
             continue
-        result = _rollback_pending(timeline, target, use_command_blocks)
+        result = _rollback_pending(timeline, target, use_command_blocks, metadata)
         if result is not None:  # None: the target completed meanwhile, it is not a failed write
             results.append(result)
     return results
 
 
-def finish_pending_rollbacks(location: TableLocation, timeline: Timeline) -> list[RollbackResult]:
+def finish_pending_rollbacks(location: TableLocation, timeline: Timeline,
+                             metadata: MetadataUpdate | None = None) -> list[RollbackResult]:
     """Re-execute the rollbacks a crash interrupted (their plans say what to delete), and delete the temp files of
     atomic creates a killed process left in `.hoodie` (instants, the lock, hoodie.properties). A LAZY writer runs
     only this before its write; dead writers' instants are left to the table services. `timeline`: listed under
@@ -228,7 +264,7 @@ def finish_pending_rollbacks(location: TableLocation, timeline: Timeline) -> lis
     location.storage.delete_temp_files(location.meta_path)
     if timeline.layout.version == 2:  # instants are created in .hoodie/timeline there
         location.storage.delete_temp_files(timeline.meta_path)
-    return _resume_pending_rollbacks(location, timeline)
+    return _resume_pending_rollbacks(location, timeline, metadata)
 
 
 def failed_writes(location: TableLocation, config: LockConfig, timeline: Timeline) -> list[Instant]:
@@ -430,16 +466,17 @@ def _has_older_slice_files(storage: Storage, path: str, log: LogFileName) -> boo
 # --------------------------------------------------------------------------------------------- execution
 
 
-def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *,
-         uncommit: bool, publish: bool = True, give_up: bool = True) -> RollbackResult | None:
+def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *, uncommit: bool,
+         metadata: MetadataUpdate | None, rollback_time: str | None = None, publish: bool = True,
+         give_up: bool = True) -> RollbackResult | None:
     storage = timeline.storage
     t0 = time.monotonic()
     latest = timeline.latest_time()
     config = TableConfig.load(timeline.location)
-    # Before anything changes: the metadata table does not record rollbacks of ours (Hudi 1.x readers would take a
-    # metadata delta commit of a rolled-back instant as valid once its instant files are gone).
-    config.disable_metadata_table(timeline.location)
-    rollback_ts = new_instant_time(after=latest, local=config.local_instant_times)
+    record = None if metadata is None else metadata(target, None)  # before anything changes (module doc)
+    if metadata is None:
+        config.disable_metadata_table(timeline.location, f"the rollback of {target} does not record itself in it")
+    rollback_ts = rollback_time or new_instant_time(after=latest, local=config.local_instant_times)
     requested = Instant(rollback_ts, Action.ROLLBACK, State.REQUESTED)
     plan = {
         "instantToRollback": {"commitTime": target.timestamp, "action": target.action.value},
@@ -456,11 +493,11 @@ def _run(timeline: Timeline, target: Instant, requests: list[RollbackRequest], *
         if not storage.delete(completed_path):
             raise WriteError(f"{completed_path}: vanished while rolling back {target}")
     inflight = timeline.transition_to_inflight(requested)
-    return _execute(timeline, inflight, target, requests, t0, publish=publish)
+    return _execute(timeline, inflight, target, requests, t0, record, publish=publish)
 
 
 def _execute(timeline: Timeline, inflight: Instant, target: Instant, requests: list[RollbackRequest],
-             t0: float, *, publish: bool = True) -> RollbackResult:
+             t0: float, record: RollbackRecorder | None, *, publish: bool = True) -> RollbackResult:
     storage = timeline.storage
     rollback_ts = inflight.timestamp
     per_partition: dict[str, dict] = {}
@@ -495,6 +532,8 @@ def _execute(timeline: Timeline, inflight: Instant, target: Instant, requests: l
         "version": 1,
         "instantsRollback": [{"commitTime": target.timestamp, "action": target.action.value}],
     }
+    if record is not None:
+        record(inflight, metadata)
     if publish:  # a restore's rollbacks stay inflight: the restore records them (`rollback_for_restore`)
         timeline.complete(inflight, write_avro_metadata(ROLLBACK_METADATA, metadata))
     # F's instant files last (completed first if still there, so a crash never leaves a completed F without data).
@@ -544,13 +583,15 @@ def _write_rollback_block(storage: Storage, log_path: str, rollback_ts: str, tar
         version += 1
 
 
-def _resume_pending_rollbacks(table: TableLocation, timeline: Timeline) -> list[RollbackResult]:
+def _resume_pending_rollbacks(table: TableLocation, timeline: Timeline,
+                              metadata: MetadataUpdate | None) -> list[RollbackResult]:
     """Re-execute the plans of rollbacks that did not complete (deleting is idempotent)."""
     storage = table.storage
     results = []
     pending = timeline.filter_by([Action.ROLLBACK]).pending()
-    if pending:  # the metadata table does not record rollbacks of ours (`_run`)
-        TableConfig.load(table).disable_metadata_table(table)
+    if pending and metadata is None:  # module doc
+        TableConfig.load(table).disable_metadata_table(
+            table, f"the interrupted rollbacks {[i.timestamp for i in pending]} do not record themselves in it")
     for instant in pending:
         plan = timeline.avro_metadata(instant.with_state(State.REQUESTED)) or {}
         info = plan.get("instantToRollback") or {}
@@ -566,5 +607,6 @@ def _resume_pending_rollbacks(table: TableLocation, timeline: Timeline) -> list[
         # Data goes only while F is pending: un-commit a completed F first (R is inflight: step 2 had begun).
         timeline.delete_instant_files(target, [State.COMPLETED])
         inflight = instant if instant.is_inflight else timeline.transition_to_inflight(instant)
-        results.append(_execute(timeline, inflight, target, requests, time.monotonic()))
+        record = None if metadata is None else metadata(target, instant.timestamp)
+        results.append(_execute(timeline, inflight, target, requests, time.monotonic(), record))
     return results

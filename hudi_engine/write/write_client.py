@@ -22,7 +22,7 @@ from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.location import TableLocation
 from hudi_engine.meta_client import MetaClient
-from hudi_engine.metadata.writer import MetadataWriter
+from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable, keep_through_rollback
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
@@ -150,12 +150,14 @@ class WriteClient:
             return None
         self.table_config = TableConfig.load(self.location)
         enable = self.config.given.get(K.METADATA_ENABLE.key)
-        decision = None if enable is not None and str(enable).strip().lower() == "false" else \
-            MetadataWriter.decide(self.location, self.table_config, timeline)
-        if decision is not None and decision.writer is not None:
-            return decision.writer
-        self.table_config = self.table_config.disable_metadata_table(self.location)
-        return None
+        if enable is not None and str(enable).strip().lower() == "false":
+            self.table_config = self.table_config.disable_metadata_table(
+                self.location, f"the write asks for it ({K.METADATA_ENABLE.key}=false)")
+            return None
+        writer = keep_or_disable(self.location, self.table_config, timeline, f"the {self.config.operation.value} write")
+        if writer is None:
+            self.table_config = TableConfig.load(self.location)
+        return writer
 
     # ---- specs shipped to tasks ------------------------------------------------------------------------------
     @property
@@ -359,9 +361,9 @@ class WriteClient:
             check_writable(self.location, self.table_config, timeline,
                            action="write to it or run a table service on it")
             if lock_cfg.failed_writes_policy == EAGER:
-                rolled_back = rollback_failed(timeline, lock_cfg)
+                rolled_back = rollback_failed(timeline, lock_cfg, metadata=keep_through_rollback(self.location))
             else:  # LAZY leaves dead writers' instants to the cleaning, but a crash's half rollback is finished now
-                rolled_back = finish_pending_rollbacks(self.location, timeline)
+                rolled_back = finish_pending_rollbacks(self.location, timeline, keep_through_rollback(self.location))
             self.timeline = timeline.reload() if rolled_back else timeline  # the rollbacks changed it
             self._metadata_table(self.timeline)  # kept, or disabled before anything is written
             self._pending_clustering = None
@@ -490,7 +492,7 @@ class Transaction:
 
         def record_in_metadata_table(metadata: CommitMetadata) -> None:
             if metadata_writer is not None:
-                metadata_writer.write_delta_commit(self.instant, metadata)
+                metadata_writer.record_commit(self.instant, metadata)
 
         completed = commit_protocol.complete_commit(
             c.location, self.inflight, stats, operation_type=c.config.operation_type,
@@ -522,7 +524,8 @@ class Transaction:
             lock = self._locked(f"rolling back instant {self.instant}")
         except WriteError:
             return
-        self.owned.abort(self.inflight, lock_expiry_ms=c.config.lock.expiry_ms, lock_where=lock.describe(),
+        self.owned.abort(self.inflight, metadata=keep_through_rollback(c.location),
+                         lock_expiry_ms=c.config.lock.expiry_ms, lock_where=lock.describe(),
                          lock_holder_text=f"this writer took the lock again ({lock.owner}) to remove what it wrote")
 
     def close(self) -> None:

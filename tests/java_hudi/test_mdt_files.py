@@ -4,7 +4,9 @@ the metadata table on (listing files from it), Hudi's own validator finds the me
 Java's next write appends to that metadata table instead of rebuilding it (the engine's delta commits stay, no new
 initialization instant, `hoodie.table.metadata.partitions` still `files`) and compacts it, merging the engine's
 blocks, after which the listing still equals storage. An engine write killed between the metadata delta commit and
-the data commit is invisible to Java, and Java's next write rolls it back, in the metadata table too."""
+the data commit is invisible to Java, and Java's next write rolls it back, in the metadata table too. Before Java
+reads, the engine also compacts (MOR), cleans and rolls back (its latest commit, and a write of its own that failed
+after its metadata delta commit), keeping the metadata table through them."""
 from __future__ import annotations
 
 import json
@@ -23,6 +25,7 @@ from hudi_engine import HudiTable
 from hudi_engine.java_properties import parse_properties
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.table import SOLO_COMMIT_TIMESTAMP, metadata_location
+from hudi_engine.metadata.writer import MetadataWriter
 from hudi_engine.timeline import Timeline
 
 KEYS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
@@ -110,7 +113,7 @@ def _validate(java, path: Path, tmp_path: Path, name: str) -> None:
 @pytest.mark.parametrize(("hudi", "table_type"), [("0.15.0", "MERGE_ON_READ"), ("1.2.0", "COPY_ON_WRITE"),
                                                   ("1.2.0", "MERGE_ON_READ")])
 def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, tmp_path: Path, hudi: str,
-                                                                     table_type: str) -> None:
+                                                                     table_type: str, monkeypatch) -> None:
     java = java_hudi(hudi)
     path = tmp_path / "t"
     opts = {**KEYS, "hoodie.datasource.write.table.type": table_type}
@@ -137,6 +140,23 @@ def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, 
     engine_instants.append(r.instant_time)
     model = {i: v for i, v in model.items() if i % 3 != 1} | {i: "engine-ow" for i in overwrite}
 
+    # Its table services and rollbacks keep it too: a compaction (MOR), a clean, the rollback of its latest commit
+    # and of a write of its own that failed after its metadata delta commit. Java's read, validator and next write
+    # below see them.
+    HudiTable.load(str(path)).write(_rows([4, 6], "engine-2", 5), {**opts, "hoodie.datasource.write.operation":
+                                                                   "upsert"})  # log files on MOR
+    model.update({4: "engine-2", 6: "engine-2"})
+    if table_type == "MERGE_ON_READ":
+        assert HudiTable.load(str(path)).compact() is not None
+    cleaned = HudiTable.load(str(path)).clean(options={"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                                                       "hoodie.cleaner.fileversions.retained": "1"})
+    assert cleaned is not None and cleaned.deleted
+    undone = HudiTable.load(str(path)).write(_rows([1, 43], "undone", 6), {**opts, "hoodie.datasource.write.operation":
+                                                                          "upsert"}).instant_time
+    assert HudiTable.load(str(path)).rollback().rolled_back.timestamp == undone
+    failed = _failed_after_the_metadata_commit(path, _rows([2, 44], "failed", 6), opts, monkeypatch)
+    assert not {undone, failed} & set(_mdt_instants(path))  # their delta commits rolled back
+
     assert _props(path)["hoodie.table.metadata.partitions"] == "files"  # kept, not disabled
     assert set(engine_instants) <= set(_mdt_instants(path))
     _same_listing(path)
@@ -145,7 +165,7 @@ def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, 
 
     # Java's next write appends to the metadata table the engine kept: no rebuild. It also compacts the metadata
     # table (after every delta commit here), merging the engine's HFile blocks into a new base file.
-    java.write(path, _rows([40, 41, 5], "java-2", 5), {**opts, **FILES_ONLY,
+    java.write(path, _rows([40, 41, 5], "java-2", 7), {**opts, **FILES_ONLY,
                                                        "hoodie.metadata.compact.max.delta.commits": "1",
                                                        "hoodie.datasource.write.operation": "upsert"})
     model.update({i: "java-2" for i in (40, 41, 5)})
@@ -160,11 +180,11 @@ def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, 
 
     # An engine write killed between its metadata delta commit and its data commit (markers and inflight left):
     # Java skips the delta commit's block, and its next write rolls the instant back, in the metadata table too.
-    crashed = _killed_after_the_metadata_commit(path, _rows([1, 2, 50], "crashed", 6),
+    crashed = _killed_after_the_metadata_commit(path, _rows([1, 2, 50], "crashed", 8),
                                                 {**opts, "hoodie.datasource.write.operation": "upsert"}, tmp_path)
     assert crashed in _mdt_instants(path)
     assert _java_rows(java, path) == model
-    java.write(path, _rows([42], "java-3", 7), {**opts, **FILES_ONLY, "hoodie.datasource.write.operation": "upsert"})
+    java.write(path, _rows([42], "java-3", 9), {**opts, **FILES_ONLY, "hoodie.datasource.write.operation": "upsert"})
     model[42] = "java-3"
     assert crashed not in {i.timestamp for i in Timeline.load(TableLocation.of(str(path))).instants}
     assert _props(path)["hoodie.table.metadata.partitions"] == "files"
@@ -172,17 +192,33 @@ def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, 
     _same_listing(path)
 
 
+def _failed_after_the_metadata_commit(path: Path, rows: pa.Table, opts: dict[str, str], monkeypatch) -> str:
+    """The instant of an engine write that failed right after its metadata delta commit (the writer rolled it back)."""
+    original, seen = MetadataWriter.record_commit, []
+
+    def failed(self, instant_time, commit):
+        original(self, instant_time, commit)
+        seen.append(instant_time)
+        raise RuntimeError("failed after the metadata delta commit")
+
+    with monkeypatch.context() as m:
+        m.setattr(MetadataWriter, "record_commit", failed)
+        with pytest.raises(RuntimeError, match="failed after"):
+            HudiTable.load(str(path)).write(rows, {**opts, "hoodie.datasource.write.operation": "upsert"})
+    return seen[0]
+
+
 _KILLED = """
 import json, os, sys
 import pyarrow.parquet as pq
 from hudi_engine import HudiTable
 from hudi_engine.metadata.writer import MetadataWriter
-original = MetadataWriter.write_delta_commit
+original = MetadataWriter.record_commit
 def killed(self, instant_time, commit):
     original(self, instant_time, commit)
     print(instant_time, flush=True)
     os._exit(17)
-MetadataWriter.write_delta_commit = killed
+MetadataWriter.record_commit = killed
 HudiTable.load(sys.argv[1]).write(pq.read_table(sys.argv[2]), json.loads(sys.argv[3]))
 """
 

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
-from java_tables import CASES, unzip_feature_table
-from metadata_tables import files_only, mdt_listing, storage_listing
+from java_tables import unzip_feature_table
+from metadata_tables import (
+    MDT_TABLES,
+    feature_rows,
+    files_only_table,
+    mdt_listing,
+    storage_listing,
+    write_rows,
+)
 
 from hudi_engine import HudiTable
 from hudi_engine.io.hfile import HFileReader
@@ -21,30 +27,6 @@ from hudi_engine.metadata.writer import MetadataWriter
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 
-MDT = {c.name: c for c in CASES if c.builder == "mdt"}
-OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
-        "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts"}
-
-
-def _rows(ids: list[int], value: str) -> pa.Table:
-    return pa.table({"id": pa.array(ids, pa.int64()), "v": [value] * len(ids), "ts": pa.array([9] * len(ids),
-                     pa.int64()), "amount": [0.5] * len(ids), "p": ["a" if i % 2 else "b" for i in ids]})
-
-
-def _table(name: str, tmp_path: Path, *, mor: bool = False) -> Path:
-    table, _ = unzip_feature_table(MDT[name], tmp_path)
-    files_only(table)
-    if mor:  # a table of base files only reads the same as MOR; the engine's updates then go to log files
-        location = TableLocation.of(str(table))
-        TableConfig.load(location).with_props({"hoodie.table.type": "MERGE_ON_READ"}).save(location)
-    return table
-
-
-def _write(table: Path, rows: pa.Table, operation: str = "upsert", **extra: str) -> str:
-    loaded = HudiTable.load(str(table))
-    return loaded.write(rows, {**OPTS, "hoodie.table.name": loaded.config.name,
-                               "hoodie.datasource.write.operation": operation, **extra}).instant_time
-
 
 def _mdt_timeline(table: Path) -> Timeline:
     return Timeline.load(metadata_location(TableLocation.of(str(table))))
@@ -53,11 +35,11 @@ def _mdt_timeline(table: Path) -> Timeline:
 @pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
 @pytest.mark.parametrize("mor", [False, True], ids=["cow", "mor"])
 def test_commits_are_recorded_and_the_listing_stays_equal_to_storage(name: str, mor: bool, tmp_path: Path) -> None:
-    table = _table(name, tmp_path, mor=mor)
-    instants = [_write(table, _rows([1, 2, 51], "e1")),  # updates in a and b, a new key
-                _write(table, _rows([2], "x"), "delete"),
-                _write(table, _rows([61, 63], "ow"), "insert_overwrite"),  # partition a replaced
-                _write(table, _rows([70, 72], "ins"), "insert")]
+    table = files_only_table(name, tmp_path, mor=mor)
+    instants = [write_rows(table, feature_rows([1, 2, 51], "e1")),  # updates in a and b, a new key
+                write_rows(table, feature_rows([2], "x"), "delete"),
+                write_rows(table, feature_rows([61, 63], "ow"), "insert_overwrite"),  # partition a replaced
+                write_rows(table, feature_rows([70, 72], "ins"), "insert")]
     location = TableLocation.of(str(table))
     assert TableConfig.load(location).metadata_partitions == ["files"]
     assert mdt_listing(table) == storage_listing(table)
@@ -89,9 +71,9 @@ def _instants_of(log: Path) -> list[str]:
 
 def test_a_data_commit_that_did_not_complete_is_not_listed(tmp_path: Path) -> None:
     """A crash after the metadata delta commit, before the data commit: the listing is the one before."""
-    table = _table("mdt_cow_v9", tmp_path)
+    table = files_only_table("mdt_cow_v9", tmp_path)
     before = mdt_listing(table)
-    t = _write(table, _rows([1, 51], "e1"))
+    t = write_rows(table, feature_rows([1, 51], "e1"))
     location = TableLocation.of(str(table))
     timeline = Timeline.load(location)
     (commit,) = [i for i in timeline.instants if i.timestamp == t]
@@ -99,45 +81,13 @@ def test_a_data_commit_that_did_not_complete_is_not_listed(tmp_path: Path) -> No
     assert mdt_listing(table) == before
 
 
-def test_a_failed_commit_is_rolled_back_and_the_metadata_table_disabled(tmp_path: Path, monkeypatch) -> None:
-    table = _table("mdt_cow_v6", tmp_path)
-    rows = HudiTable.load(str(table)).read_snapshot()
-    original = MetadataWriter.write_delta_commit
-
-    def fail_after(self, instant_time, commit):
-        original(self, instant_time, commit)
-        raise RuntimeError("killed between the metadata delta commit and the data commit")
-
-    monkeypatch.setattr(MetadataWriter, "write_delta_commit", fail_after)
-    with pytest.raises(RuntimeError, match="killed"):
-        _write(table, _rows([1, 51], "e1"))
-    location = TableLocation.of(str(table))
-    assert not TableConfig.load(location).metadata_partitions  # the rollback disabled it first
-    assert not Path(location.meta("metadata")).exists()
-    assert HudiTable.load(str(table)).read_snapshot().sort_by("id") == rows.sort_by("id")
-
-
 def test_other_metadata_partitions_or_enable_false_disable_it(tmp_path: Path) -> None:
-    full, _ = unzip_feature_table(MDT["mdt_cow_v6"], tmp_path / "full")  # files, column stats, bloom, record index
-    _write(full, _rows([1], "e"))
+    full, _ = unzip_feature_table(MDT_TABLES["mdt_cow_v6"], tmp_path / "full")  # files, column stats, bloom, record index
+    write_rows(full, feature_rows([1], "e"))
     assert not TableConfig.load(TableLocation.of(str(full))).metadata_partitions
-    table = _table("mdt_cow_v6", tmp_path / "off")
-    _write(table, _rows([1], "e"), **{"hoodie.metadata.enable": "false"})
+    table = files_only_table("mdt_cow_v6", tmp_path / "off")
+    write_rows(table, feature_rows([1], "e"), **{"hoodie.metadata.enable": "false"})
     assert not TableConfig.load(TableLocation.of(str(table))).metadata_partitions
     decision = MetadataWriter.decide(TableLocation.of(str(full)), TableConfig.load(TableLocation.of(str(full))),
                                      Timeline.load(TableLocation.of(str(full))))
     assert decision.writer is None
-
-
-def test_table_services_disable_it(tmp_path: Path) -> None:
-    """Compaction, cleaning, archival and rollback are not recorded in the metadata table yet: a service that acts
-    disables it, inline under a write's lock too."""
-    table = _table("mdt_cow_v6", tmp_path, mor=True)
-    _write(table, _rows([1, 2], "e1"))
-    assert TableConfig.load(TableLocation.of(str(table))).metadata_partitions == ["files"]
-    _write(table, _rows([1, 2], "e2"), **{"hoodie.compact.inline": "true",
-                                          "hoodie.compact.inline.max.delta.commits": "1"})
-    location = TableLocation.of(str(table))
-    assert Timeline.load(location).filter_by(["commit"]).completed().instants  # the compaction ran inline
-    assert not TableConfig.load(location).metadata_partitions
-    assert not Path(location.meta("metadata")).exists()

@@ -30,7 +30,7 @@ def test_writing_from_spark(spark, tmp_path):
                  {'"/data/trips"': repr(path)})
     result = scope["result"]
     assert (result.operation, result.records_inserted) == ("upsert", 3)
-    # The example ends with a rollback of the latest completed commit: the table's one write is undone.
+    # The example ends with a rollback of the latest completed commit (the table's one write undone) and a truncate.
     assert HudiTable.load(path).read_snapshot().num_rows == 0
     assert HudiTable.load(path).config.table_type == "MERGE_ON_READ"
 

@@ -5,7 +5,8 @@ after an insert_overwrite (a clustering-free replacecommit), through catalog nam
 with time travel and incremental options; commits made after the server read a table (which its planning worker
 keeps, `table_cache`) are seen by the next query, unchanged tables are planned again without a round trip to the
 Python planner (the JVM's `PlanCache`), base files are planned as Spark's `FileScan parquet` and logged
-slices split by key; a catalog entry without a readable table is an error naming it."""
+slices split by key; a catalog entry without a readable table is an error naming it, and a `CALL` is refused by
+name (no Python driver runs Hudi's procedures there)."""
 from __future__ import annotations
 
 import re
@@ -145,3 +146,7 @@ def test_a_thrift_query_on_a_location_without_a_readable_table_names_the_table(s
     with pytest.raises(BeelineError, match=r"catalog table (spark_catalog\.)?default\.thrift_bad_version at \S*old: "
                                            r".*hoodie\.table\.version=5 \(.*\) is older than supported"):
         thrift_server.query("SELECT id FROM thrift_bad_version")
+    # Hudi's procedures run in the Python driver, which the server has not (docs/procedures.md): refused by name
+    with pytest.raises(BeelineError, match=r"CALL show_commits: Hudi's procedures run in the Python engine of the "
+                                           r"Spark driver .* this Spark process has none"):
+        thrift_server.query("CALL show_commits(table => 'thrift_bad_version')")

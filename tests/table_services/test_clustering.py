@@ -11,14 +11,16 @@ import pyarrow as pa
 import pytest
 from java_tables import CASES, unzip_feature_table
 from local_write import write
+from metadata_tables import feature_rows, files_only_table, mdt_listing, storage_listing, write_rows
 from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.config.write_config import ClusteringConfig, WriteConfig
 from hudi_engine.errors import ConfigError, WriteError
+from hudi_engine.metadata.table import metadata_location
 from hudi_engine.table_services import clustering as clustering_service
 from hudi_engine.table_services.clustering import pending_clusterings, select_partitions
-from hudi_engine.timeline import Action, Instant, State
+from hudi_engine.timeline import Action, Instant, State, Timeline
 from hudi_engine.timeline.clustering import ClusteringPlan
 
 FILE_NAME = "_hoodie_file_name"
@@ -289,3 +291,18 @@ def test_inline_clustering_after_max_commits(tmp_path):
     assert_same_rows(t.read_snapshot(), rs_snapshot(path).select(t.read_snapshot().column_names), "inline")
     write(path, batch([30], 3), opts, table_services=True)  # one commit since: not due again
     assert len([i for i in HudiTable.load(str(path)).timeline if i.action is Action.REPLACE_COMMIT]) == 1
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
+def test_the_metadata_table_records_the_clustering(name, tmp_path):
+    table = files_only_table(name, tmp_path)
+    write_rows(table, feature_rows([1, 2, 51], "e1"))
+    rows = HudiTable.load(str(table)).read_snapshot(columns=["id", "v"]).sort_by("id")
+    result = HudiTable.load(str(table)).cluster(options={"hoodie.clustering.plan.strategy.sort.columns": "id"})
+    assert result is not None and result.new_file_ids
+    t = HudiTable.load(str(table))
+    assert t.config.metadata_partitions == ["files"], "kept, not disabled"
+    mdt = Timeline.load(metadata_location(t.location))
+    assert [i.state for i in mdt.instants if i.timestamp == result.instant_time] == [State.COMPLETED]
+    assert mdt_listing(table) == storage_listing(table)
+    assert t.read_snapshot(columns=["id", "v"]).sort_by("id") == rows

@@ -26,9 +26,11 @@ class HudiSqlParser(delegate: ParserInterface) extends ParserInterface {
     case f: UnresolvedTableValuedFunction if f.name.size == 1 && f.name.head.equalsIgnoreCase(Names.TableChanges) =>
       HudiByName(f)
   }
-  override def parsePlan(sqlText: String): LogicalPlan = wrapped(delegate.parsePlan(sqlText))
+  // Hudi's CALL statements first (Procedures.scala): Spark's own CALL resolves only its catalogs' procedures.
+  override def parsePlan(sqlText: String): LogicalPlan =
+    CallParser.parse(sqlText).getOrElse(wrapped(delegate.parsePlan(sqlText)))
   override def parsePlanWithParameters(sqlText: String, parameters: ParameterContext): LogicalPlan =
-    wrapped(delegate.parsePlanWithParameters(sqlText, parameters))
+    CallParser.parse(sqlText).getOrElse(wrapped(delegate.parsePlanWithParameters(sqlText, parameters)))
   override def parseQuery(sqlText: String): LogicalPlan = wrapped(delegate.parseQuery(sqlText))
   override def parseExpression(sqlText: String): Expression = delegate.parseExpression(sqlText)
   override def parseTableIdentifier(sqlText: String): TableIdentifier = delegate.parseTableIdentifier(sqlText)

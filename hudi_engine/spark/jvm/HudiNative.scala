@@ -18,6 +18,8 @@
 // Writes: the Python driver's write behind a py4j callback (PythonWriter.scala), what a catalog table hands it
 // (SqlTable.scala), the SQL commands (DdlCommands.scala, DmlCommands.scala, MergeIntoHudiTable.scala) and the
 // analyzer rule that plans them (HudiWriteRule.scala).
+//
+// Hudi's `CALL` procedures: parsed before Spark's parser and run by the Python driver (Procedures.scala).
 package hudiengine.spark
 
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSessionExtensions, SQLContext}
