@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from hudi_engine.config.write_config import WriteConfig
     from hudi_engine.table_services.archival import ArchivalResult
     from hudi_engine.table_services.clean import CleanResult
+    from hudi_engine.table_services.clustering import ClusteringExecutor, ClusteringResult
     from hudi_engine.table_services.compaction import CompactionResult, Executor
     from hudi_engine.table_services.restore import RestoreResult
     from hudi_engine.table_services.savepoint import Savepoint
@@ -145,6 +146,20 @@ class HudiTable:
         with self._service_lock(config.lock) as (table, timeline):
             done = compact_now(self.location, config, executor, table=table, timeline=timeline)
         return done[-1] if done else None
+
+    def cluster(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None, op: str = "scheduleAndExecute",
+                instant: str | None = None, executor: "ClusteringExecutor | None" = None) -> "ClusteringResult | None":
+        """Cluster this table now (docs/clustering.md): `op` 'schedule' plans small file slices into groups
+        (`hoodie.clustering.plan.strategy.*`), 'execute' runs the pending clustering `instant` (default: the oldest),
+        'scheduleAndExecute' both. `executor` runs the input groups (`hudi_engine.spark.clustering_executor(spark)`:
+        one Spark task per group; default: in this process). The result names the instant and the replaced and new
+        file ids; None when there was nothing to do."""
+        from hudi_engine.table_services.clustering import cluster_now
+
+        self._check_writable("cluster")
+        config = _config(options)
+        with self._service_lock(config.lock):
+            return cluster_now(self.location, config, op=op, instant=instant, execute=executor)
 
     def clean(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "CleanResult | None":
         """Delete file slices no retained instant reads (`hoodie.cleaner.*`); None when nothing was deleted."""

@@ -63,6 +63,8 @@ NOT_RUN = {
     ("docs/cdc.md", "read_changes(begin, end, images=\"struct\")"): "the same calls on tables written there: "
                                                                      "tests/test_cdc_query.py",
     ("docs/cdc.md", "hudi_engine.cdc.images"): "the same options on a table written there: tests/spark/test_cdc_read.py",
+    ("docs/clustering.md", 'table.cluster(options=..., op="schedule")'): "the same calls on tables written there: "
+                                                                          "tests/table_services/test_clustering.py",
     ("docs/oracle.md", "def test_java_reads_it"): "a test's shape, with the fixture only pytest gives: every call is "
                                                   "made by tests/java_hudi/test_*.py",
 }
@@ -436,7 +438,7 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
         "bootstrap": ({"hoodie.datasource.write.operation": "bootstrap"},),
         "HBASE and other indexes": ({"hoodie.index.type": "HBASE"}, {"hoodie.index.type": "GLOBAL_BLOOM"},
                                     {"hoodie.index.type": "RECORD_INDEX"}),
-        "`hoodie.clustering.inline=true`": ({"hoodie.clustering.inline": "true"},),
+        "`hoodie.clustering.async.enabled=true`": ({"hoodie.clustering.async.enabled": "true"},),
         "each Hudi key [options.md](docs/options.md) lists as refused": (
             {"hoodie.log.compaction.enable": "true"},
             "config/test_hudi_keys.py::test_docs_are_the_registry",
@@ -512,6 +514,10 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
         "rollback": ("write/test_rollback.py::test_rollback_completed_restores_the_previous_state",
                      "table_services/test_services_1x.py::"
                      "test_rolling_back_the_latest_v9_delta_commit_deletes_its_log_files"),
+        "clustering (size-based, sorted: [clustering.md](docs/clustering.md))": (
+            "table_services/test_clustering.py::test_clustering_stitches_small_files_sorted_and_every_reader_agrees",
+            "table_services/test_clustering.py::test_inline_clustering_after_max_commits",
+            "java_hudi/test_clustering_java.py::test_java_reads_our_clustering_and_executes_our_plan"),
         "savepoints and restore ([python-api.md](docs/python-api.md), dbt's `hudi_restore`)": (
             "table_services/test_restore.py::test_savepoint_clean_archive_restore",
             "java_hudi/test_savepoint_restore.py::test_savepoints_and_restores_shared_with_java",
@@ -519,13 +525,8 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
         "inline or on request": ("spark/test_table_services.py::test_inline_compaction_and_automatic_cleaning",
                                  "dbt/test_features.py::test_compact_and_clean_from_dbt"),
     }, {
-        "running clustering (another writer's pending plan is honoured: "
-        "[clustering.md](docs/clustering.md))": (
-            {"hoodie.clustering.inline": "true"}, {"hoodie.clustering.async.enabled": "true"},
-            {"hoodie.clustering.schedule.inline": "true"},
-            "write/test_pending_clustering.py::"
-            "test_updates_refused_inserts_routed_elsewhere_then_clustering_loses_nothing",
-            "write/test_pending_clustering.py::test_a_version_9_pending_clustering_is_honoured"),
+        "asynchronous clustering": ({"hoodie.clustering.async.enabled": "true"},),
+        "clustering scheduled alone after a write": ({"hoodie.clustering.schedule.inline": "true"},),
     }),
     "concurrency": ({
         "one writer": ("write/test_lock.py::test_second_writer_waits_then_fails_naming_the_holder",

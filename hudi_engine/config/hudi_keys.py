@@ -186,8 +186,10 @@ W, IDX, STO, CMP, CLU, MD, LCK, DS, SYNC, COM = (
     "HoodieSyncConfig / HiveSyncConfig", "HoodieCommonConfig")
 _NO_MDT = "this engine does not write Hudi's metadata table (it lists files from storage)"
 _NO_MDT_OUT = "Set it false or remove it"
-_NO_CLUSTERING = "this engine does not run clustering"
-_NO_CLUSTERING_OUT = "Set it false (cluster with Hudi's own clustering job)"
+_NO_CLUSTERING = ("this engine clusters inline (hoodie.clustering.inline: scheduled and executed after a write) or on "
+                  "request (HudiTable.cluster), never asynchronously nor scheduled alone after a write")
+_NO_CLUSTERING_OUT = ("Set it false and use hoodie.clustering.inline=true or HudiTable.cluster() (or Hudi's own "
+                      "clustering job)")
 _NO_CLASS = "this engine runs no Java classes"
 _REMOVE = "Remove the option"
 
@@ -294,8 +296,6 @@ REFUSALS: tuple[Refusal, ...] = (
             "Set it NUM_COMMITS (with hoodie.compact.inline.max.delta.commits) or remove it", CMP,
             test=_inline_compaction_not_by_commits),
     # HoodieClusteringConfig
-    _on("hoodie.clustering.inline", _NO_CLUSTERING, _NO_CLUSTERING_OUT, CLU,
-        "hoodie.datasource.clustering.inline.enable"),
     _on("hoodie.clustering.async.enabled", _NO_CLUSTERING, _NO_CLUSTERING_OUT, CLU,
         "hoodie.datasource.clustering.async.enable"),
     _on("hoodie.clustering.schedule.inline", _NO_CLUSTERING, _NO_CLUSTERING_OUT, CLU),
@@ -380,7 +380,8 @@ REFUSALS: tuple[Refusal, ...] = (
 
 # ---- accepted, no effect ----------------------------------------------------------------------------------------
 _JAVA = "tuning of Java / Spark internals; this engine has its own and the written table is the same"
-_CLUSTERING_SETTINGS = "settings of clustering, which this engine does not run (turning it on is refused)"
+_CLUSTERING_SETTINGS = ("settings of inline, async or Spark-parallel clustering, which this engine does not run "
+                        "(turning it on is refused; HudiTable.cluster plans and executes on request)")
 _MDT_SETTINGS = ("settings of the metadata table, which this engine does not create (turning it on is refused; a "
                  "table's files-only one is kept up to date)")
 _SYNC_SETTINGS = ("settings of Hudi's sync tools that change nothing in the synced entry here (connections "
@@ -492,19 +493,9 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.archive.merge.enable",
     )),
     NoOps(CLU, _CLUSTERING_SETTINGS, (
-        "hoodie.clustering.plan.strategy.daybased.lookback.partitions",
-        "hoodie.clustering.plan.strategy.cluster.begin.partition",
-        "hoodie.clustering.plan.strategy.cluster.end.partition", "hoodie.clustering.plan.strategy.small.file.limit",
-        "hoodie.clustering.plan.strategy.partition.regex.pattern",
-        "hoodie.clustering.plan.strategy.partition.selected", "hoodie.clustering.plan.strategy.class",
-        "hoodie.clustering.execution.strategy.class", "hoodie.clustering.inline.max.commits",
         "hoodie.clustering.async.max.commits", "hoodie.clustering.max.parallelism",
-        "hoodie.clustering.group.read.parallelism", "hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions",
-        "hoodie.clustering.plan.partition.filter.mode", "hoodie.clustering.plan.strategy.max.bytes.per.group",
-        "hoodie.clustering.plan.strategy.max.num.groups", "hoodie.clustering.plan.strategy.target.file.max.bytes",
-        "hoodie.clustering.plan.strategy.single.group.clustering.enabled",
-        "hoodie.clustering.plan.strategy.sort.columns", "hoodie.layout.optimize.enable",
-        "hoodie.layout.optimize.strategy", "hoodie.layout.optimize.curve.build.method",
+        "hoodie.clustering.group.read.parallelism", "hoodie.layout.optimize.enable",
+        "hoodie.layout.optimize.curve.build.method",
         "hoodie.layout.optimize.build.curve.sample.size", "hoodie.layout.optimize.data.skipping.enable",
         "hoodie.clustering.rollback.pending.replacecommit.on.conflict",
         "hoodie.file.stitching.binary.copy.schema.evolution.enable",

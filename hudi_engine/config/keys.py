@@ -334,6 +334,76 @@ CLUSTERING_UPDATES_STRATEGY: ConfigOption[str] = ConfigOption(
     "before any file is written, and inserts go to other file groups (SparkRejectUpdateStrategy, full or short name). "
     "Hudi's other strategies are refused by name (docs/clustering.md).", "clustering",
     hudi_default="org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy")
+_CLU_PLAN = "hoodie.clustering.plan.strategy."
+CLUSTERING_INLINE: ConfigOption[bool] = ConfigOption(
+    "hoodie.clustering.inline", Kind.BOOL, False, "Cluster after a write (in the writing process) once "
+    "hoodie.clustering.inline.max.commits commits completed since the last clustering.", "clustering",
+    hudi_default="false", aliases=("hoodie.datasource.clustering.inline.enable",))
+CLUSTERING_INLINE_MAX_COMMITS: ConfigOption[int] = ConfigOption(
+    "hoodie.clustering.inline.max.commits", Kind.INT, 4, "Completed commits since the last clustering that trigger "
+    "an inline one.", "clustering", hudi_default="4", minimum=1)
+CLUSTERING_PLAN_STRATEGY_CLASS: ConfigOption[str] = ConfigOption(
+    "hoodie.clustering.plan.strategy.class", Kind.STRING,
+    "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy",
+    "How HudiTable.cluster plans: the size-based strategy (full or short name) is the only one served.", "clustering",
+    hudi_default="org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy")
+CLUSTERING_EXECUTION_STRATEGY_CLASS: ConfigOption[str] = ConfigOption(
+    "hoodie.clustering.execution.strategy.class", Kind.STRING,
+    "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy",
+    "How a clustering plan is executed (recorded in the plan): sort and size (full or short name) is the only one "
+    "served.", "clustering",
+    hudi_default="org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy")
+CLUSTERING_SMALL_FILE_LIMIT: ConfigOption[int] = ConfigOption(
+    _CLU_PLAN + "small.file.limit", Kind.INT, 314572800, "Clustering plans file slices whose base file is smaller "
+    "than this (bytes; slices of log files only count as 0).", "clustering", hudi_default="314572800", minimum=0)
+CLUSTERING_MAX_BYTES_PER_GROUP: ConfigOption[int] = ConfigOption(
+    _CLU_PLAN + "max.bytes.per.group", Kind.INT, 2147483648, "A clustering group takes slices (largest first) until "
+    "their base files add up to this many bytes.", "clustering", hudi_default="2147483648", minimum=1)
+CLUSTERING_MAX_NUM_GROUPS: ConfigOption[int] = ConfigOption(
+    _CLU_PLAN + "max.num.groups", Kind.INT, 30, "At most this many clustering groups in one plan.", "clustering",
+    hudi_default="30", minimum=1)
+CLUSTERING_TARGET_FILE_MAX_BYTES: ConfigOption[int] = ConfigOption(
+    _CLU_PLAN + "target.file.max.bytes", Kind.INT, 1073741824, "Size of the files clustering writes: a group of N "
+    "bytes is planned as ceil(N / this) output file groups, each written up to this size.", "clustering",
+    hudi_default="1073741824", minimum=1)
+CLUSTERING_SORT_COLUMNS: ConfigOption[tuple[str, ...]] = ConfigOption(
+    _CLU_PLAN + "sort.columns", Kind.FIELDS, (), "Columns clustering sorts each group's rows by (recorded in the "
+    "plan's strategy params); none: rows keep the order they were read in.", "clustering")
+CLUSTERING_SINGLE_GROUP: ConfigOption[bool] = ConfigOption(
+    _CLU_PLAN + "single.group.clustering.enabled", Kind.BOOL, True, "Plan a group of one file slice that would be "
+    "written as one file (always when sort columns are set).", "clustering", hudi_default="true")
+CLUSTERING_PARTITION_FILTER_MODE: ConfigOption[str] = ConfigOption(
+    "hoodie.clustering.plan.partition.filter.mode", Kind.CHOICE, "NONE", "Which partitions clustering plans: all "
+    "(NONE), the latest by name (RECENT_DAYS, with the daybased keys) or those between the begin and end partitions "
+    "(SELECTED_PARTITIONS).", "clustering", hudi_default="NONE",
+    choices=("NONE", "RECENT_DAYS", "SELECTED_PARTITIONS"))
+CLUSTERING_LOOKBACK_PARTITIONS: ConfigOption[int] = ConfigOption(
+    _CLU_PLAN + "daybased.lookback.partitions", Kind.INT, 2, "RECENT_DAYS: how many partitions (the latest by name) "
+    "are planned.", "clustering", hudi_default="2", minimum=0)
+CLUSTERING_SKIP_LATEST_PARTITIONS: ConfigOption[int] = ConfigOption(
+    _CLU_PLAN + "daybased.skipfromlatest.partitions", Kind.INT, 0, "RECENT_DAYS: how many of the latest partitions "
+    "are skipped first.", "clustering", hudi_default="0", minimum=0)
+CLUSTERING_BEGIN_PARTITION: ConfigOption[str] = ConfigOption(
+    _CLU_PLAN + "cluster.begin.partition", Kind.STRING, "", "SELECTED_PARTITIONS: the first partition planned "
+    "(by name, inclusive).", "clustering")
+CLUSTERING_END_PARTITION: ConfigOption[str] = ConfigOption(
+    _CLU_PLAN + "cluster.end.partition", Kind.STRING, "", "SELECTED_PARTITIONS: the last partition planned "
+    "(by name, inclusive).", "clustering")
+CLUSTERING_PARTITION_REGEX: ConfigOption[str] = ConfigOption(
+    _CLU_PLAN + "partition.regex.pattern", Kind.STRING, "", "Only partitions whose path matches this regex are "
+    "planned.", "clustering")
+CLUSTERING_PARTITION_SELECTED: ConfigOption[str] = ConfigOption(
+    _CLU_PLAN + "partition.selected", Kind.STRING, "", "Only these partitions (comma-separated paths) are planned; "
+    "the filter mode and regex are then not applied.", "clustering")
+LAYOUT_OPTIMIZE_STRATEGY: ConfigOption[str] = ConfigOption(
+    "hoodie.layout.optimize.strategy", Kind.STRING, "linear", "How clustering orders rows by the sort columns: "
+    "linear (lexicographic) is served; z-order and hilbert are refused.", "clustering", hudi_default="linear")
+CLUSTERING_OPTIONS = (CLUSTERING_INLINE, CLUSTERING_INLINE_MAX_COMMITS, CLUSTERING_PLAN_STRATEGY_CLASS, CLUSTERING_EXECUTION_STRATEGY_CLASS, CLUSTERING_SMALL_FILE_LIMIT,
+                      CLUSTERING_MAX_BYTES_PER_GROUP, CLUSTERING_MAX_NUM_GROUPS, CLUSTERING_TARGET_FILE_MAX_BYTES,
+                      CLUSTERING_SORT_COLUMNS, CLUSTERING_SINGLE_GROUP, CLUSTERING_PARTITION_FILTER_MODE,
+                      CLUSTERING_LOOKBACK_PARTITIONS, CLUSTERING_SKIP_LATEST_PARTITIONS, CLUSTERING_BEGIN_PARTITION,
+                      CLUSTERING_END_PARTITION, CLUSTERING_PARTITION_REGEX, CLUSTERING_PARTITION_SELECTED,
+                      LAYOUT_OPTIMIZE_STRATEGY)
 
 # ---- catalog sync (Hudi's HiveSyncTool / AwsGlueCatalogSyncTool keys; hudi_engine.sync) ----------------------------
 _HIVE_SYNC = "hoodie.datasource.hive_sync."
@@ -495,7 +565,7 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     UPSERT_PARALLELISM, INSERT_PARALLELISM, BULK_INSERT_PARALLELISM, DELETE_PARALLELISM, BULK_INSERT_SORT_MODE,
     COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS, CLEAN_AUTOMATIC, CLEANER_POLICY, CLEANER_COMMITS_RETAINED,
     CLEANER_FILE_VERSIONS_RETAINED, *LOCK_OPTIONS, *ARCHIVAL_OPTIONS,
-    CLUSTERING_UPDATES_STRATEGY, *SYNC_OPTIONS,
+    CLUSTERING_UPDATES_STRATEGY, *CLUSTERING_OPTIONS, *SYNC_OPTIONS,
 )
 READ_OPTIONS: tuple[ConfigOption, ...] = (QUERY_TYPE, QUERY_AS_RO_TABLE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT,
                                           INCREMENTAL_FORMAT, CDC_IMAGES)

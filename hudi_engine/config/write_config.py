@@ -243,6 +243,41 @@ class CompactionConfig:
         return CompactionConfig(o[K.COMPACT_INLINE], o[K.COMPACT_MAX_DELTA_COMMITS])
 
 
+@dataclass(frozen=True)
+class ClusteringConfig:
+    """How HudiTable.cluster plans and executes (HoodieClusteringConfig's size-based strategy keys)."""
+
+    inline: bool = False
+    inline_max_commits: int = 4
+    plan_strategy: str = K.CLUSTERING_PLAN_STRATEGY_CLASS.default
+    execution_strategy: str = K.CLUSTERING_EXECUTION_STRATEGY_CLASS.default
+    small_file_limit: int = K.CLUSTERING_SMALL_FILE_LIMIT.default
+    max_bytes_per_group: int = K.CLUSTERING_MAX_BYTES_PER_GROUP.default
+    max_num_groups: int = K.CLUSTERING_MAX_NUM_GROUPS.default
+    target_file_max_bytes: int = K.CLUSTERING_TARGET_FILE_MAX_BYTES.default
+    sort_columns: tuple[str, ...] = ()
+    single_group: bool = True
+    partition_filter_mode: str = "NONE"
+    lookback_partitions: int = 2
+    skip_latest_partitions: int = 0
+    begin_partition: str = ""
+    end_partition: str = ""
+    partition_regex: str = ""
+    partitions_selected: tuple[str, ...] = ()
+    layout_strategy: str = "linear"
+
+    @staticmethod
+    def from_options(o: Options) -> "ClusteringConfig":
+        selected = tuple(p.strip() for p in o[K.CLUSTERING_PARTITION_SELECTED].split(",") if p.strip())
+        return ClusteringConfig(
+            o[K.CLUSTERING_INLINE], o[K.CLUSTERING_INLINE_MAX_COMMITS], o[K.CLUSTERING_PLAN_STRATEGY_CLASS], o[K.CLUSTERING_EXECUTION_STRATEGY_CLASS],
+            o[K.CLUSTERING_SMALL_FILE_LIMIT], o[K.CLUSTERING_MAX_BYTES_PER_GROUP], o[K.CLUSTERING_MAX_NUM_GROUPS],
+            o[K.CLUSTERING_TARGET_FILE_MAX_BYTES], o[K.CLUSTERING_SORT_COLUMNS], o[K.CLUSTERING_SINGLE_GROUP],
+            o[K.CLUSTERING_PARTITION_FILTER_MODE], o[K.CLUSTERING_LOOKBACK_PARTITIONS],
+            o[K.CLUSTERING_SKIP_LATEST_PARTITIONS], o[K.CLUSTERING_BEGIN_PARTITION], o[K.CLUSTERING_END_PARTITION],
+            o[K.CLUSTERING_PARTITION_REGEX], selected, o[K.LAYOUT_OPTIMIZE_STRATEGY].strip().lower())
+
+
 KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"
 
 
@@ -319,6 +354,7 @@ class WriteConfig:
     log: LogConfig = field(default_factory=LogConfig)
     parallelism: ParallelismConfig = field(default_factory=ParallelismConfig)
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
+    clustering: ClusteringConfig = field(default_factory=ClusteringConfig)
     clean: CleanConfig = field(default_factory=CleanConfig)
     lock: LockConfig = field(default_factory=LockConfig)
     archival: ArchivalConfig = field(default_factory=ArchivalConfig)
@@ -360,6 +396,7 @@ class WriteConfig:
                      log=part(LogConfig.from_options, LogConfig()),
                      parallelism=part(ParallelismConfig.from_options, ParallelismConfig()),
                      compaction=part(CompactionConfig.from_options, CompactionConfig()),
+                     clustering=part(ClusteringConfig.from_options, ClusteringConfig()),
                      clean=part(CleanConfig.from_options, CleanConfig()),
                      lock=part(LockConfig.from_options, LockConfig()),
                      archival=part(ArchivalConfig.from_options, ArchivalConfig()),
@@ -369,6 +406,9 @@ class WriteConfig:
                 parts["archival"].check_against(parts["clean"])
             except ConfigError as e:
                 errors.append(str(e))
+            if parts["clustering"].inline and parts["index"].type is IndexType.BUCKET:  # as Hudi refuses it
+                errors.append(f"{K.CLUSTERING_INLINE.key}=true: Clustering is not supported for bucket index "
+                              f"({K.INDEX_TYPE.key}=BUCKET); set {K.CLUSTERING_INLINE.key}=false")
             if o.is_set(K.PARTITION_FIELDS):  # the table's own fields are checked again by for_table
                 errors += parts["sync"].problems(parts["keys"].partition_field_names, where or "being written")
         if errors:

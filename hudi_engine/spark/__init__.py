@@ -19,7 +19,7 @@ of a table's schema, the catalog entry's DDL and path comment, the `hudi_timelin
 from hudi_engine.read_options import BEGIN_INSTANT, CDC_IMAGES, END_INSTANT, INCREMENTAL_FORMAT, QUERY_TYPE, ReadOptions
 from hudi_engine.spark.catalog_entry import PATH_COMMENT_PREFIX, catalog_table_ddl
 from hudi_engine.spark.catalog_sync import hive_entry_names, sync_catalogs
-from hudi_engine.spark.executor import spark_executor
+from hudi_engine.spark.executor import clustering_executor, spark_executor
 from hudi_engine.spark.native import EXTENSIONS_CLASS as NATIVE_EXTENSIONS
 from hudi_engine.spark.native import native_conf
 from hudi_engine.spark.registration import create_catalog_table, register_data_source
@@ -33,9 +33,34 @@ from hudi_engine.spark.timeline_function import register_timeline_function, time
 from hudi_engine.spark.writer import write
 
 __all__ = [
-    "BEGIN_INSTANT", "CDC_IMAGES", "END_INSTANT", "INCREMENTAL_FORMAT", "NATIVE_EXTENSIONS", "PATH_COMMENT_PREFIX",
-    "QUERY_TYPE", "TIMELINE_FUNCTION", "ReadOptions", "catalog_table_ddl", "create_catalog_table", "dataframe",
-    "hive_entry_names", "last_write_result", "local_spark_session", "native_conf",
-    "plan_read", "python_env", "read_table", "register_data_source", "register_timeline_function", "register_view",
-    "spark_executor", "spark_schema", "spark_type", "sync_catalogs", "timeline_rows", "write", "write_small",
+    "BEGIN_INSTANT",
+    "CDC_IMAGES",
+    "END_INSTANT",
+    "INCREMENTAL_FORMAT",
+    "NATIVE_EXTENSIONS",
+    "PATH_COMMENT_PREFIX",
+    "QUERY_TYPE",
+    "TIMELINE_FUNCTION",
+    "ReadOptions",
+    "catalog_table_ddl",
+    "clustering_executor",
+    "create_catalog_table",
+    "dataframe",
+    "hive_entry_names",
+    "last_write_result",
+    "local_spark_session",
+    "native_conf",
+    "plan_read",
+    "python_env",
+    "read_table",
+    "register_data_source",
+    "register_timeline_function",
+    "register_view",
+    "spark_executor",
+    "spark_schema",
+    "spark_type",
+    "sync_catalogs",
+    "timeline_rows",
+    "write",
+    "write_small",
 ]

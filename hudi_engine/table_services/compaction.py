@@ -225,6 +225,25 @@ def build_compaction_plan(location: TableLocation, timeline: Timeline,
     return CompactionPlan(tuple(ops)) if ops else None
 
 
+def service_instant_time(timeline: Timeline, config: TableConfig, instant_time: str | None, service: str) -> str:
+    """The instant of a table service about to be scheduled (`instant_time`, or a new one): after every instant on
+    the timeline, and refused while a write instant is pending (its files could not be told apart from the plan's;
+    Hudi requires no pending write before a compaction instant). Pending compactions and clusterings do not count:
+    a clustering writes new file groups only, and each plan leaves the other's file groups out."""
+    base_path = timeline.base_path
+    pending = [i for i in timeline.write_timeline().pending()
+               if i.action not in (Action.COMPACTION, Action.LOG_COMPACTION) and not is_clustering(timeline, i)]
+    if pending:
+        raise WriteError(f"cannot schedule a {service} on {base_path}: write instants "
+                         f"{', '.join(map(str, pending))} are pending; roll them back or complete them first")
+    latest = timeline.latest_time()
+    if instant_time is None:
+        return new_instant_time(after=latest, local=config.local_instant_times)
+    if latest is not None and instant_time <= latest:
+        raise WriteError(f"{service} instant {instant_time} is not after the latest instant {latest} of {base_path}")
+    return instant_time
+
+
 def schedule_compaction(location: TableLocation, *, instant_time: str | None = None,
                         partitions: Sequence[str] | None = None,
                         lock: LockConfig | None = None) -> Instant | None:
@@ -239,18 +258,7 @@ def schedule_compaction(location: TableLocation, *, instant_time: str | None = N
         if config.table_type != "MERGE_ON_READ":
             raise WriteError(f"table {base_path} is {config.table_type}: only MERGE_ON_READ tables are compacted")
         timeline = Timeline.load(location)
-        # A pending clustering writes new file groups only, never log files, and its groups are left out of the plan.
-        pending = [i for i in timeline.write_timeline().pending()
-                   if i.action not in (Action.COMPACTION, Action.LOG_COMPACTION) and not is_clustering(timeline, i)]
-        if pending:
-            raise WriteError(f"cannot schedule a compaction on {base_path}: write instants "
-                             f"{', '.join(map(str, pending))} are pending; roll them back or complete them first")
-        latest = timeline.latest_time()
-        if instant_time is None:
-            instant_time = new_instant_time(after=latest, local=config.local_instant_times)
-        elif latest is not None and instant_time <= latest:
-            raise WriteError(f"compaction instant {instant_time} is not after the latest instant {latest} "
-                             f"of {base_path}")
+        instant_time = service_instant_time(timeline, config, instant_time, "compaction")
         plan = build_compaction_plan(location, timeline, partitions)
         if plan is None:
             return None
@@ -625,5 +633,5 @@ __all__ = [
     "CompactionOperation", "CompactionPlan", "CompactionResult", "CompactionTask", "build_compaction_plan",
     "compaction_due", "complete_compaction", "deltacommits_since_last_compaction", "execute_operation",
     "pending_compaction_groups", "pending_compactions", "rollback_inflight_compaction", "run_compaction",
-    "run_serially", "schedule_compaction",
+    "run_serially", "schedule_compaction", "service_instant_time",
 ]

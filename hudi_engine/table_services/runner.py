@@ -1,5 +1,5 @@
 """The table services a write runs around its commit: before it, finish what a crash left pending; after it, inline
-compaction when due and automatic cleaning. Engine-neutral: compaction operations go through the given executor.
+compaction and clustering when due and automatic cleaning. Engine-neutral: compaction operations go through the given executor.
 
 After the commit point nothing may claim the write failed: a service that fails then raises `TableServiceError`
 saying the data committed at instant X and which service failed.
@@ -16,6 +16,7 @@ from hudi_engine.table_features import check_writable
 from hudi_engine.table_services import held_by_caller, service_lock
 from hudi_engine.table_services.archival import archive
 from hudi_engine.table_services.clean import clean, resume_pending_cleans
+from hudi_engine.table_services.clustering import cluster_now, clustering_due
 from hudi_engine.table_services.compaction import (
     CompactionResult,
     Executor,
@@ -71,9 +72,16 @@ def compact_now(location: TableLocation, config: WriteConfig, execute: Executor 
         return done
 
 
+def _writes_pending(timeline: Timeline) -> bool:
+    """Another writer's instant is in flight (optimistic concurrency): inline services wait for a later commit."""
+    return any(not i.is_pending_compaction and not is_clustering(timeline, i)
+               for i in timeline.write_timeline().pending())
+
+
 def after_commit(location: TableLocation, config: WriteConfig, instant: str, table: TableConfig,
                  execute: Executor | None = None, *, timeline: Timeline, locked: bool = False) -> list[str]:
-    """After the write committed at `instant`: inline compaction when due (MOR, `hoodie.compact.inline`), the
+    """After the write committed at `instant`: inline compaction when due (MOR, `hoodie.compact.inline`), inline
+    clustering when due (`hoodie.clustering.inline`), the
     rollback of dead writers' instants (LAZY policy), automatic cleaning, then archival. Returns the instants it
     created; a failure names the committed instant. The timeline is listed once under the lock, again only after a
     service changed it; `table` (the write's config) is not read again. `timeline`: the write's own, listed under
@@ -95,13 +103,18 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                 # Another writer's pending instant (optimistic concurrency) defers the compaction to a later commit:
                 # a compaction is never scheduled while a write is in flight.
                 # A pending clustering does not: the plan leaves its file groups out (`build_compaction_plan`).
-                others = [i for i in timeline.write_timeline().pending()
-                          if not i.is_pending_compaction and not is_clustering(timeline, i)]
-                if not others and compaction_due(timeline, config.compaction.max_delta_commits):
+                if not _writes_pending(timeline) and compaction_due(timeline, config.compaction.max_delta_commits):
                     compacted = [r.instant_time for r in compact_now(location, config, execute, table=table,
                                                                         timeline=timeline)]
                     if compacted:
                         created += compacted
+                        timeline = Timeline.load(location)
+            if config.clustering.inline:
+                service = "inline clustering"
+                if not _writes_pending(timeline) and clustering_due(timeline, config.clustering.inline_max_commits):
+                    clustered = cluster_now(location, config)  # in this process, like Hudi's inline clustering
+                    if clustered is not None:
+                        created.append(clustered.instant_time)
                         timeline = Timeline.load(location)
             if config.lock.failed_writes_policy == LAZY:
                 service = "the rollback of failed writes (hoodie.cleaner.policy.failed.writes=LAZY)"

@@ -25,6 +25,7 @@ from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.timeline import Timeline
 
 CLUSTER = "CLUSTER"  # WriteOperationType of a clustering's requested replace metadata
+SORT_COLUMNS_PARAM = K.CLUSTERING_SORT_COLUMNS.key  # the strategy param the size-based plan strategy records
 
 _STRATEGIES = "org.apache.hudi.client.clustering.update.strategy."
 REJECT_UPDATES = _STRATEGIES + "SparkRejectUpdateStrategy"
@@ -77,6 +78,13 @@ class ClusteringPlan:
     input_groups: tuple[tuple[ClusteringSlice, ...], ...]
     num_output_groups: tuple[int, ...]
     strategy_class: str | None = None
+    strategy_params: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def sort_columns(self) -> tuple[str, ...]:
+        """The plan's sort columns (strategy param `hoodie.clustering.plan.strategy.sort.columns`), in order."""
+        text = self.strategy_params.get(SORT_COLUMNS_PARAM) or ""
+        return tuple(c.strip() for c in text.split(",") if c.strip())
 
     @property
     def slices(self) -> list[ClusteringSlice]:
@@ -106,8 +114,9 @@ class ClusteringPlan:
                                 tuple(s.get("deltaFilePaths") or ()))
                 for s in g.get("slices") or []))
             outputs.append(int(g.get("numOutputFileGroups") or 1))
-        strategy = (plan.get("strategy") or {}).get("strategyClassName")
-        return ClusteringPlan(instant, tuple(groups), tuple(outputs), strategy)
+        strategy = plan.get("strategy") or {}
+        return ClusteringPlan(instant, tuple(groups), tuple(outputs), strategy.get("strategyClassName"),
+                              dict(strategy.get("strategyParams") or {}))
 
 
 def _requested_file(timeline: Timeline, instant: Instant) -> Instant | None:

@@ -73,6 +73,22 @@ HUDI_DEFAULTS = {
     "hoodie.keep.max.commits": "30",
     "hoodie.timeline.compaction.batch.size": "10",
     "hoodie.clustering.updates.strategy": "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
+    # HoodieClusteringConfig (0.15 and 1.2 agree)
+    "hoodie.clustering.inline": "false",
+    "hoodie.clustering.inline.max.commits": "4",
+    "hoodie.clustering.plan.strategy.class":
+        "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy",
+    "hoodie.clustering.execution.strategy.class":
+        "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy",
+    "hoodie.clustering.plan.strategy.small.file.limit": "314572800",
+    "hoodie.clustering.plan.strategy.max.bytes.per.group": "2147483648",
+    "hoodie.clustering.plan.strategy.max.num.groups": "30",
+    "hoodie.clustering.plan.strategy.target.file.max.bytes": "1073741824",
+    "hoodie.clustering.plan.strategy.single.group.clustering.enabled": "true",
+    "hoodie.clustering.plan.partition.filter.mode": "NONE",
+    "hoodie.clustering.plan.strategy.daybased.lookback.partitions": "2",
+    "hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions": "0",
+    "hoodie.layout.optimize.strategy": "linear",
     "hoodie.datasource.query.type": "snapshot",
     # DataSourceReadOptions.INCREMENTAL_FORMAT
     "hoodie.datasource.query.incremental.format": "latest_state",

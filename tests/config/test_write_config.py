@@ -129,3 +129,10 @@ def test_a_new_table_keeps_the_timestamp_key_generators_options():
     simple = {**options, "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator"}
     assert not any(k.startswith("hoodie.keygen.") for k in WriteConfig.from_options(
         {k: v for k, v in simple.items() if not k.startswith("hoodie.keygen.")}).new_table_config("/t").props)
+
+
+def test_inline_clustering_with_the_bucket_index_is_refused_before_the_write():
+    with pytest.raises(ConfigError, match="Clustering is not supported for bucket index"):
+        WriteConfig.from_options({"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+                                  "hoodie.clustering.inline": "true", "hoodie.index.type": "BUCKET"})
+    assert WriteConfig.from_options({"hoodie.table.name": "t", "hoodie.clustering.inline": "true"}).clustering.inline

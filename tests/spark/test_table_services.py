@@ -7,6 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
@@ -156,3 +157,30 @@ def test_compaction_tasks_and_a_crashed_compaction_finished_before_the_next_writ
     new_bases = [p for p in run.path.rglob("*.parquet") if is_base_file_name(p.name)
                  and BaseFileName.parse(p.name).instant_time == result.instant_time]
     assert len(new_bases) == 2
+
+
+def test_clustering_runs_one_spark_task_per_input_group(spark, tmp_path):
+    from local_write import write as write_locally
+
+    from hudi_engine.spark import clustering_executor
+
+    path = tmp_path / "clustered"
+    o = {"hoodie.table.name": "clustered", "hoodie.datasource.write.recordkey.field": "id",
+         "hoodie.datasource.write.partitionpath.field": "part", "hoodie.datasource.write.precombine.field": "ts",
+         "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.parquet.small.file.limit": "0"}
+    for b in range(3):
+        ids = [f"k{b * 4 + i:02d}" for i in range(4)]
+        write_locally(path, pa.table({"id": ids, "part": ["a", "b"] * 2, "ts": [b] * 4,
+                                      "val": [float(-b * 4 - i) for i in range(4)]}), o)
+    write_locally(path, pa.table({"id": ["k00"], "part": ["a"], "ts": [9], "val": [99.0]}), o)  # a log file
+    before = HudiTable.load(str(path)).read_snapshot()
+    result = HudiTable.load(str(path)).cluster(
+        options={**o, "hoodie.clustering.plan.strategy.sort.columns": "val"}, executor=clustering_executor(spark))
+    assert result is not None and sorted(result.new) == ["a", "b"] and len(result.new_file_ids) == 2
+    t = HudiTable.load(str(path))
+    partitions_of_tasks = {s.base_file.name.write_token.split("-")[0]
+                           for s in t.file_slices()}
+    assert len(partitions_of_tasks) == 2, "one Spark task per input group"
+    columns = [c for c in before.column_names if c != "_hoodie_file_name"]
+    assert_same_rows(t.read_snapshot().select(columns), before.select(columns), "after clustering on Spark")
+    assert_same_rows(t.read_snapshot(), rs_snapshot(path).select(t.read_snapshot().column_names), "hudi-rs")

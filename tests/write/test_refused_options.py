@@ -14,7 +14,7 @@ from oracle import assert_same_rows, rs_snapshot
 from hudi_engine import HudiTable
 from hudi_engine.errors import ConfigError
 
-REFUSED = {"hoodie.clustering.inline": "true", "hoodie.metadata.enable": "true",
+REFUSED = {"hoodie.clustering.async.enabled": "true", "hoodie.metadata.enable": "true",
            "hoodie.metadata.record.index.enable": "true", "hoodie.datasource.hive_sync.mode": "jdbc"}
 # Tuning a Java job carries (HoodieMemoryConfig, HoodieWriteConfig, HoodieIndexConfig, HoodieCleanConfig, sync
 # settings with sync off): accepted, no effect.
@@ -22,7 +22,7 @@ NO_OPS = {"hoodie.memory.merge.fraction": "0.75", "hoodie.memory.spillable.map.p
           "hoodie.embed.timeline.server": "false", "hoodie.write.markers.type": "DIRECT",
           "hoodie.write.buffer.limit.bytes": "8388608", "hoodie.bloom.index.parallelism": "8",
           "hoodie.simple.index.parallelism": "8", "hoodie.clean.async": "true", "hoodie.cleaner.parallelism": "20",
-          "hoodie.datasource.hive_sync.database": "lake", "hoodie.clustering.inline": "false",
+          "hoodie.datasource.hive_sync.database": "lake", "hoodie.clustering.async.enabled": "false",
           "hoodie.metadata.enable": "false", "hoodie.datasource.write.reconcile.schema": "true"}
 
 
