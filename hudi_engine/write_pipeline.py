@@ -27,16 +27,18 @@ from hudi_engine.write.write_result import WriteResult
 WriteFiles = Callable[[WriteClient, Transaction], list[WriteStat]]
 
 
-def run_write(client: WriteClient, write_files: WriteFiles, executor: Executor | None = None) -> WriteResult:
+def run_write(client: WriteClient, write_files: WriteFiles, executor: Executor | None = None, *,
+              partitions: list[str] | None = None) -> WriteResult:
     """One write of `client` (opened and checked, nothing written yet): pending compactions and cleans finished
     first (new log files of a group under a pending compaction are named after it, and readers see them only once
     that compaction is committed), `write_files` inside the transaction, the commit, then inline compaction,
-    cleaning and archival (`runner.after_commit`; a failure there names the committed instant)."""
+    cleaning and archival (`runner.after_commit`; a failure there names the committed instant). `partitions`: those
+    an overwrite or delete_partition replaces besides the ones it writes to."""
     if client.timeline is not None:  # an existing table (a new one has nothing pending)
         runner.finish_pending(client.location, client.config, executor, table=client.table_config,
                               timeline=client.timeline)
     with client.transaction() as txn:
-        result = txn.commit(write_files(client, txn))
+        result = txn.commit(write_files(client, txn), partitions)
         # Still under the lock the commit was made under: the services plan from the timeline as the commit left
         # it (`Transaction.committed`), which no other writer or service can have changed, since every change to
         # the timeline is made under this lock. Taking the lock again instead would need a new listing: another

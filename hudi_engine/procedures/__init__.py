@@ -42,7 +42,7 @@ REFUSED: dict[str, str] = {
                     _NO_AUDIT),
     **dict.fromkeys(["repair_add_partition_meta", "repair_deduplicate",
                      "repair_migrate_partition_meta", "repair_overwrite_hoodie_props", "hive_sync", "sync_validate",
-                     "copy_to_table", "copy_to_temp_view", "drop_partition", "export_instants",
+                     "copy_to_table", "copy_to_temp_view", "export_instants",
                      "show_fs_path_detail"], _LATER_38),
     **dict.fromkeys(["upgrade_table", "downgrade_table"], "the engine does not change a table's version; use Java "
                     "Hudi's CALL {name}"),
@@ -118,6 +118,7 @@ SERVED: dict[str, Procedure] = {
     "run_rollback_inflight_tableservice": services.run_rollback_inflight_tableservice,
     "delete_marker": services.delete_marker,
     "truncate_table": services.truncate_table,
+    "drop_partition": services.drop_partition,
     "repair_corrupted_clean_files": services.repair_corrupted_clean_files,
     "create_savepoint": services.create_savepoint,
     "delete_savepoint": services.delete_savepoint,

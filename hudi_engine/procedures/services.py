@@ -1,6 +1,6 @@
 """The procedures that act on a table, through the engine's table services and instant protocol (never a write
 path of their own): `run_clean`, `run_compaction`, `archive_commits`, `rollback_to_instant`,
-`run_rollback_inflight_tableservice`, `delete_marker`, `truncate_table`, `repair_corrupted_clean_files` and the
+`run_rollback_inflight_tableservice`, `delete_marker`, `truncate_table`, `drop_partition`, `repair_corrupted_clean_files` and the
 savepoint procedures `create_savepoint`, `delete_savepoint` and `rollback_to_savepoint` (HudiTable.savepoint /
 delete_savepoint / restore). Every
 one takes the table lock as `HudiTable`'s services do, and refuses what it cannot do before it changes anything."""
@@ -173,13 +173,21 @@ def run_rollback_inflight_tableservice(args: Arguments) -> list[Row]:
 
 
 def truncate_table(args: Arguments) -> list[Row]:
-    """Empty the table (`HudiTable.truncate`, as TRUNCATE TABLE); no rows, as Hudi's procedure returns none.
-    `partitions` (Hudi's delete_partition) is refused."""
+    """Empty the table (`HudiTable.truncate`, as TRUNCATE TABLE), or with `partitions` (comma-separated partition
+    paths) delete those as `drop_partition` does; no rows, as Hudi's procedure returns none."""
+    table = HudiTable.load(args.table_path())
     if args["partitions"]:
-        raise ConfigError("Argument: partitions of truncate_table is not served (Hudi's delete_partition is not built "
-                          "yet); DELETE FROM <table> WHERE <partition columns> deletes those rows")
-    HudiTable.load(args.table_path()).truncate()
+        table.delete_partitions(args["partitions"].split(","))
+    else:
+        table.truncate()
     return []
+
+
+def drop_partition(args: Arguments) -> list[Row]:
+    """Hudi's delete_partition of `partition` (comma-separated partition paths, `*` wildcards):
+    `HudiTable.delete_partitions`, one replacecommit; `Success`, as Hudi's procedure answers."""
+    HudiTable.load(args.table_path()).delete_partitions(args["partition"].split(","))
+    return [("Success",)]
 
 
 def repair_corrupted_clean_files(args: Arguments) -> list[Row]:

@@ -131,8 +131,9 @@ class WriteClient:
 
     def _check_schema_change(self) -> None:
         """A write may add nullable columns and widen types; it may not drop or narrow (checked before writing)."""
-        if self.timeline is None or self.config.operation in (Operation.DELETE, Operation.INSERT_OVERWRITE_TABLE):
-            return  # a new table; a delete carries keys only; an overwrite of the whole table starts afresh
+        if self.timeline is None or self.config.operation in (Operation.DELETE, Operation.INSERT_OVERWRITE_TABLE,
+                                                              Operation.DELETE_PARTITION):
+            return  # a new table; a delete carries keys only (a delete_partition none); an overwrite starts afresh
         avro = self.timeline.latest_schema() or self.table_config.create_schema
         if avro is not None:
             old = avro_to_arrow_schema(remove_meta_fields(avro))
@@ -150,7 +151,11 @@ class WriteClient:
             return None
         self.table_config = TableConfig.load(self.location)
         enable = self.config.given.get(K.METADATA_ENABLE.key)
-        decision = None if enable is not None and str(enable).strip().lower() == "false" else \
+        # A delete_partition's records (Hudi 1.x marks the partitions deleted in the partition list) are not written
+        # by this engine (metadata.records): the metadata table is disabled, as for the other writes it cannot record.
+        off = enable is not None and str(enable).strip().lower() == "false" or \
+            self.config.operation is Operation.DELETE_PARTITION
+        decision = None if off else \
             MetadataWriter.decide(self.location, self.table_config, timeline)
         if decision is not None and decision.writer is not None:
             return decision.writer
@@ -163,7 +168,7 @@ class WriteClient:
         """The writer schema (no meta fields), in Spark's naming: what goes into the commit and log headers.
 
         A delete's DataFrame may hold only the key columns: its commit keeps the table's schema."""
-        if self.config.operation is Operation.DELETE and self.timeline is not None:
+        if self.config.operation in (Operation.DELETE, Operation.DELETE_PARTITION) and self.timeline is not None:
             table_schema = self.timeline.latest_schema() or self.table_config.create_schema
             if table_schema is not None:
                 return remove_meta_fields(table_schema)

@@ -114,9 +114,11 @@ def test_delete_marker_and_rollback_inflight_tableservice(mor, tmp_path):
 
 def test_truncate_table(cow):
     path, _, _ = cow
-    with pytest.raises(ConfigError, match="Argument: partitions of truncate_table is not served"):
+    with pytest.raises(ConfigError, match="partition 'dt=x' does not exist"):
         call("truncate_table", path, partitions="dt=x")
     assert call("show_commits", path).num_rows == 2  # refused: nothing changed
+    assert call("truncate_table", path, partitions="x").num_rows == 0  # delete_partition, no rows (as Hudi)
+    assert sorted(HudiTable.load(path).read_snapshot().column("id").to_pylist()) == [3, 4]
     assert call("truncate_table", path).num_rows == 0
     table = HudiTable.load(path)
     assert not list(table.timeline) and table.read_snapshot().num_rows == 0
@@ -172,6 +174,19 @@ def test_bad_arguments_write_nothing(mor, name, args, message):
     with pytest.raises(ConfigError, match=message):
         call(name, path, **args)
     assert _files(path) == before
+
+
+def test_drop_partition(mor):
+    path, _, second = mor
+    with pytest.raises(ConfigError, match=r"partition 'z' does not exist .*\['x', 'y'\]"):
+        call("drop_partition", path, partition="y,z")
+    assert call("drop_partition", path, partition="x").to_pylist() == [{"result": "Success"}]
+    latest = call("show_commits", path, limit=1).to_pylist()[0]
+    assert latest["action"] == "replacecommit"
+    assert latest["total_files_added"] == latest["total_files_updated"] == latest["total_partitions_written"] == 0
+    table = HudiTable.load(path)
+    assert sorted(table.read_snapshot().column("id").to_pylist()) == [3, 4]
+    assert sorted(table.read_snapshot(as_of=second).column("id").to_pylist()) == [1, 2, 3, 4]
 
 
 def test_repair_corrupted_clean_files(cow):
