@@ -274,7 +274,7 @@ class HudiTable:
         `partitions` (partition paths, `*` wildcards as Hudi's), writing no file; readers stop seeing them, time
         travel before it still does. A metadata table is disabled (its records of this are not written here).
         Afterwards this object is the table as the commit left it."""
-        from hudi_engine.write.delete_partition import delete_partitions
+        from hudi_engine.write_pipeline import delete_partitions
 
         result = delete_partitions(self, partitions, _config(options))
         self.timeline = result.timeline if result.timeline is not None else self.timeline.reload()

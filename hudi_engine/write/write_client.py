@@ -153,7 +153,7 @@ class WriteClient:
         enable = self.config.given.get(K.METADATA_ENABLE.key)
         # A delete_partition's records (Hudi 1.x marks the partitions deleted in the partition list) are not written
         # by this engine (metadata.records): the metadata table is disabled, as for the other writes it cannot record.
-        off = enable is not None and str(enable).strip().lower() == "false" or \
+        off = (enable is not None and str(enable).strip().lower() == "false") or \
             self.config.operation is Operation.DELETE_PARTITION
         decision = None if off else \
             MetadataWriter.decide(self.location, self.table_config, timeline)

@@ -51,6 +51,24 @@ def test_savepoint_then_rollback_to_it_in_sql(spark, tmp_path):
     assert spark.sql(f"CALL show_savepoints(table => '{t}')").count() == 0
 
 
+def test_drop_partition_by_call_alter_table_and_truncate(spark, tmp_path):
+    t = f"calls_{next(_names)}"
+    spark.sql(f"CREATE TABLE {t} USING hudi PARTITIONED BY (dt) LOCATION '{tmp_path / t}' "
+              "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') "
+              "AS SELECT * FROM VALUES (1, 'a', 1L, 'a'), (2, 'b', 1L, 'b'), (3, 'c', 1L, 'c'), (4, 'd', 1L, 'd') "
+              "AS s(id, v, ts, dt)")
+    created = spark.sql(f"CALL show_commits(table => '{t}')").collect()[0].commit_time
+    assert spark.sql(f"CALL drop_partition(table => '{t}', partition => 'dt=a')").collect()[0].result == "Success"
+    spark.sql(f"ALTER TABLE {t} DROP PARTITION (dt = 'b')")
+    spark.sql(f"ALTER TABLE {t} DROP IF EXISTS PARTITION (dt = 'zz')")  # nothing to do
+    spark.sql(f"TRUNCATE TABLE {t} PARTITION (dt = 'c')")
+    assert [r.id for r in spark.sql(f"SELECT id FROM {t}").collect()] == [4]
+    commits = spark.sql(f"CALL show_commits(table => '{t}')").collect()
+    assert [c.action for c in commits] == ["replacecommit"] * 3 + ["commit"]
+    assert sorted(r.id for r in spark.read.format("hudi").option("as.of.instant", created)
+                  .load(str(tmp_path / t)).collect()) == [1, 2, 3, 4]
+
+
 @pytest.mark.parametrize(("statement", "message"), [
     ("CALL show_commits(table => 'calls_0', bogus => 1)", "Argument: bogus is not a parameter of show_commits"),
     ("CALL show_commits(limit => 1)", "Argument: table is required"),

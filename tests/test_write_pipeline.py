@@ -1,4 +1,4 @@
-"""Hudi's delete_partition (hudi_engine/write/delete_partition.py, HudiTable.delete_partitions): one replacecommit
+"""Hudi's delete_partition (hudi_engine/write_pipeline.py's delete_partitions, HudiTable.delete_partitions): one replacecommit
 replacing the partitions' file groups, no new file; our readers and hudi-rs stop seeing the partitions, time travel
 before it still does."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ from hudi_engine.errors import ClusteringUpdateError, ConfigError
 from hudi_engine.location import TableLocation
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Action
-from hudi_engine.write.delete_partition import resolve_partitions
+from hudi_engine.write_pipeline import resolve_partitions
 
 
 def _files(path: Path) -> list[str]:
@@ -37,7 +37,7 @@ def test_the_partition_is_replaced_and_time_travel_still_sees_it(tmp_path: Path,
     x_groups = sorted({s.file_id for s in table.file_slices() if s.partition_path == "x"})
     result = table.delete_partitions(["x"])
     assert _data_files(path) == before  # no new file (the partition metadata stays, as in Hudi)
-    instant = [i for i in table.timeline.instants if i.timestamp == result.instant_time][0]
+    instant = next(i for i in table.timeline.instants if i.timestamp == result.instant_time)
     assert instant.action is Action.REPLACE_COMMIT and instant.is_completed
     meta = table.commit_metadata(instant)
     assert meta.operation_type == "DELETE_PARTITION" and not meta.partition_to_write_stats
@@ -69,7 +69,7 @@ def test_refusals_write_nothing(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="partition 'z' does not exist .*\\['x', 'y'\\]"):
         table.delete_partitions(["x", "z"])
     assert _files(path) == before
-    group = [s.file_id for s in table.file_slices() if s.partition_path == "y"][0]
+    group = next(s.file_id for s in table.file_slices() if s.partition_path == "y")
     clustering = schedule_clustering(path, [("y", group)])
     before = _files(path)
     with pytest.raises(ClusteringUpdateError, match=f"Failed to overwrite partitions \\['y'\\].*{clustering}"):
@@ -80,7 +80,7 @@ def test_refusals_write_nothing(tmp_path: Path) -> None:
 
 
 def test_a_metadata_table_is_disabled(tmp_path: Path) -> None:
-    case = [c for c in CASES if c.name == "mdt_cow_v6"][0]
+    case = next(c for c in CASES if c.name == "mdt_cow_v6")
     path, _ = unzip_feature_table(case, tmp_path)
     files_only(path)
     table = HudiTable.load(str(path))
