@@ -8,7 +8,7 @@ from procedure_tables import OPTIONS, rows
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import ConfigError, HudiError
-from hudi_engine.procedures import call
+from hudi_engine.procedures import call, run
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.write_pipeline import write_table
 
@@ -187,6 +187,31 @@ def test_drop_partition(mor):
     table = HudiTable.load(path)
     assert sorted(table.read_snapshot().column("id").to_pylist()) == [3, 4]
     assert sorted(table.read_snapshot(as_of=second).column("id").to_pylist()) == [1, 2, 3, 4]
+
+
+class FakeCatalog:
+    def __init__(self) -> None:
+        self.synced: list[tuple[str, dict]] = []
+
+    def sync_hive(self, table: str, options) -> None:
+        self.synced.append((table, dict(options)))
+
+
+def test_hive_sync_hands_hudis_sync_keys_to_the_sessions_catalog():
+    catalog = FakeCatalog()
+    out = run("hive_sync", ["lake.t", "", "", "", "", "hms", "dt", "", "RO"], session=catalog)
+    assert out.to_pylist() == [{"result": "hive sync success."}]
+    assert catalog.synced == [("lake.t", {"hoodie.datasource.hive_sync.enable": "true",
+                                          "hoodie.datasource.hive_sync.mode": "hms",
+                                          "hoodie.datasource.hive_sync.partition_fields": "dt",
+                                          "hoodie.datasource.hive_sync.table.strategy": "RO"})]
+    with pytest.raises(ConfigError, match="Argument: metastore_uri of hive_sync is not served"):
+        run("hive_sync", [], {"table": "t", "metastore_uri": "thrift://h:9083"}, session=catalog)
+    with pytest.raises(ConfigError, match="table => '/data/t' is a path"):
+        run("hive_sync", ["/data/t"], session=catalog)
+    with pytest.raises(ConfigError, match="acts on the Spark session's catalog"):
+        call("hive_sync", table="t")
+    assert len(catalog.synced) == 1
 
 
 def test_repair_corrupted_clean_files(cow):

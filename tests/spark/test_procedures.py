@@ -69,6 +69,31 @@ def test_drop_partition_by_call_alter_table_and_truncate(spark, tmp_path):
                   .load(str(tmp_path / t)).collect()) == [1, 2, 3, 4]
 
 
+def test_copy_to_temp_view_and_table_with_hudis_query_types(spark, tmp_path):
+    t = f"calls_{next(_names)}"
+    spark.sql(f"CREATE TABLE {t} (id int, v string, ts bigint) USING hudi LOCATION '{tmp_path / t}' "
+              "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 1), (2, 'b', 1)")
+    spark.sql(f"INSERT INTO {t} VALUES (3, 'c', 1)")
+    first, second = sorted(r.commit_time for r in spark.sql(f"CALL show_commits(table => '{t}')").collect())
+    assert spark.sql(f"CALL copy_to_temp_view(table => '{t}', view_name => '{t}_now')").collect()[0].status == 0
+    assert sorted(r.id for r in spark.table(f"{t}_now").collect()) == [1, 2, 3]
+    spark.sql(f"CALL copy_to_temp_view(table => '{t}', view_name => '{t}_then', as_of_instant => '{first}')")
+    assert sorted(r.id for r in spark.table(f"{t}_then").collect()) == [1, 2]
+    spark.sql(f"CALL copy_to_temp_view(table => '{t}', view_name => '{t}_inc', query_type => 'incremental', "
+              f"begin_instance_time => '{first}', end_instance_time => '{second}', global => true)")
+    assert [r.id for r in spark.table(f"global_temp.{t}_inc").collect()] == [3]
+    with pytest.raises(Exception, match="TEMP_TABLE_OR_VIEW_ALREADY_EXISTS|already exists"):
+        spark.sql(f"CALL copy_to_temp_view(table => '{t}', view_name => '{t}_now')").collect()
+    assert spark.sql(f"CALL copy_to_table(table => '{t}', new_table => '{t}_copy', columns => 'id,v')"
+                     ).collect()[0].status == 0
+    assert sorted(tuple(r) for r in spark.table(f"{t}_copy").collect()) == [(1, "a"), (2, "b"), (3, "c")]
+    spark.sql(f"CALL copy_to_table(table => '{t}', new_table => '{t}_copy', save_mode => 'append', "
+              f"as_of_instant => '{first}')")
+    assert sorted(r.id for r in spark.table(f"{t}_copy").collect()) == [1, 1, 2, 2, 3]
+    spark.sql(f"DROP TABLE {t}_copy")
+
+
 @pytest.mark.parametrize(("statement", "message"), [
     ("CALL show_commits(table => 'calls_0', bogus => 1)", "Argument: bogus is not a parameter of show_commits"),
     ("CALL show_commits(limit => 1)", "Argument: table is required"),
