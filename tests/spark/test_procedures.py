@@ -11,12 +11,18 @@ from hudi_engine.procedures import call
 _names = itertools.count()
 
 
-def test_call_by_catalog_name_positional_and_named(spark, tmp_path):
+def two_commits(spark, tmp_path) -> str:
+    """A catalog table of two inserts: ids 1 and 2, then 3."""
     t = f"calls_{next(_names)}"
     spark.sql(f"CREATE TABLE {t} (id int, v string, ts bigint) USING hudi LOCATION '{tmp_path / t}' "
               "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')")
     spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 1), (2, 'b', 1)")
     spark.sql(f"INSERT INTO {t} VALUES (3, 'c', 1)")
+    return t
+
+
+def test_call_by_catalog_name_positional_and_named(spark, tmp_path):
+    t = two_commits(spark, tmp_path)
     named = spark.sql(f"CALL show_commits(table => '{t}')")
     assert named.schema.simpleString() == (
         "struct<commit_time:string,state_transition_time:string,action:string,total_bytes_written:bigint,"
@@ -70,11 +76,7 @@ def test_drop_partition_by_call_alter_table_and_truncate(spark, tmp_path):
 
 
 def test_copy_to_temp_view_and_table_with_hudis_query_types(spark, tmp_path):
-    t = f"calls_{next(_names)}"
-    spark.sql(f"CREATE TABLE {t} (id int, v string, ts bigint) USING hudi LOCATION '{tmp_path / t}' "
-              "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')")
-    spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 1), (2, 'b', 1)")
-    spark.sql(f"INSERT INTO {t} VALUES (3, 'c', 1)")
+    t = two_commits(spark, tmp_path)
     first, second = sorted(r.commit_time for r in spark.sql(f"CALL show_commits(table => '{t}')").collect())
     assert spark.sql(f"CALL copy_to_temp_view(table => '{t}', view_name => '{t}_now')").collect()[0].status == 0
     assert sorted(r.id for r in spark.table(f"{t}_now").collect()) == [1, 2, 3]
