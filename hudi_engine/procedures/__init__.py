@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_engine.errors import ConfigError
-from hudi_engine.procedures import commits, copies, file_views, log_files, services, timeline_views
+from hudi_engine.procedures import commits, copies, file_views, log_files, repairs, services, timeline_views
 from hudi_engine.procedures.arguments import Arguments, CatalogSession, TableResolver, bind
 from hudi_engine.procedures.registry import PROCEDURES, ProcedureSpec, spec
 
@@ -40,8 +40,7 @@ REFUSED: dict[str, str] = {
                      "hdfs_parquet_import"], _NO_BOOTSTRAP),
     **dict.fromkeys(["cleanup_audit_lock", "set_audit_lock", "show_audit_lock_status", "validate_audit_lock"],
                     _NO_AUDIT),
-    **dict.fromkeys(["repair_add_partition_meta", "repair_deduplicate",
-                     "repair_migrate_partition_meta", "repair_overwrite_hoodie_props", "export_instants",
+    **dict.fromkeys(["repair_deduplicate", "export_instants",
                      "show_fs_path_detail"], _LATER_38),
     **dict.fromkeys(["upgrade_table", "downgrade_table"], "the engine does not change a table's version; use Java "
                     "Hudi's CALL {name}"),
@@ -124,6 +123,9 @@ SERVED: dict[str, Procedure] = {
     "hive_sync": services.hive_sync,
     "copy_to_temp_view": copies.copy_to_temp_view,
     "copy_to_table": copies.copy_to_table,
+    "repair_add_partition_meta": repairs.repair_add_partition_meta,
+    "repair_migrate_partition_meta": repairs.repair_migrate_partition_meta,
+    "repair_overwrite_hoodie_props": repairs.repair_overwrite_hoodie_props,
     "repair_corrupted_clean_files": services.repair_corrupted_clean_files,
     "create_savepoint": services.create_savepoint,
     "delete_savepoint": services.delete_savepoint,
