@@ -32,7 +32,7 @@ from hudi_engine.timeline.layout import layout_for
 from hudi_engine.timeline.query_instants import QueryInstants
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
     from hudi_engine.cdc_query import ChangePlan
     from hudi_engine.config.lock_config import LockConfig
@@ -283,6 +283,18 @@ class HudiTable:
         from hudi_engine.write_pipeline import write_table
 
         result = write_table(data, self.storage_uri, options, parallelism=parallelism, loaded=self)
+        self.timeline = result.timeline if result.timeline is not None else self.timeline.reload()
+        return result
+
+    def delete_partitions(self, partitions: "Iterable[str]", *,
+                          options: "Mapping[str, Any] | WriteConfig | None" = None) -> "WriteResult":
+        """Hudi's delete_partition: one replacecommit (operation DELETE_PARTITION) replacing every file group of
+        `partitions` (partition paths, `*` wildcards as Hudi's), writing no file; readers stop seeing them, time
+        travel before it still does. A metadata table is disabled (its records of this are not written here).
+        Afterwards this object is the table as the commit left it."""
+        from hudi_engine.write_pipeline import delete_partitions
+
+        result = delete_partitions(self, partitions, _config(options))
         self.timeline = result.timeline if result.timeline is not None else self.timeline.reload()
         return result
 

@@ -456,6 +456,8 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
                          "spark/test_sql_write.py::test_merge_with_delete_clauses"),
         "`ALTER TABLE ADD COLUMNS`": ("spark/test_sql_write.py::test_alter_table_add_columns",),
         "`TRUNCATE TABLE`": ("spark/test_sql_write.py::test_create_table_then_dml",),
+        "`ALTER TABLE DROP PARTITION`": ("spark/test_procedures.py::test_drop_partition_by_call_alter_table_and_truncate",
+                                         "test_write_pipeline.py::test_the_partition_is_replaced_and_time_travel_still_sees_it"),
         "from a pyspark driver with the native component": (
             "spark/test_docs_examples.py::test_format_hudi_save",
             "java_hudi/test_same_sql.py::test_same_sql_on_both_engines"),
@@ -463,8 +465,6 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
         "the same from the Thrift server or any driver without Python": (
             Says("writing a Hudi table needs the Python engine in the Spark driver"),
             "spark/test_sql_write.py::test_a_driver_without_python_refuses_writes"),
-        "`TRUNCATE TABLE ... PARTITION`": (Says("truncating one partition (Hudi's delete_partition) is not supported"),
-                                           "spark/test_sql_write.py::test_create_table_refusals"),
         "`WHEN NOT MATCHED BY SOURCE`": (Says('refuse("WHEN NOT MATCHED BY SOURCE"'),
                                          "spark/test_sql_write.py::test_merge_into"),
     }),

@@ -34,6 +34,8 @@ class Operation(enum.Enum):
     DELETE = "delete"
     INSERT_OVERWRITE = "insert_overwrite"
     INSERT_OVERWRITE_TABLE = "insert_overwrite_table"
+    # Hudi's delete_partition: writes no files, replaces every file group of the partitions (HudiTable.delete_partitions)
+    DELETE_PARTITION = "delete_partition"
 
     @property
     def operation_type(self) -> str:
@@ -42,7 +44,8 @@ class Operation(enum.Enum):
 
     @property
     def is_overwrite(self) -> bool:
-        return self in (Operation.INSERT_OVERWRITE, Operation.INSERT_OVERWRITE_TABLE)
+        """Whether the commit is a replacecommit that replaces the file groups of the partitions it names."""
+        return self in (Operation.INSERT_OVERWRITE, Operation.INSERT_OVERWRITE_TABLE, Operation.DELETE_PARTITION)
 
     @property
     def looks_up_keys(self) -> bool:

@@ -16,8 +16,8 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_engine.errors import ConfigError
-from hudi_engine.procedures import commits, file_views, log_files, services, timeline_views
-from hudi_engine.procedures.arguments import Arguments, TableResolver, bind
+from hudi_engine.procedures import commits, copies, file_views, log_files, repairs, services, timeline_views
+from hudi_engine.procedures.arguments import Arguments, CatalogSession, TableResolver, bind
 from hudi_engine.procedures.registry import PROCEDURES, ProcedureSpec, spec
 
 Procedure = Callable[[Arguments], list[tuple]]
@@ -40,14 +40,15 @@ REFUSED: dict[str, str] = {
                      "hdfs_parquet_import"], _NO_BOOTSTRAP),
     **dict.fromkeys(["cleanup_audit_lock", "set_audit_lock", "show_audit_lock_status", "validate_audit_lock"],
                     _NO_AUDIT),
-    **dict.fromkeys(["repair_add_partition_meta", "repair_deduplicate",
-                     "repair_migrate_partition_meta", "repair_overwrite_hoodie_props", "hive_sync", "sync_validate",
-                     "copy_to_table", "copy_to_temp_view", "drop_partition", "export_instants",
+    **dict.fromkeys(["repair_deduplicate", "export_instants",
                      "show_fs_path_detail"], _LATER_38),
     **dict.fromkeys(["upgrade_table", "downgrade_table"], "the engine does not change a table's version; use Java "
                     "Hudi's CALL {name}"),
     "partition_bucket_index_manager": "the engine has no bucket index; use Java Hudi's CALL {name}",
     "run_ttl": "the engine has no partition TTL; use Java Hudi's CALL {name}",
+    "sync_validate": "it counts rows through a HiveServer2 JDBC connection (hive_server_url), which the engine does not "
+                     "open (as its sync refuses mode jdbc); compare SELECT count(*) of both tables in Spark, or use "
+                     "Java Hudi's CALL {name}",
 }
 
 
@@ -118,6 +119,13 @@ SERVED: dict[str, Procedure] = {
     "run_rollback_inflight_tableservice": services.run_rollback_inflight_tableservice,
     "delete_marker": services.delete_marker,
     "truncate_table": services.truncate_table,
+    "drop_partition": services.drop_partition,
+    "hive_sync": services.hive_sync,
+    "copy_to_temp_view": copies.copy_to_temp_view,
+    "copy_to_table": copies.copy_to_table,
+    "repair_add_partition_meta": repairs.repair_add_partition_meta,
+    "repair_migrate_partition_meta": repairs.repair_migrate_partition_meta,
+    "repair_overwrite_hoodie_props": repairs.repair_overwrite_hoodie_props,
     "repair_corrupted_clean_files": services.repair_corrupted_clean_files,
     "create_savepoint": services.create_savepoint,
     "delete_savepoint": services.delete_savepoint,
@@ -138,11 +146,13 @@ RowFilter = Callable[[pa.Table, str], pa.Table]
 
 
 def run(name: str, positional: Sequence[Any] = (), named: Mapping[str, Any] | None = None,
-        resolver: TableResolver | None = None, row_filter: RowFilter | None = None) -> pa.Table:
+        resolver: TableResolver | None = None, row_filter: RowFilter | None = None,
+        session: CatalogSession | None = None) -> pa.Table:
     """Run procedure `name` with a CALL's arguments; its rows as a table of Hudi's output columns. `row_filter`
-    applies a `filter` argument (Spark's: `hudi_engine.spark.procedures`); without one a filter is refused."""
+    applies a `filter` argument (Spark's: `hudi_engine.spark.procedures`); without one a filter is refused.
+    `session`: the Spark session's catalog, for the procedures on catalog entries (`hive_sync`)."""
     found = procedure(name)
-    args = bind(found, positional, named, resolver)
+    args = bind(found, positional, named, resolver, session)
     predicate = args.values.get("filter")
     if predicate and row_filter is None:
         raise ConfigError(f"Argument: filter of {found.name} is a Spark SQL predicate, which needs Spark: run the "
@@ -165,4 +175,4 @@ def call(name: str, table_path: str | None = None, **args: Any) -> pa.Table:
     return run(name, (), named)
 
 
-__all__ = ["REFUSED", "SERVED", "RowFilter", "call", "procedure", "run"]
+__all__ = ["REFUSED", "SERVED", "CatalogSession", "RowFilter", "call", "procedure", "run"]

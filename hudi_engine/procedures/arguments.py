@@ -6,13 +6,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from hudi_engine.errors import ConfigError
 from hudi_engine.procedures.registry import BOOLEAN, DOUBLE, INT, LONG, STRING, Parameter, ProcedureSpec
 
 # A catalog name (`db.t` or `t`) to the base path of its Hudi table; the Spark layer passes one in.
 TableResolver = Callable[[str], str]
+
+
+class CatalogSession(Protocol):
+    """What the procedures that act on the session's catalog need of it (the Spark layer passes one in)."""
+
+    def sync_hive(self, table: str, options: Mapping[str, str]) -> None:
+        """Sync the Hudi table the catalog name `table` names into the session's Hive metastore, as entry
+        `table` (its database the session's current one if not given), with Hudi's sync keys `options`."""
+
+    def copy_to_temp_view(self, path: str, read_options: Mapping[str, str], view: str, *, replace: bool,
+                          global_view: bool) -> None:
+        """Register the engine's read of the table at `path` (Hudi's read keys) as the temporary view `view`."""
+
+    def copy_to_table(self, path: str, read_options: Mapping[str, str], table: str, *, save_mode: str,
+                      columns: list[str]) -> None:
+        """Save the engine's read of the table at `path` as the catalog table `table` (`saveAsTable`), its columns
+        those of `table` when it exists, else `columns` (empty: all)."""
 
 _INT_RANGE = {INT: (-(2**31), 2**31 - 1), LONG: (-(2**63), 2**63 - 1)}
 _TYPE_WORDS = {bool: "boolean", int: "integer", float: "decimal", str: "string"}
@@ -50,9 +67,17 @@ class Arguments:
     procedure: ProcedureSpec
     values: Mapping[str, Any]
     resolver: TableResolver | None = None
+    session: CatalogSession | None = None
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
+
+    def catalog_session(self) -> CatalogSession:
+        """The Spark session's catalog, which a procedure on catalog entries needs: refused outside Spark."""
+        if self.session is None:
+            raise ConfigError(f"{self.procedure.name}: acts on the Spark session's catalog; run it as CALL "
+                              f"{self.procedure.name}(...) in a Spark session with the native component")
+        return self.session
 
     def table_path(self) -> str:
         """The base path the call names: `table` (a catalog name, or a path) resolved, else `path`."""
@@ -71,7 +96,7 @@ class Arguments:
 
 
 def bind(procedure: ProcedureSpec, positional: Sequence[Any] = (), named: Mapping[str, Any] | None = None,
-         resolver: TableResolver | None = None) -> Arguments:
+         resolver: TableResolver | None = None, session: CatalogSession | None = None) -> Arguments:
     """Bind a call's arguments; None (SQL's NULL) is an argument not given."""
     named = dict(named or {})
     name = procedure.name
@@ -99,4 +124,4 @@ def bind(procedure: ProcedureSpec, positional: Sequence[Any] = (), named: Mappin
             values[p.name] = p.default
         else:
             values[p.name] = _coerce(name, p, value)
-    return Arguments(procedure, values, resolver)
+    return Arguments(procedure, values, resolver, session)

@@ -1,6 +1,6 @@
 """The procedures that act on a table, through the engine's table services and instant protocol (never a write
 path of their own): `run_clean`, `run_compaction`, `archive_commits`, `rollback_to_instant`,
-`run_rollback_inflight_tableservice`, `delete_marker`, `truncate_table`, `repair_corrupted_clean_files` and the
+`run_rollback_inflight_tableservice`, `delete_marker`, `truncate_table`, `drop_partition`, `hive_sync`, `repair_corrupted_clean_files` and the
 savepoint procedures `create_savepoint`, `delete_savepoint` and `rollback_to_savepoint` (HudiTable.savepoint /
 delete_savepoint / restore). Every
 one takes the table lock as `HudiTable`'s services do, and refuses what it cannot do before it changes anything."""
@@ -173,13 +173,48 @@ def run_rollback_inflight_tableservice(args: Arguments) -> list[Row]:
 
 
 def truncate_table(args: Arguments) -> list[Row]:
-    """Empty the table (`HudiTable.truncate`, as TRUNCATE TABLE); no rows, as Hudi's procedure returns none.
-    `partitions` (Hudi's delete_partition) is refused."""
+    """Empty the table (`HudiTable.truncate`, as TRUNCATE TABLE), or with `partitions` (comma-separated partition
+    paths) delete those as `drop_partition` does; no rows, as Hudi's procedure returns none."""
+    table = HudiTable.load(args.table_path())
     if args["partitions"]:
-        raise ConfigError("Argument: partitions of truncate_table is not served (Hudi's delete_partition is not built "
-                          "yet); DELETE FROM <table> WHERE <partition columns> deletes those rows")
-    HudiTable.load(args.table_path()).truncate()
+        table.delete_partitions(args["partitions"].split(","))
+    else:
+        table.truncate()
     return []
+
+
+def drop_partition(args: Arguments) -> list[Row]:
+    """Hudi's delete_partition of `partition` (comma-separated partition paths, `*` wildcards):
+    `HudiTable.delete_partitions`, one replacecommit; `Success`, as Hudi's procedure answers."""
+    HudiTable.load(args.table_path()).delete_partitions(args["partition"].split(","))
+    return [("Success",)]
+
+
+# hive_sync's arguments -> Hudi's sync keys (hudi_engine.config), as HiveSyncProcedure sets them.
+_HIVE_SYNC_KEYS = {"mode": "hoodie.datasource.hive_sync.mode",
+                   "partition_fields": "hoodie.datasource.hive_sync.partition_fields",
+                   "partition_extractor_class": "hoodie.datasource.hive_sync.partition_extractor_class",
+                   "strategy": "hoodie.datasource.hive_sync.table.strategy"}
+
+
+def hive_sync(args: Arguments) -> list[Row]:
+    """Sync the catalog table `table` into the session's Hive metastore as a write with
+    `hoodie.datasource.hive_sync.enable` does (docs/catalog-sync.md), the entry named as the catalog names it.
+    `sync_incremental` is taken and has no effect (every sync compares all partitions); another metastore or a JDBC
+    connection (`metastore_uri`, `username`, `password`, `use_jdbc`) is refused: the sync goes through the session's
+    own metastore client."""
+    for name in ("metastore_uri", "username", "password", "use_jdbc"):
+        if args[name]:
+            raise ConfigError(f"Argument: {name} of hive_sync is not served: the engine syncs through the Spark "
+                              "session's own Hive metastore (spark.sql.catalogImplementation=hive, its "
+                              "hive.metastore.uris); leave it out")
+    table = args["table"]
+    if "/" in table or ":" in table:
+        raise ConfigError(f"hive_sync: table => '{table}' is a path; name the catalog table to sync ([db.]table)")
+    options = {"hoodie.datasource.hive_sync.enable": "true",
+               **{key: args[name] for name, key in _HIVE_SYNC_KEYS.items() if args[name]}}
+    args.catalog_session().sync_hive(table, options)
+    return [("hive sync success.",)]
 
 
 def repair_corrupted_clean_files(args: Arguments) -> list[Row]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -16,6 +17,38 @@ from pyspark.sql import SparkSession
 from hudi_engine.errors import HudiError
 from hudi_engine.procedures import procedure, run
 from hudi_engine.spark.save import json_answer, register_callback
+
+
+class SessionCatalog:
+    """The session's catalog for the procedures on catalog entries (`hudi_engine.procedures.CatalogSession`)."""
+
+    def __init__(self, spark: SparkSession, resolve: Callable[[str], str]) -> None:
+        self.spark = spark
+        self.resolve = resolve
+
+    def sync_hive(self, table: str, options: Mapping[str, str]) -> None:
+        from hudi_engine.spark.catalog_sync import sync_catalogs
+
+        path = self.resolve(table)  # refuses a name the catalog does not have, or a table that is not Hudi
+        database, _, name = table.rpartition(".")
+        sync_catalogs(self.spark, path, {**options, "hoodie.datasource.hive_sync.database": database.split(".")[-1]
+                                         or self.spark.catalog.currentDatabase(),
+                                         "hoodie.datasource.hive_sync.table": name})
+
+    def copy_to_temp_view(self, path: str, read_options: Mapping[str, str], view: str, *, replace: bool,
+                          global_view: bool) -> None:
+        frame = self.spark.read.format("hudi").options(**read_options).load(path)
+        if global_view:
+            (frame.createOrReplaceGlobalTempView if replace else frame.createGlobalTempView)(view)
+        else:
+            (frame.createOrReplaceTempView if replace else frame.createTempView)(view)
+
+    def copy_to_table(self, path: str, read_options: Mapping[str, str], table: str, *, save_mode: str,
+                      columns: list[str]) -> None:
+        frame = self.spark.read.format("hudi").options(**read_options).load(path)
+        if self.spark.catalog.tableExists(table):
+            columns = self.spark.read.table(table).columns
+        frame.selectExpr(*(columns or frame.columns)).write.mode(save_mode).saveAsTable(table)
 
 
 def _json_value(value: Any) -> Any:
@@ -47,7 +80,8 @@ class PythonProcedures:
             def row_filter(rows: pa.Table, predicate: str) -> pa.Table:
                 return self.spark.createDataFrame(rows).filter(predicate).toArrow().cast(rows.schema)
 
-            table = run(name, positional, named, resolver=resolve, row_filter=row_filter)
+            table = run(name, positional, named, resolver=resolve, row_filter=row_filter,
+                        session=SessionCatalog(self.spark, resolve))
             columns = [c.to_pylist() for c in table.columns]
             return {"rows": [[_json_value(v) for v in r] for r in zip(*columns, strict=True)]}
 

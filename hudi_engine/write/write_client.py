@@ -131,8 +131,9 @@ class WriteClient:
 
     def _check_schema_change(self) -> None:
         """A write may add nullable columns and widen types; it may not drop or narrow (checked before writing)."""
-        if self.timeline is None or self.config.operation in (Operation.DELETE, Operation.INSERT_OVERWRITE_TABLE):
-            return  # a new table; a delete carries keys only; an overwrite of the whole table starts afresh
+        if self.timeline is None or self.config.operation in (Operation.DELETE, Operation.INSERT_OVERWRITE_TABLE,
+                                                              Operation.DELETE_PARTITION):
+            return  # a new table; a delete carries keys only (a delete_partition none); an overwrite starts afresh
         avro = self.timeline.latest_schema() or self.table_config.create_schema
         if avro is not None:
             old = avro_to_arrow_schema(remove_meta_fields(avro))
@@ -154,6 +155,11 @@ class WriteClient:
             self.table_config = self.table_config.disable_metadata_table(
                 self.location, f"the write asks for it ({K.METADATA_ENABLE.key}=false)")
             return None
+        if self.config.operation is Operation.DELETE_PARTITION:
+            # Hudi 1.x marks the partitions deleted in the partition list; metadata.records does not write that.
+            self.table_config = self.table_config.disable_metadata_table(
+                self.location, "the delete_partition write: its records are not written by this engine")
+            return None
         writer = keep_or_disable(self.location, self.table_config, timeline, f"the {self.config.operation.value} write")
         if writer is None:
             self.table_config = TableConfig.load(self.location)
@@ -165,7 +171,7 @@ class WriteClient:
         """The writer schema (no meta fields), in Spark's naming: what goes into the commit and log headers.
 
         A delete's DataFrame may hold only the key columns: its commit keeps the table's schema."""
-        if self.config.operation is Operation.DELETE and self.timeline is not None:
+        if self.config.operation in (Operation.DELETE, Operation.DELETE_PARTITION) and self.timeline is not None:
             table_schema = self.timeline.latest_schema() or self.table_config.create_schema
             if table_schema is not None:
                 return remove_meta_fields(table_schema)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 from procedure_tables import OPTIONS, rows
 
+from hudi_engine import HudiTable
 from hudi_engine.procedures import call
 from hudi_engine.write_pipeline import write_table
 
@@ -91,6 +92,16 @@ def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
         ours = call(name, path, start_ts="0", end_ts="99991231235959999")
         assert [(f.name, f.type) for f in ours.schema] == [(f.name, f.type) for f in theirs.schema], name
         assert ours.num_rows > 0 and _comparable(ours) == _comparable(theirs), name
+    # the engine's drop_partition: Java reads the same rows (partition x gone), and lists the same commits
+    before = write_table(rows([5], 8, ["x"]), path, options).instant_time
+    assert call("drop_partition", path, partition="x").to_pylist() == [{"result": "Success"}]
+    assert_same_call(java, "java_calls", path, "show_commits", {"limit": 3})
+    data = ["id", "v", "ts", "dt"]
+    for theirs, ours, has_x in [(java.snapshot(path), HudiTable.load(path).read_snapshot(), False),
+                                (java.time_travel(path, before), HudiTable.load(path).read_snapshot(as_of=before),
+                                 True)]:
+        assert sorted(theirs.select(data).to_pylist(), key=str) == sorted(ours.select(data).to_pylist(), key=str)
+        assert ("x" in theirs.column("dt").to_pylist()) is has_x and theirs.num_rows > 0
 
 
 def test_same_calls_on_a_version_6_table(java_hudi, tmp_path: Path):

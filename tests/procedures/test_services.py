@@ -8,7 +8,7 @@ from procedure_tables import OPTIONS, rows
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import ConfigError, HudiError
-from hudi_engine.procedures import call
+from hudi_engine.procedures import call, run
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.write_pipeline import write_table
 
@@ -114,9 +114,11 @@ def test_delete_marker_and_rollback_inflight_tableservice(mor, tmp_path):
 
 def test_truncate_table(cow):
     path, _, _ = cow
-    with pytest.raises(ConfigError, match="Argument: partitions of truncate_table is not served"):
+    with pytest.raises(ConfigError, match="partition 'dt=x' does not exist"):
         call("truncate_table", path, partitions="dt=x")
     assert call("show_commits", path).num_rows == 2  # refused: nothing changed
+    assert call("truncate_table", path, partitions="x").num_rows == 0  # delete_partition, no rows (as Hudi)
+    assert sorted(HudiTable.load(path).read_snapshot().column("id").to_pylist()) == [3, 4]
     assert call("truncate_table", path).num_rows == 0
     table = HudiTable.load(path)
     assert not list(table.timeline) and table.read_snapshot().num_rows == 0
@@ -172,6 +174,44 @@ def test_bad_arguments_write_nothing(mor, name, args, message):
     with pytest.raises(ConfigError, match=message):
         call(name, path, **args)
     assert _files(path) == before
+
+
+def test_drop_partition(mor):
+    path, _, second = mor
+    with pytest.raises(ConfigError, match=r"partition 'z' does not exist .*\['x', 'y'\]"):
+        call("drop_partition", path, partition="y,z")
+    assert call("drop_partition", path, partition="x").to_pylist() == [{"result": "Success"}]
+    latest = call("show_commits", path, limit=1).to_pylist()[0]
+    assert latest["action"] == "replacecommit"
+    assert latest["total_files_added"] == latest["total_files_updated"] == latest["total_partitions_written"] == 0
+    table = HudiTable.load(path)
+    assert sorted(table.read_snapshot().column("id").to_pylist()) == [3, 4]
+    assert sorted(table.read_snapshot(as_of=second).column("id").to_pylist()) == [1, 2, 3, 4]
+
+
+class FakeCatalog:
+    def __init__(self) -> None:
+        self.synced: list[tuple[str, dict]] = []
+
+    def sync_hive(self, table: str, options) -> None:
+        self.synced.append((table, dict(options)))
+
+
+def test_hive_sync_hands_hudis_sync_keys_to_the_sessions_catalog():
+    catalog = FakeCatalog()
+    out = run("hive_sync", ["lake.t", "", "", "", "", "hms", "dt", "", "RO"], session=catalog)
+    assert out.to_pylist() == [{"result": "hive sync success."}]
+    assert catalog.synced == [("lake.t", {"hoodie.datasource.hive_sync.enable": "true",
+                                          "hoodie.datasource.hive_sync.mode": "hms",
+                                          "hoodie.datasource.hive_sync.partition_fields": "dt",
+                                          "hoodie.datasource.hive_sync.table.strategy": "RO"})]
+    with pytest.raises(ConfigError, match="Argument: metastore_uri of hive_sync is not served"):
+        run("hive_sync", [], {"table": "t", "metastore_uri": "thrift://h:9083"}, session=catalog)
+    with pytest.raises(ConfigError, match="table => '/data/t' is a path"):
+        run("hive_sync", ["/data/t"], session=catalog)
+    with pytest.raises(ConfigError, match="acts on the Spark session's catalog"):
+        call("hive_sync", table="t")
+    assert len(catalog.synced) == 1
 
 
 def test_repair_corrupted_clean_files(cow):

@@ -103,5 +103,18 @@ e = metastore.get_table("nodb", "broken")
 out["broken"] = {"failure": failure, "committed": committed, "repaired": repaired.instant_time,
                  "synced": None if e is None else e.params.get("last_commit_time_sync"),
                  "read": rows("SELECT id FROM nodb.broken ORDER BY id")}
+# CALL hive_sync on a catalog table written without sync; after a drop_partition, a second one drops its entry.
+called = str(root / "called")
+write(spark.createDataFrame([(1, 1, "a", "x"), (2, 1, "b", "y")], "id long, ts long, name string, p string"), called,
+      {k: v for k, v in opts("called", **{"hoodie.datasource.write.partitionpath.field": "p"}).items()
+       if "sync" not in k})
+create_catalog_table(spark, "lake.called", called)
+result = rows("CALL hive_sync(table => 'lake.called')")
+out["called_1"] = {"result": result, "entry": entry("called"),
+                   "instant": HudiTable.load(called).timeline.completed_commits().last().timestamp}
+dropped = rows("CALL drop_partition(table => 'lake.called', partition => 'x')")
+rows("CALL hive_sync('lake.called', '', '', '', '', 'hms')")
+out["called_2"] = {"dropped": dropped, "entry": entry("called"), "read": rows("SELECT id FROM lake.called"),
+                   "instant": HudiTable.load(called).timeline.completed_commits().last().timestamp}
 spark.stop()
 print(json.dumps(out))

@@ -131,6 +131,17 @@ def test_a_sync_failure_after_the_commit_names_the_instant_and_the_next_write_re
     assert step["read"] == [[1], [2]]
 
 
+def test_call_hive_sync_syncs_a_catalog_table_and_drops_a_dropped_partition(seen):
+    first, second = seen["called_1"], seen["called_2"]
+    assert first["result"] == [["hive sync success."]]
+    e = first["entry"]
+    assert (e["input_format"], e["serde"], e["partition_keys"]) == (HOODIE_INPUT, PARQUET_SERDE, [["p", "string"]])
+    assert e["params"]["last_commit_time_sync"] == first["instant"] and sorted(e["partitions"]) == ["x", "y"]
+    assert second["dropped"] == [["Success"]] and second["read"] == [[2]]
+    assert second["entry"]["params"]["last_commit_time_sync"] == second["instant"] != first["instant"]
+    assert sorted(second["entry"]["partitions"]) == ["y"]
+
+
 def test_a_session_without_hive_metastore_is_refused_before_the_write(spark, tmp_path):
     path = str(tmp_path / "t")
     df = spark.createDataFrame([(1, 1)], "id long, ts long")

@@ -11,12 +11,18 @@ from hudi_engine.procedures import call
 _names = itertools.count()
 
 
-def test_call_by_catalog_name_positional_and_named(spark, tmp_path):
+def two_commits(spark, tmp_path) -> str:
+    """A catalog table of two inserts: ids 1 and 2, then 3."""
     t = f"calls_{next(_names)}"
     spark.sql(f"CREATE TABLE {t} (id int, v string, ts bigint) USING hudi LOCATION '{tmp_path / t}' "
               "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')")
     spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 1), (2, 'b', 1)")
     spark.sql(f"INSERT INTO {t} VALUES (3, 'c', 1)")
+    return t
+
+
+def test_call_by_catalog_name_positional_and_named(spark, tmp_path):
+    t = two_commits(spark, tmp_path)
     named = spark.sql(f"CALL show_commits(table => '{t}')")
     assert named.schema.simpleString() == (
         "struct<commit_time:string,state_transition_time:string,action:string,total_bytes_written:bigint,"
@@ -49,6 +55,45 @@ def test_savepoint_then_rollback_to_it_in_sql(spark, tmp_path):
     assert sorted(tuple(r) for r in spark.sql(f"SELECT id, v FROM {t}").collect()) == [(1, "a"), (2, "b")]
     assert spark.sql(f"CALL delete_savepoint(table => '{t}')").collect()[0][0]
     assert spark.sql(f"CALL show_savepoints(table => '{t}')").count() == 0
+
+
+def test_drop_partition_by_call_alter_table_and_truncate(spark, tmp_path):
+    t = f"calls_{next(_names)}"
+    spark.sql(f"CREATE TABLE {t} USING hudi PARTITIONED BY (dt) LOCATION '{tmp_path / t}' "
+              "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') "
+              "AS SELECT * FROM VALUES (1, 'a', 1L, 'a'), (2, 'b', 1L, 'b'), (3, 'c', 1L, 'c'), (4, 'd', 1L, 'd') "
+              "AS s(id, v, ts, dt)")
+    created = spark.sql(f"CALL show_commits(table => '{t}')").collect()[0].commit_time
+    assert spark.sql(f"CALL drop_partition(table => '{t}', partition => 'dt=a')").collect()[0].result == "Success"
+    spark.sql(f"ALTER TABLE {t} DROP PARTITION (dt = 'b')")
+    spark.sql(f"ALTER TABLE {t} DROP IF EXISTS PARTITION (dt = 'zz')")  # nothing to do
+    spark.sql(f"TRUNCATE TABLE {t} PARTITION (dt = 'c')")
+    assert [r.id for r in spark.sql(f"SELECT id FROM {t}").collect()] == [4]
+    commits = spark.sql(f"CALL show_commits(table => '{t}')").collect()
+    assert [c.action for c in commits] == ["replacecommit"] * 3 + ["commit"]
+    assert sorted(r.id for r in spark.read.format("hudi").option("as.of.instant", created)
+                  .load(str(tmp_path / t)).collect()) == [1, 2, 3, 4]
+
+
+def test_copy_to_temp_view_and_table_with_hudis_query_types(spark, tmp_path):
+    t = two_commits(spark, tmp_path)
+    first, second = sorted(r.commit_time for r in spark.sql(f"CALL show_commits(table => '{t}')").collect())
+    assert spark.sql(f"CALL copy_to_temp_view(table => '{t}', view_name => '{t}_now')").collect()[0].status == 0
+    assert sorted(r.id for r in spark.table(f"{t}_now").collect()) == [1, 2, 3]
+    spark.sql(f"CALL copy_to_temp_view(table => '{t}', view_name => '{t}_then', as_of_instant => '{first}')")
+    assert sorted(r.id for r in spark.table(f"{t}_then").collect()) == [1, 2]
+    spark.sql(f"CALL copy_to_temp_view(table => '{t}', view_name => '{t}_inc', query_type => 'incremental', "
+              f"begin_instance_time => '{first}', end_instance_time => '{second}', global => true)")
+    assert [r.id for r in spark.table(f"global_temp.{t}_inc").collect()] == [3]
+    with pytest.raises(Exception, match="TEMP_TABLE_OR_VIEW_ALREADY_EXISTS|already exists"):
+        spark.sql(f"CALL copy_to_temp_view(table => '{t}', view_name => '{t}_now')").collect()
+    assert spark.sql(f"CALL copy_to_table(table => '{t}', new_table => '{t}_copy', columns => 'id,v')"
+                     ).collect()[0].status == 0
+    assert sorted(tuple(r) for r in spark.table(f"{t}_copy").collect()) == [(1, "a"), (2, "b"), (3, "c")]
+    spark.sql(f"CALL copy_to_table(table => '{t}', new_table => '{t}_copy', save_mode => 'append', "
+              f"as_of_instant => '{first}')")
+    assert sorted(r.id for r in spark.table(f"{t}_copy").collect()) == [1, 1, 2, 2, 3]
+    spark.sql(f"DROP TABLE {t}_copy")
 
 
 @pytest.mark.parametrize(("statement", "message"), [

@@ -401,7 +401,8 @@ def test_create_table_then_dml(spark, tmp_path: Path, table_type: str, partition
 
 def test_create_table_refusals(spark, tmp_path: Path) -> None:
     """CREATE TABLE on a location that holds a Hudi table takes the table as it is (contradictions refused);
-    ALTER TABLE ADD COLUMNS of a column it has and TRUNCATE ... PARTITION are refused by name; nothing is written."""
+    ALTER TABLE ADD COLUMNS of a column it has and TRUNCATE / DROP of a partition it lacks are refused by name;
+    nothing is written."""
     table, path = name("located"), str(tmp_path / "t")
     spark.sql(f"""CREATE TABLE {table} USING hudi PARTITIONED BY (dt) LOCATION '{path}'
                   TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')
@@ -428,8 +429,10 @@ def test_create_table_refusals(spark, tmp_path: Path) -> None:
     assert_refused(spark, lambda: spark.sql(f"CREATE TABLE {table} (id int) USING hudi"), table, "already exists")
     assert_refused(spark, lambda: spark.sql(f"ALTER TABLE {table} ADD COLUMNS (V string)"), table,
                    "ADD COLUMNS", "has v already")
-    assert_refused(spark, lambda: spark.sql(f"TRUNCATE TABLE {table} PARTITION (dt = 'x')"), table,
-                   "TRUNCATE TABLE", "PARTITION", "DELETE FROM")
+    assert_refused(spark, lambda: spark.sql(f"TRUNCATE TABLE {table} PARTITION (dt = 'z')"),
+                   "partition 'dt=z' does not exist", "'dt=x'")
+    assert_refused(spark, lambda: spark.sql(f"ALTER TABLE {table} DROP PARTITION (v = 'a')"), table,
+                   "v is not a partition field; the table's are dt")
     stamped = str(tmp_path / "s")
     spark.sql(f"CREATE TABLE {again} (id int, at timestamp) USING hudi LOCATION '{stamped}' "
               "TBLPROPERTIES (primaryKey = 'id')")

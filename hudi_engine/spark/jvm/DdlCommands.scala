@@ -1,11 +1,12 @@
-// Hudi's SQL commands on a table as a whole: CREATE TABLE (... AS SELECT), TRUNCATE TABLE, ALTER TABLE ADD COLUMNS.
+// Hudi's SQL commands on a table as a whole: CREATE TABLE (... AS SELECT), TRUNCATE TABLE, ALTER TABLE ADD COLUMNS,
+// ALTER TABLE DROP PARTITION.
 package hudiengine.spark
 
 import org.apache.spark.sql.SaveMode
-import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogUtils}
+import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogUtils, ExternalCatalogUtils}
 import org.apache.spark.sql.catalyst.expressions.AttributeReference
 import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, LogicalPlan}
-import org.apache.spark.sql.types.{StructField, StructType}
+import org.apache.spark.sql.types.{StringType, StructField, StructType}
 import org.apache.spark.sql.catalyst.util.CharVarcharUtils
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
@@ -85,16 +86,14 @@ case class CreateHudiTable(desc: CatalogTable, ignoreIfExists: Boolean) extends 
 
 /** `TRUNCATE TABLE t` on a `USING hudi` table, as Hudi's TruncateHoodieTableCommand: the Python side deletes the
  *  table's folder and makes the table again, empty, from its hoodie.properties (no instant, the timeline gone).
- *  `TRUNCATE TABLE t PARTITION (...)` is refused (the engine has no delete_partition operation). */
+ *  `TRUNCATE TABLE t PARTITION (...)` is Hudi's delete_partition (`DropHudiPartitions`). */
 case class TruncateHudiTable(table: CatalogTable, partitionSpec: Option[Map[String, String]])
     extends LeafRunnableCommand {
   override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
     val session = spark.asInstanceOf[SparkSession]
     val name = table.identifier.unquotedString
-    partitionSpec.foreach { spec =>
-      throw new IllegalArgumentException(s"TRUNCATE TABLE $name PARTITION (${spec.map { case (k, v) => s"$k = '$v'" }
-        .mkString(", ")}): truncating one partition (Hudi's delete_partition) is not supported here; run DELETE FROM " +
-        s"$name WHERE <the partition's columns> to delete its rows")
+    if (partitionSpec.isDefined) {
+      return DropHudiPartitions(table, partitionSpec.toSeq, ifExists = false, "TRUNCATE TABLE").run(spark)
     }
     val path = SqlTable.location(table)
     val relation = new HudiRelation(session.sqlContext, Map("path" -> path), None)
@@ -103,6 +102,51 @@ case class TruncateHudiTable(table: CatalogTable, partitionSpec: Option[Map[Stri
       AttributeReference(f.name, f.dataType, f.nullable, f.metadata)())))
     Writes.write(s"catalog table $name", empty, path, SqlTable.options(table, Nil, "truncate", session),
       SaveMode.Overwrite)
+    session.sessionState.catalog.refreshTable(table.identifier)
+    Nil
+  }
+}
+
+/** `ALTER TABLE t DROP [IF EXISTS] PARTITION (c = 'v'), ...` (and `TRUNCATE TABLE t PARTITION (...)`) on a
+ *  `USING hudi` table, as Hudi's AlterHoodieTableDropPartitionCommand: Hudi's delete_partition, one replacecommit
+ *  run by the Python driver's `drop_partition` procedure on the partition paths the specs name. A path is the
+ *  table's partition fields in order (hoodie.properties), `c=v` where the table is hive-style, escaped where it
+ *  URL-encodes; a field a spec leaves out matches every value (`*`). IF EXISTS: one spec naming no partition does
+ *  nothing; among several, a missing one is refused with nothing deleted. */
+case class DropHudiPartitions(table: CatalogTable, specs: Seq[Map[String, String]], ifExists: Boolean,
+    statement: String) extends LeafRunnableCommand {
+  override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
+    val session = spark.asInstanceOf[SparkSession]
+    val name = table.identifier.unquotedString
+    val path = SqlTable.location(table)
+    val props = new java.util.Properties()
+    val file = new org.apache.hadoop.fs.Path(path, ".hoodie/hoodie.properties")
+    val in = file.getFileSystem(session.sessionState.newHadoopConf()).open(file)
+    try props.load(in) finally in.close()
+    def flag(key: String) = Option(props.getProperty(key)).exists(_.trim.equalsIgnoreCase("true"))
+    val fields = Option(props.getProperty("hoodie.table.partition.fields")).getOrElse("").split(",")
+      .map(_.trim.split(":")(0)).filter(_.nonEmpty).toSeq
+    val hive = flag("hoodie.datasource.write.hive_style_partitioning")
+    val encode = flag("hoodie.datasource.write.partitionpath.urlencode")
+    val paths = specs.map { spec =>
+      val unknown = spec.keys.filterNot(k => fields.exists(_.equalsIgnoreCase(k)))
+      if (fields.isEmpty || unknown.nonEmpty) {
+        throw new IllegalArgumentException(s"$statement $name PARTITION (${spec.map { case (k, v) => s"$k = '$v'" }
+          .mkString(", ")}): ${if (fields.isEmpty) "the table is not partitioned" else s"${unknown.mkString(", ")} " +
+          s"is not a partition field; the table's are ${fields.mkString(", ")}"}")
+      }
+      fields.map { f =>
+        val value = spec.collectFirst { case (k, v) if k.equalsIgnoreCase(f) => v }
+          .map(v => if (encode) ExternalCatalogUtils.escapePathName(v) else v).getOrElse("*")
+        if (hive) s"$f=$value" else value
+      }.mkString("/")
+    }
+    val output = StructType(Seq(StructField("result", StringType)))
+    try Procedures.call(session, "drop_partition", Seq(Some("table") -> path, Some("partition") -> paths.mkString(",")),
+      output)
+    catch {
+      case e: IllegalArgumentException if ifExists && specs.size == 1 && e.getMessage.contains("does not exist") =>
+    }
     session.sessionState.catalog.refreshTable(table.identifier)
     Nil
   }

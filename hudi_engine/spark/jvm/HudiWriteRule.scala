@@ -9,7 +9,8 @@ import org.apache.spark.sql.catalyst.plans.logical.{DeleteFromTable, InsertIntoS
   Project, UpdateTable}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.classic.SparkSession
-import org.apache.spark.sql.execution.command.{AlterTableAddColumnsCommand, TruncateTableCommand}
+import org.apache.spark.sql.execution.command.{AlterTableAddColumnsCommand, AlterTableDropPartitionCommand,
+  TruncateTableCommand}
 import org.apache.spark.sql.execution.datasources.{CreateTable, LogicalRelation}
 
 /** The resolution rule that plans Hudi's SQL writes (before Spark's own checks, which know nothing of the meta
@@ -25,6 +26,8 @@ case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rul
       CreateHudiTable(desc, ignoreIfExists = mode == SaveMode.Ignore)
     case TruncateTableCommand(ident, spec) => HudiWriteRule.hudiCatalogTable(session, ident)
       .fold[LogicalPlan](plan)(t => TruncateHudiTable(t, spec))
+    case AlterTableDropPartitionCommand(ident, specs, ifExists, _, _) => HudiWriteRule.hudiCatalogTable(session, ident)
+      .fold[LogicalPlan](plan)(t => DropHudiPartitions(t, specs, ifExists, "ALTER TABLE DROP"))
     case AlterTableAddColumnsCommand(ident, columns) => HudiWriteRule.hudiCatalogTable(session, ident)
       .fold[LogicalPlan](plan)(t => AddColumnsToHudiTable(t, columns))
     case i: InsertIntoStatement if i.query.resolved => i.table match {
