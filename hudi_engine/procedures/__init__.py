@@ -22,7 +22,6 @@ from hudi_engine.procedures.registry import PROCEDURES, ProcedureSpec, spec
 
 Procedure = Callable[[Arguments], list[tuple]]
 
-_ISSUE_39 = "clustering goes with issue 39; until then use Java Hudi's CALL {name}"
 _ISSUE_37 = "the metadata table's procedures go with issue 37; until then use Java Hudi's CALL {name}"
 _LATER_38 = "not built yet (issue 38, a later part); until then use Java Hudi's CALL {name}"
 _NO_BOOTSTRAP = "the engine does not bootstrap tables from existing files; use Java Hudi's CALL {name}"
@@ -31,7 +30,6 @@ _NO_AUDIT = ("the engine's table lock keeps no audit log (Hudi 1.2's storage-bas
 
 # name -> why it is refused, and the way out ({name}: the procedure).
 REFUSED: dict[str, str] = {
-    "run_clustering": _ISSUE_39, "show_clustering": _ISSUE_39,
     **dict.fromkeys(["create_metadata_table", "delete_metadata_table", "init_metadata_table",
                      "show_metadata_table_files", "show_metadata_table_partitions", "show_metadata_table_stats",
                      "show_metadata_table_column_stats", "show_metadata_column_stats_overlap",
@@ -130,6 +128,8 @@ SERVED: dict[str, Procedure] = {
     "create_savepoint": services.create_savepoint,
     "delete_savepoint": services.delete_savepoint,
     "rollback_to_savepoint": services.rollback_to_savepoint,
+    "run_clustering": services.run_clustering,
+    "show_clustering": services.show_clustering,
 }
 
 

@@ -2,7 +2,7 @@
 path of their own): `run_clean`, `run_compaction`, `archive_commits`, `rollback_to_instant`,
 `run_rollback_inflight_tableservice`, `delete_marker`, `truncate_table`, `drop_partition`, `hive_sync`, `repair_corrupted_clean_files` and the
 savepoint procedures `create_savepoint`, `delete_savepoint` and `rollback_to_savepoint` (HudiTable.savepoint /
-delete_savepoint / restore). Every
+delete_savepoint / restore), and `run_clustering` / `show_clustering` (HudiTable.cluster). Every
 one takes the table lock as `HudiTable`'s services do, and refuses what it cannot do before it changes anything."""
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from hudi_engine.procedures.commits import Row, find_commit
 from hudi_engine.table import HudiTable
 from hudi_engine.table_features import check_writable
 from hudi_engine.table_services import compaction, service_lock_at
+from hudi_engine.table_services.clustering import pending_clusterings
 from hudi_engine.table_services.compaction import CompactionPlan, rollback_inflight_compaction
-from hudi_engine.timeline.clustering import is_clustering
+from hudi_engine.timeline.clustering import ClusteringPlan, is_clustering
 from hudi_engine.timeline.instant import Action, State
 from hudi_engine.write.markers import delete_marker_dir
 
@@ -273,3 +274,62 @@ def rollback_to_savepoint(args: Arguments) -> list[Row]:
     (instant,) = _savepoints_named(table, args["instant_time"], "rollback_to_savepoint")[-1:]
     table.restore(instant)
     return [(True,)]
+
+
+# run_clustering's arguments -> the engine's clustering keys (hudi_engine.config.keys).
+_CLUSTERING_KEYS = {"order": "hoodie.clustering.plan.strategy.sort.columns",
+                    "order_strategy": "hoodie.layout.optimize.strategy",
+                    "selected_partitions": "hoodie.clustering.plan.strategy.partition.selected",
+                    "partition_regex_pattern": "hoodie.clustering.plan.strategy.partition.regex.pattern"}
+
+
+def _clustering_rows(table: HudiTable, instants: set[str] | None, show_partitions: bool,
+                     limit: int | None) -> list[Row]:
+    """Hudi's rows of clustering instants, newest first: instant, input groups, state, partitions ('*' unless
+    asked). `instants` None: every clustering on the active timeline."""
+    timeline = table.timeline
+    rows: list[Row] = []
+    for instant in sorted(timeline.instants, key=lambda i: i.timestamp, reverse=True):
+        if (instants is not None and instant.timestamp not in instants) or not is_clustering(timeline, instant):
+            continue
+        plan = ClusteringPlan.load(timeline, instant)
+        if plan is None:
+            continue
+        parts = ",".join(dict.fromkeys(s.partition_path for s in plan.slices)) if show_partitions else "*"
+        rows.append((instant.timestamp, len(plan.input_groups), instant.state.name, parts))
+    return rows if limit is None else rows[: max(limit, 0)]
+
+
+def run_clustering(args: Arguments) -> list[Row]:
+    """Hudi's run_clustering: `op` schedule / execute / scheduleAndExecute (default: execute when `instants` are
+    given, else scheduleAndExecute), sort columns `order`, `order_strategy`, `selected_partitions`, `options`."""
+    if args["predicate"] is not None:
+        raise ConfigError("Argument: predicate of run_clustering is not served (it needs Spark's resolver); give "
+                          "selected_partitions => 'p1,p2' or partition_regex_pattern")
+    options: dict[str, Any] = parse_options("run_clustering", args["options"])
+    options.update({key: args[name] for name, key in _CLUSTERING_KEYS.items() if args[name] is not None})
+    if args["selected_partitions"] is not None:
+        options["hoodie.clustering.plan.partition.filter.mode"] = "SELECTED_PARTITIONS"
+    wanted = [t.strip() for t in (args["instants"] or "").split(",") if t.strip()]
+    op = args["op"] or ("execute" if wanted else "scheduleAndExecute")
+    table = HudiTable.load(args.table_path())
+    pending = pending_clusterings(table.location)
+    unknown = [t for t in wanted if t not in pending]
+    if unknown:
+        raise ConfigError(f"Argument: instants of run_clustering: {', '.join(unknown)} not pending clusterings of "
+                          f"{table.base_path}; pending: [{', '.join(pending)}]")
+    involved = set(wanted or (pending if op != "schedule" else []))
+    if op == "execute":
+        for ts in wanted or pending:
+            table.cluster(options=options, op="execute", instant=ts)
+    else:
+        done = table.cluster(options=options, op=op)
+        if done is not None:
+            involved.add(done.instant_time)
+    table = table.reload()
+    return _clustering_rows(table, involved, bool(args["show_involved_partition"]), args["limit"])
+
+
+def show_clustering(args: Arguments) -> list[Row]:
+    table = HudiTable.load(args.table_path())
+    return _clustering_rows(table, None, bool(args["show_involved_partition"]), args["limit"])

@@ -25,7 +25,7 @@ def test_help_of_one_procedure_is_hudis_table_and_its_status():
 
 
 @pytest.mark.parametrize(("name", "reason"), [
-    ("export_instants", "a later part"), ("run_clustering", "issue 39"),
+    ("export_instants", "a later part"),
     ("show_metadata_table_files", "issue 37"), ("upgrade_table", "does not change a table's version"),
 ])
 def test_refused_by_name_with_the_way_out(cow, name, reason):

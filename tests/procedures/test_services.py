@@ -151,6 +151,26 @@ def test_savepoint_procedures_create_show_restore_and_delete(cow):
     assert call("show_savepoints", path).num_rows == 0
 
 
+def test_run_clustering_schedule_execute_and_show_clustering(tmp_path):
+    path = str(tmp_path / "small")
+    options = {**OPTIONS, "hoodie.parquet.small.file.limit": "0"}  # every insert a new file group
+    for n in range(3):
+        write_table(rows([10 * n + 1, 10 * n + 2], 1, ["x", "y"]), path, {**options,
+                    "hoodie.datasource.write.operation": "insert"})
+    assert call("show_clustering", path).num_rows == 0
+    with pytest.raises(ConfigError, match="Argument: instants of run_clustering: 9 not pending clusterings"):
+        call("run_clustering", path, instants="9")
+    (planned,) = call("run_clustering", path, op="schedule", order="v", show_involved_partition=True).to_pylist()
+    assert (planned["input_group_size"], planned["state"], set(planned["involved_partitions"].split(","))) == (
+        2, "REQUESTED", {"x", "y"})
+    (done,) = call("run_clustering", path).to_pylist()  # no op, no instants: scheduleAndExecute runs the pending one
+    assert (done["timestamp"], done["state"], done["involved_partitions"]) == (planned["timestamp"], "COMPLETED", "*")
+    assert call("show_clustering", path).to_pylist() == [done]
+    table = HudiTable.load(path)
+    assert sorted(table.read_snapshot().column("id").to_pylist()) == [1, 2, 11, 12, 21, 22]
+    assert len(table.file_slices()) == 2  # three small file groups per partition stitched into one
+
+
 def _files(path: str) -> dict[str, int]:
     root = Path(path)
     return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}

@@ -100,7 +100,7 @@ def test_copy_to_temp_view_and_table_with_hudis_query_types(spark, tmp_path):
     ("CALL show_commits(table => 'calls_0', bogus => 1)", "Argument: bogus is not a parameter of show_commits"),
     ("CALL show_commits(limit => 1)", "Argument: table is required"),
     ("CALL show_commits(table => 'calls_0', limit => 'x')", "Argument: limit of show_commits is of type integer"),
-    ("CALL run_clustering(table => 'calls_0')", "CALL run_clustering: refused, clustering goes with issue 39"),
+    ("CALL run_clustering(table => 'calls_0', predicate => 'p = 1')", "Argument: predicate of run_clustering is not"),
     ("CALL rollback_to_savepoint(table => 'calls_0', instant_time => '1')", "rollback_to_savepoint: there are no completed savepoints"),
     ("CALL show_commits(table => 'no_such_table')", "table => 'no_such_table': the table or view .* cannot be found"),
     ("CALL show_commits(table => 'calls_0'", "CALL: expected '\\)'"),
