@@ -6,7 +6,7 @@
 # Without arguments the suite runs as two pytest sessions side by side, one a core: the tests marked `beside` (the
 # ones that mostly drive processes of their own: tests/java_hudi, real Hudi in JVMs of its own; most of tests/dbt, dbt
 # in driver processes; tests/suite_split.py says which, tests/test_run_script.py checks this script runs them) and
-# the rest. Measured on two cores: 33 to 58 minutes (docs/oracle.md). Each
+# the rest. Measured on two cores: 28 to 70 minutes, by machine (docs/oracle.md). Each
 # session shares its SparkSession, servers and oracles across its tests. The first session's output is printed when
 # it ends; the command fails if either fails. Extra arguments go to one pytest session, as given.
 set -euo pipefail
