@@ -151,14 +151,14 @@ class WriteClient:
             return None
         self.table_config = TableConfig.load(self.location)
         enable = self.config.given.get(K.METADATA_ENABLE.key)
+        off = None
         if enable is not None and str(enable).strip().lower() == "false":
-            self.table_config = self.table_config.disable_metadata_table(
-                self.location, f"the write asks for it ({K.METADATA_ENABLE.key}=false)")
-            return None
-        if self.config.operation is Operation.DELETE_PARTITION:
+            off = f"the write asks for it ({K.METADATA_ENABLE.key}=false)"
+        elif self.config.operation is Operation.DELETE_PARTITION:
             # Hudi 1.x marks the partitions deleted in the partition list; metadata.records does not write that.
-            self.table_config = self.table_config.disable_metadata_table(
-                self.location, "the delete_partition write: its records are not written by this engine")
+            off = "the delete_partition write: its records are not written by this engine"
+        if off is not None:
+            self.table_config = self.table_config.disable_metadata_table(self.location, off)
             return None
         writer = keep_or_disable(self.location, self.table_config, timeline, f"the {self.config.operation.value} write")
         if writer is None:
