@@ -271,8 +271,11 @@ def delete_savepoint(args: Arguments) -> list[Row]:
 def rollback_to_savepoint(args: Arguments) -> list[Row]:
     """Restore the table to a savepoint (default: the latest), as one `restore` instant."""
     table = HudiTable.load(args.table_path())
-    (instant,) = _savepoints_named(table, args["instant_time"], "rollback_to_savepoint")[-1:]
-    table.restore(instant)
+    wanted = _savepoints_named(table, args["instant_time"], "rollback_to_savepoint")
+    if len(wanted) > 1:  # Hudi takes one savepoint here (delete_savepoint takes a list)
+        raise ConfigError(f"Argument: instant_time of rollback_to_savepoint names one savepoint, not "
+                          f"{', '.join(wanted)}")
+    table.restore(wanted[0])
     return [(True,)]
 
 

@@ -138,6 +138,8 @@ def test_savepoint_procedures_create_show_restore_and_delete(cow):
     third = third_commit(path)
     with pytest.raises(ConfigError, match=f"savepoint {third} not found .*\\[{first}, {second}\\]"):
         call("rollback_to_savepoint", path, instant_time=third)
+    with pytest.raises(ConfigError, match="names one savepoint"):
+        call("rollback_to_savepoint", path, instant_time=f"{first},{second}")
     assert call("rollback_to_savepoint", path, instant_time=first).to_pylist() == [
         {"rollback_savepoint_result": True}]
     table = HudiTable.load(path)
