@@ -313,7 +313,8 @@ PROPERTIES: tuple[PropertyRow, ...] = (
                 _boolean("is not supported: this engine writes and reads PARQUET base files only"), way_out=_REWRITE),
     PropertyRow("hoodie.table.timeline.timezone", "time zone of instant times (LOCAL or UTC)", Decision.HONOURED,
                 "new instants in UTC, or for LOCAL (and no value: Java's default) in this machine's zone as a Java "
-                "writer here makes them; always after the newest instant on the timeline", _one_of("LOCAL", "UTC"),
+                "writer here makes them; always after the newest instant on the timeline. A new table is UTC unless the write "
+                "or TBLPROPERTIES give LOCAL", _one_of("LOCAL", "UTC"),
                 way_out="set it to LOCAL or UTC (what Hudi accepts) with Hudi"),
     PropertyRow("hoodie.partition.metafile.use.base.format", "partition metafiles as parquet/orc files",
                 Decision.HONOURED,

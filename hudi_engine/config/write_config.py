@@ -553,12 +553,26 @@ class WriteConfig:
             self.table_name, self.table_type, list(k.record_key_fields), list(k.partition_field_names),
             self.merge.precombine_field, k.key_generator_class, payload_class,
             k.hive_style_partitioning, k.url_encode_partitioning, database=self.database_name or "default",
-            populate_meta_fields=self.populate_meta_fields, extra=self._cdc_table_props() | self._keygen_table_props(),
+            populate_meta_fields=self.populate_meta_fields,
+            extra=self._cdc_table_props() | self._keygen_table_props() | self._timeline_table_props(where),
             version=self.table_version, merge_mode=_merge_mode(self.given) or None)
         stated = hudi_keys.stated_problems(self.given, config.props, "what this engine writes into a new table")
         if stated:
             raise ConfigError(f"no Hudi table at {where} yet: " + "; ".join(stated))
         return config
+
+    def _timeline_table_props(self, where: str) -> dict[str, str]:
+        """`hoodie.table.timeline.timezone` given for a new table: UTC (this engine's default) or LOCAL (Hudi's
+        default, `HoodieTableConfig.TIMELINE_TIMEZONE`: instant times in the writing machine's zone)."""
+        from hudi_engine.table_config import TIMELINE_TIMEZONE
+
+        given = (self.given.get(TIMELINE_TIMEZONE) or "").strip().upper()
+        if not given:
+            return {}
+        if given not in ("UTC", "LOCAL"):
+            raise ConfigError(f"no Hudi table at {where} yet: {TIMELINE_TIMEZONE}={self.given[TIMELINE_TIMEZONE]!r}: "
+                              "expected UTC or LOCAL (Hudi's HoodieTimelineTimeZone)")
+        return {TIMELINE_TIMEZONE: given}
 
     def _keygen_table_props(self) -> dict[str, str]:
         """The timestamp key generator's options, which Hudi's writer keeps in a new table's hoodie.properties:

@@ -196,6 +196,18 @@ def test_sql_short_names_in_any_case(tmp_path: Path, props: dict, key: str, expe
     assert create(tmp_path, {}, plain=props)[key] == expected  # OPTIONS (...) take them too
 
 
+@pytest.mark.parametrize("given, made", [(None, "UTC"), ("local", "LOCAL"), ("UTC", "UTC")])
+def test_a_new_tables_timeline_timezone(tmp_path: Path, given: str | None, made: str) -> None:
+    """Hudi creates LOCAL tables by default; this engine UTC ones, LOCAL when asked."""
+    props = {} if given is None else {"hoodie.table.timeline.timezone": given}
+    assert create(tmp_path, props)["hoodie.table.timeline.timezone"] == made
+
+
+def test_a_new_tables_timeline_timezone_must_be_hudis(tmp_path: Path) -> None:
+    message = refusal(tmp_path, {"hoodie.table.timeline.timezone": "Europe/Paris"})
+    assert "hoodie.table.timeline.timezone='Europe/Paris': expected UTC or LOCAL" in message
+
+
 def test_a_merge_strategy_id_by_short_name_is_refused(tmp_path: Path) -> None:
     assert "hoodie.record.merge.strategy.id='x' is not supported" in refusal(tmp_path, {"recordMergeStrategyId": "x"})
 
