@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from hudi_engine.table_services.compaction import CompactionResult, Executor
     from hudi_engine.table_services.restore import RestoreResult
     from hudi_engine.table_services.savepoint import Savepoint
+    from hudi_engine.table_services.upgrade_downgrade import UpgradeDowngradeResult
     from hudi_engine.write.rollback import RollbackResult
     from hudi_engine.write.write_result import WriteResult
 
@@ -270,6 +271,36 @@ class HudiTable:
                                             f"{instant}: {e}. Can be restored: {restore_message(timeline)}") from None
             done = restore(table, instant)
         self.timeline = self.timeline.reload()
+        return done
+
+    def upgrade(self, to_version: int | str, *,
+                options: "Mapping[str, Any] | WriteConfig | None" = None) -> "UpgradeDowngradeResult":
+        """Upgrade this table to table version `to_version` (8 or 9; or Hudi's names EIGHT, NINE) as Hudi 1.2's
+        UpgradeDowngrade does (docs/table-features.md, Changing a table's version): failed writes rolled back, a
+        MERGE_ON_READ table compacted, the timeline and archived timeline moved to layout 2, `hoodie.properties`
+        saved last. A table at `to_version` already is left as it is. Afterwards this object is the table upgraded."""
+        return self._change_version(to_version, options, upgrade=True)
+
+    def downgrade(self, to_version: int | str, *,
+                  options: "Mapping[str, Any] | WriteConfig | None" = None) -> "UpgradeDowngradeResult":
+        """Downgrade this table to table version `to_version` (6 or 8; or SIX, EIGHT) as Hudi 1.2 does: the reverse
+        of `upgrade`. Afterwards this object is the table downgraded."""
+        return self._change_version(to_version, options, upgrade=False)
+
+    def _change_version(self, to_version: int | str, options: "Mapping[str, Any] | WriteConfig | None", *,
+                        upgrade: bool) -> "UpgradeDowngradeResult":
+        from hudi_engine.table_services.upgrade_downgrade import parse_version, upgrade_downgrade
+
+        target = parse_version(to_version)
+        current = TableConfig.load(self.location).version
+        if (target < current) if upgrade else (target > current):
+            verb, other = ("upgrade", "downgrade") if upgrade else ("downgrade", "upgrade")
+            raise TableServiceError(f"table {self.config.name!r} ({self.base_path}) is of version {current}: cannot "
+                                    f"{verb} it to {target}; use {other}({target})")
+        self._check_writable("change the table version of")
+        done = upgrade_downgrade(self.location, target, _config(options))
+        fresh = HudiTable.load(self.location)
+        self.config, self.timeline = fresh.config, fresh.timeline
         return done
 
     # ---- writes -------------------------------------------------------------------------------------------

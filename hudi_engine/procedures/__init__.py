@@ -40,8 +40,6 @@ REFUSED: dict[str, str] = {
                     _NO_AUDIT),
     **dict.fromkeys(["repair_deduplicate", "export_instants",
                      "show_fs_path_detail"], _LATER_38),
-    **dict.fromkeys(["upgrade_table", "downgrade_table"], "the engine does not change a table's version; use Java "
-                    "Hudi's CALL {name}"),
     "partition_bucket_index_manager": "the engine has no bucket index; use Java Hudi's CALL {name}",
     "run_ttl": "the engine has no partition TTL; use Java Hudi's CALL {name}",
     "sync_validate": "it counts rows through a HiveServer2 JDBC connection (hive_server_url), which the engine does not "
@@ -130,6 +128,8 @@ SERVED: dict[str, Procedure] = {
     "rollback_to_savepoint": services.rollback_to_savepoint,
     "run_clustering": services.run_clustering,
     "show_clustering": services.show_clustering,
+    "upgrade_table": services.upgrade_or_downgrade,
+    "downgrade_table": services.upgrade_or_downgrade,
 }
 
 

@@ -1,12 +1,14 @@
 """The procedures that act on a table, through the engine's table services and instant protocol (never a write
 path of their own): `run_clean`, `run_compaction`, `archive_commits`, `rollback_to_instant`,
-`run_rollback_inflight_tableservice`, `delete_marker`, `truncate_table`, `drop_partition`, `hive_sync`, `repair_corrupted_clean_files` and the
+`run_rollback_inflight_tableservice`, `delete_marker`, `truncate_table`, `drop_partition`, `hive_sync`, `repair_corrupted_clean_files`,
+`upgrade_table` / `downgrade_table` (HudiTable.upgrade / downgrade) and the
 savepoint procedures `create_savepoint`, `delete_savepoint` and `rollback_to_savepoint` (HudiTable.savepoint /
 delete_savepoint / restore), and `run_clustering` / `show_clustering` (HudiTable.cluster). Every
 one takes the table lock as `HudiTable`'s services do, and refuses what it cannot do before it changes anything."""
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 from hudi_engine.config.write_config import WriteConfig
@@ -18,6 +20,7 @@ from hudi_engine.table_features import check_writable
 from hudi_engine.table_services import compaction, service_lock_at
 from hudi_engine.table_services.clustering import pending_clusterings
 from hudi_engine.table_services.compaction import CompactionPlan, rollback_inflight_compaction
+from hudi_engine.table_services.upgrade_downgrade import parse_version, upgrade_downgrade
 from hudi_engine.timeline.clustering import ClusteringPlan, is_clustering
 from hudi_engine.timeline.instant import Action, State
 from hudi_engine.write.markers import delete_marker_dir
@@ -336,3 +339,16 @@ def run_clustering(args: Arguments) -> list[Row]:
 def show_clustering(args: Arguments) -> list[Row]:
     table = HudiTable.load(args.table_path())
     return _clustering_rows(table, None, bool(args["show_involved_partition"]), args["limit"])
+
+
+def upgrade_or_downgrade(args: Arguments) -> list[Row]:
+    """Hudi's UpgradeOrDowngradeProcedure, under both names and in either direction: move the table to `to_version`
+    (HoodieTableVersion's name: SIX, EIGHT, NINE). As Hudi's, a failure answers false, its reason given as a
+    warning (Hudi logs it); the table is then unchanged, or, after a crash, finished by the next call."""
+    try:
+        table = HudiTable.load(args.table_path())
+        upgrade_downgrade(table.location, parse_version(args["to_version"]), WriteConfig())
+    except HudiError as e:
+        warnings.warn(f"{args.procedure.name}: could not change the table version: {e}", stacklevel=2)
+        return [(False,)]
+    return [(True,)]

@@ -156,6 +156,11 @@ def _commit_record(data: bytes, *, replace: bool) -> dict:
     return record
 
 
+def commit_entry_record(data: bytes, *, replace: bool) -> dict:
+    """The archived entry's record of commit metadata JSON (a replacecommit's with its replaced file ids)."""
+    return _commit_record(data, replace=replace)
+
+
 def archived_entry(timeline: Timeline, instant: Instant, mtime_ms: int | None = None) -> dict:
     """The HoodieArchivedMetaEntry of one instant file (`instant` in the state of that file)."""
     entry: dict[str, Any] = {"commitTime": instant.timestamp, "actionType": instant.action.value,
