@@ -604,8 +604,14 @@ class TableConfig:
 
 
 # Hudi 1.x's record merge strategy ids (HoodieRecordMerger) of its merge modes.
-_COMMIT_TIME_STRATEGY = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
-_PAYLOAD_BASED_STRATEGY = "00000000-0000-0000-0000-000000000000"
+COMMIT_TIME_STRATEGY = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
+PAYLOAD_BASED_STRATEGY = "00000000-0000-0000-0000-000000000000"
+
+
+def key_generator_type(class_name: str) -> str:
+    """HoodieTableConfig's KeyGeneratorType of a key generator class (USER_PROVIDED for one of the user's)."""
+    kinds = {_KEYGEN_PKG + cls: kind for kind, cls in _KEY_GENERATOR_TYPES.items()}
+    return kinds.get(class_name, "USER_PROVIDED")
 
 
 def merge_rule(payload_class: str) -> tuple[str, str | None] | None:
@@ -646,16 +652,16 @@ def _hudi_1x_props(props: dict[str, str], version: int, payload_named: bool, mer
             out[PARTIAL_UPDATE_MODE] = partial
         if mode == "CUSTOM":
             out[PAYLOAD_CLASS] = payload
-            out[RECORD_MERGE_STRATEGY_ID] = _PAYLOAD_BASED_STRATEGY
+            out[RECORD_MERGE_STRATEGY_ID] = PAYLOAD_BASED_STRATEGY
         elif payload_named:
             out[LEGACY_PAYLOAD_CLASS] = payload
         out["hoodie.table.format"] = "native"
     else:
         mode = {v: k for k, v in MERGE_MODE_PAYLOADS.items()}.get(payload, "CUSTOM")
         out[RECORD_MERGE_MODE] = mode
-        out[RECORD_MERGE_STRATEGY_ID] = {"COMMIT_TIME_ORDERING": _COMMIT_TIME_STRATEGY,
+        out[RECORD_MERGE_STRATEGY_ID] = {"COMMIT_TIME_ORDERING": COMMIT_TIME_STRATEGY,
                                          "EVENT_TIME_ORDERING": DEFAULT_RECORD_MERGER_STRATEGY}.get(
-            mode, _PAYLOAD_BASED_STRATEGY)
+            mode, PAYLOAD_BASED_STRATEGY)
         out[PAYLOAD_CLASS] = payload
     return out
 

@@ -38,13 +38,23 @@ from datetime import UTC, datetime, tzinfo
 from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.errors import TableServiceError, TimelineError, UnsupportedTableVersionError
 from hudi_engine.location import TableLocation
+from hudi_engine.payload import (
+    DEFAULT_RECORD,
+    EVENT_TIME,
+    OVERWRITE_NON_DEFAULTS,
+    OVERWRITE_WITH_LATEST,
+    PARTIAL_UPDATE,
+)
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import (
+    COMMIT_TIME_STRATEGY,
+    DEFAULT_RECORD_MERGER_STRATEGY,
     KEY_GENERATOR_CLASS,
     KEY_GENERATOR_TYPE,
     LEGACY_PAYLOAD_CLASS,
     ORDERING_FIELDS,
     PARTIAL_UPDATE_MODE,
+    PAYLOAD_BASED_STRATEGY,
     PAYLOAD_CLASS,
     PRECOMBINE_FIELD,
     RECORD_MERGE_MODE,
@@ -55,6 +65,7 @@ from hudi_engine.table_config import (
     VERSION,
     WRITABLE_TABLE_VERSIONS,
     TableConfig,
+    key_generator_type,
 )
 from hudi_engine.table_services import service_lock
 from hudi_engine.timeline.archived import (
@@ -81,20 +92,18 @@ BOOTSTRAP_INDEX_TYPE = "hoodie.bootstrap.index.type"
 LSM_BATCH = 10  # hoodie.commits.archival.batch: Hudi writes the converted archive in batches of this many actions
 
 _PKG = "org.apache.hudi.common.model."
-_OVERWRITE_WITH_LATEST = _PKG + "OverwriteWithLatestAvroPayload"
-_DEFAULT_PAYLOAD = _PKG + "DefaultHoodieRecordPayload"
-_EVENT_TIME = _PKG + "EventTimeAvroPayload"
-_OVERWRITE_NON_DEFAULTS = _PKG + "OverwriteNonDefaultsWithLatestAvroPayload"
-_PARTIAL_UPDATE = _PKG + "PartialUpdateAvroPayload"
+_OVERWRITE_WITH_LATEST = OVERWRITE_WITH_LATEST.class_name
+_DEFAULT_PAYLOAD = DEFAULT_RECORD.class_name
+_EVENT_TIME = EVENT_TIME.class_name
+_OVERWRITE_NON_DEFAULTS = OVERWRITE_NON_DEFAULTS.class_name
+_PARTIAL_UPDATE = PARTIAL_UPDATE.class_name
 _AWS_DMS = _PKG + "AWSDmsAvroPayload"
 _MYSQL_DEBEZIUM = _PKG + "debezium.MySqlDebeziumAvroPayload"
 _POSTGRES_DEBEZIUM = _PKG + "debezium.PostgresDebeziumAvroPayload"
 # HoodieRecordMerger's strategy ids.
-_EVENT_TIME_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
-_COMMIT_TIME_STRATEGY = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
-_PAYLOAD_STRATEGY = "00000000-0000-0000-0000-000000000000"
 _CUSTOM_STRATEGY = "1897ef5f-18bc-4557-939c-9d6a8afd1519"
-_BUILTIN_STRATEGIES = {_EVENT_TIME_STRATEGY, _COMMIT_TIME_STRATEGY, _PAYLOAD_STRATEGY, _CUSTOM_STRATEGY}
+_BUILTIN_STRATEGIES = {DEFAULT_RECORD_MERGER_STRATEGY, COMMIT_TIME_STRATEGY, PAYLOAD_BASED_STRATEGY,
+                       _CUSTOM_STRATEGY}
 # UpgradeDowngradeUtils.PAYLOAD_CLASSES_TO_HANDLE and EightToNineUpgradeHandler's mode sets (RFC-97).
 _PAYLOADS_TO_HANDLE = {_AWS_DMS, _DEFAULT_PAYLOAD, _EVENT_TIME, _MYSQL_DEBEZIUM, _OVERWRITE_NON_DEFAULTS,
                        _OVERWRITE_WITH_LATEST, _PARTIAL_UPDATE, _POSTGRES_DEBEZIUM}
@@ -102,17 +111,6 @@ _TO_COMMIT_TIME = {_AWS_DMS, _OVERWRITE_NON_DEFAULTS}
 _TO_EVENT_TIME = {_EVENT_TIME, _MYSQL_DEBEZIUM, _PARTIAL_UPDATE, _POSTGRES_DEBEZIUM}
 # Payloads whose 8->9 step also writes merge properties (delete markers, Debezium's unavailable value).
 _WITH_MERGE_PROPERTIES = {_AWS_DMS, _POSTGRES_DEBEZIUM, _MYSQL_DEBEZIUM}
-# KeyGeneratorType <-> class (HoodieTableConfig records both from version 8).
-_KEYGEN = "org.apache.hudi.keygen."
-_KEYGEN_TYPES = {
-    "SimpleKeyGenerator": "SIMPLE", "SimpleAvroKeyGenerator": "SIMPLE_AVRO",
-    "ComplexKeyGenerator": "COMPLEX", "ComplexAvroKeyGenerator": "COMPLEX_AVRO",
-    "TimestampBasedKeyGenerator": "TIMESTAMP", "TimestampBasedAvroKeyGenerator": "TIMESTAMP_AVRO",
-    "CustomKeyGenerator": "CUSTOM", "CustomAvroKeyGenerator": "CUSTOM_AVRO",
-    "NonpartitionedKeyGenerator": "NON_PARTITION", "NonpartitionedAvroKeyGenerator": "NON_PARTITION_AVRO",
-    "GlobalDeleteKeyGenerator": "GLOBAL_DELETE", "GlobalAvroDeleteKeyGenerator": "GLOBAL_DELETE_AVRO",
-}
-_KEYGEN_CLASSES = {kind: _KEYGEN + cls for cls, kind in _KEYGEN_TYPES.items()}
 _BOOTSTRAP_TYPES = {"org.apache.hudi.common.bootstrap.index.hfile.HFileBootstrapIndex": "HFILE",
                     "org.apache.hudi.common.bootstrap.index.HFileBootstrapIndex": "HFILE",
                     "org.apache.hudi.common.bootstrap.index.NoOpBootstrapIndex": "NO_OP"}
@@ -284,16 +282,16 @@ def _six_to_eight(location: TableLocation, table: TableConfig) -> Change:
     adds = {TIMELINE_PATH: "timeline", INITIAL_VERSION: str(table.version)}
     payload = _get(table, PAYLOAD_CLASS)
     if payload and payload not in (_DEFAULT_PAYLOAD, _EVENT_TIME, _OVERWRITE_WITH_LATEST):
-        adds.update({PAYLOAD_CLASS: payload, RECORD_MERGE_MODE: "CUSTOM", RECORD_MERGE_STRATEGY_ID: _PAYLOAD_STRATEGY})
+        adds.update({PAYLOAD_CLASS: payload, RECORD_MERGE_MODE: "CUSTOM", RECORD_MERGE_STRATEGY_ID: PAYLOAD_BASED_STRATEGY})
     elif (table.is_mor and _get(table, PRECOMBINE_FIELD)) or payload == _DEFAULT_PAYLOAD:
         adds.update(_event_time())
     else:
         adds.update({PAYLOAD_CLASS: _OVERWRITE_WITH_LATEST, RECORD_MERGE_MODE: "COMMIT_TIME_ORDERING",
-                     RECORD_MERGE_STRATEGY_ID: _COMMIT_TIME_STRATEGY})
+                     RECORD_MERGE_STRATEGY_ID: COMMIT_TIME_STRATEGY})
     keygen = _get(table, KEY_GENERATOR_CLASS)
     if keygen:
         adds[KEY_GENERATOR_CLASS] = keygen
-        adds[KEY_GENERATOR_TYPE] = _KEYGEN_TYPES.get(keygen.removeprefix(_KEYGEN), "USER_PROVIDED")
+        adds[KEY_GENERATOR_TYPE] = key_generator_type(keygen)
     bootstrap = _bootstrap_class(table)
     if bootstrap:
         adds[BOOTSTRAP_INDEX_CLASS] = bootstrap
@@ -303,7 +301,7 @@ def _six_to_eight(location: TableLocation, table: TableConfig) -> Change:
 
 def _event_time() -> dict[str, str]:
     return {PAYLOAD_CLASS: _DEFAULT_PAYLOAD, RECORD_MERGE_MODE: "EVENT_TIME_ORDERING",
-            RECORD_MERGE_STRATEGY_ID: _EVENT_TIME_STRATEGY}
+            RECORD_MERGE_STRATEGY_ID: DEFAULT_RECORD_MERGER_STRATEGY}
 
 
 def _bootstrap_class(table: TableConfig) -> str:
@@ -325,9 +323,9 @@ def _eight_to_nine(location: TableLocation, table: TableConfig) -> Change:
             f"table {table.name!r} ({location.base_path}): its payload {payload} becomes merge properties in table "
             "version 9, which this engine does not write; upgrade it with Java Hudi's CALL upgrade_table")
     if payload in _TO_COMMIT_TIME:
-        adds.update({RECORD_MERGE_MODE: "COMMIT_TIME_ORDERING", RECORD_MERGE_STRATEGY_ID: _COMMIT_TIME_STRATEGY})
+        adds.update({RECORD_MERGE_MODE: "COMMIT_TIME_ORDERING", RECORD_MERGE_STRATEGY_ID: COMMIT_TIME_STRATEGY})
     elif payload in _TO_EVENT_TIME:
-        adds.update({RECORD_MERGE_MODE: "EVENT_TIME_ORDERING", RECORD_MERGE_STRATEGY_ID: _EVENT_TIME_STRATEGY})
+        adds.update({RECORD_MERGE_MODE: "EVENT_TIME_ORDERING", RECORD_MERGE_STRATEGY_ID: DEFAULT_RECORD_MERGER_STRATEGY})
     if payload in (_OVERWRITE_NON_DEFAULTS, _PARTIAL_UPDATE):
         adds[PARTIAL_UPDATE_MODE] = "IGNORE_DEFAULTS"
     removes = []
@@ -340,8 +338,7 @@ def _eight_to_nine(location: TableLocation, table: TableConfig) -> Change:
 def _nine_to_eight(location: TableLocation, table: TableConfig) -> Change:
     """NineToEightDowngradeHandler: no partial-update mode; the legacy payload class back as the payload class (a
     field-level one as CUSTOM merge mode); the ordering fields back as the precombine field."""
-    keygen = table.key_generator_class or ""
-    if keygen.removeprefix(_KEYGEN) in ("ComplexKeyGenerator", "ComplexAvroKeyGenerator") \
+    if key_generator_type(table.key_generator_class or "") in ("COMPLEX", "COMPLEX_AVRO") \
             and len(table.record_key_fields) == 1:
         raise TableServiceError(
             f"table {table.name!r} ({location.base_path}): Hudi refuses to downgrade a table whose ComplexKeyGenerator "
@@ -358,7 +355,7 @@ def _nine_to_eight(location: TableLocation, table: TableConfig) -> Change:
         removes.append(LEGACY_PAYLOAD_CLASS)
         adds[PAYLOAD_CLASS] = legacy
         if legacy not in (_OVERWRITE_WITH_LATEST, _DEFAULT_PAYLOAD, _EVENT_TIME):
-            adds.update({RECORD_MERGE_STRATEGY_ID: _PAYLOAD_STRATEGY, RECORD_MERGE_MODE: "CUSTOM"})
+            adds.update({RECORD_MERGE_STRATEGY_ID: PAYLOAD_BASED_STRATEGY, RECORD_MERGE_MODE: "CUSTOM"})
     ordering = _get(table, ORDERING_FIELDS) or _get(table, PRECOMBINE_FIELD)
     if ordering:
         adds[PRECOMBINE_FIELD] = ordering
@@ -381,7 +378,7 @@ def _eight_to_six(location: TableLocation, table: TableConfig) -> Change:
             raise TableServiceError(
                 f"table {table.name!r} ({location.base_path}): Hudi refuses the downgrade: Custom payload class must "
                 f"be available for downgrading custom merge mode ({RECORD_MERGE_MODE}={mode}, no {PAYLOAD_CLASS})")
-    keygen = _get(table, KEY_GENERATOR_CLASS) or _KEYGEN_CLASSES.get(_get(table, KEY_GENERATOR_TYPE).upper(), "")
+    keygen = table.key_generator_class  # the class named, else the type's
     if keygen:
         adds[KEY_GENERATOR_CLASS] = keygen
     bootstrap = _bootstrap_class(table)
