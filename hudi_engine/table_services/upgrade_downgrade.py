@@ -310,14 +310,18 @@ def _bootstrap_class(table: TableConfig) -> str:
 
 
 def _eight_to_nine(location: TableLocation, table: TableConfig) -> Change:
-    """EightToNineUpgradeHandler (MERGE_ON_READ only, as Hudi 1.2): a built-in payload becomes the legacy payload
-    class with its merge mode and partial-update mode (RFC-97)."""
-    if not table.is_mor:
-        return {}, []
-    adds = {PARTIAL_UPDATE_MODE: "NONE"}
+    """EightToNineUpgradeHandler: a built-in payload (with a built-in strategy id) becomes the legacy payload class
+    with its merge mode and, for the field-level ones, its partial-update mode (RFC-97); the precombine field
+    becomes the ordering fields."""
+    adds: dict[str, str] = {}
+    removes: list[str] = []
+    ordering = _get(table, ORDERING_FIELDS) or _get(table, PRECOMBINE_FIELD)
+    if ordering:
+        adds[ORDERING_FIELDS] = ordering
+        removes.append(PRECOMBINE_FIELD)
     payload = _get(table, PAYLOAD_CLASS)
     if _get(table, RECORD_MERGE_STRATEGY_ID) not in _BUILTIN_STRATEGIES or not payload:
-        return adds, []
+        return adds, removes
     if payload in _WITH_MERGE_PROPERTIES:
         raise TableServiceError(
             f"table {table.name!r} ({location.base_path}): its payload {payload} becomes merge properties in table "
@@ -325,10 +329,10 @@ def _eight_to_nine(location: TableLocation, table: TableConfig) -> Change:
     if payload in _TO_COMMIT_TIME:
         adds.update({RECORD_MERGE_MODE: "COMMIT_TIME_ORDERING", RECORD_MERGE_STRATEGY_ID: COMMIT_TIME_STRATEGY})
     elif payload in _TO_EVENT_TIME:
-        adds.update({RECORD_MERGE_MODE: "EVENT_TIME_ORDERING", RECORD_MERGE_STRATEGY_ID: DEFAULT_RECORD_MERGER_STRATEGY})
+        adds.update({RECORD_MERGE_MODE: "EVENT_TIME_ORDERING",
+                     RECORD_MERGE_STRATEGY_ID: DEFAULT_RECORD_MERGER_STRATEGY})
     if payload in (_OVERWRITE_NON_DEFAULTS, _PARTIAL_UPDATE):
         adds[PARTIAL_UPDATE_MODE] = "IGNORE_DEFAULTS"
-    removes = []
     if payload in _PAYLOADS_TO_HANDLE:
         adds[LEGACY_PAYLOAD_CLASS] = payload
         removes.append(PAYLOAD_CLASS)

@@ -116,11 +116,14 @@ def test_engine_table_6_to_8_to_9_and_back_to_8(tmp_path):
     done = m.table().upgrade(9)
     assert (done.from_version, done.instant_files_moved, done.archived_instants_moved) == (8, 0, 0)
     table = m.table()
-    # Hudi 1.2's 8->9 on MERGE_ON_READ: the built-in payload becomes the legacy payload class (RFC-97).
+    # Hudi 1.2's 8->9: the built-in payload becomes the legacy payload class (RFC-97), the precombine field the
+    # ordering fields; no partial-update mode for a payload that merges whole records.
     assert table.config.get("hoodie.table.legacy.payload.class") == \
         "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
     assert table.config.get("hoodie.compaction.payload.class") is None
-    assert table.config.get("hoodie.table.partial.update.mode") == "NONE"
+    assert table.config.get("hoodie.table.partial.update.mode") is None
+    assert (table.config.get("hoodie.table.ordering.fields"), table.config.get("hoodie.table.precombine.field")) == \
+        ("ts", None)
     m.check("upgraded to 9", m.rows)
     m.options["hoodie.write.table.version"] = "9"
     m.write([2, 5], 20)
