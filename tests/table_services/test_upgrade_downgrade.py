@@ -4,6 +4,7 @@ reader and hudi-rs read every row before and after, time travel to every instant
 archived ones' completion times stay right, and the engine writes on the new version."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import shutil
 
@@ -15,7 +16,7 @@ from test_restore import Model
 
 from hudi_engine import HudiTable, TableServiceError
 from hudi_engine.config.write_config import WriteConfig
-from hudi_engine.errors import UnsupportedTableVersionError
+from hudi_engine.errors import MetadataTableDisabled, UnsupportedTableVersionError
 from hudi_engine.location import TableLocation
 from hudi_engine.procedures import call
 from hudi_engine.table_services import upgrade_downgrade as ud
@@ -253,3 +254,28 @@ def test_call_upgrade_table_and_downgrade_table(tmp_path):
     with pytest.warns(UserWarning, match="cannot move to table version 7"):
         assert call("upgrade_table", str(m.path), to_version="SEVEN").column("result").to_pylist() == [False]
     m.check("after the calls", m.rows)
+
+
+# Real Hudi 1.x tables: a metadata table, a Java rollback, a log compaction, an insert_overwrite and a clustering.
+V8_V9_CASES = ["mor_avrolog_v8_nonpartitioned_mdt", "mor_avrolog_v9_nonpartitioned_rollback",
+               "mor_avrolog_table_log_compaction", "cow_v9_txns_simple_overwrite", "cow_v9_txns_simple_nometa"]
+
+
+@pytest.mark.parametrize("name", V8_V9_CASES)
+def test_real_hudi_1x_tables_down_to_6_and_back(unzip_table, tmp_path, name):
+    path = tmp_path / name
+    shutil.copytree(unzip_table(name, "v8_v9"), path)
+    table = HudiTable.load(str(path))
+    version, key = table.config.version, ("_hoodie_record_key" if table.config.populate_meta_fields
+                                          else table.config.record_key_fields[0])
+    before = _data(table.read_snapshot())
+    with pytest.warns(MetadataTableDisabled) if table.config.is_metadata_table_enabled else contextlib.nullcontext():
+        table.downgrade(6)
+    assert (table.config.version, table.timeline.layout.version) == (6, 1)
+    assert not (path / ".hoodie" / "metadata").exists()
+    ours = table.read_snapshot()
+    assert_same_rows(_data(ours), before, f"{name} at 6", key)
+    assert_same_rows(ours, rs_snapshot(path), f"{name} at 6: hudi-rs", key)
+    table.upgrade(version)
+    assert table.config.version == version
+    assert_same_rows(_data(table.read_snapshot()), before, f"{name} at {version} again", key)
