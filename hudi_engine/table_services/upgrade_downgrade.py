@@ -492,7 +492,7 @@ def _lsm_records(entries: list[dict], table: TableConfig) -> list[ArchivedInstan
                 if action in (Action.COMMIT.value, Action.DELTA_COMMIT.value) else None
             completion = done.get("stateTransitionTime") or ts
             out.append(ArchivedInstant(ts, str(completion), action, _lsm_metadata(action, done),
-                                       write_avro_metadata("HoodieCompactionPlan", plan) if plan else None))
+                                       write_avro_metadata("HoodieCompactionPlan", plan, checked=False) if plan else None))
     unique: dict[tuple[str, str], ArchivedInstant] = {}
     for r in out:  # a crash can archive an action twice
         unique.setdefault((r.instant_time, r.action), r)

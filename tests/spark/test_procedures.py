@@ -6,6 +6,7 @@ import itertools
 import pytest
 from pyspark.errors import IllegalArgumentException
 
+from hudi_engine import HudiTable
 from hudi_engine.procedures import call
 
 _names = itertools.count()
@@ -55,6 +56,18 @@ def test_savepoint_then_rollback_to_it_in_sql(spark, tmp_path):
     assert sorted(tuple(r) for r in spark.sql(f"SELECT id, v FROM {t}").collect()) == [(1, "a"), (2, "b")]
     assert spark.sql(f"CALL delete_savepoint(table => '{t}')").collect()[0][0]
     assert spark.sql(f"CALL show_savepoints(table => '{t}')").count() == 0
+
+
+def test_upgrade_table_then_insert_and_downgrade_table_in_sql(spark, tmp_path):
+    t = two_commits(spark, tmp_path)
+    assert spark.sql(f"CALL upgrade_table(table => '{t}', to_version => 'NINE')").collect()[0].result is True
+    assert HudiTable.load(str(tmp_path / t)).config.version == 9
+    spark.sql(f"INSERT INTO {t} VALUES (4, 'd', 1)")
+    assert sorted(r.id for r in spark.sql(f"SELECT id FROM {t}").collect()) == [1, 2, 3, 4]
+    assert spark.sql(f"CALL downgrade_table('{t}', 'SIX')").collect()[0].result is True
+    assert HudiTable.load(str(tmp_path / t)).config.version == 6
+    spark.sql(f"INSERT INTO {t} VALUES (5, 'e', 1)")
+    assert sorted(r.id for r in spark.sql(f"SELECT id FROM {t}").collect()) == [1, 2, 3, 4, 5]
 
 
 def test_drop_partition_by_call_alter_table_and_truncate(spark, tmp_path):
