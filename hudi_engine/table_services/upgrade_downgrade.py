@@ -14,9 +14,11 @@ One run, in Hudi 1.2's order (`UpgradeDowngrade.run`):
    completion time in its name, on upgrade the file's modification time, as Hudi's v1 timeline reports it; commit
    metadata is rewritten between JSON and Avro; the archived timeline (`.hoodie/archived/`) is written into the LSM
    history (`timeline/history/`), and back. Hudi leaves the old archive folder where it is on upgrade; so does this
-   engine. On downgrade Hudi also leaves `.hoodie/timeline/` with its history; this engine deletes it once its
-   instants and history are moved, since a `.hoodie/timeline/` folder marks a layout-2 table to readers that look
-   for it (this engine's writers do), and `.hoodie/archived/` then holds every action the history held.
+   engine. On downgrade Hudi also leaves `.hoodie/timeline/` with its history; this engine deletes them (the
+   history before the save, the emptied folder after it), since a `.hoodie/timeline/` folder marks a layout-2
+   table to readers that look for it (this engine's writers do), and `.hoodie/archived/` then holds every action
+   the history held. A "downgrade" of a version-6 table that still has such a folder (Hudi's downgrade left it, or
+   this engine's was interrupted after its save) deletes it.
 5. `hoodie.properties`: each step's additions and removals, each computed from the properties as they were before
    the run (Hudi's handlers read the table config from storage, which is written once, at the end), then the
    version and timeline layout, saved last (through the backup, as every config update).
@@ -158,13 +160,14 @@ def upgrade_downgrade(location: TableLocation, to_version: int, config: WriteCon
     config = config or WriteConfig()
     table = TableConfig.load(location)
     _check_versions(location, table, to_version)
-    if table.version == to_version:
+    if table.version == to_version and not _leftover_timeline_folder(location, table):
         return UpgradeDowngradeResult(to_version, to_version)
     timeline = Timeline.load(location, layout_for(table))
     with service_lock(location, config.lock, table=table, timeline=timeline):
         table = TableConfig.load(location)
         from_version = table.version
         if from_version == to_version:
+            _drop_leftover_timeline_folder(location, table)  # a downgrade interrupted after its save
             return UpgradeDowngradeResult(to_version, to_version)
         source, target = layout_for(table), _layout(table, to_version)
         v2 = target if isinstance(target, TimelineLayoutV2) else source
@@ -193,12 +196,27 @@ def upgrade_downgrade(location: TableLocation, to_version: int, config: WriteCon
             else:
                 moved = _timeline_to_v1(location, table, v2)
                 archived = _history_to_archive(location, table, v2)
-                # Hudi leaves the emptied folder with its history; readers (this engine's among them) take a
-                # `.hoodie/timeline/` folder for layout 2, and the archive holds all the history did.
-                location.storage.delete_dir(location.meta(v2.timeline_path))
+                # Hudi leaves the history; the archive holds all it did. The emptied timeline folder goes after the
+                # save (until then the table is of layout 2, whose timeline is there).
+                location.storage.delete_dir(TimelineHistory.of(location, v2.timeline_path, v2.history_path).folder)
         # Saved last: until then readers see the old version (and, after a crash, the next run finishes the move).
-        TableConfig.load(location).with_props(props).save(location)
+        saved = TableConfig.load(location).with_props(props)
+        saved.save(location)
+        _drop_leftover_timeline_folder(location, saved)
         return UpgradeDowngradeResult(from_version, to_version, rolled, compacted, moved, archived)
+
+
+def _leftover_timeline_folder(location: TableLocation, table: TableConfig) -> bool:
+    """A version-6 table with a `.hoodie/timeline/` folder holding no instant: what a downgrade leaves (Hudi's, with
+    the history it copied into the archive; this engine's, interrupted after its save). Readers that look for the
+    folder (this engine's writers do) would take the table for layout 2."""
+    return table.version < 8 and location.storage.is_dir(location.meta(table.timeline_path)) and \
+        not _has_instant_files(location, TimelineLayoutV2(table.timeline_path, table.timeline_history_path))
+
+
+def _drop_leftover_timeline_folder(location: TableLocation, table: TableConfig) -> None:
+    if _leftover_timeline_folder(location, table):
+        location.storage.delete_dir(location.meta(table.timeline_path))
 
 
 def _check_versions(location: TableLocation, table: TableConfig, to_version: int) -> None:

@@ -279,3 +279,16 @@ def test_real_hudi_1x_tables_down_to_6_and_back(unzip_table, tmp_path, name):
     table.upgrade(version)
     assert table.config.version == version
     assert_same_rows(_data(table.read_snapshot()), before, f"{name} at {version} again", key)
+
+
+def test_a_timeline_folder_a_downgrade_left_is_removed_by_the_next_call(tmp_path):
+    m = Model(tmp_path / "t", "COPY_ON_WRITE", 9)
+    for ts in range(1, 4):
+        m.write([ts], ts)
+    m.table().downgrade(6)
+    (m.path / ".hoodie" / "timeline" / "history").mkdir(parents=True)  # as Hudi's downgrade leaves it
+    done = call("downgrade_table", str(m.path), to_version="SIX")
+    assert done.column("result").to_pylist() == [True] and not (m.path / ".hoodie" / "timeline").exists()
+    m.options["hoodie.write.table.version"] = "6"
+    m.write([9], 9)
+    m.check("a write after", m.rows)
