@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from oracle import rs_snapshot
 
@@ -159,3 +160,14 @@ def test_without_schema_on_read_a_change_is_refused_with_the_setting_to_turn_on(
     with pytest.raises(ConfigError, match="set hoodie.schema.on.read.enable=true"):
         table.rename_column("v", "name", options=opts)
     assert _files(path) == before
+
+
+def test_a_partial_update_takes_the_kept_columns_of_older_files_by_id(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    opts = _options(6, "MERGE_ON_READ")
+    table = _first(path, opts)
+    table.rename_column("v", "name", options={**opts, **ON})
+    write_table(pa.table({"id": [2], "name": ["ignored"], "ts": pa.array([5], pa.int32()), "amount": [9.0],
+                          "p": ["y"]}), path, {**opts, "hoodie.datasource.write.partial.update.columns": "ts,amount"})
+    row = HudiTable.load(path).read_snapshot().filter(pc.field("id") == 2).to_pylist()[0]
+    assert (row["name"], row["ts"], row["amount"]) == ("b", 5, 9.0)  # the renamed column kept from the base file
