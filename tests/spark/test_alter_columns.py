@@ -1,6 +1,7 @@
 """ALTER TABLE RENAME COLUMN / DROP COLUMN / ALTER COLUMN ... TYPE / ADD COLUMNS on a `USING hudi` table under
 schema-on-read (jvm/AlterColumns.scala, hudi_engine/spark/save.py's alter_columns): each an ALTER_SCHEMA commit of no
-files, the catalog entry following; reads by id, time travel with the old names; refusals by name, nothing written."""
+files, the catalog entry following; reads by id, time travel with the old names; refusals by name, nothing written.
+Schema-on-read from the session (`SET`) or the table's TBLPROPERTIES (`ALTER TABLE SET / UNSET TBLPROPERTIES`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,7 +35,10 @@ def test_alter_table_renames_retypes_drops_and_adds_columns_by_id(spark, tmp_pat
         with pytest.raises(Exception, match=f"set {ON}=true"):
             spark.sql(f"ALTER TABLE {table} RENAME COLUMN v TO name")
         assert _files(path) == before
-        spark.conf.set(ON, "true")
+        if table_type == "cow":  # the table's TBLPROPERTIES (Hudi's SET TBLPROPERTIES: the catalog entry's only)
+            spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('{ON}' = 'true')")
+        else:  # the session's
+            spark.conf.set(ON, "true")
         spark.sql(f"ALTER TABLE {table} RENAME COLUMN v TO name")
         spark.sql(f"ALTER TABLE {table} ALTER COLUMN ts TYPE bigint")
         spark.sql(f"ALTER TABLE {table} DROP COLUMN amount")
@@ -55,6 +59,12 @@ def test_alter_table_renames_retypes_drops_and_adds_columns_by_id(spark, tmp_pat
         assert old.columns[5:] == ["id", "v", "ts", "amount", "p"]
         assert sorted((r["id"], r["v"], r["amount"]) for r in old.collect()) == [(1, "a", 1.5), (2, "b", 3.0)]
         assert _operations(path)[1:] == ["ALTER_SCHEMA"] * 4 + ["INSERT", "UPSERT_PREPPED"]
+        if table_type == "cow":  # UNSET: refused again, nothing written
+            spark.sql(f"ALTER TABLE {table} UNSET TBLPROPERTIES ('{ON}')")
+            before = _files(path)
+            with pytest.raises(Exception, match=f"set {ON}=true"):
+                spark.sql(f"ALTER TABLE {table} RENAME COLUMN name TO label")
+            assert _files(path) == before
     finally:
         spark.conf.unset(ON)
         spark.sql(f"DROP TABLE IF EXISTS {table}")
