@@ -181,17 +181,24 @@ def fix_query(table: PlannedTable, query: ReadOptions) -> ScanPlan:
                     Visibility.of(table.timeline, as_of), window, column_ids=column_ids(table, as_of))
 
 
+_SCHEMA_KEEPING = frozenset({"COMPACT", "LOG_COMPACT", "CLUSTER", "INDEX"})  # table services: schema unchanged
+
+
 def column_ids(table: PlannedTable, as_of: str | None) -> ColumnIds | None:
     """The schema-on-read history (`hudi_engine.internal_schema`) when the commit the query's schema comes from
     recorded an internal schema (`latest_schema`, what Java's schema-on-read writers add); else None, read nothing."""
     for instant in reversed(table.timeline.completed_commits()):
         if as_of is not None and instant.timestamp > as_of:
             continue
-        extra = table.commit_metadata(instant).extra_metadata
+        metadata = table.commit_metadata(instant)
+        if metadata.operation_type in _SCHEMA_KEEPING:
+            continue  # as Java's TableSchemaResolver: only commits that can change the schema (canUpdateSchema)
+        extra = metadata.extra_metadata
         if extra.get("schema"):
             if not extra.get("latest_schema"):
                 return None
-            return ColumnIds.load(table.location.storage, table.location.meta_path)
+            return ColumnIds.load(table.location.storage, table.location.meta_path,
+                                  (i.timestamp for i in table.timeline.completed_commits()))
     return None
 
 

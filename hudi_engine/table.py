@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from hudi_engine.column_change import ColumnChange
 from hudi_engine.errors import HudiError, SchemaError, TableServiceError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import BaseFileName, is_base_file_name
@@ -326,6 +327,30 @@ class HudiTable:
         from hudi_engine.write_pipeline import delete_partitions
 
         result = delete_partitions(self, partitions, _config(options))
+        self.timeline = result.timeline if result.timeline is not None else self.timeline.reload()
+        return result
+
+    def rename_column(self, column: str, new_name: str, *,
+                      options: "Mapping[str, Any] | WriteConfig | None" = None) -> "WriteResult":
+        """ALTER TABLE RENAME COLUMN under Hudi's schema evolution on read (`options` must set
+        hoodie.schema.on.read.enable=true): one ALTER_SCHEMA commit, no data rewritten (`column_change`)."""
+        return self._alter(ColumnChange.rename(column, new_name), options)
+
+    def drop_columns(self, columns: "Iterable[str]", *,
+                     options: "Mapping[str, Any] | WriteConfig | None" = None) -> "WriteResult":
+        """ALTER TABLE DROP COLUMN under Hudi's schema evolution on read, as `rename_column`."""
+        return self._alter(ColumnChange.drop(list(columns)), options)
+
+    def alter_column_type(self, column: str, new_type: pa.DataType, *,
+                          options: "Mapping[str, Any] | WriteConfig | None" = None) -> "WriteResult":
+        """ALTER TABLE ALTER COLUMN ... TYPE (Hudi's allowed type changes) under Hudi's schema evolution on read, as
+        `rename_column`."""
+        return self._alter(ColumnChange.retype(column, new_type), options)
+
+    def _alter(self, change: ColumnChange, options: "Mapping[str, Any] | WriteConfig | None") -> "WriteResult":
+        from hudi_engine.write_pipeline import alter_columns
+
+        result = alter_columns(self, change, _config(options))
         self.timeline = result.timeline if result.timeline is not None else self.timeline.reload()
         return result
 

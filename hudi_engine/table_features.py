@@ -464,11 +464,10 @@ STATES: tuple[StateRow, ...] = (
              "refused when it holds a file (empty folders are what every table creation makes)",
              _files_in("bootstrap index", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids"),
              way_out=_REWRITE),
-    StateRow("schema history", "schema-on-read evolution history (.hoodie/.schema)", Decision.REFUSED,
-             "refused when it holds a file: our commits carry no internal schema, so Java's schema-on-read "
-             "readers would resolve columns wrongly; our reads find columns by the history's ids",
-             _files_in("schema-on-read history", ".schema"),
-             way_out=_rewrite("without schema-on-read")),
+    StateRow("schema history", "schema-on-read evolution history (.hoodie/.schema)", Decision.HONOURED,
+             "reads find columns by the history's ids; every commit of ours records the internal schema "
+             "(latest_schema) and writes the history under its instant, as Hudi's schema-on-read writers do "
+             "(hudi_engine/internal_schema.py)"),
     StateRow("lock files", "Hudi 1.1 StorageBasedLockProvider (.hoodie/.locks)", Decision.OTHER_PART,
              "taken as ours", see="locks.md"),
     StateRow("unknown instant files", "a file of the active timeline named like an instant "

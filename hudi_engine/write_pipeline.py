@@ -8,6 +8,7 @@ The caller supplies only the data files: a function from the open client and its
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -15,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudi_engine.column_change import ColumnChange
 from hudi_engine.config.write_config import Operation, WriteConfig
 from hudi_engine.errors import ConfigError
 from hudi_engine.fs_view import FileSystemView, Visibility
@@ -113,3 +115,14 @@ def delete_partitions(table: MetaClient, partitions: Iterable[str], config: Writ
     client = WriteClient.open(table, config.with_operation(Operation.DELETE_PARTITION),
                               avro_to_arrow_schema(remove_meta_fields(avro)))
     return run_write(client, lambda _client, _txn: [], partitions=wanted)
+
+
+def alter_columns(table: MetaClient, change: ColumnChange, config: WriteConfig) -> WriteResult:
+    """ALTER TABLE RENAME COLUMN / DROP COLUMN / ALTER COLUMN TYPE (`column_change`): checked, then one commit of no
+    files (operation ALTER_SCHEMA, a commit on COPY_ON_WRITE and a deltacommit on MERGE_ON_READ, as Hudi's
+    AlterTableCommand commits it) whose `schema` is the changed one and whose internal schema (`latest_schema`, and
+    the history file under its instant) keeps every column's id. No data is rewritten."""
+    columns, schema_change = change.plan(table, config.schema_on_read)
+    altered = dataclasses.replace(config.with_operation(Operation.INSERT), alter_schema=True,
+                                  schema_change=schema_change)
+    return run_write(WriteClient.open(table, altered, columns), lambda _client, _txn: [])

@@ -128,7 +128,7 @@ CASES: list[FeatureTable] = [
     *_both("bootstrap_full_record", "bootstrap, FULL_RECORD", refused="bootstrap"),
     *_both("bootstrap_cdc", "CDC, data_before_after, over a METADATA_ONLY bootstrap (skeleton files)",
            refused="bootstrap", reads_refused="skeleton base files"),
-    *_both("schema_evolution", "schema-on-read evolution: rename, type change, drop", refused="schema-on-read history"),
+    *_both("schema_evolution", "schema-on-read evolution: rename, type change, drop", java_reads_write=False),
     *_both("keyless", "keyless (auto-generated keys)"),
     # Hudi 1.2.0 pinned to version 6 (hoodie.write.table.version=6, hoodie.write.auto.upgrade=false), as
     # "Table versions" above tells a 1.x writer sharing a version-6 table.

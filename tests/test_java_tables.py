@@ -4,6 +4,7 @@ is refused by name before anything is written. No Java here: Java's answers were
 tests/java_hudi/make_feature_tables.py; tests/java_hudi/test_feature_tables.py has Java read the engine's writes."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from hudi_engine.errors import (
     UnsupportedTableFeatureError,
     WriteError,
 )
+from hudi_engine.internal_schema import LATEST_SCHEMA, SchemaHistory
 from hudi_engine.timeline.instant import Action, State
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "table-features.md"
@@ -211,3 +213,30 @@ def test_every_case_has_its_zip_and_the_set_is_small() -> None:
     names = {f"{c.name}.zip" for c in CASES}
     assert {p.name for p in DATA_DIR.glob("*.zip")} == names, "zips of no case in tests/data/java_tables"
     assert sum((DATA_DIR / n).stat().st_size for n in names) < 5_000_000
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.builder == "schema_evolution"], ids=lambda c: c.name)
+def test_the_engine_keeps_javas_schema_history_going(case: FeatureTable, tmp_path: Path) -> None:
+    """Java renamed, retyped and dropped columns with schema-on-read: the engine's write (without the option) records
+    Java's newest internal schema and writes the history again under its instant, as Hudi's writers do; its own
+    rename appends a version with every id kept; the rows read by id throughout."""
+    path, reads = unzip_feature_table(case, tmp_path)
+    table = HudiTable.load(str(path))
+    java_latest = json.loads(table.commit_metadata(table.timeline.completed_commits()[-1]).extra_metadata[LATEST_SCHEMA])
+    rows = pa.table({"id": pa.array([1, 100], pa.int64()), "name": ["engine-1", "engine-100"],
+                     "ts": pa.array([9, 9], pa.int64()), "p": ["a", "b"]})
+    table.write(rows, write_options(case))
+    mine = table.timeline.completed_commits()[-1]
+    assert json.loads(table.commit_metadata(mine).extra_metadata[LATEST_SCHEMA]) == java_latest
+    history = SchemaHistory.load(table.location.storage, table.location.meta_path)
+    assert history is not None and history.latest.to_json() == java_latest
+    assert len(history.schemas) == 4  # Java's three changes and version 0, unchanged
+    table.rename_column("name", "label", options={**write_options(case), "hoodie.schema.on.read.enable": "true"})
+    history = SchemaHistory.load(table.location.storage, table.location.meta_path)
+    assert history is not None and len(history.schemas) == 5
+    assert [(f.id, f.name) for f in history.latest.fields][5:] == [(5, "id"), (6, "label"), (7, "ts"), (9, "p")]
+    got = HudiTable.load(str(path)).read_snapshot()
+    java = next(r["rows"] for r in reads if r["kind"] == "snapshot")
+    want = {i: n for i, n in zip(java.column("id").to_pylist(), java.column("name").to_pylist(), strict=True)}
+    want |= {1: "engine-1", 100: "engine-100"}
+    assert dict(zip(got.column("id").to_pylist(), got.column("label").to_pylist(), strict=True)) == want

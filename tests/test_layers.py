@@ -33,9 +33,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "hudi_engine.table_config", "hudi_engine.timeline", "hudi_engine.timeline.*", "hudi_engine.config",
         "hudi_engine.config.write_config", "hudi_engine.config.lock_config",
         "hudi_engine.config.sync_config", "hudi_engine.config.__main__", "hudi_engine.table_features",
-        "hudi_engine.meta_client")),
-    ("file system view, file slice reading", ("hudi_engine.fs_view", "hudi_engine.internal_schema",
-                                              "hudi_engine.file_slice_reader")),
+        "hudi_engine.meta_client", "hudi_engine.internal_schema", "hudi_engine.column_change")),
+    ("file system view, file slice reading", ("hudi_engine.fs_view", "hudi_engine.file_slice_reader")),
     ("instant protocol: markers, heartbeats, lock, rollback, the inflight instant, commit", (
         "hudi_engine.write.renewal", "hudi_engine.write.markers", "hudi_engine.write.heartbeat",
         "hudi_engine.write.lock_providers", "hudi_engine.write.lock", "hudi_engine.write.rollback",

@@ -211,7 +211,7 @@ REFUSALS: tuple[Refusal, ...] = (
             ("hoodie.record.merge.mode",), test=_merge_mode_not_the_payloads),
     _any("hoodie.avro.schema", "this engine writes the schema of the data it is given",
          "Remove it; cast the data to the schema instead", W, "hoodie.write.schema"),
-    _any("hoodie.internal.schema", "this engine does not write Hudi's schema-on-read (internal schema) history",
+    _any("hoodie.internal.schema", "this engine keeps the internal schema itself (hoodie.schema.on.read.enable)",
          _REMOVE, W),
     _on("hoodie.avro.schema.external.transformation",
         "this engine does not rewrite stored records into a newer schema during merges", _REMOVE, W,
@@ -251,8 +251,6 @@ REFUSALS: tuple[Refusal, ...] = (
     _on("hoodie.write.set.null.for.missing.columns", "this engine refuses a write that lacks table columns",
         "Set it false; add the missing columns as nulls to the data", DS),
     # HoodieCommonConfig / HoodieTableConfig keys given as write options
-    _on("hoodie.schema.on.read.enable", "this engine does not write Hudi's schema-on-read (internal schema) history",
-        "Set it false (new nullable columns and widening types need no schema-on-read)", COM),
     _on("hoodie.datasource.write.drop.partition.columns", "this engine keeps partition columns in the data files",
         "Set it false or remove it", "HoodieTableConfig"),
     Refusal("hoodie.payload.ordering.field", "fields other than the precombine field",

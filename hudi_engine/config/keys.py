@@ -73,6 +73,13 @@ METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
     "files partition only is kept up to date with each commit, compaction, clean and rollback; any other, or any "
     "with false given, is disabled before a write or table service.",
     "table", hudi_default="true", default_note="this engine lists files from storage and creates no metadata table")
+SCHEMA_ON_READ: ConfigOption[bool] = ConfigOption(
+    "hoodie.schema.on.read.enable", Kind.BOOL, False,
+    "Hudi's schema evolution on read: columns carry ids (the internal schema, `latest_schema` in each commit, and "
+    "its history in `.hoodie/.schema`), so ALTER TABLE may rename, drop and retype columns without rewriting data "
+    "(docs/table-features.md, Schema evolution on read). A write to a table that has a history keeps it going "
+    "whatever this says; true is needed to start one (ALTER TABLE RENAME / DROP / ALTER COLUMN TYPE).", "table",
+    hudi_default="false")
 # CDC: stored in a new table's hoodie.properties (an existing table keeps its own; docs/cdc.md).
 CDC_ENABLED: ConfigOption[bool] = ConfigOption(
     "hoodie.table.cdc.enabled", Kind.BOOL, False,
@@ -557,7 +564,7 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     KEY_GENERATOR_CLASS, KEY_GENERATOR_TYPE, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
     CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, TABLE_VERSION, POPULATE_META_FIELDS,
     CDC_ENABLED,
-    CDC_LOGGING_MODE, *TIMEBASED_OPTIONS,
+    CDC_LOGGING_MODE, SCHEMA_ON_READ, *TIMEBASED_OPTIONS,
     PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE, PARTIAL_UPDATE_COLUMNS,
     INDEX_TYPE, BUCKET_NUM, UPDATE_PARTITION_PATH,
     BLOOM_FILTER_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES,

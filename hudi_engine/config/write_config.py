@@ -23,6 +23,7 @@ from hudi_engine.errors import ConfigError, HudiError
 from hudi_engine.payload import MERGE_MODE_PAYLOADS, Payload, payload_for
 
 if TYPE_CHECKING:
+    from hudi_engine.internal_schema import SchemaChange
     from hudi_engine.keygen import KeyGenerator
     from hudi_engine.table_config import TableConfig
 
@@ -367,9 +368,13 @@ class WriteConfig:
     cdc_enabled: bool = False  # hoodie.table.cdc.enabled: a new table's CDC
     cdc_logging_mode: str = "DATA_BEFORE_AFTER"  # hoodie.table.cdc.supplemental.logging.mode: a new table's
     table_version: int = 6  # hoodie.write.table.version: a new table's (an existing one keeps its own)
+    schema_on_read: bool = False  # hoodie.schema.on.read.enable
     # SQL's ALTER TABLE ... ADD COLUMNS (set by spark/save.py, not an option): an instant of no rows whose commit
     # carries the widened schema, recorded as Hudi's AlterHoodieTableAddColumnsCommand records it (ALTER_SCHEMA)
     alter_schema: bool = False
+    # ALTER TABLE with schema-on-read (set by write_pipeline.alter_columns, not an option): the change of the
+    # internal schema the commit records (`latest_schema` and the `.hoodie/.schema` history)
+    schema_change: SchemaChange | None = None
     # SQL's UPDATE and DELETE (set by spark/save.py): rows the statement read from the table itself, recorded as
     # Hudi's Spark SQL records them since 0.14 (hoodie.spark.sql.optimized.writes.enable): UPSERT_PREPPED,
     # DELETE_PREPPED. The write is the same upsert or delete.
@@ -427,6 +432,7 @@ class WriteConfig:
         return WriteConfig(o[K.TABLE_NAME], o[K.DATABASE_NAME], Operation(o[K.OPERATION]), o[K.TABLE_TYPE],
                            o[K.POPULATE_META_FIELDS], commit_extra_metadata=extra, given=dict(o.given),
                            cdc_enabled=o[K.CDC_ENABLED], cdc_logging_mode=o[K.CDC_LOGGING_MODE],
+                           schema_on_read=o[K.SCHEMA_ON_READ],
                            table_version=int(o[K.TABLE_VERSION]), **parts)
 
     def with_operation(self, operation: Operation | str) -> "WriteConfig":

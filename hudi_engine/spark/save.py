@@ -32,7 +32,9 @@ import pyarrow as pa
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructField, StructType, _parse_datatype_json_string
 
+from hudi_engine.column_change import added_columns_change
 from hudi_engine.config import hudi_keys
 from hudi_engine.config import keys as K
 from hudi_engine.config.option import ConfigOption
@@ -40,6 +42,7 @@ from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.errors import ConfigError, HudiError
 from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, schema_to_json, to_create_schema
+from hudi_engine.spark.spark_types import arrow_target
 from hudi_engine.table import HudiTable
 from hudi_engine.table_config import CREATE_SCHEMA, TableConfig
 from hudi_engine.write.commit import create_table as create_empty_table
@@ -55,6 +58,7 @@ ASSIGNED_COLUMNS = "hudi_engine.sql.assigned_columns"  # the columns an UPDATE o
 MERGE_KEYS = "hudi_engine.sql.merge_keys"  # the target columns a MERGE's ON clause equates
 # "true": the rows' `_hoodie_is_deleted` only flags the keys a MERGE's delete clauses delete; not a table column
 DELETE_MARKER = "hudi_engine.sql.delete_marker"
+ALTER_CHANGE = "hudi_engine.sql.alter_change"  # ALTER TABLE RENAME / DROP / ALTER COLUMN TYPE: the change, JSON
 # Hudi's Spark SQL: the operation of INSERT INTO (Hudi 0.14+: `insert`).
 INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
 
@@ -379,12 +383,30 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
     opts[K.OPERATION.key] = operation
     if options.get(STATEMENT) == "alter_add_columns":
         config = dataclasses.replace(WriteConfig.from_options(opts, path), alter_schema=True)
-        return write(_added_before_partition_columns(df, table if table is not None else HudiTable.load(path)),
-                     path, config, table=table)
+        loaded = table if table is not None else HudiTable.load(path)
+        if config.schema_on_read:  # Hudi's AlterTableCommand: the new columns get ids, a history starts
+            config = dataclasses.replace(config, schema_change=added_columns_change(loaded))
+        return write(_added_before_partition_columns(df, loaded), path, config, table=table)
+    if options.get(STATEMENT) == "alter_columns":
+        return alter_columns(table if table is not None else HudiTable.load(path), json.loads(options[ALTER_CHANGE]),
+                             opts)
     if options.get(STATEMENT) in ("update", "delete"):
         config = dataclasses.replace(WriteConfig.from_options(opts, path), prepped=True)
         return write(df, path, config, table=table)
     return write(df, path, opts, table=table, delete_marker=options.get(DELETE_MARKER) == "true")
+
+
+def alter_columns(table: HudiTable, spec: Mapping[str, Any], options: Mapping[str, Any]) -> WriteResult:
+    """The change `jvm/AlterColumns.scala` hands over (`kind`: rename, drop or type; `columns`; `new_name`;
+    `new_type`, Spark's JSON of a data type) made by the table (`hudi_engine.column_change` checks it)."""
+    kind, columns = spec["kind"], list(spec["columns"])
+    if kind == "rename":
+        return table.rename_column(columns[0], spec["new_name"], options=options)
+    if kind == "drop":
+        return table.drop_columns(columns, options=options)
+    spark_type = _parse_datatype_json_string(spec["new_type"])
+    arrow = arrow_target(StructType([StructField(columns[0], spark_type)])).field(0).type
+    return table.alter_column_type(columns[0], arrow, options=options)
 
 
 def _readable(path: str) -> HudiTable | None:

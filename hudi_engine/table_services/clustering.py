@@ -37,6 +37,7 @@ from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import BaseFileName, WriteToken, is_base_file_name, new_file_id
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.internal_schema import ColumnIds
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.writer import keep_or_disable
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema, remove_meta_fields
@@ -364,7 +365,8 @@ def execute_group(task: ClusteringTask, group: ClusteringGroup, token: tuple[int
     location = TableLocation(storage, task.base_path, task.storage_uri)
     table = TableConfig.from_properties(task.table_props)
     arrow = avro_to_arrow_schema(add_meta_fields(task.schema))
-    ctx = SliceReadContext.for_table(storage, table, arrow, task.visibility)
+    ctx = SliceReadContext.for_table(storage, table, arrow, task.visibility, column_ids=ColumnIds.load(
+        storage, location.meta_path, task.visibility.completed))  # a schema-on-read table's columns, by id
     owned = InflightInstant(location, task.instant_time)
     by_partition: dict[str, list[pa.Table]] = {}
     in_bytes: dict[str, int] = {}

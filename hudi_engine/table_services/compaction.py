@@ -44,10 +44,11 @@ from hudi_engine.file_naming import (
 )
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.internal_schema import ColumnIds
 from hudi_engine.io.base_file import read_base_file, read_footer
 from hudi_engine.io.log_block import BlockType, delete_block_keys
 from hudi_engine.io.log_format import encode_log_file, read_log_blocks
-from hudi_engine.location import TableLocation
+from hudi_engine.location import META_FOLDER, TableLocation
 from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema, remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
@@ -339,7 +340,9 @@ def execute_operation(task: CompactionTask, op: CompactionOperation,
                          "pending?") from None
     file_slice = FileSlice(op.partition_path, op.file_id, op.base_instant, base, logs)
     schema = avro_to_arrow_schema(add_meta_fields(task.schema))
-    ctx = SliceReadContext.for_table(storage, config, schema, task.visibility)
+    # A schema-on-read table's older files name renamed or dropped columns otherwise: found by id.
+    column_ids = ColumnIds.load(storage, Storage.join(task.base_path, META_FOLDER), task.visibility.completed)
+    ctx = SliceReadContext.for_table(storage, config, schema, task.visibility, column_ids=column_ids)
     merged = read_file_slice(ctx, file_slice)
     t_read = time.monotonic()
     log_counts = _log_counts(storage, logs)

@@ -20,6 +20,7 @@ from hudi_engine.arrays import one_chunk
 from hudi_engine.config.write_config import IndexType, WriteConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import new_file_id
+from hudi_engine.internal_schema import ColumnIds
 from hudi_engine.io.base_file import read_base_file, read_record_keys
 from hudi_engine.keygen import KeyGenerator
 from hudi_engine.location import TableLocation
@@ -52,6 +53,7 @@ class WriteTask:
     writer_avro_schema: dict
     avg_record_size: int = 1024
     stored: StoredRows | None = None  # a partial update's view of the stored rows (None: not a partial update)
+    column_ids: ColumnIds | None = None  # the schema-on-read history: stored files' columns found by id
 
     def context(self, token: tuple[int, int, int]) -> WriteContext:
         storage, _ = Storage.for_uri(self.storage_uri)
@@ -60,7 +62,7 @@ class WriteTask:
             TableLocation(storage, self.base_path, self.storage_uri), TableConfig.from_properties(self.table_props),
             self.instant,
             self.writer_avro_schema, files=cfg.files, bloom=cfg.bloom, log=cfg.log,
-            payload_class=cfg.merge.payload.class_name,
+            payload_class=cfg.merge.payload.class_name, column_ids=self.column_ids,
         ).for_task(*token)
 
     def keygen(self) -> KeyGenerator:

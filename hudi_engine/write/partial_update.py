@@ -93,6 +93,7 @@ def with_stored_values(location: TableLocation, stored: StoredRows, config: Writ
     storage = location.storage
     from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
     from hudi_engine.fs_view import FileSystemView
+    from hudi_engine.internal_schema import ColumnIds
 
     columns = kept_columns(config, records.column_names)
     if not columns or not records.num_rows:
@@ -108,7 +109,8 @@ def with_stored_values(location: TableLocation, stored: StoredRows, config: Writ
             return records
         schema = read_footer(storage, base.path).schema
     table_config = TableConfig.from_properties(stored.table_props)
-    ctx = SliceReadContext.for_table(storage, table_config, schema, stored.visibility)
+    column_ids = ColumnIds.load(storage, location.meta_path, stored.visibility.completed)  # schema-on-read: by id
+    ctx = SliceReadContext.for_table(storage, table_config, schema, stored.visibility, column_ids=column_ids)
     wanted = [c for c in dict.fromkeys([*ctx.key_columns, *columns]) if c in schema.names]
     rows = read_file_slice(ctx, found[0], columns=wanted)
     stored_keys = ctx.key_of(rows)

@@ -20,10 +20,17 @@ from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.errors import SchemaError, WriteError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.internal_schema import LATEST_SCHEMA, ColumnIds, CommitSchema, SchemaHistory
 from hudi_engine.location import TableLocation
 from hudi_engine.meta_client import MetaClient
 from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable, keep_through_rollback
-from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
+from hudi_engine.schema import (
+    META_COLUMNS,
+    add_meta_fields,
+    arrow_to_avro_schema,
+    avro_to_arrow_schema,
+    remove_meta_fields,
+)
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
 from hudi_engine.timeline import Timeline
@@ -131,9 +138,10 @@ class WriteClient:
 
     def _check_schema_change(self) -> None:
         """A write may add nullable columns and widen types; it may not drop or narrow (checked before writing)."""
-        if self.timeline is None or self.config.operation in (Operation.DELETE, Operation.INSERT_OVERWRITE_TABLE,
-                                                              Operation.DELETE_PARTITION):
-            return  # a new table; a delete carries keys only (a delete_partition none); an overwrite starts afresh
+        if self.timeline is None or self.config.schema_change is not None or self.config.operation in (
+                Operation.DELETE, Operation.INSERT_OVERWRITE_TABLE, Operation.DELETE_PARTITION):
+            return  # a new table; an ALTER TABLE (checked itself); a delete carries keys only (a delete_partition
+            # none); an overwrite starts afresh
         avro = self.timeline.latest_schema() or self.table_config.create_schema
         if avro is not None:
             old = avro_to_arrow_schema(remove_meta_fields(avro))
@@ -164,6 +172,14 @@ class WriteClient:
         if writer is None:
             self.table_config = TableConfig.load(self.location)
         return writer
+
+    def commit_schema(self, timeline: Timeline, instant: str) -> CommitSchema | None:
+        """The internal schema the commit of `instant` records (`internal_schema.CommitSchema`): where the table
+        has a schema-on-read history (whatever the write's options say: Java's schema-on-read readers need every
+        commit in it) or the write is an ALTER TABLE; else None."""
+        completed = [i.timestamp for i in timeline.completed_commits()]
+        history = SchemaHistory.load(self.location.storage, self.location.meta_path, completed)
+        return CommitSchema.of(history, add_meta_fields(self.writer_avro_schema), instant, self.config.schema_change)
 
     # ---- specs shipped to tasks ------------------------------------------------------------------------------
     @property
@@ -224,7 +240,16 @@ class WriteClient:
             avg_record_size=self.average_record_size(),
             stored=StoredRows.of(self.timeline, self.table_config)
             if self.config.merge.update_columns and self.timeline is not None else None,
+            column_ids=self.column_ids(),
         )
+
+    def column_ids(self) -> ColumnIds | None:
+        """The schema-on-read history's column ids, which a merge reads a stored base file by (a renamed or dropped
+        column); None where the table has none."""
+        if self.timeline is None:
+            return None
+        return ColumnIds.load(self.location.storage, self.location.meta_path,
+                              (i.timestamp for i in self.timeline.completed_commits()))
 
     def tag_spec(self, instant: str) -> TagSpec | None:
         """What map tasks need to tag keys; None when no key is looked up (an overwrite, or a BUCKET index on a
@@ -496,14 +521,23 @@ class Transaction:
         # delta commit completes before the data commit does.
         metadata_writer = c._metadata_table(under_lock)
 
+        internal = c.commit_schema(under_lock, self.instant)
+        extra = dict(c.config.commit_extra_metadata)
+        if internal is not None:
+            extra[LATEST_SCHEMA] = internal.latest.text()
+
         def record_in_metadata_table(metadata: CommitMetadata) -> None:
+            if internal is not None:  # the history file goes before the commit, as Hudi's saveInternalSchema
+                internal.persist(c.location.storage, c.location.meta_path, self.instant,
+                                 self.layout.completion_time(self.inflight),
+                                 (i.timestamp for i in under_lock.completed_commits()))
             if metadata_writer is not None:
                 metadata_writer.record_commit(self.instant, metadata)
 
         completed = commit_protocol.complete_commit(
             c.location, self.inflight, stats, operation_type=c.config.operation_type,
             schema=c.writer_avro_schema, partition_to_replace_file_ids=replaced,
-            extra_metadata=c.config.commit_extra_metadata,
+            extra_metadata=extra,
             partition_metafile_base_format=c.table_config.partition_metafile_use_base_format, layout=self.layout,
             before_commit=record_in_metadata_table,
         )

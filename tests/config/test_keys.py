@@ -94,6 +94,7 @@ HUDI_DEFAULTS = {
     "hoodie.datasource.query.incremental.format": "latest_state",
     # HoodieTableConfig.CDC_ENABLED / CDC_SUPPLEMENTAL_LOGGING_MODE
     "hoodie.table.cdc.enabled": "false",
+    "hoodie.schema.on.read.enable": "false",  # HoodieCommonConfig.SCHEMA_EVOLUTION_ENABLE
     "hoodie.table.cdc.supplemental.logging.mode": "DATA_BEFORE_AFTER",
     # HiveSyncConfigHolder / HoodieSyncConfig / GlueCatalogSyncClientConfig (0.14/0.15)
     "hoodie.datasource.hive_sync.enable": "false",

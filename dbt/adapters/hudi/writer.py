@@ -171,14 +171,45 @@ def reconcile_schema(model: str, df, cfg: HudiModelConfig, table, operation: str
                 f"on_schema_change='ignore'. Select them again, set on_schema_change='append_new_columns' "
                 f"(they are written as null), or run with --full-refresh.")
         return df.select(*keep)
-    # append_new_columns / sync_all_columns: new columns are added; Hudi (table version 6) cannot drop a column
-    # without rewriting the table, so missing ones are kept and written as null.
-    if missing and mode == "sync_all_columns":
-        logger.warning(f"model {model}: columns {missing} are no longer in the model; a Hudi table keeps them "
-                       f"(written as null from now on). --full-refresh rebuilds the table without them.")
+    # append_new_columns / sync_all_columns: new columns are added. sync_all_columns also drops the columns the
+    # model no longer has and widens the types it widens, as ALTER TABLE does with Hudi's schema evolution on read.
+    if mode == "sync_all_columns" and (missing or changed):
+        sync_columns(model, table, missing, {c: df_types[c] for c in table_types
+                                             if c in df_types and df_types[c].simpleString() !=
+                                             table_types[c].simpleString()})
+        table_types = {f.name: spark_type(f.type, f.name) for f in table.schema() if f.name not in META_COLUMNS}
     # The table's columns in the table's order (missing ones as nulls of their type), new columns last.
     columns = [F.col(f"`{c}`") if c in df_types else F.lit(None).cast(t).alias(c) for c, t in table_types.items()]
     return df.select(*columns, *[F.col(f"`{c}`") for c in new])
+
+
+SCHEMA_ON_READ = {"hoodie.schema.on.read.enable": "true"}  # Hudi's schema evolution on read, which ALTER TABLE needs
+
+
+def sync_columns(model: str, table, missing: list[str], retyped: dict[str, Any]) -> None:
+    """`on_schema_change='sync_all_columns'`: the columns the model no longer has are dropped from `table` (a
+    `HudiTable`) and the types it changes are changed where Hudi allows it, each an ALTER TABLE commit of no files
+    with schema evolution on read (Hudi's `hoodie.schema.on.read.enable=true`, which the table keeps from then on:
+    its columns have ids). A type Hudi does not change this way (a narrowing) is left to the write, which refuses
+    it by name; a key, partition or precombine column the model dropped is refused, naming it."""
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    from hudi_engine import HudiError
+
+    try:
+        if missing:
+            logger.info(f"model {model}: on_schema_change='sync_all_columns': dropping columns {missing}")
+            table.drop_columns(missing, options=SCHEMA_ON_READ)
+        for column, spark_type in retyped.items():
+            try:
+                table.alter_column_type(column, to_arrow_type(spark_type), options=SCHEMA_ON_READ)
+                logger.info(f"model {model}: on_schema_change='sync_all_columns': {column} is now "
+                            f"{spark_type.simpleString()}")
+            except HudiError as e:
+                if "does not allow changing" not in str(e):
+                    raise
+    except HudiError as e:
+        raise HudiModelError(f"model {model}: on_schema_change='sync_all_columns': {e}") from e
 
 
 @contextlib.contextmanager

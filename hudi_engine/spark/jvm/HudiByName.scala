@@ -28,9 +28,9 @@ class HudiSqlParser(delegate: ParserInterface) extends ParserInterface {
   }
   // Hudi's CALL statements first (Procedures.scala): Spark's own CALL resolves only its catalogs' procedures.
   override def parsePlan(sqlText: String): LogicalPlan =
-    CallParser.parse(sqlText).getOrElse(wrapped(delegate.parsePlan(sqlText)))
+    CallParser.parse(sqlText).getOrElse(HudiAlter.wrap(wrapped(delegate.parsePlan(sqlText))))
   override def parsePlanWithParameters(sqlText: String, parameters: ParameterContext): LogicalPlan =
-    CallParser.parse(sqlText).getOrElse(wrapped(delegate.parsePlanWithParameters(sqlText, parameters)))
+    CallParser.parse(sqlText).getOrElse(HudiAlter.wrap(wrapped(delegate.parsePlanWithParameters(sqlText, parameters))))
   override def parseQuery(sqlText: String): LogicalPlan = wrapped(delegate.parseQuery(sqlText))
   override def parseExpression(sqlText: String): Expression = delegate.parseExpression(sqlText)
   override def parseTableIdentifier(sqlText: String): TableIdentifier = delegate.parseTableIdentifier(sqlText)
@@ -73,7 +73,7 @@ case class HudiByNameRule(session: org.apache.spark.sql.SparkSession) extends Ru
     case HudiByName(parsed) => parsed
   }
 
-  private def hudiTable(parts: Seq[String]): Option[CatalogTable] = {
+  def hudiTable(parts: Seq[String]): Option[CatalogTable] = {
     val catalog = session.asInstanceOf[SparkSession].sessionState.catalog
     val inSession = parts match {
       case Seq(c, rest @ _*) if parts.size == 3 && c.equalsIgnoreCase(SessionCatalog) => rest

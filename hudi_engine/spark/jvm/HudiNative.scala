@@ -72,5 +72,6 @@ class HudiExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectResolutionRule(session => HudiWriteRule(session))
     extensions.injectParser((_, delegate) => new HudiSqlParser(delegate))
     extensions.injectResolutionRule(session => HudiByNameRule(session))
+    extensions.injectResolutionRule(session => HudiAlterRule(session))
   }
 }

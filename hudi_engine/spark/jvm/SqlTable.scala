@@ -26,6 +26,8 @@ object HudiWriteNames {
   // The rows' `_hoodie_is_deleted` column only flags the keys a MERGE's delete clauses delete (Hudi's
   // ExpressionPayload): the table has no such column, and the engine does not add one.
   val DeleteMarker = "hudi_engine.sql.delete_marker"
+  // ALTER TABLE RENAME / DROP / ALTER COLUMN TYPE: the change, as JSON (AlterColumns.scala)
+  val AlterChange = "hudi_engine.sql.alter_change"
   val IsDeleted = "_hoodie_is_deleted"
 
   /** A DataFrame of an analyzed plan (Spark's `Dataset.ofRows` is internal to Spark). */

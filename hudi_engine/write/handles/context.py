@@ -10,6 +10,7 @@ import pyarrow as pa
 from hudi_engine.arrays import one_chunk
 from hudi_engine.config.write_config import BloomConfig, FileSizing, LogConfig
 from hudi_engine.file_naming import WriteToken
+from hudi_engine.internal_schema import ColumnIds
 from hudi_engine.keygen import key_generator_for
 from hudi_engine.location import TableLocation
 from hudi_engine.payload import Payload, payload_for
@@ -40,6 +41,16 @@ class WriteContext:
     log: LogConfig = LogConfig()
     row_group_size: int | None = None
     payload_class: str | None = None  # None: the table's hoodie.compaction.payload.class
+    column_ids: ColumnIds | None = None  # the schema-on-read history: stored files' columns found by id
+
+    def stored_columns(self, table: pa.Table, file_instant: str) -> pa.Table:
+        """`table` (rows of a stored file written at `file_instant`) with the columns named as the table names them
+        now: found by id where the table has a schema-on-read history, its dropped columns left out."""
+        if self.column_ids is None:
+            return table
+        names = self.column_ids.file_names(None, file_instant)
+        gone = self.column_ids.dropped_since(file_instant)
+        return self.column_ids.as_query_names(table.select([c for c in table.column_names if c not in gone]), names)
 
     @staticmethod
     def create(location: TableLocation, config: TableConfig, instant_time: str,

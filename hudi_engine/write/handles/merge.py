@@ -73,7 +73,8 @@ class MergeHandle(HeldWriteHandle):
 
         with ctx.location.storage.open_input_file(base_file_path) as f:
             parquet = pq.ParquetFile(f)  # keys, footer and rows read through one open file
-            dropped = [c for c in parquet.schema_arrow.names if c not in ctx.arrow_schema.names]
+            file_columns = ctx.stored_columns(parquet.schema_arrow.empty_table(), old_name.instant_time).column_names
+            dropped = [c for c in file_columns if c not in ctx.arrow_schema.names]
             if dropped:  # rewriting the file without them would silently lose data
                 raise WriteError(f"base file {base_file_path} has columns {dropped} that the writer schema "
                                  f"{ctx.schema.get('name')} lacks; dropping columns is not supported, add them to the records")
@@ -97,7 +98,8 @@ class MergeHandle(HeldWriteHandle):
             changes = ctx.change_log()  # HoodieMergeHandleWithChangeLog on a CDC table
             if ctx.payload.custom is not None:  # a user payload merges the whole file at once (its own order)
                 incoming = self._prepare(records, name)
-                old = conform(read_base_file(ctx.location.storage, base_file_path), ctx.arrow_schema, base_file_path)
+                old = conform(ctx.stored_columns(read_base_file(ctx.location.storage, base_file_path),
+                                                 old_name.instant_time), ctx.arrow_schema, base_file_path)
                 merged = _merge(ctx, old, incoming, delete_keys).records
                 writer.write(_named(ctx, merged, name))
                 if changes is not None:
@@ -108,7 +110,8 @@ class MergeHandle(HeldWriteHandle):
                 kept_old = updated = 0
                 start = 0
                 for batch in parquet.iter_batches(batch_size=MERGE_BATCH_ROWS):
-                    old = conform(pa.Table.from_batches([batch]), ctx.arrow_schema, base_file_path)
+                    old = conform(ctx.stored_columns(pa.Table.from_batches([batch]), old_name.instant_time),
+                                  ctx.arrow_schema, base_file_path)
                     end = start + old.num_rows
                     mine = np.flatnonzero((incoming_row >= start) & (incoming_row < end))
                     gone = (delete_row >= start) & (delete_row < end)

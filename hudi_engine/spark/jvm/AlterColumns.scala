@@ -1,0 +1,109 @@
+// ALTER TABLE RENAME COLUMN / DROP COLUMN / ALTER COLUMN ... TYPE on a `USING hudi` table, as Hudi's AlterTableCommand
+// with schema evolution on read: the Python side checks the change and commits it (hudi_engine/column_change.py: an
+// ALTER_SCHEMA commit of no files, the internal schema's ids kept), then the catalog entry's columns follow. Spark's
+// own analysis refuses RENAME and DROP COLUMN of a v1 table (and any type change) before a resolution rule of ours
+// would see them, so the parser wraps them (`HudiAlter`) and `HudiAlterRule` looks at the table first.
+package hudiengine.spark
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.{Row, SaveMode}
+import org.apache.spark.sql.catalyst.analysis.{FieldName, UnresolvedFieldName, UnresolvedTable}
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
+import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.catalyst.plans.logical.{AlterColumns, DropColumns, LeafNode, LocalRelation, LogicalPlan,
+  RenameColumn}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.classic.SparkSession
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.types.{DataType, StructType}
+
+/** A parsed column change of a table by name, which `HudiAlterRule` looks at before Spark's analysis does. */
+case class HudiAlter(parsed: LogicalPlan) extends LeafNode {
+  override def output: Seq[Attribute] = Nil
+  override lazy val resolved: Boolean = false
+}
+
+object HudiAlter {
+  /** `plan` wrapped when it renames, drops or changes columns of a table named in the statement; else itself. */
+  def wrap(plan: LogicalPlan): LogicalPlan = plan match {
+    case RenameColumn(_: UnresolvedTable, _, _) | DropColumns(_: UnresolvedTable, _, _) => HudiAlter(plan)
+    case AlterColumns(_: UnresolvedTable, specs, _) if specs.exists(_.newDataType.isDefined) => HudiAlter(plan)
+    case _ => plan
+  }
+}
+
+/** A `HudiAlter` of a `USING hudi` table of the session catalog becomes `AlterHudiColumns`; of any other table it
+ *  goes back to Spark as it was parsed. */
+case class HudiAlterRule(session: org.apache.spark.sql.SparkSession) extends Rule[LogicalPlan] {
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
+    case HudiAlter(parsed) =>
+      val table = parsed match {
+        case r: RenameColumn => r.table
+        case d: DropColumns => d.table
+        case a: AlterColumns => a.table
+      }
+      HudiByNameRule(session).hudiTable(table.asInstanceOf[UnresolvedTable].multipartIdentifier)
+        .fold(parsed)(command(_, parsed))
+  }
+
+  private def command(t: CatalogTable, parsed: LogicalPlan): LogicalPlan = {
+    val name = t.identifier.unquotedString
+    def column(f: FieldName): String = f match {
+      case UnresolvedFieldName(Seq(one)) => one
+      case other => throw new IllegalArgumentException(s"ALTER TABLE $name: ${other.name.mkString(".")} is a nested " +
+        "field; this engine changes top-level columns only")
+    }
+    parsed match {
+      case RenameColumn(_, c, to) => AlterHudiColumns(t, "rename", Seq(column(c)), to, None)
+      case DropColumns(_, cs, ifExists) =>
+        val resolver = session.sessionState.conf.resolver
+        val named = cs.map(column)
+        val existing = if (ifExists) named.filter(c => t.schema.fieldNames.exists(resolver(_, c))) else named
+        if (existing.isEmpty) NoAlter else AlterHudiColumns(t, "drop", existing, "", None)
+      case AlterColumns(_, Seq(spec), _) if spec.newNullability.isEmpty && spec.newComment.isEmpty &&
+          spec.newPosition.isEmpty && spec.newDefaultExpression.isEmpty && !spec.dropDefault =>
+        AlterHudiColumns(t, "type", Seq(column(spec.column)), "", spec.newDataType)
+      case _ => throw new IllegalArgumentException(s"ALTER TABLE $name ALTER COLUMN: change one column's type per " +
+        "statement, alone (its comment, position, nullability or default in a statement of its own)")
+    }
+  }
+}
+
+/** Nothing to do (DROP COLUMN IF EXISTS of columns the table does not have). */
+case object NoAlter extends LeafRunnableCommand {
+  override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = Nil
+}
+
+/** The change committed by the Python side (`hudi_engine.spark.save.alter_columns`), then the catalog entry's
+ *  columns: the renamed one renamed, the dropped ones gone, the retyped one with its new type, the others as the
+ *  entry has them (comments, the location comment of `_hoodie_commit_time`). */
+case class AlterHudiColumns(table: CatalogTable, kind: String, columns: Seq[String], newName: String,
+    newType: Option[DataType]) extends LeafRunnableCommand {
+  override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
+    val session = spark.asInstanceOf[SparkSession]
+    val name = table.identifier.unquotedString
+    val path = SqlTable.location(table)
+    val change = new java.util.LinkedHashMap[String, Any]()
+    change.put("kind", kind)
+    change.put("columns", columns.asJava)
+    change.put("new_name", newName)
+    change.put("new_type", newType.map(_.json).orNull)
+    val spec = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(change)
+    Writes.write(s"catalog table $name", HudiWriteNames.frame(session, LocalRelation(Nil)), path,
+      SqlTable.options(table, Nil, "alter_columns", session) + (HudiWriteNames.AlterChange -> spec), SaveMode.Append)
+    val catalog = session.sessionState.catalog
+    val resolver = session.sessionState.conf.resolver
+    val entry = catalog.getTableMetadata(table.identifier)
+    val fields = entry.schema.fields.toSeq.flatMap { f =>
+      val named = columns.exists(resolver(_, f.name))
+      if (!named) Some(f)
+      else if (kind == "drop") None
+      else if (kind == "rename") Some(f.copy(name = newName))
+      else Some(f.copy(dataType = newType.get))
+    }
+    catalog.alterTable(entry.copy(schema = StructType(fields)))
+    catalog.refreshTable(table.identifier)
+    Nil
+  }
+}

@@ -1,0 +1,173 @@
+"""ALTER TABLE RENAME / DROP / ALTER COLUMN TYPE under schema-on-read (hudi_engine/column_change.py, through
+HudiTable): round trips (write, alter, write, read: snapshot, time travel, incremental) on versions 6 and 9, COW and
+MOR, the commits and history files as Hudi makes them, hudi-rs where it reads them, and every refusal by name with
+nothing written."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from oracle import rs_snapshot
+
+from hudi_engine import HudiTable
+from hudi_engine.errors import ConfigError, SchemaError
+from hudi_engine.internal_schema import LATEST_SCHEMA, SchemaHistory
+from hudi_engine.write_pipeline import write_table
+
+ON = {"hoodie.schema.on.read.enable": "true"}
+DATA = ["id", "name", "ts", "p", "extra"]
+
+
+def _options(version: int, table_type: str) -> dict[str, str]:
+    return {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "p",
+            "hoodie.write.table.version": str(version), "hoodie.datasource.write.table.type": table_type,
+            "hoodie.datasource.write.operation": "upsert"}
+
+
+def _first(path: str, opts: dict[str, str]) -> HudiTable:
+    write_table(pa.table({"id": [1, 2], "v": ["a", "b"], "ts": pa.array([1, 1], pa.int32()), "amount": [1.5, 3.0],
+                          "p": ["x", "y"]}), path, opts)
+    return HudiTable.load(path)
+
+
+def _rows(t: pa.Table, columns: list[str]) -> list[dict]:
+    return t.select([c for c in columns if c in t.column_names]).sort_by("id").to_pylist()
+
+
+@pytest.mark.parametrize("version", [6, 9])
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_rename_retype_drop_then_write_reads_every_row_by_id(tmp_path: Path, version: int, table_type: str) -> None:
+    path = str(tmp_path / "t")
+    opts = _options(version, table_type)
+    table = _first(path, opts)
+    before = table.timeline.completed_commits()[-1]
+    table.rename_column("v", "name", options={**opts, **ON})
+    table.alter_column_type("ts", pa.int64(), options={**opts, **ON})
+    table.drop_columns(["amount"], options={**opts, **ON})
+    # The next write needs no schema-on-read option: the table's history is kept going whatever it says.
+    write_table(pa.table({"id": [3, 1], "name": ["c", "a2"], "ts": pa.array([2, 2], pa.int64()), "p": ["x", "x"],
+                          "extra": [7, 8]}), path, opts)
+    table = HudiTable.load(path)
+    want = [{"id": 1, "name": "a2", "ts": 2, "p": "x", "extra": 8}, {"id": 2, "name": "b", "ts": 1, "p": "y",
+                                                                      "extra": None},
+            {"id": 3, "name": "c", "ts": 2, "p": "x", "extra": 7}]
+    snapshot = table.read_snapshot()
+    assert snapshot.schema.field("ts").type == pa.int64() and "amount" not in snapshot.column_names
+    assert _rows(snapshot, DATA) == want
+    # Time travel to before the changes: that schema's names and types, as Java's schema-on-read readers give them.
+    old = table.read_snapshot(as_of=before.timestamp)
+    assert old.column_names[5:] == ["id", "v", "ts", "amount", "p"]
+    assert _rows(old, ["id", "v", "amount"]) == [{"id": 1, "v": "a", "amount": 1.5}, {"id": 2, "v": "b", "amount": 3.0}]
+    last = table.timeline.completed_commits()[-1]
+    start = before.completion_time if table.timeline.layout.incremental_by_completion_time else before.timestamp
+    assert _rows(table.read_incremental(str(start)), DATA) == [want[0], want[2]]
+    assert last.timestamp > before.timestamp
+    if table.is_mor:  # the log blocks written before and after the change, merged into one base file by id
+        table.compact(options={**opts, "hoodie.compact.inline": "true"})
+        assert _rows(HudiTable.load(path).read_snapshot(), DATA) == want
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_each_change_is_a_commit_of_no_files_with_the_internal_schema_and_its_history(tmp_path: Path,
+                                                                                       version: int) -> None:
+    path = str(tmp_path / "t")
+    opts = _options(version, "COPY_ON_WRITE")
+    table = _first(path, opts)
+    table.rename_column("v", "name", options={**opts, **ON})
+    table.drop_columns(["amount"], options={**opts, **ON})
+    first, rename, drop = table.timeline.completed_commits()
+    assert LATEST_SCHEMA not in table.commit_metadata(first).extra_metadata  # no history until the first change
+    for instant, names in ((rename, ["id", "name", "ts", "amount", "p"]), (drop, ["id", "name", "ts", "p"])):
+        meta = table.commit_metadata(instant)
+        assert meta.operation_type == "ALTER_SCHEMA" and not meta.write_stats() and instant.action.value == "commit"
+        latest = json.loads(meta.extra_metadata[LATEST_SCHEMA])
+        assert latest["version_id"] == int(instant.timestamp) and latest["max_column_id"] == 9
+        assert [f["name"] for f in latest["fields"]][5:] == names
+        assert [f["name"] for f in json.loads(meta.extra_metadata["schema"])["fields"]] == names
+    files = sorted(p.name for p in (Path(path) / ".hoodie" / ".schema").iterdir())
+    completed = [f for f in files if f.endswith(".schemacommit")]
+    if version == 6:
+        assert completed == [f"{rename.timestamp}.schemacommit", f"{drop.timestamp}.schemacommit"]
+    else:  # <instant>_<completion>, completed before the commit is
+        assert [f.split("_")[0] for f in completed] == [rename.timestamp, drop.timestamp]
+        assert all(f.split("_")[1].split(".")[0] < str(i.completion_time) for f, i in zip(completed, (rename, drop)))
+    assert {f"{rename.timestamp}.schemacommit.requested", f"{drop.timestamp}.schemacommit.inflight"} <= set(files)
+    history = SchemaHistory.load(table.location.storage, table.location.meta_path)
+    assert history is not None
+    assert [s.version_id for s in history.schemas] == [int(drop.timestamp), int(rename.timestamp), 0]
+    assert [f.id for f in history.latest.fields][5:] == [5, 6, 7, 9]
+
+
+def test_a_mor_change_is_a_deltacommit(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    opts = _options(6, "MERGE_ON_READ")
+    table = _first(path, opts)
+    table.rename_column("v", "name", options={**opts, **ON})
+    assert table.timeline.completed_commits()[-1].action.value == "deltacommit"
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_hudi_rs_reads_a_dropped_and_a_retyped_column_as_we_do(tmp_path: Path, version: int) -> None:
+    """hudi-rs has no schema-on-read: it finds columns by name, so it reads drops and widened types as Hudi does,
+    and a renamed column as null in files written before the rename (as Java does without schema-on-read)."""
+    path = str(tmp_path / "t")
+    opts = _options(version, "COPY_ON_WRITE")
+    table = _first(path, opts)
+    table.drop_columns(["amount"], options={**opts, **ON})
+    table.alter_column_type("ts", pa.int64(), options={**opts, **ON})
+    write_table(pa.table({"id": [3], "v": ["c"], "ts": pa.array([2], pa.int64()), "p": ["x"]}), path, opts)
+    ours = HudiTable.load(path).read_snapshot()
+    theirs = rs_snapshot(path)
+    assert theirs.column_names == ours.column_names
+    assert _rows(ours, ["id", "v", "ts", "p"]) == _rows(theirs, ["id", "v", "ts", "p"])
+
+
+def _files(path: str) -> list[str]:
+    return sorted(str(p) for p in Path(path).rglob("*"))
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    (lambda t, o: t.rename_column("v", "amount", options=o), "has a column 'amount' already"),
+    (lambda t, o: t.rename_column("v", "AMOUNT", options=o), "has a column 'AMOUNT' already"),
+    (lambda t, o: t.rename_column("id", "key", options=o), "id is the table's record key field"),
+    (lambda t, o: t.drop_columns(["p"], options=o), "p is the table's partition field"),
+    (lambda t, o: t.rename_column("ts", "t2", options=o), r"ts is the table's precombine \(ordering\) field"),
+    (lambda t, o: t.drop_columns(["nope"], options=o), "the table has no column 'nope'"),
+    (lambda t, o: t.alter_column_type("amount", pa.int32(), options=o), "does not allow changing amount from double"),
+    (lambda t, o: t.alter_column_type("v", pa.int64(), options=o), "from string to long"),
+    (lambda t, o: t.drop_columns(["_hoodie_record_key"], options=o), "is a Hudi meta column"),
+])
+def test_a_change_hudi_refuses_is_refused_by_name_with_nothing_written(tmp_path: Path, change, words: str) -> None:
+    path = str(tmp_path / "t")
+    opts = _options(6, "COPY_ON_WRITE")
+    table = _first(path, opts)
+    before = _files(path)
+    with pytest.raises(SchemaError, match=words) as refused:
+        change(table, {**opts, **ON})
+    assert path in str(refused.value) and "ALTER TABLE" in str(refused.value)
+    assert _files(path) == before
+
+
+def test_without_schema_on_read_a_change_is_refused_with_the_setting_to_turn_on(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    opts = _options(9, "COPY_ON_WRITE")
+    table = _first(path, opts)
+    before = _files(path)
+    with pytest.raises(ConfigError, match="set hoodie.schema.on.read.enable=true"):
+        table.rename_column("v", "name", options=opts)
+    assert _files(path) == before
+
+
+def test_a_partial_update_takes_the_kept_columns_of_older_files_by_id(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    opts = _options(6, "MERGE_ON_READ")
+    table = _first(path, opts)
+    table.rename_column("v", "name", options={**opts, **ON})
+    write_table(pa.table({"id": [2], "name": ["ignored"], "ts": pa.array([5], pa.int32()), "amount": [9.0],
+                          "p": ["y"]}), path, {**opts, "hoodie.datasource.write.partial.update.columns": "ts,amount"})
+    row = HudiTable.load(path).read_snapshot().filter(pc.field("id") == 2).to_pylist()[0]
+    assert (row["name"], row["ts"], row["amount"]) == ("b", 5, 9.0)  # the renamed column kept from the base file
