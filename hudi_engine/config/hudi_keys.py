@@ -501,7 +501,7 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.file.stitching.binary.copy.schema.evolution.enable",
     )),
     NoOps(MD, _MDT_SETTINGS, (
-        "hoodie.metadata.metrics.enable", "hoodie.metadata.compact.max.delta.commits",
+        "hoodie.metadata.metrics.enable",
         "hoodie.metadata.log.compaction.blocks.threshold", "hoodie.metadata.dir.filter.regex",
         "hoodie.file.listing.parallelism", "hoodie.metadata.index.bloom.filter.file.group.count",
         "hoodie.metadata.index.bloom.filter.parallelism", "hoodie.metadata.index.bloom.filter.column.list",

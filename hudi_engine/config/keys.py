@@ -73,6 +73,10 @@ METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
     "files partition only is kept up to date with each commit, compaction, clean and rollback; any other, or any "
     "with false given, is disabled before a write or table service.",
     "table", hudi_default="true", default_note="this engine lists files from storage and creates no metadata table")
+METADATA_COMPACT_MAX_DELTA_COMMITS: ConfigOption[int] = ConfigOption(
+    "hoodie.metadata.compact.max.delta.commits", Kind.INT, 10,
+    "Delta commits on the metadata table's files partition since its last compaction that trigger its compaction "
+    "(run before a write, clean or compaction records itself there).", "table", hudi_default="10", minimum=1)
 # CDC: stored in a new table's hoodie.properties (an existing table keeps its own; docs/cdc.md).
 CDC_ENABLED: ConfigOption[bool] = ConfigOption(
     "hoodie.table.cdc.enabled", Kind.BOOL, False,
@@ -555,7 +559,8 @@ INTERNAL_READ_OPTIONS: tuple[ConfigOption, ...] = (FILE_GROUPS, LOGGED_KEYS_ONLY
 WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     TABLE_NAME, DATABASE_NAME, OPERATION, TABLE_TYPE, RECORD_KEY_FIELDS, PARTITION_FIELDS, PRECOMBINE_FIELD,
     KEY_GENERATOR_CLASS, KEY_GENERATOR_TYPE, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
-    CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, TABLE_VERSION, POPULATE_META_FIELDS,
+    CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, METADATA_COMPACT_MAX_DELTA_COMMITS,
+    TABLE_VERSION, POPULATE_META_FIELDS,
     CDC_ENABLED,
     CDC_LOGGING_MODE, *TIMEBASED_OPTIONS,
     PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE, PARTIAL_UPDATE_COLUMNS,

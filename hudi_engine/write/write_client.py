@@ -139,14 +139,15 @@ class WriteClient:
             old = avro_to_arrow_schema(remove_meta_fields(avro))
             check_schema_change(old, self.data_schema, f"table {self.location.base_path}")
 
-    def _metadata_table(self, timeline: Timeline) -> MetadataWriter | None:
+    def _metadata_table(self, timeline: Timeline, *, table_services: bool = False) -> MetadataWriter | None:
         """Hudi's metadata table, under the table lock: the writer that records this write's commit in it when this
         engine can keep it (`hudi_engine.metadata.writer`: a `files` partition only), else None after disabling it
         the way Hudi does (drop the partitions from `hoodie.properties`, then delete `.hoodie/metadata`), before
         anything is written: Java readers list files from it, so files we add would be invisible to them (FORMAT.md,
         Metadata table). `hoodie.metadata.enable=false` given to the write disables it, as in Hudi. `timeline`: the
         one listed under the lock. hoodie.properties is read again when it listed metadata partitions: a rollback or
-        service may have disabled the metadata table since, and another writer changed it."""
+        service may have disabled the metadata table since, and another writer changed it. `table_services`: run the
+        metadata table's own (its compaction), as Hudi's write client does when a write starts."""
         if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight):
             return None
         self.table_config = TableConfig.load(self.location)
@@ -160,7 +161,12 @@ class WriteClient:
         if off is not None:
             self.table_config = self.table_config.disable_metadata_table(self.location, off)
             return None
-        writer = keep_or_disable(self.location, self.table_config, timeline, f"the {self.config.operation.value} write")
+        max_delta_commits = self.config.given.get(K.METADATA_COMPACT_MAX_DELTA_COMMITS.key)
+        writer = keep_or_disable(
+            self.location, self.table_config, timeline, f"the {self.config.operation.value} write",
+            table_services=table_services,
+            max_delta_commits=K.METADATA_COMPACT_MAX_DELTA_COMMITS.parse(max_delta_commits) if max_delta_commits
+            is not None else K.METADATA_COMPACT_MAX_DELTA_COMMITS.default)
         if writer is None:
             self.table_config = TableConfig.load(self.location)
         return writer
@@ -371,7 +377,7 @@ class WriteClient:
             else:  # LAZY leaves dead writers' instants to the cleaning, but a crash's half rollback is finished now
                 rolled_back = finish_pending_rollbacks(self.location, timeline, keep_through_rollback(self.location))
             self.timeline = timeline.reload() if rolled_back else timeline  # the rollbacks changed it
-            self._metadata_table(self.timeline)  # kept, or disabled before anything is written
+            self._metadata_table(self.timeline, table_services=True)  # kept, or disabled before anything is written
             self._pending_clustering = None
             txn = Transaction(self, lock)
             if lock_cfg.optimistic:
