@@ -69,10 +69,11 @@ COMMIT_META_PREFIX: ConfigOption[str] = ConfigOption(
     hudi_default="_")
 METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
     "hoodie.metadata.enable", Kind.BOOL, False,
-    "Hudi's metadata table. This engine does not create one: true is refused. A table's metadata table with the "
-    "files partition only is kept up to date with each commit, compaction, clean and rollback; any other, or any "
-    "with false given, is disabled before a write or table service.",
-    "table", hudi_default="true", default_note="this engine lists files from storage and creates no metadata table")
+    "Hudi's metadata table. true: a write creates one with the files partition (from a listing of the table) when "
+    "the table has none this engine keeps. A table's metadata table with the files partition only is kept up to "
+    "date with each commit, compaction, clean and rollback; any other, or any with false given, is disabled before "
+    "a write or table service.",
+    "table", hudi_default="true", default_note="this engine creates no metadata table unless asked")
 METADATA_COMPACT_MAX_DELTA_COMMITS: ConfigOption[int] = ConfigOption(
     "hoodie.metadata.compact.max.delta.commits", Kind.INT, 10,
     "Delta commits on the metadata table's files partition since its last compaction that trigger its compaction "

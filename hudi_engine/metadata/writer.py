@@ -57,7 +57,7 @@ from hudi_engine.metadata.records import (
     records_for_commit,
     records_for_rollback,
 )
-from hudi_engine.metadata.table import SCHEMA_FILE_INFO, MetadataTable
+from hudi_engine.metadata.table import SCHEMA_FILE_INFO, MetadataTable, writing_timeline
 from hudi_engine.schema import remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -259,13 +259,7 @@ class MetadataWriter:
 
     # ---- the delta commit ---------------------------------------------------------------------------------------
     def _timeline(self) -> Timeline:
-        """The metadata table's timeline, writing completion times in the data table's zone (Hudi's instant
-        generator is the data table's: a metadata delta commit completes before its data commit does)."""
-        timeline = self.table.timeline
-        layout = timeline.layout
-        if isinstance(layout, TimelineLayoutV2):
-            layout = dataclasses.replace(layout, local_times=self.table.data_config.local_instant_times)
-        return Timeline(timeline.location, list(timeline.instants), layout=layout)
+        return writing_timeline(self.table.timeline, self.table.data_config)
 
     def _log_file_name(self, instant_time: str) -> LogFileName:
         fs = self.file_slice

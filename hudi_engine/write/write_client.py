@@ -22,6 +22,7 @@ from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.location import TableLocation
 from hudi_engine.meta_client import MetaClient
+from hudi_engine.metadata.initialization import initialize
 from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable, keep_through_rollback
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema, avro_to_arrow_schema, remove_meta_fields
 from hudi_engine.table_config import TableConfig
@@ -144,16 +145,21 @@ class WriteClient:
         engine can keep it (`hudi_engine.metadata.writer`: a `files` partition only), else None after disabling it
         the way Hudi does (drop the partitions from `hoodie.properties`, then delete `.hoodie/metadata`), before
         anything is written: Java readers list files from it, so files we add would be invisible to them (FORMAT.md,
-        Metadata table). `hoodie.metadata.enable=false` given to the write disables it, as in Hudi. `timeline`: the
+        Metadata table). `hoodie.metadata.enable=false` given to the write disables it, as in Hudi; `true` creates
+        one with its `files` partition when the table has none this engine keeps (`table_services`). `timeline`: the
         one listed under the lock. hoodie.properties is read again when it listed metadata partitions: a rollback or
         service may have disabled the metadata table since, and another writer changed it. `table_services`: run the
         metadata table's own (its compaction), as Hudi's write client does when a write starts."""
-        if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight):
+        given = self.config.given.get(K.METADATA_ENABLE.key)
+        enable = None if given is None else K.METADATA_ENABLE.parse(given)
+        # Asked for and missing (or one this engine cannot keep): created when the write starts, as Hudi's
+        # initTable does (hudi_engine.metadata.initialization). delete_partition still disables it (below).
+        create = enable is True and table_services and self.config.operation is not Operation.DELETE_PARTITION
+        if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight or create):
             return None
         self.table_config = TableConfig.load(self.location)
-        enable = self.config.given.get(K.METADATA_ENABLE.key)
         off = None
-        if enable is not None and str(enable).strip().lower() == "false":
+        if enable is False:
             off = f"the write asks for it ({K.METADATA_ENABLE.key}=false)"
         elif self.config.operation is Operation.DELETE_PARTITION:
             # Hudi 1.x marks the partitions deleted in the partition list; metadata.records does not write that.
@@ -161,14 +167,19 @@ class WriteClient:
         if off is not None:
             self.table_config = self.table_config.disable_metadata_table(self.location, off)
             return None
-        max_delta_commits = self.config.given.get(K.METADATA_COMPACT_MAX_DELTA_COMMITS.key)
-        writer = keep_or_disable(
-            self.location, self.table_config, timeline, f"the {self.config.operation.value} write",
-            table_services=table_services,
-            max_delta_commits=K.METADATA_COMPACT_MAX_DELTA_COMMITS.parse(max_delta_commits) if max_delta_commits
-            is not None else K.METADATA_COMPACT_MAX_DELTA_COMMITS.default)
-        if writer is None:
-            self.table_config = TableConfig.load(self.location)
+        raw = self.config.given.get(K.METADATA_COMPACT_MAX_DELTA_COMMITS.key)
+        max_delta_commits = K.METADATA_COMPACT_MAX_DELTA_COMMITS.parse(raw) if raw is not None else \
+            K.METADATA_COMPACT_MAX_DELTA_COMMITS.default
+        action = f"the {self.config.operation.value} write"
+        writer = None
+        if self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight:
+            writer = keep_or_disable(self.location, self.table_config, timeline, action, table_services=table_services,
+                                     max_delta_commits=max_delta_commits)
+            if writer is None:
+                self.table_config = TableConfig.load(self.location)
+        if writer is None and create:
+            self.table_config = initialize(self.location, self.table_config, timeline)
+            writer = keep_or_disable(self.location, self.table_config, timeline, action)
         return writer
 
     # ---- specs shipped to tasks ------------------------------------------------------------------------------

@@ -125,6 +125,8 @@ def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, 
 
     table = HudiTable.load(str(path))
     engine_instants = []
+    # The engine compacts the metadata table itself, every 2 delta commits (before its next write or service).
+    opts = {**opts, "hoodie.metadata.compact.max.delta.commits": "2"}
     # An upsert reaching a new partition (p2 exists, p0/p1 updated: log files on MOR), a delete, an overwrite of p1.
     r = table.write(_rows(list(range(5, 15)), "engine-1", 2), {**opts, "hoodie.datasource.write.operation": "upsert"})
     engine_instants.append(r.instant_time)
@@ -159,6 +161,8 @@ def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, 
 
     assert _props(path)["hoodie.table.metadata.partitions"] == "files"  # kept, not disabled
     assert set(engine_instants) <= set(_mdt_instants(path))
+    compacted = Timeline.load(metadata_location(TableLocation.of(str(path)))).filter_by(["commit"]).completed()
+    assert compacted.instants, "the engine did not compact the metadata table"
     _same_listing(path)
     assert _java_rows(java, path) == model
     _validate(java, path, tmp_path, f"mdt_{hudi.replace('.', '')}_{table_type[:3].lower()}")
