@@ -32,6 +32,15 @@ before R completes.
 
 The log file is always new (version after the slice's last, token `0-1-0`; layout 2 names it by T), so no file Java
 wrote is changed.
+
+What else this engine does to a metadata table, and what it does not yet:
+* its own compaction (`compaction`), run when a write, clean or compaction starts (`keep_or_disable` with
+  `table_services`, `MetadataWriter.perform_table_services`), as Hudi's write client runs it; an interrupted one is
+  run again first (a pending compaction of its own is the one pending instant a kept metadata table may have);
+* its creation from a listing when a write asks for it (`hoodie.metadata.enable=true`; `initialization`);
+* not its own cleaning and archival: its old file slices and instants stay until a Java writer cleans and archives
+  it;
+* not restore and delete_partition: both still disable it first.
 """
 from __future__ import annotations
 
