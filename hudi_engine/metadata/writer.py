@@ -34,12 +34,12 @@ The log file is always new (version after the slice's last, token `0-1-0`; layou
 wrote is changed.
 
 What else this engine does to a metadata table, and what it does not yet:
-* its own compaction (`compaction`), run when a write, clean or compaction starts (`keep_or_disable` with
-  `table_services`, `MetadataWriter.perform_table_services`), as Hudi's write client runs it; an interrupted one is
-  run again first (a pending compaction of its own is the one pending instant a kept metadata table may have);
+* its own cleaning and compaction (`cleaning`, `compaction`), run when a write, clean or compaction starts
+  (`keep_or_disable` with `table_services`, `MetadataWriter.perform_table_services`), as Hudi's write client runs
+  them; interrupted ones are run again first (a pending compaction or clean of its own are the pending instants a
+  kept metadata table may have);
 * its creation from a listing when a write asks for it (`hoodie.metadata.enable=true`; `initialization`);
-* not its own cleaning and archival: its old file slices and instants stay until a Java writer cleans and archives
-  it;
+* not its own archival: its instants stay on its active timeline until a Java writer archives them;
 * not restore and delete_partition: both still disable it first.
 """
 from __future__ import annotations
@@ -57,7 +57,7 @@ from hudi_engine.io.hfile import write_hfile
 from hudi_engine.io.log_block import BlockType, HeaderKey, LogBlock
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.location import TableLocation
-from hudi_engine.metadata import compaction
+from hudi_engine.metadata import cleaning, compaction
 from hudi_engine.metadata.records import (
     FILES_PARTITION,
     FilesRecord,
@@ -94,20 +94,22 @@ class Decision:
 
 def keep_or_disable(location: TableLocation, config: TableConfig, timeline: Timeline, action: str, *,
                     retrying: Collection[str] = (), table_services: bool = False,
-                    max_delta_commits: int = K.METADATA_COMPACT_MAX_DELTA_COMMITS.default) -> MetadataWriter | None:
+                    max_delta_commits: int = K.METADATA_COMPACT_MAX_DELTA_COMMITS.default,
+                    data_commits_retained: int = K.CLEANER_COMMITS_RETAINED.default) -> MetadataWriter | None:
     """The writer that records `action` (a data commit, clean, compaction, rollback, ...) in the table's metadata
     table when this engine can keep it, else None after disabling it (`TableConfig.disable_metadata_table`, with
     `action` and the reason in its warning). None without a metadata table. `config` and `timeline`: the table's,
     under the table lock. `retrying`: instants whose pending metadata-table instants the action rolls back. With
     `table_services` (a data write, clean or compaction, as Hudi's write client runs them when it starts one), the
-    metadata table's own services run first (`MetadataWriter.perform_table_services`)."""
+    metadata table's own services run first (`MetadataWriter.perform_table_services`; `data_commits_retained`: the
+    data table's `hoodie.cleaner.commits.retained`, which sizes the metadata table's)."""
     if not (config.metadata_partitions or config.metadata_partitions_inflight):
         return None
     decision = MetadataWriter.decide(location, config, timeline, retrying=retrying, table_services=table_services)
     if decision.writer is None:
         config.disable_metadata_table(location, f"{action}: {decision.reason}")
     elif table_services:
-        decision.writer.perform_table_services(max_delta_commits)
+        decision.writer.perform_table_services(max_delta_commits, data_commits_retained)
     return decision.writer
 
 
@@ -151,7 +153,7 @@ class MetadataWriter:
     def decide(data: TableLocation, data_config: TableConfig, data_timeline: Timeline, *,
                retrying: Collection[str] = (), table_services: bool = False) -> Decision:
         """Keep the metadata table of the table at `data`, or say why not (module doc). Nothing is written. With
-        `table_services`, a pending compaction of the metadata table is kept: the services run it first."""
+        `table_services`, a pending compaction or clean of the metadata table is kept: the services run it first."""
         partitions = data_config.metadata_partitions
         if sorted(partitions) != sorted(KEPT_PARTITIONS):
             return Decision(None, f"hoodie.table.metadata.partitions lists {partitions}; this engine keeps "
@@ -169,7 +171,7 @@ class MetadataWriter:
                                       "read-only here")
             pending = [str(i) for i in table.timeline.instants
                        if not i.is_completed and i.timestamp not in retrying
-                       and not (table_services and i.action is Action.COMPACTION)]
+                       and not (table_services and i.action in (Action.COMPACTION, Action.CLEAN))]
             if pending:
                 return Decision(None, f"the metadata table has pending instants {pending}")
             file_slice = table.files_slice()
@@ -216,14 +218,20 @@ class MetadataWriter:
             self._rollback(instant_time, self._new_time())
 
     # ---- the metadata table's own services ----------------------------------------------------------------------
-    def perform_table_services(self, max_delta_commits: int) -> Instant | None:
-        """The metadata table's compaction, when due (`hudi_engine.metadata.compaction`), after finishing what an
-        interrupted one left; the compaction run now, if any."""
+    def perform_table_services(self, max_delta_commits: int,
+                               data_commits_retained: int = K.CLEANER_COMMITS_RETAINED.default) -> Instant | None:
+        """The metadata table's cleaning and compaction, each when due (`cleaning`, `compaction`), in Hudi's order,
+        after finishing what interrupted ones left; the compaction run now, if any."""
         self._finish_pending_rollbacks()
-        timeline = self._timeline()
-        if compaction.resume(self.table, timeline):
+        if compaction.resume(self.table, self._timeline()):
             self._reload()
-            timeline = self._timeline()
+        if cleaning.resume(self.table, self._timeline()):
+            self._reload()
+        due = cleaning.plan(self.table, cleaning.commits_retained(data_commits_retained))
+        if due is not None:
+            cleaning.clean(self.table, self._timeline(), *due)
+            self._reload()
+        timeline = self._timeline()
         instant_time = compaction.compaction_time(self.table, max_delta_commits)
         if instant_time is None:
             return None

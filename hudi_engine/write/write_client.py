@@ -174,7 +174,8 @@ class WriteClient:
         writer = None
         if self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight:
             writer = keep_or_disable(self.location, self.table_config, timeline, action, table_services=table_services,
-                                     max_delta_commits=max_delta_commits)
+                                     max_delta_commits=max_delta_commits,
+                                     data_commits_retained=self.config.clean.commits_retained)
             if writer is None:
                 self.table_config = TableConfig.load(self.location)
         if writer is None and create:

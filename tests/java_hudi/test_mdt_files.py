@@ -25,6 +25,7 @@ from metadata_tables import mdt_listing, storage_listing
 from hudi_engine import HudiTable
 from hudi_engine.java_properties import parse_properties
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata import cleaning
 from hudi_engine.metadata.table import SOLO_COMMIT_TIMESTAMP, metadata_location
 from hudi_engine.metadata.writer import MetadataWriter
 from hudi_engine.timeline import Timeline
@@ -242,23 +243,27 @@ def _killed_after_the_metadata_commit(path: Path, rows: pa.Table, options: dict[
 @pytest.mark.parametrize(("hudi", "version", "table_type"), [("0.15.0", 6, "MERGE_ON_READ"),
                                                              ("1.2.0", 9, "COPY_ON_WRITE")])
 def test_java_reads_and_writes_on_a_metadata_table_the_engine_created(java_hudi, tmp_path: Path, hudi: str,
-                                                                      version: int, table_type: str) -> None:
+                                                                      version: int, table_type: str,
+                                                                      monkeypatch) -> None:
     """A table the engine created with `hoodie.metadata.enable=true` (its metadata table initialised from a listing)
-    and whose metadata table it compacted: Java reads it with the metadata table on, Hudi's validator passes, and
-    Java's next write appends to it (no new initialization instant)."""
+    and whose metadata table it compacted and cleaned: Java reads it with the metadata table on, Hudi's validator
+    passes, and Java's next write appends to it (no new initialization instant)."""
+    monkeypatch.setattr(cleaning, "COMMITS_RETAINED", 3)  # Hudi's 20 would take 20 commits before a clean
     java = java_hudi(hudi)
     path = tmp_path / "t"
     opts = {**KEYS, "hoodie.datasource.write.table.type": table_type, "hoodie.write.table.version": str(version),
             "hoodie.datasource.write.operation": "upsert"}
-    engine = {**opts, "hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "2"}
+    engine = {**opts, "hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3",
+              "hoodie.cleaner.commits.retained": "1"}
     model: dict[int, str] = {}
-    for n, ids in enumerate([list(range(8)), [1, 2, 9], [3, 10], [4, 5, 11]]):
+    for n, ids in enumerate([list(range(8)), [1, 2, 9], [3, 10], [4, 5, 11], [6, 13], [7, 14], [0, 15]]):
         HudiTable.load(str(path)).write(_rows(ids, f"e{n}", n), engine) if n else \
             write_table(_rows(ids, f"e{n}", n), str(path), engine)
         model.update({i: f"e{n}" for i in ids})
     assert _props(path)["hoodie.table.metadata.partitions"] == "files"
     mdt = Timeline.load(metadata_location(TableLocation.of(str(path))))
     assert mdt.filter_by(["commit"]).completed().instants, "the engine did not compact the metadata table"
+    assert mdt.filter_by(["clean"]).completed().instants, "the engine did not clean the metadata table"
     initialized = [t for t in _mdt_instants(path) if t.startswith(SOLO_COMMIT_TIMESTAMP)]
     assert len(initialized) == 1
     _same_listing(path)
