@@ -40,7 +40,8 @@ What else this engine does to a metadata table, and what it does not yet:
   kept metadata table may have);
 * its creation from a listing when a write asks for it (`hoodie.metadata.enable=true`; `initialization`);
 * not its own archival: its instants stay on its active timeline until a Java writer archives them;
-* not restore and delete_partition: both still disable it first.
+* delete_partition: recorded as a commit (`records.records_for_commit` marks the partitions deleted);
+* not a restore: it still disables the metadata table first.
 """
 from __future__ import annotations
 

@@ -153,19 +153,14 @@ class WriteClient:
         given = self.config.given.get(K.METADATA_ENABLE.key)
         enable = None if given is None else K.METADATA_ENABLE.parse(given)
         # Asked for and missing (or one this engine cannot keep): created when the write starts, as Hudi's
-        # initTable does (hudi_engine.metadata.initialization). delete_partition still disables it (below).
-        create = enable is True and table_services and self.config.operation is not Operation.DELETE_PARTITION
+        # initTable does (hudi_engine.metadata.initialization).
+        create = enable is True and table_services
         if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight or create):
             return None
         self.table_config = TableConfig.load(self.location)
-        off = None
         if enable is False:
-            off = f"the write asks for it ({K.METADATA_ENABLE.key}=false)"
-        elif self.config.operation is Operation.DELETE_PARTITION:
-            # Hudi 1.x marks the partitions deleted in the partition list; metadata.records does not write that.
-            off = "the delete_partition write: its records are not written by this engine"
-        if off is not None:
-            self.table_config = self.table_config.disable_metadata_table(self.location, off)
+            self.table_config = self.table_config.disable_metadata_table(
+                self.location, f"the write asks for it ({K.METADATA_ENABLE.key}=false)")
             return None
         raw = self.config.given.get(K.METADATA_COMPACT_MAX_DELTA_COMMITS.key)
         max_delta_commits = K.METADATA_COMPACT_MAX_DELTA_COMMITS.parse(raw) if raw is not None else \
