@@ -34,6 +34,8 @@
 #   bench/run.sh mdt-handover    issue 36: what the engine's commit does to a metadata table Java Hudi 1.2.0 built
 #                                (W1, files only / record index / 1.2's defaults) and what Java's next 1,000-row
 #                                upsert pays to rebuild it, beside the same upsert with it intact (about 15 minutes)
+#   bench/run.sh mdt-files       issue 37: the same upserts with and without the metadata table's files partition kept
+#                                (created, cleaned and compacted by the engine), interleaved (about 5 minutes)
 #   bench/run.sh all             read, spark-read, write, w2, w3, profile, dbt, archival and listing
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).
 set -euo pipefail
@@ -65,7 +67,8 @@ for w in "${what[@]}"; do
     hudi-java) .venv/bin/python bench/bench_hudi_java.py ;;
     hudi-java-w3) .venv/bin/python bench/bench_hudi_java.py --workloads w1,w3a ;;
     mdt-handover) .venv/bin/python bench/bench_mdt_handover.py ;;
+    mdt-files) .venv/bin/python bench/bench_mdt_files.py ;;
     compaction) .venv/bin/python bench/bench_compaction.py ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, hudi-java, hudi-java-w3, mdt-handover, compaction or all" >&2; exit 2 ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, hudi-java, hudi-java-w3, mdt-handover, mdt-files, compaction or all" >&2; exit 2 ;;
   esac
 done

@@ -322,7 +322,8 @@ class HudiTable:
                           options: "Mapping[str, Any] | WriteConfig | None" = None) -> "WriteResult":
         """Hudi's delete_partition: one replacecommit (operation DELETE_PARTITION) replacing every file group of
         `partitions` (partition paths, `*` wildcards as Hudi's), writing no file; readers stop seeing them, time
-        travel before it still does. A metadata table is disabled (its records of this are not written here).
+        travel before it still does. A files-only metadata table is kept: the partitions are marked deleted in its
+        partition list, as Hudi does.
         Afterwards this object is the table as the commit left it."""
         from hudi_engine.write_pipeline import delete_partitions
 

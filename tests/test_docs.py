@@ -405,15 +405,19 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
                                   "spark/test_sql_write.py::test_ctas_and_insert"),
         "real Apache Hudi 0.15 and 1.2 read every shape in the tests": (
             "java_hudi/test_java_reads.py::test_java_hudi_reads_what_the_engine_writes",),
-    }, {
-        "the metadata table (`hoodie.metadata.enable=true`; an existing one is kept up to date when it has the "
-        "`files` partition only, otherwise disabled as Hudi does)": (
-            {"hoodie.metadata.enable": "true"},
-            "spark/test_writer_conformance.py::test_write_disables_a_metadata_table_first",
+        "the metadata table's `files` partition (created with `hoodie.metadata.enable=true`, kept up to date and "
+        "compacted)": (
+            "metadata/test_metadata_initialization.py::test_a_new_table_gets_a_metadata_table_equal_to_storage",
             "metadata/test_metadata_writer.py::test_commits_are_recorded_and_the_listing_stays_equal_to_storage",
-            "metadata/test_metadata_writer.py::test_other_metadata_partitions_or_enable_false_disable_it",
             "metadata/test_metadata_services.py::test_services_and_rollback_keep_it",
+            "metadata/test_metadata_compaction.py::test_the_files_partition_compacts_after_max_delta_commits",
             "java_hudi/test_mdt_files.py::test_java_reads_and_writes_on_the_metadata_table_the_engine_kept"),
+    }, {
+        "other metadata partitions (a metadata table with them is disabled as Hudi does)": (
+            {"hoodie.metadata.record.index.enable": "true"}, {"hoodie.metadata.index.column.stats.enable": "true"},
+            "spark/test_writer_conformance.py::test_write_disables_a_metadata_table_first",
+            "metadata/test_metadata_writer.py::test_other_metadata_partitions_or_enable_false_disable_it",
+            "metadata/test_metadata_services.py::test_what_cannot_be_kept_is_disabled_with_its_reason"),
         "non-parquet base files": (
             Feature("hoodie.table.base.file.format", "ORC"), Feature("hoodie.table.base.file.format", "LANCE"),
             {"hoodie.base.file.format": "ORC"},

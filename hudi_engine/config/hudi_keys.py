@@ -184,7 +184,7 @@ W, IDX, STO, CMP, CLU, MD, LCK, DS, SYNC, COM = (
     "HoodieWriteConfig", "HoodieIndexConfig", "HoodieStorageConfig", "HoodieCompactionConfig",
     "HoodieClusteringConfig", "HoodieMetadataConfig", "HoodieLockConfig", "DataSourceWriteOptions",
     "HoodieSyncConfig / HiveSyncConfig", "HoodieCommonConfig")
-_NO_MDT = "this engine does not write Hudi's metadata table (it lists files from storage)"
+_NO_MDT = "this engine writes only the files partition of Hudi's metadata table"
 _NO_MDT_OUT = "Set it false or remove it"
 _NO_CLUSTERING = ("this engine clusters inline (hoodie.clustering.inline: scheduled and executed after a write) or on "
                   "request (HudiTable.cluster), never asynchronously nor scheduled alone after a write")
@@ -298,9 +298,6 @@ REFUSALS: tuple[Refusal, ...] = (
         "hoodie.datasource.clustering.async.enable"),
     _on("hoodie.clustering.schedule.inline", _NO_CLUSTERING, _NO_CLUSTERING_OUT, CLU),
     # HoodieMetadataConfig
-    _on("hoodie.metadata.enable", "this engine does not create Hudi's metadata table; a table's files-only one is "
-        "kept up to date, any other disabled before a write (false disables it too)",
-        "Remove it to keep a files-only metadata table, or set it false to disable the table's", MD),
     _on("hoodie.metadata.record.index.enable", _NO_MDT + ", so it has no record index",
         "Set it false; hoodie.index.type picks this engine's index", MD),
     _on("hoodie.metadata.index.bloom.filter.enable", _NO_MDT, _NO_MDT_OUT, MD),
@@ -380,8 +377,8 @@ REFUSALS: tuple[Refusal, ...] = (
 _JAVA = "tuning of Java / Spark internals; this engine has its own and the written table is the same"
 _CLUSTERING_SETTINGS = ("settings of inline, async or Spark-parallel clustering, which this engine does not run "
                         "(turning it on is refused; HudiTable.cluster plans and executes on request)")
-_MDT_SETTINGS = ("settings of the metadata table, which this engine does not create (turning it on is refused; a "
-                 "table's files-only one is kept up to date)")
+_MDT_SETTINGS = ("settings of the metadata table that change nothing in the files-only one this engine creates "
+                 "(hoodie.metadata.enable=true), keeps up to date and compacts")
 _SYNC_SETTINGS = ("settings of Hudi's sync tools that change nothing in the synced entry here (connections "
                   "this engine does not open: it syncs through the Spark session's metastore client and boto3; "
                   "batching and parallelism of Java's client; comments)")
@@ -499,7 +496,7 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.file.stitching.binary.copy.schema.evolution.enable",
     )),
     NoOps(MD, _MDT_SETTINGS, (
-        "hoodie.metadata.metrics.enable", "hoodie.metadata.compact.max.delta.commits",
+        "hoodie.metadata.metrics.enable",
         "hoodie.metadata.log.compaction.blocks.threshold", "hoodie.metadata.dir.filter.regex",
         "hoodie.file.listing.parallelism", "hoodie.metadata.index.bloom.filter.file.group.count",
         "hoodie.metadata.index.bloom.filter.parallelism", "hoodie.metadata.index.bloom.filter.column.list",
@@ -772,9 +769,11 @@ def classification_markdown() -> str:
         "type, the payload), the options of the same write decide. `hoodie.merge.allow.duplicate.on.inserts` reads "
         "the table type from the options: on a MERGE_ON_READ table give `hoodie.datasource.write.table.type` too.",
         "",
-        "`hoodie.metadata.enable`: false is accepted and disables a table's metadata table the way Hudi does; not "
+        "`hoodie.metadata.enable`: false is accepted and disables a table's metadata table the way Hudi does; true "
+        "creates one with the `files` partition (from a listing) when the table has none this engine keeps; not "
         "given (this engine's default), a metadata table with the `files` partition only is kept up to date with "
-        "this engine's commits, compactions, cleans and rollbacks, and any other is disabled before this engine's "
+        "this engine's commits, compactions, cleans and rollbacks (and compacted, after "
+        "`hoodie.metadata.compact.max.delta.commits` delta commits), and any other is disabled before this engine's "
         "first write or table service, so that Java readers list the files this engine adds or deletes.",
         "",
         f"## Honoured ({len(WRITE_OPTIONS)} options)",

@@ -69,10 +69,15 @@ COMMIT_META_PREFIX: ConfigOption[str] = ConfigOption(
     hudi_default="_")
 METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
     "hoodie.metadata.enable", Kind.BOOL, False,
-    "Hudi's metadata table. This engine does not create one: true is refused. A table's metadata table with the "
-    "files partition only is kept up to date with each commit, compaction, clean and rollback; any other, or any "
-    "with false given, is disabled before a write or table service.",
-    "table", hudi_default="true", default_note="this engine lists files from storage and creates no metadata table")
+    "Hudi's metadata table. true: a write creates one with the files partition (from a listing of the table) when "
+    "the table has none this engine keeps. A table's metadata table with the files partition only is kept up to "
+    "date with each commit, compaction, clean and rollback; any other, or any with false given, is disabled before "
+    "a write or table service.",
+    "table", hudi_default="true", default_note="this engine creates no metadata table unless asked")
+METADATA_COMPACT_MAX_DELTA_COMMITS: ConfigOption[int] = ConfigOption(
+    "hoodie.metadata.compact.max.delta.commits", Kind.INT, 10,
+    "Delta commits on the metadata table's files partition since its last compaction that trigger its compaction "
+    "(run before a write, clean or compaction records itself there).", "table", hudi_default="10", minimum=1)
 SCHEMA_ON_READ: ConfigOption[bool] = ConfigOption(
     "hoodie.schema.on.read.enable", Kind.BOOL, False,
     "Hudi's schema evolution on read: columns carry ids (the internal schema, `latest_schema` in each commit, and "
@@ -562,7 +567,8 @@ INTERNAL_READ_OPTIONS: tuple[ConfigOption, ...] = (FILE_GROUPS, LOGGED_KEYS_ONLY
 WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     TABLE_NAME, DATABASE_NAME, OPERATION, TABLE_TYPE, RECORD_KEY_FIELDS, PARTITION_FIELDS, PRECOMBINE_FIELD,
     KEY_GENERATOR_CLASS, KEY_GENERATOR_TYPE, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
-    CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, TABLE_VERSION, POPULATE_META_FIELDS,
+    CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, METADATA_COMPACT_MAX_DELTA_COMMITS,
+    TABLE_VERSION, POPULATE_META_FIELDS,
     CDC_ENABLED,
     CDC_LOGGING_MODE, SCHEMA_ON_READ, *TIMEBASED_OPTIONS,
     PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE, PARTIAL_UPDATE_COLUMNS,

@@ -158,12 +158,12 @@ def records_for_commit(metadata: CommitMetadata) -> list[FilesRecord]:
     (`HoodieTableMetadataUtil.convertMetadataToFilesPartitionRecords`): the partition list naming every partition
     the commit wrote to (size 0), and per partition the files it wrote with their sizes (a file written twice keeps
     the larger size; CDC log files count too). Files a replacecommit replaces stay listed (they go when cleaned), as
-    in Hudi. Sorted by key. DELETE_PARTITION (which this engine does not write; Hudi 1.x marks the partitions deleted
-    in the partition list, 0.15 does not) is refused."""
-    if metadata.operation_type == "DELETE_PARTITION":
-        raise MetadataTableError("a DELETE_PARTITION commit's metadata-table records are not written by this engine")
+    in Hudi. A DELETE_PARTITION commit marks the partitions it replaces deleted in the partition list (Hudi's
+    `getPartitionsDeleted`); their files stay listed in their own records until cleaned. Sorted by key."""
     stats = metadata.partition_to_write_stats
     partitions: dict[str, FileInfo] = {partition_key(p): FileInfo(0) for p in stats}
+    if metadata.operation_type == "DELETE_PARTITION":
+        partitions.update({partition_key(p): FileInfo(0, True) for p in metadata.partition_to_replace_file_ids or {}})
     records = [FilesRecord(ALL_PARTITIONS_KEY, PARTITION_LIST, partitions)]
     for partition, partition_stats in stats.items():
         files: dict[str, FileInfo] = {}

@@ -20,6 +20,7 @@ blocks drop their target's blocks, and a delete block removes its keys.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -42,6 +43,7 @@ from hudi_engine.metadata.records import (
 from hudi_engine.table_config import PROPERTIES_FILE, TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.instant import Action, Instant
+from hudi_engine.timeline.layout import TimelineLayoutV2
 
 METADATA_FOLDER = "metadata"  # .hoodie/metadata
 SOLO_COMMIT_TIMESTAMP = "00000000000000"  # HoodieTimeline.INIT_INSTANT_TS's prefix: metadata-table initializations
@@ -56,6 +58,15 @@ _MILLIS_INSTANT_LENGTH = 17
 def metadata_location(data: TableLocation) -> TableLocation:
     """Where the metadata table of the table at `data` is."""
     return TableLocation.at(data.storage, data.meta(METADATA_FOLDER))
+
+
+def writing_timeline(timeline: Timeline, data_config: TableConfig) -> Timeline:
+    """A metadata table's `timeline`, writing completion times in the data table's zone (Hudi's instant generator is
+    the data table's: a metadata delta commit completes before its data commit does)."""
+    layout = timeline.layout
+    if isinstance(layout, TimelineLayoutV2):
+        layout = dataclasses.replace(layout, local_times=data_config.local_instant_times)
+    return Timeline(timeline.location, list(timeline.instants), layout=layout)
 
 
 @dataclass(frozen=True)

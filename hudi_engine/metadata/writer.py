@@ -32,6 +32,16 @@ before R completes.
 
 The log file is always new (version after the slice's last, token `0-1-0`; layout 2 names it by T), so no file Java
 wrote is changed.
+
+What else this engine does to a metadata table, and what it does not yet:
+* its own cleaning and compaction (`cleaning`, `compaction`), run when a write, clean or compaction starts
+  (`keep_or_disable` with `table_services`, `MetadataWriter.perform_table_services`), as Hudi's write client runs
+  them; interrupted ones are run again first (a pending compaction or clean of its own are the pending instants a
+  kept metadata table may have);
+* its creation from a listing when a write asks for it (`hoodie.metadata.enable=true`; `initialization`);
+* not its own archival: its instants stay on its active timeline until a Java writer archives them;
+* delete_partition: recorded as a commit (`records.records_for_commit` marks the partitions deleted);
+* not a restore: it still disables the metadata table first.
 """
 from __future__ import annotations
 
@@ -40,6 +50,7 @@ import json
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from hudi_engine.config import keys as K
 from hudi_engine.errors import HudiError, MetadataTableError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import LogFileName
@@ -47,6 +58,7 @@ from hudi_engine.io.hfile import write_hfile
 from hudi_engine.io.log_block import BlockType, HeaderKey, LogBlock
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata import cleaning, compaction
 from hudi_engine.metadata.records import (
     FILES_PARTITION,
     FilesRecord,
@@ -55,7 +67,7 @@ from hudi_engine.metadata.records import (
     records_for_commit,
     records_for_rollback,
 )
-from hudi_engine.metadata.table import SCHEMA_FILE_INFO, MetadataTable
+from hudi_engine.metadata.table import SCHEMA_FILE_INFO, MetadataTable, writing_timeline
 from hudi_engine.schema import remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -82,16 +94,23 @@ class Decision:
 
 
 def keep_or_disable(location: TableLocation, config: TableConfig, timeline: Timeline, action: str, *,
-                    retrying: Collection[str] = ()) -> MetadataWriter | None:
+                    retrying: Collection[str] = (), table_services: bool = False,
+                    max_delta_commits: int = K.METADATA_COMPACT_MAX_DELTA_COMMITS.default,
+                    data_commits_retained: int = K.CLEANER_COMMITS_RETAINED.default) -> MetadataWriter | None:
     """The writer that records `action` (a data commit, clean, compaction, rollback, ...) in the table's metadata
     table when this engine can keep it, else None after disabling it (`TableConfig.disable_metadata_table`, with
     `action` and the reason in its warning). None without a metadata table. `config` and `timeline`: the table's,
-    under the table lock. `retrying`: instants whose pending metadata-table instants the action rolls back."""
+    under the table lock. `retrying`: instants whose pending metadata-table instants the action rolls back. With
+    `table_services` (a data write, clean or compaction, as Hudi's write client runs them when it starts one), the
+    metadata table's own services run first (`MetadataWriter.perform_table_services`; `data_commits_retained`: the
+    data table's `hoodie.cleaner.commits.retained`, which sizes the metadata table's)."""
     if not (config.metadata_partitions or config.metadata_partitions_inflight):
         return None
-    decision = MetadataWriter.decide(location, config, timeline, retrying=retrying)
+    decision = MetadataWriter.decide(location, config, timeline, retrying=retrying, table_services=table_services)
     if decision.writer is None:
         config.disable_metadata_table(location, f"{action}: {decision.reason}")
+    elif table_services:
+        decision.writer.perform_table_services(max_delta_commits, data_commits_retained)
     return decision.writer
 
 
@@ -133,8 +152,9 @@ class MetadataWriter:
 
     @staticmethod
     def decide(data: TableLocation, data_config: TableConfig, data_timeline: Timeline, *,
-               retrying: Collection[str] = ()) -> Decision:
-        """Keep the metadata table of the table at `data`, or say why not (module doc). Nothing is written."""
+               retrying: Collection[str] = (), table_services: bool = False) -> Decision:
+        """Keep the metadata table of the table at `data`, or say why not (module doc). Nothing is written. With
+        `table_services`, a pending compaction or clean of the metadata table is kept: the services run it first."""
         partitions = data_config.metadata_partitions
         if sorted(partitions) != sorted(KEPT_PARTITIONS):
             return Decision(None, f"hoodie.table.metadata.partitions lists {partitions}; this engine keeps "
@@ -151,7 +171,8 @@ class MetadataWriter:
                 return Decision(None, f"the metadata table's timeline layout {table.timeline.layout.version} is "
                                       "read-only here")
             pending = [str(i) for i in table.timeline.instants
-                       if not i.is_completed and i.timestamp not in retrying]
+                       if not i.is_completed and i.timestamp not in retrying
+                       and not (table_services and i.action in (Action.COMPACTION, Action.CLEAN))]
             if pending:
                 return Decision(None, f"the metadata table has pending instants {pending}")
             file_slice = table.files_slice()
@@ -197,6 +218,28 @@ class MetadataWriter:
         if self._instants_at(instant_time, Action.DELTA_COMMIT):
             self._rollback(instant_time, self._new_time())
 
+    # ---- the metadata table's own services ----------------------------------------------------------------------
+    def perform_table_services(self, max_delta_commits: int,
+                               data_commits_retained: int = K.CLEANER_COMMITS_RETAINED.default) -> Instant | None:
+        """The metadata table's cleaning and compaction, each when due (`cleaning`, `compaction`), in Hudi's order,
+        after finishing what interrupted ones left; the compaction run now, if any."""
+        self._finish_pending_rollbacks()
+        if compaction.resume(self.table, self._timeline()):
+            self._reload()
+        if cleaning.resume(self.table, self._timeline()):
+            self._reload()
+        due = cleaning.plan(self.table, cleaning.commits_retained(data_commits_retained))
+        if due is not None:
+            cleaning.clean(self.table, self._timeline(), *due)
+            self._reload()
+        timeline = self._timeline()
+        instant_time = compaction.compaction_time(self.table, max_delta_commits)
+        if instant_time is None:
+            return None
+        done = compaction.compact(self.table, timeline, instant_time)
+        self._reload()
+        return done
+
     # ---- the metadata table's own rollbacks ----------------------------------------------------------------------
     def _instants_at(self, instant_time: str, action: Action) -> list[Instant]:
         return [i for i in self.table.timeline.instants_at(instant_time) if i.action is action]
@@ -234,13 +277,7 @@ class MetadataWriter:
 
     # ---- the delta commit ---------------------------------------------------------------------------------------
     def _timeline(self) -> Timeline:
-        """The metadata table's timeline, writing completion times in the data table's zone (Hudi's instant
-        generator is the data table's: a metadata delta commit completes before its data commit does)."""
-        timeline = self.table.timeline
-        layout = timeline.layout
-        if isinstance(layout, TimelineLayoutV2):
-            layout = dataclasses.replace(layout, local_times=self.table.data_config.local_instant_times)
-        return Timeline(timeline.location, list(timeline.instants), layout=layout)
+        return writing_timeline(self.table.timeline, self.table.data_config)
 
     def _log_file_name(self, instant_time: str) -> LogFileName:
         fs = self.file_slice
@@ -259,8 +296,11 @@ class MetadataWriter:
             self._rollback(instant_time, self._new_time())
         location = self.table.location
         timeline = self._timeline()
-        newer = [str(i) for i in timeline.instants
-                 if i.action in (Action.DELTA_COMMIT, Action.COMMIT, Action.COMPACTION) and i.timestamp >= instant_time]
+        # Layout 2 orders by completion time: a compaction that completed (run by this action's table services)
+        # before this delta commit completes holds none of it (compaction module doc).
+        later = (Action.DELTA_COMMIT, Action.COMPACTION) if isinstance(timeline.layout, TimelineLayoutV2) else (
+            Action.DELTA_COMMIT, Action.COMMIT, Action.COMPACTION)
+        newer = [str(i) for i in timeline.instants if i.action in later and i.timestamp >= instant_time]
         if newer:
             raise MetadataTableError(f"{location.base_path}: {newer[0]} is at or after the data instant "
                                      f"{instant_time}; a metadata delta commit must be the newest")

@@ -234,7 +234,8 @@ def clean(location: TableLocation, config: CleanConfig | None = None, lock: Lock
         plan = _with_orphans(plan, orphans, config, timeline)
         result = None
         if plan is not None:
-            writer = keep_or_disable(location, TableConfig.load(location), timeline, "clean")
+            writer = keep_or_disable(location, TableConfig.load(location), timeline, "clean", table_services=True,
+                                     data_commits_retained=config.commits_retained)
             instant_time = new_instant_time(after=timeline.latest_time(), local=table.local_instant_times)
             data = plan.to_bytes()
             requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)

@@ -23,6 +23,7 @@ from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.internal_schema import LATEST_SCHEMA, ColumnIds, CommitSchema, SchemaHistory
 from hudi_engine.location import TableLocation
 from hudi_engine.meta_client import MetaClient
+from hudi_engine.metadata.initialization import initialize
 from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable, keep_through_rollback
 from hudi_engine.schema import (
     META_COLUMNS,
@@ -147,30 +148,42 @@ class WriteClient:
             old = avro_to_arrow_schema(remove_meta_fields(avro))
             check_schema_change(old, self.data_schema, f"table {self.location.base_path}")
 
-    def _metadata_table(self, timeline: Timeline) -> MetadataWriter | None:
+    def _metadata_table(self, timeline: Timeline, *, table_services: bool = False) -> MetadataWriter | None:
         """Hudi's metadata table, under the table lock: the writer that records this write's commit in it when this
         engine can keep it (`hudi_engine.metadata.writer`: a `files` partition only), else None after disabling it
         the way Hudi does (drop the partitions from `hoodie.properties`, then delete `.hoodie/metadata`), before
         anything is written: Java readers list files from it, so files we add would be invisible to them (FORMAT.md,
-        Metadata table). `hoodie.metadata.enable=false` given to the write disables it, as in Hudi. `timeline`: the
+        Metadata table). `hoodie.metadata.enable=false` given to the write disables it, as in Hudi; `true` creates
+        one with its `files` partition when the table has none this engine keeps (`table_services`). `timeline`: the
         one listed under the lock. hoodie.properties is read again when it listed metadata partitions: a rollback or
-        service may have disabled the metadata table since, and another writer changed it."""
-        if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight):
+        service may have disabled the metadata table since, and another writer changed it. `table_services`: run the
+        metadata table's own (its compaction), as Hudi's write client does when a write starts."""
+        given = self.config.given.get(K.METADATA_ENABLE.key)
+        enable = None if given is None else K.METADATA_ENABLE.parse(given)
+        # Asked for and missing (or one this engine cannot keep): created when the write starts, as Hudi's
+        # initTable does (hudi_engine.metadata.initialization).
+        create = enable is True and table_services
+        if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight or create):
             return None
         self.table_config = TableConfig.load(self.location)
-        enable = self.config.given.get(K.METADATA_ENABLE.key)
-        off = None
-        if enable is not None and str(enable).strip().lower() == "false":
-            off = f"the write asks for it ({K.METADATA_ENABLE.key}=false)"
-        elif self.config.operation is Operation.DELETE_PARTITION:
-            # Hudi 1.x marks the partitions deleted in the partition list; metadata.records does not write that.
-            off = "the delete_partition write: its records are not written by this engine"
-        if off is not None:
-            self.table_config = self.table_config.disable_metadata_table(self.location, off)
+        if enable is False:
+            self.table_config = self.table_config.disable_metadata_table(
+                self.location, f"the write asks for it ({K.METADATA_ENABLE.key}=false)")
             return None
-        writer = keep_or_disable(self.location, self.table_config, timeline, f"the {self.config.operation.value} write")
-        if writer is None:
-            self.table_config = TableConfig.load(self.location)
+        raw = self.config.given.get(K.METADATA_COMPACT_MAX_DELTA_COMMITS.key)
+        max_delta_commits = K.METADATA_COMPACT_MAX_DELTA_COMMITS.parse(raw) if raw is not None else \
+            K.METADATA_COMPACT_MAX_DELTA_COMMITS.default
+        action = f"the {self.config.operation.value} write"
+        writer = None
+        if self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight:
+            writer = keep_or_disable(self.location, self.table_config, timeline, action, table_services=table_services,
+                                     max_delta_commits=max_delta_commits,
+                                     data_commits_retained=self.config.clean.commits_retained)
+            if writer is None:
+                self.table_config = TableConfig.load(self.location)
+        if writer is None and create:
+            self.table_config = initialize(self.location, self.table_config, timeline)
+            writer = keep_or_disable(self.location, self.table_config, timeline, action)
         return writer
 
     def commit_schema(self, timeline: Timeline, instant: str) -> CommitSchema | None:
@@ -396,7 +409,7 @@ class WriteClient:
             else:  # LAZY leaves dead writers' instants to the cleaning, but a crash's half rollback is finished now
                 rolled_back = finish_pending_rollbacks(self.location, timeline, keep_through_rollback(self.location))
             self.timeline = timeline.reload() if rolled_back else timeline  # the rollbacks changed it
-            self._metadata_table(self.timeline)  # kept, or disabled before anything is written
+            self._metadata_table(self.timeline, table_services=True)  # kept, or disabled before anything is written
             self._pending_clustering = None
             txn = Transaction(self, lock)
             if lock_cfg.optimistic:

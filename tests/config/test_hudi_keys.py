@@ -55,9 +55,9 @@ def test_registry_is_consistent():
     assert len(refused) == sum(len(r.all_keys) for r in H.REFUSALS), "a key is refused twice"
     assert sum(len(g.keys) for g in H.NO_OPS) == len(H.NO_OP_KEYS), "a no-op key is listed twice"
     assert not refused & H.NO_OP_KEYS
-    # Declared keys are honoured by keys.py; the declared keys with a refused value are the metadata table switch
-    # and the Hive sync mode (jdbc: a HiveServer2 connection, which this engine does not open).
-    assert refused & DECLARED == {"hoodie.metadata.enable", "hoodie.datasource.hive_sync.mode"}
+    # Declared keys are honoured by keys.py; the declared key with a refused value is the Hive sync mode (jdbc: a
+    # HiveServer2 connection, which this engine does not open).
+    assert refused & DECLARED == {"hoodie.datasource.hive_sync.mode"}
     assert not H.NO_OP_KEYS & DECLARED
     assert all(k.startswith(("hoodie.", "_hoodie.", "_.hoodie.")) for k in H.known_keys())
 
@@ -133,7 +133,7 @@ def test_values_that_depend_on_other_options():
 
 
 def test_the_four_silently_dropped_keys_are_refused_together_with_bad_values():
-    text = error_of({"hoodie.clustering.async.enabled": "true", "hoodie.metadata.enable": "TRUE",
+    text = error_of({"hoodie.clustering.async.enabled": "true", "hoodie.metadata.index.column.stats.enable": "TRUE",
                      "hoodie.metadata.record.index.enable": "true", "hoodie.datasource.hive_sync.mode": "jdbc",
                      "hoodie.index.type": "RECORD_INDEX"}, "s3://lake/orders")
     lines = text.splitlines()
@@ -144,11 +144,10 @@ def test_the_four_silently_dropped_keys_are_refused_together_with_bad_values():
             "(hoodie.clustering.inline: scheduled and executed after a write) or on request (HudiTable.cluster), "
             "never asynchronously nor scheduled alone after a write. Set it false and use hoodie.clustering.inline=true "
             "or HudiTable.cluster() (or Hudi's own clustering job)") in lines
-    assert ("  hoodie.metadata.enable='TRUE' is not supported: this engine does not create Hudi's metadata table; "
-            "a table's files-only one is kept up to date, any other disabled before a write (false disables it "
-            "too). Remove it to keep a files-only metadata table, or set it false to disable the table's") in lines
-    assert any(line.startswith("  hoodie.metadata.record.index.enable='true' is not supported: this engine does "
-                               "not write Hudi's metadata table") for line in lines)
+    assert ("  hoodie.metadata.index.column.stats.enable='TRUE' is not supported: this engine writes only the files "
+            "partition of Hudi's metadata table. Set it false or remove it") in lines
+    assert any(line.startswith("  hoodie.metadata.record.index.enable='true' is not supported: this engine writes "
+                               "only the files partition of Hudi's metadata table") for line in lines)
     assert any(line.startswith("  hoodie.datasource.hive_sync.mode='jdbc' is not supported: this engine syncs "
                                "through the Spark session's own Hive metastore client") for line in lines)
     # Their alternative keys too.
@@ -190,12 +189,10 @@ def test_a_java_jobs_options_are_accepted():
 
 def test_dbt_hudi_options_go_through_the_same_check():
     with pytest.raises(HudiConfigError) as e:
-        HudiModelConfig.from_dbt({"unique_key": "id", "hudi_options": {"hoodie.metadata.enable": "true",
-                                                                       "hoodie.embed.timeline.server": "false"}},
-                                 "orders")
+        HudiModelConfig.from_dbt({"unique_key": "id", "hudi_options": {
+            "hoodie.metadata.index.column.stats.enable": "true", "hoodie.embed.timeline.server": "false"}}, "orders")
     assert e.value.problems == [
-        "hoodie.metadata.enable='true' is not supported: this engine does not create Hudi's metadata table; a "
-        "table's files-only one is kept up to date, any other disabled before a write (false disables it too). "
-        "Remove it to keep a files-only metadata table, or set it false to disable the table's"]
+        "hoodie.metadata.index.column.stats.enable='true' is not supported: this engine writes only the files "
+        "partition of Hudi's metadata table. Set it false or remove it"]
     HudiModelConfig.from_dbt({"unique_key": "id", "hudi_options": {"hoodie.metadata.enable": "false",
                                                                    "hoodie.embed.timeline.server": "false"}}, "orders")

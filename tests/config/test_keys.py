@@ -23,6 +23,7 @@ HUDI_DEFAULTS = {
     "hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled": "false",
     "hoodie.datasource.write.commitmeta.key.prefix": "_",
     "hoodie.metadata.enable": "true",
+    "hoodie.metadata.compact.max.delta.commits": "10",  # HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS
     "hoodie.populate.meta.fields": "true",  # HoodieTableConfig.POPULATE_META_FIELDS
     "hoodie.keygen.timebased.timestamp.scalar.time.unit": "SECONDS",
     "hoodie.keygen.timebased.input.dateformat.list.delimiter.regex": ",",

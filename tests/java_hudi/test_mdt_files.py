@@ -3,10 +3,11 @@
 the metadata table on (listing files from it), Hudi's own validator finds the metadata table equal to storage, and
 Java's next write appends to that metadata table instead of rebuilding it (the engine's delta commits stay, no new
 initialization instant, `hoodie.table.metadata.partitions` still `files`) and compacts it, merging the engine's
-blocks, after which the listing still equals storage. An engine write killed between the metadata delta commit and
-the data commit is invisible to Java, and Java's next write rolls it back, in the metadata table too. Before Java
-reads, the engine also compacts (MOR), cleans and rolls back (its latest commit, and a write of its own that failed
-after its metadata delta commit), keeping the metadata table through them."""
+blocks (and the base files of the engine's own compactions of it), after which the listing still equals storage. The
+same for a metadata table the engine created (`hoodie.metadata.enable=true`) and compacted. An engine write killed
+between the metadata delta commit and the data commit is invisible to Java, and Java's next write rolls it back, in
+the metadata table too. Before Java reads, the engine also compacts (MOR), cleans and rolls back (its latest commit,
+and a write of its own that failed after its metadata delta commit), keeping the metadata table through them."""
 from __future__ import annotations
 
 import json
@@ -24,9 +25,11 @@ from metadata_tables import mdt_listing, storage_listing
 from hudi_engine import HudiTable
 from hudi_engine.java_properties import parse_properties
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata import cleaning
 from hudi_engine.metadata.table import SOLO_COMMIT_TIMESTAMP, metadata_location
 from hudi_engine.metadata.writer import MetadataWriter
 from hudi_engine.timeline import Timeline
+from hudi_engine.write_pipeline import write_table
 
 KEYS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts"}
@@ -78,7 +81,10 @@ def _same_listing(path: Path) -> None:
     """The metadata table lists exactly the files in storage, with their sizes (once Java's work has settled; the
     sizes Java's rollbacks recorded for a failed commit's log files aside)."""
     _settled(path)
-    mdt, stored = mdt_listing(path), storage_listing(path)
+    # A partition deleted, then cleaned, holds no file: Hudi's merge may still list it (a file-less partition whose
+    # folder stays), storage_listing names only partitions with files.
+    mdt = {p: files for p, files in mdt_listing(path).items() if files}
+    stored = storage_listing(path)
     placeholders = _failed_commit_logs(path)
     for listing in (mdt, stored):
         for files in listing.values():
@@ -125,6 +131,8 @@ def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, 
 
     table = HudiTable.load(str(path))
     engine_instants = []
+    # The engine compacts the metadata table itself, every 2 delta commits (before its next write or service).
+    opts = {**opts, "hoodie.metadata.compact.max.delta.commits": "2"}
     # An upsert reaching a new partition (p2 exists, p0/p1 updated: log files on MOR), a delete, an overwrite of p1.
     r = table.write(_rows(list(range(5, 15)), "engine-1", 2), {**opts, "hoodie.datasource.write.operation": "upsert"})
     engine_instants.append(r.instant_time)
@@ -159,6 +167,8 @@ def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, 
 
     assert _props(path)["hoodie.table.metadata.partitions"] == "files"  # kept, not disabled
     assert set(engine_instants) <= set(_mdt_instants(path))
+    compacted = Timeline.load(metadata_location(TableLocation.of(str(path)))).filter_by(["commit"]).completed()
+    assert compacted.instants, "the engine did not compact the metadata table"
     _same_listing(path)
     assert _java_rows(java, path) == model
     _validate(java, path, tmp_path, f"mdt_{hudi.replace('.', '')}_{table_type[:3].lower()}")
@@ -231,3 +241,47 @@ def _killed_after_the_metadata_commit(path: Path, rows: pa.Table, options: dict[
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 17, done.stderr[-3000:]
     return done.stdout.split()[-1]
+
+
+@pytest.mark.parametrize(("hudi", "version", "table_type"), [("0.15.0", 6, "MERGE_ON_READ"),
+                                                             ("1.2.0", 9, "COPY_ON_WRITE")])
+def test_java_reads_and_writes_on_a_metadata_table_the_engine_created(java_hudi, tmp_path: Path, hudi: str,
+                                                                      version: int, table_type: str,
+                                                                      monkeypatch) -> None:
+    """A table the engine created with `hoodie.metadata.enable=true` (its metadata table initialised from a listing)
+    and whose metadata table it compacted and cleaned, through a delete_partition and a clean: Java reads it with the
+    metadata table on, Hudi's validator passes, and Java's next write appends to it (no new initialization
+    instant)."""
+    monkeypatch.setattr(cleaning, "COMMITS_RETAINED", 3)  # Hudi's 20 would take 20 commits before a clean
+    java = java_hudi(hudi)
+    path = tmp_path / "t"
+    opts = {**KEYS, "hoodie.datasource.write.table.type": table_type, "hoodie.write.table.version": str(version),
+            "hoodie.datasource.write.operation": "upsert"}
+    engine = {**opts, "hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3",
+              "hoodie.cleaner.commits.retained": "1"}
+    model: dict[int, str] = {}
+    for n, ids in enumerate([list(range(8)), [1, 2, 9], [3, 10], [4, 5, 11], [6, 13], [7, 14], [0, 15]]):
+        HudiTable.load(str(path)).write(_rows(ids, f"e{n}", n), engine) if n else \
+            write_table(_rows(ids, f"e{n}", n), str(path), engine)
+        model.update({i: f"e{n}" for i in ids})
+    # delete_partition keeps it (the partition marked deleted), and the clean then deletes the partition's files.
+    HudiTable.load(str(path)).delete_partitions(["p2"])
+    HudiTable.load(str(path)).clean(options={"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                                             "hoodie.cleaner.fileversions.retained": "1"})
+    model = {i: v for i, v in model.items() if i % 3 != 2}
+    assert _props(path)["hoodie.table.metadata.partitions"] == "files"
+    mdt = Timeline.load(metadata_location(TableLocation.of(str(path))))
+    assert mdt.filter_by(["commit"]).completed().instants, "the engine did not compact the metadata table"
+    assert mdt.filter_by(["clean"]).completed().instants, "the engine did not clean the metadata table"
+    initialized = [t for t in _mdt_instants(path) if t.startswith(SOLO_COMMIT_TIMESTAMP)]
+    assert len(initialized) == 1
+    _same_listing(path)
+    assert _java_rows(java, path) == model
+    _validate(java, path, tmp_path, f"mdt_created_{version}")
+
+    java.write(path, _rows([6, 12], "java", 9), {**opts, **FILES_ONLY})
+    model.update({6: "java", 12: "java"})
+    assert [t for t in _mdt_instants(path) if t.startswith(SOLO_COMMIT_TIMESTAMP)] == initialized
+    assert _props(path)["hoodie.table.metadata.partitions"] == "files"
+    assert _java_rows(java, path) == model
+    _same_listing(path)

@@ -104,5 +104,7 @@ def test_records_for_commit() -> None:
                                                      {"b": FileInfo(0), ".": FileInfo(0), "a": FileInfo(0)})
     assert by_key["b"].live == {"f1_0-1-0_T.parquet": 100, ".f2_T.log.1_0-1-0": 30, ".f2_T.log.1_0-1-0.cdc": 12}
     assert by_key["."].live == {"f3_0-1-0_T.parquet": 7} and by_key["a"].live == {}
-    with pytest.raises(MetadataTableError, match="DELETE_PARTITION"):
-        records_for_commit(CommitMetadata(operation_type="DELETE_PARTITION"))
+    # DELETE_PARTITION: the replaced partitions marked deleted in the partition list, no file record.
+    dropped = records_for_commit(CommitMetadata(operation_type="DELETE_PARTITION",
+                                                partition_to_replace_file_ids={"a": ["f9"], "": ["f8"]}))
+    assert dropped == [FilesRecord(ALL_PARTITIONS_KEY, PARTITION_LIST, {"a": FileInfo(0, True), ".": FileInfo(0, True)})]

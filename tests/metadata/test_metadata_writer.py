@@ -91,3 +91,22 @@ def test_other_metadata_partitions_or_enable_false_disable_it(tmp_path: Path) ->
     decision = MetadataWriter.decide(TableLocation.of(str(full)), TableConfig.load(TableLocation.of(str(full))),
                                      Timeline.load(TableLocation.of(str(full))))
     assert decision.writer is None
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
+def test_delete_partition_marks_the_partition_deleted_and_keeps_it(name: str, tmp_path: Path) -> None:
+    """delete_partition keeps the metadata table: the partition is marked deleted in the partition list (its files
+    stay listed in its own record until the clean deletes them), as Hudi's getPartitionsDeleted records it."""
+    table = files_only_table(name, tmp_path)
+    before = mdt_listing(table)
+    assert {"a", "b"} <= set(before)
+    result = HudiTable.load(str(table)).delete_partitions(["a"])
+    location = TableLocation.of(str(table))
+    assert TableConfig.load(location).metadata_partitions == ["files"]
+    assert result.instant_time in [i.timestamp for i in _mdt_timeline(table).instants]
+    assert set(mdt_listing(table)) == set(before) - {"a"}
+    HudiTable.load(str(table)).clean(options={"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                                              "hoodie.cleaner.fileversions.retained": "1"})
+    assert mdt_listing(table) == storage_listing(table)  # partition a's files gone from both
+    write_rows(table, feature_rows([101], "back"))  # an odd id: partition a again
+    assert "a" in mdt_listing(table) and mdt_listing(table) == storage_listing(table)

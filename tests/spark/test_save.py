@@ -266,12 +266,12 @@ def test_write_keys_in_tblproperties_reach_the_write(key: str) -> None:
 
 
 def test_refused_write_keys_in_tblproperties_are_refused_by_name() -> None:
-    options, _ = sql_write_options(sql_options({"hoodie.metadata.enable": "true",
+    options, _ = sql_write_options(sql_options({"hoodie.metadata.record.index.enable": "true",
                                                 "hoodie.clustering.async.enabled": "true"}, statement="insert_into"),
                                    True, TARGET)
     with pytest.raises(ConfigError) as e:
         WriteConfig.from_options(options)
-    assert "hoodie.metadata.enable='true' is not supported" in str(e.value)
+    assert "hoodie.metadata.record.index.enable='true' is not supported" in str(e.value)
     assert "hoodie.clustering.async.enabled='true' is not supported" in str(e.value)
 
 

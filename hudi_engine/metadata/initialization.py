@@ -1,0 +1,174 @@
+"""A data table's metadata table created by this engine, its `files` partition initialised from a listing, as Hudi's
+`HoodieBackedTableMetadataWriter.initializeFromFilesystem` does when a writer asks for it
+(`hoodie.metadata.enable=true`) and the table has none (FORMAT.md, Metadata table).
+
+Under the table lock, before the data instant that asks for it starts:
+
+    1. what a crash left of an earlier attempt (`.hoodie/metadata` while `hoodie.table.metadata.partitions` is empty)
+       is deleted, as Hudi deletes a metadata table it re-initialises
+    2. `.hoodie/metadata/.hoodie/hoodie.properties`: a MERGE_ON_READ table of HFILE base files named
+       `<table>_metadata`, of the data table's version, with the properties Hudi gives it (`_PROPERTIES`)
+    3. the init delta commit I: `<I>.deltacommit.requested`, `.inflight`; `files/.hoodie_partition_metadata`; the file
+       group `files-0000-0` created as Hudi creates it (a log file `.files-0000-0_<I>.log.1_0-0-0` holding one empty
+       delete block); a base file `files-0000-0_0-1-0_<I>.hfile` written as a bulk insert writes it (the records in
+       key order, `compaction.write_base_file`); `<I>.deltacommit` (BULK_INSERT) with its write stat
+    4. `hoodie.table.metadata.partitions=files` in the data table's `hoodie.properties`: from here on the metadata
+       table exists for readers and writers (`writer.MetadataWriter` keeps it)
+
+The records: the partition list naming every partition (a folder with partition metadata) and per partition the
+files the listing holds: every base, log and CDC log file whose instant (in its name) is at or before the latest
+completed data instant and not pending (Hudi's `DirectoryInfo`). The instant I (`HoodieTableMetadataUtil`):
+* table version 6 (Hudi 0.15): the latest completed data instant (`00000000000000` on a table without one) + `010`
+  (`createIndexInitTimestamp`, offset 0);
+* versions 8 and 9 (Hudi 1.x): `00000000000000000` (`SOLO_COMMIT_TIMESTAMP` plus 0 ms).
+The record schema is HoodieMetadataRecord as the Hudi release of the table's version writes it (`schemas/`: 0.15's
+for version 6, 1.0's for 8, 1.2's for 9, as embedded in their metadata tables' files).
+"""
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+from hudi_engine.errors import MetadataTableError
+from hudi_engine.file_naming import BaseFileName, LogFileName
+from hudi_engine.fs_view import FileSystemView, list_partitions
+from hudi_engine.io.log_block import build_delete_block
+from hudi_engine.io.log_format import encode_log_file
+from hudi_engine.location import TableLocation
+from hudi_engine.metadata.compaction import BASE_WRITE_TOKEN, write_base_file
+from hudi_engine.metadata.records import (
+    ALL_PARTITIONS_KEY,
+    FILE_LIST,
+    FILES_PARTITION,
+    PARTITION_LIST,
+    FileInfo,
+    FilesRecord,
+    RecordCodec,
+    partition_key,
+)
+from hudi_engine.metadata.table import SOLO_COMMIT_TIMESTAMP, metadata_location, writing_timeline
+from hudi_engine.partition_metadata import PARTITION_METAFILE, format_partition_metadata
+from hudi_engine.schema import remove_meta_fields, schema_to_json
+from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
+from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.timeline.layout import layout_for
+from hudi_engine.write.markers import IOType, create_marker, delete_marker_dir
+
+INIT_SUFFIX = "010"  # table version 6: HoodieTableMetadataUtil's PARTITION_INITIALIZATION_TIME_SUFFIX, offset 0
+INIT_OPERATION = "BULK_INSERT"
+FILE_GROUP = "files-0000-0"  # the files partition's one file group (HoodieTableMetadataUtil.getFileIDForFileGroup)
+CREATE_TOKEN = "0-0-0"  # the write token of the log file that creates the file group
+_PAYLOAD = "org.apache.hudi.metadata.HoodieMetadataPayload"
+# hoodie.properties of a metadata table, beside name, type, version and base file format (Hudi's
+# HoodieTableMetaClient for the metadata table, per release).
+_PROPERTIES: dict[str, dict[str, str]] = {
+    "v6": {"hoodie.compaction.payload.class": _PAYLOAD, "hoodie.archivelog.folder": "archived",
+           "hoodie.timeline.layout.version": "1", "hoodie.datasource.write.drop.partition.columns": "false",
+           "hoodie.table.recordkey.fields": "key", "hoodie.populate.meta.fields": "false",
+           "hoodie.compaction.record.merger.strategy": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
+           "hoodie.table.keygenerator.class": "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"},
+    "v8+": {"hoodie.compaction.payload.class": _PAYLOAD, "hoodie.table.keygenerator.type": "HOODIE_TABLE_METADATA",
+            "hoodie.archivelog.folder": "history", "hoodie.timeline.layout.version": "2",
+            "hoodie.timeline.history.path": "history", "hoodie.datasource.write.drop.partition.columns": "false",
+            "hoodie.record.merge.strategy.id": "00000000-0000-0000-0000-000000000000",
+            "hoodie.table.recordkey.fields": "key", "hoodie.timeline.path": "timeline",
+            "hoodie.populate.meta.fields": "false", "hoodie.record.merge.mode": "CUSTOM"},
+}
+
+
+def record_schema(version: int) -> str:
+    """HoodieMetadataRecord's schema as the Hudi release of table version `version` writes it."""
+    name = f"HoodieMetadataRecord.v{version}.avsc"
+    try:
+        return resources.files("hudi_engine.metadata").joinpath("schemas", name).read_text("utf-8").strip()
+    except FileNotFoundError:
+        raise MetadataTableError(f"no metadata record schema for table version {version}; this engine creates "
+                                 "metadata tables of versions 6, 8 and 9") from None
+
+
+def init_instant_time(data_config: TableConfig, data_timeline: Timeline) -> str:
+    """The instant that initialises the `files` partition (module doc)."""
+    if data_config.version >= 8:
+        return SOLO_COMMIT_TIMESTAMP + "000"
+    latest = data_timeline.filter(lambda i: i.is_completed).last()
+    return (latest.timestamp if latest is not None else SOLO_COMMIT_TIMESTAMP) + INIT_SUFFIX
+
+
+def files_listing(data: TableLocation, data_timeline: Timeline) -> dict[str, dict[str, int]]:
+    """Partition -> file name -> size of the data table's files that count (module doc), every partition listed."""
+    completed = [i.timestamp for i in data_timeline.instants if i.is_completed]
+    latest = max(completed, default=None)
+    pending = {i.timestamp for i in data_timeline.instants if not i.is_completed}
+    listing: dict[str, dict[str, int]] = {p: {} for p in list_partitions(data)}
+    for group in FileSystemView.load(data).file_groups():
+        for s in group.slices.values():
+            files: list[tuple[str, str, int]] = [(f.name.base_instant, f.path, f.size)
+                                                 for f in s.log_files + s.cdc_log_files]
+            if s.base_file is not None:
+                files.append((s.base_file.name.instant_time, s.base_file.path, s.base_file.size))
+            for instant, path, size in files:
+                if latest is not None and instant <= latest and instant not in pending:
+                    listing.setdefault(group.partition_path, {})[path.rsplit("/", 1)[-1]] = size
+    return listing
+
+
+def initial_records(listing: dict[str, dict[str, int]]) -> list[FilesRecord]:
+    """The partition list and one file list per partition (`HoodieBackedTableMetadataWriter.initializeFilesPartition`)."""
+    records = [FilesRecord(ALL_PARTITIONS_KEY, PARTITION_LIST, {partition_key(p): FileInfo(0) for p in listing})]
+    records += [FilesRecord(partition_key(p), FILE_LIST, {n: FileInfo(size) for n, size in files.items()})
+                for p, files in listing.items()]
+    return records
+
+
+def initialize(data: TableLocation, data_config: TableConfig, data_timeline: Timeline) -> TableConfig:
+    """Create the metadata table of the table at `data` with its `files` partition (module doc); `data_config` and
+    `data_timeline`: the table's, under the table lock. Answers the data table's config as saved."""
+    version = data_config.version
+    if version not in (6, 8, 9):
+        raise MetadataTableError(f"table {data.base_path}: this engine creates metadata tables of table versions 6, "
+                                 f"8 and 9, not {version}")
+    schema = record_schema(version)
+    storage = data.storage
+    location = metadata_location(data)
+    storage.delete_dir(location.base_path)  # an earlier attempt's leftovers (never listed in hoodie.properties)
+    props = {"hoodie.table.name": f"{data_config.name}_metadata", "hoodie.table.type": "MERGE_ON_READ",
+             "hoodie.table.version": str(version), "hoodie.table.base.file.format": "HFILE",
+             **_PROPERTIES["v6" if version == 6 else "v8+"]}
+    if version >= 8:
+        props["hoodie.table.initial.version"] = str(version)
+    config = TableConfig(props, location.meta("hoodie.properties"))
+    config.initialize(location)
+    timeline = writing_timeline(Timeline(location, [], layout=layout_for(config)), data_config)
+    instant_time = init_instant_time(data_config, data_timeline)
+    records = initial_records(files_listing(data, data_timeline))
+
+    requested = timeline.create_requested(Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED))
+    workload = CommitMetadata(operation_type=INIT_OPERATION)
+    inflight = timeline.transition_to_inflight(requested, timeline.commit_bytes(workload, requested))
+    storage.write_bytes(location.join(f"{FILES_PARTITION}/{PARTITION_METAFILE}"),
+                        format_partition_metadata(instant_time, 1))
+    created = LogFileName(FILE_GROUP, instant_time, 1, CREATE_TOKEN)
+    empty = build_delete_block([], instant_time, schema)
+    storage.write_bytes(location.join(f"{FILES_PARTITION}/{created.format()}"), encode_log_file([empty]))
+    name = BaseFileName(FILE_GROUP, BASE_WRITE_TOKEN, instant_time, ".hfile").format()
+    content = write_base_file(records, RecordCodec(schema, name), schema, f"{location.base_path}: {name}")
+    create_marker(location, instant_time, FILES_PARTITION, name, IOType.CREATE)
+    rel_path = f"{FILES_PARTITION}/{name}"
+    if not storage.create_exclusive(Storage.join(location.base_path, rel_path), content):
+        raise MetadataTableError(f"{location.join(rel_path)}: already exists; another writer is creating this "
+                                 "metadata table")
+    stat = WriteStat(file_id=FILE_GROUP, path=rel_path, prev_commit=NULL_COMMIT, num_writes=len(records),
+                     num_inserts=len(records), total_write_bytes=len(content), partition_path=FILES_PARTITION,
+                     file_size_in_bytes=len(content))
+    meta = CommitMetadata({FILES_PARTITION: [stat]}, False,
+                          {CommitMetadata.SCHEMA_KEY: schema_to_json(remove_meta_fields(json.loads(schema)))},
+                          INIT_OPERATION)
+    timeline.complete(inflight, meta)
+    delete_marker_dir(location, instant_time)
+    saved = data_config.with_props({"hoodie.table.metadata.partitions": FILES_PARTITION,
+                                    "hoodie.table.metadata.partitions.inflight": None})
+    saved.save(data)
+    return saved

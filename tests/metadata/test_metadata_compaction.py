@@ -1,0 +1,122 @@
+"""The metadata table's own compaction (hudi_engine/metadata/compaction.py), without Java: after
+`hoodie.metadata.compact.max.delta.commits` engine commits the `files` file group gets a new HFile base file at
+Hudi's instant, the listing still equals storage, and the base file is laid out as Hudi's HFile base writer lays it
+out. tests/java_hudi/test_mdt_files.py has Java read and validate such a table."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from metadata_tables import feature_rows, files_only_table, mdt_listing, storage_listing, write_rows
+
+from hudi_engine import HudiTable
+from hudi_engine.io.hfile import HFileReader
+from hudi_engine.location import TableLocation
+from hudi_engine.metadata.compaction import (
+    BLOOM_META_BLOCK,
+    COMPACTION_SUFFIX,
+    MAX_KEY_FILE_INFO,
+    MIN_KEY_FILE_INFO,
+    write_base_file,
+)
+from hudi_engine.metadata.records import RecordCodec
+from hudi_engine.metadata.table import SCHEMA_FILE_INFO, MetadataTable, metadata_location
+from hudi_engine.metadata.writer import MetadataWriter
+from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.instant import Action, Instant, State
+
+EVERY_3 = {"hoodie.metadata.compact.max.delta.commits": "3"}
+
+
+def _mdt(table: Path) -> Timeline:
+    return Timeline.load(metadata_location(TableLocation.of(str(table))))
+
+
+def _base_files(table: Path) -> list[Path]:
+    return sorted(p for p in (table / ".hoodie" / "metadata" / "files").iterdir() if p.name.endswith(".hfile"))
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
+@pytest.mark.parametrize("mor", [False, True], ids=["cow", "mor"])
+def test_the_files_partition_compacts_after_max_delta_commits(name: str, mor: bool, tmp_path: Path) -> None:
+    table = files_only_table(name, tmp_path, mor=mor)  # Java's table: 5+ delta commits, never compacted
+    v6 = TableConfig.load(TableLocation.of(str(table))).version == 6
+    first = write_rows(table, feature_rows([1, 51], "e1"), **EVERY_3)
+    mdt = _mdt(table)
+    (compaction,) = mdt.filter_by([Action.COMMIT], [State.COMPLETED]).instants
+    before = [i for i in mdt.filter_by([Action.DELTA_COMMIT], [State.COMPLETED]).instants if i.timestamp != first]
+    if v6:  # Hudi 0.15: the latest delta commit's time + 001, before this write's delta commit
+        assert compaction.timestamp == max(i.timestamp for i in before) + COMPACTION_SUFFIX < first
+    else:  # Hudi 1.x: a new instant; the write's delta commit completes after the compaction
+        (delta,) = [i for i in mdt.instants if i.timestamp == first]
+        assert delta.completion_time > compaction.completion_time
+    assert mdt.read_content(Instant(compaction.timestamp, Action.COMPACTION, State.REQUESTED))  # the plan
+    assert mdt_listing(table) == storage_listing(table)
+
+    for n in range(2, 8):  # two more compactions, each before the write after 3 more delta commits
+        write_rows(table, feature_rows([n, 50 + n], f"e{n}"), **EVERY_3)
+        assert mdt_listing(table) == storage_listing(table)
+    compactions = _mdt(table).filter_by([Action.COMMIT], [State.COMPLETED]).instants
+    assert len(compactions) == 3
+    (newest,) = [p for p in _base_files(table) if p.name.endswith(f"_{compactions[-1].timestamp}.hfile")]
+    with HFileReader(newest.read_bytes()) as reader:
+        keys = list(reader.keys())
+        assert keys == sorted(keys) and b"__all_partitions__" in keys and {b"a", b"b"} <= set(keys)
+        assert reader.file_info[MIN_KEY_FILE_INFO] == keys[0] and reader.file_info[MAX_KEY_FILE_INFO] == keys[-1]
+        assert reader.meta_block(BLOOM_META_BLOCK)
+    assert HudiTable.load(str(table)).read_snapshot().num_rows > 0
+
+
+def test_the_base_file_is_laid_out_as_javas(tmp_path: Path) -> None:
+    """Java's base file written back from its own records: the same records and keys, file info and bloom filter
+    bytes (Hudi 0.15 also names the file in `_hoodie_file_name`, which readers ignore)."""
+    table = files_only_table("mdt_cow_v6", tmp_path)
+    (java,) = _base_files(table)
+    with HFileReader(java.read_bytes()) as theirs:
+        schema = theirs.file_info[SCHEMA_FILE_INFO].decode()
+        codec = RecordCodec(schema, str(java))
+        records = [codec.decode(k, v, str(java)) for k, v in theirs.cells()]
+        with HFileReader(write_base_file(records, codec, schema, "ours")) as ours:
+            assert [codec.decode(k, v, "ours") for k, v in ours.cells()] == records
+            assert ours.meta_block(BLOOM_META_BLOCK) == theirs.meta_block(BLOOM_META_BLOCK)
+            for key in (SCHEMA_FILE_INFO, MIN_KEY_FILE_INFO, MAX_KEY_FILE_INFO, "bloomFilterTypeCode"):
+                assert ours.file_info[key] == theirs.file_info[key]
+
+
+def test_no_compaction_while_a_data_instant_before_it_is_pending(tmp_path: Path) -> None:
+    """A data instant whose delta commit is on the metadata table but which has not completed (a crash): the
+    compaction waits (Hudi's rule), the listing stays right."""
+    table = files_only_table("mdt_cow_v6", tmp_path)
+    t = write_rows(table, feature_rows([1], "e1"))
+    location = TableLocation.of(str(table))
+    config = TableConfig.load(location)
+    data = Timeline.load(location)
+    (commit,) = [i for i in data.instants if i.timestamp == t and i.is_completed]
+    Path(data.path_of(commit)).unlink()
+    writer = MetadataWriter.decide(location, config, Timeline.load(location)).writer
+    assert writer is not None and writer.perform_table_services(1) is None
+    assert not _mdt(table).filter_by([Action.COMMIT]).instants
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
+def test_an_interrupted_compaction_is_run_again(name: str, tmp_path: Path, monkeypatch) -> None:
+    table = files_only_table(name, tmp_path)
+    from hudi_engine.metadata import compaction
+
+    def killed(*args):
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(compaction, "_execute", killed)
+    with pytest.raises(RuntimeError, match="killed"):
+        write_rows(table, feature_rows([1], "e1"), **EVERY_3)
+    monkeypatch.undo()
+    (pending,) = _mdt(table).pending_compactions().instants
+    write_rows(table, feature_rows([2], "e2"), **EVERY_3)  # the next write runs it first
+    mdt = _mdt(table)
+    assert not mdt.pending_compactions().instants
+    assert pending.timestamp in [i.timestamp for i in mdt.filter_by([Action.COMMIT], [State.COMPLETED]).instants]
+    assert mdt_listing(table) == storage_listing(table)
+    location = TableLocation.of(str(table))
+    config = TableConfig.load(location)
+    assert MetadataTable.load(location, config, Timeline.load(location)).read_files_partition().partitions == ["a", "b"]
