@@ -194,8 +194,8 @@ def test_partition_selection():
     ({"hoodie.clustering.plan.strategy.class": "org.apache.hudi.client.clustering.plan.strategy."
       "SparkSingleFileSortPlanStrategy"}, "SparkSizeBasedClusteringPlanStrategy only"),
     ({"hoodie.clustering.execution.strategy.class": "com.acme.MyStrategy"}, "SparkSortAndSizeExecutionStrategy only"),
-    ({"hoodie.layout.optimize.strategy": "z-order"}, "space-filling curve"),
-    ({"hoodie.layout.optimize.strategy": "spiral"}, "'spiral': unknown"),
+    ({"hoodie.layout.optimize.strategy": "spiral"}, "'spiral' is unknown; Hudi's layout strategies are linear, "
+     "z-order, hilbert"),
     ({"hoodie.index.type": "BUCKET"}, "Clustering is not supported for bucket index"),
 ])
 def test_bad_input_is_refused_by_name_before_anything_is_written(tmp_path, given, words):
@@ -306,3 +306,77 @@ def test_the_metadata_table_records_the_clustering(name, tmp_path):
     assert [i.state for i in mdt.instants if i.timestamp == result.instant_time] == [State.COMPLETED]
     assert mdt_listing(table) == storage_listing(table)
     assert t.read_snapshot(columns=["id", "v"]).sort_by("id") == rows
+
+
+def _files_touched(path: Path, column: str, low: int, high: int) -> int:
+    """Base files of the latest slices whose footer min/max of `column` meets [low, high]: what a reader skipping
+    by column stats opens."""
+    import pyarrow.parquet as pq
+    t = HudiTable.load(str(path))
+    touched = 0
+    for s in t.file_slices():
+        meta = pq.ParquetFile(path / s.partition_path / s.base_file.path.rsplit("/", 1)[-1]).metadata
+        index = meta.schema.to_arrow_schema().get_field_index(column)
+        stats = [meta.row_group(g).column(index).statistics for g in range(meta.num_row_groups)]
+        touched += any(st.min <= high and st.max >= low for st in stats)
+    return touched
+
+
+@pytest.mark.parametrize("layout", ["z-order", "hilbert"])
+def test_a_curve_skips_files_on_both_sort_columns_where_linear_skips_on_the_first_only(tmp_path, layout):
+    rng = __import__("numpy").random.default_rng(3)
+    touched = {}
+    for how in ("linear", layout):
+        path = tmp_path / how
+        opts = options("COPY_ON_WRITE", 6, **{"hoodie.datasource.write.partitionpath.field": ""})
+        for b in range(2):
+            ids = range(b * 1000, b * 1000 + 1000)
+            write(path, pa.table({"id": [f"k{i:05d}" for i in ids], "ts": [b] * 1000,
+                                  "x": pa.array(rng.integers(0, 1000, 1000), pa.int64()),
+                                  "y": pa.array(rng.integers(0, 1000, 1000), pa.int32())}), opts)
+        size = sum(p.stat().st_size for p in path.glob("*.parquet"))
+        before = data_rows(HudiTable.load(str(path))).sort_by("id")
+        HudiTable.load(str(path)).cluster(options={
+            **opts, "hoodie.clustering.plan.strategy.sort.columns": "x,y", "hoodie.layout.optimize.strategy": how,
+            "hoodie.clustering.plan.strategy.target.file.max.bytes": str(size // 16 + 1)})
+        t = HudiTable.load(str(path))
+        assert len(t.file_slices()) == 16
+        assert data_rows(t).sort_by("id").equals(before)
+        touched[how] = (_files_touched(path, "x", 0, 99), _files_touched(path, "y", 0, 99))
+    (lin_x, lin_y), (cur_x, cur_y) = touched["linear"], touched[layout]
+    assert lin_y == 16 and lin_x <= 3, touched  # linear: the first column alone is laid out
+    assert cur_x < lin_y and cur_y < lin_y and cur_x + cur_y < lin_x + lin_y, touched
+
+
+def test_schedule_inline_plans_and_a_later_execute_runs_it(tmp_path):
+    path = tmp_path / "t"
+    opts = options("MERGE_ON_READ", 9, **{"hoodie.clustering.schedule.inline": "true",
+                                          "hoodie.clustering.async.max.commits": "2", **SORT})
+    write(path, batch([0, 1, 2, 3], 0), opts, table_services=True)
+    assert not pending_clusterings(HudiTable.load(str(path)).location), "not due after 1 commit"
+    write(path, batch([4, 5, 6, 7], 1), opts, table_services=True)
+    t = HudiTable.load(str(path))
+    [planned] = pending_clusterings(t.location)
+    assert not [i for i in t.timeline if i.action is Action.REPLACE_COMMIT], "planned, not executed"
+    write(path, batch([8, 9], 2), opts, table_services=True)  # new keys: other file groups; no second plan
+    t = HudiTable.load(str(path))
+    assert pending_clusterings(t.location) == [planned]
+    before = data_rows(t)
+    result = t.cluster(options={**opts, "hoodie.clustering.schedule.inline": "false"}, op="execute")
+    t = HudiTable.load(str(path))
+    assert result.instant_time == planned and not pending_clusterings(t.location)
+    assert_same_rows(data_rows(t), before, "executed later", key="id")
+    assert_same_rows(t.read_snapshot(), rs_snapshot(path).select(t.read_snapshot().column_names), "hudi-rs", key="id")
+
+
+def test_async_clustering_leaves_the_writes_alone_and_inline_with_schedule_inline_is_refused(tmp_path):
+    path = tmp_path / "t"
+    opts = options("COPY_ON_WRITE", 6, **{"hoodie.clustering.async.enabled": "true",
+                                          "hoodie.clustering.async.max.commits": "1"})
+    for b in range(3):
+        write(path, batch([b], b), opts, table_services=True)
+    t = HudiTable.load(str(path))
+    assert not pending_clusterings(t.location) and not [i for i in t.timeline if i.action is Action.REPLACE_COMMIT]
+    assert t.cluster(options=opts) is not None  # another process clusters
+    with pytest.raises(ConfigError, match="Both can't be set to true at the same time"):
+        WriteConfig.from_options({**opts, "hoodie.clustering.inline": "true", "hoodie.clustering.schedule.inline": "true"})
