@@ -409,10 +409,10 @@ CLUSTERING_PARTITION_SELECTED: ConfigOption[str] = ConfigOption(
     _CLU_PLAN + "partition.selected", Kind.STRING, "", "Only these partitions (comma-separated paths) are planned; "
     "the filter mode and regex are then not applied.", "clustering")
 LAYOUT_OPTIMIZE_STRATEGY: ConfigOption[str] = ConfigOption(
-    "hoodie.layout.optimize.strategy", Kind.STRING, "linear", "How clustering orders rows by the sort columns "
+    "hoodie.layout.optimize.strategy", Kind.CHOICE, "linear", "How clustering orders rows by the sort columns "
     "(the executing writer's setting, as Hudi takes it): linear (lexicographic), z-order or hilbert (space-filling "
     "curves over two or more columns, mapped as Hudi's DIRECT build method maps them).", "clustering",
-    hudi_default="linear")
+    hudi_default="linear", choices=("linear", "z-order", "hilbert"), value_aliases={"ZORDER": "z-order"})
 CLUSTERING_OPTIONS = (CLUSTERING_INLINE, CLUSTERING_INLINE_MAX_COMMITS, CLUSTERING_SCHEDULE_INLINE,
                       CLUSTERING_ASYNC_ENABLED, CLUSTERING_ASYNC_MAX_COMMITS, CLUSTERING_PLAN_STRATEGY_CLASS, CLUSTERING_EXECUTION_STRATEGY_CLASS, CLUSTERING_SMALL_FILE_LIMIT,
                       CLUSTERING_MAX_BYTES_PER_GROUP, CLUSTERING_MAX_NUM_GROUPS, CLUSTERING_TARGET_FILE_MAX_BYTES,
