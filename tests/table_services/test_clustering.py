@@ -243,6 +243,50 @@ def test_a_failed_execution_leaves_the_plan_requested_and_nothing_visible(tmp_pa
     assert_same_rows(data_rows(HudiTable.load(str(path))), before, "after the retry")
 
 
+class Killed(BaseException):
+    """The process dying: nothing on the way undoes anything."""
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_crash_mid_execution_is_invisible_and_the_next_execute_completes_it(tmp_path, monkeypatch, table_type):
+    """Killed after the first output file, before the replacecommit (no undo: the process is gone): readers see
+    the table as it was, the next writer writes new keys (updates of the planned groups stay refused, as Hudi's
+    reject strategy says), and the next execute undoes the attempt and completes the plan."""
+    path = tmp_path / "t"
+    opts = small_files_table(path, table_type, 9)
+    t = HudiTable.load(str(path))
+    before = data_rows(t)
+    real = clustering_service.write_base
+    calls = []
+
+    def die_on_second(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise Killed()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(clustering_service, "write_base", die_on_second)
+    monkeypatch.setattr(clustering_service, "undo_clustering_attempt", lambda *a, **k: [])
+    with pytest.raises(Killed):
+        t.cluster(options={**opts, **SORT, "hoodie.layout.optimize.strategy": "hilbert",
+                           "hoodie.clustering.plan.strategy.sort.columns": "val,id"})
+    monkeypatch.undo()
+    t = HudiTable.load(str(path))
+    [ts] = pending_clusterings(t.location)
+    assert [i.state for i in t.timeline.instants_at(ts)] == [State.INFLIGHT]
+    assert [f for f in path.rglob("*.parquet") if f.name.endswith(f"_{ts}.parquet")], "the crash left a file"
+    assert_same_rows(data_rows(t), before, "after the crash", key="id")
+    assert_same_rows(t.read_snapshot(), rs_snapshot(path).select(t.read_snapshot().column_names), "hudi-rs", key="id")
+    write(path, batch([90, 91], 20), opts)  # new keys: new file groups
+    expected = data_rows(HudiTable.load(str(path)))
+    done = HudiTable.load(str(path)).cluster(options={**opts, "hoodie.layout.optimize.strategy": "hilbert"},
+                                             op="execute")
+    t = HudiTable.load(str(path))
+    assert done.instant_time == ts and not pending_clusterings(t.location)
+    assert_same_rows(data_rows(t), expected, "after the next execute", key="id")
+    assert_same_rows(t.read_snapshot(), rs_snapshot(path).select(t.read_snapshot().column_names), "hudi-rs", key="id")
+
+
 def test_scheduling_is_refused_while_a_write_is_pending(tmp_path):
     path = tmp_path / "t"
     opts = small_files_table(path, "COPY_ON_WRITE", 6, batches=2)
