@@ -278,13 +278,7 @@ def test_a_crash_mid_execution_is_invisible_and_the_next_execute_completes_it(tm
     assert_same_rows(data_rows(t), before, "after the crash", key="id")
     assert_same_rows(t.read_snapshot(), rs_snapshot(path).select(t.read_snapshot().column_names), "hudi-rs", key="id")
     write(path, batch([90, 91], 20), opts)  # new keys: new file groups
-    expected = data_rows(HudiTable.load(str(path)))
-    done = HudiTable.load(str(path)).cluster(options={**opts, "hoodie.layout.optimize.strategy": "hilbert"},
-                                             op="execute")
-    t = HudiTable.load(str(path))
-    assert done.instant_time == ts and not pending_clusterings(t.location)
-    assert_same_rows(data_rows(t), expected, "after the next execute", key="id")
-    assert_same_rows(t.read_snapshot(), rs_snapshot(path).select(t.read_snapshot().column_names), "hudi-rs", key="id")
+    _executes_pending(path, ts, {**opts, "hoodie.layout.optimize.strategy": "hilbert"})
 
 
 def test_scheduling_is_refused_while_a_write_is_pending(tmp_path):
@@ -404,11 +398,16 @@ def test_schedule_inline_plans_and_a_later_execute_runs_it(tmp_path):
     write(path, batch([8, 9], 2), opts, table_services=True)  # new keys: other file groups; no second plan
     t = HudiTable.load(str(path))
     assert pending_clusterings(t.location) == [planned]
-    before = data_rows(t)
-    result = t.cluster(options={**opts, "hoodie.clustering.schedule.inline": "false"}, op="execute")
+    _executes_pending(path, planned, {**opts, "hoodie.clustering.schedule.inline": "false"})
+
+
+def _executes_pending(path: Path, instant: str, opts: dict[str, str]) -> None:
+    """`op=execute` completes the pending clustering `instant`; the rows stay, as our reader and hudi-rs read them."""
+    expected = data_rows(HudiTable.load(str(path)))
+    done = HudiTable.load(str(path)).cluster(options=opts, op="execute")
     t = HudiTable.load(str(path))
-    assert result.instant_time == planned and not pending_clusterings(t.location)
-    assert_same_rows(data_rows(t), before, "executed later", key="id")
+    assert done is not None and done.instant_time == instant and not pending_clusterings(t.location)
+    assert_same_rows(data_rows(t), expected, "after the execute", key="id")
     assert_same_rows(t.read_snapshot(), rs_snapshot(path).select(t.read_snapshot().column_names), "hudi-rs", key="id")
 
 

@@ -162,20 +162,9 @@ def _clustering_options(raw: Any, problems: list[str]) -> dict[str, str]:
     the writes, executed by `hudi_cluster`) or `inline: false` says otherwise."""
     if isinstance(raw, bool):
         raw = {"inline": raw}
-    if not isinstance(raw, Mapping):
-        problems.append(f"clustering={raw!r}: expected a mapping with keys {', '.join(CLUSTERING_KEYS)} "
-                        "(e.g. {cluster_by: [customer_id, ts], layout: z-order, commits: 4})")
-        return {}
-    out: dict[str, str] = {}
-    for key, value in raw.items():
-        options = CLUSTERING_KEYS.get(str(key))
-        if options is None:
-            problems.append(f"clustering: unknown key {key!r}; expected {', '.join(CLUSTERING_KEYS)}")
-            continue
-        text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else _option_text(value)
-        for option in options:
-            out[option.key] = text
-    if "commits" in raw and "inline" not in raw and not _true(out.get(K.CLUSTERING_SCHEDULE_INLINE.key)):
+    out = _mapping_settings("clustering", raw, CLUSTERING_KEYS, problems,
+                            " (e.g. {cluster_by: [customer_id, ts], layout: z-order, commits: 4})")
+    if isinstance(raw, Mapping) and "commits" in raw and "inline" not in raw and not _true(out.get(K.CLUSTERING_SCHEDULE_INLINE.key)):
         out[K.CLUSTERING_INLINE.key] = "true"  # a commit count asks for inline clustering, as compaction's does
     return out
 
@@ -196,19 +185,22 @@ def _sync_settings(setting: str, raw: Any, keys: Mapping[str, ConfigOption[Any]]
     return _mapping_settings(setting, raw, keys, problems)
 
 
-def _mapping_settings(setting: str, raw: Any, keys: Mapping[str, ConfigOption[Any]], problems: list[str],
-                      example: str = "") -> dict[str, str]:
-    """A model setting that is a mapping of `keys` (each the Hudi option it spells) as those options."""
+def _mapping_settings(setting: str, raw: Any, keys: Mapping[str, ConfigOption[Any] | tuple[ConfigOption[Any], ...]],
+                      problems: list[str], example: str = "") -> dict[str, str]:
+    """A model setting that is a mapping of `keys` (each the Hudi option it spells, or several) as those options; a
+    list value as its items comma-separated."""
     if not isinstance(raw, Mapping):
         problems.append(f"{setting}={raw!r}: expected a mapping with keys {', '.join(keys)}{example}")
         return {}
     out: dict[str, str] = {}
     for key, value in raw.items():
-        option = keys.get(str(key))
-        if option is None:
+        spelled = keys.get(str(key))
+        if spelled is None:
             problems.append(f"{setting}: unknown key {key!r}; expected {', '.join(keys)}")
             continue
-        out[option.key] = _option_text(value)
+        text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else _option_text(value)
+        for option in spelled if isinstance(spelled, tuple) else (spelled,):
+            out[option.key] = text
     return out
 
 
