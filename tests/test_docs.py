@@ -442,7 +442,6 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
         "bootstrap": ({"hoodie.datasource.write.operation": "bootstrap"},),
         "HBASE and other indexes": ({"hoodie.index.type": "HBASE"}, {"hoodie.index.type": "GLOBAL_BLOOM"},
                                     {"hoodie.index.type": "RECORD_INDEX"}),
-        "`hoodie.clustering.async.enabled=true`": ({"hoodie.clustering.async.enabled": "true"},),
         "each Hudi key [options.md](docs/options.md) lists as refused": (
             {"hoodie.log.compaction.enable": "true"},
             "config/test_hudi_keys.py::test_docs_are_the_registry",
@@ -518,8 +517,12 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
         "rollback": ("write/test_rollback.py::test_rollback_completed_restores_the_previous_state",
                      "table_services/test_services_1x.py::"
                      "test_rolling_back_the_latest_v9_delta_commit_deletes_its_log_files"),
-        "clustering (size-based, sorted: [clustering.md](docs/clustering.md))": (
+        "clustering (size-based, sorted linearly or along a z-order or Hilbert curve, scheduled after a write and "
+        "executed later: [clustering.md](docs/clustering.md))": (
             "table_services/test_clustering.py::test_clustering_stitches_small_files_sorted_and_every_reader_agrees",
+            "table_services/test_clustering.py::"
+            "test_a_curve_skips_files_on_both_sort_columns_where_linear_skips_on_the_first_only",
+            "table_services/test_clustering.py::test_schedule_inline_plans_and_a_later_execute_runs_it",
             "table_services/test_clustering.py::test_inline_clustering_after_max_commits",
             "java_hudi/test_clustering_java.py::test_java_reads_our_clustering_and_executes_our_plan"),
         "savepoints and restore ([python-api.md](docs/python-api.md), dbt's `hudi_restore`)": (
@@ -529,8 +532,8 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
         "inline or on request": ("spark/test_table_services.py::test_inline_compaction_and_automatic_cleaning",
                                  "dbt/test_features.py::test_compact_and_clean_from_dbt"),
     }, {
-        "asynchronous clustering": ({"hoodie.clustering.async.enabled": "true"},),
-        "clustering scheduled alone after a write": ({"hoodie.clustering.schedule.inline": "true"},),
+        "curves built by sampling (`hoodie.layout.optimize.curve.build.method=SAMPLE`)": (
+            {"hoodie.layout.optimize.curve.build.method": "SAMPLE"},),
     }),
     "concurrency": ({
         "one writer": ("write/test_lock.py::test_second_writer_waits_then_fails_naming_the_holder",

@@ -186,10 +186,6 @@ W, IDX, STO, CMP, CLU, MD, LCK, DS, SYNC, COM = (
     "HoodieSyncConfig / HiveSyncConfig", "HoodieCommonConfig")
 _NO_MDT = "this engine writes only the files partition of Hudi's metadata table"
 _NO_MDT_OUT = "Set it false or remove it"
-_NO_CLUSTERING = ("this engine clusters inline (hoodie.clustering.inline: scheduled and executed after a write) or on "
-                  "request (HudiTable.cluster), never asynchronously nor scheduled alone after a write")
-_NO_CLUSTERING_OUT = ("Set it false and use hoodie.clustering.inline=true or HudiTable.cluster() (or Hudi's own "
-                      "clustering job)")
 _NO_CLASS = "this engine runs no Java classes"
 _REMOVE = "Remove the option"
 
@@ -294,9 +290,9 @@ REFUSALS: tuple[Refusal, ...] = (
             "Set it NUM_COMMITS (with hoodie.compact.inline.max.delta.commits) or remove it", CMP,
             test=_inline_compaction_not_by_commits),
     # HoodieClusteringConfig
-    _on("hoodie.clustering.async.enabled", _NO_CLUSTERING, _NO_CLUSTERING_OUT, CLU,
-        "hoodie.datasource.clustering.async.enable"),
-    _on("hoodie.clustering.schedule.inline", _NO_CLUSTERING, _NO_CLUSTERING_OUT, CLU),
+    _unless("hoodie.layout.optimize.curve.build.method", ("DIRECT",), "this engine builds z-order and Hilbert "
+            "curves from the values themselves (DIRECT); SAMPLE's range sampling is not served",
+            "Set it DIRECT or remove it", CLU),
     # HoodieMetadataConfig
     _on("hoodie.metadata.record.index.enable", _NO_MDT + ", so it has no record index",
         "Set it false; hoodie.index.type picks this engine's index", MD),
@@ -488,9 +484,8 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.archive.merge.enable",
     )),
     NoOps(CLU, _CLUSTERING_SETTINGS, (
-        "hoodie.clustering.async.max.commits", "hoodie.clustering.max.parallelism",
+        "hoodie.clustering.max.parallelism",
         "hoodie.clustering.group.read.parallelism", "hoodie.layout.optimize.enable",
-        "hoodie.layout.optimize.curve.build.method",
         "hoodie.layout.optimize.build.curve.sample.size", "hoodie.layout.optimize.data.skipping.enable",
         "hoodie.clustering.rollback.pending.replacecommit.on.conflict",
         "hoodie.file.stitching.binary.copy.schema.evolution.enable",

@@ -354,6 +354,19 @@ CLUSTERING_INLINE: ConfigOption[bool] = ConfigOption(
 CLUSTERING_INLINE_MAX_COMMITS: ConfigOption[int] = ConfigOption(
     "hoodie.clustering.inline.max.commits", Kind.INT, 4, "Completed commits since the last clustering that trigger "
     "an inline one.", "clustering", hudi_default="4", minimum=1)
+CLUSTERING_SCHEDULE_INLINE: ConfigOption[bool] = ConfigOption(
+    "hoodie.clustering.schedule.inline", Kind.BOOL, False, "Plan a clustering after a write (in the writing "
+    "process) once hoodie.clustering.async.max.commits commits completed since the last clustering, without "
+    "executing it: HudiTable.cluster(op='execute'), CALL run_clustering or Hudi's clustering job executes it. Not "
+    "with hoodie.clustering.inline=true (Hudi refuses both).", "clustering", hudi_default="false")
+CLUSTERING_ASYNC_ENABLED: ConfigOption[bool] = ConfigOption(
+    "hoodie.clustering.async.enabled", Kind.BOOL, False, "Clustering is left to another process (a non-streaming "
+    "writer runs no async service, as Hudi's batch Spark writer runs none): the writes never cluster; a plan made "
+    "by hoodie.clustering.schedule.inline or by HudiTable.cluster / CALL run_clustering is executed there.",
+    "clustering", hudi_default="false", aliases=("hoodie.datasource.clustering.async.enable",))
+CLUSTERING_ASYNC_MAX_COMMITS: ConfigOption[int] = ConfigOption(
+    "hoodie.clustering.async.max.commits", Kind.INT, 4, "Completed commits since the last clustering after which "
+    "hoodie.clustering.schedule.inline plans one (Hudi 1.x's trigger).", "clustering", hudi_default="4", minimum=1)
 CLUSTERING_PLAN_STRATEGY_CLASS: ConfigOption[str] = ConfigOption(
     "hoodie.clustering.plan.strategy.class", Kind.STRING,
     "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy",
@@ -408,9 +421,12 @@ CLUSTERING_PARTITION_SELECTED: ConfigOption[str] = ConfigOption(
     _CLU_PLAN + "partition.selected", Kind.STRING, "", "Only these partitions (comma-separated paths) are planned; "
     "the filter mode and regex are then not applied.", "clustering")
 LAYOUT_OPTIMIZE_STRATEGY: ConfigOption[str] = ConfigOption(
-    "hoodie.layout.optimize.strategy", Kind.STRING, "linear", "How clustering orders rows by the sort columns: "
-    "linear (lexicographic) is served; z-order and hilbert are refused.", "clustering", hudi_default="linear")
-CLUSTERING_OPTIONS = (CLUSTERING_INLINE, CLUSTERING_INLINE_MAX_COMMITS, CLUSTERING_PLAN_STRATEGY_CLASS, CLUSTERING_EXECUTION_STRATEGY_CLASS, CLUSTERING_SMALL_FILE_LIMIT,
+    "hoodie.layout.optimize.strategy", Kind.CHOICE, "linear", "How clustering orders rows by the sort columns "
+    "(the executing writer's setting, as Hudi takes it): linear (lexicographic), z-order or hilbert (space-filling "
+    "curves over two or more columns, mapped as Hudi's DIRECT build method maps them).", "clustering",
+    hudi_default="linear", choices=("linear", "z-order", "hilbert"), value_aliases={"ZORDER": "z-order"})
+CLUSTERING_OPTIONS = (CLUSTERING_INLINE, CLUSTERING_INLINE_MAX_COMMITS, CLUSTERING_SCHEDULE_INLINE,
+                      CLUSTERING_ASYNC_ENABLED, CLUSTERING_ASYNC_MAX_COMMITS, CLUSTERING_PLAN_STRATEGY_CLASS, CLUSTERING_EXECUTION_STRATEGY_CLASS, CLUSTERING_SMALL_FILE_LIMIT,
                       CLUSTERING_MAX_BYTES_PER_GROUP, CLUSTERING_MAX_NUM_GROUPS, CLUSTERING_TARGET_FILE_MAX_BYTES,
                       CLUSTERING_SORT_COLUMNS, CLUSTERING_SINGLE_GROUP, CLUSTERING_PARTITION_FILTER_MODE,
                       CLUSTERING_LOOKBACK_PARTITIONS, CLUSTERING_SKIP_LATEST_PARTITIONS, CLUSTERING_BEGIN_PARTITION,

@@ -253,6 +253,9 @@ class ClusteringConfig:
 
     inline: bool = False
     inline_max_commits: int = 4
+    schedule_inline: bool = False
+    async_enabled: bool = False
+    async_max_commits: int = 4
     plan_strategy: str = K.CLUSTERING_PLAN_STRATEGY_CLASS.default
     execution_strategy: str = K.CLUSTERING_EXECUTION_STRATEGY_CLASS.default
     small_file_limit: int = K.CLUSTERING_SMALL_FILE_LIMIT.default
@@ -274,7 +277,9 @@ class ClusteringConfig:
     def from_options(o: Options) -> "ClusteringConfig":
         selected = tuple(p.strip() for p in o[K.CLUSTERING_PARTITION_SELECTED].split(",") if p.strip())
         return ClusteringConfig(
-            o[K.CLUSTERING_INLINE], o[K.CLUSTERING_INLINE_MAX_COMMITS], o[K.CLUSTERING_PLAN_STRATEGY_CLASS], o[K.CLUSTERING_EXECUTION_STRATEGY_CLASS],
+            o[K.CLUSTERING_INLINE], o[K.CLUSTERING_INLINE_MAX_COMMITS], o[K.CLUSTERING_SCHEDULE_INLINE],
+            o[K.CLUSTERING_ASYNC_ENABLED], o[K.CLUSTERING_ASYNC_MAX_COMMITS], o[K.CLUSTERING_PLAN_STRATEGY_CLASS],
+            o[K.CLUSTERING_EXECUTION_STRATEGY_CLASS],
             o[K.CLUSTERING_SMALL_FILE_LIMIT], o[K.CLUSTERING_MAX_BYTES_PER_GROUP], o[K.CLUSTERING_MAX_NUM_GROUPS],
             o[K.CLUSTERING_TARGET_FILE_MAX_BYTES], o[K.CLUSTERING_SORT_COLUMNS], o[K.CLUSTERING_SINGLE_GROUP],
             o[K.CLUSTERING_PARTITION_FILTER_MODE], o[K.CLUSTERING_LOOKBACK_PARTITIONS],
@@ -414,9 +419,15 @@ class WriteConfig:
                 parts["archival"].check_against(parts["clean"])
             except ConfigError as e:
                 errors.append(str(e))
-            if parts["clustering"].inline and parts["index"].type is IndexType.BUCKET:  # as Hudi refuses it
-                errors.append(f"{K.CLUSTERING_INLINE.key}=true: Clustering is not supported for bucket index "
-                              f"({K.INDEX_TYPE.key}=BUCKET); set {K.CLUSTERING_INLINE.key}=false")
+            clu = parts["clustering"]
+            for on, key in ((clu.inline, K.CLUSTERING_INLINE.key), (clu.schedule_inline, K.CLUSTERING_SCHEDULE_INLINE.key)):
+                if on and parts["index"].type is IndexType.BUCKET:  # as Hudi refuses it
+                    errors.append(f"{key}=true: Clustering is not supported for bucket index "
+                                  f"({K.INDEX_TYPE.key}=BUCKET); set {key}=false")
+            if clu.inline and clu.schedule_inline:  # HoodieClusteringConfig.Builder.validate
+                errors.append(f"Either of inline clustering ({K.CLUSTERING_INLINE.key}) or schedule inline "
+                              f"clustering ({K.CLUSTERING_SCHEDULE_INLINE.key}) can be enabled. Both can't be set to "
+                              "true at the same time; set one of them false")
             if o.is_set(K.PARTITION_FIELDS):  # the table's own fields are checked again by for_table
                 errors += parts["sync"].problems(parts["keys"].partition_field_names, where or "being written")
         if errors:

@@ -45,6 +45,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import service_lock_at
 from hudi_engine.table_services.compaction import pending_compaction_groups, service_instant_time
+from hudi_engine.table_services.space_curve import LAYOUTS, LINEAR, check_curve_columns, curve_order, layout_of
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.avro_models import write_avro_metadata
 from hudi_engine.timeline.clustering import (
@@ -65,8 +66,6 @@ from hudi_engine.write.markers import IOType, delete_marker_dir, list_markers
 
 SIZE_BASED_PLAN = "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy"
 SORT_AND_SIZE_EXECUTION = "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
-LINEAR = "linear"
-_CURVES = ("z-order", "hilbert")  # Hudi's other layout strategies: space-filling curves, not served yet
 FILE_NAME = META_COLUMNS[4]
 _MB = 1024 * 1024
 
@@ -99,17 +98,19 @@ def check_index(config: WriteConfig, where: str) -> None:
                           "this table")
 
 
-def check_layout(layout: str, where: str) -> None:
+def check_layout(layout: str, where: str) -> str:
+    """Hudi's name of the layout strategy (linear, z-order, hilbert); an unknown one refused by name."""
     key = K.LAYOUT_OPTIMIZE_STRATEGY.key
-    if layout == LINEAR:
-        return
-    what = "a space-filling curve, not written by this engine yet" if layout in _CURVES else "unknown"
-    raise ConfigError(f"table {where}: {key}={layout!r}: {what}; this engine sorts {LINEAR}ly only (by "
-                      f"{K.CLUSTERING_SORT_COLUMNS.key} in order). Set {key}={LINEAR} or leave it out")
+    known = layout_of(layout)
+    if known is None:
+        raise ConfigError(f"table {where}: {key}={layout!r} is unknown; Hudi's layout strategies are "
+                          f"{', '.join(LAYOUTS)}. Set one of them or leave it out ({LINEAR})")
+    return known
 
 
-def check_sort_columns(schema: pa.Schema, columns: Sequence[str], where: str) -> None:
-    """Every sort column is a top-level data column of a type with an order (no struct, list or map)."""
+def check_sort_columns(schema: pa.Schema, columns: Sequence[str], where: str, layout: str = LINEAR) -> None:
+    """Every sort column is a top-level data column of a type with an order (no struct, list or map); for a curve
+    (two or more columns), of a type Hudi's curve maps."""
     key = K.CLUSTERING_SORT_COLUMNS.key
     names = [n for n in schema.names if n not in META_COLUMNS]
     missing = [c for c in columns if c not in names]
@@ -120,6 +121,8 @@ def check_sort_columns(schema: pa.Schema, columns: Sequence[str], where: str) ->
     if unsortable:
         raise ConfigError(f"table {where}: {key} names {unsortable}: nested columns have no order to sort by. "
                           "Sort by top-level columns of primitive types")
+    if layout != LINEAR and len(columns) > 1:
+        check_curve_columns(schema, columns, where)
 
 
 # --------------------------------------------------------------------------------------------- planning
@@ -245,7 +248,8 @@ def schedule_clustering(location: TableLocation, config: WriteConfig | None = No
         if timeline.latest_schema() is None and table.create_schema is None:
             return None  # no commit wrote rows (every write rolled back): nothing to cluster
         schema = _table_schema(location, timeline, table)
-        check_sort_columns(avro_to_arrow_schema(schema), config.clustering.sort_columns, where)
+        check_sort_columns(avro_to_arrow_schema(schema), config.clustering.sort_columns, where,
+                           check_layout(config.clustering.layout_strategy, where))
         instant_time = service_instant_time(timeline, table, instant_time, "clustering")
         record = build_clustering_plan(location, timeline, config)
         if record is None:
@@ -326,8 +330,11 @@ def _planned_slice(group: FileGroup | None, s: ClusteringSlice, where: str) -> F
                      "clustering back with Hudi")
 
 
-def _sorted(rows: pa.Table, columns: Sequence[str]) -> pa.Table:
-    # Spark's ascending order puts nulls first; so does the linear sort Hudi's RDDCustomColumnsSortPartitioner does.
+def _sorted(rows: pa.Table, columns: Sequence[str], layout: str = LINEAR, where: str = "") -> pa.Table:
+    """Rows in the layout's order. Linear: Spark's ascending order puts nulls first, as the linear sort Hudi's
+    RDDCustomColumnsSortPartitioner does; one column is linear whatever the layout (Hudi skips the curve then)."""
+    if len(columns) > 1 and layout != LINEAR:
+        return rows.take(pa.array(curve_order(rows, columns, layout, where)))
     return rows.sort_by([(c, "ascending", "at_start") for c in columns]) if columns else rows
 
 
@@ -343,6 +350,7 @@ class ClusteringTask:
     visibility: Visibility
     sort_columns: tuple[str, ...]
     target_file_max_bytes: int
+    layout: str = LINEAR  # hoodie.layout.optimize.strategy of the executing writer, as Hudi takes it
     files: FileSizing = FileSizing()
     bloom: BloomConfig = BloomConfig()
 
@@ -376,7 +384,7 @@ def execute_group(task: ClusteringTask, group: ClusteringGroup, token: tuple[int
             (s.base_file.size if s.base_file else 0) + sum(f.size for f in s.log_files)
     stats: list[WriteStat] = []
     for partition, tables in by_partition.items():
-        rows = _sorted(pa.concat_tables(tables).select(arrow.names), task.sort_columns)
+        rows = _sorted(pa.concat_tables(tables).select(arrow.names), task.sort_columns, task.layout, task.base_path)
         if not rows.num_rows:
             continue  # every record of the group was deleted: the group is replaced by nothing
         files = max(group.num_output_groups if len(by_partition) == 1 else 1,
@@ -422,11 +430,11 @@ def run_clustering(location: TableLocation, instant_time: str, config: WriteConf
         instant, plan = _pending_clustering(timeline, instant_time)
         _served(plan.strategy_class or SORT_AND_SIZE_EXECUTION, SORT_AND_SIZE_EXECUTION,
                 f"the strategyClassName of clustering plan {instant_time}", where)
-        check_layout(config.clustering.layout_strategy, where)
+        layout = check_layout(config.clustering.layout_strategy, where)
         check_index(config, where)
         schema = _table_schema(location, timeline, table)
         sort_columns = plan.sort_columns or config.clustering.sort_columns
-        check_sort_columns(avro_to_arrow_schema(add_meta_fields(schema)), sort_columns, where)
+        check_sort_columns(avro_to_arrow_schema(add_meta_fields(schema)), sort_columns, where, layout)
         if instant.is_inflight:
             undo_clustering_attempt(location, instant, plan)
             timeline = Timeline.load(location)
@@ -446,7 +454,7 @@ def run_clustering(location: TableLocation, instant_time: str, config: WriteConf
         for partition, file_id in plan.file_groups:
             replaced.setdefault(partition, []).append(file_id)
         task = ClusteringTask(location.uri, where, dict(table.props), instant_time, schema, vis, tuple(sort_columns),
-                              config.clustering.target_file_max_bytes, config.files, config.bloom)
+                              config.clustering.target_file_max_bytes, layout, config.files, config.bloom)
         t1 = time.monotonic()
         try:
             stats = (execute or run_groups_serially)(task, groups)

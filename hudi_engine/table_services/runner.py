@@ -16,7 +16,7 @@ from hudi_engine.table_features import check_writable
 from hudi_engine.table_services import held_by_caller, service_lock
 from hudi_engine.table_services.archival import archive
 from hudi_engine.table_services.clean import clean, resume_pending_cleans
-from hudi_engine.table_services.clustering import cluster_now, clustering_due
+from hudi_engine.table_services.clustering import cluster_now, clustering_due, schedule_clustering
 from hudi_engine.table_services.compaction import (
     CompactionResult,
     Executor,
@@ -115,6 +115,12 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                     clustered = cluster_now(location, config)  # in this process, like Hudi's inline clustering
                     if clustered is not None:
                         created.append(clustered.instant_time)
+                        timeline = Timeline.load(location)
+            elif config.clustering.schedule_inline:
+                service = "inline scheduling of clustering"
+                # Hudi 1.x's ClusteringPlanActionExecutor: a schedule-only writer counts to async.max.commits.
+                if not _writes_pending(timeline) and clustering_due(timeline, config.clustering.async_max_commits):
+                    if schedule_clustering(location, config) is not None:
                         timeline = Timeline.load(location)
             if config.lock.failed_writes_policy == LAZY:
                 service = "the rollback of failed writes (hoodie.cleaner.policy.failed.writes=LAZY)"

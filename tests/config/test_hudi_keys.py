@@ -133,17 +133,17 @@ def test_values_that_depend_on_other_options():
 
 
 def test_the_four_silently_dropped_keys_are_refused_together_with_bad_values():
-    text = error_of({"hoodie.clustering.async.enabled": "true", "hoodie.metadata.index.column.stats.enable": "TRUE",
+    text = error_of({"hoodie.layout.optimize.curve.build.method": "SAMPLE",
+                     "hoodie.metadata.index.column.stats.enable": "TRUE",
                      "hoodie.metadata.record.index.enable": "true", "hoodie.datasource.hive_sync.mode": "jdbc",
                      "hoodie.index.type": "RECORD_INDEX"}, "s3://lake/orders")
     lines = text.splitlines()
     assert lines[0] == "table s3://lake/orders: invalid Hudi write options:"
     assert len(lines) == 6, lines
     assert "  hoodie.index.type='RECORD_INDEX': expected one of SIMPLE, BLOOM, BUCKET, GLOBAL_SIMPLE" in lines
-    assert ("  hoodie.clustering.async.enabled='true' is not supported: this engine clusters inline "
-            "(hoodie.clustering.inline: scheduled and executed after a write) or on request (HudiTable.cluster), "
-            "never asynchronously nor scheduled alone after a write. Set it false and use hoodie.clustering.inline=true "
-            "or HudiTable.cluster() (or Hudi's own clustering job)") in lines
+    assert ("  hoodie.layout.optimize.curve.build.method='SAMPLE' is not supported: this engine builds z-order "
+            "and Hilbert curves from the values themselves (DIRECT); SAMPLE's range sampling is not served. Set it "
+            "DIRECT or remove it") in lines
     assert ("  hoodie.metadata.index.column.stats.enable='TRUE' is not supported: this engine writes only the files "
             "partition of Hudi's metadata table. Set it false or remove it") in lines
     assert any(line.startswith("  hoodie.metadata.record.index.enable='true' is not supported: this engine writes "
@@ -151,8 +151,7 @@ def test_the_four_silently_dropped_keys_are_refused_together_with_bad_values():
     assert any(line.startswith("  hoodie.datasource.hive_sync.mode='jdbc' is not supported: this engine syncs "
                                "through the Spark session's own Hive metastore client") for line in lines)
     # Their alternative keys too.
-    assert "hoodie.datasource.clustering.async.enable='true' is not supported" in error_of(
-        {"hoodie.datasource.clustering.async.enable": "true"})
+    assert "hoodie.table.base.file.format='ORC' is not supported" in error_of({"hoodie.table.base.file.format": "ORC"})
 
 
 def test_no_op_keys_are_accepted_with_one_warning_and_change_nothing():

@@ -77,6 +77,9 @@ HUDI_DEFAULTS = {
     # HoodieClusteringConfig (0.15 and 1.2 agree)
     "hoodie.clustering.inline": "false",
     "hoodie.clustering.inline.max.commits": "4",
+    "hoodie.clustering.schedule.inline": "false",
+    "hoodie.clustering.async.enabled": "false",
+    "hoodie.clustering.async.max.commits": "4",
     "hoodie.clustering.plan.strategy.class":
         "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy",
     "hoodie.clustering.execution.strategy.class":

@@ -87,6 +87,9 @@ MODELS: dict[str, str] = {
                      "cleaning={'policy': 'commits', 'retained': 1, 'automatic': false}", DAY_ROWS, UPTO_ROWS),
     "svc_inline": model(f"{HUDI}, table_type='mor', compaction={{'delta_commits': 1}}", DAY_ROWS, UPTO_ROWS),
     "svc_rollback": model(f"{HUDI}", DAY_ROWS, UPTO_ROWS),
+    # clustering: planned by the second run (schedule_only, 2 commits), executed by `hudi_cluster`.
+    "svc_cluster": model(f"{HUDI}, clustering={{'cluster_by': ['score', 'id'], 'layout': 'z-order', "
+                         "'schedule_only': true, 'commits': 2}", DAY_ROWS, UPTO_ROWS),
     "svc_busy": model(f"{HUDI}, tags=['busy']", DAY_ROWS, UPTO_ROWS),
     "svc_archive": model(f"{HUDI}, cleaning={{'policy': 'commits', 'retained': 1, 'automatic': false}}", DAY_ROWS,
                          UPTO_ROWS),

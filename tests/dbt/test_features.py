@@ -83,6 +83,7 @@ def built(tmp_path_factory):
         {"dbt": ["run-operation", "hudi_compact", "--args", "{model: svc_mor}"]},
         {"dbt": ["run-operation", "hudi_clean", "--args", "{model: svc_mor}"]},  # its cleaning: retained 1
         {"dbt": ["run-operation", "hudi_rollback", "--args", "{model: svc_rollback}"]},
+        {"dbt": ["run-operation", "hudi_cluster", "--args", "{model: svc_cluster, op: execute}"]},
         {"dbt": ["run-operation", "hudi_compact", "--args", "{model: a_view}"]},
         {"dbt": ["run-operation", "hudi_compact", "--args", "{model: svc_mor, bogus: 1}"]},
         {"dbt": ["run-operation", "hudi_compact", "--args", f"{{relation: {SCHEMA}.mu_cow}}"]},
@@ -387,6 +388,18 @@ def test_inline_compaction_setting(built):
     table = HudiTable.load(table_path(built["project"], "svc_inline"))
     assert [str(i.action) for i in table.timeline.completed_commits()] == ["deltacommit", "deltacommit", "commit"]
     checked(built, "svc_inline")
+
+
+def test_clustering_setting_schedules_and_hudi_cluster_executes(built):
+    path = table_path(built["project"], "svc_cluster")
+    table = HudiTable.load(path)
+    commits = [i for i in table.timeline.completed_commits()]
+    assert [str(i.action) for i in commits] == ["commit", "commit", "replacecommit"], commits
+    line = lines_with(built, f"hudi_cluster {path}: instant {commits[-1].timestamp}, ")
+    assert len(line) == 1 and "file groups clustered into" in line[0], lines_with(built, "hudi_cluster")
+    assert table.timeline.commit_metadata(commits[-1]).operation_type == "CLUSTER"
+    assert len(table.file_slices()) == 4  # one file group per partition (a, b, c, d)
+    assert rows_of(checked(built, "svc_cluster")) == sorted((r[0], r[2], r[3]) for r in latest_events(2).values())
 
 
 def test_rollback_from_dbt(built):

@@ -348,3 +348,27 @@ def test_a_table_model_has_no_incremental_settings():
     c = HudiModelConfig.from_dbt({"materialized": "table", "file_format": "hudi", "incremental_strategy": "merge",
                                   "incremental_predicates": ["id != 2"], "merge_exclude_columns": ["x"]}, "m")
     assert (c.unique_key, c.incremental_predicates, c.merge_exclude_columns) == ((), (), ())
+
+
+def test_clustering_setting_spells_the_clustering_keys():
+    def clustering(value) -> dict[str, str]:
+        opts = cfg(clustering=value).hoodie_options("t", None, "upsert")
+        return {k: v for k, v in opts.items() if "clustering" in k or "layout" in k}
+
+    assert clustering({"cluster_by": ["customer_id", "ts"], "layout": "z-order", "commits": 3,
+                       "small_file_limit": 1000, "target_file_size": 5000}) == {
+        "hoodie.clustering.plan.strategy.sort.columns": "customer_id,ts",
+        "hoodie.layout.optimize.strategy": "z-order",
+        "hoodie.clustering.inline.max.commits": "3", "hoodie.clustering.async.max.commits": "3",
+        "hoodie.clustering.inline": "true",  # a commit count asks for inline clustering
+        "hoodie.clustering.plan.strategy.small.file.limit": "1000",
+        "hoodie.clustering.plan.strategy.target.file.max.bytes": "5000"}
+    scheduled = clustering({"cluster_by": "ts", "schedule_only": True, "commits": 2})
+    assert scheduled["hoodie.clustering.schedule.inline"] == "true" and "hoodie.clustering.inline" not in scheduled
+    assert clustering(False) == {"hoodie.clustering.inline": "false"}
+    with pytest.raises(HudiConfigError) as e:
+        cfg(clustering={"zorder_by": ["a"], "layout": "spiral"})
+    assert "clustering: unknown key 'zorder_by'; expected cluster_by, layout" in str(e.value)
+    assert "hoodie.layout.optimize.strategy='spiral'" in str(e.value) and "linear, z-order, hilbert" in str(e.value)
+    with pytest.raises(HudiConfigError, match="Both can't be set to true at the same time"):
+        cfg(clustering={"inline": True, "schedule_only": True})

@@ -70,3 +70,44 @@ def test_java_reads_our_clustering_and_executes_our_plan(java_hudi, tmp_path: Pa
     columns = [c for c in ours.column_names if c != FILE_NAME]
     assert_same_table(ours.select(columns), expected.select(columns), "the rows after Java's execution")
     assert_same_table(ours, _java_rows(java, path), f"Java {hudi} reads its execution of our plan")
+
+
+def test_java_executes_our_plan_along_the_z_curve_as_we_do(java_hudi, tmp_path: Path) -> None:
+    """Java 0.15.0 executes a plan of ours with `order_strategy => 'z-order'`: every file it writes is in the order
+    the engine's z-curve gives its rows (Hudi's byte mapping and interleaving, the same on both sides); then the
+    engine clusters along the curve and Java reads the result."""
+    import pyarrow.parquet as pq
+
+    from hudi_engine.table_services.space_curve import ZORDER, curve_order
+
+    java = java_hudi("0.15.0")
+    path = tmp_path / "t"
+    opts = _options("COPY_ON_WRITE", 6)
+    for b in range(3):
+        write(path, _batch(list(range(b * 20, b * 20 + 20)), b).set_column(
+            2, "ts", pa.array([(i * 7919) % 1000 - 500 for i in range(b * 20, b * 20 + 20)], pa.int64())), opts)
+    sort = {"hoodie.clustering.plan.strategy.sort.columns": "val,ts"}
+    expected = HudiTable.load(str(path)).read_snapshot()
+    scheduled = HudiTable.load(str(path)).cluster(options={**opts, **sort}, op="schedule")
+    assert scheduled is not None
+    java.sql(f"CALL run_clustering(path => '{path}', op => 'execute', order => 'val,ts', order_strategy => 'z-order')")
+    t = HudiTable.load(str(path))
+    assert [i.action.value for i in t.timeline.instants_at(scheduled.instant_time) if i.is_completed] == \
+        ["replacecommit"], "Java did not complete our plan"
+    files = [path / s.partition_path / s.base_file.path.rsplit("/", 1)[-1] for s in t.file_slices()
+             if s.base_instant == scheduled.instant_time and s.base_file is not None]
+    assert files
+    for name in files:
+        rows = pq.read_table(name)
+        in_curve_order = rows.take(pa.array(curve_order(rows, ["val", "ts"], ZORDER, str(path))))
+        assert in_curve_order.select(["id"]).equals(rows.select(["id"])), f"Java's {name} is not in our z-order"
+    columns = [c for c in expected.column_names if c != FILE_NAME]
+    assert_same_table(t.read_snapshot().select(columns), expected.select(columns), "rows after Java's z-order")
+
+    for b in range(3, 5):
+        write(path, _batch(list(range(b * 20, b * 20 + 20)), b), opts)
+    done = HudiTable.load(str(path)).cluster(options={**opts, **sort, "hoodie.layout.optimize.strategy": "z-order",
+                                                      "hoodie.clustering.plan.strategy.small.file.limit": str(1 << 30)})
+    assert done is not None
+    t = HudiTable.load(str(path))
+    assert_same_table(t.read_snapshot(), _java_rows(java, path), "Java 0.15.0 reads our z-order clustering")

@@ -199,8 +199,15 @@ class Sequence:
             else:
                 self.table().compact()
             return None
-        if step.kind == "clustering":  # Java only: the engine does not run clustering
-            self.call(f"run_clustering(path => '{self.path}')")
+        if step.kind == "clustering":  # the engine along a drawn layout, sorted by v and id; Java unsorted
+            if actor == "java":
+                self.call(f"run_clustering(path => '{self.path}')")
+            else:
+                layout = self.rng.choice(["linear", "z-order", "hilbert"])
+                step.detail = layout
+                self.table().cluster(options={**self.shape.engine_options(False),
+                                              "hoodie.clustering.plan.strategy.sort.columns": "v,id",
+                                              "hoodie.layout.optimize.strategy": layout})
             return None
         if step.kind == "clean":
             if actor == "java":
@@ -291,13 +298,17 @@ class Sequence:
         if actor == "engine":
             if rollback_ok and latest is not None and latest.timestamp in self.engine_writes:
                 kinds["rollback"] = 1  # the engine rolls back its own last commit
+            if self.shape.index != "bucket":  # refused with the bucket index, as Hudi refuses it
+                kinds["clustering"] = 2
         else:
             # Hudi 1.2.0's rollback_to_instant on a version-6 table it was pinned to fails (it lists the timeline
             # as layout 2: "File .hoodie/timeline does not exist", also with the pin in the session's conf); its
             # rollback_to_savepoint works there, and a rollback the engine does.
             # Java's rollback may first compact the metadata table the engine kept, then refuses to roll back a
             # commit that compaction holds (`_metadata_compaction_due`).
-            if rollback_ok and not self.shape.pinned and not _metadata_compaction_due(self.path):
+            # The same holds for the upgrade shape's version-6 table before Java's first write upgrades it.
+            java_1x_on_v6 = self.shape.hudi != "0.15.0" and table.config.version == 6
+            if rollback_ok and not java_1x_on_v6 and not _metadata_compaction_due(self.path):
                 kinds["rollback"] = 1
             # Hudi's simple bucket index refuses clustering ("Clustering is not supported for bucket index").
             if self.shape.index != "bucket":

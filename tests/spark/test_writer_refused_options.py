@@ -20,11 +20,11 @@ OPTIONS = {"hoodie.table.name": "orders", "hoodie.datasource.write.recordkey.fie
 def test_spark_writers_refuse_before_starting_the_table(spark, tmp_path, writer):
     df = spark.createDataFrame([(1, 10, 1.5), (2, 10, 2.5)], "id bigint, ts bigint, amount double")
     path = tmp_path / "orders"
-    refused = {"hoodie.clustering.async.enabled": "true", "hoodie.datasource.hive_sync.mode": "jdbc"}
+    refused = {"hoodie.layout.optimize.curve.build.method": "SAMPLE", "hoodie.datasource.hive_sync.mode": "jdbc"}
     with pytest.raises(ConfigError) as e:
         writer(df, str(path), {**OPTIONS, **refused})
     assert str(e.value).startswith(f"table {path}: invalid Hudi write options:")
-    assert "hoodie.clustering.async.enabled='true' is not supported" in str(e.value)
+    assert "hoodie.layout.optimize.curve.build.method='SAMPLE' is not supported" in str(e.value)
     assert "hoodie.datasource.hive_sync.mode='jdbc' is not supported" in str(e.value)
     assert not path.exists()
     no_ops = {"hoodie.embed.timeline.server": "false", "hoodie.memory.merge.fraction": "0.75",

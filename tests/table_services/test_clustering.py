@@ -194,8 +194,7 @@ def test_partition_selection():
     ({"hoodie.clustering.plan.strategy.class": "org.apache.hudi.client.clustering.plan.strategy."
       "SparkSingleFileSortPlanStrategy"}, "SparkSizeBasedClusteringPlanStrategy only"),
     ({"hoodie.clustering.execution.strategy.class": "com.acme.MyStrategy"}, "SparkSortAndSizeExecutionStrategy only"),
-    ({"hoodie.layout.optimize.strategy": "z-order"}, "space-filling curve"),
-    ({"hoodie.layout.optimize.strategy": "spiral"}, "'spiral': unknown"),
+    ({"hoodie.layout.optimize.strategy": "spiral"}, "expected one of linear, z-order, hilbert"),
     ({"hoodie.index.type": "BUCKET"}, "Clustering is not supported for bucket index"),
 ])
 def test_bad_input_is_refused_by_name_before_anything_is_written(tmp_path, given, words):
@@ -242,6 +241,44 @@ def test_a_failed_execution_leaves_the_plan_requested_and_nothing_visible(tmp_pa
     monkeypatch.undo()
     assert t.cluster(options=opts, op="execute").instant_time == ts
     assert_same_rows(data_rows(HudiTable.load(str(path))), before, "after the retry")
+
+
+class Killed(BaseException):
+    """The process dying: nothing on the way undoes anything."""
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_crash_mid_execution_is_invisible_and_the_next_execute_completes_it(tmp_path, monkeypatch, table_type):
+    """Killed after the first output file, before the replacecommit (no undo: the process is gone): readers see
+    the table as it was, the next writer writes new keys (updates of the planned groups stay refused, as Hudi's
+    reject strategy says), and the next execute undoes the attempt and completes the plan."""
+    path = tmp_path / "t"
+    opts = small_files_table(path, table_type, 9)
+    t = HudiTable.load(str(path))
+    before = data_rows(t)
+    real = clustering_service.write_base
+    calls = []
+
+    def die_on_second(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise Killed()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(clustering_service, "write_base", die_on_second)
+    monkeypatch.setattr(clustering_service, "undo_clustering_attempt", lambda *a, **k: [])
+    with pytest.raises(Killed):
+        t.cluster(options={**opts, **SORT, "hoodie.layout.optimize.strategy": "hilbert",
+                           "hoodie.clustering.plan.strategy.sort.columns": "val,id"})
+    monkeypatch.undo()
+    t = HudiTable.load(str(path))
+    [ts] = pending_clusterings(t.location)
+    assert [i.state for i in t.timeline.instants_at(ts)] == [State.INFLIGHT]
+    assert [f for f in path.rglob("*.parquet") if f.name.endswith(f"_{ts}.parquet")], "the crash left a file"
+    assert_same_rows(data_rows(t), before, "after the crash", key="id")
+    assert_same_rows(t.read_snapshot(), rs_snapshot(path).select(t.read_snapshot().column_names), "hudi-rs", key="id")
+    write(path, batch([90, 91], 20), opts)  # new keys: new file groups
+    _executes_pending(path, ts, {**opts, "hoodie.layout.optimize.strategy": "hilbert"})
 
 
 def test_scheduling_is_refused_while_a_write_is_pending(tmp_path):
@@ -306,3 +343,82 @@ def test_the_metadata_table_records_the_clustering(name, tmp_path):
     assert [i.state for i in mdt.instants if i.timestamp == result.instant_time] == [State.COMPLETED]
     assert mdt_listing(table) == storage_listing(table)
     assert t.read_snapshot(columns=["id", "v"]).sort_by("id") == rows
+
+
+def _files_touched(path: Path, column: str, low: int, high: int) -> int:
+    """Base files of the latest slices whose footer min/max of `column` meets [low, high]: what a reader skipping
+    by column stats opens."""
+    import pyarrow.parquet as pq
+    t = HudiTable.load(str(path))
+    touched = 0
+    for s in t.file_slices():
+        meta = pq.ParquetFile(path / s.partition_path / s.base_file.path.rsplit("/", 1)[-1]).metadata
+        index = meta.schema.to_arrow_schema().get_field_index(column)
+        stats = [meta.row_group(g).column(index).statistics for g in range(meta.num_row_groups)]
+        touched += any(st.min <= high and st.max >= low for st in stats)
+    return touched
+
+
+@pytest.mark.parametrize("layout", ["z-order", "hilbert"])
+def test_a_curve_skips_files_on_both_sort_columns_where_linear_skips_on_the_first_only(tmp_path, layout):
+    rng = __import__("numpy").random.default_rng(3)
+    touched = {}
+    for how in ("linear", layout):
+        path = tmp_path / how
+        opts = options("COPY_ON_WRITE", 6, **{"hoodie.datasource.write.partitionpath.field": ""})
+        for b in range(2):
+            ids = range(b * 1000, b * 1000 + 1000)
+            write(path, pa.table({"id": [f"k{i:05d}" for i in ids], "ts": [b] * 1000,
+                                  "x": pa.array(rng.integers(0, 1000, 1000), pa.int64()),
+                                  "y": pa.array(rng.integers(0, 1000, 1000), pa.int32())}), opts)
+        size = sum(p.stat().st_size for p in path.glob("*.parquet"))
+        before = data_rows(HudiTable.load(str(path))).sort_by("id")
+        HudiTable.load(str(path)).cluster(options={
+            **opts, "hoodie.clustering.plan.strategy.sort.columns": "x,y", "hoodie.layout.optimize.strategy": how,
+            "hoodie.clustering.plan.strategy.target.file.max.bytes": str(size // 16 + 1)})
+        t = HudiTable.load(str(path))
+        assert len(t.file_slices()) == 16
+        assert data_rows(t).sort_by("id").equals(before)
+        touched[how] = (_files_touched(path, "x", 0, 99), _files_touched(path, "y", 0, 99))
+    (lin_x, lin_y), (cur_x, cur_y) = touched["linear"], touched[layout]
+    assert lin_y == 16 and lin_x <= 3, touched  # linear: the first column alone is laid out
+    assert cur_x < lin_y and cur_y < lin_y and cur_x + cur_y < lin_x + lin_y, touched
+
+
+def test_schedule_inline_plans_and_a_later_execute_runs_it(tmp_path):
+    path = tmp_path / "t"
+    opts = options("MERGE_ON_READ", 9, **{"hoodie.clustering.schedule.inline": "true",
+                                          "hoodie.clustering.async.max.commits": "2", **SORT})
+    write(path, batch([0, 1, 2, 3], 0), opts, table_services=True)
+    assert not pending_clusterings(HudiTable.load(str(path)).location), "not due after 1 commit"
+    write(path, batch([4, 5, 6, 7], 1), opts, table_services=True)
+    t = HudiTable.load(str(path))
+    [planned] = pending_clusterings(t.location)
+    assert not [i for i in t.timeline if i.action is Action.REPLACE_COMMIT], "planned, not executed"
+    write(path, batch([8, 9], 2), opts, table_services=True)  # new keys: other file groups; no second plan
+    t = HudiTable.load(str(path))
+    assert pending_clusterings(t.location) == [planned]
+    _executes_pending(path, planned, {**opts, "hoodie.clustering.schedule.inline": "false"})
+
+
+def _executes_pending(path: Path, instant: str, opts: dict[str, str]) -> None:
+    """`op=execute` completes the pending clustering `instant`; the rows stay, as our reader and hudi-rs read them."""
+    expected = data_rows(HudiTable.load(str(path)))
+    done = HudiTable.load(str(path)).cluster(options=opts, op="execute")
+    t = HudiTable.load(str(path))
+    assert done is not None and done.instant_time == instant and not pending_clusterings(t.location)
+    assert_same_rows(data_rows(t), expected, "after the execute", key="id")
+    assert_same_rows(t.read_snapshot(), rs_snapshot(path).select(t.read_snapshot().column_names), "hudi-rs", key="id")
+
+
+def test_async_clustering_leaves_the_writes_alone_and_inline_with_schedule_inline_is_refused(tmp_path):
+    path = tmp_path / "t"
+    opts = options("COPY_ON_WRITE", 6, **{"hoodie.clustering.async.enabled": "true",
+                                          "hoodie.clustering.async.max.commits": "1"})
+    for b in range(3):
+        write(path, batch([b], b), opts, table_services=True)
+    t = HudiTable.load(str(path))
+    assert not pending_clusterings(t.location) and not [i for i in t.timeline if i.action is Action.REPLACE_COMMIT]
+    assert t.cluster(options=opts) is not None  # another process clusters
+    with pytest.raises(ConfigError, match="Both can't be set to true at the same time"):
+        WriteConfig.from_options({**opts, "hoodie.clustering.inline": "true", "hoodie.clustering.schedule.inline": "true"})

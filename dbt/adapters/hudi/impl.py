@@ -43,6 +43,7 @@ class HudiConfig(SparkConfig):
     merge_exclude_columns: list[str] | None = None
     compaction: dict[str, Any] | None = None
     cleaning: dict[str, Any] | None = None
+    clustering: dict[str, Any] | None = None
 
 
 @dataclass
@@ -265,7 +266,7 @@ class HudiAdapter(SparkAdapter):
             options.setdefault("hoodie.datasource.hive_sync.database", schema or "default")
             options.setdefault("hoodie.datasource.hive_sync.table", identifier)
         report = run_service(service, str(path), options, instant=args.get("instant"), comment=args.get("comment"),
-                             spark=self.spark)
+                             op=args.get("op"), spark=self.spark)
         return report.as_dict()
 
     @available

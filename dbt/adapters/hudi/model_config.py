@@ -32,6 +32,15 @@ HUDI_SQL_OPTIONS = {"primaryKey": "unique_key", "preCombineField": "precombine_f
 COMPACTION_KEYS: dict[str, ConfigOption[Any]] = {"inline": K.COMPACT_INLINE, "delta_commits": K.COMPACT_MAX_DELTA_COMMITS}
 CLEANING_KEYS = {"automatic": K.CLEAN_AUTOMATIC, "policy": K.CLEANER_POLICY, "retained": None}
 CLEANING_POLICIES = {"commits": "KEEP_LATEST_COMMITS", "file_versions": "KEEP_LATEST_FILE_VERSIONS"}
+# `clustering` model setting: its keys -> the hoodie.clustering.* / layout options they spell (`commits`: both
+# trigger counts, the inline one and the schedule-only one).
+CLUSTERING_KEYS: dict[str, tuple[ConfigOption[Any], ...]] = {
+    "cluster_by": (K.CLUSTERING_SORT_COLUMNS,), "layout": (K.LAYOUT_OPTIMIZE_STRATEGY,),
+    "small_file_limit": (K.CLUSTERING_SMALL_FILE_LIMIT,), "target_file_size": (K.CLUSTERING_TARGET_FILE_MAX_BYTES,),
+    "max_bytes_per_group": (K.CLUSTERING_MAX_BYTES_PER_GROUP,), "inline": (K.CLUSTERING_INLINE,),
+    "schedule_only": (K.CLUSTERING_SCHEDULE_INLINE,),
+    "commits": (K.CLUSTERING_INLINE_MAX_COMMITS, K.CLUSTERING_ASYNC_MAX_COMMITS),
+}
 # `hive_sync` / `glue_sync` model settings (true, or a mapping of these keys): the catalog sync options they spell.
 HIVE_SYNC_KEYS: dict[str, ConfigOption[Any]] = {
     "database": K.SYNC_DATABASE, "table": K.SYNC_TABLE, "skip_ro_suffix": K.SYNC_SKIP_RO_SUFFIX,
@@ -146,6 +155,20 @@ def _compaction_options(raw: Any, problems: list[str]) -> dict[str, str]:
     return out
 
 
+def _clustering_options(raw: Any, problems: list[str]) -> dict[str, str]:
+    """`clustering: {cluster_by: [a, b], layout: z-order, commits: 4, schedule_only: false, small_file_limit: N,
+    target_file_size: N, max_bytes_per_group: N, inline: true}` (or `clustering: false`) as hoodie.clustering.* and
+    hoodie.layout.optimize.strategy options. `commits` asks for inline clustering unless `schedule_only` (plan after
+    the writes, executed by `hudi_cluster`) or `inline: false` says otherwise."""
+    if isinstance(raw, bool):
+        raw = {"inline": raw}
+    out = _mapping_settings("clustering", raw, CLUSTERING_KEYS, problems,
+                            " (e.g. {cluster_by: [customer_id, ts], layout: z-order, commits: 4})")
+    if isinstance(raw, Mapping) and "commits" in raw and "inline" not in raw and not _true(out.get(K.CLUSTERING_SCHEDULE_INLINE.key)):
+        out[K.CLUSTERING_INLINE.key] = "true"  # a commit count asks for inline clustering, as compaction's does
+    return out
+
+
 def _true(value: str | None) -> bool:
     return (value or "").strip().lower() == "true"
 
@@ -162,19 +185,22 @@ def _sync_settings(setting: str, raw: Any, keys: Mapping[str, ConfigOption[Any]]
     return _mapping_settings(setting, raw, keys, problems)
 
 
-def _mapping_settings(setting: str, raw: Any, keys: Mapping[str, ConfigOption[Any]], problems: list[str],
-                      example: str = "") -> dict[str, str]:
-    """A model setting that is a mapping of `keys` (each the Hudi option it spells) as those options."""
+def _mapping_settings(setting: str, raw: Any, keys: Mapping[str, ConfigOption[Any] | tuple[ConfigOption[Any], ...]],
+                      problems: list[str], example: str = "") -> dict[str, str]:
+    """A model setting that is a mapping of `keys` (each the Hudi option it spells, or several) as those options; a
+    list value as its items comma-separated."""
     if not isinstance(raw, Mapping):
         problems.append(f"{setting}={raw!r}: expected a mapping with keys {', '.join(keys)}{example}")
         return {}
     out: dict[str, str] = {}
     for key, value in raw.items():
-        option = keys.get(str(key))
-        if option is None:
+        spelled = keys.get(str(key))
+        if spelled is None:
             problems.append(f"{setting}: unknown key {key!r}; expected {', '.join(keys)}")
             continue
-        out[option.key] = _option_text(value)
+        text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else _option_text(value)
+        for option in spelled if isinstance(spelled, tuple) else (spelled,):
+            out[option.key] = text
     return out
 
 
@@ -290,6 +316,7 @@ MODEL_SETTINGS: tuple[Setting, ...] = (
     Setting("merge_exclude_columns", _columns, "a list of column names", (), incremental=True),
     Setting("compaction", _compaction_options, "", {}, field=ADDS_OPTIONS),
     Setting("cleaning", _cleaning_options, "", {}, field=ADDS_OPTIONS),
+    Setting("clustering", _clustering_options, "", {}, field=ADDS_OPTIONS),
     Setting("hive_sync", _hive_sync_options, "", {}, field=ADDS_OPTIONS),
     Setting("glue_sync", _glue_sync_options, "", {}, field=ADDS_OPTIONS),
     Setting("cdc_enabled", _option(K.CDC_ENABLED), "", None, K.CDC_ENABLED),

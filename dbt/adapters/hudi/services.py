@@ -25,6 +25,7 @@ SERVICE_ARGS: dict[str, tuple[str, ...]] = {
     "savepoints": (),
     "delete_savepoint": ("instant",),
     "restore": ("instant",),
+    "cluster": ("op", "instant", "options"),
 }
 TARGET_ARGS = ("model", "relation", "path")
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
@@ -81,8 +82,9 @@ def refuse_if_write_in_flight(table, path: str, service: str, instant: str | Non
 
 
 def run_service(service: str, path: str, options: Mapping[str, str], *, instant: str | None = None,
-                comment: str | None = None, spark=None) -> ServiceReport:
-    """Run `service` on the Hudi table at `path` with the engine options `options` (`comment`: a savepoint's)."""
+                comment: str | None = None, op: str | None = None, spark=None) -> ServiceReport:
+    """Run `service` on the Hudi table at `path` with the engine options `options` (`comment`: a savepoint's; `op`:
+    a clustering's schedule | execute | scheduleAndExecute)."""
     from hudi_engine import HudiError, HudiTable
 
     try:
@@ -103,6 +105,8 @@ def run_service(service: str, path: str, options: Mapping[str, str], *, instant:
             return _sync(table, path, options, spark)
         if service in ("savepoint", "savepoints", "delete_savepoint", "restore"):
             return _savepoints(service, table, path, options, instant, comment)
+        if service == "cluster":
+            return _cluster(table, path, options, instant, op, spark)
     except HudiError as e:
         raise HudiServiceError(f"hudi_{service} {path}: {e}") from e
     raise HudiServiceError(f"unknown table service {service!r}; expected one of {', '.join(SERVICE_ARGS)}")
@@ -187,6 +191,30 @@ def _sync(table, path: str, options: Mapping[str, str], spark) -> ServiceReport:
     return ServiceReport("sync", path, None, 0, 0, f"synced {names} to commit {last}")
 
 
+def _cluster(table, path: str, options: Mapping[str, str], instant: str | None, op: str | None,
+             spark) -> ServiceReport:
+    """Hudi's run_clustering: plan small file groups (`op: schedule`), execute a pending plan (`op: execute`, the
+    oldest unless `instant`; one a `schedule_only` model's writes made), or both (the default)."""
+    executor = None
+    if spark is not None:
+        from hudi_engine.spark import clustering_executor
+
+        executor = clustering_executor(spark)
+    op = op or "scheduleAndExecute"
+    result = table.cluster(options=dict(options), op=op, instant=None if instant is None else str(instant),
+                           executor=executor)
+    if result is None:
+        what = "no pending clustering to execute" if op == "execute" else "no small file groups to cluster"
+        return ServiceReport("cluster", path, None, 0, 0, what)
+    replaced = len(result.replaced_file_ids)
+    if op == "schedule":
+        return ServiceReport("cluster", path, result.instant_time, replaced, 0,
+                             f"planned: {replaced} file groups to rewrite; run op: execute to execute it")
+    rows = sum(s.num_writes for s in result.stats)
+    return ServiceReport("cluster", path, result.instant_time, len(result.new_file_ids), rows,
+                         f"{replaced} file groups clustered into {len(result.new_file_ids)}")
+
+
 def _savepoints(service: str, table, path: str, options: Mapping[str, str], instant: str | None,
                 comment: str | None) -> ServiceReport:
     """Savepoint a commit (default: the latest), list the savepoints, delete one, or restore the table to one
@@ -222,6 +250,7 @@ def service_options(service: str, node_config: Mapping[str, Any], args: Mapping[
     declarations before the service runs."""
     from dbt.adapters.hudi.model_config import (
         _cleaning_options,
+        _clustering_options,
         _compaction_options,
         _glue_sync_options,
         _hive_sync_options,
@@ -235,6 +264,8 @@ def service_options(service: str, node_config: Mapping[str, Any], args: Mapping[
         options.update(_compaction_options(node_config["compaction"], problems))
     if node_config.get("cleaning") is not None:
         options.update(_cleaning_options(node_config["cleaning"], problems))
+    if node_config.get("clustering") is not None:
+        options.update(_clustering_options(node_config["clustering"], problems))
     for setting, translate in (("hive_sync", _hive_sync_options), ("glue_sync", _glue_sync_options)):
         if node_config.get(setting) is not None:
             options.update(translate(node_config[setting], problems))
