@@ -22,9 +22,9 @@ HUDI_SEEDS = {"seeds": {"+file_format": "hudi"}}
 
 
 class TestIncrementalUniqueKeyHudi(BaseIncrementalUniqueKey):
-    """dbt-spark's Delta class (models `merge`, the seed a Hudi table too), every expectation dbt's but one:
-    `merge` without a unique_key (none, `[]`, `''`) appends into a keyless Hudi table, as Delta's `on false` MERGE
-    appends; `unique_key='state'` over a seed with two NY rows keeps both, as Delta's CREATE TABLE AS SELECT does.
+    """dbt-spark's Delta class (models `merge`, the seed a Hudi table too) with dbt's own expectations: `merge`
+    without a unique_key (none, `[]`, `''`) appends into a keyless Hudi table, as Delta's `on false` MERGE appends;
+    `unique_key='state'` over a seed with two NY rows keeps both, as Delta's CREATE TABLE AS SELECT does.
 
     Hudi differs from Delta in one place, asserted instead: a unique_key column the model lacks fails the first run
     already (Delta ignores the key until it merges). The key is the Hudi table's record key from its creation, and
