@@ -77,6 +77,9 @@ GLOBAL_DELETE = _PKG + "GlobalDeleteKeyGenerator"
 # A write's generated keys travel beside the data in this column (a write helper column, `executor.HELPER_PREFIX`:
 # never written to files); a key generator without key fields reads its keys from it.
 AUTO_KEY_COLUMN = "_hw_auto_key"
+# A prepped write's rows (SQL UPDATE / DELETE / MERGE, read from the table) carry their stored `_hoodie_record_key` in
+# this helper column: on a keyless table it is the row's key, kept as it is (Hudi's prepped writes, HUDI-6579).
+PREPPED_KEY_COLUMN = "_hw_prepped_key"
 AUTO_KEY_SEPARATOR = "_"
 
 NULL_RECORDKEY_PLACEHOLDER = "__null__"

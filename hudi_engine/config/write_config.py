@@ -380,9 +380,10 @@ class WriteConfig:
     # ALTER TABLE with schema-on-read (set by write_pipeline.alter_columns, not an option): the change of the
     # internal schema the commit records (`latest_schema` and the `.hoodie/.schema` history)
     schema_change: SchemaChange | None = None
-    # SQL's UPDATE and DELETE (set by spark/save.py): rows the statement read from the table itself, recorded as
-    # Hudi's Spark SQL records them since 0.14 (hoodie.spark.sql.optimized.writes.enable): UPSERT_PREPPED,
-    # DELETE_PREPPED. The write is the same upsert or delete.
+    # SQL's UPDATE and DELETE (set by spark/save.py), and MERGE on a keyless table: rows the statement read from the
+    # table itself, recorded as Hudi's Spark SQL records them since 0.14 (hoodie.spark.sql.optimized.writes.enable):
+    # UPSERT_PREPPED, DELETE_PREPPED. The write is the same upsert or delete; on a keyless table the rows keep their
+    # stored `_hoodie_record_key` (`keygen.PREPPED_KEY_COLUMN`), so it may upsert and delete.
     prepped: bool = False
 
     @staticmethod
@@ -617,11 +618,12 @@ class WriteConfig:
         why = (f"table {where} has no record key (hoodie.table.recordkey.fields unset; {K.RECORD_KEY_FIELDS.key} "
                "not given), so every write generates new keys (<instant>_<input split>_<row>)")
         problems = []
-        if config.operation.looks_up_keys:
+        if config.operation.looks_up_keys and not config.prepped:
             problems.append(
                 f"{K.OPERATION.key}={config.operation.value} is refused: it finds existing rows by their key, and "
                 f"{why}: no incoming row can name one. Write with {K.OPERATION.key}=insert or bulk_insert (append), "
-                "insert_overwrite / insert_overwrite_table (replace), or rewrite the table with a record key "
+                "insert_overwrite / insert_overwrite_table (replace); change stored rows with Spark SQL's UPDATE, "
+                "DELETE or MERGE INTO (they keep each row's stored key), or rewrite the table with a record key "
                 f"({K.RECORD_KEY_FIELDS.key}) to upsert or delete by key")
         if config.merge.combine_before_insert:
             problems.append(f"{K.COMBINE_BEFORE_INSERT.key}=true is refused: {why}, so no two rows share one to "

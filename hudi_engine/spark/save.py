@@ -258,6 +258,8 @@ def check_merge_keys(config: TableConfig, keys: str, target: str) -> None:
     """Hudi's MERGE INTO finds a source row's stored record by its record key: the ON clause's equalities must name
     exactly the table's record key fields (`config`: its hoodie.properties)."""
     record_key = list(config.record_key_fields)
+    if not record_key:  # keyless: the join matched the stored rows, whose keys the write keeps (docs/keyless.md)
+        return
     on = [k for k in keys.split(",") if k]
     if sorted(k.lower() for k in on) != sorted(k.lower() for k in record_key):
         raise ConfigError(f"{target}: MERGE INTO ... ON: the ON clause equates {', '.join(on) or 'no column'}, but Hudi "
@@ -390,10 +392,13 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
     if options.get(STATEMENT) == "alter_columns":
         return alter_columns(table if table is not None else HudiTable.load(path), json.loads(options[ALTER_CHANGE]),
                              opts)
-    if options.get(STATEMENT) in ("update", "delete"):
+    marker = options.get(DELETE_MARKER) == "true"
+    keyless = table is not None and not table.config.record_key_fields
+    if options.get(STATEMENT) in ("update", "delete") or (keyless and options.get(STATEMENT) in ("merge", "merge_delete")):
+        # Rows read from the table: recorded as prepped; a keyless table's rows keep their stored keys.
         config = dataclasses.replace(WriteConfig.from_options(opts, path), prepped=True)
-        return write(df, path, config, table=table)
-    return write(df, path, opts, table=table, delete_marker=options.get(DELETE_MARKER) == "true")
+        return write(df, path, config, table=table, delete_marker=marker)
+    return write(df, path, opts, table=table, delete_marker=marker)
 
 
 def alter_columns(table: HudiTable, spec: Mapping[str, Any], options: Mapping[str, Any]) -> WriteResult:

@@ -18,16 +18,18 @@ from __future__ import annotations
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
-from hudi_engine.keygen import AUTO_KEY_COLUMN
+from hudi_engine.keygen import AUTO_KEY_COLUMN, PREPPED_KEY_COLUMN
 from hudi_engine.merge import IS_DELETED_FIELD
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark import bulk_insert, global_simple, one_pass, two_pass
 from hudi_engine.spark.catalog_sync import CatalogSync
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.executor_env import ensure_executor_env
+from hudi_engine.spark.read_plan import RECORD_KEY
 from hudi_engine.spark.row_check import checked
 from hudi_engine.spark.sql_keys import auto_key_column
 from hudi_engine.spark.task_error import unwrap_task_error
@@ -47,12 +49,14 @@ def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig, *,
     `df`'s `_hoodie_is_deleted` column only flags the keys to delete (a SQL MERGE's delete clauses); the handles
     delete them, and the column is not one of the table's."""
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
+    if config.prepped and RECORD_KEY in df.columns:  # the stored keys, for a keyless table (`_run`)
+        df = df.withColumnRenamed(RECORD_KEY, PREPPED_KEY_COLUMN)
     df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
     spark = df.sparkSession
     ensure_executor_env(spark)  # executors can run the engine (shipped if missing), before any instant
     # Spark hands timestamps to Arrow tasks in the session time zone; the table stores them as UTC instants.
-    data_schema = to_arrow_schema((df.drop(IS_DELETED_FIELD) if delete_marker else df).schema,
-                                  timezone=spark.conf.get("spark.sql.session.timeZone"))
+    data = df.drop(PREPPED_KEY_COLUMN, *([IS_DELETED_FIELD] if delete_marker else []))
+    data_schema = to_arrow_schema(data.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
     catalogs = CatalogSync.prepare(spark, path, config)  # sync settings the session cannot honour: refused now
     # The engine's write pipeline runs the table services and the transaction; Spark supplies the data files (its
     # jobs) and the executor of compaction operations (Spark tasks). The catalogs are synced once the services ran.
@@ -76,8 +80,13 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transacti
     task = client.write_task(txn.instant)
     if config.keys.auto_generated:
         # A keyless table: every row's generated key, from the input's own partitions (before any shuffle), in a
-        # helper column the key generator reads and the handles never write (`keygen.AUTO_KEY_COLUMN`).
-        df = df.withColumn(AUTO_KEY_COLUMN, auto_key_column(txn.instant))
+        # helper column the key generator reads and the handles never write (`keygen.AUTO_KEY_COLUMN`). A row a
+        # SQL UPDATE / DELETE / MERGE read from the table keeps its stored key (a MERGE's inserts have none).
+        key = auto_key_column(txn.instant)
+        if PREPPED_KEY_COLUMN in df.columns:
+            key = F.coalesce(F.col(PREPPED_KEY_COLUMN), key)
+        df = df.withColumn(AUTO_KEY_COLUMN, key)
+    df = df.drop(PREPPED_KEY_COLUMN)
     parallelism = config.parallelism.for_operation(config.operation, spark.sparkContext.defaultParallelism)
     if config.operation is Operation.BULK_INSERT:
         return bulk_insert.write_files(df, task, txn, parallelism)

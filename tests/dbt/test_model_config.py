@@ -232,14 +232,22 @@ def test_no_unique_key_is_an_append_only_keyless_model():
     assert HudiModelConfig.from_dbt({"incremental_strategy": "bulk_insert"}, "events").strategy == "bulk_insert"
 
 
-@pytest.mark.parametrize("settings", [{"incremental_strategy": "upsert"}, {"incremental_strategy": "delete"},
-                                      {"materialized": "incremental", "incremental_strategy": "merge"}])
+@pytest.mark.parametrize("settings", [{"incremental_strategy": "upsert"}, {"incremental_strategy": "delete"}])
 def test_keyed_strategy_without_unique_key_is_refused_naming_the_model(settings):
     with pytest.raises(HudiConfigError) as e:
         HudiModelConfig.from_dbt(settings, "events")
     text = str(e.value)
     assert text.startswith("model events: invalid") and "unique_key" in text
     assert repr(settings["incremental_strategy"]) in text
+
+
+@pytest.mark.parametrize("key", [None, [], ""])
+def test_spark_merge_without_unique_key_appends_into_a_keyless_table(key):
+    # dbt-spark's MERGE without unique_key is `on false`: nothing matches, every row is appended (predicates too).
+    c = HudiModelConfig.from_dbt({"materialized": "incremental", "file_format": "hudi", "incremental_strategy": "merge",
+                                  "unique_key": key, "incremental_predicates": ["id != 2"]}, "events")
+    assert (c.unique_key, c.strategy) == ((), "insert")
+    assert WriteConfig.from_options(c.hoodie_options("events", "analytics", "insert")).keys.auto_generated
 
 
 def test_keyless_model_refuses_dedup_options_at_compile_time():

@@ -4,6 +4,7 @@ Spark SQL from the input's own partitions before any shuffle (`sql_keys.auto_key
 are read by hudi-rs; an upsert is refused before any file."""
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import pyarrow as pa
 import pytest
 from oracle import rs_snapshot
 
+from hudi_engine import HudiTable
 from hudi_engine.errors import ConfigError
 from hudi_engine.keygen import auto_record_keys
 from hudi_engine.spark import two_pass, write
@@ -108,3 +110,67 @@ def test_retried_input_tasks_make_the_same_keys(tmp_path: Path) -> None:
     rows = rs_snapshot(path)
     got = dict(zip(rows.column("id").to_pylist(), rows.column("_hoodie_record_key").to_pylist()))
     assert got == {i: expected_key(instant, 0, i) for i in range(SPLITS * PER_SPLIT)}
+
+
+# ---- Spark SQL's UPDATE, DELETE and MERGE INTO on a keyless table (Hudi 0.14+): rows matched by their stored key ----
+def _keyed_rows(path: str) -> dict[int, tuple[str, str]]:
+    t = rs_snapshot(path)
+    keys = t.column("_hoodie_record_key").to_pylist()
+    assert len(set(keys)) == len(keys), f"a key twice: {sorted(keys)}"
+    return {i: (k, v) for i, k, v in zip(t.column("id").to_pylist(), keys, t.column("v").to_pylist(), strict=True)}
+
+
+def _operations(path: str) -> list[str]:
+    table = HudiTable.load(path)
+    return [table.timeline.commit_metadata(i).operation_type for i in table.timeline.completed_commits()]
+
+
+def keyless_dml(spark, path: str, table_type: str, version: int) -> dict[int, tuple[str, str]]:
+    """Keyless table through SQL: INSERT, then UPDATE, DELETE, MERGE (equality ON; then any ON, a delete clause).
+    Returns id -> (key, v) as hudi-rs reads it at the end, after checking each stored row kept its key."""
+    table = f"keyless_{table_type}_v{version}"
+    spark.sql(f"""CREATE TABLE {table} (id int, v string, on_day date, day string) USING hudi PARTITIONED BY (day)
+                  LOCATION '{path}' TBLPROPERTIES (type = '{table_type}', 'hoodie.write.table.version' = '{version}')""")
+    try:
+        # String literals into a DATE column, as Hudi's INSERT INTO casts them (Spark's store assignment refuses them
+        # on a parquet table: CANNOT_SAFELY_CAST).
+        spark.sql(f"INSERT INTO {table} (id, v, on_day, day) VALUES (1, 'a', '2022-02-01', 'd1'), "
+                  f"(2, 'b', '2022-02-02', 'd1'), (3, 'c', '2022-02-03', 'd2'), (5, 'e', '2022-02-05', 'd2')")
+        days = sorted(rs_snapshot(path).column("on_day").to_pylist())
+        assert days == [datetime.date(2022, 2, i) for i in (1, 2, 3, 5)]
+        first = _keyed_rows(path)
+        spark.sql(f"UPDATE {table} SET v = 'B' WHERE id = 2")
+        spark.sql(f"DELETE FROM {table} WHERE id = 1")
+        spark.sql(f"""MERGE INTO {table} t USING (SELECT 3 AS id, 'C' AS v, DATE'2022-03-03' AS on_day, 'd2' AS day
+                                                UNION ALL SELECT 4, 'd', DATE'2022-03-04', 'd1') s
+                      ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *""")
+        spark.sql(f"""MERGE INTO {table} t USING (SELECT 'e' AS n) s ON t.v = s.n AND t.id > 1
+                      WHEN MATCHED THEN DELETE""")
+        got = _keyed_rows(path)
+        assert {i: v for i, (_, v) in got.items()} == {2: "B", 3: "C", 4: "d"}
+        assert got[2][0] == first[2][0] and got[3][0] == first[3][0]  # stored rows keep their keys
+        assert got[4][0] not in {k for k, _ in first.values()}
+        assert _operations(path) == ["INSERT", "UPSERT_PREPPED", "DELETE_PREPPED", "UPSERT_PREPPED",
+                                     "DELETE_PREPPED"]
+        return got
+    finally:
+        spark.sql(f"DROP TABLE {table}")
+
+
+@pytest.mark.parametrize("table_type,version", [("cow", 9), ("mor", 6)])  # MOR 9 and COW 6: the Java test below
+def test_sql_update_delete_merge_on_a_keyless_table_keep_the_stored_keys(spark, tmp_path: Path, table_type: str,
+                                                                         version: int) -> None:
+    keyless_dml(spark, str(tmp_path / "t"), table_type, version)
+
+
+def test_java_reads_keyless_dml_with_unique_keys(spark, java_hudi, tmp_path: Path) -> None:
+    """Java Hudi 1.2 reads keyless tables (COW v6, MOR v9) after UPDATE / DELETE / MERGE: our rows, our keys."""
+    java = java_hudi("1.2.0")
+    for table_type, version in (("cow", 6), ("mor", 9)):
+        path = str(tmp_path / f"{table_type}{version}")
+        ours = keyless_dml(spark, path, table_type, version)
+        theirs = java.snapshot(path)
+        keys = theirs.column("_hoodie_record_key").to_pylist()
+        assert len(set(keys)) == len(keys) == 3
+        assert dict(zip(theirs.column("id").to_pylist(), zip(keys, theirs.column("v").to_pylist(), strict=True),
+                        strict=True)) == ours

@@ -560,9 +560,9 @@ def _spark_strategy(strategy: str, unique_key: bool, record_key: bool, partition
                         f"Hudi's operations)")
         return K.OPERATION.default
     if strategy == "merge":
-        if not record_key:
-            problems.append("incremental_strategy='merge' needs unique_key (the record key a match is found by)")
-        return "upsert"
+        # Without unique_key dbt-spark's MERGE has `on false`: it matches no stored row and appends every row
+        # (dbt's BaseIncrementalUniqueKey expects it), which is an insert into a keyless table.
+        return "upsert" if record_key else "insert"
     if strategy == "append":
         return "insert"
     if strategy == "insert_overwrite":
@@ -625,6 +625,8 @@ def _predicate_problems(values: Mapping[str, Any], strategy: str, dbt_strategy: 
     taken: on partition columns, with an index that finds a key in its own partition. Which columns a condition
     reads is checked when the model runs (predicates.py)."""
     if not values["incremental_predicates"]:
+        return []
+    if strategy not in KEYED_STRATEGIES and dbt_strategy == "merge":  # keyless: matches nothing, appends anyway
         return []
     if strategy not in KEYED_STRATEGIES:
         return [f"incremental_predicates limit the stored rows a merge matches; this model's strategy "

@@ -11,6 +11,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Assignment, DeleteAction, Fi
 import org.apache.spark.sql.types.BooleanType
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.Row
 
 /** `MERGE INTO t USING s ON <record key equalities> WHEN MATCHED [AND c] THEN UPDATE SET ... | UPDATE SET * | DELETE
@@ -21,8 +22,11 @@ import org.apache.spark.sql.Row
  *  one `delete`. `*` means the table's data columns: the meta columns are the engine's (the rule hides them from
  *  Spark's expansion). `WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *` with no conditions is the
  *  upsert of the source rows: no join, the engine's upsert finds the stored records by key.
- *  Refused before anything is written: an ON clause that is not equalities on the record key (checked against
- *  hoodie.properties on the Python side), SET of the record key or a partition column, WHEN NOT MATCHED BY SOURCE. */
+ *  A keyless table (docs/keyless.md) takes any ON condition, as Hudi 0.14+ does: the join always runs, and each
+ *  matched row keeps its stored `_hoodie_record_key` (a prepped write); unmatched rows get generated keys.
+ *  Refused before anything is written: on a keyed table, an ON clause that is not equalities on the record key
+ *  (checked against hoodie.properties on the Python side); SET of the record key or a partition column; WHEN NOT
+ *  MATCHED BY SOURCE. */
 case class MergeIntoHudiTable(table: CatalogTable, merge: MergeIntoTable) extends LeafRunnableCommand {
   override def innerChildren: Seq[LogicalPlan] = Seq(merge.targetTable, merge.sourceTable)
 
@@ -46,9 +50,14 @@ case class MergeIntoHudiTable(table: CatalogTable, merge: MergeIntoTable) extend
       case And(a, b) => conjuncts(a) ++ conjuncts(b)
       case other => Seq(other)
     }
-    val keyPairs = conjuncts(merge.mergeCondition).map {
-      case EqualTo(a: Attribute, b) if targetSet.contains(a) && !b.references.exists(targetSet.contains) => a -> b
-      case EqualTo(b, a: Attribute) if targetSet.contains(a) && !b.references.exists(targetSet.contains) => a -> b
+    // A keyless table (Hudi 0.14+): any ON condition; the join finds each source row's stored record, whose
+    // `_hoodie_record_key` the written row keeps (Hudi's MergeIntoHoodieTableCommand for a table without a
+    // primary key).
+    val keyless = SqlTable.keyless(session, table)
+    val keyPairs = conjuncts(merge.mergeCondition).flatMap {
+      case EqualTo(a: Attribute, b) if targetSet.contains(a) && !b.references.exists(targetSet.contains) => Some(a -> b)
+      case EqualTo(b, a: Attribute) if targetSet.contains(a) && !b.references.exists(targetSet.contains) => Some(a -> b)
+      case _ if keyless => None
       case other => refuse(s"ON ${other.sql}", "Hudi matches rows by their record key: the ON clause must be " +
         "equalities between the table's record key columns and source expressions")
     }
@@ -74,11 +83,18 @@ case class MergeIntoHudiTable(table: CatalogTable, merge: MergeIntoTable) extend
     val zone = Some(session.sessionState.conf.sessionLocalTimeZone)
     def typed(v: Expression, c: Attribute): Expression = if (v.dataType == c.dataType) v else Cast(v, c.dataType, zone)
 
-    val rows = upsertOfSource(keyPairs).map { insert =>
+    val rows = (if (keyless) None else upsertOfSource(keyPairs)).map { insert =>
       Project(target.output.map(c => Alias(typed(insert(c.exprId), c), c.name)()), merge.sourceTable)
     }.getOrElse {
       val matchedFlag = AttributeReference("__hudi_matched", BooleanType)()
-      val flagged = Project(target.output :+ Alias(Literal(true), "__hudi_matched")(exprId = matchedFlag.exprId), target)
+      // A keyless table's stored key (the rule hid the meta columns from Spark's `*`): null for a row to insert.
+      val stored = if (!keyless) target else target.transformUp {
+        case Project(columns, l: LogicalRelation) if l.relation.isInstanceOf[HudiRelation] =>
+          Project(columns ++ l.output.filter(_.name == Names.RecordKey), l)
+      }
+      val storedKey = stored.output.filter(_.name == Names.RecordKey)
+      val flagged = Project(target.output ++ storedKey :+
+        Alias(Literal(true), "__hudi_matched")(exprId = matchedFlag.exprId), stored)
       val joined = Join(merge.sourceTable, flagged, LeftOuter, Some(merge.mergeCondition), JoinHint.NONE)
       val matched = IsNotNull(matchedFlag)
       val clauses: Seq[Clause] =
@@ -106,13 +122,14 @@ case class MergeIntoHudiTable(table: CatalogTable, merge: MergeIntoTable) extend
       val marker =
         if (deletesOnly || ownMarker.isDefined || !clauses.exists(_.deletes)) Nil
         else Seq(Alias(CaseWhen(clauses.map(k => k.when -> Literal(k.deletes)), None), HudiWriteNames.IsDeleted)())
-      Project(columns ++ marker, Filter(IsNotNull(chosen), joined))
+      Project(columns ++ storedKey ++ marker, Filter(IsNotNull(chosen), joined))
     }
     val statement = if (deletesOnly) "merge_delete" else "merge"
     val options = SqlTable.options(table, Nil, statement, session) +
       (HudiWriteNames.AssignedColumns -> assigned.mkString(",")) +
       (HudiWriteNames.MergeKeys -> keyPairs.map(_._1.name).distinct.mkString(",")) ++
-      (if (rows.output.size > target.output.size) Map(HudiWriteNames.DeleteMarker -> "true") else Map.empty)
+      (if (ownMarker.isEmpty && rows.output.exists(a => resolver(a.name, HudiWriteNames.IsDeleted)))
+        Map(HudiWriteNames.DeleteMarker -> "true") else Map.empty)
     Writes.write(s"catalog table $name", HudiWriteNames.frame(session, rows), SqlTable.location(table), options,
       SaveMode.Append)
     session.sessionState.catalog.refreshTable(table.identifier)

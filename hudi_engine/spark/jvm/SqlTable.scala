@@ -68,6 +68,19 @@ object SqlTable {
     session.sessionState.catalog.createTable(entry, ignoreIfExists = false, validateLocation = false)
   }
 
+  /** Whether the table at the catalog entry's location is keyless (its hoodie.properties names no
+   *  `hoodie.table.recordkey.fields`: keys generated, docs/keyless.md). A MERGE on it joins the stored rows to carry
+   *  their `_hoodie_record_key`, as Hudi's MergeIntoHoodieTableCommand does for a table without a primary key.
+   *  Unreadable: false (the Python side's checks, which read the same file, then say what is wrong). */
+  def keyless(session: SparkSession, table: CatalogTable): Boolean =
+    try {
+      val file = new org.apache.hadoop.fs.Path(location(table), ".hoodie/hoodie.properties")
+      val in = file.getFileSystem(session.sessionState.newHadoopConf()).open(file)
+      val props = new java.util.Properties()
+      try props.load(in) finally in.close()
+      Option(props.getProperty("hoodie.table.recordkey.fields")).forall(_.trim.isEmpty)
+    } catch { case scala.util.control.NonFatal(_) => false }
+
   def location(table: CatalogTable): String =
     HudiRelation.pathComment(table.schema)
       .orElse(table.storage.locationUri.map(CatalogUtils.URIToString))
