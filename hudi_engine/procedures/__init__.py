@@ -16,13 +16,23 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_engine.errors import ConfigError
-from hudi_engine.procedures import commits, copies, file_views, log_files, repairs, services, timeline_views
+from hudi_engine.procedures import (
+    commits,
+    copies,
+    file_views,
+    log_files,
+    metadata_table,
+    repairs,
+    services,
+    timeline_views,
+)
 from hudi_engine.procedures.arguments import Arguments, CatalogSession, TableResolver, bind
 from hudi_engine.procedures.registry import PROCEDURES, ProcedureSpec, spec
 
 Procedure = Callable[[Arguments], list[tuple]]
 
-_ISSUE_37 = "the metadata table's procedures go with issue 37; until then use Java Hudi's CALL {name}"
+_ISSUE_37 = ("the engine keeps no column_stats partition in the metadata table (issue 37); use Java Hudi's CALL "
+             "{name}")
 _LATER_38 = "not built yet (issue 38, a later part); until then use Java Hudi's CALL {name}"
 _NO_BOOTSTRAP = "the engine does not bootstrap tables from existing files; use Java Hudi's CALL {name}"
 _NO_AUDIT = ("the engine's table lock keeps no audit log (Hudi 1.2's storage-based lock audit); use Java Hudi's "
@@ -30,10 +40,7 @@ _NO_AUDIT = ("the engine's table lock keeps no audit log (Hudi 1.2's storage-bas
 
 # name -> why it is refused, and the way out ({name}: the procedure).
 REFUSED: dict[str, str] = {
-    **dict.fromkeys(["create_metadata_table", "delete_metadata_table", "init_metadata_table",
-                     "show_metadata_table_files", "show_metadata_table_partitions", "show_metadata_table_stats",
-                     "show_metadata_table_column_stats", "show_metadata_column_stats_overlap",
-                     "validate_metadata_table_files"], _ISSUE_37),
+    **dict.fromkeys(["show_metadata_table_column_stats", "show_metadata_column_stats_overlap"], _ISSUE_37),
     **dict.fromkeys(["run_bootstrap", "show_bootstrap_mapping", "show_bootstrap_partitions",
                      "hdfs_parquet_import"], _NO_BOOTSTRAP),
     **dict.fromkeys(["cleanup_audit_lock", "set_audit_lock", "show_audit_lock_status", "validate_audit_lock"],
@@ -129,6 +136,13 @@ SERVED: dict[str, Procedure] = {
     "run_clustering": services.run_clustering,
     "show_clustering": services.show_clustering,
     "upgrade_table": services.upgrade_or_downgrade,
+    "create_metadata_table": metadata_table.create_metadata_table,
+    "init_metadata_table": metadata_table.init_metadata_table,
+    "delete_metadata_table": metadata_table.delete_metadata_table,
+    "show_metadata_table_partitions": metadata_table.show_metadata_table_partitions,
+    "show_metadata_table_files": metadata_table.show_metadata_table_files,
+    "show_metadata_table_stats": metadata_table.show_metadata_table_stats,
+    "validate_metadata_table_files": metadata_table.validate_metadata_table_files,
     "downgrade_table": services.upgrade_or_downgrade,
 }
 
