@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -63,6 +64,16 @@ class BaseFileFooter:
     num_rows: int
     schema: pa.Schema  # Arrow schema of the file; metadata keeps non-Hudi keys such as parquet.avro.schema
     metadata: dict[str, str] = field(default_factory=dict, repr=False)  # every footer key/value, decoded
+    compression: str = "gzip"  # the first column chunk's codec
+
+    def rewrite_options(self) -> dict[str, Any]:
+        """`write_base_file` options that write a file like this one (its codec, non-Hudi footer keys such as the
+        Avro schema, and a bloom filter of its type, when it has one), its Hudi keys made afresh from its rows."""
+        has_bloom = BLOOM_FILTER_KEY in self.metadata or LEGACY_BLOOM_FILTER_KEY in self.metadata
+        return {"compression": self.compression,
+                "extra_metadata": {k: v for k, v in self.metadata.items()
+                                   if k not in HUDI_FOOTER_KEYS and k != ARROW_SCHEMA_KEY},
+                "bloom_filter_type": self.metadata.get(BLOOM_FILTER_TYPE_CODE_KEY, DYNAMIC_V0) if has_bloom else None}
 
 
 def _java_order_key_bytes(keys: pa.Array) -> pa.Array:
@@ -303,6 +314,8 @@ def footer_of(pf: pq.ParquetFile, path: str, *, bloom_max_entries: int = DEFAULT
         num_rows=md.num_rows,
         schema=arrow_schema.with_metadata(schema_meta),
         metadata=meta,
+        compression=(md.row_group(0).column(0).compression.lower() if md.num_row_groups and md.num_columns
+                     else "gzip"),
     )
 
 

@@ -45,8 +45,7 @@ REFUSED: dict[str, str] = {
                      "hdfs_parquet_import"], _NO_BOOTSTRAP),
     **dict.fromkeys(["cleanup_audit_lock", "set_audit_lock", "show_audit_lock_status", "validate_audit_lock"],
                     _NO_AUDIT),
-    **dict.fromkeys(["repair_deduplicate", "export_instants",
-                     "show_fs_path_detail"], _LATER_38),
+    **dict.fromkeys(["export_instants", "show_fs_path_detail"], _LATER_38),
     "partition_bucket_index_manager": "the engine has no bucket index; use Java Hudi's CALL {name}",
     "run_ttl": "the engine has no partition TTL; use Java Hudi's CALL {name}",
     "sync_validate": "it counts rows through a HiveServer2 JDBC connection (hive_server_url), which the engine does not "
@@ -129,6 +128,7 @@ SERVED: dict[str, Procedure] = {
     "repair_add_partition_meta": repairs.repair_add_partition_meta,
     "repair_migrate_partition_meta": repairs.repair_migrate_partition_meta,
     "repair_overwrite_hoodie_props": repairs.repair_overwrite_hoodie_props,
+    "repair_deduplicate": repairs.repair_deduplicate,
     "repair_corrupted_clean_files": services.repair_corrupted_clean_files,
     "create_savepoint": services.create_savepoint,
     "delete_savepoint": services.delete_savepoint,

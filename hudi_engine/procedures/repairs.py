@@ -1,14 +1,26 @@
 """Hudi's repair procedures on a table's partition metafiles and `hoodie.properties`: `repair_add_partition_meta`,
 `repair_migrate_partition_meta`, `repair_overwrite_hoodie_props` (`repair_corrupted_clean_files` is with the
-services). The partition ones change files only without `dry_run` (default true, as Hudi); all run under the table
+services), and `repair_deduplicate` on a partition's base files. The partition ones change files only without `dry_run` (default true, as Hudi); all run under the table
 lock."""
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from hudi_engine.errors import ConfigError, HudiError
 from hudi_engine.file_naming import is_base_file_name, is_log_file_name
+from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
+from hudi_engine.io.base_file import (
+    RECORD_KEY_COLUMN,
+    read_base_file,
+    read_footer,
+    read_record_keys,
+    write_base_file,
+)
 from hudi_engine.java_properties import PropertiesError, parse_properties
 from hudi_engine.location import TableLocation
 from hudi_engine.partition_metadata import (
@@ -132,3 +144,114 @@ def repair_overwrite_hoodie_props(args: Arguments) -> list[Row]:
         config.save(table.location)
         new = dict(TableConfig.load(table.location).props)
     return [(key, old.get(key, "null"), new.get(key, "null")) for key in sorted(set(old) | set(new))]
+
+
+# repair_deduplicate's dedupe types (Hudi's DeDupeType): which copies of a duplicated key a file loses.
+DEDUPE_TYPES = ("insert_type", "update_type", "upsert_type")
+
+
+def repair_deduplicate(args: Arguments) -> list[Row]:
+    """Hudi's DedupeSparkJob on one partition's latest base files (of completed commits; log files are not read, as
+    Hudi's job reads none): keys stored more than once are found, each file losing the copies `dedupe_type` says
+    (`insert_type`: those older than the key's newest commit; `update_type`: all but one; `upsert_type`: the older
+    ones, then all but one of the newest; copies within one file too), written to `repaired_output_path` (every latest file, the fixed ones
+    rewritten with their footer's bloom filter and key range made afresh). Refused, nothing copied back, when a key
+    is still duplicated or one was lost. Without `dry_run` the fixed files replace the originals under their names,
+    under the table lock, as Hudi's job copies them back (no commit); a metadata table is disabled first, since its
+    file sizes would no longer hold."""
+    kind = str(args["dedupe_type"]).lower()
+    if kind not in DEDUPE_TYPES:
+        raise ConfigError(f"Please provide valid dedupe type! (dedupe_type => {args['dedupe_type']!r}; one of "
+                          f"{', '.join(DEDUPE_TYPES)})")
+    table = HudiTable.load(args.table_path())
+    partition = str(args["duplicated_partition_path"]).strip("/")
+    out_storage, out_folder = Storage.for_uri(args["repaired_output_path"])
+    files = _latest_base_files(table, partition)
+    storage = table.location.storage
+    drop = _dedupe_plan(storage, files, kind)
+    fixed: dict[str, str] = {}
+    for path in files:
+        name = path.rsplit("/", 1)[-1]
+        target = Storage.join(out_folder, name)
+        if path in drop:
+            rows = read_base_file(storage, path)
+            keep = np.ones(rows.num_rows, dtype=bool)
+            keep[sorted(drop[path])] = False
+            write_base_file(out_storage, target, rows.filter(pa.array(keep)),
+                            **read_footer(storage, path).rewrite_options())
+        else:
+            out_storage.write_bytes(target, storage.read_bytes(path))
+        fixed[path] = target
+    _check_fixed(storage, files, out_storage, list(fixed.values()))
+    if args["dry_run"]:
+        return [(f"Deduplicated files placed in: {args['repaired_output_path']}.",)]
+    with _locked(table):
+        TableConfig.load(table.location).disable_metadata_table(
+            table.location, "CALL repair_deduplicate rewrote base files in place")
+        for path, target in fixed.items():
+            storage.write_bytes(path, out_storage.read_bytes(target))
+    return [(f"Deduplicated files placed in: {args['duplicated_partition_path']}.",)]
+
+
+def _latest_base_files(table: HudiTable, partition: str) -> list[str]:
+    if not table.config.populate_meta_fields:
+        raise ConfigError(f"repair_deduplicate: table {table.config.name!r} ({table.base_path}) stores no "
+                          "_hoodie_record_key (hoodie.populate.meta.fields=false): nothing to find duplicates by")
+    view = FileSystemView.for_partitions(table.location, [partition], slicing_for(table.timeline))
+    files = sorted(s.base_file.path for s in view.latest_file_slices(Visibility.of(table.timeline), partition)
+                   if s.base_file is not None)
+    if not files:
+        raise ConfigError(f"repair_deduplicate: partition {partition!r} of table {table.config.name!r} "
+                          f"({table.base_path}) has no base file of a completed commit")
+    return files
+
+
+COMMIT_TIME_COLUMN = "_hoodie_commit_time"
+
+
+def _dedupe_plan(storage: Storage, files: list[str], kind: str) -> dict[str, set[int]]:
+    """File -> the positions of the rows it loses (DedupeSparkJob.getDedupePlan, which names keys per file: copies
+    of a key within one file are then all dropped, and its check fails; rows here, so they are told apart). Copies
+    of one key are ordered by commit time, file and row: `update_type` keeps the last (Hudi keeps whichever Spark
+    collected last)."""
+    tables = []
+    for i, path in enumerate(files):
+        t = read_base_file(storage, path, [RECORD_KEY_COLUMN, COMMIT_TIME_COLUMN])
+        tables.append(t.append_column("file", pa.array(np.full(t.num_rows, i, dtype=np.int32)))
+                      .append_column("row", pa.array(np.arange(t.num_rows, dtype=np.int64))))
+    rows = pa.concat_tables(tables)
+    counts = rows.group_by(RECORD_KEY_COLUMN).aggregate([(COMMIT_TIME_COLUMN, "count"),
+                                                          (COMMIT_TIME_COLUMN, "max")])
+    dupes = counts.filter(pc.greater(counts[f"{COMMIT_TIME_COLUMN}_count"], 1))
+    if dupes.num_rows == 0:
+        return {}
+    copies = rows.join(dupes.select([RECORD_KEY_COLUMN, f"{COMMIT_TIME_COLUMN}_max"]), RECORD_KEY_COLUMN,
+                       join_type="inner")
+    copies = copies.sort_by([(RECORD_KEY_COLUMN, "ascending"), (COMMIT_TIME_COLUMN, "ascending"),
+                             ("file", "ascending"), ("row", "ascending")]).combine_chunks()
+    keys = np.asarray(copies[RECORD_KEY_COLUMN].to_pylist(), dtype=object)
+    newest = np.asarray(pc.equal(copies[COMMIT_TIME_COLUMN], copies[f"{COMMIT_TIME_COLUMN}_max"]), dtype=bool)
+    last_of_key = np.append(keys[1:] != keys[:-1], True)
+    if kind == "insert_type":
+        lose = ~newest
+    elif kind == "update_type":
+        lose = ~last_of_key
+    else:  # upsert_type: the older copies, then all newest copies but one
+        lose = ~newest | (newest & ~last_of_key)
+    plan: dict[str, set[int]] = {}
+    for file, row in zip(np.asarray(copies["file"])[lose], np.asarray(copies["row"])[lose], strict=True):
+        plan.setdefault(files[int(file)], set()).add(int(row))
+    return plan
+
+
+def _check_fixed(storage: Storage, files: list[str], out_storage: Storage, fixed: list[str]) -> None:
+    """DedupeSparkJob's checks before anything is copied back: no key stored twice, no key lost."""
+    before = pa.concat_arrays([read_record_keys(storage, p) for p in files]).unique()
+    after = pa.concat_arrays([read_record_keys(out_storage, p) for p in fixed])
+    if len(after.unique()) != len(after):
+        raise HudiError(f"repair_deduplicate: Still found some duplicates!!.. Inspect output ({len(after)} records, "
+                        f"{len(after.unique())} keys in the fixed files); nothing was copied back")
+    lost = pc.invert(pc.is_in(before, after.unique()))
+    if pc.any(lost).as_py():
+        raise HudiError(f"repair_deduplicate: Some records in source are not found in fixed files. Inspect output!! "
+                        f"(e.g. {before.filter(lost)[0]}); nothing was copied back")

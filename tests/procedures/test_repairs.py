@@ -3,13 +3,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from oracle import rs_snapshot
 
 from hudi_engine import HudiTable
-from hudi_engine.errors import ConfigError
+from hudi_engine.errors import ConfigError, HudiError
 from hudi_engine.java_properties import parse_properties
 from hudi_engine.partition_metadata import parse_partition_metadata_parquet
 from hudi_engine.procedures import call
+from hudi_engine.write_pipeline import write_table
 
 
 def test_repair_add_partition_meta(cow):
@@ -72,3 +76,57 @@ def test_repair_overwrite_hoodie_props_refuses_what_does_not_load(cow, tmp_path)
     with pytest.raises(ConfigError, match="new_props_file_path of repair_overwrite_hoodie_props: .*cannot be read"):
         call("repair_overwrite_hoodie_props", path, new_props_file_path=str(tmp_path / "missing"))
     assert props.read_bytes() == before
+
+
+def _duplicated(tmp_path: Path, version: int = 6) -> str:
+    """Keys 1..4 bulk-inserted twice into partition `x` (two file groups, two commits), key 3 a third time in the
+    second commit's own file group: keys stored more than once, as a bulk_insert over existing keys leaves them."""
+    path = str(tmp_path / "dupes")
+    opts = {"hoodie.table.name": "dupes", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.write.table.version": str(version), "hoodie.datasource.write.operation": "bulk_insert"}
+    for ids, value in (([1, 2, 3, 4], "old"), ([1, 2, 3, 3, 5], "new")):
+        write_table(pa.table({"id": pa.array(ids, pa.int64()), "v": [value] * len(ids),
+                              "ts": pa.array([1] * len(ids), pa.int64()), "p": ["x"] * len(ids)}), path, opts)
+    return path
+
+
+def _ids(path: str) -> list[int]:
+    return sorted(HudiTable.load(path).read_snapshot().column("id").to_pylist())
+
+
+@pytest.mark.parametrize(("kind", "expected"), [
+    # insert_type drops copies older than a key's newest commit: key 3's two newest copies stay duplicated.
+    ("insert_type", None),
+    ("update_type", [1, 2, 3, 4, 5]),
+    ("upsert_type", [1, 2, 3, 4, 5]),
+])
+def test_repair_deduplicate(tmp_path: Path, kind: str, expected: list[int] | None) -> None:
+    path = _duplicated(tmp_path)
+    before = _ids(path)
+    assert before == [1, 1, 2, 2, 3, 3, 3, 4, 5]
+    out = tmp_path / f"repaired-{kind}"
+    if expected is None:
+        with pytest.raises(HudiError, match="Still found some duplicates"):
+            call("repair_deduplicate", path, duplicated_partition_path="x", repaired_output_path=str(out),
+                 dedupe_type=kind, dry_run=False)
+        assert _ids(path) == before  # nothing copied back
+        return
+    (dry,) = call("repair_deduplicate", path, duplicated_partition_path="x", repaired_output_path=str(out),
+                  dedupe_type=kind).to_pylist()
+    assert dry["result"] == f"Deduplicated files placed in: {out}."
+    assert _ids(path) == before  # a dry run changes no file of the table
+    assert sorted(pq.read_table(out).column("id").to_pylist()) == expected
+    (done,) = call("repair_deduplicate", path, duplicated_partition_path="x", repaired_output_path=str(out),
+                   dedupe_type=kind, dry_run=False).to_pylist()
+    assert done["result"] == "Deduplicated files placed in: x."
+    assert _ids(path) == expected
+    assert sorted(rs_snapshot(Path(path)).column("id").to_pylist()) == expected
+    newest = HudiTable.load(path).read_snapshot().to_pylist()
+    assert {r["id"]: r["v"] for r in newest}[1] == "new"  # the newest copy of a key is the one kept
+
+
+def test_repair_deduplicate_refuses_an_unknown_type(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="Please provide valid dedupe type!.*one of insert_type, update_type"):
+        call("repair_deduplicate", str(tmp_path), duplicated_partition_path="x",
+             repaired_output_path=str(tmp_path / "o"), dedupe_type="merge_type")
