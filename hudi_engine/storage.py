@@ -167,6 +167,19 @@ class Storage:
             FileStatus(i.path, i.base_name, i.size or 0, i.type == pafs.FileType.Directory) for i in infos
         ]
 
+    def content_summary(self, path: str) -> tuple[int, int, int]:
+        """(folders, files, bytes) under `path`, itself counted when it is a folder, as Hadoop's ContentSummary
+        counts them; a file is (0, 1, its size)."""
+        info = self.fs.get_file_info(path)
+        if info.type == pafs.FileType.File:
+            return 0, 1, info.size or 0
+        if info.type == pafs.FileType.NotFound:
+            raise FileNotFoundError(path)
+        below = self.fs.get_file_info(pafs.FileSelector(path, recursive=True))
+        folders = sum(1 for i in below if i.type == pafs.FileType.Directory)
+        files = [i.size or 0 for i in below if i.type == pafs.FileType.File]
+        return folders + 1, len(files), sum(files)
+
     def read_bytes(self, path: str) -> bytes:
         with self.fs.open_input_stream(path) as f:
             return f.read()

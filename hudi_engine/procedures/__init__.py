@@ -33,7 +33,6 @@ Procedure = Callable[[Arguments], list[tuple]]
 
 _ISSUE_37 = ("the engine keeps no column_stats partition in the metadata table (issue 37); use Java Hudi's CALL "
              "{name}")
-_LATER_38 = "not built yet (issue 38, a later part); until then use Java Hudi's CALL {name}"
 _NO_BOOTSTRAP = "the engine does not bootstrap tables from existing files; use Java Hudi's CALL {name}"
 _NO_AUDIT = ("the engine's table lock keeps no audit log (Hudi 1.2's storage-based lock audit); use Java Hudi's "
              "CALL {name}")
@@ -45,7 +44,6 @@ REFUSED: dict[str, str] = {
                      "hdfs_parquet_import"], _NO_BOOTSTRAP),
     **dict.fromkeys(["cleanup_audit_lock", "set_audit_lock", "show_audit_lock_status", "validate_audit_lock"],
                     _NO_AUDIT),
-    **dict.fromkeys(["export_instants", "show_fs_path_detail"], _LATER_38),
     "partition_bucket_index_manager": "the engine has no bucket index; use Java Hudi's CALL {name}",
     "run_ttl": "the engine has no partition TTL; use Java Hudi's CALL {name}",
     "sync_validate": "it counts rows through a HiveServer2 JDBC connection (hive_server_url), which the engine does not "
@@ -106,12 +104,14 @@ SERVED: dict[str, Procedure] = {
     "show_cleans_metadata": timeline_views.show_cleans_metadata,
     "show_clean_plans": timeline_views.show_clean_plans,
     "show_timeline": timeline_views.show_timeline,
+    "export_instants": timeline_views.export_instants,
     "show_file_status": timeline_views.show_file_status,
     "show_table_properties": file_views.show_table_properties,
     "show_fsview_all": file_views.show_fsview_all,
     "show_fsview_latest": file_views.show_fsview_latest,
     "stats_file_sizes": file_views.stats_file_sizes,
     "show_invalid_parquet": file_views.show_invalid_parquet,
+    "show_fs_path_detail": file_views.show_fs_path_detail,
     "show_logfile_metadata": log_files.show_logfile_metadata,
     "show_logfile_records": log_files.show_logfile_records,
     "run_clean": services.run_clean,

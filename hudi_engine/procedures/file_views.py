@@ -1,5 +1,5 @@
 """The procedures that read the table's files and properties: `show_table_properties`, `show_fsview_all`,
-`show_fsview_latest`, `stats_file_sizes` and `show_invalid_parquet`, as Hudi 1.2's procedures of those names show
+`show_fsview_latest`, `stats_file_sizes`, `show_invalid_parquet` and `show_fs_path_detail`, as Hudi 1.2's procedures of those names show
 them (paths as Hadoop prints them, log files as Hudi 1.2's HoodieLogFile.toString)."""
 from __future__ import annotations
 
@@ -198,3 +198,33 @@ def show_invalid_parquet(args: Arguments) -> list[Row]:
             if _not_parquet(location, e):
                 rows.append((qualified(e.path),))
     return _limit(rows, args)
+
+
+def _human_size(size: int) -> str:
+    """Hudi's getFileSize: two decimals in the largest of GB, MB, KB that fits, else bytes."""
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.2f}{unit}"
+    return f"{size}B"
+
+
+def show_fs_path_detail(args: Arguments) -> list[Row]:
+    """Hadoop's content summary of `path` (a glob), or with `is_sub` of each entry under it: folders, files, bytes;
+    largest first (`sort`), else most files first, at most `limit`. `space_consumed` is the bytes (no replication
+    outside HDFS); `quota` and `space_quota` are -1 (none), as Hadoop reports a folder without quotas. (Java's
+    procedure puts the quota under `space_consumed` and the bytes under `quota`; here each is under its name.)"""
+    storage, path = Storage.for_uri(args["path"])
+    if args["is_sub"]:
+        paths = [e.path for e in storage.list_dir(path)]
+    elif any(c in path for c in "*?["):
+        parent, _, pattern = path.rstrip("/").rpartition("/")
+        paths = [e.path for e in storage.list_dir(parent or "/") if fnmatch.fnmatchcase(e.name, pattern)]
+    else:
+        paths = [path] if storage.exists(path) else []
+    rows: list[Row] = []
+    for p in paths:
+        folders, files, size = storage.content_summary(p)
+        rows.append((folders, files, size, _human_size(size), qualified(p) if not Storage.is_uri(args["path"]) else
+                     f"{args['path'].split('://', 1)[0]}://{p}", size, -1, -1))
+    rows.sort(key=lambda r: r[2] if args["sort"] else r[1], reverse=True)
+    return rows if args["limit"] is None else rows[: max(args["limit"], 0)]

@@ -1,20 +1,27 @@
 """The procedures that read the other actions of the timeline: `show_rollbacks`, `show_rollback_detail`,
 `show_savepoints`, `show_compaction`, `show_cleans`, `show_cleans_metadata`, `show_clean_plans`, `show_timeline` and
-`show_file_status`, from the Avro files of those instants, as Hudi 1.2's procedures of those names read them."""
+`show_file_status`, from the Avro files of those instants, as Hudi 1.2's procedures of those names read them; and
+`export_instants`, which writes them out as JSON."""
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from datetime import datetime
+from functools import partial
+from typing import Any
 
 from hudi_engine.errors import ConfigError, HudiError
 from hudi_engine.procedures.arguments import Arguments
 from hudi_engine.procedures.commits import Row, completion_time
+from hudi_engine.storage import Storage
 from hudi_engine.table import HudiTable
 from hudi_engine.table_services.compaction import CompactionPlan
-from hudi_engine.timeline import read_avro_metadata
+from hudi_engine.timeline import Timeline, read_avro_metadata
 from hudi_engine.timeline.archived import archived_entries
 from hudi_engine.timeline.avro_models import avro_kind_for
+from hudi_engine.timeline.commit_metadata import CommitMetadata
 from hudi_engine.timeline.history import TimelineHistory
-from hudi_engine.timeline.instant import Action, State
+from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, Instant, State
 from hudi_engine.timeline.layout import TimelineLayoutV2
 
 
@@ -229,3 +236,77 @@ def show_file_status(args: Arguments) -> list[Row]:
         if entry.name == name:
             return [("exist", "", "", "active", entry.path)]
     return [("unknown", "", "", "", "")]
+
+
+# export_instants: an archived (layout 1) entry's metadata field per action.
+_ARCHIVED_FIELDS = {"clean": "hoodieCleanMetadata", "commit": "hoodieCommitMetadata",
+                    "deltacommit": "hoodieCommitMetadata", "replacecommit": "hoodieReplaceCommitMetadata",
+                    "rollback": "hoodieRollbackMetadata", "savepoint": "hoodieSavePointMetadata",
+                    "restore": "hoodieRestoreMetadata", "compaction": "hoodieCompactionMetadata"}
+
+
+def export_instants(args: Arguments) -> list[Row]:
+    """Hudi's export_instants: the completed instants of `actions`, each as JSON in a file of `local_folder` (an
+    active instant under its timeline file name, an archived one as `<time>.<action>`): oldest first, archived before
+    active; with `desc`, newest first, active before archived; at most `limit` (-1: all). Commit metadata is Hudi's
+    commit JSON (a layout-2 table's Avro converted); the other actions' Avro records as JSON. Unlike Java's, which
+    globs a legacy archive folder only, the archived timeline is read where the table keeps it (`archived/`, or the
+    LSM history)."""
+    table = HudiTable.load(args.table_path())
+    storage, folder = Storage.for_uri(args["local_folder"])
+    if not storage.is_dir(folder):
+        raise ConfigError(f"{args['local_folder']} is not a valid local directory")
+    actions = {a.strip() for a in str(args["actions"]).split(",") if a.strip()}
+    limit = args["limit"] if args["limit"] is not None and args["limit"] >= 0 else None
+    timeline = table.timeline
+    active = [(timeline.layout.file_name(i), i) for i in timeline.instants
+              if i.is_completed and i.action.value in actions]
+    archived = [e for e in _archived_exports(table) if e[1] in actions]
+    archived_items = [(f"{t}.{a}", read) for t, a, read in archived]
+    active_items = [(name, _active_export(timeline, i)) for name, i in active]
+    ordered = (active_items[::-1] + archived_items[::-1]) if args["desc"] else archived_items + active_items
+    count = 0
+    for name, content in ordered[:limit]:
+        storage.write_bytes(Storage.join(folder, name), content())
+        count += 1
+    return [(f"Exported {count} Instants to {args['local_folder']}",)]
+
+
+def _json(record: Any) -> bytes:
+    return json.dumps(record, indent=2, default=str).encode()
+
+
+def _commit_json(data: bytes, file_name: str) -> bytes:
+    return CommitMetadata.from_avro(data, file_name=file_name).to_json()
+
+
+def _avro_json(data: bytes, kind: str | None) -> bytes:
+    return _json(read_avro_metadata(data, kind) if data else None)
+
+
+def _active_export(timeline: Timeline, instant: Instant) -> Callable[[], bytes]:
+    if instant.action in COMMIT_ACTIONS:
+        return lambda: timeline.commit_metadata(instant).to_json()
+    return lambda: _json(timeline.avro_metadata(instant))
+
+
+def _archived_exports(table: HudiTable) -> list[tuple[str, str, Callable[[], bytes]]]:
+    """(instant time, action, its JSON) of every completed archived instant, oldest first."""
+    layout = table.timeline.layout
+    out: list[tuple[str, str, Callable[[], bytes]]] = []
+    if isinstance(layout, TimelineLayoutV2):
+        history = TimelineHistory.of(table.location, layout.timeline_path, layout.history_path)
+        for r in [] if history.is_empty() else history.records():
+            data = r.metadata or b""
+            if Action(r.action) in COMMIT_ACTIONS:
+                out.append((r.instant_time, r.action, partial(_commit_json, data, f"archived {r.instant_time}")))
+            else:
+                out.append((r.instant_time, r.action,
+                            partial(_avro_json, data, avro_kind_for(r.action, State.COMPLETED))))
+        return sorted(out, key=lambda e: e[0])
+    for entry in archived_entries(table.location):
+        action = entry.get("actionType")
+        record = entry.get(_ARCHIVED_FIELDS.get(str(action), ""))
+        if entry.get("actionState") == State.COMPLETED.name and record is not None:
+            out.append((entry["commitTime"], str(action), partial(_json, record)))
+    return sorted(out, key=lambda e: e[0])

@@ -65,3 +65,24 @@ def test_show_invalid_parquet(cow):
     with pytest.raises(ConfigError, match="needDelete => true of show_invalid_parquet is not served"):
         call("show_invalid_parquet", path, needDelete=True)
     assert bad.exists()
+
+
+def _unit(size: int) -> str:
+    return f"{size / 2**20:.2f}MB" if size >= 2**20 else f"{size / 1024:.2f}KB" if size >= 1024 else f"{size}B"
+
+
+def test_show_fs_path_detail_summarises_a_folder_and_its_entries(cow):
+    path = cow[0]
+    files = [p for p in Path(path).rglob("*") if p.is_file()]
+    folders = [p for p in Path(path).rglob("*") if p.is_dir()]
+    (whole,) = call("show_fs_path_detail", None, path=path).to_pylist()
+    size = sum(p.stat().st_size for p in files)
+    assert whole == {"path_num": len(folders) + 1, "file_num": len(files), "storage_size": size,
+                     "storage_size(unit)": _unit(size), "storage_path": f"file:{path}",
+                     "space_consumed": size, "quota": -1, "space_quota": -1}
+    subs = call("show_fs_path_detail", None, path=path, is_sub=True).to_pylist()
+    assert sorted(r["storage_path"].rsplit("/", 1)[-1] for r in subs) == sorted(p.name for p in Path(path).iterdir())
+    assert [r["storage_size"] for r in subs] == sorted((r["storage_size"] for r in subs), reverse=True)
+    assert sum(r["file_num"] for r in subs) == len(files)
+    (partition,) = call("show_fs_path_detail", None, path=f"{path}/[x]").to_pylist()
+    assert partition["storage_path"] == f"file:{path}/x" and partition["path_num"] == 1
