@@ -44,11 +44,9 @@ REFUSED: dict[str, str] = {
                      "hdfs_parquet_import"], _NO_BOOTSTRAP),
     **dict.fromkeys(["cleanup_audit_lock", "set_audit_lock", "show_audit_lock_status", "validate_audit_lock"],
                     _NO_AUDIT),
-    "partition_bucket_index_manager": "the engine has no bucket index; use Java Hudi's CALL {name}",
+    "partition_bucket_index_manager": "the engine writes the simple bucket index only, not Hudi 1.1's partition-level "
+                                      "bucket index this manages; use Java Hudi's CALL {name}",
     "run_ttl": "the engine has no partition TTL; use Java Hudi's CALL {name}",
-    "sync_validate": "it counts rows through a HiveServer2 JDBC connection (hive_server_url), which the engine does not "
-                     "open (as its sync refuses mode jdbc); compare SELECT count(*) of both tables in Spark, or use "
-                     "Java Hudi's CALL {name}",
 }
 
 
@@ -123,6 +121,7 @@ SERVED: dict[str, Procedure] = {
     "truncate_table": services.truncate_table,
     "drop_partition": services.drop_partition,
     "hive_sync": services.hive_sync,
+    "sync_validate": services.sync_validate,
     "copy_to_temp_view": copies.copy_to_temp_view,
     "copy_to_table": copies.copy_to_table,
     "repair_add_partition_meta": repairs.repair_add_partition_meta,

@@ -1,12 +1,13 @@
 """The procedures that act on a table, through the engine's table services and instant protocol (never a write
 path of their own): `run_clean`, `run_compaction`, `archive_commits`, `rollback_to_instant`,
 `run_rollback_inflight_tableservice`, `delete_marker`, `truncate_table`, `drop_partition`, `hive_sync`, `repair_corrupted_clean_files`,
-`upgrade_table` / `downgrade_table` (HudiTable.upgrade / downgrade) and the
+`upgrade_table` / `downgrade_table` (HudiTable.upgrade / downgrade), `sync_validate`, and the
 savepoint procedures `create_savepoint`, `delete_savepoint` and `rollback_to_savepoint` (HudiTable.savepoint /
 delete_savepoint / restore), and `run_clustering` / `show_clustering` (HudiTable.cluster). Every
 one takes the table lock as `HudiTable`'s services do, and refuses what it cannot do before it changes anything."""
 from __future__ import annotations
 
+import datetime
 import time
 import warnings
 from typing import Any
@@ -22,7 +23,7 @@ from hudi_engine.table_services.clustering import pending_clusterings
 from hudi_engine.table_services.compaction import CompactionPlan, rollback_inflight_compaction
 from hudi_engine.table_services.upgrade_downgrade import parse_version, upgrade_downgrade
 from hudi_engine.timeline.clustering import ClusteringPlan, is_clustering
-from hudi_engine.timeline.instant import Action, State
+from hudi_engine.timeline.instant import COMMIT_ACTIONS, Action, State
 from hudi_engine.write.markers import delete_marker_dir
 
 # run_clean's arguments -> the engine's cleaning keys (hudi_engine.config.keys).
@@ -352,3 +353,63 @@ def upgrade_or_downgrade(args: Arguments) -> list[Row]:
         warnings.warn(f"{args.procedure.name}: could not change the table version: {e}", stacklevel=2)
         return [(False,)]
     return [(True,)]
+
+
+def sync_validate(args: Arguments) -> list[Row]:
+    """Hudi's sync_validate: the row counts of two tables (`src_table`, `dst_table`: a replica and its source) and,
+    when one is ahead, how many new records its commits after the other's latest hold. Java asks HiveServer2 for
+    `count(_hoodie_commit_time)` of the synced tables; here each table's own snapshot is counted (what its synced
+    entry returns), so `hive_server_url`, `hive_user` and `hive_pass` are taken and not used (nor are `src_db` and
+    `target_db`). `mode` is `complete` or `latestPartitions` (rows whose `datestr` is within the last
+    `partition_cnt` days, as Java's query filters them)."""
+    mode = args["mode"]
+    if mode not in ("complete", "latestPartitions"):
+        raise ConfigError(f"Argument: mode of sync_validate is {mode!r}; Hudi's modes are complete and "
+                          "latestPartitions")
+    src = HudiTable.load(_table_named(args, "src_table"))
+    dst = HudiTable.load(_table_named(args, "dst_table"))
+    src_count, dst_count = _count(src, mode, args["partition_cnt"]), _count(dst, mode, args["partition_cnt"])
+    src_latest, dst_latest = _latest_write(src), _latest_write(dst)
+    if dst_latest > src_latest:  # the destination is ahead: its commits since the source's latest
+        return [(_count_difference(dst, src, dst_count, src_count, src_latest),)]
+    return [(_count_difference(src, dst, src_count, dst_count, dst_latest),)]
+
+
+def _table_named(args: Arguments, parameter: str) -> str:
+    return Arguments(args.procedure, {"table": args[parameter]}, args.resolver, args.session).table_path()
+
+
+def _latest_write(table: HudiTable) -> str:
+    """The newest commit-like instant, pending ones too (Java's getCommitsTimeline().lastInstant()); "0" if none."""
+    times = [i.timestamp for i in table.timeline.instants if i.action in COMMIT_ACTIONS]
+    return max(times, default="0")
+
+
+def _count(table: HudiTable, mode: str, days: int) -> int:
+    if mode == "complete":
+        return table.read_snapshot(columns=["_hoodie_commit_time"]).num_rows
+    if "datestr" not in table.schema().names:
+        raise ConfigError(f"sync_validate: mode latestPartitions counts rows by their datestr column (as Hudi's "
+                          f"query does), which table {table.config.name!r} ({table.base_path}) lacks; use mode "
+                          "complete")
+    today = datetime.date.today()
+    start, end = (today - datetime.timedelta(days=days)).isoformat(), today.isoformat()
+    return table.read_snapshot(columns=["datestr"], filters=[("datestr", ">", start), ("datestr", "<=", end)]
+                               ).num_rows
+
+
+def _count_difference(ahead: HudiTable, behind: HudiTable, ahead_count: int, behind_count: int,
+                      behind_latest: str) -> str:
+    """Java's answer: the count difference, and the new records (written minus updated) of `ahead`'s completed
+    commits after `behind_latest`, when there are such commits."""
+    text = (f"Count difference now is count({ahead.config.name}) - count({behind.config.name}) == "
+            f"{ahead_count - behind_count}")
+    catch_up = [i for i in ahead.timeline.instants
+                if i.action in COMMIT_ACTIONS and i.is_completed and i.timestamp > behind_latest]
+    if not catch_up:
+        return text
+    new = 0
+    for instant in catch_up:
+        meta = ahead.timeline.commit_metadata(instant)
+        new += meta.total_records_written - sum(s.num_update_writes for s in meta.write_stats())
+    return f"{text}. Catach up count is {new}"  # Java's spelling
