@@ -43,6 +43,7 @@ from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import is_base_file_name
 from hudi_engine.file_slice_reader import SliceReadContext, log_record_keys, read_file_slice, refuse_skeleton_files
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
+from hudi_engine.internal_schema import SchemaHistory
 from hudi_engine.io.log_block import BlockType, data_block_records
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.location import TableLocation
@@ -195,6 +196,14 @@ def plan_changes(table: ChangeTable, begin: str, end: str | None = None, *, imag
             f"{mode.value} (hoodie.properties; fixed when the table is created). Available: {mode.value}; leave "
             f"the option out to read the table's mode")
     image_format = check_images(images)
+    history = SchemaHistory.load(table.location.storage, table.location.meta_path,
+                                 [i.timestamp for i in table.timeline.completed_commits()])
+    if history is not None and history.changed_columns():
+        raise HudiError(
+            f"{where}: a CDC query of a table whose schema-on-read history renamed, dropped or retyped columns "
+            f"({', '.join(history.changed_columns())}) is not served: its change images would be read by name, not "
+            f"by column id. Available: snapshot, time travel and the incremental query "
+            f"({INCREMENTAL_FORMAT}=latest_state), which read by id; or Java Hudi's CDC query")
     begin, end = instants.check_range(begin, end)
     commits = [c for c in instants.incremental_commits(begin, end)
                if c.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)]

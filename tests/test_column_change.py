@@ -13,7 +13,7 @@ import pytest
 from oracle import rs_snapshot
 
 from hudi_engine import HudiTable
-from hudi_engine.errors import ConfigError, SchemaError
+from hudi_engine.errors import ConfigError, HudiError, SchemaError
 from hudi_engine.internal_schema import LATEST_SCHEMA, SchemaHistory
 from hudi_engine.write_pipeline import write_table
 
@@ -171,3 +171,18 @@ def test_a_partial_update_takes_the_kept_columns_of_older_files_by_id(tmp_path: 
                           "p": ["y"]}), path, {**opts, "hoodie.datasource.write.partial.update.columns": "ts,amount"})
     row = HudiTable.load(path).read_snapshot().filter(pc.field("id") == 2).to_pylist()[0]
     assert (row["name"], row["ts"], row["amount"]) == ("b", 5, 9.0)  # the renamed column kept from the base file
+
+
+def test_a_cdc_query_after_a_rename_is_refused_naming_the_column(tmp_path: Path) -> None:
+    """CDC images are read by name: after a rename they would come back as nulls, so the query is refused (additions
+    alone are served)."""
+    path = str(tmp_path / "t")
+    opts = {**_options(6, "COPY_ON_WRITE"), "hoodie.table.cdc.enabled": "true"}
+    table = _first(path, opts)
+    start = table.timeline.completed_commits()[-1].timestamp
+    write_table(pa.table({"id": [1], "v": ["a2"], "ts": pa.array([2], pa.int32()), "amount": [1.0], "p": ["x"]}),
+                path, opts)
+    assert HudiTable.load(path).read_changes(start).num_rows == 1
+    HudiTable.load(path).rename_column("v", "name", options={**opts, **ON})
+    with pytest.raises(HudiError, match=r"renamed, dropped or retyped columns \(v\) is not served"):
+        HudiTable.load(path).read_changes(start)
