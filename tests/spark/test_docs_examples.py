@@ -24,8 +24,9 @@ def _run(block, scope: dict, replace: dict[str, str]) -> dict:
 
 def test_writing_from_spark(spark, tmp_path):
     path = str(tmp_path / "trips")
-    df = spark.createDataFrame([("a", "chennai", 1, 10.0), ("b", "sf", 1, 20.5), ("c", "chennai", 2, 33.9)],
-                               "uuid string, city string, ts long, fare double")
+    df = spark.createDataFrame([("a", "chennai", 1, 10.0, "d1"), ("b", "sf", 1, 20.5, "d2"),
+                                ("c", "chennai", 2, 33.9, "d1")],
+                               "uuid string, city string, ts long, fare double, driver string")
     scope = _run(block_with("docs/python-api.md", 'result = write(df, "/data/trips"'), {"df": df},
                  {'"/data/trips"': repr(path)})
     result = scope["result"]
