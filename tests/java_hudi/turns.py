@@ -417,7 +417,11 @@ def _metadata_compaction_due(path: Path) -> bool:
     last = timeline.filter_by([Action.COMMIT]).completed().last()
     since = [i for i in timeline.filter_by([Action.DELTA_COMMIT]).completed().instants
              if last is None or i.timestamp > last.timestamp]
-    return len(since) >= 8
+    # The engine compacts the metadata table too (before its writes and services): a compaction at `<T>001` (0.15)
+    # or after T (1.x) holds the data table's latest commit T, which Java's rollback would then refuse.
+    latest = Timeline.load(TableLocation.of(str(path))).completed_commits().last()
+    held = last is not None and latest is not None and last.timestamp[:17] >= latest.timestamp
+    return held or len(since) >= 8
 
 
 def _is_clustering(table: HudiTable, instant: Instant) -> bool:
