@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from clustering_job import schedule_clustering
 from java_tables import CASES, unzip_feature_table
-from metadata_tables import files_only
+from metadata_tables import files_only, mdt_listing
 from oracle import rs_snapshot
 from procedure_tables import OPTIONS, rows, two_commits
 
@@ -79,13 +79,13 @@ def test_refusals_write_nothing(tmp_path: Path) -> None:
     assert sorted(HudiTable.load(str(path)).read_snapshot().column("id").to_pylist()) == [3, 4]
 
 
-def test_a_metadata_table_is_disabled(tmp_path: Path) -> None:
+def test_a_files_only_metadata_table_is_kept_with_the_partition_marked_deleted(tmp_path: Path) -> None:
     case = next(c for c in CASES if c.name == "mdt_cow_v6")
     path, _ = unzip_feature_table(case, tmp_path)
     files_only(path)
     table = HudiTable.load(str(path))
     partition = sorted({s.partition_path for s in table.file_slices()})[0]
     table.delete_partitions([partition])
-    assert not TableConfig.load(TableLocation.of(str(path))).metadata_partitions
-    assert not (path / ".hoodie" / "metadata").exists()
+    assert TableConfig.load(TableLocation.of(str(path))).metadata_partitions == ["files"]
+    assert partition not in mdt_listing(path)  # Hudi's getPartitionsDeleted: out of the partition list
     assert partition not in {s.partition_path for s in HudiTable.load(str(path)).file_slices()}
