@@ -27,13 +27,18 @@ def _location(args: Arguments, path: str | None = None) -> TableLocation:
     return TableLocation.of(path or args.table_path())
 
 
-def _files(location: TableLocation) -> FilesPartition:
-    """The metadata table's `files` partition as Hudi's reader merges it; refused as Hudi refuses a table without one."""
+def _metadata_table(location: TableLocation) -> MetadataTable:
+    """The table's metadata table; refused as Hudi refuses a table without one."""
     config = TableConfig.load(location)
     if not config.is_metadata_table_enabled:
         raise ConfigError(f"{_NOT_ENABLED} (table {location.base_path}: hoodie.table.metadata.partitions does not "
                           "list files; CALL create_metadata_table(table => ...) creates it)")
-    return MetadataTable.load(location, config, Timeline.load(location)).read_files_partition()
+    return MetadataTable.load(location, config, Timeline.load(location))
+
+
+def _files(location: TableLocation) -> FilesPartition:
+    """The metadata table's `files` partition as Hudi's reader merges it."""
+    return _metadata_table(location).read_files_partition()
 
 
 def _seconds(started: float) -> float:
@@ -110,13 +115,11 @@ def show_metadata_table_stats(args: Arguments) -> list[Row]:
     """The sizes and counts of the metadata table's latest file slices per partition, and the data table's partition
     count: what Hudi's `HoodieMetadataMetrics.getStats` gives (Java's procedure prints them only when its metadata
     metrics are on; the engine always does)."""
-    location = _location(args)
-    config = TableConfig.load(location)
-    files = _files(location)
-    table = MetadataTable.load(location, config, Timeline.load(location))
+    table = _metadata_table(_location(args))
+    files = table.read_files_partition()
     view = FileSystemView.load(table.location, slicing=slicing_for(table.timeline))
     stats: dict[str, str] = {}
-    for partition in config.metadata_partitions:
+    for partition in table.data_config.metadata_partitions:
         slices = view.latest_file_slices(Visibility.of(table.timeline), partition)
         bases = [s.base_file.size for s in slices if s.base_file is not None]
         logs = [f.size for s in slices for f in s.log_files]

@@ -32,6 +32,7 @@ from hudi_engine.partition_metadata import (
 )
 from hudi_engine.procedures.arguments import Arguments
 from hudi_engine.procedures.commits import Row
+from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
 from hudi_engine.table import HudiTable
 from hudi_engine.table_config import CHECKSUM, PARTITION_METAFILE_USE_BASE_FORMAT, TableConfig
@@ -146,6 +147,7 @@ def repair_overwrite_hoodie_props(args: Arguments) -> list[Row]:
     return [(key, old.get(key, "null"), new.get(key, "null")) for key in sorted(set(old) | set(new))]
 
 
+COMMIT_TIME_COLUMN = META_COLUMNS[0]  # _hoodie_commit_time
 # repair_deduplicate's dedupe types (Hudi's DeDupeType): which copies of a duplicated key a file loses.
 DEDUPE_TYPES = ("insert_type", "update_type", "upsert_type")
 
@@ -204,9 +206,6 @@ def _latest_base_files(table: HudiTable, partition: str) -> list[str]:
         raise ConfigError(f"repair_deduplicate: partition {partition!r} of table {table.config.name!r} "
                           f"({table.base_path}) has no base file of a completed commit")
     return files
-
-
-COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 
 
 def _dedupe_plan(storage: Storage, files: list[str], kind: str) -> dict[str, set[int]]:
