@@ -35,7 +35,7 @@ fi
 # The marked tests, the oracle's first (with the dbt projects first, a run measured slower: docs/oracle.md).
 ( code=0
   { oracle_ready && echo "$SECONDS" >"$scratch/oracle.ready" \
-    && .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$scratch/tmp" -m beside tests/java_hudi tests/dbt; } \
+    && .venv/bin/python -m pytest -v -p no:cacheprovider --basetemp="$scratch/tmp" -m beside tests/java_hudi tests/dbt; } \
     || code=$?
   echo "$SECONDS" >"$scratch/beside.end"; exit "$code" ) \
   >"$scratch/beside.log" 2>&1 &
@@ -44,10 +44,14 @@ status=0
 .venv/bin/python -m pytest -m "not beside" || status=$?
 rest_end=$SECONDS
 beside_status=0
-wait "$pid" || beside_status=$?
+# Its output so far, then live until it ends: a run stopped from outside still shows which test it was in.
 echo
 echo "==================== the session of the tests marked 'beside', run beside the one above ===================="
-cat "$scratch/beside.log"
+echo "(the rest ended at ${rest_end} s; this session's output follows as it runs)"
+tail -n +1 -f --pid="$pid" "$scratch/beside.log" &
+tailer=$!
+wait "$pid" || beside_status=$?
+wait "$tailer" || true
 # Where the wall time went (the suite's budget is in docs/oracle.md), in seconds from the command's start.
 echo "timing: venv and Java ready at ${ready} s; the oracle's releases at $(cat "$scratch/oracle.ready" 2>/dev/null || echo -) s;" \
   "the session of the rest ended at ${rest_end} s, the one beside it at $(cat "$scratch/beside.end" 2>/dev/null || echo -) s"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(2400)]  # 52 dbt tests: 8 min quiet, more loaded
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(2400)]  # 50 dbt tests: 8 to 12 min, by machine
 
 pytest.importorskip("dbt.tests.adapter.basic.test_base", reason="dbt-tests-adapter is part of the test extras")
 
@@ -23,7 +23,7 @@ SUITES = Path(__file__).resolve().parent / "adapter_suites"
 # Tests each suite holds; every one must pass (none skipped):
 EXPECTED = {
     # dbt's base suites on `type: hudi`.
-    "suite_base": 5,
+    "suite_base": 3,
     # The basic suites dbt-spark runs, with `+file_format: hudi` (models; seeds and snapshots where the suite
     # UPDATEs its seed).
     "suite_basic_hudi": 9,
@@ -41,7 +41,7 @@ def test_the_adapter_suites_pass_on_hudi_tables(tmp_path):
         [sys.executable, "-m", "pytest", *(str(SUITES / f"{name}.py") for name in EXPECTED),
          "-p", "dbt.tests.fixtures.project", "-o", "python_files=suite_*.py", "-p", "no:cacheprovider", "-q",
          "--basetemp", str(tmp_path / "suites"), "--rootdir", str(SUITES), "--junitxml", str(report)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=3600)
+        cwd=tmp_path, capture_output=True, text=True, timeout=2300)
     assert proc.returncode == 0, f"{proc.stdout[-12000:]}\n{proc.stderr[-4000:]}"
     outcomes: Counter[tuple[str, str]] = Counter()
     for case in ET.parse(report).getroot().iter("testcase"):

@@ -48,7 +48,7 @@ class JavaHudiError(AssertionError):
 class JavaHudi:
     """One oracle process of one Hudi release; `workdir` holds its log, warehouse and answers."""
 
-    def __init__(self, release: OracleRelease, workdir: Path, *, timeout: float = 600,
+    def __init__(self, release: OracleRelease, workdir: Path, *, timeout: float = 300,
                  conf: Mapping[str, str] | None = None) -> None:
         self.release = release
         self.workdir = Path(workdir)

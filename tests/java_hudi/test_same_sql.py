@@ -157,7 +157,7 @@ CASES = [("1.2.0", "9", "mor", True), ("1.2.0", "9", "cow", False), ("0.15.0", N
 FULL_KEYS = {("1.2.0", "9", "cow", False)}
 
 # A statement takes seconds on each engine; on a loaded machine one script outlasts the default timeout.
-pytestmark = pytest.mark.timeout(2400)
+pytestmark = pytest.mark.timeout(900)  # up to 150 s on a loaded machine
 
 
 def java_timeline(hudi: str, ours: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ from java_hudi.turns import COW, MOR, Sequence, Shape
 # Issue 36's 20 steps a sequence (docs/table-features.md, "Turn-taking", has their time). `TURNS_STEPS=<n>` plays
 # the first n steps of the same sequences: the generator draws step by step from its seed.
 STEPS = int(os.environ.get("TURNS_STEPS", "20"))
-pytestmark = pytest.mark.timeout(1800)  # a loaded machine; the budget on a quiet one is a few minutes
+pytestmark = pytest.mark.timeout(600)  # a sequence took up to 95 s on a loaded machine
 
 SHAPES = [
     Shape("v6-0.15-cow", "0.15.0", COW, 6),

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 from dbt.tests.adapter.basic import files
 from dbt.tests.adapter.basic.test_base import BaseSimpleMaterializations
-from dbt.tests.adapter.basic.test_generic_tests import BaseGenericTests
 from dbt.tests.adapter.basic.test_incremental import BaseIncremental
 
 
@@ -23,14 +22,6 @@ class TestSimpleMaterializationsHudiFileFormat(BaseSimpleMaterializations):
     @pytest.fixture(scope="class")
     def project_config_update(self):
         return {"name": "base", "models": {"+file_format": "hudi"}}
-
-
-class TestGenericTestsHudi(BaseGenericTests):
-    pass
-
-
-class TestIncrementalSparkHudi(BaseIncremental):
-    """dbt-spark's own `incremental` (parquet, append) on this adapter."""
 
 
 class TestHudiIncremental(BaseIncremental):
