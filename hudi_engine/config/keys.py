@@ -96,12 +96,12 @@ CDC_LOGGING_MODE: ConfigOption[str] = ConfigOption(
     "before the change (DATA_BEFORE), or the commit time and the records before and after (DATA_BEFORE_AFTER).",
     "table", hudi_default="DATA_BEFORE_AFTER", choices=("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"))
 TABLE_VERSION: ConfigOption[str] = ConfigOption(
-    "hoodie.write.table.version", Kind.CHOICE, "6",
+    "hoodie.write.table.version", Kind.CHOICE, "9",
     "Table version of a new table: 6 (Hudi 0.14/0.15, timeline layout 1: read by every Hudi engine), 8 (Hudi 1.0) "
     "or 9 (Hudi 1.1; both timeline layout 2). An existing table keeps its version, which this option must match "
     "(docs/table-features.md, Table versions).", "table", choices=("6", "8", "9"), aliases=("hoodie.table.version",),
-    default_note="Hudi 1.1 creates version 9 by default; this engine creates version 6 unless asked, so older "
-                 "readers (Hudi 0.x, Athena/EMR releases of it) read the table")
+    default_note="as Hudi 1.1+ creates; 6 for tables that readers or writers on Hudi 0.x (older Trino, Presto, "
+                 "Athena and EMR releases) share")
 
 POPULATE_META_FIELDS: ConfigOption[bool] = ConfigOption(
     "hoodie.populate.meta.fields", Kind.BOOL, True,

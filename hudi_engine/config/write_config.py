@@ -372,7 +372,7 @@ class WriteConfig:
     given: Mapping[str, str] = field(default_factory=dict)  # every option the user set, under its canonical key
     cdc_enabled: bool = False  # hoodie.table.cdc.enabled: a new table's CDC
     cdc_logging_mode: str = "DATA_BEFORE_AFTER"  # hoodie.table.cdc.supplemental.logging.mode: a new table's
-    table_version: int = 6  # hoodie.write.table.version: a new table's (an existing one keeps its own)
+    table_version: int = 9  # hoodie.write.table.version: a new table's (an existing one keeps its own)
     schema_on_read: bool = False  # hoodie.schema.on.read.enable
     # SQL's ALTER TABLE ... ADD COLUMNS (set by spark/save.py, not an option): an instant of no rows whose commit
     # carries the widened schema, recorded as Hudi's AlterHoodieTableAddColumnsCommand records it (ALTER_SCHEMA)
