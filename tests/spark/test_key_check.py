@@ -60,5 +60,5 @@ def test_ambiguous_keys_are_refused_before_any_file_is_written(spark, tmp_path, 
     # The failed instant was rolled back, and it had written nothing to roll back.
     timeline = Timeline.load(TableLocation.of(str(path)))
     (rollback,) = [i for i in timeline if i.action.value == "rollback"]
-    meta = read_avro_metadata((path / ".hoodie" / rollback.file_name).read_bytes(), "HoodieRollbackMetadata")
+    meta = read_avro_metadata(timeline.read_content(rollback), "HoodieRollbackMetadata")
     assert meta["totalFilesDeleted"] == 0, meta
