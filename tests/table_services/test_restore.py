@@ -230,3 +230,18 @@ def test_a_restore_without_savepoint_after_a_clean_of_file_versions(tmp_path, ta
     with pytest.raises(TableServiceError, match=f"cannot restore to {a}: .*was cleaned.*Can be restored: savepoints: none"):
         m.table().restore(a)
 
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_a_savepoint_of_an_older_commit_restores_every_commit_after_that_commit(tmp_path, version):
+    """The savepoint shares its commit's requested time but completes after later commits did: on version 9 the
+    restore still takes the commits completed after the savepointed *commit*, not after the savepoint."""
+    m = Model(tmp_path / "t", "COPY_ON_WRITE", version)
+    first = m.write([0, 1, 2], 1)
+    at_first = copy.deepcopy(m.rows)
+    second = m.write([0, 3], 2)
+    m.table().savepoint(first)
+    third = m.write([1, 4], 3)
+    result = m.table().restore(first)
+    assert sorted(i.timestamp for i in result.rolled_back) == [second, third]
+    m.check("after the restore", at_first)
