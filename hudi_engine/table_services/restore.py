@@ -144,9 +144,7 @@ def instants_to_roll_back(timeline: Timeline, instant_time: str) -> list[Instant
     if timeline.layout.version == 1:
         completed = [i for i in reversed(writes.completed()) if i.timestamp > instant_time]
     else:
-        # The commit's own completion: a savepoint of it shares its requested time and completes later.
-        done_at = next((i.completion_time for i in writes.completed()
-                        if i.timestamp == instant_time and i.completion_time), instant_time)
+        done_at = timeline.completion_times().get(instant_time, instant_time)
         completed = sorted((i for i in writes.completed() if (i.completion_time or i.timestamp) > done_at),
                            key=lambda i: i.completion_time or i.timestamp, reverse=True)
     return clusterings + pending + completed

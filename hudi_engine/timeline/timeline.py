@@ -235,9 +235,13 @@ class Timeline:
 
     def completion_times(self) -> dict[str, str]:
         """Requested time -> completion time of every completed instant of the loaded timeline that records one
-        (layout 2; empty in layout 1). Like Hudi's CompletionTimeQueryView: every action, not only commits."""
-        return {i.timestamp: i.completion_time for i in self._active
-                if i.is_completed and i.completion_time is not None}
+        (layout 2; empty in layout 1). Like Hudi's CompletionTimeQueryView: every action, not only commits. A
+        savepoint shares its commit's requested time and completes later: the time keeps the first completion."""
+        out: dict[str, str] = {}
+        for i in self._active:
+            if i.is_completed and i.completion_time is not None and i.completion_time < out.get(i.timestamp, "~"):
+                out[i.timestamp] = i.completion_time
+        return out
 
     def timeline_start(self) -> str | None:
         """Timestamp of the first instant of this view that is not a savepointed one (None when empty).
