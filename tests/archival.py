@@ -20,6 +20,7 @@ def archive_before(path: Path, boundary: str) -> list[str]:
     """Move the files of every instant older than `boundary` to `.hoodie/archived/`; their names. Refused when
     one of them is pending (Java never archives past the earliest pending instant)."""
     timeline = Timeline.load(TableLocation.of(str(path)))
+    assert timeline.layout.version == 1, "simulated for timeline layout 1: write the table with version 6"
     old = [i for i in timeline if i.timestamp < boundary]
     pending = [str(i) for i in old if not i.is_completed]
     assert not pending, f"archival stops at the earliest pending instant: {pending}"

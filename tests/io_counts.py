@@ -23,7 +23,8 @@ class IOCounter:
 
     @property
     def meta_listings(self) -> int:
-        """Every listing of `.hoodie` (timeline loads, the ownership checks at the commit, temp files)."""
+        """Every listing of `.hoodie` or `.hoodie/timeline` (timeline loads, the ownership checks at the commit, temp
+        files)."""
         return self.counts["listings"]
 
     @property
@@ -47,7 +48,7 @@ def install() -> tuple[IOCounter, list[tuple[object, str, object]]]:
         return read(self, path)
 
     def _list(self, path):
-        if path.rstrip("/").endswith("/.hoodie"):
+        if path.rstrip("/").endswith(("/.hoodie", "/.hoodie/timeline")):  # the timeline's folder in layouts 1 and 2
             counter.counts["listings"] += 1
         return listing(self, path)
 

@@ -46,6 +46,14 @@ def rs_snapshot(path: Path | str, as_of: str | None = None, read_optimized: bool
     return _table(t.read(opts), t.get_schema_with_meta_fields())
 
 
+def completed(path: Path | str, instant: str) -> str:
+    """The bound that names commit `instant` in an incremental range: its completion time on table versions 8+
+    (ranges of completion times), the instant itself before."""
+    from hudi_engine import HudiTable
+
+    return HudiTable.load(str(path)).timeline.completion_times().get(instant, instant)
+
+
 def rs_incremental(path: Path | str, start: str, end: str) -> pa.Table:
     t = _rs_table(path)
     opts = (HudiReadOptions().with_query_type(HudiQueryType.Incremental)

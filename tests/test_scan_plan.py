@@ -228,7 +228,8 @@ def test_a_plan_read_later_and_elsewhere_sees_its_own_commit(tmp_path):
 
 
 def test_incremental_from_before_the_active_timeline_reads_every_newer_slice(tmp_path):
-    options = _options(**{keys.TABLE_TYPE.key: "COPY_ON_WRITE"})
+    # Version 6: archival simulated by moving instant files (tests/archival.py).
+    options = _options(**{keys.TABLE_TYPE.key: "COPY_ON_WRITE", keys.TABLE_VERSION.key: "6"})
     first = write(tmp_path, _batch(range(12), 1), options).instant_time
     second = write(tmp_path, _batch([0, 3], 2), options).instant_time  # partition d0
     third = write(tmp_path, _batch([1, 4], 3), options).instant_time  # partition d1

@@ -217,8 +217,8 @@ def complete_commit(
     """
     _check_operation(operation_type)
     inflight = Instant(instant.timestamp, instant.action, State.INFLIGHT)
-    owned = InflightInstant(location, instant.timestamp)
-    # One listing of .hoodie says both: the instant is still ours, and it is inflight (not only requested).
+    owned = InflightInstant(location, instant.timestamp, layout=layout)
+    # One listing of the timeline says both: the instant is still ours, and it is inflight (not only requested).
     own = owned.check_inflight(f"committing {inflight}")
     current = max((i for i in own if i.action == instant.action), default=None, key=lambda i: i.state)
     if current is None or current.state is not State.INFLIGHT:

@@ -75,6 +75,7 @@ class InflightInstant:
     location: TableLocation
     instant_time: str
     heartbeat: Heartbeat | None = None
+    layout: TimelineLayout | None = None  # the table's timeline layout when the holder knows it (else listed)
 
     @staticmethod
     def start(location: TableLocation, instant_time: str, config: LockConfig, owner: str) -> InflightInstant:
@@ -237,16 +238,21 @@ class InflightInstant:
         )
 
     def _instant_files(self) -> tuple[list[Instant], list[Instant], TimelineLayout]:
-        """(this instant's files, the rollback instants newer than it, the timeline layout), from one listing of
-        .hoodie (and of .hoodie/timeline when the table has timeline layout 2)."""
+        """(this instant's files, the rollback instants newer than it, the timeline layout), from one listing of the
+        timeline's folder (.hoodie, or .hoodie/timeline in layout 2; .hoodie is listed first when the layout is not
+        known)."""
         own: list[Instant] = []
         rollbacks: list[Instant] = []
         location = self.location
-        entries = location.storage.list_dir(location.meta_path)
-        layout: TimelineLayout = LAYOUT_V1
-        if any(e.is_dir and e.name == LAYOUT2_FOLDER for e in entries):
-            layout = TimelineLayoutV2()
-            entries = location.storage.list_dir(location.meta(LAYOUT2_FOLDER))
+        layout = self.layout
+        if layout is None:
+            entries = location.storage.list_dir(location.meta_path)
+            layout = LAYOUT_V1
+            if any(e.is_dir and e.name == LAYOUT2_FOLDER for e in entries):
+                layout = TimelineLayoutV2()
+                entries = location.storage.list_dir(location.meta(LAYOUT2_FOLDER))
+        else:
+            entries = location.storage.list_dir(Timeline(location, [], layout=layout).meta_path)
         for entry in entries:
             if entry.is_dir:
                 continue

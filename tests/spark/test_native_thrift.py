@@ -15,7 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from oracle import rs_incremental, rs_snapshot
+from oracle import completed, rs_incremental, rs_snapshot
 from thrift_server import BeelineError
 
 from hudi_engine import HudiTable
@@ -74,13 +74,14 @@ def test_thrift_server_reads_engine_tables_over_jdbc(spark, thrift_server, tmp_p
     _write(spark, paths["replaced"], "COPY_ON_WRITE", [(100, "over", 2, 0.5, "d1")], "insert_overwrite")
     assert HudiTable.load(str(paths["replaced"])).timeline.completed_commits().last().action == "replacecommit"
     assert any(s.log_files for s in HudiTable.load(str(paths["mor"])).file_slices())
+    begin, end = completed(paths["cow"], first), completed(paths["cow"], second)  # the range of the second commit
     names = {n: f"thrift_{n}" for n in paths}
     ddl = "; ".join(f"DROP TABLE IF EXISTS {names[n]}; {catalog_table_ddl(names[n], str(p))}".replace("\n", " ")
                     for n, p in paths.items())
     try:
         server.text(ddl)
         views = [_view("cow_as_of", paths["cow"], {AS_OF_INSTANT: first}),
-                 _view("cow_incr", paths["cow"], {QUERY_TYPE: "incremental", BEGIN_INSTANT: first, END_INSTANT: second}),
+                 _view("cow_incr", paths["cow"], {QUERY_TYPE: "incremental", BEGIN_INSTANT: begin, END_INSTANT: end}),
                  _view("mor_path", paths["mor"], {})]
         queries = {**{n: names[n] for n in paths}, "cow_as_of": "cow_as_of", "cow_incr": "cow_incr",
                    "mor_path": "mor_path", "cow_sql_as_of": f"{names['cow']} TIMESTAMP AS OF '{first}'"}
@@ -88,7 +89,7 @@ def test_thrift_server_reads_engine_tables_over_jdbc(spark, thrift_server, tmp_p
         expected = {**{n: _tuples(rs_snapshot(p)) for n, p in paths.items()},
                     "cow_as_of": _tuples(rs_snapshot(paths["cow"], as_of=first)),
                     "cow_sql_as_of": _tuples(rs_snapshot(paths["cow"], as_of=first)),
-                    "cow_incr": _tuples(rs_incremental(paths["cow"], first, second)),
+                    "cow_incr": _tuples(rs_incremental(paths["cow"], begin, end)),
                     "mor_path": _tuples(rs_snapshot(paths["mor"]))}
         for q, want in expected.items():
             assert got.get(q, []) == want, q

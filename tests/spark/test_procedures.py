@@ -90,13 +90,15 @@ def test_drop_partition_by_call_alter_table_and_truncate(spark, tmp_path):
 
 def test_copy_to_temp_view_and_table_with_hudis_query_types(spark, tmp_path):
     t = two_commits(spark, tmp_path)
-    first, second = sorted(r.commit_time for r in spark.sql(f"CALL show_commits(table => '{t}')").collect())
+    commits = sorted(spark.sql(f"CALL show_commits(table => '{t}')").collect())
+    first, second = (c.commit_time for c in commits)
+    done_first, done_second = (c.state_transition_time for c in commits)  # v8+: ranges of completion times
     assert spark.sql(f"CALL copy_to_temp_view(table => '{t}', view_name => '{t}_now')").collect()[0].status == 0
     assert sorted(r.id for r in spark.table(f"{t}_now").collect()) == [1, 2, 3]
     spark.sql(f"CALL copy_to_temp_view(table => '{t}', view_name => '{t}_then', as_of_instant => '{first}')")
     assert sorted(r.id for r in spark.table(f"{t}_then").collect()) == [1, 2]
     spark.sql(f"CALL copy_to_temp_view(table => '{t}', view_name => '{t}_inc', query_type => 'incremental', "
-              f"begin_instance_time => '{first}', end_instance_time => '{second}', global => true)")
+              f"begin_instance_time => '{done_first}', end_instance_time => '{done_second}', global => true)")
     assert [r.id for r in spark.table(f"global_temp.{t}_inc").collect()] == [3]
     with pytest.raises(Exception, match="TEMP_TABLE_OR_VIEW_ALREADY_EXISTS|already exists"):
         spark.sql(f"CALL copy_to_temp_view(table => '{t}', view_name => '{t}_now')").collect()

@@ -16,6 +16,7 @@ from hudi_engine.spark import write
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.archived import archive_files, archived_entries
+from hudi_engine.timeline.history import TimelineHistory
 from hudi_engine.timeline.instant import Action
 
 pytestmark = pytest.mark.spark
@@ -67,7 +68,12 @@ def test_writes_reads_and_table_services_on_s3(spark, s3_server, table_type):
     assert timeline.filter_by([Action.CLEAN]), "cleaning ran on S3"
     if table_type == "MERGE_ON_READ":
         assert any(timeline.commit_metadata(i).operation_type == "COMPACT" for i in timeline.completed_commits())
-    assert archive_files(TableLocation.at(storage, base)) and archived_entries(TableLocation.at(storage, base)), "archival ran on S3"
+    location = TableLocation.at(storage, base)
+    if timeline.layout.version == 2:  # version 8+: the LSM history
+        history = TimelineHistory.of(location, timeline.layout.timeline_path, timeline.layout.history_path)
+        assert any(i.action in ("commit", "deltacommit") for i in history.instants()), "archival ran on S3"
+    else:
+        assert archive_files(location) and archived_entries(location), "archival ran on S3"
     assert len(timeline.completed_commits()) <= 3
     assert not storage.exists(Storage.join(base, ".hoodie", "lock")), "every write released the lock"
     keys = s3_server.keys(uri.split("/")[2], "warehouse/t/.hoodie/")
@@ -99,7 +105,8 @@ def test_java_avro_reads_the_archived_timeline(spark, tmp_path):
     path = str(tmp_path / "t")
     options = _opts("MERGE_ON_READ", **{"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2",
                                         "hoodie.cleaner.commits.retained": "1", "hoodie.keep.min.commits": "2",
-                                        "hoodie.keep.max.commits": "3"})
+                                        "hoodie.keep.max.commits": "3",
+                                        "hoodie.write.table.version": "6"})  # the archive log files of 0.x
     for round_ in range(10):  # written in this process (the engine's write pieces): only the JVM's Avro is needed
         rows = pa.table({"id": pa.array(range(4), pa.int64()), "name": [f"n{round_}"] * 4,
                          "ts": pa.array([round_] * 4, pa.int64()), "dt": [f"d{i % 2}" for i in range(4)]})

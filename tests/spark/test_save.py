@@ -64,9 +64,9 @@ SAMPLES: dict[str, tuple[str, dict[str, str]]] = {
     "hoodie.table.name": ("orders", {}),
     "hoodie.database.name": ("sales", {}),
     "hoodie.table.type": ("MERGE_ON_READ", {}),
-    "hoodie.table.version": ("9", {}),
-    "hoodie.table.initial.version": ("9", {}),
-    "hoodie.timeline.layout.version": ("2", {}),
+    "hoodie.table.version": ("8", {}),  # (new tables are 9)
+    "hoodie.table.initial.version": ("8", {}),
+    "hoodie.timeline.layout.version": ("1", {}),
     "hoodie.timeline.path": ("tl", {}),
     "hoodie.timeline.history.path": ("hist", {}),
     "hoodie.archivelog.folder": ("old", {}),
@@ -184,10 +184,13 @@ def test_the_issues_mor_table():
 @pytest.mark.parametrize("props, key, expected", [
     ({"PrimaryKey": "id"}, "hoodie.table.recordkey.fields", "id"),
     ({"TYPE": "MOR"}, "hoodie.table.type", "MERGE_ON_READ"),
-    ({"orderingFields": "ts"}, "hoodie.table.precombine.field", "ts"),
-    ({"preCombineField": "ts"}, "hoodie.table.precombine.field", "ts"),
+    ({"orderingFields": "ts"}, "hoodie.table.ordering.fields", "ts"),
+    ({"preCombineField": "ts"}, "hoodie.table.ordering.fields", "ts"),
+    ({"preCombineField": "ts", "hoodie.write.table.version": "6"}, "hoodie.table.precombine.field", "ts"),
     ({"payloadClass": "org.apache.hudi.common.model.DefaultHoodieRecordPayload", **MOR},
-     "hoodie.compaction.payload.class", "org.apache.hudi.common.model.DefaultHoodieRecordPayload"),
+     "hoodie.table.legacy.payload.class", "org.apache.hudi.common.model.DefaultHoodieRecordPayload"),
+    ({"payloadClass": "org.apache.hudi.common.model.DefaultHoodieRecordPayload", "hoodie.write.table.version": "6",
+      **MOR}, "hoodie.compaction.payload.class", "org.apache.hudi.common.model.DefaultHoodieRecordPayload"),
     ({"recordMergeMode": "EVENT_TIME_ORDERING", "orderingFields": "ts", "hoodie.write.table.version": "9"},
      "hoodie.record.merge.mode", "EVENT_TIME_ORDERING"),
 ], ids=lambda p: next(iter(p)) if isinstance(p, dict) else None)
@@ -281,9 +284,9 @@ def test_an_existing_tables_config_keys_must_be_its_own(tmp_path: Path) -> None:
     path = str(next(tmp_path.iterdir()))
     table = TableConfig.load(TableLocation.of(path))
     config = WriteConfig.from_options({"hoodie.table.timeline.timezone": "UTC", "hoodie.archivelog.folder": "archived",
-                                       "hoodie.table.version": "6"})
+                                       "hoodie.table.version": "9"})
     assert config.contradictions(table) == []
-    problems = WriteConfig.from_options({"hoodie.table.timeline.timezone": "LOCAL", "hoodie.table.version": "9",
+    problems = WriteConfig.from_options({"hoodie.table.timeline.timezone": "LOCAL", "hoodie.table.version": "6",
                                          "hoodie.table.format": "iceberg"}).contradictions(table)
     assert sorted(p.key for p in problems) == ["hoodie.table.format", "hoodie.table.timeline.timezone",
                                                "hoodie.write.table.version"]

@@ -68,7 +68,7 @@ def test_an_unchanged_table_is_planned_again_without_listing_its_partitions(tmp_
     again = _plan(path)
     assert again == first
     assert _data_listings(listings) == []
-    assert listings == [str(path / ".hoodie")]  # the timeline's check only (no layout-2 folder)
+    assert listings == [str(path / ".hoodie"), str(path / ".hoodie" / "timeline")]  # the timeline's check only
 
 
 def test_a_commit_after_a_plan_is_seen_by_the_next_plan(tmp_path, listings):

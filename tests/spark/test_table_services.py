@@ -3,7 +3,6 @@ file group), a crashed compaction finished before the next write, rollback on re
 from __future__ import annotations
 
 import copy
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -102,14 +101,16 @@ def test_inline_compaction_and_automatic_cleaning(spark, tmp_path):
     assert c1 > w2
     run.check("after the first compaction")
     assert_same_rows(rs_snapshot(run.path, read_optimized=True), rs_snapshot(run.path), "read-optimized = snapshot")
-    assert rs_incremental(run.path, w2, c1).num_rows == 0  # a compaction changes no records
-    assert sorted(rs_incremental(run.path, w1, c1).column("id").to_pylist()) == [0, 1, 2, 3]
+    done = HudiTable.load(str(run.path)).timeline.completion_times()  # v8+: ranges of completion times
+    assert rs_incremental(run.path, done[w2], done[c1]).num_rows == 0  # a compaction changes no records
+    assert sorted(rs_incremental(run.path, done[w1], done[c1]).column("id").to_pylist()) == [0, 1, 2, 3]
     w3 = run.write([rec(i, 3) for i in (0, 4, 5)])
     assert len(run.compactions()) == 1
     run.write([rec(i, 4) for i in (1, 6)])
     c1_, c2 = run.compactions()
     run.check("after the second compaction")
-    assert sorted(rs_incremental(run.path, w3, c2).column("id").to_pylist()) == [1, 6]
+    done = HudiTable.load(str(run.path)).timeline.completion_times()
+    assert sorted(rs_incremental(run.path, done[w3], done[c2]).column("id").to_pylist()) == [1, 6]
     # Cleaning ran after every commit: at most one slice before the earliest retained commit survives.
     storage, base = Storage.for_uri(str(run.path))
     assert run.timeline().filter_by([Action.CLEAN], [State.COMPLETED])
@@ -138,10 +139,11 @@ def test_compaction_tasks_and_a_crashed_compaction_finished_before_the_next_writ
     # The next write first finishes the compaction (its log files then go on top of the compacted slices).
     w3 = run.write([rec(0, 3), rec(2, 3)])  # keys the compaction covers (updated in log files)
     assert run.compactions() == [c] and not (run.path / partial.path).exists()
-    meta = json.loads((run.path / ".hoodie" / f"{c}.commit").read_text())
-    assert meta["compacted"] and meta["operationType"] == "COMPACT"
+    timeline = Timeline.load(TableLocation.at(storage, base))
+    meta = timeline.commit_metadata(next(i for i in timeline.completed_commits() if i.timestamp == c))
+    assert meta.compacted and meta.operation_type == "COMPACT"
     # One Spark task per file group: every new base file has its own task partition in its write token.
-    tokens = [WriteToken.parse(s["path"].rsplit("_", 2)[1]) for ss in meta["partitionToWriteStats"].values() for s in ss]
+    tokens = [WriteToken.parse(s.path.rsplit("_", 2)[1]) for s in meta.write_stats()]
     assert len(tokens) == len(plan.operations) == len({t.partition_id for t in tokens})
     wrote = Timeline.load(TableLocation.at(storage, base)).commit_metadata(Instant(w3, Action.DELTA_COMMIT))
     assert {s.prev_commit for s in wrote.write_stats()} == {c}

@@ -87,7 +87,7 @@ def test_bulk_insert_then_upsert_then_delete(spark, tmp_path, table_type):
     ours = HudiTable.load(path)
     assert_same_rows(ours.read_snapshot(), rs_snapshot(path), "snapshot after upsert")
     assert totals(commit_json(path, r2.instant_time)) == {"numInserts": 5, "numUpdateWrites": 10, "numDeletes": 0}
-    inc = rs_incremental(path, r1.instant_time, r2.instant_time)
+    inc = rs_incremental(path, range_bound(path, r1.instant_time), range_bound(path, r2.instant_time))
     assert sorted(inc.column("id").to_pylist()) == sorted(r["id"] for r in updates + new)
     snap = ours.read_snapshot()
     ids = snap.column("id")
@@ -323,9 +323,11 @@ def test_user_python_payload_by_dotted_path(spark, tmp_path):
     write(rows_df(spark, [{"id": 1, "name": "low", "ts": 2, "amount": 5.0, "dt": "d"},
                           {"id": 2, "name": "high", "ts": 2, "amount": 50.0, "dt": "d"}]), str(path), o)
     assert rows_of(rs_snapshot(path)) == [(1, "a", 1, 10.0, "d"), (2, "high", 2, 50.0, "d")]
-    # A COW table stores no payload class (Hudi 0.x's PropertyBuilder: MOR only); each write names its own.
+    # Version 8+ keeps the merge in the table config whatever the table type (a custom payload: merge mode CUSTOM
+    # with the payload-based strategy); 0.x's PropertyBuilder stores a payload class for MOR only.
     props = (path / ".hoodie" / "hoodie.properties").read_text()
-    assert "hoodie.compaction.payload.class" not in props
+    assert "hoodie.compaction.payload.class=test_payloads.KeepMaxAmount" in props
+    assert "hoodie.record.merge.mode=CUSTOM" in props
 
 
 @pytest.mark.parametrize("url_encode", [False, True])

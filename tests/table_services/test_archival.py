@@ -1,6 +1,7 @@
-"""Timeline archival: `.hoodie` stays bounded over many commits, archived instants are in Hudi's archived-timeline
-format, readers (ours and hudi-rs) read what the model says, archival never passes a pending instant or a
-replacecommit whose replaced files are not cleaned yet, and reads before the active timeline are refused clearly."""
+"""Timeline archival of version-6 tables (timeline layout 1; layout 2's LSM history: test_archival_v9.py): `.hoodie`
+stays bounded over many commits, archived instants are in Hudi's archived-timeline format, readers (ours and hudi-rs)
+read what the model says, archival never passes a pending instant or a replacecommit whose replaced files are not
+cleaned yet, and reads before the active timeline are refused clearly."""
 from __future__ import annotations
 
 import json
@@ -25,7 +26,8 @@ from hudi_engine.write.commit import start_commit
 
 BASE = {"hoodie.table.name": "arch", "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
-        "hoodie.cleaner.commits.retained": "3", "hoodie.keep.min.commits": "5", "hoodie.keep.max.commits": "8"}
+        "hoodie.cleaner.commits.retained": "3", "hoodie.keep.min.commits": "5", "hoodie.keep.max.commits": "8",
+        "hoodie.write.table.version": "6"}
 
 
 def _batch(i: int) -> pa.Table:

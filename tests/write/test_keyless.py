@@ -3,7 +3,6 @@
 without Spark (`local_writer`) read back by hudi-rs; every write that needs a key refused before any file."""
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 from oracle import rs_snapshot
 from write.local_write import write
 
+from hudi_engine import HudiTable
 from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.errors import ConfigError, KeyGeneratorError
 from hudi_engine.keygen import AUTO_KEY_COLUMN, AutoKeySequence, auto_record_keys, key_generator_for
@@ -75,9 +75,9 @@ def _options(table_type: str, partitions: str) -> dict[str, str]:
 
 
 def _operation(path: Path, instant: str) -> str:
-    name = next(p for p in (path / ".hoodie").iterdir() if p.name.startswith(instant) and p.suffix in
-                (".commit", ".deltacommit"))
-    return json.loads(name.read_text())["operationType"]
+    timeline = HudiTable.load(str(path)).timeline
+    return timeline.commit_metadata(next(i for i in timeline.completed_commits() if i.timestamp == instant)) \
+        .operation_type
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])

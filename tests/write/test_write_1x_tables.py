@@ -223,11 +223,16 @@ def test_new_table_of_version(tmp_path, version, table_type):
     assert _tree(path) == before
 
 
-def test_default_new_table_stays_version_6(tmp_path):
-    write_table(pa.table({"id": ["a"]}), str(tmp_path / "t"),
-                {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id"})
+def test_a_new_table_is_version_9_as_hudis_current_release_creates_and_6_is_one_setting_away(tmp_path):
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id"}
+    write_table(pa.table({"id": ["a"]}), str(tmp_path / "t"), options)
     config = HudiTable.load(str(tmp_path / "t")).config
+    assert (config.version, config.timeline_layout_version, config.props["hoodie.table.initial.version"]) == (9, 2, "9")
+    write_table(pa.table({"id": ["a"]}), str(tmp_path / "six"), {**options, "hoodie.write.table.version": "6"})
+    config = HudiTable.load(str(tmp_path / "six")).config
     assert config.version == 6 and config.timeline_layout_version == 1
+    write_table(pa.table({"id": ["b"]}), str(tmp_path / "six"), options)  # an existing table keeps its version
+    assert HudiTable.load(str(tmp_path / "six")).config.version == 6
 
 
 def test_a_newer_table_version_is_refused_before_anything_is_written(unzip_table, tmp_path):

@@ -147,6 +147,14 @@ def read_view(spark, schema: str, identifier: str, path: str) -> str:
     return view
 
 
+def _commit_as_completion(table, bound: str) -> str:
+    """A range bound as the incremental read takes it. From version 8 on, Hudi's ranges are of completion times,
+    while the `_hoodie_commit_time` a model keeps as its checkpoint is the commit's requested time: a bound that is
+    a completed commit's requested time names that commit, so it becomes the commit's completion time (the next
+    run then starts after the commit it last read, as on version 6). Any other time is taken as it is."""
+    return table.timeline.completion_times().get(bound, bound)
+
+
 def changes_view(spark, schema: str, identifier: str, path: str, begin: str, end: str | None,
                  fmt: str = "latest_state", images: str = "struct") -> str:
     """Register the temporary view of the records the commits in (begin, end] wrote (end: the latest commit now),
@@ -164,19 +172,21 @@ def changes_view(spark, schema: str, identifier: str, path: str, begin: str, end
         read_table,
     )
 
+    table = HudiTable.load(path)
+    begin, end = _commit_as_completion(table, begin), None if end is None else _commit_as_completion(table, end)
     options = {"path": path, QUERY_TYPE: "incremental", BEGIN_INSTANT: begin}
     if end is not None:
         options[END_INSTANT] = end
     if fmt == "cdc":
         # Planned here first: a refusal is raised as the engine's error, and the view's range ends at a fixed commit.
-        changes = HudiTable.load(path).plan_changes(begin, end, images=images)
+        changes = table.plan_changes(begin, end, images=images)
         options |= {INCREMENTAL_FORMAT: "cdc", CDC_IMAGES: images, BEGIN_INSTANT: changes.begin}
         if changes.end is not None:
             options[END_INSTANT] = changes.end
         view = view_name(schema, identifier, "cdc", changes.begin, changes.end or "none")
         read_table(spark, path, options).createOrReplaceTempView(view)
         return view
-    plan = plan_read(HudiTable.load(path), HudiTable.parse_read_options(options))
+    plan = plan_read(table, HudiTable.parse_read_options(options))
     view = view_name(schema, identifier, "changes", plan.options.begin or "", plan.options.end or "none")
     dataframe(spark, plan).createOrReplaceTempView(view)
     return view

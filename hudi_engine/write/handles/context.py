@@ -16,6 +16,7 @@ from hudi_engine.location import TableLocation
 from hudi_engine.payload import Payload, payload_for
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, arrow_to_avro_schema, avro_to_arrow_schema
 from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline.layout import layout_for
 from hudi_engine.write.cdc import ChangeLog, LoggingMode, logging_mode_of
 from hudi_engine.write.inflight import InflightInstant
 
@@ -70,7 +71,7 @@ class WriteContext:
     @cached_property
     def inflight(self) -> InflightInstant:
         """The instant this context writes: its markers and the checks that it is still this writer's."""
-        return InflightInstant(self.location, self.instant_time)
+        return InflightInstant(self.location, self.instant_time, layout=layout_for(self.config))
 
     @property
     def task_partition_id(self) -> int:

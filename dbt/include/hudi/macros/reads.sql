@@ -3,7 +3,8 @@
      {{ hudi_table_changes(ref('orders'), begin[, end]) }}: the records the commits in (begin, end] wrote to the
      table, each in its state as of end (end: the latest commit when the model runs), as a relation. Only the file
      slices those commits wrote are read, base files by Spark's own parquet reader. begin: an instant time,
-     'yyyy-MM-dd HH:mm:ss[.SSS]', 'yyyy-MM-dd' or 'earliest'. The first argument may also be a table path.
+     'yyyy-MM-dd HH:mm:ss[.SSS]', 'yyyy-MM-dd' or 'earliest'; on version 8+ a completion time, or a commit's
+     requested time (`_hoodie_commit_time`), which names that commit. The first argument may also be a table path.
 
      Rows changed since this model last ran, with the upstream commit time kept as a column:
        select o.*, o._hoodie_commit_time as source_commit_time
