@@ -105,10 +105,10 @@ def test_same_calls_on_java_and_the_engine(java_hudi, tmp_path: Path):
 
 
 def test_same_calls_on_a_version_6_table(java_hudi, tmp_path: Path):
-    """The engine's default table version (timeline layout 1: completion times are the instant files' times)."""
+    """Version 6 (timeline layout 1: completion times are the instant files' times)."""
     java = java_hudi("1.2.0")
     path = str(tmp_path / "v6")
-    options = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    options = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.write.table.version": "6"}
     write_table(rows([1, 2, 3], 1, ["x", "x", "y"]), path, options)
     second = write_table(rows([1, 4], 2, ["x", "y"]), path, options).instant_time
     call("run_compaction", path, op="scheduleAndExecute")

@@ -145,7 +145,8 @@ def test_compaction_tasks_and_a_crashed_compaction_finished_before_the_next_writ
     # One Spark task per file group: every new base file has its own task partition in its write token.
     tokens = [WriteToken.parse(s.path.rsplit("_", 2)[1]) for s in meta.write_stats()]
     assert len(tokens) == len(plan.operations) == len({t.partition_id for t in tokens})
-    wrote = Timeline.load(TableLocation.at(storage, base)).commit_metadata(Instant(w3, Action.DELTA_COMMIT))
+    timeline = Timeline.load(TableLocation.at(storage, base))
+    wrote = timeline.commit_metadata(next(i for i in timeline.completed_commits() if i.timestamp == w3))
     assert {s.prev_commit for s in wrote.write_stats()} == {c}
     run.check("after the next write")
 
