@@ -23,6 +23,7 @@ from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.meta_client import MetaClient
 from hudi_engine.schema import avro_to_arrow_schema, remove_meta_fields
 from hudi_engine.table_services import runner
+from hudi_engine.table_services.clustering import check_inline
 from hudi_engine.table_services.compaction import Executor
 from hudi_engine.timeline.clustering import PendingClustering
 from hudi_engine.timeline.commit_metadata import WriteStat
@@ -40,6 +41,7 @@ def run_write(client: WriteClient, write_files: WriteFiles, executor: Executor |
     that compaction is committed), `write_files` inside the transaction, the commit, then inline compaction,
     cleaning and archival (`runner.after_commit`; a failure there names the committed instant). `partitions`: those
     an overwrite or delete_partition replaces besides the ones it writes to."""
+    check_inline(client.config, client.data_schema, lambda: _table_columns(client), client.location.base_path)
     if client.timeline is not None:  # an existing table (a new one has nothing pending)
         runner.finish_pending(client.location, client.config, executor, table=client.table_config,
                               timeline=client.timeline)
@@ -55,6 +57,12 @@ def run_write(client: WriteClient, write_files: WriteFiles, executor: Executor |
                             timeline=txn.committed, locked=True)
         result.timings["table_services"] = time.monotonic() - t0
     return result
+
+
+def _table_columns(client: WriteClient) -> pa.Schema | None:
+    """The existing table's columns, from its latest commit's schema (None for a new table)."""
+    schema = client.timeline.latest_schema() if client.timeline is not None else None
+    return avro_to_arrow_schema(schema) if schema else None
 
 
 def write_table(table: pa.Table, path: str, options: Mapping[str, Any] | WriteConfig, *, parallelism: int = 1,

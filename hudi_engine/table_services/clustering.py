@@ -128,6 +128,22 @@ def check_sort_columns(schema: pa.Schema, columns: Sequence[str], where: str, la
 # --------------------------------------------------------------------------------------------- planning
 
 
+def check_inline(config: WriteConfig, columns: pa.Schema, table_columns: Callable[[], pa.Schema | None],
+                 where: str) -> None:
+    """A write that clusters inline or schedules clustering (`hoodie.clustering.inline` / `schedule.inline`): its
+    clustering options checked before it writes anything, as when clustering runs by itself, so a bad one is
+    refused before the commit, not after it. `columns`: the write's; `table_columns`: the table's, if it has any
+    (read only when the write clusters)."""
+    clustering = config.clustering
+    if not (clustering.inline or clustering.schedule_inline):
+        return
+    check_strategies(clustering, where)
+    check_index(config, where)
+    layout = check_layout(clustering.layout_strategy, where)
+    known = list(columns) + [f for f in (table_columns() or []) if f.name not in columns.names]
+    check_sort_columns(pa.schema(known), clustering.sort_columns, where, layout)
+
+
 def select_partitions(partitions: Sequence[str], config: ClusteringConfig) -> list[str]:
     """PartitionAwareClusteringPlanStrategy's partition selection: `partition.selected` when given, else the
     filter mode (ClusteringPlanPartitionFilter), then `partition.regex.pattern`."""

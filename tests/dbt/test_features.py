@@ -25,6 +25,7 @@ from hudi_engine.location import TableLocation
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.archived import archived_entries
+from hudi_engine.timeline.history import TimelineHistory
 from hudi_engine.timeline.instant import Action, Instant, State
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -414,7 +415,13 @@ def test_archive_from_dbt(built):
     path = table_path(built["project"], "svc_archive")
     table = HudiTable.load(path)
     active = [i.timestamp for i in table.timeline.completed_commits()]
-    archived = sorted({e["commitTime"] for e in archived_entries(TableLocation.at(table.storage, table.base_path))})
+    location = TableLocation.at(table.storage, table.base_path)
+    layout = table.timeline.layout
+    if layout.version == 2:  # version 8+: the LSM history
+        history = TimelineHistory.of(location, layout.timeline_path, layout.history_path)
+        archived = sorted({i.timestamp for i in history.instants() if i.action in (Action.COMMIT, Action.DELTA_COMMIT)})
+    else:
+        archived = sorted({e["commitTime"] for e in archived_entries(location)})
     assert len(active) == 2 and len(archived) == 2 and archived[-1] < active[0]  # 4 commits, 2 kept active
     line = lines_with(built, f"hudi_archive {path}: archived 2 instants ({archived[0]} to {archived[1]}) into ")
     assert len(line) == 1, lines_with(built, "hudi_archive")

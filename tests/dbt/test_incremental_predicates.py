@@ -14,6 +14,9 @@ import pytest
 from dbt_helpers import node, run_driver, write_small_project
 from oracle import rs_snapshot
 
+from hudi_engine import HudiTable
+from hudi_engine.timeline import Action
+
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 SCHEMA = "preds"
@@ -37,7 +40,10 @@ MODELS = {
 
 
 def commits(path: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted((path / ".hoodie").glob("*.commit"))]
+    """The completed commits' metadata as Hudi's JSON (read through the timeline: either layout)."""
+    timeline = HudiTable.load(str(path)).timeline
+    return [json.loads(timeline.commit_metadata(i).to_json()) for i in timeline.completed_commits()
+            if i.action is Action.COMMIT]
 
 
 def test_predicates_on_the_partition_column_are_used_and_others_refused(tmp_path: Path) -> None:
@@ -79,5 +85,5 @@ def test_predicates_on_the_partition_column_are_used_and_others_refused(tmp_path
     assert "model scoped: rows of this run land in partitions the incremental_predicates exclude (day=1)" in msg
     assert "Nothing was written" in msg
     assert [c["operationType"] for c in commits(scoped)] == ["BULK_INSERT", "UPSERT"]
-    instants = {p.name.split(".")[0] for p in (scoped / ".hoodie").iterdir() if p.is_file() and p.name[0].isdigit()}
-    assert instants == {p.name.split(".")[0] for p in (scoped / ".hoodie").glob("*.commit")}  # none begun
+    timeline = HudiTable.load(str(scoped)).timeline
+    assert all(i.is_completed for i in timeline.instants), timeline.instants  # none begun

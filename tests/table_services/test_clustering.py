@@ -207,6 +207,23 @@ def test_bad_input_is_refused_by_name_before_anything_is_written(tmp_path, given
     assert sorted(p.name for p in (path / ".hoodie").iterdir()) == before
 
 
+@pytest.mark.parametrize("given, words", [
+    ({"hoodie.clustering.inline": "true", "hoodie.clustering.plan.strategy.sort.columns": "nope"},
+     r"names \['nope'\], not columns of the table"),
+    ({"hoodie.clustering.schedule.inline": "true", "hoodie.layout.optimize.strategy": "spiral"},
+     "expected one of linear, z-order, hilbert"),
+])
+def test_a_write_that_clusters_inline_is_refused_before_its_commit_on_bad_clustering_options(tmp_path, given, words):
+    """Checked at the write's door, not after its commit: the table is as it was (timeline and data files)."""
+    path = tmp_path / "t"
+    opts = options("COPY_ON_WRITE", 9)
+    write(path, batch([1, 2], 1), opts)
+    before = sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file())
+    with pytest.raises(ConfigError, match=words):
+        write(path, batch([3], 2), {**opts, **given}, table_services=True)
+    assert sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file()) == before
+
+
 def test_a_nested_sort_column_is_refused(tmp_path):
     path = tmp_path / "t"
     opts = options("COPY_ON_WRITE", 6)
