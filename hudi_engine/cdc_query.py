@@ -135,7 +135,7 @@ class ChangePlan:
     config: TableConfig
     mode: LoggingMode
     begin: str
-    end: str | None
+    end: str | None  # the range's end: an instant (layout 1) or a completion time (layout 2)
     schema: pa.Schema  # the table's rows as of the range's end (meta columns first, when the table has them)
     visibility: Visibility  # as of the range's end
     images: Images = "json"
@@ -208,9 +208,12 @@ def plan_changes(table: ChangeTable, begin: str, end: str | None = None, *, imag
     commits = [c for c in instants.incremental_commits(begin, end)
                if c.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)]
     latest = table.timeline.completed_commits().last()
-    end_instant = end or (latest.timestamp if latest is not None else None)
-    vis = replace(Visibility.of(table.timeline, end_instant), replaced=frozenset())
-    planner = _Planner(table, mode, vis, where, begin, end_instant)
+    range_end = end or instants.latest_range_end()  # a completion time in layout 2
+    # The instant the slices and schema are taken as of: the range's last commit (its requested time in layout 2).
+    as_of = (instants.incremental_end(begin, range_end) if range_end is not None else None) or end or \
+        (latest.timestamp if latest is not None else None)
+    vis = replace(Visibility.of(table.timeline, as_of), replaced=frozenset())
+    planner = _Planner(table, mode, vis, where, begin, range_end)
     for instant in commits:
         meta = table.commit_metadata(instant)
         if (meta.operation_type or "").upper() not in DATA_CHANGE_OPERATIONS:
@@ -221,7 +224,7 @@ def plan_changes(table: ChangeTable, begin: str, end: str | None = None, *, imag
     # snapshot reads (a CDC log file holding both images needs neither)
     refuse_skeleton_files(table.config, table.location, [s for p in planner.splits for s in (p.before, p.after)])
     return ChangePlan(table_uri or table.location.base_path, table.location.storage, table.config, mode, begin,
-                      end_instant, table.schema(end_instant), vis, image_format, tuple(planner.splits))
+                      range_end, table.schema(as_of), vis, image_format, tuple(planner.splits))
 
 
 class _Planner:

@@ -164,7 +164,7 @@ def fix_query(table: PlannedTable, query: ReadOptions) -> ScanPlan:
     if query.incremental:
         instants = table.query_instants
         begin, end = instants.check_range(query.begin_instant, query.end, archived_begin=True)
-        end = end or _latest_range_end(table)
+        end = end or instants.latest_range_end()
         as_of = instants.incremental_end(begin, end) if end is not None else None
         window = _commit_time_window(table, begin, end)
         query = replace(query, begin=begin, end=end)
@@ -227,17 +227,6 @@ def file_group_id(file_slice: FileSlice) -> str:
 
 
 # ---- incremental ranges ---------------------------------------------------------------------------------------
-
-
-def _latest_range_end(table: PlannedTable) -> str | None:
-    """The newest commit an open-ended range reaches: its instant (layout 1) or completion time (layout 2)."""
-    commits = table.timeline.completed_commits()
-    latest = commits.last()
-    if latest is None:
-        return None
-    if table.timeline.layout.incremental_by_completion_time:
-        return max(c.completion_time or c.timestamp for c in commits)
-    return latest.timestamp
 
 
 def _incremental_slices(table: PlannedTable, begin: str, end: str | None, vis: Visibility, filters: Filters,

@@ -138,6 +138,16 @@ class QueryInstants:
                     self._history_commits = [i for i in history.instants() if i.action in COMMIT_ACTIONS]
         return self._history_commits
 
+    def latest_range_end(self) -> str | None:
+        """The newest commit an open-ended range reaches: its instant (layout 1) or completion time (layout 2)."""
+        commits = self.timeline.completed_commits()
+        latest = commits.last()
+        if latest is None:
+            return None
+        if self.timeline.layout.incremental_by_completion_time:
+            return max(c.completion_time or c.timestamp for c in commits)
+        return latest.timestamp
+
     def incremental_end(self, start_instant: str, end_instant: str | None = None) -> str | None:
         """The instant an incremental read's slices are taken as of: the range's end in layout 1, the last
         requested time of the range's commits in layout 2; None when the range holds no commit."""

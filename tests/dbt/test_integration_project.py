@@ -135,13 +135,17 @@ def test_the_manifest_and_the_console_name_the_hudi_tables(main_command):
 
 @pytest.mark.parametrize("hudi", ["0.15.0", "1.2.0"])
 def test_java_hudi_reads_every_table_as_the_engine_does(main_command, java_hudi, hudi):
-    """Real Apache Hudi reads each Hudi table of both days (all table version 6: 0.15.0 and 1.2.0 both read them)
-    equal to the engine's snapshot: every column, with types, sorted by record key (issue 40, item 2)."""
+    """Real Apache Hudi reads each Hudi table of both days equal to the engine's snapshot: every column, with types,
+    sorted by record key (issue 40, item 2). The tables are version 9 (the default), daily_revenue version 6
+    (`table_version=6`): 1.2.0 reads them all, 0.15.0 the version-6 one (Hudi 0.x reads no version 8 or 9)."""
     from java_hudi.compare import assert_same_table
 
     java = java_hudi(hudi)
+    versions = {name: HudiTable.load(str(WAREHOUSE / name)).config.version for name in HUDI_TABLES}
+    assert versions == {name: 6 if name == "daily_revenue" else 9 for name in HUDI_TABLES}, versions
     for name in HUDI_TABLES:
+        if hudi.startswith("0.") and versions[name] != 6:
+            continue
         path = WAREHOUSE / name
         table = HudiTable.load(str(path))
-        assert table.config.version == 6, name
         assert_same_table(table.read_snapshot(), java.snapshot(path), f"{name}, read by Java Hudi {hudi}")

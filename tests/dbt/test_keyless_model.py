@@ -11,6 +11,8 @@ import pytest
 from dbt_helpers import node, run_driver, write_small_project
 from oracle import rs_snapshot
 
+from hudi_engine import HudiTable
+
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 SCHEMA = "kl"
@@ -41,8 +43,8 @@ def test_keyless_model_appends_over_two_runs(tmp_path: Path) -> None:
     props = (path / ".hoodie" / "hoodie.properties").read_text()
     assert "hoodie.table.recordkey.fields" not in props
     assert "hoodie.table.keygenerator.class=org.apache.hudi.keygen.SimpleKeyGenerator" in props
-    operations = sorted(p.read_text().split('"operationType" : "')[1].split('"')[0]
-                        for p in (path / ".hoodie").glob("*.commit"))
+    timeline = HudiTable.load(str(path)).timeline
+    operations = sorted(timeline.commit_metadata(i).operation_type for i in timeline.completed_commits())
     assert operations == ["BULK_INSERT", "INSERT"]
 
     rows = rs_snapshot(path)
