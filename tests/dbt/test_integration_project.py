@@ -85,8 +85,8 @@ def test_a_line_deleted_upstream_is_deleted_downstream_through_the_cdc_query(mai
     """open_order_lines (a CDC table) deleted the lines cancelled on day 2; open_order_lines_mirror applied its CDC
     changes in one upsert that deleted the same keys."""
     upstream = HudiTable.load(str(WAREHOUSE / "open_order_lines"))
-    first, second = [i.timestamp for i in upstream.timeline.completed_commits()]
-    changes = upstream.read_changes(first).to_pylist()
+    first, second = upstream.timeline.completed_commits()
+    changes = upstream.read_changes(first.completion_time).to_pylist()  # version 9: after the first's completion
     assert [c["op"] for c in changes] == ["d", "d"]
     mirror = HudiTable.load(str(WAREHOUSE / "open_order_lines_mirror"))
     last = mirror.timeline.completed_commits()[-1]
