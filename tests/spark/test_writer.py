@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from oracle import assert_same_rows, rs_incremental, rs_snapshot
+from oracle import assert_same_rows, completed, rs_incremental, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import ConfigError, HudiError
@@ -59,12 +59,6 @@ def commit_json(path: Path, instant: str) -> dict:
     return timeline.commit_metadata(found).to_dict()
 
 
-def range_bound(path: Path, instant: str) -> str:
-    """Where an incremental range ends to take `instant`: its time, or in timeline layout 2 its completion time."""
-    found = [i for i in HudiTable.load(str(path)).timeline.completed_commits() if i.timestamp == instant]
-    return found[0].completion_time or instant
-
-
 def totals(meta: dict) -> dict:
     stats = [s for ss in meta["partitionToWriteStats"].values() for s in ss]
     return {k: sum(s[k] for s in stats) for k in ("numInserts", "numUpdateWrites", "numDeletes")}
@@ -87,7 +81,7 @@ def test_bulk_insert_then_upsert_then_delete(spark, tmp_path, table_type):
     ours = HudiTable.load(path)
     assert_same_rows(ours.read_snapshot(), rs_snapshot(path), "snapshot after upsert")
     assert totals(commit_json(path, r2.instant_time)) == {"numInserts": 5, "numUpdateWrites": 10, "numDeletes": 0}
-    inc = rs_incremental(path, range_bound(path, r1.instant_time), range_bound(path, r2.instant_time))
+    inc = rs_incremental(path, completed(path, r1.instant_time), completed(path, r2.instant_time))
     assert sorted(inc.column("id").to_pylist()) == sorted(r["id"] for r in updates + new)
     snap = ours.read_snapshot()
     ids = snap.column("id")
@@ -279,9 +273,9 @@ def test_randomized_against_in_memory_model(spark, tmp_path, monkeypatch, table_
         assert rows_of(rs_snapshot(path)) == rows_from(model.values()), f"step {step} {op}"
         assert totals(commit_json(path, result.instant_time)) == expect, f"step {step} {op}"
         if prev_instant is not None and op != "delete":
-            inc = rs_incremental(path, prev_instant, range_bound(path, result.instant_time))
+            inc = rs_incremental(path, prev_instant, completed(path, result.instant_time))
             assert rows_of(inc) == rows_from(latest.values()), f"step {step}: incremental = keys written"
-        prev_instant = range_bound(path, result.instant_time)
+        prev_instant = completed(path, result.instant_time)
     table = HudiTable.load(path)
     assert table.config.version == version
     assert_same_rows(table.read_snapshot(), rs_snapshot(path), "final snapshot")
