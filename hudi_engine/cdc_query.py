@@ -210,8 +210,7 @@ def plan_changes(table: ChangeTable, begin: str, end: str | None = None, *, imag
     latest = table.timeline.completed_commits().last()
     range_end = end or instants.latest_range_end()  # a completion time in layout 2
     # The instant the slices and schema are taken as of: the range's last commit (its requested time in layout 2).
-    as_of = (instants.incremental_end(begin, range_end) if range_end is not None else None) or end or \
-        (latest.timestamp if latest is not None else None)
+    as_of = instants.incremental_end(begin, range_end) or end or (latest.timestamp if latest is not None else None)
     vis = replace(Visibility.of(table.timeline, as_of), replaced=frozenset())
     planner = _Planner(table, mode, vis, where, begin, range_end)
     for instant in commits:

@@ -147,14 +147,6 @@ def read_view(spark, schema: str, identifier: str, path: str) -> str:
     return view
 
 
-def _commit_as_completion(table, bound: str) -> str:
-    """A range bound as the incremental read takes it. From version 8 on, Hudi's ranges are of completion times,
-    while the `_hoodie_commit_time` a model keeps as its checkpoint is the commit's requested time: a bound that is
-    a completed commit's requested time names that commit, so it becomes the commit's completion time (the next
-    run then starts after the commit it last read, as on version 6). Any other time is taken as it is."""
-    return table.timeline.completion_times().get(bound, bound)
-
-
 def changes_view(spark, schema: str, identifier: str, path: str, begin: str, end: str | None,
                  fmt: str = "latest_state", images: str = "struct") -> str:
     """Register the temporary view of the records the commits in (begin, end] wrote (end: the latest commit now),
@@ -173,7 +165,12 @@ def changes_view(spark, schema: str, identifier: str, path: str, begin: str, end
     )
 
     table = HudiTable.load(path)
-    begin, end = _commit_as_completion(table, begin), None if end is None else _commit_as_completion(table, end)
+    # From version 8 on, Hudi's ranges are of completion times, while the `_hoodie_commit_time` a model keeps as its
+    # checkpoint is the commit's requested time: a bound that is a completed commit's requested time names that
+    # commit, so it becomes the commit's completion time (the next run then starts after the commit it last read,
+    # as on version 6). Any other time is taken as it is (an empty map in layout 1).
+    done = table.timeline.completion_times()
+    begin, end = done.get(begin, begin), None if end is None else done.get(end, end)
     options = {"path": path, QUERY_TYPE: "incremental", BEGIN_INSTANT: begin}
     if end is not None:
         options[END_INSTANT] = end
