@@ -18,7 +18,7 @@ import io
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import fastavro
 
@@ -80,6 +80,41 @@ class FilesRecord:
         """Names left alive, with their sizes."""
         return {name: info.size for name, info in self.files.items() if not info.is_deleted}
 
+    @property
+    def is_deleted(self) -> bool:
+        """Never: a files-partition record is kept whole, its tombstones inside it."""
+        return False
+
+    def datum(self) -> dict[str, Any]:
+        """The HoodieMetadataRecord fields this record sets (`RecordCodec.encode`)."""
+        return {_TYPE: self.type, _FILES: {name: {"size": info.size, "isDeleted": info.is_deleted}
+                                          for name, info in sorted(self.files.items())}}
+
+    @staticmethod
+    def from_datum(key: str, datum: Mapping[str, Any], where: str) -> FilesRecord:
+        kind = datum.get(_TYPE)
+        if kind not in (PARTITION_LIST, FILE_LIST):
+            raise MetadataTableError(f"{where}: record {key!r} has type {kind}; the files partition holds types "
+                                     f"{PARTITION_LIST} and {FILE_LIST} only")
+        files = {str(name): FileInfo(int(info["size"]), bool(info["isDeleted"]))
+                 for name, info in (datum.get(_FILES) or {}).items()}
+        return FilesRecord(key, kind, files)
+
+
+class MetadataRecord(Protocol):
+    """A record of one metadata partition: its key, how a newer record of the key merges onto it, whether it is a
+    tombstone (dropped by readers and compaction), and the HoodieMetadataRecord fields it sets."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def is_deleted(self) -> bool: ...
+
+    def combine(self, newer: Any) -> Any: ...
+
+    def datum(self) -> dict[str, Any]: ...
+
 
 def partition_key(partition_path: str) -> str:
     """The record key of a data-table partition (`HoodieTableMetadataUtil.getPartitionIdentifier`)."""
@@ -121,33 +156,34 @@ class RecordCodec:
                                          "(a newer Hudi's record?); this engine writes only files-partition records")
         self._other = [f["name"] for f in avro["fields"] if f["name"] not in (_KEY, _TYPE, _FILES)]
 
-    def encode(self, record: FilesRecord) -> bytes:
-        """The record's value bytes, its `key` field left empty as Hudi writes it (the cell key holds the key)."""
+    def encode(self, record: MetadataRecord) -> bytes:
+        """The record's value bytes, its `key` field left empty as Hudi writes it (the cell key holds the key).
+        Union branches of several records are given as (full name, record) (fastavro's tuple notation)."""
         datum: dict[str, Any] = dict.fromkeys(self._other)
+        datum.update(record.datum())
         datum[_KEY] = ""
-        datum[_TYPE] = record.type
-        datum[_FILES] = {name: {"size": info.size, "isDeleted": info.is_deleted}
-                         for name, info in sorted(record.files.items())}
         out = io.BytesIO()
-        fastavro.schemaless_writer(out, self._parsed, datum)
+        try:
+            fastavro.schemaless_writer(out, self._parsed, datum)
+        except (ValueError, TypeError, KeyError) as e:
+            raise MetadataTableError(f"record {record.key!r} does not encode with the schema of {self.source}: "
+                                     f"{e}") from None
         return out.getvalue()
 
-    def decode(self, key: bytes, value: bytes, where: str) -> FilesRecord:
-        """The record a cell holds; `where` names the file (and block) for errors."""
-        text = key.decode("utf-8", "replace")
+    def decode_datum(self, key: bytes, value: bytes, where: str) -> dict[str, Any]:
+        """The HoodieMetadataRecord a cell holds, union branches of several records as (full name, record)."""
         try:
-            datum = fastavro.schemaless_reader(io.BytesIO(value), self._parsed, None)
+            datum = fastavro.schemaless_reader(io.BytesIO(value), self._parsed, None, return_record_name=True,
+                                               return_record_name_override=True)
         except (EOFError, ValueError, TypeError, IndexError, KeyError) as e:
-            raise MetadataTableError(f"{where}: record {text!r} does not decode with the schema of {self.source}: "
-                                     f"{e}") from None
+            raise MetadataTableError(f"{where}: record {key.decode('utf-8', 'replace')!r} does not decode with the "
+                                     f"schema of {self.source}: {e}") from None
         assert isinstance(datum, dict)
-        kind = datum.get(_TYPE)
-        if kind not in (PARTITION_LIST, FILE_LIST):
-            raise MetadataTableError(f"{where}: record {text!r} has type {kind}; the files partition holds types "
-                                     f"{PARTITION_LIST} and {FILE_LIST} only")
-        files = {str(name): FileInfo(int(info["size"]), bool(info["isDeleted"]))
-                 for name, info in (datum.get(_FILES) or {}).items()}
-        return FilesRecord(text, kind, files)
+        return datum
+
+    def decode(self, key: bytes, value: bytes, where: str) -> FilesRecord:
+        """The files-partition record a cell holds; `where` names the file (and block) for errors."""
+        return FilesRecord.from_datum(key.decode("utf-8", "replace"), self.decode_datum(key, value, where), where)
 
 
 # --------------------------------------------------------------------------------------------- a commit's records
@@ -179,9 +215,12 @@ def records_for_commit(metadata: CommitMetadata) -> list[FilesRecord]:
     return sorted(records, key=lambda r: r.key.encode("utf-8"))
 
 
-def merge_records(older: Iterable[FilesRecord], newer: Iterable[FilesRecord]) -> dict[str, FilesRecord]:
+_R = TypeVar("_R", bound=MetadataRecord)
+
+
+def merge_records(older: Iterable[_R], newer: Iterable[_R]) -> dict[str, _R]:
     """`older` (by key) with every record of `newer` merged on, in order."""
-    out: dict[str, FilesRecord] = {}
+    out: dict[str, _R] = {}
     for record in (*older, *newer):
         prev = out.get(record.key)
         out[record.key] = record if prev is None else prev.combine(record)

@@ -21,7 +21,7 @@ blocks drop their target's blocks, and a delete block removes its keys.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from hudi_engine.errors import HudiError, MetadataTableError
@@ -31,10 +31,17 @@ from hudi_engine.io.hfile import HFileReader
 from hudi_engine.io.log_block import BlockType, LogBlock, delete_block_keys
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata.column_stats import (
+    COLUMN_STATS_PARTITION,
+    ColumnStats,
+    ColumnStatsRecord,
+    column_key_prefix,
+)
 from hudi_engine.metadata.records import (
     ALL_PARTITIONS_KEY,
     FILES_PARTITION,
     FilesRecord,
+    MetadataRecord,
     RecordCodec,
     merge_records,
     partition_key,
@@ -181,8 +188,25 @@ class MetadataTable:
 
     def read_files_partition(self) -> FilesPartition:
         """The `files` partition merged: the base file's records, then the valid log blocks' in log order."""
-        file_slice = self.files_slice()
-        base: list[FilesRecord] = []
+        return FilesPartition(self.read_slice(self.files_slice()))  # type: ignore[arg-type]
+
+    # ---- any partition -------------------------------------------------------------------------------------------
+    def partition_slices(self, partition: str) -> list[FileSlice]:
+        """The latest slices of the file groups of metadata partition `partition`, in file-id order (the order Hudi
+        numbers them in when it maps keys to file groups)."""
+        view = FileSystemView.load(self.location, partition.__eq__, slicing_for(self.timeline))
+        return sorted(view.latest_file_slices(Visibility.of(self.timeline), partition), key=lambda s: s.file_id)
+
+    def read_slice(self, file_slice: FileSlice, prefixes: tuple[str, ...] | None = None) -> dict[str, MetadataRecord]:
+        """One file group's records merged as Hudi's reader merges them: the valid log blocks' records merged in log
+        order (a delete block removing its keys), then merged onto the base file's records. Tombstones stay (the
+        caller drops them). With `prefixes`, only keys that start with one of them."""
+        partition = file_slice.partition_path
+
+        def wanted(key: bytes) -> bool:
+            return prefixes is None or key.decode("utf-8", "replace").startswith(prefixes)
+
+        base: dict[str, MetadataRecord] = {}
         if file_slice.base_file is not None:
             path = file_slice.base_file.path
             with self.location.storage.open_input_file(path) as f, HFileReader(f, name=path) as reader:
@@ -190,21 +214,38 @@ class MetadataTable:
                 if not schema:
                     raise MetadataTableError(f"{path}: no '{SCHEMA_FILE_INFO}' in its file info")
                 codec = RecordCodec(schema.decode("utf-8"), path)
-                base = [codec.decode(k, v, path) for k, v in reader.cells()]
-        logged: dict[str, FilesRecord] = {}
+                for k, v in reader.cells():
+                    if wanted(k):
+                        record = _decode(partition, codec, k, v, path)
+                        base[record.key] = record
+        logged: dict[str, MetadataRecord] = {}
         deleted: set[str] = set()
         for block in self._valid_blocks(file_slice):
             if block.block_type == BlockType.DELETE:
-                keys = delete_block_keys(block).column("record_key").to_pylist()
-                for key in keys:
+                for key in delete_block_keys(block).column("record_key").to_pylist():
                     logged.pop(key, None)
                     deleted.add(key)
                 continue
-            for record in _block_records(block):
+            for record in _block_records(partition, block, wanted):
                 prev = logged.get(record.key)
                 logged[record.key] = record if prev is None else prev.combine(record)
-        kept = [r for r in base if r.key not in deleted]
-        return FilesPartition(merge_records(kept, logged.values()))
+        return merge_records((r for k, r in base.items() if k not in deleted), logged.values())
+
+    # ---- the column_stats partition ----------------------------------------------------------------------------
+    def read_column_stats(self, columns: Iterable[str] | None = None) -> dict[str, ColumnStats]:
+        """The `column_stats` partition merged, by record key, tombstones dropped as Hudi's reader drops deleted
+        records. With `columns`, only the records of those columns (by key prefix, as Hudi looks them up)."""
+        if COLUMN_STATS_PARTITION not in self.data_config.metadata_partitions:
+            raise MetadataTableError(f"table {self.data.base_path}: hoodie.table.metadata.partitions does not list "
+                                     f"'{COLUMN_STATS_PARTITION}'; write with "
+                                     "hoodie.metadata.index.column.stats.enable=true from Java Hudi to build it")
+        prefixes = tuple(column_key_prefix(c) for c in columns) if columns is not None else None
+        out: dict[str, ColumnStats] = {}
+        for file_slice in self.partition_slices(COLUMN_STATS_PARTITION):
+            for key, record in self.read_slice(file_slice, prefixes).items():
+                if not record.is_deleted:
+                    out[key] = record.stats  # type: ignore[attr-defined]
+        return out
 
     def _valid_blocks(self, file_slice: FileSlice) -> Iterator[LogBlock]:
         """HFile data and delete blocks of valid instants, in log order, rolled-back blocks dropped (FORMAT.md, Log
@@ -244,14 +285,25 @@ class MetadataTable:
         yield from queue
 
 
-def _block_records(block: LogBlock) -> Iterable[FilesRecord]:
+def _decode(partition: str, codec: RecordCodec, key: bytes, value: bytes, where: str) -> MetadataRecord:
+    """The record of metadata partition `partition` a cell holds."""
+    datum = codec.decode_datum(key, value, where)
+    text = key.decode("utf-8", "replace")
+    if partition == COLUMN_STATS_PARTITION:
+        return ColumnStatsRecord.from_datum(text, datum, where)
+    if partition == FILES_PARTITION:
+        return FilesRecord.from_datum(text, datum, where)
+    raise MetadataTableError(f"{where}: records of metadata partition {partition!r} are not read by this engine")
+
+
+def _block_records(partition: str, block: LogBlock, wanted: Callable[[bytes], bool]) -> list[MetadataRecord]:
     where = f"{block.source}: HFILE_DATA block at offset {block.offset}"
     schema = block.schema_json
     if not schema:
         raise MetadataTableError(f"{where}: no SCHEMA header")
     codec = RecordCodec(schema, where)
     with HFileReader(block.content, name=where) as reader:
-        return [codec.decode(k, v, where) for k, v in reader.cells()]
+        return [_decode(partition, codec, k, v, where) for k, v in reader.cells() if wanted(k)]
 
 
 def _rolled_back(timeline: Timeline, instant: Instant) -> list[str]:

@@ -31,15 +31,14 @@ from hudi_engine.procedures.registry import PROCEDURES, ProcedureSpec, spec
 
 Procedure = Callable[[Arguments], list[tuple]]
 
-_ISSUE_37 = ("the engine keeps no column_stats partition in the metadata table (issue 37); use Java Hudi's CALL "
-             "{name}")
+_ISSUE_37 = ("the engine does not compute column-stats overlaps (issue 37); use Java Hudi's CALL {name}")
 _NO_BOOTSTRAP = "the engine does not bootstrap tables from existing files; use Java Hudi's CALL {name}"
 _NO_AUDIT = ("the engine's table lock keeps no audit log (Hudi 1.2's storage-based lock audit); use Java Hudi's "
              "CALL {name}")
 
 # name -> why it is refused, and the way out ({name}: the procedure).
 REFUSED: dict[str, str] = {
-    **dict.fromkeys(["show_metadata_table_column_stats", "show_metadata_column_stats_overlap"], _ISSUE_37),
+    "show_metadata_column_stats_overlap": _ISSUE_37,
     **dict.fromkeys(["run_bootstrap", "show_bootstrap_mapping", "show_bootstrap_partitions",
                      "hdfs_parquet_import"], _NO_BOOTSTRAP),
     **dict.fromkeys(["cleanup_audit_lock", "set_audit_lock", "show_audit_lock_status", "validate_audit_lock"],
@@ -140,6 +139,7 @@ SERVED: dict[str, Procedure] = {
     "delete_metadata_table": metadata_table.delete_metadata_table,
     "show_metadata_table_partitions": metadata_table.show_metadata_table_partitions,
     "show_metadata_table_files": metadata_table.show_metadata_table_files,
+    "show_metadata_table_column_stats": metadata_table.show_metadata_table_column_stats,
     "show_metadata_table_stats": metadata_table.show_metadata_table_stats,
     "validate_metadata_table_files": metadata_table.validate_metadata_table_files,
     "downgrade_table": services.upgrade_or_downgrade,

@@ -1,8 +1,9 @@
 """The metadata-table procedures: `create_metadata_table`, `init_metadata_table`, `delete_metadata_table` (through
 `hudi_engine.metadata.initialization` and `TableConfig.disable_metadata_table`, under the table lock), and the
 views `show_metadata_table_partitions`, `show_metadata_table_files`, `show_metadata_table_stats` and
-`validate_metadata_table_files` (the `files` partition as `hudi_engine.metadata.table` reads it, against storage).
-The column-stats views stay refused: this engine keeps no `column_stats` partition."""
+`validate_metadata_table_files` (the `files` partition as `hudi_engine.metadata.table` reads it, against storage),
+and `show_metadata_table_column_stats` (a Java-built `column_stats` partition, read). `show_metadata_column_stats_overlap`
+stays refused."""
 from __future__ import annotations
 
 import time
@@ -128,6 +129,28 @@ def show_metadata_table_stats(args: Arguments) -> list[Row]:
                   f"{partition}.baseFileCount": str(len(bases)), f"{partition}.logFileCount": str(len(logs))}
     stats["partitionCount"] = str(len(files.partitions))
     return sorted(stats.items())
+
+
+def show_metadata_table_column_stats(args: Arguments) -> list[Row]:
+    """The column stats of `targetColumns` (comma-separated) for the base files of the latest file slices, in
+    `partition` (comma-separated partition paths) or in every partition the metadata table lists, sorted by column
+    and file, as Hudi 1.2's procedure gives them: min and max printed as Java prints them ("null" for none), and the
+    null count. Without `targetColumns` Hudi looks up the column "" and so finds nothing; so does the engine."""
+    location = _location(args)
+    table = _metadata_table(location)
+    columns = (args["targetColumns"] or "").split(",")
+    stats = table.read_column_stats(columns)
+    asked = [p for p in (args["partition"] or "").split(",") if p]
+    partitions = asked or table.read_files_partition().partitions
+    view = FileSystemView.for_partitions(location, partitions, slicing_for(table.data_timeline))
+    visibility = Visibility.of(table.data_timeline)
+    # Hudi takes every latest slice's base file; a slice of log files only (merge-on-read) has none to show.
+    names = {s.base_file.path.rsplit("/", 1)[-1] for p in partitions
+             for s in view.latest_file_slices(visibility, p) if s.base_file is not None}
+    rows = [(c.file_name, c.column_name, c.min_value.text() if c.min_value else "null",
+             c.max_value.text() if c.max_value else "null", c.null_count)
+            for c in stats.values() if c.file_name in names]
+    return sorted(rows, key=lambda r: (r[1], r[0]))
 
 
 def validate_metadata_table_files(args: Arguments) -> list[Row]:

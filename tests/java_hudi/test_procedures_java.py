@@ -5,6 +5,7 @@ minute of Java."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -137,3 +138,27 @@ def test_same_calls_on_a_version_6_table(java_hudi, tmp_path: Path):
         torn.write_bytes(b"not avro")
         result = repair()
         assert result is not None and result.to_pylist() == [{"result": True}] and not torn.exists()
+
+
+def test_same_column_stats_view_of_java_built_metadata_tables(java_hudi, unzip_table, tmp_path: Path):
+    """`show_metadata_table_column_stats` over the column_stats partitions Hudi 1.0 (version 8, merge-on-read,
+    non-partitioned) and 1.2 (version 9, partitioned, clustered) built: the engine reads the same stats Java's
+    metadata reader returns, every type printed alike (decimals as bytes, floats and doubles as Java prints them)."""
+    java = java_hudi("1.2.0")
+    for i, (name, columns, partition) in enumerate([
+        ("mor_avrolog_v8_nonpartitioned_mdt", "id,name,isActive,byteField,longField,floatField,doubleField,"
+         "decimalField,dateField,timestampField,binaryField,_hoodie_commit_time", None),
+        ("cow_v9_txns_simple_meta", "txn_id,txn_ts,txn_datetime,txn_date,amount,is_international,fee_amount,"
+         "_hoodie_record_key", None),
+        ("cow_v9_txns_simple_meta", "txn_id,amount", "region=us"),
+    ]):
+        path = tmp_path / f"cs{i}"
+        shutil.copytree(unzip_table(name, "v8_v9"), path)  # registering a table rewrites its hoodie.properties
+        args = {"targetColumns": columns, **({"partition": partition} if partition else {})}
+        ours = call("show_metadata_table_column_stats", str(path), **args)
+        assert ours.num_rows >= 4, name
+        java.sql(f"CREATE TABLE java_cs{i} USING hudi LOCATION '{path}'")
+        try:
+            assert_same_call(java, f"java_cs{i}", str(path), "show_metadata_table_column_stats", args)
+        finally:
+            java.sql(f"DROP TABLE IF EXISTS java_cs{i}")

@@ -26,7 +26,7 @@ def test_help_of_one_procedure_is_hudis_table_and_its_status():
 
 @pytest.mark.parametrize(("name", "reason"), [
     ("partition_bucket_index_manager", "partition-level bucket index"),
-    ("show_metadata_table_column_stats", "no column_stats"), ("run_ttl", "no partition TTL"),
+    ("show_metadata_column_stats_overlap", "column-stats overlaps"), ("run_ttl", "no partition TTL"),
 ])
 def test_refused_by_name_with_the_way_out(cow, name, reason):
     with pytest.raises(ConfigError, match=f"CALL {name}: refused, .*{reason}"):

@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from metadata_tables import mdt_listing, storage_listing
 
@@ -92,7 +93,21 @@ def test_init_builds_the_files_partition_a_table_lacks(tmp_path: Path) -> None:
     assert mdt_listing(Path(path)) == storage_listing(Path(path))
 
 
-def test_the_column_stats_views_stay_refused_by_name(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="CALL show_metadata_table_column_stats: refused, the engine keeps no "
-                                          "column_stats partition"):
-        call("show_metadata_table_column_stats", str(tmp_path))
+def test_column_stats_of_a_java_built_metadata_table(unzip_table) -> None:
+    """The column_stats partition Hudi 1.2 built (version 9, partitioned, clustered): the latest base files' stats
+    per column, sorted by column and file; a partition argument narrows them; the overlap view stays refused."""
+    path = str(unzip_table("cow_v9_txns_simple_meta", "v8_v9"))
+    got = _rows("show_metadata_table_column_stats", path, targetColumns="txn_id,fee_amount,is_international")
+    latest = {r["data_file"].rsplit("/", 1)[-1] for r in _rows("show_fsview_latest", path, path_regex="*")}
+    assert {r["file_name"] for r in got} == latest and len(got) == 3 * len(latest)
+    assert [(r["column_name"], r["file_name"]) for r in got] == sorted((r["column_name"], r["file_name"]) for r in got)
+    one = next(r for r in got if r["column_name"] == "txn_id" and r["file_name"].startswith("cfac0ac4"))
+    ids = pq.read_table(next(Path(path).rglob(one["file_name"])), columns=["txn_id"]).column(0).to_pylist()
+    assert (one["min_value"], one["max_value"], one["null_number"]) == (min(ids), max(ids), 0)
+    fee = next(r for r in got if r["column_name"] == "fee_amount" and r["file_name"] == one["file_name"])
+    assert fee["min_value"].startswith("[") and fee["max_value"].endswith("]")  # a decimal's unscaled bytes
+    us = _rows("show_metadata_table_column_stats", path, partition="region=us", targetColumns="txn_id")
+    assert us and {r["file_name"] for r in us} < {r["file_name"] for r in got}
+    assert _rows("show_metadata_table_column_stats", path) == []  # no targetColumns: Hudi looks up "" too
+    with pytest.raises(ConfigError, match="CALL show_metadata_column_stats_overlap: refused"):
+        call("show_metadata_column_stats_overlap", path, targetColumns="txn_id")

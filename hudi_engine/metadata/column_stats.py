@@ -1,0 +1,231 @@
+"""Records of the metadata table's `column_stats` partition (FORMAT.md, Metadata table): Hudi's `HoodieMetadataRecord`
+with `type` 3 and a `ColumnStatsMetadata` (`HoodieMetadataColumnStats`), one per (data file, column): the column's
+min and max in that file, its value and null counts and its sizes.
+
+Keys and file groups, as Hudi's `HoodieMetadataPayload.getColumnStatsIndexKey` and
+`HoodieTableMetadataUtil.mapRecordKeyToFileGroupIndex` make them:
+* key = base64(XXH64(column)) + base64(XXH64(partition)) + base64(MD5(file name)), the XXH64 seeded with
+  `0xdabadaba` (sign-extended to 64 bits), big-endian; the partition of a non-partitioned table is "."; a key's
+  first 12 characters are its column's prefix (Hudi's readers look columns up by prefix);
+* file group = |Java `String.hashCode` of the key| mod the partition's file-group count (`col-stats-000N-0`).
+
+Merging two records of one key (`HoodieMetadataPayload.mergeColumnStatsRecords`): a tombstone on either side, or a
+tight bound on the newer, gives the newer; otherwise min of the mins, max of the maxes, counts and sizes summed.
+
+Values are Avro wrappers (`LongWrapper`, `StringWrapper`, ...), each a record of one `value` field; `StatValue`
+keeps the wrapper's name with the value so that it prints as Java prints it.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import xxhash
+
+from hudi_engine.errors import MetadataTableError
+from hudi_engine.metadata.records import partition_key
+
+COLUMN_STATS_PARTITION = "column_stats"  # MetadataPartitionType.COLUMN_STATS's partition of the metadata table
+COLUMN_STATS_TYPE = 3  # HoodieMetadataPayload.METADATA_TYPE_COLUMN_STATS
+_FIELD = "ColumnStatsMetadata"
+_NAMESPACE = "org.apache.hudi.avro.model."  # of the value wrappers
+_SEED = 0xdabadaba | ~0xffffffff & 0xffffffffffffffff  # HashID.HASH_SEED, an int Java widens to a long
+
+
+def _xxh64(text: str) -> bytes:
+    return xxhash.xxh64(text.encode("utf-8"), seed=_SEED).digest()  # big-endian, as HBase's Bytes.toBytes(long)
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def column_key_prefix(column: str) -> str:
+    """The key prefix of every record of `column` (`ColumnIndexID`)."""
+    return _b64(_xxh64(column))
+
+
+def column_stats_key(partition_path: str, file_name: str, column: str) -> str:
+    """The record key of `column`'s stats in data file `file_name` of `partition_path` ("" when non-partitioned)."""
+    return (column_key_prefix(column) + _b64(_xxh64(partition_key(partition_path)))
+            + _b64(hashlib.md5(file_name.encode("utf-8")).digest()))
+
+
+def file_group_index(key: str, count: int) -> int:
+    """The file group (0-based) of a `count`-group metadata partition that holds `key`, by Java's String.hashCode
+    of the key (UTF-16 code units, 32-bit wrap), as `mapRecordKeyToFileGroupIndex` computes it."""
+    h = 0
+    for unit in _utf16_units(key):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    signed = h - (1 << 32) if h >= 1 << 31 else h
+    magnitude = signed if signed == -(1 << 31) else abs(signed)  # Java's Math.abs(Integer.MIN_VALUE) stays negative
+    return abs(int(math.fmod(magnitude, count)))  # Java's % truncates toward zero
+
+
+def _utf16_units(text: str) -> Iterable[int]:
+    raw = text.encode("utf-16-be")
+    return (int.from_bytes(raw[i:i + 2], "big") for i in range(0, len(raw), 2))
+
+
+# --------------------------------------------------------------------------------------------- values
+
+
+def _java_double(x: float, digits: str | None = None) -> str:
+    """`x` as Java's Double.toString (and Float.toString, given the float's own shortest `digits`) prints it:
+    plain notation from 1e-3 up to below 1e7, else computerized scientific (`1.0E7`)."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    text = digits if digits is not None else repr(x)
+    sign = "-" if text.startswith("-") else ""
+    mantissa, _, exp_text = text.lstrip("-").partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits_all = (whole + frac).lstrip("0")
+    # position of the decimal point relative to the first significant digit
+    exponent = int(exp_text or 0) + len(whole) - 1 - (len(whole + frac) - len((whole + frac).lstrip("0")))
+    digits_all = digits_all.rstrip("0") or "0"
+    if 1e-3 <= abs(x) < 1e7:
+        if exponent >= 0:
+            int_part = digits_all[:exponent + 1].ljust(exponent + 1, "0")
+            frac_part = digits_all[exponent + 1:] or "0"
+        else:
+            int_part, frac_part = "0", "0" * (-exponent - 1) + digits_all
+        return f"{sign}{int_part}.{frac_part}"
+    return f"{sign}{digits_all[0]}.{digits_all[1:] or '0'}E{exponent}"
+
+
+@dataclass(frozen=True, slots=True)
+class StatValue:
+    """A min or max: its Avro wrapper's name (`LongWrapper`, ...) and the wrapped value as Avro decodes it (bytes for
+    `BytesWrapper` and `DecimalWrapper`)."""
+
+    wrapper: str
+    value: Any
+
+    def text(self) -> str:
+        """The value as Hudi's `show_metadata_table_column_stats` prints it: `String.valueOf` of the value, bytes
+        as `Arrays.toString` (signed)."""
+        v = self.value
+        if isinstance(v, bytes):
+            return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in v) + "]"
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if self.wrapper == "FloatWrapper":
+            return _java_double(float(v), repr(np.float32(v)).removeprefix("np.float32(").removesuffix(")"))
+        if isinstance(v, float):
+            return _java_double(v)
+        return str(v)
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnStats:
+    """One `HoodieMetadataColumnStats`."""
+
+    file_name: str
+    column_name: str
+    min_value: StatValue | None
+    max_value: StatValue | None
+    value_count: int
+    null_count: int
+    total_size: int
+    total_uncompressed_size: int
+    is_deleted: bool
+    is_tight_bound: bool = False
+    value_type: tuple[int, str | None] | None = None  # HoodieValueTypeInfo (index version 2): ordinal, extra info
+
+    @staticmethod
+    def from_avro(datum: Mapping[str, Any], where: str) -> ColumnStats:
+        """The stats of a decoded `ColumnStatsMetadata` (its union branches named, fastavro's
+        `return_record_name`); `where` names the record for errors."""
+        try:
+            return ColumnStats(
+                str(datum["fileName"]), str(datum["columnName"]), _stat_value(datum.get("minValue")),
+                _stat_value(datum.get("maxValue")), int(datum.get("valueCount") or 0),
+                int(datum.get("nullCount") or 0), int(datum.get("totalSize") or 0),
+                int(datum.get("totalUncompressedSize") or 0), bool(datum.get("isDeleted")),
+                bool(datum.get("isTightBound")), _value_type(datum.get("valueType")))
+        except (KeyError, TypeError, ValueError) as e:
+            raise MetadataTableError(f"{where}: not a column-stats record: {e!r}") from None
+
+    def combine(self, newer: ColumnStats) -> ColumnStats:
+        """This record merged with a newer one of the same key (`mergeColumnStatsRecords`)."""
+        if newer.is_deleted or self.is_deleted or newer.is_tight_bound:
+            return newer
+        return ColumnStats(
+            newer.file_name, newer.column_name, _extreme(min, self.min_value, newer.min_value),
+            _extreme(max, self.max_value, newer.max_value), self.value_count + newer.value_count,
+            self.null_count + newer.null_count, self.total_size + newer.total_size,
+            self.total_uncompressed_size + newer.total_uncompressed_size, False, newer.is_tight_bound,
+            newer.value_type)
+
+    def datum(self) -> dict[str, Any]:
+        """The `HoodieMetadataColumnStats` fields (a schema without `isTightBound` or `valueType`, of an older
+        release, ignores them)."""
+        return {"fileName": self.file_name, "columnName": self.column_name,
+                "minValue": _wrapped(self.min_value), "maxValue": _wrapped(self.max_value),
+                "valueCount": self.value_count, "nullCount": self.null_count, "totalSize": self.total_size,
+                "totalUncompressedSize": self.total_uncompressed_size, "isDeleted": self.is_deleted,
+                "isTightBound": self.is_tight_bound,
+                "valueType": None if self.value_type is None else {"typeOrdinal": self.value_type[0],
+                                                                   "additionalInfo": self.value_type[1]}}
+
+    def tombstone(self) -> ColumnStats:
+        """The record that deletes this file's stats of this column (Hudi's `HoodieColumnRangeMetadata.stub`)."""
+        return ColumnStats(self.file_name, self.column_name, None, None, 0, 0, 0, 0, True, False, self.value_type)
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnStatsRecord:
+    """A column_stats record: its key and stats (`hudi_engine.metadata.records.MetadataRecord`)."""
+
+    key: str
+    stats: ColumnStats
+
+    @staticmethod
+    def of(partition_path: str, stats: ColumnStats) -> ColumnStatsRecord:
+        return ColumnStatsRecord(column_stats_key(partition_path, stats.file_name, stats.column_name), stats)
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.stats.is_deleted
+
+    def combine(self, newer: ColumnStatsRecord) -> ColumnStatsRecord:
+        return ColumnStatsRecord(self.key, self.stats.combine(newer.stats))
+
+    def datum(self) -> dict[str, Any]:
+        return {"type": COLUMN_STATS_TYPE, _FIELD: self.stats.datum()}
+
+    @staticmethod
+    def from_datum(key: str, datum: Mapping[str, Any], where: str) -> ColumnStatsRecord:
+        if datum.get("type") != COLUMN_STATS_TYPE or not datum.get(_FIELD):
+            raise MetadataTableError(f"{where}: record {key!r} has type {datum.get('type')}; the column_stats "
+                                     f"partition holds type {COLUMN_STATS_TYPE} only")
+        return ColumnStatsRecord(key, ColumnStats.from_avro(datum[_FIELD], f"{where}: record {key!r}"))
+
+
+def _stat_value(branch: Any) -> StatValue | None:
+    if branch is None:
+        return None
+    name, record = branch  # (the wrapper's full name, its record)
+    return StatValue(str(name).rsplit(".", 1)[-1], record["value"])
+
+
+def _wrapped(value: StatValue | None) -> tuple[str, dict[str, Any]] | None:
+    return None if value is None else (_NAMESPACE + value.wrapper, {"value": value.value})
+
+
+def _value_type(info: Any) -> tuple[int, str | None] | None:
+    return None if info is None else (int(info["typeOrdinal"]), info.get("additionalInfo"))
+
+
+def _extreme(pick: Any, a: StatValue | None, b: StatValue | None) -> StatValue | None:
+    present = [v for v in (a, b) if v is not None]
+    return pick(present, key=lambda v: v.value) if present else None
