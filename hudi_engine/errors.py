@@ -91,6 +91,19 @@ class ClusteringUpdateError(WriteError):
     clustering (`hoodie.clustering.updates.strategy`=SparkRejectUpdateStrategy), refused before any file is written."""
 
 
+class ClusteringConflictError(WriteError):
+    """A clustering that cannot complete: commits after its plan changed file groups it would replace with the slices
+    it planned, dropping those changes (SparkAllowUpdateStrategy lets such updates in; Hudi's conflict resolution
+    fails the clustering). Raised before the clustering writes anything; `instant` is the clustering, `other` the
+    first such commit, `file_groups` the (partition, file id) both touched."""
+
+    def __init__(self, message: str, *, instant: str, other: str, file_groups: list[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.instant = instant
+        self.other = other
+        self.file_groups = file_groups
+
+
 class InstantLostError(WriteError):
     """A write whose instant stopped being inflight under it (rolled back by a writer that took the expired lock)."""
 

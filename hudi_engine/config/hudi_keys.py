@@ -487,7 +487,6 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.clustering.max.parallelism",
         "hoodie.clustering.group.read.parallelism", "hoodie.layout.optimize.enable",
         "hoodie.layout.optimize.build.curve.sample.size", "hoodie.layout.optimize.data.skipping.enable",
-        "hoodie.clustering.rollback.pending.replacecommit.on.conflict",
         "hoodie.file.stitching.binary.copy.schema.evolution.enable",
     )),
     NoOps(MD, _MDT_SETTINGS, (

@@ -342,10 +342,16 @@ ARCHIVAL_OPTIONS = (ARCHIVE_AUTOMATIC, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, TIMEL
 CLUSTERING_UPDATES_STRATEGY: ConfigOption[str] = ConfigOption(
     "hoodie.clustering.updates.strategy", Kind.STRING,
     "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
-    "Updates and deletes of records in file groups under a pending clustering (another writer's plan) are refused "
-    "before any file is written, and inserts go to other file groups (SparkRejectUpdateStrategy, full or short name). "
-    "Hudi's other strategies are refused by name (docs/clustering.md).", "clustering",
-    hudi_default="org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy")
+    "Updates and deletes of records in file groups under a pending clustering: refused before any file is written "
+    "(SparkRejectUpdateStrategy, full or short name), or written (SparkAllowUpdateStrategy: the clustering then "
+    "refuses to complete, or is rolled back first with hoodie.clustering.rollback.pending.replacecommit.on.conflict). "
+    "Inserts go to other file groups either way. Hudi's other strategies are refused by name (docs/clustering.md).",
+    "clustering", hudi_default="org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy")
+CLUSTERING_ROLLBACK_PENDING_ON_CONFLICT: ConfigOption[bool] = ConfigOption(
+    "hoodie.clustering.rollback.pending.replacecommit.on.conflict", Kind.BOOL, False,
+    "With SparkAllowUpdateStrategy: a write whose updates or deletes hit file groups of a requested clustering rolls "
+    "that clustering back before it writes (an inflight one refuses the write instead); without it the clustering "
+    "refuses to complete once it would drop those updates.", "clustering", hudi_default="false")
 _CLU_PLAN = "hoodie.clustering.plan.strategy."
 CLUSTERING_INLINE: ConfigOption[bool] = ConfigOption(
     "hoodie.clustering.inline", Kind.BOOL, False, "Cluster after a write (in the writing process) once "
@@ -594,7 +600,7 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     UPSERT_PARALLELISM, INSERT_PARALLELISM, BULK_INSERT_PARALLELISM, DELETE_PARALLELISM, BULK_INSERT_SORT_MODE,
     COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS, CLEAN_AUTOMATIC, CLEANER_POLICY, CLEANER_COMMITS_RETAINED,
     CLEANER_FILE_VERSIONS_RETAINED, *LOCK_OPTIONS, *ARCHIVAL_OPTIONS,
-    CLUSTERING_UPDATES_STRATEGY, *CLUSTERING_OPTIONS, *SYNC_OPTIONS,
+    CLUSTERING_UPDATES_STRATEGY, CLUSTERING_ROLLBACK_PENDING_ON_CONFLICT, *CLUSTERING_OPTIONS, *SYNC_OPTIONS,
 )
 READ_OPTIONS: tuple[ConfigOption, ...] = (QUERY_TYPE, QUERY_AS_RO_TABLE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT,
                                           INCREMENTAL_FORMAT, CDC_IMAGES)

@@ -272,6 +272,8 @@ class ClusteringConfig:
     partition_regex: str = ""
     partitions_selected: tuple[str, ...] = ()
     layout_strategy: str = "linear"
+    # SparkAllowUpdateStrategy: roll back a requested clustering whose file groups a write updates
+    rollback_pending_on_conflict: bool = False
 
     @staticmethod
     def from_options(o: Options) -> "ClusteringConfig":
@@ -284,7 +286,8 @@ class ClusteringConfig:
             o[K.CLUSTERING_TARGET_FILE_MAX_BYTES], o[K.CLUSTERING_SORT_COLUMNS], o[K.CLUSTERING_SINGLE_GROUP],
             o[K.CLUSTERING_PARTITION_FILTER_MODE], o[K.CLUSTERING_LOOKBACK_PARTITIONS],
             o[K.CLUSTERING_SKIP_LATEST_PARTITIONS], o[K.CLUSTERING_BEGIN_PARTITION], o[K.CLUSTERING_END_PARTITION],
-            o[K.CLUSTERING_PARTITION_REGEX], selected, o[K.LAYOUT_OPTIMIZE_STRATEGY].strip().lower())
+            o[K.CLUSTERING_PARTITION_REGEX], selected, o[K.LAYOUT_OPTIMIZE_STRATEGY].strip().lower(),
+            o[K.CLUSTERING_ROLLBACK_PENDING_ON_CONFLICT])
 
 
 KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"

@@ -27,6 +27,8 @@ def map_side_plan(df: DataFrame, client: WriteClient, parallelism: int) -> MapSi
     if config.index.type not in (IndexType.SIMPLE, IndexType.BLOOM) or \
             config.operation not in (Operation.UPSERT, Operation.INSERT, Operation.DELETE):
         return None
+    if client.rolls_back_clustering and config.operation.looks_up_keys:
+        return None  # map tasks cannot roll a clustering back: the driver sees the tagged updates (two-pass)
     # The optimizer's statistics: exact rows for a cached or local input, else bytes, which overestimate a filter or
     # join (an estimate of 0 is an empty input).
     stats = df._jdf.queryExecution().optimizedPlan().stats()

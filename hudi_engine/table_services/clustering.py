@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from hudi_engine.config import keys as K
 from hudi_engine.config.write_config import BloomConfig, ClusteringConfig, FileSizing, IndexType, WriteConfig
-from hudi_engine.errors import ConfigError, WriteError
+from hudi_engine.errors import ClusteringConflictError, ConfigError, WriteError
 from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import BaseFileName, WriteToken, is_base_file_name, new_file_id
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
@@ -60,6 +60,7 @@ from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, Wr
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit
+from hudi_engine.write.conflict import file_groups_of
 from hudi_engine.write.handles.base import write_base
 from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.markers import IOType, delete_marker_dir, list_markers
@@ -326,6 +327,34 @@ def _pending_clustering(timeline: Timeline, instant_time: str) -> tuple[Instant,
     return instant, plan
 
 
+def check_no_later_changes(timeline: Timeline, instant: Instant, plan: ClusteringPlan, where: str) -> None:
+    """A clustering completes only if no commit changed its file groups after it was planned: it rewrites the slices
+    the plan names, so a later update there (let in by SparkAllowUpdateStrategy, or written by a writer that ignored
+    the plan) would be dropped. Hudi's conflict resolution at the clustering's commit fails it the same way
+    (SimpleConcurrentFileWritesConflictResolutionStrategy: completed commits since, overlapping file groups, and a
+    CLUSTER never resolves). "After it was planned": requested after the clustering's instant, or (layout 2) completed
+    after it; a write that started earlier and committed later is failed by its own conflict check (`write.conflict`:
+    the clustering is a pending replacecommit it did not see). Checked under the table lock, before anything changes:
+    every engine commit takes that lock, so none lands between this check and the clustering's completion."""
+    mine = set(plan.file_groups)
+    ts = instant.timestamp
+    for other in timeline.completed_commits():
+        if other.timestamp == ts or not (other.timestamp > ts or (other.completion_time or "") > ts):
+            continue
+        shared = sorted(mine & file_groups_of(timeline, other))
+        if shared:
+            shown = ", ".join(f"{p}/{f}" if p else f for p, f in shared[:5])
+            more = f" and {len(shared) - 5} more" if len(shared) > 5 else ""
+            raise ClusteringConflictError(
+                f"table {where}: clustering {ts} cannot complete: {other.timestamp} ({other.action.value}) changed "
+                f"{len(shared)} of its file group(s) after it was planned ({shown}{more}), and the clustering would "
+                f"replace them with the slices it planned, dropping those changes (updates let in by "
+                f"{K.CLUSTERING_UPDATES_STRATEGY.key}=SparkAllowUpdateStrategy). Nothing was written; the table is "
+                f"unchanged. Roll the clustering back (HudiTable.rollback('{ts}')) and schedule a new one, or set "
+                f"{K.CLUSTERING_ROLLBACK_PENDING_ON_CONFLICT.key}=true on the writes so they roll it back first",
+                instant=ts, other=other.timestamp, file_groups=shared)
+
+
 def _planned_slice(group: FileGroup | None, s: ClusteringSlice, where: str) -> FileSlice:
     """The slice of `group` a HoodieSliceInfo names: its base file and exactly the log files listed."""
     if group is not None:
@@ -444,6 +473,7 @@ def run_clustering(location: TableLocation, instant_time: str, config: WriteConf
         table = TableConfig.load(location)
         timeline = Timeline.load(location)
         instant, plan = _pending_clustering(timeline, instant_time)
+        check_no_later_changes(timeline, instant, plan, where)  # before an interrupted attempt is even undone
         _served(plan.strategy_class or SORT_AND_SIZE_EXECUTION, SORT_AND_SIZE_EXECUTION,
                 f"the strategyClassName of clustering plan {instant_time}", where)
         layout = check_layout(config.clustering.layout_strategy, where)
@@ -571,6 +601,7 @@ __all__ = [
     "ClusteringTask",
     "build_clustering_plan",
     "check_layout",
+    "check_no_later_changes",
     "check_sort_columns",
     "check_strategies",
     "cluster_now",

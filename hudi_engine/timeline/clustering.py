@@ -11,8 +11,10 @@ id, base file path, log file names). While it is requested or inflight, those fi
 clustering"; when it completes, new file groups built from exactly those slices replace them
 (`partitionToReplaceFileIds`). A record written into such a file group meanwhile is therefore lost, which is why
 Hudi refuses updates there (SparkRejectUpdateStrategy.handleUpdate) and never packs inserts into them
-(UpsertPartitioner.filterSmallFilesInClustering). An insert_overwrite's pending replacecommit has an empty or
-all-null requested file: it is not a clustering.
+(UpsertPartitioner.filterSmallFilesInClustering). With SparkAllowUpdateStrategy the update is written, and the
+clustering is either rolled back first (hoodie.clustering.rollback.pending.replacecommit.on.conflict) or refuses to
+complete (`table_services.clustering`). An insert_overwrite's pending replacecommit has an empty or all-null requested
+file: it is not a clustering.
 """
 from __future__ import annotations
 
@@ -29,13 +31,9 @@ SORT_COLUMNS_PARAM = K.CLUSTERING_SORT_COLUMNS.key  # the strategy param the siz
 
 _STRATEGIES = "org.apache.hudi.client.clustering.update.strategy."
 REJECT_UPDATES = _STRATEGIES + "SparkRejectUpdateStrategy"
+ALLOW_UPDATES = _STRATEGIES + "SparkAllowUpdateStrategy"
 # Hudi's other update strategies: known, refused with the reason (see docs/clustering.md).
 _REFUSED_STRATEGIES = {
-    _STRATEGIES + "SparkAllowUpdateStrategy":
-        "it lets updates into file groups a pending clustering will replace; Hudi then relies on the clustering "
-        "job's own conflict check or on rolling that clustering back (hoodie.clustering.rollback.pending."
-        "replacecommit.on.conflict), and this engine does neither, so the update would be lost when the clustering "
-        "completes",
     _STRATEGIES + "SparkConsistentBucketDuplicateUpdateStrategy":
         "it is for the consistent-hashing bucket index, which this engine does not write",
     "org.apache.hudi.sink.clustering.update.strategy.FlinkRejectUpdateStrategy": "it is Flink's",
@@ -45,19 +43,21 @@ _REFUSED_STRATEGIES = {
 
 def resolve_update_strategy(name: str, where: str) -> str:
     """The full class name of the update strategy `hoodie.clustering.updates.strategy` names (full or short name):
-    SparkRejectUpdateStrategy, the only one honoured; ConfigError naming the option otherwise."""
+    SparkRejectUpdateStrategy (REJECT_UPDATES) or SparkAllowUpdateStrategy (ALLOW_UPDATES); ConfigError naming the
+    option otherwise."""
     given = (name or "").strip() or REJECT_UPDATES
     short = given.rsplit(".", 1)[-1]
-    if given in (REJECT_UPDATES, REJECT_UPDATES.rsplit(".", 1)[-1]):
-        return REJECT_UPDATES
+    for served in (REJECT_UPDATES, ALLOW_UPDATES):
+        if given in (served, served.rsplit(".", 1)[-1]):
+            return served
     key = K.CLUSTERING_UPDATES_STRATEGY.key
     for full, why in _REFUSED_STRATEGIES.items():
         if short == full.rsplit(".", 1)[-1]:
             raise ConfigError(f"table {where}: {key}={given!r} is not supported: {why}. Leave {key} out (or set "
                               f"{REJECT_UPDATES}): updates to file groups under a pending clustering are then "
                               "refused and everything else is written")
-    raise ConfigError(f"table {where}: {key}={given!r}: unknown update strategy; this engine honours only "
-                      f"{REJECT_UPDATES} (Hudi's default); leave {key} out")
+    raise ConfigError(f"table {where}: {key}={given!r}: unknown update strategy; this engine honours "
+                      f"{REJECT_UPDATES} (Hudi's default) and {ALLOW_UPDATES}; leave {key} out")
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,6 +244,6 @@ def clustering_update_error(hit: list[tuple[str, str]], instants: Mapping[tuple[
         "keys only are accepted meanwhile")
 
 
-__all__ = ["CLUSTER", "NO_PENDING_CLUSTERING", "REJECT_UPDATES", "ClusteringPlan", "ClusteringSlice",
+__all__ = ["ALLOW_UPDATES", "CLUSTER", "NO_PENDING_CLUSTERING", "REJECT_UPDATES", "ClusteringPlan", "ClusteringSlice",
            "ClusteringUpdateError", "PendingClustering", "clustering_update_error", "is_clustering", "is_pending_replace",
            "resolve_update_strategy"]

@@ -282,6 +282,8 @@ class MapSidePlan:
     # File groups under a pending clustering -> its instant (`timeline.clustering.PendingClustering`): never a whole
     # group (its keys are tagged, so updates there are found and refused), never where new keys go.
     clustering: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    # SparkRejectUpdateStrategy; False with SparkAllowUpdateStrategy (the clustering checks for them when it executes)
+    refuse_clustering_updates: bool = True
 
     def whole_group(self, slices: Sequence[SliceInfo]) -> str | None:
         """The file group of a partition that has just one (with a base file), when it takes all the partition's
@@ -309,7 +311,7 @@ class MapSidePlan:
     def refuse_updates(self, partitions: pa.Array, file_ids: pa.Array, where: str) -> None:
         """Tagged records of file groups under a pending clustering fail the map task, so the write stops before
         its write tasks start (SparkRejectUpdateStrategy; `PendingClustering.refuse_updates`)."""
-        if not self.clustering:
+        if not self.clustering or not self.refuse_clustering_updates:
             return
         tagged = pc.is_valid(file_ids)
         if not pc.any(tagged).as_py():

@@ -121,14 +121,16 @@ class RollbackResult:
 
 def rollback_instant(location: TableLocation, instant: Instant | str, *, use_command_blocks: bool = False,
                      metadata: MetadataUpdate | None = None) -> RollbackResult:
-    """Roll back a pending (requested/inflight) commit, deltacommit or replacecommit (`metadata`: module doc)."""
+    """Roll back a pending (requested/inflight) commit, deltacommit or replacecommit, or a layout-2 clustering
+    (`metadata`: module doc)."""
     _check_writable(location)
     timeline = Timeline.load(location)
     target = _find(timeline, instant)
     if target.is_completed:
         raise WriteError(f"{target} is completed: use rollback_completed for the latest completed commit")
-    if target.action not in _WRITE_ACTIONS:
-        raise WriteError(f"{target}: only commit, deltacommit and replacecommit instants are rolled back here")
+    if target.action not in (*_WRITE_ACTIONS, Action.CLUSTERING):
+        raise WriteError(f"{target}: only commit, deltacommit, replacecommit and clustering instants are rolled back "
+                         "here")
     result = _rollback_pending(timeline, target, use_command_blocks, metadata)
     if result is None:
         raise WriteError(f"cannot roll back {target}: it completed while the rollback was being planned (its writer "
@@ -319,7 +321,8 @@ def base_files_of(location: TableLocation, instant_times: set[str]) -> dict[str,
 def _find(timeline: Timeline, instant: Instant | str) -> Instant:
     ts, action = (instant, None) if isinstance(instant, str) else (instant.timestamp, instant.action)
     found = [i for i in timeline.instants_at(ts) if action is None or i.comparable_action == Instant(ts, action).comparable_action]
-    found = [i for i in found if i.action in (*_WRITE_ACTIONS, Action.COMPACTION, Action.LOG_COMPACTION)]
+    found = [i for i in found if i.action in (*_WRITE_ACTIONS, Action.CLUSTERING, Action.COMPACTION,
+                                              Action.LOG_COMPACTION)]
     if not found:
         raise WriteError(f"no write instant {ts} on the timeline of {timeline.base_path}")
     return found[0]
@@ -329,7 +332,7 @@ def _is_clustering(timeline: Timeline, instant: Instant) -> bool:
     """A pending clustering is another writer's table service, never a failed write of ours: Hudi leaves it out of
     the failed writes it rolls back (BaseHoodieTableServiceClient.getInflightTimelineExcludeCompactionAndClustering)
     and only the clustering's own writer retries it (or a writer with SparkAllowUpdateStrategy and
-    hoodie.clustering.rollback.pending.replacecommit.on.conflict, which this engine refuses)."""
+    hoodie.clustering.rollback.pending.replacecommit.on.conflict, `WriteClient.handle_clustering_updates`)."""
     return is_clustering(timeline, instant)
 
 

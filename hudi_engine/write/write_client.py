@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -17,7 +17,7 @@ import pyarrow as pa
 from hudi_engine.config import keys as K
 from hudi_engine.config.lock_config import EAGER
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
-from hudi_engine.errors import SchemaError, WriteError
+from hudi_engine.errors import ClusteringUpdateError, HudiError, SchemaError, TableServiceError, WriteError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.internal_schema import LATEST_SCHEMA, ColumnIds, CommitSchema, SchemaHistory
@@ -35,7 +35,7 @@ from hudi_engine.schema import (
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
 from hudi_engine.timeline import Timeline
-from hudi_engine.timeline.clustering import PendingClustering, resolve_update_strategy
+from hudi_engine.timeline.clustering import REJECT_UPDATES, PendingClustering, resolve_update_strategy
 from hudi_engine.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Instant, State, new_instant_time
 from hudi_engine.timeline.layout import layout_for
@@ -48,7 +48,7 @@ from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.lock import TableLock, acquire
 from hudi_engine.write.lock_providers import require_safe_provider
 from hudi_engine.write.partial_update import StoredRows, missing_columns
-from hudi_engine.write.rollback import finish_pending_rollbacks, rollback_failed
+from hudi_engine.write.rollback import finish_pending_rollbacks, rollback_failed, rollback_instant
 from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_result import WriteResult
 
@@ -108,6 +108,9 @@ class WriteClient:
         self.timeline = timeline
         self._avg_record_size: int | None = None
         self._pending_clustering: PendingClustering | None = None
+        # hoodie.clustering.updates.strategy, resolved at the write's door (`open`)
+        self.update_strategy = REJECT_UPDATES
+        self.clusterings_to_roll_back: list[str] = []  # rolled back after the commit (`roll_back_clusterings`)
 
     @property
     def storage_uri(self) -> str:
@@ -132,8 +135,9 @@ class WriteClient:
         base_path = location.base_path
         config = config.for_keyless(base_path, table_config.populate_meta_fields)  # keys generated: refusals first
         _check_columns(config, data_schema, base_path)
-        resolve_update_strategy(config.given.get(K.CLUSTERING_UPDATES_STRATEGY.key, ""), base_path)
+        strategy = resolve_update_strategy(config.given.get(K.CLUSTERING_UPDATES_STRATEGY.key, ""), base_path)
         client = WriteClient(location, config, table_config, data_schema, timeline)
+        client.update_strategy = strategy
         client._check_schema_change()
         return client
 
@@ -290,9 +294,9 @@ class WriteClient:
     def plan(self, counts: Counts, parallelism: int) -> BucketPlan:
         """Buckets for what the tagging pass counted: the touched partitions are listed here, once."""
         cfg = self.config
-        # Updates and deletes of stored records into a file group a pending clustering will replace are refused
-        # here, after the keys were tagged and before any file is written (SparkRejectUpdateStrategy.handleUpdate).
-        self.pending_clustering.refuse_updates(counts.updates, self.location.base_path)
+        # Updates and deletes of stored records into a file group a pending clustering will replace: after the keys
+        # were tagged and before any file is written (BaseSparkCommitActionExecutor.clusteringHandleUpdate).
+        self.handle_clustering_updates(counts.updates)
         if cfg.operation.is_overwrite:
             self.pending_clustering.refuse_overwrite(
                 None if cfg.operation is Operation.INSERT_OVERWRITE_TABLE else counts.partitions,
@@ -303,13 +307,74 @@ class WriteClient:
             small_file_limit=cfg.files.small_file_limit, pack_small_files=self._packs_small_files,
             parallelism=parallelism, where=self.location.base_path, clustering=self.pending_clustering)
 
+    @property
+    def rolls_back_clustering(self) -> bool:
+        """SparkAllowUpdateStrategy with hoodie.clustering.rollback.pending.replacecommit.on.conflict, and a pending
+        clustering a write's updates may hit: the driver must see the tagged updates before any file is written."""
+        return self.update_strategy != REJECT_UPDATES and self.config.clustering.rollback_pending_on_conflict \
+            and bool(self.pending_clustering)
+
+    def handle_clustering_updates(self, updated: Iterable[tuple[str, str]]) -> None:
+        """Hudi's clusteringHandleUpdate for the tagged file groups `updated`, before any file of the write exists.
+        SparkRejectUpdateStrategy: groups under a pending clustering fail the write. SparkAllowUpdateStrategy: the
+        updates are written; the clustering's own execution refuses to complete afterwards
+        (`table_services.clustering`), unless hoodie.clustering.rollback.pending.replacecommit.on.conflict has each
+        requested clustering holding one of them rolled back once this write commits (`roll_back_clusterings`). An
+        inflight one (being executed, or a failed execution) is not rolled back under its executor: the write is
+        refused."""
+        pending = self.pending_clustering
+        where = self.location.base_path
+        if not pending:
+            return
+        if self.update_strategy == REJECT_UPDATES:
+            pending.refuse_updates(updated, where)
+            return
+        if not self.config.clustering.rollback_pending_on_conflict:
+            return
+        hit = sorted({g for g in updated if g in pending})
+        if not hit:
+            return
+        instants = {pending.file_groups[g] for g in hit}
+        plans = [p for p in pending.plans if p.instant.timestamp in instants]
+        running = [p.instant.timestamp for p in plans if not p.instant.is_requested]
+        if running:
+            raise ClusteringUpdateError(
+                f"table {where}: the write updates file groups of the inflight clustering {', '.join(running)} "
+                f"(first: partition {hit[0][0]!r}, file id {hit[0][1]}). With "
+                f"{K.CLUSTERING_ROLLBACK_PENDING_ON_CONFLICT.key}=true only a requested clustering is rolled back: an "
+                "inflight one may be executing in another process right now. Nothing of this write is in the table. "
+                "Let the clustering complete (or roll it back, HudiTable.rollback), then write again")
+        self.clusterings_to_roll_back = sorted(instants)
+
+    def roll_back_clusterings(self, committed: Timeline, instant: str) -> Timeline:
+        """Roll back the requested clusterings this write's updates hit (`handle_clustering_updates`), under the
+        commit's lock, right after the commit: Hudi rolls them back before writing, but a rollback instant is newer
+        than the write's and the metadata table takes its delta commits in order, so it goes after. Meanwhile the
+        clustering cannot drop the updates: its execution refuses once they are committed. One that is no longer
+        requested is left to that refusal. The timeline after them."""
+        to_roll_back = [i for ts in self.clusterings_to_roll_back for i in committed.instants_at(ts) if i.is_requested]
+        self.clusterings_to_roll_back = []
+        if not to_roll_back:
+            return committed
+        try:
+            for clustering in to_roll_back:
+                rollback_instant(self.location, clustering, metadata=keep_through_rollback(self.location))
+        except HudiError as e:
+            raise TableServiceError(
+                f"table {self.location.base_path}: the write at {instant} committed, but rolling back the clustering "
+                f"{', '.join(i.timestamp for i in to_roll_back)} its updates hit failed ({e}); that clustering now "
+                "refuses to complete: roll it back (HudiTable.rollback)", instant=instant,
+                service="rollback of a pending clustering") from e
+        return committed.reload()
+
     def map_side_plan(self, parallelism: int) -> MapSidePlan:
         """Bucket choice for a write whose input holds less than one file of records (made in map tasks)."""
         cfg = self.config
         whole_groups = cfg.operation is Operation.UPSERT or (cfg.is_mor and cfg.operation is Operation.DELETE)
         return MapSidePlan(parallelism, self._packs_small_files, cfg.files.small_file_limit, cfg.files.max_file_size,
                            self.average_record_size(), self._pending_compaction_groups(), whole_groups=whole_groups,
-                           clustering=dict(self.pending_clustering.file_groups))
+                           clustering=dict(self.pending_clustering.file_groups),
+                           refuse_clustering_updates=self.update_strategy == REJECT_UPDATES)
 
     def untagged_groups(self, plan: MapSidePlan) -> UntaggedGroups | None:
         """(file group, task) of every partition of the table when a one-pass write chooses each partition's group
@@ -560,6 +625,8 @@ class Transaction:
         # instant started, committed, rolled back, a service) is made under this lock, and since the listing
         # above only this commit has changed it.
         self.committed = _with_completed(under_lock, completed)
+        if c.clusterings_to_roll_back:  # hoodie.clustering.rollback.pending.replacecommit.on.conflict
+            self.committed = c.roll_back_clusterings(self.committed, self.instant)
         self.timings["commit"] = time.monotonic() - t0
         result = WriteResult.from_stats(self.instant, c.config.operation.value, stats, self.timings)
         result.timeline = self.committed

@@ -74,6 +74,7 @@ HUDI_DEFAULTS = {
     "hoodie.keep.max.commits": "30",
     "hoodie.timeline.compaction.batch.size": "10",
     "hoodie.clustering.updates.strategy": "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
+    "hoodie.clustering.rollback.pending.replacecommit.on.conflict": "false",  # HoodieClusteringConfig
     # HoodieClusteringConfig (0.15 and 1.2 agree)
     "hoodie.clustering.inline": "false",
     "hoodie.clustering.inline.max.commits": "4",

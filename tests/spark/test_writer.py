@@ -213,6 +213,23 @@ def test_a_bad_service_option_fails_before_anything_is_written(spark, tmp_path, 
     assert_same_rows(rs_snapshot(path), before, f"{key}: hudi-rs after the refused write")
 
 
+# hoodie.clustering.updates.strategy for a write between a clustering's schedule and its execution
+_STRATEGIES = {"reject": {},
+               "allow": {"hoodie.clustering.updates.strategy": "SparkAllowUpdateStrategy"},
+               "roll back": {"hoodie.clustering.updates.strategy": "SparkAllowUpdateStrategy",
+                             "hoodie.clustering.rollback.pending.replacecommit.on.conflict": "true"}}
+
+
+def _clustering_options(rnd: random.Random) -> dict:
+    """Sort columns and layout drawn at random (one column sorts linearly whatever the layout)."""
+    return {"hoodie.clustering.plan.strategy.sort.columns": rnd.choice(["", "amount", "ts,id", "dt,amount"]),
+            "hoodie.layout.optimize.strategy": rnd.choice(["linear", "z-order", "hilbert"])}
+
+
+def _replacecommits(path: Path) -> int:
+    return len(HudiTable.load(str(path)).timeline.completed_replace_commits())
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("table_type,partitioned,composite,one_pass,version", [
     ("COPY_ON_WRITE", True, False, True, 6), ("MERGE_ON_READ", True, True, False, 6),
@@ -223,10 +240,19 @@ def test_a_bad_service_option_fails_before_anything_is_written(spark, tmp_path, 
 def test_randomized_against_in_memory_model(spark, tmp_path, monkeypatch, table_type, partitioned, composite,
                                             one_pass, version):
     """Random insert / upsert / delete batches (duplicates inside a batch) vs a dict, after every commit; small
-    batches take the one-pass write, or (`one_pass` false) the planned write with its counting pass."""
+    batches take the one-pass write, or (`one_pass` false) the planned write with its counting pass. Clustering is
+    drawn too, and the model does not change through it: scheduled and executed at once (in the driver or as Spark
+    tasks), inline after a write, or scheduled, then a write, then executed, the write under each
+    hoodie.clustering.updates.strategy: refused when its updates hit the plan's file groups (SparkRejectUpdateStrategy),
+    or written and the clustering then refusing to complete (SparkAllowUpdateStrategy) or rolled back
+    (rollback.pending.replacecommit.on.conflict)."""
+    from hudi_engine.errors import ClusteringConflictError, ClusteringUpdateError
+    from hudi_engine.spark import clustering_executor
+
     if not one_pass:
         monkeypatch.setattr(one_pass_write, "map_side_plan", lambda *args: None)
-    rnd = random.Random(f"{table_type}{partitioned}{composite}")
+    rnd = random.Random(f"{table_type}{partitioned}{composite}{version}")
+    strategies = list(_STRATEGIES)[rnd.randrange(3):] + list(_STRATEGIES)  # each in turn, from a drawn one
     path = tmp_path / "t"
     o = opts(table_type, **{"hoodie.combine.before.insert": "true",  # Hudi keeps in-batch duplicates otherwise
                             "hoodie.write.table.version": str(version)})
@@ -237,13 +263,34 @@ def test_randomized_against_in_memory_model(spark, tmp_path, monkeypatch, table_
     key = (lambda r: (r["id"], r["name"])) if composite else (lambda r: r["id"])
     model: dict = {}
     # Keys the index finds: the ones in base files. On MOR a delete goes to a log block and the key stays in its
-    # base file (until compaction), so like Java's SIMPLE index a later upsert of it counts as an update.
+    # base file (until compaction or clustering rewrites it), so like Java's SIMPLE index a later upsert of it counts
+    # as an update. Every clustering here replaces every file group (all are small): its base files hold the model.
     indexed: set = set()
     mor = table_type == "MERGE_ON_READ"
     prev_instant = None
     ts = 0
-    for step in range(5):
-        op = "upsert" if step == 0 else rnd.choice(["upsert", "upsert", "insert", "delete"])
+    drawn = []
+
+    def check(what: str) -> None:
+        assert rows_of(rs_snapshot(path)) == rows_from(model.values()), what
+        assert_same_rows(HudiTable.load(path).read_snapshot(), rs_snapshot(path), what)
+
+    def clustered(what: str) -> None:
+        nonlocal indexed
+        if mor:
+            indexed = set(model)
+        check(f"{what}: the clustering changed no row")
+
+    for step in range(9):
+        kind = "upsert" if step == 0 else rnd.choice(["upsert", "upsert", "insert", "delete", "cluster", "scheduled"])
+        drawn.append(kind)
+        if kind == "cluster":
+            executor = clustering_executor(spark) if rnd.random() < 0.5 else None
+            done = HudiTable.load(path).cluster(options={**o, **_clustering_options(rnd)}, executor=executor)
+            assert done is not None, f"step {step}: every file group is small"
+            clustered(f"step {step} cluster")
+            continue
+        op = rnd.choice(["upsert", "upsert", "insert", "delete"]) if kind == "scheduled" else kind
         batch = []
         for i in rnd.sample(range(60), 12):
             for _ in range(rnd.choice([1, 1, 2])):  # duplicates, with distinct ordering values
@@ -258,8 +305,28 @@ def test_randomized_against_in_memory_model(spark, tmp_path, monkeypatch, table_
         for r in batch:
             if key(r) not in latest or r["ts"] > latest[key(r)]["ts"]:
                 latest[key(r)] = r
-        result = write(rows_df(spark, batch), str(path), dict(o, **{"hoodie.datasource.write.operation": op}))
         found = [k for k in latest if k in indexed]
+        write_options = dict(o, **{"hoodie.datasource.write.operation": op})
+        strategy = inline = None
+        if kind == "scheduled":
+            planned = HudiTable.load(path).cluster(options={**o, **_clustering_options(rnd)}, op="schedule")
+            assert planned is not None, f"step {step}: every file group is small"
+            strategy = strategies.pop(0)
+            write_options.update(_STRATEGIES[strategy])
+            drawn[-1] = f"scheduled, {op} ({strategy}{', hits' if found else ''}), executed"
+            if strategy == "reject" and found:  # every stored key is in the plan's file groups
+                with pytest.raises(ClusteringUpdateError, match=planned.instant_time):
+                    write(rows_df(spark, batch), str(path), write_options)
+                check(f"step {step}: the refused {op} changed nothing")
+                HudiTable.load(path).cluster(options=o, op="execute", instant=planned.instant_time)
+                clustered(f"step {step}: executed after the refused {op}")
+                continue
+        elif step > 0 and rnd.random() < 0.25:
+            inline = _replacecommits(path)
+            write_options.update({"hoodie.clustering.inline": "true", "hoodie.clustering.inline.max.commits": "1",
+                                  **_clustering_options(rnd)})
+            drawn[-1] = f"{op} + inline clustering"
+        result = write(rows_df(spark, batch), str(path), write_options)
         if op == "delete":
             for k in found:
                 model.pop(k, None)
@@ -270,15 +337,32 @@ def test_randomized_against_in_memory_model(spark, tmp_path, monkeypatch, table_
             expect = {"numInserts": len(latest) - len(found), "numUpdateWrites": len(found), "numDeletes": 0}
             model.update(latest)
             indexed.update(latest)
-        assert rows_of(rs_snapshot(path)) == rows_from(model.values()), f"step {step} {op}"
+        check(f"step {step} {drawn[-1]}")
         assert totals(commit_json(path, result.instant_time)) == expect, f"step {step} {op}"
         if prev_instant is not None and op != "delete":
+            # Clustering keeps the records' commit times: a range over one adds no rows.
             inc = rs_incremental(path, prev_instant, completed(path, result.instant_time))
             assert rows_of(inc) == rows_from(latest.values()), f"step {step}: incremental = keys written"
         prev_instant = completed(path, result.instant_time)
+        if inline is not None:
+            assert _replacecommits(path) == inline + 1, f"step {step}: clustered inline"
+            clustered(f"step {step}: inline clustering")
+        if kind == "scheduled":
+            pending = planned.instant_time
+            if strategy == "roll back" and found:  # rolled back once the write committed
+                assert HudiTable.load(path).cluster(options=o, op="execute") is None
+                check(f"step {step}: after the clustering was rolled back")
+            elif strategy == "allow" and found:  # it would drop the updates: it refuses, nothing written
+                with pytest.raises(ClusteringConflictError, match=pending):
+                    HudiTable.load(path).cluster(options=o, op="execute", instant=pending)
+                check(f"step {step}: the refused clustering changed nothing")
+                HudiTable.load(path).rollback(pending)
+            else:
+                HudiTable.load(path).cluster(options=o, op="execute", instant=pending)
+                clustered(f"step {step}: executed after the {op}")
     table = HudiTable.load(path)
     assert table.config.version == version
-    assert_same_rows(table.read_snapshot(), rs_snapshot(path), "final snapshot")
+    assert_same_rows(table.read_snapshot(), rs_snapshot(path), f"final snapshot after {drawn}")
 
 
 @pytest.mark.parametrize("index_type", ["BLOOM", "BUCKET"])

@@ -19,7 +19,7 @@ from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
 from hudi_engine.config.write_config import WriteConfig
-from hudi_engine.errors import ClusteringUpdateError, ConfigError
+from hudi_engine.errors import ClusteringConflictError, ClusteringUpdateError, ConfigError
 from hudi_engine.location import TableLocation
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.storage import Storage
@@ -221,15 +221,16 @@ def test_two_pending_plans_over_one_file_group_are_refused(unzip_table, tmp_path
 
 
 @pytest.mark.parametrize("value", ["SparkRejectUpdateStrategy",
-                                   "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy"])
-def test_reject_strategy_is_accepted_by_short_or_full_name(unzip_table, tmp_path, value):
+                                   "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
+                                   "SparkAllowUpdateStrategy",
+                                   "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy"])
+def test_served_strategies_are_accepted_by_short_or_full_name(unzip_table, tmp_path, value):
     path = copy_of(unzip_table, COW, tmp_path)
     upsert(path, rows(path, [5]), "insert", **{"hoodie.clustering.updates.strategy": value})
     assert 5 in oracle_rows(path)
 
 
 @pytest.mark.parametrize("value, why", [
-    ("org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy", "would be lost"),
     ("SparkConsistentBucketDuplicateUpdateStrategy", "consistent-hashing"),
     ("FlinkRejectUpdateStrategy", "Flink"),
     ("com.example.MyStrategy", "unknown update strategy"),
@@ -387,3 +388,160 @@ def test_bucket_index_records_of_a_clustering_bucket_are_refused(tmp_path):
         write(path, pa.table({"id": [new_in_zero], "p": ["x"], "ts": [2]}), options)
     write(path, pa.table({"id": [new_in_one], "p": ["x"], "ts": [2]}), options)
     assert new_in_one in {r["id"] for r in rs_snapshot(path).to_pylist()}
+
+
+# --------------------------------------------------------------------------------------------- SparkAllowUpdateStrategy
+
+ALLOW = {"hoodie.clustering.updates.strategy": "SparkAllowUpdateStrategy"}
+ROLL_BACK = {**ALLOW, "hoodie.clustering.rollback.pending.replacecommit.on.conflict": "true"}
+
+
+def _allow_table(path: Path, table_type: str, version: int) -> tuple[dict[str, str], dict[str, int]]:
+    """Three small file groups in partition a, one in b; the options and id -> v."""
+    opts = {"hoodie.table.name": "allow", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.table.type": table_type, "hoodie.write.table.version": str(version),
+            "hoodie.parquet.small.file.limit": "0"}
+    want = {}
+    for b in range(3):
+        ids = [f"a{b}{i}" for i in range(3)]
+        write(path, pa.table({"id": ids, "p": ["a"] * 3, "ts": [b] * 3, "v": [b * 10 + i for i in range(3)]}), opts)
+        want.update({k: b * 10 + i for i, k in enumerate(ids)})
+    write(path, pa.table({"id": ["b0"], "p": ["b"], "ts": [0], "v": [-1]}), opts)
+    return opts, {**want, "b0": -1}
+
+
+def _by_every_reader(path: Path) -> dict[str, int]:
+    ours = {r["id"]: r["v"] for r in HudiTable.load(str(path)).read_snapshot().to_pylist()}
+    assert {r["id"]: r["v"] for r in rs_snapshot(path).to_pylist()} == ours
+    return ours
+
+
+def _pending(path: Path) -> dict[str, str]:
+    """Pending clusterings: instant -> state."""
+    timeline = Timeline.load(TableLocation.of(str(path)))
+    return {p.instant.timestamp: p.instant.state.name for p in PendingClustering.of(timeline).plans}
+
+
+@pytest.mark.parametrize("version", [6, 9])
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_allowed_updates_are_written_and_the_clustering_then_refuses_to_complete(tmp_path, table_type, version):
+    """SparkAllowUpdateStrategy without rollback: the update and delete go into file groups of a pending clustering
+    (Hudi's clusteringHandleUpdate returns early); executing the clustering afterwards would drop them, so it refuses
+    (Hudi's conflict resolution at the clustering's commit), naming the table, its instant and the file groups,
+    before writing anything. Every reader sees every update; rolled back and planned again, the clustering
+    completes with them."""
+    path = tmp_path / "t"
+    opts, want = _allow_table(path, table_type, version)
+    scheduled = HudiTable.load(str(path)).cluster(options=opts, op="schedule")
+    ts = scheduled.instant_time
+    assert len(scheduled.replaced["a"]) == 3
+    write(path, pa.table({"id": ["a00", "a11"], "p": ["a", "a"], "ts": [5, 5], "v": [100, 111]}), {**opts, **ALLOW})
+    write(path, pa.table({"id": ["a22"], "p": ["a"], "ts": [5], "v": [0]}),
+          {**opts, **ALLOW, "hoodie.datasource.write.operation": "delete"})
+    want = {**{k: v for k, v in want.items() if k != "a22"}, "a00": 100, "a11": 111}
+    assert _by_every_reader(path) == want and _pending(path) == {ts: "REQUESTED"}
+
+    files, listing = data_files(path), sorted(p.name for p in (path / ".hoodie").rglob("*") if p.is_file())
+    with pytest.raises(ClusteringConflictError) as e:
+        HudiTable.load(str(path)).cluster(options=opts, op="execute")
+    msg = str(e.value)
+    assert str(path) in msg and f"clustering {ts} cannot complete" in msg and "SparkAllowUpdateStrategy" in msg
+    assert e.value.instant == ts and {f for _, f in e.value.file_groups} <= set(scheduled.replaced["a"])
+    assert data_files(path) == files  # nothing written, not even the .inflight
+    assert sorted(p.name for p in (path / ".hoodie").rglob("*") if p.is_file()) == listing
+    assert _by_every_reader(path) == want and _pending(path) == {ts: "REQUESTED"}
+
+    HudiTable.load(str(path)).rollback(ts)  # the way out the error names
+    assert _pending(path) == {}
+    done = HudiTable.load(str(path)).cluster(options=opts)
+    assert done is not None and done.instant_time != ts
+    assert _by_every_reader(path) == want
+
+
+@pytest.mark.parametrize("version", [6, 9])
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_rollback_on_conflict_rolls_the_requested_clustering_back_before_the_write(tmp_path, table_type, version):
+    """hoodie.clustering.rollback.pending.replacecommit.on.conflict: a write whose updates hit a requested
+    clustering's file groups rolls it back (a rollback instant naming it), then writes; a write that touches none of
+    its groups leaves it pending. The metadata table is kept through it (the rollback is recorded after the write's
+    delta commit: the metadata table takes them in order)."""
+    from metadata_tables import mdt_listing, storage_listing
+
+    path = tmp_path / "t"
+    opts, want = _allow_table(path, table_type, version)
+    opts["hoodie.metadata.enable"] = "true"
+    write(path, pa.table({"id": ["b0"], "p": ["b"], "ts": [0], "v": [-1]}), opts)  # creates the metadata table
+    t = HudiTable.load(str(path))
+    ts = t.cluster(options={**opts, "hoodie.clustering.plan.strategy.partition.selected": "a"}, op="schedule")\
+        .instant_time
+    write(path, pa.table({"id": ["b0", "new"], "p": ["b", "a"], "ts": [1, 1], "v": [-2, 7]}), {**opts, **ROLL_BACK})
+    want = {**want, "b0": -2, "new": 7}
+    assert _pending(path) == {ts: "REQUESTED"} and _by_every_reader(path) == want
+
+    write(path, pa.table({"id": ["a12"], "p": ["a"], "ts": [6], "v": [112]}), {**opts, **ROLL_BACK})
+    want["a12"] = 112
+    assert _pending(path) == {}
+    timeline = Timeline.load(TableLocation.of(str(path)))
+    assert not timeline.instants_at(ts)
+    (rollback,) = [i for i in timeline if i.action is Action.ROLLBACK and i.is_completed
+                   and timeline.avro_metadata(i)["commitsRollback"] == [ts]]
+    assert _by_every_reader(path) == want
+    assert HudiTable.load(str(path)).config.metadata_partitions == ["files"]
+    assert mdt_listing(path) == storage_listing(path)
+    assert HudiTable.load(str(path)).cluster(options=opts) is not None  # a new plan completes, nothing lost
+    assert _by_every_reader(path) == want
+
+
+def test_rollback_on_conflict_refuses_a_write_into_an_inflight_clustering(tmp_path):
+    """An inflight clustering may be executing in another process: it is not rolled back under its executor; the
+    write is refused before any file, and the clustering left as it was."""
+    path = tmp_path / "t"
+    opts, want = _allow_table(path, "COPY_ON_WRITE", 6)
+    ts = HudiTable.load(str(path)).cluster(options=opts, op="schedule").instant_time
+    timeline = Timeline.load(TableLocation.of(str(path)))
+    timeline.transition_to_inflight(timeline.instants_at(ts)[0])
+    files = data_files(path)
+    with pytest.raises(ClusteringUpdateError, match=f"inflight clustering {ts}.*rollback.pending.replacecommit"):
+        write(path, pa.table({"id": ["a00"], "p": ["a"], "ts": [6], "v": [1]}), {**opts, **ROLL_BACK})
+    assert data_files(path) == files and _pending(path) == {ts: "INFLIGHT"} and _by_every_reader(path) == want
+
+
+def test_occ_an_allowed_write_into_a_group_a_clustering_replaced_meanwhile_fails_at_commit(tmp_path):
+    """Optimistic concurrency: the clustering was planned before the write started, the write lets its update in,
+    and the clustering completes while the write's files are being written (no completed commit to conflict with
+    yet); the write's own conflict check then fails it (the replacecommit replaced its file group), so the update is
+    not acknowledged into a replaced group."""
+    from test_concurrency import OCC, Writer, _rows, _table
+
+    from hudi_engine.write.conflict import WriteConflictError
+
+    path = _table(tmp_path, OCC)
+    ts = HudiTable.load(str(path)).cluster(options=OCC, op="schedule").instant_time
+    late = Writer(path, _rows(["a1"], ["a"], 5.0), {**OCC, **ALLOW}).start().write()
+    HudiTable.load(str(path)).cluster(options=OCC, op="execute", instant=ts)
+    with pytest.raises(WriteConflictError, match=f"conflicts with instant {ts}"):
+        late.commit()
+    assert _by_every_reader(path) == {"a1": 0.0, "a2": 0.0, "b1": 0.0, "b2": 0.0}
+
+
+@pytest.mark.parametrize("name", [COW, MOR])
+def test_one_pass_route_lets_allowed_updates_through_and_rollback_takes_the_driver_route(unzip_table, tmp_path, name):
+    """The one-pass Spark write: with SparkAllowUpdateStrategy the map task tags the update into the clustering's
+    group without failing; with rollback on conflict the driver must see the updates first (two-pass route)."""
+    from hudi_engine.write.executor import key_and_tag, map_side_groups
+
+    path = copy_of(unzip_table, name, tmp_path)
+    g10 = group_of(path, "10")
+    schedule_clustering(path, [("10", g10)])
+    data = rows(path, [1, 2, 5])
+    for extra, rolls_back in ((ALLOW, False), (ROLL_BACK, True)):
+        client = WriteClient.open(table_for_write(str(path)), WriteConfig.from_options(
+            {"hoodie.datasource.write.operation": "upsert", **extra}), data.schema)
+        assert client.rolls_back_clustering is rolls_back
+        plan = client.map_side_plan(2)
+        assert not plan.refuse_clustering_updates
+        tags = key_and_tag(client.write_task("20300101000000000").keygen(), client.tag_spec("20300101000000000"),
+                           data)
+        groups, _ = map_side_groups(client.listing_spec("20300101000000000"), plan, tags, False)
+        assert g10 in groups.to_pylist()
