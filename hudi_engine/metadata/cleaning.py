@@ -6,7 +6,7 @@ When: not while fewer than 3 instants completed after the metadata table's lates
 that opened the old slice time to finish), else whenever there is something to delete. The policy is
 KEEP_LATEST_COMMITS, retaining the larger of 20 (`DEFAULT_METADATA_CLEANER_COMMITS_RETAINED`) and 1.2 times the data
 table's `hoodie.cleaner.commits.retained`: the earliest commit to retain E is the N-th latest completed delta commit
-or compaction of the metadata table (an older pending instant, if any); the `files` file group keeps every slice from
+or compaction of the metadata table (an older pending instant, if any); each file group keeps every slice from
 E on and the newest slice before E, older slices (base file and log files) are deleted.
 
 How: `<C>.clean.requested` (a HoodieCleanerPlan, version 2), `.clean.inflight` (the same plan), the files deleted,
@@ -55,15 +55,16 @@ def plan(table: MetadataTable, retained: int) -> tuple[str, Instant, list[str]] 
     if pending:
         earliest = pending[0]
     vis = Visibility.of(timeline)
-    view = FileSystemView.load(table.location, FILES_PARTITION.__eq__, slicing_for(timeline))
+    partitions = set(table.data_config.metadata_partitions) | {FILES_PARTITION}
+    view = FileSystemView.load(table.location, partitions.__contains__, slicing_for(timeline))
     doomed: list[str] = []
-    for group in view.file_groups(FILES_PARTITION):
+    for group in view.file_groups():
         committed = sorted((s for s in group.slices.values() if vis.is_committed(s.base_instant)),
                            key=lambda s: s.base_instant)
         older = [s for s in committed if s.base_instant < earliest.timestamp]
         for s in older[:-1]:  # the newest slice before E stays: a read as of E reads it
             files = ([s.base_file] if s.base_file else []) + s.log_files
-            doomed += [f"{FILES_PARTITION}/{f.path.rsplit('/', 1)[-1]}" for f in files]
+            doomed += [f"{group.partition_path}/{f.path.rsplit('/', 1)[-1]}" for f in files]
     if not doomed:
         return None
     deltas = [i.timestamp for i in commits if i.action is Action.DELTA_COMMIT]
@@ -88,8 +89,10 @@ def clean(table: MetadataTable, timeline: Timeline, instant_time: str, earliest:
                                     "state": earliest.state.name},
         "lastCompletedCommitTimestamp": last.timestamp if last is not None else "", "policy": POLICY,
         "filesToBeDeletedPerPartition": None, "version": _VERSION,
-        "filePathsToBeDeletedPerPartition": {FILES_PARTITION: [
-            {"filePath": location.join(f), "isBootstrapBaseFile": False} for f in files]},
+        "filePathsToBeDeletedPerPartition": {
+            partition: [{"filePath": location.join(f), "isBootstrapBaseFile": False} for f in files
+                        if f.split("/", 1)[0] == partition]
+            for partition in sorted({f.split("/", 1)[0] for f in files})},
         "partitionsToBeDeleted": []})
     requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)
     return _execute(table, timeline, timeline.transition_to_inflight(requested, data), data)
@@ -109,24 +112,27 @@ def resume(table: MetadataTable, timeline: Timeline) -> list[Instant]:
 def _execute(table: MetadataTable, timeline: Timeline, inflight: Instant, plan_bytes: bytes) -> Instant:
     t0 = time.monotonic()
     planned = read_avro_metadata(plan_bytes, _PLAN, file_name=timeline.path_of(inflight))
-    paths = [i["filePath"] for i in (planned.get("filePathsToBeDeletedPerPartition") or {}).get(FILES_PARTITION, ())]
     storage = table.location.storage
-    ok, failed = [], []
-    for path in paths:
-        try:
-            storage.delete(path)  # False when already gone: a re-run
-            ok.append(path.rsplit("/", 1)[-1])
-        except OSError:
-            failed.append(path.rsplit("/", 1)[-1])
+    partitions = {}
+    for partition, entries in sorted((planned.get("filePathsToBeDeletedPerPartition") or {}).items()):
+        paths = [i["filePath"] for i in entries]
+        ok, failed = [], []
+        for path in paths:
+            try:
+                storage.delete(path)  # False when already gone: a re-run
+                ok.append(path.rsplit("/", 1)[-1])
+            except OSError:
+                failed.append(path.rsplit("/", 1)[-1])
+        partitions[partition] = {
+            "partitionPath": partition, "policy": POLICY, "deletePathPatterns": [p.rsplit("/", 1)[-1] for p in paths],
+            "successDeleteFiles": ok, "failedDeleteFiles": failed, "isPartitionDeleted": False}
     earliest = planned.get("earliestInstantToRetain") or {}
     metadata = {
         "startCleanTime": inflight.timestamp, "timeTakenInMillis": int((time.monotonic() - t0) * 1000),
-        "totalFilesDeleted": len(ok), "earliestCommitToRetain": earliest.get("timestamp") or "",
+        "totalFilesDeleted": sum(len(p["successDeleteFiles"]) for p in partitions.values()),
+        "earliestCommitToRetain": earliest.get("timestamp") or "",
         "lastCompletedCommitTimestamp": planned.get("lastCompletedCommitTimestamp") or "",
-        "partitionMetadata": {FILES_PARTITION: {
-            "partitionPath": FILES_PARTITION, "policy": POLICY,
-            "deletePathPatterns": [p.rsplit("/", 1)[-1] for p in paths], "successDeleteFiles": ok,
-            "failedDeleteFiles": failed, "isPartitionDeleted": False}},
+        "partitionMetadata": partitions,
         "version": _VERSION, "bootstrapPartitionMetadata": {},
     }
     return timeline.complete(inflight, write_avro_metadata(_METADATA, metadata))

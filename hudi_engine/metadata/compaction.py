@@ -25,15 +25,16 @@ import json
 from collections.abc import Iterable
 
 from hudi_engine.errors import MetadataTableError
+from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import BaseFileName
 from hudi_engine.io.bloom import new_bloom_filter
 from hudi_engine.io.hfile import write_hfile
-from hudi_engine.metadata.records import FILES_PARTITION, FilesRecord, RecordCodec
+from hudi_engine.metadata.records import FILES_PARTITION, MetadataRecord, RecordCodec
 from hudi_engine.metadata.table import SCHEMA_FILE_INFO, MetadataTable
 from hudi_engine.schema import remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
 from hudi_engine.timeline import Timeline
-from hudi_engine.timeline.avro_models import write_avro_metadata
+from hudi_engine.timeline.avro_models import read_avro_metadata, write_avro_metadata
 from hudi_engine.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_engine.timeline.instant import Action, Instant, State, new_instant_time
 from hudi_engine.write.markers import IOType, create_marker, delete_marker_dir, list_markers
@@ -73,7 +74,7 @@ def compaction_time(table: MetadataTable, max_delta_commits: int) -> str | None:
     return None if timeline.instants_at(instant_time) else instant_time
 
 
-def write_base_file(records: Iterable[FilesRecord], codec: RecordCodec, schema: str, name: str) -> bytes:
+def write_base_file(records: Iterable[MetadataRecord], codec: RecordCodec, schema: str, name: str) -> bytes:
     """An HFile base file of `records` (sorted by key here) as Hudi's HFile base writer lays it out."""
     ordered = sorted(records, key=lambda r: r.key.encode("utf-8"))
     bloom = new_bloom_filter()
@@ -87,22 +88,33 @@ def write_base_file(records: Iterable[FilesRecord], codec: RecordCodec, schema: 
                        meta_blocks={BLOOM_META_BLOCK: bloom.to_base64().encode("ascii")}, name=name)
 
 
+def _slices(table: MetadataTable) -> list[FileSlice]:
+    """The file groups a compaction of `table` compacts: the `files` file group, and every other file group of a
+    metadata partition the data table lists that has log files."""
+    out = [table.files_slice()]
+    for partition in table.data_config.metadata_partitions:
+        if partition != FILES_PARTITION:
+            out += [s for s in table.partition_slices(partition) if s.log_files]
+    return out
+
+
 def _plan(table: MetadataTable) -> bytes:
-    fs = table.files_slice()
-    logs = fs.sorted_log_files()
-    operation = {
-        "baseInstantTime": fs.base_instant, "deltaFilePaths": [f.name.format() for f in logs],
-        "dataFilePath": fs.base_file.name.format() if fs.base_file is not None else None, "fileId": fs.file_id,
-        "partitionPath": FILES_PARTITION, "bootstrapFilePath": None,
-        "metrics": {"TOTAL_LOG_FILES": float(len(logs)), "TOTAL_LOG_FILES_SIZE": float(sum(f.size for f in logs))},
-    }
-    return write_avro_metadata(_PLAN_KIND, {"operations": [operation], "extraMetadata": {}, "version": _PLAN_VERSION,
+    operations = []
+    for fs in _slices(table):
+        logs = fs.sorted_log_files()
+        operations.append({
+            "baseInstantTime": fs.base_instant, "deltaFilePaths": [f.name.format() for f in logs],
+            "dataFilePath": fs.base_file.name.format() if fs.base_file is not None else None, "fileId": fs.file_id,
+            "partitionPath": fs.partition_path, "bootstrapFilePath": None,
+            "metrics": {"TOTAL_LOG_FILES": float(len(logs)), "TOTAL_LOG_FILES_SIZE": float(sum(f.size for f in logs))},
+        })
+    return write_avro_metadata(_PLAN_KIND, {"operations": operations, "extraMetadata": {}, "version": _PLAN_VERSION,
                                             "strategy": None, "preserveHoodieMetadata": False})
 
 
 def compact(table: MetadataTable, timeline: Timeline, instant_time: str) -> Instant:
-    """Schedule and run the compaction of `table`'s `files` file group at `instant_time` (module doc); `timeline`:
-    the metadata table's, writing completion times the way its delta commits do. Returns the completed instant."""
+    """Schedule and run the compaction of `table`'s file groups at `instant_time` (module doc); `timeline`: the
+    metadata table's, writing completion times the way its delta commits do. Returns the completed instant."""
     requested = timeline.create_requested(Instant(instant_time, Action.COMPACTION, State.REQUESTED), _plan(table))
     return _execute(table, timeline, timeline.transition_to_inflight(requested))
 
@@ -127,23 +139,31 @@ def resume(table: MetadataTable, timeline: Timeline) -> list[Instant]:
 def _execute(table: MetadataTable, timeline: Timeline, inflight: Instant) -> Instant:
     instant_time = inflight.timestamp
     location = table.location
-    fs = table.files_slice()
-    schema = table.record_schema(fs)
+    planned = read_avro_metadata(timeline.read_content(inflight.with_state(State.REQUESTED)), _PLAN_KIND,
+                                 file_name=timeline.path_of(inflight.with_state(State.REQUESTED)))
+    wanted = {(op["partitionPath"], op["fileId"]) for op in planned.get("operations") or ()}
+    schema = table.record_schema(table.files_slice())
     codec = RecordCodec(schema, f"{location.base_path} (its files base file)")
-    records = table.read_files_partition().records.values()
-    name = BaseFileName(fs.file_id, BASE_WRITE_TOKEN, instant_time, ".hfile").format()
-    data = write_base_file(records, codec, schema, f"{location.base_path}: compaction {instant_time}")
-    create_marker(location, instant_time, FILES_PARTITION, name, IOType.CREATE)
-    rel_path = f"{FILES_PARTITION}/{name}"
-    path = Storage.join(location.base_path, rel_path)
-    if not location.storage.create_exclusive(path, data):
-        raise MetadataTableError(f"{path}: already exists; another writer compacted this metadata table")
-    logs = fs.sorted_log_files()
-    stat = WriteStat(file_id=fs.file_id, path=rel_path, prev_commit=fs.base_instant, num_writes=len(records),
-                     num_update_writes=len(records), total_write_bytes=len(data), partition_path=FILES_PARTITION,
-                     total_log_files_compacted=len(logs), total_log_size_compacted=sum(f.size for f in logs),
-                     file_size_in_bytes=len(data))
-    commit = CommitMetadata({FILES_PARTITION: [stat]}, True,
+    stats: dict[str, list[WriteStat]] = {}
+    for fs in _slices(table):
+        if (fs.partition_path, fs.file_id) not in wanted:
+            continue
+        # the files partition keeps its tombstones inside its records; other partitions drop deleted records
+        records = [r for r in table.read_slice(fs).values() if not r.is_deleted]
+        name = BaseFileName(fs.file_id, BASE_WRITE_TOKEN, instant_time, ".hfile").format()
+        data = write_base_file(records, codec, schema, f"{location.base_path}: compaction {instant_time}")
+        create_marker(location, instant_time, fs.partition_path, name, IOType.CREATE)
+        rel_path = f"{fs.partition_path}/{name}"
+        path = Storage.join(location.base_path, rel_path)
+        if not location.storage.create_exclusive(path, data):
+            raise MetadataTableError(f"{path}: already exists; another writer compacted this metadata table")
+        logs = fs.sorted_log_files()
+        stats.setdefault(fs.partition_path, []).append(WriteStat(
+            file_id=fs.file_id, path=rel_path, prev_commit=fs.base_instant, num_writes=len(records),
+            num_update_writes=len(records), total_write_bytes=len(data), partition_path=fs.partition_path,
+            total_log_files_compacted=len(logs), total_log_size_compacted=sum(f.size for f in logs),
+            file_size_in_bytes=len(data)))
+    commit = CommitMetadata(stats, True,
                             {CommitMetadata.SCHEMA_KEY: schema_to_json(remove_meta_fields(json.loads(schema)))},
                             OPERATION_TYPE)
     completed = timeline.complete(inflight, commit)

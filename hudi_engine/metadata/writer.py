@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from hudi_engine.config import keys as K
@@ -59,9 +59,10 @@ from hudi_engine.io.log_block import BlockType, HeaderKey, LogBlock
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata import cleaning, compaction
+from hudi_engine.metadata.column_stats import file_group_index
 from hudi_engine.metadata.records import (
     FILES_PARTITION,
-    FilesRecord,
+    MetadataRecord,
     RecordCodec,
     records_for_clean,
     records_for_commit,
@@ -142,13 +143,27 @@ def keep_through_rollback(location: TableLocation) -> MetadataUpdate:
 
 
 class MetadataWriter:
-    """Appends this engine's actions to the `files` partition of a data table's metadata table."""
+    """Appends this engine's actions to the partitions it keeps of a data table's metadata table."""
 
-    def __init__(self, table: MetadataTable, file_slice: FileSlice, schema: str) -> None:
+    def __init__(self, table: MetadataTable, schema: str) -> None:
         self.table = table
-        self.file_slice = file_slice
         self.schema = schema
         self.codec = RecordCodec(schema, f"{table.location.base_path} (its files base file)")
+        self.slices: dict[str, list[FileSlice]] = {}
+        self._load_slices()
+
+    @property
+    def file_slice(self) -> FileSlice:
+        """The latest slice of the `files` partition's one file group."""
+        return self.slices[FILES_PARTITION][0]
+
+    def _load_slices(self) -> None:
+        self.slices = {p: ([self.table.files_slice()] if p == FILES_PARTITION else self.table.partition_slices(p))
+                       for p in self.table.data_config.metadata_partitions}
+        for partition, slices in self.slices.items():
+            if not slices:
+                raise MetadataTableError(f"{self.table.location.join(partition)}: metadata partition {partition!r} "
+                                         "has no file group; let Java Hudi rebuild it, or disable the metadata table")
 
     @staticmethod
     def decide(data: TableLocation, data_config: TableConfig, data_timeline: Timeline, *,
@@ -175,20 +190,19 @@ class MetadataWriter:
                        and not (table_services and i.action in (Action.COMPACTION, Action.CLEAN))]
             if pending:
                 return Decision(None, f"the metadata table has pending instants {pending}")
-            file_slice = table.files_slice()
-            schema = table.record_schema(file_slice)
-            return Decision(MetadataWriter(table, file_slice, schema), "")
+            schema = table.record_schema(table.files_slice())
+            return Decision(MetadataWriter(table, schema), "")
         except HudiError as e:
             return Decision(None, str(e))
 
     # ---- what each data action records ---------------------------------------------------------------------------
     def record_commit(self, instant_time: str, commit: CommitMetadata) -> Instant:
         """A data commit or compaction commit at `instant_time` (its metadata `commit`), before it completes."""
-        return self._delta_commit(instant_time, records_for_commit(commit))
+        return self._delta_commit(instant_time, {FILES_PARTITION: records_for_commit(commit)})
 
     def record_clean(self, instant_time: str, clean: Mapping[str, Any]) -> Instant:
         """A clean at `instant_time` (its HoodieCleanMetadata), before it completes."""
-        return self._delta_commit(instant_time, records_for_clean(clean))
+        return self._delta_commit(instant_time, {FILES_PARTITION: records_for_clean(clean)})
 
     def record_rollback(self, rollback_time: str, target_time: str, rollback: Mapping[str, Any]) -> None:
         """A data rollback at `rollback_time` of `target_time` (its HoodieRollbackMetadata), before it completes
@@ -196,7 +210,7 @@ class MetadataWriter:
         self._finish_pending_rollbacks()
         v6 = self.table.data_config.version < 8
         if v6 and not self._completed_at(rollback_time, Action.DELTA_COMMIT):
-            self._delta_commit(rollback_time, records_for_rollback(rollback))
+            self._delta_commit(rollback_time, {FILES_PARTITION: records_for_rollback(rollback)})
         if self._instants_at(target_time, Action.DELTA_COMMIT):
             self._rollback(target_time, rollback_time + ROLLBACK_SUFFIX if v6 else rollback_time)
 
@@ -273,24 +287,23 @@ class MetadataWriter:
 
     def _reload(self) -> None:
         self.table = MetadataTable.load(self.table.data, self.table.data_config, self.table.data_timeline)
-        self.file_slice = self.table.files_slice()
+        self._load_slices()
 
     # ---- the delta commit ---------------------------------------------------------------------------------------
     def _timeline(self) -> Timeline:
         return writing_timeline(self.table.timeline, self.table.data_config)
 
-    def _log_file_name(self, instant_time: str) -> LogFileName:
-        fs = self.file_slice
+    def _log_file_name(self, fs: FileSlice, instant_time: str) -> LogFileName:
         # Layout 1: a new version in the slice of the base file; layout 2: a file named by the delta commit.
         base_instant = instant_time if self.table.timeline.layout.version == 2 else fs.base_instant
         versions = [f.name.version for f in fs.log_files if f.name.base_instant == base_instant]
         return LogFileName(fs.file_id, base_instant, max(versions, default=0) + 1, WRITE_TOKEN)
 
-    def _delta_commit(self, instant_time: str, records: list[FilesRecord]) -> Instant:
-        """`records` as a completed delta commit at `instant_time` of the metadata table; returns it. A delta commit
-        already there (an earlier attempt of the same data action) is rolled back first, as Hudi's
-        `processAndCommit` does. Refused, before writing anything, when the metadata table has a commit after
-        `instant_time`."""
+    def _delta_commit(self, instant_time: str, records: Mapping[str, Sequence[MetadataRecord]]) -> Instant:
+        """`records` (by metadata partition) as a completed delta commit at `instant_time` of the metadata table, one
+        new log file per file group they fall in; returns it. A delta commit already there (an earlier attempt of the
+        same data action) is rolled back first, as Hudi's `processAndCommit` does. Refused, before writing anything,
+        when the metadata table has a commit after `instant_time`."""
         self._finish_pending_rollbacks()
         if self._instants_at(instant_time, Action.DELTA_COMMIT):
             self._rollback(instant_time, self._new_time())
@@ -304,22 +317,42 @@ class MetadataWriter:
         if newer:
             raise MetadataTableError(f"{location.base_path}: {newer[0]} is at or after the data instant "
                                      f"{instant_time}; a metadata delta commit must be the newest")
-        fs = self.file_slice
+        groups = self._by_file_group(records)
         requested = timeline.create_requested(Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED))
         workload = CommitMetadata(operation_type=OPERATION)
-        workload.add_write_stat(FILES_PARTITION, WriteStat(file_id=fs.file_id, prev_commit=fs.base_instant,
-                                                           num_update_writes=len(records)))
+        for partition, fs, group in groups:
+            workload.add_write_stat(partition, WriteStat(file_id=fs.file_id, prev_commit=fs.base_instant,
+                                                         num_update_writes=len(group)))
+        if not groups:  # an action without records still updates the files file group, as Hudi's does
+            fs = self.file_slice
+            workload.add_write_stat(FILES_PARTITION, WriteStat(file_id=fs.file_id, prev_commit=fs.base_instant))
         inflight = timeline.transition_to_inflight(requested, timeline.commit_bytes(workload, requested))
-        stats = [self._write_log_file(instant_time, records)] if records else []
+        stats: dict[str, list[WriteStat]] = {}
+        for partition, fs, group in groups:
+            stats.setdefault(partition, []).append(self._write_log_file(instant_time, partition, fs, group))
         schema = schema_to_json(remove_meta_fields(json.loads(self.schema)))
-        meta = CommitMetadata({FILES_PARTITION: stats} if stats else {}, False, {CommitMetadata.SCHEMA_KEY: schema},
-                              OPERATION)
+        meta = CommitMetadata(stats, False, {CommitMetadata.SCHEMA_KEY: schema}, OPERATION)
         completed = timeline.complete(inflight, meta)
         delete_marker_dir(location, instant_time)
         self._reload()
         return completed
 
-    def _write_log_file(self, instant_time: str, records: list[FilesRecord]) -> WriteStat:
+    def _by_file_group(self, records: Mapping[str, Sequence[MetadataRecord]]
+                       ) -> list[tuple[str, FileSlice, list[MetadataRecord]]]:
+        """`records` by (partition, latest slice of the file group its key maps to), each sorted by key."""
+        out: dict[tuple[str, int], list[MetadataRecord]] = {}
+        for partition, recs in records.items():
+            slices = self.slices.get(partition)
+            if slices is None:
+                raise MetadataTableError(f"{self.table.location.base_path}: records for metadata partition "
+                                         f"{partition!r}, which the table does not list")
+            for r in recs:
+                out.setdefault((partition, file_group_index(r.key, len(slices))), []).append(r)
+        return [(p, self.slices[p][i], sorted(v, key=lambda r: r.key.encode("utf-8")))
+                for (p, i), v in sorted(out.items())]
+
+    def _write_log_file(self, instant_time: str, partition: str, fs: FileSlice,
+                        records: Sequence[MetadataRecord]) -> WriteStat:
         location = self.table.location
         cells = [(r.key, self.codec.encode(r)) for r in records]
         content = write_hfile(cells, file_info={SCHEMA_FILE_INFO: self.schema.encode("utf-8")},
@@ -327,19 +360,18 @@ class MetadataWriter:
         block = LogBlock(BlockType.HFILE_DATA, {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: self.schema},
                          content)
         data = encode_log_file([block])
-        fs = self.file_slice
-        log_name = self._log_file_name(instant_time)
-        rel_path = f"{FILES_PARTITION}/{log_name.format()}"
+        log_name = self._log_file_name(fs, instant_time)
+        rel_path = f"{partition}/{log_name.format()}"
         base_name = fs.base_file.path.rsplit("/", 1)[-1] if fs.base_file is not None else ""
         # Version 8+ marks a log file CREATE (Hudi 1.x's rollback refuses APPEND markers there), 6 APPEND.
         io_type = IOType.CREATE if self.table.timeline.layout.version == 2 else IOType.APPEND
-        create_marker(location, instant_time, FILES_PARTITION, log_name.format(), io_type)
+        create_marker(location, instant_time, partition, log_name.format(), io_type)
         path = Storage.join(location.base_path, rel_path)
         if not location.storage.create_exclusive(path, data):
             raise MetadataTableError(f"{path}: already exists; another writer wrote this metadata log file")
         return WriteStat(
             file_id=fs.file_id, path=rel_path, prev_commit=fs.base_instant, num_writes=len(records),
-            num_update_writes=len(records), total_write_bytes=len(data), partition_path=FILES_PARTITION,
+            num_update_writes=len(records), total_write_bytes=len(data), partition_path=partition,
             file_size_in_bytes=len(data), log_version=log_name.version, log_offset=0, base_file=base_name,
             log_files=[f.name.format() for f in fs.sorted_log_files()] + [log_name.format()])
 

@@ -1,0 +1,54 @@
+"""A Hudi 1.x table's index definitions (`HoodieIndexMetadata`): the JSON file `hoodie.table.index.defs.path` names
+(`.hoodie/.index_defs/index.json`), one definition per metadata-table index: its name, type, source fields, options
+and version (`HoodieIndexVersion`; a definition without one is of version 1, as Hudi 1.0 wrote them)."""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hudi_engine.errors import MetadataTableError
+from hudi_engine.location import TableLocation
+from hudi_engine.storage import Storage
+from hudi_engine.table_config import TableConfig
+
+INDEX_DEFS_PATH = "hoodie.table.index.defs.path"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDefinition:
+    """One `HoodieIndexDefinition`."""
+
+    name: str
+    index_type: str
+    source_fields: tuple[str, ...]
+    options: Mapping[str, str]
+    version: int  # HoodieIndexVersion: V1 -> 1, V2 -> 2
+
+    @staticmethod
+    def from_json(name: str, raw: Mapping[str, Any], where: str) -> IndexDefinition:
+        version = str(raw.get("version") or "V1")
+        if not (version.startswith("V") and version[1:].isdigit()):
+            raise MetadataTableError(f"{where}: index {name!r} has version {version!r}; expected V1, V2, ...")
+        return IndexDefinition(str(raw.get("indexName") or name), str(raw.get("indexType") or ""),
+                               tuple(str(f) for f in raw.get("sourceFields") or ()),
+                               {str(k): str(v) for k, v in (raw.get("indexOptions") or {}).items()},
+                               int(version[1:]))
+
+
+def load_index_definitions(location: TableLocation, config: TableConfig) -> dict[str, IndexDefinition]:
+    """The table's index definitions by index name; empty when the table names no definitions file. Refused naming
+    the file when it is named but missing or unreadable."""
+    rel = config.get(INDEX_DEFS_PATH)
+    if not rel:
+        return {}
+    path = Storage.join(location.base_path, rel)
+    try:
+        raw = json.loads(location.storage.read_bytes(path))
+        defs = raw.get("indexDefinitions") or {}
+        return {name: IndexDefinition.from_json(name, d, path) for name, d in defs.items()}
+    except FileNotFoundError:
+        raise MetadataTableError(f"{path}: {INDEX_DEFS_PATH} names it, but it is missing") from None
+    except (ValueError, AttributeError, TypeError) as e:
+        raise MetadataTableError(f"{path}: not Hudi's index definitions JSON: {e}") from None
