@@ -8,7 +8,7 @@ groups replaced by a completed replacecommit are hidden.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -117,6 +117,16 @@ class FileSystemView:
                        slicing: FileSlicing = BY_BASE_INSTANT) -> "FileSystemView":
         """The view of known partitions only: one listing per partition folder, none of the rest of the table."""
         return FileSystemView(location, {p: _list_file_groups(location, p, slicing) for p in partitions}, slicing)
+
+    @staticmethod
+    def from_listing(location: TableLocation, listing: Mapping[str, Mapping[str, int]],
+                     slicing: FileSlicing = BY_BASE_INSTANT) -> "FileSystemView":
+        """The view of a listing known without storage (partition -> file name -> size; a metadata table's `files`
+        partition): no LIST call."""
+        return FileSystemView(location, {
+            p: _file_groups(p, [FileStatus(location.join(f"{p}/{n}" if p else n), n, size, False)
+                                for n, size in files.items()], slicing)
+            for p, files in listing.items()}, slicing)
 
     @property
     def partition_paths(self) -> list[str]:

@@ -2,6 +2,7 @@
 partition (what this engine keeps), and the listings to compare it with."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -78,3 +79,69 @@ def write_rows(table: Path, rows: pa.Table, operation: str = "upsert", **extra: 
     loaded = HudiTable.load(str(table))
     return loaded.write(rows, {**WRITE_OPTIONS, "hoodie.table.name": loaded.config.name,
                                "hoodie.datasource.write.operation": operation, **extra}).instant_time
+
+
+STATS_PARTITIONS = ("files", "column_stats", "partition_stats")
+
+
+def stats_only(table: Path) -> Path:
+    """Drop every metadata partition but files, column_stats and partition_stats from the table at `table` (their
+    folders, their names in hoodie.properties, their index definitions), as Hudi leaves a table whose record index,
+    bloom filters and secondary indexes were dropped: the metadata table of a Java 1.2 table written with Spark's
+    defaults."""
+    meta = table / ".hoodie" / "metadata"
+    for p in meta.iterdir():
+        if p.is_dir() and p.name not in (*STATS_PARTITIONS, ".hoodie"):
+            shutil.rmtree(p)
+    location = TableLocation.of(str(table))
+    config = TableConfig.load(location)
+    kept = [p for p in config.metadata_partitions if p in STATS_PARTITIONS]
+    config.with_props({"hoodie.table.metadata.partitions": ",".join(kept),
+                       "hoodie.table.metadata.partitions.inflight": None}).save(location)
+    defs_path = config.get("hoodie.table.index.defs.path")
+    if defs_path:
+        defs = table / defs_path
+        raw = json.loads(defs.read_text())
+        raw["indexDefinitions"] = {k: v for k, v in raw["indexDefinitions"].items() if k in STATS_PARTITIONS}
+        defs.write_text(json.dumps(raw, indent=2))
+    return table
+
+
+def assert_stats_match_files(table: Path) -> int:
+    """Every file of the latest slices has, for each indexed column, the column_stats record its own footer or
+    records give (as Hudi computes them), and each partition's partition_stats (when kept) is the merge of those:
+    what a Java reader's data skipping relies on. The number of records checked."""
+    from hudi_engine.fs_view import Visibility, slicing_for
+    from hudi_engine.metadata.column_ranges import merge_ranges
+    from hudi_engine.metadata.column_stats import PARTITION_STATS_PARTITION, partition_stats_key
+    from hudi_engine.metadata.stats_index import StatsIndex
+
+    location = TableLocation.of(str(table))
+    config = TableConfig.load(location)
+    timeline = Timeline.load(location, layout_for(config))
+    index = StatsIndex.load(location, config)
+    assert index is not None, f"{table}: no column_stats kept ({config.metadata_partitions})"
+    mdt = MetadataTable.load(location, config, timeline)
+    ours = {(s.file_name, s.column_name): s for s in mdt.read_column_stats().values()}
+    view = FileSystemView.load(location, slicing=slicing_for(timeline))
+    vis = Visibility.of(timeline)
+    checked = 0
+    for partition in view.partition_paths:
+        merged: dict[str, object] = {}
+        for s in view.latest_file_slices(vis, partition):
+            for f in ([s.base_file] if s.base_file else []) + s.log_files:
+                name = f.path.rsplit("/", 1)[-1]
+                for want in index.ranges_of(location, partition, name):
+                    assert ours.get((name, want.column_name)) == want, (partition, name, want.column_name)
+                    prev = merged.get(want.column_name)
+                    merged[want.column_name] = want if prev is None else merge_ranges(prev, want)  # type: ignore
+                    checked += 1
+        if index.partition_stats:
+            got = mdt.read_keys(PARTITION_STATS_PARTITION, [partition_stats_key(partition, c) for c in merged])
+            for column, want in merged.items():
+                record = got[partition_stats_key(partition, column)].stats  # type: ignore[attr-defined]
+                assert (record.min_value, record.max_value, record.value_count, record.null_count) == (
+                    want.min_value, want.max_value, want.value_count, want.null_count), (partition, column, record, want)  # type: ignore
+                assert record.is_tight_bound and record.file_name == partition
+                checked += 1
+    return checked

@@ -186,6 +186,9 @@ W, IDX, STO, CMP, CLU, MD, LCK, DS, SYNC, COM = (
     "HoodieSyncConfig / HiveSyncConfig", "HoodieCommonConfig")
 _NO_MDT = "this engine writes only the files partition of Hudi's metadata table"
 _NO_MDT_OUT = "Set it false or remove it"
+_NO_STATS = ("this engine creates only the files partition of Hudi's metadata table; it keeps the column and "
+             "partition stats a Java writer of Hudi 1.x built (table versions 8 and 9) up to date")
+_NO_STATS_OUT = "Remove it (a Java write with it builds them, and this engine keeps them)"
 _NO_CLASS = "this engine runs no Java classes"
 _REMOVE = "Remove the option"
 
@@ -297,8 +300,8 @@ REFUSALS: tuple[Refusal, ...] = (
     _on("hoodie.metadata.record.index.enable", _NO_MDT + ", so it has no record index",
         "Set it false; hoodie.index.type picks this engine's index", MD),
     _on("hoodie.metadata.index.bloom.filter.enable", _NO_MDT, _NO_MDT_OUT, MD),
-    _on("hoodie.metadata.index.column.stats.enable", _NO_MDT, _NO_MDT_OUT, MD),
-    _on("hoodie.metadata.index.partition.stats.enable", _NO_MDT, _NO_MDT_OUT, MD),
+    _on("hoodie.metadata.index.column.stats.enable", _NO_STATS, _NO_STATS_OUT, MD),
+    _on("hoodie.metadata.index.partition.stats.enable", _NO_STATS, _NO_STATS_OUT, MD),
     _on("hoodie.metadata.index.expression.enable", _NO_MDT, _NO_MDT_OUT, MD),
     _on("hoodie.metadata.index.secondary.enable", _NO_MDT, _NO_MDT_OUT, MD),
     _on("hoodie.metadata.index.async", _NO_MDT, _NO_MDT_OUT, MD),
@@ -373,8 +376,9 @@ REFUSALS: tuple[Refusal, ...] = (
 _JAVA = "tuning of Java / Spark internals; this engine has its own and the written table is the same"
 _CLUSTERING_SETTINGS = ("settings of inline, async or Spark-parallel clustering, which this engine does not run "
                         "(turning it on is refused; HudiTable.cluster plans and executes on request)")
-_MDT_SETTINGS = ("settings of the metadata table that change nothing in the files-only one this engine creates "
-                 "(hoodie.metadata.enable=true), keeps up to date and compacts")
+_MDT_SETTINGS = ("settings of the metadata table that change nothing in the one this engine creates "
+                 "(hoodie.metadata.enable=true: files only) or keeps up to date and compacts (files, and the column "
+                 "and partition stats Java built)")
 _SYNC_SETTINGS = ("settings of Hudi's sync tools that change nothing in the synced entry here (connections "
                   "this engine does not open: it syncs through the Spark session's metastore client and boto3; "
                   "batching and parallelism of Java's client; comments)")

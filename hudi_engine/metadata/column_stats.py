@@ -32,6 +32,8 @@ from hudi_engine.metadata.records import partition_key
 
 COLUMN_STATS_PARTITION = "column_stats"  # MetadataPartitionType.COLUMN_STATS's partition of the metadata table
 COLUMN_STATS_TYPE = 3  # HoodieMetadataPayload.METADATA_TYPE_COLUMN_STATS
+PARTITION_STATS_PARTITION = "partition_stats"  # MetadataPartitionType.PARTITION_STATS (Hudi 1.x)
+PARTITION_STATS_TYPE = 6  # its records: column stats of a whole partition, keyed without a file
 _FIELD = "ColumnStatsMetadata"
 _NAMESPACE = "org.apache.hudi.avro.model."  # of the value wrappers
 _SEED = 0xdabadaba | ~0xffffffff & 0xffffffffffffffff  # HashID.HASH_SEED, an int Java widens to a long
@@ -54,6 +56,11 @@ def column_stats_key(partition_path: str, file_name: str, column: str) -> str:
     """The record key of `column`'s stats in data file `file_name` of `partition_path` ("" when non-partitioned)."""
     return (column_key_prefix(column) + _b64(_xxh64(partition_key(partition_path)))
             + _b64(hashlib.md5(file_name.encode("utf-8")).digest()))
+
+
+def partition_stats_key(partition_path: str, column: str) -> str:
+    """The record key of `column`'s stats over partition `partition_path` (`getPartitionStatsIndexKey`)."""
+    return column_key_prefix(column) + _b64(_xxh64(partition_key(partition_path)))
 
 
 def file_group_index(key: str, count: int) -> int:
@@ -184,31 +191,39 @@ class ColumnStats:
 
 @dataclass(frozen=True, slots=True)
 class ColumnStatsRecord:
-    """A column_stats record: its key and stats (`hudi_engine.metadata.records.MetadataRecord`)."""
+    """A column_stats record (type 3: one file's column) or partition_stats record (type 6: one partition's column,
+    its `file_name` the partition path): its key and stats (`hudi_engine.metadata.records.MetadataRecord`)."""
 
     key: str
     stats: ColumnStats
+    type: int = COLUMN_STATS_TYPE
 
     @staticmethod
     def of(partition_path: str, stats: ColumnStats) -> ColumnStatsRecord:
         return ColumnStatsRecord(column_stats_key(partition_path, stats.file_name, stats.column_name), stats)
+
+    @staticmethod
+    def of_partition(partition_path: str, stats: ColumnStats) -> ColumnStatsRecord:
+        return ColumnStatsRecord(partition_stats_key(partition_path, stats.column_name), stats, PARTITION_STATS_TYPE)
 
     @property
     def is_deleted(self) -> bool:
         return self.stats.is_deleted
 
     def combine(self, newer: ColumnStatsRecord) -> ColumnStatsRecord:
-        return ColumnStatsRecord(self.key, self.stats.combine(newer.stats))
+        return ColumnStatsRecord(self.key, self.stats.combine(newer.stats), self.type)
 
     def datum(self) -> dict[str, Any]:
-        return {"type": COLUMN_STATS_TYPE, _FIELD: self.stats.datum()}
+        return {"type": self.type, _FIELD: self.stats.datum()}
 
     @staticmethod
-    def from_datum(key: str, datum: Mapping[str, Any], where: str) -> ColumnStatsRecord:
-        if datum.get("type") != COLUMN_STATS_TYPE or not datum.get(_FIELD):
-            raise MetadataTableError(f"{where}: record {key!r} has type {datum.get('type')}; the column_stats "
-                                     f"partition holds type {COLUMN_STATS_TYPE} only")
-        return ColumnStatsRecord(key, ColumnStats.from_avro(datum[_FIELD], f"{where}: record {key!r}"))
+    def from_datum(key: str, datum: Mapping[str, Any], where: str, kind: int = COLUMN_STATS_TYPE
+                   ) -> ColumnStatsRecord:
+        """The record of type `kind` (3 or 6) a decoded cell holds; refused naming `where` for another type."""
+        if datum.get("type") != kind or not datum.get(_FIELD):
+            raise MetadataTableError(f"{where}: record {key!r} has type {datum.get('type')}; expected type {kind} "
+                                     "with column stats")
+        return ColumnStatsRecord(key, ColumnStats.from_avro(datum[_FIELD], f"{where}: record {key!r}"), kind)
 
 
 def _stat_value(branch: Any) -> StatValue | None:

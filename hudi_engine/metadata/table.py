@@ -21,7 +21,7 @@ blocks drop their target's blocks, and a delete block removes its keys.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 from hudi_engine.errors import HudiError, MetadataTableError
@@ -33,9 +33,12 @@ from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.column_stats import (
     COLUMN_STATS_PARTITION,
+    PARTITION_STATS_PARTITION,
+    PARTITION_STATS_TYPE,
     ColumnStats,
     ColumnStatsRecord,
     column_key_prefix,
+    file_group_index,
 )
 from hudi_engine.metadata.records import (
     ALL_PARTITIONS_KEY,
@@ -197,13 +200,18 @@ class MetadataTable:
         view = FileSystemView.load(self.location, partition.__eq__, slicing_for(self.timeline))
         return sorted(view.latest_file_slices(Visibility.of(self.timeline), partition), key=lambda s: s.file_id)
 
-    def read_slice(self, file_slice: FileSlice, prefixes: tuple[str, ...] | None = None) -> dict[str, MetadataRecord]:
+    def read_slice(self, file_slice: FileSlice, prefixes: tuple[str, ...] | None = None,
+                   keys: Collection[str] | None = None) -> dict[str, MetadataRecord]:
         """One file group's records merged as Hudi's reader merges them: the valid log blocks' records merged in log
         order (a delete block removing its keys), then merged onto the base file's records. Tombstones stay (the
-        caller drops them). With `prefixes`, only keys that start with one of them."""
+        caller drops them). With `prefixes`, only keys that start with one of them; with `keys`, only those keys
+        (looked up in the base file's block index, not scanned)."""
         partition = file_slice.partition_path
+        exact = None if keys is None else {k.encode("utf-8") for k in keys}
 
         def wanted(key: bytes) -> bool:
+            if exact is not None:
+                return key in exact
             return prefixes is None or key.decode("utf-8", "replace").startswith(prefixes)
 
         base: dict[str, MetadataRecord] = {}
@@ -214,7 +222,8 @@ class MetadataTable:
                 if not schema:
                     raise MetadataTableError(f"{path}: no '{SCHEMA_FILE_INFO}' in its file info")
                 codec = RecordCodec(schema.decode("utf-8"), path)
-                for k, v in reader.cells():
+                cells = reader.get(sorted(exact)).items() if exact is not None else reader.cells()
+                for k, v in cells:
                     if wanted(k):
                         record = _decode(partition, codec, k, v, path)
                         base[record.key] = record
@@ -230,6 +239,18 @@ class MetadataTable:
                 prev = logged.get(record.key)
                 logged[record.key] = record if prev is None else prev.combine(record)
         return merge_records((r for k, r in base.items() if k not in deleted), logged.values())
+
+    def read_keys(self, partition: str, keys: Collection[str]) -> dict[str, MetadataRecord]:
+        """The records of `keys` in metadata partition `partition`, merged, tombstones dropped: only the file groups
+        the keys map to are read, their base files by lookup."""
+        slices = self.partition_slices(partition)
+        by_group: dict[int, list[str]] = {}
+        for k in keys:
+            by_group.setdefault(file_group_index(k, len(slices)), []).append(k)
+        out: dict[str, MetadataRecord] = {}
+        for index, wanted in sorted(by_group.items()):
+            out.update({k: r for k, r in self.read_slice(slices[index], keys=wanted).items() if not r.is_deleted})
+        return out
 
     # ---- the column_stats partition ----------------------------------------------------------------------------
     def read_column_stats(self, columns: Iterable[str] | None = None) -> dict[str, ColumnStats]:
@@ -291,6 +312,8 @@ def _decode(partition: str, codec: RecordCodec, key: bytes, value: bytes, where:
     text = key.decode("utf-8", "replace")
     if partition == COLUMN_STATS_PARTITION:
         return ColumnStatsRecord.from_datum(text, datum, where)
+    if partition == PARTITION_STATS_PARTITION:
+        return ColumnStatsRecord.from_datum(text, datum, where, PARTITION_STATS_TYPE)
     if partition == FILES_PARTITION:
         return FilesRecord.from_datum(text, datum, where)
     raise MetadataTableError(f"{where}: records of metadata partition {partition!r} are not read by this engine")

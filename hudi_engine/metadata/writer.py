@@ -2,18 +2,21 @@
 `HoodieBackedTableMetadataWriter` records them (FORMAT.md, Metadata table).
 
 A metadata table is kept only when it is one this engine can keep whole: `hoodie.table.metadata.partitions` lists
-exactly `files` (no column stats, bloom filters, record index, ... whose records we do not compute), nothing is
-being built (`...partitions.inflight` empty), the metadata table is of the data table's version, has no pending
-instant (but those of the action being retried) and one `files` file group with its base file. Otherwise the action
-disables it first (`keep_or_disable`, through `TableConfig.disable_metadata_table`, with the action's reason).
+`files`, and besides it at most `column_stats` and `partition_stats` on a table of version 8 or 9 (their records:
+`stats_index`; no bloom filters, record index, ... whose records we do not compute), nothing is being built
+(`...partitions.inflight` empty), the metadata table is of the data table's version, has no pending instant (but
+those of the action being retried) and one `files` file group with its base file. Otherwise the action disables it
+first (`keep_or_disable`, through `TableConfig.disable_metadata_table`, with the action's reason).
 
 For a data action at instant T (a commit, a clean, a compaction's commit), before T completes (its metadata known,
 its files written or deleted):
 
     1. `<T>.deltacommit.requested`, then `.inflight` (a workload of one update of `files-0000-0`) on the metadata
        table's timeline
-    2. a marker, then a new log file of the `files` file group: one HFile data block (INSTANT_TIME T, SCHEMA the
-       record schema of the metadata table's base file) holding the action's records (`records.records_for_*`)
+    2. a marker, then a new log file in each file group the action's records fall in (the `files` file group, and
+       the column and partition stats file groups their keys map to): one HFile data block (INSTANT_TIME T, SCHEMA
+       the record schema of the metadata table's `files` base file) holding those records (`records.records_for_*`,
+       `stats_index.records_for_commit`)
     3. `<T>.deltacommit` (layout 2: `<T>_<completion>.deltacommit`) with the write stat of that log file
     4. the marker folder is deleted
 
@@ -54,21 +57,25 @@ from hudi_engine.config import keys as K
 from hudi_engine.errors import HudiError, MetadataTableError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import LogFileName
+from hudi_engine.fs_view import Visibility
 from hudi_engine.io.hfile import write_hfile
 from hudi_engine.io.log_block import BlockType, HeaderKey, LogBlock
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata import cleaning, compaction
-from hudi_engine.metadata.column_stats import file_group_index
+from hudi_engine.metadata.column_stats import COLUMN_STATS_PARTITION, PARTITION_STATS_PARTITION, file_group_index
 from hudi_engine.metadata.records import (
     FILES_PARTITION,
     MetadataRecord,
     RecordCodec,
+    merge_records,
     records_for_clean,
     records_for_commit,
     records_for_rollback,
 )
-from hudi_engine.metadata.table import SCHEMA_FILE_INFO, MetadataTable, writing_timeline
+from hudi_engine.metadata.stats_index import StatsIndex, save_definition, with_instant
+from hudi_engine.metadata.stats_index import records_for_commit as stats_records_for_commit
+from hudi_engine.metadata.table import SCHEMA_FILE_INFO, FilesPartition, MetadataTable, writing_timeline
 from hudi_engine.schema import remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -79,7 +86,8 @@ from hudi_engine.timeline.layout import TimelineLayoutV2
 from hudi_engine.write.markers import IOType, create_marker, delete_marker_dir
 from hudi_engine.write.rollback import MetadataUpdate, RollbackRecorder, finish_pending_rollbacks, rollback_at
 
-KEPT_PARTITIONS = (FILES_PARTITION,)  # the metadata partitions this engine keeps up to date
+# the metadata partitions this engine keeps up to date (column and partition stats on table versions 8 and 9)
+KEPT_PARTITIONS = (FILES_PARTITION, COLUMN_STATS_PARTITION, PARTITION_STATS_PARTITION)
 OPERATION = "UPSERT_PREPPED"  # what Hudi's metadata writer commits its delta commits as
 WRITE_TOKEN = "0-1-0"
 ROLLBACK_SUFFIX = "006"  # HoodieTableMetadataUtil.OperationSuffix.ROLLBACK: a v6 metadata rollback's instant suffix
@@ -145,9 +153,10 @@ def keep_through_rollback(location: TableLocation) -> MetadataUpdate:
 class MetadataWriter:
     """Appends this engine's actions to the partitions it keeps of a data table's metadata table."""
 
-    def __init__(self, table: MetadataTable, schema: str) -> None:
+    def __init__(self, table: MetadataTable, schema: str, stats: StatsIndex | None = None) -> None:
         self.table = table
         self.schema = schema
+        self.stats = stats
         self.codec = RecordCodec(schema, f"{table.location.base_path} (its files base file)")
         self.slices: dict[str, list[FileSlice]] = {}
         self._load_slices()
@@ -171,9 +180,10 @@ class MetadataWriter:
         """Keep the metadata table of the table at `data`, or say why not (module doc). Nothing is written. With
         `table_services`, a pending compaction or clean of the metadata table is kept: the services run it first."""
         partitions = data_config.metadata_partitions
-        if sorted(partitions) != sorted(KEPT_PARTITIONS):
+        other = [p for p in partitions if p not in KEPT_PARTITIONS]
+        if FILES_PARTITION not in partitions or other:
             return Decision(None, f"hoodie.table.metadata.partitions lists {partitions}; this engine keeps "
-                                  f"{list(KEPT_PARTITIONS)} only")
+                                  f"{list(KEPT_PARTITIONS)} only, with {FILES_PARTITION}")
         if data_config.metadata_partitions_inflight:
             return Decision(None, "metadata partitions are being built "
                                   f"({data_config.metadata_partitions_inflight})")
@@ -191,18 +201,42 @@ class MetadataWriter:
             if pending:
                 return Decision(None, f"the metadata table has pending instants {pending}")
             schema = table.record_schema(table.files_slice())
-            return Decision(MetadataWriter(table, schema), "")
+            stats = StatsIndex.load(data, data_config)
+            return Decision(MetadataWriter(table, schema, stats), "")
         except HudiError as e:
             return Decision(None, str(e))
 
     # ---- what each data action records ---------------------------------------------------------------------------
     def record_commit(self, instant_time: str, commit: CommitMetadata) -> Instant:
         """A data commit or compaction commit at `instant_time` (its metadata `commit`), before it completes."""
-        return self._delta_commit(instant_time, {FILES_PARTITION: records_for_commit(commit)})
+        files = records_for_commit(commit)
+        records: dict[str, Sequence[MetadataRecord]] = {FILES_PARTITION: files}
+        index = None
+        if self.stats is not None:
+            data, data_config = self.table.data, self.table.data_config
+            index = self.stats.for_schema(commit.extra_metadata.get(CommitMetadata.SCHEMA_KEY),
+                                          data_config.populate_meta_fields)
+            listing = FilesPartition(merge_records(self.table.read_files_partition().records.values(), files))
+            touched = {p: listing.files(p) for p in commit.partition_to_write_stats}
+            visibility = with_instant(Visibility.of(self.table.data_timeline), instant_time, commit)
+            records.update(stats_records_for_commit(
+                index, data, commit, instant_time, touched, visibility,
+                lambda keys: self.table.read_keys(COLUMN_STATS_PARTITION, keys)))
+        done = self._delta_commit(instant_time, records)
+        if index is not None and index.columns != self.stats.columns:  # type: ignore[union-attr]
+            save_definition(self.table.data, self.table.data_config, index)  # as Java's updateColsToIndex
+            self.stats = index
+        return done
 
     def record_clean(self, instant_time: str, clean: Mapping[str, Any]) -> Instant:
         """A clean at `instant_time` (its HoodieCleanMetadata), before it completes."""
-        return self._delta_commit(instant_time, {FILES_PARTITION: records_for_clean(clean)})
+        records: dict[str, Sequence[MetadataRecord]] = {FILES_PARTITION: records_for_clean(clean)}
+        if self.stats is not None:
+            records[COLUMN_STATS_PARTITION] = [
+                t for partition, pm in sorted((clean.get("partitionMetadata") or {}).items())
+                for p in pm.get("deletePathPatterns") or ()
+                for t in self.stats.tombstones(partition, str(p).rsplit("/", 1)[-1])]
+        return self._delta_commit(instant_time, records)
 
     def record_rollback(self, rollback_time: str, target_time: str, rollback: Mapping[str, Any]) -> None:
         """A data rollback at `rollback_time` of `target_time` (its HoodieRollbackMetadata), before it completes

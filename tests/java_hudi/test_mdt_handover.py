@@ -1,7 +1,8 @@
 """A table Java Hudi wrote with its metadata table on, on a local file system: after the engine's commit (which
-disables a metadata table with partitions besides `files`, here column stats, and rewrites hoodie.properties), Java
+disables a metadata table with partitions it does not keep, here the record index, and rewrites hoodie.properties), Java
 Hudi loads the table, writes it and rebuilds its metadata table, and every row of both writers is there. (A
-files-only metadata table is kept instead: tests/java_hudi/test_mdt_files.py.)
+files-only metadata table is kept instead: tests/java_hudi/test_mdt_files.py; column stats too:
+tests/java_hudi/test_mdt_stats.py.)
 
 On file:// Java writes through Hadoop's checksummed local file system, which keeps `.hoodie.properties.crc` beside
 hoodie.properties and refuses the file once it no longer matches (bench/RESULTS.md, the metadata-table hand-over)."""
@@ -28,7 +29,7 @@ def test_java_writes_after_the_engine_disabled_its_metadata_table(java_hudi, tmp
     opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
             "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
             "hoodie.datasource.write.table.type": "COPY_ON_WRITE", "hoodie.metadata.enable": "true",
-            "hoodie.metadata.index.column.stats.enable": "true",  # not files only: the engine disables it
+            "hoodie.metadata.record.index.enable": "true",  # the engine does not keep a record index: it disables it
             "hoodie.datasource.write.operation": "upsert"}
     java.write(path, _rows(range(10), "java-1"), opts, mode="overwrite")
     props = lambda: parse_properties((path / ".hoodie" / "hoodie.properties").read_text("latin-1"))  # noqa: E731

@@ -1,0 +1,152 @@
+"""Java Hudi 1.2 on the column and partition stats the engine keeps (hudi_engine/metadata/stats_index.py) in a
+metadata table Java built with Spark's defaults (files, column_stats, partition_stats; version 9): after the engine's
+upserts, delete, compaction (MOR), clean and clustering, Java's queries with data skipping on return what the
+engine reads, Java's `show_metadata_table_column_stats` shows what the engine does, and Java's next write extends the
+metadata table (no rebuild) after which the engine keeps it again. A control shows Java does skip by those stats:
+with one file's stats made wrong on purpose, the same query misses that file's row."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from metadata_tables import WRITE_OPTIONS, assert_stats_match_files, feature_rows, write_rows
+
+from hudi_engine import HudiTable
+from hudi_engine.location import TableLocation
+from hudi_engine.metadata.column_stats import ColumnStats, StatValue
+from hudi_engine.metadata.stats_index import StatsIndex
+from hudi_engine.metadata.table import SOLO_COMMIT_TIMESTAMP, metadata_location
+from hudi_engine.procedures import call
+from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline import Timeline
+
+SKIPPING = {"hoodie.metadata.enable": "true", "hoodie.enable.data.skipping": "true"}
+JAVA_WRITE = {**WRITE_OPTIONS, "hoodie.datasource.write.operation": "upsert",
+              "hoodie.datasource.compaction.async.enable": "false"}
+
+
+def _java_table(java, path: Path, mor: bool) -> Path:
+    """A version-9 table Java 1.2 wrote with Spark's defaults: its metadata table has files, column_stats and
+    partition_stats."""
+    opts = {**JAVA_WRITE, "hoodie.table.name": path.name,
+            "hoodie.datasource.write.table.type": "MERGE_ON_READ" if mor else "COPY_ON_WRITE"}
+    java.write(path, feature_rows(list(range(6)), "one"), opts, mode="overwrite")
+    java.write(path, feature_rows(list(range(3, 9)), "two"), opts)
+    assert TableConfig.load(TableLocation.of(str(path))).metadata_partitions == [
+        "column_stats", "files", "partition_stats"]
+    return path
+
+
+def _engine_sequence(table: Path, mor: bool) -> None:
+    write_rows(table, feature_rows([1, 2, 51], "e1"))
+    write_rows(table, feature_rows([1, 3, 52], "e2"))
+    write_rows(table, feature_rows([2], "gone"), "delete")
+    if mor:
+        assert HudiTable.load(str(table)).compact() is not None
+    HudiTable.load(str(table)).clean(options={"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                                              "hoodie.cleaner.fileversions.retained": "1"})
+    HudiTable.load(str(table)).cluster(options={**WRITE_OPTIONS, "hoodie.clustering.plan.strategy.sort.columns": "id"})
+    write_rows(table, feature_rows([53, 54], "e3"))
+
+
+def _query(java, name: str, where: str) -> list[tuple]:
+    for k, v in SKIPPING.items():
+        java.sql(f"SET {k}={v}")
+    java.sql(f"REFRESH TABLE {name}")  # the table may have changed since Spark listed it
+    got = java.sql(f"SELECT id, v FROM {name} WHERE {where}")
+    assert got is not None
+    return sorted(zip(got.column("id").to_pylist(), got.column("v").to_pylist(), strict=True))
+
+
+def _reset(java) -> None:
+    """The session's settings back to their defaults: one oracle serves the whole test session."""
+    for key in SKIPPING:
+        java.sql(f"RESET {key}")
+
+
+def _ours(table: Path, ids: list[int]) -> list[tuple]:
+    rows = HudiTable.load(str(table)).read_snapshot().select(["id", "v"]).to_pylist()
+    return sorted((r["id"], r["v"]) for r in rows if r["id"] in ids)
+
+
+def _mdt_inits(table: Path) -> list[str]:
+    return [i.timestamp for i in Timeline.load(metadata_location(TableLocation.of(str(table)))).instants
+            if i.timestamp.startswith(SOLO_COMMIT_TIMESTAMP)]
+
+
+@pytest.mark.parametrize("mor", [False, True], ids=["cow", "mor"])
+def test_java_skips_by_the_engines_stats_and_extends_them(java_hudi, tmp_path: Path, mor: bool) -> None:
+    java = java_hudi("1.2.0")
+    table = _java_table(java, tmp_path / f"stats_{'mor' if mor else 'cow'}", mor)
+    _engine_sequence(table, mor)
+    assert assert_stats_match_files(table) > 0
+    inits = _mdt_inits(table)
+    copy = tmp_path / "java"
+    shutil.copytree(table, copy)  # registering a table rewrites its hoodie.properties
+    name = f"stats_{'mor' if mor else 'cow'}"
+    java.sql(f"CREATE TABLE {name} USING hudi LOCATION '{copy}'")
+    try:
+        for where, ids in [("id = 51", [51]), ("id >= 52", [52, 53, 54]), ("id = 2", [])]:
+            assert _query(java, name, where) == _ours(table, ids), where
+        assert _query(java, name, "v = 'e2'") == [r for r in _ours(table, [1, 3, 52]) if r[1] == "e2"]
+        for columns in ("id,v,_hoodie_commit_time", "ts,amount,p"):
+            theirs = java.sql(f"CALL show_metadata_table_column_stats(table => '{name}', targetColumns => "
+                              f"'{columns}')")
+            assert theirs is not None
+            ours = call("show_metadata_table_column_stats", str(copy), targetColumns=columns)
+            assert sorted(tuple(r.values()) for r in ours.to_pylist()) == sorted(
+                tuple(r.values()) for r in theirs.to_pylist()), columns
+        # Java's next write extends the metadata table the engine kept: no new initialization
+        java.write(copy, feature_rows([1, 61], "java").set_column(2, "ts", pa.array([20, 20], pa.int64())),
+                   {**JAVA_WRITE, "hoodie.table.name": TableConfig.load(TableLocation.of(str(copy))).name})
+        assert _mdt_inits(copy) == inits
+        assert TableConfig.load(TableLocation.of(str(copy))).metadata_partitions == [
+            "column_stats", "files", "partition_stats"]
+        assert _query(java, name, "id = 61") == [(61, "java")]
+        write_rows(copy, feature_rows([62], "e4"))  # and the engine keeps it after Java
+        assert assert_stats_match_files(copy) > 0
+        assert _query(java, name, "id = 62") == [(62, "e4")]
+        # a write that adds a column indexes it and names it in index.json (beside Java's .crc), as Java would
+        write_rows(copy, feature_rows([63], "e5").append_column("extra", pa.array([2.5], pa.float64())))
+        assert assert_stats_match_files(copy) > 0
+        java.sql(f"DROP TABLE {name}")  # the catalog keeps the schema it registered: register it again
+        java.sql(f"CREATE TABLE {name} USING hudi LOCATION '{copy}'")
+        assert _query(java, name, "extra = 2.5") == [(63, "e5")]
+        java.write(copy, feature_rows([64], "java").set_column(2, "ts", pa.array([20], pa.int64())).append_column(
+            "extra", pa.array([3.5], pa.float64())),
+            {**JAVA_WRITE, "hoodie.table.name": TableConfig.load(TableLocation.of(str(copy))).name})
+        assert _query(java, name, "extra > 2") == [(63, "e5"), (64, "java")]
+        assert _mdt_inits(copy) == inits
+    finally:
+        _reset(java)
+        java.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_java_misses_a_row_when_a_files_stats_are_wrong(java_hudi, tmp_path: Path, monkeypatch) -> None:
+    """The control: Java's data skipping reads the engine's records, so a wrong range hides the row."""
+    java = java_hudi("1.2.0")
+    table = _java_table(java, tmp_path / "liar", mor=False)
+    original = StatsIndex.ranges_of
+
+    def lying(self, location, partition, file_name):
+        wrong = StatValue("LongWrapper", -1)
+        return [ColumnStats(s.file_name, s.column_name, wrong, wrong, s.value_count, s.null_count, s.total_size,
+                            s.total_uncompressed_size, False, False, s.value_type) if s.column_name == "id" else s
+                for s in original(self, location, partition, file_name)]
+
+    monkeypatch.setattr(StatsIndex, "ranges_of", lying)
+    write_rows(table, feature_rows([71], "liar"))
+    monkeypatch.undo()
+    java.sql(f"CREATE TABLE stats_liar USING hudi LOCATION '{table}'")
+    try:
+        assert _query(java, "stats_liar", "id = 71") == []  # skipped by the wrong stats
+        java.sql("SET hoodie.enable.data.skipping=false")
+        java.sql("SET hoodie.metadata.enable=false")
+        java.sql("REFRESH TABLE stats_liar")
+        got = java.sql("SELECT id FROM stats_liar WHERE id = 71")
+        assert got is not None and got.column("id").to_pylist() == [71]
+    finally:
+        _reset(java)
+        java.sql("DROP TABLE IF EXISTS stats_liar")
