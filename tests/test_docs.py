@@ -412,20 +412,20 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
             "metadata/test_metadata_services.py::test_services_and_rollback_keep_it",
             "metadata/test_metadata_compaction.py::test_the_files_partition_compacts_after_max_delta_commits",
             "java_hudi/test_mdt_files.py::test_java_reads_and_writes_on_the_metadata_table_the_engine_kept"),
-        "the column and partition stats Java built (kept, versions 8 and 9)": (
+        "column and partition stats (built with `hoodie.metadata.index.column.stats.enable=true` or by Java, kept; "
+        "versions 8 and 9)": (
             "metadata/test_stats_index.py::test_kept_through_writes_and_services",
+            "metadata/test_stats_index.py::test_built_on_request_kept_then_dropped",
+            "java_hudi/test_mdt_stats.py::test_java_reads_and_keeps_the_stats_the_engine_built",
             "metadata/test_column_ranges.py::test_ranges_equal_javas_column_stats",
             "java_hudi/test_mdt_stats.py::test_java_skips_by_the_engines_stats_and_extends_them",
             "java_hudi/test_mdt_stats.py::test_java_misses_a_row_when_a_files_stats_are_wrong"),
     }, {
         "other metadata partitions (a metadata table with them is disabled as Hudi does)": (
-            {"hoodie.metadata.record.index.enable": "true"}, {"hoodie.metadata.index.column.stats.enable": "true"},
+            {"hoodie.metadata.record.index.enable": "true"}, {"hoodie.metadata.index.bloom.filter.enable": "true"},
             "spark/test_writer_conformance.py::test_write_disables_a_metadata_table_first",
             "metadata/test_metadata_writer.py::test_other_metadata_partitions_or_enable_false_disable_it",
             "metadata/test_metadata_services.py::test_what_cannot_be_kept_is_disabled_with_its_reason"),
-        "building column stats": (
-            {"hoodie.metadata.index.column.stats.enable": "true"},
-            "metadata/test_stats_index.py::test_a_version_6_table_with_column_stats_is_disabled_by_name"),
         "non-parquet base files": (
             Feature("hoodie.table.base.file.format", "ORC"), Feature("hoodie.table.base.file.format", "LANCE"),
             {"hoodie.base.file.format": "ORC"},

@@ -186,9 +186,6 @@ W, IDX, STO, CMP, CLU, MD, LCK, DS, SYNC, COM = (
     "HoodieSyncConfig / HiveSyncConfig", "HoodieCommonConfig")
 _NO_MDT = "this engine writes only the files partition of Hudi's metadata table"
 _NO_MDT_OUT = "Set it false or remove it"
-_NO_STATS = ("this engine creates only the files partition of Hudi's metadata table; it keeps the column and "
-             "partition stats a Java writer of Hudi 1.x built (table versions 8 and 9) up to date")
-_NO_STATS_OUT = "Remove it (a Java write with it builds them, and this engine keeps them)"
 _NO_CLASS = "this engine runs no Java classes"
 _REMOVE = "Remove the option"
 
@@ -300,8 +297,6 @@ REFUSALS: tuple[Refusal, ...] = (
     _on("hoodie.metadata.record.index.enable", _NO_MDT + ", so it has no record index",
         "Set it false; hoodie.index.type picks this engine's index", MD),
     _on("hoodie.metadata.index.bloom.filter.enable", _NO_MDT, _NO_MDT_OUT, MD),
-    _on("hoodie.metadata.index.column.stats.enable", _NO_STATS, _NO_STATS_OUT, MD),
-    _on("hoodie.metadata.index.partition.stats.enable", _NO_STATS, _NO_STATS_OUT, MD),
     _on("hoodie.metadata.index.expression.enable", _NO_MDT, _NO_MDT_OUT, MD),
     _on("hoodie.metadata.index.secondary.enable", _NO_MDT, _NO_MDT_OUT, MD),
     _on("hoodie.metadata.index.async", _NO_MDT, _NO_MDT_OUT, MD),
@@ -499,7 +494,6 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.file.listing.parallelism", "hoodie.metadata.index.bloom.filter.file.group.count",
         "hoodie.metadata.index.bloom.filter.parallelism", "hoodie.metadata.index.bloom.filter.column.list",
         "hoodie.metadata.index.column.stats.file.group.count", "hoodie.metadata.index.column.stats.parallelism",
-        "hoodie.metadata.index.column.stats.column.list", "hoodie.metadata.index.column.stats.max.columns.to.index",
         "hoodie.metadata.index.column.stats.processing.mode.override",
         "hoodie.metadata.index.column.stats.inMemory.projection.threshold",
         "hoodie.metadata.index.check.timeout.seconds", "_hoodie.metadata.ignore.spurious.deletes",
@@ -517,6 +511,8 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.metadata.keep.max.commits", "hoodie.metadata.cleaner.commits.retained",
         "hoodie.metadata.enable.full.scan.log.files", "hoodie.metadata.populate.meta.fields",
     )),
+    NoOps(MD, "deprecated in Hudi 1.2: partition stats follow hoodie.metadata.index.column.stats.enable (a "
+              "partitioned table gets them with column stats)", ("hoodie.metadata.index.partition.stats.enable",)),
     NoOps(MD, "a listing shortcut for tables written by Hudi before 0.3.1; this engine lists partitions from storage",
           ("hoodie.assume.date.partitioning",)),
     NoOps(LCK, "lock retry tuning (this engine waits up to hoodie.write.lock.wait_time_ms), or settings of "

@@ -74,6 +74,22 @@ METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
     "date with each commit, compaction, clean and rollback; any other, or any with false given, is disabled before "
     "a write or table service.",
     "table", hudi_default="true", default_note="this engine creates no metadata table unless asked")
+METADATA_COLUMN_STATS: ConfigOption[bool] = ConfigOption(
+    "hoodie.metadata.index.column.stats.enable", Kind.BOOL, False,
+    "Column stats in the metadata table (tables of versions 8 and 9). true: a write builds the column_stats "
+    "partition, and partition_stats on a partitioned table, from the latest file slices when the metadata table has "
+    "none (with hoodie.metadata.enable=true, which creates the metadata table too); false: a write drops them, as "
+    "Hudi 1.2 does. Either way, column and partition stats the table has (a Java writer's) are kept up to date with "
+    "every commit, clean and compaction. (Hudi 1.x's Spark writers default to true.)",
+    "table", hudi_default="false")
+METADATA_COLUMN_STATS_COLUMNS: ConfigOption[tuple[str, ...]] = ConfigOption(
+    "hoodie.metadata.index.column.stats.column.list", Kind.FIELDS, (),
+    "The columns column stats are built for (besides the meta columns), when a write builds them; empty: the first "
+    "hoodie.metadata.index.column.stats.max.columns.to.index columns of a supported type.", "table")
+METADATA_COLUMN_STATS_MAX_COLUMNS: ConfigOption[int] = ConfigOption(
+    "hoodie.metadata.index.column.stats.max.columns.to.index", Kind.INT, 32,
+    "How many columns column stats are built for (besides the meta columns) when no column list is given.", "table",
+    hudi_default="32", minimum=1)
 METADATA_COMPACT_MAX_DELTA_COMMITS: ConfigOption[int] = ConfigOption(
     "hoodie.metadata.compact.max.delta.commits", Kind.INT, 10,
     "Delta commits on the metadata table's files partition since its last compaction that trigger its compaction "
@@ -590,6 +606,7 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     TABLE_NAME, DATABASE_NAME, OPERATION, TABLE_TYPE, RECORD_KEY_FIELDS, PARTITION_FIELDS, PRECOMBINE_FIELD,
     KEY_GENERATOR_CLASS, KEY_GENERATOR_TYPE, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
     CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, METADATA_COMPACT_MAX_DELTA_COMMITS,
+    METADATA_COLUMN_STATS, METADATA_COLUMN_STATS_COLUMNS, METADATA_COLUMN_STATS_MAX_COLUMNS,
     TABLE_VERSION, POPULATE_META_FIELDS,
     CDC_ENABLED,
     CDC_LOGGING_MODE, SCHEMA_ON_READ, *TIMEBASED_OPTIONS,

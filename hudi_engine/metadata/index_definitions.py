@@ -14,6 +14,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 
 INDEX_DEFS_PATH = "hoodie.table.index.defs.path"
+DEFAULT_INDEX_DEFS_PATH = ".hoodie/.index_defs/index.json"  # where Hudi 1.x puts them
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,3 +53,28 @@ def load_index_definitions(location: TableLocation, config: TableConfig) -> dict
         raise MetadataTableError(f"{path}: {INDEX_DEFS_PATH} names it, but it is missing") from None
     except (ValueError, AttributeError, TypeError) as e:
         raise MetadataTableError(f"{path}: not Hudi's index definitions JSON: {e}") from None
+
+
+def drop_definition(location: TableLocation, config: TableConfig, name: str) -> None:
+    """Remove index `name`'s definition from the table's index.json (and Hadoop's stale checksum beside it)."""
+    rel = config.get(INDEX_DEFS_PATH)
+    if not rel:
+        return
+    path = Storage.join(location.base_path, rel)
+    try:
+        raw = json.loads(location.storage.read_bytes(path))
+    except FileNotFoundError:
+        return
+    if name not in (raw.get("indexDefinitions") or {}):
+        return
+    del raw["indexDefinitions"][name]
+    write_definitions(location, path, raw)
+
+
+def write_definitions(location: TableLocation, path: str, raw: Mapping[str, Any]) -> None:
+    """Write index.json at `path` as Jackson lays it out. Hadoop's local file system (a Java writer on file://)
+    checks a file against a `.<name>.crc` beside it and refuses one that no longer matches: the stale checksum goes
+    first."""
+    folder, name = path.rsplit("/", 1)
+    location.storage.delete(Storage.join(folder, f".{name}.crc"))
+    location.storage.write_bytes(path, json.dumps(raw, indent=2, separators=(",", " : ")).encode("utf-8"))

@@ -27,15 +27,25 @@ for version 6, 1.0's for 8, 1.2's for 9, as embedded in their metadata tables' f
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from importlib import resources
+from typing import Any
 
 from hudi_engine.errors import MetadataTableError
 from hudi_engine.file_naming import BaseFileName, LogFileName
-from hudi_engine.fs_view import FileSystemView, list_partitions
+from hudi_engine.fs_view import FileSystemView, Visibility, list_partitions
 from hudi_engine.io.log_block import build_delete_block
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata.column_stats import (
+    COLUMN_STATS_PARTITION,
+    PARTITION_STATS_PARTITION,
+    ColumnStats,
+    ColumnStatsRecord,
+    file_group_index,
+)
 from hudi_engine.metadata.compaction import BASE_WRITE_TOKEN, write_base_file
+from hudi_engine.metadata.index_definitions import DEFAULT_INDEX_DEFS_PATH, INDEX_DEFS_PATH, drop_definition
 from hudi_engine.metadata.records import (
     ALL_PARTITIONS_KEY,
     FILE_LIST,
@@ -45,6 +55,13 @@ from hudi_engine.metadata.records import (
     FilesRecord,
     RecordCodec,
     partition_key,
+)
+from hudi_engine.metadata.stats_index import (
+    MAX_COLUMNS,
+    StatsIndex,
+    default_columns,
+    partition_ranges,
+    save_definition,
 )
 from hudi_engine.metadata.table import SOLO_COMMIT_TIMESTAMP, metadata_location, writing_timeline
 from hudi_engine.partition_metadata import PARTITION_METAFILE, format_partition_metadata
@@ -171,4 +188,143 @@ def initialize(data: TableLocation, data_config: TableConfig, data_timeline: Tim
     saved = data_config.with_props({"hoodie.table.metadata.partitions": FILES_PARTITION,
                                     "hoodie.table.metadata.partitions.inflight": None})
     saved.save(data)
+    return saved
+
+
+# ---- column and partition stats added to a metadata table (Hudi 1.x) ----------------------------------------------
+COLUMN_STATS_FILE_GROUPS = 2  # hoodie.metadata.index.column.stats.file.group.count's default
+PARTITION_STATS_FILE_GROUPS = 1  # hoodie.metadata.index.partition.stats.file.group.count's default
+_FILE_ID_PREFIX = {COLUMN_STATS_PARTITION: "col-stats", PARTITION_STATS_PARTITION: "partition-stats"}
+
+
+def stats_init_instants(timeline: Timeline, count: int) -> list[str]:
+    """`count` initialization instants for new metadata partitions: the lowest `00000000000000` + 3 digits the
+    metadata table's timeline does not hold (Hudi's `generateUniqueInstantTime` from SOLO_COMMIT_TIMESTAMP)."""
+    taken = {i.timestamp for i in timeline.instants}
+    out: list[str] = []
+    for n in range(1000):
+        t = f"{SOLO_COMMIT_TIMESTAMP}{n:03d}"
+        if t not in taken:
+            out.append(t)
+            if len(out) == count:
+                return out
+    raise MetadataTableError(f"{timeline.location.base_path}: no initialization instant left")
+
+
+def initialize_stats(data: TableLocation, data_config: TableConfig, data_timeline: Timeline, *,
+                     writer_schema: Mapping[str, Any] | None = None, column_list: Sequence[str] = (),
+                     max_columns: int = MAX_COLUMNS) -> TableConfig:
+    """Add `column_stats` (and, on a partitioned table, `partition_stats`) to the table's metadata table, built from
+    the latest file slices as Hudi's `initializeFromFilesystem` builds them: per partition a delta commit at a new
+    initialization instant creating its file groups (a log file with an empty delete block each) and writing their
+    HFile base files (BULK_INSERT); the column_stats index definition (`index.json`, the index version of the
+    table's version); last, the partitions in `hoodie.table.metadata.partitions`. Leftovers of an interrupted attempt
+    (folders of unlisted partitions, pending initialization instants) are removed first. The columns: the meta
+    columns, then `column_list` or the first `max_columns` of a supported type, of `writer_schema` (the write's, as
+    Java takes the commit's) or else the table's. Refused on version 6."""
+    if data_config.version < 8:
+        raise MetadataTableError(f"table {data.base_path}: column stats are built on tables of versions 8 and 9 "
+                                 f"(Hudi 1.x), not {data_config.version}")
+    location = metadata_location(data)
+    storage = data.storage
+    timeline = writing_timeline(Timeline.load(location), data_config)
+    wanted = [COLUMN_STATS_PARTITION] + ([PARTITION_STATS_PARTITION] if data_config.is_partitioned else [])
+    wanted = [p for p in wanted if p not in data_config.metadata_partitions]
+    if not wanted:
+        return data_config
+    for pending in timeline.instants:
+        if not pending.is_completed and pending.timestamp.startswith(SOLO_COMMIT_TIMESTAMP):
+            timeline.delete_instant_files(pending)  # an interrupted initialization of ours
+    for partition in wanted:
+        storage.delete_dir(location.join(partition))
+    timeline = writing_timeline(Timeline.load(location), data_config)
+    schema = record_schema(data_config.version)
+    avro = dict(writer_schema or data_timeline.latest_schema() or data_config.create_schema or {})
+    if not avro:
+        raise MetadataTableError(f"table {data.base_path}: no schema to tell the columns to index")
+    version = 1 if data_config.version < 9 else 2
+    index = StatsIndex(default_columns(remove_meta_fields(avro), version, data_config.populate_meta_fields,
+                                       column_list=column_list, max_columns=max_columns),
+                       version, PARTITION_STATS_PARTITION in wanted or PARTITION_STATS_PARTITION in
+                       data_config.metadata_partitions, None)
+    ranges = _latest_ranges(data, data_timeline, index)
+    records: dict[str, list[ColumnStatsRecord]] = {COLUMN_STATS_PARTITION: [
+        ColumnStatsRecord.of(p, r) for p, file_ranges in ranges.items() for r in file_ranges]}
+    if PARTITION_STATS_PARTITION in wanted:
+        records[PARTITION_STATS_PARTITION] = [
+            r for p, file_ranges in ranges.items()
+            for r in partition_ranges(index, p, sorted({r.file_name for r in file_ranges}),
+                                      {(r.file_name, r.column_name): r for r in file_ranges})]
+    counts = {COLUMN_STATS_PARTITION: COLUMN_STATS_FILE_GROUPS, PARTITION_STATS_PARTITION: PARTITION_STATS_FILE_GROUPS}
+    for partition, instant_time in zip(wanted, stats_init_instants(timeline, len(wanted)), strict=True):
+        _init_partition(location, timeline, schema, partition, instant_time, counts[partition], records[partition])
+    save_definition(data, data_config, index, create=True)
+    saved = data_config.with_props({"hoodie.table.metadata.partitions": ",".join(
+        sorted(set(data_config.metadata_partitions) | set(wanted))),
+        "hoodie.table.metadata.partitions.inflight": None, INDEX_DEFS_PATH: data_config.get(INDEX_DEFS_PATH)
+        or DEFAULT_INDEX_DEFS_PATH})
+    saved.save(data)
+    return saved
+
+
+def _latest_ranges(data: TableLocation, data_timeline: Timeline, index: StatsIndex) -> dict[str, list[ColumnStats]]:
+    """Partition -> the ranges of every base and log file of its latest slices."""
+    vis = Visibility.of(data_timeline)
+    view = FileSystemView.load(data, slicing=vis.slicing)
+    out: dict[str, list[ColumnStats]] = {}
+    for partition in view.partition_paths:
+        for s in view.latest_file_slices(vis, partition):
+            files = [f.path for f in s.log_files if vis.is_committed(f.name.base_instant)]  # named by delta commit
+            if s.base_file is not None and vis.is_committed(s.base_file.name.instant_time):
+                files.append(s.base_file.path)
+            for path in files:
+                out.setdefault(partition, []).extend(index.ranges_of(data, partition, path.rsplit("/", 1)[-1]))
+    return out
+
+
+def _init_partition(location: TableLocation, timeline: Timeline, schema: str, partition: str, instant_time: str,
+                    groups: int, records: list[ColumnStatsRecord]) -> None:
+    storage = location.storage
+    requested = timeline.create_requested(Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED))
+    inflight = timeline.transition_to_inflight(requested, timeline.commit_bytes(
+        CommitMetadata(operation_type=INIT_OPERATION), requested))
+    storage.write_bytes(location.join(f"{partition}/{PARTITION_METAFILE}"), format_partition_metadata(instant_time, 1))
+    by_group: dict[int, list[ColumnStatsRecord]] = {i: [] for i in range(groups)}
+    for r in records:
+        by_group[file_group_index(r.key, groups)].append(r)
+    stats = []
+    codec = RecordCodec(schema, f"{location.base_path} ({partition})")
+    for i, group in by_group.items():
+        file_id = f"{_FILE_ID_PREFIX[partition]}-{i:04d}-0"
+        created = LogFileName(file_id, instant_time, 1, CREATE_TOKEN)
+        storage.write_bytes(location.join(f"{partition}/{created.format()}"),
+                            encode_log_file([build_delete_block([], instant_time, schema)]))
+        name = BaseFileName(file_id, BASE_WRITE_TOKEN, instant_time, ".hfile").format()
+        content = write_base_file(group, codec, schema, f"{location.base_path}: {name}")
+        create_marker(location, instant_time, partition, name, IOType.CREATE)
+        rel_path = f"{partition}/{name}"
+        if not storage.create_exclusive(Storage.join(location.base_path, rel_path), content):
+            raise MetadataTableError(f"{location.join(rel_path)}: already exists; another writer is building it")
+        stats.append(WriteStat(file_id=file_id, path=rel_path, prev_commit=NULL_COMMIT, num_writes=len(group),
+                               num_inserts=len(group), total_write_bytes=len(content), partition_path=partition,
+                               file_size_in_bytes=len(content)))
+    meta = CommitMetadata({partition: stats}, False,
+                          {CommitMetadata.SCHEMA_KEY: schema_to_json(remove_meta_fields(json.loads(schema)))},
+                          INIT_OPERATION)
+    timeline.complete(inflight, meta)
+    delete_marker_dir(location, instant_time)
+
+
+def drop_stats(data: TableLocation, data_config: TableConfig) -> TableConfig:
+    """Drop `column_stats` and `partition_stats` from the table's metadata table, as Hudi 1.2 drops an index a
+    writer turns off (`deleteMetadataIndexIfNecessary`): out of `hoodie.table.metadata.partitions` first (readers
+    stop using them), then their folders, then the column_stats index definition."""
+    gone = (COLUMN_STATS_PARTITION, PARTITION_STATS_PARTITION)
+    kept = [p for p in data_config.metadata_partitions if p not in gone]
+    saved = data_config.with_props({"hoodie.table.metadata.partitions": ",".join(kept)})
+    saved.save(data)
+    location = metadata_location(data)
+    for partition in gone:
+        data.storage.delete_dir(location.join(partition))
+    drop_definition(data, saved, COLUMN_STATS_PARTITION)
     return saved

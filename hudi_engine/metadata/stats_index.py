@@ -45,7 +45,13 @@ from hudi_engine.metadata.column_stats import (
     ColumnStatsRecord,
     column_stats_key,
 )
-from hudi_engine.metadata.index_definitions import INDEX_DEFS_PATH, IndexDefinition, load_index_definitions
+from hudi_engine.metadata.index_definitions import (
+    DEFAULT_INDEX_DEFS_PATH,
+    INDEX_DEFS_PATH,
+    IndexDefinition,
+    load_index_definitions,
+    write_definitions,
+)
 from hudi_engine.metadata.records import MetadataRecord
 from hudi_engine.schema import META_COLUMNS, OPERATION_COLUMN, avro_to_arrow_schema
 from hudi_engine.storage import Storage
@@ -59,12 +65,17 @@ _V1_MAX_DECIMAL_DIGITS = 30  # DecimalWrapper's decimal(30, 15): what index vers
 _V1_MAX_SCALE = 15
 
 
-def default_columns(avro_schema: Mapping[str, Any] | str, version: int, populate_meta_fields: bool = True
-                    ) -> tuple[str, ...]:
-    """The columns Hudi indexes by default for a writer schema (`getColumnsToIndex`): the meta columns, then the
-    first 32 top-level columns of a supported type (not a record, map, array or enum; on version 1 no decimal
-    beyond decimal(30, 15)'s range)."""
+def default_columns(avro_schema: Mapping[str, Any] | str, version: int, populate_meta_fields: bool = True, *,
+                    column_list: Sequence[str] = (), max_columns: int = MAX_COLUMNS) -> tuple[str, ...]:
+    """The columns Hudi indexes for a writer schema (`getColumnsToIndex`): the meta columns, then those of
+    `column_list` (hoodie.metadata.index.column.stats.column.list) or else the first `max_columns` top-level
+    columns, of a supported type (not a record, map, array or enum; on version 1 no decimal beyond decimal(30, 15)'s
+    range); unknown and unsupported names are left out, as Hudi leaves them."""
     arrow = avro_to_arrow_schema(dict(avro_schema) if isinstance(avro_schema, Mapping) else avro_schema)
+    if column_list:
+        by_name = {f.name: f for f in arrow}
+        arrow = pa.schema([by_name[c] for c in column_list if c in by_name])
+        max_columns = len(column_list)
     picked = []
     for field in arrow:
         if field.name in META_COLUMNS or field.name == OPERATION_COLUMN:
@@ -76,7 +87,7 @@ def default_columns(avro_schema: Mapping[str, Any] | str, version: int, populate
                 kind.scale > _V1_MAX_SCALE or kind.precision + (_V1_MAX_SCALE - kind.scale) > _V1_MAX_DECIMAL_DIGITS):
             continue
         picked.append(field.name)
-    return (ALWAYS_INDEXED if populate_meta_fields else ()) + tuple(picked[:MAX_COLUMNS])
+    return (ALWAYS_INDEXED if populate_meta_fields else ()) + tuple(picked[:max_columns])
 
 
 @dataclass(frozen=True)
@@ -232,21 +243,23 @@ def definition_json(index: StatsIndex) -> dict[str, Any]:
             "indexOptions": dict(d.options) if d is not None else {}, "version": f"V{index.version}"}
 
 
-def save_definition(location: TableLocation, config: TableConfig, index: StatsIndex) -> None:
-    """Rewrite the column_stats definition in the table's index.json with `index`'s columns (Jackson's layout)."""
-    rel = config.get(INDEX_DEFS_PATH)
+def save_definition(location: TableLocation, config: TableConfig, index: StatsIndex, *, create: bool = False) -> None:
+    """Rewrite the column_stats definition in the table's index.json with `index`'s columns (Jackson's layout);
+    with `create`, write the file where the table names none (Hudi 1.x's default place)."""
+    rel = config.get(INDEX_DEFS_PATH) or (DEFAULT_INDEX_DEFS_PATH if create else None)
     if not rel:
         return
     path = Storage.join(location.base_path, rel)
-    raw = json.loads(location.storage.read_bytes(path))
+    try:
+        raw = json.loads(location.storage.read_bytes(path))
+    except FileNotFoundError:
+        if not create:
+            raise
+        raw = {"indexDefinitions": {}}
     defs = raw.setdefault("indexDefinitions", {})
     old = defs.get(COLUMN_STATS_PARTITION) or {}
     entry = definition_json(index)
-    if "version" not in old and index.version == 1:
+    if old and "version" not in old and index.version == 1:
         entry.pop("version")  # a Hudi 1.0 definition without a version stays one
     defs[COLUMN_STATS_PARTITION] = {**old, **entry}
-    # Hadoop's local file system (a Java writer on file://) checks a file against a `.<name>.crc` beside it, and
-    # refuses one that no longer matches: drop the stale checksum before replacing the file.
-    folder, name = path.rsplit("/", 1)
-    location.storage.delete(Storage.join(folder, f".{name}.crc"))
-    location.storage.write_bytes(path, json.dumps(raw, indent=2, separators=(",", " : ")).encode("utf-8"))
+    write_definitions(location, path, raw)

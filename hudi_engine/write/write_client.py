@@ -23,7 +23,8 @@ from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.internal_schema import LATEST_SCHEMA, ColumnIds, CommitSchema, SchemaHistory
 from hudi_engine.location import TableLocation
 from hudi_engine.meta_client import MetaClient
-from hudi_engine.metadata.initialization import initialize
+from hudi_engine.metadata.column_stats import COLUMN_STATS_PARTITION
+from hudi_engine.metadata.initialization import drop_stats, initialize, initialize_stats
 from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable, keep_through_rollback
 from hudi_engine.schema import (
     META_COLUMNS,
@@ -164,9 +165,11 @@ class WriteClient:
         metadata table's own (its compaction), as Hudi's write client does when a write starts."""
         given = self.config.given.get(K.METADATA_ENABLE.key)
         enable = None if given is None else K.METADATA_ENABLE.parse(given)
+        raw_stats = self.config.given.get(K.METADATA_COLUMN_STATS.key)
+        stats = None if raw_stats is None else K.METADATA_COLUMN_STATS.parse(raw_stats)
         # Asked for and missing (or one this engine cannot keep): created when the write starts, as Hudi's
-        # initTable does (hudi_engine.metadata.initialization).
-        create = enable is True and table_services
+        # initTable does (hudi_engine.metadata.initialization). Column stats asked for need one (Hudi's default).
+        create = (enable is True or (stats is True and enable is None)) and table_services
         if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight or create):
             return None
         self.table_config = TableConfig.load(self.location)
@@ -187,6 +190,20 @@ class WriteClient:
                 self.table_config = TableConfig.load(self.location)
         if writer is None and create:
             self.table_config = initialize(self.location, self.table_config, timeline)
+            writer = keep_or_disable(self.location, self.table_config, timeline, action)
+        if writer is not None and table_services and stats is not None:
+            has = COLUMN_STATS_PARTITION in self.table_config.metadata_partitions
+            if stats and not has:  # built from the latest slices before the write, as Hudi's initTable does
+                self.table_config = initialize_stats(
+                    self.location, self.table_config, timeline, writer_schema=self.writer_avro_schema,
+                    column_list=K.METADATA_COLUMN_STATS_COLUMNS.parse(
+                        self.config.given.get(K.METADATA_COLUMN_STATS_COLUMNS.key, "")),
+                    max_columns=K.METADATA_COLUMN_STATS_MAX_COLUMNS.parse(self.config.given.get(
+                        K.METADATA_COLUMN_STATS_MAX_COLUMNS.key, K.METADATA_COLUMN_STATS_MAX_COLUMNS.default)))
+            elif not stats and has:  # turned off: dropped, as Hudi 1.2 drops it
+                self.table_config = drop_stats(self.location, self.table_config)
+            else:
+                return writer
             writer = keep_or_disable(self.location, self.table_config, timeline, action)
         return writer
 

@@ -132,9 +132,9 @@ def test_values_that_depend_on_other_options():
         {**mor, "hoodie.merge.allow.duplicate.on.inserts": "false"})
 
 
-def test_the_four_silently_dropped_keys_are_refused_together_with_bad_values():
+def test_the_silently_dropped_keys_are_refused_together_with_bad_values():
     text = error_of({"hoodie.layout.optimize.curve.build.method": "SAMPLE",
-                     "hoodie.metadata.index.column.stats.enable": "TRUE",
+                     "hoodie.metadata.index.bloom.filter.enable": "TRUE",
                      "hoodie.metadata.record.index.enable": "true", "hoodie.datasource.hive_sync.mode": "jdbc",
                      "hoodie.index.type": "RECORD_INDEX"}, "s3://lake/orders")
     lines = text.splitlines()
@@ -144,10 +144,8 @@ def test_the_four_silently_dropped_keys_are_refused_together_with_bad_values():
     assert ("  hoodie.layout.optimize.curve.build.method='SAMPLE' is not supported: this engine builds z-order "
             "and Hilbert curves from the values themselves (DIRECT); SAMPLE's range sampling is not served. Set it "
             "DIRECT or remove it") in lines
-    assert ("  hoodie.metadata.index.column.stats.enable='TRUE' is not supported: this engine creates only the files "
-            "partition of Hudi's metadata table; it keeps the column and partition stats a Java writer of Hudi 1.x "
-            "built (table versions 8 and 9) up to date. Remove it (a Java write with it builds them, and this engine "
-            "keeps them)") in lines
+    assert ("  hoodie.metadata.index.bloom.filter.enable='TRUE' is not supported: this engine writes only the files "
+            "partition of Hudi's metadata table. Set it false or remove it") in lines
     assert any(line.startswith("  hoodie.metadata.record.index.enable='true' is not supported: this engine writes "
                                "only the files partition of Hudi's metadata table") for line in lines)
     assert any(line.startswith("  hoodie.datasource.hive_sync.mode='jdbc' is not supported: this engine syncs "
@@ -191,11 +189,9 @@ def test_a_java_jobs_options_are_accepted():
 def test_dbt_hudi_options_go_through_the_same_check():
     with pytest.raises(HudiConfigError) as e:
         HudiModelConfig.from_dbt({"unique_key": "id", "hudi_options": {
-            "hoodie.metadata.index.column.stats.enable": "true", "hoodie.embed.timeline.server": "false"}}, "orders")
+            "hoodie.metadata.index.bloom.filter.enable": "true", "hoodie.embed.timeline.server": "false"}}, "orders")
     assert e.value.problems == [
-        "hoodie.metadata.index.column.stats.enable='true' is not supported: this engine creates only the files "
-        "partition of Hudi's metadata table; it keeps the column and partition stats a Java writer of Hudi 1.x "
-        "built (table versions 8 and 9) up to date. Remove it (a Java write with it builds them, and this engine "
-        "keeps them)"]
+        "hoodie.metadata.index.bloom.filter.enable='true' is not supported: this engine writes only the files "
+        "partition of Hudi's metadata table. Set it false or remove it"]
     HudiModelConfig.from_dbt({"unique_key": "id", "hudi_options": {"hoodie.metadata.enable": "false",
                                                                    "hoodie.embed.timeline.server": "false"}}, "orders")

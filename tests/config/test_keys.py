@@ -24,6 +24,9 @@ HUDI_DEFAULTS = {
     "hoodie.datasource.write.commitmeta.key.prefix": "_",
     "hoodie.metadata.enable": "true",
     "hoodie.metadata.compact.max.delta.commits": "10",  # HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS
+    # HoodieMetadataConfig.ENABLE_METADATA_INDEX_COLUMN_STATS (Hudi 1.x's Spark writers turn it on in the builder)
+    "hoodie.metadata.index.column.stats.enable": "false",
+    "hoodie.metadata.index.column.stats.max.columns.to.index": "32",  # COLUMN_STATS_INDEX_MAX_COLUMNS
     "hoodie.populate.meta.fields": "true",  # HoodieTableConfig.POPULATE_META_FIELDS
     "hoodie.keygen.timebased.timestamp.scalar.time.unit": "SECONDS",
     "hoodie.keygen.timebased.input.dateformat.list.delimiter.regex": ",",

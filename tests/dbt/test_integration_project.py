@@ -133,6 +133,16 @@ def test_the_manifest_and_the_console_name_the_hudi_tables(main_command):
     assert "model analytics.orders " in main_command and "snapshot analytics.customers_history " in main_command
 
 
+def test_orders_keeps_column_stats(main_command):
+    """`column_stats=true` on orders: its metadata table has column and partition stats, built on day 1 and kept by
+    day 2's upsert, each file's as its footer gives them (Java reads the table with them below)."""
+    from metadata_tables import assert_stats_match_files
+
+    path = WAREHOUSE / "orders"
+    assert HudiTable.load(str(path)).config.metadata_partitions == ["column_stats", "files", "partition_stats"]
+    assert assert_stats_match_files(path) > 0
+
+
 @pytest.mark.parametrize("hudi", ["0.15.0", "1.2.0"])
 def test_java_hudi_reads_every_table_as_the_engine_does(main_command, java_hudi, hudi):
     """Real Apache Hudi reads each Hudi table of both days equal to the engine's snapshot: every column, with types,

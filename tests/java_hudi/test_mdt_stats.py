@@ -21,6 +21,7 @@ from hudi_engine.metadata.table import SOLO_COMMIT_TIMESTAMP, metadata_location
 from hudi_engine.procedures import call
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
+from hudi_engine.write_pipeline import write_table
 
 SKIPPING = {"hoodie.metadata.enable": "true", "hoodie.enable.data.skipping": "true"}
 JAVA_WRITE = {**WRITE_OPTIONS, "hoodie.datasource.write.operation": "upsert",
@@ -114,9 +115,14 @@ def test_java_skips_by_the_engines_stats_and_extends_them(java_hudi, tmp_path: P
         java.sql(f"DROP TABLE {name}")  # the catalog keeps the schema it registered: register it again
         java.sql(f"CREATE TABLE {name} USING hudi LOCATION '{copy}'")
         assert _query(java, name, "extra = 2.5") == [(63, "e5")]
+        # Java's write compacts the metadata table (every delta commit), merging the engine's stats blocks
         java.write(copy, feature_rows([64], "java").set_column(2, "ts", pa.array([20], pa.int64())).append_column(
             "extra", pa.array([3.5], pa.float64())),
-            {**JAVA_WRITE, "hoodie.table.name": TableConfig.load(TableLocation.of(str(copy))).name})
+            {**JAVA_WRITE, "hoodie.table.name": TableConfig.load(TableLocation.of(str(copy))).name,
+             "hoodie.metadata.compact.max.delta.commits": "1"})
+        mdt = Timeline.load(metadata_location(TableLocation.of(str(copy))))
+        assert any(i.action.value == "commit" and i.is_completed for i in mdt.instants)
+        assert assert_stats_match_files(copy) > 0
         assert _query(java, name, "extra > 2") == [(63, "e5"), (64, "java")]
         assert _mdt_inits(copy) == inits
     finally:
@@ -150,3 +156,44 @@ def test_java_misses_a_row_when_a_files_stats_are_wrong(java_hudi, tmp_path: Pat
     finally:
         _reset(java)
         java.sql("DROP TABLE IF EXISTS stats_liar")
+
+
+@pytest.mark.parametrize("version", [9, 8])
+def test_java_reads_and_keeps_the_stats_the_engine_built(java_hudi, tmp_path: Path, version: int) -> None:
+    """Column and partition stats the engine built on request (`hoodie.metadata.index.column.stats.enable=true`;
+    index version 2 on table version 9, 1 on 8): Java 1.2 skips by them as the engine reads, shows them alike, and
+    its next write keeps them (no rebuild)."""
+    java = java_hudi("1.2.0")
+    table = tmp_path / f"built_v{version}"
+    options = {**WRITE_OPTIONS, "hoodie.table.name": table.name, "hoodie.write.table.version": str(version),
+               "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    write_table(feature_rows(list(range(6)), "one"), str(table), options)
+    write_table(feature_rows([1, 2, 40], "two"), str(table), options)
+    write_table(feature_rows([3, 41], "three"), str(table), {**options, "hoodie.metadata.index.column.stats.enable":
+                                                             "true"})
+    write_table(feature_rows([4, 42], "four"), str(table), options)
+    assert TableConfig.load(TableLocation.of(str(table))).metadata_partitions == [
+        "column_stats", "files", "partition_stats"]
+    assert assert_stats_match_files(table) > 0
+    inits = _mdt_inits(table)
+    name = f"built_v{version}"
+    java.sql(f"CREATE TABLE {name} USING hudi LOCATION '{table}'")
+    try:
+        for where, ids in [("id = 41", [41]), ("id >= 40", [40, 41, 42]), ("id = 99", [])]:
+            assert _query(java, name, where) == _ours(table, ids), where
+        theirs = java.sql(f"CALL show_metadata_table_column_stats(table => '{name}', targetColumns => 'id,v,ts')")
+        assert theirs is not None and theirs.num_rows > 0
+        ours = call("show_metadata_table_column_stats", str(table), targetColumns="id,v,ts")
+        assert sorted(tuple(r.values()) for r in ours.to_pylist()) == sorted(
+            tuple(r.values()) for r in theirs.to_pylist())
+        java.write(table, feature_rows([43], "java").set_column(2, "ts", pa.array([20], pa.int64())),
+                   {**JAVA_WRITE, "hoodie.table.name": table.name, "hoodie.write.table.version": str(version),
+                    "hoodie.write.auto.upgrade": "false", "hoodie.datasource.write.table.type": "MERGE_ON_READ"})
+        assert _mdt_inits(table) == inits
+        assert TableConfig.load(TableLocation.of(str(table))).metadata_partitions == [
+            "column_stats", "files", "partition_stats"]
+        assert _query(java, name, "id >= 42") == _ours(table, [42, 43])
+        assert assert_stats_match_files(table) > 0
+    finally:
+        _reset(java)
+        java.sql(f"DROP TABLE IF EXISTS {name}")

@@ -110,3 +110,96 @@ def test_a_version_6_table_with_column_stats_is_disabled_by_name(tmp_path: Path)
     with pytest.warns(match="column_stats on a table of version 6"):
         write_rows(table, feature_rows([1], "e1"))
     assert TableConfig.load(TableLocation.of(str(table))).metadata_partitions == []
+
+
+def _rows(ids: list[int], value: str) -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": [value] * len(ids),
+                     "ts": pa.array([1] * len(ids), pa.int64()), "p": [f"p{i % 2}" for i in ids],
+                     "d": pa.array([None if i % 3 == 0 else i * 1.5 for i in ids], pa.float64())})
+
+
+def _options(table_type: str, version: int = 9, partitioned: bool = True) -> dict[str, str]:
+    return {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "p" if partitioned else "",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.table.type": table_type,
+            "hoodie.write.table.version": str(version)}
+
+
+@pytest.mark.parametrize(("table_type", "partitioned"), [("COPY_ON_WRITE", True), ("MERGE_ON_READ", True),
+                                                         ("MERGE_ON_READ", False)])
+def test_built_on_request_kept_then_dropped(tmp_path: Path, table_type: str, partitioned: bool) -> None:
+    """`hoodie.metadata.index.column.stats.enable=true` builds column_stats (and partition_stats on a partitioned
+    table) from the latest slices, with the metadata table when there is none; later writes keep them; `false`
+    drops them and their index definition, as Hudi 1.2 does."""
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    options = _options(table_type, partitioned=partitioned)
+    write_table(_rows([1, 2, 3, 4], "a"), path, options)
+    write_table(_rows([2, 5], "b"), path, options)
+    write_table(_rows([3, 6], "c"), path, {**options, "hoodie.metadata.index.column.stats.enable": "true"})
+    config = TableConfig.load(TableLocation.of(path))
+    assert config.metadata_partitions == (["column_stats", "files", "partition_stats"] if partitioned
+                                          else ["column_stats", "files"])
+    defs = json.loads(Path(path, config.get("hoodie.table.index.defs.path")).read_text())["indexDefinitions"]
+    assert defs["column_stats"]["sourceFields"] == [
+        "_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key", "id", "v", "ts", "p", "d"]
+    assert defs["column_stats"]["version"] == "V2"
+    assert assert_stats_match_files(Path(path)) > 0 and mdt_listing(Path(path)) == storage_listing(Path(path))
+    write_table(_rows([7, 8], "d"), path, options)
+    assert assert_stats_match_files(Path(path)) > 0
+    write_table(_rows([9], "e"), path, {**options, "hoodie.metadata.index.column.stats.enable": "false"})
+    config = TableConfig.load(TableLocation.of(path))
+    assert config.metadata_partitions == ["files"]
+    assert not (Path(metadata_location(TableLocation.of(path)).base_path) / "column_stats").exists()
+    assert "column_stats" not in json.loads(Path(path, config.get("hoodie.table.index.defs.path")).read_text())[
+        "indexDefinitions"]
+    assert mdt_listing(Path(path)) == storage_listing(Path(path))
+
+
+def test_a_column_list_is_honoured_when_building(tmp_path: Path) -> None:
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    write_table(_rows([1, 2], "a"), path, {**_options("COPY_ON_WRITE"),
+                                           "hoodie.metadata.index.column.stats.enable": "true",
+                                           "hoodie.metadata.index.column.stats.column.list": "d,nope,id"})
+    config = TableConfig.load(TableLocation.of(path))
+    defs = json.loads(Path(path, config.get("hoodie.table.index.defs.path")).read_text())["indexDefinitions"]
+    assert defs["column_stats"]["sourceFields"] == [
+        "_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key", "d", "id"]
+    assert assert_stats_match_files(Path(path)) > 0
+
+
+def test_building_on_a_version_6_table_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    from hudi_engine.errors import MetadataTableError
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    options = _options("COPY_ON_WRITE", version=6)
+    write_table(_rows([1, 2], "a"), path, {**options, "hoodie.metadata.enable": "true"})
+    before = sorted(p.name for p in Path(path).rglob("*.parquet"))
+    with pytest.raises(MetadataTableError, match="column stats are built on tables of versions 8 and 9"):
+        write_table(_rows([3], "b"), path, {**options, "hoodie.metadata.index.column.stats.enable": "true"})
+    assert sorted(p.name for p in Path(path).rglob("*.parquet")) == before
+    assert TableConfig.load(TableLocation.of(path)).metadata_partitions == ["files"]
+
+
+def test_an_interrupted_build_is_started_over(tmp_path: Path, monkeypatch) -> None:
+    """Killed after the column_stats delta commit, before hoodie.properties names it: the next build removes the
+    leftovers (its folder, its instant) and builds again; readers never saw it."""
+    from hudi_engine.metadata import initialization
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    options = _options("MERGE_ON_READ")
+    write_table(_rows([1, 2, 3], "a"), path, {**options, "hoodie.metadata.enable": "true"})
+    monkeypatch.setattr(initialization, "save_definition", lambda *a, **k: (_ for _ in ()).throw(
+        RuntimeError("killed")))
+    with pytest.raises(RuntimeError, match="killed"):
+        write_table(_rows([4], "b"), path, {**options, "hoodie.metadata.index.column.stats.enable": "true"})
+    monkeypatch.undo()
+    assert TableConfig.load(TableLocation.of(path)).metadata_partitions == ["files"]
+    write_table(_rows([5], "c"), path, {**options, "hoodie.metadata.index.column.stats.enable": "true"})
+    assert TableConfig.load(TableLocation.of(path)).metadata_partitions == [
+        "column_stats", "files", "partition_stats"]
+    assert assert_stats_match_files(Path(path)) > 0
+    inits = [i.timestamp for i in Timeline.load(metadata_location(TableLocation.of(path))).instants
+             if i.timestamp.startswith("00000000000000")]
+    assert len(inits) == len(set(inits))

@@ -218,6 +218,16 @@ def _glue_sync_options(raw: Any, problems: list[str]) -> dict[str, str]:
     return out
 
 
+def _flag(option: ConfigOption[bool]) -> Callable[[Any, list[str]], dict[str, str]]:
+    """A true / false setting that spells a boolean option, added to hudi_options."""
+    def read(raw: Any, problems: list[str]) -> dict[str, str]:
+        try:
+            return {option.key: _option_text(option.parse(_option_text(raw)))}
+        except ConfigError:
+            raise _Refused from None
+    return read
+
+
 def _cleaning_options(raw: Any, problems: list[str]) -> dict[str, str]:
     """`cleaning: {policy: commits | file_versions, retained: N, automatic: true}` (or `cleaning: false`) as
     hoodie.clean* options; `retained` counts commits or file versions by the policy."""
@@ -322,6 +332,8 @@ MODEL_SETTINGS: tuple[Setting, ...] = (
     Setting("cdc_enabled", _option(K.CDC_ENABLED), "", None, K.CDC_ENABLED),
     Setting("cdc_mode", _option(K.CDC_LOGGING_MODE, lambda raw: str(raw).upper()), "", None, K.CDC_LOGGING_MODE),
     Setting("table_version", _option(K.TABLE_VERSION, str), "", None, K.TABLE_VERSION),
+    Setting("metadata_table", _flag(K.METADATA_ENABLE), "true or false", {}, field=ADDS_OPTIONS),
+    Setting("column_stats", _flag(K.METADATA_COLUMN_STATS), "true or false", {}, field=ADDS_OPTIONS),
     Setting("incremental_predicates", _sql_conditions, "a list of SQL conditions", (), aliases=("predicates",),
             incremental=True),
     Setting("change_type_column", _column, "one column name"),

@@ -8,8 +8,8 @@
   {%- for key in ['unique_key', 'partition_by', 'precombine_field', 'table_type', 'payload_class',
                   'incremental_strategy', 'index_type', 'location_root', 'hudi_options', 'on_schema_change',
                   'merge_update_columns', 'merge_exclude_columns', 'compaction', 'cleaning', 'clustering', 'hive_sync',
-                  'glue_sync', 'cdc_enabled', 'cdc_mode', 'change_type_column', 'table_version', 'incremental_predicates',
-                  'predicates',
+                  'glue_sync', 'cdc_enabled', 'cdc_mode', 'change_type_column', 'table_version', 'metadata_table',
+                  'column_stats', 'incremental_predicates', 'predicates',
                   'materialized', 'options', 'tblproperties'] -%}
     {%- do settings.update({key: config.get(key)}) -%}
   {%- endfor -%}
