@@ -1,8 +1,10 @@
 """The write overhead of keeping the metadata table's `files` partition (issue 37's bench item: at most 1.15x a
-commit without it): the same upserts into two copies of one COW table, one created with `hoodie.metadata.enable=true`
-(the engine keeps, cleans and compacts its metadata table: `hoodie.metadata.compact.max.delta.commits` at Hudi's 10,
-so the rounds include its compactions), the other without, interleaved in one process (`common.interleaved`,
-alternating the order). The ratio is of the medians.
+commit without it), and of keeping its column and partition stats too: the same upserts into three copies of one
+COW table, one created with `hoodie.metadata.enable=true` (the engine keeps, cleans and compacts its metadata table:
+`hoodie.metadata.compact.max.delta.commits` at Hudi's 10, so the rounds include its compactions), one also with
+`hoodie.metadata.index.column.stats.enable=true` (Hudi 1.x's Spark default: column stats of every column, partition
+stats), the third without, interleaved in one process (`common.interleaved`, alternating the order). The ratios are
+of the medians.
 
     bench/run.sh mdt-files      (BENCH_MDT_ROWS: the table's rows, 1,000,000; BENCH_MDT_BATCH: the upsert's, 10,000)
 """
@@ -19,16 +21,18 @@ from hudi_engine.write_pipeline import write_table
 ROWS = int(os.environ.get("BENCH_MDT_ROWS", "1000000"))
 BATCH = int(os.environ.get("BENCH_MDT_BATCH", "10000"))
 GOAL = 1.15
-WITH, WITHOUT = "upsert, metadata table kept", "upsert, no metadata table"
+WITH, STATS, WITHOUT = ("upsert, metadata table kept", "upsert, metadata table with column stats kept",
+                        "upsert, no metadata table")
 
 
 def run() -> dict:
     root = fresh(DATA_DIR / "mdt_files")
     rng = np.random.default_rng(37)
     base = _rows(np.arange(ROWS, dtype=np.int64), rng, 0)
-    paths = {WITH: str(root / "with"), WITHOUT: str(root / "without")}
+    paths = {WITH: str(root / "with"), STATS: str(root / "stats"), WITHOUT: str(root / "without")}
     for name, path in paths.items():
-        on = {"hoodie.metadata.enable": "true"} if name == WITH else {}
+        on = {WITH: {"hoodie.metadata.enable": "true"}, STATS: {"hoodie.metadata.enable": "true",
+              "hoodie.metadata.index.column.stats.enable": "true"}}.get(name, {})
         write_table(base, path, {**hudi_options("COPY_ON_WRITE", "bulk_insert"), **on})
     options = hudi_options("COPY_ON_WRITE", "upsert")
     batches: dict[str, object] = {}
@@ -45,16 +49,18 @@ def run() -> dict:
             return {}
         return go
 
-    ms = interleaved([Case(WITH, upsert(WITH), batch), Case(WITHOUT, upsert(WITHOUT), batch)],
-                     repeats=max(REPEATS, 12), alternate=True)
+    ms = interleaved([Case(WITH, upsert(WITH), batch), Case(STATS, upsert(STATS), batch),
+                      Case(WITHOUT, upsert(WITHOUT), batch)], repeats=max(REPEATS, 12), alternate=True)
     return {"measures": list(ms.values()), "cold": warmups(ms), "goal": GOAL, "rows": ROWS,
-            "batch": BATCH, "ratio": ms[WITH].median / ms[WITHOUT].median}
+            "batch": BATCH, "ratio": ms[WITH].median / ms[WITHOUT].median,
+            "stats_ratio": ms[STATS].median / ms[WITHOUT].median}
 
 
 def main() -> None:
     bench_main("mdt_files", run, lambda out: (
         f"{out['batch']:,}-row upsert into a {out['rows']:,}-row COW table: with the metadata table's files "
-        f"partition kept / without: {out['ratio']:.2f}x (goal <= {GOAL}x)"))
+        f"partition kept / without: {out['ratio']:.2f}x (goal <= {GOAL}x); with column and partition stats kept "
+        f"too / without: {out['stats_ratio']:.2f}x"))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@ from hudi_engine.file_naming import BaseFileName, is_base_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
 from hudi_engine.io.base_file import read_footer
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata import data_skipping
+from hudi_engine.metadata.column_stats import COLUMN_STATS_PARTITION, column_stats_key
+from hudi_engine.metadata.table import MetadataTable
 from hudi_engine.partition_path import parse_partition_path
 from hudi_engine.read_options import InstantOptionError, ReadOptions, plain_path
 from hudi_engine.scan_plan import Filters, ScanPlan, plan_scan
@@ -517,10 +520,52 @@ class HudiTable:
         may match (`schema`: the types of the partition columns), refused when cleaning deleted a version
         a read as of `vis.as_of` needs. The building block of `hudi_engine.scan_plan`."""
         prune = self._partition_pruner(filters, schema) if filters is not None else None
-        view = FileSystemView.load(self.location, prune, self._slicing)
+        metadata = self._metadata_table()
+        view = None
+        if metadata is not None:  # Hudi's readers list files from the metadata table: no LIST call on storage
+            try:
+                listing = metadata.read_files_partition().listing()
+                view = FileSystemView.from_listing(
+                    self.location, {p: f for p, f in listing.items() if prune is None or prune(p)}, self._slicing)
+            except HudiError:
+                metadata = None  # one this engine cannot read: list storage
+        if view is None:
+            view = FileSystemView.load(self.location, prune, self._slicing)
         if vis.as_of is not None:
             self._check_not_cleaned(view, vis.as_of)
-        return view.latest_file_slices(vis)
+        slices = view.latest_file_slices(vis)
+        if metadata is not None and filters is not None and not isinstance(filters, pc.Expression) and \
+                COLUMN_STATS_PARTITION in self.config.metadata_partitions:
+            slices = self._skip_by_column_stats(metadata, slices, filters, schema or self.schema())
+        return slices
+
+    def _metadata_table(self) -> MetadataTable | None:
+        """The table's metadata table when readers may list files from it (it lists `files` and holds the latest
+        completed action: `MetadataTable.in_sync`), else None."""
+        if not self.config.is_metadata_table_enabled:
+            return None
+        try:
+            table = MetadataTable.load(self.location, self.config, self.timeline)
+            return table if table.in_sync() else None
+        except HudiError:
+            return None
+
+    @staticmethod
+    def _skip_by_column_stats(metadata: MetadataTable, slices: list[FileSlice], filters: Filters,
+                              schema: pa.Schema) -> list[FileSlice]:
+        """`slices` without those the filters' column stats rule out (`hudi_engine.metadata.data_skipping`)."""
+        wanted = [f for f in filters or () if len(f) == 3 and f[0] in schema.names]
+        if not wanted:
+            return slices
+        columns = sorted({f[0] for f in wanted})
+        keys = {column_stats_key(s.partition_path, f.path.rsplit("/", 1)[-1], c): None
+                for s in slices for f in ([s.base_file] if s.base_file else []) + s.log_files for c in columns}
+        try:
+            found = metadata.read_keys(COLUMN_STATS_PARTITION, list(keys))
+        except HudiError:
+            return slices
+        stats = {(r.stats.file_name, r.stats.column_name): r.stats for r in found.values()}  # type: ignore[attr-defined]
+        return data_skipping.skip(slices, wanted, schema, stats)
 
     def _partition_pruner(self, filters: Filters, schema: pa.Schema | None):
         fields = self.config.partition_fields

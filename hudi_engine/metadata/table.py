@@ -137,6 +137,18 @@ class MetadataTable:
                 f"{config.table_type} of {config.base_file_format}")
         return MetadataTable(data, data_config, data_timeline, location, config, timeline)
 
+    def in_sync(self) -> bool:
+        """The metadata table holds the data table's latest completed action (a commit, delta commit, replace
+        commit, clean or rollback of the data table records itself there before it completes): a reader may list
+        files from it. False when a writer that does not keep it wrote after it (or a rollback recorded nothing):
+        read storage instead."""
+        recorded = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.CLEAN, Action.ROLLBACK)
+        done = [i for i in self.data_timeline.instants if i.is_completed and i.action in recorded]
+        if not done:
+            return True
+        latest = max(done, key=lambda i: i.timestamp)
+        return any(i.is_completed for i in self.timeline.instants_at(latest.timestamp))
+
     # ---- which instants count ----------------------------------------------------------------------------------
     def valid_instants(self) -> frozenset[str]:
         """Instants whose log blocks a reader merges (`getValidInstantTimestamps`, module doc)."""
