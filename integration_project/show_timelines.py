@@ -11,7 +11,9 @@ COLUMNS = [("instant", 17), ("action", 13), ("state", 9), ("operation", 16), ("i
 
 
 def hudi_tables(root: Path) -> list[Path]:
-    return sorted(p.parent for p in root.rglob(".hoodie") if (p / "hoodie.properties").is_file())
+    """The tables under `root`, not their metadata tables (`<table>/.hoodie/metadata`)."""
+    return sorted(p.parent for p in root.rglob(".hoodie") if (p / "hoodie.properties").is_file()
+                  and ".hoodie" not in p.parent.parts)
 
 
 def show(table: Path) -> None:

@@ -132,7 +132,8 @@ def assert_stats_match_files(table: Path) -> int:
             for f in ([s.base_file] if s.base_file else []) + s.log_files:
                 name = f.path.rsplit("/", 1)[-1]
                 for want in index.ranges_of(location, partition, name):
-                    assert ours.get((name, want.column_name)) == want, (partition, name, want.column_name)
+                    assert ours.get((name, want.column_name)) == want, (
+                        partition, name, want.column_name, ours.get((name, want.column_name)), want)
                     prev = merged.get(want.column_name)
                     merged[want.column_name] = want if prev is None else merge_ranges(prev, want)  # type: ignore
                     checked += 1

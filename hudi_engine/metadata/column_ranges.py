@@ -4,7 +4,8 @@ wrapped as the index's version wants it (FORMAT.md, Metadata table; `column_stat
 
 * A base file's ranges come from its parquet footer (`ParquetUtils.readColumnStatsFromMetadata`): the chunks of the
   indexed top-level columns merged over row groups (min of the mins, max of the maxes, counts and compressed and
-  uncompressed sizes summed); the null count is the chunk's value count when the chunk has no statistics.
+  uncompressed sizes summed); the null count is the chunk's value count when the chunk has no statistics. A chunk
+  of nulls only has min and max null, or the type's zero for a number or boolean (what parquet-mr reads).
 * A log file's ranges come from its data blocks' records (`HoodieAppendHandle`, `collectColumnRangeMetadata`): the
   value count is the number of records, the sizes are 0; delete blocks do not count. A log file without records has
   empty ranges (counts 0; value type NULL on version 2).
@@ -43,6 +44,8 @@ _WRAPPER = {"BOOLEAN": "BooleanWrapper", "INT": "IntWrapper", "LONG": "LongWrapp
             "DOUBLE": "DoubleWrapper", "STRING": "StringWrapper", "BYTES": "BytesWrapper", "FIXED": "BytesWrapper",
             "DECIMAL": "BytesWrapper", "UUID": "StringWrapper", "DATE": "IntWrapper", "TIME_MILLIS": "IntWrapper"}
 _V1_DECIMAL_SCALE = 15  # DecimalWrapper's decimal(30, 15)
+# What parquet-mr's Int/Long/Float/Double/BooleanStatistics answer as min and max when no value was set.
+_PRIMITIVE_ZERO: dict[str, Any] = {"INT32": 0, "INT64": 0, "FLOAT": 0.0, "DOUBLE": 0.0, "BOOLEAN": False}
 _V1_DECIMAL_PRECISION = 30
 
 
@@ -173,11 +176,18 @@ def base_file_ranges(metadata: pq.FileMetaData, file_name: str, columns: Sequenc
                 name = chunk.path_in_schema
                 if name not in wanted:
                     continue
-                kind = _kind_of_parquet(metadata.schema.column(j))
+                column = metadata.schema.column(j)
+                kind = _kind_of_parquet(column)
                 stats = chunk.statistics
-                has = stats is not None and stats.has_min_max
-                lo = kind.wrap(_from_raw(kind, stats.min_raw), version) if has else None
-                hi = kind.wrap(_from_raw(kind, stats.max_raw), version) if has else None
+                if stats is not None and stats.has_min_max:
+                    lo = kind.wrap(_from_raw(kind, stats.min_raw), version)
+                    hi = kind.wrap(_from_raw(kind, stats.max_raw), version)
+                elif stats is not None and column.physical_type in _PRIMITIVE_ZERO:
+                    # parquet-mr's statistics of a chunk of nulls only answer the type's zero as min and max (a
+                    # primitive field never set), and Hudi records them so
+                    lo = hi = kind.wrap(_from_raw(kind, _PRIMITIVE_ZERO[column.physical_type]), version)
+                else:
+                    lo = hi = None
                 nulls = stats.null_count if stats is not None and stats.has_null_count else chunk.num_values
                 one = ColumnStats(file_name, name, lo, hi, chunk.num_values, nulls, chunk.total_compressed_size,
                                   chunk.total_uncompressed_size, False, False, kind.value_type(version))
