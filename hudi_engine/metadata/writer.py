@@ -42,7 +42,8 @@ What else this engine does to a metadata table, and what it does not yet:
   them; interrupted ones are run again first (a pending compaction or clean of its own are the pending instants a
   kept metadata table may have);
 * its creation from a listing when a write asks for it (`hoodie.metadata.enable=true`; `initialization`);
-* not its own archival: its instants stay on its active timeline until a Java writer archives them;
+* its own archival, after the data table's (`hudi_engine.table_services.archival.archive_metadata_table`: before its
+  latest compaction and the data table's first active instant);
 * delete_partition: recorded as a commit (`records.records_for_commit` marks the partitions deleted);
 * not a restore: it still disables the metadata table first.
 """

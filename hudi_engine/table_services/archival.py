@@ -34,7 +34,10 @@ first, then completed ones oldest first, as Hudi does), then compacts and cleans
 With a metadata table this engine keeps (`hudi_engine.metadata.writer`), only instants before the metadata table's
 latest compaction are archived (Hudi's "do not archive instants which are more recent than the last compaction on
 the metadata table"; nothing before its first compaction): its readers merge log blocks of instants still on the
-data table's active timeline only, and the blocks up to that compaction are in its base file.
+data table's active timeline only, and the blocks up to that compaction are in its base file. Then the metadata
+table's own instants are archived the same way (`archive_metadata_table`), as Hudi's archiver does for a metadata
+table: before its latest compaction and before the data table's first active instant, so its active timeline stays
+bounded too.
 """
 from __future__ import annotations
 
@@ -44,6 +47,7 @@ from hudi_engine.config.lock_config import LockConfig
 from hudi_engine.config.write_config import ArchivalConfig
 from hudi_engine.errors import HudiError, TimelineError
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata.table import MetadataTable
 from hudi_engine.metadata.writer import keep_or_disable
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -164,7 +168,6 @@ def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commit
     """Archive what `instants_to_archive` names (under the table lock); None when nothing is due. `table` and
     `timeline`: the caller's, `timeline` listed under the table lock it holds (`HudiTable.archive`, the write's
     services)."""
-    storage = location.storage
     with service_lock(location, lock, table=table, timeline=timeline):
         table.require_writable()
         layout = layout_for(table)
@@ -172,27 +175,56 @@ def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commit
             timeline = Timeline.load(location, layout)
         chosen = instants_to_archive(timeline, config, merge_on_read=table.table_type == "MERGE_ON_READ",
                                      max_delta_commits=max_delta_commits)
-        if not chosen:
-            return None
-        # Readers skip metadata log blocks of instants no longer on the active timeline: as Hudi, only instants its
-        # metadata table compacted are archived (module doc); a metadata table this engine cannot keep is disabled.
-        # hoodie.properties as it is now: a service before this one under the same lock may have changed it.
-        writer = keep_or_disable(location, TableConfig.load(location), timeline, "archival")
-        if writer is not None:
-            chosen = writer.archivable(chosen)
-            if not chosen:
-                return None
-        if isinstance(timeline.layout, TimelineLayoutV2):
-            return _archive_to_history(location, timeline, timeline.layout, chosen, config)
-        files = _state_files(storage, timeline, chosen)
-        entries = [archived_entry(timeline, i, mtime) for i, _, mtime in files]
-        path = write_archive_file(location, table, encode_archive_file(entries))
-        # Pending states first: a completed file left behind by a crash is still a completed instant.
-        deleted = [p for i, p, _ in files if not i.is_completed and storage.delete(p)]
-        deleted += [p for i, p, _ in files if i.is_completed and storage.delete(p)]
-        for instant in chosen:
-            delete_marker_dir(location, instant.timestamp)
-        return ArchivalResult(chosen, path, deleted)
+        writer = None
+        if chosen or table.metadata_partitions:
+            # Readers skip metadata log blocks of instants no longer on the active timeline: as Hudi, only instants
+            # its metadata table compacted are archived (module doc); a metadata table this engine cannot keep is
+            # disabled. hoodie.properties as it is now: a service before this one under the same lock may have
+            # changed it.
+            writer = keep_or_disable(location, TableConfig.load(location), timeline, "archival")
+            if writer is not None:
+                chosen = writer.archivable(chosen)
+        result = _archive_instants(location, table, timeline, chosen, config) if chosen else None
+        if writer is not None:  # then the metadata table's own, bounded by the data table's active timeline
+            archive_metadata_table(writer.table, config, Timeline.load(location, layout) if chosen else timeline,
+                                   max_delta_commits=max_delta_commits)
+        return result
+
+
+def _archive_instants(location: TableLocation, table: TableConfig, timeline: Timeline, chosen: list[Instant],
+                      config: ArchivalConfig) -> ArchivalResult:
+    """Move `chosen` off the active timeline of the table at `location` (its config `table`): into the LSM history
+    (layout 2) or an archive log file (layout 1)."""
+    storage = location.storage
+    if isinstance(timeline.layout, TimelineLayoutV2):
+        return _archive_to_history(location, timeline, timeline.layout, chosen, config)
+    files = _state_files(storage, timeline, chosen)
+    entries = [archived_entry(timeline, i, mtime) for i, _, mtime in files]
+    path = write_archive_file(location, table, encode_archive_file(entries))
+    # Pending states first: a completed file left behind by a crash is still a completed instant.
+    deleted = [p for i, p, _ in files if not i.is_completed and storage.delete(p)]
+    deleted += [p for i, p, _ in files if i.is_completed and storage.delete(p)]
+    for instant in chosen:
+        delete_marker_dir(location, instant.timestamp)
+    return ArchivalResult(chosen, path, deleted)
+
+
+def archive_metadata_table(metadata: MetadataTable, config: ArchivalConfig, data_timeline: Timeline, *,
+                           max_delta_commits: int = 5) -> ArchivalResult | None:
+    """Archive the metadata table's own instants, as Hudi's archiver does for a metadata table: by the data table's
+    `hoodie.keep.min/max.commits` and the rules above (a merge-on-read table), but none at or after its latest
+    compaction (the blocks before it are in its base files; a reader needs those after it) nor at or after the data
+    table's first active instant (readers validate blocks against that timeline). None when nothing is due."""
+    timeline = Timeline.load(metadata.location, layout_for(metadata.config))
+    compacted = timeline.filter_by([Action.COMMIT], [State.COMPLETED]).last()
+    first = data_timeline.instants[0].timestamp if data_timeline.instants else None
+    if compacted is None or first is None:
+        return None
+    chosen = [i for i in instants_to_archive(timeline, config, merge_on_read=True, max_delta_commits=max_delta_commits)
+              if i.timestamp < compacted.timestamp and i.timestamp[:17] < first]
+    if not chosen:
+        return None
+    return _archive_instants(metadata.location, metadata.config, timeline, chosen, config)
 
 
 def _archive_to_history(location: TableLocation, timeline: Timeline, layout: TimelineLayoutV2,

@@ -249,9 +249,9 @@ def test_java_reads_and_writes_on_a_metadata_table_the_engine_created(java_hudi,
                                                                       version: int, table_type: str,
                                                                       monkeypatch) -> None:
     """A table the engine created with `hoodie.metadata.enable=true` (its metadata table initialised from a listing)
-    and whose metadata table it compacted and cleaned, through a delete_partition and a clean: Java reads it with the
-    metadata table on, Hudi's validator passes, and Java's next write appends to it (no new initialization
-    instant)."""
+    and whose metadata table it compacted, cleaned and archived, through a delete_partition and a clean: Java reads
+    it with the metadata table on, Hudi's validator passes, and Java's next write appends to it (no new
+    initialization instant)."""
     monkeypatch.setattr(cleaning, "COMMITS_RETAINED", 3)  # Hudi's 20 would take 20 commits before a clean
     java = java_hudi(hudi)
     path = tmp_path / "t"
@@ -275,6 +275,12 @@ def test_java_reads_and_writes_on_a_metadata_table_the_engine_created(java_hudi,
     assert mdt.filter_by(["clean"]).completed().instants, "the engine did not clean the metadata table"
     initialized = [t for t in _mdt_instants(path) if t.startswith(SOLO_COMMIT_TIMESTAMP)]
     assert len(initialized) == 1
+    # archival: the data table's old instants, then the metadata table's own (its initialization among them)
+    before = len(Timeline.load(metadata_location(TableLocation.of(str(path)))).instants)
+    HudiTable.load(str(path)).archive(options={"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+                                               "hoodie.cleaner.commits.retained": "1"})
+    assert len(Timeline.load(metadata_location(TableLocation.of(str(path)))).instants) < before
+    initialized = [t for t in _mdt_instants(path) if t.startswith(SOLO_COMMIT_TIMESTAMP)]
     _same_listing(path)
     assert _java_rows(java, path) == model
     _validate(java, path, tmp_path, f"mdt_created_{version}")

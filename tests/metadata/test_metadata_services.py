@@ -265,3 +265,30 @@ def test_a_rollback_past_the_metadata_tables_compaction_disables_it(tmp_path: Pa
     with pytest.warns(MetadataTableDisabled, match=f"compaction {t}001 holds its delta commit"):
         HudiTable.load(str(table)).rollback()
     assert not (table / ".hoodie" / "metadata").exists()
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_the_metadata_tables_own_instants_are_archived(tmp_path: Path, version: int) -> None:
+    """Archival also archives the metadata table's own instants (into its own archive log files or LSM history):
+    before its latest compaction and before the data table's first active instant, so its active timeline stays
+    bounded while every read and the listing stay right."""
+    from hudi_engine.write_pipeline import write_table
+    path = tmp_path / "t"
+    few = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1",
+           "hoodie.metadata.compact.max.delta.commits": "2"}
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.write.table.version": str(version), "hoodie.metadata.enable": "true", **few}
+    for n in range(12):
+        write_table(feature_rows([n, n + 100], f"e{n}"), str(path), options)
+    mdt = _mdt(path)
+    location = metadata_location(TableLocation.of(str(path)))
+    history = Path(location.base_path) / ".hoodie" / ("archived" if version == 6 else "timeline/history")
+    archived = [f for f in history.iterdir() if not f.name.startswith(".hoodie")] if history.exists() else []
+    assert archived, "the metadata table's instants were archived"
+    assert len(mdt.instants) < 12  # without archival: a delta commit per write, and its compactions: bounded
+    data_first = Timeline.load(TableLocation.of(str(path))).instants[0].timestamp
+    assert min(i.timestamp for i in mdt.instants)[:17] >= data_first[:17]  # the initialization is archived too
+    _kept(path)
+    assert sorted(HudiTable.load(str(path)).read_snapshot().column("id").to_pylist()) == sorted(
+        [n for n in range(12)] + [n + 100 for n in range(12)])
