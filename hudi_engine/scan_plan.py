@@ -60,6 +60,8 @@ class PlannedTable(Protocol):
     def commit_metadata(self, instant: Instant) -> CommitMetadata: ...
     def latest_file_slices(self, vis: Visibility, filters: Filters = None,
                            schema: pa.Schema | None = None) -> list[FileSlice]: ...
+    def skip_by_column_stats(self, slices: list[FileSlice], filters: Sequence[Filter],
+                             schema: pa.Schema) -> list[FileSlice]: ...
 
 
 COMMIT_TIME = "_hoodie_commit_time"
@@ -203,14 +205,18 @@ def column_ids(table: PlannedTable, as_of: str | None) -> ColumnIds | None:
 
 
 def list_slices(table: PlannedTable, plan: ScanPlan, *, filters: Filters = None,
-                commit_time_bound: CommitTimeBound | None = None) -> ScanPlan:
+                commit_time_bound: CommitTimeBound | None = None, skipping: Sequence[Filter] = ()) -> ScanPlan:
     """`plan` with the file slices it reads: the latest visible slice of every file group (incremental: of those
-    the range's commits wrote), after partition pruning, the query's file groups, and commit-time pruning."""
+    the range's commits wrote), after partition pruning, the query's file groups, data skipping by column stats
+    (`skipping`, and (column, op, value) `filters`), and commit-time pruning."""
     query, vis = plan.query, plan.visibility
     if query.incremental:
         slices = _incremental_slices(table, query.begin_instant, query.end, vis, filters, plan.schema)
     else:
         slices = table.latest_file_slices(vis, filters, plan.schema)
+    tuples = [] if filters is None or isinstance(filters, pc.Expression) else list(filters)
+    if skipping or tuples:
+        slices = table.skip_by_column_stats(list(slices), [*skipping, *tuples], plan.schema)
     if query.file_groups is not None:
         slices = [s for s in slices if file_group_id(s) in query.file_groups]
     refuse_skeleton_files(table.config, table.location, slices)

@@ -5,7 +5,7 @@ import contextlib
 import functools
 import json
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -26,7 +26,7 @@ from hudi_engine.metadata.column_stats import COLUMN_STATS_PARTITION, column_sta
 from hudi_engine.metadata.table import MetadataTable
 from hudi_engine.partition_path import parse_partition_path
 from hudi_engine.read_options import InstantOptionError, ReadOptions, plain_path
-from hudi_engine.scan_plan import Filters, ScanPlan, plan_scan
+from hudi_engine.scan_plan import Filter, Filters, ScanPlan, plan_scan
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -79,6 +79,7 @@ class HudiTable:
         the old one is forgotten, but completed instants' metadata (their files never change)."""
         self._timeline = timeline
         self._slicing = slicing_for(timeline)
+        self._metadata_table_read: MetadataTable | bool | None = None  # not loaded yet (None), none to use (False)
         self.query_instants = QueryInstants(self.config, timeline)  # its history commits read once
         self.__dict__.pop("_cleaned_base_files", None)  # the cached property, of the old listing's cleans
 
@@ -528,34 +529,35 @@ class HudiTable:
                 view = FileSystemView.from_listing(
                     self.location, {p: f for p, f in listing.items() if prune is None or prune(p)}, self._slicing)
             except HudiError:
-                metadata = None  # one this engine cannot read: list storage
+                view = None  # one this engine cannot read: list storage
         if view is None:
             view = FileSystemView.load(self.location, prune, self._slicing)
         if vis.as_of is not None:
             self._check_not_cleaned(view, vis.as_of)
-        slices = view.latest_file_slices(vis)
-        if metadata is not None and filters is not None and not isinstance(filters, pc.Expression) and \
-                COLUMN_STATS_PARTITION in self.config.metadata_partitions:
-            slices = self._skip_by_column_stats(metadata, slices, filters, schema or self.schema())
-        return slices
+        return view.latest_file_slices(vis)
 
     def _metadata_table(self) -> MetadataTable | None:
         """The table's metadata table when readers may list files from it (it lists `files` and holds the latest
-        completed action: `MetadataTable.in_sync`), else None."""
+        completed action: `MetadataTable.in_sync`), else None; loaded once per HudiTable (one timeline)."""
         if not self.config.is_metadata_table_enabled:
             return None
-        try:
-            table = MetadataTable.load(self.location, self.config, self.timeline)
-            return table if table.in_sync() else None
-        except HudiError:
-            return None
+        if self._metadata_table_read is None:
+            try:
+                table = MetadataTable.load(self.location, self.config, self.timeline)
+                self._metadata_table_read = table if table.in_sync() else False
+            except HudiError:
+                self._metadata_table_read = False
+        return self._metadata_table_read if isinstance(self._metadata_table_read, MetadataTable) else None
 
-    @staticmethod
-    def _skip_by_column_stats(metadata: MetadataTable, slices: list[FileSlice], filters: Filters,
-                              schema: pa.Schema) -> list[FileSlice]:
-        """`slices` without those the filters' column stats rule out (`hudi_engine.metadata.data_skipping`)."""
-        wanted = [f for f in filters or () if len(f) == 3 and f[0] in schema.names]
-        if not wanted:
+    def skip_by_column_stats(self, slices: list[FileSlice], filters: Sequence[Filter],
+                             schema: pa.Schema) -> list[FileSlice]:
+        """`slices` without those the (column, op, value) `filters` rule out by the metadata table's column stats
+        (`hudi_engine.metadata.data_skipping`); all of them without column stats."""
+        if not filters or COLUMN_STATS_PARTITION not in self.config.metadata_partitions:
+            return slices
+        metadata = self._metadata_table()
+        wanted = [f for f in filters if len(f) == 3 and f[0] in schema.names]
+        if metadata is None or not wanted:
             return slices
         columns = sorted({f[0] for f in wanted})
         keys = {column_stats_key(s.partition_path, f.path.rsplit("/", 1)[-1], c): None

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import xxhash
 
 from hudi_engine.errors import MetadataTableError
 from hudi_engine.metadata.records import partition_key
@@ -40,6 +39,9 @@ _SEED = 0xdabadaba | ~0xffffffff & 0xffffffffffffffff  # HashID.HASH_SEED, an in
 
 
 def _xxh64(text: str) -> bytes:
+    # Imported here: keys are computed on the driver (metadata writes, lookups), and a Spark executor's Python, which
+    # imports this module with the engine, needs no more than hudi_engine.spark.executor_env.REQUIREMENTS.
+    import xxhash
     return xxhash.xxh64(text.encode("utf-8"), seed=_SEED).digest()  # big-endian, as HBase's Bytes.toBytes(long)
 
 

@@ -7,8 +7,9 @@ partitions before file slices are listed; every filter is still handed back to S
 the rows, so pruning only has to be conservative, never exact. Key generators whose partition path is not the
 column's value (timestamp-based, custom) are not pruned. Lower bounds on `_hoodie_commit_time` (>, >=, =, IN)
 prune file slices whose rows are all older (`scan_plan.newest_commit_times`): `where _hoodie_commit_time > X`
-reads only the slices commits after X wrote. The `hudi` source, `read_table` and the native source's planner all
-prune with `pruning`.
+reads only the slices commits after X wrote. Comparisons and IN on any column skip file slices by the metadata
+table's column stats, where the table has them (`skipping_filters`). The `hudi` source, `read_table` and the native
+source's planner all prune with `pruning` and `skipping_filters`.
 """
 from __future__ import annotations
 
@@ -103,6 +104,27 @@ def filter_expression(f: Filter, columns: Mapping[str, str]) -> pc.Expression | 
     if isinstance(f, StringContains):
         return pc.match_substring(field, pattern=value)
     return None
+
+
+_STATS_OPS = {EqualTo: "=", EqualNullSafe: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<",
+              LessThanOrEqual: "<="}
+
+
+def skipping_filters(table_schema: pa.Schema, filters: Sequence[Filter]) -> list[tuple[str, str, Any]]:
+    """The Spark filters data skipping reads (`hudi_engine.metadata.data_skipping`): comparisons and IN of one
+    column with non-null values, as (column, op, value) with the column's name as the table spells it."""
+    names = {n.lower(): n for n in table_schema.names}
+    out: list[tuple[str, str, Any]] = []
+    for f in filters:
+        attribute = getattr(f, "attribute", None)
+        if attribute is None or len(attribute) != 1 or attribute[0].lower() not in names:
+            continue
+        column, value = names[attribute[0].lower()], getattr(f, "value", None)
+        if type(f) in _STATS_OPS and value is not None:
+            out.append((column, _STATS_OPS[type(f)], value))
+        elif isinstance(f, In) and value and all(v is not None for v in value):
+            out.append((column, "in", list(value)))
+    return out
 
 
 _BOUND_FILTERS = {GreaterThan: False, GreaterThanOrEqual: True, EqualTo: True, EqualNullSafe: True}

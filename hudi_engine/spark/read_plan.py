@@ -37,7 +37,7 @@ from hudi_engine.io.base_file import read_footer
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.scan_plan import CommitTimeWindow, ScanPlan, file_group_id, fix_query, list_slices
 from hudi_engine.schema import add_meta_fields, avro_to_arrow_schema
-from hudi_engine.spark.pushdown import pruning
+from hudi_engine.spark.pushdown import pruning, skipping_filters
 from hudi_engine.spark.spark_types import spark_type
 from hudi_engine.spark.table_cache import TABLES
 from hudi_engine.table import HudiTable
@@ -103,7 +103,8 @@ def plan_read(table: HudiTable, opts: ReadOptions, *, split_logged: bool = True,
     Spark's file systems cannot open) sends every slice to the hudi source."""
     fixed = fix_query(table, opts)
     partition_filter, bound = pruning(table, fixed.schema, filters)
-    scan = list_slices(table, fixed, filters=partition_filter, commit_time_bound=bound)
+    scan = list_slices(table, fixed, filters=partition_filter, commit_time_bound=bound,
+                       skipping=skipping_filters(fixed.schema, filters))
     schema, query = scan.schema, scan.query
     # Slices with log files are split by key on snapshot reads (an incremental pull's slices go whole: few rows).
     split = split_logged and query.query_type == "snapshot" and table.config.populate_meta_fields

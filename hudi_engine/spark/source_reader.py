@@ -19,7 +19,7 @@ from pyspark.sql.types import StructType
 from hudi_engine.file_group import FileSlice
 from hudi_engine.read_options import ReadOptions
 from hudi_engine.scan_plan import CommitTimeBound, file_group_id, fix_query, list_slices
-from hudi_engine.spark.pushdown import pruning
+from hudi_engine.spark.pushdown import pruning, skipping_filters
 from hudi_engine.spark.spark_types import arrow_target, resolve_columns, to_spark_arrow
 from hudi_engine.table import HudiTable
 
@@ -60,6 +60,7 @@ class HudiReader(DataSourceReader):
         self.target = arrow_target(schema)
         self.partition_filter: pc.Expression | None = None
         self.commit_time_bound: CommitTimeBound | None = None
+        self.skipping: list[tuple[str, str, Any]] = []  # filters data skipping reads (`pushFilters`)
 
     def __getstate__(self) -> dict[str, Any]:
         """What Spark ships to the tasks: the plan (instant, visibility, window, schema; no slice, each task gets
@@ -72,6 +73,7 @@ class HudiReader(DataSourceReader):
         """Keep filters on partition columns for pruning partitions, and lower bounds on `_hoodie_commit_time` for
         pruning file slices whose rows are all older; return all, so Spark still applies each to rows."""
         self.partition_filter, self.commit_time_bound = pruning(self.table, self.plan.schema, filters)
+        self.skipping = skipping_filters(self.plan.schema, filters)
         return list(filters)
 
     def partitions(self) -> Sequence[InputPartition]:
@@ -80,7 +82,7 @@ class HudiReader(DataSourceReader):
     def file_slices(self) -> list[FileSlice]:
         """The slices this query reads, after pruning; for incremental, the file groups the range touched."""
         plan = list_slices(self.table, self.plan, filters=self.partition_filter,
-                           commit_time_bound=self.commit_time_bound)
+                           commit_time_bound=self.commit_time_bound, skipping=self.skipping)
         return list(plan.slices)
 
     # -- reading (executors) --

@@ -411,3 +411,34 @@ def test_read_through_a_standalone_cluster(unzip_table, tmp_path, standalone_mas
     got = pq.read_table(out)
     assert_same_rows(got, HudiTable.load(path).read_snapshot(), "standalone cluster read")
     assert_same_rows(got, rs_snapshot(path), "standalone cluster read vs hudi-rs")
+
+
+def test_spark_filters_skip_file_slices_by_column_stats(spark, tmp_path):
+    """A table with column stats: Spark's pushed comparisons and IN skip the file slices no file of which can match
+    (the `hudi` source's planner and read_table's), and the query's rows are those of a full read filtered."""
+    from pyspark.sql.datasource import GreaterThanOrEqual, LessThan
+
+    from hudi_engine.read_options import ReadOptions
+    from hudi_engine.spark.pushdown import skipping_filters
+    from hudi_engine.spark.read_plan import plan_read
+    from hudi_engine.write_pipeline import write_table
+
+    path = str(tmp_path / "t")
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.metadata.index.column.stats.enable": "true", "hoodie.parquet.small.file.limit": "0",
+               "hoodie.datasource.write.operation": "insert"}
+    for start in range(0, 300, 100):
+        ids = list(range(start, start + 100))
+        write_table(pa.table({"id": pa.array(ids, pa.int64()), "ts": pa.array([1] * 100, pa.int64()),
+                              "p": [f"p{i % 2}" for i in ids]}), path, options)
+    table = HudiTable.load(path)
+    schema = table.schema()
+    assert skipping_filters(schema, [EqualTo(("ID",), 150), In(("id",), (1, None))]) == [("id", "=", 150)]
+    every = plan_read(table, ReadOptions.parse({"path": path}))
+    some = plan_read(table, ReadOptions.parse({"path": path}), filters=[EqualTo(("id",), 150)])
+    assert 0 < len(some.scan.slices) < len(every.scan.slices)
+    df = spark.read.format("hudi").load(path).where("id >= 120 and id < 130")
+    assert sorted(r.id for r in df.collect()) == list(range(120, 130))
+    assert len(plan_read(table, ReadOptions.parse({"path": path}), filters=[
+        GreaterThanOrEqual(("id",), 120), LessThan(("id",), 130)]).scan.slices) == 2  # one file group a partition
