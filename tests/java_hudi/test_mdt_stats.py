@@ -1,8 +1,9 @@
 """Java Hudi 1.2 on the column and partition stats the engine keeps (hudi_engine/metadata/stats_index.py) in a
 metadata table Java built with Spark's defaults (files, column_stats, partition_stats; version 9): after the engine's
 upserts, delete, compaction (MOR), clean and clustering, Java's queries with data skipping on return what the
-engine reads, Java's `show_metadata_table_column_stats` shows what the engine does, and Java's next write extends the
-metadata table (no rebuild) after which the engine keeps it again. A control shows Java does skip by those stats:
+engine reads, Java's `show_metadata_table_column_stats` shows what the engine does, an engine write killed after its
+metadata delta commit stays invisible, and Java's next write rolls it back and extends the metadata table (no
+rebuild), after which the engine keeps it again. A control shows Java does skip by those stats:
 with one file's stats made wrong on purpose, the same query misses that file's row."""
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from hudi_engine.procedures import call
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.write_pipeline import write_table
+from java_hudi.test_mdt_files import _killed_after_the_metadata_commit
 
 SKIPPING = {"hoodie.metadata.enable": "true", "hoodie.enable.data.skipping": "true"}
 JAVA_WRITE = {**WRITE_OPTIONS, "hoodie.datasource.write.operation": "upsert",
@@ -99,10 +101,20 @@ def test_java_skips_by_the_engines_stats_and_extends_them(java_hudi, tmp_path: P
             ours = call("show_metadata_table_column_stats", str(copy), targetColumns=columns)
             assert sorted(tuple(r.values()) for r in ours.to_pylist()) == sorted(
                 tuple(r.values()) for r in theirs.to_pylist()), columns
-        # Java's next write extends the metadata table the engine kept: no new initialization
+        # An engine write killed between its metadata delta commit (stats of files it wrote) and its data commit:
+        # Java skips those blocks; its next write rolls the instant back, in the metadata table too, and extends the
+        # metadata table the engine kept: no new initialization
+        name_of_table = TableConfig.load(TableLocation.of(str(copy))).name
+        crashed = _killed_after_the_metadata_commit(copy, feature_rows([2, 90], "crashed"), {
+            **WRITE_OPTIONS, "hoodie.table.name": name_of_table, "hoodie.datasource.write.operation": "upsert"},
+            tmp_path)
+        assert crashed in {i.timestamp for i in Timeline.load(metadata_location(TableLocation.of(str(copy)))).instants}
+        assert _query(java, name, "id = 90") == [] and _query(java, name, "id = 51") == _ours(table, [51])
         java.write(copy, feature_rows([1, 61], "java").set_column(2, "ts", pa.array([20, 20], pa.int64())),
-                   {**JAVA_WRITE, "hoodie.table.name": TableConfig.load(TableLocation.of(str(copy))).name})
+                   {**JAVA_WRITE, "hoodie.table.name": name_of_table})
+        assert crashed not in {i.timestamp for i in Timeline.load(TableLocation.of(str(copy))).instants}
         assert _mdt_inits(copy) == inits
+        assert _query(java, name, "id = 90") == []
         assert TableConfig.load(TableLocation.of(str(copy))).metadata_partitions == [
             "column_stats", "files", "partition_stats"]
         assert _query(java, name, "id = 61") == [(61, "java")]
