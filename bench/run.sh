@@ -35,6 +35,7 @@
 #                                (W1, files only / record index / 1.2's defaults) and what Java's next 1,000-row
 #                                upsert pays to rebuild it, beside the same upsert with it intact (about 15 minutes)
 #   bench/run.sh mdt-files       issue 37: the same upserts with and without the metadata table's files partition kept
+#   bench/run.sh mdt-listing     issue 37: snapshot planning of a 2,000-file table on S3 with and without the metadata table
 #                                (created, cleaned and compacted by the engine), interleaved (about 5 minutes)
 #   bench/run.sh all             read, spark-read, write, w2, w3, profile, dbt, archival and listing
 # Environment: BENCH_REPEATS (3), BENCH_DATA (bench/data), BENCH_MASTER (local[*]), BENCH_DRIVER_MEMORY (4g).
@@ -68,7 +69,8 @@ for w in "${what[@]}"; do
     hudi-java-w3) .venv/bin/python bench/bench_hudi_java.py --workloads w1,w3a ;;
     mdt-handover) .venv/bin/python bench/bench_mdt_handover.py ;;
     mdt-files) .venv/bin/python bench/bench_mdt_files.py ;;
+    mdt-listing) .venv/bin/python bench/bench_mdt_listing.py ;;
     compaction) .venv/bin/python bench/bench_compaction.py ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, hudi-java, hudi-java-w3, mdt-handover, mdt-files, compaction or all" >&2; exit 2 ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, hudi-java, hudi-java-w3, mdt-handover, mdt-files, mdt-listing, compaction or all" >&2; exit 2 ;;
   esac
 done

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from java_tables import CASES, unzip_feature_table
 
 from hudi_engine import HudiTable
@@ -84,25 +85,25 @@ def write_rows(table: Path, rows: pa.Table, operation: str = "upsert", **extra: 
 STATS_PARTITIONS = ("files", "column_stats", "partition_stats")
 
 
-def stats_only(table: Path) -> Path:
+def stats_only(table: Path, keep: tuple[str, ...] = STATS_PARTITIONS) -> Path:
     """Drop every metadata partition but files, column_stats and partition_stats from the table at `table` (their
     folders, their names in hoodie.properties, their index definitions), as Hudi leaves a table whose record index,
     bloom filters and secondary indexes were dropped: the metadata table of a Java 1.2 table written with Spark's
     defaults."""
     meta = table / ".hoodie" / "metadata"
     for p in meta.iterdir():
-        if p.is_dir() and p.name not in (*STATS_PARTITIONS, ".hoodie"):
+        if p.is_dir() and p.name not in (*keep, ".hoodie"):
             shutil.rmtree(p)
     location = TableLocation.of(str(table))
     config = TableConfig.load(location)
-    kept = [p for p in config.metadata_partitions if p in STATS_PARTITIONS]
+    kept = [p for p in config.metadata_partitions if p in keep]
     config.with_props({"hoodie.table.metadata.partitions": ",".join(kept),
                        "hoodie.table.metadata.partitions.inflight": None}).save(location)
     defs_path = config.get("hoodie.table.index.defs.path")
     if defs_path:
         defs = table / defs_path
         raw = json.loads(defs.read_text())
-        raw["indexDefinitions"] = {k: v for k, v in raw["indexDefinitions"].items() if k in STATS_PARTITIONS}
+        raw["indexDefinitions"] = {k: v for k, v in raw["indexDefinitions"].items() if k in keep}
         defs.write_text(json.dumps(raw, indent=2))
     return table
 
@@ -146,3 +147,34 @@ def assert_stats_match_files(table: Path) -> int:
                 assert record.is_tight_bound and record.file_name == partition
                 checked += 1
     return checked
+
+
+def assert_blooms_match_files(table: Path) -> int:
+    """Every base file of the latest slices has the bloom_filters record its footer gives (filter, type code, the
+    instant that wrote it), as Hudi writes it; the number checked."""
+    from hudi_engine.fs_view import Visibility, slicing_for
+    from hudi_engine.io.base_file import BLOOM_FILTER_KEY, BLOOM_FILTER_TYPE_CODE_KEY
+    from hudi_engine.metadata.column_stats import BLOOM_FILTERS_PARTITION, bloom_filter_key
+
+    location = TableLocation.of(str(table))
+    config = TableConfig.load(location)
+    timeline = Timeline.load(location, layout_for(config))
+    mdt = MetadataTable.load(location, config, timeline)
+    view = FileSystemView.load(location, slicing=slicing_for(timeline))
+    bases = [(s.partition_path, s.base_file) for s in view.latest_file_slices(Visibility.of(timeline))
+             if s.base_file is not None]
+    found = mdt.read_keys(BLOOM_FILTERS_PARTITION, [bloom_filter_key(p, b.path.rsplit("/", 1)[-1]) for p, b in bases])
+    for partition, base in bases:
+        name = base.path.rsplit("/", 1)[-1]
+        kv = pq.ParquetFile(base.path).metadata.metadata
+        record = found[bloom_filter_key(partition, name)]
+        assert (record.bloom_filter, record.type_code, record.timestamp) == (  # type: ignore[attr-defined]
+            kv[BLOOM_FILTER_KEY.encode()], kv[BLOOM_FILTER_TYPE_CODE_KEY.encode()].decode(),
+            base.name.instant_time), name
+    # and no filter of a file storage no longer holds (the clean's tombstones)
+    stored = {bloom_filter_key(g.partition_path, s.base_file.path.rsplit("/", 1)[-1]) for g in view.file_groups()
+              for s in g.slices.values() if s.base_file is not None}
+    live = {k for fs in mdt.partition_slices(BLOOM_FILTERS_PARTITION) for k, r in mdt.read_slice(fs).items()
+            if not r.is_deleted}
+    assert live == stored, (sorted(live - stored), sorted(stored - live))
+    return len(bases)

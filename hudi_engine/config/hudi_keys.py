@@ -296,7 +296,8 @@ REFUSALS: tuple[Refusal, ...] = (
     # HoodieMetadataConfig
     _on("hoodie.metadata.record.index.enable", _NO_MDT + ", so it has no record index",
         "Set it false; hoodie.index.type picks this engine's index", MD),
-    _on("hoodie.metadata.index.bloom.filter.enable", _NO_MDT, _NO_MDT_OUT, MD),
+    _on("hoodie.metadata.index.bloom.filter.enable", _NO_MDT + " (it keeps the bloom filters a Java writer built)",
+        _NO_MDT_OUT, MD),
     _on("hoodie.metadata.index.expression.enable", _NO_MDT, _NO_MDT_OUT, MD),
     _on("hoodie.metadata.index.secondary.enable", _NO_MDT, _NO_MDT_OUT, MD),
     _on("hoodie.metadata.index.async", _NO_MDT, _NO_MDT_OUT, MD),

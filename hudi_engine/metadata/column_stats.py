@@ -33,6 +33,8 @@ COLUMN_STATS_PARTITION = "column_stats"  # MetadataPartitionType.COLUMN_STATS's 
 COLUMN_STATS_TYPE = 3  # HoodieMetadataPayload.METADATA_TYPE_COLUMN_STATS
 PARTITION_STATS_PARTITION = "partition_stats"  # MetadataPartitionType.PARTITION_STATS (Hudi 1.x)
 PARTITION_STATS_TYPE = 6  # its records: column stats of a whole partition, keyed without a file
+BLOOM_FILTERS_PARTITION = "bloom_filters"  # MetadataPartitionType.BLOOM_FILTERS
+BLOOM_FILTER_TYPE = 4  # HoodieMetadataPayload.METADATA_TYPE_BLOOM_FILTER
 _FIELD = "ColumnStatsMetadata"
 _NAMESPACE = "org.apache.hudi.avro.model."  # of the value wrappers
 _SEED = 0xdabadaba | ~0xffffffff & 0xffffffffffffffff  # HashID.HASH_SEED, an int Java widens to a long
@@ -63,6 +65,12 @@ def column_stats_key(partition_path: str, file_name: str, column: str) -> str:
 def partition_stats_key(partition_path: str, column: str) -> str:
     """The record key of `column`'s stats over partition `partition_path` (`getPartitionStatsIndexKey`)."""
     return column_key_prefix(column) + _b64(_xxh64(partition_key(partition_path)))
+
+
+def bloom_filter_key(partition_path: str, file_name: str) -> str:
+    """The record key of a base file's bloom filter in the `bloom_filters` partition (`getBloomFilterIndexKey`):
+    base64(XXH64(partition)) + base64(MD5(file name))."""
+    return _b64(_xxh64(partition_key(partition_path))) + _b64(hashlib.md5(file_name.encode("utf-8")).digest())
 
 
 def file_group_index(key: str, count: int) -> int:
@@ -246,3 +254,33 @@ def _value_type(info: Any) -> tuple[int, str | None] | None:
 def _extreme(pick: Any, a: StatValue | None, b: StatValue | None) -> StatValue | None:
     present = [v for v in (a, b) if v is not None]
     return pick(present, key=lambda v: v.value) if present else None
+
+
+@dataclass(frozen=True, slots=True)
+class BloomFilterRecord:
+    """A `bloom_filters` record (type 4): a base file's bloom filter of record keys as its parquet footer holds it
+    (`HoodieMetadataBloomFilter`: the filter's type code, the instant that wrote the record, the serialized filter),
+    or a cleaned file's tombstone. A newer record of a key replaces the older (`MetadataRecord`)."""
+
+    key: str
+    type_code: str
+    timestamp: str
+    bloom_filter: bytes
+    is_deleted: bool = False
+
+    def combine(self, newer: BloomFilterRecord) -> BloomFilterRecord:
+        return newer
+
+    def datum(self) -> dict[str, Any]:
+        return {"type": BLOOM_FILTER_TYPE, "BloomFilterMetadata": {
+            "type": self.type_code, "timestamp": self.timestamp, "bloomFilter": self.bloom_filter,
+            "isDeleted": self.is_deleted}}
+
+    @staticmethod
+    def from_datum(key: str, datum: Mapping[str, Any], where: str) -> BloomFilterRecord:
+        bloom = datum.get("BloomFilterMetadata")
+        if datum.get("type") != BLOOM_FILTER_TYPE or not bloom:
+            raise MetadataTableError(f"{where}: record {key!r} has type {datum.get('type')}; the bloom_filters "
+                                     f"partition holds type {BLOOM_FILTER_TYPE} only")
+        return BloomFilterRecord(key, str(bloom.get("type") or ""), str(bloom.get("timestamp") or ""),
+                                 bytes(bloom.get("bloomFilter") or b""), bool(bloom.get("isDeleted")))

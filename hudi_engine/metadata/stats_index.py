@@ -34,15 +34,19 @@ import pyarrow.parquet as pq
 from hudi_engine.errors import MetadataTableError
 from hudi_engine.file_naming import is_base_file_name, is_log_file_name
 from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.io.base_file import BLOOM_FILTER_KEY, BLOOM_FILTER_TYPE_CODE_KEY
 from hudi_engine.io.log_block import BlockType, data_block_records
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.column_ranges import base_file_ranges, kind_of_arrow, log_file_ranges, merge_ranges
 from hudi_engine.metadata.column_stats import (
+    BLOOM_FILTERS_PARTITION,
     COLUMN_STATS_PARTITION,
     PARTITION_STATS_PARTITION,
+    BloomFilterRecord,
     ColumnStats,
     ColumnStatsRecord,
+    bloom_filter_key,
     column_stats_key,
 )
 from hudi_engine.metadata.index_definitions import (
@@ -92,12 +96,14 @@ def default_columns(avro_schema: Mapping[str, Any] | str, version: int, populate
 
 @dataclass(frozen=True)
 class StatsIndex:
-    """What a table's column_stats index covers, and whether partition_stats is kept with it."""
+    """What a table's column_stats index covers (no columns: the table has none), and whether partition_stats and
+    bloom_filters are kept with it."""
 
     columns: tuple[str, ...]
     version: int
     partition_stats: bool
     definition: IndexDefinition | None  # the column_stats definition in index.json, if any
+    bloom_filters: bool = False  # the table's bloom_filters partition is kept too
 
     @staticmethod
     def load(location: TableLocation, config: TableConfig) -> StatsIndex | None:
@@ -105,13 +111,18 @@ class StatsIndex:
         (MetadataTableError, naming why) where this engine cannot keep it: a table of version 6, or no column
         list to go by."""
         listed = config.metadata_partitions + config.metadata_partitions_inflight
+        blooms = BLOOM_FILTERS_PARTITION in listed
         if COLUMN_STATS_PARTITION not in listed:
             if PARTITION_STATS_PARTITION in listed:
                 raise MetadataTableError(f"{PARTITION_STATS_PARTITION} is listed without {COLUMN_STATS_PARTITION}")
-            return None
+            if not blooms:
+                return None
         if config.version < 8:
-            raise MetadataTableError(f"{COLUMN_STATS_PARTITION} on a table of version {config.version}: this engine "
-                                     "keeps the column stats of Hudi 1.x tables (versions 8 and 9) only")
+            kept = [p for p in (COLUMN_STATS_PARTITION, BLOOM_FILTERS_PARTITION) if p in listed]
+            raise MetadataTableError(f"{', '.join(kept)} on a table of version {config.version}: this engine keeps "
+                                     "the column stats and bloom filters of Hudi 1.x tables (versions 8 and 9) only")
+        if COLUMN_STATS_PARTITION not in listed:
+            return StatsIndex((), 1 if config.version < 9 else 2, False, None, bloom_filters=True)
         defs = load_index_definitions(location, config)
         own = defs.get(COLUMN_STATS_PARTITION) or defs.get(PARTITION_STATS_PARTITION)
         version = own.version if own is not None else (1 if config.version < 9 else 2)
@@ -126,13 +137,14 @@ class StatsIndex:
         else:
             raise MetadataTableError(f"the table has {COLUMN_STATS_PARTITION} but neither a column_stats index "
                                      f"definition ({INDEX_DEFS_PATH}) nor a create schema to tell its columns")
-        return StatsIndex(tuple(columns), version, PARTITION_STATS_PARTITION in listed, definition)
+        return StatsIndex(tuple(columns), version, PARTITION_STATS_PARTITION in listed, definition,
+                          bloom_filters=blooms)
 
     # ---- the columns a commit indexes -----------------------------------------------------------------------------
     def for_schema(self, avro_schema: str | None, populate_meta_fields: bool) -> StatsIndex:
         """The index as a commit of `avro_schema` (its writer schema, without meta fields) extends it: the default
         rule's new columns when the definition follows the default rule (`updateColsToIndex`), else unchanged."""
-        if not avro_schema:
+        if not avro_schema or not self.columns:
             return self
         wanted = default_columns(avro_schema, self.version, populate_meta_fields)
         if len(wanted) > len(self.columns) and wanted[:len(self.columns)] == self.columns:
@@ -142,27 +154,57 @@ class StatsIndex:
     # ---- records ---------------------------------------------------------------------------------------------------
     def ranges_of(self, location: TableLocation, partition: str, file_name: str) -> list[ColumnStats]:
         """The indexed columns' ranges of one data file of the table at `location` (footer or records)."""
+        return self.file_records(location, partition, file_name, "")[0]
+
+    def file_records(self, location: TableLocation, partition: str, file_name: str, instant_time: str
+                     ) -> tuple[list[ColumnStats], BloomFilterRecord | None]:
+        """One data file's ranges of the indexed columns, and (when bloom filters are kept) its bloom filter record
+        at `instant_time` as Hudi writes it from a base file's footer (`convertMetadataToBloomFilterRecords`: none
+        for a log file or a footer without a filter), reading the footer once."""
         path = location.join(f"{partition}/{file_name}" if partition else file_name)
         storage = location.storage
         if is_base_file_name(file_name):
             if not file_name.endswith(".parquet"):
-                return []  # Hudi reads ranges from parquet footers only
+                return [], None  # Hudi reads ranges from parquet footers only
             with storage.open_input_file(path) as f:
-                return base_file_ranges(pq.ParquetFile(f).metadata, file_name, self.columns, self.version)
+                footer = pq.ParquetFile(f).metadata
+            ranges = base_file_ranges(footer, file_name, self.columns, self.version) if self.columns else []
+            kv = footer.metadata or {}
+            bloom = None
+            if self.bloom_filters and BLOOM_FILTER_KEY.encode() in kv:
+                bloom = BloomFilterRecord(bloom_filter_key(partition, file_name),
+                                          kv.get(BLOOM_FILTER_TYPE_CODE_KEY.encode(), b"").decode("utf-8"),
+                                          instant_time, kv[BLOOM_FILTER_KEY.encode()])
+            return ranges, bloom
+        if not self.columns:
+            return [], None
         if is_log_file_name(file_name):
             with storage.open_input_file(path) as f:
                 blocks = read_log_blocks(f, file_name=path)
             tables = [data_block_records(b) for b in blocks
                       if b.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA)]
             records = pa.concat_tables(tables, promote_options="default") if tables else pa.table({})
-            return log_file_ranges(records, file_name, self.columns, self.version)
-        return []
+            return log_file_ranges(records, file_name, self.columns, self.version), None
+        return [], None
 
     def tombstones(self, partition: str, file_name: str) -> list[ColumnStatsRecord]:
         """The records that delete a cleaned file's stats (`HoodieColumnRangeMetadata.stub`: counts -1)."""
         null_type = (1, None) if self.version >= 2 else None
         return [ColumnStatsRecord.of(partition, ColumnStats(file_name, c, None, None, -1, -1, -1, -1, True, False,
                                                             null_type)) for c in self.columns]
+
+    def records_for_clean(self, clean: Mapping[str, Any], instant_time: str) -> dict[str, list[MetadataRecord]]:
+        """A clean's records: column stats tombstones of every deleted file, and bloom filter tombstones of every
+        deleted base file (`createBloomFilterMetadataRecord(..., isDeleted=true)`)."""
+        deleted = [(partition, str(p).rsplit("/", 1)[-1]) for partition, pm in sorted(
+            (clean.get("partitionMetadata") or {}).items()) for p in pm.get("deletePathPatterns") or ()]
+        out: dict[str, list[MetadataRecord]] = {}
+        if self.columns:
+            out[COLUMN_STATS_PARTITION] = [t for p, name in deleted for t in self.tombstones(p, name)]
+        if self.bloom_filters:
+            out[BLOOM_FILTERS_PARTITION] = [BloomFilterRecord(bloom_filter_key(p, name), "", instant_time, b"", True)
+                                            for p, name in deleted if is_base_file_name(name)]
+        return out
 
     def partition_stub(self, partition: str) -> list[ColumnStatsRecord]:
         """The partition_stats records that delete a dropped partition's stats (tight tombstones)."""
@@ -197,15 +239,23 @@ def records_for_commit(index: StatsIndex, location: TableLocation, commit: Commi
     records of those keys already in the metadata table."""
     written: dict[tuple[str, str], ColumnStats] = {}
     column_records: list[MetadataRecord] = []
+    blooms: list[MetadataRecord] = []
     for partition, stats in commit.partition_to_write_stats.items():
         for stat in stats:
             if stat.path is None:
                 continue
             name = stat.path.rsplit("/", 1)[-1]
-            for ranges in index.ranges_of(location, partition, name):
+            file_ranges, bloom = index.file_records(location, partition, name, instant_time)
+            for ranges in file_ranges:
                 written[(name, ranges.column_name)] = ranges
                 column_records.append(ColumnStatsRecord.of(partition, ranges))
-    out: dict[str, list[MetadataRecord]] = {COLUMN_STATS_PARTITION: column_records}
+            if bloom is not None:
+                blooms.append(bloom)
+    out: dict[str, list[MetadataRecord]] = {}
+    if index.columns:
+        out[COLUMN_STATS_PARTITION] = column_records
+    if index.bloom_filters:
+        out[BLOOM_FILTERS_PARTITION] = blooms
     if not index.partition_stats:
         return out
     partition_records: list[MetadataRecord] = []

@@ -32,9 +32,11 @@ from hudi_engine.io.log_block import BlockType, LogBlock, delete_block_keys
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.column_stats import (
+    BLOOM_FILTERS_PARTITION,
     COLUMN_STATS_PARTITION,
     PARTITION_STATS_PARTITION,
     PARTITION_STATS_TYPE,
+    BloomFilterRecord,
     ColumnStats,
     ColumnStatsRecord,
     column_key_prefix,
@@ -326,6 +328,8 @@ def _decode(partition: str, codec: RecordCodec, key: bytes, value: bytes, where:
         return ColumnStatsRecord.from_datum(text, datum, where)
     if partition == PARTITION_STATS_PARTITION:
         return ColumnStatsRecord.from_datum(text, datum, where, PARTITION_STATS_TYPE)
+    if partition == BLOOM_FILTERS_PARTITION:
+        return BloomFilterRecord.from_datum(text, datum, where)
     if partition == FILES_PARTITION:
         return FilesRecord.from_datum(text, datum, where)
     raise MetadataTableError(f"{where}: records of metadata partition {partition!r} are not read by this engine")

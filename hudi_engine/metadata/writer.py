@@ -2,8 +2,9 @@
 `HoodieBackedTableMetadataWriter` records them (FORMAT.md, Metadata table).
 
 A metadata table is kept only when it is one this engine can keep whole: `hoodie.table.metadata.partitions` lists
-`files`, and besides it at most `column_stats` and `partition_stats` on a table of version 8 or 9 (their records:
-`stats_index`; no bloom filters, record index, ... whose records we do not compute), nothing is being built
+`files`, and besides it at most `column_stats`, `partition_stats` and `bloom_filters` on a table of version 8 or 9
+(their records: `stats_index`; no record index, secondary index, ... whose records we do not compute), nothing is
+being built
 (`...partitions.inflight` empty), the metadata table is of the data table's version, has no pending instant (but
 those of the action being retried) and one `files` file group with its base file. Otherwise the action disables it
 first (`keep_or_disable`, through `TableConfig.disable_metadata_table`, with the action's reason).
@@ -64,7 +65,12 @@ from hudi_engine.io.log_block import BlockType, HeaderKey, LogBlock
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata import cleaning, compaction
-from hudi_engine.metadata.column_stats import COLUMN_STATS_PARTITION, PARTITION_STATS_PARTITION, file_group_index
+from hudi_engine.metadata.column_stats import (
+    BLOOM_FILTERS_PARTITION,
+    COLUMN_STATS_PARTITION,
+    PARTITION_STATS_PARTITION,
+    file_group_index,
+)
 from hudi_engine.metadata.records import (
     FILES_PARTITION,
     MetadataRecord,
@@ -88,7 +94,7 @@ from hudi_engine.write.markers import IOType, create_marker, delete_marker_dir
 from hudi_engine.write.rollback import MetadataUpdate, RollbackRecorder, finish_pending_rollbacks, rollback_at
 
 # the metadata partitions this engine keeps up to date (column and partition stats on table versions 8 and 9)
-KEPT_PARTITIONS = (FILES_PARTITION, COLUMN_STATS_PARTITION, PARTITION_STATS_PARTITION)
+KEPT_PARTITIONS = (FILES_PARTITION, COLUMN_STATS_PARTITION, PARTITION_STATS_PARTITION, BLOOM_FILTERS_PARTITION)
 OPERATION = "UPSERT_PREPPED"  # what Hudi's metadata writer commits its delta commits as
 WRITE_TOKEN = "0-1-0"
 ROLLBACK_SUFFIX = "006"  # HoodieTableMetadataUtil.OperationSuffix.ROLLBACK: a v6 metadata rollback's instant suffix
@@ -233,10 +239,7 @@ class MetadataWriter:
         """A clean at `instant_time` (its HoodieCleanMetadata), before it completes."""
         records: dict[str, Sequence[MetadataRecord]] = {FILES_PARTITION: records_for_clean(clean)}
         if self.stats is not None:
-            records[COLUMN_STATS_PARTITION] = [
-                t for partition, pm in sorted((clean.get("partitionMetadata") or {}).items())
-                for p in pm.get("deletePathPatterns") or ()
-                for t in self.stats.tombstones(partition, str(p).rsplit("/", 1)[-1])]
+            records.update(self.stats.records_for_clean(clean, instant_time))
         return self._delta_commit(instant_time, records)
 
     def record_rollback(self, rollback_time: str, target_time: str, rollback: Mapping[str, Any]) -> None:

@@ -145,7 +145,8 @@ def test_the_silently_dropped_keys_are_refused_together_with_bad_values():
             "and Hilbert curves from the values themselves (DIRECT); SAMPLE's range sampling is not served. Set it "
             "DIRECT or remove it") in lines
     assert ("  hoodie.metadata.index.bloom.filter.enable='TRUE' is not supported: this engine writes only the files "
-            "partition of Hudi's metadata table. Set it false or remove it") in lines
+            "partition of Hudi's metadata table (it keeps the bloom filters a Java writer built). Set it false or "
+            "remove it") in lines
     assert any(line.startswith("  hoodie.metadata.record.index.enable='true' is not supported: this engine writes "
                                "only the files partition of Hudi's metadata table") for line in lines)
     assert any(line.startswith("  hoodie.datasource.hive_sync.mode='jdbc' is not supported: this engine syncs "
@@ -192,6 +193,7 @@ def test_dbt_hudi_options_go_through_the_same_check():
             "hoodie.metadata.index.bloom.filter.enable": "true", "hoodie.embed.timeline.server": "false"}}, "orders")
     assert e.value.problems == [
         "hoodie.metadata.index.bloom.filter.enable='true' is not supported: this engine writes only the files "
-        "partition of Hudi's metadata table. Set it false or remove it"]
+        "partition of Hudi's metadata table (it keeps the bloom filters a Java writer built). Set it false or remove "
+        "it"]
     HudiModelConfig.from_dbt({"unique_key": "id", "hudi_options": {"hoodie.metadata.enable": "false",
                                                                    "hoodie.embed.timeline.server": "false"}}, "orders")

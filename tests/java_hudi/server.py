@@ -58,7 +58,10 @@ def session(config: dict):
         "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
         "spark.sql.warehouse.dir": os.path.join(config["workdir"], "warehouse"),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={config['workdir']}",
+        # Hudi's bloom index over the metadata table ships its file-system view (a lock inside) through Kryo, which
+        # Java 17 lets it do only with this package opened (Spark's own list of opens lacks it).
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={config['workdir']} "
+                                         "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED",
         "spark.driver.memory": config.get("driver_memory", "2g"),
         "spark.driver.host": "127.0.0.1",
         "spark.ui.enabled": "false",

@@ -209,3 +209,28 @@ def test_java_reads_and_keeps_the_stats_the_engine_built(java_hudi, tmp_path: Pa
     finally:
         _reset(java)
         java.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_java_tags_by_the_bloom_filters_the_engine_kept(java_hudi, tmp_path: Path) -> None:
+    """A table Java wrote with bloom filters in its metadata table: after the engine's upserts and clean kept them,
+    Java's BLOOM index tagging from the metadata table (`hoodie.bloom.index.use.metadata`) finds the keys in the
+    engine's files: its upsert updates them, no key twice."""
+    java = java_hudi("1.2.0")
+    path = tmp_path / "blooms"
+    opts = {**JAVA_WRITE, "hoodie.table.name": path.name, "hoodie.metadata.index.bloom.filter.enable": "true"}
+    java.write(path, feature_rows(list(range(6)), "one"), opts, mode="overwrite")
+    assert "bloom_filters" in TableConfig.load(TableLocation.of(str(path))).metadata_partitions
+    write_rows(path, feature_rows([1, 2, 51, 52], "e1"))
+    write_rows(path, feature_rows([3, 53], "e2"))
+    HudiTable.load(str(path)).clean(options={"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                                             "hoodie.cleaner.fileversions.retained": "1"})
+    assert "bloom_filters" in TableConfig.load(TableLocation.of(str(path))).metadata_partitions
+    inits = _mdt_inits(path)
+    java.write(path, feature_rows([2, 51, 53, 70], "java").set_column(2, "ts", pa.array([20] * 4, pa.int64())),
+               {**opts, "hoodie.index.type": "BLOOM", "hoodie.bloom.index.use.metadata": "true"})
+    assert _mdt_inits(path) == inits
+    got = java.snapshot(path, **{"hoodie.metadata.enable": "true"}).select(["id", "v"]).to_pylist()
+    ids = [r["id"] for r in got]
+    assert len(ids) == len(set(ids)), "a key twice: Java's tagging missed the engine's file"
+    want = {**{i: "one" for i in range(6)}, 1: "e1", 3: "e2", 52: "e1"} | {i: "java" for i in (2, 51, 53, 70)}
+    assert {r["id"]: r["v"] for r in got} == want

@@ -203,3 +203,25 @@ def test_an_interrupted_build_is_started_over(tmp_path: Path, monkeypatch) -> No
     inits = [i.timestamp for i in Timeline.load(metadata_location(TableLocation.of(path))).instants
              if i.timestamp.startswith("00000000000000")]
     assert len(inits) == len(set(inits))
+
+
+@pytest.mark.parametrize("mor", [False, True], ids=["cow", "mor"])
+def test_bloom_filters_are_kept_too(tmp_path: Path, mor: bool) -> None:
+    """A Java-built metadata table with bloom filters (`hoodie.metadata.index.bloom.filter.enable`): each written
+    base file's filter from its footer at the writing instant, cleaned files' filters deleted."""
+    from metadata_tables import assert_blooms_match_files
+    table, _ = unzip_feature_table(MDT_TABLES["mdt_cow_v9"], tmp_path)
+    stats_only(table, keep=("files", "column_stats", "partition_stats", "bloom_filters"))
+    if mor:
+        location = TableLocation.of(str(table))
+        TableConfig.load(location).with_props({"hoodie.table.type": "MERGE_ON_READ"}).save(location)
+    assert assert_blooms_match_files(table) > 0
+    write_rows(table, feature_rows([1, 2, 51], "e1"))
+    write_rows(table, feature_rows([3, 52], "e2"))
+    if mor:
+        assert HudiTable.load(str(table)).compact() is not None
+    assert HudiTable.load(str(table)).clean(options=CLEAN_ONE) is not None
+    assert TableConfig.load(TableLocation.of(str(table))).metadata_partitions == [
+        "bloom_filters", "column_stats", "files", "partition_stats"]
+    assert assert_blooms_match_files(table) > 0 and assert_stats_match_files(table) > 0
+    assert mdt_listing(table) == storage_listing(table)
