@@ -1,6 +1,6 @@
-"""The `column_stats` and `partition_stats` partitions of a Hudi 1.x metadata table, kept with every action of this
-engine as Hudi 1.2's metadata writer keeps them (FORMAT.md, Metadata table; `column_stats` has the records,
-`column_ranges` the values).
+"""The `column_stats`, `partition_stats` and `bloom_filters` partitions of a Hudi 1.x metadata table, kept with every
+action of this engine as Hudi 1.2's metadata writer keeps them (FORMAT.md, Metadata table; `column_stats` has the
+records, `column_ranges` the values).
 
 What is indexed: the columns of the table's column_stats index definition (`index.json` `sourceFields`: the meta
 columns `_hoodie_commit_time`, `_hoodie_partition_path`, `_hoodie_record_key`, then the first 32 top-level columns of
@@ -11,12 +11,14 @@ the list. A column list the definition names stays as it is.
 
 Per action (before it completes, in its metadata-table delta commit):
 * a commit (writes, compaction, clustering, insert_overwrite): each written file's ranges, one record per indexed
-  column (a file's stats are written once; the files it replaces keep theirs until cleaned). With partition_stats
+  column (a file's stats are written once; the files it replaces keep theirs until cleaned); each written base
+  file's bloom filter from its footer, at the commit's instant. With partition_stats
   (partitioned tables), each touched partition's ranges over the base and log files of its latest file slices
   after the commit, re-aggregated whole (`isTightBound` true): this commit's files' ranges and the column_stats
   records of the others;
 * delete_partition: the partitions' partition_stats deleted (stubs, tight);
-* a clean: a tombstone per deleted file and indexed column (partition_stats unchanged);
+* a clean: a tombstone per deleted file and indexed column, and per deleted base file's bloom filter
+  (partition_stats unchanged);
 * a rollback: nothing here: the rolled-back instant's delta commit is rolled back on the metadata table (table
   versions 8 and 9).
 """
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -232,7 +234,8 @@ def partition_ranges(index: StatsIndex, partition: str, latest_files: Sequence[s
 
 def records_for_commit(index: StatsIndex, location: TableLocation, commit: CommitMetadata, instant_time: str,
                        listing: Mapping[str, Mapping[str, int]], visibility: Visibility,
-                       read_known: Any) -> dict[str, list[MetadataRecord]]:
+                       read_known: Callable[[list[str]], Mapping[str, MetadataRecord]]
+                       ) -> dict[str, list[MetadataRecord]]:
     """The column_stats (and partition_stats) records of a data commit at `instant_time` (module doc). `listing`:
     the touched partitions' files after the commit (the files partition with the commit's files added);
     `visibility`: the data timeline's, with this instant counted as completed; `read_known(keys)`: column_stats
@@ -271,6 +274,7 @@ def records_for_commit(index: StatsIndex, location: TableLocation, commit: Commi
                    if (f, c) not in written}
         known = dict(written)
         for record in read_known(list(missing)).values():
+            assert isinstance(record, ColumnStatsRecord)
             known[(record.stats.file_name, record.stats.column_name)] = record.stats
         partition_records += partition_ranges(index, partition, files, known)
     out[PARTITION_STATS_PARTITION] = partition_records

@@ -14,7 +14,7 @@ from oracle import assert_same_rows, rs_snapshot
 from hudi_engine import HudiTable
 from hudi_engine.errors import ConfigError
 
-REFUSED = {"hoodie.layout.optimize.curve.build.method": "SAMPLE", "hoodie.metadata.index.column.stats.enable": "true",
+REFUSED = {"hoodie.layout.optimize.curve.build.method": "SAMPLE", "hoodie.metadata.index.bloom.filter.enable": "true",
            "hoodie.metadata.record.index.enable": "true", "hoodie.datasource.hive_sync.mode": "jdbc"}
 # Tuning a Java job carries (HoodieMemoryConfig, HoodieWriteConfig, HoodieIndexConfig, HoodieCleanConfig, sync
 # settings with sync off): accepted, no effect.
