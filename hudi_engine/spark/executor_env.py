@@ -40,9 +40,12 @@ from pyspark.sql import SparkSession
 import hudi_engine
 from hudi_engine.errors import ExecutorEnvironmentError
 
-# The engine's dependencies and their supported ranges: pyproject.toml's [project] dependencies (a test keeps the
-# two equal).
+# The engine's dependencies and their supported ranges: pyproject.toml's [project] dependencies are these and
+# DRIVER_ONLY (a test keeps them equal).
 REQUIREMENTS: Mapping[str, str] = {"pyarrow": ">=15", "fastavro": ">=1.9", "numpy": ">=1.26"}
+# What only the driver imports, so an executor's Python need not have it: xxhash, for the metadata table's record keys
+# (hudi_engine.metadata.column_stats imports it where it computes them).
+DRIVER_ONLY: Mapping[str, str] = {"xxhash": ">=3.0"}
 
 HOW_TO_PROVIDE = (
     "Give the executors a Python with these packages: pack a virtual environment (venv-pack or conda-pack) and pass "

@@ -146,15 +146,16 @@ def test_java_misses_a_row_when_a_files_stats_are_wrong(java_hudi, tmp_path: Pat
     """The control: Java's data skipping reads the engine's records, so a wrong range hides the row."""
     java = java_hudi("1.2.0")
     table = _java_table(java, tmp_path / "liar", mor=False)
-    original = StatsIndex.ranges_of
+    original = StatsIndex.file_records
 
-    def lying(self, location, partition, file_name):
+    def lying(self, location, partition, file_name, instant_time):
         wrong = StatValue("LongWrapper", -1)
+        ranges, bloom = original(self, location, partition, file_name, instant_time)
         return [ColumnStats(s.file_name, s.column_name, wrong, wrong, s.value_count, s.null_count, s.total_size,
                             s.total_uncompressed_size, False, False, s.value_type) if s.column_name == "id" else s
-                for s in original(self, location, partition, file_name)]
+                for s in ranges], bloom
 
-    monkeypatch.setattr(StatsIndex, "ranges_of", lying)
+    monkeypatch.setattr(StatsIndex, "file_records", lying)
     write_rows(table, feature_rows([71], "liar"))
     monkeypatch.undo()
     java.sql(f"CREATE TABLE stats_liar USING hudi LOCATION '{table}'")

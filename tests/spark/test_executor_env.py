@@ -16,7 +16,7 @@ import pytest
 import hudi_engine
 from hudi_engine.errors import ExecutorEnvironmentError
 from hudi_engine.spark import executor_env
-from hudi_engine.spark.executor_env import REQUIREMENTS, ExecutorReport, check, checked_env, satisfies
+from hudi_engine.spark.executor_env import DRIVER_ONLY, REQUIREMENTS, ExecutorReport, check, checked_env, satisfies
 from hudi_engine.spark.executor_probe import probe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ def test_requirements_are_the_projects_dependencies():
     for d in deps:
         m = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(.*)", d.strip())
         parsed[m.group(1)] = m.group(2).replace(" ", "")
-    assert parsed == dict(REQUIREMENTS)
+    assert parsed == {**REQUIREMENTS, **DRIVER_ONLY}
 
 
 @pytest.mark.parametrize("version, spec, ok", [
