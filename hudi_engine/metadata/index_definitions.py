@@ -55,18 +55,26 @@ def load_index_definitions(location: TableLocation, config: TableConfig) -> dict
         raise MetadataTableError(f"{path}: not Hudi's index definitions JSON: {e}") from None
 
 
-def drop_definition(location: TableLocation, config: TableConfig, name: str) -> None:
-    """Remove index `name`'s definition from the table's index.json (and Hadoop's stale checksum beside it)."""
-    rel = config.get(INDEX_DEFS_PATH)
+def read_definitions(location: TableLocation, config: TableConfig, *, create: bool = False
+                     ) -> tuple[str, dict[str, Any]] | None:
+    """(path, parsed JSON) of the table's index.json; None when the table names none or it is missing, unless
+    `create`: then Hudi 1.x's default place and no definitions."""
+    rel = config.get(INDEX_DEFS_PATH) or (DEFAULT_INDEX_DEFS_PATH if create else None)
     if not rel:
-        return
+        return None
     path = Storage.join(location.base_path, rel)
     try:
-        raw = json.loads(location.storage.read_bytes(path))
+        return path, json.loads(location.storage.read_bytes(path))
     except FileNotFoundError:
+        return (path, {"indexDefinitions": {}}) if create else None
+
+
+def drop_definition(location: TableLocation, config: TableConfig, name: str) -> None:
+    """Remove index `name`'s definition from the table's index.json (and Hadoop's stale checksum beside it)."""
+    found = read_definitions(location, config)
+    if found is None or name not in (found[1].get("indexDefinitions") or {}):
         return
-    if name not in (raw.get("indexDefinitions") or {}):
-        return
+    path, raw = found
     del raw["indexDefinitions"][name]
     write_definitions(location, path, raw)
 

@@ -25,7 +25,6 @@ Per action (before it completes, in its metadata-table delta commit):
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,15 +51,14 @@ from hudi_engine.metadata.column_stats import (
     column_stats_key,
 )
 from hudi_engine.metadata.index_definitions import (
-    DEFAULT_INDEX_DEFS_PATH,
     INDEX_DEFS_PATH,
     IndexDefinition,
     load_index_definitions,
+    read_definitions,
     write_definitions,
 )
 from hudi_engine.metadata.records import MetadataRecord
 from hudi_engine.schema import META_COLUMNS, OPERATION_COLUMN, avro_to_arrow_schema
-from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline.commit_metadata import CommitMetadata
 
@@ -300,16 +298,10 @@ def definition_json(index: StatsIndex) -> dict[str, Any]:
 def save_definition(location: TableLocation, config: TableConfig, index: StatsIndex, *, create: bool = False) -> None:
     """Rewrite the column_stats definition in the table's index.json with `index`'s columns (Jackson's layout);
     with `create`, write the file where the table names none (Hudi 1.x's default place)."""
-    rel = config.get(INDEX_DEFS_PATH) or (DEFAULT_INDEX_DEFS_PATH if create else None)
-    if not rel:
+    found = read_definitions(location, config, create=create)
+    if found is None:
         return
-    path = Storage.join(location.base_path, rel)
-    try:
-        raw = json.loads(location.storage.read_bytes(path))
-    except FileNotFoundError:
-        if not create:
-            raise
-        raw = {"indexDefinitions": {}}
+    path, raw = found
     defs = raw.setdefault("indexDefinitions", {})
     old = defs.get(COLUMN_STATS_PARTITION) or {}
     entry = definition_json(index)

@@ -60,7 +60,7 @@ from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, Wr
 from hudi_engine.timeline.instant import Action, Instant, State
 from hudi_engine.timeline.timeline import layout_at
 from hudi_engine.write.commit import complete_commit
-from hudi_engine.write.conflict import file_groups_of
+from hudi_engine.write.conflict import file_groups_of, shown_file_groups
 from hudi_engine.write.handles.base import write_base
 from hudi_engine.write.inflight import InflightInstant
 from hudi_engine.write.markers import IOType, delete_marker_dir, list_markers
@@ -343,11 +343,9 @@ def check_no_later_changes(timeline: Timeline, instant: Instant, plan: Clusterin
             continue
         shared = sorted(mine & file_groups_of(timeline, other))
         if shared:
-            shown = ", ".join(f"{p}/{f}" if p else f for p, f in shared[:5])
-            more = f" and {len(shared) - 5} more" if len(shared) > 5 else ""
             raise ClusteringConflictError(
                 f"table {where}: clustering {ts} cannot complete: {other.timestamp} ({other.action.value}) changed "
-                f"{len(shared)} of its file group(s) after it was planned ({shown}{more}), and the clustering would "
+                f"{len(shared)} of its file group(s) after it was planned ({shown_file_groups(shared)}), and the clustering would "
                 f"replace them with the slices it planned, dropping those changes (updates let in by "
                 f"{K.CLUSTERING_UPDATES_STRATEGY.key}=SparkAllowUpdateStrategy). Nothing was written; the table is "
                 f"unchanged. Roll the clustering back (HudiTable.rollback('{ts}')) and schedule a new one, or set "

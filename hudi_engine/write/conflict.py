@@ -49,6 +49,12 @@ class TimelineAtStart:
                                frozenset(i.timestamp for i in _pending_replaces(timeline)))
 
 
+def shown_file_groups(groups: list[FileGroup], first: int = 5) -> str:
+    """The first `first` of `groups` as `<partition>/<file id>`, and how many more: for error messages."""
+    shown = ", ".join(f"{p}/{f}" if p else f for p, f in groups[:first])
+    return shown + (f" and {len(groups) - first} more" if len(groups) > first else "")
+
+
 def _pending_replaces(timeline: Timeline) -> Timeline:
     return timeline.filter(is_pending_replace)
 
@@ -100,12 +106,10 @@ def check_conflicts(timeline: Timeline, start: TimelineAtStart, own: Instant, mi
         if shared:
             what = "scheduled a compaction of" if other.is_pending_compaction else \
                 "scheduled a clustering of" if not other.is_completed else "committed changes to"
-            shown = ", ".join(f"{p}/{f}" if p else f for p, f in shared[:5])
-            more = f" and {len(shared) - 5} more" if len(shared) > 5 else ""
             raise WriteConflictError(
                 f"write to table {timeline.base_path} at instant {own.timestamp} conflicts with instant "
                 f"{other.timestamp} ({other.action.value}), which {what} {len(shared)} of the same file group(s) after "
-                f"this write started: {shown}{more}. Under optimistic concurrency control "
+                f"this write started: {shown_file_groups(shared)}. Under optimistic concurrency control "
                 f"(hoodie.write.concurrency.mode) the first commit wins; this write was rolled back and nothing of it "
                 f"is in the table. Re-run it (it will see {other.timestamp}'s changes).",
                 instant=own.timestamp, other=other.timestamp, file_groups=shared)
