@@ -57,23 +57,9 @@ def _selective(spark, files: list[str]) -> tuple[int, float]:
     df = spark.read.parquet(*files).where(QUERY)
     df.collect()
     seconds = time.perf_counter() - started
-    plan = df._jdf.queryExecution().executedPlan()
-    scans = [n for n in _nodes(plan) if "Scan" in n.nodeName()]
+    leaves = df._jdf.queryExecution().executedPlan().collectLeaves()
+    scans = [leaves.apply(i) for i in range(leaves.size())]
     return sum(int(n.metrics().get("numOutputRows").get().value()) for n in scans), seconds
-
-
-def _nodes(plan) -> list:
-    out, todo = [], [plan]
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        children = node.children()
-        todo += [children.apply(i) for i in range(children.size())]
-        if node.nodeName() in ("AdaptiveSparkPlan",):
-            todo.append(node.executedPlan())
-        if node.nodeName().startswith("WholeStageCodegen") or node.nodeName() == "InputAdapter":
-            todo.append(node.child())
-    return out
 
 
 def _median(f, n: int = REPEATS) -> float:
