@@ -24,10 +24,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from hudi_engine.errors import MetadataTableError
 from hudi_engine.metadata.records import partition_key
+from hudi_engine.partition_path import java_float_string
 
 COLUMN_STATS_PARTITION = "column_stats"  # MetadataPartitionType.COLUMN_STATS's partition of the metadata table
 COLUMN_STATS_TYPE = 3  # HoodieMetadataPayload.METADATA_TYPE_COLUMN_STATS
@@ -92,33 +91,6 @@ def _utf16_units(text: str) -> Iterable[int]:
 # --------------------------------------------------------------------------------------------- values
 
 
-def _java_double(x: float, digits: str | None = None) -> str:
-    """`x` as Java's Double.toString (and Float.toString, given the float's own shortest `digits`) prints it:
-    plain notation from 1e-3 up to below 1e7, else computerized scientific (`1.0E7`)."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0:
-        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
-    text = digits if digits is not None else repr(x)
-    sign = "-" if text.startswith("-") else ""
-    mantissa, _, exp_text = text.lstrip("-").partition("e")
-    whole, _, frac = mantissa.partition(".")
-    digits_all = (whole + frac).lstrip("0")
-    # position of the decimal point relative to the first significant digit
-    exponent = int(exp_text or 0) + len(whole) - 1 - (len(whole + frac) - len((whole + frac).lstrip("0")))
-    digits_all = digits_all.rstrip("0") or "0"
-    if 1e-3 <= abs(x) < 1e7:
-        if exponent >= 0:
-            int_part = digits_all[:exponent + 1].ljust(exponent + 1, "0")
-            frac_part = digits_all[exponent + 1:] or "0"
-        else:
-            int_part, frac_part = "0", "0" * (-exponent - 1) + digits_all
-        return f"{sign}{int_part}.{frac_part}"
-    return f"{sign}{digits_all[0]}.{digits_all[1:] or '0'}E{exponent}"
-
-
 @dataclass(frozen=True, slots=True)
 class StatValue:
     """A min or max: its Avro wrapper's name (`LongWrapper`, ...) and the wrapped value as Avro decodes it (bytes for
@@ -135,10 +107,8 @@ class StatValue:
             return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in v) + "]"
         if isinstance(v, bool):
             return "true" if v else "false"
-        if self.wrapper == "FloatWrapper":
-            return _java_double(float(v), repr(np.float32(v)).removeprefix("np.float32(").removesuffix(")"))
         if isinstance(v, float):
-            return _java_double(v)
+            return java_float_string(v, single=self.wrapper == "FloatWrapper")
         return str(v)
 
 
