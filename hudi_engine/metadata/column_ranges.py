@@ -33,20 +33,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hudi_engine.metadata.column_stats import ColumnStats, StatValue
+from hudi_engine.metadata.column_stats import V1_DECIMAL_SCALE, VALUE_TYPES, ColumnStats, StatValue, extreme
 
-# org.apache.hudi.stats.ValueType ordinals (Hudi 1.2), written in index version 2's `valueType`.
-VALUE_TYPES = {"NULL": 1, "BOOLEAN": 2, "INT": 3, "LONG": 4, "FLOAT": 5, "DOUBLE": 6, "STRING": 7, "BYTES": 8,
-               "FIXED": 9, "DECIMAL": 10, "UUID": 11, "DATE": 12, "TIME_MILLIS": 13, "TIME_MICROS": 14,
-               "TIMESTAMP_MILLIS": 15, "TIMESTAMP_MICROS": 16, "TIMESTAMP_NANOS": 17, "LOCAL_TIMESTAMP_MILLIS": 18,
-               "LOCAL_TIMESTAMP_MICROS": 19, "LOCAL_TIMESTAMP_NANOS": 20}
 _WRAPPER = {"BOOLEAN": "BooleanWrapper", "INT": "IntWrapper", "LONG": "LongWrapper", "FLOAT": "FloatWrapper",
             "DOUBLE": "DoubleWrapper", "STRING": "StringWrapper", "BYTES": "BytesWrapper", "FIXED": "BytesWrapper",
             "DECIMAL": "BytesWrapper", "UUID": "StringWrapper", "DATE": "IntWrapper", "TIME_MILLIS": "IntWrapper"}
-_V1_DECIMAL_SCALE = 15  # DecimalWrapper's decimal(30, 15)
 # What parquet-mr's Int/Long/Float/Double/BooleanStatistics answer as min and max when no value was set.
 _PRIMITIVE_ZERO: dict[str, Any] = {"INT32": 0, "INT64": 0, "FLOAT": 0.0, "DOUBLE": 0.0, "BOOLEAN": False}
-_V1_DECIMAL_PRECISION = 30
 
 
 class Unindexable(Exception):
@@ -75,7 +68,7 @@ class ValueKind:
         if name == "DECIMAL":
             d = decimal.Decimal(value)
             if version < 2:
-                return StatValue("DecimalWrapper", _twos_complement(int(d.scaleb(_V1_DECIMAL_SCALE))))
+                return StatValue("DecimalWrapper", _twos_complement(int(d.scaleb(V1_DECIMAL_SCALE))))
             return StatValue("BytesWrapper", _twos_complement(int(d.scaleb(self.scale))))
         if name == "DATE":
             days = (value - dt.date(1970, 1, 1)).days if isinstance(value, dt.date) else int(value)
@@ -239,17 +232,8 @@ def _plain(kind: ValueKind, value: Any) -> Any:
 def merge_ranges(a: ColumnStats, b: ColumnStats) -> ColumnStats:
     """Two ranges of one column merged (`HoodieColumnRangeMetadata.merge`): min of the mins, max of the maxes
     (decimals by value), counts and sizes summed."""
-    def order(v: StatValue) -> Any:
-        if v.wrapper in ("DecimalWrapper",) or (a.value_type and a.value_type[0] == VALUE_TYPES["DECIMAL"]):
-            return int.from_bytes(v.value, "big", signed=True)
-        return v.value
-
-    def pick(f: Any, x: StatValue | None, y: StatValue | None) -> StatValue | None:
-        present = [v for v in (x, y) if v is not None]
-        return f(present, key=order) if present else None
-
-    return ColumnStats(a.file_name, a.column_name, pick(min, a.min_value, b.min_value),
-                       pick(max, a.max_value, b.max_value), a.value_count + b.value_count,
+    value_type = a.value_type if a.value_type and a.value_type[0] != VALUE_TYPES["NULL"] else b.value_type
+    return ColumnStats(a.file_name, a.column_name, extreme(min, a.min_value, b.min_value, value_type),
+                       extreme(max, a.max_value, b.max_value, value_type), a.value_count + b.value_count,
                        a.null_count + b.null_count, a.total_size + b.total_size,
-                       a.total_uncompressed_size + b.total_uncompressed_size, False, a.is_tight_bound,
-                       a.value_type if a.value_type and a.value_type[0] != VALUE_TYPES["NULL"] else b.value_type)
+                       a.total_uncompressed_size + b.total_uncompressed_size, False, a.is_tight_bound, value_type)

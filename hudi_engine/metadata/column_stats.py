@@ -18,6 +18,7 @@ keeps the wrapper's name with the value so that it prints as Java prints it.
 from __future__ import annotations
 
 import base64
+import decimal
 import hashlib
 import math
 from collections.abc import Iterable, Mapping
@@ -36,6 +37,12 @@ BLOOM_FILTERS_PARTITION = "bloom_filters"  # MetadataPartitionType.BLOOM_FILTERS
 BLOOM_FILTER_TYPE = 4  # HoodieMetadataPayload.METADATA_TYPE_BLOOM_FILTER
 _FIELD = "ColumnStatsMetadata"
 _NAMESPACE = "org.apache.hudi.avro.model."  # of the value wrappers
+V1_DECIMAL_PRECISION, V1_DECIMAL_SCALE = 30, 15  # DecimalWrapper's decimal(30, 15): index version 1's decimals
+# org.apache.hudi.stats.ValueType ordinals (Hudi 1.2), written in index version 2's `valueType`.
+VALUE_TYPES = {"NULL": 1, "BOOLEAN": 2, "INT": 3, "LONG": 4, "FLOAT": 5, "DOUBLE": 6, "STRING": 7, "BYTES": 8,
+               "FIXED": 9, "DECIMAL": 10, "UUID": 11, "DATE": 12, "TIME_MILLIS": 13, "TIME_MICROS": 14,
+               "TIMESTAMP_MILLIS": 15, "TIMESTAMP_MICROS": 16, "TIMESTAMP_NANOS": 17, "LOCAL_TIMESTAMP_MILLIS": 18,
+               "LOCAL_TIMESTAMP_MICROS": 19, "LOCAL_TIMESTAMP_NANOS": 20}
 _SEED = 0xdabadaba | ~0xffffffff & 0xffffffffffffffff  # HashID.HASH_SEED, an int Java widens to a long
 
 
@@ -99,6 +106,16 @@ class StatValue:
     wrapper: str
     value: Any
 
+    def comparable(self, value_type: tuple[int, str | None] | None) -> Any:
+        """The value as it orders: a decimal's bytes as a Decimal (DecimalWrapper: decimal(30, 15), index version 1;
+        BytesWrapper with the DECIMAL value type and its "precision,scale", version 2), anything else as it is."""
+        if self.wrapper == "DecimalWrapper":
+            return decimal.Decimal(int.from_bytes(self.value, "big", signed=True)).scaleb(-V1_DECIMAL_SCALE)
+        if value_type is not None and value_type[0] == VALUE_TYPES["DECIMAL"] and value_type[1]:
+            scale = int(value_type[1].split(",")[1])
+            return decimal.Decimal(int.from_bytes(self.value, "big", signed=True)).scaleb(-scale)
+        return self.value
+
     def text(self) -> str:
         """The value as Hudi's `show_metadata_table_column_stats` prints it: `String.valueOf` of the value, bytes
         as `Arrays.toString` (signed)."""
@@ -147,8 +164,8 @@ class ColumnStats:
         if newer.is_deleted or self.is_deleted or newer.is_tight_bound:
             return newer
         return ColumnStats(
-            newer.file_name, newer.column_name, _extreme(min, self.min_value, newer.min_value),
-            _extreme(max, self.max_value, newer.max_value), self.value_count + newer.value_count,
+            newer.file_name, newer.column_name, extreme(min, self.min_value, newer.min_value, newer.value_type),
+            extreme(max, self.max_value, newer.max_value, newer.value_type), self.value_count + newer.value_count,
             self.null_count + newer.null_count, self.total_size + newer.total_size,
             self.total_uncompressed_size + newer.total_uncompressed_size, False, newer.is_tight_bound,
             newer.value_type)
@@ -221,9 +238,11 @@ def _value_type(info: Any) -> tuple[int, str | None] | None:
     return None if info is None else (int(info["typeOrdinal"]), info.get("additionalInfo"))
 
 
-def _extreme(pick: Any, a: StatValue | None, b: StatValue | None) -> StatValue | None:
+def extreme(pick: Any, a: StatValue | None, b: StatValue | None,
+            value_type: tuple[int, str | None] | None) -> StatValue | None:
+    """`pick` (min or max) of two values by their order (`StatValue.comparable`); None for none."""
     present = [v for v in (a, b) if v is not None]
-    return pick(present, key=lambda v: v.value) if present else None
+    return pick(present, key=lambda v: v.comparable(value_type)) if present else None
 
 
 @dataclass(frozen=True, slots=True)

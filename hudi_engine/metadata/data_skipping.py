@@ -17,7 +17,6 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_engine.file_group import FileSlice
-from hudi_engine.metadata.column_ranges import VALUE_TYPES
 from hudi_engine.metadata.column_stats import ColumnStats, StatValue
 
 _COMPARISONS = ("=", "==", "<", "<=", ">", ">=", "in")
@@ -26,17 +25,10 @@ _EPOCH_DAY = dt.date(1970, 1, 1)
 
 def _plain(value: StatValue, stats: ColumnStats, arrow_type: pa.DataType) -> Any:
     """A stats value comparable with a filter value on a column of `arrow_type`, None when it is not."""
-    v = value.value
+    v = value.comparable(stats.value_type)
     if pa.types.is_decimal(arrow_type):
-        if value.wrapper == "DecimalWrapper":  # index version 1: decimal(30, 15)
-            return decimal.Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-15)
-        if stats.value_type and stats.value_type[0] == VALUE_TYPES["DECIMAL"] and stats.value_type[1]:
-            scale = int(stats.value_type[1].split(",")[1])
-            return decimal.Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-scale)
-        return None
-    if isinstance(v, bytes):
-        return None
-    return v
+        return v if isinstance(v, decimal.Decimal) else None
+    return None if isinstance(v, bytes) else v
 
 
 def _filter_value(value: Any, arrow_type: pa.DataType) -> Any:

@@ -44,6 +44,8 @@ from hudi_engine.metadata.column_stats import (
     BLOOM_FILTERS_PARTITION,
     COLUMN_STATS_PARTITION,
     PARTITION_STATS_PARTITION,
+    V1_DECIMAL_PRECISION,
+    V1_DECIMAL_SCALE,
     BloomFilterRecord,
     ColumnStats,
     ColumnStatsRecord,
@@ -65,8 +67,6 @@ from hudi_engine.timeline.commit_metadata import CommitMetadata
 # HoodieTableMetadataUtil.META_COLS_TO_ALWAYS_INDEX, in its TreeMap's order
 ALWAYS_INDEXED = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key")
 MAX_COLUMNS = 32  # hoodie.metadata.index.column.stats.max.columns.to.index's default
-_V1_MAX_DECIMAL_DIGITS = 30  # DecimalWrapper's decimal(30, 15): what index version 1 can hold
-_V1_MAX_SCALE = 15
 
 
 def default_columns(avro_schema: Mapping[str, Any] | str, version: int, populate_meta_fields: bool = True, *,
@@ -88,7 +88,7 @@ def default_columns(avro_schema: Mapping[str, Any] | str, version: int, populate
         if kind is None:
             continue
         if version < 2 and kind.name == "DECIMAL" and (
-                kind.scale > _V1_MAX_SCALE or kind.precision + (_V1_MAX_SCALE - kind.scale) > _V1_MAX_DECIMAL_DIGITS):
+                kind.scale > V1_DECIMAL_SCALE or kind.precision + (V1_DECIMAL_SCALE - kind.scale) > V1_DECIMAL_PRECISION):
             continue
         picked.append(field.name)
     return (ALWAYS_INDEXED if populate_meta_fields else ()) + tuple(picked[:max_columns])
