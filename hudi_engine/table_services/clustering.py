@@ -26,14 +26,14 @@ import math
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
 from hudi_engine.config import keys as K
 from hudi_engine.config.write_config import BloomConfig, ClusteringConfig, FileSizing, IndexType, WriteConfig
 from hudi_engine.errors import ClusteringConflictError, ConfigError, WriteError
-from hudi_engine.file_group import FileGroup, FileSlice
+from hudi_engine.file_group import FileGroup, FileSlice, SliceByCompletionTime
 from hudi_engine.file_naming import BaseFileName, WriteToken, is_base_file_name, new_file_id
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import FileSystemView, Visibility
@@ -221,6 +221,13 @@ def build_clustering_plan(location: TableLocation, timeline: Timeline, config: W
     for s in view.latest_file_slices(vis):
         if (s.partition_path, s.file_id) in busy:
             continue
+        if isinstance(vis.slicing, SliceByCompletionTime):
+            # Layout 2 names a log file by the delta commit writing it: a pending one's is left out of the plan (it
+            # may be rolled back and deleted; if it commits, it changed a planned file group after the plan, and it
+            # or the clustering loses: `check_no_later_changes`, `write.conflict`).
+            s = replace(s, log_files=[f for f in s.log_files if vis.is_committed(f.base_instant)])
+            if s.is_empty:
+                continue
         if (s.base_file.size if s.base_file else 0) < cfg.small_file_limit:
             by_partition.setdefault(s.partition_path, []).append(s)
     groups = []

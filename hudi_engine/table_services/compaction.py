@@ -228,13 +228,16 @@ def build_compaction_plan(location: TableLocation, timeline: Timeline,
 
 def service_instant_time(timeline: Timeline, config: TableConfig, instant_time: str | None, service: str) -> str:
     """The instant of a table service about to be scheduled (`instant_time`, or a new one): after every instant on
-    the timeline, and refused while a write instant is pending (its files could not be told apart from the plan's;
-    Hudi requires no pending write before a compaction instant). Pending compactions and clusterings do not count:
-    a clustering writes new file groups only, and each plan leaves the other's file groups out."""
+    the timeline. A compaction is refused while a write instant is pending (its log files could not be told apart
+    from the plan's; Hudi requires no pending write before a compaction instant). A clustering is not, as Hudi does
+    not refuse it: it plans completed slices only, and a pending write that changes a planned file group loses at
+    its commit to the clustering (`write.conflict`) or makes it refuse to complete (`check_no_later_changes`).
+    Pending compactions and clusterings never count: a clustering writes new file groups only, and each plan leaves
+    the other's file groups out."""
     base_path = timeline.base_path
     pending = [i for i in timeline.write_timeline().pending()
                if i.action not in (Action.COMPACTION, Action.LOG_COMPACTION) and not is_clustering(timeline, i)]
-    if pending:
+    if pending and service == "compaction":
         raise WriteError(f"cannot schedule a {service} on {base_path}: write instants "
                          f"{', '.join(map(str, pending))} are pending; roll them back or complete them first")
     latest = timeline.latest_time()

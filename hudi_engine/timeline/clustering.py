@@ -170,7 +170,13 @@ class PendingClustering:
         groups: dict[tuple[str, str], str] = {}
         plans = []
         for instant in timeline.filter(is_pending_replace):
-            plan = ClusteringPlan.load(timeline, instant)
+            try:
+                plan = ClusteringPlan.load(timeline, instant)
+            except TimelineError:
+                requested = _requested_file(timeline, instant)
+                if requested is None or timeline.storage.exists(timeline.path_of(requested)):
+                    raise
+                continue  # rolled back by another writer since this timeline was listed: no longer pending
             if plan is None:
                 continue
             plans.append(plan)
