@@ -23,7 +23,7 @@ from hudi_engine.io.bloom import (
     DEFAULT_NUM_ENTRIES,
     DYNAMIC_V0,
     BloomFilter,
-    continues,
+    continuation,
     new_bloom_filter,
     parse_bloom_filter,
 )
@@ -224,8 +224,9 @@ class BaseFileWriter:
         done = 0
         if self._prefix is not None and self.num_rows == 0:
             prior, n = self._prefix
-            if continues(prior, self.bloom, n):
-                self.bloom, self._prefix = prior, (prior, n)
+            continued = continuation(prior, self.bloom, n)
+            if continued is not None:
+                self.bloom, self._prefix = continued, (continued, n)
             else:
                 self._prefix = None
         if self._prefix is not None:  # keys the continued filter already holds are skipped

@@ -490,24 +490,27 @@ def new_bloom_filter(
     raise HudiError(f"unknown bloom filter type {filter_type!r}, expected one of {TYPE_CODES}")
 
 
-def continues(parsed: BloomFilter, fresh: BloomFilter, n_keys: int) -> bool:
-    """Whether `parsed` (read from a file of `n_keys` rows) is exactly what `fresh` becomes after adding those
-    keys in file order, so that adding more keys to it equals building anew: the same type and sizing, and for a
-    dynamic filter the row count and fill that `n_keys` keys give (one that has spread past its max entries is
-    never taken: its round-robin position is not serialized)."""
+def continuation(parsed: BloomFilter, fresh: BloomFilter, n_keys: int) -> BloomFilter | None:
+    """`parsed` (read from a file of `n_keys` rows), ready to take more keys, if it is exactly what `fresh` becomes
+    after adding those keys in file order, so that adding more keys to it equals building anew; else None. It must
+    have the same type and sizing, and for a dynamic filter the row count and fill that `n_keys` keys give. Past
+    max entries, the round-robin position (Hadoop's `curMatrixIndex`, not serialized) is the one `n_keys` keys
+    leave, as a rebuild would have it (a Java reader restarts it at row 0; no reader depends on it)."""
     if type(parsed) is not type(fresh) or (parsed.num_hashes, parsed.vector_size) != (fresh.num_hashes,
                                                                                        fresh.vector_size):
-        return False
+        return None
     if isinstance(parsed, DynamicBloomFilter):
         assert isinstance(fresh, DynamicBloomFilter)
         if parsed.num_entries != fresh.num_entries:
-            return False
+            return None
         probe = copy.copy(fresh)  # `fresh` stays untouched: the probe gets its own list of rows
         probe._rows = list(fresh._rows)
         probe._assign_rows(n_keys)  # the growth state n_keys adds leave
-        return (probe.num_rows, probe.current_count, probe._reached_max) == (parsed.num_rows, parsed.current_count,
-                                                                             False)
-    return True
+        if (probe.num_rows, probe.current_count) != (parsed.num_rows, parsed.current_count):
+            return None
+        parsed.max_entries = fresh.max_entries
+        parsed._reached_max, parsed._round_robin = probe._reached_max, probe._round_robin
+    return parsed
 
 
 def parse_bloom_filter(

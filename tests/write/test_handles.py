@@ -401,7 +401,8 @@ def test_merge_handle_refuses_to_drop_stored_columns(tmp_path):
     ("DYNAMIC_V0", 150, 30, False, True),   # the inserts open a new matrix row
     ("DYNAMIC_V0", 90, 5, False, True),     # inside the first row
     ("DYNAMIC_V0", 380, 60, False, True),   # the inserts go past max entries (round-robin)
-    ("DYNAMIC_V0", 420, 10, False, False),  # the old file went past max entries: rebuilt
+    ("DYNAMIC_V0", 420, 10, False, True),   # the old file went past max entries: round-robin where it stopped
+    ("DYNAMIC_V0", 1013, 77, False, True),  # ... many times over the rows
     ("DYNAMIC_V0", 150, 30, True, None),    # a delete drops an old row: rebuilt
     ("SIMPLE", 150, 30, False, True),
 ])
@@ -411,13 +412,14 @@ def test_merge_continues_the_old_bloom_filter_exactly_as_a_rebuild(tmp_path, mon
     from hudi_engine.io.bloom import new_bloom_filter
 
     answers: list[bool] = []
-    original = base_file.continues
+    original = base_file.continuation
 
     def spy(*args):
-        answers.append(original(*args))
-        return answers[-1]
+        continued = original(*args)
+        answers.append(continued is not None)
+        return continued
 
-    monkeypatch.setattr(base_file, "continues", spy)
+    monkeypatch.setattr(base_file, "continuation", spy)
 
     storage, base, config = _table(tmp_path)
     sizing = {"bloom": BloomConfig(filter_type=filter_type, num_entries=100, fpp=0.001, max_entries=400)}
