@@ -93,6 +93,20 @@ def bucket_of_file_id(file_id: str) -> int | None:
     return int(head) if head.isdigit() else None
 
 
+def row_positions(keys: pa.Array | pa.ChunkedArray, stored: pa.Array) -> np.ndarray:
+    """For every key, the row of `stored` holding it (the first, should it hold it twice), -1 if none."""
+    if len(keys) < len(stored) and pc.count_distinct(keys).as_py() == len(keys):
+        # Hash the (smaller, distinct) keys and probe with the stored ones: building the hash table is the
+        # expensive part (1.25M stored keys against 275k: 0.06 s instead of 0.16 s).
+        pos = pc.index_in(stored, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        rows = np.flatnonzero(pos >= 0)
+        if len(rows) == 0 or np.bincount(pos[rows]).max() == 1:  # else a key is stored twice: the first row wins
+            out = np.full(len(keys), -1, dtype=np.int64)
+            out[pos[rows]] = rows
+            return out
+    return pc.index_in(keys, value_set=stored).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
 def locate(keys: pa.Array | pa.ChunkedArray, stored: list[tuple[int, pa.Array]]) -> np.ndarray:
     """SIMPLE index: for every key, the owner id of the stored key column holding it, -1 if none does.
 
@@ -101,16 +115,8 @@ def locate(keys: pa.Array | pa.ChunkedArray, stored: list[tuple[int, pa.Array]])
         return np.full(len(keys), -1, dtype=np.int64)
     value_set = pa.concat_arrays([k.combine_chunks() if isinstance(k, pa.ChunkedArray) else k for _, k in stored])
     owners = np.repeat(np.array([o for o, _ in stored], dtype=np.int64), [len(k) for _, k in stored])
-    if len(keys) < len(value_set) and pc.count_distinct(keys).as_py() == len(keys):
-        # Hash the (smaller, distinct) batch keys and probe with the stored ones: building the hash table is the
-        # expensive part.
-        pos = pc.index_in(value_set, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-        out = np.full(len(keys), -1, dtype=np.int64)
-        hit = pos >= 0
-        out[pos[hit]] = owners[hit]
-        return out
-    pos = pc.index_in(keys, value_set=value_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    return np.where(pos >= 0, owners[np.maximum(pos, 0)] if len(owners) else -1, -1)
+    rows = row_positions(keys, value_set)
+    return np.where(rows >= 0, owners[np.maximum(rows, 0)] if len(owners) else -1, -1)
 
 
 def may_contain_any(footer, keys: pa.Array) -> bool:
