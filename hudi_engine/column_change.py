@@ -1,5 +1,6 @@
 """An ALTER TABLE change of a table's columns under Hudi's schema evolution on read (Spark SQL's `ALTER TABLE ...
-RENAME COLUMN / DROP COLUMN / ALTER COLUMN ... TYPE`, Hudi's AlterTableCommand): checked against the table as
+RENAME COLUMN / DROP COLUMN / ALTER COLUMN ... TYPE / ALTER COLUMN ... AFTER`, and ADD COLUMNS with FIRST / AFTER,
+Hudi's AlterTableCommand): checked against the table as
 Hudi checks it, then committed as a commit of no files (operation ALTER_SCHEMA) whose internal schema keeps every
 column's id (`write_pipeline.alter_columns`). No data is rewritten: readers find the columns of older files by id
 (`internal_schema.ColumnIds`) and cast them to the new type.
@@ -7,7 +8,10 @@ column's id (`write_pipeline.alter_columns`). No data is rewritten: readers find
 Refused by name, before anything is written: any of these without `hoodie.schema.on.read.enable=true`; a column
 the table does not have; a rename to a name it has; a rename or drop of a record key, partition or precombine
 (ordering) field, or of a meta column (Hudi's AlterTableCommand.checkSchemaChange); dropping every column; a type
-change Hudi does not allow (`internal_schema.type_change_allowed`), or of a nested column.
+change Hudi does not allow (`internal_schema.type_change_allowed`), or of a nested column; a position change
+(ALTER COLUMN ... FIRST / AFTER, ADD COLUMNS ... FIRST / AFTER) that Hudi's ColumnPositionChange refuses: FIRST of a
+top-level column (the meta columns come first; `AFTER _hoodie_file_name` makes a column the first data column), AFTER
+another meta column, AFTER a column the table does not have, or a column after itself.
 """
 from __future__ import annotations
 
@@ -28,18 +32,20 @@ from hudi_engine.schema import (
     remove_meta_fields,
 )
 
-RENAME, DROP, TYPE = "RENAME COLUMN", "DROP COLUMN", "ALTER COLUMN TYPE"
+RENAME, DROP, TYPE, MOVE = "RENAME COLUMN", "DROP COLUMN", "ALTER COLUMN TYPE", "ALTER COLUMN POSITION"
+FIRST_DATA_COLUMN = "_hoodie_file_name"  # the last meta column: AFTER it is the first data column
 
 
 @dataclass(frozen=True, slots=True)
 class ColumnChange:
-    """One statement's change: `kind` (RENAME, DROP or TYPE), the columns it names, and the rename's new name or the
-    new type."""
+    """One statement's change: `kind` (RENAME, DROP, TYPE or MOVE), the columns it names, and the rename's new name,
+    the new type, or the column a move puts it after ("": FIRST)."""
 
     kind: str
     columns: tuple[str, ...]
     new_name: str = ""
     new_type: pa.DataType | None = None
+    after: str = ""
 
     @staticmethod
     def rename(column: str, new_name: str) -> ColumnChange:
@@ -53,7 +59,14 @@ class ColumnChange:
     def retype(column: str, new_type: pa.DataType) -> ColumnChange:
         return ColumnChange(TYPE, (column,), new_type=new_type)
 
+    @staticmethod
+    def move(column: str, after: str | None) -> ColumnChange:
+        """ALTER COLUMN `column` AFTER `after` (None: FIRST)."""
+        return ColumnChange(MOVE, (column,), after=after or "")
+
     def describe(self) -> str:
+        if self.kind == MOVE:
+            return f"ALTER COLUMN {self.columns[0]} {f'AFTER {self.after}' if self.after else 'FIRST'}"
         if self.kind == RENAME:
             return f"RENAME COLUMN {self.columns[0]} TO {self.new_name}"
         if self.kind == DROP:
@@ -65,7 +78,7 @@ class ColumnChange:
         ConfigError naming the table, the column and the way out when Hudi would refuse it."""
         where = f"table {table.config.name!r} ({table.location.base_path}): ALTER TABLE {self.describe()}"
         if not schema_on_read:
-            raise ConfigError(f"{where}: renaming, dropping or retyping a column needs Hudi's schema evolution on "
+            raise ConfigError(f"{where}: renaming, dropping, retyping or moving a column needs Hudi's schema evolution on "
                               f"read; set {K.SCHEMA_ON_READ.key}=true (SQL: SET {K.SCHEMA_ON_READ.key}=true, or the "
                               "table's TBLPROPERTIES; Python: the options), as Hudi requires. Nothing was written")
         avro = table.timeline.latest_schema() or table.config.create_schema
@@ -80,6 +93,10 @@ class ColumnChange:
                 raise SchemaError(f"{where}: {c} is a Hudi meta column; it cannot be changed")
             if c not in columns.names or base.field(c) is None:
                 raise SchemaError(f"{where}: the table has no column {c!r}; its columns are {columns.names}")
+        if self.kind == MOVE:
+            names = placed(columns.names, [(self.columns[0], self.after or None)], where)
+            after = FIRST_DATA_COLUMN if names[0] == self.columns[0] else names[names.index(self.columns[0]) - 1]
+            return pa.schema([columns.field(n) for n in names]), SchemaChange(base, base.moved(self.columns[0], after))
         if self.kind in (RENAME, DROP):
             fixed = {**{f: "record key" for f in table.config.record_key_fields},
                      **{f: "partition" for f in table.config.partition_fields},
@@ -120,11 +137,49 @@ class ColumnChange:
         return pa.schema(fields), SchemaChange(base, base.retyped(column, new))
 
 
-def added_columns_change(table: MetaClient) -> SchemaChange:
-    """ALTER TABLE ADD COLUMNS with schema-on-read on: the write's new columns get the next ids at commit."""
+def position_after(column: str, after: str | None, names: Sequence[str], where: str) -> str:
+    """The column (of `names`, the data columns) that `column` goes right after, as Hudi's ColumnPositionChange
+    allows it (`FIRST_DATA_COLUMN` for the first data column); SchemaError naming the way out otherwise."""
+    if after is None:
+        raise SchemaError(f"{where}: Hudi does not move a top-level column FIRST (its meta columns come first: "
+                          f"\"forbid adjust top-level columns position by using through first syntax\"); use AFTER "
+                          f"{FIRST_DATA_COLUMN} to make {column} the first data column. Nothing was written")
+    if after.lower() == FIRST_DATA_COLUMN:
+        return FIRST_DATA_COLUMN
+    if after in META_COLUMNS or after.lower() in META_COLUMNS:
+        raise SchemaError(f"{where}: {after} is a Hudi meta column, and the meta columns stay together and first; "
+                          f"AFTER {FIRST_DATA_COLUMN} makes {column} the first data column. Nothing was written")
+    found = next((n for n in names if n.lower() == after.lower()), None)
+    if found is None:
+        raise SchemaError(f"{where}: the table has no column {after!r} to put {column} after; its columns are "
+                          f"{list(names)}. Nothing was written")
+    if found.lower() == column.lower():
+        raise SchemaError(f"{where}: {column} cannot go after itself; name another column. Nothing was written")
+    return found
+
+
+def placed(names: Sequence[str], positions: Sequence[tuple[str, str | None]], where: str) -> list[str]:
+    """`names` (data columns) after each (column, AFTER column or None for FIRST) of `positions` in turn, as Hudi
+    applies a statement's position changes (`position_after` refuses what Hudi refuses)."""
+    out = list(names)
+    for column, after in positions:
+        found = position_after(column, after, out, where)
+        out.remove(column)
+        out.insert(0 if found == FIRST_DATA_COLUMN else out.index(found) + 1, column)
+    return out
+
+
+def added_columns_change(table: MetaClient, writer: dict | None = None, order: Sequence[str] = ()) -> SchemaChange:
+    """ALTER TABLE ADD COLUMNS with schema-on-read on: the write's new columns get the next ids at commit. With
+    positions (FIRST / AFTER): `writer`, the table's columns then the new ones in the statement's order (Avro, no
+    meta fields), numbers them as Hudi's ColumnAddChange does, and `order` (the data columns) places them."""
     completed = [i.timestamp for i in table.timeline.completed_commits()]
     history = SchemaHistory.load(table.location.storage, table.location.meta_path, completed)
     if history is not None:
-        return SchemaChange(history.latest)
-    avro = table.timeline.latest_schema() or table.config.create_schema
-    return SchemaChange(InternalSchema.from_avro(add_meta_fields(avro or {"type": "record", "fields": []})))
+        base = history.latest
+    else:
+        avro = table.timeline.latest_schema() or table.config.create_schema
+        base = InternalSchema.from_avro(add_meta_fields(avro or {"type": "record", "fields": []}))
+    if writer is None:
+        return SchemaChange(base)
+    return SchemaChange(base, base.reconciled(writer, 0).ordered([*META_COLUMNS, *order]))

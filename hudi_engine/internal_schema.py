@@ -102,6 +102,23 @@ class InternalSchema:
     def retyped(self, name: str, new_type: str) -> InternalSchema:
         return replace(self, fields=tuple(replace(f, type=new_type) if f.name == name else f for f in self.fields))
 
+    def moved(self, name: str, after: str) -> InternalSchema:
+        """`name` taken out and put right after `after` (Hudi's ColumnPositionChange AFTER, which keeps every id;
+        FIRST of a top-level column Hudi refuses, so there is no top-level FIRST here)."""
+        column = self.field(name)
+        rest = [f for f in self.fields if f.name != name]
+        at = next((i for i, f in enumerate(rest) if f.name == after), None)
+        if column is None or at is None:
+            raise SchemaError(f"no column {name if column is None else after!r} to move after; the columns are "
+                              f"{self.names}")
+        return replace(self, fields=(*rest[:at + 1], column, *rest[at + 1:]))
+
+    def ordered(self, names: Iterable[str]) -> InternalSchema:
+        """The fields named in `names` in that order, then any other field in the order it had."""
+        by_name = {f.name: f for f in self.fields}
+        first = [by_name[n] for n in dict.fromkeys(names) if n in by_name]
+        return replace(self, fields=(*first, *(f for f in self.fields if f not in first)))
+
     def reconciled(self, writer: dict, version_id: int) -> InternalSchema:
         """The schema after a write whose writer schema is `writer` (Hudi's AvroSchemaEvolutionUtils.reconcileSchema):
         its new columns get the next ids, at the end; a column it widens (Hudi's allowed type changes) takes the new

@@ -352,6 +352,14 @@ class HudiTable:
         `rename_column`."""
         return self._alter(ColumnChange.retype(column, new_type), options)
 
+    def move_column(self, column: str, after: str | None, *,
+                    options: "Mapping[str, Any] | WriteConfig | None" = None) -> "WriteResult":
+        """ALTER TABLE ALTER COLUMN `column` AFTER `after` under Hudi's schema evolution on read, as `rename_column`:
+        the commit's schema and internal schema (every id kept) take the new order, which every reader returns.
+        `after="_hoodie_file_name"` makes it the first data column; None (FIRST) is refused, as Hudi refuses it for a
+        top-level column."""
+        return self._alter(ColumnChange.move(column, after), options)
+
     def _alter(self, change: ColumnChange, options: "Mapping[str, Any] | WriteConfig | None") -> "WriteResult":
         from hudi_engine.write_pipeline import alter_columns
 

@@ -102,6 +102,41 @@ def test_each_change_is_a_commit_of_no_files_with_the_internal_schema_and_its_hi
     assert [f.id for f in history.latest.fields][5:] == [5, 6, 7, 9]
 
 
+@pytest.mark.parametrize(("version", "table_type"), [(6, "COPY_ON_WRITE"), (9, "MERGE_ON_READ")])
+def test_a_moved_column_is_read_in_the_new_order_by_every_reader(tmp_path: Path, version: int,
+                                                                 table_type: str) -> None:
+    """ALTER COLUMN ... AFTER (Hudi's ColumnPositionChange): ids kept, the commit's schema and the internal schema in
+    the new order; snapshot (old and new files, merged on update), time travel (the old order), compaction and
+    hudi-rs give the columns in the order of the schema they read."""
+    path = str(tmp_path / "t")
+    opts = _options(version, table_type)
+    table = _first(path, opts)
+    before = table.timeline.completed_commits()[-1].timestamp
+    table.move_column("ts", "id", options={**opts, **ON})  # id, ts, v, amount, p
+    table.move_column("amount", "_hoodie_file_name", options={**opts, **ON})  # amount first
+    order = ["amount", "id", "ts", "v", "p"]
+    latest = json.loads(table.commit_metadata(table.timeline.completed_commits()[-1]).extra_metadata[LATEST_SCHEMA])
+    assert [(f["name"], f["id"]) for f in latest["fields"]][5:] == [("amount", 8), ("id", 5), ("ts", 7), ("v", 6),
+                                                                     ("p", 9)]
+    write_table(pa.table({"amount": [9.0, 4.0], "id": [1, 3], "ts": pa.array([2, 2], pa.int32()), "v": ["a2", "c"],
+                          "p": ["x", "x"]}), path, opts)
+    table = HudiTable.load(path)
+    want = [{"amount": 9.0, "id": 1, "ts": 2, "v": "a2", "p": "x"}, {"amount": 3.0, "id": 2, "ts": 1, "v": "b",
+                                                                      "p": "y"},
+            {"amount": 4.0, "id": 3, "ts": 2, "v": "c", "p": "x"}]
+    snapshot = table.read_snapshot()
+    assert snapshot.column_names[5:] == order
+    assert _rows(snapshot, order) == want
+    old = table.read_snapshot(as_of=before)
+    assert old.column_names[5:] == ["id", "v", "ts", "amount", "p"]
+    if table.is_mor:
+        table.compact(options={**opts, "hoodie.compact.inline": "true"})
+        compacted = HudiTable.load(path).read_snapshot()
+        assert compacted.column_names[5:] == order and _rows(compacted, order) == want
+    theirs = rs_snapshot(path)
+    assert theirs.column_names[5:] == order and _rows(theirs, order) == want
+
+
 def test_a_mor_change_is_a_deltacommit(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     opts = _options(6, "MERGE_ON_READ")
@@ -140,6 +175,11 @@ def _files(path: str) -> list[str]:
     (lambda t, o: t.alter_column_type("amount", pa.int32(), options=o), "does not allow changing amount from double"),
     (lambda t, o: t.alter_column_type("v", pa.int64(), options=o), "from string to long"),
     (lambda t, o: t.drop_columns(["_hoodie_record_key"], options=o), "is a Hudi meta column"),
+    (lambda t, o: t.move_column("v", None, options=o), "Hudi does not move a top-level column FIRST"),
+    (lambda t, o: t.move_column("v", "_hoodie_record_key", options=o), "_hoodie_record_key is a Hudi meta column"),
+    (lambda t, o: t.move_column("v", "nope", options=o), "no column 'nope' to put v after"),
+    (lambda t, o: t.move_column("v", "v", options=o), "v cannot go after itself"),
+    (lambda t, o: t.move_column("nope", "id", options=o), "the table has no column 'nope'"),
 ])
 def test_a_change_hudi_refuses_is_refused_by_name_with_nothing_written(tmp_path: Path, change, words: str) -> None:
     path = str(tmp_path / "t")

@@ -68,3 +68,52 @@ def test_alter_table_renames_retypes_drops_and_adds_columns_by_id(spark, tmp_pat
     finally:
         spark.conf.unset(ON)
         spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_column_positions_first_and_after_as_hudi_places_them(spark, tmp_path: Path) -> None:
+    """ADD COLUMNS ... AFTER and ALTER COLUMN ... AFTER (Hudi's ColumnPositionChange, schema-on-read only): the table's
+    schema, its internal schema (ids kept, new ids in the statement's order) and every read in the new order, the
+    catalog entry's partition columns last; FIRST of a top-level column and a position without schema-on-read refused
+    by name, nothing written (Spark itself drops an ADD COLUMNS position of a v1 table without a word)."""
+    from hudi_engine.internal_schema import SchemaHistory
+
+    table, path = "alter_positions", tmp_path / "t"
+    spark.sql(f"""CREATE TABLE {table} (id int, v string, ts int, p string) USING hudi PARTITIONED BY (p)
+                  LOCATION '{path}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor')""")
+    try:
+        spark.sql(f"INSERT INTO {table} VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'y')")
+        for statement, words in (("ADD COLUMNS (c int AFTER id)", f"set {ON}=true"),
+                                 ("ALTER COLUMN v AFTER ts", f"set {ON}=true")):
+            before = _files(path)
+            with pytest.raises(Exception, match=words):
+                spark.sql(f"ALTER TABLE {table} {statement}")
+            assert _files(path) == before, statement
+        spark.conf.set(ON, "true")
+        spark.sql(f"ALTER TABLE {table} ADD COLUMNS (c int AFTER id, d string AFTER _hoodie_file_name)")
+        spark.sql(f"ALTER TABLE {table} ALTER COLUMN v AFTER ts")
+        for statement, words in (("ADD COLUMNS (e int FIRST)", "does not move a top-level column FIRST"),
+                                 ("ALTER COLUMN v FIRST", "does not move a top-level column FIRST"),
+                                 ("ALTER COLUMN v AFTER _hoodie_commit_seqno", "is a Hudi meta column"),
+                                 ("ALTER COLUMN v AFTER nope", "no column 'nope' to put v after")):
+            before = _files(path)
+            with pytest.raises(Exception, match=words):
+                spark.sql(f"ALTER TABLE {table} {statement}")
+            assert _files(path) == before, statement
+        order = ["d", "id", "c", "ts", "v", "p"]
+        assert spark.table(table).columns[5:] == order
+        loaded = HudiTable.load(str(path))
+        history = SchemaHistory.load(loaded.location.storage, loaded.location.meta_path)
+        assert history is not None
+        assert [(f.name, f.id) for f in history.latest.fields][5:] == [("d", 10), ("id", 5), ("c", 9), ("ts", 7),
+                                                                        ("v", 6), ("p", 8)]
+        spark.sql(f"INSERT INTO {table} (id, c, d, ts, v, p) VALUES (3, 30, 'dd', 2, 'c', 'x')")
+        spark.sql(f"UPDATE {table} SET c = 10, ts = 2 WHERE id = 1")
+        want = [("", 1, 10, 2, "a", "x"), ("", 2, None, 1, "b", "y"), ("dd", 3, 30, 2, "c", "x")]
+        got = sorted((r["d"] or "", *tuple(r)[6:]) for r in spark.sql(f"SELECT * FROM {table}").collect())
+        assert got == want
+        ours = HudiTable.load(str(path)).read_snapshot()
+        assert ours.column_names[5:] == order
+        assert _operations(path)[1:] == ["ALTER_SCHEMA"] * 2 + ["INSERT", "UPSERT_PREPPED"]
+    finally:
+        spark.conf.unset(ON)
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
