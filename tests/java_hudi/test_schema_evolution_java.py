@@ -56,3 +56,37 @@ def test_java_reads_our_evolved_table_and_we_read_javas_next_write(java_hudi, tm
     history = SchemaHistory.load(table.location.storage, table.location.meta_path,
                                  [i.timestamp for i in table.timeline.completed_commits()])
     assert history is not None and [f.id for f in history.latest.fields][5:] == [5, 6, 7, 9, 10]
+
+
+def test_column_positions_both_ways_with_java_1_2(java_hudi, tmp_path: Path) -> None:
+    """Column positions (Hudi's ColumnPositionChange): Java 1.2 reads our moved column in our order; we read a table
+    Java evolved with ADD COLUMNS ... AFTER and ALTER COLUMN ... AFTER in Java's order, every row by id."""
+    java = java_hudi("1.2.0")
+    ours_path = str(tmp_path / "ours")
+    opts = {**_options("COPY_ON_WRITE"), "hoodie.write.table.version": "9"}
+    write_table(pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["a", "b"], "ts": pa.array([1, 1], pa.int64()),
+                          "amount": [1.5, 3.0], "p": ["x", "y"]}), ours_path, opts)
+    HudiTable.load(ours_path).move_column("amount", "id", options={**opts, **ON})
+    write_table(pa.table({"id": pa.array([3], pa.int64()), "amount": [4.5], "v": ["c"],
+                          "ts": pa.array([2], pa.int64()), "p": ["x"]}), ours_path, opts)
+    ours = HudiTable.load(ours_path).read_snapshot()
+    theirs = java.snapshot(ours_path, **ON)
+    assert_same_table(ours, theirs, "Java 1.2 reads our moved column")
+    data = [c for c in theirs.column_names if not c.startswith("_hoodie")]
+    assert data == ["id", "amount", "v", "ts", "p"] == ours.column_names[5:]
+
+    java_path = tmp_path / "java"
+    java.sql("SET hoodie.schema.on.read.enable=true")
+    java.sql(f"""CREATE TABLE positions_java (id bigint, v string, ts bigint, p string) USING hudi PARTITIONED BY (p)
+                 LOCATION '{java_path}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor',
+                 'hoodie.schema.on.read.enable' = 'true')""")
+    java.sql("INSERT INTO positions_java VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'y')")
+    java.sql("ALTER TABLE positions_java ADD COLUMNS (c int AFTER id)")
+    java.sql("ALTER TABLE positions_java ALTER COLUMN v AFTER ts")
+    java.sql("INSERT INTO positions_java (id, c, ts, v, p) VALUES (3, 30, 2, 'c', 'x')")
+    theirs = java.snapshot(java_path, **ON)
+    ours = HudiTable.load(str(java_path)).read_snapshot()
+    assert_same_table(ours, theirs, "we read Java 1.2's positions")
+    assert ours.column_names[5:] == ["id", "c", "ts", "v", "p"]
+    assert sorted(zip(ours.column("id").to_pylist(), ours.column("v").to_pylist(), strict=True)) == \
+        [(1, "a"), (2, "b"), (3, "c")]
