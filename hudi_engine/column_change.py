@@ -15,7 +15,7 @@ another meta column, AFTER a column the table does not have, or a column after i
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -32,14 +32,16 @@ from hudi_engine.schema import (
     remove_meta_fields,
 )
 
-RENAME, DROP, TYPE, MOVE = "RENAME COLUMN", "DROP COLUMN", "ALTER COLUMN TYPE", "ALTER COLUMN POSITION"
+RENAME, DROP, TYPE, MOVE, ADD = ("RENAME COLUMN", "DROP COLUMN", "ALTER COLUMN TYPE", "ALTER COLUMN POSITION",
+                                 "ADD COLUMNS")
 FIRST_DATA_COLUMN = "_hoodie_file_name"  # the last meta column: AFTER it is the first data column
 
 
 @dataclass(frozen=True, slots=True)
 class ColumnChange:
-    """One statement's change: `kind` (RENAME, DROP, TYPE or MOVE), the columns it names, and the rename's new name,
-    the new type, or the column a move puts it after ("": FIRST)."""
+    """One statement's change: `kind` (RENAME, DROP, TYPE, MOVE or ADD), the columns it names (a struct member by its
+    full name, `s.a`, as Hudi names it), and the rename's new name, the new (or added) type, or the column a move or
+    an add puts it after ("": FIRST for a move, the end for an add)."""
 
     kind: str
     columns: tuple[str, ...]
@@ -64,7 +66,14 @@ class ColumnChange:
         """ALTER COLUMN `column` AFTER `after` (None: FIRST)."""
         return ColumnChange(MOVE, (column,), after=after or "")
 
+    @staticmethod
+    def add(column: str, new_type: pa.DataType, after: str | None = None) -> ColumnChange:
+        """ADD COLUMNS (`column` `new_type` [AFTER `after`]): a new optional column, or struct member (`s.c`)."""
+        return ColumnChange(ADD, (column,), new_type=new_type, after=after or "")
+
     def describe(self) -> str:
+        if self.kind == ADD:
+            return f"ADD COLUMNS ({self.columns[0]} {self.new_type}{f' AFTER {self.after}' if self.after else ''})"
         if self.kind == MOVE:
             return f"ALTER COLUMN {self.columns[0]} {f'AFTER {self.after}' if self.after else 'FIRST'}"
         if self.kind == RENAME:
@@ -88,6 +97,11 @@ class ColumnChange:
         completed = [i.timestamp for i in table.timeline.completed_commits()]
         history = SchemaHistory.load(table.location.storage, table.location.meta_path, completed)
         base = history.latest if history is not None else InternalSchema.from_avro(avro)
+        nested = [c for c in self.columns if c not in columns.names and "." in c]
+        if self.kind == ADD or nested:
+            if self.kind == DROP and len(self.columns) > 1:
+                raise SchemaError(f"{where}: drop a struct member in a statement of its own. Nothing was written")
+            return _NestedPlan(table, columns, base, where).plan(self)
         for c in self.columns:
             if c in META_COLUMNS:
                 raise SchemaError(f"{where}: {c} is a Hudi meta column; it cannot be changed")
@@ -135,6 +149,129 @@ class ColumnChange:
                 "date -> string. Rewrite the table (dbt: --full-refresh) to change it otherwise; nothing was written")
         fields = [pa.field(column, self.new_type) if f.name == column else f for f in columns]
         return pa.schema(fields), SchemaChange(base, base.retyped(column, new))
+
+
+class _NestedPlan:
+    """A change of a struct member (`s.a`: Hudi's TableChanges on a nested full name) or an ADD COLUMNS of one
+    column: the Arrow columns and the internal schema edited alike, every id kept, checked as Hudi checks them."""
+
+    def __init__(self, table: MetaClient, columns: pa.Schema, base: InternalSchema, where: str) -> None:
+        self.table, self.columns, self.base, self.where = table, columns, base, where
+
+    def path(self, name: str) -> tuple[str, ...]:
+        """A column's path: itself when the table has a top-level column of that name, else its dotted parts; every
+        part but the last a struct (records only: members of arrays and maps are not served)."""
+        path = (name,) if name in self.columns.names else tuple(name.split("."))
+        if path[0] in META_COLUMNS:
+            raise SchemaError(f"{self.where}: {path[0]} is a Hudi meta column; it cannot be changed")
+        for i in range(1, len(path)):
+            parent = self.base.member(path[:i])
+            if parent is None or not isinstance(parent["type"], dict) or parent["type"].get("type") != "record":
+                raise SchemaError(f"{self.where}: {'.'.join(path[:i])} is not a struct column of the table (members "
+                                  "of structs only: a field inside an array or a map is not served); nothing was "
+                                  "written")
+        return path
+
+    def siblings(self, path: tuple[str, ...]) -> list[str]:
+        if len(path) == 1:
+            return list(self.columns.names)
+        parent = self.base.member(path[:-1])
+        assert parent is not None
+        return [m["name"] for m in parent["type"]["fields"]]
+
+    def plan(self, change: ColumnChange) -> tuple[pa.Schema, SchemaChange]:
+        path = self.path(change.columns[0])
+        full = ".".join(path)
+        names = self.siblings(path)
+        if change.kind == ADD:
+            if any(n.lower() == path[-1].lower() for n in names) or path[-1] in META_COLUMNS:
+                raise SchemaError(f"{self.where}: the table has {full} already; add a column it does not have. "
+                                  "Nothing was written")
+        elif self.base.member(path) is None or path[-1] not in names:
+            raise SchemaError(f"{self.where}: the table has no column {full!r}; the members of "
+                              f"{'.'.join(path[:-1]) or 'the table'} are {names}. Nothing was written")
+        if change.kind in (RENAME, DROP):
+            fixed = {**{f: "record key" for f in self.table.config.record_key_fields},
+                     **{f: "partition" for f in self.table.config.partition_fields},
+                     **{f: "precombine (ordering)" for f in self.table.config.ordering_fields}}
+            if full in fixed:
+                raise SchemaError(f"{self.where}: {full} is the table's {fixed[full]} field, which Hudi does not let "
+                                  f"ALTER TABLE {change.kind.split()[0]} change; nothing was written")
+        parent, leaf = path[:-1], path[-1]
+        if change.kind == RENAME:
+            new = change.new_name
+            if not new or "." in new or any(n.lower() == new.lower() for n in names):
+                raise SchemaError(f"{self.where}: the struct {'.'.join(parent)} has a member {new!r} already (or the "
+                                  "name is not one plain name); rename it to a name it does not have. Nothing was "
+                                  "written")
+            return (self.arrow(parent, lambda fs: [f.with_name(new) if f.name == leaf else f for f in fs]),
+                    SchemaChange(self.base, self.base.renamed_member(path, new)))
+        if change.kind == DROP:
+            if len(names) == 1:
+                raise SchemaError(f"{self.where}: {leaf} is the only member of {'.'.join(parent)}; drop the struct "
+                                  f"column {parent[0]} instead. Nothing was written")
+            return (self.arrow(parent, lambda fs: [f for f in fs if f.name != leaf]),
+                    SchemaChange(self.base, self.base.dropped_member(path)))
+        if change.kind == MOVE:
+            after = self.sibling(change.after or None, parent, names, leaf)
+
+            def move(fs: list[pa.Field]) -> list[pa.Field]:
+                column = next(f for f in fs if f.name == leaf)
+                rest = [f for f in fs if f.name != leaf]
+                at = 0 if after is None else next(i for i, f in enumerate(rest) if f.name == after) + 1
+                return [*rest[:at], column, *rest[at:]]
+            return self.arrow(parent, move), SchemaChange(self.base, self.base.moved_member(path, after))
+        assert change.new_type is not None
+        new_avro = arrow_to_avro_schema(pa.schema([pa.field(leaf, change.new_type)]), self.table.config.name,
+                                        with_meta=False)
+        new = internal_type(new_avro)
+        if change.kind == ADD:
+            if len(path) == 1:  # AFTER _hoodie_file_name: first among the data columns (FIRST refused, as Hudi)
+                after = position_after(leaf, change.after, names, self.where) if change.after else None
+            else:
+                after = self.sibling(change.after, parent, names, leaf) if change.after else None
+            added = pa.field(leaf, change.new_type, nullable=True)
+
+            def add(fs: list[pa.Field]) -> list[pa.Field]:
+                at = len(fs) if after is None else (0 if after == FIRST_DATA_COLUMN else
+                                                    next(i for i, f in enumerate(fs) if f.name == after) + 1)
+                return [*fs[:at], added, *fs[at:]]
+            return self.arrow(parent, add), SchemaChange(self.base, self.base.added_member(path, new, after))
+        old = self.base.member(path)
+        assert old is not None
+        if not isinstance(old["type"], str) or not isinstance(new, str):
+            raise SchemaError(f"{self.where}: only columns of primitive types change type (Hudi's rule); {full} is "
+                              "nested or the new type is. Nothing was written")
+        if not type_change_allowed(old["type"], new):
+            raise SchemaError(f"{self.where}: Hudi does not allow changing {full} from {old['type']} to {new} (see "
+                              "ALTER COLUMN TYPE of a top-level column for the allowed changes); nothing was written")
+        return (self.arrow(parent, lambda fs: [pa.field(leaf, change.new_type) if f.name == leaf else f for f in fs]),
+                SchemaChange(self.base, self.base.retyped_member(path, new)))
+
+    def sibling(self, after: str | None, parent: tuple[str, ...], names: list[str], leaf: str) -> str | None:
+        """A struct member's AFTER sibling (given plain or by its full name), None for FIRST (which Hudi allows
+        inside a struct)."""
+        if after is None:
+            return None
+        prefix = ".".join(parent) + "."
+        plain = after[len(prefix):] if after.startswith(prefix) else after
+        found = next((n for n in names if n.lower() == plain.lower()), None)
+        if found is None or found == leaf:
+            raise SchemaError(f"{self.where}: {prefix}{plain} is not another member of the struct {prefix[:-1]} "
+                              f"(its members are {names}); a member moves among its siblings only, as Hudi moves "
+                              "it. Nothing was written")
+        return found
+
+    def arrow(self, parent: tuple[str, ...], edit: Callable[[list[pa.Field]], list[pa.Field]]) -> pa.Schema:
+        """The table's Arrow columns with the members of the struct at `parent` edited (the columns at ())."""
+        def down(field: pa.Field, rest: tuple[str, ...]) -> pa.Field:
+            members = [field.type.field(i) for i in range(field.type.num_fields)]
+            if not rest:
+                return field.with_type(pa.struct(edit(members)))
+            return field.with_type(pa.struct([down(m, rest[1:]) if m.name == rest[0] else m for m in members]))
+        if not parent:
+            return pa.schema(edit(list(self.columns)))
+        return pa.schema([down(f, parent[1:]) if f.name == parent[0] else f for f in self.columns])
 
 
 def position_after(column: str, after: str | None, names: Sequence[str], where: str) -> str:

@@ -10,8 +10,7 @@ package hudiengine.spark
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{Row, SaveMode}
-import org.apache.spark.sql.catalyst.analysis.{FieldName, FieldPosition, UnresolvedFieldName,
-  UnresolvedFieldPosition, UnresolvedTable}
+import org.apache.spark.sql.catalyst.analysis.{FieldName, FieldPosition, UnresolvedFieldPosition, UnresolvedTable}
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.plans.logical.{AddColumns, AlterColumns, DropColumns, LeafNode, LocalRelation,
@@ -34,7 +33,8 @@ object HudiAlter {
     case RenameColumn(_: UnresolvedTable, _, _) | DropColumns(_: UnresolvedTable, _, _) => HudiAlter(plan)
     case AlterColumns(_: UnresolvedTable, specs, _) if specs.exists(s => s.newDataType.isDefined ||
         s.newPosition.isDefined) => HudiAlter(plan)
-    case AddColumns(_: UnresolvedTable, columns) if columns.exists(_.position.isDefined) => HudiAlter(plan)
+    case AddColumns(_: UnresolvedTable, columns) if columns.exists(c => c.position.isDefined || c.path.isDefined) =>
+      HudiAlter(plan)
     case _ => plan
   }
 }
@@ -56,20 +56,22 @@ case class HudiAlterRule(session: org.apache.spark.sql.SparkSession) extends Rul
 
   private def command(t: CatalogTable, parsed: LogicalPlan): LogicalPlan = {
     val name = t.identifier.unquotedString
-    def column(f: FieldName): String = f match {
-      case UnresolvedFieldName(Seq(one)) => one
-      case other => throw new IllegalArgumentException(s"ALTER TABLE $name: ${other.name.mkString(".")} is a nested " +
-        "field; this engine changes top-level columns only")
-    }
+    // A struct member by its full name (`s.a`), as Hudi's TableChanges name it.
+    def column(f: FieldName): String = f.name.mkString(".")
     // A position's AFTER column ("" for FIRST, which the Python side refuses for a top-level column, as Hudi does).
     def after(p: FieldPosition): String = p match {
       case UnresolvedFieldPosition(a: TableChange.After) => a.column()
       case _ => ""
     }
     parsed match {
+      // A struct member (`ADD COLUMNS (s.c int [AFTER b])`): one per statement, committed as the Python side's add.
+      case AddColumns(_, columns) if columns.exists(_.path.isDefined) =>
+        if (columns.size > 1 || columns.head.default.isDefined) throw new IllegalArgumentException(s"ALTER TABLE " +
+          s"$name ADD COLUMNS: add a struct member alone, without a DEFAULT, in a statement of its own")
+        val c = columns.head
+        AlterHudiColumns(t, "add", Seq(c.name.mkString(".")), c.position.map(after).getOrElse(""), Some(c.dataType))
       case AddColumns(_, columns) =>
         columns.foreach { c =>
-          if (c.path.isDefined) column(UnresolvedFieldName(c.name))
           if (c.default.isDefined) throw new IllegalArgumentException(s"ALTER TABLE $name ADD COLUMNS: ${c.colName} " +
             "has a DEFAULT and a position; add it with its position, then set the DEFAULT in a statement of its own")
         }
@@ -86,7 +88,13 @@ case class HudiAlterRule(session: org.apache.spark.sql.SparkSession) extends Rul
       case DropColumns(_, cs, ifExists) =>
         val resolver = session.sessionState.conf.resolver
         val named = cs.map(column)
-        val existing = if (ifExists) named.filter(c => t.schema.fieldNames.exists(resolver(_, c))) else named
+        // A struct member of the entry's schema, found down its structs.
+        def has(schema: StructType, parts: Seq[String]): Boolean = schema.fields.find(f => resolver(f.name, parts.head))
+          .exists(f => parts.size == 1 || (f.dataType match {
+            case st: StructType => has(st, parts.tail)
+            case _ => false
+          }))
+        val existing = if (ifExists) cs.filter(c => has(t.schema, c.name)).map(column) else named
         if (existing.isEmpty) NoAlter else AlterHudiColumns(t, "drop", existing, "", None)
       case AlterColumns(_, Seq(spec), _) if spec.newNullability.isEmpty && spec.newComment.isEmpty &&
           spec.newPosition.isEmpty && spec.newDefaultExpression.isEmpty && !spec.dropDefault =>
@@ -122,6 +130,21 @@ case class AlterHudiColumns(table: CatalogTable, kind: String, columns: Seq[Stri
     val catalog = session.sessionState.catalog
     val resolver = session.sessionState.conf.resolver
     val entry = catalog.getTableMetadata(table.identifier)
+    if (kind == "add" || columns.exists(_.contains("."))) {
+      // A struct member changed (or a column added): the entry's column takes the table's new type.
+      val now = new HudiRelation(session.sqlContext, Map("path" -> path), None).schema
+      val top = columns.head.split('.').head
+      val added = if (entry.schema.fieldNames.exists(resolver(_, top))) Nil
+        else now.fields.filter(f => resolver(f.name, top)).toSeq
+      val fields = entry.schema.fields.toSeq.map { f =>
+        if (!resolver(f.name, top)) f else now.fields.find(n => resolver(n.name, f.name)).fold(f)(n =>
+          f.copy(dataType = n.dataType))
+      }
+      val (parts, data) = (fields ++ added).partition(f => entry.partitionColumnNames.exists(resolver(_, f.name)))
+      catalog.alterTable(entry.copy(schema = StructType(data ++ parts)))
+      catalog.refreshTable(table.identifier)
+      return Nil
+    }
     if (kind == "position") {
       // The table's new order (meta columns first), partition columns kept last as Spark keeps them in an entry.
       val order = new HudiRelation(session.sqlContext, Map("path" -> path), None).schema.fieldNames
