@@ -226,3 +226,71 @@ def test_a_cdc_query_after_a_rename_is_refused_naming_the_column(tmp_path: Path)
     HudiTable.load(path).rename_column("v", "name", options={**opts, **ON})
     with pytest.raises(HudiError, match=r"renamed, dropped or retyped columns \(v\) is not served"):
         HudiTable.load(path).read_changes(start)
+
+
+_S = pa.struct([("a", pa.int32()), ("b", pa.string())])
+
+
+@pytest.mark.parametrize(("version", "table_type"), [(6, "COPY_ON_WRITE"), (9, "MERGE_ON_READ")])
+def test_struct_members_renamed_widened_dropped_added_and_moved_are_read_by_id(tmp_path: Path, version: int,
+                                                                               table_type: str) -> None:
+    """Hudi's TableChanges on struct members (`s.a`): every id kept, a new member the next id; a file written before
+    gives its members by id (a dropped member not taken for a new one of its name) in the snapshot, the merge of an
+    old base file on upsert, the MOR merge and compaction; time travel gives the old struct."""
+    path = str(tmp_path / "t")
+    opts = _options(version, table_type)
+    write_table(pa.table({"id": [1, 2, 4], "s": pa.array([{"a": 1, "b": "x"}, {"a": 2, "b": "y"}, {"a": 4, "b": "w"}],
+                                                        _S), "ts": pa.array([1, 1, 1], pa.int32()),
+                          "p": ["x", "y", "x"]}), path, opts)
+    table = HudiTable.load(path)
+    before = table.timeline.completed_commits()[-1].timestamp
+    on = {**opts, **ON}
+    table.rename_column("s.a", "n", options=on)
+    table.alter_column_type("s.n", pa.int64(), options=on)
+    table.drop_columns(["s.b"], options=on)
+    table.add_column("s.b", pa.string(), options=on)  # a new member of a dropped one's name: null in older files
+    table.add_column("s.c", pa.float64(), after="n", options=on)
+    table.move_column("s.b", None, options=on)  # FIRST inside a struct, as Hudi allows
+    altered = HudiTable.load(path)
+    latest = json.loads(altered.commit_metadata(altered.timeline.completed_commits()[-1]).extra_metadata[LATEST_SCHEMA])
+    s = next(f for f in latest["fields"] if f["name"] == "s")
+    assert [(m["name"], m["id"]) for m in s["type"]["fields"]] == [("b", 11), ("n", 9), ("c", 12)]
+    new = pa.struct([("b", pa.string()), ("n", pa.int64()), ("c", pa.float64())])
+    write_table(pa.table({"id": [1, 3], "s": pa.array([{"b": "u", "n": 10, "c": 1.5}, {"b": "z", "n": 3, "c": None}],
+                                                     new), "ts": pa.array([2, 2], pa.int32()), "p": ["x", "x"]}),
+                path, opts)
+    want = [{"id": 1, "s": {"b": "u", "n": 10, "c": 1.5}}, {"id": 2, "s": {"b": None, "n": 2, "c": None}},
+            {"id": 3, "s": {"b": "z", "n": 3, "c": None}}, {"id": 4, "s": {"b": None, "n": 4, "c": None}}]
+    table = HudiTable.load(path)
+    snapshot = table.read_snapshot()
+    assert snapshot.schema.field("s").type == new
+    assert _rows(snapshot, ["id", "s"]) == want
+    old = table.read_snapshot(as_of=before)
+    assert old.schema.field("s").type == _S
+    assert _rows(old, ["id", "s"]) == [{"id": 1, "s": {"a": 1, "b": "x"}}, {"id": 2, "s": {"a": 2, "b": "y"}},
+                                       {"id": 4, "s": {"a": 4, "b": "w"}}]
+    if table.is_mor:
+        table.compact(options={**opts, "hoodie.compact.inline": "true"})
+        assert _rows(HudiTable.load(path).read_snapshot(), ["id", "s"]) == want
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    (lambda t, o: t.rename_column("s.a", "B", options=o), "has a member 'B' already"),
+    (lambda t, o: t.rename_column("s.zz", "q", options=o), r"no column 's.zz'; the members of s are \['a', 'b'\]"),
+    (lambda t, o: t.drop_columns(["s.a", "s.b"], options=o), "drop a struct member in a statement of its own"),
+    (lambda t, o: t.alter_column_type("s.b", pa.int32(), options=o), "does not allow changing s.b from string to int"),
+    (lambda t, o: t.add_column("s.a", pa.int32(), options=o), "has s.a already"),
+    (lambda t, o: t.add_column("l.x", pa.int32(), options=o), "l is not a struct column"),
+    (lambda t, o: t.move_column("s.a", "ts", options=o), "s.ts is not another member of the struct s"),
+])
+def test_a_struct_member_change_hudi_refuses_is_refused_by_name(tmp_path: Path, change, words: str) -> None:
+    path = str(tmp_path / "t")
+    opts = _options(6, "COPY_ON_WRITE")
+    write_table(pa.table({"id": [1], "s": pa.array([{"a": 1, "b": "x"}], _S), "l": [[1]],
+                          "ts": pa.array([1], pa.int32()), "p": ["x"]}), path, opts)
+    table = HudiTable.load(path)
+    before = _files(path)
+    with pytest.raises(SchemaError, match=words) as refused:
+        change(table, {**opts, **ON})
+    assert path in str(refused.value) and "Nothing was written" in str(refused.value).replace("nothing", "Nothing")
+    assert _files(path) == before

@@ -117,3 +117,38 @@ def test_column_positions_first_and_after_as_hudi_places_them(spark, tmp_path: P
     finally:
         spark.conf.unset(ON)
         spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_struct_members_renamed_widened_dropped_added_and_moved_in_sql(spark, tmp_path: Path) -> None:
+    """ALTER TABLE on struct members (`s.a`, Hudi's nested full names) under schema-on-read: each an ALTER_SCHEMA
+    commit, the catalog entry's struct following; INSERT and UPDATE after them, every row's members read by id."""
+    table, path = "alter_nested", tmp_path / "t"
+    spark.sql(f"""CREATE TABLE {table} (id int, s struct<a: int, b: string>, ts int, p string) USING hudi
+                  PARTITIONED BY (p) LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor')""")
+    try:
+        spark.sql(f"INSERT INTO {table} VALUES (1, named_struct('a', 1, 'b', 'x'), 1, 'x'), "
+                  f"(2, named_struct('a', 2, 'b', 'y'), 1, 'y')")
+        before = _files(path)
+        with pytest.raises(Exception, match=f"set {ON}=true"):
+            spark.sql(f"ALTER TABLE {table} RENAME COLUMN s.a TO n")
+        assert _files(path) == before
+        spark.conf.set(ON, "true")
+        for statement in ("RENAME COLUMN s.a TO n", "ALTER COLUMN s.n TYPE bigint", "DROP COLUMN s.b",
+                          "ADD COLUMNS (s.c double)", "ADD COLUMNS (s.b string AFTER n)", "ALTER COLUMN s.c FIRST",
+                          "DROP COLUMN IF EXISTS s.nope"):
+            spark.sql(f"ALTER TABLE {table} {statement}")
+        before = _files(path)
+        with pytest.raises(Exception, match="has a member 'c' already"):
+            spark.sql(f"ALTER TABLE {table} RENAME COLUMN s.n TO c")
+        assert _files(path) == before
+        assert spark.table(table).schema["s"].dataType.simpleString() == "struct<c:double,n:bigint,b:string>"
+        spark.sql(f"INSERT INTO {table} VALUES (3, named_struct('c', 3.5, 'n', 3L, 'b', 'z'), 2, 'x')")
+        spark.sql(f"UPDATE {table} SET s = named_struct('c', 1.5, 'n', 10L, 'b', 'u') WHERE id = 1")
+        got = [(r["id"], r["s"].asDict()) for r in spark.sql(f"SELECT id, s FROM {table} ORDER BY id").collect()]
+        assert got == [(1, {"c": 1.5, "n": 10, "b": "u"}), (2, {"c": None, "n": 2, "b": None}),
+                       (3, {"c": 3.5, "n": 3, "b": "z"})]
+        assert _operations(path)[1:] == ["ALTER_SCHEMA"] * 6 + ["INSERT", "UPSERT_PREPPED"]
+    finally:
+        spark.conf.unset(ON)
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
