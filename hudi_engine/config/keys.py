@@ -103,11 +103,12 @@ SCHEMA_ON_READ: ConfigOption[bool] = ConfigOption(
     hudi_default="false")
 PREPPED: ConfigOption[bool] = ConfigOption(
     "hoodie.datasource.write.prepped", Kind.BOOL, False,
-    "A DataFrame upsert or delete of rows read from the table with their meta columns: each row is found by its "
-    "stored `_hoodie_record_key` and `_hoodie_partition_path`, as Hudi's prepped writes (UPDATE / DELETE in Spark "
-    "SQL) find them, and the commit records UPSERT_PREPPED / DELETE_PREPPED. A keyless table's DataFrame upsert or "
+    "A DataFrame upsert or delete of rows read from the table with their meta columns: each row is the stored row "
+    "its `_hoodie_record_key` and `_hoodie_partition_path` name, as in Hudi's prepped writes (a keyed table's key and "
+    "partition fields must still give them, else it is refused), and the commit records UPSERT_PREPPED / "
+    "DELETE_PREPPED. A keyless table's DataFrame upsert or "
     "delete whose rows carry `_hoodie_record_key` is prepped without it, as Hudi's canDoPreppedWrites decides "
-    "(docs/keyless.md). Spark's DataFrame writer only.", "table", hudi_default="false",
+    "(docs/keyless.md). Spark's DataFrame writer only.", "table",
     aliases=("_hoodie.datasource.write.prepped", "_hoodie.spark.sql.writes.prepped"))
 # CDC: stored in a new table's hoodie.properties (an existing table keeps its own; docs/cdc.md).
 CDC_ENABLED: ConfigOption[bool] = ConfigOption(
