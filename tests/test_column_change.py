@@ -294,3 +294,24 @@ def test_a_struct_member_change_hudi_refuses_is_refused_by_name(tmp_path: Path, 
         change(table, {**opts, **ON})
     assert path in str(refused.value) and "Nothing was written" in str(refused.value).replace("nothing", "Nothing")
     assert _files(path) == before
+
+
+def test_hudi_rs_reads_a_widened_and_an_added_struct_member_as_we_do(tmp_path: Path) -> None:
+    """hudi-rs finds struct members by name: widened and added members read as ours (a renamed member would read as
+    null in older files, and a dropped one's name added again would take the old values)."""
+    path = str(tmp_path / "t")
+    opts = _options(9, "COPY_ON_WRITE")
+    write_table(pa.table({"id": [1, 2], "s": pa.array([{"a": 1, "b": "x"}, {"a": 2, "b": "y"}], _S),
+                          "ts": pa.array([1, 1], pa.int32()), "p": ["x", "y"]}), path, opts)
+    table = HudiTable.load(path)
+    table.alter_column_type("s.a", pa.int64(), options={**opts, **ON})
+    table.add_column("s.c", pa.float64(), after="a", options={**opts, **ON})
+    new = pa.struct([("a", pa.int64()), ("c", pa.float64()), ("b", pa.string())])
+    write_table(pa.table({"id": [3], "s": pa.array([{"a": 3, "c": 3.5, "b": "z"}], new),
+                          "ts": pa.array([2], pa.int32()), "p": ["x"]}), path, opts)
+    ours = HudiTable.load(path).read_snapshot()
+    theirs = rs_snapshot(path)
+    assert theirs.schema.field("s").type == ours.schema.field("s").type == new
+    assert _rows(theirs, ["id", "s"]) == _rows(ours, ["id", "s"]) == [
+        {"id": 1, "s": {"a": 1, "c": None, "b": "x"}}, {"id": 2, "s": {"a": 2, "c": None, "b": "y"}},
+        {"id": 3, "s": {"a": 3, "c": 3.5, "b": "z"}}]
