@@ -315,3 +315,19 @@ def test_hudi_rs_reads_a_widened_and_an_added_struct_member_as_we_do(tmp_path: P
     assert _rows(theirs, ["id", "s"]) == _rows(ours, ["id", "s"]) == [
         {"id": 1, "s": {"a": 1, "c": None, "b": "x"}}, {"id": 2, "s": {"a": 2, "c": None, "b": "y"}},
         {"id": 3, "s": {"a": 3, "c": 3.5, "b": "z"}}]
+
+
+def test_add_column_places_a_new_top_level_column_with_the_next_id(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    opts = _options(6, "MERGE_ON_READ")
+    table = _first(path, opts)
+    table.add_column("extra", pa.int32(), after="id", options={**opts, **ON})
+    table.add_column("first", pa.string(), after="_hoodie_file_name", options={**opts, **ON})
+    table.add_column("last", pa.string(), options={**opts, **ON})
+    snapshot = HudiTable.load(path).read_snapshot()
+    assert snapshot.column_names[5:] == ["first", "id", "extra", "v", "ts", "amount", "p", "last"]
+    assert _rows(snapshot, ["id", "first", "extra", "last"]) == [
+        {"id": 1, "first": None, "extra": None, "last": None}, {"id": 2, "first": None, "extra": None, "last": None}]
+    latest = json.loads(table.commit_metadata(table.timeline.completed_commits()[-1]).extra_metadata[LATEST_SCHEMA])
+    assert [(f["name"], f["id"]) for f in latest["fields"]][5:] == [
+        ("first", 11), ("id", 5), ("extra", 10), ("v", 6), ("ts", 7), ("amount", 8), ("p", 9), ("last", 12)]
