@@ -159,25 +159,24 @@ class _NestedPlan:
         self.table, self.columns, self.base, self.where = table, columns, base, where
 
     def path(self, name: str) -> tuple[str, ...]:
-        """A column's path: itself when the table has a top-level column of that name, else its dotted parts; every
-        part but the last a struct (records only: members of arrays and maps are not served)."""
+        """A column's path: itself when the table has a top-level column of that name, else its dotted parts (Hudi's
+        full name: struct members, `element` into an array, `value` into a map); the last part a member of a
+        struct."""
         path = (name,) if name in self.columns.names else tuple(name.split("."))
         if path[0] in META_COLUMNS:
             raise SchemaError(f"{self.where}: {path[0]} is a Hudi meta column; it cannot be changed")
-        for i in range(1, len(path)):
-            parent = self.base.member(path[:i])
-            if parent is None or not isinstance(parent["type"], dict) or parent["type"].get("type") != "record":
-                raise SchemaError(f"{self.where}: {'.'.join(path[:i])} is not a struct column of the table (members "
-                                  "of structs only: a field inside an array or a map is not served); nothing was "
-                                  "written")
+        parent = self.base.node_at(path[:-1])
+        if not isinstance(parent, dict) or parent.get("type") != "record":
+            raise SchemaError(f"{self.where}: {'.'.join(path[:-1])} is not a struct of the table (a struct column, a "
+                              "struct member, `element` of an array of structs or `value` of a map of structs); "
+                              "nothing was written")
         return path
 
     def siblings(self, path: tuple[str, ...]) -> list[str]:
         if len(path) == 1:
             return list(self.columns.names)
-        parent = self.base.member(path[:-1])
-        assert parent is not None
-        return [m["name"] for m in parent["type"]["fields"]]
+        parent = self.base.node_at(path[:-1])
+        return [m["name"] for m in parent["fields"]]
 
     def plan(self, change: ColumnChange) -> tuple[pa.Schema, SchemaChange]:
         path = self.path(change.columns[0])
@@ -264,14 +263,20 @@ class _NestedPlan:
 
     def arrow(self, parent: tuple[str, ...], edit: Callable[[list[pa.Field]], list[pa.Field]]) -> pa.Schema:
         """The table's Arrow columns with the members of the struct at `parent` edited (the columns at ())."""
-        def down(field: pa.Field, rest: tuple[str, ...]) -> pa.Field:
-            members = [field.type.field(i) for i in range(field.type.num_fields)]
+        def down(typ: pa.DataType, rest: tuple[str, ...]) -> pa.DataType:
             if not rest:
-                return field.with_type(pa.struct(edit(members)))
-            return field.with_type(pa.struct([down(m, rest[1:]) if m.name == rest[0] else m for m in members]))
+                return pa.struct(edit([typ.field(i) for i in range(typ.num_fields)]))
+            head, tail = rest[0], rest[1:]
+            if pa.types.is_map(typ):  # `value`: path() checked the internal schema's steps
+                return pa.map_(typ.key_field, typ.item_field.with_type(down(typ.item_type, tail)))
+            if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+                item = typ.value_field.with_type(down(typ.value_type, tail))
+                return pa.list_(item) if pa.types.is_list(typ) else pa.large_list(item)
+            return pa.struct([m.with_type(down(m.type, tail)) if m.name == head else m
+                              for m in (typ.field(i) for i in range(typ.num_fields))])
         if not parent:
             return pa.schema(edit(list(self.columns)))
-        return pa.schema([down(f, parent[1:]) if f.name == parent[0] else f for f in self.columns])
+        return pa.schema([f.with_type(down(f.type, parent[1:])) if f.name == parent[0] else f for f in self.columns])
 
 
 def position_after(column: str, after: str | None, names: Sequence[str], where: str) -> str:

@@ -118,29 +118,28 @@ class InternalSchema:
     # ---- changes of struct members (Hudi's TableChanges on a nested field's full name, `s.a`) ---------------------
 
     def member(self, path: Sequence[str]) -> dict | None:
-        """The JSON of the struct member at `path` (a top-level column, then member names down records), or None."""
-        members: list[dict] | None = [f.to_json() for f in self.fields]
-        found: dict | None = None
+        """The JSON of the struct member at `path` (a top-level column, then member names down records, `element`
+        into an array's elements and `value` into a map's values, as Hudi's full names go), or None."""
+        parent = self.node_at(path[:-1])
+        if not isinstance(parent, dict) or parent.get("type") != "record":
+            return None
+        return next((m for m in parent["fields"] if m["name"] == path[-1]), None)
+
+    def node_at(self, path: Sequence[str], root: dict | None = None) -> Any:
+        """The type at `path` (the schema's own record at ()), or None where the path leads nowhere. In `root` (the
+        schema's JSON) when given, so that the caller may change it there."""
+        node: Any = root if root is not None else {"type": "record", "fields": [f.to_json() for f in self.fields]}
         for part in path:
-            if members is None:
-                return None
-            found = next((m for m in members if m["name"] == part), None)
-            if found is None:
-                return None
-            node = found["type"]
-            members = node.get("fields") if isinstance(node, dict) and node.get("type") == "record" else None
-        return found
+            node = _child(node, part)
+        return node
 
     def edited(self, parent: Sequence[str], edit: Callable[[list[dict]], list[dict]],
                max_column_id: int | None = None) -> InternalSchema:
-        """The schema with the members of the struct at `parent` (a path to a record) replaced by `edit(members)`;
-        every other id kept."""
+        """The schema with the members of the struct at `parent` (a path to a record, `member`'s) replaced by
+        `edit(members)`; every other id kept."""
         node = copy.deepcopy(self.to_json())
-        members: list[dict] = node["fields"]
-        for part in parent:
-            typ = next(m for m in members if m["name"] == part)["type"]
-            members = typ["fields"]
-        members[:] = edit(list(members))
+        record = self.node_at(parent, node)
+        record["fields"][:] = edit(list(record["fields"]))
         if max_column_id is not None:
             node["max_column_id"] = max_column_id
         return InternalSchema.from_json(node)
@@ -249,7 +248,7 @@ def _nested_ids(node: Any) -> list[int]:
     if not isinstance(node, dict):
         return []
     out: list[int] = []
-    for key in ("element-id", "key-id", "value-id"):
+    for key in (*_ID_KEYS, *_OLD_ID_KEYS):
         if key in node:
             out.append(int(node[key]))
     for f in node.get("fields", []):
@@ -258,6 +257,16 @@ def _nested_ids(node: Any) -> list[int]:
     for key in ("element", "key", "value"):
         out.extend(_nested_ids(node.get(key)))
     return out
+
+
+# SerDeHelper's names of the ids of an array's element and a map's key and value (Hudi 0.x's first releases wrote
+# them with hyphens, as this engine did before it wrote Hudi's: those are read, never written).
+_ID_KEYS = ("element_id", "key_id", "value_id")
+_OLD_ID_KEYS = ("element-id", "key-id", "value-id")
+
+
+def _without_old_ids(node: dict) -> dict:
+    return {k: v for k, v in node.items() if k not in _OLD_ID_KEYS}
 
 
 def _renumbered(node: Any, counter: list[int]) -> Any:
@@ -272,10 +281,11 @@ def _renumbered(node: Any, counter: list[int]) -> Any:
     if node["type"] == "array":
         element_id = counter[0]
         counter[0] += 1
-        return {**node, "element-id": element_id, "element": _renumbered(node["element"], counter)}
+        return {**_without_old_ids(node), "element_id": element_id, "element": _renumbered(node["element"], counter)}
     key_id = counter[0]
     counter[0] += 2
-    return {**node, "key-id": key_id, "value-id": key_id + 1, "value": _renumbered(node["value"], counter)}
+    return {**_without_old_ids(node), "key_id": key_id, "value_id": key_id + 1,
+            "value": _renumbered(node["value"], counter)}
 
 
 def _record_fields(record: dict, first_id: int, counter: list[int]) -> list[Field]:
@@ -310,13 +320,13 @@ def _type(node: Any, counter: list[int]) -> Any:
         element_id = counter[0]
         counter[0] += 1
         element, optional = _unwrap(node["items"])
-        return {"type": "array", "element-id": element_id, "element": _type(element, counter),
+        return {"type": "array", "element_id": element_id, "element": _type(element, counter),
                 "element_optional": optional}
     if kind == "map":
         key_id = counter[0]
         counter[0] += 2
         value, optional = _unwrap(node["values"])
-        return {"type": "map", "key-id": key_id, "key": "string", "value-id": key_id + 1,
+        return {"type": "map", "key_id": key_id, "key": "string", "value_id": key_id + 1,
                 "value": _type(value, counter), "value_optional": optional}
     if logical == "decimal":
         return f"decimal({node['precision']}, {node.get('scale', 0)})"
@@ -485,6 +495,18 @@ class ColumnIds:
                     [_as_query_members(pa.array([], column.type), file_type, query_type)]
                 out = out.set_column(i, name, pa.chunked_array(chunks))
         return out
+
+
+def _child(node: Any, part: str) -> Any:
+    """The type one step down a full name: a record's member, an array's `element`, a map's `value`; else None."""
+    if not isinstance(node, dict):
+        return None
+    kind = node.get("type")
+    if kind == "record":
+        return next((f["type"] for f in node["fields"] if f["name"] == part), None)
+    if (kind, part) in (("array", "element"), ("map", "value")):
+        return node[part]
+    return None
 
 
 def _member_names(node: Any) -> Any:

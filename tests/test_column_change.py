@@ -281,7 +281,8 @@ def test_struct_members_renamed_widened_dropped_added_and_moved_are_read_by_id(t
     (lambda t, o: t.drop_columns(["s.a", "s.b"], options=o), "drop a struct member in a statement of its own"),
     (lambda t, o: t.alter_column_type("s.b", pa.int32(), options=o), "does not allow changing s.b from string to int"),
     (lambda t, o: t.add_column("s.a", pa.int32(), options=o), "has s.a already"),
-    (lambda t, o: t.add_column("l.x", pa.int32(), options=o), "l is not a struct column"),
+    (lambda t, o: t.add_column("l.x", pa.int32(), options=o), "l is not a struct of the table"),
+    (lambda t, o: t.add_column("l.element.x", pa.int32(), options=o), "l.element is not a struct of the table"),
     (lambda t, o: t.move_column("s.a", "ts", options=o), "s.ts is not another member of the struct s"),
 ])
 def test_a_struct_member_change_hudi_refuses_is_refused_by_name(tmp_path: Path, change, words: str) -> None:
@@ -332,3 +333,37 @@ def test_add_column_places_a_new_top_level_column_with_the_next_id(tmp_path: Pat
     latest = json.loads(table.commit_metadata(table.timeline.completed_commits()[-1]).extra_metadata[LATEST_SCHEMA])
     assert [(f["name"], f["id"]) for f in latest["fields"]][5:] == [
         ("first", 11), ("id", 5), ("extra", 10), ("v", 6), ("ts", 7), ("amount", 8), ("p", 9), ("last", 12)]
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_members_of_an_arrays_structs_and_a_maps_struct_values_change_by_id(tmp_path: Path, table_type: str) -> None:
+    """Hudi's full names down arrays and maps (`l.element.a`, `m.value.b`): renamed, dropped, widened and added
+    members; older files read by id through the lists and map values, merged on update and compacted."""
+    path = str(tmp_path / "t")
+    opts = _options(9, table_type)
+    lists, maps = pa.list_(_S), pa.map_(pa.string(), _S)
+    write_table(pa.table({"id": [1, 2], "l": pa.array([[{"a": 1, "b": "x"}], None], lists),
+                          "m": pa.array([[("k", {"a": 1, "b": "x"})], [("j", {"a": 2, "b": "y"})]], maps),
+                          "ts": pa.array([1, 1], pa.int32()), "p": ["x", "x"]}), path, opts)
+    table = HudiTable.load(path)
+    on = {**opts, **ON}
+    table.rename_column("l.element.a", "n", options=on)
+    table.alter_column_type("l.element.n", pa.int64(), options=on)
+    table.drop_columns(["m.value.b"], options=on)
+    table.add_column("m.value.c", pa.string(), options=on)
+    table.rename_column("m.value.a", "n", options=on)
+    new_l = pa.list_(pa.struct([("n", pa.int64()), ("b", pa.string())]))
+    new_m = pa.map_(pa.string(), pa.struct([("n", pa.int32()), ("c", pa.string())]))
+    write_table(pa.table({"id": [2], "l": pa.array([[{"n": 20, "b": "z"}]], new_l),
+                          "m": pa.array([[("j", {"n": 20, "c": "new"})]], new_m),
+                          "ts": pa.array([2], pa.int32()), "p": ["x"]}), path, opts)
+    want = [{"id": 1, "l": [{"n": 1, "b": "x"}], "m": [("k", {"n": 1, "c": None})]},
+            {"id": 2, "l": [{"n": 20, "b": "z"}], "m": [("j", {"n": 20, "c": "new"})]}]
+    table = HudiTable.load(path)
+    snapshot = table.read_snapshot()
+    assert snapshot.schema.field("l").type.value_type == new_l.value_type
+    assert snapshot.schema.field("m").type.item_type == new_m.item_type
+    assert _rows(snapshot, ["id", "l", "m"]) == want
+    if table.is_mor:
+        table.compact(options={**opts, "hoodie.compact.inline": "true"})
+        assert _rows(HudiTable.load(path).read_snapshot(), ["id", "l", "m"]) == want

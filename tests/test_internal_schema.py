@@ -64,9 +64,9 @@ def test_nested_types_are_numbered_level_by_level_then_depth_first() -> None:
     s, m, d = schema.fields[5:]
     assert (s.id, m.id, d.id) == (5, 6, 7) and d.type == "decimal(10, 2)"
     assert [f["id"] for f in s.type["fields"]] == [8, 9]
-    assert s.type["fields"][1]["type"] == {"type": "array", "element-id": 10, "element": "long",
+    assert s.type["fields"][1]["type"] == {"type": "array", "element_id": 10, "element": "long",
                                            "element_optional": False}
-    assert (m.type["key-id"], m.type["value-id"], m.type["value_optional"]) == (11, 12, True)
+    assert (m.type["key_id"], m.type["value_id"], m.type["value_optional"]) == (11, 12, True)
     assert schema.max_column_id == 12
 
 
@@ -119,10 +119,10 @@ def test_struct_members_in_lists_and_map_values_are_found_by_id() -> None:
         return {"type": "record", "fields": [{"id": i, "name": n, "optional": True, "type": t} for i, n, t in members]}
 
     old, new = record((10, "a", "int"), (11, "b", "string")), record((11, "bb", "string"), (12, "a", "long"))
-    ids = ColumnIds(((0, ((5, "l", {"type": "array", "element-id": 9, "element": old}),
-                          (6, "m", {"type": "map", "key-id": 7, "value-id": 8, "value": old}))),
-                     (100, ((5, "l", {"type": "array", "element-id": 9, "element": new}),
-                            (6, "m", {"type": "map", "key-id": 7, "value-id": 8, "value": new})))))
+    ids = ColumnIds(((0, ((5, "l", {"type": "array", "element_id": 9, "element": old}),
+                          (6, "m", {"type": "map", "key_id": 7, "value_id": 8, "value": old}))),
+                     (100, ((5, "l", {"type": "array", "element_id": 9, "element": new}),
+                            (6, "m", {"type": "map", "key_id": 7, "value_id": 8, "value": new})))))
     names = ids.file_names(None, "050")
     assert names == {"l": "l", "m": "m"} and set(names.nested) == {"l", "m"}
     member = pa.struct([("a", pa.int32()), ("b", pa.string())])

@@ -144,9 +144,10 @@ def _struct_members_both_ways(java, tmp_path: Path) -> None:
         [(1, {"n": 1, "c": None}), (2, {"n": 2, "c": None}), (3, {"n": 3, "c": 3.5})]
 
 
-def test_we_read_javas_changes_of_struct_members_in_arrays_and_map_values(java_hudi, tmp_path: Path) -> None:
-    """Java 1.2 renames, drops and widens members of an array's structs and a map's struct values
-    (`l.element.a`, `m.value.a`); we read its older files' members by id down lists and map values."""
+def test_struct_members_in_arrays_and_map_values_both_ways_with_java_1_2(java_hudi, tmp_path: Path) -> None:
+    """Members of an array's structs and a map's struct values (`l.element.a`, `m.value.a`) renamed, dropped, widened
+    and added: Java 1.2 reads ours, and we read Java's, older files' members found by id down lists and map
+    values."""
     java = java_hudi("1.2.0")
     path = tmp_path / "java"
     java.sql("SET hoodie.schema.on.read.enable=true")
@@ -164,6 +165,25 @@ def test_we_read_javas_changes_of_struct_members_in_arrays_and_map_values(java_h
         java.sql("INSERT INTO nested_in_java VALUES (2, array(named_struct('n', 2)), "
                  "map('j', named_struct('n', 2L, 'b', 'y')), 2)")
         theirs = java.snapshot(path, **ON)
+        ours_path = str(tmp_path / "ours")
+        opts = {**_options("MERGE_ON_READ"), "hoodie.write.table.version": "9",
+                "hoodie.datasource.write.partitionpath.field": ""}
+        member = pa.struct([("a", pa.int32()), ("b", pa.string())])
+        write_table(pa.table({"id": pa.array([1], pa.int64()), "l": pa.array([[{"a": 1, "b": "x"}]], pa.list_(member)),
+                              "m": pa.array([[("k", {"a": 1, "b": "x"})]], pa.map_(pa.string(), member)),
+                              "ts": pa.array([1], pa.int64())}), ours_path, opts)
+        table = HudiTable.load(ours_path)
+        table.rename_column("l.element.a", "n", options={**opts, **ON})
+        table.drop_columns(["m.value.b"], options={**opts, **ON})
+        table.add_column("m.value.c", pa.string(), options={**opts, **ON})
+        write_table(pa.table({"id": pa.array([2], pa.int64()),
+                              "l": pa.array([[{"n": 2, "b": "y"}]], pa.list_(pa.struct([("n", pa.int32()),
+                                                                                         ("b", pa.string())]))),
+                              "m": pa.array([[("j", {"a": 2, "c": "new"})]],
+                                            pa.map_(pa.string(), pa.struct([("a", pa.int32()), ("c", pa.string())]))),
+                              "ts": pa.array([2], pa.int64())}), ours_path, opts)
+        assert_same_table(HudiTable.load(ours_path).read_snapshot(), java.snapshot(ours_path, **ON),
+                          "Java 1.2 reads our changes inside arrays and maps")
     finally:
         java.sql("SET spark.sql.parquet.enableVectorizedReader=true")
     ours = HudiTable.load(str(path)).read_snapshot()

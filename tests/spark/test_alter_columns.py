@@ -152,3 +152,31 @@ def test_struct_members_renamed_widened_dropped_added_and_moved_in_sql(spark, tm
     finally:
         spark.conf.unset(ON)
         spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_members_inside_arrays_and_maps_in_sql(spark, tmp_path: Path) -> None:
+    """Hudi's full names down an array's structs and a map's struct values (`l.element.a`, `m.value.b`) in ALTER
+    TABLE, DROP COLUMN IF EXISTS of one the table does not have doing nothing; older rows read by id."""
+    table, path = "alter_in_arrays", tmp_path / "t"
+    spark.sql(f"""CREATE TABLE {table} (id int, l array<struct<a: int, b: string>>,
+                  m map<string, struct<a: int, b: string>>, ts int) USING hudi LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')""")
+    try:
+        spark.sql(f"INSERT INTO {table} VALUES (1, array(named_struct('a', 1, 'b', 'x')), "
+                  f"map('k', named_struct('a', 1, 'b', 'x')), 1)")
+        spark.conf.set(ON, "true")
+        for statement in ("RENAME COLUMN l.element.a TO n", "ALTER COLUMN l.element.n TYPE bigint",
+                          "DROP COLUMN m.value.b", "DROP COLUMN IF EXISTS m.value.nope", "ADD COLUMNS (m.value.c string)"):
+            spark.sql(f"ALTER TABLE {table} {statement}")
+        assert spark.table(table).schema["l"].dataType.simpleString() == "array<struct<n:bigint,b:string>>"
+        assert spark.table(table).schema["m"].dataType.simpleString() == "map<string,struct<a:int,c:string>>"
+        spark.sql(f"INSERT INTO {table} VALUES (2, array(named_struct('n', 2L, 'b', 'y')), "
+                  f"map('j', named_struct('a', 2, 'c', 'new')), 2)")
+        got = [(r["id"], [e.asDict() for e in r["l"]], {k: v.asDict() for k, v in r["m"].items()})
+               for r in spark.sql(f"SELECT id, l, m FROM {table} ORDER BY id").collect()]
+        assert got == [(1, [{"n": 1, "b": "x"}], {"k": {"a": 1, "c": None}}),
+                       (2, [{"n": 2, "b": "y"}], {"j": {"a": 2, "c": "new"}})]
+        assert _operations(path)[1:] == ["ALTER_SCHEMA"] * 4 + ["INSERT"]
+    finally:
+        spark.conf.unset(ON)
+        spark.sql(f"DROP TABLE IF EXISTS {table}")

@@ -19,7 +19,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.connector.catalog.TableChange
-import org.apache.spark.sql.types.{DataType, StructField, StructType}
+import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructField, StructType}
 
 /** A parsed column change of a table by name, which `HudiAlterRule` looks at before Spark's analysis does. */
 case class HudiAlter(parsed: LogicalPlan) extends LeafNode {
@@ -88,12 +88,15 @@ case class HudiAlterRule(session: org.apache.spark.sql.SparkSession) extends Rul
       case DropColumns(_, cs, ifExists) =>
         val resolver = session.sessionState.conf.resolver
         val named = cs.map(column)
-        // A struct member of the entry's schema, found down its structs.
+        // A struct member of the entry's schema, found down its structs, arrays' `element` and maps' `value`.
+        def within(t: DataType, parts: Seq[String]): Boolean = (t, parts.head) match {
+          case (st: StructType, _) => has(st, parts)
+          case (a: ArrayType, "element") => parts.size > 1 && within(a.elementType, parts.tail)
+          case (m: MapType, "value") => parts.size > 1 && within(m.valueType, parts.tail)
+          case _ => false
+        }
         def has(schema: StructType, parts: Seq[String]): Boolean = schema.fields.find(f => resolver(f.name, parts.head))
-          .exists(f => parts.size == 1 || (f.dataType match {
-            case st: StructType => has(st, parts.tail)
-            case _ => false
-          }))
+          .exists(f => parts.size == 1 || within(f.dataType, parts.tail))
         val existing = if (ifExists) cs.filter(c => has(t.schema, c.name)).map(column) else named
         if (existing.isEmpty) NoAlter else AlterHudiColumns(t, "drop", existing, "", None)
       case AlterColumns(_, Seq(spec), _) if spec.newNullability.isEmpty && spec.newComment.isEmpty &&
