@@ -1,17 +1,19 @@
 """An ALTER TABLE change of a table's columns under Hudi's schema evolution on read (Spark SQL's `ALTER TABLE ...
-RENAME COLUMN / DROP COLUMN / ALTER COLUMN ... TYPE / ALTER COLUMN ... AFTER`, and ADD COLUMNS with FIRST / AFTER,
-Hudi's AlterTableCommand): checked against the table as
-Hudi checks it, then committed as a commit of no files (operation ALTER_SCHEMA) whose internal schema keeps every
-column's id (`write_pipeline.alter_columns`). No data is rewritten: readers find the columns of older files by id
-(`internal_schema.ColumnIds`) and cast them to the new type.
+RENAME COLUMN / DROP COLUMN / ALTER COLUMN ... TYPE / ALTER COLUMN ... FIRST | AFTER`, and ADD COLUMNS of a struct
+member, Hudi's AlterTableCommand): checked against the table as Hudi checks it, then committed as a commit of no
+files (operation ALTER_SCHEMA) whose internal schema keeps every column's id (`write_pipeline.alter_columns`). A
+struct member is named by Hudi's full name (`s.a`; inside an array's structs `l.element.a`, a map's struct values
+`m.value.a`: `_NestedPlan`). No data is rewritten: readers find the columns and members of older files by id
+(`internal_schema.ColumnIds`) and cast them to the new types. (ADD COLUMNS of top-level columns, with FIRST / AFTER
+too, is a write of no rows: `spark/save.py`, `placed` and `added_columns_change` here.)
 
 Refused by name, before anything is written: any of these without `hoodie.schema.on.read.enable=true`; a column
-the table does not have; a rename to a name it has; a rename or drop of a record key, partition or precombine
-(ordering) field, or of a meta column (Hudi's AlterTableCommand.checkSchemaChange); dropping every column; a type
-change Hudi does not allow (`internal_schema.type_change_allowed`), or of a nested column; a position change
-(ALTER COLUMN ... FIRST / AFTER, ADD COLUMNS ... FIRST / AFTER) that Hudi's ColumnPositionChange refuses: FIRST of a
-top-level column (the meta columns come first; `AFTER _hoodie_file_name` makes a column the first data column), AFTER
-another meta column, AFTER a column the table does not have, or a column after itself.
+or member the table does not have; a rename to a name it (or the struct) has; a rename or drop of a record key,
+partition or precombine (ordering) field, or of a meta column (Hudi's AlterTableCommand.checkSchemaChange); dropping
+every column, or a struct's only member; a type change Hudi does not allow (`internal_schema.type_change_allowed`),
+or to or from a nested type; a position change that Hudi's ColumnPositionChange refuses: FIRST of a top-level
+column (the meta columns come first; `AFTER _hoodie_file_name` makes a column the first data column), AFTER another
+meta column, AFTER a column the table (or a member its struct) does not have, or a column after itself.
 """
 from __future__ import annotations
 

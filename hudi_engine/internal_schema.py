@@ -9,7 +9,9 @@ with an id that a rename keeps, and the history of every version of it in `.hood
   first]}`), as `FileBasedInternalSchemaStorageManager` keeps them: only the files of completed commits count, and
   every commit made with a history writes the whole history again under its own instant.
 * `ColumnIds`: Java Hudi's schema-on-read readers find a column in a file written before a rename (or a drop and an
-  add of the same name) by its id, not its name; so do ours, for the top-level columns of base files and log blocks.
+  add of the same name) by its id, not its name; so do ours, in base files and log blocks, for the top-level columns
+  and for the struct members under them (down lists and map values too).
+* `InternalSchema`'s changes: Hudi's TableChanges of columns and of struct members by their full names.
 """
 from __future__ import annotations
 
