@@ -367,3 +367,18 @@ def test_members_of_an_arrays_structs_and_a_maps_struct_values_change_by_id(tmp_
     if table.is_mor:
         table.compact(options={**opts, "hoodie.compact.inline": "true"})
         assert _rows(HudiTable.load(path).read_snapshot(), ["id", "l", "m"]) == want
+
+
+def test_a_cdc_query_after_a_struct_member_rename_is_refused_naming_the_column(tmp_path: Path) -> None:
+    """CDC images are read by name, struct members too: after a member's rename the query is refused, naming the
+    struct column."""
+    path = str(tmp_path / "t")
+    opts = {**_options(6, "COPY_ON_WRITE"), "hoodie.table.cdc.enabled": "true"}
+    write_table(pa.table({"id": [1], "s": pa.array([{"a": 1, "b": "x"}], _S), "ts": pa.array([1], pa.int32()),
+                          "p": ["x"]}), path, opts)
+    start = HudiTable.load(path).timeline.completed_commits()[-1].timestamp
+    write_table(pa.table({"id": [1], "s": pa.array([{"a": 2, "b": "y"}], _S), "ts": pa.array([2], pa.int32()),
+                          "p": ["x"]}), path, opts)
+    HudiTable.load(path).rename_column("s.a", "n", options={**opts, **ON})
+    with pytest.raises(HudiError, match=r"renamed, dropped or retyped columns \(s\) is not served"):
+        HudiTable.load(path).read_changes(start)
