@@ -9,17 +9,21 @@ with an id that a rename keeps, and the history of every version of it in `.hood
   first]}`), as `FileBasedInternalSchemaStorageManager` keeps them: only the files of completed commits count, and
   every commit made with a history writes the whole history again under its own instant.
 * `ColumnIds`: Java Hudi's schema-on-read readers find a column in a file written before a rename (or a drop and an
-  add of the same name) by its id, not its name; so do ours, for the top-level columns of base files and log blocks.
+  add of the same name) by its id, not its name; so do ours, in base files and log blocks, for the top-level columns
+  and for the struct members under them (down lists and map values too).
+* `InternalSchema`'s changes: Hudi's TableChanges of columns and of struct members by their full names.
 """
 from __future__ import annotations
 
+import copy
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_engine.errors import SchemaError
 from hudi_engine.schema import add_meta_fields
@@ -102,6 +106,83 @@ class InternalSchema:
     def retyped(self, name: str, new_type: str) -> InternalSchema:
         return replace(self, fields=tuple(replace(f, type=new_type) if f.name == name else f for f in self.fields))
 
+    def moved(self, name: str, after: str) -> InternalSchema:
+        """`name` taken out and put right after `after` (Hudi's ColumnPositionChange AFTER, which keeps every id;
+        FIRST of a top-level column Hudi refuses, so there is no top-level FIRST here)."""
+        column = self.field(name)
+        rest = [f for f in self.fields if f.name != name]
+        at = next((i for i, f in enumerate(rest) if f.name == after), None)
+        if column is None or at is None:
+            raise SchemaError(f"no column {name if column is None else after!r} to move after; the columns are "
+                              f"{self.names}")
+        return replace(self, fields=(*rest[:at + 1], column, *rest[at + 1:]))
+
+    # ---- changes of struct members (Hudi's TableChanges on a nested field's full name, `s.a`) ---------------------
+
+    def member(self, path: Sequence[str]) -> dict | None:
+        """The JSON of the struct member at `path` (a top-level column, then member names down records, `element`
+        into an array's elements and `value` into a map's values, as Hudi's full names go), or None."""
+        parent = self.node_at(path[:-1])
+        if not isinstance(parent, dict) or parent.get("type") != "record":
+            return None
+        return next((m for m in parent["fields"] if m["name"] == path[-1]), None)
+
+    def node_at(self, path: Sequence[str], root: dict | None = None) -> Any:
+        """The type at `path` (the schema's own record at ()), or None where the path leads nowhere. In `root` (the
+        schema's JSON) when given, so that the caller may change it there."""
+        node: Any = root if root is not None else {"type": "record", "fields": [f.to_json() for f in self.fields]}
+        for part in path:
+            node = _child(node, part)
+        return node
+
+    def edited(self, parent: Sequence[str], edit: Callable[[list[dict]], list[dict]],
+               max_column_id: int | None = None) -> InternalSchema:
+        """The schema with the members of the struct at `parent` (a path to a record, `member`'s) replaced by
+        `edit(members)`; every other id kept."""
+        node = copy.deepcopy(self.to_json())
+        record = self.node_at(parent, node)
+        record["fields"][:] = edit(list(record["fields"]))
+        if max_column_id is not None:
+            node["max_column_id"] = max_column_id
+        return InternalSchema.from_json(node)
+
+    def renamed_member(self, path: Sequence[str], new: str) -> InternalSchema:
+        return self.edited(path[:-1], lambda ms: [{**m, "name": new} if m["name"] == path[-1] else m for m in ms])
+
+    def dropped_member(self, path: Sequence[str]) -> InternalSchema:
+        return self.edited(path[:-1], lambda ms: [m for m in ms if m["name"] != path[-1]])
+
+    def retyped_member(self, path: Sequence[str], new_type: str) -> InternalSchema:
+        return self.edited(path[:-1], lambda ms: [{**m, "type": new_type} if m["name"] == path[-1] else m for m in ms])
+
+    def moved_member(self, path: Sequence[str], after: str | None) -> InternalSchema:
+        """A struct member put right after its sibling `after`, or first in its struct (None), as Hudi's
+        ColumnPositionChange allows for nested fields."""
+        def move(ms: list[dict]) -> list[dict]:
+            column = next(m for m in ms if m["name"] == path[-1])
+            rest = [m for m in ms if m is not column]
+            at = 0 if after is None else next(i for i, m in enumerate(rest) if m["name"] == after) + 1
+            return [*rest[:at], column, *rest[at:]]
+        return self.edited(path[:-1], move)
+
+    def added_member(self, path: Sequence[str], member_type: Any, after: str | None) -> InternalSchema:
+        """A new optional struct member (Hudi's ColumnAddChange on a nested name): the next id, its nested types'
+        ids after it; at the end of its struct, or after its sibling `after`."""
+        counter = [self.max_column_id + 2]
+        new = {"id": self.max_column_id + 1, "name": path[-1], "optional": True,
+               "type": _renumbered(member_type, counter)}
+
+        def add(ms: list[dict]) -> list[dict]:
+            at = len(ms) if after is None else next(i for i, m in enumerate(ms) if m["name"] == after) + 1
+            return [*ms[:at], new, *ms[at:]]
+        return self.edited(path[:-1], add, max_column_id=counter[0] - 1)
+
+    def ordered(self, names: Iterable[str]) -> InternalSchema:
+        """The fields named in `names` in that order, then any other field in the order it had."""
+        by_name = {f.name: f for f in self.fields}
+        first = [by_name[n] for n in dict.fromkeys(names) if n in by_name]
+        return replace(self, fields=(*first, *(f for f in self.fields if f not in first)))
+
     def reconciled(self, writer: dict, version_id: int) -> InternalSchema:
         """The schema after a write whose writer schema is `writer` (Hudi's AvroSchemaEvolutionUtils.reconcileSchema):
         its new columns get the next ids, at the end; a column it widens (Hudi's allowed type changes) takes the new
@@ -169,7 +250,7 @@ def _nested_ids(node: Any) -> list[int]:
     if not isinstance(node, dict):
         return []
     out: list[int] = []
-    for key in ("element-id", "key-id", "value-id"):
+    for key in (*_ID_KEYS, *_OLD_ID_KEYS):
         if key in node:
             out.append(int(node[key]))
     for f in node.get("fields", []):
@@ -178,6 +259,16 @@ def _nested_ids(node: Any) -> list[int]:
     for key in ("element", "key", "value"):
         out.extend(_nested_ids(node.get(key)))
     return out
+
+
+# SerDeHelper's names of the ids of an array's element and a map's key and value (Hudi 0.x's first releases wrote
+# them with hyphens, as this engine did before it wrote Hudi's: those are read, never written).
+_ID_KEYS = ("element_id", "key_id", "value_id")
+_OLD_ID_KEYS = ("element-id", "key-id", "value-id")
+
+
+def _without_old_ids(node: dict) -> dict:
+    return {k: v for k, v in node.items() if k not in _OLD_ID_KEYS}
 
 
 def _renumbered(node: Any, counter: list[int]) -> Any:
@@ -192,10 +283,11 @@ def _renumbered(node: Any, counter: list[int]) -> Any:
     if node["type"] == "array":
         element_id = counter[0]
         counter[0] += 1
-        return {**node, "element-id": element_id, "element": _renumbered(node["element"], counter)}
+        return {**_without_old_ids(node), "element_id": element_id, "element": _renumbered(node["element"], counter)}
     key_id = counter[0]
     counter[0] += 2
-    return {**node, "key-id": key_id, "value-id": key_id + 1, "value": _renumbered(node["value"], counter)}
+    return {**_without_old_ids(node), "key_id": key_id, "value_id": key_id + 1,
+            "value": _renumbered(node["value"], counter)}
 
 
 def _record_fields(record: dict, first_id: int, counter: list[int]) -> list[Field]:
@@ -230,13 +322,13 @@ def _type(node: Any, counter: list[int]) -> Any:
         element_id = counter[0]
         counter[0] += 1
         element, optional = _unwrap(node["items"])
-        return {"type": "array", "element-id": element_id, "element": _type(element, counter),
+        return {"type": "array", "element_id": element_id, "element": _type(element, counter),
                 "element_optional": optional}
     if kind == "map":
         key_id = counter[0]
         counter[0] += 2
         value, optional = _unwrap(node["values"])
-        return {"type": "map", "key-id": key_id, "key": "string", "value-id": key_id + 1,
+        return {"type": "map", "key_id": key_id, "key": "string", "value_id": key_id + 1,
                 "value": _type(value, counter), "value_optional": optional}
     if logical == "decimal":
         return f"decimal({node['precision']}, {node.get('scale', 0)})"
@@ -337,12 +429,24 @@ def history_text(schemas: Iterable[InternalSchema]) -> str:
     return json.dumps({"schemas": [s.to_json() for s in schemas]}, separators=(",", ":"))
 
 
+class FileNames(dict[str, "str | None"]):
+    """For each column of a query's schema: its name in a file (None: the file has no column of its id). `nested`:
+    the query's columns whose struct members the file names or holds otherwise (renamed, dropped), with the file's
+    and the query's internal types, by which `ColumnIds.as_query_names` finds the members by id."""
+
+    nested: dict[str, tuple[Any, Any]]
+
+    def __init__(self, names: dict[str, str | None], nested: dict[str, tuple[Any, Any]] | None = None) -> None:
+        super().__init__(names)
+        self.nested = nested or {}
+
+
 @dataclass(frozen=True, slots=True)
 class ColumnIds:
-    """The versions of the schema history, ascending: (version id, ((column id, name), ...)). Version 0 is the
-    schema before the first change; each other version's id is the instant of the change."""
+    """The versions of the schema history, ascending: (version id, ((column id, name[, internal type]), ...)).
+    Version 0 is the schema before the first change; each other version's id is the instant of the change."""
 
-    versions: tuple[tuple[int, tuple[tuple[int, str], ...]], ...]
+    versions: tuple[tuple[int, tuple[tuple[Any, ...], ...]], ...]
 
     @staticmethod
     def load(storage: Storage, meta_path: str, completed: Iterable[str] | None = None) -> ColumnIds | None:
@@ -350,34 +454,109 @@ class ColumnIds:
         history = SchemaHistory.load(storage, meta_path, completed)
         if history is None:
             return None
-        return ColumnIds(tuple(sorted((s.version_id, tuple((f.id, f.name) for f in s.fields))
+        return ColumnIds(tuple(sorted((s.version_id, tuple((f.id, f.name, f.type) for f in s.fields))
                                       for s in history.schemas)))
 
-    def _at(self, instant: str | None) -> dict[int, str]:
-        """Column names by id of the schema a file written at `instant` has (the newest version not after it)."""
+    def _fields(self, instant: str | None) -> dict[int, tuple[str, Any]]:
+        """(name, internal type) by id of the schema a file written at `instant` has (the newest version not after
+        it)."""
         at = self.versions[0][1]
         for version, fields in self.versions:
             if instant is None or version <= int(instant):
                 at = fields
-        return dict(at)
+        return {f[0]: (f[1], f[2] if len(f) > 2 else None) for f in at}
 
-    def file_names(self, query_instant: str | None, file_instant: str) -> dict[str, str | None]:
+    def file_names(self, query_instant: str | None, file_instant: str) -> FileNames:
         """For each column of the schema a query at `query_instant` reads: its name in a file written at
-        `file_instant`, or None when that file has no column of its id (added later)."""
-        then = self._at(file_instant)
-        return {name: then.get(i) for i, name in self._at(query_instant).items()}
+        `file_instant`, or None when that file has no column of its id (added later); struct members by id too."""
+        then, now = self._fields(file_instant), self._fields(query_instant)
+        names = {name: then[i][0] if i in then else None for i, (name, _) in now.items()}
+        nested = {name: (then[i][1], typ) for i, (name, typ) in now.items()
+                  if i in then and isinstance(typ, dict) and _member_names(then[i][1]) != _member_names(typ)}
+        return FileNames(names, nested)
 
     def dropped_since(self, file_instant: str) -> set[str]:
         """The names, in a file written at `file_instant`, of its columns the newest schema no longer has."""
-        now = self._at(None)
-        return {name for i, name in self._at(file_instant).items() if i not in now}
+        now = self._fields(None)
+        return {name for i, (name, _) in self._fields(file_instant).items() if i not in now}
 
     def as_query_names(self, table: pa.Table, names: dict[str, str | None]) -> pa.Table:
         """`table` (a file's columns) with the query's names (`file_names`); a column of another id that has a
-        query column's name (dropped, then added again) is left out."""
+        query column's name (dropped, then added again) is left out. Struct members the query names otherwise are
+        renamed, and those it dropped left out, by id (`FileNames.nested`); their types and order, and members added
+        later, come from the cast to the query's schema."""
         back = {f: q for q, f in names.items() if f is not None}
         keep = [c for c in table.column_names if c in back or c not in names]
-        return table.select(keep).rename_columns([back.get(c, c) for c in keep])
+        out = table.select(keep).rename_columns([back.get(c, c) for c in keep])
+        nested = getattr(names, "nested", {})
+        for name, (file_type, query_type) in nested.items():
+            if name in out.column_names:
+                i = out.column_names.index(name)
+                column = out.column(i)
+                chunks = [_as_query_members(c, file_type, query_type) for c in column.chunks] or \
+                    [_as_query_members(pa.array([], column.type), file_type, query_type)]
+                out = out.set_column(i, name, pa.chunked_array(chunks))
+        return out
+
+
+def _child(node: Any, part: str) -> Any:
+    """The type one step down a full name: a record's member, an array's `element`, a map's `value`; else None."""
+    if not isinstance(node, dict):
+        return None
+    kind = node.get("type")
+    if kind == "record":
+        return next((f["type"] for f in node["fields"] if f["name"] == part), None)
+    if (kind, part) in (("array", "element"), ("map", "value")):
+        return node[part]
+    return None
+
+
+def _member_names(node: Any) -> Any:
+    """A nested type's (id, name) of every struct member, recursively: what a file must rename or drop by id."""
+    if not isinstance(node, dict):
+        return None
+    if node.get("type") == "record":
+        return tuple((f["id"], f["name"], _member_names(f["type"])) for f in node["fields"])
+    if node.get("type") == "array":
+        return ("array", _member_names(node.get("element")))
+    if node.get("type") == "map":
+        return ("map", _member_names(node.get("value")))
+    return None
+
+
+def _as_query_members(array: pa.Array, file_type: Any, query_type: Any) -> pa.Array:
+    """`array` (a file's nested column of internal type `file_type`) with its struct members named as `query_type`
+    names them by id, the members it lacks left out (down lists and map values too)."""
+    if not isinstance(file_type, dict) or not isinstance(query_type, dict) or \
+            file_type.get("type") != query_type.get("type"):
+        return array
+    kind = file_type["type"]
+    mask = array.is_null() if array.null_count else None
+    if kind == "record" and pa.types.is_struct(array.type):
+        wanted = {f["id"]: f for f in query_type["fields"]}
+        children, names = [], []
+        for f in file_type["fields"]:
+            index = array.type.get_field_index(f["name"])
+            if f["id"] in wanted and index >= 0:
+                children.append(_as_query_members(array.field(index), f["type"], wanted[f["id"]]["type"]))
+                names.append(wanted[f["id"]]["name"])
+        if not children:  # no member of the query's in the file: all null, the cast adds the query's members
+            return pa.nulls(len(array), pa.struct([]))
+        return pa.StructArray.from_arrays(children, names=names, mask=mask)
+    if kind in ("array", "map") and (pa.types.is_list(array.type) or pa.types.is_large_list(array.type) or
+                                     pa.types.is_map(array.type)):
+        # Offsets from 0 over the values this (maybe sliced) array spans: Arrow takes no null mask with a slice.
+        offsets = array.offsets
+        start, end = (offsets[0].as_py(), offsets[-1].as_py()) if len(offsets) else (0, 0)
+        offsets = pc.subtract(offsets, pa.scalar(start, offsets.type))
+        if kind == "array":
+            values = array.values.slice(start, end - start)
+            values = _as_query_members(values, file_type.get("element"), query_type.get("element"))
+            return type(array).from_arrays(offsets, values, mask=mask)
+        items = _as_query_members(array.items.slice(start, end - start), file_type.get("value"),
+                                  query_type.get("value"))
+        return pa.MapArray.from_arrays(offsets, array.keys.slice(start, end - start), items, mask=mask)
+    return array
 
 
 @dataclass(frozen=True, slots=True)

@@ -338,7 +338,8 @@ class HudiTable:
     def rename_column(self, column: str, new_name: str, *,
                       options: "Mapping[str, Any] | WriteConfig | None" = None) -> "WriteResult":
         """ALTER TABLE RENAME COLUMN under Hudi's schema evolution on read (`options` must set
-        hoodie.schema.on.read.enable=true): one ALTER_SCHEMA commit, no data rewritten (`column_change`)."""
+        hoodie.schema.on.read.enable=true): one ALTER_SCHEMA commit, no data rewritten (`column_change`). A struct
+        member is named by its full name (`s.a`), as Hudi names it, here and in the other changes."""
         return self._alter(ColumnChange.rename(column, new_name), options)
 
     def drop_columns(self, columns: "Iterable[str]", *,
@@ -351,6 +352,21 @@ class HudiTable:
         """ALTER TABLE ALTER COLUMN ... TYPE (Hudi's allowed type changes) under Hudi's schema evolution on read, as
         `rename_column`."""
         return self._alter(ColumnChange.retype(column, new_type), options)
+
+    def move_column(self, column: str, after: str | None, *,
+                    options: "Mapping[str, Any] | WriteConfig | None" = None) -> "WriteResult":
+        """ALTER TABLE ALTER COLUMN `column` AFTER `after` under Hudi's schema evolution on read, as `rename_column`:
+        the commit's schema and internal schema (every id kept) take the new order, which every reader returns.
+        `after="_hoodie_file_name"` makes it the first data column; None (FIRST) is refused, as Hudi refuses it for a
+        top-level column."""
+        return self._alter(ColumnChange.move(column, after), options)
+
+    def add_column(self, column: str, data_type: pa.DataType, *, after: str | None = None,
+                   options: "Mapping[str, Any] | WriteConfig | None" = None) -> "WriteResult":
+        """ALTER TABLE ADD COLUMNS (`column` `data_type` [AFTER `after`]) under Hudi's schema evolution on read, as
+        `rename_column`: a new optional column, or a new member of a struct column (`column="s.c"`, `after` a
+        sibling), with the next id; no data rewritten (rows written before read it as null)."""
+        return self._alter(ColumnChange.add(column, data_type, after), options)
 
     def _alter(self, change: ColumnChange, options: "Mapping[str, Any] | WriteConfig | None") -> "WriteResult":
         from hudi_engine.write_pipeline import alter_columns

@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_engine.column_change import ColumnChange
+from hudi_engine.config import keys as K
 from hudi_engine.config.write_config import Operation, WriteConfig
 from hudi_engine.errors import ConfigError
 from hudi_engine.fs_view import FileSystemView, Visibility
@@ -72,6 +73,7 @@ def write_table(table: pa.Table, path: str, options: Mapping[str, Any] | WriteCo
     catalog sync does not (it runs with the Spark writes). `loaded`: the caller's table at `path` (a `HudiTable`),
     not read again (`HudiTable.write`)."""
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
+    refuse_prepped(config, path, "write_table")
     if config.sync.enabled:  # refused rather than ignored
         raise ConfigError(f"table {path}: catalog sync options ({', '.join(config.sync.tools)}) are honoured by "
                           "hudi_engine.spark.write / write_small; write_table does not sync. Remove them here, or "
@@ -80,6 +82,14 @@ def write_table(table: pa.Table, path: str, options: Mapping[str, Any] | WriteCo
     return run_write(WriteClient.open(loaded if loaded is not None else table_for_write(path), config, table.schema),
                      lambda client, txn: write_files(client, txn, table, parallelism=parallelism,
                                                      batch_rows=batch_rows))
+
+
+def refuse_prepped(config: WriteConfig, path: str, api: str) -> None:
+    """hoodie.datasource.write.prepped is served by Spark's DataFrame writer only (`hudi_engine.spark.prepped`)."""
+    if config.prepped:
+        raise ConfigError(f"table {path}: {K.PREPPED.key}=true is served by Spark's DataFrame writer "
+                          f"(df.write.format(\"hudi\"), hudi_engine.spark.write), not by {api}: write the rows read "
+                          "from the table there, or leave the option out. Nothing was written")
 
 
 def resolve_partitions(given: Iterable[str], existing: Iterable[str], where: str) -> list[str]:

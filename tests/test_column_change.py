@@ -102,6 +102,42 @@ def test_each_change_is_a_commit_of_no_files_with_the_internal_schema_and_its_hi
     assert [f.id for f in history.latest.fields][5:] == [5, 6, 7, 9]
 
 
+@pytest.mark.parametrize(("version", "table_type"), [(6, "COPY_ON_WRITE"), (9, "MERGE_ON_READ")])
+def test_a_moved_column_is_read_in_the_new_order_by_every_reader(tmp_path: Path, version: int,
+                                                                 table_type: str) -> None:
+    """ALTER COLUMN ... AFTER (Hudi's ColumnPositionChange): ids kept, the commit's schema and the internal schema in
+    the new order; snapshot (old and new files, merged on update), time travel (the old order), compaction and
+    hudi-rs give the columns in the order of the schema they read."""
+    path = str(tmp_path / "t")
+    opts = _options(version, table_type)
+    table = _first(path, opts)
+    before = table.timeline.completed_commits()[-1].timestamp
+    table.move_column("ts", "id", options={**opts, **ON})  # id, ts, v, amount, p
+    table.move_column("amount", "_hoodie_file_name", options={**opts, **ON})  # amount first
+    order = ["amount", "id", "ts", "v", "p"]
+    latest = json.loads(table.commit_metadata(table.timeline.completed_commits()[-1]).extra_metadata[LATEST_SCHEMA])
+    assert [(f["name"], f["id"]) for f in latest["fields"]][5:] == [("amount", 8), ("id", 5), ("ts", 7), ("v", 6),
+                                                                     ("p", 9)]
+    # A write in the old order keeps the table's, as Hudi's schema-on-read writer keeps it.
+    write_table(pa.table({"id": [1, 3], "v": ["a2", "c"], "ts": pa.array([2, 2], pa.int32()), "amount": [9.0, 4.0],
+                          "p": ["x", "x"]}), path, opts)
+    table = HudiTable.load(path)
+    want = [{"amount": 9.0, "id": 1, "ts": 2, "v": "a2", "p": "x"}, {"amount": 3.0, "id": 2, "ts": 1, "v": "b",
+                                                                      "p": "y"},
+            {"amount": 4.0, "id": 3, "ts": 2, "v": "c", "p": "x"}]
+    snapshot = table.read_snapshot()
+    assert snapshot.column_names[5:] == order
+    assert _rows(snapshot, order) == want
+    old = table.read_snapshot(as_of=before)
+    assert old.column_names[5:] == ["id", "v", "ts", "amount", "p"]
+    if table.is_mor:
+        table.compact(options={**opts, "hoodie.compact.inline": "true"})
+        compacted = HudiTable.load(path).read_snapshot()
+        assert compacted.column_names[5:] == order and _rows(compacted, order) == want
+    theirs = rs_snapshot(path)
+    assert theirs.column_names[5:] == order and _rows(theirs, order) == want
+
+
 def test_a_mor_change_is_a_deltacommit(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     opts = _options(6, "MERGE_ON_READ")
@@ -140,6 +176,11 @@ def _files(path: str) -> list[str]:
     (lambda t, o: t.alter_column_type("amount", pa.int32(), options=o), "does not allow changing amount from double"),
     (lambda t, o: t.alter_column_type("v", pa.int64(), options=o), "from string to long"),
     (lambda t, o: t.drop_columns(["_hoodie_record_key"], options=o), "is a Hudi meta column"),
+    (lambda t, o: t.move_column("v", None, options=o), "Hudi does not move a top-level column FIRST"),
+    (lambda t, o: t.move_column("v", "_hoodie_record_key", options=o), "_hoodie_record_key is a Hudi meta column"),
+    (lambda t, o: t.move_column("v", "nope", options=o), "no column 'nope' to put v after"),
+    (lambda t, o: t.move_column("v", "v", options=o), "v cannot go after itself"),
+    (lambda t, o: t.move_column("nope", "id", options=o), "the table has no column 'nope'"),
 ])
 def test_a_change_hudi_refuses_is_refused_by_name_with_nothing_written(tmp_path: Path, change, words: str) -> None:
     path = str(tmp_path / "t")
@@ -185,4 +226,159 @@ def test_a_cdc_query_after_a_rename_is_refused_naming_the_column(tmp_path: Path)
     assert HudiTable.load(path).read_changes(start).num_rows == 1
     HudiTable.load(path).rename_column("v", "name", options={**opts, **ON})
     with pytest.raises(HudiError, match=r"renamed, dropped or retyped columns \(v\) is not served"):
+        HudiTable.load(path).read_changes(start)
+
+
+_S = pa.struct([("a", pa.int32()), ("b", pa.string())])
+
+
+@pytest.mark.parametrize(("version", "table_type"), [(6, "COPY_ON_WRITE"), (9, "MERGE_ON_READ")])
+def test_struct_members_renamed_widened_dropped_added_and_moved_are_read_by_id(tmp_path: Path, version: int,
+                                                                               table_type: str) -> None:
+    """Hudi's TableChanges on struct members (`s.a`): every id kept, a new member the next id; a file written before
+    gives its members by id (a dropped member not taken for a new one of its name) in the snapshot, the merge of an
+    old base file on upsert, the MOR merge and compaction; time travel gives the old struct."""
+    path = str(tmp_path / "t")
+    opts = _options(version, table_type)
+    write_table(pa.table({"id": [1, 2, 4], "s": pa.array([{"a": 1, "b": "x"}, {"a": 2, "b": "y"}, {"a": 4, "b": "w"}],
+                                                        _S), "ts": pa.array([1, 1, 1], pa.int32()),
+                          "p": ["x", "y", "x"]}), path, opts)
+    table = HudiTable.load(path)
+    before = table.timeline.completed_commits()[-1].timestamp
+    on = {**opts, **ON}
+    table.rename_column("s.a", "n", options=on)
+    table.alter_column_type("s.n", pa.int64(), options=on)
+    table.drop_columns(["s.b"], options=on)
+    table.add_column("s.b", pa.string(), options=on)  # a new member of a dropped one's name: null in older files
+    table.add_column("s.c", pa.float64(), after="n", options=on)
+    table.move_column("s.b", None, options=on)  # FIRST inside a struct, as Hudi allows
+    altered = HudiTable.load(path)
+    latest = json.loads(altered.commit_metadata(altered.timeline.completed_commits()[-1]).extra_metadata[LATEST_SCHEMA])
+    s = next(f for f in latest["fields"] if f["name"] == "s")
+    assert [(m["name"], m["id"]) for m in s["type"]["fields"]] == [("b", 11), ("n", 9), ("c", 12)]
+    new = pa.struct([("b", pa.string()), ("n", pa.int64()), ("c", pa.float64())])
+    write_table(pa.table({"id": [1, 3], "s": pa.array([{"b": "u", "n": 10, "c": 1.5}, {"b": "z", "n": 3, "c": None}],
+                                                     new), "ts": pa.array([2, 2], pa.int32()), "p": ["x", "x"]}),
+                path, opts)
+    want = [{"id": 1, "s": {"b": "u", "n": 10, "c": 1.5}}, {"id": 2, "s": {"b": None, "n": 2, "c": None}},
+            {"id": 3, "s": {"b": "z", "n": 3, "c": None}}, {"id": 4, "s": {"b": None, "n": 4, "c": None}}]
+    table = HudiTable.load(path)
+    snapshot = table.read_snapshot()
+    assert snapshot.schema.field("s").type == new
+    assert _rows(snapshot, ["id", "s"]) == want
+    old = table.read_snapshot(as_of=before)
+    assert old.schema.field("s").type == _S
+    assert _rows(old, ["id", "s"]) == [{"id": 1, "s": {"a": 1, "b": "x"}}, {"id": 2, "s": {"a": 2, "b": "y"}},
+                                       {"id": 4, "s": {"a": 4, "b": "w"}}]
+    if table.is_mor:
+        table.compact(options={**opts, "hoodie.compact.inline": "true"})
+        assert _rows(HudiTable.load(path).read_snapshot(), ["id", "s"]) == want
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    (lambda t, o: t.rename_column("s.a", "B", options=o), "has a member 'B' already"),
+    (lambda t, o: t.rename_column("s.zz", "q", options=o), r"no column 's.zz'; the members of s are \['a', 'b'\]"),
+    (lambda t, o: t.drop_columns(["s.a", "s.b"], options=o), "drop a struct member in a statement of its own"),
+    (lambda t, o: t.alter_column_type("s.b", pa.int32(), options=o), "does not allow changing s.b from string to int"),
+    (lambda t, o: t.add_column("s.a", pa.int32(), options=o), "has s.a already"),
+    (lambda t, o: t.add_column("l.x", pa.int32(), options=o), "l is not a struct of the table"),
+    (lambda t, o: t.add_column("l.element.x", pa.int32(), options=o), "l.element is not a struct of the table"),
+    (lambda t, o: t.move_column("s.a", "ts", options=o), "s.ts is not another member of the struct s"),
+])
+def test_a_struct_member_change_hudi_refuses_is_refused_by_name(tmp_path: Path, change, words: str) -> None:
+    path = str(tmp_path / "t")
+    opts = _options(6, "COPY_ON_WRITE")
+    write_table(pa.table({"id": [1], "s": pa.array([{"a": 1, "b": "x"}], _S), "l": [[1]],
+                          "ts": pa.array([1], pa.int32()), "p": ["x"]}), path, opts)
+    table = HudiTable.load(path)
+    before = _files(path)
+    with pytest.raises(SchemaError, match=words) as refused:
+        change(table, {**opts, **ON})
+    assert path in str(refused.value) and "Nothing was written" in str(refused.value).replace("nothing", "Nothing")
+    assert _files(path) == before
+
+
+def test_hudi_rs_reads_a_widened_and_an_added_struct_member_as_we_do(tmp_path: Path) -> None:
+    """hudi-rs finds struct members by name: widened and added members read as ours (a renamed member would read as
+    null in older files, and a dropped one's name added again would take the old values)."""
+    path = str(tmp_path / "t")
+    opts = _options(9, "COPY_ON_WRITE")
+    write_table(pa.table({"id": [1, 2], "s": pa.array([{"a": 1, "b": "x"}, {"a": 2, "b": "y"}], _S),
+                          "ts": pa.array([1, 1], pa.int32()), "p": ["x", "y"]}), path, opts)
+    table = HudiTable.load(path)
+    table.alter_column_type("s.a", pa.int64(), options={**opts, **ON})
+    table.add_column("s.c", pa.float64(), after="a", options={**opts, **ON})
+    new = pa.struct([("a", pa.int64()), ("c", pa.float64()), ("b", pa.string())])
+    write_table(pa.table({"id": [3], "s": pa.array([{"a": 3, "c": 3.5, "b": "z"}], new),
+                          "ts": pa.array([2], pa.int32()), "p": ["x"]}), path, opts)
+    ours = HudiTable.load(path).read_snapshot()
+    theirs = rs_snapshot(path)
+    assert theirs.schema.field("s").type == ours.schema.field("s").type == new
+    assert _rows(theirs, ["id", "s"]) == _rows(ours, ["id", "s"]) == [
+        {"id": 1, "s": {"a": 1, "c": None, "b": "x"}}, {"id": 2, "s": {"a": 2, "c": None, "b": "y"}},
+        {"id": 3, "s": {"a": 3, "c": 3.5, "b": "z"}}]
+
+
+def test_add_column_places_a_new_top_level_column_with_the_next_id(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    opts = _options(6, "MERGE_ON_READ")
+    table = _first(path, opts)
+    table.add_column("extra", pa.int32(), after="id", options={**opts, **ON})
+    table.add_column("first", pa.string(), after="_hoodie_file_name", options={**opts, **ON})
+    table.add_column("last", pa.string(), options={**opts, **ON})
+    snapshot = HudiTable.load(path).read_snapshot()
+    assert snapshot.column_names[5:] == ["first", "id", "extra", "v", "ts", "amount", "p", "last"]
+    assert _rows(snapshot, ["id", "first", "extra", "last"]) == [
+        {"id": 1, "first": None, "extra": None, "last": None}, {"id": 2, "first": None, "extra": None, "last": None}]
+    latest = json.loads(table.commit_metadata(table.timeline.completed_commits()[-1]).extra_metadata[LATEST_SCHEMA])
+    assert [(f["name"], f["id"]) for f in latest["fields"]][5:] == [
+        ("first", 11), ("id", 5), ("extra", 10), ("v", 6), ("ts", 7), ("amount", 8), ("p", 9), ("last", 12)]
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_members_of_an_arrays_structs_and_a_maps_struct_values_change_by_id(tmp_path: Path, table_type: str) -> None:
+    """Hudi's full names down arrays and maps (`l.element.a`, `m.value.b`): renamed, dropped, widened and added
+    members; older files read by id through the lists and map values, merged on update and compacted."""
+    path = str(tmp_path / "t")
+    opts = _options(9, table_type)
+    lists, maps = pa.list_(_S), pa.map_(pa.string(), _S)
+    write_table(pa.table({"id": [1, 2], "l": pa.array([[{"a": 1, "b": "x"}], None], lists),
+                          "m": pa.array([[("k", {"a": 1, "b": "x"})], [("j", {"a": 2, "b": "y"})]], maps),
+                          "ts": pa.array([1, 1], pa.int32()), "p": ["x", "x"]}), path, opts)
+    table = HudiTable.load(path)
+    on = {**opts, **ON}
+    table.rename_column("l.element.a", "n", options=on)
+    table.alter_column_type("l.element.n", pa.int64(), options=on)
+    table.drop_columns(["m.value.b"], options=on)
+    table.add_column("m.value.c", pa.string(), options=on)
+    table.rename_column("m.value.a", "n", options=on)
+    new_l = pa.list_(pa.struct([("n", pa.int64()), ("b", pa.string())]))
+    new_m = pa.map_(pa.string(), pa.struct([("n", pa.int32()), ("c", pa.string())]))
+    write_table(pa.table({"id": [2], "l": pa.array([[{"n": 20, "b": "z"}]], new_l),
+                          "m": pa.array([[("j", {"n": 20, "c": "new"})]], new_m),
+                          "ts": pa.array([2], pa.int32()), "p": ["x"]}), path, opts)
+    want = [{"id": 1, "l": [{"n": 1, "b": "x"}], "m": [("k", {"n": 1, "c": None})]},
+            {"id": 2, "l": [{"n": 20, "b": "z"}], "m": [("j", {"n": 20, "c": "new"})]}]
+    table = HudiTable.load(path)
+    snapshot = table.read_snapshot()
+    assert snapshot.schema.field("l").type.value_type == new_l.value_type
+    assert snapshot.schema.field("m").type.item_type == new_m.item_type
+    assert _rows(snapshot, ["id", "l", "m"]) == want
+    if table.is_mor:
+        table.compact(options={**opts, "hoodie.compact.inline": "true"})
+        assert _rows(HudiTable.load(path).read_snapshot(), ["id", "l", "m"]) == want
+
+
+def test_a_cdc_query_after_a_struct_member_rename_is_refused_naming_the_column(tmp_path: Path) -> None:
+    """CDC images are read by name, struct members too: after a member's rename the query is refused, naming the
+    struct column."""
+    path = str(tmp_path / "t")
+    opts = {**_options(6, "COPY_ON_WRITE"), "hoodie.table.cdc.enabled": "true"}
+    write_table(pa.table({"id": [1], "s": pa.array([{"a": 1, "b": "x"}], _S), "ts": pa.array([1], pa.int32()),
+                          "p": ["x"]}), path, opts)
+    start = HudiTable.load(path).timeline.completed_commits()[-1].timestamp
+    write_table(pa.table({"id": [1], "s": pa.array([{"a": 2, "b": "y"}], _S), "ts": pa.array([2], pa.int32()),
+                          "p": ["x"]}), path, opts)
+    HudiTable.load(path).rename_column("s.a", "n", options={**opts, **ON})
+    with pytest.raises(HudiError, match=r"renamed, dropped or retyped columns \(s\) is not served"):
         HudiTable.load(path).read_changes(start)

@@ -64,9 +64,9 @@ def test_nested_types_are_numbered_level_by_level_then_depth_first() -> None:
     s, m, d = schema.fields[5:]
     assert (s.id, m.id, d.id) == (5, 6, 7) and d.type == "decimal(10, 2)"
     assert [f["id"] for f in s.type["fields"]] == [8, 9]
-    assert s.type["fields"][1]["type"] == {"type": "array", "element-id": 10, "element": "long",
+    assert s.type["fields"][1]["type"] == {"type": "array", "element_id": 10, "element": "long",
                                            "element_optional": False}
-    assert (m.type["key-id"], m.type["value-id"], m.type["value_optional"]) == (11, 12, True)
+    assert (m.type["key_id"], m.type["value_id"], m.type["value_optional"]) == (11, 12, True)
     assert schema.max_column_id == 12
 
 
@@ -110,3 +110,26 @@ def test_a_history_file_of_a_commit_that_never_completed_is_not_read(tmp_path) -
     completed = [i.timestamp for i in table.timeline.completed_commits()]
     again = SchemaHistory.load(table.location.storage, table.location.meta_path, completed)
     assert again == history
+
+
+def test_struct_members_in_lists_and_map_values_are_found_by_id() -> None:
+    """A member renamed (id 11 `b` -> `bb`) and one dropped (id 10) inside a list's structs and a map's struct values:
+    the file's members renamed and left out by id, nulls and slices kept; the cast adds the member added later."""
+    def record(*members: tuple[int, str, str]) -> dict:
+        return {"type": "record", "fields": [{"id": i, "name": n, "optional": True, "type": t} for i, n, t in members]}
+
+    old, new = record((10, "a", "int"), (11, "b", "string")), record((11, "bb", "string"), (12, "a", "long"))
+    ids = ColumnIds(((0, ((5, "l", {"type": "array", "element_id": 9, "element": old}),
+                          (6, "m", {"type": "map", "key_id": 7, "value_id": 8, "value": old}))),
+                     (100, ((5, "l", {"type": "array", "element_id": 9, "element": new}),
+                            (6, "m", {"type": "map", "key_id": 7, "value_id": 8, "value": new})))))
+    names = ids.file_names(None, "050")
+    assert names == {"l": "l", "m": "m"} and set(names.nested) == {"l", "m"}
+    member = pa.struct([("a", pa.int32()), ("b", pa.string())])
+    file = pa.table({"l": pa.array([[{"a": 0, "b": "skip"}], [{"a": 1, "b": "x"}], None], pa.list_(member)),
+                     "m": pa.array([[("k0", {"a": 0, "b": "skip"})], [("k", {"a": 1, "b": "x"})], None],
+                                   pa.map_(pa.string(), member))}).slice(1)
+    got = ids.as_query_names(file, names)
+    query = pa.struct([("bb", pa.string()), ("a", pa.int64())])
+    assert got.column("l").cast(pa.list_(query)).to_pylist() == [[{"bb": "x", "a": None}], None]
+    assert got.column("m").cast(pa.map_(pa.string(), query)).to_pylist() == [[("k", {"bb": "x", "a": None})], None]

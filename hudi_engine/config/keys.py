@@ -101,6 +101,15 @@ SCHEMA_ON_READ: ConfigOption[bool] = ConfigOption(
     "(docs/table-features.md, Schema evolution on read). A write to a table that has a history keeps it going "
     "whatever this says; true is needed to start one (ALTER TABLE RENAME / DROP / ALTER COLUMN TYPE).", "table",
     hudi_default="false")
+PREPPED: ConfigOption[bool] = ConfigOption(
+    "hoodie.datasource.write.prepped", Kind.BOOL, False,
+    "A DataFrame upsert or delete of rows read from the table with their meta columns: each row is the stored row "
+    "its `_hoodie_record_key` and `_hoodie_partition_path` name, as in Hudi's prepped writes (a keyed table's key and "
+    "partition fields must still give them, else it is refused), and the commit records UPSERT_PREPPED / "
+    "DELETE_PREPPED. A keyless table's DataFrame upsert or "
+    "delete whose rows carry `_hoodie_record_key` is prepped without it, as Hudi's canDoPreppedWrites decides "
+    "(docs/keyless.md). Spark's DataFrame writer only.", "table",
+    aliases=("_hoodie.datasource.write.prepped", "_hoodie.spark.sql.writes.prepped"))
 # CDC: stored in a new table's hoodie.properties (an existing table keeps its own; docs/cdc.md).
 CDC_ENABLED: ConfigOption[bool] = ConfigOption(
     "hoodie.table.cdc.enabled", Kind.BOOL, False,
@@ -609,7 +618,7 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     METADATA_COLUMN_STATS, METADATA_COLUMN_STATS_COLUMNS, METADATA_COLUMN_STATS_MAX_COLUMNS,
     TABLE_VERSION, POPULATE_META_FIELDS,
     CDC_ENABLED,
-    CDC_LOGGING_MODE, SCHEMA_ON_READ, *TIMEBASED_OPTIONS,
+    CDC_LOGGING_MODE, SCHEMA_ON_READ, PREPPED, *TIMEBASED_OPTIONS,
     PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE, PARTIAL_UPDATE_COLUMNS,
     INDEX_TYPE, BUCKET_NUM, UPDATE_PARTITION_PATH,
     BLOOM_FILTER_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES,

@@ -383,8 +383,9 @@ class WriteConfig:
     # ALTER TABLE with schema-on-read (set by write_pipeline.alter_columns, not an option): the change of the
     # internal schema the commit records (`latest_schema` and the `.hoodie/.schema` history)
     schema_change: SchemaChange | None = None
-    # SQL's UPDATE and DELETE (set by spark/save.py), and MERGE on a keyless table: rows the statement read from the
-    # table itself, recorded as Hudi's Spark SQL records them since 0.14 (hoodie.spark.sql.optimized.writes.enable):
+    # SQL's UPDATE and DELETE (set by spark/save.py), MERGE on a keyless table, and DataFrame writes with
+    # hoodie.datasource.write.prepped (or a keyless table's upsert / delete of rows carrying their keys, spark/writer.py):
+    # rows read from the table itself, recorded as Hudi's Spark SQL records them since 0.14 (hoodie.spark.sql.optimized.writes.enable):
     # UPSERT_PREPPED, DELETE_PREPPED. The write is the same upsert or delete; on a keyless table the rows keep their
     # stored `_hoodie_record_key` (`keygen.PREPPED_KEY_COLUMN`), so it may upsert and delete.
     prepped: bool = False
@@ -447,7 +448,7 @@ class WriteConfig:
         return WriteConfig(o[K.TABLE_NAME], o[K.DATABASE_NAME], Operation(o[K.OPERATION]), o[K.TABLE_TYPE],
                            o[K.POPULATE_META_FIELDS], commit_extra_metadata=extra, given=dict(o.given),
                            cdc_enabled=o[K.CDC_ENABLED], cdc_logging_mode=o[K.CDC_LOGGING_MODE],
-                           schema_on_read=o[K.SCHEMA_ON_READ],
+                           schema_on_read=o[K.SCHEMA_ON_READ], prepped=o[K.PREPPED],
                            table_version=int(o[K.TABLE_VERSION]), **parts)
 
     def with_operation(self, operation: Operation | str) -> "WriteConfig":

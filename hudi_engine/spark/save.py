@@ -34,7 +34,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructField, StructType, _parse_datatype_json_string
 
-from hudi_engine.column_change import added_columns_change
+from hudi_engine.column_change import added_columns_change, placed
 from hudi_engine.config import hudi_keys
 from hudi_engine.config import keys as K
 from hudi_engine.config.option import ConfigOption
@@ -59,6 +59,7 @@ MERGE_KEYS = "hudi_engine.sql.merge_keys"  # the target columns a MERGE's ON cla
 # "true": the rows' `_hoodie_is_deleted` only flags the keys a MERGE's delete clauses delete; not a table column
 DELETE_MARKER = "hudi_engine.sql.delete_marker"
 ALTER_CHANGE = "hudi_engine.sql.alter_change"  # ALTER TABLE RENAME / DROP / ALTER COLUMN TYPE: the change, JSON
+ADD_POSITIONS = "hudi_engine.sql.add_positions"  # ADD COLUMNS ... FIRST / AFTER: [[column, after or null], ...], JSON
 # Hudi's Spark SQL: the operation of INSERT INTO (Hudi 0.14+: `insert`).
 INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
 
@@ -386,6 +387,9 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
     if options.get(STATEMENT) == "alter_add_columns":
         config = dataclasses.replace(WriteConfig.from_options(opts, path), alter_schema=True)
         loaded = table if table is not None else HudiTable.load(path)
+        positions = [(c, a) for c, a in json.loads(options.get(ADD_POSITIONS) or "[]")]
+        if positions:
+            return _add_placed_columns(df, path, loaded, config, positions, target)
         if config.schema_on_read:  # Hudi's AlterTableCommand: the new columns get ids, a history starts
             config = dataclasses.replace(config, schema_change=added_columns_change(loaded))
         return write(_added_before_partition_columns(df, loaded), path, config, table=table)
@@ -402,9 +406,16 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
 
 
 def alter_columns(table: HudiTable, spec: Mapping[str, Any], options: Mapping[str, Any]) -> WriteResult:
-    """The change `jvm/AlterColumns.scala` hands over (`kind`: rename, drop or type; `columns`; `new_name`;
-    `new_type`, Spark's JSON of a data type) made by the table (`hudi_engine.column_change` checks it)."""
+    """The change `jvm/AlterColumns.scala` hands over (`kind`: rename, drop, type, position or add; `columns` (a
+    struct member by its full name, `s.a`); `new_name` (a position's or an add's AFTER column, "" for none); `new_type`, Spark's JSON of a data type) made by the table
+    (`hudi_engine.column_change` checks it)."""
     kind, columns = spec["kind"], list(spec["columns"])
+    if kind == "position":
+        return table.move_column(columns[0], spec["new_name"] or None, options=options)
+    if kind == "add":  # a struct member (ADD COLUMNS (s.c int [AFTER b]))
+        spark_type = _parse_datatype_json_string(spec["new_type"])
+        arrow = arrow_target(StructType([StructField("c", spark_type)])).field(0).type
+        return table.add_column(columns[0], arrow, after=spec["new_name"] or None, options=options)
     if kind == "rename":
         return table.rename_column(columns[0], spec["new_name"], options=options)
     if kind == "drop":
@@ -412,6 +423,24 @@ def alter_columns(table: HudiTable, spec: Mapping[str, Any], options: Mapping[st
     spark_type = _parse_datatype_json_string(spec["new_type"])
     arrow = arrow_target(StructType([StructField(columns[0], spark_type)])).field(0).type
     return table.alter_column_type(columns[0], arrow, options=options)
+
+
+def _add_placed_columns(df: DataFrame, path: str, table: HudiTable, config: WriteConfig,
+                        positions: list[tuple[str, str | None]], target: str) -> WriteResult:
+    """ADD COLUMNS with FIRST / AFTER (Hudi's AlterTableCommand with a ColumnPositionChange, schema evolution on read
+    only): the new columns numbered in the statement's order, then placed; the commit's schema in that order."""
+    from hudi_engine.spark.writer import write
+
+    where = f"{target}: ALTER TABLE ADD COLUMNS"
+    if not config.schema_on_read:
+        raise ConfigError(f"{where}: a column's position (FIRST / AFTER) needs Hudi's schema evolution on read; set "
+                          f"{K.SCHEMA_ON_READ.key}=true (SET, or the table's TBLPROPERTIES), or leave the position out. "
+                          "Nothing was written")
+    names = placed(_added_before_partition_columns(df, table).columns, positions, where)
+    zone = df.sparkSession.conf.get("spark.sql.session.timeZone")
+    writer = arrow_to_avro_schema(to_arrow_schema(df.schema, timezone=zone), table.config.name, with_meta=False)
+    config = dataclasses.replace(config, schema_change=added_columns_change(table, writer, names))
+    return write(df.select(*names), path, config, table=table)
 
 
 def _readable(path: str) -> HudiTable | None:

@@ -31,7 +31,7 @@ from hudi_engine.table import HudiTable
 from hudi_engine.write.local_writer import write_files
 from hudi_engine.write.write_client import WriteClient, table_for_write
 from hudi_engine.write.write_result import WriteResult
-from hudi_engine.write_pipeline import run_write
+from hudi_engine.write_pipeline import refuse_prepped, run_write
 
 DRIVER_MAX_BYTES = "spark.hudi.write.driverMaxBytes"  # the Spark setting: up to this estimate, on the driver
 DEFAULT_DRIVER_MAX_BYTES = 16 * 1024 * 1024
@@ -66,6 +66,7 @@ def write_small(df: DataFrame, path: str, options: Mapping[str, Any] | WriteConf
                 table: HudiTable | None = None) -> WriteResult:
     """`hudi_engine.spark.write`, on the driver when `fits_driver` says so (`table`: as `write` takes it)."""
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
+    refuse_prepped(config, path, "write_small")
     if fits_driver(df, config):
         return write_on_driver(df, path, config, table=table)
     return write(df, path, config, table=table)

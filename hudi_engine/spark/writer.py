@@ -21,14 +21,17 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from hudi_engine.config import keys as K
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.keygen import AUTO_KEY_COLUMN, PREPPED_KEY_COLUMN
+from hudi_engine.location import TableLocation
 from hudi_engine.merge import IS_DELETED_FIELD
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark import bulk_insert, global_simple, one_pass, two_pass
 from hudi_engine.spark.catalog_sync import CatalogSync
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.executor_env import ensure_executor_env
+from hudi_engine.spark.prepped import check_stored_keys, prepped_config
 from hudi_engine.spark.read_plan import RECORD_KEY
 from hudi_engine.spark.row_check import checked
 from hudi_engine.spark.sql_keys import auto_key_column
@@ -49,6 +52,13 @@ def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig, *,
     `df`'s `_hoodie_is_deleted` column only flags the keys to delete (a SQL MERGE's delete clauses); the handles
     delete them, and the column is not one of the table's."""
     config = options if isinstance(options, WriteConfig) else WriteConfig.from_options(options, path)
+    # The door of a write by path: the table is loaded here, once, unless the caller holds it.
+    target = table if table is not None else table_for_write(path)
+    by_sql = config.prepped and not config.is_set(K.PREPPED)  # SQL's UPDATE / DELETE / MERGE: rows it read itself
+    config = prepped_config(df, config, target, path)
+    if config.prepped and not by_sql and not isinstance(target, TableLocation):
+        ensure_executor_env(df.sparkSession)  # the check runs the key generator in Spark tasks
+        check_stored_keys(df, target, path)
     if config.prepped and RECORD_KEY in df.columns:  # the stored keys, for a keyless table (`_run`)
         df = df.withColumnRenamed(RECORD_KEY, PREPPED_KEY_COLUMN)
     df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
@@ -60,8 +70,7 @@ def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig, *,
     catalogs = CatalogSync.prepare(spark, path, config)  # sync settings the session cannot honour: refused now
     # The engine's write pipeline runs the table services and the transaction; Spark supplies the data files (its
     # jobs) and the executor of compaction operations (Spark tasks). The catalogs are synced once the services ran.
-    # The door of a write by path: the table is loaded here, once, unless the caller holds it.
-    result = run_write(WriteClient.open(table if table is not None else table_for_write(path), config, data_schema),
+    result = run_write(WriteClient.open(target, config, data_schema),
                        lambda client, txn: _files(spark, df, client, txn), spark_executor(spark))
     catalogs.after_commit(result.instant_time)
     return result

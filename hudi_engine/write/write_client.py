@@ -225,7 +225,21 @@ class WriteClient:
             table_schema = self.timeline.latest_schema() or self.table_config.create_schema
             if table_schema is not None:
                 return remove_meta_fields(table_schema)
-        return arrow_to_avro_schema(self.data_schema, self.config.table_name, with_meta=False)
+        avro = arrow_to_avro_schema(self.data_schema, self.config.table_name, with_meta=False)
+        return self._in_table_order(avro)
+
+    def _in_table_order(self, avro: dict) -> dict:
+        """`avro` with the table's columns in the table's order (new ones after them) where the table has a
+        schema-on-read history: Hudi's schema-on-read writer reconciles the write's schema with the internal
+        schema, so a write whose columns come in another order keeps the order ALTER TABLE gave them."""
+        if self.timeline is None or self.config.schema_change is not None:
+            return avro
+        table_schema = self.timeline.latest_schema()
+        if table_schema is None or not SchemaHistory.instants(self.location.storage, self.location.meta_path):
+            return avro
+        order = {f["name"]: i for i, f in enumerate(remove_meta_fields(table_schema)["fields"])}
+        fields = sorted(avro["fields"], key=lambda f: order.get(f["name"], len(order)))  # stable: new ones last
+        return avro if fields == avro["fields"] else {**avro, "fields": fields}
 
     # ---- index and planning ------------------------------------------------------------------------------------
     @property

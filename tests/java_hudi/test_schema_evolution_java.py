@@ -56,3 +56,138 @@ def test_java_reads_our_evolved_table_and_we_read_javas_next_write(java_hudi, tm
     history = SchemaHistory.load(table.location.storage, table.location.meta_path,
                                  [i.timestamp for i in table.timeline.completed_commits()])
     assert history is not None and [f.id for f in history.latest.fields][5:] == [5, 6, 7, 9, 10]
+
+
+def test_column_positions_both_ways_with_java_1_2(java_hudi, tmp_path: Path) -> None:
+    """Column positions (Hudi's ColumnPositionChange): Java 1.2 reads our moved column in our order; we read a table
+    Java evolved with ADD COLUMNS ... AFTER and ALTER COLUMN ... AFTER in Java's order, every row by id."""
+    java = java_hudi("1.2.0")
+    ours_path = str(tmp_path / "ours")
+    opts = {**_options("COPY_ON_WRITE"), "hoodie.write.table.version": "9"}
+    write_table(pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["a", "b"], "ts": pa.array([1, 1], pa.int64()),
+                          "amount": [1.5, 3.0], "p": ["x", "y"]}), ours_path, opts)
+    HudiTable.load(ours_path).move_column("amount", "id", options={**opts, **ON})
+    # A write in the old order keeps the table's (Hudi's schema-on-read writer reconciles it with the internal schema).
+    write_table(pa.table({"id": pa.array([3], pa.int64()), "v": ["c"], "ts": pa.array([2], pa.int64()),
+                          "amount": [4.5], "p": ["x"]}), ours_path, opts)
+    ours = HudiTable.load(ours_path).read_snapshot()
+    theirs = java.snapshot(ours_path, **ON)
+    assert_same_table(ours, theirs, "Java 1.2 reads our moved column")
+    data = [c for c in theirs.column_names if not c.startswith("_hoodie")]
+    assert data == ["id", "amount", "v", "ts", "p"] == ours.column_names[5:]
+
+    java_path = tmp_path / "java"
+    java.sql("SET hoodie.schema.on.read.enable=true")
+    java.sql(f"""CREATE TABLE positions_java (id bigint, v string, ts bigint, p string) USING hudi PARTITIONED BY (p)
+                 LOCATION '{java_path}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor',
+                 'hoodie.schema.on.read.enable' = 'true')""")
+    java.sql("INSERT INTO positions_java VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'y')")
+    java.sql("ALTER TABLE positions_java ADD COLUMNS (c int AFTER id)")
+    java.sql("ALTER TABLE positions_java ALTER COLUMN v AFTER ts")
+    java.sql("INSERT INTO positions_java (id, c, ts, v, p) VALUES (3, 30, 2, 'c', 'x')")
+    theirs = java.snapshot(java_path, **ON)
+    ours = HudiTable.load(str(java_path)).read_snapshot()
+    assert_same_table(ours, theirs, "we read Java 1.2's positions")
+    assert ours.column_names[5:] == ["id", "c", "ts", "v", "p"]
+    assert sorted(zip(ours.column("id").to_pylist(), ours.column("v").to_pylist(), strict=True)) == \
+        [(1, "a"), (2, "b"), (3, "c")]
+
+
+def test_struct_member_changes_both_ways_with_java_1_2(java_hudi, tmp_path: Path) -> None:
+    """Struct members renamed, widened, dropped and added (Hudi's TableChanges on `s.a`): Java 1.2 reads our table
+    with our members, rows written before found by id; we read a table Java changed the same way."""
+    java = java_hudi("1.2.0")
+    # Spark's vectorized parquet reader refuses a struct whose members changed type; Hudi says to turn it off.
+    java.sql("SET spark.sql.parquet.enableVectorizedReader=false")
+    try:
+        _struct_members_both_ways(java, tmp_path)
+    finally:
+        java.sql("SET spark.sql.parquet.enableVectorizedReader=true")
+
+
+def _struct_members_both_ways(java, tmp_path: Path) -> None:
+    ours_path = str(tmp_path / "ours")
+    opts = {**_options("MERGE_ON_READ"), "hoodie.write.table.version": "9"}
+    member = pa.struct([("a", pa.int32()), ("b", pa.string())])
+    write_table(pa.table({"id": pa.array([1, 2], pa.int64()), "s": pa.array([{"a": 1, "b": "x"}, {"a": 2, "b": "y"}],
+                                                                           member),
+                          "ts": pa.array([1, 1], pa.int64()), "p": ["x", "y"]}), ours_path, opts)
+    table = HudiTable.load(ours_path)
+    table.rename_column("s.a", "n", options={**opts, **ON})
+    table.alter_column_type("s.n", pa.int64(), options={**opts, **ON})
+    table.drop_columns(["s.b"], options={**opts, **ON})
+    table.add_column("s.c", pa.float64(), options={**opts, **ON})
+    now = pa.struct([("n", pa.int64()), ("c", pa.float64())])
+    write_table(pa.table({"id": pa.array([3, 1], pa.int64()), "s": pa.array([{"n": 3, "c": 3.5}, {"n": 10, "c": 1.5}],
+                                                                           now),
+                          "ts": pa.array([2, 2], pa.int64()), "p": ["x", "x"]}), ours_path, opts)
+    ours = HudiTable.load(ours_path).read_snapshot()
+    assert_same_table(ours, java.snapshot(ours_path, **ON), "Java 1.2 reads our struct member changes")
+    assert sorted(zip(ours.column("id").to_pylist(), ours.column("s").to_pylist(), strict=True)) == \
+        [(1, {"n": 10, "c": 1.5}), (2, {"n": 2, "c": None}), (3, {"n": 3, "c": 3.5})]
+
+    java_path = tmp_path / "java"
+    java.sql("SET hoodie.schema.on.read.enable=true")
+    java.sql(f"""CREATE TABLE nested_java (id bigint, s struct<a: int, b: string>, ts bigint, p string) USING hudi
+                 PARTITIONED BY (p) LOCATION '{java_path}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts',
+                 type = 'cow', 'hoodie.schema.on.read.enable' = 'true')""")
+    java.sql("INSERT INTO nested_java VALUES (1, named_struct('a', 1, 'b', 'x'), 1, 'x'), "
+             "(2, named_struct('a', 2, 'b', 'y'), 1, 'y')")
+    for statement in ("RENAME COLUMN s.a TO n", "ALTER COLUMN s.n TYPE bigint", "DROP COLUMN s.b",
+                      "ADD COLUMNS (s.c double)"):
+        java.sql(f"ALTER TABLE nested_java {statement}")
+    java.sql("INSERT INTO nested_java VALUES (3, named_struct('n', 3L, 'c', 3.5D), 2, 'x')")
+    theirs = java.snapshot(java_path, **ON)
+    ours = HudiTable.load(str(java_path)).read_snapshot()
+    assert_same_table(ours, theirs, "we read Java 1.2's struct member changes")
+    assert sorted(zip(ours.column("id").to_pylist(), ours.column("s").to_pylist(), strict=True)) == \
+        [(1, {"n": 1, "c": None}), (2, {"n": 2, "c": None}), (3, {"n": 3, "c": 3.5})]
+
+
+def test_struct_members_in_arrays_and_map_values_both_ways_with_java_1_2(java_hudi, tmp_path: Path) -> None:
+    """Members of an array's structs and a map's struct values (`l.element.a`, `m.value.a`) renamed, dropped, widened
+    and added: Java 1.2 reads ours, and we read Java's, older files' members found by id down lists and map
+    values."""
+    java = java_hudi("1.2.0")
+    path = tmp_path / "java"
+    java.sql("SET hoodie.schema.on.read.enable=true")
+    java.sql("SET spark.sql.parquet.enableVectorizedReader=false")  # Spark's own reader refuses changed nested types
+    try:
+        java.sql(f"""CREATE TABLE nested_in_java (id bigint, l array<struct<a: int, b: string>>,
+                     m map<string, struct<a: int, b: string>>, ts bigint) USING hudi LOCATION '{path}'
+                     TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor',
+                     'hoodie.schema.on.read.enable' = 'true')""")
+        java.sql("INSERT INTO nested_in_java VALUES (1, array(named_struct('a', 1, 'b', 'x')), "
+                 "map('k', named_struct('a', 1, 'b', 'x')), 1)")
+        for statement in ("RENAME COLUMN l.element.a TO n", "DROP COLUMN l.element.b", "RENAME COLUMN m.value.a TO n",
+                          "ALTER COLUMN m.value.n TYPE bigint"):
+            java.sql(f"ALTER TABLE nested_in_java {statement}")
+        java.sql("INSERT INTO nested_in_java VALUES (2, array(named_struct('n', 2)), "
+                 "map('j', named_struct('n', 2L, 'b', 'y')), 2)")
+        theirs = java.snapshot(path, **ON)
+        ours_path = str(tmp_path / "ours")
+        opts = {**_options("MERGE_ON_READ"), "hoodie.write.table.version": "9",
+                "hoodie.datasource.write.partitionpath.field": ""}
+        member = pa.struct([("a", pa.int32()), ("b", pa.string())])
+        write_table(pa.table({"id": pa.array([1], pa.int64()), "l": pa.array([[{"a": 1, "b": "x"}]], pa.list_(member)),
+                              "m": pa.array([[("k", {"a": 1, "b": "x"})]], pa.map_(pa.string(), member)),
+                              "ts": pa.array([1], pa.int64())}), ours_path, opts)
+        table = HudiTable.load(ours_path)
+        table.rename_column("l.element.a", "n", options={**opts, **ON})
+        table.drop_columns(["m.value.b"], options={**opts, **ON})
+        table.add_column("m.value.c", pa.string(), options={**opts, **ON})
+        write_table(pa.table({"id": pa.array([2], pa.int64()),
+                              "l": pa.array([[{"n": 2, "b": "y"}]], pa.list_(pa.struct([("n", pa.int32()),
+                                                                                         ("b", pa.string())]))),
+                              "m": pa.array([[("j", {"a": 2, "c": "new"})]],
+                                            pa.map_(pa.string(), pa.struct([("a", pa.int32()), ("c", pa.string())]))),
+                              "ts": pa.array([2], pa.int64())}), ours_path, opts)
+        assert_same_table(HudiTable.load(ours_path).read_snapshot(), java.snapshot(ours_path, **ON),
+                          "Java 1.2 reads our changes inside arrays and maps")
+    finally:
+        java.sql("SET spark.sql.parquet.enableVectorizedReader=true")
+    ours = HudiTable.load(str(path)).read_snapshot()
+    assert_same_table(ours, theirs, "we read Java 1.2's changes inside arrays and maps")
+    assert ours.select(["id", "l", "m"]).sort_by("id").to_pylist() == [
+        {"id": 1, "l": [{"n": 1}], "m": [("k", {"n": 1, "b": "x"})]},
+        {"id": 2, "l": [{"n": 2}], "m": [("j", {"n": 2, "b": "y"})]}]

@@ -68,3 +68,115 @@ def test_alter_table_renames_retypes_drops_and_adds_columns_by_id(spark, tmp_pat
     finally:
         spark.conf.unset(ON)
         spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_column_positions_first_and_after_as_hudi_places_them(spark, tmp_path: Path) -> None:
+    """ADD COLUMNS ... AFTER and ALTER COLUMN ... AFTER (Hudi's ColumnPositionChange, schema-on-read only): the table's
+    schema, its internal schema (ids kept, new ids in the statement's order) and every read in the new order, the
+    catalog entry's partition columns last; FIRST of a top-level column and a position without schema-on-read refused
+    by name, nothing written (Spark itself drops an ADD COLUMNS position of a v1 table without a word)."""
+    from hudi_engine.internal_schema import SchemaHistory
+
+    table, path = "alter_positions", tmp_path / "t"
+    spark.sql(f"""CREATE TABLE {table} (id int, v string, ts int, p string) USING hudi PARTITIONED BY (p)
+                  LOCATION '{path}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor')""")
+    try:
+        spark.sql(f"INSERT INTO {table} VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'y')")
+        for statement, words in (("ADD COLUMNS (c int AFTER id)", f"set {ON}=true"),
+                                 ("ALTER COLUMN v AFTER ts", f"set {ON}=true")):
+            before = _files(path)
+            with pytest.raises(Exception, match=words):
+                spark.sql(f"ALTER TABLE {table} {statement}")
+            assert _files(path) == before, statement
+        spark.conf.set(ON, "true")
+        spark.sql(f"ALTER TABLE {table} ADD COLUMNS (c int AFTER id, d string AFTER _hoodie_file_name)")
+        spark.sql(f"ALTER TABLE {table} ALTER COLUMN v AFTER ts")
+        for statement, words in (("ADD COLUMNS (e int FIRST)", "does not move a top-level column FIRST"),
+                                 ("ALTER COLUMN v FIRST", "does not move a top-level column FIRST"),
+                                 ("ALTER COLUMN v AFTER _hoodie_commit_seqno", "is a Hudi meta column"),
+                                 ("ALTER COLUMN v AFTER nope", "no column 'nope' to put v after")):
+            before = _files(path)
+            with pytest.raises(Exception, match=words):
+                spark.sql(f"ALTER TABLE {table} {statement}")
+            assert _files(path) == before, statement
+        order = ["d", "id", "c", "ts", "v", "p"]
+        assert spark.table(table).columns[5:] == order
+        loaded = HudiTable.load(str(path))
+        history = SchemaHistory.load(loaded.location.storage, loaded.location.meta_path)
+        assert history is not None
+        assert [(f.name, f.id) for f in history.latest.fields][5:] == [("d", 10), ("id", 5), ("c", 9), ("ts", 7),
+                                                                        ("v", 6), ("p", 8)]
+        spark.sql(f"INSERT INTO {table} (id, c, d, ts, v, p) VALUES (3, 30, 'dd', 2, 'c', 'x')")
+        spark.sql(f"UPDATE {table} SET c = 10, ts = 2 WHERE id = 1")
+        want = [("", 1, 10, 2, "a", "x"), ("", 2, None, 1, "b", "y"), ("dd", 3, 30, 2, "c", "x")]
+        got = sorted((r["d"] or "", *tuple(r)[6:]) for r in spark.sql(f"SELECT * FROM {table}").collect())
+        assert got == want
+        ours = HudiTable.load(str(path)).read_snapshot()
+        assert ours.column_names[5:] == order
+        assert _operations(path)[1:] == ["ALTER_SCHEMA"] * 2 + ["INSERT", "UPSERT_PREPPED"]
+    finally:
+        spark.conf.unset(ON)
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_struct_members_renamed_widened_dropped_added_and_moved_in_sql(spark, tmp_path: Path) -> None:
+    """ALTER TABLE on struct members (`s.a`, Hudi's nested full names) under schema-on-read: each an ALTER_SCHEMA
+    commit, the catalog entry's struct following; INSERT and UPDATE after them, every row's members read by id."""
+    table, path = "alter_nested", tmp_path / "t"
+    spark.sql(f"""CREATE TABLE {table} (id int, s struct<a: int, b: string>, ts int, p string) USING hudi
+                  PARTITIONED BY (p) LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor')""")
+    try:
+        spark.sql(f"INSERT INTO {table} VALUES (1, named_struct('a', 1, 'b', 'x'), 1, 'x'), "
+                  f"(2, named_struct('a', 2, 'b', 'y'), 1, 'y')")
+        before = _files(path)
+        with pytest.raises(Exception, match=f"set {ON}=true"):
+            spark.sql(f"ALTER TABLE {table} RENAME COLUMN s.a TO n")
+        assert _files(path) == before
+        spark.conf.set(ON, "true")
+        for statement in ("RENAME COLUMN s.a TO n", "ALTER COLUMN s.n TYPE bigint", "DROP COLUMN s.b",
+                          "ADD COLUMNS (s.c double)", "ADD COLUMNS (s.b string AFTER n)", "ALTER COLUMN s.c FIRST",
+                          "DROP COLUMN IF EXISTS s.nope"):
+            spark.sql(f"ALTER TABLE {table} {statement}")
+        before = _files(path)
+        with pytest.raises(Exception, match="has a member 'c' already"):
+            spark.sql(f"ALTER TABLE {table} RENAME COLUMN s.n TO c")
+        assert _files(path) == before
+        assert spark.table(table).schema["s"].dataType.simpleString() == "struct<c:double,n:bigint,b:string>"
+        spark.sql(f"INSERT INTO {table} VALUES (3, named_struct('c', 3.5, 'n', 3L, 'b', 'z'), 2, 'x')")
+        spark.sql(f"UPDATE {table} SET s = named_struct('c', 1.5, 'n', 10L, 'b', 'u') WHERE id = 1")
+        got = [(r["id"], r["s"].asDict()) for r in spark.sql(f"SELECT id, s FROM {table} ORDER BY id").collect()]
+        assert got == [(1, {"c": 1.5, "n": 10, "b": "u"}), (2, {"c": None, "n": 2, "b": None}),
+                       (3, {"c": 3.5, "n": 3, "b": "z"})]
+        assert _operations(path)[1:] == ["ALTER_SCHEMA"] * 6 + ["INSERT", "UPSERT_PREPPED"]
+    finally:
+        spark.conf.unset(ON)
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_members_inside_arrays_and_maps_in_sql(spark, tmp_path: Path) -> None:
+    """Hudi's full names down an array's structs and a map's struct values (`l.element.a`, `m.value.b`) in ALTER
+    TABLE, DROP COLUMN IF EXISTS of one the table does not have doing nothing; older rows read by id."""
+    table, path = "alter_in_arrays", tmp_path / "t"
+    spark.sql(f"""CREATE TABLE {table} (id int, l array<struct<a: int, b: string>>,
+                  m map<string, struct<a: int, b: string>>, ts int) USING hudi LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')""")
+    try:
+        spark.sql(f"INSERT INTO {table} VALUES (1, array(named_struct('a', 1, 'b', 'x')), "
+                  f"map('k', named_struct('a', 1, 'b', 'x')), 1)")
+        spark.conf.set(ON, "true")
+        for statement in ("RENAME COLUMN l.element.a TO n", "ALTER COLUMN l.element.n TYPE bigint",
+                          "DROP COLUMN m.value.b", "DROP COLUMN IF EXISTS m.value.nope", "ADD COLUMNS (m.value.c string)"):
+            spark.sql(f"ALTER TABLE {table} {statement}")
+        assert spark.table(table).schema["l"].dataType.simpleString() == "array<struct<n:bigint,b:string>>"
+        assert spark.table(table).schema["m"].dataType.simpleString() == "map<string,struct<a:int,c:string>>"
+        spark.sql(f"INSERT INTO {table} VALUES (2, array(named_struct('n', 2L, 'b', 'y')), "
+                  f"map('j', named_struct('a', 2, 'c', 'new')), 2)")
+        got = [(r["id"], [e.asDict() for e in r["l"]], {k: v.asDict() for k, v in r["m"].items()})
+               for r in spark.sql(f"SELECT id, l, m FROM {table} ORDER BY id").collect()]
+        assert got == [(1, [{"n": 1, "b": "x"}], {"k": {"a": 1, "c": None}}),
+                       (2, [{"n": 2, "b": "y"}], {"j": {"a": 2, "c": "new"}})]
+        assert _operations(path)[1:] == ["ALTER_SCHEMA"] * 4 + ["INSERT"]
+    finally:
+        spark.conf.unset(ON)
+        spark.sql(f"DROP TABLE IF EXISTS {table}")

@@ -1,22 +1,25 @@
-// ALTER TABLE RENAME COLUMN / DROP COLUMN / ALTER COLUMN ... TYPE on a `USING hudi` table, as Hudi's AlterTableCommand
+// ALTER TABLE RENAME COLUMN / DROP COLUMN / ALTER COLUMN ... TYPE / ALTER COLUMN ... FIRST | AFTER, and ADD COLUMNS with
+// FIRST | AFTER, on a `USING hudi` table, as Hudi's AlterTableCommand
 // with schema evolution on read: the Python side checks the change and commits it (hudi_engine/column_change.py: an
 // ALTER_SCHEMA commit of no files, the internal schema's ids kept), then the catalog entry's columns follow. Spark's
-// own analysis refuses RENAME and DROP COLUMN of a v1 table (and any type change) before a resolution rule of ours
-// would see them, so the parser wraps them (`HudiAlter`) and `HudiAlterRule` looks at the table first.
+// own analysis refuses RENAME and DROP COLUMN of a v1 table (and any type or position change) before a resolution rule
+// of ours would see them, and drops an ADD COLUMNS position without a word, so the parser wraps them (`HudiAlter`) and
+// `HudiAlterRule` looks at the table first.
 package hudiengine.spark
 
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{Row, SaveMode}
-import org.apache.spark.sql.catalyst.analysis.{FieldName, UnresolvedFieldName, UnresolvedTable}
+import org.apache.spark.sql.catalyst.analysis.{FieldName, FieldPosition, UnresolvedFieldPosition, UnresolvedTable}
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.catalyst.expressions.Attribute
-import org.apache.spark.sql.catalyst.plans.logical.{AlterColumns, DropColumns, LeafNode, LocalRelation, LogicalPlan,
-  RenameColumn}
+import org.apache.spark.sql.catalyst.plans.logical.{AddColumns, AlterColumns, DropColumns, LeafNode, LocalRelation,
+  LogicalPlan, RenameColumn}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
-import org.apache.spark.sql.types.{DataType, StructType}
+import org.apache.spark.sql.connector.catalog.TableChange
+import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructField, StructType}
 
 /** A parsed column change of a table by name, which `HudiAlterRule` looks at before Spark's analysis does. */
 case class HudiAlter(parsed: LogicalPlan) extends LeafNode {
@@ -28,7 +31,10 @@ object HudiAlter {
   /** `plan` wrapped when it renames, drops or changes columns of a table named in the statement; else itself. */
   def wrap(plan: LogicalPlan): LogicalPlan = plan match {
     case RenameColumn(_: UnresolvedTable, _, _) | DropColumns(_: UnresolvedTable, _, _) => HudiAlter(plan)
-    case AlterColumns(_: UnresolvedTable, specs, _) if specs.exists(_.newDataType.isDefined) => HudiAlter(plan)
+    case AlterColumns(_: UnresolvedTable, specs, _) if specs.exists(s => s.newDataType.isDefined ||
+        s.newPosition.isDefined) => HudiAlter(plan)
+    case AddColumns(_: UnresolvedTable, columns) if columns.exists(c => c.position.isDefined || c.path.isDefined) =>
+      HudiAlter(plan)
     case _ => plan
   }
 }
@@ -42,6 +48,7 @@ case class HudiAlterRule(session: org.apache.spark.sql.SparkSession) extends Rul
         case r: RenameColumn => r.table
         case d: DropColumns => d.table
         case a: AlterColumns => a.table
+        case a: AddColumns => a.table
       }
       HudiByNameRule(session).hudiTable(table.asInstanceOf[UnresolvedTable].multipartIdentifier)
         .fold(parsed)(command(_, parsed))
@@ -49,23 +56,54 @@ case class HudiAlterRule(session: org.apache.spark.sql.SparkSession) extends Rul
 
   private def command(t: CatalogTable, parsed: LogicalPlan): LogicalPlan = {
     val name = t.identifier.unquotedString
-    def column(f: FieldName): String = f match {
-      case UnresolvedFieldName(Seq(one)) => one
-      case other => throw new IllegalArgumentException(s"ALTER TABLE $name: ${other.name.mkString(".")} is a nested " +
-        "field; this engine changes top-level columns only")
+    // A struct member by its full name (`s.a`), as Hudi's TableChanges name it.
+    def column(f: FieldName): String = f.name.mkString(".")
+    // A position's AFTER column ("" for FIRST, which the Python side refuses for a top-level column, as Hudi does).
+    def after(p: FieldPosition): String = p match {
+      case UnresolvedFieldPosition(a: TableChange.After) => a.column()
+      case _ => ""
     }
     parsed match {
+      // A struct member (`ADD COLUMNS (s.c int [AFTER b])`): one per statement, committed as the Python side's add.
+      case AddColumns(_, columns) if columns.exists(_.path.isDefined) =>
+        if (columns.size > 1 || columns.head.default.isDefined) throw new IllegalArgumentException(s"ALTER TABLE " +
+          s"$name ADD COLUMNS: add a struct member alone, without a DEFAULT, in a statement of its own")
+        val c = columns.head
+        AlterHudiColumns(t, "add", Seq(c.name.mkString(".")), c.position.map(after).getOrElse(""), Some(c.dataType))
+      case AddColumns(_, columns) =>
+        columns.foreach { c =>
+          if (c.default.isDefined) throw new IllegalArgumentException(s"ALTER TABLE $name ADD COLUMNS: ${c.colName} " +
+            "has a DEFAULT and a position; add it with its position, then set the DEFAULT in a statement of its own")
+        }
+        val fields = columns.map { c =>
+          val f = StructField(c.colName, c.dataType, c.nullable)
+          c.comment.fold(f)(f.withComment)
+        }
+        AddColumnsToHudiTable(t, fields, columns.flatMap(c => c.position.map(p => c.colName -> after(p))))
+      case AlterColumns(_, Seq(spec), _) if spec.newDataType.isEmpty && spec.newNullability.isEmpty &&
+          spec.newComment.isEmpty && spec.newPosition.isDefined && spec.newDefaultExpression.isEmpty &&
+          !spec.dropDefault =>
+        AlterHudiColumns(t, "position", Seq(column(spec.column)), after(spec.newPosition.get), None)
       case RenameColumn(_, c, to) => AlterHudiColumns(t, "rename", Seq(column(c)), to, None)
       case DropColumns(_, cs, ifExists) =>
         val resolver = session.sessionState.conf.resolver
         val named = cs.map(column)
-        val existing = if (ifExists) named.filter(c => t.schema.fieldNames.exists(resolver(_, c))) else named
+        // A struct member of the entry's schema, found down its structs, arrays' `element` and maps' `value`.
+        def within(t: DataType, parts: Seq[String]): Boolean = (t, parts.head) match {
+          case (st: StructType, _) => has(st, parts)
+          case (a: ArrayType, "element") => parts.size > 1 && within(a.elementType, parts.tail)
+          case (m: MapType, "value") => parts.size > 1 && within(m.valueType, parts.tail)
+          case _ => false
+        }
+        def has(schema: StructType, parts: Seq[String]): Boolean = schema.fields.find(f => resolver(f.name, parts.head))
+          .exists(f => parts.size == 1 || within(f.dataType, parts.tail))
+        val existing = if (ifExists) cs.filter(c => has(t.schema, c.name)).map(column) else named
         if (existing.isEmpty) NoAlter else AlterHudiColumns(t, "drop", existing, "", None)
       case AlterColumns(_, Seq(spec), _) if spec.newNullability.isEmpty && spec.newComment.isEmpty &&
           spec.newPosition.isEmpty && spec.newDefaultExpression.isEmpty && !spec.dropDefault =>
         AlterHudiColumns(t, "type", Seq(column(spec.column)), "", spec.newDataType)
-      case _ => throw new IllegalArgumentException(s"ALTER TABLE $name ALTER COLUMN: change one column's type per " +
-        "statement, alone (its comment, position, nullability or default in a statement of its own)")
+      case _ => throw new IllegalArgumentException(s"ALTER TABLE $name ALTER COLUMN: change one column's type or " +
+        "position per statement, alone (its comment, nullability or default in a statement of its own)")
     }
   }
 }
@@ -87,7 +125,7 @@ case class AlterHudiColumns(table: CatalogTable, kind: String, columns: Seq[Stri
     val change = new java.util.LinkedHashMap[String, Any]()
     change.put("kind", kind)
     change.put("columns", columns.asJava)
-    change.put("new_name", newName)
+    change.put("new_name", newName)  // a rename's new name, a position's AFTER column ("" for FIRST)
     change.put("new_type", newType.map(_.json).orNull)
     val spec = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(change)
     Writes.write(s"catalog table $name", HudiWriteNames.frame(session, LocalRelation(Nil)), path,
@@ -95,6 +133,31 @@ case class AlterHudiColumns(table: CatalogTable, kind: String, columns: Seq[Stri
     val catalog = session.sessionState.catalog
     val resolver = session.sessionState.conf.resolver
     val entry = catalog.getTableMetadata(table.identifier)
+    if (kind == "add" || columns.exists(_.contains("."))) {
+      // A struct member changed (or a column added): the entry's column takes the table's new type.
+      val now = new HudiRelation(session.sqlContext, Map("path" -> path), None).schema
+      val top = columns.head.split('.').head
+      val added = if (entry.schema.fieldNames.exists(resolver(_, top))) Nil
+        else now.fields.filter(f => resolver(f.name, top)).toSeq
+      val fields = entry.schema.fields.toSeq.map { f =>
+        if (!resolver(f.name, top)) f else now.fields.find(n => resolver(n.name, f.name)).fold(f)(n =>
+          f.copy(dataType = n.dataType))
+      }
+      val (parts, data) = (fields ++ added).partition(f => entry.partitionColumnNames.exists(resolver(_, f.name)))
+      catalog.alterTable(entry.copy(schema = StructType(data ++ parts)))
+      catalog.refreshTable(table.identifier)
+      return Nil
+    }
+    if (kind == "position") {
+      // The table's new order (meta columns first), partition columns kept last as Spark keeps them in an entry.
+      val order = new HudiRelation(session.sqlContext, Map("path" -> path), None).schema.fieldNames
+        .map(_.toLowerCase(java.util.Locale.ROOT)).zipWithIndex.toMap
+      val (parts, data) = entry.schema.fields.toSeq.partition(f => entry.partitionColumnNames.exists(resolver(_, f.name)))
+      val sorted = data.sortBy(f => order.getOrElse(f.name.toLowerCase(java.util.Locale.ROOT), Int.MaxValue)) ++ parts
+      catalog.alterTable(entry.copy(schema = StructType(sorted)))
+      catalog.refreshTable(table.identifier)
+      return Nil
+    }
     val fields = entry.schema.fields.toSeq.flatMap { f =>
       val named = columns.exists(resolver(_, f.name))
       if (!named) Some(f)

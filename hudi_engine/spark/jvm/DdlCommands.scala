@@ -2,6 +2,8 @@
 // ALTER TABLE DROP PARTITION.
 package hudiengine.spark
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.sql.SaveMode
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogUtils, ExternalCatalogUtils}
 import org.apache.spark.sql.catalyst.expressions.AttributeReference
@@ -156,7 +158,8 @@ case class DropHudiPartitions(table: CatalogTable, specs: Seq[Map[String, String
  *  instant of no rows whose commit metadata carries the table's schema with the new (nullable) columns last, or
  *  before the partition columns that end it (save.py), operation ALTER_SCHEMA; readers give the new columns as null in the rows written before. Then the catalog
  *  entry's schema, as Spark's own command alters it. A column the table has already is refused. */
-case class AddColumnsToHudiTable(table: CatalogTable, columns: Seq[StructField]) extends LeafRunnableCommand {
+case class AddColumnsToHudiTable(table: CatalogTable, columns: Seq[StructField],
+    positions: Seq[(String, String)] = Nil) extends LeafRunnableCommand {
   override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
     val session = spark.asInstanceOf[SparkSession]
     val name = table.identifier.unquotedString
@@ -175,8 +178,12 @@ case class AddColumnsToHudiTable(table: CatalogTable, columns: Seq[StructField])
     val widened = data ++ added.fields.map(f => StructField(f.name, f.dataType, nullable = true))
     val empty = HudiWriteNames.frame(session, LocalRelation(widened.map(f =>
       AttributeReference(f.name, f.dataType, f.nullable, f.metadata)())))
-    Writes.write(s"catalog table $name", empty, path, SqlTable.options(table, Nil, "alter_add_columns", session),
-      SaveMode.Append)
+    // FIRST / AFTER (AlterColumns.scala): (column, AFTER column or "" for FIRST), placed by the Python side.
+    val placed = if (positions.isEmpty) Map.empty[String, String] else Map(HudiWriteNames.AddPositions ->
+      new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(positions.map { case (c, a) =>
+        java.util.Arrays.asList(c, if (a.isEmpty) null else a) }.asJava))
+    Writes.write(s"catalog table $name", empty, path,
+      SqlTable.options(table, Nil, "alter_add_columns", session) ++ placed, SaveMode.Append)
     // The entry's columns in the table's new order (the Python side put the new columns before partition columns
     // that end the schema, as Hudi does), each keeping what the entry says of it (comments, CHAR/VARCHAR, DEFAULT).
     val order = new HudiRelation(session.sqlContext, Map("path" -> path), None).schema.fieldNames.zipWithIndex.toMap

@@ -28,6 +28,7 @@ object HudiWriteNames {
   val DeleteMarker = "hudi_engine.sql.delete_marker"
   // ALTER TABLE RENAME / DROP / ALTER COLUMN TYPE: the change, as JSON (AlterColumns.scala)
   val AlterChange = "hudi_engine.sql.alter_change"
+  val AddPositions = "hudi_engine.sql.add_positions"
   val IsDeleted = "_hoodie_is_deleted"
 
   /** A DataFrame of an analyzed plan (Spark's `Dataset.ofRows` is internal to Spark). */
