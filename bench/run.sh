@@ -25,6 +25,8 @@
 #                                the incremental read of it (about 10 minutes)
 #   bench/run.sh compaction      issue 5: compacting a W1 MOR table's 100,000 logged updates vs a COW upsert of them,
 #                                and the MOR read before and after the compaction
+#   bench/run.sh merge-floor     issue 41: the COW merge of one 1.25M-row file group vs pyarrow reading and writing
+#                                it, in-process (--against <checkout>: an older engine beside it, same run)
 #   bench/run.sh small-upsert    issue 25: a 20-row upsert into a 100k-row table vs a parquet append, same session
 #   bench/run.sh sql-write       issue 29: W1's upsert through df.write.format("hudi") and MERGE INTO beside the
 #                                engine's write, COW and MOR, alternating (about 10-20 minutes)
@@ -65,6 +67,7 @@ for w in "${what[@]}"; do
     listing) .venv/bin/python bench/bench_listing.py ;;
     cdc) .venv/bin/python bench/bench_cdc.py ;;
     small-upsert) .venv/bin/python bench/bench_small_upsert.py ;;
+    merge-floor) .venv/bin/python bench/bench_merge_floor.py "${what[@]:1}"; break ;;
     sql-write) .venv/bin/python bench/bench_sql_write.py ;;
     hudi-java) .venv/bin/python bench/bench_hudi_java.py ;;
     hudi-java-w3) .venv/bin/python bench/bench_hudi_java.py --workloads w1,w3a ;;
@@ -73,6 +76,6 @@ for w in "${what[@]}"; do
     mdt-listing) .venv/bin/python bench/bench_mdt_listing.py ;;
     clustering) .venv/bin/python bench/bench_clustering.py ;;
     compaction) .venv/bin/python bench/bench_compaction.py ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, hudi-java, hudi-java-w3, mdt-handover, mdt-files, mdt-listing, clustering, compaction or all" >&2; exit 2 ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, merge-floor, hudi-java, hudi-java-w3, mdt-handover, mdt-files, mdt-listing, clustering, compaction or all" >&2; exit 2 ;;
   esac
 done
