@@ -278,7 +278,8 @@ def test_struct_members_renamed_widened_dropped_added_and_moved_are_read_by_id(t
 @pytest.mark.parametrize(("change", "words"), [
     (lambda t, o: t.rename_column("s.a", "B", options=o), "has a member 'B' already"),
     (lambda t, o: t.rename_column("s.zz", "q", options=o), r"no column 's.zz'; the members of s are \['a', 'b'\]"),
-    (lambda t, o: t.drop_columns(["s.a", "s.b"], options=o), "drop a struct member in a statement of its own"),
+    (lambda t, o: t.drop_columns(["s.a", "s.b"], options=o), "b is the only member of s; drop the struct column s"),
+    (lambda t, o: t.add_columns([("s.c", pa.int32(), None), ("s.C", pa.string(), None)], options=o), "has s.C already"),
     (lambda t, o: t.alter_column_type("s.b", pa.int32(), options=o), "does not allow changing s.b from string to int"),
     (lambda t, o: t.add_column("s.a", pa.int32(), options=o), "has s.a already"),
     (lambda t, o: t.add_column("l.x", pa.int32(), options=o), "l is not a struct of the table"),
@@ -367,3 +368,36 @@ def test_members_of_an_arrays_structs_and_a_maps_struct_values_change_by_id(tmp_
     if table.is_mor:
         table.compact(options={**opts, "hoodie.compact.inline": "true"})
         assert _rows(HudiTable.load(path).read_snapshot(), ["id", "l", "m"]) == want
+
+
+@pytest.mark.parametrize(("version", "table_type"), [(6, "COPY_ON_WRITE"), (9, "MERGE_ON_READ")])
+def test_several_struct_members_added_or_dropped_in_one_statement(tmp_path: Path, version: int,
+                                                                  table_type: str) -> None:
+    """Hudi's AlterTableCommand gathers a statement's columns in one ColumnAddChange / ColumnDeleteChange: one commit,
+    the new members numbered in the statement's order (an AFTER may name a member the statement adds before it),
+    and a drop of several members (with a top-level column too) in one commit; rows read by id."""
+    path = str(tmp_path / "t")
+    opts = _options(version, table_type)
+    write_table(pa.table({"id": [1], "s": pa.array([{"a": 1, "b": "x"}], _S), "extra": [5],
+                          "ts": pa.array([1], pa.int32()), "p": ["x"]}), path, opts)
+    table = HudiTable.load(path)
+    on = {**opts, **ON}
+    commits = len(table.timeline.completed_commits())
+    table.add_columns([("s.c", pa.int32(), None), ("s.d", pa.string(), "a"), ("s.e", pa.float64(), "d")], options=on)
+    table = HudiTable.load(path)
+    assert len(table.timeline.completed_commits()) == commits + 1
+    latest = json.loads(table.commit_metadata(table.timeline.completed_commits()[-1]).extra_metadata[LATEST_SCHEMA])
+    s = next(f for f in latest["fields"] if f["name"] == "s")
+    top = max(f["id"] for f in latest["fields"])
+    assert [m["name"] for m in s["type"]["fields"]] == ["a", "d", "e", "b", "c"]
+    ids = {m["name"]: m["id"] for m in s["type"]["fields"]}
+    assert ids["c"] < ids["d"] < ids["e"] and ids["c"] > top  # the next ids, in the statement's order
+    table.drop_columns(["s.a", "s.e", "extra"], options=on)
+    table = HudiTable.load(path)
+    assert len(table.timeline.completed_commits()) == commits + 2
+    new = pa.struct([("d", pa.string()), ("b", pa.string()), ("c", pa.int32())])
+    assert table.schema().field("s").type == new and "extra" not in table.schema().names
+    write_table(pa.table({"id": [2], "s": pa.array([{"d": "dd", "b": "y", "c": 7}], new),
+                          "ts": pa.array([2], pa.int32()), "p": ["x"]}), path, opts)
+    assert _rows(HudiTable.load(path).read_snapshot(), ["id", "s"]) == [
+        {"id": 1, "s": {"d": None, "b": "x", "c": None}}, {"id": 2, "s": {"d": "dd", "b": "y", "c": 7}}]
