@@ -3,7 +3,8 @@ RENAME COLUMN / DROP COLUMN / ALTER COLUMN ... TYPE / ALTER COLUMN ... FIRST | A
 member, Hudi's AlterTableCommand): checked against the table as Hudi checks it, then committed as a commit of no
 files (operation ALTER_SCHEMA) whose internal schema keeps every column's id (`write_pipeline.alter_columns`). A
 struct member is named by Hudi's full name (`s.a`; inside an array's structs `l.element.a`, a map's struct values
-`m.value.a`: `_NestedPlan`). No data is rewritten: readers find the columns and members of older files by id
+`m.value.a`: `_NestedPlan`); several columns or members a statement adds or drops are one change, applied in its
+order (`ColumnChange.steps`). No data is rewritten: readers find the columns and members of older files by id
 (`internal_schema.ColumnIds`) and cast them to the new types. (ADD COLUMNS of top-level columns, with FIRST / AFTER
 too, is a write of no rows: `spark/save.py`, `placed` and `added_columns_change` here.)
 
