@@ -233,3 +233,39 @@ def test_java_1_2_cdc_query_of_our_evolved_table(java_hudi, tmp_path: Path, tabl
 
     assert cdc_changes(java.cdc(path, "000", **ON), schema) == sorted(
         map(by_name, ours), key=lambda r: (r[0], r[1], repr(sorted((r[2] or r[3] or {}).items(), key=str))))
+
+
+def test_several_struct_members_in_one_statement_as_java_1_2_numbers_them(java_hudi, tmp_path: Path) -> None:
+    """`ADD COLUMNS (s.c int, s.d string AFTER a, x int)` then `DROP COLUMNS s.a, s.c` in Java 1.2's SQL and the same
+    two statements here (`add_columns`, `drop_columns`): one commit each, the same internal schema (names, ids,
+    order); Java reads our table as we do."""
+    java = java_hudi("1.2.0")
+    java_path = tmp_path / "java"
+    java.sql("SET hoodie.schema.on.read.enable=true")
+    java.sql(f"""CREATE TABLE several_java (id bigint, s struct<a: int, b: string>, ts bigint, p string) USING hudi
+                 PARTITIONED BY (p) LOCATION '{java_path}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts',
+                 type = 'cow', 'hoodie.schema.on.read.enable' = 'true')""")
+    java.sql("INSERT INTO several_java VALUES (1, named_struct('a', 1, 'b', 'x'), 1, 'x')")
+    java.sql("ALTER TABLE several_java ADD COLUMNS (s.c int, s.d string AFTER a, x int)")
+    java.sql("ALTER TABLE several_java DROP COLUMNS s.a, s.c")
+
+    ours_path = str(tmp_path / "ours")
+    opts = {**_options("COPY_ON_WRITE"), "hoodie.write.table.version": "9"}
+    write_table(pa.table({"id": pa.array([1], pa.int64()), "s": pa.array([{"a": 1, "b": "x"}], pa.struct(
+        [("a", pa.int32()), ("b", pa.string())])), "ts": pa.array([1], pa.int64()), "p": ["x"]}), ours_path, opts)
+    table = HudiTable.load(ours_path)
+    table.add_columns([("s.c", pa.int32(), None), ("s.d", pa.string(), "a"), ("x", pa.int32(), None)],
+                      options={**opts, **ON})
+    table.drop_columns(["s.a", "s.c"], options={**opts, **ON})
+
+    def latest(path: str) -> list:
+        t = HudiTable.load(path)
+        history = SchemaHistory.load(t.location.storage, t.location.meta_path,
+                                     [i.timestamp for i in t.timeline.completed_commits()])
+        assert history is not None
+        return [(f.name, f.id, f.type) for f in history.latest.fields]
+
+    assert latest(ours_path) == latest(str(java_path))
+    ours = HudiTable.load(ours_path)
+    assert len(ours.timeline.completed_commits()) == 3
+    assert_same_table(ours.read_snapshot(), java.snapshot(ours_path, **ON), "Java 1.2 reads our several members")
