@@ -302,3 +302,39 @@ def test_java_1_2_cdc_query_after_a_struct_member_rename(java_hudi, tmp_path: Pa
         return op, ts, *({**i, "s": {**i["s"], "n": None}} if i else i for i in (before, after))
 
     assert cdc_changes(java.cdc(path, "000", **ON), schema) == [by_name(c) for c in ours]
+
+
+def test_our_cdc_query_of_a_table_java_1_2_evolved(java_hudi, tmp_path: Path) -> None:
+    """A CDC table Java 1.2 wrote (its CDC log files) and evolved (RENAME COLUMN, ALTER COLUMN TYPE) in SQL: our CDC
+    query gives Java's changes, with the renamed column found by id in Java's pre-rename CDC log records, where
+    Java's own query prints null."""
+    from java_hudi.test_java_reads import cdc_changes
+
+    java = java_hudi("1.2.0")
+    path = tmp_path / "java"
+    java.sql("SET hoodie.schema.on.read.enable=true")
+    # Hudi 1.2 validates the renaming commit's schema against the table's unless dropped fields are allowed
+    java.sql("SET hoodie.datasource.write.schema.allow.auto.evolution.column.drop=true")
+    java.sql(f"""CREATE TABLE cdc_evolved_java (id bigint, v string, ts int, p string) USING hudi PARTITIONED BY (p)
+                 LOCATION '{path}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'cow',
+                 'hoodie.table.cdc.enabled' = 'true', 'hoodie.schema.on.read.enable' = 'true')""")
+    java.sql("INSERT INTO cdc_evolved_java VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x')")
+    java.sql("UPDATE cdc_evolved_java SET v = 'a2', ts = 2 WHERE id = 1")
+    java.sql("ALTER TABLE cdc_evolved_java RENAME COLUMN v TO name")
+    java.sql("ALTER TABLE cdc_evolved_java ALTER COLUMN ts TYPE bigint")
+    java.sql("UPDATE cdc_evolved_java SET name = 'b3', ts = 3 WHERE id = 2")
+    java.sql("RESET hoodie.datasource.write.schema.allow.auto.evolution.column.drop")
+    table = HudiTable.load(str(path))
+    commits = [i.timestamp for i in table.timeline.completed_commits()]
+    update = commits[1]  # Java's first UPDATE: a merge that logged its changes with the old schema
+    assert any(str(f).endswith(".cdc") for f in path.rglob(f"*{update}*"))
+    schema = pa.schema([f for f in table.schema() if not f.name.startswith("_hoodie")])
+    ours = cdc_changes(table.read_changes("000"), schema)
+    assert ("u", update, {"id": 1, "name": "a", "ts": 1, "p": "x"}, {"id": 1, "name": "a2", "ts": 2, "p": "x"}) in ours
+    assert sorted(ts for _, ts, _, _ in ours) == sorted([commits[0]] * 2 + [update, commits[-1]])
+
+    def by_name(change: tuple) -> tuple:
+        op, ts, before, after = change
+        return change if ts != update else (op, ts, *({**i, "name": None} if i else i for i in (before, after)))
+
+    assert cdc_changes(java.cdc(path, "000", **ON), schema) == [by_name(c) for c in ours]
