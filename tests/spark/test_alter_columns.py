@@ -170,9 +170,11 @@ def test_several_struct_members_in_one_statement(spark, tmp_path: Path) -> None:
         entry = {r["col_name"]: r["data_type"] for r in spark.sql(f"DESCRIBE TABLE {table}").collect()}
         assert entry["s"] == "struct<a:int,d:string,b:string,c:int>" and entry["x"] == "int"
         before = _files(path)
-        with pytest.raises(Exception, match="has a DEFAULT"):
-            spark.sql(f"ALTER TABLE {table} ADD COLUMNS (s.e int DEFAULT 1, s.f int)")
-        assert _files(path) == before
+        for statement, words in (("ADD COLUMNS (s.e int DEFAULT 1, s.f int)", "has a DEFAULT"),
+                                 ("ADD COLUMNS (s.e int, y int COMMENT 'why')", "y has a COMMENT or NOT NULL")):
+            with pytest.raises(Exception, match=words):
+                spark.sql(f"ALTER TABLE {table} {statement}")
+            assert _files(path) == before
         spark.sql(f"ALTER TABLE {table} DROP COLUMNS s.a, s.c, x")
         assert spark.table(table).schema["s"].dataType.simpleString() == "struct<d:string,b:string>"
         assert "x" not in spark.table(table).columns

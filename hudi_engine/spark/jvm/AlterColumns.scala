@@ -70,6 +70,11 @@ case class HudiAlterRule(session: org.apache.spark.sql.SparkSession) extends Rul
         columns.find(_.default.isDefined).foreach { c => throw new IllegalArgumentException(s"ALTER TABLE $name " +
           s"ADD COLUMNS: ${c.name.mkString(".")} has a DEFAULT; add the struct members without one, then set the " +
           "DEFAULT in a statement of its own") }
+        // The Python side's add takes a name, a type and a position: a comment or NOT NULL would be lost.
+        columns.find(c => c.comment.isDefined || !c.nullable).foreach { c => throw new IllegalArgumentException(
+          s"ALTER TABLE $name ADD COLUMNS: ${c.name.mkString(".")} has a COMMENT or NOT NULL, which a statement " +
+          "adding struct members does not keep; add it without (new columns are optional, as Hudi adds them), or " +
+          "add a top-level column with its comment in a statement without struct members") }
         AlterHudiColumns(t, "add", columns.map(_.name.mkString(".")), "", None,
           columns.map(_.dataType), columns.map(_.position.map(after).getOrElse("")))
       case AddColumns(_, columns) =>
