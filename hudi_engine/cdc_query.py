@@ -17,7 +17,9 @@ operation changes data (compaction and clustering do not), and for each file gro
 
 Reading a split (`read_split`) needs the plan only, never the timeline, so the Spark sources read one file group's
 splits per task. The rows are `op` (`i`, `u`, `d`), `ts_ms` (the commit's instant) and the `before` / `after` images:
-the record's data columns (no meta columns) as JSON text, Hudi's layout, or as structs (`images="struct"`).
+the record's data columns (no meta columns) as JSON text, Hudi's layout, or as structs (`images="struct"`). On a
+table with a schema-on-read history the images take the names and types of the schema as of the range's end, older
+files' and CDC log records' columns and struct members found by id.
 
 Refused with the table, the setting and what is available: a table without CDC, a range outside the active timeline
 (the incremental query's checks), a commit that rewrote a file group without change data (written before CDC was
@@ -43,7 +45,7 @@ from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_naming import is_base_file_name
 from hudi_engine.file_slice_reader import SliceReadContext, log_record_keys, read_file_slice, refuse_skeleton_files
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
-from hudi_engine.internal_schema import SchemaHistory
+from hudi_engine.internal_schema import ColumnIds
 from hudi_engine.io.log_block import BlockType, data_block_records
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.location import TableLocation
@@ -140,6 +142,8 @@ class ChangePlan:
     visibility: Visibility  # as of the range's end
     images: Images = "json"
     splits: tuple[ChangeSplit, ...] = field(default=())
+    column_ids: ColumnIds | None = None  # the schema-on-read history: older files' and records' columns by id
+    schema_instant: str | None = None  # the instant `schema` is as of
 
     @property
     def data_schema(self) -> pa.Schema:
@@ -196,14 +200,6 @@ def plan_changes(table: ChangeTable, begin: str, end: str | None = None, *, imag
             f"{mode.value} (hoodie.properties; fixed when the table is created). Available: {mode.value}; leave "
             f"the option out to read the table's mode")
     image_format = check_images(images)
-    history = SchemaHistory.load(table.location.storage, table.location.meta_path,
-                                 [i.timestamp for i in table.timeline.completed_commits()])
-    if history is not None and history.changed_columns():
-        raise HudiError(
-            f"{where}: a CDC query of a table whose schema-on-read history renamed, dropped or retyped columns "
-            f"({', '.join(history.changed_columns())}) is not served: its change images would be read by name, not "
-            f"by column id. Available: snapshot, time travel and the incremental query "
-            f"({INCREMENTAL_FORMAT}=latest_state), which read by id; or Java Hudi's CDC query")
     begin, end = instants.check_range(begin, end)
     commits = [c for c in instants.incremental_commits(begin, end)
                if c.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)]
@@ -222,8 +218,11 @@ def plan_changes(table: ChangeTable, begin: str, end: str | None = None, *, imag
     # a split reads the slices before and after its commit: a bootstrap's skeleton files are refused as by
     # snapshot reads (a CDC log file holding both images needs neither)
     refuse_skeleton_files(table.config, table.location, [s for p in planner.splits for s in (p.before, p.after)])
+    # Schema on read: every image (file slices' rows and CDC log records alike) under the range end's names, by id.
+    column_ids = ColumnIds.load(table.location.storage, table.location.meta_path,
+                                [i.timestamp for i in table.timeline.completed_commits()])
     return ChangePlan(table_uri or table.location.base_path, table.location.storage, table.config, mode, begin,
-                      range_end, table.schema(as_of), vis, image_format, tuple(planner.splits))
+                      range_end, table.schema(as_of), vis, image_format, tuple(planner.splits), column_ids, as_of)
 
 
 class _Planner:
@@ -388,7 +387,9 @@ class _Changes:
 class _SplitReader:
     def __init__(self, plan: ChangePlan) -> None:
         self.plan = plan
-        self.ctx = SliceReadContext.for_table(plan.storage, plan.config, plan.schema, plan.visibility)
+        self.ctx = replace(SliceReadContext.for_table(plan.storage, plan.config, plan.schema, plan.visibility,
+                                                      column_ids=plan.column_ids),
+                           schema_instant=plan.schema_instant)
         self.image_type = pa.struct(list(plan.data_schema))
 
     def read(self, split: ChangeSplit) -> pa.Table:
@@ -473,16 +474,32 @@ class _SplitReader:
             return []
         ops = one_chunk(records.column(OP))
         if self.plan.mode is LoggingMode.DATA_BEFORE_AFTER:
-            return [_Changes(ops, records.column(BEFORE).combine_chunks(), records.column(AFTER).combine_chunks(),
-                             records.num_rows)]
+            return [_Changes(ops, self._by_id(records.column(BEFORE), split.instant),
+                             self._by_id(records.column(AFTER), split.instant), records.num_rows)]
         keys = one_chunk(records.column(RECORD_KEY)).cast(pa.string())
         after = self._lookup(self._rows(split.after, split.instant), keys, pc.not_equal(ops, DELETE))
         if self.plan.mode is LoggingMode.DATA_BEFORE:
-            before: pa.StructArray = records.column(BEFORE).combine_chunks()
+            before: pa.StructArray = self._by_id(records.column(BEFORE), split.instant)
         else:
             before = self._lookup(self._rows(split.before, split.instant, inclusive=False), keys,
                                   pc.not_equal(ops, INSERT))
         return [_Changes(ops, before, after, records.num_rows)]
+
+    def _by_id(self, images: pa.ChunkedArray, instant: str) -> pa.StructArray:
+        """CDC log records' images (the writer schema of their commit, `instant`) with the query's names, found by
+        column and member id when the table has a schema-on-read history; by name otherwise."""
+        array = images.combine_chunks()
+        names = self.ctx.file_names(instant)
+        if names is None or self.plan.column_ids is None or not isinstance(array, pa.StructArray):
+            return array
+        # flatten() would merge the image's own nulls into its columns; the fields as stored, then the mask again
+        columns = pa.Table.from_arrays([array.field(i) for i in range(array.type.num_fields)],
+                                       names=[array.type.field(i).name for i in range(array.type.num_fields)])
+        named = self.plan.column_ids.as_query_names(columns, names)
+        mask = array.is_null() if array.null_count else None
+        if not named.num_columns:
+            return pa.StructArray.from_arrays([pa.nulls(len(array))], names=["_"], mask=mask)
+        return pa.StructArray.from_arrays([one_chunk(c) for c in named.columns], names=named.column_names, mask=mask)
 
     def _lookup(self, rows: pa.Table, keys: pa.Array, wanted: pa.Array) -> pa.StructArray:
         """The image of each of `keys` in `rows` where `wanted` (null elsewhere, and where the key is not found)."""

@@ -3,7 +3,8 @@ RENAME COLUMN / DROP COLUMN / ALTER COLUMN ... TYPE / ALTER COLUMN ... FIRST | A
 member, Hudi's AlterTableCommand): checked against the table as Hudi checks it, then committed as a commit of no
 files (operation ALTER_SCHEMA) whose internal schema keeps every column's id (`write_pipeline.alter_columns`). A
 struct member is named by Hudi's full name (`s.a`; inside an array's structs `l.element.a`, a map's struct values
-`m.value.a`: `_NestedPlan`). No data is rewritten: readers find the columns and members of older files by id
+`m.value.a`: `_NestedPlan`); several columns or members a statement adds or drops are one change, applied in its
+order (`ColumnChange.steps`). No data is rewritten: readers find the columns and members of older files by id
 (`internal_schema.ColumnIds`) and cast them to the new types. (ADD COLUMNS of top-level columns, with FIRST / AFTER
 too, is a write of no rows: `spark/save.py`, `placed` and `added_columns_change` here.)
 
@@ -50,6 +51,9 @@ class ColumnChange:
     new_name: str = ""
     new_type: pa.DataType | None = None
     after: str = ""
+    # Several columns' adds (or drops) in one statement: each column's own change, applied in the statement's order
+    # to one schema change, as Hudi's ColumnAddChange / ColumnDeleteChange gather a statement's columns.
+    steps: tuple[ColumnChange, ...] = ()
 
     @staticmethod
     def rename(column: str, new_name: str) -> ColumnChange:
@@ -73,7 +77,20 @@ class ColumnChange:
         """ADD COLUMNS (`column` `new_type` [AFTER `after`]): a new optional column, or struct member (`s.c`)."""
         return ColumnChange(ADD, (column,), new_type=new_type, after=after or "")
 
+    @staticmethod
+    def add_all(columns: Sequence[tuple[str, pa.DataType, str | None]]) -> ColumnChange:
+        """ADD COLUMNS (`c1` `t1` [AFTER `a1`], `c2` ...): several new columns or struct members in one statement,
+        numbered in its order."""
+        if len(columns) == 1:
+            return ColumnChange.add(*columns[0])
+        steps = tuple(ColumnChange.add(c, t, a) for c, t, a in columns)
+        return ColumnChange(ADD, tuple(c for c, _, _ in columns), steps=steps)
+
     def describe(self) -> str:
+        if self.steps:
+            if self.kind == ADD:
+                return "ADD COLUMNS (" + ", ".join(s.describe()[len("ADD COLUMNS ("):-1] for s in self.steps) + ")"
+            return f"DROP COLUMN {', '.join(self.columns)}"
         if self.kind == ADD:
             return f"ADD COLUMNS ({self.columns[0]} {self.new_type}{f' AFTER {self.after}' if self.after else ''})"
         if self.kind == MOVE:
@@ -99,10 +116,23 @@ class ColumnChange:
         completed = [i.timestamp for i in table.timeline.completed_commits()]
         history = SchemaHistory.load(table.location.storage, table.location.meta_path, completed)
         base = history.latest if history is not None else InternalSchema.from_avro(avro)
+        return self._plan_on(table, columns, base, where)
+
+    def _plan_on(self, table: MetaClient, columns: pa.Schema, base: InternalSchema,
+                 where: str) -> tuple[pa.Schema, SchemaChange]:
+        """The change planned on the table's `columns` and internal schema `base` (a statement's earlier columns
+        already applied to them)."""
         nested = [c for c in self.columns if c not in columns.names and "." in c]
+        steps = self.steps or (tuple(ColumnChange.drop([c]) for c in self.columns)
+                               if self.kind == DROP and nested and len(self.columns) > 1 else ())
+        if steps:  # one schema change: each column in the statement's order (ids too), checked on what is before it
+            now_columns, now = columns, base
+            for step in steps:
+                now_columns, change = step._plan_on(table, now_columns, now, where)
+                assert change.changed is not None
+                now = change.changed
+            return now_columns, SchemaChange(base, now)
         if self.kind == ADD or nested:
-            if self.kind == DROP and len(self.columns) > 1:
-                raise SchemaError(f"{where}: drop a struct member in a statement of its own. Nothing was written")
             return _NestedPlan(table, columns, base, where).plan(self)
         for c in self.columns:
             if c in META_COLUMNS:

@@ -58,12 +58,15 @@ class SliceReadContext:
     java_merger: str | None = None  # why log records cannot be merged here: the table's merger or payload (Java only)
     table_name: str = ""
     column_ids: ColumnIds | None = None  # schema-on-read history: files' columns found by id
+    # The instant `schema` is as of, when not the visibility's (a CDC query reads each commit's states with the
+    # schema of the range's end).
+    schema_instant: str | None = None
 
     def file_names(self, file_instant: str) -> dict[str, str | None] | None:
         """The query's columns as a file written at `file_instant` names them (schema-on-read), or None."""
         if self.column_ids is None:
             return None
-        return self.column_ids.file_names(self.visibility.latest_instant, file_instant)
+        return self.column_ids.file_names(self.schema_instant or self.visibility.latest_instant, file_instant)
 
     @staticmethod
     def for_table(storage: Storage, config: TableConfig, schema: pa.Schema, vis: Visibility, *,

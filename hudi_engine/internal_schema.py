@@ -378,14 +378,6 @@ class SchemaHistory:
     def latest(self) -> InternalSchema:
         return self.schemas[0]
 
-    def changed_columns(self) -> list[str]:
-        """Columns of an older version that the newest renamed, dropped or retyped (by id), named as they were:
-        empty when every change only added columns."""
-        now = {f.id: f for f in self.latest.fields}
-        changed = {f.name for s in self.schemas[1:] for f in s.fields
-                   if f.id not in now or (now[f.id].name, now[f.id].type) != (f.name, f.type)}
-        return sorted(changed)
-
     def with_version(self, schema: InternalSchema) -> SchemaHistory:
         """The history with `schema` as its newest version (SerDeHelper.inheritSchemas)."""
         schemas = (schema, *self.schemas)

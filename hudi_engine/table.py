@@ -368,6 +368,12 @@ class HudiTable:
         sibling), with the next id; no data rewritten (rows written before read it as null)."""
         return self._alter(ColumnChange.add(column, data_type, after), options)
 
+    def add_columns(self, columns: "Sequence[tuple[str, pa.DataType, str | None]]", *,
+                    options: "Mapping[str, Any] | WriteConfig | None" = None) -> "WriteResult":
+        """ALTER TABLE ADD COLUMNS (`c1` `t1` [AFTER `a1`], ...): several columns or struct members (`s.c`) of
+        (name, type, AFTER column or None) in one commit, as `add_column` adds one; ids in the statement's order."""
+        return self._alter(ColumnChange.add_all(list(columns)), options)
+
     def _alter(self, change: ColumnChange, options: "Mapping[str, Any] | WriteConfig | None") -> "WriteResult":
         from hudi_engine.write_pipeline import alter_columns
 

@@ -322,3 +322,74 @@ def test_a_cdc_query_over_bootstrap_skeleton_files_is_refused_by_name(case, tmp_
         with pytest.raises(UnsupportedReadError, match="skeleton base files") as refused:
             query()
         assert case.name in str(refused.value) and str(path) in str(refused.value), refused.value
+
+
+_S = pa.struct([("a", pa.int32()), ("b", pa.string())])
+_EVOLVED = {"hoodie.schema.on.read.enable": "true"}
+
+
+@pytest.mark.parametrize("table_type, mode, version", [
+    ("COPY_ON_WRITE", "DATA_BEFORE_AFTER", "6"), ("COPY_ON_WRITE", "DATA_BEFORE", "9"),
+    ("COPY_ON_WRITE", "OP_KEY_ONLY", "6"), ("MERGE_ON_READ", "DATA_BEFORE_AFTER", "9"),
+    ("MERGE_ON_READ", "OP_KEY_ONLY", "6")])
+def test_a_schema_evolved_table_reads_its_changes_by_column_id(tmp_path, table_type, mode, version):
+    """Schema on read: a column renamed (v -> name), one widened (ts int -> long), one dropped (amount) and a struct
+    member renamed (s.a -> n) after a commit. The images of commits before and after the change, from CDC log
+    records written with the old schema, base files and log blocks alike, come out under the range end's names and
+    types, by id; a range ending before the change reads the old names, as time travel does."""
+    from hudi_engine.write_pipeline import write_table
+
+    path = str(tmp_path / "t")
+    opts = options(mode, table_type, version, **{"hoodie.datasource.write.operation": "upsert"})
+
+    def old(ids: list[int], v: str, ts: int, p: str) -> pa.Table:
+        return pa.table({"id": pa.array(ids, pa.int64()), "v": [f"{v}{i}" for i in ids],
+                         "ts": pa.array([ts] * len(ids), pa.int32()), "amount": [float(i) for i in ids],
+                         "s": pa.array([{"a": i * ts, "b": v} for i in ids], _S), "p": [p] * len(ids)})
+
+    write_table(old([1, 2, 4], "a", 1, "x"), path, opts)
+    first = HudiTable.load(path).timeline.completed_commits()[-1].timestamp
+    write_table(old([1, 5], "b", 2, "x"), path, opts)  # COW: a merge that logs its changes with the old schema
+    second = HudiTable.load(path).timeline.completed_commits()[-1].timestamp
+    table = HudiTable.load(path)
+    on = {**opts, **_EVOLVED}
+    table.rename_column("v", "name", options=on)
+    table.alter_column_type("ts", pa.int64(), options=on)
+    table.drop_columns(["amount"], options=on)
+    table.rename_column("s.a", "n", options=on)
+    new_s = pa.struct([("n", pa.int32()), ("b", pa.string())])
+    write_table(pa.table({"id": pa.array([2, 3], pa.int64()), "name": ["c2", "c3"], "ts": pa.array([3, 3], pa.int64()),
+                          "s": pa.array([{"n": 20, "b": "c"}, {"n": 30, "b": "c"}], new_s), "p": ["x", "x"]}),
+                path, opts)
+    third = HudiTable.load(path).timeline.completed_commits()[-1].timestamp
+    table = HudiTable.load(path)
+    done = table.timeline.completion_times()
+
+    def changes(end: str | None) -> tuple[pa.Schema, set]:
+        got = table.read_changes(done.get(first, first), None if end is None else done.get(end, end),
+                                 images="struct")
+        image_type = got.schema.field("after").type
+        return pa.schema(list(image_type)), {(r["ts_ms"], r["op"], json.dumps(r["before"], sort_keys=True),
+                                              json.dumps(r["after"], sort_keys=True)) for r in got.to_pylist()}
+
+    def row(i: int, name: str, ts: int, s: dict, **amount: float) -> str:
+        return json.dumps({"id": i, **({"v": name} if amount else {"name": name}), "ts": ts, **amount, "s": s,
+                           "p": "x"}, sort_keys=True)
+
+    cases = {s.case for s in table.plan_changes(done.get(first, first)).splits}
+    assert InferenceCase.AS_IS in cases if table_type == "COPY_ON_WRITE" else InferenceCase.LOG_FILE in cases
+    schema, got = changes(None)
+    assert [(f.name, f.type) for f in schema] == [("id", pa.int64()), ("name", pa.string()), ("ts", pa.int64()),
+                                                  ("s", pa.struct([("n", pa.int32()), ("b", pa.string())])),
+                                                  ("p", pa.string())]
+    assert got == {
+        (second, "u", row(1, "a1", 1, {"n": 1, "b": "a"}), row(1, "b1", 2, {"n": 2, "b": "b"})),
+        (second, "i", "null", row(5, "b5", 2, {"n": 10, "b": "b"})),
+        (third, "u", row(2, "a2", 1, {"n": 2, "b": "a"}), row(2, "c2", 3, {"n": 20, "b": "c"})),
+        (third, "i", "null", row(3, "c3", 3, {"n": 30, "b": "c"}))}
+    # A range ending before the change: the schema of its end, as time travel reads it.
+    schema, got = changes(second)
+    assert schema.names == ["id", "v", "ts", "amount", "s", "p"] and schema.field("s").type == _S
+    assert got == {(second, "u", row(1, "a1", 1, {"a": 1, "b": "a"}, amount=1.0),
+                    row(1, "b1", 2, {"a": 2, "b": "b"}, amount=1.0)),
+                   (second, "i", "null", row(5, "b5", 2, {"a": 10, "b": "b"}, amount=5.0))}

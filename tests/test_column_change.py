@@ -13,7 +13,7 @@ import pytest
 from oracle import rs_snapshot
 
 from hudi_engine import HudiTable
-from hudi_engine.errors import ConfigError, HudiError, SchemaError
+from hudi_engine.errors import ConfigError, SchemaError
 from hudi_engine.internal_schema import LATEST_SCHEMA, SchemaHistory
 from hudi_engine.write_pipeline import write_table
 
@@ -214,19 +214,19 @@ def test_a_partial_update_takes_the_kept_columns_of_older_files_by_id(tmp_path: 
     assert (row["name"], row["ts"], row["amount"]) == ("b", 5, 9.0)  # the renamed column kept from the base file
 
 
-def test_a_cdc_query_after_a_rename_is_refused_naming_the_column(tmp_path: Path) -> None:
-    """CDC images are read by name: after a rename they would come back as nulls, so the query is refused (additions
-    alone are served)."""
+def test_a_cdc_query_after_a_rename_reads_the_older_commit_under_the_new_name(tmp_path: Path) -> None:
+    """The CDC log records a commit wrote before a rename come out under the column's new name, by id
+    (tests/test_cdc_query.py covers drops, widening, struct members, COW and MOR)."""
     path = str(tmp_path / "t")
     opts = {**_options(6, "COPY_ON_WRITE"), "hoodie.table.cdc.enabled": "true"}
     table = _first(path, opts)
     start = table.timeline.completed_commits()[-1].timestamp
     write_table(pa.table({"id": [1], "v": ["a2"], "ts": pa.array([2], pa.int32()), "amount": [1.0], "p": ["x"]}),
                 path, opts)
-    assert HudiTable.load(path).read_changes(start).num_rows == 1
     HudiTable.load(path).rename_column("v", "name", options={**opts, **ON})
-    with pytest.raises(HudiError, match=r"renamed, dropped or retyped columns \(v\) is not served"):
-        HudiTable.load(path).read_changes(start)
+    row = HudiTable.load(path).read_changes(start, images="struct").to_pylist()[0]
+    assert (row["op"], row["before"]["name"], row["after"]["name"]) == ("u", "a", "a2")
+    assert "v" not in row["after"]
 
 
 _S = pa.struct([("a", pa.int32()), ("b", pa.string())])
@@ -278,7 +278,8 @@ def test_struct_members_renamed_widened_dropped_added_and_moved_are_read_by_id(t
 @pytest.mark.parametrize(("change", "words"), [
     (lambda t, o: t.rename_column("s.a", "B", options=o), "has a member 'B' already"),
     (lambda t, o: t.rename_column("s.zz", "q", options=o), r"no column 's.zz'; the members of s are \['a', 'b'\]"),
-    (lambda t, o: t.drop_columns(["s.a", "s.b"], options=o), "drop a struct member in a statement of its own"),
+    (lambda t, o: t.drop_columns(["s.a", "s.b"], options=o), "b is the only member of s; drop the struct column s"),
+    (lambda t, o: t.add_columns([("s.c", pa.int32(), None), ("s.C", pa.string(), None)], options=o), "has s.C already"),
     (lambda t, o: t.alter_column_type("s.b", pa.int32(), options=o), "does not allow changing s.b from string to int"),
     (lambda t, o: t.add_column("s.a", pa.int32(), options=o), "has s.a already"),
     (lambda t, o: t.add_column("l.x", pa.int32(), options=o), "l is not a struct of the table"),
@@ -369,16 +370,34 @@ def test_members_of_an_arrays_structs_and_a_maps_struct_values_change_by_id(tmp_
         assert _rows(HudiTable.load(path).read_snapshot(), ["id", "l", "m"]) == want
 
 
-def test_a_cdc_query_after_a_struct_member_rename_is_refused_naming_the_column(tmp_path: Path) -> None:
-    """CDC images are read by name, struct members too: after a member's rename the query is refused, naming the
-    struct column."""
+@pytest.mark.parametrize(("version", "table_type"), [(6, "COPY_ON_WRITE"), (9, "MERGE_ON_READ")])
+def test_several_struct_members_added_or_dropped_in_one_statement(tmp_path: Path, version: int,
+                                                                  table_type: str) -> None:
+    """Hudi's AlterTableCommand gathers a statement's columns in one ColumnAddChange / ColumnDeleteChange: one commit,
+    the new members numbered in the statement's order (an AFTER may name a member the statement adds before it),
+    and a drop of several members (with a top-level column too) in one commit; rows read by id."""
     path = str(tmp_path / "t")
-    opts = {**_options(6, "COPY_ON_WRITE"), "hoodie.table.cdc.enabled": "true"}
-    write_table(pa.table({"id": [1], "s": pa.array([{"a": 1, "b": "x"}], _S), "ts": pa.array([1], pa.int32()),
-                          "p": ["x"]}), path, opts)
-    start = HudiTable.load(path).timeline.completed_commits()[-1].timestamp
-    write_table(pa.table({"id": [1], "s": pa.array([{"a": 2, "b": "y"}], _S), "ts": pa.array([2], pa.int32()),
-                          "p": ["x"]}), path, opts)
-    HudiTable.load(path).rename_column("s.a", "n", options={**opts, **ON})
-    with pytest.raises(HudiError, match=r"renamed, dropped or retyped columns \(s\) is not served"):
-        HudiTable.load(path).read_changes(start)
+    opts = _options(version, table_type)
+    write_table(pa.table({"id": [1], "s": pa.array([{"a": 1, "b": "x"}], _S), "extra": [5],
+                          "ts": pa.array([1], pa.int32()), "p": ["x"]}), path, opts)
+    table = HudiTable.load(path)
+    on = {**opts, **ON}
+    commits = len(table.timeline.completed_commits())
+    table.add_columns([("s.c", pa.int32(), None), ("s.d", pa.string(), "a"), ("s.e", pa.float64(), "d")], options=on)
+    table = HudiTable.load(path)
+    assert len(table.timeline.completed_commits()) == commits + 1
+    latest = json.loads(table.commit_metadata(table.timeline.completed_commits()[-1]).extra_metadata[LATEST_SCHEMA])
+    s = next(f for f in latest["fields"] if f["name"] == "s")
+    top = max(f["id"] for f in latest["fields"])
+    assert [m["name"] for m in s["type"]["fields"]] == ["a", "d", "e", "b", "c"]
+    ids = {m["name"]: m["id"] for m in s["type"]["fields"]}
+    assert ids["c"] < ids["d"] < ids["e"] and ids["c"] > top  # the next ids, in the statement's order
+    table.drop_columns(["s.a", "s.e", "extra"], options=on)
+    table = HudiTable.load(path)
+    assert len(table.timeline.completed_commits()) == commits + 2
+    new = pa.struct([("d", pa.string()), ("b", pa.string()), ("c", pa.int32())])
+    assert table.schema().field("s").type == new and "extra" not in table.schema().names
+    write_table(pa.table({"id": [2], "s": pa.array([{"d": "dd", "b": "y", "c": 7}], new),
+                          "ts": pa.array([2], pa.int32()), "p": ["x"]}), path, opts)
+    assert _rows(HudiTable.load(path).read_snapshot(), ["id", "s"]) == [
+        {"id": 1, "s": {"d": None, "b": "x", "c": None}}, {"id": 2, "s": {"d": "dd", "b": "y", "c": 7}}]

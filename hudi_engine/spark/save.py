@@ -407,15 +407,17 @@ def save(df: DataFrame, path: str, options: Mapping[str, str], mode: str, target
 
 def alter_columns(table: HudiTable, spec: Mapping[str, Any], options: Mapping[str, Any]) -> WriteResult:
     """The change `jvm/AlterColumns.scala` hands over (`kind`: rename, drop, type, position or add; `columns` (a
-    struct member by its full name, `s.a`); `new_name` (a position's or an add's AFTER column, "" for none); `new_type`, Spark's JSON of a data type) made by the table
-    (`hudi_engine.column_change` checks it)."""
+    struct member by its full name, `s.a`); `new_name` (a rename's new name, a position's AFTER column, "" for
+    FIRST); `new_type`, Spark's JSON of a data type; an add's `new_types` and `afters`, column by column) made by
+    the table (`hudi_engine.column_change` checks it)."""
     kind, columns = spec["kind"], list(spec["columns"])
     if kind == "position":
         return table.move_column(columns[0], spec["new_name"] or None, options=options)
-    if kind == "add":  # a struct member (ADD COLUMNS (s.c int [AFTER b]))
-        spark_type = _parse_datatype_json_string(spec["new_type"])
-        arrow = arrow_target(StructType([StructField("c", spark_type)])).field(0).type
-        return table.add_column(columns[0], arrow, after=spec["new_name"] or None, options=options)
+    if kind == "add":  # struct members, with other columns (ADD COLUMNS (s.c int [AFTER b], ...)): one change
+        types = [arrow_target(StructType([StructField("c", _parse_datatype_json_string(t))])).field(0).type
+                 for t in spec["new_types"]]
+        return table.add_columns([(c, t, a or None) for c, t, a in zip(columns, types, spec["afters"], strict=True)],
+                                 options=options)
     if kind == "rename":
         return table.rename_column(columns[0], spec["new_name"], options=options)
     if kind == "drop":

@@ -191,3 +191,150 @@ def test_struct_members_in_arrays_and_map_values_both_ways_with_java_1_2(java_hu
     assert ours.select(["id", "l", "m"]).sort_by("id").to_pylist() == [
         {"id": 1, "l": [{"n": 1}], "m": [("k", {"n": 1, "b": "x"})]},
         {"id": 2, "l": [{"n": 2}], "m": [("j", {"n": 2, "b": "y"})]}]
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_java_1_2_cdc_query_of_our_evolved_table(java_hudi, tmp_path: Path, table_type: str) -> None:
+    """The CDC query of a version-9 table across a rename (v -> name), a widening and a drop: Java 1.2 (schema on
+    read) gives the same changes, except that it finds the renamed column by name, so as null, in what a commit
+    before the rename wrote to a CDC log file (COW: both images of the merge's changes) or a MOR log block (the
+    after image of an update): its CDC log reader and its LOG_FILE reader are given no internal schema. We find it
+    by id, as a snapshot does (docs/cdc.md)."""
+    from java_hudi.test_java_reads import cdc_changes
+
+    java = java_hudi("1.2.0")
+    path = str(tmp_path / "t")
+    opts = {**_options(table_type), "hoodie.write.table.version": "9", "hoodie.table.cdc.enabled": "true"}
+    write_table(pa.table({"id": pa.array([1, 2, 4], pa.int64()), "v": ["a", "b", "d"],
+                          "ts": pa.array([1, 1, 1], pa.int32()), "amount": [1.5, 3.0, 4.0], "p": ["x", "x", "x"]}),
+                path, opts)
+    write_table(pa.table({"id": pa.array([1, 5], pa.int64()), "v": ["a2", "e"], "ts": pa.array([2, 2], pa.int32()),
+                          "amount": [1.0, 5.0], "p": ["x", "x"]}), path, opts)
+    second = HudiTable.load(path).timeline.completed_commits()[-1].timestamp
+    table = HudiTable.load(path)
+    table.rename_column("v", "name", options={**opts, **ON})
+    table.alter_column_type("ts", pa.int64(), options={**opts, **ON})
+    table.drop_columns(["amount"], options={**opts, **ON})
+    write_table(pa.table({"id": pa.array([2, 3], pa.int64()), "name": ["b3", "c"], "ts": pa.array([3, 3], pa.int64()),
+                          "p": ["x", "x"]}), path, opts)
+    table = HudiTable.load(path)
+    schema = pa.schema([f for f in table.schema() if not f.name.startswith("_hoodie")])
+    ours = cdc_changes(table.read_changes("000"), schema)
+    assert ("u", second, {"id": 1, "name": "a", "ts": 1, "p": "x"}, {"id": 1, "name": "a2", "ts": 2, "p": "x"}) in ours
+
+    def by_name(change: tuple) -> tuple:
+        """The change as Java prints it: the renamed column null where Java reads a pre-rename record by name."""
+        op, ts, before, after = change
+        if ts != second:
+            return change
+        if table_type == "COPY_ON_WRITE":  # the merge's CDC log file
+            return op, ts, before and {**before, "name": None}, after and {**after, "name": None}
+        return (op, ts, before, {**after, "name": None}) if op == "u" else change  # the log block's update
+
+    assert cdc_changes(java.cdc(path, "000", **ON), schema) == sorted(
+        map(by_name, ours), key=lambda r: (r[0], r[1], repr(sorted((r[2] or r[3] or {}).items(), key=str))))
+
+
+def test_several_struct_members_in_one_statement_as_java_1_2_numbers_them(java_hudi, tmp_path: Path) -> None:
+    """`ADD COLUMNS (s.c int, s.d string AFTER a, x int)` then `DROP COLUMNS s.a, s.c` in Java 1.2's SQL and the same
+    two statements here (`add_columns`, `drop_columns`): one commit each, the same internal schema (names, ids,
+    order); Java reads our table as we do."""
+    java = java_hudi("1.2.0")
+    java_path = tmp_path / "java"
+    java.sql("SET hoodie.schema.on.read.enable=true")
+    java.sql(f"""CREATE TABLE several_java (id bigint, s struct<a: int, b: string>, ts bigint, p string) USING hudi
+                 PARTITIONED BY (p) LOCATION '{java_path}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts',
+                 type = 'cow', 'hoodie.schema.on.read.enable' = 'true')""")
+    java.sql("INSERT INTO several_java VALUES (1, named_struct('a', 1, 'b', 'x'), 1, 'x')")
+    java.sql("ALTER TABLE several_java ADD COLUMNS (s.c int, s.d string AFTER a, x int)")
+    java.sql("ALTER TABLE several_java DROP COLUMNS s.a, s.c")
+
+    ours_path = str(tmp_path / "ours")
+    opts = {**_options("COPY_ON_WRITE"), "hoodie.write.table.version": "9"}
+    write_table(pa.table({"id": pa.array([1], pa.int64()), "s": pa.array([{"a": 1, "b": "x"}], pa.struct(
+        [("a", pa.int32()), ("b", pa.string())])), "ts": pa.array([1], pa.int64()), "p": ["x"]}), ours_path, opts)
+    table = HudiTable.load(ours_path)
+    table.add_columns([("s.c", pa.int32(), None), ("s.d", pa.string(), "a"), ("x", pa.int32(), None)],
+                      options={**opts, **ON})
+    table.drop_columns(["s.a", "s.c"], options={**opts, **ON})
+
+    def latest(path: str) -> list:
+        t = HudiTable.load(path)
+        history = SchemaHistory.load(t.location.storage, t.location.meta_path,
+                                     [i.timestamp for i in t.timeline.completed_commits()])
+        assert history is not None
+        return [(f.name, f.id, f.type) for f in history.latest.fields]
+
+    assert latest(ours_path) == latest(str(java_path))
+    ours = HudiTable.load(ours_path)
+    assert len(ours.timeline.completed_commits()) == 3
+    assert_same_table(ours.read_snapshot(), java.snapshot(ours_path, **ON), "Java 1.2 reads our several members")
+
+
+def test_java_1_2_cdc_query_after_a_struct_member_rename(java_hudi, tmp_path: Path) -> None:
+    """A struct member renamed (s.a -> n) on a version-9 COW CDC table: Java 1.2's CDC query and ours agree, but for
+    the member in the CDC log records written before the rename, which Java resolves by name (null) and we by id."""
+    from java_hudi.test_java_reads import cdc_changes
+
+    java = java_hudi("1.2.0")
+    path = str(tmp_path / "t")
+    opts = {**_options("COPY_ON_WRITE"), "hoodie.write.table.version": "9", "hoodie.table.cdc.enabled": "true"}
+    old, new = (pa.struct([(a, pa.int32()), ("b", pa.string())]) for a in ("a", "n"))
+    write_table(pa.table({"id": pa.array([1, 2], pa.int64()), "s": pa.array([{"a": 1, "b": "x"}, {"a": 2, "b": "y"}],
+                                                                           old),
+                          "ts": pa.array([1, 1], pa.int64()), "p": ["x", "x"]}), path, opts)
+    write_table(pa.table({"id": pa.array([1], pa.int64()), "s": pa.array([{"a": 10, "b": "x2"}], old),
+                          "ts": pa.array([2], pa.int64()), "p": ["x"]}), path, opts)
+    second = HudiTable.load(path).timeline.completed_commits()[-1].timestamp
+    HudiTable.load(path).rename_column("s.a", "n", options={**opts, **ON})
+    write_table(pa.table({"id": pa.array([2], pa.int64()), "s": pa.array([{"n": 20, "b": "y2"}], new),
+                          "ts": pa.array([3], pa.int64()), "p": ["x"]}), path, opts)
+    table = HudiTable.load(path)
+    schema = pa.schema([f for f in table.schema() if not f.name.startswith("_hoodie")])
+    ours = cdc_changes(table.read_changes("000"), schema)
+    assert ("u", second, {"id": 1, "s": {"n": 1, "b": "x"}, "ts": 1, "p": "x"},
+            {"id": 1, "s": {"n": 10, "b": "x2"}, "ts": 2, "p": "x"}) in ours
+
+    def by_name(change: tuple) -> tuple:
+        op, ts, before, after = change
+        if ts != second:
+            return change
+        return op, ts, *({**i, "s": {**i["s"], "n": None}} if i else i for i in (before, after))
+
+    assert cdc_changes(java.cdc(path, "000", **ON), schema) == [by_name(c) for c in ours]
+
+
+def test_our_cdc_query_of_a_table_java_1_2_evolved(java_hudi, tmp_path: Path) -> None:
+    """A CDC table Java 1.2 wrote (its CDC log files) and evolved (RENAME COLUMN, ALTER COLUMN TYPE) in SQL: our CDC
+    query gives Java's changes, with the renamed column found by id in Java's pre-rename CDC log records, where
+    Java's own query prints null."""
+    from java_hudi.test_java_reads import cdc_changes
+
+    java = java_hudi("1.2.0")
+    path = tmp_path / "java"
+    java.sql("SET hoodie.schema.on.read.enable=true")
+    # Hudi 1.2 validates the renaming commit's schema against the table's unless dropped fields are allowed
+    java.sql("SET hoodie.datasource.write.schema.allow.auto.evolution.column.drop=true")
+    java.sql(f"""CREATE TABLE cdc_evolved_java (id bigint, v string, ts int, p string) USING hudi PARTITIONED BY (p)
+                 LOCATION '{path}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'cow',
+                 'hoodie.table.cdc.enabled' = 'true', 'hoodie.schema.on.read.enable' = 'true')""")
+    java.sql("INSERT INTO cdc_evolved_java VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x')")
+    java.sql("UPDATE cdc_evolved_java SET v = 'a2', ts = 2 WHERE id = 1")
+    java.sql("ALTER TABLE cdc_evolved_java RENAME COLUMN v TO name")
+    java.sql("ALTER TABLE cdc_evolved_java ALTER COLUMN ts TYPE bigint")
+    java.sql("UPDATE cdc_evolved_java SET name = 'b3', ts = 3 WHERE id = 2")
+    java.sql("RESET hoodie.datasource.write.schema.allow.auto.evolution.column.drop")
+    table = HudiTable.load(str(path))
+    commits = [i.timestamp for i in table.timeline.completed_commits()]
+    update = commits[1]  # Java's first UPDATE: a merge that logged its changes with the old schema
+    assert any(str(f).endswith(".cdc") for f in path.rglob(f"*{update}*"))
+    schema = pa.schema([f for f in table.schema() if not f.name.startswith("_hoodie")])
+    ours = cdc_changes(table.read_changes("000"), schema)
+    assert ("u", update, {"id": 1, "name": "a", "ts": 1, "p": "x"}, {"id": 1, "name": "a2", "ts": 2, "p": "x"}) in ours
+    assert sorted(ts for _, ts, _, _ in ours) == sorted([commits[0]] * 2 + [update, commits[-1]])
+
+    def by_name(change: tuple) -> tuple:
+        op, ts, before, after = change
+        return change if ts != update else (op, ts, *({**i, "name": None} if i else i for i in (before, after)))
+
+    assert cdc_changes(java.cdc(path, "000", **ON), schema) == [by_name(c) for c in ours]

@@ -154,6 +154,40 @@ def test_struct_members_renamed_widened_dropped_added_and_moved_in_sql(spark, tm
         spark.sql(f"DROP TABLE IF EXISTS {table}")
 
 
+def test_several_struct_members_in_one_statement(spark, tmp_path: Path) -> None:
+    """`ADD COLUMNS (s.c int, s.d string AFTER a, x int)` and `DROP COLUMNS s.a, s.c, x`: each one ALTER_SCHEMA
+    commit, as Hudi's AlterTableCommand gathers a statement's columns in one change (ids in the statement's order);
+    the catalog entry follows; older rows read by id. A DEFAULT on a member is refused with nothing written."""
+    table, path = "alter_several", tmp_path / "t"
+    spark.sql(f"""CREATE TABLE {table} (id int, s struct<a: int, b: string>, ts int, p string) USING hudi
+                  PARTITIONED BY (p) LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', '{ON}' = 'true')""")
+    try:
+        spark.sql(f"INSERT INTO {table} VALUES (1, named_struct('a', 1, 'b', 'x'), 1, 'x')")
+        spark.sql(f"ALTER TABLE {table} ADD COLUMNS (s.c int, s.d string AFTER a, x int)")
+        assert spark.table(table).schema["s"].dataType.simpleString() == "struct<a:int,d:string,b:string,c:int>"
+        assert spark.table(table).columns[-3:] == ["ts", "p", "x"]  # a new top-level column last, as Hudi adds it
+        entry = {r["col_name"]: r["data_type"] for r in spark.sql(f"DESCRIBE TABLE {table}").collect()}
+        assert entry["s"] == "struct<a:int,d:string,b:string,c:int>" and entry["x"] == "int"
+        before = _files(path)
+        for statement, words in (("ADD COLUMNS (s.e int DEFAULT 1, s.f int)", "has a DEFAULT"),
+                                 ("ADD COLUMNS (s.e int, y int COMMENT 'why')", "y has a COMMENT or NOT NULL")):
+            with pytest.raises(Exception, match=words):
+                spark.sql(f"ALTER TABLE {table} {statement}")
+            assert _files(path) == before
+        spark.sql(f"ALTER TABLE {table} DROP COLUMNS s.a, s.c, x")
+        assert spark.table(table).schema["s"].dataType.simpleString() == "struct<d:string,b:string>"
+        assert "x" not in spark.table(table).columns
+        entry = {r["col_name"]: r["data_type"] for r in spark.sql(f"DESCRIBE TABLE {table}").collect()}
+        assert entry["s"] == "struct<d:string,b:string>" and "x" not in entry  # the catalog entry followed
+        spark.sql(f"INSERT INTO {table} VALUES (2, named_struct('d', 'dd', 'b', 'y'), 2, 'x')")
+        got = [(r["id"], r["s"].asDict()) for r in spark.sql(f"SELECT id, s FROM {table} ORDER BY id").collect()]
+        assert got == [(1, {"d": None, "b": "x"}), (2, {"d": "dd", "b": "y"})]
+        assert _operations(path)[1:] == ["ALTER_SCHEMA"] * 2 + ["INSERT"]
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
 def test_members_inside_arrays_and_maps_in_sql(spark, tmp_path: Path) -> None:
     """Hudi's full names down an array's structs and a map's struct values (`l.element.a`, `m.value.b`) in ALTER
     TABLE, DROP COLUMN IF EXISTS of one the table does not have doing nothing; older rows read by id."""

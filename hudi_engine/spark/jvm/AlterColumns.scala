@@ -64,12 +64,19 @@ case class HudiAlterRule(session: org.apache.spark.sql.SparkSession) extends Rul
       case _ => ""
     }
     parsed match {
-      // A struct member (`ADD COLUMNS (s.c int [AFTER b])`): one per statement, committed as the Python side's add.
+      // Struct members (`ADD COLUMNS (s.c int [AFTER b], s.d string, x int)`): the statement's columns committed as
+      // one change by the Python side's add, numbered in the statement's order (Hudi's ColumnAddChange).
       case AddColumns(_, columns) if columns.exists(_.path.isDefined) =>
-        if (columns.size > 1 || columns.head.default.isDefined) throw new IllegalArgumentException(s"ALTER TABLE " +
-          s"$name ADD COLUMNS: add a struct member alone, without a DEFAULT, in a statement of its own")
-        val c = columns.head
-        AlterHudiColumns(t, "add", Seq(c.name.mkString(".")), c.position.map(after).getOrElse(""), Some(c.dataType))
+        columns.find(_.default.isDefined).foreach { c => throw new IllegalArgumentException(s"ALTER TABLE $name " +
+          s"ADD COLUMNS: ${c.name.mkString(".")} has a DEFAULT; add the struct members without one, then set the " +
+          "DEFAULT in a statement of its own") }
+        // The Python side's add takes a name, a type and a position: a comment or NOT NULL would be lost.
+        columns.find(c => c.comment.isDefined || !c.nullable).foreach { c => throw new IllegalArgumentException(
+          s"ALTER TABLE $name ADD COLUMNS: ${c.name.mkString(".")} has a COMMENT or NOT NULL, which a statement " +
+          "adding struct members does not keep; add it without (new columns are optional, as Hudi adds them), or " +
+          "add a top-level column with its comment in a statement without struct members") }
+        AlterHudiColumns(t, "add", columns.map(_.name.mkString(".")), "", None,
+          columns.map(_.dataType), columns.map(_.position.map(after).getOrElse("")))
       case AddColumns(_, columns) =>
         columns.foreach { c =>
           if (c.default.isDefined) throw new IllegalArgumentException(s"ALTER TABLE $name ADD COLUMNS: ${c.colName} " +
@@ -117,7 +124,8 @@ case object NoAlter extends LeafRunnableCommand {
  *  columns: the renamed one renamed, the dropped ones gone, the retyped one with its new type, the others as the
  *  entry has them (comments, the location comment of `_hoodie_commit_time`). */
 case class AlterHudiColumns(table: CatalogTable, kind: String, columns: Seq[String], newName: String,
-    newType: Option[DataType]) extends LeafRunnableCommand {
+    newType: Option[DataType], newTypes: Seq[DataType] = Nil, afters: Seq[String] = Nil)
+    extends LeafRunnableCommand {
   override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
     val session = spark.asInstanceOf[SparkSession]
     val name = table.identifier.unquotedString
@@ -127,6 +135,8 @@ case class AlterHudiColumns(table: CatalogTable, kind: String, columns: Seq[Stri
     change.put("columns", columns.asJava)
     change.put("new_name", newName)  // a rename's new name, a position's AFTER column ("" for FIRST)
     change.put("new_type", newType.map(_.json).orNull)
+    change.put("new_types", newTypes.map(_.json).asJava)  // an add's types and AFTER columns, column by column
+    change.put("afters", afters.asJava)
     val spec = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(change)
     Writes.write(s"catalog table $name", HudiWriteNames.frame(session, LocalRelation(Nil)), path,
       SqlTable.options(table, Nil, "alter_columns", session) + (HudiWriteNames.AlterChange -> spec), SaveMode.Append)
@@ -134,13 +144,14 @@ case class AlterHudiColumns(table: CatalogTable, kind: String, columns: Seq[Stri
     val resolver = session.sessionState.conf.resolver
     val entry = catalog.getTableMetadata(table.identifier)
     if (kind == "add" || columns.exists(_.contains("."))) {
-      // A struct member changed (or a column added): the entry's column takes the table's new type.
+      // Struct members changed (or columns added, or dropped beside members): each entry column the statement
+      // names takes the table's new type, or goes when the table no longer has it; new columns are added.
       val now = new HudiRelation(session.sqlContext, Map("path" -> path), None).schema
-      val top = columns.head.split('.').head
-      val added = if (entry.schema.fieldNames.exists(resolver(_, top))) Nil
-        else now.fields.filter(f => resolver(f.name, top)).toSeq
-      val fields = entry.schema.fields.toSeq.map { f =>
-        if (!resolver(f.name, top)) f else now.fields.find(n => resolver(n.name, f.name)).fold(f)(n =>
+      val tops = columns.map(_.split('.').head).distinct
+      val named = (n: String) => tops.exists(resolver(_, n))
+      val added = now.fields.toSeq.filter(f => named(f.name) && !entry.schema.fieldNames.exists(resolver(_, f.name)))
+      val fields = entry.schema.fields.toSeq.flatMap { f =>
+        if (!named(f.name)) Some(f) else now.fields.find(n => resolver(n.name, f.name)).map(n =>
           f.copy(dataType = n.dataType))
       }
       val (parts, data) = (fields ++ added).partition(f => entry.partitionColumnNames.exists(resolver(_, f.name)))
