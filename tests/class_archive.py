@@ -21,9 +21,11 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 FORMAT = "1"  # bump when the workload changes, so that caches rebuild
@@ -85,6 +87,9 @@ def _prune(cache: Path, keep: int = KEEP) -> None:
     for old in archives[keep:]:
         old.unlink(missing_ok=True)
         old.with_suffix(".lock").unlink(missing_ok=True)
+    for stale in cache.glob("tmp*.jsa"):  # a build killed from outside; one still running is younger
+        if time.time() - stale.stat().st_mtime > 2 * BUILD_TIMEOUT_S:
+            stale.unlink(missing_ok=True)
 
 
 def _build(archive: Path, base_options: str) -> None:
@@ -92,15 +97,20 @@ def _build(archive: Path, base_options: str) -> None:
     os.close(fd)
     os.unlink(tmp)
     env = {**os.environ, "JDK_JAVA_OPTIONS": base_options}
+    # Its own session: on a timeout the whole group goes, the JVM dumping the archive with it (killing the Python
+    # child alone left that JVM running at a full core, and its temp archive in the cache).
+    proc = subprocess.Popen([sys.executable, __file__, tmp], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
     try:
-        proc = subprocess.run([sys.executable, __file__, tmp], env=env, capture_output=True, text=True,
-                              timeout=BUILD_TIMEOUT_S)
+        _, err = proc.communicate(timeout=BUILD_TIMEOUT_S)
         if proc.returncode == 0 and os.path.exists(tmp):
             os.replace(tmp, archive)
             _prune(archive.parent)
         else:  # only slower: every JVM loads its classes as usual
-            print(f"class archive not built (exit {proc.returncode}): {proc.stderr[-2000:]}", file=sys.stderr)
+            print(f"class archive not built (exit {proc.returncode}): {err[-2000:]}", file=sys.stderr)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         print(f"class archive not built in {BUILD_TIMEOUT_S} s", file=sys.stderr)
     finally:
         if os.path.exists(tmp):
