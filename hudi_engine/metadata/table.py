@@ -52,6 +52,7 @@ from hudi_engine.metadata.records import (
     partition_key,
     partition_of_key,
 )
+from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord
 from hudi_engine.table_config import PROPERTIES_FILE, TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.instant import Action, Instant
@@ -332,6 +333,8 @@ def _decode(partition: str, codec: RecordCodec, key: bytes, value: bytes, where:
         return BloomFilterRecord.from_datum(text, datum, where)
     if partition == FILES_PARTITION:
         return FilesRecord.from_datum(text, datum, where)
+    if partition == RECORD_INDEX_PARTITION:
+        return RecordIndexRecord.from_datum(text, datum, where)
     raise MetadataTableError(f"{where}: records of metadata partition {partition!r} are not read by this engine")
 
 
