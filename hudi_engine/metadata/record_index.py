@@ -39,6 +39,7 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_engine.errors import MetadataTableError
+from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import is_log_file_name
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import FileSystemView, Visibility
@@ -258,6 +259,17 @@ def keys_table(records: Iterable[RecordIndexRecord]) -> pa.Table:
                      "partition_path": pa.array([RECORD_INDEX_PARTITION] * len(keys), pa.string())})
 
 
+def _key_context(location: TableLocation, vis: Visibility) -> SliceReadContext:
+    schema = pa.schema([(RECORD_KEY_COLUMN, pa.string())])
+    return SliceReadContext(location.storage, schema, lambda t: t.column(RECORD_KEY_COLUMN), (RECORD_KEY_COLUMN,),
+                            None, payload_for(None), vis)
+
+
+def _live_keys(ctx: SliceReadContext, file_slice: FileSlice) -> list[str]:
+    keys = read_file_slice(ctx, file_slice, columns=[RECORD_KEY_COLUMN]).column(0).to_pylist()
+    return [k for k in keys if k is not None]
+
+
 def latest_slice_keys(location: TableLocation, data_timeline: Timeline
                       ) -> Iterator[tuple[str, str, str, list[str]]]:
     """Per latest file slice of the data table at `location` (as `data_timeline` sees it): its partition, file id,
@@ -265,11 +277,16 @@ def latest_slice_keys(location: TableLocation, data_timeline: Timeline
     engine's tagging merges them (a delete removes a key)."""
     vis = Visibility.of(data_timeline)
     view = FileSystemView.load(location, slicing=vis.slicing)
-    schema = pa.schema([(RECORD_KEY_COLUMN, pa.string())])
-    ctx = SliceReadContext(location.storage, schema, lambda t: t.column(RECORD_KEY_COLUMN), (RECORD_KEY_COLUMN,),
-                           None, payload_for(None), vis)
+    ctx = _key_context(location, vis)
     for partition in view.partition_paths:
         for s in view.latest_file_slices(vis, partition):
             instant = s.base_file.name.instant_time if s.base_file is not None else s.base_instant
-            keys = read_file_slice(ctx, s, columns=[RECORD_KEY_COLUMN]).column(0).to_pylist()
-            yield partition, s.file_id, instant, [k for k in keys if k is not None]
+            yield partition, s.file_id, instant, _live_keys(ctx, s)
+
+
+def slice_keys(location: TableLocation, data_timeline: Timeline, partition: str, file_id: str) -> set[str]:
+    """The live keys of one file group's latest slice (none when it has no slice)."""
+    vis = Visibility.of(data_timeline)
+    view = FileSystemView.for_partitions(location, [partition], vis.slicing)
+    ctx = _key_context(location, vis)
+    return {k for s in view.latest_file_slices(vis, partition) if s.file_id == file_id for k in _live_keys(ctx, s)}

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 from java_tables import unzip_feature_table
-from metadata_tables import MDT_TABLES
+from metadata_tables import MDT_TABLES, WRITE_OPTIONS, feature_rows, mdt_listing, stats_only, storage_listing, write_rows
+
+from hudi_engine import HudiTable
 
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.column_stats import file_group_index
@@ -20,7 +22,7 @@ from hudi_engine.metadata.record_index import (
     instant_millis,
     latest_slice_keys,
 )
-from hudi_engine.metadata.table import MetadataTable
+from hudi_engine.metadata.table import MetadataTable, metadata_location
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.layout import layout_for
@@ -108,3 +110,69 @@ def test_file_group_count_as_hudi_estimates_it() -> None:
     assert file_group_count(0, **sizing) == 10
     assert file_group_count(1_000_000, **sizing) == 10
     assert file_group_count(200_000_000, **sizing) == 18
+
+
+# ---- kept through the engine's writes and services --------------------------------------------------------------
+
+KEEP = ("files", "column_stats", "partition_stats", "bloom_filters", "record_index")
+V6_KEEP = ("files", "record_index")
+CLEAN_ONE = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
+COMPACT_OFTEN = {"hoodie.metadata.compact.max.delta.commits": "2"}
+
+
+def index_table(tmp_path: Path, name: str, *, mor: bool) -> Path:
+    """Java's feature table `name` with its record index (secondary indexes dropped); with `mor`, MERGE_ON_READ."""
+    table, _ = unzip_feature_table(MDT_TABLES[name], tmp_path)
+    # version 6: the engine keeps no stats there
+    stats_only(table, KEEP if TableConfig.load(TableLocation.of(str(table))).version >= 8 else V6_KEEP)
+    if mor:
+        location = TableLocation.of(str(table))
+        TableConfig.load(location).with_props({"hoodie.table.type": "MERGE_ON_READ"}).save(location)
+    return table
+
+
+def _kept(table: Path) -> int:
+    config = TableConfig.load(TableLocation.of(str(table)))
+    assert RECORD_INDEX_PARTITION in config.metadata_partitions, config.metadata_partitions
+    assert mdt_listing(table) == storage_listing(table)
+    return assert_index_matches(table)
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v9", "mdt_cow_v6"])
+@pytest.mark.parametrize("mor", [False, True], ids=["cow", "mor"])
+def test_kept_through_writes_and_services(tmp_path: Path, name: str, mor: bool) -> None:
+    table = index_table(tmp_path, name, mor=mor)
+    n = _kept(table)
+    write_rows(table, feature_rows([1, 2, 51], "e1"), **COMPACT_OFTEN)  # updates and a new key
+    assert _kept(table) == n + 1
+    write_rows(table, feature_rows([2], "gone"), "delete", **COMPACT_OFTEN)
+    assert _kept(table) == n
+    write_rows(table, feature_rows([2, 52], "back"), **COMPACT_OFTEN)  # a deleted key written again
+    assert _kept(table) == n + 2
+    if mor:
+        assert HudiTable.load(str(table)).compact() is not None
+        _kept(table)
+    cleaned = HudiTable.load(str(table)).clean(options=CLEAN_ONE)
+    assert cleaned is not None
+    _kept(table)
+    clustered = HudiTable.load(str(table)).cluster(options={**WRITE_OPTIONS, "hoodie.clustering.plan.strategy."
+                                                             "sort.columns": "id"})
+    assert clustered is not None
+    _kept(table)  # every key moved to the new file groups
+    last = write_rows(table, feature_rows([4, 60], "e3"), **COMPACT_OFTEN)
+    assert _kept(table) == n + 3
+    rolled = HudiTable.load(str(table)).rollback()
+    assert rolled.rolled_back.timestamp == last
+    assert _kept(table) == n + 2
+    folder = Path(metadata_location(TableLocation.of(str(table))).base_path)
+    assert any(f.name.endswith(".hfile") and f.stat().st_size for f in (folder / "record_index").iterdir())
+
+
+@pytest.mark.parametrize("operation", ["insert_overwrite", "insert_overwrite_table"])
+def test_overwrites_delete_the_keys_they_replace(tmp_path: Path, operation: str) -> None:
+    table = index_table(tmp_path, "mdt_cow_v9", mor=False)
+    _kept(table)
+    write_rows(table, feature_rows([1, 3, 71], "over"), operation)  # partition a only
+    index, _ = index_of(table)
+    assert _kept(table) == len(index)
+    assert {k for k, r in index.items() if r.partition == "p=a" or r.partition == "a"} >= {"1", "3", "71"}
