@@ -420,9 +420,14 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
             "metadata/test_column_ranges.py::test_ranges_equal_javas_column_stats",
             "java_hudi/test_mdt_stats.py::test_java_skips_by_the_engines_stats_and_extends_them",
             "java_hudi/test_mdt_stats.py::test_java_misses_a_row_when_a_files_stats_are_wrong"),
+        "the global record index (built with `hoodie.metadata.global.record.level.index.enable=true` or by Java, "
+        "kept)": (
+            "metadata/test_record_index.py::test_javas_record_index_places_every_live_key",
+            "metadata/test_record_index.py::test_kept_through_writes_and_services",
+            "metadata/test_record_index.py::test_built_on_request_kept_then_dropped"),
     }, {
         "other metadata partitions (a metadata table with them is disabled as Hudi does)": (
-            {"hoodie.metadata.record.index.enable": "true"}, {"hoodie.metadata.index.bloom.filter.enable": "true"},
+            {"hoodie.metadata.index.bloom.filter.enable": "true"},
             "spark/test_writer_conformance.py::test_write_disables_a_metadata_table_first",
             "metadata/test_metadata_writer.py::test_other_metadata_partitions_or_enable_false_disable_it",
             "metadata/test_metadata_services.py::test_what_cannot_be_kept_is_disabled_with_its_reason"),

@@ -294,8 +294,6 @@ REFUSALS: tuple[Refusal, ...] = (
             "curves from the values themselves (DIRECT); SAMPLE's range sampling is not served",
             "Set it DIRECT or remove it", CLU),
     # HoodieMetadataConfig
-    _on("hoodie.metadata.record.index.enable", _NO_MDT + ", so it has no record index",
-        "Set it false; hoodie.index.type picks this engine's index", MD),
     _on("hoodie.metadata.index.bloom.filter.enable", _NO_MDT + " (it keeps the bloom filters a Java writer built)",
         _NO_MDT_OUT, MD),
     _on("hoodie.metadata.index.expression.enable", _NO_MDT, _NO_MDT_OUT, MD),
@@ -499,8 +497,6 @@ NO_OPS: tuple[NoOps, ...] = (
         "hoodie.metadata.index.column.stats.inMemory.projection.threshold",
         "hoodie.metadata.index.check.timeout.seconds", "_hoodie.metadata.ignore.spurious.deletes",
         "hoodie.metadata.optimized.log.blocks.scan.enable", "hoodie.metadata.max.deltacommits.when_pending",
-        "hoodie.metadata.record.index.min.filegroup.count", "hoodie.metadata.record.index.max.filegroup.count",
-        "hoodie.metadata.record.index.max.filegroup.size", "hoodie.metadata.record.index.growth.factor",
         "hoodie.metadata.max.init.parallelism", "hoodie.metadata.max.reader.memory",
         "hoodie.metadata.max.reader.buffer.size", "hoodie.metadata.spillable.map.path",
         "hoodie.metadata.max.logfile.size", "hoodie.metadata.auto.initialize",

@@ -42,6 +42,7 @@ from hudi_engine.metadata.column_stats import (
     column_key_prefix,
     file_group_index,
 )
+from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord
 from hudi_engine.metadata.records import (
     ALL_PARTITIONS_KEY,
     FILES_PARTITION,
@@ -52,7 +53,6 @@ from hudi_engine.metadata.records import (
     partition_key,
     partition_of_key,
 )
-from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord
 from hudi_engine.table_config import PROPERTIES_FILE, TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.instant import Action, Instant

@@ -4,15 +4,24 @@ finds, each in the partition and file group that holds it, and each record lies 
 its key names."""
 from __future__ import annotations
 
+import json
 import zipfile
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from java_tables import unzip_feature_table
-from metadata_tables import MDT_TABLES, WRITE_OPTIONS, feature_rows, mdt_listing, stats_only, storage_listing, write_rows
+from metadata_tables import (
+    MDT_TABLES,
+    WRITE_OPTIONS,
+    feature_rows,
+    mdt_listing,
+    stats_only,
+    storage_listing,
+    write_rows,
+)
 
 from hudi_engine import HudiTable
-
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.column_stats import file_group_index
 from hudi_engine.metadata.record_index import (
@@ -176,3 +185,71 @@ def test_overwrites_delete_the_keys_they_replace(tmp_path: Path, operation: str)
     index, _ = index_of(table)
     assert _kept(table) == len(index)
     assert {k for k, r in index.items() if r.partition == "p=a" or r.partition == "a"} >= {"1", "3", "71"}
+
+
+# ---- built on request, dropped on request --------------------------------------------------------------------------
+
+def _rows(ids: list[int], value: str) -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": [value] * len(ids),
+                     "ts": pa.array([1] * len(ids), pa.int64()), "p": [f"p{i % 2}" for i in ids]})
+
+
+def _options(table_type: str, version: int = 9, partitioned: bool = True) -> dict[str, str]:
+    return {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "p" if partitioned else "",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.table.type": table_type,
+            "hoodie.write.table.version": str(version)}
+
+
+@pytest.mark.parametrize(("table_type", "version", "partitioned"), [
+    ("COPY_ON_WRITE", 9, True), ("MERGE_ON_READ", 9, True), ("MERGE_ON_READ", 8, False),
+    ("COPY_ON_WRITE", 6, True), ("MERGE_ON_READ", 6, False)])
+def test_built_on_request_kept_then_dropped(tmp_path: Path, table_type: str, version: int,
+                                            partitioned: bool) -> None:
+    """`hoodie.metadata.global.record.level.index.enable=true` (or its 0.x name) builds record_index from the latest
+    slices' keys, with the metadata table when there is none; later writes keep it; `false` drops it."""
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    options = _options(table_type, version, partitioned)
+    write_table(_rows([1, 2, 3, 4], "a"), path, options)
+    write_table(_rows([2, 5], "b"), path, options)
+    write_table(_rows([3, 6], "c"), path, {**options, "hoodie.metadata.record.index.enable": "true"})
+    config = TableConfig.load(TableLocation.of(path))
+    assert RECORD_INDEX_PARTITION in config.metadata_partitions
+    assert assert_index_matches(Path(path)) == 6
+    index, groups = index_of(Path(path))
+    assert groups == 10
+    write_table(_rows([7, 8], "d"), path, options)
+    write_table(_rows([1], "e"), path, {**options, "hoodie.datasource.write.operation": "delete"})
+    assert assert_index_matches(Path(path)) == 7
+    if version >= 8:
+        defs = json.loads(Path(path, config.get("hoodie.table.index.defs.path")).read_text())["indexDefinitions"]
+        assert defs["record_index"]["indexOptions"] == {"isPartitioned": "false"}
+    write_table(_rows([9], "f"), path, {**options, "hoodie.metadata.global.record.level.index.enable": "false"})
+    config = TableConfig.load(TableLocation.of(path))
+    assert config.metadata_partitions == ["files"]
+    assert not (Path(metadata_location(TableLocation.of(path)).base_path) / "record_index").exists()
+    assert mdt_listing(Path(path)) == storage_listing(Path(path))
+
+
+def test_file_group_count_follows_the_options(tmp_path: Path) -> None:
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    write_table(_rows([1, 2, 3], "a"), path, {**_options("COPY_ON_WRITE"),
+                                              "hoodie.metadata.global.record.level.index.enable": "true",
+                                              "hoodie.metadata.record.index.min.filegroup.count": "3"})
+    assert index_of(Path(path))[1] == 3
+    assert assert_index_matches(Path(path)) == 3
+
+
+def test_a_table_without_meta_fields_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    from hudi_engine.errors import MetadataTableError
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    options = {**_options("COPY_ON_WRITE"), "hoodie.populate.meta.fields": "false"}
+    write_table(_rows([1, 2], "a"), path, options)
+    before = sorted(p.name for p in Path(path).rglob("*.parquet"))
+    with pytest.raises(MetadataTableError, match="record index needs the meta fields"):
+        write_table(_rows([3], "b"), path, {**options, "hoodie.metadata.record.index.enable": "true"})
+    assert sorted(p.name for p in Path(path).rglob("*.parquet")) == before
+    assert TableConfig.load(TableLocation.of(path)).metadata_partitions == []

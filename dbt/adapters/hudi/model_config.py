@@ -334,6 +334,7 @@ MODEL_SETTINGS: tuple[Setting, ...] = (
     Setting("table_version", _option(K.TABLE_VERSION, str), "", None, K.TABLE_VERSION),
     Setting("metadata_table", _flag(K.METADATA_ENABLE), "true or false", {}, field=ADDS_OPTIONS),
     Setting("column_stats", _flag(K.METADATA_COLUMN_STATS), "true or false", {}, field=ADDS_OPTIONS),
+    Setting("record_index", _flag(K.METADATA_RECORD_INDEX), "true or false", {}, field=ADDS_OPTIONS),
     Setting("incremental_predicates", _sql_conditions, "a list of SQL conditions", (), aliases=("predicates",),
             incremental=True),
     Setting("change_type_column", _column, "one column name"),
