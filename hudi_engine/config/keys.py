@@ -96,7 +96,7 @@ METADATA_RECORD_INDEX: ConfigOption[bool] = ConfigOption(
     "fields). true: a write builds the record_index partition from the latest file slices' keys when the metadata "
     "table has none (with hoodie.metadata.enable=true, which creates the metadata table too); false: a write drops "
     "it, as Hudi does. Either way, a record index the table has (a Java writer's) is kept up to date with every "
-    "commit.",
+    "commit. hoodie.index.type=RECORD_INDEX tags with it (and builds it when the table has none).",
     "table", hudi_default="false", aliases=("hoodie.metadata.record.index.enable",))
 METADATA_RECORD_INDEX_MIN_FILE_GROUPS: ConfigOption[int] = ConfigOption(
     "hoodie.metadata.global.record.level.index.min.filegroup.count", Kind.INT, 10,
@@ -199,7 +199,8 @@ PARTIAL_UPDATE_COLUMNS: ConfigOption[tuple[str, ...]] = ConfigOption(
 # ---- index -----------------------------------------------------------------------------------------------------
 INDEX_TYPE: ConfigOption[str] = ConfigOption(
     "hoodie.index.type", Kind.CHOICE, "SIMPLE", "How incoming keys find their file group.", "index",
-    hudi_default="SIMPLE", choices=("SIMPLE", "BLOOM", "BUCKET", "GLOBAL_SIMPLE"))
+    hudi_default="SIMPLE", choices=("SIMPLE", "BLOOM", "BUCKET", "GLOBAL_SIMPLE", "RECORD_INDEX"),
+    value_aliases={"GLOBAL_RECORD_LEVEL_INDEX": "RECORD_INDEX"})
 BUCKET_NUM: ConfigOption[int] = ConfigOption(
     "hoodie.bucket.index.num.buckets", Kind.INT, 256, "BUCKET index: buckets (file groups) per partition.", "index",
     hudi_default="256", minimum=1)
@@ -207,6 +208,10 @@ UPDATE_PARTITION_PATH: ConfigOption[bool] = ConfigOption(
     "hoodie.simple.index.update.partition.path", Kind.BOOL, True,
     "GLOBAL_SIMPLE: a key written with a new partition moves there (deleted from the old one).", "index",
     hudi_default="true")
+RECORD_INDEX_UPDATE_PARTITION_PATH: ConfigOption[bool] = ConfigOption(
+    "hoodie.record.index.update.partition.path", Kind.BOOL, False,
+    "RECORD_INDEX: a key written with a new partition moves there (deleted from the old one); false: the record is "
+    "written where the key lives.", "index", hudi_default="false")
 
 # ---- bloom filters (footers of base files) ----------------------------------------------------------------------
 BLOOM_FILTER_TYPE: ConfigOption[str] = ConfigOption(
@@ -637,7 +642,7 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     CDC_ENABLED,
     CDC_LOGGING_MODE, SCHEMA_ON_READ, *TIMEBASED_OPTIONS,
     PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE, PARTIAL_UPDATE_COLUMNS,
-    INDEX_TYPE, BUCKET_NUM, UPDATE_PARTITION_PATH,
+    INDEX_TYPE, BUCKET_NUM, UPDATE_PARTITION_PATH, RECORD_INDEX_UPDATE_PARTITION_PATH,
     BLOOM_FILTER_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES,
     MAX_FILE_SIZE, SMALL_FILE_LIMIT, BLOCK_SIZE, COMPRESSION, RECORD_SIZE_ESTIMATE, LOG_BLOCK_MAX_SIZE, LOG_FILE_MAX_SIZE,
     UPSERT_PARALLELISM, INSERT_PARALLELISM, BULK_INSERT_PARALLELISM, DELETE_PARALLELISM, BULK_INSERT_SORT_MODE,

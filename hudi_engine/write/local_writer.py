@@ -27,6 +27,7 @@ from hudi_engine.write.executor import (
     key_and_tag,
     write_buckets,
 )
+from hudi_engine.write.tagging import record_index_locations, tag_globally
 from hudi_engine.write.write_client import Transaction, WriteClient
 
 
@@ -39,7 +40,9 @@ def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, paral
     bulk = cfg.operation is Operation.BULK_INSERT
     if cfg.keys.auto_generated:  # a keyless table: the input is one split (partition id 0), as a one-partition job
         table = table.append_column(AUTO_KEY_COLUMN, AutoKeySequence(txn.instant, 0).take(table.num_rows))
-    tags = key_and_tag(task.keygen(), None if bulk else client.tag_spec(txn.instant), table)
+    spec = None if bulk else client.tag_spec(txn.instant)
+    by_record_index = spec is not None and cfg.index.type is IndexType.RECORD_INDEX
+    tags = key_and_tag(task.keygen(), None if by_record_index else spec, table)
     keyed = table
     for name in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER):
         keyed = keyed.append_column(name, tags.field(name))
@@ -47,6 +50,12 @@ def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, paral
         keyed = keyed.sort_by([(PARTITION, "ascending"), (KEY, "ascending")]).drop_columns([FILE_ID, BUCKET_NUMBER])
         return list(bulk_insert_files(task, keyed.to_batches(max_chunksize=batch_rows), (0, 1, 0)))
     keyed = keyed.append_column(DELETE, pa.array(np.full(keyed.num_rows, cfg.operation is Operation.DELETE)))
+    if by_record_index:  # global: the batch's keys looked up in the record index
+        assert spec is not None
+        found = record_index_locations(spec.storage_uri, spec.base_path, spec.instant,
+                                       pc.unique(keyed.column(KEY)).to_pylist())
+        keyed = tag_globally(keyed, found, update_partition_path=cfg.index.update_partition_path,
+                             deleting=cfg.operation is Operation.DELETE)
     plan = client.plan(counts_of(keyed, cfg), parallelism)
     fractions = plan.needs_sample()
     if fractions:

@@ -333,3 +333,68 @@ def _bucket_files(spec: TagSpec, storage: Storage, partition: str) -> dict[int, 
         return out
 
     return _CACHE.get(("buckets", spec.instant, spec.base_path, partition), load)
+
+
+# ---- RECORD_INDEX: the metadata table's record index ----------------------------------------------------------------
+def record_index_locations(storage_uri: str, base_path: str, instant: str, keys: list[str]
+                           ) -> dict[str, tuple[str, str]]:
+    """Key -> (partition, file id) of `keys` that the table's record index holds: only the index's file groups the
+    keys hash to are read (their base files by key lookup), so the cost follows the batch (Hudi's
+    `SparkMetadataTableRecordIndex`). The metadata table is listed once per Python worker and write."""
+    from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION
+    from hudi_engine.metadata.table import MetadataTable
+    from hudi_engine.table_config import TableConfig
+    from hudi_engine.timeline import Timeline
+
+    storage, _ = Storage.for_uri(storage_uri)
+    location = TableLocation(storage, base_path, storage_uri)
+
+    def load() -> MetadataTable:
+        config = TableConfig.load(location)
+        if RECORD_INDEX_PARTITION not in config.metadata_partitions:
+            raise WriteError(f"table {base_path}: hoodie.index.type=RECORD_INDEX, but the table's metadata table has "
+                             f"no {RECORD_INDEX_PARTITION} (hoodie.table.metadata.partitions: "
+                             f"{config.metadata_partitions}); write with "
+                             "hoodie.metadata.global.record.level.index.enable=true to build it")
+        return MetadataTable.load(location, config, Timeline.load(location))
+
+    mdt = _CACHE.get(("record_index", instant, base_path), load)
+    found = mdt.read_keys(RECORD_INDEX_PARTITION, keys) if keys else {}
+    return {k: (r.partition, r.file_id) for k, r in found.items()}
+
+
+def tag_globally(keyed: pa.Table, found: dict[str, tuple[str, str]], *, update_partition_path: bool,
+                 deleting: bool) -> pa.Table:
+    """Rows tagged by a global index's locations `found` (key -> partition, file id), as `spark.global_simple`
+    tags them: a key the table holds in the row's partition goes to its file group; in another partition, with
+    `update_partition_path` (and not `deleting`), it becomes a delete there and an insert in the new partition,
+    else the record goes where the key lives. `keyed` has the KEY, PARTITION, FILE_ID and DELETE columns."""
+    from hudi_engine.write.executor import DELETE, FILE_ID, KEY, PARTITION
+
+    keys = keyed.column(KEY).to_pylist()
+    partitions = keyed.column(PARTITION).to_pylist()
+    file_ids: list[str | None] = []
+    moved_rows: list[int] = []
+    for i, (k, p) in enumerate(zip(keys, partitions, strict=True)):
+        where = found.get(k)
+        if where is None:
+            file_ids.append(None)
+            continue
+        if where[0] != p:
+            if update_partition_path and not deleting:
+                moved_rows.append(i)
+                file_ids.append(None)  # the insert in the new partition
+                continue
+            partitions[i] = where[0]
+        file_ids.append(where[1])
+    names = keyed.column_names
+    out = keyed.set_column(names.index(PARTITION), PARTITION, pa.array(partitions, keyed.schema.field(PARTITION).type))
+    out = out.set_column(names.index(FILE_ID), FILE_ID, pa.array(file_ids, pa.string()))
+    if not moved_rows:
+        return out
+    old = keyed.take(pa.array(moved_rows))
+    old = old.set_column(names.index(PARTITION), PARTITION, pa.array(
+        [found[keys[i]][0] for i in moved_rows], keyed.schema.field(PARTITION).type))
+    old = old.set_column(names.index(FILE_ID), FILE_ID, pa.array([found[keys[i]][1] for i in moved_rows], pa.string()))
+    old = old.set_column(names.index(DELETE), DELETE, pa.array([True] * len(moved_rows)))
+    return pa.concat_tables([out, old])

@@ -185,6 +185,14 @@ class WriteClient:
         stats = None if raw_stats is None else K.METADATA_COLUMN_STATS.parse(raw_stats)
         raw_index = self.config.given.get(K.METADATA_RECORD_INDEX.key)
         record_index = None if raw_index is None else K.METADATA_RECORD_INDEX.parse(raw_index)
+        if self.config.index.type is IndexType.RECORD_INDEX:
+            # Tagging reads the record index: built when missing, as Hudi's writer turns it on for this index.
+            if record_index is False or enable is False:
+                raise MetadataTableError(
+                    f"table {self.location.base_path}: hoodie.index.type=RECORD_INDEX tags with the metadata table's "
+                    f"record index, but the write turns it off ({K.METADATA_RECORD_INDEX.key}=false or "
+                    f"{K.METADATA_ENABLE.key}=false); remove that, or pick another index")
+            record_index = True
         if record_index and table_services and not self.table_config.populate_meta_fields:
             raise MetadataTableError(f"table {self.location.base_path}: a record index needs the meta fields "
                                      f"(hoodie.populate.meta.fields=true); remove {K.METADATA_RECORD_INDEX.key}")

@@ -253,3 +253,75 @@ def test_a_table_without_meta_fields_is_refused_before_anything_is_written(tmp_p
         write_table(_rows([3], "b"), path, {**options, "hoodie.metadata.record.index.enable": "true"})
     assert sorted(p.name for p in Path(path).rglob("*.parquet")) == before
     assert TableConfig.load(TableLocation.of(path)).metadata_partitions == []
+
+
+# ---- hoodie.index.type=RECORD_INDEX -----------------------------------------------------------------------------
+
+def _snapshot(path: str) -> dict[int, tuple[str, str]]:
+    """id -> (v, the partition the row is stored in)."""
+    rows = HudiTable.load(path).read_snapshot().select(["id", "v", "_hoodie_partition_path"]).to_pylist()
+    ids = [r["id"] for r in rows]
+    assert len(ids) == len(set(ids)), "a key in two places"
+    return {r["id"]: (r["v"], r["_hoodie_partition_path"].rsplit("=", 1)[-1]) for r in rows}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("version", [9, 6])
+def test_record_index_tags_globally(tmp_path: Path, table_type: str, version: int) -> None:
+    """RECORD_INDEX builds the record index when the table has none and tags with it: an update finds its file
+    group, a key written with another partition stays where it lives (hoodie.record.index.update.partition.path
+    false, Hudi's default) or moves (true), deletes find their keys; no key is ever in two places."""
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    options = _options(table_type, version)
+    write_table(_rows([1, 2, 3, 4], "a"), path, options)
+    rli = {**options, "hoodie.index.type": "RECORD_INDEX"}
+    write_table(_rows([2, 5], "b"), path, rli)  # builds the index, then tags with it
+    assert RECORD_INDEX_PARTITION in TableConfig.load(TableLocation.of(path)).metadata_partitions
+    assert _snapshot(path) == {1: ("a", "p1"), 2: ("b", "p0"), 3: ("a", "p1"), 4: ("a", "p0"), 5: ("b", "p1")}
+    moved = _rows([3, 6], "c").set_column(3, "p", pa.array(["p0", "p0"]))  # 3 lives in p1
+    write_table(moved, path, rli)
+    assert _snapshot(path)[3] == ("c", "p1")  # written where it lives
+    write_table(_rows([3], "d").set_column(3, "p", pa.array(["p0"])), path,
+                {**rli, "hoodie.record.index.update.partition.path": "true"})
+    assert _snapshot(path)[3] == ("d", "p0")  # moved
+    write_table(_rows([1, 3, 99], "x").set_column(3, "p", pa.array(["p0", "p1", "p0"])), path,
+                {**rli, "hoodie.datasource.write.operation": "delete"})
+    assert set(_snapshot(path)) == {2, 4, 5, 6}
+    assert assert_index_matches(Path(path)) == 4
+
+
+def test_record_index_reads_only_the_batchs_file_groups(tmp_path: Path, monkeypatch) -> None:
+    """An upsert with RECORD_INDEX tags by reading the record index's file groups its keys hash to, and no data
+    file's keys or footers (SIMPLE's and BLOOM's reads)."""
+    from hudi_engine.write import tagging
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    options = {**_options("COPY_ON_WRITE"), "hoodie.index.type": "RECORD_INDEX"}
+    write_table(_rows(list(range(1, 200)), "a"), path, options)
+    read_groups: list[str] = []
+    real = MetadataTable.read_slice
+
+    def spy(self, file_slice, prefixes=None, keys=None):  # type: ignore[no-untyped-def]
+        if file_slice.partition_path == RECORD_INDEX_PARTITION and keys is not None:  # a lookup, not a compaction
+            read_groups.append(file_slice.file_id)
+        return real(self, file_slice, prefixes, keys)
+
+    monkeypatch.setattr(MetadataTable, "read_slice", spy)
+    for name in ("read_record_keys", "read_footer", "read_base_file"):
+        monkeypatch.setattr(tagging, name, lambda *a, **k: pytest.fail("tagging read a data file"))
+    write_table(_rows([7, 150], "b"), path, options)
+    monkeypatch.undo()
+    _, groups = index_of(Path(path))
+    assert set(read_groups) == {f"record-index-{file_group_index(k, groups):04d}-0" for k in ("7", "150")}
+    assert _snapshot(path)[150] == ("b", "p0") and len(_snapshot(path)) == 199
+
+
+def test_record_index_with_the_index_turned_off_is_refused(tmp_path: Path) -> None:
+    from hudi_engine.errors import MetadataTableError
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    write_table(_rows([1], "a"), path, _options("COPY_ON_WRITE"))
+    with pytest.raises(MetadataTableError, match="RECORD_INDEX tags with the metadata table's record index"):
+        write_table(_rows([2], "b"), path, {**_options("COPY_ON_WRITE"), "hoodie.index.type": "RECORD_INDEX",
+                                            "hoodie.metadata.record.index.enable": "false"})
