@@ -442,9 +442,11 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
             "spark/test_writer.py::test_insert_keeps_duplicates_unless_combine_before_insert"),
         "`insert_overwrite`, `insert_overwrite_table`": (
             "spark/test_writer.py::test_insert_overwrite_partition_and_table",),
-        "indexes `SIMPLE`, `BLOOM`, `BUCKET`, `GLOBAL_SIMPLE`": (
+        "indexes `SIMPLE`, `BLOOM`, `BUCKET`, `GLOBAL_SIMPLE`, `RECORD_INDEX`": (
             "spark/test_writer.py::test_bloom_and_bucket_index",
-            "spark/test_writer.py::test_global_index_moves_key_between_partitions"),
+            "spark/test_writer.py::test_global_index_moves_key_between_partitions",
+            "spark/test_writer.py::test_record_index_tags_in_spark_tasks",
+            "metadata/test_record_index.py::test_record_index_tags_globally"),
         "Hudi's five payloads or a Python one": (
             "test_merge.py::test_random_sequences_match_the_per_record_model",
             "test_merge.py::test_partial_update_fills_nulls_from_the_other_record",
@@ -454,7 +456,7 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
     }, {
         "bootstrap": ({"hoodie.datasource.write.operation": "bootstrap"},),
         "HBASE and other indexes": ({"hoodie.index.type": "HBASE"}, {"hoodie.index.type": "GLOBAL_BLOOM"},
-                                    {"hoodie.index.type": "RECORD_INDEX"}),
+                                    {"hoodie.index.type": "RECORD_LEVEL_INDEX"}),
         "each Hudi key [options.md](docs/options.md) lists as refused": (
             {"hoodie.log.compaction.enable": "true"},
             "config/test_hudi_keys.py::test_docs_are_the_registry",

@@ -27,7 +27,7 @@ from hudi_engine.write.executor import (
     key_and_tag,
     write_buckets,
 )
-from hudi_engine.write.tagging import record_index_locations, tag_globally
+from hudi_engine.write.tagging import record_index_locations
 from hudi_engine.write.write_client import Transaction, WriteClient
 
 
@@ -91,3 +91,38 @@ def counts_of(keyed: pa.Table, cfg: WriteConfig) -> Counts:
         else:
             inserts[p] = inserts.get(p, 0) + n
     return Counts(updates, inserts, new_buckets)
+
+
+def tag_globally(keyed: pa.Table, found: dict[str, tuple[str, str]], *, update_partition_path: bool,
+                 deleting: bool) -> pa.Table:
+    """Rows tagged by a global index's locations `found` (key -> partition, file id), as `spark.global_simple`
+    tags them: a key the table holds in the row's partition goes to its file group; in another partition, with
+    `update_partition_path` (and not `deleting`), it becomes a delete there and an insert in the new partition,
+    else the record goes where the key lives. `keyed` has the KEY, PARTITION, FILE_ID and DELETE columns."""
+    keys = keyed.column(KEY).to_pylist()
+    partitions = keyed.column(PARTITION).to_pylist()
+    file_ids: list[str | None] = []
+    moved_rows: list[int] = []
+    for i, (k, p) in enumerate(zip(keys, partitions, strict=True)):
+        where = found.get(k)
+        if where is None:
+            file_ids.append(None)
+            continue
+        if where[0] != p:
+            if update_partition_path and not deleting:
+                moved_rows.append(i)
+                file_ids.append(None)  # the insert in the new partition
+                continue
+            partitions[i] = where[0]
+        file_ids.append(where[1])
+    names = keyed.column_names
+    out = keyed.set_column(names.index(PARTITION), PARTITION, pa.array(partitions, keyed.schema.field(PARTITION).type))
+    out = out.set_column(names.index(FILE_ID), FILE_ID, pa.array(file_ids, pa.string()))
+    if not moved_rows:
+        return out
+    old = keyed.take(pa.array(moved_rows))
+    old = old.set_column(names.index(PARTITION), PARTITION, pa.array(
+        [found[keys[i]][0] for i in moved_rows], keyed.schema.field(PARTITION).type))
+    old = old.set_column(names.index(FILE_ID), FILE_ID, pa.array([found[keys[i]][1] for i in moved_rows], pa.string()))
+    old = old.set_column(names.index(DELETE), DELETE, pa.array([True] * len(moved_rows)))
+    return pa.concat_tables([out, old])

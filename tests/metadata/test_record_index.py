@@ -14,7 +14,9 @@ from java_tables import unzip_feature_table
 from metadata_tables import (
     MDT_TABLES,
     WRITE_OPTIONS,
+    assert_index_matches,
     feature_rows,
+    index_of,
     mdt_listing,
     stats_only,
     storage_listing,
@@ -29,12 +31,9 @@ from hudi_engine.metadata.record_index import (
     RecordIndexRecord,
     file_group_count,
     instant_millis,
-    latest_slice_keys,
 )
 from hudi_engine.metadata.table import MetadataTable, metadata_location
 from hudi_engine.table_config import TableConfig
-from hudi_engine.timeline import Timeline
-from hudi_engine.timeline.layout import layout_for
 
 CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 
@@ -47,43 +46,6 @@ def _with_record_index() -> list[str]:
         if any("metadata/record_index/" in n for n in names) and not any(n.endswith(".lance") for n in names):
             out.append(z.stem)
     return out
-
-
-def index_of(table: Path) -> tuple[dict[str, RecordIndexRecord], int]:
-    """The record index merged (deleted keys dropped), and its file-group count; each record checked to lie in the
-    file group its key hashes to."""
-    location = TableLocation.of(str(table))
-    config = TableConfig.load(location)
-    mdt = MetadataTable.load(location, config, Timeline.load(location, layout_for(config)))
-    slices = mdt.partition_slices(RECORD_INDEX_PARTITION)
-    out: dict[str, RecordIndexRecord] = {}
-    for i, s in enumerate(slices):
-        assert s.file_id == f"record-index-{i:04d}-0"
-        for key, record in mdt.read_slice(s).items():
-            assert file_group_index(key, len(slices)) == i, (key, s.file_id)
-            if not record.is_deleted:
-                assert isinstance(record, RecordIndexRecord)
-                out[key] = record
-    return out, len(slices)
-
-
-def snapshot_locations(table: Path) -> dict[str, tuple[str, str]]:
-    """Where the engine's read finds each live key: its partition and file group. A key an INSERT wrote twice (Java's
-    insert does not look keys up) is in several file groups; the index holds the newest."""
-    location = TableLocation.of(str(table))
-    config = TableConfig.load(location)
-    found: dict[str, tuple[str, str, str]] = {}
-    for partition, file_id, instant, keys in latest_slice_keys(location, Timeline.load(location, layout_for(config))):
-        for k in keys:
-            if k not in found or found[k][2] < instant:
-                found[k] = (partition, file_id, instant)
-    return {k: (p, f) for k, (p, f, _) in found.items()}
-
-
-def assert_index_matches(table: Path) -> int:
-    index, _ = index_of(table)
-    assert {k: (r.partition, r.file_id) for k, r in index.items()} == snapshot_locations(table)
-    return len(index)
 
 
 @pytest.mark.parametrize("name", _with_record_index())

@@ -650,8 +650,9 @@ def _predicate_problems(values: Mapping[str, Any], strategy: str, dbt_strategy: 
                 "record key, and a merge that did not look at the stored rows a predicate excludes would write "
                 "a second row for their keys. Only predicates on partition_by columns are used (they bound "
                 "the partitions a merge reads). Remove incremental_predicates."]
-    if str(values["index_type"] or hudi_options.get(K.INDEX_TYPE.key) or "").upper() == "GLOBAL_SIMPLE":
-        return ["incremental_predicates with index_type GLOBAL_SIMPLE are refused: that index finds a key "
+    index = str(values["index_type"] or hudi_options.get(K.INDEX_TYPE.key) or "").upper()
+    if index in ("GLOBAL_SIMPLE", "RECORD_INDEX", "GLOBAL_RECORD_LEVEL_INDEX"):
+        return [f"incremental_predicates with index_type {index} are refused: that index finds a key "
                 "in any partition (a key may move), so a merge that skipped a partition could miss the stored "
                 "row of a key and write a second one. Remove incremental_predicates or use a partition-local "
                 "index (SIMPLE, BLOOM, BUCKET)."]
