@@ -47,11 +47,14 @@ def _ours(table: Path) -> dict[int, tuple[str, str]]:
     return {r["id"]: (r["v"], r["_hoodie_partition_path"]) for r in rows}
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_java_upserts_find_every_key_of_the_engines_record_index(java_hudi, tmp_path: Path, table_type: str) -> None:
-    java = java_hudi("1.2.0")
+@pytest.mark.parametrize(("hudi", "version", "table_type"), [
+    ("1.2.0", 9, "COPY_ON_WRITE"), ("1.2.0", 9, "MERGE_ON_READ"), ("0.15.0", 6, "COPY_ON_WRITE")])
+def test_java_upserts_find_every_key_of_the_engines_record_index(java_hudi, tmp_path: Path, hudi: str, version: int,
+                                                                 table_type: str) -> None:
+    java = java_hudi(hudi)
     table = tmp_path / "t"
-    options = {**WRITE_OPTIONS, "hoodie.table.name": "t", "hoodie.datasource.write.table.type": table_type}
+    options = {**WRITE_OPTIONS, "hoodie.table.name": "t", "hoodie.datasource.write.table.type": table_type,
+               "hoodie.write.table.version": str(version)}
     write_table(feature_rows(list(range(1, 21)), "one"), str(table), options)
     write_table(feature_rows([2, 3, 40], "two"), str(table), {**options, "hoodie.index.type": "RECORD_INDEX"})
     write_table(feature_rows([4, 41], "three"), str(table), {**options, "hoodie.index.type": "RECORD_INDEX"})
