@@ -34,6 +34,7 @@ from hudi_engine.metadata.record_index import (
 )
 from hudi_engine.metadata.table import MetadataTable, metadata_location
 from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline import Timeline
 
 CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 
@@ -135,8 +136,24 @@ def test_kept_through_writes_and_services(tmp_path: Path, name: str, mor: bool) 
     rolled = HudiTable.load(str(table)).rollback()
     assert rolled.rolled_back.timestamp == last
     assert _kept(table) == n + 2
-    folder = Path(metadata_location(TableLocation.of(str(table))).base_path)
-    assert any(f.name.endswith(".hfile") and f.stat().st_size for f in (folder / "record_index").iterdir())
+    location = TableLocation.of(str(table))
+    compacted = [i.timestamp for i in Timeline.load(metadata_location(location)).instants
+                 if i.action.value == "commit" and i.is_completed]
+    assert compacted, "the metadata table compacted"
+    folder = Path(metadata_location(location).base_path) / "record_index"
+    assert list(folder.glob(f"*_{compacted[-1]}.hfile"))  # its file groups with log files compacted too
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v9", "mdt_cow_v6"])
+def test_delete_partition_deletes_its_keys(tmp_path: Path, name: str) -> None:
+    table = index_table(tmp_path, name, mor=False)
+    n = _kept(table)
+    gone = {k for k, r in index_of(table)[0].items() if r.partition.endswith("a")}
+    assert gone
+    HudiTable.load(str(table)).delete_partitions(["a"])  # its files stay listed until cleaned
+    assert assert_index_matches(table) == n - len(gone)
+    write_rows(table, feature_rows([101], "back"))  # an odd id: partition a again
+    assert assert_index_matches(table) == n - len(gone) + 1
 
 
 @pytest.mark.parametrize("operation", ["insert_overwrite", "insert_overwrite_table"])
