@@ -424,7 +424,9 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
         "kept)": (
             "metadata/test_record_index.py::test_javas_record_index_places_every_live_key",
             "metadata/test_record_index.py::test_kept_through_writes_and_services",
-            "metadata/test_record_index.py::test_built_on_request_kept_then_dropped"),
+            "metadata/test_record_index.py::test_built_on_request_kept_then_dropped",
+            "java_hudi/test_mdt_record_index.py::test_java_upserts_find_every_key_of_the_engines_record_index",
+            "java_hudi/test_mdt_record_index.py::test_the_engines_record_index_upserts_on_a_table_java_built"),
     }, {
         "other metadata partitions (a metadata table with them is disabled as Hudi does)": (
             {"hoodie.metadata.index.bloom.filter.enable": "true"},
