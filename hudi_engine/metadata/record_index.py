@@ -15,7 +15,8 @@ A commit's records (`records_for_commit`, Hudi 1.2's `convertMetadataToRecordInd
 `getRecordIndexAdditionalUpserts`):
 * a base file of a new file group (an insert, clustering): every key it holds, at its file group;
 * a base file that rewrites a file group (a COW merge): the keys it holds and its previous base file did not (new
-  there), and deletes for those its previous base file held and it does not;
+  there), and deletes for those its previous base file held and it does not (neither read when its write stat
+  counts no insert and no delete: the same keys);
 * a log file: the keys of its data blocks that the index does not already place in its file group (Hudi writes
   inserts to base files; a key revived or moved into the group), and deletes for the keys of its delete blocks that
   the index places there;
@@ -195,9 +196,13 @@ def records_for_commit(location: TableLocation, commit: CommitMetadata, instant_
                 data_keys, delete_keys = log_file_keys(location, partition, name)
                 logged.append((partition, stat.file_id, data_keys, delete_keys))
                 continue
+            rewrite = bool(stat.prev_commit and stat.prev_commit != NULL_COMMIT)
+            if rewrite and stat.num_inserts == 0 and stat.num_deletes == 0:
+                continue  # a merge that only updated: the same keys in the same file group, nothing to read
             keys = base_file_keys(location, partition, name)
             previous: set[str] = set()
-            if stat.prev_commit and stat.prev_commit != NULL_COMMIT:
+            if rewrite:
+                assert stat.prev_commit is not None
                 prev = _previous_base_file(listing(partition), stat.file_id, stat.prev_commit, name)
                 if prev is not None:
                     previous = base_file_keys(location, partition, prev)

@@ -250,7 +250,7 @@ class MetadataTable:
                     logged.pop(key, None)
                     deleted.add(key)
                 continue
-            for record in _block_records(partition, block, wanted):
+            for record in _block_records(partition, block, wanted, exact):
                 prev = logged.get(record.key)
                 logged[record.key] = record if prev is None else prev.combine(record)
         return merge_records((r for k, r in base.items() if k not in deleted), logged.values())
@@ -338,14 +338,17 @@ def _decode(partition: str, codec: RecordCodec, key: bytes, value: bytes, where:
     raise MetadataTableError(f"{where}: records of metadata partition {partition!r} are not read by this engine")
 
 
-def _block_records(partition: str, block: LogBlock, wanted: Callable[[bytes], bool]) -> list[MetadataRecord]:
+def _block_records(partition: str, block: LogBlock, wanted: Callable[[bytes], bool],
+                   exact: set[bytes] | None = None) -> list[MetadataRecord]:
+    """The wanted records of an HFile data block; with `exact` keys, only the HFile blocks they fall in are read."""
     where = f"{block.source}: HFILE_DATA block at offset {block.offset}"
     schema = block.schema_json
     if not schema:
         raise MetadataTableError(f"{where}: no SCHEMA header")
     codec = RecordCodec(schema, where)
     with HFileReader(block.content, name=where) as reader:
-        return [_decode(partition, codec, k, v, where) for k, v in reader.cells() if wanted(k)]
+        cells = reader.get(sorted(exact)).items() if exact is not None else reader.cells()
+        return [_decode(partition, codec, k, v, where) for k, v in cells if wanted(k)]
 
 
 def _rolled_back(timeline: Timeline, instant: Instant) -> list[str]:
