@@ -120,3 +120,29 @@ def test_java_writes_a_duplicate_when_the_index_misses_a_key(java_hudi, tmp_path
                {**JAVA_RLI, "hoodie.table.name": "liar", "hoodie.metadata.index.column.stats.enable": "false"})
     rows = java.snapshot(table, **{"hoodie.metadata.enable": "true"}).select(["id", "v"]).to_pylist()
     assert sorted((r["id"], r["v"]) for r in rows if r["id"] in (7, 8)) == [(7, "java"), (7, "two"), (8, "java")]
+
+
+def test_a_write_killed_after_its_metadata_commit_misleads_no_reader(java_hudi, tmp_path: Path) -> None:
+    """An engine write killed between its metadata delta commit (record index entries for files it wrote) and its
+    data commit: neither the engine's nor Java's RECORD_INDEX tagging takes those entries; Java's next write rolls the
+    instant back and extends the metadata table."""
+    from java_hudi.test_mdt_files import _killed_after_the_metadata_commit
+
+    java = java_hudi("1.2.0")
+    table = tmp_path / "k"
+    options = {**WRITE_OPTIONS, "hoodie.table.name": "k", "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+               "hoodie.index.type": "RECORD_INDEX"}
+    write_table(feature_rows(list(range(1, 9)), "one"), str(table), options)
+    before = _mdt_state(table)
+    crashed = _killed_after_the_metadata_commit(table, feature_rows([2, 90], "crashed"), {
+        **options, "hoodie.datasource.write.operation": "upsert"}, tmp_path)
+    assert crashed in {i.timestamp for i in Timeline.load(metadata_location(TableLocation.of(str(table)))).instants}
+    assert assert_index_matches(table) == 8  # the crashed entries do not count
+    java.write(table, feature_rows([2, 90], "java").set_column(2, "ts", pa.array([20, 20], pa.int64())),
+               {**JAVA_RLI, "hoodie.table.name": "k", "hoodie.metadata.index.column.stats.enable": "false"})
+    assert crashed not in {i.timestamp for i in Timeline.load(TableLocation.of(str(table))).instants}
+    got = _java_rows(java, table)
+    assert len(got) == 9 and got[2][0] == "java" and got[90][0] == "java"
+    assert _mdt_state(table) == before and assert_index_matches(table) == 9
+    write_rows(table, feature_rows([90, 91], "e"), **{"hoodie.index.type": "RECORD_INDEX"})
+    assert _ours(table) == _java_rows(java, table) and len(_ours(table)) == 10
