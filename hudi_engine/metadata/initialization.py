@@ -42,7 +42,7 @@ from hudi_engine.metadata.column_stats import (
     PARTITION_STATS_PARTITION,
     ColumnStats,
     ColumnStatsRecord,
-    file_group_index,
+    file_group_indexes,
 )
 from hudi_engine.metadata.compaction import BASE_WRITE_TOKEN, write_base_file
 from hudi_engine.metadata.index_definitions import (
@@ -307,8 +307,8 @@ def _init_partition(location: TableLocation, timeline: Timeline, schema: str, pa
         CommitMetadata(operation_type=INIT_OPERATION), requested))
     storage.write_bytes(location.join(f"{partition}/{PARTITION_METAFILE}"), format_partition_metadata(instant_time, 1))
     by_group: dict[int, list[MetadataRecord]] = {i: [] for i in range(groups)}
-    for r in records:
-        by_group[file_group_index(r.key, groups)].append(r)
+    for r, i in zip(records, file_group_indexes([r.key for r in records], groups).tolist(), strict=True):
+        by_group[i].append(r)
     stats = []
     codec = RecordCodec(schema, f"{location.base_path} ({partition})")
     for i, group in by_group.items():

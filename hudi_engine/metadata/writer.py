@@ -71,7 +71,7 @@ from hudi_engine.metadata.column_stats import (
     BLOOM_FILTERS_PARTITION,
     COLUMN_STATS_PARTITION,
     PARTITION_STATS_PARTITION,
-    file_group_index,
+    file_group_indexes,
 )
 from hudi_engine.metadata.index_definitions import load_index_definitions
 from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord, keys_table, slice_keys
@@ -418,8 +418,8 @@ class MetadataWriter:
             if slices is None:
                 raise MetadataTableError(f"{self.table.location.base_path}: records for metadata partition "
                                          f"{partition!r}, which the table does not list")
-            for r in recs:
-                out.setdefault((partition, file_group_index(r.key, len(slices))), []).append(r)
+            for r, i in zip(recs, file_group_indexes([r.key for r in recs], len(slices)).tolist(), strict=True):
+                out.setdefault((partition, i), []).append(r)
         return [(p, self.slices[p][i], sorted(v, key=lambda r: r.key.encode("utf-8")))
                 for (p, i), v in sorted(out.items())]
 

@@ -329,3 +329,31 @@ def test_delete_blocks_are_javas_bytes(unzip_table, name: str) -> None:
                 assert ours.content == block.content, log.name
                 compared += 1
     assert compared > 0
+
+
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_the_fast_encoding_is_fastavros(version: int) -> None:
+    from hudi_engine.metadata.initialization import record_schema
+    from hudi_engine.metadata.records import RecordCodec
+
+    codec = RecordCodec(record_schema(version), "here")
+    for r in (RecordIndexRecord("k1", "p=a", "25790a4d-0f6b-4a21-bb7e-4cd62f5cbe2f-7", 1772922289244),
+              RecordIndexRecord("k2", "", "8e3e2b51-77a4-4cc4-a2d6-d9e0a4b8d4f1", 0),
+              RecordIndexRecord("k3", "été/中", "raw-file-id", -1)):
+        assert codec.encode(r) == codec._encode(r)
+    assert codec._fast[RecordIndexRecord] is not None
+
+
+def test_file_group_indexes_are_javas_hash_of_each_key() -> None:
+    import random
+    import string
+
+    from hudi_engine.metadata.column_stats import file_group_indexes
+
+    rng = random.Random(37)
+    keys = ["".join(rng.choice(string.printable + "éß中") for _ in range(rng.randint(0, 40))) for _ in range(5000)]
+    keys += ["polygenelubricants", "TXN-001", ""]  # the first hashes to Integer.MIN_VALUE
+    for count in (1, 2, 10, 10000):
+        assert file_group_indexes(keys, count).tolist() == [file_group_index(k, count) for k in keys]
+    beyond = ["a\U0001F600b", "x"]  # two UTF-16 units for one character
+    assert file_group_indexes(beyond, 10).tolist() == [file_group_index(k, 10) for k in beyond]
