@@ -38,6 +38,8 @@
 #                                upsert pays to rebuild it, beside the same upsert with it intact (about 15 minutes)
 #   bench/run.sh mdt-files       issue 37: the same upserts with and without the metadata table's files partition kept
 #   bench/run.sh mdt-listing     issue 37: snapshot planning of a 2,000-file table on S3 with and without the metadata table
+#   bench/run.sh record-index    issue 37: a 10,000-row upsert into 1M- and 10M-row COW tables, RECORD_INDEX vs SIMPLE
+#                                vs BLOOM, interleaved (builds six tables first: about 30-60 minutes)
 #   bench/run.sh clustering      issue 39: a table of 200 small upserts clustered linear / z-order, beside delta-rs optimize
 #                                (created, cleaned and compacted by the engine), interleaved (about 5 minutes)
 #   bench/run.sh all             read, spark-read, write, w2, w3, profile, dbt, archival and listing
@@ -74,8 +76,9 @@ for w in "${what[@]}"; do
     mdt-handover) .venv/bin/python bench/bench_mdt_handover.py ;;
     mdt-files) .venv/bin/python bench/bench_mdt_files.py ;;
     mdt-listing) .venv/bin/python bench/bench_mdt_listing.py ;;
+    record-index) .venv/bin/python bench/bench_record_index.py ;;
     clustering) .venv/bin/python bench/bench_clustering.py ;;
     compaction) .venv/bin/python bench/bench_compaction.py ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, merge-floor, hudi-java, hudi-java-w3, mdt-handover, mdt-files, mdt-listing, clustering, compaction or all" >&2; exit 2 ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, merge-floor, hudi-java, hudi-java-w3, mdt-handover, mdt-files, mdt-listing, record-index, clustering, compaction or all" >&2; exit 2 ;;
   esac
 done

@@ -13,6 +13,8 @@ from java_tables import CASES, unzip_feature_table
 from hudi_engine import HudiTable
 from hudi_engine.fs_view import FileSystemView
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata.column_stats import file_group_index
+from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord, latest_slice_keys
 from hudi_engine.metadata.table import MetadataTable
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
@@ -178,3 +180,45 @@ def assert_blooms_match_files(table: Path) -> int:
             if not r.is_deleted}
     assert live == stored, (sorted(live - stored), sorted(stored - live))
     return len(bases)
+
+
+# ---- the record index
+
+def index_of(table: Path) -> tuple[dict[str, RecordIndexRecord], int]:
+    """The record index merged (deleted keys dropped), and its file-group count; each record checked to lie in the
+    file group its key hashes to."""
+    location = TableLocation.of(str(table))
+    config = TableConfig.load(location)
+    mdt = MetadataTable.load(location, config, Timeline.load(location, layout_for(config)))
+    slices = mdt.partition_slices(RECORD_INDEX_PARTITION)
+    out: dict[str, RecordIndexRecord] = {}
+    for i, s in enumerate(slices):
+        assert s.file_id == f"record-index-{i:04d}-0"
+        for key, record in mdt.read_slice(s).items():
+            assert file_group_index(key, len(slices)) == i, (key, s.file_id)
+            if not record.is_deleted:
+                assert isinstance(record, RecordIndexRecord)
+                out[key] = record
+    return out, len(slices)
+
+
+def snapshot_locations(table: Path) -> dict[str, set[tuple[str, str]]]:
+    """Where the engine's read finds each live key: its partitions and file groups. A key an INSERT wrote twice (Java's
+    insert does not look keys up) is in several file groups; the index holds one of them."""
+    location = TableLocation.of(str(table))
+    config = TableConfig.load(location)
+    found: dict[str, set[tuple[str, str]]] = {}
+    for partition, file_id, _, keys in latest_slice_keys(location, Timeline.load(location, layout_for(config))):
+        for k in keys:
+            found.setdefault(k, set()).add((partition, file_id))
+    return found
+
+
+def assert_index_matches(table: Path) -> int:
+    """The record index places exactly the live keys, each where the snapshot finds it; their number."""
+    index, _ = index_of(table)
+    want = snapshot_locations(table)
+    assert index.keys() == want.keys(), (sorted(index.keys() - want.keys()), sorted(want.keys() - index.keys()))
+    wrong = {k: ((r.partition, r.file_id), want[k]) for k, r in index.items() if (r.partition, r.file_id) not in want[k]}
+    assert not wrong, f"key: (the index's location, the snapshot's): {wrong}"
+    return len(index)

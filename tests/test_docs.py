@@ -420,9 +420,16 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
             "metadata/test_column_ranges.py::test_ranges_equal_javas_column_stats",
             "java_hudi/test_mdt_stats.py::test_java_skips_by_the_engines_stats_and_extends_them",
             "java_hudi/test_mdt_stats.py::test_java_misses_a_row_when_a_files_stats_are_wrong"),
+        "the global record index (built with `hoodie.metadata.global.record.level.index.enable=true` or by Java, "
+        "kept)": (
+            "metadata/test_record_index.py::test_javas_record_index_places_every_live_key",
+            "metadata/test_record_index.py::test_kept_through_writes_and_services",
+            "metadata/test_record_index.py::test_built_on_request_kept_then_dropped",
+            "java_hudi/test_mdt_record_index.py::test_java_upserts_find_every_key_of_the_engines_record_index",
+            "java_hudi/test_mdt_record_index.py::test_the_engines_record_index_upserts_on_a_table_java_built"),
     }, {
         "other metadata partitions (a metadata table with them is disabled as Hudi does)": (
-            {"hoodie.metadata.record.index.enable": "true"}, {"hoodie.metadata.index.bloom.filter.enable": "true"},
+            {"hoodie.metadata.index.bloom.filter.enable": "true"},
             "spark/test_writer_conformance.py::test_write_disables_a_metadata_table_first",
             "metadata/test_metadata_writer.py::test_other_metadata_partitions_or_enable_false_disable_it",
             "metadata/test_metadata_services.py::test_what_cannot_be_kept_is_disabled_with_its_reason"),
@@ -437,9 +444,11 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
             "spark/test_writer.py::test_insert_keeps_duplicates_unless_combine_before_insert"),
         "`insert_overwrite`, `insert_overwrite_table`": (
             "spark/test_writer.py::test_insert_overwrite_partition_and_table",),
-        "indexes `SIMPLE`, `BLOOM`, `BUCKET`, `GLOBAL_SIMPLE`": (
+        "indexes `SIMPLE`, `BLOOM`, `BUCKET`, `GLOBAL_SIMPLE`, `RECORD_INDEX`": (
             "spark/test_writer.py::test_bloom_and_bucket_index",
-            "spark/test_writer.py::test_global_index_moves_key_between_partitions"),
+            "spark/test_writer.py::test_global_index_moves_key_between_partitions",
+            "spark/test_writer.py::test_record_index_tags_in_spark_tasks",
+            "metadata/test_record_index.py::test_record_index_tags_globally"),
         "Hudi's five payloads or a Python one": (
             "test_merge.py::test_random_sequences_match_the_per_record_model",
             "test_merge.py::test_partial_update_fills_nulls_from_the_other_record",
@@ -449,7 +458,7 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
     }, {
         "bootstrap": ({"hoodie.datasource.write.operation": "bootstrap"},),
         "HBASE and other indexes": ({"hoodie.index.type": "HBASE"}, {"hoodie.index.type": "GLOBAL_BLOOM"},
-                                    {"hoodie.index.type": "RECORD_INDEX"}),
+                                    {"hoodie.index.type": "RECORD_LEVEL_INDEX"}),
         "each Hudi key [options.md](docs/options.md) lists as refused": (
             {"hoodie.log.compaction.enable": "true"},
             "config/test_hudi_keys.py::test_docs_are_the_registry",

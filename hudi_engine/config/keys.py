@@ -90,6 +90,30 @@ METADATA_COLUMN_STATS_MAX_COLUMNS: ConfigOption[int] = ConfigOption(
     "hoodie.metadata.index.column.stats.max.columns.to.index", Kind.INT, 32,
     "How many columns column stats are built for (besides the meta columns) when no column list is given.", "table",
     hudi_default="32", minimum=1)
+METADATA_RECORD_INDEX: ConfigOption[bool] = ConfigOption(
+    "hoodie.metadata.global.record.level.index.enable", Kind.BOOL, False,
+    "The global record index in the metadata table (a record key's partition and file group; tables with meta "
+    "fields). true: a write builds the record_index partition from the latest file slices' keys when the metadata "
+    "table has none (with hoodie.metadata.enable=true, which creates the metadata table too); false: a write drops "
+    "it, as Hudi does. Either way, a record index the table has (a Java writer's) is kept up to date with every "
+    "commit. hoodie.index.type=RECORD_INDEX tags with it (and builds it when the table has none).",
+    "table", hudi_default="false", aliases=("hoodie.metadata.record.index.enable",))
+METADATA_RECORD_INDEX_MIN_FILE_GROUPS: ConfigOption[int] = ConfigOption(
+    "hoodie.metadata.global.record.level.index.min.filegroup.count", Kind.INT, 10,
+    "The fewest file groups a new record index gets.", "table", hudi_default="10", minimum=1,
+    aliases=("hoodie.metadata.record.index.min.filegroup.count",))
+METADATA_RECORD_INDEX_MAX_FILE_GROUPS: ConfigOption[int] = ConfigOption(
+    "hoodie.metadata.global.record.level.index.max.filegroup.count", Kind.INT, 10000,
+    "The most file groups a new record index gets.", "table", hudi_default="10000", minimum=1,
+    aliases=("hoodie.metadata.record.index.max.filegroup.count",))
+METADATA_RECORD_INDEX_MAX_FILE_GROUP_SIZE: ConfigOption[int] = ConfigOption(
+    "hoodie.metadata.record.index.max.filegroup.size", Kind.INT, 1 << 30,
+    "A new record index's file groups are sized for at most this many bytes (48 bytes an entry).", "table",
+    hudi_default=str(1 << 30), minimum=1)
+METADATA_RECORD_INDEX_GROWTH_FACTOR: ConfigOption[float] = ConfigOption(
+    "hoodie.metadata.record.index.growth.factor", Kind.FLOAT, 2.0,
+    "A new record index's entries are multiplied by this when sizing its file groups (room to grow).", "table",
+    hudi_default="2.0", minimum=1)
 METADATA_COMPACT_MAX_DELTA_COMMITS: ConfigOption[int] = ConfigOption(
     "hoodie.metadata.compact.max.delta.commits", Kind.INT, 10,
     "Delta commits on the metadata table's files partition since its last compaction that trigger its compaction "
@@ -184,7 +208,8 @@ PARTIAL_UPDATE_COLUMNS: ConfigOption[tuple[str, ...]] = ConfigOption(
 # ---- index -----------------------------------------------------------------------------------------------------
 INDEX_TYPE: ConfigOption[str] = ConfigOption(
     "hoodie.index.type", Kind.CHOICE, "SIMPLE", "How incoming keys find their file group.", "index",
-    hudi_default="SIMPLE", choices=("SIMPLE", "BLOOM", "BUCKET", "GLOBAL_SIMPLE"))
+    hudi_default="SIMPLE", choices=("SIMPLE", "BLOOM", "BUCKET", "GLOBAL_SIMPLE", "RECORD_INDEX"),
+    value_aliases={"GLOBAL_RECORD_LEVEL_INDEX": "RECORD_INDEX"})
 BUCKET_NUM: ConfigOption[int] = ConfigOption(
     "hoodie.bucket.index.num.buckets", Kind.INT, 256, "BUCKET index: buckets (file groups) per partition.", "index",
     hudi_default="256", minimum=1)
@@ -192,6 +217,10 @@ UPDATE_PARTITION_PATH: ConfigOption[bool] = ConfigOption(
     "hoodie.simple.index.update.partition.path", Kind.BOOL, True,
     "GLOBAL_SIMPLE: a key written with a new partition moves there (deleted from the old one).", "index",
     hudi_default="true")
+RECORD_INDEX_UPDATE_PARTITION_PATH: ConfigOption[bool] = ConfigOption(
+    "hoodie.record.index.update.partition.path", Kind.BOOL, False,
+    "RECORD_INDEX: a key written with a new partition moves there (deleted from the old one); false: the record is "
+    "written where the key lives.", "index", hudi_default="false")
 
 # ---- bloom filters (footers of base files) ----------------------------------------------------------------------
 BLOOM_FILTER_TYPE: ConfigOption[str] = ConfigOption(
@@ -616,11 +645,13 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     KEY_GENERATOR_CLASS, KEY_GENERATOR_TYPE, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
     CONSISTENT_LOGICAL_TIMESTAMP, COMMIT_META_PREFIX, METADATA_ENABLE, METADATA_COMPACT_MAX_DELTA_COMMITS,
     METADATA_COLUMN_STATS, METADATA_COLUMN_STATS_COLUMNS, METADATA_COLUMN_STATS_MAX_COLUMNS,
+    METADATA_RECORD_INDEX, METADATA_RECORD_INDEX_MIN_FILE_GROUPS, METADATA_RECORD_INDEX_MAX_FILE_GROUPS,
+    METADATA_RECORD_INDEX_MAX_FILE_GROUP_SIZE, METADATA_RECORD_INDEX_GROWTH_FACTOR,
     TABLE_VERSION, POPULATE_META_FIELDS,
     CDC_ENABLED,
     CDC_LOGGING_MODE, SCHEMA_ON_READ, PREPPED, *TIMEBASED_OPTIONS,
     PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE, PARTIAL_UPDATE_COLUMNS,
-    INDEX_TYPE, BUCKET_NUM, UPDATE_PARTITION_PATH,
+    INDEX_TYPE, BUCKET_NUM, UPDATE_PARTITION_PATH, RECORD_INDEX_UPDATE_PARTITION_PATH,
     BLOOM_FILTER_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES,
     MAX_FILE_SIZE, SMALL_FILE_LIMIT, BLOCK_SIZE, COMPRESSION, RECORD_SIZE_ESTIMATE, LOG_BLOCK_MAX_SIZE, LOG_FILE_MAX_SIZE,
     UPSERT_PARALLELISM, INSERT_PARALLELISM, BULK_INSERT_PARALLELISM, DELETE_PARALLELISM, BULK_INSERT_SORT_MODE,

@@ -59,6 +59,12 @@ class IndexType(enum.Enum):
     BLOOM = "BLOOM"
     BUCKET = "BUCKET"
     GLOBAL_SIMPLE = "GLOBAL_SIMPLE"
+    RECORD_INDEX = "RECORD_INDEX"  # global, by the metadata table's record index
+
+    @property
+    def is_global(self) -> bool:
+        """A key lives in one partition of the whole table (it may move partition)."""
+        return self in (IndexType.GLOBAL_SIMPLE, IndexType.RECORD_INDEX)
 
 
 COPY_ON_WRITE, MERGE_ON_READ = "COPY_ON_WRITE", "MERGE_ON_READ"
@@ -167,7 +173,9 @@ class IndexConfig:
 
     @staticmethod
     def from_options(o: Options) -> "IndexConfig":
-        return IndexConfig(IndexType(o[K.INDEX_TYPE]), o[K.BUCKET_NUM], o[K.UPDATE_PARTITION_PATH])
+        kind = IndexType(o[K.INDEX_TYPE])
+        moves = o[K.RECORD_INDEX_UPDATE_PARTITION_PATH] if kind is IndexType.RECORD_INDEX else o[K.UPDATE_PARTITION_PATH]
+        return IndexConfig(kind, o[K.BUCKET_NUM], moves)
 
 
 @dataclass(frozen=True)

@@ -436,7 +436,10 @@ class HFileReader:
                     (tags_len,) = _I16.unpack_from(data, next_at)
                     next_at += 2 + tags_len
                 if self._with_mvcc:
-                    _, next_at = _read_vint(data, next_at)
+                    if data[next_at] < 0x80 or data[next_at] >= 0x90:  # a one-byte vint (>= -112 signed): most
+                        next_at += 1
+                    else:
+                        _, next_at = _read_vint(data, next_at)
                 if next_at > end:
                     raise ValueError("cell past the block's end")
             except (ValueError, IndexError, struct.error) as e:

@@ -42,10 +42,25 @@ from hudi_engine.metadata.column_stats import (
     PARTITION_STATS_PARTITION,
     ColumnStats,
     ColumnStatsRecord,
-    file_group_index,
+    file_group_indexes,
 )
 from hudi_engine.metadata.compaction import BASE_WRITE_TOKEN, write_base_file
-from hudi_engine.metadata.index_definitions import DEFAULT_INDEX_DEFS_PATH, INDEX_DEFS_PATH, drop_definition
+from hudi_engine.metadata.index_definitions import (
+    DEFAULT_INDEX_DEFS_PATH,
+    INDEX_DEFS_PATH,
+    drop_definition,
+    read_definitions,
+    write_definitions,
+)
+from hudi_engine.metadata.record_index import (
+    FILE_ID_PREFIX,
+    RECORD_INDEX_PARTITION,
+    file_group_count,
+    latest_slice_keys,
+)
+from hudi_engine.metadata.record_index import (
+    initial_records as initial_index_records,
+)
 from hudi_engine.metadata.records import (
     ALL_PARTITIONS_KEY,
     FILE_LIST,
@@ -53,6 +68,7 @@ from hudi_engine.metadata.records import (
     PARTITION_LIST,
     FileInfo,
     FilesRecord,
+    MetadataRecord,
     RecordCodec,
     partition_key,
 )
@@ -194,7 +210,8 @@ def initialize(data: TableLocation, data_config: TableConfig, data_timeline: Tim
 # ---- column and partition stats added to a metadata table (Hudi 1.x) ----------------------------------------------
 COLUMN_STATS_FILE_GROUPS = 2  # hoodie.metadata.index.column.stats.file.group.count's default
 PARTITION_STATS_FILE_GROUPS = 1  # hoodie.metadata.index.partition.stats.file.group.count's default
-_FILE_ID_PREFIX = {COLUMN_STATS_PARTITION: "col-stats", PARTITION_STATS_PARTITION: "partition-stats"}
+_FILE_ID_PREFIX = {COLUMN_STATS_PARTITION: "col-stats", PARTITION_STATS_PARTITION: "partition-stats",
+                   RECORD_INDEX_PARTITION: FILE_ID_PREFIX}
 
 
 def stats_init_instants(timeline: Timeline, count: int) -> list[str]:
@@ -283,15 +300,15 @@ def _latest_ranges(data: TableLocation, data_timeline: Timeline, index: StatsInd
 
 
 def _init_partition(location: TableLocation, timeline: Timeline, schema: str, partition: str, instant_time: str,
-                    groups: int, records: list[ColumnStatsRecord]) -> None:
+                    groups: int, records: Sequence[MetadataRecord]) -> None:
     storage = location.storage
     requested = timeline.create_requested(Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED))
     inflight = timeline.transition_to_inflight(requested, timeline.commit_bytes(
         CommitMetadata(operation_type=INIT_OPERATION), requested))
     storage.write_bytes(location.join(f"{partition}/{PARTITION_METAFILE}"), format_partition_metadata(instant_time, 1))
-    by_group: dict[int, list[ColumnStatsRecord]] = {i: [] for i in range(groups)}
-    for r in records:
-        by_group[file_group_index(r.key, groups)].append(r)
+    by_group: dict[int, list[MetadataRecord]] = {i: [] for i in range(groups)}
+    for r, i in zip(records, file_group_indexes([r.key for r in records], groups).tolist(), strict=True):
+        by_group[i].append(r)
     stats = []
     codec = RecordCodec(schema, f"{location.base_path} ({partition})")
     for i, group in by_group.items():
@@ -327,4 +344,80 @@ def drop_stats(data: TableLocation, data_config: TableConfig) -> TableConfig:
     for partition in gone:
         data.storage.delete_dir(location.join(partition))
     drop_definition(data, saved, COLUMN_STATS_PARTITION)
+    return saved
+
+
+# ---- the record index added to a metadata table ------------------------------------------------------------------
+def _partition_init_instant(data_config: TableConfig, data_timeline: Timeline, timeline: Timeline) -> str:
+    """The instant that initialises a new metadata partition: on version 6 (Hudi 0.15) the latest completed data
+    instant (`00000000000000` without one) + the first free suffix from `010` (`createIndexInitTimestamp`); on 8 and
+    9 `stats_init_instants`."""
+    if data_config.version >= 8:
+        return stats_init_instants(timeline, 1)[0]
+    latest = data_timeline.filter(lambda i: i.is_completed).last()
+    base = latest.timestamp if latest is not None else SOLO_COMMIT_TIMESTAMP
+    taken = {i.timestamp for i in timeline.instants}
+    for n in range(int(INIT_SUFFIX), 1000):
+        if f"{base}{n:03d}" not in taken:
+            return f"{base}{n:03d}"
+    raise MetadataTableError(f"{timeline.location.base_path}: no initialization instant left")
+
+
+def initialize_record_index(data: TableLocation, data_config: TableConfig, data_timeline: Timeline, *,
+                            min_file_groups: int, max_file_groups: int, max_file_group_size: int,
+                            growth_factor: float) -> TableConfig:
+    """Add the global `record_index` to the table's metadata table, built from the latest file slices' keys as Hudi's
+    `initializeRecordIndexPartition` builds it: a delta commit at a new initialization instant creating its file
+    groups (as many as `file_group_count` sizes for the keys; a log file with an empty delete block each) and writing
+    their HFile base files (BULK_INSERT); on versions 8 and 9 its index definition (`index.json`, not partitioned);
+    last, the partition in `hoodie.table.metadata.partitions`. Leftovers of an interrupted attempt are removed first.
+    Refused, before anything is written, on a table without meta fields or whose keys are not unique."""
+    if not data_config.populate_meta_fields:
+        raise MetadataTableError(f"table {data.base_path}: a record index needs the meta fields "
+                                 "(hoodie.populate.meta.fields=true); this engine reads keys from _hoodie_record_key")
+    if RECORD_INDEX_PARTITION in data_config.metadata_partitions:
+        return data_config
+    location = metadata_location(data)
+    records = initial_index_records(latest_slice_keys(data, data_timeline), data_config.local_instant_times)
+    groups = file_group_count(len(records), min_count=min_file_groups, max_count=max_file_groups,
+                              max_file_group_size=max_file_group_size, growth_factor=growth_factor)
+    timeline = writing_timeline(Timeline.load(location), data_config)
+    for pending in timeline.instants:  # an interrupted initialization of ours
+        if not pending.is_completed and pending.action is Action.DELTA_COMMIT and _is_init_instant(pending.timestamp):
+            timeline.delete_instant_files(pending)
+    data.storage.delete_dir(location.join(RECORD_INDEX_PARTITION))
+    timeline = writing_timeline(Timeline.load(location), data_config)
+    instant_time = _partition_init_instant(data_config, data_timeline, timeline)
+    _init_partition(location, timeline, record_schema(data_config.version), RECORD_INDEX_PARTITION, instant_time,
+                    groups, records)
+    props: dict[str, str | None] = {"hoodie.table.metadata.partitions": ",".join(
+        sorted({*data_config.metadata_partitions, RECORD_INDEX_PARTITION})),
+        "hoodie.table.metadata.partitions.inflight": None}
+    if data_config.version >= 8:
+        found = read_definitions(data, data_config, create=True)
+        if found is not None:
+            path, raw = found
+            raw.setdefault("indexDefinitions", {})[RECORD_INDEX_PARTITION] = {
+                "indexName": RECORD_INDEX_PARTITION, "indexType": RECORD_INDEX_PARTITION, "indexFunction": "",
+                "sourceFields": [], "indexOptions": {"isPartitioned": "false"}, "version": "V1"}
+            write_definitions(data, path, raw)
+        props[INDEX_DEFS_PATH] = data_config.get(INDEX_DEFS_PATH) or DEFAULT_INDEX_DEFS_PATH
+    saved = data_config.with_props(props)
+    saved.save(data)
+    return saved
+
+
+def _is_init_instant(timestamp: str) -> bool:
+    """A partition initialization's instant: `00000000000000` + 3 digits, or (version 6) a time + a suffix >= 010."""
+    return timestamp.startswith(SOLO_COMMIT_TIMESTAMP) or (len(timestamp) == 20 and timestamp[-3:] >= INIT_SUFFIX)
+
+
+def drop_record_index(data: TableLocation, data_config: TableConfig) -> TableConfig:
+    """Drop `record_index` from the table's metadata table, as Hudi drops an index a writer turns off: out of
+    `hoodie.table.metadata.partitions` first (readers and writers stop using it), then its folder and definition."""
+    kept = [p for p in data_config.metadata_partitions if p != RECORD_INDEX_PARTITION]
+    saved = data_config.with_props({"hoodie.table.metadata.partitions": ",".join(kept)})
+    saved.save(data)
+    data.storage.delete_dir(metadata_location(data).join(RECORD_INDEX_PARTITION))
+    drop_definition(data, saved, RECORD_INDEX_PARTITION)
     return saved

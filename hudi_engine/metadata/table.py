@@ -42,6 +42,7 @@ from hudi_engine.metadata.column_stats import (
     column_key_prefix,
     file_group_index,
 )
+from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord
 from hudi_engine.metadata.records import (
     ALL_PARTITIONS_KEY,
     FILES_PARTITION,
@@ -249,7 +250,7 @@ class MetadataTable:
                     logged.pop(key, None)
                     deleted.add(key)
                 continue
-            for record in _block_records(partition, block, wanted):
+            for record in _block_records(partition, block, wanted, exact):
                 prev = logged.get(record.key)
                 logged[record.key] = record if prev is None else prev.combine(record)
         return merge_records((r for k, r in base.items() if k not in deleted), logged.values())
@@ -332,17 +333,22 @@ def _decode(partition: str, codec: RecordCodec, key: bytes, value: bytes, where:
         return BloomFilterRecord.from_datum(text, datum, where)
     if partition == FILES_PARTITION:
         return FilesRecord.from_datum(text, datum, where)
+    if partition == RECORD_INDEX_PARTITION:
+        return RecordIndexRecord.from_datum(text, datum, where)
     raise MetadataTableError(f"{where}: records of metadata partition {partition!r} are not read by this engine")
 
 
-def _block_records(partition: str, block: LogBlock, wanted: Callable[[bytes], bool]) -> list[MetadataRecord]:
+def _block_records(partition: str, block: LogBlock, wanted: Callable[[bytes], bool],
+                   exact: set[bytes] | None = None) -> list[MetadataRecord]:
+    """The wanted records of an HFile data block; with `exact` keys, only the HFile blocks they fall in are read."""
     where = f"{block.source}: HFILE_DATA block at offset {block.offset}"
     schema = block.schema_json
     if not schema:
         raise MetadataTableError(f"{where}: no SCHEMA header")
     codec = RecordCodec(schema, where)
     with HFileReader(block.content, name=where) as reader:
-        return [_decode(partition, codec, k, v, where) for k, v in reader.cells() if wanted(k)]
+        cells = reader.get(sorted(exact)).items() if exact is not None else reader.cells()
+        return [_decode(partition, codec, k, v, where) for k, v in cells if wanted(k)]
 
 
 def _rolled_back(timeline: Timeline, instant: Instant) -> list[str]:

@@ -3,7 +3,8 @@
 
 A metadata table is kept only when it is one this engine can keep whole: `hoodie.table.metadata.partitions` lists
 `files`, and besides it at most `column_stats`, `partition_stats` and `bloom_filters` on a table of version 8 or 9
-(their records: `stats_index`; no record index, secondary index, ... whose records we do not compute), nothing is
+(their records: `stats_index`) and the global `record_index` of a table with meta fields (its records:
+`record_index`; no partitioned record index, secondary index, ... whose records we do not compute), nothing is
 being built
 (`...partitions.inflight` empty), the metadata table is of the data table's version, has no pending instant (but
 those of the action being retried) and one `files` file group with its base file. Otherwise the action disables it
@@ -15,9 +16,10 @@ its files written or deleted):
     1. `<T>.deltacommit.requested`, then `.inflight` (a workload of one update of `files-0000-0`) on the metadata
        table's timeline
     2. a marker, then a new log file in each file group the action's records fall in (the `files` file group, and
-       the column and partition stats file groups their keys map to): one HFile data block (INSTANT_TIME T, SCHEMA
-       the record schema of the metadata table's `files` base file) holding those records (`records.records_for_*`,
-       `stats_index.records_for_commit`)
+       the column and partition stats and record index file groups their keys map to): one HFile data block
+       (INSTANT_TIME T, SCHEMA the record schema of the metadata table's `files` base file) holding those records
+       (`records.records_for_*`, `stats_index.records_for_commit`, `record_index.records_for_commit`), then, for
+       keys the record index loses, a delete block
     3. `<T>.deltacommit` (layout 2: `<T>_<completion>.deltacommit`) with the write stat of that log file
     4. the marker folder is deleted
 
@@ -61,7 +63,7 @@ from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import LogFileName
 from hudi_engine.fs_view import Visibility
 from hudi_engine.io.hfile import write_hfile
-from hudi_engine.io.log_block import BlockType, HeaderKey, LogBlock
+from hudi_engine.io.log_block import BlockType, HeaderKey, LogBlock, build_delete_block
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata import cleaning, compaction
@@ -69,8 +71,11 @@ from hudi_engine.metadata.column_stats import (
     BLOOM_FILTERS_PARTITION,
     COLUMN_STATS_PARTITION,
     PARTITION_STATS_PARTITION,
-    file_group_index,
+    file_group_indexes,
 )
+from hudi_engine.metadata.index_definitions import load_index_definitions
+from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord, keys_table, slice_keys
+from hudi_engine.metadata.record_index import records_for_commit as index_records_for_commit
 from hudi_engine.metadata.records import (
     FILES_PARTITION,
     MetadataRecord,
@@ -94,7 +99,8 @@ from hudi_engine.write.markers import IOType, create_marker, delete_marker_dir
 from hudi_engine.write.rollback import MetadataUpdate, RollbackRecorder, finish_pending_rollbacks, rollback_at
 
 # the metadata partitions this engine keeps up to date (column and partition stats on table versions 8 and 9)
-KEPT_PARTITIONS = (FILES_PARTITION, COLUMN_STATS_PARTITION, PARTITION_STATS_PARTITION, BLOOM_FILTERS_PARTITION)
+KEPT_PARTITIONS = (FILES_PARTITION, COLUMN_STATS_PARTITION, PARTITION_STATS_PARTITION, BLOOM_FILTERS_PARTITION,
+                   RECORD_INDEX_PARTITION)
 OPERATION = "UPSERT_PREPPED"  # what Hudi's metadata writer commits its delta commits as
 WRITE_TOKEN = "0-1-0"
 ROLLBACK_SUFFIX = "006"  # HoodieTableMetadataUtil.OperationSuffix.ROLLBACK: a v6 metadata rollback's instant suffix
@@ -157,6 +163,20 @@ def keep_through_rollback(location: TableLocation) -> MetadataUpdate:
     return prepare
 
 
+def record_index_refusal(data: TableLocation, data_config: TableConfig) -> str:
+    """Why this engine cannot keep the table's record index, or "": the partitioned variant (Hudi 1.1's
+    `hoodie.metadata.record.level.index.enable`, index.json's `isPartitioned`), or a table without meta fields
+    (the engine reads keys from `_hoodie_record_key`)."""
+    if not data_config.populate_meta_fields:
+        return (f"{RECORD_INDEX_PARTITION} on a table without meta fields (hoodie.populate.meta.fields=false): this "
+                "engine keeps the record index of tables with meta fields only")
+    definition = load_index_definitions(data, data_config).get(RECORD_INDEX_PARTITION)
+    if definition is not None and str(definition.options.get("isPartitioned", "false")).lower() == "true":
+        return (f"{RECORD_INDEX_PARTITION} is partitioned (hoodie.metadata.record.level.index.enable): this engine "
+                "keeps the global record index only")
+    return ""
+
+
 class MetadataWriter:
     """Appends this engine's actions to the partitions it keeps of a data table's metadata table."""
 
@@ -164,6 +184,7 @@ class MetadataWriter:
         self.table = table
         self.schema = schema
         self.stats = stats
+        self.record_index = RECORD_INDEX_PARTITION in table.data_config.metadata_partitions
         self.codec = RecordCodec(schema, f"{table.location.base_path} (its files base file)")
         self.slices: dict[str, list[FileSlice]] = {}
         self._load_slices()
@@ -209,6 +230,10 @@ class MetadataWriter:
                 return Decision(None, f"the metadata table has pending instants {pending}")
             schema = table.record_schema(table.files_slice())
             stats = StatsIndex.load(data, data_config)
+            if RECORD_INDEX_PARTITION in partitions:
+                why = record_index_refusal(data, data_config)
+                if why:
+                    return Decision(None, why)
             return Decision(MetadataWriter(table, schema, stats), "")
         except HudiError as e:
             return Decision(None, str(e))
@@ -219,11 +244,20 @@ class MetadataWriter:
         files = records_for_commit(commit)
         records: dict[str, Sequence[MetadataRecord]] = {FILES_PARTITION: files}
         index = None
+        data, data_config = self.table.data, self.table.data_config
+        before = self.table.read_files_partition() if self.stats is not None or self.record_index else None
+        if self.record_index:
+            assert before is not None
+            data_timeline = self.table.data_timeline
+            records[RECORD_INDEX_PARTITION] = index_records_for_commit(
+                data, commit, instant_time, data_config.local_instant_times, before.files,
+                lambda partition, file_id: slice_keys(data, data_timeline, partition, file_id),
+                lambda keys: self.table.read_keys(RECORD_INDEX_PARTITION, keys))
         if self.stats is not None:
-            data, data_config = self.table.data, self.table.data_config
+            assert before is not None
             index = self.stats.for_schema(commit.extra_metadata.get(CommitMetadata.SCHEMA_KEY),
                                           data_config.populate_meta_fields)
-            listing = FilesPartition(merge_records(self.table.read_files_partition().records.values(), files))
+            listing = FilesPartition(merge_records(before.records.values(), files))
             touched = {p: listing.files(p) for p in commit.partition_to_write_stats}
             visibility = with_instant(Visibility.of(self.table.data_timeline), instant_time, commit)
             records.update(stats_records_for_commit(
@@ -384,20 +418,27 @@ class MetadataWriter:
             if slices is None:
                 raise MetadataTableError(f"{self.table.location.base_path}: records for metadata partition "
                                          f"{partition!r}, which the table does not list")
-            for r in recs:
-                out.setdefault((partition, file_group_index(r.key, len(slices))), []).append(r)
+            for r, i in zip(recs, file_group_indexes([r.key for r in recs], len(slices)).tolist(), strict=True):
+                out.setdefault((partition, i), []).append(r)
         return [(p, self.slices[p][i], sorted(v, key=lambda r: r.key.encode("utf-8")))
                 for (p, i), v in sorted(out.items())]
 
     def _write_log_file(self, instant_time: str, partition: str, fs: FileSlice,
                         records: Sequence[MetadataRecord]) -> WriteStat:
         location = self.table.location
-        cells = [(r.key, self.codec.encode(r)) for r in records]
-        content = write_hfile(cells, file_info={SCHEMA_FILE_INFO: self.schema.encode("utf-8")},
-                              name=f"metadata block of {instant_time}")
-        block = LogBlock(BlockType.HFILE_DATA, {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: self.schema},
-                         content)
-        data = encode_log_file([block])
+        # A record index's deleted keys go in a delete block, after the data block, as Hudi's log writer puts them.
+        deletes = [r for r in records if isinstance(r, RecordIndexRecord) and r.is_deleted]
+        kept = [r for r in records if not (isinstance(r, RecordIndexRecord) and r.is_deleted)]
+        blocks = []
+        if kept or not deletes:
+            cells = [(r.key, self.codec.encode(r)) for r in kept]
+            content = write_hfile(cells, file_info={SCHEMA_FILE_INFO: self.schema.encode("utf-8")},
+                                  name=f"metadata block of {instant_time}")
+            blocks.append(LogBlock(BlockType.HFILE_DATA, {HeaderKey.INSTANT_TIME: instant_time,
+                                                         HeaderKey.SCHEMA: self.schema}, content))
+        if deletes:
+            blocks.append(build_delete_block(keys_table(deletes), instant_time, self.schema))
+        data = encode_log_file(blocks)
         log_name = self._log_file_name(fs, instant_time)
         rel_path = f"{partition}/{log_name.format()}"
         base_name = fs.base_file.path.rsplit("/", 1)[-1] if fs.base_file is not None else ""

@@ -240,6 +240,25 @@ class ReadKeysFn:
                     names=["_ix_key", "_ix_partition", "_ix_file_id"])
 
 
+class LookupRecordIndexFn:
+    """Task: where the table's record index places some keys (RECORD_INDEX: only the index's file groups the keys
+    hash to are read), as the global join's other side."""
+
+    def __init__(self, task: WriteTask) -> None:
+        self.task = task
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from hudi_engine.write.tagging import record_index_locations
+
+        for batch in batches:
+            keys = [k for k in batch.column(0).to_pylist() if k is not None]
+            found = record_index_locations(self.task.storage_uri, self.task.base_path, self.task.instant, keys)
+            ks = list(found)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(ks, pa.string()), pa.array([found[k][0] for k in ks], pa.string()),
+                 pa.array([found[k][1] for k in ks], pa.string())], names=["_ix_key", "_ix_partition", "_ix_file_id"])
+
+
 # ---- the tasks' output -------------------------------------------------------------------------------------------
 def task_token() -> tuple[int, int, int]:
     """The write token's parts: Spark partition, stage and task attempt (so a retried task writes new names)."""

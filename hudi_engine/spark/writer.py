@@ -5,7 +5,8 @@ The driver checks, starts the instant, plans and commits (`hudi_engine.write.wri
 one write pipeline (`hudi_engine.write_pipeline`: table services before and after); records never reach it. The
 files come from one of four strategies, chosen here (`_run`):
 - `bulk_insert`: range-partitioned by (partition, key), sorted files cut by bytes;
-- `global_simple`: GLOBAL_SIMPLE tags with a join against every key of the table;
+- `global_simple`: GLOBAL_SIMPLE tags with a join against every key of the table, RECORD_INDEX against the batch's
+  keys looked up in the record index;
 - `one_pass`: an input that Spark's statistics put below one file of the max file size is one Spark job, map tasks
   choosing each record's file group and task (`sql_route`: in Spark SQL alone where the driver's listing allows);
 - `two_pass`: any other upsert, insert, delete or overwrite, a pass over the keys for the bucket plan, then one
@@ -22,7 +23,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from hudi_engine.config import keys as K
-from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
+from hudi_engine.config.write_config import Operation, WriteConfig
 from hudi_engine.keygen import AUTO_KEY_COLUMN, PREPPED_KEY_COLUMN
 from hudi_engine.location import TableLocation
 from hudi_engine.merge import IS_DELETED_FIELD
@@ -99,7 +100,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transacti
     parallelism = config.parallelism.for_operation(config.operation, spark.sparkContext.defaultParallelism)
     if config.operation is Operation.BULK_INSERT:
         return bulk_insert.write_files(df, task, txn, parallelism)
-    if config.index.type is IndexType.GLOBAL_SIMPLE and config.operation.looks_up_keys:
+    if config.index.type.is_global and config.operation.looks_up_keys:
         return global_simple.write_files(spark, df, client, task, txn, parallelism)
     plan = one_pass.map_side_plan(df, client, parallelism)
     if plan is not None:

@@ -27,6 +27,7 @@ from hudi_engine.write.executor import (
     key_and_tag,
     write_buckets,
 )
+from hudi_engine.write.tagging import record_index_locations
 from hudi_engine.write.write_client import Transaction, WriteClient
 
 
@@ -39,7 +40,9 @@ def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, paral
     bulk = cfg.operation is Operation.BULK_INSERT
     if cfg.keys.auto_generated:  # a keyless table: the input is one split (partition id 0), as a one-partition job
         table = table.append_column(AUTO_KEY_COLUMN, AutoKeySequence(txn.instant, 0).take(table.num_rows))
-    tags = key_and_tag(task.keygen(), None if bulk else client.tag_spec(txn.instant), table)
+    spec = None if bulk else client.tag_spec(txn.instant)
+    by_record_index = spec is not None and cfg.index.type is IndexType.RECORD_INDEX
+    tags = key_and_tag(task.keygen(), None if by_record_index else spec, table)
     keyed = table
     for name in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER):
         keyed = keyed.append_column(name, tags.field(name))
@@ -47,6 +50,12 @@ def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, paral
         keyed = keyed.sort_by([(PARTITION, "ascending"), (KEY, "ascending")]).drop_columns([FILE_ID, BUCKET_NUMBER])
         return list(bulk_insert_files(task, keyed.to_batches(max_chunksize=batch_rows), (0, 1, 0)))
     keyed = keyed.append_column(DELETE, pa.array(np.full(keyed.num_rows, cfg.operation is Operation.DELETE)))
+    if by_record_index:  # global: the batch's keys looked up in the record index
+        assert spec is not None
+        found = record_index_locations(spec.storage_uri, spec.base_path, spec.instant,
+                                       pc.unique(keyed.column(KEY)).to_pylist())
+        keyed = tag_globally(keyed, found, update_partition_path=cfg.index.update_partition_path,
+                             deleting=cfg.operation is Operation.DELETE)
     plan = client.plan(counts_of(keyed, cfg), parallelism)
     fractions = plan.needs_sample()
     if fractions:
@@ -82,3 +91,38 @@ def counts_of(keyed: pa.Table, cfg: WriteConfig) -> Counts:
         else:
             inserts[p] = inserts.get(p, 0) + n
     return Counts(updates, inserts, new_buckets)
+
+
+def tag_globally(keyed: pa.Table, found: dict[str, tuple[str, str]], *, update_partition_path: bool,
+                 deleting: bool) -> pa.Table:
+    """Rows tagged by a global index's locations `found` (key -> partition, file id), as `spark.global_simple`
+    tags them: a key the table holds in the row's partition goes to its file group; in another partition, with
+    `update_partition_path` (and not `deleting`), it becomes a delete there and an insert in the new partition,
+    else the record goes where the key lives. `keyed` has the KEY, PARTITION, FILE_ID and DELETE columns."""
+    keys = keyed.column(KEY).to_pylist()
+    partitions = keyed.column(PARTITION).to_pylist()
+    file_ids: list[str | None] = []
+    moved_rows: list[int] = []
+    for i, (k, p) in enumerate(zip(keys, partitions, strict=True)):
+        where = found.get(k)
+        if where is None:
+            file_ids.append(None)
+            continue
+        if where[0] != p:
+            if update_partition_path and not deleting:
+                moved_rows.append(i)
+                file_ids.append(None)  # the insert in the new partition
+                continue
+            partitions[i] = where[0]
+        file_ids.append(where[1])
+    names = keyed.column_names
+    out = keyed.set_column(names.index(PARTITION), PARTITION, pa.array(partitions, keyed.schema.field(PARTITION).type))
+    out = out.set_column(names.index(FILE_ID), FILE_ID, pa.array(file_ids, pa.string()))
+    if not moved_rows:
+        return out
+    old = keyed.take(pa.array(moved_rows))
+    old = old.set_column(names.index(PARTITION), PARTITION, pa.array(
+        [found[keys[i]][0] for i in moved_rows], keyed.schema.field(PARTITION).type))
+    old = old.set_column(names.index(FILE_ID), FILE_ID, pa.array([found[keys[i]][1] for i in moved_rows], pa.string()))
+    old = old.set_column(names.index(DELETE), DELETE, pa.array([True] * len(moved_rows)))
+    return pa.concat_tables([out, old])

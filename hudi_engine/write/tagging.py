@@ -333,3 +333,31 @@ def _bucket_files(spec: TagSpec, storage: Storage, partition: str) -> dict[int, 
         return out
 
     return _CACHE.get(("buckets", spec.instant, spec.base_path, partition), load)
+
+
+# ---- RECORD_INDEX: the metadata table's record index ----------------------------------------------------------------
+def record_index_locations(storage_uri: str, base_path: str, instant: str, keys: list[str]
+                           ) -> dict[str, tuple[str, str]]:
+    """Key -> (partition, file id) of `keys` that the table's record index holds: only the index's file groups the
+    keys hash to are read (their base files by key lookup), so the cost follows the batch (Hudi's
+    `SparkMetadataTableRecordIndex`). The metadata table is listed once per Python worker and write."""
+    from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION
+    from hudi_engine.metadata.table import MetadataTable
+    from hudi_engine.table_config import TableConfig
+    from hudi_engine.timeline import Timeline
+
+    storage, _ = Storage.for_uri(storage_uri)
+    location = TableLocation(storage, base_path, storage_uri)
+
+    def load() -> MetadataTable:
+        config = TableConfig.load(location)
+        if RECORD_INDEX_PARTITION not in config.metadata_partitions:
+            raise WriteError(f"table {base_path}: hoodie.index.type=RECORD_INDEX, but the table's metadata table has "
+                             f"no {RECORD_INDEX_PARTITION} (hoodie.table.metadata.partitions: "
+                             f"{config.metadata_partitions}); write with "
+                             "hoodie.metadata.global.record.level.index.enable=true to build it")
+        return MetadataTable.load(location, config, Timeline.load(location))
+
+    mdt = _CACHE.get(("record_index", instant, base_path), load)
+    found = mdt.read_keys(RECORD_INDEX_PARTITION, keys) if keys else {}
+    return {k: (r.partition, r.file_id) for k, r in found.items()}

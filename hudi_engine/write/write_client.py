@@ -11,20 +11,36 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
 from hudi_engine.config import keys as K
 from hudi_engine.config.lock_config import EAGER
+from hudi_engine.config.option import ConfigOption
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
-from hudi_engine.errors import ClusteringUpdateError, HudiError, SchemaError, TableServiceError, WriteError
+from hudi_engine.errors import (
+    ClusteringUpdateError,
+    HudiError,
+    MetadataTableError,
+    SchemaError,
+    TableServiceError,
+    WriteError,
+)
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.internal_schema import LATEST_SCHEMA, ColumnIds, CommitSchema, SchemaHistory
 from hudi_engine.location import TableLocation
 from hudi_engine.meta_client import MetaClient
 from hudi_engine.metadata.column_stats import COLUMN_STATS_PARTITION
-from hudi_engine.metadata.initialization import drop_stats, initialize, initialize_stats
+from hudi_engine.metadata.initialization import (
+    drop_record_index,
+    drop_stats,
+    initialize,
+    initialize_record_index,
+    initialize_stats,
+)
+from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION
 from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable, keep_through_rollback
 from hudi_engine.schema import (
     META_COLUMNS,
@@ -167,9 +183,22 @@ class WriteClient:
         enable = None if given is None else K.METADATA_ENABLE.parse(given)
         raw_stats = self.config.given.get(K.METADATA_COLUMN_STATS.key)
         stats = None if raw_stats is None else K.METADATA_COLUMN_STATS.parse(raw_stats)
+        raw_index = self.config.given.get(K.METADATA_RECORD_INDEX.key)
+        record_index = None if raw_index is None else K.METADATA_RECORD_INDEX.parse(raw_index)
+        if self.config.index.type is IndexType.RECORD_INDEX:
+            # Tagging reads the record index: built when missing, as Hudi's writer turns it on for this index.
+            if record_index is False or enable is False:
+                raise MetadataTableError(
+                    f"table {self.location.base_path}: hoodie.index.type=RECORD_INDEX tags with the metadata table's "
+                    f"record index, but the write turns it off ({K.METADATA_RECORD_INDEX.key}=false or "
+                    f"{K.METADATA_ENABLE.key}=false); remove that, or pick another index")
+            record_index = True
+        if record_index and table_services and not self.table_config.populate_meta_fields:
+            raise MetadataTableError(f"table {self.location.base_path}: a record index needs the meta fields "
+                                     f"(hoodie.populate.meta.fields=true); remove {K.METADATA_RECORD_INDEX.key}")
         # Asked for and missing (or one this engine cannot keep): created when the write starts, as Hudi's
         # initTable does (hudi_engine.metadata.initialization). Column stats asked for need one (Hudi's default).
-        create = (enable is True or (stats is True and enable is None)) and table_services
+        create = (enable is True or ((stats is True or record_index is True) and enable is None)) and table_services
         if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight or create):
             return None
         self.table_config = TableConfig.load(self.location)
@@ -193,6 +222,7 @@ class WriteClient:
             writer = keep_or_disable(self.location, self.table_config, timeline, action)
         if writer is not None and table_services and stats is not None:
             has = COLUMN_STATS_PARTITION in self.table_config.metadata_partitions
+            changed = True
             if stats and not has:  # built from the latest slices before the write, as Hudi's initTable does
                 self.table_config = initialize_stats(
                     self.location, self.table_config, timeline, writer_schema=self.writer_avro_schema,
@@ -203,9 +233,30 @@ class WriteClient:
             elif not stats and has:  # turned off: dropped, as Hudi 1.2 drops it
                 self.table_config = drop_stats(self.location, self.table_config)
             else:
+                changed = False
+            if changed:
+                writer = keep_or_disable(self.location, self.table_config, timeline, action)
+        if writer is not None and table_services and record_index is not None:
+            has = RECORD_INDEX_PARTITION in self.table_config.metadata_partitions
+            if record_index and not has:  # built from the latest slices' keys before the write, as Hudi does
+                self.table_config = initialize_record_index(
+                    self.location, self.table_config, timeline, **self._record_index_sizing())
+            elif not record_index and has:  # turned off: dropped, as Hudi drops it
+                self.table_config = drop_record_index(self.location, self.table_config)
+            else:
                 return writer
             writer = keep_or_disable(self.location, self.table_config, timeline, action)
         return writer
+
+    def _record_index_sizing(self) -> dict[str, Any]:
+        """A new record index's file-group sizing, from the write's options (Hudi's defaults)."""
+        def given(option: ConfigOption[Any]) -> Any:
+            raw = self.config.given.get(option.key)
+            return option.default if raw is None else option.parse(raw)
+        return {"min_file_groups": given(K.METADATA_RECORD_INDEX_MIN_FILE_GROUPS),
+                "max_file_groups": given(K.METADATA_RECORD_INDEX_MAX_FILE_GROUPS),
+                "max_file_group_size": given(K.METADATA_RECORD_INDEX_MAX_FILE_GROUP_SIZE),
+                "growth_factor": given(K.METADATA_RECORD_INDEX_GROWTH_FACTOR)}
 
     def commit_schema(self, timeline: Timeline, instant: str) -> CommitSchema | None:
         """The internal schema the commit of `instant` records (`internal_schema.CommitSchema`): where the table

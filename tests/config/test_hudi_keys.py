@@ -135,20 +135,19 @@ def test_values_that_depend_on_other_options():
 def test_the_silently_dropped_keys_are_refused_together_with_bad_values():
     text = error_of({"hoodie.layout.optimize.curve.build.method": "SAMPLE",
                      "hoodie.metadata.index.bloom.filter.enable": "TRUE",
-                     "hoodie.metadata.record.index.enable": "true", "hoodie.datasource.hive_sync.mode": "jdbc",
-                     "hoodie.index.type": "RECORD_INDEX"}, "s3://lake/orders")
+                     "hoodie.datasource.hive_sync.mode": "jdbc",
+                     "hoodie.index.type": "RECORD_LEVEL_INDEX"}, "s3://lake/orders")
     lines = text.splitlines()
     assert lines[0] == "table s3://lake/orders: invalid Hudi write options:"
-    assert len(lines) == 6, lines
-    assert "  hoodie.index.type='RECORD_INDEX': expected one of SIMPLE, BLOOM, BUCKET, GLOBAL_SIMPLE" in lines
+    assert len(lines) == 5, lines
+    assert ("  hoodie.index.type='RECORD_LEVEL_INDEX': expected one of SIMPLE, BLOOM, BUCKET, GLOBAL_SIMPLE, "
+            "RECORD_INDEX") in lines
     assert ("  hoodie.layout.optimize.curve.build.method='SAMPLE' is not supported: this engine builds z-order "
             "and Hilbert curves from the values themselves (DIRECT); SAMPLE's range sampling is not served. Set it "
             "DIRECT or remove it") in lines
     assert ("  hoodie.metadata.index.bloom.filter.enable='TRUE' is not supported: this engine writes only the files "
             "partition of Hudi's metadata table (it keeps the bloom filters a Java writer built). Set it false or "
             "remove it") in lines
-    assert any(line.startswith("  hoodie.metadata.record.index.enable='true' is not supported: this engine writes "
-                               "only the files partition of Hudi's metadata table") for line in lines)
     assert any(line.startswith("  hoodie.datasource.hive_sync.mode='jdbc' is not supported: this engine syncs "
                                "through the Spark session's own Hive metastore client") for line in lines)
     # Their alternative keys too.

@@ -26,6 +26,12 @@ HUDI_DEFAULTS = {
     "hoodie.metadata.compact.max.delta.commits": "10",  # HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS
     # HoodieMetadataConfig.ENABLE_METADATA_INDEX_COLUMN_STATS (Hudi 1.x's Spark writers turn it on in the builder)
     "hoodie.metadata.index.column.stats.enable": "false",
+    "hoodie.metadata.global.record.level.index.enable": "false",
+    "hoodie.metadata.global.record.level.index.min.filegroup.count": "10",
+    "hoodie.metadata.global.record.level.index.max.filegroup.count": "10000",
+    "hoodie.metadata.record.index.max.filegroup.size": str(1 << 30),
+    "hoodie.metadata.record.index.growth.factor": "2.0",
+    "hoodie.record.index.update.partition.path": "false",
     "hoodie.metadata.index.column.stats.max.columns.to.index": "32",  # COLUMN_STATS_INDEX_MAX_COLUMNS
     "hoodie.populate.meta.fields": "true",  # HoodieTableConfig.POPULATE_META_FIELDS
     "hoodie.keygen.timebased.timestamp.scalar.time.unit": "SECONDS",

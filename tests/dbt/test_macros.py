@@ -98,7 +98,8 @@ def test_settings_collects_every_hudi_key_from_config():
         "hudi_options": {"hoodie.parquet.max.file.size": "1024"}, "on_schema_change": None,
         "merge_update_columns": None, "merge_exclude_columns": None, "compaction": None, "cleaning": None, "clustering": None,
         "hive_sync": None, "glue_sync": None, "cdc_enabled": None, "cdc_mode": None, "change_type_column": None,
-        "table_version": None, "metadata_table": None, "column_stats": None, "incremental_predicates": None,
+        "table_version": None, "metadata_table": None, "column_stats": None, "record_index": None,
+        "incremental_predicates": None,
         "predicates": None, "materialized": "x", "options": None, "tblproperties": None,
     }
 

@@ -380,3 +380,14 @@ def test_clustering_setting_spells_the_clustering_keys():
     assert "hoodie.layout.optimize.strategy='spiral'" in str(e.value) and "linear, z-order, hilbert" in str(e.value)
     with pytest.raises(HudiConfigError, match="Both can't be set to true at the same time"):
         cfg(clustering={"inline": True, "schedule_only": True})
+
+
+def test_record_index_setting_spells_hudis_key():
+    opts = cfg(record_index=True).hoodie_options("t", "db", "upsert", columns={"id": "id"})
+    assert opts["hoodie.metadata.global.record.level.index.enable"] == "true"
+    assert cfg(record_index=False).hoodie_options("t", "db", "upsert", columns={"id": "id"})[
+        "hoodie.metadata.global.record.level.index.enable"] == "false"
+    assert "hoodie.metadata.global.record.level.index.enable" not in cfg().hoodie_options(
+        "t", "db", "upsert", columns={"id": "id"})
+    with pytest.raises(HudiConfigError, match="record_index"):
+        cfg(record_index="maybe")

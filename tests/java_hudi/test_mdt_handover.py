@@ -1,8 +1,9 @@
 """A table Java Hudi wrote with its metadata table on, on a local file system: after the engine's commit (which
-disables a metadata table with partitions it does not keep, here the record index, and rewrites hoodie.properties), Java
-Hudi loads the table, writes it and rebuilds its metadata table, and every row of both writers is there. (A
+disables a metadata table with partitions it does not keep, here bloom filters on version 6 and the partitioned
+record index on 9, and rewrites hoodie.properties), Java Hudi loads the table, writes it and rebuilds its metadata
+table, and every row of both writers is there. (A
 files-only metadata table is kept instead: tests/java_hudi/test_mdt_files.py; column stats too:
-tests/java_hudi/test_mdt_stats.py.)
+tests/java_hudi/test_mdt_stats.py; the global record index too: tests/java_hudi/test_mdt_record_index.py.)
 
 On file:// Java writes through Hadoop's checksummed local file system, which keeps `.hoodie.properties.crc` beside
 hoodie.properties and refuses the file once it no longer matches (bench/RESULTS.md, the metadata-table hand-over)."""
@@ -29,8 +30,10 @@ def test_java_writes_after_the_engine_disabled_its_metadata_table(java_hudi, tmp
     opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
             "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
             "hoodie.datasource.write.table.type": "COPY_ON_WRITE", "hoodie.metadata.enable": "true",
-            "hoodie.metadata.record.index.enable": "true",  # the engine does not keep a record index: it disables it
-            "hoodie.datasource.write.operation": "upsert"}
+            "hoodie.datasource.write.operation": "upsert",
+            # what the engine does not keep, so it disables the metadata table
+            **({"hoodie.metadata.index.bloom.filter.enable": "true"} if hudi == "0.15.0" else
+               {"hoodie.metadata.record.level.index.enable": "true"})}
     java.write(path, _rows(range(10), "java-1"), opts, mode="overwrite")
     props = lambda: parse_properties((path / ".hoodie" / "hoodie.properties").read_text("latin-1"))  # noqa: E731
     assert "files" in props()["hoodie.table.metadata.partitions"].split(",")

@@ -74,7 +74,8 @@ class Shape:
 
     def engine_options(self, creating: bool) -> dict[str, str]:
         """The engine's: the same keys; the table's bucket index honoured (it is a write setting, not a table
-        property, so every writer must be given it); the version only when it creates the table."""
+        property, so every writer must be given it), the record index used as Java uses it; the version only when
+        it creates the table."""
         opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
                 "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
                 "hoodie.datasource.write.table.type": self.table_type}
@@ -82,6 +83,8 @@ class Shape:
             opts["hoodie.write.table.version"] = "6" if self.upgrade else str(self.version)
         if self.index == "bucket":
             opts.update({"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"})
+        elif self.index == "record":  # the engine tags with the record index too (and keeps it)
+            opts["hoodie.index.type"] = "RECORD_INDEX"
         return opts
 
 

@@ -91,12 +91,12 @@ def test_an_existing_table_is_initialised_from_its_listing(version: int, tmp_pat
 
 
 def test_a_metadata_table_it_cannot_keep_is_rebuilt_with_files_only(tmp_path: Path) -> None:
-    """Java's metadata table with column stats, bloom filters and the record index: disabled, then created again
-    with `files` only when the write asks for the metadata table."""
+    """Java's version-6 metadata table with column stats and bloom filters (besides its record index): disabled,
+    then created again with `files` only when the write asks for the metadata table."""
     from java_tables import unzip_feature_table
 
     table, _ = unzip_feature_table(MDT_TABLES["mdt_cow_v6"], tmp_path)
-    with pytest.warns(MetadataTableDisabled, match="hoodie.table.metadata.partitions lists"):
+    with pytest.warns(MetadataTableDisabled, match="on a table of version 6"):
         write_rows(table, feature_rows([1, 51], "e1"), **ON)
     assert _partitions(table) == ["files"]
     assert sorted(p.name for p in (table / ".hoodie" / "metadata").iterdir() if not p.name.startswith(".")) == ["files"]

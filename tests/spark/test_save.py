@@ -269,13 +269,13 @@ def test_write_keys_in_tblproperties_reach_the_write(key: str) -> None:
 
 
 def test_refused_write_keys_in_tblproperties_are_refused_by_name() -> None:
-    options, _ = sql_write_options(sql_options({"hoodie.metadata.record.index.enable": "true",
+    options, _ = sql_write_options(sql_options({"hoodie.metadata.index.expression.enable": "true",
                                                 "hoodie.layout.optimize.curve.build.method": "SAMPLE"},
                                                statement="insert_into"),
                                    True, TARGET)
     with pytest.raises(ConfigError) as e:
         WriteConfig.from_options(options)
-    assert "hoodie.metadata.record.index.enable='true' is not supported" in str(e.value)
+    assert "hoodie.metadata.index.expression.enable='true' is not supported" in str(e.value)
     assert "hoodie.layout.optimize.curve.build.method='SAMPLE' is not supported" in str(e.value)
 
 

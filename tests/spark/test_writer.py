@@ -125,6 +125,26 @@ def test_global_index_moves_key_between_partitions(spark, tmp_path):
     assert rows_of(rs_snapshot(path)) == [(1, "b", 2, 1.0, "y")]
 
 
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_record_index_tags_in_spark_tasks(spark, tmp_path, table_type):
+    """RECORD_INDEX on Spark: the batch's keys looked up in the record index by tasks; a key stays where it lives
+    unless hoodie.record.index.update.partition.path moves it."""
+    path = tmp_path / "t"
+    o = opts(table_type, **{"hoodie.index.type": "RECORD_INDEX"})
+    write(rows_df(spark, [{"id": i, "name": "a", "ts": 1, "amount": 1.0, "dt": "x"} for i in range(1, 4)]),
+          str(path), o)
+    write(rows_df(spark, [{"id": 1, "name": "b", "ts": 2, "amount": 1.0, "dt": "y"},
+                          {"id": 4, "name": "b", "ts": 2, "amount": 1.0, "dt": "y"}]), str(path), o)
+    got = HudiTable.load(str(path)).read_snapshot().select(["id", "name", "_hoodie_partition_path"]).to_pylist()
+    assert sorted((r["id"], r["name"], r["_hoodie_partition_path"]) for r in got) == [
+        (1, "b", "dt=x"), (2, "a", "dt=x"), (3, "a", "dt=x"), (4, "b", "dt=y")]
+    write(rows_df(spark, [{"id": 2, "name": "c", "ts": 3, "amount": 1.0, "dt": "y"}]), str(path),
+          {**o, "hoodie.record.index.update.partition.path": "true"})
+    got = HudiTable.load(str(path)).read_snapshot().select(["id", "name", "_hoodie_partition_path"]).to_pylist()
+    assert sorted((r["id"], r["name"], r["_hoodie_partition_path"]) for r in got) == [
+        (1, "b", "dt=x"), (2, "c", "dt=y"), (3, "a", "dt=x"), (4, "b", "dt=y")]
+
+
 def test_precombine_inside_a_batch_keeps_highest_ordering_value(spark, tmp_path):
     path = tmp_path / "t"
     rows = [{"id": 1, "name": f"v{ts}", "ts": ts, "amount": 0.0, "dt": "d"} for ts in (5, 9, 7)]

@@ -15,7 +15,7 @@ from hudi_engine import HudiTable
 from hudi_engine.errors import ConfigError
 
 REFUSED = {"hoodie.layout.optimize.curve.build.method": "SAMPLE", "hoodie.metadata.index.bloom.filter.enable": "true",
-           "hoodie.metadata.record.index.enable": "true", "hoodie.datasource.hive_sync.mode": "jdbc"}
+           "hoodie.metadata.index.expression.enable": "true", "hoodie.datasource.hive_sync.mode": "jdbc"}
 # Tuning a Java job carries (HoodieMemoryConfig, HoodieWriteConfig, HoodieIndexConfig, HoodieCleanConfig, sync
 # settings with sync off): accepted, no effect.
 NO_OPS = {"hoodie.memory.merge.fraction": "0.75", "hoodie.memory.spillable.map.path": "/mnt/tmp",

@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from conformance import V8_V9_LANCE, V8_V9_PARQUET
+from metadata_tables import assert_index_matches, mdt_listing, storage_listing
 from oracle import assert_same_rows, rs_incremental, rs_snapshot
 
 from hudi_engine import HudiTable
@@ -145,7 +146,12 @@ def test_upsert_delete_overwrite_round_trip(unzip_table, tmp_path, name):
 
     # The table kept its version and layout; the new instants carry completion times and Avro commit metadata.
     assert table.config.version == version and table.timeline.layout.version == 2
-    assert not (path / ".hoodie" / "metadata").exists() and not table.config.metadata_partitions
+    if table.config.metadata_partitions:  # files, stats and the record index, all kept (no secondary index)
+        assert "record_index" in table.config.metadata_partitions
+        assert mdt_listing(path) == storage_listing(path)
+        assert assert_index_matches(path) > 0
+    else:  # a metadata table with partitions the engine does not keep: disabled
+        assert not (path / ".hoodie" / "metadata").exists()
     commits = table.timeline.completed_commits()
     new = [i for i in commits if i.timestamp not in {c.timestamp for c in before.timeline.completed_commits()}]
     assert [table.timeline.commit_metadata(i).operation_type for i in new] == \

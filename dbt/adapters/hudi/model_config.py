@@ -334,6 +334,7 @@ MODEL_SETTINGS: tuple[Setting, ...] = (
     Setting("table_version", _option(K.TABLE_VERSION, str), "", None, K.TABLE_VERSION),
     Setting("metadata_table", _flag(K.METADATA_ENABLE), "true or false", {}, field=ADDS_OPTIONS),
     Setting("column_stats", _flag(K.METADATA_COLUMN_STATS), "true or false", {}, field=ADDS_OPTIONS),
+    Setting("record_index", _flag(K.METADATA_RECORD_INDEX), "true or false", {}, field=ADDS_OPTIONS),
     Setting("incremental_predicates", _sql_conditions, "a list of SQL conditions", (), aliases=("predicates",),
             incremental=True),
     Setting("change_type_column", _column, "one column name"),
@@ -649,8 +650,9 @@ def _predicate_problems(values: Mapping[str, Any], strategy: str, dbt_strategy: 
                 "record key, and a merge that did not look at the stored rows a predicate excludes would write "
                 "a second row for their keys. Only predicates on partition_by columns are used (they bound "
                 "the partitions a merge reads). Remove incremental_predicates."]
-    if str(values["index_type"] or hudi_options.get(K.INDEX_TYPE.key) or "").upper() == "GLOBAL_SIMPLE":
-        return ["incremental_predicates with index_type GLOBAL_SIMPLE are refused: that index finds a key "
+    index = str(values["index_type"] or hudi_options.get(K.INDEX_TYPE.key) or "").upper()
+    if index in ("GLOBAL_SIMPLE", "RECORD_INDEX", "GLOBAL_RECORD_LEVEL_INDEX"):
+        return [f"incremental_predicates with index_type {index} are refused: that index finds a key "
                 "in any partition (a key may move), so a merge that skipped a partition could miss the stored "
                 "row of a key and write a second one. Remove incremental_predicates or use a partition-local "
                 "index (SIMPLE, BLOOM, BUCKET)."]

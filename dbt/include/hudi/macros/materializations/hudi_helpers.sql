@@ -9,7 +9,7 @@
                   'incremental_strategy', 'index_type', 'location_root', 'hudi_options', 'on_schema_change',
                   'merge_update_columns', 'merge_exclude_columns', 'compaction', 'cleaning', 'clustering', 'hive_sync',
                   'glue_sync', 'cdc_enabled', 'cdc_mode', 'change_type_column', 'table_version', 'metadata_table',
-                  'column_stats', 'incremental_predicates', 'predicates',
+                  'column_stats', 'record_index', 'incremental_predicates', 'predicates',
                   'materialized', 'options', 'tblproperties'] -%}
     {%- do settings.update({key: config.get(key)}) -%}
   {%- endfor -%}

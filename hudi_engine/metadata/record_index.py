@@ -1,0 +1,398 @@
+"""The `record_index` partition of a metadata table (FORMAT.md, Metadata table): one record per live record key of
+the data table, saying where it lives, as Hudi's global record index keeps it (`HoodieRecordIndexInfo`, type 5).
+
+Records and keys:
+* key = the data table's record key; file group = |Java `String.hashCode` of the key| mod the partition's file-group
+  count (`record-index-000N-0`, `column_stats.file_group_index`), as `mapRecordKeyToFileGroupIndex` maps it;
+* the location: the data partition (`partitionName`), the file id, stored as a UUID's two halves and the index
+  after its last dash (`fileIdEncoding` 0, for ids `<uuid>-<n>` as Hudi makes them) or else as the raw string
+  (`fileIdEncoding` 1), and `instantTime`: the epoch millis of the commit that put the key there, its instant time
+  read in the table's timeline zone (`parseRecordIndexInstantTime`);
+* a key that leaves the table is a delete: its key in a DELETE block of the log file (partition path
+  `record_index`, ordering IntWrapper 0), never a data record. A newer record of a key replaces the older.
+
+A commit's records (`records_for_commit`, Hudi 1.2's `convertMetadataToRecordIndexRecords` and
+`getRecordIndexAdditionalUpserts`):
+* a base file of a new file group (an insert, clustering): every key it holds, at its file group;
+* a base file that rewrites a file group (a COW merge): the keys it holds and its previous base file did not (new
+  there), and deletes for those its previous base file held and it does not (neither read when its write stat
+  counts no insert and no delete: the same keys);
+* a log file: the keys of its data blocks that the index does not already place in its file group (Hudi writes
+  inserts to base files; a key revived or moved into the group), and deletes for the keys of its delete blocks that
+  the index places there;
+* insert_overwrite, insert_overwrite_table and delete_partition: deletes for the keys of the file groups they
+  replace that the commit does not write again;
+* a compaction: nothing (keys keep their file group);
+* a key deleted in one place and written in another by the same commit (a global index's partition move) keeps
+  the write.
+Cleans record nothing; a rollback rolls the commit's delta commit back (`writer`).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pyarrow as pa
+
+from hudi_engine.errors import MetadataTableError
+from hudi_engine.file_group import FileSlice
+from hudi_engine.file_naming import is_log_file_name
+from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
+from hudi_engine.fs_view import FileSystemView, Visibility
+from hudi_engine.io.base_file import RECORD_KEY_COLUMN, read_record_keys
+from hudi_engine.io.log_block import BlockType, data_block_records, delete_block_keys
+from hudi_engine.io.log_format import read_log_blocks
+from hudi_engine.location import TableLocation
+from hudi_engine.payload import payload_for
+from hudi_engine.timeline import Timeline
+from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata
+from hudi_engine.timeline.instant import instant_to_datetime
+
+RECORD_INDEX_PARTITION = "record_index"  # MetadataPartitionType.RECORD_INDEX's partition of the metadata table
+RECORD_INDEX_TYPE = 5  # HoodieMetadataPayload.METADATA_TYPE_RECORD_INDEX
+FILE_ID_PREFIX = "record-index"  # its file groups: record-index-000N-0
+_FIELD = "recordIndexMetadata"
+UUID_ENCODING, RAW_ENCODING = 0, 1  # fileIdEncoding
+_MISSING_FILE_INDEX = -1  # a UUID file id without a `-<n>` suffix
+_UUID_FILE_ID = re.compile(r"^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?:-(\d+))?$")
+# Hudi's record-index sizing (HoodieMetadataConfig, 1.2 names; the 0.x names are their alternatives)
+AVERAGE_RECORD_SIZE = 48  # HoodieTableMetadataUtil.RECORD_INDEX_AVERAGE_RECORD_SIZE (bytes per entry)
+# Operations whose replaced file groups lose their keys (Hudi's getRecordIndexAdditionalUpserts).
+_REPLACING = ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE", "DELETE_PARTITION")
+_NO_KEYS_MOVE = ("COMPACT", "LOG_COMPACT")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _signed64(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_id_fields(file_id: str) -> dict[str, Any]:
+    """How a file id is stored: a `<uuid>-<n>` id as the UUID's halves and n (encoding 0), else raw (encoding 1);
+    cached, as a commit's keys share a few file groups."""
+    match = _UUID_FILE_ID.match(file_id)
+    if match is None:
+        return {"fileIdHighBits": None, "fileIdLowBits": None, "fileIndex": None, "fileId": file_id,
+                "fileIdEncoding": RAW_ENCODING}
+    value = uuid.UUID(match.group(1)).int
+    return {"fileIdHighBits": _signed64(value >> 64), "fileIdLowBits": _signed64(value & (1 << 64) - 1),
+            "fileIndex": int(match.group(2)) if match.group(2) is not None else _MISSING_FILE_INDEX,
+            "fileId": "", "fileIdEncoding": UUID_ENCODING}
+
+
+@dataclass(frozen=True, slots=True)
+class RecordIndexRecord:
+    """A record_index record: where record key `key` lives (`MetadataRecord`), or, `is_deleted`, that it is gone
+    (written as a delete-block key)."""
+
+    key: str
+    partition: str
+    file_id: str
+    instant_millis: int
+    is_deleted: bool = False
+
+    def combine(self, newer: RecordIndexRecord) -> RecordIndexRecord:
+        return newer
+
+    @staticmethod
+    def delete(key: str) -> RecordIndexRecord:
+        return RecordIndexRecord(key, "", "", 0, True)
+
+    def datum(self) -> dict[str, Any]:
+        info = {**_file_id_fields(self.file_id), "partitionName": self.partition, "instantTime": self.instant_millis,
+                "position": None}
+        return {"type": RECORD_INDEX_TYPE, _FIELD: info}
+
+    @staticmethod
+    def fast_encoder(schema_json: str, encode: Callable[[Any], bytes]) -> Callable[[Any], bytes] | None:
+        """Avro bytes of records like this one with `schema_json`, written directly (fastavro per record costs most
+        of a large commit's time): the bytes before and after `recordIndexMetadata` are the same for every record,
+        and its fields are nullable strings, longs and ints. None when the schema is not of that shape or the result
+        differs from `encode`'s (fastavro's) on samples."""
+        return _fast_encoder(schema_json, encode)
+
+    @staticmethod
+    def from_datum(key: str, datum: Mapping[str, Any], where: str) -> RecordIndexRecord:
+        info = datum.get(_FIELD)
+        if datum.get("type") != RECORD_INDEX_TYPE or not info:
+            raise MetadataTableError(f"{where}: record {key!r} has type {datum.get('type')}; the {RECORD_INDEX_PARTITION} "
+                                     f"partition holds type {RECORD_INDEX_TYPE} only")
+        encoding = info.get("fileIdEncoding") or UUID_ENCODING
+        if encoding == RAW_ENCODING:
+            file_id = str(info.get("fileId") or "")
+        elif encoding == UUID_ENCODING:
+            high, low, index = info.get("fileIdHighBits"), info.get("fileIdLowBits"), info.get("fileIndex")
+            if high is None or low is None:
+                raise MetadataTableError(f"{where}: record {key!r}: fileIdEncoding 0 without fileIdHighBits/LowBits")
+            text = str(uuid.UUID(int=((high & (1 << 64) - 1) << 64) | (low & (1 << 64) - 1)))
+            file_id = text if index is None or index == _MISSING_FILE_INDEX else f"{text}-{index}"
+        else:
+            raise MetadataTableError(f"{where}: record {key!r} has fileIdEncoding {encoding}; Hudi writes 0 and 1")
+        return RecordIndexRecord(key, str(info.get("partitionName") or ""), file_id, int(info.get("instantTime") or 0))
+
+
+def _zigzag(n: int) -> bytes:
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _fast_encoder(schema_json: str, encode: Callable[[Any], bytes]) -> Callable[[Any], bytes] | None:
+    schema = json.loads(schema_json)
+    field = next((f for f in schema.get("fields", []) if f.get("name") == _FIELD), None)
+    if field is None or not isinstance(field["type"], list) or field["type"][0] != "null" or len(field["type"]) != 2:
+        return None
+    writers: list[tuple[str, str, bool]] = []  # (field, avro type, nullable)
+    for f in field["type"][1].get("fields", []):
+        t = f["type"]
+        nullable = isinstance(t, list)
+        if nullable and (len(t) != 2 or t[0] != "null"):
+            return None
+        base = t[1] if nullable else t
+        base = base.get("type") if isinstance(base, dict) else base
+        if base not in ("string", "long", "int"):
+            return None
+        writers.append((f["name"], base, nullable))
+
+    def info_bytes(info: Mapping[str, Any]) -> bytes:
+        out = []
+        for name, kind, nullable in writers:
+            value = info.get(name)
+            if value is None:
+                if not nullable:
+                    raise ValueError(name)
+                out.append(b"\x00")
+                continue
+            if nullable:
+                out.append(b"\x02")
+            if kind == "string":
+                raw = str(value).encode("utf-8")
+                out.append(_zigzag(len(raw)) + raw)
+            else:
+                out.append(_zigzag(int(value)))
+        return b"".join(out)
+
+    samples = [RecordIndexRecord("k", "p=1", "25790a4d-0f6b-4a21-bb7e-4cd62f5cbe2f-0", 1772922289244),
+               RecordIndexRecord("k", "", "not-a-uuid-file-id", -5)]
+    try:
+        none_bytes = encode(_NoIndexInfo())
+        full = encode(samples[0])
+        at = next(i for i, (a, b) in enumerate(zip(none_bytes, full, strict=False)) if a != b)
+        prefix, suffix = none_bytes[:at], none_bytes[at + 1:]
+        if none_bytes[at] != 0 or full[at] != 2:
+            return None
+
+        @functools.lru_cache(maxsize=65536)
+        def value(partition: str, file_id: str, millis: int) -> bytes:
+            # the key is not in the value: records of one file group and commit have the same bytes
+            return prefix + b"\x02" + info_bytes(RecordIndexRecord("", partition, file_id, millis).datum()[_FIELD]) \
+                + suffix
+
+        def fast(record: Any) -> bytes:
+            return value(record.partition, record.file_id, record.instant_millis)
+
+        if any(fast(r) != encode(r) for r in samples):
+            return None
+    except (StopIteration, ValueError, TypeError, MetadataTableError):
+        return None
+    return fast
+
+
+@dataclass(frozen=True, slots=True)
+class _NoIndexInfo:
+    """A record index record without its info (the bytes around it, for `_fast_encoder`)."""
+
+    key: str = "k"
+    is_deleted: bool = False
+
+    def combine(self, newer: Any) -> Any:
+        return newer
+
+    def datum(self) -> dict[str, Any]:
+        return {"type": RECORD_INDEX_TYPE, _FIELD: None}
+
+
+def instant_millis(instant_time: str, local: bool) -> int:
+    """The epoch millis Hudi stores for an instant (`parseRecordIndexInstantTime`): the instant read in the
+    timeline's zone (this machine's for a LOCAL table, as the engine makes its instants, else UTC)."""
+    naive = instant_to_datetime(instant_time).replace(tzinfo=None)  # the wall-clock digits
+    zoned = naive.astimezone() if local else naive.replace(tzinfo=UTC)  # astimezone() on naive: this machine's zone
+    return (zoned - _EPOCH) // timedelta(milliseconds=1)
+
+
+def file_group_count(records: int, *, min_count: int, max_count: int, max_file_group_size: int,
+                     growth_factor: float) -> int:
+    """How many file groups Hudi gives a new record index of `records` entries (`estimateFileGroupCount`): the
+    entries (grown by `growth_factor`) at 48 bytes each over the maximum file group size, within min and max."""
+    wanted = math.ceil(records * growth_factor * AVERAGE_RECORD_SIZE / max_file_group_size) if records else 0
+    return max(min_count, min(max_count, wanted))
+
+
+# ---- the keys a data file holds ------------------------------------------------------------------------------------
+
+
+def base_file_keys(location: TableLocation, partition: str, file_name: str) -> set[str]:
+    """The record keys a base file holds (`_hoodie_record_key`)."""
+    path = location.join(f"{partition}/{file_name}" if partition else file_name)
+    return set(read_record_keys(location.storage, path).to_pylist())
+
+
+def log_file_keys(location: TableLocation, partition: str, file_name: str) -> tuple[set[str], set[str]]:
+    """The keys a log file's data blocks write and those its delete blocks delete."""
+    path = location.join(f"{partition}/{file_name}" if partition else file_name)
+    with location.storage.open_input_file(path) as f:
+        blocks = read_log_blocks(f, file_name=path)
+    written: set[str] = set()
+    deleted: set[str] = set()
+    for b in blocks:
+        if b.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA, BlockType.HFILE_DATA):
+            records = data_block_records(b)
+            if RECORD_KEY_COLUMN not in records.column_names:
+                raise MetadataTableError(f"{path}: a data block at offset {b.offset} without {RECORD_KEY_COLUMN}; "
+                                         "the record index is kept for tables with meta fields only")
+            written.update(k for k in records.column(RECORD_KEY_COLUMN).to_pylist() if k is not None)
+        elif b.block_type == BlockType.DELETE:
+            deleted.update(delete_block_keys(b).column("record_key").to_pylist())
+    return written, deleted
+
+
+# ---- a commit's records ----------------------------------------------------------------------------------------------
+
+
+def records_for_commit(location: TableLocation, commit: CommitMetadata, instant_time: str, local: bool,
+                       listing: Callable[[str], Mapping[str, int]],
+                       replaced_keys: Callable[[str, str], set[str]],
+                       read_index: Callable[[list[str]], Mapping[str, Any]]) -> list[RecordIndexRecord]:
+    """The record_index records of a data commit at `instant_time` (module doc), by key. `listing(partition)`: the
+    partition's files before the commit (to find a rewritten file group's previous base file); `replaced_keys(
+    partition, file_id)`: the live keys of a file group the commit replaces; `read_index(keys)`: the index's records
+    of those keys now."""
+    operation = commit.operation_type or ""
+    if operation in _NO_KEYS_MOVE:
+        return []
+    millis = instant_millis(instant_time, local)
+    written: dict[str, RecordIndexRecord] = {}
+    deleted: set[str] = set()
+    logged: list[tuple[str, str, set[str], set[str]]] = []
+    for partition, stats in commit.partition_to_write_stats.items():
+        for stat in stats:
+            if stat.path is None or stat.file_id is None:
+                continue
+            name = stat.path.rsplit("/", 1)[-1]
+            if is_log_file_name(name):
+                if ".cdc" in name:
+                    continue
+                data_keys, delete_keys = log_file_keys(location, partition, name)
+                logged.append((partition, stat.file_id, data_keys, delete_keys))
+                continue
+            rewrite = bool(stat.prev_commit and stat.prev_commit != NULL_COMMIT)
+            if rewrite and stat.num_inserts == 0 and stat.num_deletes == 0:
+                continue  # a merge that only updated: the same keys in the same file group, nothing to read
+            keys = base_file_keys(location, partition, name)
+            previous: set[str] = set()
+            if rewrite:
+                assert stat.prev_commit is not None
+                prev = _previous_base_file(listing(partition), stat.file_id, stat.prev_commit, name)
+                if prev is not None:
+                    previous = base_file_keys(location, partition, prev)
+            for k in keys - previous:
+                written[k] = RecordIndexRecord(k, partition, stat.file_id, millis)
+            deleted.update(previous - keys)
+    if logged:
+        asked = sorted({k for _, _, d, x in logged for k in d | x})
+        known = read_index(asked)
+        for partition, file_id, data_keys, delete_keys in logged:
+            for k in data_keys:
+                now = known.get(k)
+                if now is None or (now.partition, now.file_id) != (partition, file_id):
+                    written[k] = RecordIndexRecord(k, partition, file_id, millis)
+            for k in delete_keys - data_keys:
+                now = known.get(k)
+                if now is not None and (now.partition, now.file_id) == (partition, file_id):
+                    deleted.add(k)
+    if operation in _REPLACING:
+        for partition, file_ids in (commit.partition_to_replace_file_ids or {}).items():
+            for file_id in file_ids:
+                deleted.update(replaced_keys(partition, file_id))
+    out = dict(written)
+    for k in deleted:
+        if k not in out:  # a key deleted in one place and written in another keeps the write
+            out[k] = RecordIndexRecord.delete(k)
+    return [out[k] for k in sorted(out, key=lambda k: k.encode("utf-8"))]
+
+
+def _previous_base_file(files: Mapping[str, int], file_id: str, prev_commit: str, written: str) -> str | None:
+    """The base file of `file_id` written at `prev_commit` (the slice a merge rewrote), from a partition listing."""
+    suffix_ext = "." + written.rsplit(".", 1)[-1]
+    for name in files:
+        if name.startswith(file_id + "_") and name.endswith(f"_{prev_commit}{suffix_ext}") and name != written:
+            return name
+    return None
+
+
+def initial_records(slice_keys: Iterable[tuple[str, str, str, Iterable[str]]], local: bool
+                    ) -> list[RecordIndexRecord]:
+    """The records of a new record index: per latest file slice (partition, file id, the instant that wrote it, its
+    live keys) every key at that file group (`readRecordKeysFromFileSliceSnapshot`)."""
+    out: dict[str, RecordIndexRecord] = {}
+    for partition, file_id, instant, keys in slice_keys:
+        millis = instant_millis(instant, local)
+        for k in keys:
+            if k in out:
+                raise MetadataTableError(f"record key {k!r} is in two file groups ({out[k].partition}/"
+                                         f"{out[k].file_id} and {partition}/{file_id}); a global record index "
+                                         "needs keys unique across the table")
+            out[k] = RecordIndexRecord(k, partition, file_id, millis)
+    return list(out.values())
+
+
+def keys_table(records: Iterable[RecordIndexRecord]) -> pa.Table:
+    """Deleted keys as a delete block's rows (partition path `record_index`, no ordering value: IntWrapper 0)."""
+    keys = [r.key for r in records]
+    return pa.table({"record_key": pa.array(keys, pa.string()),
+                     "partition_path": pa.array([RECORD_INDEX_PARTITION] * len(keys), pa.string())})
+
+
+def _key_context(location: TableLocation, vis: Visibility) -> SliceReadContext:
+    schema = pa.schema([(RECORD_KEY_COLUMN, pa.string())])
+    return SliceReadContext(location.storage, schema, lambda t: t.column(RECORD_KEY_COLUMN), (RECORD_KEY_COLUMN,),
+                            None, payload_for(None), vis)
+
+
+def _live_keys(ctx: SliceReadContext, file_slice: FileSlice) -> list[str]:
+    keys = read_file_slice(ctx, file_slice, columns=[RECORD_KEY_COLUMN]).column(0).to_pylist()
+    return [k for k in keys if k is not None]
+
+
+def latest_slice_keys(location: TableLocation, data_timeline: Timeline
+                      ) -> Iterator[tuple[str, str, str, list[str]]]:
+    """Per latest file slice of the data table at `location` (as `data_timeline` sees it): its partition, file id,
+    the instant of its base file (or first log file) and its live keys, log blocks merged newest-wins as the
+    engine's tagging merges them (a delete removes a key)."""
+    vis = Visibility.of(data_timeline)
+    view = FileSystemView.load(location, slicing=vis.slicing)
+    ctx = _key_context(location, vis)
+    for partition in view.partition_paths:
+        for s in view.latest_file_slices(vis, partition):
+            instant = s.base_file.name.instant_time if s.base_file is not None else s.base_instant
+            yield partition, s.file_id, instant, _live_keys(ctx, s)
+
+
+def slice_keys(location: TableLocation, data_timeline: Timeline, partition: str, file_id: str) -> set[str]:
+    """The live keys of one file group's latest slice (none when it has no slice)."""
+    vis = Visibility.of(data_timeline)
+    view = FileSystemView.for_partitions(location, [partition], vis.slicing)
+    ctx = _key_context(location, vis)
+    return {k for s in view.latest_file_slices(vis, partition) if s.file_id == file_id for k in _live_keys(ctx, s)}

@@ -1,0 +1,359 @@
+"""The record index of a metadata table (hudi_engine/metadata/record_index.py) read from tables Java Hudi 1.x wrote
+(versions 8 and 9) and Hudi 0.15 / 1.2 wrote at version 6: it places exactly the keys the engine's snapshot read
+finds, each in the partition and file group that holds it, and each record lies in the file group Java's hash of
+its key names."""
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from java_tables import unzip_feature_table
+from metadata_tables import (
+    MDT_TABLES,
+    WRITE_OPTIONS,
+    assert_index_matches,
+    feature_rows,
+    index_of,
+    mdt_listing,
+    stats_only,
+    storage_listing,
+    write_rows,
+)
+
+from hudi_engine import HudiTable
+from hudi_engine.location import TableLocation
+from hudi_engine.metadata.column_stats import file_group_index
+from hudi_engine.metadata.record_index import (
+    RECORD_INDEX_PARTITION,
+    RecordIndexRecord,
+    file_group_count,
+    instant_millis,
+)
+from hudi_engine.metadata.table import MetadataTable, metadata_location
+from hudi_engine.table_config import TableConfig
+from hudi_engine.timeline import Timeline
+
+CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+
+
+def _with_record_index() -> list[str]:
+    """Conformance tables with a record index, but those of Lance base files (which the engine does not read)."""
+    out = []
+    for z in sorted((CONFORMANCE / "v8_v9").glob("*.zip")):
+        names = zipfile.ZipFile(z).namelist()
+        if any("metadata/record_index/" in n for n in names) and not any(n.endswith(".lance") for n in names):
+            out.append(z.stem)
+    return out
+
+
+@pytest.mark.parametrize("name", _with_record_index())
+def test_javas_record_index_places_every_live_key(unzip_table, name: str) -> None:
+    table = unzip_table(name, "v8_v9")
+    index, groups = index_of(table)
+    assert groups == 10  # hoodie.metadata.record.index.min.filegroup.count
+    assert index
+    assert assert_index_matches(table) == len(index)
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v6_hudi1", "mdt_cow_v9"])
+def test_feature_tables_record_index(tmp_path: Path, name: str) -> None:
+    table, _ = unzip_feature_table(MDT_TABLES[name], tmp_path)
+    assert assert_index_matches(table) > 0
+
+
+def test_records_round_trip_both_file_id_encodings() -> None:
+    for file_id in ("25790a4d-0f6b-4a21-bb7e-4cd62f5cbe2f-0", "25790a4d-0f6b-4a21-bb7e-4cd62f5cbe2f-12", "files-1"):
+        r = RecordIndexRecord("k1", "p=a", file_id, 1772922289244)
+        datum = r.datum()
+        assert datum["recordIndexMetadata"]["fileIdEncoding"] == (1 if file_id == "files-1" else 0)
+        assert RecordIndexRecord.from_datum("k1", datum, "here") == r
+
+
+def test_instant_time_is_epoch_millis_in_the_timeline_zone() -> None:
+    # Java's fixture: 20260307162449244 written by a JVM in UTC-6 gives 1772922289244; in UTC it is 6 hours less.
+    assert instant_millis("20260307162449244", local=False) == 1772922289244 - 6 * 3600 * 1000
+
+
+def test_file_group_count_as_hudi_estimates_it() -> None:
+    sizing = {"min_count": 10, "max_count": 10000, "max_file_group_size": 1 << 30, "growth_factor": 2.0}
+    assert file_group_count(0, **sizing) == 10
+    assert file_group_count(1_000_000, **sizing) == 10
+    assert file_group_count(200_000_000, **sizing) == 18
+
+
+# ---- kept through the engine's writes and services --------------------------------------------------------------
+
+KEEP = ("files", "column_stats", "partition_stats", "bloom_filters", "record_index")
+V6_KEEP = ("files", "record_index")
+CLEAN_ONE = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
+COMPACT_OFTEN = {"hoodie.metadata.compact.max.delta.commits": "2"}
+
+
+def index_table(tmp_path: Path, name: str, *, mor: bool) -> Path:
+    """Java's feature table `name` with its record index (secondary indexes dropped); with `mor`, MERGE_ON_READ."""
+    table, _ = unzip_feature_table(MDT_TABLES[name], tmp_path)
+    # version 6: the engine keeps no stats there
+    stats_only(table, KEEP if TableConfig.load(TableLocation.of(str(table))).version >= 8 else V6_KEEP)
+    if mor:
+        location = TableLocation.of(str(table))
+        TableConfig.load(location).with_props({"hoodie.table.type": "MERGE_ON_READ"}).save(location)
+    return table
+
+
+def _kept(table: Path) -> int:
+    config = TableConfig.load(TableLocation.of(str(table)))
+    assert RECORD_INDEX_PARTITION in config.metadata_partitions, config.metadata_partitions
+    assert mdt_listing(table) == storage_listing(table)
+    return assert_index_matches(table)
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v9", "mdt_cow_v6"])
+@pytest.mark.parametrize("mor", [False, True], ids=["cow", "mor"])
+def test_kept_through_writes_and_services(tmp_path: Path, name: str, mor: bool) -> None:
+    table = index_table(tmp_path, name, mor=mor)
+    n = _kept(table)
+    write_rows(table, feature_rows([1, 2, 51], "e1"), **COMPACT_OFTEN)  # updates and a new key
+    assert _kept(table) == n + 1
+    write_rows(table, feature_rows([2], "gone"), "delete", **COMPACT_OFTEN)
+    assert _kept(table) == n
+    write_rows(table, feature_rows([2, 52], "back"), **COMPACT_OFTEN)  # a deleted key written again
+    assert _kept(table) == n + 2
+    if mor:
+        assert HudiTable.load(str(table)).compact() is not None
+        _kept(table)
+    cleaned = HudiTable.load(str(table)).clean(options=CLEAN_ONE)
+    assert cleaned is not None
+    _kept(table)
+    clustered = HudiTable.load(str(table)).cluster(options={**WRITE_OPTIONS, "hoodie.clustering.plan.strategy."
+                                                             "sort.columns": "id"})
+    assert clustered is not None
+    _kept(table)  # every key moved to the new file groups
+    last = write_rows(table, feature_rows([4, 60], "e3"), **COMPACT_OFTEN)
+    assert _kept(table) == n + 3
+    rolled = HudiTable.load(str(table)).rollback()
+    assert rolled.rolled_back.timestamp == last
+    assert _kept(table) == n + 2
+    location = TableLocation.of(str(table))
+    compacted = [i.timestamp for i in Timeline.load(metadata_location(location)).instants
+                 if i.action.value == "commit" and i.is_completed]
+    assert compacted, "the metadata table compacted"
+    folder = Path(metadata_location(location).base_path) / "record_index"
+    assert list(folder.glob(f"*_{compacted[-1]}.hfile"))  # its file groups with log files compacted too
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v9", "mdt_cow_v6"])
+def test_delete_partition_deletes_its_keys(tmp_path: Path, name: str) -> None:
+    table = index_table(tmp_path, name, mor=False)
+    n = _kept(table)
+    gone = {k for k, r in index_of(table)[0].items() if r.partition.endswith("a")}
+    assert gone
+    HudiTable.load(str(table)).delete_partitions(["a"])  # its files stay listed until cleaned
+    assert assert_index_matches(table) == n - len(gone)
+    write_rows(table, feature_rows([101], "back"))  # an odd id: partition a again
+    assert assert_index_matches(table) == n - len(gone) + 1
+
+
+@pytest.mark.parametrize("operation", ["insert_overwrite", "insert_overwrite_table"])
+def test_overwrites_delete_the_keys_they_replace(tmp_path: Path, operation: str) -> None:
+    table = index_table(tmp_path, "mdt_cow_v9", mor=False)
+    _kept(table)
+    write_rows(table, feature_rows([1, 3, 71], "over"), operation)  # partition a only
+    index, _ = index_of(table)
+    assert _kept(table) == len(index)
+    assert {k for k, r in index.items() if r.partition == "p=a" or r.partition == "a"} >= {"1", "3", "71"}
+
+
+# ---- built on request, dropped on request --------------------------------------------------------------------------
+
+def _rows(ids: list[int], value: str) -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": [value] * len(ids),
+                     "ts": pa.array([1] * len(ids), pa.int64()), "p": [f"p{i % 2}" for i in ids]})
+
+
+def _options(table_type: str, version: int = 9, partitioned: bool = True) -> dict[str, str]:
+    return {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "p" if partitioned else "",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.table.type": table_type,
+            "hoodie.write.table.version": str(version)}
+
+
+@pytest.mark.parametrize(("table_type", "version", "partitioned"), [
+    ("COPY_ON_WRITE", 9, True), ("MERGE_ON_READ", 9, True), ("MERGE_ON_READ", 8, False),
+    ("COPY_ON_WRITE", 6, True), ("MERGE_ON_READ", 6, False)])
+def test_built_on_request_kept_then_dropped(tmp_path: Path, table_type: str, version: int,
+                                            partitioned: bool) -> None:
+    """`hoodie.metadata.global.record.level.index.enable=true` (or its 0.x name) builds record_index from the latest
+    slices' keys, with the metadata table when there is none; later writes keep it; `false` drops it."""
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    options = _options(table_type, version, partitioned)
+    write_table(_rows([1, 2, 3, 4], "a"), path, options)
+    write_table(_rows([2, 5], "b"), path, options)
+    write_table(_rows([3, 6], "c"), path, {**options, "hoodie.metadata.record.index.enable": "true"})
+    config = TableConfig.load(TableLocation.of(path))
+    assert RECORD_INDEX_PARTITION in config.metadata_partitions
+    assert assert_index_matches(Path(path)) == 6
+    index, groups = index_of(Path(path))
+    assert groups == 10
+    write_table(_rows([7, 8], "d"), path, options)
+    write_table(_rows([1], "e"), path, {**options, "hoodie.datasource.write.operation": "delete"})
+    assert assert_index_matches(Path(path)) == 7
+    if version >= 8:
+        defs = json.loads(Path(path, config.get("hoodie.table.index.defs.path")).read_text())["indexDefinitions"]
+        assert defs["record_index"]["indexOptions"] == {"isPartitioned": "false"}
+    write_table(_rows([9], "f"), path, {**options, "hoodie.metadata.global.record.level.index.enable": "false"})
+    config = TableConfig.load(TableLocation.of(path))
+    assert config.metadata_partitions == ["files"]
+    assert not (Path(metadata_location(TableLocation.of(path)).base_path) / "record_index").exists()
+    assert mdt_listing(Path(path)) == storage_listing(Path(path))
+
+
+def test_file_group_count_follows_the_options(tmp_path: Path) -> None:
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    write_table(_rows([1, 2, 3], "a"), path, {**_options("COPY_ON_WRITE"),
+                                              "hoodie.metadata.global.record.level.index.enable": "true",
+                                              "hoodie.metadata.record.index.min.filegroup.count": "3"})
+    assert index_of(Path(path))[1] == 3
+    assert assert_index_matches(Path(path)) == 3
+
+
+def test_a_table_without_meta_fields_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    from hudi_engine.errors import MetadataTableError
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    options = {**_options("COPY_ON_WRITE"), "hoodie.populate.meta.fields": "false"}
+    write_table(_rows([1, 2], "a"), path, options)
+    before = sorted(p.name for p in Path(path).rglob("*.parquet"))
+    with pytest.raises(MetadataTableError, match="record index needs the meta fields"):
+        write_table(_rows([3], "b"), path, {**options, "hoodie.metadata.record.index.enable": "true"})
+    assert sorted(p.name for p in Path(path).rglob("*.parquet")) == before
+    assert TableConfig.load(TableLocation.of(path)).metadata_partitions == []
+
+
+# ---- hoodie.index.type=RECORD_INDEX -----------------------------------------------------------------------------
+
+def _snapshot(path: str) -> dict[int, tuple[str, str]]:
+    """id -> (v, the partition the row is stored in)."""
+    rows = HudiTable.load(path).read_snapshot().select(["id", "v", "_hoodie_partition_path"]).to_pylist()
+    ids = [r["id"] for r in rows]
+    assert len(ids) == len(set(ids)), "a key in two places"
+    return {r["id"]: (r["v"], r["_hoodie_partition_path"].rsplit("=", 1)[-1]) for r in rows}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("version", [9, 6])
+def test_record_index_tags_globally(tmp_path: Path, table_type: str, version: int) -> None:
+    """RECORD_INDEX builds the record index when the table has none and tags with it: an update finds its file
+    group, a key written with another partition stays where it lives (hoodie.record.index.update.partition.path
+    false, Hudi's default) or moves (true), deletes find their keys; no key is ever in two places."""
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    options = _options(table_type, version)
+    write_table(_rows([1, 2, 3, 4], "a"), path, options)
+    rli = {**options, "hoodie.index.type": "RECORD_INDEX"}
+    write_table(_rows([2, 5], "b"), path, rli)  # builds the index, then tags with it
+    assert RECORD_INDEX_PARTITION in TableConfig.load(TableLocation.of(path)).metadata_partitions
+    assert _snapshot(path) == {1: ("a", "p1"), 2: ("b", "p0"), 3: ("a", "p1"), 4: ("a", "p0"), 5: ("b", "p1")}
+    moved = _rows([3, 6], "c").set_column(3, "p", pa.array(["p0", "p0"]))  # 3 lives in p1
+    write_table(moved, path, rli)
+    assert _snapshot(path)[3] == ("c", "p1")  # written where it lives
+    write_table(_rows([3], "d").set_column(3, "p", pa.array(["p0"])), path,
+                {**rli, "hoodie.record.index.update.partition.path": "true"})
+    assert _snapshot(path)[3] == ("d", "p0")  # moved
+    write_table(_rows([1, 3, 99], "x").set_column(3, "p", pa.array(["p0", "p1", "p0"])), path,
+                {**rli, "hoodie.datasource.write.operation": "delete"})
+    assert set(_snapshot(path)) == {2, 4, 5, 6}
+    assert assert_index_matches(Path(path)) == 4
+
+
+def test_record_index_reads_only_the_batchs_file_groups(tmp_path: Path, monkeypatch) -> None:
+    """An upsert with RECORD_INDEX tags by reading the record index's file groups its keys hash to, and no data
+    file's keys or footers (SIMPLE's and BLOOM's reads)."""
+    from hudi_engine.write import tagging
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    options = {**_options("COPY_ON_WRITE"), "hoodie.index.type": "RECORD_INDEX"}
+    write_table(_rows(list(range(1, 200)), "a"), path, options)
+    read_groups: list[str] = []
+    real = MetadataTable.read_slice
+
+    def spy(self, file_slice, prefixes=None, keys=None):  # type: ignore[no-untyped-def]
+        if file_slice.partition_path == RECORD_INDEX_PARTITION and keys is not None:  # a lookup, not a compaction
+            read_groups.append(file_slice.file_id)
+        return real(self, file_slice, prefixes, keys)
+
+    monkeypatch.setattr(MetadataTable, "read_slice", spy)
+    for name in ("read_record_keys", "read_footer", "read_base_file"):
+        monkeypatch.setattr(tagging, name, lambda *a, **k: pytest.fail("tagging read a data file"))
+    write_table(_rows([7, 150], "b"), path, options)
+    monkeypatch.undo()
+    _, groups = index_of(Path(path))
+    assert set(read_groups) == {f"record-index-{file_group_index(k, groups):04d}-0" for k in ("7", "150")}
+    assert _snapshot(path)[150] == ("b", "p0") and len(_snapshot(path)) == 199
+
+
+def test_record_index_with_the_index_turned_off_is_refused(tmp_path: Path) -> None:
+    from hudi_engine.errors import MetadataTableError
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    write_table(_rows([1], "a"), path, _options("COPY_ON_WRITE"))
+    with pytest.raises(MetadataTableError, match="RECORD_INDEX tags with the metadata table's record index"):
+        write_table(_rows([2], "b"), path, {**_options("COPY_ON_WRITE"), "hoodie.index.type": "RECORD_INDEX",
+                                            "hoodie.metadata.record.index.enable": "false"})
+
+
+@pytest.mark.parametrize("name", ["cow_v9_txns_simple_meta", "mor_avrolog_v8_trips_8i3u1d"])
+def test_delete_blocks_are_javas_bytes(unzip_table, name: str) -> None:
+    """The delete block the engine writes for keys the index loses has the bytes of the one Java 1.x wrote for the
+    same keys (Java 0.15's too, checked by hand: tests/java_hudi/test_mdt_record_index.py)."""
+    import pyarrow as pa
+
+    from hudi_engine.io.log_block import BlockType, build_delete_block, delete_block_keys
+    from hudi_engine.io.log_format import read_log_blocks
+    from hudi_engine.metadata.record_index import keys_table
+
+    table = unzip_table(name, "v8_v9")
+    compared = 0
+    for log in sorted((table / ".hoodie" / "metadata" / "record_index").glob(".*log*")):
+        for block in read_log_blocks(pa.BufferReader(log.read_bytes()), file_name=str(log)):
+            if block.block_type != BlockType.DELETE:
+                continue
+            keys = delete_block_keys(block).column("record_key").to_pylist()
+            if keys:
+                ours = build_delete_block(keys_table([RecordIndexRecord.delete(k) for k in keys]),
+                                          block.instant_time or "", block.schema_json or "")
+                assert ours.content == block.content, log.name
+                compared += 1
+    assert compared > 0
+
+
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_the_fast_encoding_is_fastavros(version: int) -> None:
+    from hudi_engine.metadata.initialization import record_schema
+    from hudi_engine.metadata.records import RecordCodec
+
+    codec = RecordCodec(record_schema(version), "here")
+    for r in (RecordIndexRecord("k1", "p=a", "25790a4d-0f6b-4a21-bb7e-4cd62f5cbe2f-7", 1772922289244),
+              RecordIndexRecord("k2", "", "8e3e2b51-77a4-4cc4-a2d6-d9e0a4b8d4f1", 0),
+              RecordIndexRecord("k3", "été/中", "raw-file-id", -1)):
+        assert codec.encode(r) == codec._encode(r)
+    assert codec._fast[RecordIndexRecord] is not None
+
+
+def test_file_group_indexes_are_javas_hash_of_each_key() -> None:
+    import random
+    import string
+
+    from hudi_engine.metadata.column_stats import file_group_indexes
+
+    rng = random.Random(37)
+    keys = ["".join(rng.choice(string.printable + "éß中") for _ in range(rng.randint(0, 40))) for _ in range(5000)]
+    keys += ["polygenelubricants", "TXN-001", ""]  # the first hashes to Integer.MIN_VALUE
+    for count in (1, 2, 10, 10000):
+        assert file_group_indexes(keys, count).tolist() == [file_group_index(k, count) for k in keys]
+    beyond = ["a\U0001F600b", "x"]  # two UTF-16 units for one character
+    assert file_group_indexes(beyond, 10).tolist() == [file_group_index(k, 10) for k in beyond]
