@@ -43,8 +43,9 @@ case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rul
       val everything = d.condition == Literal.TrueLiteral
       UpdateOrDeleteHudiTable(l.catalogTable.get, l, Nil, if (everything) None else Some(d.condition), delete = true)
     }
-    case m: MergeIntoTable if m.targetTable.resolved && m.sourceTable.resolved &&
-        HudiWriteRule.hudiTable(m.targetTable).isDefined =>
+    // Not waiting for the source: a source that reads the target itself (an SCD type 2 change set) is resolved in
+    // the same pass of Spark's ResolveReferences that expands the stars, so the meta columns must be gone first.
+    case m: MergeIntoTable if m.targetTable.resolved && HudiWriteRule.hudiTable(m.targetTable).isDefined =>
       if (m.targetTable.output.exists(a => HudiWriteNames.MetaColumns.contains(a.name))) {
         // Spark expands `UPDATE SET *` / `INSERT *` over the target's output: hide the meta columns from it.
         m.copy(targetTable = m.targetTable.transformUp {
