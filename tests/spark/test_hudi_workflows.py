@@ -277,7 +277,7 @@ def test_procedures_runbook_savepoint_restore_and_services(spark, tmp_path: Path
     fsview = spark.sql(f"CALL show_fsview_all(table => '{t}', path_regex => 'dt=*')")
     assert {"partition", "file_id", "base_instant", "data_file", "num_delta_files"} <= set(fsview.columns)
     assert {r.partition for r in fsview.collect()} == {"dt=p0", "dt=p1"}
-    assert [r.action for r in spark.sql(f"CALL show_timeline(table => '{t}')").collect()][0] == "clean"
+    assert spark.sql(f"CALL show_timeline(table => '{t}')").collect()[0].action == "clean"
     assert "served" in " ".join(r.result for r in spark.sql("CALL help()").collect())
 
 
