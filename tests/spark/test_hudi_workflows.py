@@ -112,16 +112,22 @@ def test_quick_start_cdc_query(spark, tmp_path: Path) -> None:
 
 
 def test_sql_ddl_ctas_insert_overwrite_and_drop_partition(spark, tmp_path: Path) -> None:
-    """SQL DDL / DML: CTAS, INSERT OVERWRITE of one partition and of the table, ALTER TABLE DROP PARTITION."""
+    """SQL DDL / DML: CTAS, SHOW PARTITIONS, INSERT OVERWRITE of one partition and of the table, ALTER TABLE DROP
+    PARTITION."""
     t = f"wf_ctas_{next(_names)}"
     spark.sql(f"CREATE TABLE {t} USING hudi PARTITIONED BY (dt) LOCATION '{tmp_path / t}' "
               "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'cow') AS "
               "SELECT * FROM VALUES (1, 'a', 1L, '2026-01-01'), (2, 'b', 1L, '2026-01-02') AS s(id, v, ts, dt)")
     assert rows(spark, f"SELECT id, v, dt FROM {t}") == [(1, "a", "2026-01-01"), (2, "b", "2026-01-02")]
+    assert rows(spark, f"SHOW PARTITIONS {t}") == [("dt=2026-01-01",), ("dt=2026-01-02",)]
+    assert rows(spark, f"SHOW PARTITIONS {t} PARTITION (dt = '2026-01-02')") == [("dt=2026-01-02",)]
+    with pytest.raises(Exception, match="SHOW PARTITIONS .* PARTITION: day is not a partition field; the table's are dt"):
+        spark.sql(f"SHOW PARTITIONS {t} PARTITION (day = '2026-01-02')").collect()
     spark.sql(f"INSERT OVERWRITE {t} PARTITION (dt = '2026-01-01') SELECT 3, 'c', 2L")
     assert rows(spark, f"SELECT id, dt FROM {t}") == [(2, "2026-01-02"), (3, "2026-01-01")]
     spark.sql(f"ALTER TABLE {t} DROP PARTITION (dt = '2026-01-02')")
     assert rows(spark, f"SELECT id FROM {t}") == [(3,)]
+    assert rows(spark, f"SHOW PARTITIONS {t}") == [("dt=2026-01-01",)]
     spark.sql(f"INSERT OVERWRITE {t} SELECT 4, 'd', 3L, '2026-02-01'")
     assert rows(spark, f"SELECT id, dt FROM {t}") == [(4, "2026-02-01")]
     assert [r.action for r in spark.sql(f"CALL show_commits(table => '{t}')").collect()] == [
