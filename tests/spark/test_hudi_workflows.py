@@ -242,12 +242,21 @@ def test_procedures_runbook_savepoint_restore_and_services(spark, tmp_path: Path
     assert [r.action for r in commits.collect()] == ["commit"] * 3
     assert spark.sql(f"CALL show_commits(table => '{t}', limit => 1)").count() == 1
     latest = commits.collect()[0].commit_time
+    commits_before_savepoint = commit_times(spark, t)
     meta = spark.sql(f"CALL show_commits_metadata(table => '{t}')")
     assert {"commit_time", "action", "partition", "file_id", "num_writes", "num_inserts"} <= set(meta.columns)
     assert [(r.partition, r.num_inserts) for r in meta.collect() if r.commit_time == latest] == [("dt=p0", 1)]
     files = spark.sql(f"CALL show_commit_files(table => '{t}', instant_time => '{latest}')").collect()
     # the insert went into p0's small file (Hudi's small-file handling): the file rewritten with both records
     assert [(f.partition_path, f.total_records_written) for f in files] == [("dt=p0", 2)]
+    parts = spark.sql(f"CALL show_commit_partitions(table => '{t}', instant_time => '{latest}')")
+    assert {"action", "partition_path", "total_files_added", "total_files_updated", "total_records_inserted",
+            "total_records_updated", "total_bytes_written", "total_errors"} <= set(parts.columns)
+    assert [(r.partition_path, r.total_records_inserted) for r in parts.collect()] == [("dt=p0", 1)]
+    stats = spark.sql(f"CALL show_commit_write_stats(table => '{t}', instant_time => '{latest}')")
+    assert {"action", "total_bytes_written", "total_records_written", "avg_record_size"} <= set(stats.columns)
+    amplification = spark.sql(f"CALL stats_wa(table => '{t}')").collect()
+    assert [r.commit_time for r in amplification][-1] == "Total" and len(amplification) == 4
     props = {r.key: r.value for r in spark.sql(f"CALL show_table_properties(table => '{t}', limit => 100)").collect()}
     assert props["hoodie.table.name"] == t and props["hoodie.table.recordkey.fields"] == "id"
 
@@ -284,6 +293,19 @@ def test_procedures_runbook_savepoint_restore_and_services(spark, tmp_path: Path
     assert {"partition", "file_id", "base_instant", "data_file", "num_delta_files"} <= set(fsview.columns)
     assert {r.partition for r in fsview.collect()} == {"dt=p0", "dt=p1"}
     assert spark.sql(f"CALL show_timeline(table => '{t}')").collect()[0].action == "clean"
+    latest_view = spark.sql(f"CALL show_fsview_latest(table => '{t}', partition_path => 'dt=p1')")
+    assert {"partition", "file_id", "base_instant", "data_file", "data_file_size", "num_delta_files"} <= set(
+        latest_view.columns)
+    assert [r.partition for r in latest_view.collect()] == ["dt=p1"]
+    # archival by hand: the active timeline keeps the newest commits, the older ones are listed as archived
+    assert one(spark, f"CALL archive_commits(table => '{t}', min_commits => 2, max_commits => 3, "
+                      "retain_commits => 1)")[0] == 0
+    # by default Hudi lists the commits archived from 10 days to 1 day ago: none here; the whole range lists them
+    assert spark.sql(f"CALL show_archived_commits(table => '{t}')").count() == 0
+    archived = spark.sql(f"CALL show_archived_commits(table => '{t}', start_ts => '20000101000000000', "
+                         "end_ts => '99991231235959999')")
+    assert {"commit_time", "state_transition_time", "total_records_written"} <= set(archived.columns)
+    assert sorted(r.commit_time for r in archived.collect()) == commits_before_savepoint
     assert "served" in " ".join(r.result for r in spark.sql("CALL help()").collect())
 
 
