@@ -98,6 +98,27 @@ MODELS: dict[str, str] = {
     "ut_latest": model(f"{HUDI}",
                        f"select {COLS} from {{{{ ref('events') }}}} where ts > (select max(ts) from {{{{ this }}}})",
                        UPTO_ROWS),
+    # Hudi's documented workflows (issue 38), as dbt spells them; tests/spark/test_hudi_workflows.py walks them in
+    # spark.sql. CRUD: the first run inserts day 1; day 2 updates 2 and 4, inserts 7 and 8, and deletes 5 (a change
+    # type of `d`, Hudi's `_hoodie_is_deleted`).
+    "wf_crud": model(f"{HUDI}, table_type='mor', change_type_column='op'",
+                     f"select {COLS}, 'u' as op from {{{{ ref('events') }}}} where day = {{{{ var('day') }}}}\n"
+                     f"union all select {COLS}, 'd' as op from {{{{ ref('events') }}}} where id = 5",
+                     f"select {COLS}, 'i' as op from {{{{ ref('events') }}}} where day = 1"),
+    # The incremental query: each run pulls what wf_crud's commits wrote after the last pulled commit.
+    "wf_crud_pull": ("{{ config(materialized='hudi_incremental', unique_key='id', "
+                     "precombine_field='source_commit_time') }}\n"
+                     "select c.id, c.name, c.score, c._hoodie_commit_time as source_commit_time\n"
+                     "from {% if is_incremental() %}{{ hudi_table_changes(ref('wf_crud'), "
+                     "hudi_max_value(this, 'source_commit_time', 'earliest')) }}"
+                     "{% else %}{{ ref('wf_crud') }}{% endif %} c\n"),
+    # Schema evolution: day 2 drops `name`, widens `score` to bigint and adds `region`.
+    "wf_evolve": model(f"{HUDI}, on_schema_change='sync_all_columns'",
+                       "select id, part, cast(score as bigint) as score, ts, upper(part) as region "
+                       "from {{ ref('events') }} where day = {{ var('day') }}", UPTO_ROWS),
+    # Procedures: savepointed after day 1 (hudi_savepoint), day 2's run undone by hudi_restore, the timeline read
+    # by CALLs from a run-operation (the project's wf_call macro).
+    "wf_ops": model(f"{HUDI}", DAY_ROWS, UPTO_ROWS),
     # Bad input (run alone, each must fail with one message and change nothing).
     "bad_update_column": model(f"{HUDI}, merge_update_columns=['score', 'nope'], tags=['bad']", DAY_ROWS, UPTO_ROWS),
     "bad_spark": model(f"{SPARK}, incremental_strategy='merge', options={{'compression': 'zstd'}}, tags=['bad']",
@@ -211,8 +232,24 @@ unit_tests:
 """
 
 
+# Hudi's procedures from a run-operation: `CALL <procedure>(table => '<schema.model>'<, more args>)` on dbt's own
+# Spark session, each output row logged as `wf_call <procedure>: <column>=<value> | ...`.
+CALL_MACRO = """
+{% macro wf_call(procedure, model, args='') %}
+  {% set relation = ref(model) %}
+  {% set result = run_query("call " ~ procedure ~ "(table => '" ~ relation.schema ~ "." ~ relation.identifier ~ "'"
+                            ~ args ~ ")") %}
+  {% for row in result.rows %}
+    {% set cells = [] %}
+    {% for column in result.column_names %}{% do cells.append(column ~ "=" ~ row[column]) %}{% endfor %}
+    {{ log("wf_call " ~ procedure ~ ": " ~ (cells | join(" | ")), info=true) }}
+  {% endfor %}
+{% endmacro %}
+"""
+
+
 def write_project(root: Path) -> None:
-    for folder in ("models", "seeds", "snapshots"):
+    for folder in ("models", "seeds", "snapshots", "macros"):
         (root / folder).mkdir(parents=True)
     (root / "dbt_project.yml").write_text("""
 name: features
@@ -248,5 +285,6 @@ features:
         (root / "models" / f"{name}.sql").write_text(sql)
     (root / "models" / "py_model.py").write_text(PYTHON_MODEL)
     (root / "models" / "schema.yml").write_text(SCHEMA_YML)
+    (root / "macros" / "wf_call.sql").write_text(CALL_MACRO)
     for name, sql in SNAPSHOTS.items():
         (root / "snapshots" / f"{name}.sql").write_text(sql)

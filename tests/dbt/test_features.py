@@ -37,6 +37,21 @@ MAIN2 = ["run", *V2, "--exclude", "tag:bad", "tag:busy", "tag:contract_rows", "t
 BUSY_INSTANT = "20240105000000000"
 
 
+# Hudi's procedures workflow on wf_ops (savepointed after day 1, day 2 run on it): inspect, restore, inspect again.
+WF_OPS = [
+    {"dbt": ["run-operation", "wf_call", "--args", "{procedure: show_commits, model: wf_ops}"]},
+    {"dbt": ["run-operation", "wf_call", "--args", "{procedure: show_savepoints, model: wf_ops}"]},
+    {"dbt": ["run-operation", "wf_call", "--args", "{procedure: show_table_properties, model: wf_ops, "
+                                                   "args: ', limit => 100'}"]},
+    {"dbt": ["run-operation", "hudi_restore", "--args", "{model: wf_ops}"]},
+    {"dbt": ["run-operation", "wf_call", "--args", "{procedure: show_timeline, model: wf_ops}"]},
+]
+# SCD type 2 (a dbt snapshot): the current rows, and the dimension as of a point in time.
+WF_SCD2_CURRENT = f"select id, name from {SCHEMA}.snap_ts where dbt_valid_to is null order by id"
+WF_SCD2_AS_OF = (f"select id, name from {SCHEMA}.snap_ts where dbt_valid_from <= timestamp'2024-01-01 12:00:00' "
+                 "and (dbt_valid_to is null or dbt_valid_to > timestamp'2024-01-01 12:00:00') order by id")
+
+
 def table_path(project: Path, name: str) -> str:
     return str(project / "spark-warehouse" / f"{SCHEMA}.db" / name)
 
@@ -63,6 +78,7 @@ def built(tmp_path_factory):
         {"sql": f"describe table {SCHEMA}.emptied"},
         {"dbt": ["run", "--exclude", "tag:bad", *DAY1_EVENTS]},
         {"dbt": ["snapshot"]},
+        {"dbt": ["run-operation", "hudi_savepoint", "--args", "{model: wf_ops, comment: before day 2}"]},
     ], root / "day1", timeout=1500)
     first = {t: HudiTable.load(table_path(project, t)).timeline.completed_commits().last().timestamp
              for t in ("contract_rows", "svc_busy", "svc_rollback")}
@@ -101,6 +117,9 @@ def built(tmp_path_factory):
         {"sql": f"show table extended in {SCHEMA} like 'documented'"},
         {"sql": f"describe table {SCHEMA}.contracted"},
         {"sql": f"select * from {SCHEMA}.documented"},
+        *WF_OPS,
+        {"sql": WF_SCD2_CURRENT},
+        {"sql": WF_SCD2_AS_OF},
     ]
     day2 = run_driver(project, steps, root / "day2", timeout=2400)
     return {"project": project, "root": root, "day1": day1, "day2": day2, "first": first,
@@ -449,3 +468,64 @@ def test_service_refuses_while_a_write_is_in_flight(built):
             f"{socket.gethostname()}:{os.getpid()}:test)") in built["out"]
     table = HudiTable.load(path)
     assert [i.timestamp for i in table.timeline.completed_commits()] == [built["first"]["svc_busy"]]
+
+
+# ---- Hudi's documented workflows (issue 38), as dbt spells them --------------------------------------------------
+
+
+def test_workflow_crud_by_incremental_runs(built):
+    """Quick Start's CRUD from dbt: day 1 inserts, day 2 updates, inserts and deletes (change_type_column); the
+    first run's rows stay readable by time travel; a downstream model pulls the changes incrementally."""
+    path = table_path(built["project"], "wf_crud")
+    t = checked(built, "wf_crud")
+    latest = latest_events()
+    assert rows_of(t) == sorted((i, r[2], r[3]) for i, r in latest.items() if i != 5)
+    table = HudiTable.load(path)
+    first = table.timeline.completed_commits().first().timestamp
+    assert rows_of(table.read_snapshot(as_of=first)) == sorted((r[0], r[2], r[3]) for r in EVENTS if r[4] == 1)
+    # the pull sees the updates and inserts, not the delete (Hudi's incremental query returns written records)
+    pulled = HudiTable.load(table_path(built["project"], "wf_crud_pull")).read_snapshot()
+    assert rows_of(pulled) == sorted((i, r[2], r[3]) for i, r in latest.items())
+
+
+def test_workflow_schema_evolution_sync_all_columns(built):
+    """Schema Evolution from dbt: on_schema_change='sync_all_columns' drops, widens and adds columns as Hudi's
+    ALTER TABLE with schema on read; the first day's rows read through the new schema."""
+    table = HudiTable.load(table_path(built["project"], "wf_evolve"))
+    data = table.read_snapshot()
+    assert [c for c in data.column_names if not c.startswith("_hoodie")] == ["id", "part", "score", "ts", "region"]
+    assert str(data.schema.field("score").type) == "int64"
+    got = sorted(zip(*(data.column(c).to_pylist() for c in ("id", "score", "region"))))
+    want = sorted((i, r[3], r[1].upper() if r[4] == 2 else None) for i, r in latest_events().items())
+    assert got == want
+    assert "ALTER_SCHEMA" in operations(built, "wf_evolve")
+
+
+def test_workflow_scd_type_2_queries_on_a_snapshot(built):
+    """SCD type 2 from dbt (a snapshot, checked in full above): Hudi's SCD page's current-row and point-in-time
+    queries on it."""
+    assert [(r["id"], r["name"]) for r in sql(built, WF_SCD2_CURRENT)] == [(1, "ann"), (2, "bobby"), (4, "dee"),
+                                                                         (6, "fay")]
+    assert [(r["id"], r["name"]) for r in sql(built, WF_SCD2_AS_OF)] == [(1, "ann"), (2, "bob"), (3, "cy"),
+                                                                        (4, "dee")]
+
+
+def test_workflow_procedures_savepoint_restore_and_calls(built):
+    """SQL Procedures from dbt: hudi_savepoint after day 1, day 2's run on top, CALLs from a run-operation show the
+    commits and the savepoint, hudi_restore undoes day 2 as one restore instant."""
+    for s in WF_OPS:
+        assert step(built, *s["dbt"])["success"], s
+    path = table_path(built["project"], "wf_ops")
+    table = HudiTable.load(path)
+    (savepoint,) = table.savepoints()
+    assert savepoint.comments == "before day 2"
+    commits = lines_with(built, "wf_call show_commits: ")
+    assert len(commits) == 2 and f"commit_time={savepoint.instant_time} " in commits[1]
+    assert all("action=commit" in c and "total_records_written=" in c for c in commits)
+    (shown,) = lines_with(built, "wf_call show_savepoints: ")
+    assert f"savepoint_time={savepoint.instant_time}" in shown
+    assert any("key=hoodie.table.name | value=" in line
+               for line in lines_with(built, "wf_call show_table_properties: "))
+    timeline = lines_with(built, "wf_call show_timeline: ")
+    assert "action=restore" in timeline[0] and any("action=savepoint" in line for line in timeline)
+    assert rows_of(checked(built, "wf_ops")) == sorted((r[0], r[2], r[3]) for r in EVENTS if r[4] == 1)

@@ -1,5 +1,5 @@
 // Hudi's SQL commands on a table as a whole: CREATE TABLE (... AS SELECT), TRUNCATE TABLE, ALTER TABLE ADD COLUMNS,
-// ALTER TABLE DROP PARTITION.
+// ALTER TABLE DROP PARTITION, SHOW PARTITIONS.
 package hudiengine.spark
 
 import scala.jdk.CollectionConverters._
@@ -192,5 +192,45 @@ case class AddColumnsToHudiTable(table: CatalogTable, columns: Seq[StructField],
       StructType((table.dataSchema ++ added.fields).sortBy(f => order.getOrElse(f.name, Int.MaxValue))))
     catalog.refreshTable(table.identifier)
     Nil
+  }
+}
+
+/** `SHOW PARTITIONS t [PARTITION (c = 'v', ...)]` on a `USING hudi` table, as Hudi's ShowHoodieTablePartitionsCommand:
+ *  the table's partition paths as stored (`dt=v/hh=w` with hive-style folders, `v/w` without), sorted; none for a
+ *  table without partition fields. Spark's own command refuses the table, whose catalog entry keeps no partition
+ *  columns. The paths are those the latest snapshot has rows in: a partition whose rows were all deleted is not
+ *  listed (Hudi lists its folder). A spec is matched on the fields' values, on either folder style (Hudi parses
+ *  `c=v` out of the path, so without hive-style folders it matches none); a field that is not a partition field is
+ *  refused by name. */
+case class ShowHudiPartitions(table: CatalogTable, spec: Option[Map[String, String]],
+    override val output: Seq[org.apache.spark.sql.catalyst.expressions.Attribute]) extends LeafRunnableCommand {
+  override def run(spark: org.apache.spark.sql.SparkSession): Seq[Row] = {
+    val session = spark.asInstanceOf[SparkSession]
+    val name = table.identifier.unquotedString
+    val props = new java.util.Properties()
+    val file = new org.apache.hadoop.fs.Path(SqlTable.location(table), ".hoodie/hoodie.properties")
+    val in = file.getFileSystem(session.sessionState.newHadoopConf()).open(file)
+    try props.load(in) finally in.close()
+    def flag(key: String) = Option(props.getProperty(key)).exists(_.trim.equalsIgnoreCase("true"))
+    val fields = Option(props.getProperty("hoodie.table.partition.fields")).getOrElse("").split(",")
+      .map(_.trim.split(":")(0)).filter(_.nonEmpty).toSeq
+    val unknown = spec.getOrElse(Map.empty).keys.filterNot(k => fields.exists(_.equalsIgnoreCase(k)))
+    if (unknown.nonEmpty) throw new IllegalArgumentException(s"SHOW PARTITIONS $name PARTITION: " +
+      s"${unknown.mkString(", ")} is not a partition field; the table's are " +
+      s"${if (fields.isEmpty) "none (it is not partitioned)" else fields.mkString(", ")}")
+    if (fields.isEmpty) return Nil
+    val hive = flag("hoodie.datasource.write.hive_style_partitioning")
+    val encode = flag("hoodie.datasource.write.partitionpath.urlencode")
+    val paths = session.table(table.identifier.quotedString).select("_hoodie_partition_path").distinct().collect()
+      .map(_.getString(0)).toSeq.sorted
+    paths.filter { p =>
+      val values = fields.zip(p.split("/", -1)).map { case (f, part) =>
+        val raw = if (hive) part.stripPrefix(s"$f=") else part
+        f -> (if (encode) ExternalCatalogUtils.unescapePathName(raw) else raw)
+      }
+      spec.getOrElse(Map.empty).forall { case (k, v) =>
+        values.exists { case (f, x) => f.equalsIgnoreCase(k) && x == v }
+      }
+    }.map(Row(_))
   }
 }

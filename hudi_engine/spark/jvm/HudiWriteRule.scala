@@ -10,7 +10,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{DeleteFromTable, InsertIntoS
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.command.{AlterTableAddColumnsCommand, AlterTableDropPartitionCommand,
-  TruncateTableCommand}
+  ShowPartitionsCommand, TruncateTableCommand}
 import org.apache.spark.sql.execution.datasources.{CreateTable, LogicalRelation}
 
 /** The resolution rule that plans Hudi's SQL writes (before Spark's own checks, which know nothing of the meta
@@ -28,6 +28,8 @@ case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rul
       .fold[LogicalPlan](plan)(t => TruncateHudiTable(t, spec))
     case AlterTableDropPartitionCommand(ident, specs, ifExists, _, _) => HudiWriteRule.hudiCatalogTable(session, ident)
       .fold[LogicalPlan](plan)(t => DropHudiPartitions(t, specs, ifExists, "ALTER TABLE DROP"))
+    case ShowPartitionsCommand(ident, output, spec) => HudiWriteRule.hudiCatalogTable(session, ident)
+      .fold[LogicalPlan](plan)(t => ShowHudiPartitions(t, spec, output))
     case AlterTableAddColumnsCommand(ident, columns) => HudiWriteRule.hudiCatalogTable(session, ident)
       .fold[LogicalPlan](plan)(t => AddColumnsToHudiTable(t, columns))
     case i: InsertIntoStatement if i.query.resolved => i.table match {
@@ -43,8 +45,9 @@ case class HudiWriteRule(session: org.apache.spark.sql.SparkSession) extends Rul
       val everything = d.condition == Literal.TrueLiteral
       UpdateOrDeleteHudiTable(l.catalogTable.get, l, Nil, if (everything) None else Some(d.condition), delete = true)
     }
-    case m: MergeIntoTable if m.targetTable.resolved && m.sourceTable.resolved &&
-        HudiWriteRule.hudiTable(m.targetTable).isDefined =>
+    // Not waiting for the source: a source that reads the target itself (an SCD type 2 change set) is resolved in
+    // the same pass of Spark's ResolveReferences that expands the stars, so the meta columns must be gone first.
+    case m: MergeIntoTable if m.targetTable.resolved && HudiWriteRule.hudiTable(m.targetTable).isDefined =>
       if (m.targetTable.output.exists(a => HudiWriteNames.MetaColumns.contains(a.name))) {
         // Spark expands `UPDATE SET *` / `INSERT *` over the target's output: hide the meta columns from it.
         m.copy(targetTable = m.targetTable.transformUp {
