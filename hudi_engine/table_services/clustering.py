@@ -260,8 +260,9 @@ def _table_schema(location: TableLocation, timeline: Timeline, table: TableConfi
 def schedule_clustering(location: TableLocation, config: WriteConfig | None = None, *,
                         instant_time: str | None = None) -> Instant | None:
     """Write a clustering plan as a requested instant; None if no file slice is eligible. Sort columns and
-    strategies are checked first. Refused while a write is pending (its files could not be planned); file groups
-    of pending clusterings and compactions are left out, as Hudi leaves them out."""
+    strategies are checked first. Scheduled beside pending writes, as Hudi schedules it: the plan names committed
+    files only (`build_clustering_plan`); file groups of pending clusterings and compactions are left out, as Hudi
+    leaves them out."""
     config = config or WriteConfig()
     where = location.base_path
     check_strategies(config.clustering, where)

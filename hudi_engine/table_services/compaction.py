@@ -226,20 +226,22 @@ def build_compaction_plan(location: TableLocation, timeline: Timeline,
     return CompactionPlan(tuple(ops)) if ops else None
 
 
-def service_instant_time(timeline: Timeline, config: TableConfig, instant_time: str | None, service: str) -> str:
-    """The instant of a table service about to be scheduled (`instant_time`, or a new one): after every instant on
-    the timeline. A compaction is refused while a write instant is pending (its log files could not be told apart
-    from the plan's; Hudi requires no pending write before a compaction instant). A clustering is not, as Hudi does
-    not refuse it: it plans completed slices only, and a pending write that changes a planned file group loses at
-    its commit to the clustering (`write.conflict`) or makes it refuse to complete (`check_no_later_changes`).
-    Pending compactions and clusterings never count: a clustering writes new file groups only, and each plan leaves
-    the other's file groups out."""
-    base_path = timeline.base_path
+def _refuse_pending_writes(timeline: Timeline) -> None:
+    """A compaction is not scheduled while a write instant is pending: its log files could not be told apart from
+    the plan's (Hudi requires no pending write before a compaction instant). Pending compactions and clusterings do
+    not count: a clustering writes new file groups only, and each plan leaves the other's file groups out. (A
+    clustering is scheduled beside pending writes, as Hudi schedules it: `clustering.build_clustering_plan`.)"""
     pending = [i for i in timeline.write_timeline().pending()
                if i.action not in (Action.COMPACTION, Action.LOG_COMPACTION) and not is_clustering(timeline, i)]
-    if pending and service == "compaction":
-        raise WriteError(f"cannot schedule a {service} on {base_path}: write instants "
+    if pending:
+        raise WriteError(f"cannot schedule a compaction on {timeline.base_path}: write instants "
                          f"{', '.join(map(str, pending))} are pending; roll them back or complete them first")
+
+
+def service_instant_time(timeline: Timeline, config: TableConfig, instant_time: str | None, service: str) -> str:
+    """The instant of a table service about to be scheduled (`instant_time`, or a new one): after every instant on
+    the timeline."""
+    base_path = timeline.base_path
     latest = timeline.latest_time()
     if instant_time is None:
         return new_instant_time(after=latest, local=config.local_instant_times)
@@ -262,6 +264,7 @@ def schedule_compaction(location: TableLocation, *, instant_time: str | None = N
         if config.table_type != "MERGE_ON_READ":
             raise WriteError(f"table {base_path} is {config.table_type}: only MERGE_ON_READ tables are compacted")
         timeline = Timeline.load(location)
+        _refuse_pending_writes(timeline)
         instant_time = service_instant_time(timeline, config, instant_time, "compaction")
         plan = build_compaction_plan(location, timeline, partitions)
         if plan is None:
