@@ -497,7 +497,8 @@ def _archive_to_history(location: TableLocation, table: TableConfig, layout: Tim
 def _lsm_records(entries: list[dict], table: TableConfig) -> list[ArchivedInstant]:
     """One HoodieLSMTimelineInstant per archived action (LegacyArchivedMetaEntryReader: the entries of one instant
     time together): its completed entry's metadata as Avro, a compaction's plan, the completion time Hudi 0.x
-    recorded as the completed entry's stateTransitionTime (the instant time where it recorded none)."""
+    recorded as the completed entry's stateTransitionTime (the instant time where it recorded none, or an earlier
+    time)."""
     by_time: dict[str, list[dict]] = {}
     for e in entries:
         by_time.setdefault(str(e.get("commitTime")), []).append(e)
@@ -508,7 +509,7 @@ def _lsm_records(entries: list[dict], table: TableConfig) -> list[ArchivedInstan
             action = str(done.get("actionType"))
             plan = next((e.get("hoodieCompactionPlan") for e in group if e.get("hoodieCompactionPlan")), None) \
                 if action in (Action.COMMIT.value, Action.DELTA_COMMIT.value) else None
-            completion = done.get("stateTransitionTime") or ts
+            completion = max(str(done.get("stateTransitionTime") or ts), ts)  # an older archive may say earlier
             out.append(ArchivedInstant(ts, str(completion), action, _lsm_metadata(action, done),
                                        write_avro_metadata("HoodieCompactionPlan", plan, checked=False) if plan else None))
     unique: dict[tuple[str, str], ArchivedInstant] = {}

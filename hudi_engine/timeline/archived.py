@@ -166,7 +166,10 @@ def archived_entry(timeline: Timeline, instant: Instant, mtime_ms: int | None = 
     entry: dict[str, Any] = {"commitTime": instant.timestamp, "actionType": instant.action.value,
                              "actionState": instant.state.name, "version": 1}
     if mtime_ms is not None:
-        entry["stateTransitionTime"] = datetime_to_instant(datetime.fromtimestamp(mtime_ms / 1000, UTC))
+        # Never before the instant itself: instant times run ahead of the clock when many are made in one
+        # millisecond (`new_instant_time` steps past the latest), and a later reader takes this as the completion time.
+        entry["stateTransitionTime"] = max(datetime_to_instant(datetime.fromtimestamp(mtime_ms / 1000, UTC)),
+                                           instant.timestamp)
     data = timeline.read_content(instant)
     where = timeline.path_of(instant)
     action, state = instant.action, instant.state
