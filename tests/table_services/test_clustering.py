@@ -22,6 +22,7 @@ from hudi_engine.table_services import clustering as clustering_service
 from hudi_engine.table_services.clustering import pending_clusterings, select_partitions
 from hudi_engine.timeline import Action, Instant, State, Timeline
 from hudi_engine.timeline.clustering import ClusteringPlan
+from hudi_engine.timeline.instant import new_instant_time
 
 FILE_NAME = "_hoodie_file_name"
 SORT = {"hoodie.clustering.plan.strategy.sort.columns": "val"}
@@ -305,7 +306,9 @@ def test_scheduling_while_a_write_is_pending_plans_committed_files_only(tmp_path
     path = tmp_path / "t"
     opts = small_files_table(path, "MERGE_ON_READ", 9, batches=2)
     t = HudiTable.load(str(path))
-    pending = "29990101000000000"
+    # A time from the clock: a far-future one would lift this process's instant generator for every later test
+    # (`new_instant_time` steps past the latest time it saw).
+    pending = new_instant_time(after=t.timeline.latest_time())
     t.timeline.create_requested(Instant(pending, Action.DELTA_COMMIT, State.REQUESTED))
     committed = next(f for s in t.file_slices() for f in s.log_files)
     stray = committed.name.format().replace(committed.base_instant, pending)
