@@ -202,6 +202,12 @@ class FileSizing:
     compression: str = "snappy"
     record_size_estimate: int = 1024
 
+    @property
+    def row_group_bytes(self) -> int:
+        """The bytes a base file's row group aims at: an eighth of the max file size, at most the parquet block
+        size (so a file rolls over near its max, a row group at a time)."""
+        return min(self.block_size, self.max_file_size // 8)
+
     @staticmethod
     def from_options(o: Options) -> "FileSizing":
         sizing = FileSizing(o[K.MAX_FILE_SIZE], o[K.SMALL_FILE_LIMIT], o[K.BLOCK_SIZE], o[K.COMPRESSION],

@@ -42,8 +42,7 @@ class CreateHandle(WriteHandle):
     def chunk_rows(self) -> int:
         """Rows per row group: an eighth of the max file size (at most the parquet block size) at the measured
         bytes per row; until a chunk was written, an eighth of that (the estimate may be far off)."""
-        target = min(self.ctx.files.block_size, self.ctx.files.max_file_size // 8)
-        rows = max(1, int(target / max(1.0, self.bytes_per_row)))
+        rows = max(1, int(self.ctx.files.row_group_bytes / max(1.0, self.bytes_per_row)))
         return rows if self._measured else max(1, rows // 8)
 
     def write(self, records: pa.Table) -> None:

@@ -108,11 +108,10 @@ class MergeHandle(HeldWriteHandle):
             else:
                 kept_old = updated = 0
                 start = 0
-                # Row groups as the create handle cuts them (an eighth of the max file size, at most the parquet
-                # block size) at the old file's bytes per row: one per decoded batch would make row groups of 64k
-                # rows, a file 16% larger and slower to write.
-                target = min(ctx.files.block_size, ctx.files.max_file_size // 8)
-                groups = _RowGroups(writer, max(MERGE_BATCH_ROWS, int(target * max(n_old, 1) / max(f.size(), 1))))
+                # Row groups as the create handle cuts them (`FileSizing.row_group_bytes`) at the old file's bytes
+                # per row: one per decoded batch would make row groups of 64k rows, a file 16% larger and slower.
+                per_row = max(f.size(), 1) / max(n_old, 1)
+                groups = _RowGroups(writer, max(MERGE_BATCH_ROWS, int(ctx.files.row_group_bytes / per_row)))
                 for batch in parquet.iter_batches(batch_size=MERGE_BATCH_ROWS):
                     old = conform(ctx.stored_columns(pa.Table.from_batches([batch]), old_name.instant_time),
                                   ctx.arrow_schema, base_file_path)
