@@ -72,9 +72,15 @@ def files_only_table(name: str, tmp_path: Path, *, mor: bool = False) -> Path:
     table, _ = unzip_feature_table(MDT_TABLES[name], tmp_path)
     files_only(table)
     if mor:
-        location = TableLocation.of(str(table))
-        TableConfig.load(location).with_props({"hoodie.table.type": "MERGE_ON_READ"}).save(location)
+        as_merge_on_read(table)
     return table
+
+
+def as_merge_on_read(table: Path) -> None:
+    """A Java-built table of base files only, made MERGE_ON_READ (it reads the same; the engine's updates then go to
+    log files)."""
+    location = TableLocation.of(str(table))
+    TableConfig.load(location).with_props({"hoodie.table.type": "MERGE_ON_READ"}).save(location)
 
 
 def write_rows(table: Path, rows: pa.Table, operation: str = "upsert", **extra: str) -> str:

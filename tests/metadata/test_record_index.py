@@ -14,6 +14,7 @@ from java_tables import unzip_feature_table
 from metadata_tables import (
     MDT_TABLES,
     WRITE_OPTIONS,
+    as_merge_on_read,
     assert_index_matches,
     feature_rows,
     index_of,
@@ -98,8 +99,7 @@ def index_table(tmp_path: Path, name: str, *, mor: bool) -> Path:
     # version 6: the engine keeps no stats there
     stats_only(table, KEEP if TableConfig.load(TableLocation.of(str(table))).version >= 8 else V6_KEEP)
     if mor:
-        location = TableLocation.of(str(table))
-        TableConfig.load(location).with_props({"hoodie.table.type": "MERGE_ON_READ"}).save(location)
+        as_merge_on_read(table)
     return table
 
 

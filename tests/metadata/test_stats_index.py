@@ -14,6 +14,7 @@ from java_tables import unzip_feature_table
 from metadata_tables import (
     MDT_TABLES,
     WRITE_OPTIONS,
+    as_merge_on_read,
     assert_stats_match_files,
     feature_rows,
     mdt_listing,
@@ -41,8 +42,7 @@ def stats_table(tmp_path: Path, *, mor: bool) -> Path:
     table, _ = unzip_feature_table(MDT_TABLES["mdt_cow_v9"], tmp_path)
     stats_only(table)
     if mor:
-        location = TableLocation.of(str(table))
-        TableConfig.load(location).with_props({"hoodie.table.type": "MERGE_ON_READ"}).save(location)
+        as_merge_on_read(table)
     return table
 
 
@@ -213,8 +213,7 @@ def test_bloom_filters_are_kept_too(tmp_path: Path, mor: bool) -> None:
     table, _ = unzip_feature_table(MDT_TABLES["mdt_cow_v9"], tmp_path)
     stats_only(table, keep=("files", "column_stats", "partition_stats", "bloom_filters"))
     if mor:
-        location = TableLocation.of(str(table))
-        TableConfig.load(location).with_props({"hoodie.table.type": "MERGE_ON_READ"}).save(location)
+        as_merge_on_read(table)
     assert assert_blooms_match_files(table) > 0
     write_rows(table, feature_rows([1, 2, 51], "e1"))
     write_rows(table, feature_rows([3, 52], "e2"))
