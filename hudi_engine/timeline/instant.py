@@ -279,26 +279,43 @@ def datetime_to_instant(moment: datetime, tz: tzinfo = UTC) -> str:
 
 
 class InstantTimeGenerator:
-    """Issues instant times that strictly increase within this generator (as Hudi's does per JVM), in UTC or, for a
-    table whose `hoodie.table.timeline.timezone` is LOCAL, in this machine's zone (`HoodieInstantTimeGenerator`
-    with `HoodieTimelineTimeZone.LOCAL`: the JVM's default zone)."""
+    """Issues instant times from the clock that strictly increase within this generator (as Hudi's does per JVM), in
+    UTC or, for a table whose `hoodie.table.timeline.timezone` is LOCAL, in this machine's zone
+    (`HoodieInstantTimeGenerator` with `HoodieTimelineTimeZone.LOCAL`: the JVM's default zone).
+
+    A caller's `after` (its table's latest instant) steps a time past a timeline that is ahead of the clock. Such a
+    stepped time is not the floor of later calls: one table with instants in the future (a skewed writer) must not
+    lift the instants of every other table this process writes, as Hudi's clock-only generator would not. Stepped
+    times are remembered only so that two calls stepping past the same timeline never get the same time."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._last = {False: "", True: ""}  # by `local`: a UTC table's instants do not push a LOCAL table's
+        # by `local`: a UTC table's instants do not push a LOCAL table's
+        self._last = {False: "", True: ""}  # the latest time taken from the clock
+        self._stepped: dict[bool, set[str]] = {False: set(), True: set()}  # times issued ahead of the clock
 
     def new_instant_time(self, after: str | None = None, *, now: datetime | None = None, local: bool = False) -> str:
-        """An instant time from the clock, bumped by 1 ms past `after` and past every time issued before."""
+        """An instant time from the clock, past every clock time issued before, and bumped by 1 ms past `after`."""
         with self._lock:
-            floor = max(after or "", self._last[local])
             moment = now or datetime.now(UTC)
             zone = moment.astimezone().tzinfo if local else UTC  # astimezone(): this machine's zone at that moment
             candidate = datetime_to_instant(moment, zone or UTC)
-            if candidate <= floor:
-                # Clock behind the timeline (skew, or two calls within one millisecond): step just past it.
-                candidate = datetime_to_instant(instant_to_datetime(floor) + timedelta(milliseconds=1))
+            if candidate <= self._last[local]:  # two calls within one millisecond, or the clock stepped back
+                candidate = _next_millisecond(self._last[local])
             self._last[local] = candidate
+            stepped = self._stepped[local]
+            if after and candidate <= after:
+                # The timeline is ahead of the clock (skew, or a future instant): step just past it.
+                candidate = _next_millisecond(after)
+                while candidate in stepped:
+                    candidate = _next_millisecond(candidate)
+                stepped.add(candidate)
+            stepped.difference_update([t for t in stepped if t <= self._last[local]])  # the clock caught up
             return candidate
+
+
+def _next_millisecond(instant_time: str) -> str:
+    return datetime_to_instant(instant_to_datetime(instant_time) + timedelta(milliseconds=1))
 
 
 _GENERATOR = InstantTimeGenerator()
@@ -306,5 +323,5 @@ _GENERATOR = InstantTimeGenerator()
 
 def new_instant_time(after: str | None = None, *, local: bool = False) -> str:
     """A new `yyyyMMddHHmmssSSS` (UTC; with `local`, this machine's zone), strictly greater than `after` and than any
-    instant issued in this process."""
+    instant this process took from the clock (`InstantTimeGenerator`)."""
     return _GENERATOR.new_instant_time(after, local=local)

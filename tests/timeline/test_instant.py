@@ -191,7 +191,11 @@ def test_new_instant_time_steps_past_a_timeline_ahead_of_the_clock() -> None:
     assert gen.new_instant_time(now=now) == "20240101000000000"
     assert gen.new_instant_time(now=now) == "20240101000000001"  # same millisecond: bumped
     assert gen.new_instant_time("20241231235959999", now=now) == "20250101000000000"
-    assert gen.new_instant_time(now=now) == "20250101000000001"  # never goes back
+    # Stepping past the same timeline again (a second write planned before the first recorded itself): never the same
+    assert gen.new_instant_time("20241231235959999", now=now) == "20250101000000001"
+    # A timeline ahead of the clock does not lift other tables' instants: without `after`, the clock again (still
+    # past every clock time issued: 000, 001 and the two calls that stepped)
+    assert gen.new_instant_time(now=now) == "20240101000000004"
     # Compared as strings, the clock's 17 digits already beat a 14-digit instant of the same second ...
     assert InstantTimeGenerator().new_instant_time("20240101000000", now=now) == "20240101000000000"
     # ... and past one ahead of the clock, the step is from its last millisecond (.999).

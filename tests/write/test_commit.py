@@ -86,6 +86,11 @@ def test_start_commit_writes_requested_and_inflight_after_every_instant(tmp_path
     assert profile.operation_type == "INSERT" and profile.partition_to_write_stats == {}
     with pytest.raises(WriteError, match="not after the latest instant"):
         start_commit(TableLocation.at(storage, base), config, "INSERT", instant_time=future)
+    # That table's future does not lift another table's instants (the process-wide generator steps past a timeline
+    # ahead of the clock for that timeline only)
+    other_storage, other_base, other_config = _new_table(tmp_path / "other")
+    other = start_commit(TableLocation.at(other_storage, other_base), other_config, "INSERT")
+    assert other.timestamp < future
 
 
 def test_commit_action_by_table_type_and_operation(tmp_path):
