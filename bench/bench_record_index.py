@@ -1,12 +1,18 @@
 """Upsert cost against table size with the record index (issue 37's bench item: with RECORD_INDEX, 10x the table
 costs at most 1.3x the time): the same 10,000-row upsert (1% of the smaller table; half stored keys, half new) into
-COW tables of 1,000,000 and 10,000,000 rows, each tagged three ways, interleaved in one process
+MERGE_ON_READ tables of 1,000,000 and 10,000,000 rows, each tagged three ways, interleaved in one process
 (`common.interleaved`, alternating the order): `hoodie.index.type=RECORD_INDEX` (the table's metadata table with
 its record index, built by the bulk insert: only the index's file groups the batch's keys hash to are read),
 `SIMPLE` (the keys of every latest base file of the touched partitions), `BLOOM` (their footers, then keys). Each
-index writes its own copy of the table (the upserts change it). The ratios are of the medians.
+index writes its own copy of the table (the upserts change it). The ratios are of the medians, of the whole upsert
+and of its tagging alone (`timings["tag"]`).
 
-    bench/run.sh record-index   (BENCH_RLI_SIZES: table rows, "1000000,10000000"; BENCH_RLI_BATCH: 10,000)
+MERGE_ON_READ by default: its updates are log appends, so the write itself follows the batch and what grows with
+the table is the tagging. A COW upsert of random keys rewrites every file group they touch (all of them), so every
+index grows with the table there (BENCH_RLI_TABLE_TYPE=COPY_ON_WRITE shows it).
+
+    bench/run.sh record-index   (BENCH_RLI_SIZES: table rows, "1000000,10000000"; BENCH_RLI_BATCH: 10,000;
+                                 BENCH_RLI_TABLE_TYPE: MERGE_ON_READ)
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from hudi_engine.write_pipeline import write_table
 
 SIZES = [int(s) for s in os.environ.get("BENCH_RLI_SIZES", "1000000,10000000").split(",")]
 BATCH = int(os.environ.get("BENCH_RLI_BATCH", "10000"))
+TABLE_TYPE = os.environ.get("BENCH_RLI_TABLE_TYPE", "MERGE_ON_READ")
 GOAL = 1.3
 INDEXES = {"RECORD_INDEX": {"hoodie.index.type": "RECORD_INDEX"}, "SIMPLE": {"hoodie.index.type": "SIMPLE"},
            "BLOOM": {"hoodie.index.type": "BLOOM"}}
@@ -29,7 +36,7 @@ CHUNK = 1_000_000  # rows per bulk insert (the base table is written in chunks t
 def _build(path: str, rows: int, rng: np.random.Generator, extra: dict[str, str]) -> None:
     for start in range(0, rows, CHUNK):
         ids = np.arange(start, min(rows, start + CHUNK), dtype=np.int64)
-        write_table(_rows(ids, rng, 0), path, {**hudi_options("COPY_ON_WRITE", "bulk_insert" if start == 0 else
+        write_table(_rows(ids, rng, 0), path, {**hudi_options(TABLE_TYPE, "bulk_insert" if start == 0 else
                                                               "insert"), **extra})
 
 
@@ -52,7 +59,7 @@ def run() -> dict:
                 batches[(n, label)] = _rows(np.concatenate([stored, new]).astype(np.int64), rng, 10 ** 15)
 
     def upsert(n: int, index: str):
-        options = {**hudi_options("COPY_ON_WRITE", "upsert"), **INDEXES[index]}
+        options = {**hudi_options(TABLE_TYPE, "upsert"), **INDEXES[index]}
 
         def go(tag: str) -> dict:
             result = HudiTable.load(paths[(n, index)]).write(batches[(n, tag.rsplit("-", 1)[1])], options)
@@ -64,14 +71,21 @@ def run() -> dict:
     small, big = SIZES[0], SIZES[-1]
     ratios = {index: ms[f"{index} upsert into {big:,} rows"].median / ms[f"{index} upsert into {small:,} rows"].median
               for index in INDEXES}
+
+    def tag_median(index: str, n: int) -> float:
+        extras = ms[f"{index} upsert into {n:,} rows"].extra
+        return float(np.median([e["timings"].get("tag", 0.0) for e in extras]))
+    tags = {index: {n: tag_median(index, n) for n in SIZES} for index in INDEXES}
     return {"measures": list(ms.values()), "cold": warmups(ms), "goal": GOAL, "sizes": SIZES, "batch": BATCH,
-            "growth": ratios}
+            "table_type": TABLE_TYPE, "growth": ratios, "tag_s": tags,
+            "tag_growth": {index: t[big] / t[small] if t[small] else None for index, t in tags.items()}}
 
 
 def main() -> None:
     bench_main("record_index", run, lambda out: (
-        f"{out['batch']:,}-row upsert, {out['sizes'][-1]:,}-row table / {out['sizes'][0]:,}-row table: "
-        + ", ".join(f"{k} {v:.2f}x" for k, v in out["growth"].items()) + f" (goal RECORD_INDEX <= {GOAL}x)"))
+        f"{out['batch']:,}-row upsert ({out['table_type']}), {out['sizes'][-1]:,}-row table / {out['sizes'][0]:,}-row "
+        "table: " + ", ".join(f"{k} {v:.2f}x (tagging {out['tag_growth'][k] or 0:.2f}x)"
+                              for k, v in out["growth"].items()) + f" (goal RECORD_INDEX <= {GOAL}x)"))
 
 
 if __name__ == "__main__":

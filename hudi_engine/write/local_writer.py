@@ -8,6 +8,8 @@ The whole batch is in memory here.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -42,6 +44,7 @@ def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, paral
         table = table.append_column(AUTO_KEY_COLUMN, AutoKeySequence(txn.instant, 0).take(table.num_rows))
     spec = None if bulk else client.tag_spec(txn.instant)
     by_record_index = spec is not None and cfg.index.type is IndexType.RECORD_INDEX
+    t0 = time.perf_counter()
     tags = key_and_tag(task.keygen(), None if by_record_index else spec, table)
     keyed = table
     for name in (KEY, PARTITION, FILE_ID, BUCKET_NUMBER):
@@ -56,6 +59,7 @@ def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, paral
                                        pc.unique(keyed.column(KEY)).to_pylist())
         keyed = tag_globally(keyed, found, update_partition_path=cfg.index.update_partition_path,
                              deleting=cfg.operation is Operation.DELETE)
+    txn.timings["tag"] = time.perf_counter() - t0  # keys made and looked up in the index (bench_record_index)
     plan = client.plan(counts_of(keyed, cfg), parallelism)
     fractions = plan.needs_sample()
     if fractions:
