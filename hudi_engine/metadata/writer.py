@@ -48,7 +48,8 @@ What else this engine does to a metadata table, and what it does not yet:
 * its own archival, after the data table's (`hudi_engine.table_services.archival.archive_metadata_table`: before its
   latest compaction and the data table's first active instant);
 * delete_partition: recorded as a commit (`records.records_for_commit` marks the partitions deleted);
-* not a restore: it still disables the metadata table first.
+* a data restore to T (`hudi_engine.table_services.restore`), as Hudi's `update(HoodieRestoreMetadata)`: the metadata
+  table restored to T on its own timeline, then `record_restore`'s delta commit re-syncs `files` with a listing.
 """
 from __future__ import annotations
 

@@ -9,9 +9,21 @@ A restore R to instant T, under the table lock:
     2. `<R>.restore.inflight` (empty);
     3. each instant rolled back in turn (`rollback.rollback_for_restore`): its data files deleted, its instant files
        last; each rollback's own instant stays inflight, as Hudi's restore executors leave them;
-    4. `<R>.restore`: HoodieRestoreMetadata, every rolled-back instant's rollback metadata;
-    5. the pending rollbacks after R deleted (Hudi deletes them, so they are not taken for failed rollbacks).
+    4. the metadata table restored with it (below);
+    5. `<R>.restore`: HoodieRestoreMetadata, every rolled-back instant's rollback metadata;
+    6. the pending rollbacks after R deleted (Hudi deletes them, so they are not taken for failed rollbacks).
 Cleans and rollbacks after T stay on the timeline, as Hudi leaves them.
+
+The metadata table (this engine's or Java's), as Hudi 0.15 and 1.2 keep it (`HoodieBackedTableMetadataWriter.update(
+HoodieRestoreMetadata)`, the same in both; read from their jars): at step 4 the data files are listed, the metadata
+table is restored to T by a restore of its own (the same steps on its timeline, at an instant after R: its delta
+commits and compactions after T rolled back, so every partition, the record index too, is as of T), then
+`MetadataWriter.record_restore` writes one delta commit at a newer instant (version 6: suffixed `003`) that brings
+`files` back to the listing (the data table's cleans after T deleted files the metadata table's restore listed
+again). Before anything is written (`keep_metadata_table`), as Hudi's `restoreToSavepoint`: the metadata table is
+deleted (`TableConfig.disable_metadata_table`) when T is at or before its oldest compaction or older than its
+timeline, or when this engine cannot keep it (`MetadataWriter.decide`); the restore is refused when the `files` file
+group has no slice based at or before T (Hudi's metadata restore throws there, half-way).
 
 A crash leaves R pending, which every writer refuses (`table_features`). Restoring to T again finishes it, as
 Hudi's `restoreToInstant` resumes a failed restore to the same instant: the pending rollbacks after R are dropped and
