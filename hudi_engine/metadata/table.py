@@ -153,7 +153,7 @@ class MetadataTable:
         latest = max(done, key=lambda i: i.timestamp)
         if latest.action is Action.RESTORE:  # recorded by a delta commit after it (`MetadataWriter.record_restore`)
             return any(i.is_completed and i.action is Action.DELTA_COMMIT and i.timestamp[:_MILLIS_INSTANT_LENGTH]
-                       > latest.timestamp for i in self.timeline.instants)
+                       >= latest.timestamp for i in self.timeline.instants)
         return any(i.is_completed for i in self.timeline.instants_at(latest.timestamp))
 
     # ---- which instants count ----------------------------------------------------------------------------------
