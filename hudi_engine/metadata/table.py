@@ -142,9 +142,9 @@ class MetadataTable:
 
     def in_sync(self) -> bool:
         """The metadata table holds the data table's latest completed action (a commit, delta commit, replace
-        commit, clean, rollback or restore of the data table records itself there before it completes): a reader may list
-        files from it. False when a writer that does not keep it wrote after it (or a rollback recorded nothing):
-        read storage instead."""
+        commit, clean, rollback or restore of the data table records itself there before it completes): a reader
+        may list files from it. False when a writer that does not keep it wrote after it (or a rollback recorded
+        nothing): read storage instead."""
         recorded = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.CLEAN, Action.ROLLBACK,
                     Action.RESTORE)
         done = [i for i in self.data_timeline.instants if i.is_completed and i.action in recorded]

@@ -113,8 +113,8 @@ def pending_restore(timeline: Timeline) -> tuple[Instant, str] | None:
 
 def restore(table: MetaClient, instant_time: str) -> RestoreResult:
     """Restore `table` (its timeline listed under the table lock, checked by the caller) to `instant_time`, or
-    finish a crashed restore to it. Its metadata table is restored with it (`metadata_restore`), or deleted first
-    where Hudi deletes it; refused, before anything is written, where Hudi's metadata restore fails."""
+    finish a crashed restore to it. Its metadata table is restored with it (`restore_metadata_table`), or deleted
+    first where Hudi deletes it; refused, before anything is written, where Hudi's metadata restore fails."""
     if pending_restore(table.timeline) is None:
         check_restorable(table, instant_time)
     keep = keep_metadata_table(table, instant_time)
