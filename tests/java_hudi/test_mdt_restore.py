@@ -38,7 +38,7 @@ def _mdt_restores(table: Path) -> list[str]:
 
 
 @pytest.mark.parametrize(("hudi", "table_type"), [("1.2.0", "COPY_ON_WRITE"), ("1.2.0", "MERGE_ON_READ"),
-                                                  ("0.15.0", "COPY_ON_WRITE")])
+                                                  ("0.15.0", "COPY_ON_WRITE"), ("0.15.0", "MERGE_ON_READ")])
 def test_the_engines_restore_keeps_javas_metadata_table(java_hudi, tmp_path: Path, hudi: str,
                                                         table_type: str) -> None:
     java = java_hudi(hudi)

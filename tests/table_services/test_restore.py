@@ -395,3 +395,21 @@ def test_a_restore_the_metadata_table_cannot_follow_is_refused_before_anything_i
         m.table().restore(kept)
     assert (_hoodie_names(m.path), sorted(str(p) for p in (m.path / ".hoodie" / "metadata").rglob("*"))) == before
     shutil.rmtree(m.path)
+
+
+def test_a_restore_to_before_the_metadata_tables_timeline_deletes_it(tmp_path):
+    """As Hudi's restoreToSavepoint: an instant older than the metadata table's timeline (built after it: version 6
+    names its initialization `<latest>010`) is not in it, so the metadata table is deleted before the restore."""
+    from hudi_engine.errors import MetadataTableDisabled
+
+    m = Model(tmp_path / "t", "COPY_ON_WRITE", 6)
+    kept = m.write(list(range(6)), 1)  # no metadata table yet
+    at_savepoint = copy.deepcopy(m.rows)
+    m.write([1], 2)
+    m.options = _mdt_opts("COPY_ON_WRITE", 6)
+    m.write([2], 3)  # builds it, after `kept`
+    assert m.table().config.metadata_partitions
+    with pytest.warns(MetadataTableDisabled, match="older than the metadata table's timeline"):
+        m.table().restore(kept)
+    assert not (m.path / ".hoodie" / "metadata").exists()
+    m.check("after the restore", at_savepoint)
