@@ -289,7 +289,11 @@ def test_a_restore_keeps_the_metadata_table_and_its_record_index(tmp_path, table
     # few writes: no metadata-table compaction after the savepoint (the next test's case; a data compaction or clean
     # compacts it at the default 10 delta commits)
     no_compaction = {"hoodie.metadata.compact.max.delta.commits": "50"}
-    m.options = _mdt_opts(table_type, version, **no_compaction)
+    # column and partition stats on COW (on MOR their initializations and the compaction would take the metadata
+    # table to a compaction after the savepoint: a clean or compaction runs its services at the default 10)
+    stats = {"hoodie.metadata.index.column.stats.enable": "true"} \
+        if version >= 8 and table_type == "COPY_ON_WRITE" else {}  # partition stats come with them
+    m.options = _mdt_opts(table_type, version, **no_compaction, **stats)
     m.write(list(range(9)), 1)
     kept = m.write([0, 1, 2, 20], 2)
     at_savepoint = copy.deepcopy(m.rows)
@@ -322,6 +326,11 @@ def test_a_restore_keeps_the_metadata_table_and_its_record_index(tmp_path, table
     m.write([7, 41], 20)
     m.check("a write after the restore", m.rows)
     _assert_metadata_table_right(m.path)
+    if stats:  # the column and partition stats as of the instant, then extended
+        from metadata_tables import assert_stats_match_files
+
+        assert {"column_stats", "partition_stats"} <= set(partitions)
+        assert assert_stats_match_files(m.path) > 0
 
 
 def test_a_crashed_restore_finishes_the_metadata_tables_restore(tmp_path, monkeypatch):
