@@ -545,6 +545,8 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
         "savepoints and restore ([python-api.md](docs/python-api.md), dbt's `hudi_restore`)": (
             "table_services/test_restore.py::test_savepoint_clean_archive_restore",
             "java_hudi/test_savepoint_restore.py::test_savepoints_and_restores_shared_with_java",
+            "table_services/test_restore.py::test_a_restore_keeps_the_metadata_table_and_its_record_index",
+            "java_hudi/test_mdt_restore.py::test_the_engines_restore_keeps_javas_metadata_table",
             "dbt/test_undo_a_run.py::test_savepoint_before_a_bad_run_and_restore_after"),
         "inline or on request": ("spark/test_table_services.py::test_inline_compaction_and_automatic_cleaning",
                                  "dbt/test_features.py::test_compact_and_clean_from_dbt"),

@@ -142,14 +142,18 @@ class MetadataTable:
 
     def in_sync(self) -> bool:
         """The metadata table holds the data table's latest completed action (a commit, delta commit, replace
-        commit, clean or rollback of the data table records itself there before it completes): a reader may list
-        files from it. False when a writer that does not keep it wrote after it (or a rollback recorded nothing):
-        read storage instead."""
-        recorded = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.CLEAN, Action.ROLLBACK)
+        commit, clean, rollback or restore of the data table records itself there before it completes): a reader
+        may list files from it. False when a writer that does not keep it wrote after it (or a rollback recorded
+        nothing): read storage instead."""
+        recorded = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.CLEAN, Action.ROLLBACK,
+                    Action.RESTORE)
         done = [i for i in self.data_timeline.instants if i.is_completed and i.action in recorded]
         if not done:
             return True
         latest = max(done, key=lambda i: i.timestamp)
+        if latest.action is Action.RESTORE:  # recorded by a delta commit after it (`MetadataWriter.record_restore`)
+            return any(i.is_completed and i.action is Action.DELTA_COMMIT and i.timestamp[:_MILLIS_INSTANT_LENGTH]
+                       >= latest.timestamp for i in self.timeline.instants)
         return any(i.is_completed for i in self.timeline.instants_at(latest.timestamp))
 
     # ---- which instants count ----------------------------------------------------------------------------------

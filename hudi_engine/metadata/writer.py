@@ -48,7 +48,8 @@ What else this engine does to a metadata table, and what it does not yet:
 * its own archival, after the data table's (`hudi_engine.table_services.archival.archive_metadata_table`: before its
   latest compaction and the data table's first active instant);
 * delete_partition: recorded as a commit (`records.records_for_commit` marks the partitions deleted);
-* not a restore: it still disables the metadata table first.
+* a data restore to T (`hudi_engine.table_services.restore`), as Hudi's `update(HoodieRestoreMetadata)`: the metadata
+  table restored to T on its own timeline, then `record_restore`'s delta commit re-syncs `files` with a listing.
 """
 from __future__ import annotations
 
@@ -77,10 +78,16 @@ from hudi_engine.metadata.index_definitions import load_index_definitions
 from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord, keys_table, slice_keys
 from hudi_engine.metadata.record_index import records_for_commit as index_records_for_commit
 from hudi_engine.metadata.records import (
+    ALL_PARTITIONS_KEY,
+    FILE_LIST,
     FILES_PARTITION,
+    PARTITION_LIST,
+    FileInfo,
+    FilesRecord,
     MetadataRecord,
     RecordCodec,
     merge_records,
+    partition_key,
     records_for_clean,
     records_for_commit,
     records_for_rollback,
@@ -104,6 +111,7 @@ KEPT_PARTITIONS = (FILES_PARTITION, COLUMN_STATS_PARTITION, PARTITION_STATS_PART
 OPERATION = "UPSERT_PREPPED"  # what Hudi's metadata writer commits its delta commits as
 WRITE_TOKEN = "0-1-0"
 ROLLBACK_SUFFIX = "006"  # HoodieTableMetadataUtil.OperationSuffix.ROLLBACK: a v6 metadata rollback's instant suffix
+RESTORE_SUFFIX = "003"  # OperationSuffix.RESTORE: a v6 restore's files-partition sync (createRestoreTimestamp)
 _MILLIS = 17  # a millisecond instant time's length (metadata instants may carry a 3-digit suffix)
 
 
@@ -285,6 +293,36 @@ class MetadataWriter:
             self._delta_commit(rollback_time, {FILES_PARTITION: records_for_rollback(rollback)})
         if self._instants_at(target_time, Action.DELTA_COMMIT):
             self._rollback(target_time, rollback_time + ROLLBACK_SUFFIX if v6 else rollback_time)
+
+    def record_restore(self, listing: Mapping[str, Mapping[str, int]], data_timeline: Timeline) -> Instant:
+        """After the metadata table was restored with its data table (`table_services.restore`): the delta commit
+        Hudi's `update(HoodieRestoreMetadata)` writes, at a new instant (table version 6: with the restore suffix
+        003), that brings the `files` partition back to `listing` (the data files, partition -> name -> size, listed
+        before the metadata table's restore): files it lists that storage does not (a data clean after the restored
+        instant deleted them) deleted, files missing or of another size (a rollback's command block) added,
+        partitions storage lacks deleted from the partition list (`fetchOutofSyncFilesRecordsFromMetadataTable`).
+        Written even when nothing differs, as Hudi marks the restore done. Only `files`: Hudi leaves the other
+        partitions as the restore left them. `data_timeline`: the data table's, listed after its rollbacks."""
+        self.table = MetadataTable.load(self.table.data, self.table.data_config, data_timeline)
+        self._load_slices()
+        known = self.table.read_files_partition()
+        records: list[MetadataRecord] = []
+        gone = [p for p in known.partitions if p not in listing]
+        if gone:
+            records.append(FilesRecord(ALL_PARTITIONS_KEY, PARTITION_LIST,
+                                       {partition_key(p): FileInfo(0, True) for p in gone}))
+        for partition in known.partitions:
+            listed, stored = known.files(partition), listing.get(partition)
+            if stored is None:
+                continue
+            changes = {n: FileInfo(size) for n, size in stored.items() if listed.get(n) != size}
+            changes.update({n: FileInfo(0, True) for n in listed if n not in stored})
+            if changes:
+                records.append(FilesRecord(partition_key(partition), FILE_LIST, changes))
+        instant_time = self._new_time()
+        if self.table.data_config.version < 8:
+            instant_time += RESTORE_SUFFIX
+        return self._delta_commit(instant_time, {FILES_PARTITION: sorted(records, key=lambda r: r.key.encode())})
 
     def compacted_over(self, instant_time: str) -> str | None:
         """The metadata table's completed compaction that holds its delta commit at `instant_time` (one at or after

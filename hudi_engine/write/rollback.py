@@ -209,7 +209,9 @@ def rollback_for_restore(timeline: Timeline, target: Instant) -> RollbackResult:
     else:
         delete_heartbeat(location, target.timestamp)  # a live writer of it stops at its next check
         requests = _plan_pending(timeline, target, use_command_blocks=False)
-    result = _run(timeline, target, requests, uncommit=target.is_completed, metadata=None,
+    # Not recorded in the metadata table one by one: the restore restores it once its rollbacks are done (Hudi's
+    # restore rollbacks skip it too), or disabled it before it began.
+    result = _run(timeline, target, requests, uncommit=target.is_completed, metadata=_not_recorded,
                   publish=False, give_up=False)
     assert result is not None  # never given up (give_up=False)
     # A compaction's requested/inflight files carry the compaction action, its completed one `commit`.
@@ -218,6 +220,10 @@ def rollback_for_restore(timeline: Timeline, target: Instant) -> RollbackResult:
                        target.action, []):
         timeline.delete_instant_files(Instant(target.timestamp, action))
     return result
+
+
+def _not_recorded(target: Instant, rollback_time: str | None) -> RollbackRecorder | None:
+    return None
 
 
 def rollback_failed_writes(location: TableLocation, config: LockConfig | None = None, *,

@@ -248,3 +248,177 @@ def test_a_savepoint_of_an_older_commit_restores_every_commit_after_that_commit(
         timeline = m.table().timeline
         commit = next(i for i in timeline.completed_commits() if i.timestamp == first)
         assert timeline.completion_times()[first] == commit.completion_time
+
+
+# ---- the metadata table through a restore (issue 37) --------------------------------------------------------------
+def _mdt_opts(table_type: str, version: int, **extra: str) -> dict:
+    return opts(table_type, version, **{"hoodie.metadata.enable": "true", "hoodie.index.type": "RECORD_INDEX",
+                                        "hoodie.metadata.record.index.enable": "true", **extra})
+
+
+def _rows_of(path: Path, through_metadata: bool) -> list[tuple]:
+    table = HudiTable.load(str(path))
+    if through_metadata:
+        assert table._metadata_table() is not None, "readers list files from the metadata table"
+    else:
+        table._metadata_table_read = False  # list storage
+    return _rows(table.read_snapshot())
+
+
+def _assert_metadata_table_right(path: Path) -> None:
+    from metadata_tables import assert_index_matches, mdt_listing, storage_listing
+
+    assert mdt_listing(path) == storage_listing(path), "the files partition lists exactly the files on storage"
+    assert _rows_of(path, True) == _rows_of(path, False)
+    assert assert_index_matches(path) == len(_rows_of(path, False))
+
+
+@pytest.mark.parametrize("table_type,version", [*CASES, ("MERGE_ON_READ", 8)])
+def test_a_restore_keeps_the_metadata_table_and_its_record_index(tmp_path, table_type, version):
+    """The metadata table restored with the data table, as Hudi does: a restore on its own timeline to the same
+    instant, then a delta commit listing what the data table's cleans after it deleted; the record index as of the
+    instant; readers list files from it, and the next write extends it."""
+    import warnings
+
+    from hudi_engine.errors import MetadataTableDisabled
+    from hudi_engine.location import TableLocation
+    from hudi_engine.metadata.table import metadata_location
+    from hudi_engine.timeline import Timeline
+
+    m = Model(tmp_path / "t", table_type, version)
+    # few writes: no metadata-table compaction after the savepoint (the next test's case; a data compaction or clean
+    # compacts it at the default 10 delta commits)
+    no_compaction = {"hoodie.metadata.compact.max.delta.commits": "50"}
+    # column and partition stats on COW (on MOR their initializations and the compaction would take the metadata
+    # table to a compaction after the savepoint: a clean or compaction runs its services at the default 10)
+    stats = {"hoodie.metadata.index.column.stats.enable": "true"} \
+        if version >= 8 and table_type == "COPY_ON_WRITE" else {}  # partition stats come with them
+    m.options = _mdt_opts(table_type, version, **no_compaction, **stats)
+    m.write(list(range(9)), 1)
+    kept = m.write([0, 1, 2, 20], 2)
+    at_savepoint = copy.deepcopy(m.rows)
+    m.table().savepoint(kept)
+    for ts in range(3, 5):
+        m.write([ts % 9, ts + 30], ts)
+    if table_type == "MERGE_ON_READ":
+        m.table().compact(options=no_compaction)
+    m.write([5, 40], 7)
+    assert m.table().clean(options={"hoodie.cleaner.commits.retained": "1", **no_compaction}) is not None
+    m.write([6, 41], 8)
+    partitions = m.table().config.metadata_partitions
+    assert "record_index" in partitions
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MetadataTableDisabled)
+        result = m.table().restore(kept)
+    m.rows = copy.deepcopy(at_savepoint)
+    m.check("after the restore", m.rows)
+    assert m.table().config.metadata_partitions == partitions
+    mdt = Timeline.load(metadata_location(TableLocation.of(str(m.path))))
+    restores = mdt.filter_by([Action.RESTORE]).instants
+    assert [i.state for i in restores] == [State.COMPLETED] and restores[0].timestamp > result.restore_instant
+    sync = mdt.filter_by([Action.DELTA_COMMIT]).last()
+    assert sync is not None and sync.is_completed and sync.timestamp > restores[0].timestamp
+    assert len(sync.timestamp) == (20 if version == 6 else 17)  # version 6: the restore suffix 003
+    assert sync.timestamp.endswith("003") or version != 6
+    assert not [i for i in mdt.instants if not i.is_completed]
+    assert [i.timestamp for i in mdt.write_timeline() if kept < i.timestamp < restores[0].timestamp] == []
+    _assert_metadata_table_right(m.path)
+    m.write([7, 41], 20)
+    m.check("a write after the restore", m.rows)
+    _assert_metadata_table_right(m.path)
+    if stats:  # the column and partition stats as of the instant, then extended
+        from metadata_tables import assert_stats_match_files
+
+        assert {"column_stats", "partition_stats"} <= set(partitions)
+        assert assert_stats_match_files(m.path) > 0
+
+
+def test_a_crashed_restore_finishes_the_metadata_tables_restore(tmp_path, monkeypatch):
+    """A restore killed after the metadata table's own restore, before its sync delta commit: restoring to the same
+    instant again finishes both."""
+    from hudi_engine.metadata.writer import MetadataWriter
+
+    m = Model(tmp_path / "t", "MERGE_ON_READ", 9)
+    m.options = _mdt_opts("MERGE_ON_READ", 9)
+    m.write(list(range(6)), 1)
+    kept = m.write([1, 2], 2)
+    at_savepoint = copy.deepcopy(m.rows)
+    m.write([3, 30], 3)
+    m.write([4], 4)
+
+    def killed(self, *args):
+        raise KeyboardInterrupt("killed")
+    monkeypatch.setattr(MetadataWriter, "record_restore", killed)
+    with pytest.raises(KeyboardInterrupt):
+        m.table().restore(kept)
+    monkeypatch.undo()
+    assert m.table().timeline.filter_by([Action.RESTORE]).pending()
+    result = m.table().restore(kept)
+    assert result.resumed
+    m.check("after the finished restore", at_savepoint)
+    _assert_metadata_table_right(m.path)
+
+
+def test_a_restore_to_before_the_metadata_tables_oldest_compaction_deletes_it(tmp_path):
+    """As Hudi's restoreToSavepoint: an instant at or before the metadata table's oldest compaction cannot be
+    restored in it (its older file slices are gone), so the metadata table is deleted before the restore begins
+    (the next write with hoodie.metadata.enable=true builds it again)."""
+    from hudi_engine.errors import MetadataTableDisabled
+
+    m = Model(tmp_path / "t", "COPY_ON_WRITE", 9)
+    m.options = _mdt_opts("COPY_ON_WRITE", 9, **{"hoodie.metadata.compact.max.delta.commits": "2"})
+    kept = m.write(list(range(6)), 1)
+    at_savepoint = copy.deepcopy(m.rows)
+    for ts in range(2, 6):
+        m.write([ts], ts)
+    assert list((m.path / ".hoodie" / "metadata" / ".hoodie" / "timeline").glob("*.commit")), "it was compacted"
+    with pytest.warns(MetadataTableDisabled, match="oldest compaction"):
+        m.table().restore(kept)
+    assert not (m.path / ".hoodie" / "metadata").exists() and m.table().config.metadata_partitions == []
+    m.check("after the restore", at_savepoint)
+    m.write([7], 7)  # builds it again
+    _assert_metadata_table_right(m.path)
+
+
+def test_a_restore_the_metadata_table_cannot_follow_is_refused_before_anything_is_written(tmp_path):
+    """Hudi's metadata restore needs a slice of the files file group based at or before the instant ("Can't restore
+    to ... since there is no base file in MDT lesser than the commit to restore to"): without one (its cleaning
+    removed it) the restore is refused, naming the file group, before anything is written."""
+    import shutil
+
+    m = Model(tmp_path / "t", "COPY_ON_WRITE", 9)
+    m.options = _mdt_opts("COPY_ON_WRITE", 9, **{"hoodie.metadata.compact.max.delta.commits": "2"})
+    for ts in range(1, 4):
+        m.write([ts], ts)
+    kept = m.write([9], 4)  # after the first compaction
+    for ts in range(5, 9):
+        m.write([ts], ts)
+    files = m.path / ".hoodie" / "metadata" / "files"
+    bases = sorted(p.name.rsplit("_", 1)[-1].split(".")[0] for p in files.glob("*.hfile"))
+    assert bases[0] < kept < bases[-1], bases
+    for p in files.iterdir():  # as the metadata table's cleaning leaves it: only the latest slice
+        if p.is_file() and not p.name.startswith(".hoodie") and bases[-1] not in p.name:
+            p.unlink()
+    before = (_hoodie_names(m.path), sorted(str(p) for p in (m.path / ".hoodie" / "metadata").rglob("*")))
+    with pytest.raises(TableServiceError, match="files file group files-0000-0 has no file slice based at or before"):
+        m.table().restore(kept)
+    assert (_hoodie_names(m.path), sorted(str(p) for p in (m.path / ".hoodie" / "metadata").rglob("*"))) == before
+    shutil.rmtree(m.path)
+
+
+def test_a_restore_to_before_the_metadata_tables_timeline_deletes_it(tmp_path):
+    """As Hudi's restoreToSavepoint: an instant older than the metadata table's timeline (built after it: version 6
+    names its initialization `<latest>010`) is not in it, so the metadata table is deleted before the restore."""
+    from hudi_engine.errors import MetadataTableDisabled
+
+    m = Model(tmp_path / "t", "COPY_ON_WRITE", 6)
+    kept = m.write(list(range(6)), 1)  # no metadata table yet
+    at_savepoint = copy.deepcopy(m.rows)
+    m.write([1], 2)
+    m.options = _mdt_opts("COPY_ON_WRITE", 6)
+    m.write([2], 3)  # builds it, after `kept`
+    assert m.table().config.metadata_partitions
+    with pytest.warns(MetadataTableDisabled, match="older than the metadata table's timeline"):
+        m.table().restore(kept)
+    assert not (m.path / ".hoodie" / "metadata").exists()
+    m.check("after the restore", at_savepoint)
