@@ -55,6 +55,7 @@ from hudi_engine.metadata.index_definitions import (
 from hudi_engine.metadata.record_index import (
     FILE_ID_PREFIX,
     RECORD_INDEX_PARTITION,
+    IndexRecords,
     file_group_count,
     latest_slice_keys,
 )
@@ -300,15 +301,20 @@ def _latest_ranges(data: TableLocation, data_timeline: Timeline, index: StatsInd
 
 
 def _init_partition(location: TableLocation, timeline: Timeline, schema: str, partition: str, instant_time: str,
-                    groups: int, records: Sequence[MetadataRecord]) -> None:
+                    groups: int, records: Sequence[MetadataRecord] | IndexRecords) -> None:
     storage = location.storage
     requested = timeline.create_requested(Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED))
     inflight = timeline.transition_to_inflight(requested, timeline.commit_bytes(
         CommitMetadata(operation_type=INIT_OPERATION), requested))
     storage.write_bytes(location.join(f"{partition}/{PARTITION_METAFILE}"), format_partition_metadata(instant_time, 1))
-    by_group: dict[int, list[MetadataRecord]] = {i: [] for i in range(groups)}
-    for r, i in zip(records, file_group_indexes([r.key for r in records], groups).tolist(), strict=True):
-        by_group[i].append(r)
+    by_group: dict[int, Sequence[MetadataRecord]]
+    if isinstance(records, IndexRecords):  # split as columns
+        at = records.file_groups(groups)
+        by_group = {i: list(records.filter(at == i)) for i in range(groups)}
+    else:
+        by_group = {i: [] for i in range(groups)}
+        for r, i in zip(records, file_group_indexes([r.key for r in records], groups).tolist(), strict=True):
+            by_group[i].append(r)  # type: ignore[attr-defined]
     stats = []
     codec = RecordCodec(schema, f"{location.base_path} ({partition})")
     for i, group in by_group.items():
