@@ -427,15 +427,21 @@ def records_for_commit(location: TableLocation, commit: CommitMetadata, instant_
             if stat.path is None or stat.file_id is None:
                 continue
             name = stat.path.rsplit("/", 1)[-1]
+            reported = stat.record_keys  # the keys as the handle that wrote the file knew them: nothing to read
             if is_log_file_name(name):
                 if ".cdc" in name:
                     continue
-                data_keys, delete_keys = log_file_keys(location, partition, name)
+                data_keys, delete_keys = log_file_keys(location, partition, name) if reported is None else (
+                    pc.unique(_strings(reported.added)), pc.unique(_strings(reported.removed)))
                 logged.append((partition, stat.file_id, data_keys, delete_keys))
                 continue
             rewrite = bool(stat.prev_commit and stat.prev_commit != NULL_COMMIT)
             if rewrite and stat.num_inserts == 0 and stat.num_deletes == 0:
                 continue  # a merge that only updated: the same keys in the same file group, nothing to read
+            if reported is not None:
+                batch.write(_strings(reported.added), partition, stat.file_id, millis)
+                batch.delete(_strings(reported.removed))
+                continue
             keys = base_file_keys(location, partition, name)
             previous = _NO_KEYS
             if rewrite:
