@@ -26,6 +26,11 @@ A commit's records (`records_for_commit`, Hudi 1.2's `convertMetadataToRecordInd
 * a key deleted in one place and written in another by the same commit (a global index's partition move) keeps
   the write.
 Cleans record nothing; a rollback rolls the commit's delta commit back (`writer`).
+
+Keys are handled as arrow columns (`IndexRecords`), never one Python object per key: a base file's keys are diffed
+against its previous base file's with `pyarrow.compute.is_in`, and a file whose write stat carries the keys its
+write handle added and removed (`WriteStat.record_keys`, reported on a table that keeps a record index) is not read
+at all. The file diff stays for stats without them (a Spark task's, which travel as JSON; a user payload's merge).
 """
 from __future__ import annotations
 

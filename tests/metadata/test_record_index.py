@@ -534,3 +534,24 @@ def test_keys_reported_by_the_handles_make_the_records_the_files_make(tmp_path: 
     monkeypatch.setattr(writer, "index_records_for_commit", both)
     test_record_index_tags_globally(tmp_path, table_type, version)
     assert len(reported) >= 4 and all(reported[1:]), reported  # every write after the one that built the index
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_the_initial_builds_base_file_is_the_per_record_one(version: int) -> None:
+    """The initial build writes a record_index base file from columns (`write_index_base_file`) with the bytes the
+    per-record writer (`compaction.write_base_file`) gives the same records."""
+    import random
+
+    from hudi_engine.metadata.compaction import write_base_file
+    from hudi_engine.metadata.initialization import record_schema, write_index_base_file
+    from hudi_engine.metadata.record_index import initial_records
+    from hudi_engine.metadata.records import RecordCodec
+
+    rng = random.Random(version)
+    keys = list({f"{rng.randint(0, 10 ** 9)}{rng.choice(['', 'é', '中'])}" for _ in range(3000)})
+    slices = [("p=1", "25790a4d-0f6b-4a21-bb7e-4cd62f5cbe2f-0", _PREV, keys[:1000]),
+              ("", "raw-file-id", _T, keys[1000:])]
+    schema = record_schema(version)
+    codec = RecordCodec(schema, "here")
+    for records in (initial_records(slices, local=False), initial_records([], local=False)):
+        assert write_index_base_file(records, codec, schema, "f") == write_base_file(list(records), codec, schema, "f")
