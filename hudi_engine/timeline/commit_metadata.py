@@ -204,7 +204,7 @@ NULL_COMMIT = "null"  # prevCommit of a new file group: the literal string "null
 class RecordKeys:
     """The record keys a handle's base file added to its file group and removed from it, or a log file's data-block
     and delete-block keys: reported by the handle that wrote the file so the record index (`metadata.record_index`)
-    need not read them back. Never serialized; a stat read from JSON (or a Spark task's) has none."""
+    need not read them back. Not part of the stat's JSON: a Spark task sends them beside it (`spark.write_udfs`)."""
 
     added: pa.Array
     removed: pa.Array
