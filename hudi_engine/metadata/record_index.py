@@ -28,11 +28,11 @@ A commit's records (`records_for_commit`, Hudi 1.2's `convertMetadataToRecordInd
 Cleans record nothing; a rollback rolls the commit's delta commit back (`writer`).
 
 Keys are handled as arrow columns (`IndexRecords`), never one Python object per key: a base file's keys are diffed
-against its previous base file's with `pyarrow.compute.is_in`, and a file whose write stat carries the keys its
-write handle added and removed (`WriteStat.record_keys`, reported on a table that keeps a record index) is not read
-at all (Spark tasks send them beside their stats, up to `spark.write_udfs.REPORTED_KEYS_MAX` a file). The file
-diff stays for stats without them (a user payload's merge, a Spark task's file of more keys, a table service run on
-Spark).
+against its previous base file's by one dictionary encoding of both (`_diff`), and a file whose write stat carries
+the keys its write handle added and removed (`WriteStat.record_keys`, reported on a table that keeps a record index)
+is not read at all (Spark tasks send them beside their stats, up to `spark.write_udfs.REPORTED_KEYS_MAX` a file).
+The file diff stays for stats without them (a user payload's merge, a Spark task's file of more keys, a table
+service run on Spark).
 """
 from __future__ import annotations
 
