@@ -215,7 +215,7 @@ def snapshot_locations(table: Path) -> dict[str, set[tuple[str, str]]]:
     config = TableConfig.load(location)
     found: dict[str, set[tuple[str, str]]] = {}
     for partition, file_id, _, keys in latest_slice_keys(location, Timeline.load(location, layout_for(config))):
-        for k in keys:
+        for k in keys.to_pylist():
             found.setdefault(k, set()).add((partition, file_id))
     return found
 

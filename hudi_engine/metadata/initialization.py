@@ -34,6 +34,8 @@ from typing import Any
 from hudi_engine.errors import MetadataTableError
 from hudi_engine.file_naming import BaseFileName, LogFileName
 from hudi_engine.fs_view import FileSystemView, Visibility, list_partitions
+from hudi_engine.io.bloom import new_bloom_filter
+from hudi_engine.io.hfile import write_hfile
 from hudi_engine.io.log_block import build_delete_block
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.location import TableLocation
@@ -44,7 +46,14 @@ from hudi_engine.metadata.column_stats import (
     ColumnStatsRecord,
     file_group_indexes,
 )
-from hudi_engine.metadata.compaction import BASE_WRITE_TOKEN, write_base_file
+from hudi_engine.metadata.compaction import (
+    BASE_WRITE_TOKEN,
+    BLOOM_META_BLOCK,
+    BLOOM_TYPE_FILE_INFO,
+    MAX_KEY_FILE_INFO,
+    MIN_KEY_FILE_INFO,
+    write_base_file,
+)
 from hudi_engine.metadata.index_definitions import (
     DEFAULT_INDEX_DEFS_PATH,
     INDEX_DEFS_PATH,
@@ -55,6 +64,7 @@ from hudi_engine.metadata.index_definitions import (
 from hudi_engine.metadata.record_index import (
     FILE_ID_PREFIX,
     RECORD_INDEX_PARTITION,
+    IndexRecords,
     file_group_count,
     latest_slice_keys,
 )
@@ -79,7 +89,7 @@ from hudi_engine.metadata.stats_index import (
     partition_ranges,
     save_definition,
 )
-from hudi_engine.metadata.table import SOLO_COMMIT_TIMESTAMP, metadata_location, writing_timeline
+from hudi_engine.metadata.table import SCHEMA_FILE_INFO, SOLO_COMMIT_TIMESTAMP, metadata_location, writing_timeline
 from hudi_engine.partition_metadata import PARTITION_METAFILE, format_partition_metadata
 from hudi_engine.schema import remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
@@ -300,15 +310,20 @@ def _latest_ranges(data: TableLocation, data_timeline: Timeline, index: StatsInd
 
 
 def _init_partition(location: TableLocation, timeline: Timeline, schema: str, partition: str, instant_time: str,
-                    groups: int, records: Sequence[MetadataRecord]) -> None:
+                    groups: int, records: Sequence[MetadataRecord] | IndexRecords) -> None:
     storage = location.storage
     requested = timeline.create_requested(Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED))
     inflight = timeline.transition_to_inflight(requested, timeline.commit_bytes(
         CommitMetadata(operation_type=INIT_OPERATION), requested))
     storage.write_bytes(location.join(f"{partition}/{PARTITION_METAFILE}"), format_partition_metadata(instant_time, 1))
-    by_group: dict[int, list[MetadataRecord]] = {i: [] for i in range(groups)}
-    for r, i in zip(records, file_group_indexes([r.key for r in records], groups).tolist(), strict=True):
-        by_group[i].append(r)
+    by_group: dict[int, Sequence[MetadataRecord] | IndexRecords]
+    if isinstance(records, IndexRecords):  # split as columns
+        at = records.file_groups(groups)
+        by_group = {i: records.filter(at == i) for i in range(groups)}
+    else:
+        by_group = {i: [] for i in range(groups)}
+        for r, i in zip(records, file_group_indexes([r.key for r in records], groups).tolist(), strict=True):
+            by_group[i].append(r)  # type: ignore[union-attr]
     stats = []
     codec = RecordCodec(schema, f"{location.base_path} ({partition})")
     for i, group in by_group.items():
@@ -317,7 +332,9 @@ def _init_partition(location: TableLocation, timeline: Timeline, schema: str, pa
         storage.write_bytes(location.join(f"{partition}/{created.format()}"),
                             encode_log_file([build_delete_block([], instant_time, schema)]))
         name = BaseFileName(file_id, BASE_WRITE_TOKEN, instant_time, ".hfile").format()
-        content = write_base_file(group, codec, schema, f"{location.base_path}: {name}")
+        where = f"{location.base_path}: {name}"
+        content = write_index_base_file(group, codec, schema, where) if isinstance(group, IndexRecords) else \
+            write_base_file(group, codec, schema, where)
         create_marker(location, instant_time, partition, name, IOType.CREATE)
         rel_path = f"{partition}/{name}"
         if not storage.create_exclusive(Storage.join(location.base_path, rel_path), content):
@@ -330,6 +347,20 @@ def _init_partition(location: TableLocation, timeline: Timeline, schema: str, pa
                           INIT_OPERATION)
     timeline.complete(inflight, meta)
     delete_marker_dir(location, instant_time)
+
+
+def write_index_base_file(records: IndexRecords, codec: RecordCodec, schema: str, name: str) -> bytes:
+    """`compaction.write_base_file` of record_index records given as columns (already in key order): the bloom
+    filter fed the keys at once, each location's value encoded once. The same bytes; the one place the initial
+    build writes an HFile (a columnar HFile writer takes the keys and values as they are)."""
+    kept = records.filter(~records.deleted)
+    bloom = new_bloom_filter()
+    bloom.add_many(kept.keys)
+    first, last = (kept.keys[0].as_py(), kept.keys[-1].as_py()) if len(kept) else ("", "")
+    info = {SCHEMA_FILE_INFO: schema.encode("utf-8"), BLOOM_TYPE_FILE_INFO: b"DYNAMIC_V0",
+            MIN_KEY_FILE_INFO: first.encode("utf-8"), MAX_KEY_FILE_INFO: last.encode("utf-8")}
+    return write_hfile(zip(kept.keys.to_pylist(), kept.values(codec.encode).to_pylist(), strict=True),
+                       file_info=info, meta_blocks={BLOOM_META_BLOCK: bloom.to_base64().encode("ascii")}, name=name)
 
 
 def drop_stats(data: TableLocation, data_config: TableConfig) -> TableConfig:

@@ -26,6 +26,13 @@ A commit's records (`records_for_commit`, Hudi 1.2's `convertMetadataToRecordInd
 * a key deleted in one place and written in another by the same commit (a global index's partition move) keeps
   the write.
 Cleans record nothing; a rollback rolls the commit's delta commit back (`writer`).
+
+Keys are handled as arrow columns (`IndexRecords`), never one Python object per key: a base file's keys are diffed
+against its previous base file's by one dictionary encoding of both (`_diff`), and a file whose write stat carries
+the keys its write handle added and removed (`WriteStat.record_keys`, reported on a table that keeps a record index)
+is not read at all (Spark tasks send them beside their stats, up to `spark.write_udfs.REPORTED_KEYS_MAX` a file).
+The file diff stays for stats without them (a user payload's merge, a Spark task's file of more keys, a table
+service run on Spark).
 """
 from __future__ import annotations
 
@@ -39,7 +46,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_engine.errors import MetadataTableError
 from hudi_engine.file_group import FileSlice
@@ -50,6 +59,7 @@ from hudi_engine.io.base_file import RECORD_KEY_COLUMN, read_record_keys
 from hudi_engine.io.log_block import BlockType, data_block_records, delete_block_keys
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata.column_stats import file_group_indexes
 from hudi_engine.payload import payload_for
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata
@@ -240,97 +250,248 @@ def file_group_count(records: int, *, min_count: int, max_count: int, max_file_g
     return max(min_count, min(max_count, wanted))
 
 
+# ---- a batch of records as columns ---------------------------------------------------------------------------------
+
+_NO_KEYS = pa.array([], pa.string())
+
+
+@dataclass(frozen=True)
+class IndexRecords:
+    """Record_index records as columns: `keys` (unique, in UTF-8 byte order, as HFile cells go) and per key the
+    index into `locations` ((partition, file id, instant millis)) of where it lives, or -1: deleted. A record's value
+    bytes do not hold its key, so the keys of one location share one encoding (`values`)."""
+
+    keys: pa.StringArray
+    location: np.ndarray  # int32, one per key
+    locations: tuple[tuple[str, str, int], ...]
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __iter__(self) -> Iterator[RecordIndexRecord]:
+        for key, at in zip(self.keys.to_pylist(), self.location.tolist(), strict=True):
+            yield RecordIndexRecord.delete(key) if at < 0 else RecordIndexRecord(key, *self.locations[at])
+
+    @staticmethod
+    def of(records: Iterable[RecordIndexRecord]) -> IndexRecords:
+        """Records given one by one (a newer record of a key replaces the older)."""
+        keys: list[str] = []
+        at: list[int] = []
+        index: dict[tuple[str, str, int], int] = {}
+        for r in records:
+            keys.append(r.key)
+            at.append(-1 if r.is_deleted else index.setdefault((r.partition, r.file_id, r.instant_millis), len(index)))
+        return _last_per_key(pa.array(keys, pa.string()), np.asarray(at, dtype=np.int32), tuple(index))
+
+    def filter(self, mask: np.ndarray) -> IndexRecords:
+        return IndexRecords(self.keys.filter(pa.array(mask)), self.location[mask], self.locations)
+
+    @property
+    def deleted(self) -> np.ndarray:
+        return self.location < 0
+
+    def values(self, encode: Callable[[RecordIndexRecord], bytes]) -> pa.BinaryArray:
+        """The value bytes of the kept (not deleted) records, in key order: each location encoded once."""
+        kept = self.location[self.location >= 0]
+        encoded = pa.array([encode(RecordIndexRecord("", *loc)) for loc in self.locations], pa.binary())
+        return encoded.take(pa.array(kept, pa.int32()))
+
+    def file_groups(self, count: int) -> np.ndarray:
+        """The record-index file group of each key (`key_file_groups`)."""
+        return key_file_groups(self.keys, count)
+
+
+def _strings(keys: pa.Array | pa.ChunkedArray) -> pa.StringArray:
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks() if keys.num_chunks != 1 else keys.chunk(0)
+    if keys.type != pa.string():
+        keys = keys.cast(pa.string())
+    return pc.drop_null(keys) if keys.null_count else keys
+
+
+def _in_byte_order(keys: pa.StringArray, location: np.ndarray, locations: tuple[tuple[str, str, int], ...]
+                   ) -> IndexRecords:
+    order = pc.sort_indices(keys)  # Arrow orders strings by their bytes
+    return IndexRecords(keys.take(order), location[order.to_numpy()], locations)
+
+
+def _last_per_key(keys: pa.StringArray, location: np.ndarray, locations: tuple[tuple[str, str, int], ...]
+                  ) -> IndexRecords:
+    """One record per key, the last given of each, in key order."""
+    if len(keys) and len(pc.unique(keys)) != len(keys):
+        backwards = pa.array(np.arange(len(keys) - 1, -1, -1))
+        reversed_keys = keys.take(backwards)
+        first = pc.index_in(pc.unique(reversed_keys), value_set=reversed_keys).to_numpy()  # last, counted backwards
+        picked = len(keys) - 1 - first
+        keys, location = keys.take(pa.array(picked)), location[picked]
+    return _in_byte_order(keys, location, locations)
+
+
+def key_file_groups(keys: pa.StringArray, count: int) -> np.ndarray:
+    """`column_stats.file_group_index` of each key (Java `String.hashCode` mod `count`): numpy over the UTF-8 bytes
+    when every key is ASCII (a byte is then a UTF-16 unit), else `file_group_indexes` over the strings."""
+    n = len(keys)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if keys.null_count or not pc.all(pc.string_is_ascii(keys)).as_py():
+        return file_group_indexes(keys.to_pylist(), count)
+    offsets = np.frombuffer(keys.buffers()[1], dtype=np.int32, count=n + 1, offset=keys.offset * 4)
+    data = np.frombuffer(keys.buffers()[2], dtype=np.uint8) if keys.buffers()[2] is not None else np.zeros(0, np.uint8)
+    starts, lengths = offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64)
+    h = np.zeros(n, dtype=np.uint64)
+    live = np.arange(n)
+    for j in range(int(lengths.max(initial=0))):
+        live = live[lengths[live] > j]
+        h[live] = (h[live] * np.uint64(31) + data[starts[live] + j].astype(np.uint64)) & np.uint64(0xFFFFFFFF)
+    signed = h.astype(np.int64)
+    signed = np.where(signed >= 1 << 31, signed - (1 << 32), signed)
+    magnitude = np.where(signed == -(1 << 31), signed, np.abs(signed))  # Java's Math.abs(MIN_VALUE) stays negative
+    return np.abs(np.fmod(magnitude, count))  # Java's % truncates toward zero
+
+
+def _not_in(keys: pa.StringArray, others: pa.Array) -> pa.StringArray:
+    return keys.filter(pc.invert(pc.is_in(keys, value_set=others)))
+
+
+def _diff(keys: pa.StringArray, previous: pa.StringArray) -> tuple[pa.StringArray, pa.StringArray]:
+    """The keys of `keys` not in `previous`, and those of `previous` not in `keys`: both arrays dictionary-encoded
+    at once (one hash of each key, not two `is_in`), then compared by their codes."""
+    if not len(previous) or not len(keys):
+        return keys, previous
+    codes = pc.dictionary_encode(pa.concat_arrays([keys, previous]))
+    both = codes.indices.to_numpy()
+    now, before = both[:len(keys)], both[len(keys):]
+    held = np.zeros(len(codes.dictionary), dtype=bool)
+    held[before] = True
+    added = keys.filter(pa.array(~held[now]))
+    held[:] = False
+    held[now] = True
+    return added, previous.filter(pa.array(~held[before]))
+
+
 # ---- the keys a data file holds ------------------------------------------------------------------------------------
 
 
-def base_file_keys(location: TableLocation, partition: str, file_name: str) -> set[str]:
-    """The record keys a base file holds (`_hoodie_record_key`)."""
+def base_file_keys(location: TableLocation, partition: str, file_name: str) -> pa.StringArray:
+    """The record keys a base file holds (`_hoodie_record_key`), nulls dropped."""
     path = location.join(f"{partition}/{file_name}" if partition else file_name)
-    return set(read_record_keys(location.storage, path).to_pylist())
+    return _strings(read_record_keys(location.storage, path))
 
 
-def log_file_keys(location: TableLocation, partition: str, file_name: str) -> tuple[set[str], set[str]]:
-    """The keys a log file's data blocks write and those its delete blocks delete."""
+def log_file_keys(location: TableLocation, partition: str, file_name: str) -> tuple[pa.StringArray, pa.StringArray]:
+    """The keys a log file's data blocks write and those its delete blocks delete (each unique)."""
     path = location.join(f"{partition}/{file_name}" if partition else file_name)
     with location.storage.open_input_file(path) as f:
         blocks = read_log_blocks(f, file_name=path)
-    written: set[str] = set()
-    deleted: set[str] = set()
+    written: list[pa.Array] = [_NO_KEYS]
+    deleted: list[pa.Array] = [_NO_KEYS]
     for b in blocks:
         if b.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA, BlockType.HFILE_DATA):
             records = data_block_records(b)
             if RECORD_KEY_COLUMN not in records.column_names:
                 raise MetadataTableError(f"{path}: a data block at offset {b.offset} without {RECORD_KEY_COLUMN}; "
                                          "the record index is kept for tables with meta fields only")
-            written.update(k for k in records.column(RECORD_KEY_COLUMN).to_pylist() if k is not None)
+            written.append(_strings(records.column(RECORD_KEY_COLUMN)))
         elif b.block_type == BlockType.DELETE:
-            deleted.update(delete_block_keys(b).column("record_key").to_pylist())
-    return written, deleted
+            deleted.append(_strings(delete_block_keys(b).column("record_key")))
+    return (pc.unique(_strings(pa.concat_arrays(written))),
+            pc.unique(_strings(pa.concat_arrays(deleted))))
 
 
 # ---- a commit's records ----------------------------------------------------------------------------------------------
 
 
+class _Batch:
+    """A commit's written keys (in order: a later write of a key wins) and deleted keys, as arrow pieces."""
+
+    def __init__(self) -> None:
+        self.written: list[pa.Array] = []
+        self.at: list[np.ndarray] = []
+        self.deleted: list[pa.Array] = []
+        self.locations: dict[tuple[str, str, int], int] = {}
+
+    def write(self, keys: pa.Array, partition: str, file_id: str, millis: int) -> None:
+        if len(keys):
+            self.written.append(keys)
+            self.at.append(np.full(len(keys), self.locations.setdefault((partition, file_id, millis),
+                                                                        len(self.locations)), dtype=np.int32))
+
+    def delete(self, keys: pa.Array) -> None:
+        if len(keys):
+            self.deleted.append(keys)
+
+    def records(self) -> IndexRecords:
+        written = _strings(pa.concat_arrays([_NO_KEYS, *self.written]))
+        at = np.concatenate([np.zeros(0, np.int32), *self.at])
+        deleted = _strings(pa.concat_arrays([_NO_KEYS, *self.deleted]))
+        # a key deleted in one place and written in another keeps the write
+        deleted = _not_in(pc.unique(deleted), written)
+        keys = pa.concat_arrays([written, deleted])
+        return _last_per_key(keys, np.concatenate([at, np.full(len(deleted), -1, np.int32)]),
+                             tuple(self.locations))
+
+
 def records_for_commit(location: TableLocation, commit: CommitMetadata, instant_time: str, local: bool,
                        listing: Callable[[str], Mapping[str, int]],
-                       replaced_keys: Callable[[str, str], set[str]],
-                       read_index: Callable[[list[str]], Mapping[str, Any]]) -> list[RecordIndexRecord]:
+                       replaced_keys: Callable[[str, str], pa.Array | Iterable[str]],
+                       read_index: Callable[[list[str]], Mapping[str, Any]]) -> IndexRecords:
     """The record_index records of a data commit at `instant_time` (module doc), by key. `listing(partition)`: the
     partition's files before the commit (to find a rewritten file group's previous base file); `replaced_keys(
     partition, file_id)`: the live keys of a file group the commit replaces; `read_index(keys)`: the index's records
-    of those keys now."""
+    of those keys now. Keys are diffed as arrow columns (`pyarrow.compute.is_in`), never one by one."""
     operation = commit.operation_type or ""
+    batch = _Batch()
     if operation in _NO_KEYS_MOVE:
-        return []
+        return batch.records()
     millis = instant_millis(instant_time, local)
-    written: dict[str, RecordIndexRecord] = {}
-    deleted: set[str] = set()
-    logged: list[tuple[str, str, set[str], set[str]]] = []
+    logged: list[tuple[str, str, pa.StringArray, pa.StringArray]] = []
     for partition, stats in commit.partition_to_write_stats.items():
         for stat in stats:
             if stat.path is None or stat.file_id is None:
                 continue
             name = stat.path.rsplit("/", 1)[-1]
+            reported = stat.record_keys  # the keys as the handle that wrote the file knew them: nothing to read
             if is_log_file_name(name):
                 if ".cdc" in name:
                     continue
-                data_keys, delete_keys = log_file_keys(location, partition, name)
+                data_keys, delete_keys = log_file_keys(location, partition, name) if reported is None else (
+                    pc.unique(_strings(reported.added)), pc.unique(_strings(reported.removed)))
                 logged.append((partition, stat.file_id, data_keys, delete_keys))
                 continue
             rewrite = bool(stat.prev_commit and stat.prev_commit != NULL_COMMIT)
             if rewrite and stat.num_inserts == 0 and stat.num_deletes == 0:
                 continue  # a merge that only updated: the same keys in the same file group, nothing to read
+            if reported is not None:
+                batch.write(_strings(reported.added), partition, stat.file_id, millis)
+                batch.delete(_strings(reported.removed))
+                continue
             keys = base_file_keys(location, partition, name)
-            previous: set[str] = set()
+            previous = _NO_KEYS
             if rewrite:
                 assert stat.prev_commit is not None
                 prev = _previous_base_file(listing(partition), stat.file_id, stat.prev_commit, name)
                 if prev is not None:
                     previous = base_file_keys(location, partition, prev)
-            for k in keys - previous:
-                written[k] = RecordIndexRecord(k, partition, stat.file_id, millis)
-            deleted.update(previous - keys)
+            added, removed = _diff(keys, previous)
+            batch.write(added, partition, stat.file_id, millis)
+            batch.delete(removed)
     if logged:
-        asked = sorted({k for _, _, d, x in logged for k in d | x})
-        known = read_index(asked)
+        asked = pc.unique(pa.concat_arrays([k for _, _, d, x in logged for k in (d, x)]))
+        known = read_index(sorted(asked.to_pylist(), key=lambda k: k.encode("utf-8")))
+        at: dict[tuple[str, str], list[str]] = {}
+        for k, r in known.items():
+            at.setdefault((r.partition, r.file_id), []).append(k)
         for partition, file_id, data_keys, delete_keys in logged:
-            for k in data_keys:
-                now = known.get(k)
-                if now is None or (now.partition, now.file_id) != (partition, file_id):
-                    written[k] = RecordIndexRecord(k, partition, file_id, millis)
-            for k in delete_keys - data_keys:
-                now = known.get(k)
-                if now is not None and (now.partition, now.file_id) == (partition, file_id):
-                    deleted.add(k)
+            here = pa.array(at.get((partition, file_id), []), pa.string())
+            batch.write(_not_in(data_keys, here), partition, file_id, millis)
+            gone = _not_in(delete_keys, data_keys)
+            batch.delete(gone.filter(pc.is_in(gone, value_set=here)))
     if operation in _REPLACING:
         for partition, file_ids in (commit.partition_to_replace_file_ids or {}).items():
             for file_id in file_ids:
-                deleted.update(replaced_keys(partition, file_id))
-    out = dict(written)
-    for k in deleted:
-        if k not in out:  # a key deleted in one place and written in another keeps the write
-            out[k] = RecordIndexRecord.delete(k)
-    return [out[k] for k in sorted(out, key=lambda k: k.encode("utf-8"))]
+                replaced = replaced_keys(partition, file_id)
+                batch.delete(replaced if isinstance(replaced, pa.Array) else pa.array(list(replaced), pa.string()))
+    return batch.records()
 
 
 def _previous_base_file(files: Mapping[str, int], file_id: str, prev_commit: str, written: str) -> str | None:
@@ -342,26 +503,32 @@ def _previous_base_file(files: Mapping[str, int], file_id: str, prev_commit: str
     return None
 
 
-def initial_records(slice_keys: Iterable[tuple[str, str, str, Iterable[str]]], local: bool
-                    ) -> list[RecordIndexRecord]:
+def initial_records(slice_keys: Iterable[tuple[str, str, str, pa.Array | Iterable[str]]], local: bool
+                    ) -> IndexRecords:
     """The records of a new record index: per latest file slice (partition, file id, the instant that wrote it, its
-    live keys) every key at that file group (`readRecordKeysFromFileSliceSnapshot`)."""
-    out: dict[str, RecordIndexRecord] = {}
+    live keys) every key at that file group (`readRecordKeysFromFileSliceSnapshot`). Refused when a key is in two
+    file groups."""
+    batch = _Batch()
     for partition, file_id, instant, keys in slice_keys:
-        millis = instant_millis(instant, local)
-        for k in keys:
-            if k in out:
-                raise MetadataTableError(f"record key {k!r} is in two file groups ({out[k].partition}/"
-                                         f"{out[k].file_id} and {partition}/{file_id}); a global record index "
-                                         "needs keys unique across the table")
-            out[k] = RecordIndexRecord(k, partition, file_id, millis)
-    return list(out.values())
+        keys = keys if isinstance(keys, pa.Array | pa.ChunkedArray) else pa.array(list(keys), pa.string())
+        batch.write(_strings(keys), partition, file_id, instant_millis(instant, local))
+    keys = _strings(pa.concat_arrays([_NO_KEYS, *batch.written]))
+    at = np.concatenate([np.zeros(0, np.int32), *batch.at])
+    if len(pc.unique(keys)) != len(keys):
+        counts = pc.value_counts(keys)
+        twice = counts.field("values").filter(pc.greater(counts.field("counts"), 1))[0].as_py()
+        places = list(batch.locations)
+        (p1, f1, _), (p2, f2, _) = (places[i] for i in at[pc.equal(keys, twice).to_numpy(zero_copy_only=False)][:2])
+        raise MetadataTableError(f"record key {twice!r} is in two file groups ({p1}/{f1} and {p2}/{f2}); a global "
+                                 "record index needs keys unique across the table")
+    return _in_byte_order(keys, at, tuple(batch.locations))
 
 
-def keys_table(records: Iterable[RecordIndexRecord]) -> pa.Table:
-    """Deleted keys as a delete block's rows (partition path `record_index`, no ordering value: IntWrapper 0)."""
-    keys = [r.key for r in records]
-    return pa.table({"record_key": pa.array(keys, pa.string()),
+def keys_table(records: pa.StringArray | Iterable[RecordIndexRecord]) -> pa.Table:
+    """Deleted keys (or records) as a delete block's rows (partition path `record_index`, no ordering value:
+    IntWrapper 0)."""
+    keys = records if isinstance(records, pa.Array) else pa.array([r.key for r in records], pa.string())
+    return pa.table({"record_key": keys,
                      "partition_path": pa.array([RECORD_INDEX_PARTITION] * len(keys), pa.string())})
 
 
@@ -371,13 +538,12 @@ def _key_context(location: TableLocation, vis: Visibility) -> SliceReadContext:
                             None, payload_for(None), vis)
 
 
-def _live_keys(ctx: SliceReadContext, file_slice: FileSlice) -> list[str]:
-    keys = read_file_slice(ctx, file_slice, columns=[RECORD_KEY_COLUMN]).column(0).to_pylist()
-    return [k for k in keys if k is not None]
+def _live_keys(ctx: SliceReadContext, file_slice: FileSlice) -> pa.StringArray:
+    return _strings(read_file_slice(ctx, file_slice, columns=[RECORD_KEY_COLUMN]).column(0))
 
 
 def latest_slice_keys(location: TableLocation, data_timeline: Timeline
-                      ) -> Iterator[tuple[str, str, str, list[str]]]:
+                      ) -> Iterator[tuple[str, str, str, pa.StringArray]]:
     """Per latest file slice of the data table at `location` (as `data_timeline` sees it): its partition, file id,
     the instant of its base file (or first log file) and its live keys, log blocks merged newest-wins as the
     engine's tagging merges them (a delete removes a key)."""
@@ -390,9 +556,10 @@ def latest_slice_keys(location: TableLocation, data_timeline: Timeline
             yield partition, s.file_id, instant, _live_keys(ctx, s)
 
 
-def slice_keys(location: TableLocation, data_timeline: Timeline, partition: str, file_id: str) -> set[str]:
+def slice_keys(location: TableLocation, data_timeline: Timeline, partition: str, file_id: str) -> pa.StringArray:
     """The live keys of one file group's latest slice (none when it has no slice)."""
     vis = Visibility.of(data_timeline)
     view = FileSystemView.for_partitions(location, [partition], vis.slicing)
     ctx = _key_context(location, vis)
-    return {k for s in view.latest_file_slices(vis, partition) if s.file_id == file_id for k in _live_keys(ctx, s)}
+    return pc.unique(pa.concat_arrays([_NO_KEYS, *(_live_keys(ctx, s) for s in view.latest_file_slices(vis, partition)
+                                                   if s.file_id == file_id)]))

@@ -58,6 +58,9 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+
 from hudi_engine.config import keys as K
 from hudi_engine.errors import HudiError, MetadataTableError
 from hudi_engine.file_group import FileSlice
@@ -75,7 +78,12 @@ from hudi_engine.metadata.column_stats import (
     file_group_indexes,
 )
 from hudi_engine.metadata.index_definitions import load_index_definitions
-from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord, keys_table, slice_keys
+from hudi_engine.metadata.record_index import (
+    RECORD_INDEX_PARTITION,
+    IndexRecords,
+    keys_table,
+    slice_keys,
+)
 from hudi_engine.metadata.record_index import records_for_commit as index_records_for_commit
 from hudi_engine.metadata.records import (
     ALL_PARTITIONS_KEY,
@@ -113,6 +121,14 @@ WRITE_TOKEN = "0-1-0"
 ROLLBACK_SUFFIX = "006"  # HoodieTableMetadataUtil.OperationSuffix.ROLLBACK: a v6 metadata rollback's instant suffix
 RESTORE_SUFFIX = "003"  # OperationSuffix.RESTORE: a v6 restore's files-partition sync (createRestoreTimestamp)
 _MILLIS = 17  # a millisecond instant time's length (metadata instants may carry a 3-digit suffix)
+Records = Sequence[MetadataRecord] | IndexRecords  # a metadata partition's records of one action
+
+
+def _hfile_block(keys: pa.StringArray, values: pa.BinaryArray, schema: str, instant_time: str) -> bytes:
+    """The HFile content of a delta commit's data block: `keys` (in byte order) and their `values`. The one place a
+    log block's HFile is written (a columnar HFile writer takes the two arrays as they are)."""
+    return write_hfile(zip(keys.to_pylist(), values.to_pylist(), strict=True),
+                       file_info={SCHEMA_FILE_INFO: schema.encode("utf-8")}, name=f"metadata block of {instant_time}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -250,7 +266,7 @@ class MetadataWriter:
     def record_commit(self, instant_time: str, commit: CommitMetadata) -> Instant:
         """A data commit or compaction commit at `instant_time` (its metadata `commit`), before it completes."""
         files = records_for_commit(commit)
-        records: dict[str, Sequence[MetadataRecord]] = {FILES_PARTITION: files}
+        records: dict[str, Records] = {FILES_PARTITION: files}
         index = None
         data, data_config = self.table.data, self.table.data_config
         before = self.table.read_files_partition() if self.stats is not None or self.record_index else None
@@ -279,7 +295,7 @@ class MetadataWriter:
 
     def record_clean(self, instant_time: str, clean: Mapping[str, Any]) -> Instant:
         """A clean at `instant_time` (its HoodieCleanMetadata), before it completes."""
-        records: dict[str, Sequence[MetadataRecord]] = {FILES_PARTITION: records_for_clean(clean)}
+        records: dict[str, Records] = {FILES_PARTITION: records_for_clean(clean)}
         if self.stats is not None:
             records.update(self.stats.records_for_clean(clean, instant_time))
         return self._delta_commit(instant_time, records)
@@ -409,7 +425,7 @@ class MetadataWriter:
         versions = [f.name.version for f in fs.log_files if f.name.base_instant == base_instant]
         return LogFileName(fs.file_id, base_instant, max(versions, default=0) + 1, WRITE_TOKEN)
 
-    def _delta_commit(self, instant_time: str, records: Mapping[str, Sequence[MetadataRecord]]) -> Instant:
+    def _delta_commit(self, instant_time: str, records: Mapping[str, Records]) -> Instant:
         """`records` (by metadata partition) as a completed delta commit at `instant_time` of the metadata table, one
         new log file per file group they fall in; returns it. A delta commit already there (an earlier attempt of the
         same data action) is rolled back first, as Hudi's `processAndCommit` does. Refused, before writing anything,
@@ -447,34 +463,47 @@ class MetadataWriter:
         self._reload()
         return completed
 
-    def _by_file_group(self, records: Mapping[str, Sequence[MetadataRecord]]
-                       ) -> list[tuple[str, FileSlice, list[MetadataRecord]]]:
-        """`records` by (partition, latest slice of the file group its key maps to), each sorted by key."""
-        out: dict[tuple[str, int], list[MetadataRecord]] = {}
+    def _by_file_group(self, records: Mapping[str, Records]) -> list[tuple[str, FileSlice, Records]]:
+        """`records` by (partition, latest slice of the file group its key maps to), each sorted by key. The record
+        index's (`IndexRecords`, in key order) are split as columns."""
+        out: dict[tuple[str, int], Records] = {}
         for partition, recs in records.items():
             slices = self.slices.get(partition)
             if slices is None:
                 raise MetadataTableError(f"{self.table.location.base_path}: records for metadata partition "
                                          f"{partition!r}, which the table does not list")
+            if partition == RECORD_INDEX_PARTITION:
+                index = recs if isinstance(recs, IndexRecords) else IndexRecords.of(recs)  # type: ignore[arg-type]
+                groups = index.file_groups(len(slices))
+                for i in np.unique(groups).tolist():
+                    out[(partition, i)] = index.filter(groups == i)
+                continue
+            by_group: dict[int, list[MetadataRecord]] = {}
             for r, i in zip(recs, file_group_indexes([r.key for r in recs], len(slices)).tolist(), strict=True):
-                out.setdefault((partition, i), []).append(r)
-        return [(p, self.slices[p][i], sorted(v, key=lambda r: r.key.encode("utf-8")))
-                for (p, i), v in sorted(out.items())]
+                by_group.setdefault(i, []).append(r)
+            for i, group in by_group.items():
+                out[(partition, i)] = sorted(group, key=lambda r: r.key.encode("utf-8"))
+        return [(p, self.slices[p][i], v) for (p, i), v in sorted(out.items())]
 
-    def _write_log_file(self, instant_time: str, partition: str, fs: FileSlice,
-                        records: Sequence[MetadataRecord]) -> WriteStat:
+    def _cells(self, records: Records) -> tuple[pa.StringArray, pa.BinaryArray, pa.StringArray]:
+        """The data block's keys and values, and the delete block's keys (a record index's lost keys), as columns."""
+        if isinstance(records, IndexRecords):
+            deleted = records.deleted
+            return (records.keys.filter(pa.array(~deleted)), records.values(self.codec.encode),
+                    records.keys.filter(pa.array(deleted)))
+        return (pa.array([r.key for r in records], pa.string()),
+                pa.array([self.codec.encode(r) for r in records], pa.binary()), pa.array([], pa.string()))
+
+    def _write_log_file(self, instant_time: str, partition: str, fs: FileSlice, records: Records) -> WriteStat:
         location = self.table.location
         # A record index's deleted keys go in a delete block, after the data block, as Hudi's log writer puts them.
-        deletes = [r for r in records if isinstance(r, RecordIndexRecord) and r.is_deleted]
-        kept = [r for r in records if not (isinstance(r, RecordIndexRecord) and r.is_deleted)]
+        keys, values, deletes = self._cells(records)
         blocks = []
-        if kept or not deletes:
-            cells = [(r.key, self.codec.encode(r)) for r in kept]
-            content = write_hfile(cells, file_info={SCHEMA_FILE_INFO: self.schema.encode("utf-8")},
-                                  name=f"metadata block of {instant_time}")
+        if len(keys) or not len(deletes):
+            content = _hfile_block(keys, values, self.schema, instant_time)
             blocks.append(LogBlock(BlockType.HFILE_DATA, {HeaderKey.INSTANT_TIME: instant_time,
                                                          HeaderKey.SCHEMA: self.schema}, content))
-        if deletes:
+        if len(deletes):
             blocks.append(build_delete_block(keys_table(deletes), instant_time, self.schema))
         data = encode_log_file(blocks)
         log_name = self._log_file_name(fs, instant_time)

@@ -19,7 +19,7 @@ from pyspark.sql import types as T
 
 from hudi_engine.config.write_config import Operation, WriteConfig
 from hudi_engine.keygen import AUTO_KEY_COLUMN
-from hudi_engine.timeline.commit_metadata import WriteStat
+from hudi_engine.timeline.commit_metadata import RecordKeys, WriteStat
 from hudi_engine.write.bucket_assigner import BucketPlan, MapSidePlan, SliceInfo
 from hudi_engine.write.executor import (
     BUCKET,
@@ -43,7 +43,10 @@ from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_client import Transaction
 
 # A task's output: one row per file written (its write stat as JSON), and one row of its timings.
-TASK_OUTPUT = "stat string, index_s double, handles_s double"
+TASK_OUTPUT = "stat string, keys string, index_s double, handles_s double"
+# A stat's reported record keys (`WriteStat.record_keys`) go to the driver with it up to this many; beyond (a bulk
+# load's new file groups), the record index reads the file's keys itself rather than the driver collecting them.
+REPORTED_KEYS_MAX = 100_000
 TAG_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTITION, T.StringType()),
                          T.StructField(FILE_ID, T.StringType()), T.StructField(BUCKET_NUMBER, T.IntegerType())])
 ROUTE_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTITION, T.StringType()),
@@ -269,16 +272,34 @@ def task_token() -> tuple[int, int, int]:
 
 
 def task_output(stats: list[WriteStat], timings: dict[str, float]) -> pa.Table:
-    """One row per write stat (JSON for the trip to the driver) and one row of the task's timings."""
+    """One row per write stat (JSON for the trip to the driver, with its reported record keys as JSON when there are
+    few enough) and one row of the task's timings."""
     n = len(stats)
     encoded = [json.dumps(s.to_dict()) for s in stats]
     return pa.table({"stat": pa.array([*encoded, None], pa.string()),
+                     "keys": pa.array([*map(_keys_json, stats), None], pa.string()),
                      "index_s": pa.array([None] * n + [timings.get("index_s", 0.0)], pa.float64()),
                      "handles_s": pa.array([None] * n + [timings.get("handles_s", 0.0)], pa.float64())})
+
+
+def _keys_json(stat: WriteStat) -> str | None:
+    keys = stat.record_keys
+    if keys is None or len(keys.added) + len(keys.removed) > REPORTED_KEYS_MAX:
+        return None
+    return json.dumps([keys.added.to_pylist(), keys.removed.to_pylist()])
 
 
 def write_stats(results: list, txn: Transaction) -> list[WriteStat]:
     """The write stats of the tasks' collected output (`task_output`)."""
     # Task-side timings: summed over tasks (they run in parallel), beside the job's wall time.
     txn.timings["handles"] = sum(r["handles_s"] or 0.0 for r in results)
-    return [WriteStat.from_dict(json.loads(r["stat"]), "task write stat") for r in results if r["stat"] is not None]
+    stats = []
+    for r in results:
+        if r["stat"] is None:
+            continue
+        stat = WriteStat.from_dict(json.loads(r["stat"]), "task write stat")
+        if r["keys"] is not None:
+            added, removed = json.loads(r["keys"])
+            stat.record_keys = RecordKeys(pa.array(added, pa.string()), pa.array(removed, pa.string()))
+        stats.append(stat)
+    return stats

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 import fastavro
+import pyarrow as pa
 
 from hudi_engine.errors import TimelineError
 
@@ -199,6 +200,16 @@ _DELTA_DEFAULTS: dict[str, Callable[[], Any]] = {
 NULL_COMMIT = "null"  # prevCommit of a new file group: the literal string "null"
 
 
+@dataclass(frozen=True, slots=True)
+class RecordKeys:
+    """The record keys a handle's base file added to its file group and removed from it, or a log file's data-block
+    and delete-block keys: reported by the handle that wrote the file so the record index (`metadata.record_index`)
+    need not read them back. Not part of the stat's JSON: a Spark task sends them beside it (`spark.write_udfs`)."""
+
+    added: pa.Array
+    removed: pa.Array
+
+
 @dataclass(slots=True)
 class WriteStat:
     """One file written by a commit (HoodieWriteStat); a log append (HoodieDeltaWriteStat) has `log_version` set.
@@ -235,6 +246,7 @@ class WriteStat:
     base_file: str | None = None  # base file name of the slice, "" if it has none
     log_files: list[str] | None = None  # log file names of the slice
     records_stats: dict | None = None  # a serialized Hudi Option: {"val": null} or column ranges
+    record_keys: RecordKeys | None = field(default=None, compare=False, repr=False)  # not in the commit's JSON
 
     @property
     def is_delta(self) -> bool:

@@ -5,6 +5,7 @@ its key names."""
 from __future__ import annotations
 
 import json
+import uuid
 import zipfile
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from metadata_tables import (
 )
 
 from hudi_engine import HudiTable
+from hudi_engine.errors import MetadataTableError
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.column_stats import file_group_index
 from hudi_engine.metadata.record_index import (
@@ -357,3 +359,199 @@ def test_file_group_indexes_are_javas_hash_of_each_key() -> None:
         assert file_group_indexes(keys, count).tolist() == [file_group_index(k, count) for k in keys]
     beyond = ["a\U0001F600b", "x"]  # two UTF-16 units for one character
     assert file_group_indexes(beyond, 10).tolist() == [file_group_index(k, 10) for k in beyond]
+
+
+# ---- a commit's records as columns, against the per-key sets they replace ------------------------------------------
+
+_T, _PREV = "20260101000000000", "20251231000000000"
+
+
+def _old_records_for_commit(commit, millis: int, bases: dict, logs: dict, index: dict, replaced: dict
+                            ) -> list[RecordIndexRecord]:
+    """`records_for_commit` as it was written per key, with sets (the semantics the columns keep)."""
+    written: dict[str, RecordIndexRecord] = {}
+    deleted: set[str] = set()
+    logged = []
+    for partition, stats in commit.partition_to_write_stats.items():
+        for stat in stats:
+            name = stat.path.rsplit("/", 1)[-1]
+            if name.startswith("."):
+                data_keys, delete_keys = logs[(partition, name)]
+                logged.append((partition, stat.file_id, set(data_keys), set(delete_keys)))
+                continue
+            rewrite = stat.prev_commit != "null"
+            if rewrite and stat.num_inserts == 0 and stat.num_deletes == 0:
+                continue
+            keys = set(bases[(partition, name)])
+            previous = set(bases.get((partition, f"{stat.file_id}_0-1-0_{_PREV}.parquet"), [])) if rewrite else set()
+            for k in keys - previous:
+                written[k] = RecordIndexRecord(k, partition, stat.file_id, millis)
+            deleted.update(previous - keys)
+    for partition, file_id, data_keys, delete_keys in logged:
+        for k in data_keys:
+            if index.get(k) != (partition, file_id):
+                written[k] = RecordIndexRecord(k, partition, file_id, millis)
+        for k in delete_keys - data_keys:
+            if index.get(k) == (partition, file_id):
+                deleted.add(k)
+    if commit.operation_type == "INSERT_OVERWRITE":
+        for partition, file_ids in commit.partition_to_replace_file_ids.items():
+            for file_id in file_ids:
+                deleted.update(replaced[(partition, file_id)])
+    out = dict(written)
+    for k in deleted:
+        out.setdefault(k, RecordIndexRecord.delete(k))
+    return [out[k] for k in sorted(out, key=lambda k: k.encode("utf-8"))]
+
+
+def _random_commit(rng, keys: list[str]):
+    """A random commit over three partitions: rewritten file groups (inserts, deletes, keys moved between file
+    groups and partitions), new file groups, log files (keys the index places there or elsewhere) and replaced file
+    groups; the files' keys, the index and the replaced keys beside it."""
+    from hudi_engine.timeline.commit_metadata import CommitMetadata, WriteStat
+
+    rng.shuffle(keys)
+    partitions = ["p=1", "été/中", ""]
+    bases: dict = {}
+    logs: dict = {}
+    index: dict = {}
+    replaced: dict = {}
+    commit = CommitMetadata(operation_type=rng.choice(["UPSERT", "INSERT_OVERWRITE"]), partition_to_replace_file_ids={})
+    pool = iter(keys)
+    moved: list[str] = []  # keys a rewrite dropped, for another file group to take
+    for g in range(12):
+        partition, file_id = partitions[g % 3], f"{uuid.UUID(int=rng.getrandbits(128))}-{g}"
+        kind = rng.choice(["rewrite", "new", "log", "replaced"])
+        if kind == "rewrite":
+            before = [next(pool) for _ in range(rng.randint(0, 30))]
+            kept = [k for k in before if rng.random() < 0.7]
+            dropped = [k for k in before if k not in kept]
+            inserted = [next(pool) for _ in range(rng.randint(0, 5))] + moved[:rng.randint(0, len(moved))]
+            moved = [k for k in moved if k not in inserted] + dropped
+            bases[(partition, f"{file_id}_0-1-0_{_PREV}.parquet")] = before
+            name = f"{file_id}_0-1-0_{_T}.parquet"
+            bases[(partition, name)] = kept + inserted
+            stat = WriteStat(file_id=file_id, path=f"{partition}/{name}", prev_commit=_PREV,
+                             num_inserts=len(inserted) if rng.random() < 0.9 else 0, num_deletes=len(dropped))
+        elif kind == "new":
+            name = f"{file_id}_0-1-0_{_T}.parquet"
+            bases[(partition, name)] = [next(pool) for _ in range(rng.randint(0, 20))] + moved[:3]
+            moved = moved[3:]
+            stat = WriteStat(file_id=file_id, path=f"{partition}/{name}", prev_commit="null", num_inserts=1)
+        elif kind == "log":
+            here = [next(pool) for _ in range(rng.randint(0, 20))]
+            elsewhere = [next(pool) for _ in range(5)]
+            for k in here:
+                index[k] = (partition, file_id)
+            for k in elsewhere:
+                index[k] = (partitions[0], "another")
+            data_keys = rng.sample(here + elsewhere, rng.randint(0, 5)) + [next(pool) for _ in range(3)]
+            delete_keys = rng.sample(here + elsewhere, rng.randint(0, 5)) + data_keys[:2]
+            name = f".{file_id}_{_T}.log.1_0-1-0"
+            logs[(partition, name)] = (data_keys, delete_keys)
+            stat = WriteStat(file_id=file_id, path=f"{partition}/{name}", prev_commit=_PREV, log_version=1)
+        else:
+            replaced[(partition, file_id)] = [next(pool) for _ in range(rng.randint(0, 10))] + moved[:2]
+            commit.partition_to_replace_file_ids.setdefault(partition, []).append(file_id)
+            continue
+        commit.add_write_stat(partition, stat)
+    return commit, bases, logs, index, replaced
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_columnar_records_for_commit_are_the_per_key_ones(monkeypatch, seed: int) -> None:
+    import random
+    import string
+
+    from hudi_engine.metadata import record_index
+
+    rng = random.Random(seed)
+    alphabet = string.ascii_letters + string.digits + "é中\U0001F600-_/"
+    keys = list({"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(2000)})
+    commit, bases, logs, index, replaced = _random_commit(rng, keys)
+    monkeypatch.setattr(record_index, "base_file_keys", lambda _, p, n: pa.array(bases[(p, n)], pa.string()))
+    monkeypatch.setattr(record_index, "log_file_keys", lambda _, p, n: tuple(
+        pa.array(sorted(set(ks)), pa.string()) for ks in logs[(p, n)]))
+    known = {k: RecordIndexRecord(k, p, f, 1) for k, (p, f) in index.items()}
+    listing = {p: {n: 1 for (q, n) in bases if q == p} for p in ("p=1", "été/中", "")}
+    got = record_index.records_for_commit(
+        TableLocation.of("/nowhere"), commit, _T, False, lambda p: listing[p],
+        lambda p, f: pa.array(replaced[(p, f)], pa.string()), lambda ks: {k: known[k] for k in ks if k in known})
+    want = _old_records_for_commit(commit, instant_millis(_T, False), bases, logs, index, replaced)
+    assert list(got) == want
+    assert [r.key.encode("utf-8") for r in got] == sorted(r.key.encode("utf-8") for r in got)
+
+
+def test_initial_records_as_columns() -> None:
+    from hudi_engine.metadata.record_index import initial_records
+
+    slices = [("p=1", "f1", _PREV, pa.array(["b", "é", None, "a"], pa.string())), ("", "f2", _T, ["c", "中"])]
+    got = list(initial_records(slices, local=False))
+    millis = instant_millis(_PREV, False), instant_millis(_T, False)
+    assert got == [RecordIndexRecord("a", "p=1", "f1", millis[0]), RecordIndexRecord("b", "p=1", "f1", millis[0]),
+                   RecordIndexRecord("c", "", "f2", millis[1]), RecordIndexRecord("é", "p=1", "f1", millis[0]),
+                   RecordIndexRecord("中", "", "f2", millis[1])]
+    with pytest.raises(MetadataTableError, match=r"record key 'c' is in two file groups \(p=1/f1 and /f2\)"):
+        initial_records([("p=1", "f1", _T, ["a", "c"]), ("", "f2", _T, ["c"])], local=False)
+
+
+def test_key_file_groups_are_javas_hash() -> None:
+    import random
+    import string
+
+    from hudi_engine.metadata.record_index import key_file_groups
+
+    rng = random.Random(7)
+    ascii_keys = ["".join(rng.choice(string.printable) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    ascii_keys += ["polygenelubricants", ""]  # Integer.MIN_VALUE; the empty key
+    for keys in (ascii_keys, ascii_keys[:100] + ["é", "a\U0001F600b"]):
+        array = pa.array(["pad", *keys], pa.string()).slice(1)  # an offset into the buffers
+        for count in (1, 10, 10000):
+            assert key_file_groups(array, count).tolist() == [file_group_index(k, count) for k in keys]
+
+
+@pytest.mark.parametrize(("table_type", "version"), [("COPY_ON_WRITE", 9), ("MERGE_ON_READ", 9),
+                                                     ("COPY_ON_WRITE", 6), ("MERGE_ON_READ", 6)])
+def test_keys_reported_by_the_handles_make_the_records_the_files_make(tmp_path: Path, monkeypatch, table_type: str,
+                                                                      version: int) -> None:
+    """The write handles report the keys their files add and remove (`WriteStat.record_keys`); the records made
+    from them are those the diff of the files makes, through creates, merges, appends, partition moves and deletes."""
+    import dataclasses
+
+    from hudi_engine.metadata import writer
+
+    original = writer.index_records_for_commit
+    reported: list[int] = []
+
+    def both(location, commit, *rest):
+        got = original(location, commit, *rest)
+        stats = {p: [dataclasses.replace(s, record_keys=None) for s in ss]
+                 for p, ss in commit.partition_to_write_stats.items()}
+        assert list(got) == list(original(location, dataclasses.replace(commit, partition_to_write_stats=stats), *rest))
+        reported.append(sum(s.record_keys is not None for ss in commit.partition_to_write_stats.values() for s in ss))
+        return got
+
+    monkeypatch.setattr(writer, "index_records_for_commit", both)
+    test_record_index_tags_globally(tmp_path, table_type, version)
+    assert len(reported) >= 4 and all(reported[1:]), reported  # every write after the one that built the index
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_the_initial_builds_base_file_is_the_per_record_one(version: int) -> None:
+    """The initial build writes a record_index base file from columns (`write_index_base_file`) with the bytes the
+    per-record writer (`compaction.write_base_file`) gives the same records."""
+    import random
+
+    from hudi_engine.metadata.compaction import write_base_file
+    from hudi_engine.metadata.initialization import record_schema, write_index_base_file
+    from hudi_engine.metadata.record_index import initial_records
+    from hudi_engine.metadata.records import RecordCodec
+
+    rng = random.Random(version)
+    keys = list({f"{rng.randint(0, 10 ** 9)}{rng.choice(['', 'é', '中'])}" for _ in range(3000)})
+    slices = [("p=1", "25790a4d-0f6b-4a21-bb7e-4cd62f5cbe2f-0", _PREV, keys[:1000]),
+              ("", "raw-file-id", _T, keys[1000:])]
+    schema = record_schema(version)
+    codec = RecordCodec(schema, "here")
+    for records in (initial_records(slices, local=False), initial_records([], local=False)):
+        assert write_index_base_file(records, codec, schema, "f") == write_base_file(list(records), codec, schema, "f")

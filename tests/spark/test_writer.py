@@ -145,6 +145,30 @@ def test_record_index_tags_in_spark_tasks(spark, tmp_path, table_type):
         (1, "b", "dt=x"), (2, "c", "dt=y"), (3, "a", "dt=x"), (4, "b", "dt=y")]
 
 
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_record_keys_reported_by_spark_tasks(spark, tmp_path, monkeypatch, table_type):
+    """The tasks' write stats carry the keys their files added and removed to the driver (`WriteStat.record_keys`);
+    the record index's records made from them are those the diff of the files makes."""
+    import dataclasses
+
+    from hudi_engine.metadata import writer
+
+    original = writer.index_records_for_commit
+    reported: list[int] = []
+
+    def both(location, commit, *rest):
+        got = original(location, commit, *rest)
+        stats = {p: [dataclasses.replace(s, record_keys=None) for s in ss]
+                 for p, ss in commit.partition_to_write_stats.items()}
+        assert list(got) == list(original(location, dataclasses.replace(commit, partition_to_write_stats=stats), *rest))
+        reported.append(sum(s.record_keys is not None for ss in commit.partition_to_write_stats.values() for s in ss))
+        return got
+
+    monkeypatch.setattr(writer, "index_records_for_commit", both)
+    test_record_index_tags_in_spark_tasks(spark, tmp_path, table_type)
+    assert len(reported) == 3 and all(reported[1:]), reported  # every write after the one that built the index
+
+
 def test_precombine_inside_a_batch_keeps_highest_ordering_value(spark, tmp_path):
     path = tmp_path / "t"
     rows = [{"id": 1, "name": f"v{ts}", "ts": ts, "amount": 0.0, "dt": "d"} for ts in (5, 9, 7)]

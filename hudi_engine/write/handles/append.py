@@ -21,7 +21,7 @@ from hudi_engine.io.log_block import (
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.location import TableLocation
 from hudi_engine.schema import schema_to_json
-from hudi_engine.timeline.commit_metadata import RuntimeStats, WriteStat
+from hudi_engine.timeline.commit_metadata import RecordKeys, RuntimeStats, WriteStat
 from hudi_engine.timeline.instant import State
 from hudi_engine.write.handles.base import HeldWriteHandle
 from hudi_engine.write.handles.context import WriteContext, relative_path
@@ -109,6 +109,9 @@ class AppendHandle(HeldWriteHandle):
             version += 1
         ctx.inflight.confirm_written(partition_path, name)
         n = rows.num_rows if rows is not None else 0
+        reported = None
+        if ctx.reports_record_keys:  # the keys of its data blocks and of its delete block
+            reported = RecordKeys(ctx.key_of(rows) if rows is not None else pa.array([], pa.string()), delete_keys)
         return [WriteStat(
             file_id=file_id,
             path=relative_path(partition_path, name),
@@ -124,6 +127,7 @@ class AppendHandle(HeldWriteHandle):
             log_offset=0,
             base_file=base_file_name or "",
             log_files=[str(f) for f in in_slice if str(f) != name] + [name],
+            record_keys=reported,
         )]
 
 

@@ -13,6 +13,7 @@ from hudi_engine.file_naming import WriteToken
 from hudi_engine.internal_schema import ColumnIds
 from hudi_engine.keygen import key_generator_for
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION
 from hudi_engine.payload import Payload, payload_for
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, arrow_to_avro_schema, avro_to_arrow_schema
 from hudi_engine.table_config import TableConfig
@@ -105,6 +106,12 @@ class WriteContext:
     @cached_property
     def payload(self) -> Payload:
         return payload_for(self.payload_class or self.config.payload_class)
+
+    @cached_property
+    def reports_record_keys(self) -> bool:
+        """Whether handles report the keys their files add and remove (`WriteStat.record_keys`): on a table that
+        keeps a record index (read from the meta column) only, so a write without one pays nothing."""
+        return self.config.populate_meta_fields and RECORD_INDEX_PARTITION in self.config.metadata_partitions
 
     @property
     def ordering_field(self) -> str | None:

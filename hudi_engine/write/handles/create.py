@@ -9,7 +9,7 @@ import pyarrow as pa
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import BaseFileName, new_file_id
 from hudi_engine.io.base_file import BaseFileWriter
-from hudi_engine.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
+from hudi_engine.timeline.commit_metadata import NULL_COMMIT, RecordKeys, RuntimeStats, WriteStat
 from hudi_engine.write.handles.base import WriteHandle
 from hudi_engine.write.handles.context import WriteContext, relative_path
 from hudi_engine.write.handles.records import split_deleted
@@ -37,6 +37,7 @@ class CreateHandle(WriteHandle):
         self._measured = False
         self._writer: BaseFileWriter | None = None
         self._file_id = self._name = ""
+        self._keys: list[pa.Array] = []  # the open file's keys, when the record index wants them
 
     @property
     def chunk_rows(self) -> int:
@@ -64,7 +65,10 @@ class CreateHandle(WriteHandle):
         if self._writer is None:
             self._open_file()
         assert self._writer is not None
-        self._writer.write(self._prepare(chunk, self._name, self._writer.num_rows))
+        prepared = self._prepare(chunk, self._name, self._writer.num_rows)
+        if self.ctx.reports_record_keys:
+            self._keys.append(self.ctx.key_of(prepared))
+        self._writer.write(prepared)
         if self._writer.size:
             self.bytes_per_row = self._writer.size / self._writer.num_rows
             self._measured = True
@@ -81,6 +85,11 @@ class CreateHandle(WriteHandle):
         assert self._writer is not None
         result = self._publish(self._writer, self._name)
         self._writer = None
+        keys = None
+        if self.ctx.reports_record_keys:  # a new file group: every key it holds is new there
+            keys = RecordKeys(pa.concat_arrays(self._keys) if self._keys else pa.array([], pa.string()),
+                              pa.array([], pa.string()))
+            self._keys = []
         self.stats.append(WriteStat(
             file_id=self._file_id,
             path=relative_path(self.partition_path, self._name),
@@ -91,6 +100,7 @@ class CreateHandle(WriteHandle):
             partition_path=self.partition_path,
             file_size_in_bytes=result.size,
             runtime_stats=RuntimeStats(total_create_time=self._elapsed_ms()),
+            record_keys=keys,
         ))
 
     def close(self) -> list[WriteStat]:

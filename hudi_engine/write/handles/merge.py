@@ -13,7 +13,7 @@ from hudi_engine.file_naming import BaseFileName
 from hudi_engine.io.base_file import BaseFileWriter, footer_of, read_base_file, record_keys_of
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.merge import DeleteBatch, MergeResult, merge_records
-from hudi_engine.timeline.commit_metadata import RuntimeStats, WriteStat
+from hudi_engine.timeline.commit_metadata import RecordKeys, RuntimeStats, WriteStat
 from hudi_engine.write.cdc import ChangeLog, cdc_log_file_name
 from hudi_engine.write.handles.base import HeldWriteHandle
 from hudi_engine.write.handles.context import WriteContext, relative_path
@@ -155,7 +155,23 @@ class MergeHandle(HeldWriteHandle):
             file_size_in_bytes=result_file.size,
             runtime_stats=RuntimeStats(total_upsert_time=self._elapsed_ms()),
             cdc_stats=cdc_stats,
+            record_keys=_record_keys_changed(ctx, incoming_keys, incoming_row, old_keys, delete_row,
+                                             result_file.num_rows - kept_old, n_old - kept_old),
         )]
+
+
+def _record_keys_changed(ctx: WriteContext, incoming_keys: pa.Array, incoming_row: np.ndarray, old_keys: pa.Array,
+                         delete_row: np.ndarray, inserted: int, deleted: int) -> RecordKeys | None:
+    """The keys the merge added (incoming keys the old file lacks) and removed (deleted keys it held), for the
+    record index; None (the driver diffs the files) without a record index, with a user payload (it may drop or keep
+    any row), or when the counts of rows inserted and deleted say the merge did something else."""
+    if not ctx.reports_record_keys or ctx.payload.custom is not None:
+        return None
+    added = incoming_keys.filter(pa.array(incoming_row < 0))
+    removed_rows = np.unique(delete_row[delete_row >= 0])
+    if len(added) != inserted or len(removed_rows) != deleted:
+        return None
+    return RecordKeys(added, old_keys.take(pa.array(removed_rows)))
 
 
 class _RowGroups:
