@@ -24,10 +24,14 @@ import dataclasses
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from hudi_engine.errors import HudiError, MetadataTableError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
-from hudi_engine.io.hfile import HFileReader
+from hudi_engine.io.hfile import CELL_COLUMNS, HFileReader
 from hudi_engine.io.log_block import BlockType, LogBlock, delete_block_keys
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.location import TableLocation
@@ -254,6 +258,50 @@ class MetadataTable:
                 prev = logged.get(record.key)
                 logged[record.key] = record if prev is None else prev.combine(record)
         return merge_records((r for k, r in base.items() if k not in deleted), logged.values())
+
+    def read_slice_cells(self, file_slice: FileSlice, schema: str) -> pa.Table | None:
+        """One file group's cells merged as `read_slice` merges a partition whose newer record of a key replaces the
+        older (record_index; not `files`, whose records merge): the base file's cells, then the valid log blocks'
+        in log order, newest wins, a delete block removing its keys (a key written again in a later block is back).
+        A table of binary `key` and `value` (`hfile.CELL_COLUMNS`) in key order, built with arrow (concatenated with
+        a sequence number, sorted by key then sequence, the last of each key kept). None when the base file or a
+        data block was written with a schema other than `schema`: their values are not `schema`'s bytes."""
+        key_col, value_col = CELL_COLUMNS
+        parts: list[pa.Table] = []
+
+        def part(cells: pa.Table, deleted: bool) -> pa.Table:
+            n = cells.num_rows
+            return cells.append_column("seq", pa.array(np.full(n, len(parts), dtype=np.int32))) \
+                .append_column("deleted", pa.array(np.full(n, deleted)))
+
+        if file_slice.base_file is not None:
+            path = file_slice.base_file.path
+            with self.location.storage.open_input_file(path) as f, HFileReader(f, name=path) as reader:
+                if reader.file_info.get(SCHEMA_FILE_INFO) != schema.encode("utf-8"):
+                    return None
+                parts.append(part(reader.read_table(), False))
+        for block in self._valid_blocks(file_slice):
+            if block.block_type == BlockType.DELETE:
+                keys = delete_block_keys(block).column("record_key").drop_null().cast(pa.binary())
+                parts.append(part(pa.table({key_col: keys, value_col: pa.nulls(len(keys), pa.binary())}), True))
+                continue
+            if block.schema_json != schema:
+                return None
+            where = f"{block.source}: HFILE_DATA block at offset {block.offset}"
+            with HFileReader(block.content, name=where) as reader:
+                parts.append(part(reader.read_table(), False))
+        if not parts:
+            return pa.table({key_col: pa.array([], pa.binary()), value_col: pa.array([], pa.binary())})
+        if len(parts) == 1 and not parts[0].column("deleted").to_numpy().any():
+            return parts[0].select(list(CELL_COLUMNS))  # a base file alone: already in key order
+        cells = pa.concat_tables(parts)
+        cells = cells.take(pc.sort_indices(cells, sort_keys=[(key_col, "ascending"), ("seq", "ascending")]))
+        keys = cells.column(key_col).combine_chunks()
+        last = np.ones(len(keys), dtype=np.bool_)
+        if len(keys) > 1:
+            last[:-1] = pc.not_equal(keys.slice(1), keys.slice(0, len(keys) - 1)).to_numpy(zero_copy_only=False)
+        keep = last & ~cells.column("deleted").to_numpy()
+        return cells.filter(pa.array(keep)).select(list(CELL_COLUMNS))
 
     def read_keys(self, partition: str, keys: Collection[str]) -> dict[str, MetadataRecord]:
         """The records of `keys` in metadata partition `partition`, merged, tombstones dropped: only the file groups
