@@ -21,7 +21,7 @@ blocks drop their target's blocks, and a delete block removes its keys.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -227,12 +227,6 @@ class MetadataTable:
         (looked up in the base file's block index, not scanned)."""
         partition = file_slice.partition_path
         exact = None if keys is None else {k.encode("utf-8") for k in keys}
-
-        def wanted(key: bytes) -> bool:
-            if exact is not None:
-                return key in exact
-            return prefixes is None or key.decode("utf-8", "replace").startswith(prefixes)
-
         base: dict[str, MetadataRecord] = {}
         if file_slice.base_file is not None:
             path = file_slice.base_file.path
@@ -241,11 +235,9 @@ class MetadataTable:
                 if not schema:
                     raise MetadataTableError(f"{path}: no '{SCHEMA_FILE_INFO}' in its file info")
                 codec = RecordCodec(schema.decode("utf-8"), path)
-                cells = reader.get(sorted(exact)).items() if exact is not None else reader.cells()
-                for k, v in cells:
-                    if wanted(k):
-                        record = _decode(partition, codec, k, v, path)
-                        base[record.key] = record
+                for k, v in _wanted_cells(reader, exact, prefixes):
+                    record = _decode(partition, codec, k, v, path)
+                    base[record.key] = record
         logged: dict[str, MetadataRecord] = {}
         deleted: set[str] = set()
         for block in self._valid_blocks(file_slice):
@@ -254,7 +246,7 @@ class MetadataTable:
                     logged.pop(key, None)
                     deleted.add(key)
                 continue
-            for record in _block_records(partition, block, wanted, exact):
+            for record in _block_records(partition, block, exact, prefixes):
                 prev = logged.get(record.key)
                 logged[record.key] = record if prev is None else prev.combine(record)
         return merge_records((r for k, r in base.items() if k not in deleted), logged.values())
@@ -386,17 +378,33 @@ def _decode(partition: str, codec: RecordCodec, key: bytes, value: bytes, where:
     raise MetadataTableError(f"{where}: records of metadata partition {partition!r} are not read by this engine")
 
 
-def _block_records(partition: str, block: LogBlock, wanted: Callable[[bytes], bool],
-                   exact: set[bytes] | None = None) -> list[MetadataRecord]:
-    """The wanted records of an HFile data block; with `exact` keys, only the HFile blocks they fall in are read."""
+def _wanted_cells(reader: HFileReader, exact: set[bytes] | None,
+                  prefixes: tuple[str, ...] | None) -> list[tuple[bytes, bytes]]:
+    """The cells of an HFile a read asks for, picked with arrow before any Python object is made for them: `exact`
+    keys by lookup (only their blocks read), else the keys starting with one of `prefixes`, else every cell."""
+    if exact is not None:
+        cells = reader.lookup(exact)
+    else:
+        cells = reader.read_table()
+        if prefixes is not None:
+            keys = cells.column(CELL_COLUMNS[0])
+            picked = pa.chunked_array([np.zeros(len(keys), dtype=np.bool_)])
+            for prefix in prefixes:
+                picked = pc.or_(picked, pc.starts_with(keys, pattern=prefix))
+            cells = cells.filter(picked)
+    return list(zip(cells.column(0).to_pylist(), cells.column(1).to_pylist(), strict=True))
+
+
+def _block_records(partition: str, block: LogBlock, exact: set[bytes] | None,
+                   prefixes: tuple[str, ...] | None) -> list[MetadataRecord]:
+    """The wanted records of an HFile data block (`_wanted_cells`)."""
     where = f"{block.source}: HFILE_DATA block at offset {block.offset}"
     schema = block.schema_json
     if not schema:
         raise MetadataTableError(f"{where}: no SCHEMA header")
     codec = RecordCodec(schema, where)
     with HFileReader(block.content, name=where) as reader:
-        cells = reader.get(sorted(exact)).items() if exact is not None else reader.cells()
-        return [_decode(partition, codec, k, v, where) for k, v in cells if wanted(k)]
+        return [_decode(partition, codec, k, v, where) for k, v in _wanted_cells(reader, exact, prefixes)]
 
 
 def _rolled_back(timeline: Timeline, instant: Instant) -> list[str]:
