@@ -16,8 +16,12 @@ How (`compact`): `<C>.compaction.requested` (a HoodieCompactionPlan of one opera
 latest slice), `.inflight`, a marker, then the base file `files-0000-0_0-1-0_<C>.hfile`: every record of the slice
 merged as readers merge it (`MetadataTable.read_files_partition`; tombstones of names the base file does not hold
 stay, as Hudi's payload keeps them), in key order, laid out as Hudi's HFile base writer writes it (`write_base_file`),
-then `<C>.commit` (compacted, COMPACT) and the markers go. An interrupted compaction (pending on the metadata
-timeline) is run again from its plan first (`resume`), as Hudi's `runAnyPendingCompactions` does.
+then `<C>.commit` (compacted, COMPACT) and the markers go. A `record_index` file group (newest record of a key wins,
+no merging) is compacted as HFile cells, not records: `MetadataTable.read_slice_cells` merges the base file's and
+the log blocks' cells with arrow and their value bytes are written as they are (`write_base_file_cells`, the same
+bytes as `write_base_file`), when every one of them is in the base file's schema; else through records. An
+interrupted compaction (pending on the metadata timeline) is run again from its plan first (`resume`), as Hudi's
+`runAnyPendingCompactions` does.
 """
 from __future__ import annotations
 
