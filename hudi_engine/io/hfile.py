@@ -78,6 +78,9 @@ _LATEST_TIMESTAMP: Final = (1 << 63) - 1
 _PUT: Final = 4
 # Row length i16 + family length + timestamp + type: an HBase key's bytes around its row.
 _KEY_OVERHEAD: Final = 2 + 1 + 8 + 1
+# Reading cells: after this many cells of one size in a row, the next ones are probed as a run, up to _RUN_PROBE.
+_RUN_PATIENCE: Final = 8
+_RUN_PROBE: Final = 4096
 _HEADER = struct.Struct(">8siiqbii")
 _CELL_HEAD = struct.Struct(">iiH")
 _KEY_TAIL = struct.Struct(">Bqb")  # family length 0, timestamp, type
@@ -237,17 +240,20 @@ def _be(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     return out
 
 
-def _gather(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.BinaryArray:
-    """The byte ranges `buf[starts[i]:starts[i] + lengths[i]]` (in increasing order, not overlapping) as one arrow
-    binary array: a mask of the bytes inside the ranges (a running sum of +1 at starts, -1 at ends) picks them all
-    at once."""
-    offsets = np.zeros(len(starts) + 1, dtype=np.int32)
-    np.cumsum(lengths, out=offsets[1:])
-    marks = np.zeros(len(buf) + 1, dtype=np.int8)
-    marks[starts] += 1
-    marks[starts + lengths] -= 1
-    data = buf[np.cumsum(marks[:-1], dtype=np.int8).view(np.bool_)]
-    return pa.BinaryArray.from_buffers(pa.binary(), len(starts), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+def _gather(data: bytes, row_at: np.ndarray, row_len: np.ndarray, value_at: np.ndarray,
+            value_len: np.ndarray) -> tuple[pa.BinaryArray, pa.BinaryArray]:
+    """The rows and values of a block's cells (byte ranges of `data`, in increasing order) as two arrow arrays: the
+    block seen as one binary array whose elements are row, gap, value, gap, ... (offsets only, no copy), from which
+    arrow's take copies every 4th element."""
+    n = len(row_at)
+    offsets = np.empty(4 * n + 1, dtype=np.int32)
+    offsets[0:4 * n:4] = row_at
+    offsets[1:4 * n:4] = row_at + row_len
+    offsets[2:4 * n:4] = value_at
+    offsets[3:4 * n:4] = value_at + value_len
+    offsets[4 * n] = len(data)
+    ranges = pa.BinaryArray.from_buffers(pa.binary(), 4 * n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return ranges.take(pa.array(np.arange(0, 4 * n, 4))), ranges.take(pa.array(np.arange(2, 4 * n, 4)))
 
 
 # --------------------------------------------------------------------------------------------- reading
@@ -446,8 +452,9 @@ class HFileReader:
                                                                           np.ndarray]:
         """(row starts, row lengths, value starts, value lengths) of a data block's cells in its uncompressed
         `data`. Cells are variable length, so finding them is sequential: a tight loop over the cell heads only
-        (Hudi's layout: no tags, a one-byte MVCC vint), then the lengths checked for all cells at once; anything
-        else (tags, a longer MVCC, a corrupt cell) goes through the exact loop, which names the bad cell."""
+        (Hudi's layout: no tags, a one-byte MVCC vint), runs of equal-size cells probed with numpy, then the lengths
+        checked for all cells at once; anything else (tags, a longer MVCC, a corrupt cell) goes through the exact
+        loop, which names the bad cell."""
         end = len(data)
         if not self._with_tags:
             heads = struct.Struct(">II").unpack_from  # unsigned: every step moves forward, the loop ends
@@ -455,16 +462,33 @@ class HFileReader:
             starts: list[int] = []
             append = starts.append
             pos = 0
+            buf = np.frombuffer(data, dtype=np.uint8)
+            previous = repeats = 0
+            patience = _RUN_PATIENCE
             try:
                 while pos < end:
                     append(pos)
                     key_len, value_len = heads(data, pos)
-                    pos += 8 + key_len + value_len + mvcc
+                    size = 8 + key_len + value_len + mvcc
+                    pos += size
+                    if size != previous:
+                        previous, repeats = size, 0
+                        continue
+                    repeats += 1
+                    if repeats >= patience and pos < end:
+                        # Cells of one size (fixed-length keys and values) follow each other: the sizes of the next
+                        # ones, read at pos + i * size all at once, say how far the run goes.
+                        probe = pos + size * np.arange(min((end - pos) // size, _RUN_PROBE), dtype=np.int64)
+                        same = (_be(buf, probe, 4) + _be(buf, probe + 4, 4) + (8 + mvcc)) == size
+                        run = len(same) if same.all() else int(np.argmin(same))
+                        starts.extend(range(pos, pos + run * size, size))
+                        pos += run * size
+                        repeats = 0
+                        patience = _RUN_PATIENCE if run >= _RUN_PATIENCE * 8 else patience * 4
             except struct.error:
                 pos = -1
             if pos == end:
                 at = np.array(starts, dtype=np.int64)
-                buf = np.frombuffer(data, dtype=np.uint8)
                 key_len_a = _be(buf, at, 4)
                 value_len_a = _be(buf, at + 4, 4)
                 try:
@@ -517,9 +541,7 @@ class HFileReader:
     def _block_arrays(self, entry: BlockIndexEntry) -> tuple[pa.BinaryArray, pa.BinaryArray]:
         """A data block's (rows, values) as arrow binary arrays, in key order."""
         data = self._read_block(entry, DATA_MAGIC)
-        row_at, row_len, value_at, value_len = self._cell_layout(data, entry)
-        buf = np.frombuffer(data, dtype=np.uint8)
-        return _gather(buf, row_at, row_len), _gather(buf, value_at, value_len)
+        return _gather(data, *self._cell_layout(data, entry))
 
     def _cells_of(self, entry: BlockIndexEntry) -> Iterator[tuple[bytes, bytes]]:
         keys, values = self._block_arrays(entry)

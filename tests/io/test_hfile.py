@@ -357,3 +357,17 @@ def test_corrupt_later_cell_is_named() -> None:
                                                rf"position {5 * cell} of its uncompressed data: key length 22 for a "
                                                "10-byte row, value length -3"):
         _reader(_with_checksums(good)).read_table()
+
+
+def test_runs_of_equal_size_cells_between_others() -> None:
+    """Fixed-size cells are found a run at a time; runs broken by other sizes, ended by the block's end, or one cell
+    short of the patience all read back exactly."""
+    cells = [(f"a{i:05d}".encode(), b"v" * 10) for i in range(700)]
+    cells += [(f"b{i:05d}".encode() + b"x" * (i % 3), b"w" * (i % 5)) for i in range(50)]
+    cells += [(f"c{i:05d}".encode(), b"v" * 10) for i in range(7)]  # shorter than the patience
+    cells += [(f"d{i:05d}".encode(), b"v" * 10) for i in range(5000)]
+    cells += [(b"e", b"")]
+    for block_size in (1 << 20, 5000):
+        reader = HFileReader(write_hfile(cells, block_size=block_size), name="runs.hfile")
+        table = reader.read_table()
+        assert list(zip(table.column("key").to_pylist(), table.column("value").to_pylist(), strict=True)) == cells
