@@ -19,6 +19,10 @@ compressed with the file's codec (the trailer names it for every block); checksu
 A cell's key is HBase's KeyValue key: row length i16, row (Hudi's record key, UTF-8), family length 0, timestamp
 Long.MAX_VALUE, type 4 (Put). Only the row matters to Hudi: keys sort as the unsigned bytes of the row. Lengths in
 index entries are Hadoop `WritableUtils` vints; lengths before protobuf messages are protobuf varints.
+
+Cells are written and read as arrow arrays (`write_hfile_arrays`, `HFileReader.read_table` and `lookup`): a
+metadata table's record index holds one cell per data-table record, millions of them, so no Python runs per cell
+except the walk over the cell heads of a block that finding variable-length cells takes.
 """
 from __future__ import annotations
 
