@@ -20,6 +20,7 @@ blocks drop their target's blocks, and a delete block removes its keys.
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -259,11 +260,12 @@ class MetadataTable:
         a sequence number, sorted by key then sequence, the last of each key kept). None when the base file or a
         data block was written with a schema other than `schema`: their values are not `schema`'s bytes."""
         key_col, value_col = CELL_COLUMNS
-        parts: list[pa.Table] = []
+        base: pa.Table | None = None
+        logged: list[pa.Table] = []
 
         def part(cells: pa.Table, deleted: bool) -> pa.Table:
             n = cells.num_rows
-            return cells.append_column("seq", pa.array(np.full(n, len(parts), dtype=np.int32))) \
+            return cells.append_column("seq", pa.array(np.full(n, len(logged), dtype=np.int32))) \
                 .append_column("deleted", pa.array(np.full(n, deleted)))
 
         if file_slice.base_file is not None:
@@ -271,29 +273,18 @@ class MetadataTable:
             with self.location.storage.open_input_file(path) as f, HFileReader(f, name=path) as reader:
                 if reader.file_info.get(SCHEMA_FILE_INFO) != schema.encode("utf-8"):
                     return None
-                parts.append(part(reader.read_table(), False))
+                base = reader.read_table()
         for block in self._valid_blocks(file_slice):
             if block.block_type == BlockType.DELETE:
                 keys = delete_block_keys(block).column("record_key").drop_null().cast(pa.binary())
-                parts.append(part(pa.table({key_col: keys, value_col: pa.nulls(len(keys), pa.binary())}), True))
+                logged.append(part(pa.table({key_col: keys, value_col: pa.nulls(len(keys), pa.binary())}), True))
                 continue
             if block.schema_json != schema:
                 return None
             where = f"{block.source}: HFILE_DATA block at offset {block.offset}"
             with HFileReader(block.content, name=where) as reader:
-                parts.append(part(reader.read_table(), False))
-        if not parts:
-            return pa.table({key_col: pa.array([], pa.binary()), value_col: pa.array([], pa.binary())})
-        if len(parts) == 1 and not parts[0].column("deleted").to_numpy().any():
-            return parts[0].select(list(CELL_COLUMNS))  # a base file alone: already in key order
-        cells = pa.concat_tables(parts)
-        cells = cells.take(pc.sort_indices(cells, sort_keys=[(key_col, "ascending"), ("seq", "ascending")]))
-        keys = cells.column(key_col).combine_chunks()
-        last = np.ones(len(keys), dtype=np.bool_)
-        if len(keys) > 1:
-            last[:-1] = pc.not_equal(keys.slice(1), keys.slice(0, len(keys) - 1)).to_numpy(zero_copy_only=False)
-        keep = last & ~cells.column("deleted").to_numpy()
-        return cells.filter(pa.array(keep)).select(list(CELL_COLUMNS))
+                logged.append(part(reader.read_table(), False))
+        return newest_cells(base, logged)
 
     def read_keys(self, partition: str, keys: Collection[str]) -> dict[str, MetadataRecord]:
         """The records of `keys` in metadata partition `partition`, merged, tombstones dropped: only the file groups
@@ -405,6 +396,45 @@ def _block_records(partition: str, block: LogBlock, exact: set[bytes] | None,
     codec = RecordCodec(schema, where)
     with HFileReader(block.content, name=where) as reader:
         return [_decode(partition, codec, k, v, where) for k, v in _wanted_cells(reader, exact, prefixes)]
+
+
+def newest_cells(base: pa.Table | None, logged: list[pa.Table]) -> pa.Table:
+    """`base` (cells `key`, `value` in key order, unique keys; chunks in key order, as `HFileReader.read_table` gives
+    them by block) with `logged` merged on: tables of `key`, `value`, `seq` (log order) and `deleted` (a delete
+    block's keys), the newest of a key winning and deleted keys dropped. The log's cells are merged among themselves
+    by a sort (key, then seq; the last of each key kept); base cells they replace or delete go by a hash lookup; the
+    live ones join the base chunk they fall in, and only those chunks are sorted again."""
+    key_col, value_col = CELL_COLUMNS
+    if base is None:
+        base = pa.table({key_col: pa.array([], pa.binary()), value_col: pa.array([], pa.binary())})
+    if not logged:
+        return base
+    log = pa.concat_tables(logged)
+    log = log.take(pc.sort_indices(log, sort_keys=[(key_col, "ascending"), ("seq", "ascending")]))
+    log_keys = log.column(key_col).combine_chunks()
+    last = np.ones(len(log_keys), dtype=np.bool_)
+    if len(log_keys) > 1:
+        last[:-1] = pc.not_equal(log_keys.slice(1), log_keys.slice(0, len(log_keys) - 1)).to_numpy(
+            zero_copy_only=False)
+    log = log.filter(pa.array(last))
+    if base.num_rows:
+        base = base.filter(pc.invert(pc.is_in(base.column(key_col), value_set=log.column(key_col).combine_chunks())))
+    live = log.filter(pc.invert(log.column("deleted"))).select(list(CELL_COLUMNS))
+    chunks = [pa.Table.from_batches([b]) for b in base.to_batches() if b.num_rows]
+    if not live.num_rows or not chunks:
+        return base if not live.num_rows else live
+    firsts = [c.column(key_col)[0].as_py() for c in chunks]
+    into = np.array([max(bisect.bisect_right(firsts, k) - 1, 0) for k in live.column(key_col).to_pylist()])
+    bounds = np.searchsorted(into, np.arange(len(chunks) + 1))  # live keys are sorted: each chunk's are a slice
+    out = []
+    for i, chunk in enumerate(chunks):
+        start, end = int(bounds[i]), int(bounds[i + 1])
+        if start == end:
+            out.append(chunk)
+            continue
+        merged = pa.concat_tables([chunk, live.slice(start, end - start)])
+        out.append(merged.take(pc.sort_indices(merged, sort_keys=[(key_col, "ascending")])))
+    return pa.concat_tables(out)
 
 
 def _rolled_back(timeline: Timeline, instant: Instant) -> list[str]:
