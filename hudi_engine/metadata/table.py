@@ -432,7 +432,7 @@ def newest_cells(base: pa.Table | None, logged: list[pa.Table]) -> pa.Table:
         if start == end:
             out.append(chunk)
             continue
-        merged = pa.concat_tables([chunk, live.slice(start, end - start)])
+        merged = pa.concat_tables([chunk, live.slice(start, end - start)]).combine_chunks()  # take on one chunk
         out.append(merged.take(pc.sort_indices(merged, sort_keys=[(key_col, "ascending")])))
     return pa.concat_tables(out)
 
