@@ -85,6 +85,7 @@ _KEY_OVERHEAD: Final = 2 + 1 + 8 + 1
 # Reading cells: after this many cells of one size in a row, the next ones are probed as a run, up to _RUN_PROBE.
 _RUN_PATIENCE: Final = 8
 _RUN_PROBE: Final = 4096
+_ROWS, _VALUES = 0, 2  # a cell's elements in `_cell_ranges`
 _HEADER = struct.Struct(">8siiqbii")
 _CELL_HEAD = struct.Struct(">iiH")
 _KEY_TAIL = struct.Struct(">Bqb")  # family length 0, timestamp, type
@@ -244,11 +245,10 @@ def _be(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     return out
 
 
-def _gather(data: bytes, row_at: np.ndarray, row_len: np.ndarray, value_at: np.ndarray,
-            value_len: np.ndarray) -> tuple[pa.BinaryArray, pa.BinaryArray]:
-    """The rows and values of a block's cells (byte ranges of `data`, in increasing order) as two arrow arrays: the
-    block seen as one binary array whose elements are row, gap, value, gap, ... (offsets only, no copy), from which
-    arrow's take copies every 4th element."""
+def _cell_ranges(data: bytes, row_at: np.ndarray, row_len: np.ndarray, value_at: np.ndarray,
+                 value_len: np.ndarray) -> pa.BinaryArray:
+    """A block's bytes seen as one binary array of 4 elements per cell: row, gap, value, gap (offsets only, no
+    copy); arrow's take of every 4th element (`_ROWS`, `_VALUES`) copies the rows or the values out."""
     n = len(row_at)
     offsets = np.empty(4 * n + 1, dtype=np.int32)
     offsets[0:4 * n:4] = row_at
@@ -256,8 +256,13 @@ def _gather(data: bytes, row_at: np.ndarray, row_len: np.ndarray, value_at: np.n
     offsets[2:4 * n:4] = value_at
     offsets[3:4 * n:4] = value_at + value_len
     offsets[4 * n] = len(data)
-    ranges = pa.BinaryArray.from_buffers(pa.binary(), 4 * n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-    return ranges.take(pa.array(np.arange(0, 4 * n, 4))), ranges.take(pa.array(np.arange(2, 4 * n, 4)))
+    return pa.BinaryArray.from_buffers(pa.binary(), 4 * n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def _pick(ranges: pa.BinaryArray, which: int, cells: np.ndarray | None = None) -> pa.BinaryArray:
+    """The rows (`which` _ROWS) or values (_VALUES) of `_cell_ranges`, of every cell or of the cell indexes `cells`."""
+    at = np.arange(which, len(ranges), 4) if cells is None else cells * 4 + which
+    return ranges.take(pa.array(at))
 
 
 # --------------------------------------------------------------------------------------------- reading
@@ -544,8 +549,12 @@ class HFileReader:
 
     def _block_arrays(self, entry: BlockIndexEntry) -> tuple[pa.BinaryArray, pa.BinaryArray]:
         """A data block's (rows, values) as arrow binary arrays, in key order."""
+        ranges = self._block_ranges(entry)
+        return _pick(ranges, _ROWS), _pick(ranges, _VALUES)
+
+    def _block_ranges(self, entry: BlockIndexEntry) -> pa.BinaryArray:
         data = self._read_block(entry, DATA_MAGIC)
-        return _gather(data, *self._cell_layout(data, entry))
+        return _cell_ranges(data, *self._cell_layout(data, entry))
 
     def _cells_of(self, entry: BlockIndexEntry) -> Iterator[tuple[bytes, bytes]]:
         keys, values = self._block_arrays(entry)
@@ -588,13 +597,17 @@ class HFileReader:
             if i < 0 or (self.last_key is not None and key > self.last_key):
                 continue
             blocks.add(i)
-        parts = [self._block_arrays(self.data_index[i]) for i in sorted(blocks)]
-        if not parts:
-            return pa.table({CELL_COLUMNS[0]: pa.array([], pa.binary()), CELL_COLUMNS[1]: pa.array([], pa.binary())})
-        block_keys = pa.concat_arrays([k for k, _ in parts])
-        block_values = pa.concat_arrays([v for _, v in parts])
-        hit = pc.is_in(block_keys, value_set=pa.array(wanted, pa.binary()))
-        return pa.Table.from_arrays([block_keys.filter(hit), block_values.filter(hit)], names=CELL_COLUMNS)
+        ranges = [self._block_ranges(self.data_index[i]) for i in sorted(blocks)]
+        rows = [_pick(r, _ROWS) for r in ranges]
+        # one hash table of the wanted keys, probed by every block's rows; values copied for the hits only
+        hit = pc.is_in(pa.chunked_array(rows, pa.binary()), value_set=pa.array(wanted, pa.binary())).to_numpy() \
+            if rows else np.zeros(0, np.bool_)
+        bounds = np.cumsum([0] + [len(r) for r in rows])
+        cells = [np.flatnonzero(hit[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+        return pa.Table.from_arrays(
+            [pa.chunked_array([r.take(pa.array(c)) for r, c in zip(rows, cells, strict=True)], pa.binary()),
+             pa.chunked_array([_pick(r, _VALUES, c) for r, c in zip(ranges, cells, strict=True)], pa.binary())],
+            names=CELL_COLUMNS)
 
     def get(self, keys: Iterable[bytes | str]) -> dict[bytes, bytes]:
         """The values of those of `keys` the file holds (`lookup`, as a dict)."""
