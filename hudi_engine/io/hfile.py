@@ -19,6 +19,10 @@ compressed with the file's codec (the trailer names it for every block); checksu
 A cell's key is HBase's KeyValue key: row length i16, row (Hudi's record key, UTF-8), family length 0, timestamp
 Long.MAX_VALUE, type 4 (Put). Only the row matters to Hudi: keys sort as the unsigned bytes of the row. Lengths in
 index entries are Hadoop `WritableUtils` vints; lengths before protobuf messages are protobuf varints.
+
+Cells are written and read as arrow arrays (`write_hfile_arrays`, `HFileReader.read_table` and `lookup`): a
+metadata table's record index holds one cell per data-table record, millions of them, so no Python runs per cell
+except the walk over the cell heads of a block that finding variable-length cells takes.
 """
 from __future__ import annotations
 
@@ -29,7 +33,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import HFileFormatError
 
@@ -70,11 +76,16 @@ KEY_VALUE_VERSION: Final = "KEY_VALUE_VERSION"
 MAX_MEMSTORE_TS_KEY: Final = "MAX_MEMSTORE_TS_KEY"
 BLOOM_FILTER_BLOCK: Final = "bloomFilter"  # the meta block of Hudi's record-key bloom filter
 BLOOM_FILTER_TYPE_CODE: Final = "bloomFilterTypeCode"
+CELL_COLUMNS: Final = ("key", "value")  # the columns of `HFileReader.read_table` and `lookup`
 
 _LATEST_TIMESTAMP: Final = (1 << 63) - 1
 _PUT: Final = 4
 # Row length i16 + family length + timestamp + type: an HBase key's bytes around its row.
 _KEY_OVERHEAD: Final = 2 + 1 + 8 + 1
+# Reading cells: after this many cells of one size in a row, the next ones are probed as a run, up to _RUN_PROBE.
+_RUN_PATIENCE: Final = 8
+_RUN_PROBE: Final = 4096
+_ROWS, _VALUES = 0, 2  # a cell's elements in `_cell_ranges`
 _HEADER = struct.Struct(">8siiqbii")
 _CELL_HEAD = struct.Struct(">iiH")
 _KEY_TAIL = struct.Struct(">Bqb")  # family length 0, timestamp, type
@@ -224,6 +235,34 @@ def _row_of(key: bytes) -> bytes:
 
 def _as_key(key: bytes | str) -> bytes:
     return key.encode("utf-8") if isinstance(key, str) else bytes(key)
+
+
+def _be(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """The big-endian unsigned integers of `width` bytes at positions `at` of `buf`."""
+    out = np.zeros(len(at), dtype=np.int64)
+    for i in range(width):
+        out = (out << 8) | buf[at + i]
+    return out
+
+
+def _cell_ranges(data: bytes, row_at: np.ndarray, row_len: np.ndarray, value_at: np.ndarray,
+                 value_len: np.ndarray) -> pa.BinaryArray:
+    """A block's bytes seen as one binary array of 4 elements per cell: row, gap, value, gap (offsets only, no
+    copy); arrow's take of every 4th element (`_ROWS`, `_VALUES`) copies the rows or the values out."""
+    n = len(row_at)
+    offsets = np.empty(4 * n + 1, dtype=np.int32)
+    offsets[0:4 * n:4] = row_at
+    offsets[1:4 * n:4] = row_at + row_len
+    offsets[2:4 * n:4] = value_at
+    offsets[3:4 * n:4] = value_at + value_len
+    offsets[4 * n] = len(data)
+    return pa.BinaryArray.from_buffers(pa.binary(), 4 * n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def _pick(ranges: pa.BinaryArray, which: int, cells: np.ndarray | None = None) -> pa.BinaryArray:
+    """The rows (`which` _ROWS) or values (_VALUES) of `_cell_ranges`, of every cell or of the cell indexes `cells`."""
+    at = np.arange(which, len(ranges), 4) if cells is None else cells * 4 + which
+    return ranges.take(pa.array(at))
 
 
 # --------------------------------------------------------------------------------------------- reading
@@ -418,9 +457,67 @@ class HFileReader:
                               f"a block of {end} bytes")
         return data
 
-    def _cells_of(self, entry: BlockIndexEntry) -> Iterator[tuple[bytes, bytes]]:
-        data = self._read_block(entry, DATA_MAGIC)
+    def _cell_layout(self, data: bytes, entry: BlockIndexEntry) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                          np.ndarray]:
+        """(row starts, row lengths, value starts, value lengths) of a data block's cells in its uncompressed
+        `data`. Cells are variable length, so finding them is sequential: a tight loop over the cell heads only
+        (Hudi's layout: no tags, a one-byte MVCC vint), runs of equal-size cells probed with numpy, then the lengths
+        checked for all cells at once; anything else (tags, a longer MVCC, a corrupt cell) goes through the exact
+        loop, which names the bad cell."""
+        end = len(data)
+        if not self._with_tags:
+            heads = struct.Struct(">II").unpack_from  # unsigned: every step moves forward, the loop ends
+            mvcc = 1 if self._with_mvcc else 0
+            starts: list[int] = []
+            append = starts.append
+            pos = 0
+            buf = np.frombuffer(data, dtype=np.uint8)
+            previous = repeats = 0
+            patience = _RUN_PATIENCE
+            try:
+                while pos < end:
+                    append(pos)
+                    key_len, value_len = heads(data, pos)
+                    size = 8 + key_len + value_len + mvcc
+                    pos += size
+                    if size != previous:
+                        previous, repeats = size, 0
+                        continue
+                    repeats += 1
+                    if repeats >= patience and pos < end:
+                        # Cells of one size (fixed-length keys and values) follow each other: the sizes of the next
+                        # ones, read at pos + i * size all at once, say how far the run goes.
+                        probe = pos + size * np.arange(min((end - pos) // size, _RUN_PROBE), dtype=np.int64)
+                        same = (_be(buf, probe, 4) + _be(buf, probe + 4, 4) + (8 + mvcc)) == size
+                        run = len(same) if same.all() else int(np.argmin(same))
+                        starts.extend(range(pos, pos + run * size, size))
+                        pos += run * size
+                        repeats = 0
+                        patience = _RUN_PATIENCE if run >= _RUN_PATIENCE * 8 else patience * 4
+            except struct.error:
+                pos = -1
+            if pos == end:
+                at = np.array(starts, dtype=np.int64)
+                key_len_a = _be(buf, at, 4)
+                value_len_a = _be(buf, at + 4, 4)
+                try:
+                    row_len_a = _be(buf, at + 8, 2)
+                    ok = bool(np.all((key_len_a >= _KEY_OVERHEAD + row_len_a) & (key_len_a < 1 << 31)
+                                     & (value_len_a < 1 << 31)))
+                except IndexError:  # a cell too short for its row length: the exact loop names it
+                    ok = False
+                if ok and mvcc:
+                    last = buf[at + 8 + key_len_a + value_len_a]  # one-byte vints: -112..127 as a signed byte
+                    ok = bool(np.all((last < 0x80) | (last >= 0x90)))
+                if ok:
+                    return at + 10, row_len_a, at + 8 + key_len_a, value_len_a
+        return self._cell_layout_exact(data, entry)
+
+    def _cell_layout_exact(self, data: bytes, entry: BlockIndexEntry) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                                np.ndarray]:
+        """`_cell_layout` one cell at a time, each checked: tags and any MVCC vint, and the error for a bad cell."""
         pos, end = 0, len(data)
+        layout: list[tuple[int, int, int, int]] = []
         while pos < end:
             try:
                 key_len, value_len, row_len = _CELL_HEAD.unpack_from(data, pos)
@@ -431,7 +528,6 @@ class HFileReader:
                 next_at = value_at + value_len
                 if next_at > end:
                     raise ValueError(f"a {key_len}-byte key and {value_len}-byte value past the block's end")
-                row, value = data[row_at:row_at + row_len], data[value_at:next_at]
                 if self._with_tags:
                     (tags_len,) = _I16.unpack_from(data, next_at)
                     next_at += 2 + tags_len
@@ -446,8 +542,23 @@ class HFileReader:
                 raise self._error(entry.offset + HEADER_SIZE,
                                   "cells in the data block", f"at position {pos} of its uncompressed data: {e}"
                                   ) from None
-            yield row, value
+            layout.append((row_at, row_len, value_at, value_len))
             pos = next_at
+        cols = np.array(layout, dtype=np.int64).reshape(-1, 4)
+        return cols[:, 0], cols[:, 1], cols[:, 2], cols[:, 3]
+
+    def _block_arrays(self, entry: BlockIndexEntry) -> tuple[pa.BinaryArray, pa.BinaryArray]:
+        """A data block's (rows, values) as arrow binary arrays, in key order."""
+        ranges = self._block_ranges(entry)
+        return _pick(ranges, _ROWS), _pick(ranges, _VALUES)
+
+    def _block_ranges(self, entry: BlockIndexEntry) -> pa.BinaryArray:
+        data = self._read_block(entry, DATA_MAGIC)
+        return _cell_ranges(data, *self._cell_layout(data, entry))
+
+    def _cells_of(self, entry: BlockIndexEntry) -> Iterator[tuple[bytes, bytes]]:
+        keys, values = self._block_arrays(entry)
+        return zip(keys.to_pylist(), values.to_pylist(), strict=True)
 
     # -- the public reads
 
@@ -463,25 +574,45 @@ class HFileReader:
     def keys(self) -> Iterator[bytes]:
         return (key for key, _ in self.cells())
 
-    def get(self, keys: Iterable[bytes | str]) -> dict[bytes, bytes]:
-        """The values of those of `keys` the file holds. Only the data blocks the keys fall in (by the root index's
-        first keys) are read, each once; a key past the file's last key reads nothing."""
-        wanted = sorted({_as_key(k) for k in keys})
-        by_block: dict[int, list[bytes]] = {}
+    def read_table(self) -> pa.Table:
+        """Every cell as a table of binary columns `key` (the row) and `value`, in key order, one chunk per block."""
+        blocks = [self._block_arrays(entry) for entry in self.data_index]
+        return pa.Table.from_arrays(
+            [pa.chunked_array([k for k, _ in blocks], pa.binary()), pa.chunked_array([v for _, v in blocks],
+                                                                                      pa.binary())],
+            names=CELL_COLUMNS)
+
+    def lookup(self, keys: Iterable[bytes | str] | pa.Array) -> pa.Table:
+        """The cells of those of `keys` the file holds, as `read_table` gives them (key order). Only the data blocks
+        the keys fall in (by the root index's first keys) are read, each once; a key past the file's last key reads
+        nothing. Matching is arrow's hash lookup over the blocks read, not Python per cell."""
+        if isinstance(keys, pa.Array):
+            wanted_arr = pc.unique(keys.cast(pa.binary()) if not pa.types.is_binary(keys.type) else keys)
+            wanted = sorted(k for k in wanted_arr.to_pylist() if k is not None)
+        else:
+            wanted = sorted({_as_key(k) for k in keys})
+        blocks: set[int] = set()
         for key in wanted:
             i = bisect.bisect_right(self._first_rows, key) - 1
             if i < 0 or (self.last_key is not None and key > self.last_key):
                 continue
-            by_block.setdefault(i, []).append(key)
-        found: dict[bytes, bytes] = {}
-        for i, block_keys in by_block.items():
-            targets = set(block_keys)
-            for key, value in self._cells_of(self.data_index[i]):
-                if key in targets:
-                    found[key] = value
-                if key >= block_keys[-1]:
-                    break
-        return found
+            blocks.add(i)
+        ranges = [self._block_ranges(self.data_index[i]) for i in sorted(blocks)]
+        rows = [_pick(r, _ROWS) for r in ranges]
+        # one hash table of the wanted keys, probed by every block's rows; values copied for the hits only
+        hit = pc.is_in(pa.chunked_array(rows, pa.binary()), value_set=pa.array(wanted, pa.binary())).to_numpy() \
+            if rows else np.zeros(0, np.bool_)
+        bounds = np.cumsum([0] + [len(r) for r in rows])
+        cells = [np.flatnonzero(hit[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+        return pa.Table.from_arrays(
+            [pa.chunked_array([r.take(pa.array(c)) for r, c in zip(rows, cells, strict=True)], pa.binary()),
+             pa.chunked_array([_pick(r, _VALUES, c) for r, c in zip(ranges, cells, strict=True)], pa.binary())],
+            names=CELL_COLUMNS)
+
+    def get(self, keys: Iterable[bytes | str]) -> dict[bytes, bytes]:
+        """The values of those of `keys` the file holds (`lookup`, as a dict)."""
+        found = self.lookup(keys)
+        return dict(zip(found.column(0).to_pylist(), found.column(1).to_pylist(), strict=True))
 
     def meta_block(self, name: str) -> bytes | None:
         """The content of a meta block (Hudi: BLOOM_FILTER_BLOCK), None when the file has none of that name."""
@@ -520,25 +651,8 @@ class _BlockWriter:
         return offset, self.offset - offset
 
 
-def write_hfile(
-    cells: Iterable[tuple[bytes | str, bytes]],
-    *,
-    compression: str = DEFAULT_COMPRESSION,
-    block_size: int = DEFAULT_BLOCK_SIZE,
-    file_info: Mapping[str, bytes] | None = None,
-    meta_blocks: Mapping[str, bytes] | None = None,
-    create_time_ms: int = 0,
-    name: str = "<hfile>",
-) -> bytes:
-    """An HFile of `cells` ((key, value) in strictly increasing key order; str keys are UTF-8), laid out as Hudi
-    lays it out: a data block is cut before a cell that would take it past `block_size` uncompressed bytes (key +
-    value + 9 per cell, as Hudi counts), a single-level root index, one meta block per `meta_blocks` entry, the
-    file info Hudi's and HBase's readers read plus `file_info`, and the trailer.
-
-    Keys are full HBase keys in cells, index and LASTKEY (what HBase-written files hold; Hudi 1.x's reader reads
-    the row out of either), and blocks carry CRC32 checksums, so both HBase's reader (Hudi 0.x) and Hudi's own
-    read the file. Keys out of order, repeated, empty or over 32767 bytes are refused naming the key.
-    """
+def _check_writer_options(compression: str, block_size: int, file_info: Mapping[str, bytes] | None,
+                          name: str) -> dict[str, bytes]:
     if compression not in SUPPORTED_CODECS:
         raise HFileFormatError(f"{name}: compression {compression!r} is not written; use one of {SUPPORTED_CODECS}")
     if block_size <= 0:
@@ -549,47 +663,128 @@ def write_hfile(
     clash = sorted(reserved & extra.keys())
     if clash:
         raise HFileFormatError(f"{name}: file info {clash} is written by the HFile writer itself")
+    return extra
+
+
+def _as_large_binary(values: pa.Array | pa.ChunkedArray, what: str, name: str) -> pa.Array:
+    """One large_binary array of `values` (binary or string, any offset width); nulls are refused."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    if not (pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)
+            or pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        raise HFileFormatError(f"{name}: {what} must be an arrow binary or string array, not {values.type}")
+    if values.null_count:
+        raise HFileFormatError(f"{name}: {what} hold {values.null_count} nulls; every cell has a key and a value")
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        values = values.cast(pa.large_string()).view(pa.large_binary())
+    return values.cast(pa.large_binary())
+
+
+def _shown(key: bytes) -> str:
+    return repr(key.decode("utf-8", "replace"))
+
+
+def write_hfile(
+    cells: Iterable[tuple[bytes | str, bytes]],
+    *,
+    compression: str = DEFAULT_COMPRESSION,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    file_info: Mapping[str, bytes] | None = None,
+    meta_blocks: Mapping[str, bytes] | None = None,
+    create_time_ms: int = 0,
+    name: str = "<hfile>",
+) -> bytes:
+    """An HFile of `cells` ((key, value) in strictly increasing key order; str keys are UTF-8): `write_hfile_arrays`
+    of their keys and values."""
+    keys: list[bytes] = []
+    values: list[bytes] = []
+    for key, value in cells:
+        keys.append(_as_key(key))
+        values.append(bytes(value))
+    return write_hfile_arrays(pa.array(keys, pa.large_binary()), pa.array(values, pa.large_binary()),
+                              compression=compression, block_size=block_size, file_info=file_info,
+                              meta_blocks=meta_blocks, create_time_ms=create_time_ms, name=name)
+
+
+def write_hfile_arrays(
+    keys: pa.Array | pa.ChunkedArray,
+    values: pa.Array | pa.ChunkedArray,
+    *,
+    compression: str = DEFAULT_COMPRESSION,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    file_info: Mapping[str, bytes] | None = None,
+    meta_blocks: Mapping[str, bytes] | None = None,
+    create_time_ms: int = 0,
+    name: str = "<hfile>",
+) -> bytes:
+    """An HFile of the cells `keys[i]` -> `values[i]` (arrow binary or string arrays; keys strictly increasing as
+    unsigned bytes), laid out as Hudi lays it out: a data block is cut before a cell that would take it past
+    `block_size` uncompressed bytes (key + value + 9 per cell, as Hudi counts), a single-level root index, one meta
+    block per `meta_blocks` entry, the file info Hudi's and HBase's readers read plus `file_info`, and the trailer.
+
+    Keys are full HBase keys in cells, index and LASTKEY (what HBase-written files hold; Hudi 1.x's reader reads
+    the row out of either), and blocks carry CRC32 checksums, so both HBase's reader (Hudi 0.x) and Hudi's own
+    read the file. Keys out of order, repeated, empty or over 32767 bytes are refused naming the key.
+
+    The cells' bytes are built for all rows at once (arrow's element-wise join of head, row, key tail, value and
+    MVCC byte) and blocks are slices of them: no Python per cell.
+    """
+    extra = _check_writer_options(compression, block_size, file_info, name)
+    key_arr = _as_large_binary(keys, "keys", name)
+    value_arr = _as_large_binary(values, "values", name)
+    n = len(key_arr)
+    if len(value_arr) != n:
+        raise HFileFormatError(f"{name}: {n} keys but {len(value_arr)} values")
+    key_lens = pc.binary_length(key_arr).to_numpy(zero_copy_only=False).astype(np.int64)
+    value_lens = pc.binary_length(value_arr).to_numpy(zero_copy_only=False).astype(np.int64)
+    bad = np.flatnonzero((key_lens == 0) | (key_lens > 0x7FFF))
+    if len(bad):
+        i = int(bad[0])
+        raise HFileFormatError(f"{name}: key {_shown(key_arr[i].as_py())} is {key_lens[i]} bytes; keys are 1 to "
+                               "32767 bytes")
+    if n > 1:
+        increasing = pc.greater(key_arr.slice(1), key_arr.slice(0, n - 1))
+        if not pc.all(increasing).as_py():
+            i = int(np.flatnonzero(~increasing.to_numpy(zero_copy_only=False))[0])
+            raise HFileFormatError(f"{name}: keys must be strictly increasing: {_shown(key_arr[i + 1].as_py())} "
+                                   f"comes after {_shown(key_arr[i].as_py())}")
 
     out = _BlockWriter(compression)
     index: list[tuple[bytes, int, int]] = []  # (first full key, offset, size)
-    block = bytearray()
-    block_first: bytes | None = None
-    block_cells = entries = key_bytes = value_bytes = 0
-    previous: bytes | None = None
+    if n:
+        head = np.empty(n, dtype=[("key", ">i4"), ("value", ">i4"), ("row", ">u2")])
+        head["key"] = key_lens + _KEY_OVERHEAD
+        head["value"] = value_lens
+        head["row"] = key_lens
+        heads = pa.FixedSizeBinaryArray.from_buffers(pa.binary(_CELL_HEAD.size), n,
+                                                     [None, pa.py_buffer(head.tobytes())])
+        tail = pa.scalar(_KEY_TAIL.pack(0, _LATEST_TIMESTAMP, _PUT), pa.large_binary())
+        mvcc = pa.scalar(b"\x00", pa.large_binary())
+        joined = pc.binary_join_element_wise(heads.cast(pa.large_binary()), key_arr, tail, value_arr, mvcc,
+                                             pa.scalar(b"", pa.large_binary()))
+        cell_bytes = joined.buffers()[2]
+        starts = np.frombuffer(joined.buffers()[1], dtype=np.int64)[joined.offset:joined.offset + n + 1]
+        # Hudi's cut: a block ends before the cell that would take it past block_size (key + value + 9 per cell)
+        accounted = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(key_lens + value_lens + 9, out=accounted[1:])
+        first = 0
+        while first < n:
+            end = int(np.searchsorted(accounted, accounted[first] + block_size, side="right")) - 1
+            end = max(end, first + 1)
+            block = cell_bytes.slice(int(starts[first]), int(starts[end] - starts[first]))
+            offset, size = out.append(DATA_MAGIC, block.to_pybytes())
+            index.append((hbase_key(key_arr[first].as_py()), offset, size))
+            first = end
+    last = key_arr[n - 1].as_py() if n else None
+    key_bytes = int(key_lens.sum()) + _KEY_OVERHEAD * n
+    value_bytes = int(value_lens.sum())
+    return _finish(out, index, n, key_bytes, value_bytes, last, extra, meta_blocks, create_time_ms, compression)
 
-    def flush() -> None:
-        nonlocal block, block_first, block_cells
-        if block_first is None:
-            return
-        offset, size = out.append(DATA_MAGIC, bytes(block))
-        index.append((block_first, offset, size))
-        block, block_first, block_cells = bytearray(), None, 0
 
-    accounted = 0
-    for raw_key, value in cells:
-        key = _as_key(raw_key)
-        if not key or len(key) > 0x7FFF:
-            raise HFileFormatError(f"{name}: key {raw_key!r} is {len(key)} bytes; keys are 1 to 32767 bytes")
-        if previous is not None and key <= previous:
-            raise HFileFormatError(f"{name}: keys must be strictly increasing: {raw_key!r} comes after "
-                                   f"{previous.decode('utf-8', 'replace')!r}")
-        previous = key
-        value = bytes(value)
-        cost = len(key) + len(value) + 9
-        if block_first is not None and accounted + cost > block_size:
-            flush()
-            accounted = 0
-        full = hbase_key(key)
-        if block_first is None:
-            block_first = full
-        block += _CELL_HEAD.pack(len(full), len(value), len(key)) + key + full[2 + len(key):] + value + b"\x00"
-        accounted += cost
-        block_cells += 1
-        entries += 1
-        key_bytes += len(full)
-        value_bytes += len(value)
-    flush()
-
+def _finish(out: _BlockWriter, index: list[tuple[bytes, int, int]], entries: int, key_bytes: int,
+            value_bytes: int, last: bytes | None, extra: dict[str, bytes], meta_blocks: Mapping[str, bytes] | None,
+            create_time_ms: int, compression: str) -> bytes:
+    """The file after its data blocks: meta blocks, root and meta indexes, file info, trailer."""
     meta_index: list[tuple[bytes, int, int]] = []
     for meta_name in sorted(meta_blocks or {}):  # HBase finds meta blocks by binary search over their names
         offset, size = out.append(META_MAGIC, bytes((meta_blocks or {})[meta_name]))
@@ -610,8 +805,8 @@ def write_hfile(
         CREATE_TIME_TS: _I64.pack(create_time_ms),
         **extra,
     }
-    if previous is not None:
-        info[LAST_KEY] = hbase_key(previous)
+    if last is not None:
+        info[LAST_KEY] = hbase_key(last)
     pairs = b"".join(_pb_bytes(1, _pb_bytes(1, k.encode("utf-8")) + _pb_bytes(2, v))
                      for k, v in sorted(info.items(), key=lambda kv: kv[0].encode("utf-8")))
     file_info_offset, _ = out.append(FILE_INFO_MAGIC, PB_MAGIC + _write_varint(len(pairs)) + pairs)

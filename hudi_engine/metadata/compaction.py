@@ -16,19 +16,26 @@ How (`compact`): `<C>.compaction.requested` (a HoodieCompactionPlan of one opera
 latest slice), `.inflight`, a marker, then the base file `files-0000-0_0-1-0_<C>.hfile`: every record of the slice
 merged as readers merge it (`MetadataTable.read_files_partition`; tombstones of names the base file does not hold
 stay, as Hudi's payload keeps them), in key order, laid out as Hudi's HFile base writer writes it (`write_base_file`),
-then `<C>.commit` (compacted, COMPACT) and the markers go. An interrupted compaction (pending on the metadata
-timeline) is run again from its plan first (`resume`), as Hudi's `runAnyPendingCompactions` does.
+then `<C>.commit` (compacted, COMPACT) and the markers go. A `record_index` file group (newest record of a key wins,
+no merging) is compacted as HFile cells, not records: `MetadataTable.read_slice_cells` merges the base file's and
+the log blocks' cells with arrow and their value bytes are written as they are (`write_base_file_cells`, the same
+bytes as `write_base_file`), when every one of them is in the base file's schema; else through records. An
+interrupted compaction (pending on the metadata timeline) is run again from its plan first (`resume`), as Hudi's
+`runAnyPendingCompactions` does.
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
 
+import pyarrow as pa
+
 from hudi_engine.errors import MetadataTableError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import BaseFileName
 from hudi_engine.io.bloom import new_bloom_filter
-from hudi_engine.io.hfile import write_hfile
+from hudi_engine.io.hfile import CELL_COLUMNS, write_hfile, write_hfile_arrays
+from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION
 from hudi_engine.metadata.records import FILES_PARTITION, MetadataRecord, RecordCodec
 from hudi_engine.metadata.table import SCHEMA_FILE_INFO, MetadataTable
 from hudi_engine.schema import remove_meta_fields, schema_to_json
@@ -86,6 +93,19 @@ def write_base_file(records: Iterable[MetadataRecord], codec: RecordCodec, schem
             MAX_KEY_FILE_INFO: (keys[-1] if keys else "").encode("utf-8")}
     return write_hfile(((r.key, codec.encode(r)) for r in ordered), file_info=info,
                        meta_blocks={BLOOM_META_BLOCK: bloom.to_base64().encode("ascii")}, name=name)
+
+
+def write_base_file_cells(cells: pa.Table, schema: str, name: str) -> bytes:
+    """`write_base_file` of cells already encoded with `schema` (binary `key` and `value` in key order, unique keys,
+    as `MetadataTable.read_slice_cells` gives them): the same bytes, built with arrow."""
+    keys, values = (cells.column(c) for c in CELL_COLUMNS)
+    bloom = new_bloom_filter()
+    bloom.add_many(keys)
+    n = cells.num_rows
+    info = {SCHEMA_FILE_INFO: schema.encode("utf-8"), BLOOM_TYPE_FILE_INFO: b"DYNAMIC_V0",
+            MIN_KEY_FILE_INFO: keys[0].as_py() if n else b"", MAX_KEY_FILE_INFO: keys[n - 1].as_py() if n else b""}
+    return write_hfile_arrays(keys, values, file_info=info,
+                              meta_blocks={BLOOM_META_BLOCK: bloom.to_base64().encode("ascii")}, name=name)
 
 
 def _slices(table: MetadataTable) -> list[FileSlice]:
@@ -148,10 +168,18 @@ def _execute(table: MetadataTable, timeline: Timeline, inflight: Instant) -> Ins
     for fs in _slices(table):
         if (fs.partition_path, fs.file_id) not in wanted:
             continue
-        # the files partition keeps its tombstones inside its records; other partitions drop deleted records
-        records = [r for r in table.read_slice(fs).values() if not r.is_deleted]
         name = BaseFileName(fs.file_id, BASE_WRITE_TOKEN, instant_time, ".hfile").format()
-        data = write_base_file(records, codec, schema, f"{location.base_path}: compaction {instant_time}")
+        where = f"{location.base_path}: compaction {instant_time}"
+        # record_index: newest wins, so its cells merge as bytes (when every value is in the base file's schema)
+        cells = table.read_slice_cells(fs, schema) if fs.partition_path == RECORD_INDEX_PARTITION else None
+        if cells is not None:
+            written = cells.num_rows
+            data = write_base_file_cells(cells, schema, where)
+        else:
+            # the files partition keeps its tombstones inside its records; other partitions drop deleted records
+            records = [r for r in table.read_slice(fs).values() if not r.is_deleted]
+            written = len(records)
+            data = write_base_file(records, codec, schema, where)
         create_marker(location, instant_time, fs.partition_path, name, IOType.CREATE)
         rel_path = f"{fs.partition_path}/{name}"
         path = Storage.join(location.base_path, rel_path)
@@ -159,8 +187,8 @@ def _execute(table: MetadataTable, timeline: Timeline, inflight: Instant) -> Ins
             raise MetadataTableError(f"{path}: already exists; another writer compacted this metadata table")
         logs = fs.sorted_log_files()
         stats.setdefault(fs.partition_path, []).append(WriteStat(
-            file_id=fs.file_id, path=rel_path, prev_commit=fs.base_instant, num_writes=len(records),
-            num_update_writes=len(records), total_write_bytes=len(data), partition_path=fs.partition_path,
+            file_id=fs.file_id, path=rel_path, prev_commit=fs.base_instant, num_writes=written,
+            num_update_writes=written, total_write_bytes=len(data), partition_path=fs.partition_path,
             total_log_files_compacted=len(logs), total_log_size_compacted=sum(f.size for f in logs),
             file_size_in_bytes=len(data)))
     commit = CommitMetadata(stats, True,

@@ -20,14 +20,19 @@ blocks drop their target's blocks, and a delete block removes its keys.
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_engine.errors import HudiError, MetadataTableError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.fs_view import FileSystemView, Visibility, slicing_for
-from hudi_engine.io.hfile import HFileReader
+from hudi_engine.io.hfile import CELL_COLUMNS, HFileReader
 from hudi_engine.io.log_block import BlockType, LogBlock, delete_block_keys
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.location import TableLocation
@@ -227,12 +232,6 @@ class MetadataTable:
         (looked up in the base file's block index, not scanned)."""
         partition = file_slice.partition_path
         exact = None if keys is None else {k.encode("utf-8") for k in keys}
-
-        def wanted(key: bytes) -> bool:
-            if exact is not None:
-                return key in exact
-            return prefixes is None or key.decode("utf-8", "replace").startswith(prefixes)
-
         base: dict[str, MetadataRecord] = {}
         if file_slice.base_file is not None:
             path = file_slice.base_file.path
@@ -241,11 +240,9 @@ class MetadataTable:
                 if not schema:
                     raise MetadataTableError(f"{path}: no '{SCHEMA_FILE_INFO}' in its file info")
                 codec = RecordCodec(schema.decode("utf-8"), path)
-                cells = reader.get(sorted(exact)).items() if exact is not None else reader.cells()
-                for k, v in cells:
-                    if wanted(k):
-                        record = _decode(partition, codec, k, v, path)
-                        base[record.key] = record
+                for k, v in _wanted_cells(reader, exact, prefixes):
+                    record = _decode(partition, codec, k, v, path)
+                    base[record.key] = record
         logged: dict[str, MetadataRecord] = {}
         deleted: set[str] = set()
         for block in self._valid_blocks(file_slice):
@@ -254,10 +251,44 @@ class MetadataTable:
                     logged.pop(key, None)
                     deleted.add(key)
                 continue
-            for record in _block_records(partition, block, wanted, exact):
+            for record in _block_records(partition, block, exact, prefixes):
                 prev = logged.get(record.key)
                 logged[record.key] = record if prev is None else prev.combine(record)
         return merge_records((r for k, r in base.items() if k not in deleted), logged.values())
+
+    def read_slice_cells(self, file_slice: FileSlice, schema: str) -> pa.Table | None:
+        """One file group's cells merged as `read_slice` merges a partition whose newer record of a key replaces the
+        older (record_index; not `files`, whose records merge): the base file's cells, then the valid log blocks'
+        in log order, newest wins, a delete block removing its keys (a key written again in a later block is back).
+        A table of binary `key` and `value` (`hfile.CELL_COLUMNS`) in key order, built with arrow (concatenated with
+        a sequence number, sorted by key then sequence, the last of each key kept). None when the base file or a
+        data block was written with a schema other than `schema`: their values are not `schema`'s bytes."""
+        key_col, value_col = CELL_COLUMNS
+        base: pa.Table | None = None
+        logged: list[pa.Table] = []
+
+        def part(cells: pa.Table, deleted: bool) -> pa.Table:
+            n = cells.num_rows
+            return cells.append_column("seq", pa.array(np.full(n, len(logged), dtype=np.int32))) \
+                .append_column("deleted", pa.array(np.full(n, deleted)))
+
+        if file_slice.base_file is not None:
+            path = file_slice.base_file.path
+            with self.location.storage.open_input_file(path) as f, HFileReader(f, name=path) as reader:
+                if reader.file_info.get(SCHEMA_FILE_INFO) != schema.encode("utf-8"):
+                    return None
+                base = reader.read_table()
+        for block in self._valid_blocks(file_slice):
+            if block.block_type == BlockType.DELETE:
+                keys = delete_block_keys(block).column("record_key").drop_null().cast(pa.binary())
+                logged.append(part(pa.table({key_col: keys, value_col: pa.nulls(len(keys), pa.binary())}), True))
+                continue
+            if block.schema_json != schema:
+                return None
+            where = f"{block.source}: HFILE_DATA block at offset {block.offset}"
+            with HFileReader(block.content, name=where) as reader:
+                logged.append(part(reader.read_table(), False))
+        return newest_cells(base, logged)
 
     def read_keys(self, partition: str, keys: Collection[str]) -> dict[str, MetadataRecord]:
         """The records of `keys` in metadata partition `partition`, merged, tombstones dropped: only the file groups
@@ -342,17 +373,72 @@ def _decode(partition: str, codec: RecordCodec, key: bytes, value: bytes, where:
     raise MetadataTableError(f"{where}: records of metadata partition {partition!r} are not read by this engine")
 
 
-def _block_records(partition: str, block: LogBlock, wanted: Callable[[bytes], bool],
-                   exact: set[bytes] | None = None) -> list[MetadataRecord]:
-    """The wanted records of an HFile data block; with `exact` keys, only the HFile blocks they fall in are read."""
+def _wanted_cells(reader: HFileReader, exact: set[bytes] | None,
+                  prefixes: tuple[str, ...] | None) -> list[tuple[bytes, bytes]]:
+    """The cells of an HFile a read asks for, picked with arrow before any Python object is made for them: `exact`
+    keys by lookup (only their blocks read), else the keys starting with one of `prefixes`, else every cell."""
+    if exact is not None:
+        cells = reader.lookup(exact)
+    else:
+        cells = reader.read_table()
+        if prefixes is not None:
+            keys = cells.column(CELL_COLUMNS[0])
+            picked = pa.chunked_array([np.zeros(len(keys), dtype=np.bool_)])
+            for prefix in prefixes:
+                picked = pc.or_(picked, pc.starts_with(keys, pattern=prefix))
+            cells = cells.filter(picked)
+    return list(zip(cells.column(0).to_pylist(), cells.column(1).to_pylist(), strict=True))
+
+
+def _block_records(partition: str, block: LogBlock, exact: set[bytes] | None,
+                   prefixes: tuple[str, ...] | None) -> list[MetadataRecord]:
+    """The wanted records of an HFile data block (`_wanted_cells`)."""
     where = f"{block.source}: HFILE_DATA block at offset {block.offset}"
     schema = block.schema_json
     if not schema:
         raise MetadataTableError(f"{where}: no SCHEMA header")
     codec = RecordCodec(schema, where)
     with HFileReader(block.content, name=where) as reader:
-        cells = reader.get(sorted(exact)).items() if exact is not None else reader.cells()
-        return [_decode(partition, codec, k, v, where) for k, v in cells if wanted(k)]
+        return [_decode(partition, codec, k, v, where) for k, v in _wanted_cells(reader, exact, prefixes)]
+
+
+def newest_cells(base: pa.Table | None, logged: list[pa.Table]) -> pa.Table:
+    """`base` (cells `key`, `value` in key order, unique keys; chunks in key order, as `HFileReader.read_table` gives
+    them by block) with `logged` merged on: tables of `key`, `value`, `seq` (log order) and `deleted` (a delete
+    block's keys), the newest of a key winning and deleted keys dropped. The log's cells are merged among themselves
+    by a sort (key, then seq; the last of each key kept); base cells they replace or delete go by a hash lookup; the
+    live ones join the base chunk they fall in, and only those chunks are sorted again."""
+    key_col, value_col = CELL_COLUMNS
+    if base is None:
+        base = pa.table({key_col: pa.array([], pa.binary()), value_col: pa.array([], pa.binary())})
+    if not logged:
+        return base
+    log = pa.concat_tables(logged)
+    log = log.take(pc.sort_indices(log, sort_keys=[(key_col, "ascending"), ("seq", "ascending")]))
+    log_keys = log.column(key_col).combine_chunks()
+    last = np.ones(len(log_keys), dtype=np.bool_)
+    if len(log_keys) > 1:
+        last[:-1] = pc.not_equal(log_keys.slice(1), log_keys.slice(0, len(log_keys) - 1)).to_numpy(
+            zero_copy_only=False)
+    log = log.filter(pa.array(last))
+    if base.num_rows:
+        base = base.filter(pc.invert(pc.is_in(base.column(key_col), value_set=log.column(key_col).combine_chunks())))
+    live = log.filter(pc.invert(log.column("deleted"))).select(list(CELL_COLUMNS))
+    chunks = [pa.Table.from_batches([b]) for b in base.to_batches() if b.num_rows]
+    if not live.num_rows or not chunks:
+        return base if not live.num_rows else live
+    firsts = [c.column(key_col)[0].as_py() for c in chunks]
+    into = np.array([max(bisect.bisect_right(firsts, k) - 1, 0) for k in live.column(key_col).to_pylist()])
+    bounds = np.searchsorted(into, np.arange(len(chunks) + 1))  # live keys are sorted: each chunk's are a slice
+    out = []
+    for i, chunk in enumerate(chunks):
+        start, end = int(bounds[i]), int(bounds[i + 1])
+        if start == end:
+            out.append(chunk)
+            continue
+        merged = pa.concat_tables([chunk, live.slice(start, end - start)]).combine_chunks()  # take on one chunk
+        out.append(merged.take(pc.sort_indices(merged, sort_keys=[(key_col, "ascending")])))
+    return pa.concat_tables(out)
 
 
 def _rolled_back(timeline: Timeline, instant: Instant) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import struct
 import zlib
 from pathlib import Path
@@ -13,14 +14,17 @@ import pyarrow as pa
 import pytest
 
 from hudi_engine.errors import HFileFormatError
+from hudi_engine.io import hfile
 from hudi_engine.io.bloom import parse_bloom_filter
 from hudi_engine.io.hfile import (
     BLOOM_FILTER_BLOCK,
+    CELL_COLUMNS,
     HEADER_SIZE,
     LAST_KEY,
     TRAILER_SIZE,
     HFileReader,
     write_hfile,
+    write_hfile_arrays,
 )
 from hudi_engine.io.log_block import BlockType
 from hudi_engine.io.log_format import read_log_blocks
@@ -239,3 +243,131 @@ def test_hadoop_vints(n: int) -> None:
     encoded = _write_vint(n)
     assert _read_vint(encoded, 0) == (n, len(encoded))
     assert len(encoded) == (1 if -112 <= n <= 127 else 1 + (max(n, ~n).bit_length() + 7) // 8)
+
+
+# ---- columnar writing and reading -----------------------------------------------------------------------------------
+
+def _per_cell_hfile(cells: list[tuple[bytes, bytes]], compression: str, block_size: int) -> bytes:
+    """The writer's layout built one cell at a time (the reference the columnar writer must match byte for byte)."""
+    out = hfile._BlockWriter(compression)
+    index: list[tuple[bytes, int, int]] = []
+    block, first, accounted = bytearray(), None, 0
+    for key, value in cells:
+        cost = len(key) + len(value) + 9
+        if first is not None and accounted + cost > block_size:
+            index.append((first, *out.append(hfile.DATA_MAGIC, bytes(block))))
+            block, first, accounted = bytearray(), None, 0
+        full = hfile.hbase_key(key)
+        first = first or full
+        block += struct.pack(">iiH", len(full), len(value), len(key)) + full[2:] + value + b"\x00"
+        accounted += cost
+    if first is not None:
+        index.append((first, *out.append(hfile.DATA_MAGIC, bytes(block))))
+    return hfile._finish(out, index, len(cells), sum(len(k) + 12 for k, _ in cells), sum(len(v) for _, v in cells),
+                         cells[-1][0] if cells else None, {"schema": b"s"}, {BLOOM_FILTER_BLOCK: b"b"}, 5, compression)
+
+
+def _random_cells(n: int, seed: int) -> list[tuple[bytes, bytes]]:
+    rng = random.Random(seed)
+    keys: set[bytes] = set()
+    while len(keys) < n:
+        keys.add("".join(rng.choice("ab9-é日\U0001f600") for _ in range(rng.randint(1, 36))).encode())
+    return [(k, rng.randbytes(rng.randint(0, 80))) for k in sorted(keys)]
+
+
+@pytest.mark.parametrize(("n", "block_size"), [(0, 4096), (1, 1), (700, 1), (700, 2048), (3000, 4096),
+                                               (3000, 1 << 20)])
+@pytest.mark.parametrize("compression", ["NONE", "GZ"])
+def test_columnar_writer_is_the_per_cell_layout(n: int, block_size: int, compression: str) -> None:
+    cells = _random_cells(n, n + block_size)
+    expected = _per_cell_hfile(cells, compression, block_size)
+    keys = pa.array([k for k, _ in cells], pa.binary())
+    values = pa.array([v for _, v in cells], pa.binary())
+    options = {"compression": compression, "block_size": block_size, "file_info": {"schema": b"s"},
+               "meta_blocks": {BLOOM_FILTER_BLOCK: b"b"}, "create_time_ms": 5}
+    assert write_hfile_arrays(keys, values, **options) == expected
+    # any binary or string array type, chunked or not, and the iterable writer: the same bytes
+    as_text = pa.chunked_array([pa.array([k.decode() for k, _ in cells], pa.large_string())])
+    assert write_hfile_arrays(as_text, values.cast(pa.large_binary()), **options) == expected
+    assert write_hfile(cells, **options) == expected
+    reader = HFileReader(expected, name="random.hfile")
+    table = reader.read_table()
+    assert table.column_names == list(CELL_COLUMNS)
+    assert list(zip(table.column("key").to_pylist(), table.column("value").to_pylist(), strict=True)) == cells
+    wanted = [k for k, _ in cells[::7]] + [b"\x00", b"zz", "日".encode()]
+    hits = [(k, v) for k, v in cells if k in set(wanted)]
+    found = reader.lookup(wanted)
+    assert list(zip(found.column("key").to_pylist(), found.column("value").to_pylist(), strict=True)) == hits
+    assert reader.get(wanted) == dict(hits)
+
+
+def test_columnar_writer_refuses_bad_keys_naming_them() -> None:
+    values = pa.array([b""] * 3)
+    with pytest.raises(HFileFormatError, match="cols.hfile: keys must be strictly increasing: 'a' comes after 'b'"):
+        write_hfile_arrays(pa.array(["a", "b", "a"]), values, name="cols.hfile")
+    with pytest.raises(HFileFormatError, match="key '' is 0 bytes; keys are 1 to 32767 bytes"):
+        write_hfile_arrays(pa.array(["a", "", "c"]), values)
+    with pytest.raises(HFileFormatError, match="is 32768 bytes"):
+        write_hfile_arrays(pa.array(["a", "b" * 32768, "c"]), values)
+    with pytest.raises(HFileFormatError, match="keys hold 1 nulls"):
+        write_hfile_arrays(pa.array(["a", None, "c"]), values)
+    with pytest.raises(HFileFormatError, match="3 keys but 2 values"):
+        write_hfile_arrays(pa.array(["a", "b", "c"]), values.slice(1))
+
+
+def test_java_written_hfiles_read_as_tables(mdt_table: Path) -> None:
+    for path in sorted((mdt_table / ".hoodie" / "metadata").rglob("*.hfile")):
+        reader = HFileReader(path.read_bytes(), name=str(path))
+        cells = list(reader.cells())
+        table = reader.read_table()
+        assert list(zip(table.column("key").to_pylist(), table.column("value").to_pylist(), strict=True)) == cells
+        assert reader.lookup(pa.array([k for k, _ in cells[::2]] + [b"none"], pa.binary())).num_rows == \
+            len(cells[::2])
+
+
+def _cell(row: bytes, value: bytes, tail: bytes = b"") -> bytes:
+    key = hfile.hbase_key(row)
+    return struct.pack(">ii", len(key), len(value)) + key + value + tail
+
+
+def test_cells_with_tags_and_long_mvcc_timestamps() -> None:
+    """HBase can write tags (a length and bytes after the value) and MVCC timestamps of more than one byte; Hudi never
+    does, and the exact loop reads them."""
+    reader = HFileReader(write_hfile([]), name="variants.hfile")
+    entry = hfile.BlockIndexEntry(b"", 0, 0)
+    long_mvcc = hfile._write_vint(1 << 40)
+    data = _cell(b"a", b"1", long_mvcc) + _cell(b"bb", b"", b"\x00") + _cell(b"c", b"xyz", long_mvcc)
+    layout = [a.tolist() for a in reader._cell_layout(data, entry)]
+    assert layout == [[10, 10 + len(_cell(b"a", b"1", long_mvcc)), 10 + len(data) - len(_cell(b"c", b"xyz",
+                                                                                                long_mvcc))],
+                      [1, 2, 1], [s + r + 10 for s, r in zip(layout[0], [1, 2, 1], strict=True)], [1, 0, 3]]
+    reader._with_tags = True
+    tagged = _cell(b"a", b"1", b"\x00\x03tag\x00") + _cell(b"b", b"22", b"\x00\x00\x00")
+    starts, rows, value_starts, value_lens = reader._cell_layout(tagged, entry)
+    assert rows.tolist() == [1, 1] and value_lens.tolist() == [1, 2]
+    assert [tagged[s:s + n] for s, n in zip(value_starts, value_lens, strict=True)] == [b"1", b"22"]
+
+
+def test_corrupt_later_cell_is_named() -> None:
+    good = bytearray(write_hfile(_cells(20), compression="NONE"))
+    cell = 8 + 12 + 10 + 40 + 1  # each cell: lengths, key, value, MVCC
+    at = HEADER_SIZE + 5 * cell + 4
+    good[at:at + 4] = struct.pack(">i", -3)  # the sixth cell's value length
+    with pytest.raises(HFileFormatError, match=rf"at byte {HEADER_SIZE}: expected cells in the data block, found at "
+                                               rf"position {5 * cell} of its uncompressed data: key length 22 for a "
+                                               "10-byte row, value length -3"):
+        _reader(_with_checksums(good)).read_table()
+
+
+def test_runs_of_equal_size_cells_between_others() -> None:
+    """Fixed-size cells are found a run at a time; runs broken by other sizes, ended by the block's end, or one cell
+    short of the patience all read back exactly."""
+    cells = [(f"a{i:05d}".encode(), b"v" * 10) for i in range(700)]
+    cells += [(f"b{i:05d}".encode() + b"x" * (i % 3), b"w" * (i % 5)) for i in range(50)]
+    cells += [(f"c{i:05d}".encode(), b"v" * 10) for i in range(7)]  # shorter than the patience
+    cells += [(f"d{i:05d}".encode(), b"v" * 10) for i in range(5000)]
+    cells += [(b"e", b"")]
+    for block_size in (1 << 20, 5000):
+        reader = HFileReader(write_hfile(cells, block_size=block_size), name="runs.hfile")
+        table = reader.read_table()
+        assert list(zip(table.column("key").to_pylist(), table.column("value").to_pylist(), strict=True)) == cells

@@ -6,8 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
-from metadata_tables import feature_rows, files_only_table, mdt_listing, storage_listing, write_rows
+from metadata_tables import (
+    assert_index_matches,
+    feature_rows,
+    files_only_table,
+    mdt_listing,
+    storage_listing,
+    write_rows,
+)
 
 from hudi_engine import HudiTable
 from hudi_engine.io.hfile import HFileReader
@@ -18,7 +26,9 @@ from hudi_engine.metadata.compaction import (
     MAX_KEY_FILE_INFO,
     MIN_KEY_FILE_INFO,
     write_base_file,
+    write_base_file_cells,
 )
+from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION
 from hudi_engine.metadata.records import RecordCodec
 from hudi_engine.metadata.table import SCHEMA_FILE_INFO, MetadataTable, metadata_location
 from hudi_engine.metadata.writer import MetadataWriter
@@ -120,3 +130,58 @@ def test_an_interrupted_compaction_is_run_again(name: str, tmp_path: Path, monke
     location = TableLocation.of(str(table))
     config = TableConfig.load(location)
     assert MetadataTable.load(location, config, Timeline.load(location)).read_files_partition().partitions == ["a", "b"]
+
+
+# ---- record_index: compacted at the cell level ------------------------------------------------------------------
+
+def _ri_rows(ids: list[int], value: str) -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": [value] * len(ids),
+                     "ts": pa.array([1] * len(ids), pa.int64()), "p": [f"p{i % 3}" for i in ids]})
+
+
+@pytest.mark.parametrize("version", [9, 6])
+def test_record_index_cells_merge_as_read_slice_merges_records(tmp_path: Path, version: int) -> None:
+    """Deletes, a deleted key written again, updates, and a rolled-back write's blocks: the cell-level merge of every
+    record_index file group (`read_slice_cells`) holds exactly `read_slice`'s live records, and its base file is the
+    record path's, byte for byte; a compaction then writes those base files and the index still places every key."""
+    from hudi_engine.write_pipeline import write_table
+    path = str(tmp_path / "t")
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.write.table.version": str(version),
+               "hoodie.metadata.record.index.enable": "true", "hoodie.metadata.record.index.min.filegroup.count": "2",
+               "hoodie.metadata.compact.max.delta.commits": "100"}
+    write_table(_ri_rows(list(range(1, 41)), "a"), path, options)
+    write_table(_ri_rows([2, 5, 41, 42], "b"), path, options)
+    write_table(_ri_rows([3, 4, 5, 41], "gone"), path, {**options, "hoodie.datasource.write.operation": "delete"})
+    write_table(_ri_rows([3, 41, 43], "back"), path, options)  # deleted keys written again in a later block
+    write_table(_ri_rows([6, 44], "rolled"), path, options)
+    HudiTable.load(path).rollback()
+    location = TableLocation.of(path)
+    config = TableConfig.load(location)
+    mdt = MetadataTable.load(location, config, Timeline.load(location))
+    schema = mdt.record_schema()
+    codec = RecordCodec(schema, "test")
+    slices = mdt.partition_slices(RECORD_INDEX_PARTITION)
+    assert len(slices) == 2 and all(s.log_files for s in slices)
+    kinds = {b.block_type.name for fs in slices for b in mdt._valid_blocks(fs)}
+    assert kinds == {"HFILE_DATA", "DELETE"}, kinds
+    live: set[str] = set()
+    for fs in slices:
+        records = [r for r in mdt.read_slice(fs).values() if not r.is_deleted]
+        cells = mdt.read_slice_cells(fs, schema)
+        assert cells is not None
+        ordered = sorted(records, key=lambda r: r.key.encode("utf-8"))
+        assert cells.column("key").to_pylist() == [r.key.encode("utf-8") for r in ordered]
+        assert cells.column("value").to_pylist() == [codec.encode(r) for r in ordered]
+        assert write_base_file_cells(cells, schema, "cells") == write_base_file(records, codec, schema, "records")
+        assert mdt.read_slice_cells(fs, schema.replace("HoodieMetadataRecord", "Other")) is None  # not copied
+        live |= {r.key for r in records}
+    assert live == {str(i) for i in range(1, 44)} - {"4", "5"}
+    write_table(_ri_rows([7], "c"), path, {**options, "hoodie.metadata.compact.max.delta.commits": "1"})
+    compacted = [i for i in Timeline.load(metadata_location(location)).instants
+                 if i.action is Action.COMMIT and i.is_completed]
+    assert compacted
+    folder = Path(metadata_location(location).base_path) / RECORD_INDEX_PARTITION
+    assert len(list(folder.glob(f"*_{compacted[-1].timestamp}.hfile"))) == 2
+    assert assert_index_matches(Path(path)) == len(live)

@@ -3,16 +3,19 @@ listing equals the storage listing of the committed files, and log blocks of a d
 are left out, as Hudi's readers leave them out."""
 from __future__ import annotations
 
+import random
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from java_tables import CASES, unzip_feature_table
 from metadata_tables import mdt_listing, storage_listing
 
 from hudi_engine.errors import MetadataTableError
+from hudi_engine.io.hfile import CELL_COLUMNS
 from hudi_engine.location import TableLocation
-from hudi_engine.metadata.table import MetadataTable
+from hudi_engine.metadata.table import MetadataTable, newest_cells
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 
@@ -72,3 +75,37 @@ def test_refusals_name_the_table(tmp_path: Path) -> None:
     shutil.rmtree(table / ".hoodie" / "metadata")
     with pytest.raises(MetadataTableError, match=f"{table}.*metadata/.hoodie/hoodie.properties is missing"):
         MetadataTable.load(location, config, Timeline.load(location))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_newest_cells_merge_as_a_dict_would(seed: int) -> None:
+    """`newest_cells` (record_index compaction's merge) against the plain reading of its rule: the base, then each
+    log part in order, a data cell setting its key and a delete removing it; many base chunks, keys before, between
+    and after them, deletes then re-inserts, parts with no base."""
+    rng = random.Random(seed)
+    universe = sorted({f"k{rng.randint(0, 3000):05d}".encode() for _ in range(2000)})
+    base_keys = sorted(rng.sample(universe, len(universe) // 2)) if seed % 3 else []
+    chunk = rng.randint(1, 200)
+    base = pa.Table.from_batches([pa.record_batch(
+        [pa.array(base_keys[i:i + chunk], pa.binary()), pa.array([b"base" + k for k in base_keys[i:i + chunk]])],
+        names=list(CELL_COLUMNS)) for i in range(0, len(base_keys), chunk)],
+        schema=pa.schema([(c, pa.binary()) for c in CELL_COLUMNS])) if base_keys or seed % 2 else None
+    expected = {k: b"base" + k for k in base_keys}
+    logged = []
+    for seq in range(rng.randint(0, 6)):
+        keys = sorted(rng.sample(universe, rng.randint(0, 300)))
+        deleted = rng.random() < 0.4
+        values = [None if deleted else f"v{seq}".encode() + k for k in keys]
+        logged.append(pa.table({CELL_COLUMNS[0]: pa.array(keys, pa.binary()),
+                                CELL_COLUMNS[1]: pa.array(values, pa.binary()),
+                                "seq": pa.array([seq] * len(keys), pa.int32()),
+                                "deleted": pa.array([deleted] * len(keys))}))
+        for k, v in zip(keys, values, strict=True):
+            if deleted:
+                expected.pop(k, None)
+            else:
+                expected[k] = v
+    merged = newest_cells(base, logged)
+    assert merged.column_names == list(CELL_COLUMNS)
+    assert list(zip(merged.column(0).to_pylist(), merged.column(1).to_pylist(), strict=True)) == \
+        sorted(expected.items())
