@@ -84,10 +84,9 @@ def compaction_time(table: MetadataTable, max_delta_commits: int) -> str | None:
 def write_base_file(records: Iterable[MetadataRecord], codec: RecordCodec, schema: str, name: str) -> bytes:
     """An HFile base file of `records` (sorted by key here) as Hudi's HFile base writer lays it out."""
     ordered = sorted(records, key=lambda r: r.key.encode("utf-8"))
-    bloom = new_bloom_filter()
-    for r in ordered:
-        bloom.add(r.key)
     keys = [r.key for r in ordered]
+    bloom = new_bloom_filter()
+    bloom.add_many(keys)
     info = {SCHEMA_FILE_INFO: schema.encode("utf-8"), BLOOM_TYPE_FILE_INFO: b"DYNAMIC_V0",
             MIN_KEY_FILE_INFO: (keys[0] if keys else "").encode("utf-8"),
             MAX_KEY_FILE_INFO: (keys[-1] if keys else "").encode("utf-8")}

@@ -31,11 +31,12 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
+import pyarrow as pa
+
 from hudi_engine.errors import MetadataTableError
 from hudi_engine.file_naming import BaseFileName, LogFileName
 from hudi_engine.fs_view import FileSystemView, Visibility, list_partitions
-from hudi_engine.io.bloom import new_bloom_filter
-from hudi_engine.io.hfile import write_hfile
+from hudi_engine.io.hfile import CELL_COLUMNS
 from hudi_engine.io.log_block import build_delete_block
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.location import TableLocation
@@ -46,14 +47,7 @@ from hudi_engine.metadata.column_stats import (
     ColumnStatsRecord,
     file_group_indexes,
 )
-from hudi_engine.metadata.compaction import (
-    BASE_WRITE_TOKEN,
-    BLOOM_META_BLOCK,
-    BLOOM_TYPE_FILE_INFO,
-    MAX_KEY_FILE_INFO,
-    MIN_KEY_FILE_INFO,
-    write_base_file,
-)
+from hudi_engine.metadata.compaction import BASE_WRITE_TOKEN, write_base_file, write_base_file_cells
 from hudi_engine.metadata.index_definitions import (
     DEFAULT_INDEX_DEFS_PATH,
     INDEX_DEFS_PATH,
@@ -89,7 +83,7 @@ from hudi_engine.metadata.stats_index import (
     partition_ranges,
     save_definition,
 )
-from hudi_engine.metadata.table import SCHEMA_FILE_INFO, SOLO_COMMIT_TIMESTAMP, metadata_location, writing_timeline
+from hudi_engine.metadata.table import SOLO_COMMIT_TIMESTAMP, metadata_location, writing_timeline
 from hudi_engine.partition_metadata import PARTITION_METAFILE, format_partition_metadata
 from hudi_engine.schema import remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
@@ -350,17 +344,11 @@ def _init_partition(location: TableLocation, timeline: Timeline, schema: str, pa
 
 
 def write_index_base_file(records: IndexRecords, codec: RecordCodec, schema: str, name: str) -> bytes:
-    """`compaction.write_base_file` of record_index records given as columns (already in key order): the bloom
-    filter fed the keys at once, each location's value encoded once. The same bytes; the one place the initial
-    build writes an HFile (a columnar HFile writer takes the keys and values as they are)."""
+    """`compaction.write_base_file` of record_index records given as columns (already in key order), each
+    location's value encoded once: the same bytes, written by the columnar HFile writer."""
     kept = records.filter(~records.deleted)
-    bloom = new_bloom_filter()
-    bloom.add_many(kept.keys)
-    first, last = (kept.keys[0].as_py(), kept.keys[-1].as_py()) if len(kept) else ("", "")
-    info = {SCHEMA_FILE_INFO: schema.encode("utf-8"), BLOOM_TYPE_FILE_INFO: b"DYNAMIC_V0",
-            MIN_KEY_FILE_INFO: first.encode("utf-8"), MAX_KEY_FILE_INFO: last.encode("utf-8")}
-    return write_hfile(zip(kept.keys.to_pylist(), kept.values(codec.encode).to_pylist(), strict=True),
-                       file_info=info, meta_blocks={BLOOM_META_BLOCK: bloom.to_base64().encode("ascii")}, name=name)
+    cells = pa.table({CELL_COLUMNS[0]: kept.keys.cast(pa.binary()), CELL_COLUMNS[1]: kept.values(codec.encode)})
+    return write_base_file_cells(cells, schema, name)
 
 
 def drop_stats(data: TableLocation, data_config: TableConfig) -> TableConfig:

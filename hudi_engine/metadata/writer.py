@@ -66,7 +66,7 @@ from hudi_engine.errors import HudiError, MetadataTableError
 from hudi_engine.file_group import FileSlice
 from hudi_engine.file_naming import LogFileName
 from hudi_engine.fs_view import Visibility
-from hudi_engine.io.hfile import write_hfile
+from hudi_engine.io.hfile import write_hfile_arrays
 from hudi_engine.io.log_block import BlockType, HeaderKey, LogBlock, build_delete_block
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.location import TableLocation
@@ -125,10 +125,9 @@ Records = Sequence[MetadataRecord] | IndexRecords  # a metadata partition's reco
 
 
 def _hfile_block(keys: pa.StringArray, values: pa.BinaryArray, schema: str, instant_time: str) -> bytes:
-    """The HFile content of a delta commit's data block: `keys` (in byte order) and their `values`. The one place a
-    log block's HFile is written (a columnar HFile writer takes the two arrays as they are)."""
-    return write_hfile(zip(keys.to_pylist(), values.to_pylist(), strict=True),
-                       file_info={SCHEMA_FILE_INFO: schema.encode("utf-8")}, name=f"metadata block of {instant_time}")
+    """The HFile content of a delta commit's data block: `keys` (in byte order) and their `values`."""
+    return write_hfile_arrays(keys, values, file_info={SCHEMA_FILE_INFO: schema.encode("utf-8")},
+                              name=f"metadata block of {instant_time}")
 
 
 @dataclasses.dataclass(frozen=True)
