@@ -228,3 +228,26 @@ def assert_index_matches(table: Path) -> int:
     wrong = {k: ((r.partition, r.file_id), want[k]) for k, r in index.items() if (r.partition, r.file_id) not in want[k]}
     assert not wrong, f"key: (the index's location, the snapshot's): {wrong}"
     return len(index)
+
+
+def check_reported_keys(monkeypatch) -> list[int]:
+    """From now on, every commit's record-index records are made twice: from the keys the write handles reported
+    (`WriteStat.record_keys`) and from the diff of the files (the reports dropped), and must be equal. Returns the
+    list that collects, per commit, how many write stats carried reported keys."""
+    import dataclasses
+
+    from hudi_engine.metadata import writer
+
+    original = writer.index_records_for_commit
+    reported: list[int] = []
+
+    def both(location, commit, *rest):
+        got = original(location, commit, *rest)
+        stats = {p: [dataclasses.replace(s, record_keys=None) for s in ss]
+                 for p, ss in commit.partition_to_write_stats.items()}
+        assert list(got) == list(original(location, dataclasses.replace(commit, partition_to_write_stats=stats), *rest))
+        reported.append(sum(s.record_keys is not None for ss in commit.partition_to_write_stats.values() for s in ss))
+        return got
+
+    monkeypatch.setattr(writer, "index_records_for_commit", both)
+    return reported

@@ -31,7 +31,7 @@ import struct
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -684,26 +684,15 @@ def _shown(key: bytes) -> str:
     return repr(key.decode("utf-8", "replace"))
 
 
-def write_hfile(
-    cells: Iterable[tuple[bytes | str, bytes]],
-    *,
-    compression: str = DEFAULT_COMPRESSION,
-    block_size: int = DEFAULT_BLOCK_SIZE,
-    file_info: Mapping[str, bytes] | None = None,
-    meta_blocks: Mapping[str, bytes] | None = None,
-    create_time_ms: int = 0,
-    name: str = "<hfile>",
-) -> bytes:
+def write_hfile(cells: Iterable[tuple[bytes | str, bytes]], **options: Any) -> bytes:
     """An HFile of `cells` ((key, value) in strictly increasing key order; str keys are UTF-8): `write_hfile_arrays`
-    of their keys and values."""
+    of their keys and values, with its keyword `options`."""
     keys: list[bytes] = []
     values: list[bytes] = []
     for key, value in cells:
         keys.append(_as_key(key))
         values.append(bytes(value))
-    return write_hfile_arrays(pa.array(keys, pa.large_binary()), pa.array(values, pa.large_binary()),
-                              compression=compression, block_size=block_size, file_info=file_info,
-                              meta_blocks=meta_blocks, create_time_ms=create_time_ms, name=name)
+    return write_hfile_arrays(pa.array(keys, pa.large_binary()), pa.array(values, pa.large_binary()), **options)
 
 
 def write_hfile_arrays(

@@ -516,22 +516,9 @@ def test_keys_reported_by_the_handles_make_the_records_the_files_make(tmp_path: 
                                                                       version: int) -> None:
     """The write handles report the keys their files add and remove (`WriteStat.record_keys`); the records made
     from them are those the diff of the files makes, through creates, merges, appends, partition moves and deletes."""
-    import dataclasses
+    from metadata_tables import check_reported_keys
 
-    from hudi_engine.metadata import writer
-
-    original = writer.index_records_for_commit
-    reported: list[int] = []
-
-    def both(location, commit, *rest):
-        got = original(location, commit, *rest)
-        stats = {p: [dataclasses.replace(s, record_keys=None) for s in ss]
-                 for p, ss in commit.partition_to_write_stats.items()}
-        assert list(got) == list(original(location, dataclasses.replace(commit, partition_to_write_stats=stats), *rest))
-        reported.append(sum(s.record_keys is not None for ss in commit.partition_to_write_stats.values() for s in ss))
-        return got
-
-    monkeypatch.setattr(writer, "index_records_for_commit", both)
+    reported = check_reported_keys(monkeypatch)
     test_record_index_tags_globally(tmp_path, table_type, version)
     assert len(reported) >= 4 and all(reported[1:]), reported  # every write after the one that built the index
 

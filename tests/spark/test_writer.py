@@ -149,22 +149,9 @@ def test_record_index_tags_in_spark_tasks(spark, tmp_path, table_type):
 def test_record_keys_reported_by_spark_tasks(spark, tmp_path, monkeypatch, table_type):
     """The tasks' write stats carry the keys their files added and removed to the driver (`WriteStat.record_keys`);
     the record index's records made from them are those the diff of the files makes."""
-    import dataclasses
+    from metadata_tables import check_reported_keys
 
-    from hudi_engine.metadata import writer
-
-    original = writer.index_records_for_commit
-    reported: list[int] = []
-
-    def both(location, commit, *rest):
-        got = original(location, commit, *rest)
-        stats = {p: [dataclasses.replace(s, record_keys=None) for s in ss]
-                 for p, ss in commit.partition_to_write_stats.items()}
-        assert list(got) == list(original(location, dataclasses.replace(commit, partition_to_write_stats=stats), *rest))
-        reported.append(sum(s.record_keys is not None for ss in commit.partition_to_write_stats.values() for s in ss))
-        return got
-
-    monkeypatch.setattr(writer, "index_records_for_commit", both)
+    reported = check_reported_keys(monkeypatch)
     test_record_index_tags_in_spark_tasks(spark, tmp_path, table_type)
     assert len(reported) == 3 and all(reported[1:]), reported  # every write after the one that built the index
 
