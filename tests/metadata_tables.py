@@ -230,24 +230,28 @@ def assert_index_matches(table: Path) -> int:
     return len(index)
 
 
-def check_reported_keys(monkeypatch) -> list[int]:
+def check_reported_keys(monkeypatch) -> tuple[list[int], list[int]]:
     """From now on, every commit's record-index records are made twice: from the keys the write handles reported
     (`WriteStat.record_keys`) and from the diff of the files (the reports dropped), and must be equal. Returns the
-    list that collects, per commit, how many write stats carried reported keys."""
+    lists that collect, per commit, how many write stats carried reported keys, and how many of those were log
+    files' keys resolved against the index by the write's tagging (`RecordKeys.resolved`)."""
     import dataclasses
 
     from hudi_engine.metadata import writer
 
     original = writer.index_records_for_commit
     reported: list[int] = []
+    resolved: list[int] = []
 
     def both(location, commit, *rest):
         got = original(location, commit, *rest)
         stats = {p: [dataclasses.replace(s, record_keys=None) for s in ss]
                  for p, ss in commit.partition_to_write_stats.items()}
         assert list(got) == list(original(location, dataclasses.replace(commit, partition_to_write_stats=stats), *rest))
-        reported.append(sum(s.record_keys is not None for ss in commit.partition_to_write_stats.values() for s in ss))
+        keys = [s.record_keys for ss in commit.partition_to_write_stats.values() for s in ss]
+        reported.append(sum(k is not None for k in keys))
+        resolved.append(sum(k is not None and k.resolved for k in keys))
         return got
 
     monkeypatch.setattr(writer, "index_records_for_commit", both)
-    return reported
+    return reported, resolved

@@ -454,6 +454,10 @@ def records_for_commit(location: TableLocation, commit: CommitMetadata, instant_
             if is_log_file_name(name):
                 if ".cdc" in name:
                     continue
+                if reported is not None and reported.resolved:  # checked against the index as the write tagged
+                    batch.write(_strings(reported.added), partition, stat.file_id, millis)
+                    batch.delete(_strings(reported.removed))
+                    continue
                 data_keys, delete_keys = log_file_keys(location, partition, name) if reported is None else (
                     pc.unique(_strings(reported.added)), pc.unique(_strings(reported.removed)))
                 logged.append((partition, stat.file_id, data_keys, delete_keys))

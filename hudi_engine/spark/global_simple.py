@@ -43,7 +43,8 @@ def write_files(spark: SparkSession, df: DataFrame, client: WriteClient, task: W
         if fractions:
             plan = plan.with_samples(sample_keys(tagged.filter(F.col(FILE_ID).isNull() & ~F.col(DELETE)), fractions))
         txn.timings["plan"] = time.monotonic() - t0
-        results = write_by_task(assigned(tagged, plan), task, plan).collect()
+        by_index = config.index.type is IndexType.RECORD_INDEX
+        results = write_by_task(assigned(tagged, plan, keep_file_id=by_index), task, plan).collect()
     finally:
         tagged.unpersist()
     txn.timings["write"] = time.monotonic() - t0

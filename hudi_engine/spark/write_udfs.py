@@ -81,11 +81,13 @@ def routed(df: DataFrame, task: WriteTask, spec: TagSpec | None, plan: BucketPla
                     key_source_columns(task.config, df.columns), df.columns, keep=F.col(f"{_TAG}.{BUCKET}") >= 0)
 
 
-def assigned(tagged: DataFrame, plan: BucketPlan) -> DataFrame:
+def assigned(tagged: DataFrame, plan: BucketPlan, *, keep_file_id: bool = False) -> DataFrame:
     """`tagged` (keys, partitions and file ids already set) with every record's bucket and task (`BucketPlan.assign`
-    in an Arrow UDF); a record no bucket takes (a delete of a new key) drops out."""
+    in an Arrow UDF); a record no bucket takes (a delete of a new key) drops out. `keep_file_id`: the tag's file id
+    stays beside the records (RECORD_INDEX: an append reports its keys checked against the index)."""
     tags = [KEY, PARTITION, FILE_ID, BUCKET_NUMBER]
-    return with_udf(tagged, RouteFn(plan), ROUTE_TYPE, tags, [c for c in tagged.columns if c not in tags],
+    dropped = [t for t in tags if not (keep_file_id and t == FILE_ID)]
+    return with_udf(tagged, RouteFn(plan), ROUTE_TYPE, tags, [c for c in tagged.columns if c not in dropped],
                     keep=F.col(f"{_TAG}.{BUCKET}") >= 0)
 
 
@@ -286,7 +288,7 @@ def _keys_json(stat: WriteStat) -> str | None:
     keys = stat.record_keys
     if keys is None or len(keys.added) + len(keys.removed) > REPORTED_KEYS_MAX:
         return None
-    return json.dumps([keys.added.to_pylist(), keys.removed.to_pylist()])
+    return json.dumps([keys.added.to_pylist(), keys.removed.to_pylist(), keys.resolved])
 
 
 def write_stats(results: list, txn: Transaction) -> list[WriteStat]:
@@ -299,7 +301,7 @@ def write_stats(results: list, txn: Transaction) -> list[WriteStat]:
             continue
         stat = WriteStat.from_dict(json.loads(r["stat"]), "task write stat")
         if r["keys"] is not None:
-            added, removed = json.loads(r["keys"])
-            stat.record_keys = RecordKeys(pa.array(added, pa.string()), pa.array(removed, pa.string()))
+            added, removed, resolved = json.loads(r["keys"])
+            stat.record_keys = RecordKeys(pa.array(added, pa.string()), pa.array(removed, pa.string()), resolved)
         stats.append(stat)
     return stats

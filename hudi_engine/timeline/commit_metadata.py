@@ -204,10 +204,15 @@ NULL_COMMIT = "null"  # prevCommit of a new file group: the literal string "null
 class RecordKeys:
     """The record keys a handle's base file added to its file group and removed from it, or a log file's data-block
     and delete-block keys: reported by the handle that wrote the file so the record index (`metadata.record_index`)
-    need not read them back. Not part of the stat's JSON: a Spark task sends them beside it (`spark.write_udfs`)."""
+    need not read them back. Not part of the stat's JSON: a Spark task sends them beside it (`spark.write_udfs`).
+
+    `resolved`: a log file's keys already checked against the record index, as its tagging placed them (added: the
+    written keys it did not place in this file group; removed: the deleted keys it placed there), so the commit
+    need not look them up again."""
 
     added: pa.Array
     removed: pa.Array
+    resolved: bool = False
 
 
 @dataclass(slots=True)

@@ -382,13 +382,23 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
             handle.write(new)
             stats += handle.close()
     if upserts.num_rows or len(deletes):
-        appending = AppendHandle(ctx, p, bucket.file_id, s.base_instant, base_file_name=s.base_file_name)
+        appending = AppendHandle(ctx, p, bucket.file_id, s.base_instant, base_file_name=s.base_file_name,
+                                 placed=_placed_by_index(cfg, records, bucket.file_id))
         if upserts.num_rows:
             appending.write(upserts)
         if len(deletes):
             appending.delete(deletes)
         stats += appending.close()
     return stats
+
+
+def _placed_by_index(cfg: WriteConfig, records: pa.Table, file_id: str) -> pa.Array | None:
+    """The keys of `records` the record index placed in file group `file_id` when the write tagged them (RECORD_INDEX
+    tags by the index; the routing keeps the tag for this), else None."""
+    if cfg.index.type is not IndexType.RECORD_INDEX or FILE_ID not in records.column_names:
+        return None
+    here = pc.fill_null(pc.equal(records.column(FILE_ID), file_id), False)
+    return one_chunk(records.column(KEY).filter(here))
 
 
 def _held(keys: pa.Array, stored: pa.Array, *, distinct: bool) -> pa.Array:

@@ -70,7 +70,9 @@ def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, paral
     buckets = plan.assign(keyed.column(PARTITION).combine_chunks(), keyed.column(KEY).combine_chunks(),
                           keyed.column(FILE_ID).combine_chunks(),
                           numbers if numbers.null_count < len(numbers) else None)
-    keyed = keyed.drop_columns([FILE_ID, BUCKET_NUMBER]).append_column(BUCKET, pa.array(buckets, pa.int32()))
+    # RECORD_INDEX: the tag goes with the records, so an append reports its keys checked against the index
+    keyed = keyed.drop_columns([BUCKET_NUMBER] if by_record_index else [FILE_ID, BUCKET_NUMBER])
+    keyed = keyed.append_column(BUCKET, pa.array(buckets, pa.int32()))
     tasks = plan.tasks(buckets)
     stats: list[WriteStat] = []
     for t in range(plan.n_tasks):

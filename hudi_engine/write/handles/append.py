@@ -7,6 +7,7 @@ import struct
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import LogFileName, is_log_file_name
@@ -63,9 +64,12 @@ class AppendHandle(HeldWriteHandle):
 
 
     def __init__(self, ctx: WriteContext, partition_path: str, file_id: str, base_instant: str, *,
-                 base_file_name: str | None = None) -> None:
+                 base_file_name: str | None = None, placed: pa.Array | None = None) -> None:
+        """`placed`: the keys of this write that the record index places in this file group, as the write's tagging
+        found them (RECORD_INDEX): the keys it reports are then resolved against the index (`RecordKeys.resolved`)."""
         super().__init__(ctx, partition_path, file_id)
         self.base_instant, self.base_file_name = base_instant, base_file_name
+        self.placed = placed
 
     def close(self) -> list[WriteStat]:
         """Write the log file: its one write stat."""
@@ -111,7 +115,14 @@ class AppendHandle(HeldWriteHandle):
         n = rows.num_rows if rows is not None else 0
         reported = None
         if ctx.reports_record_keys:  # the keys of its data blocks and of its delete block
-            reported = RecordKeys(ctx.key_of(rows) if rows is not None else pa.array([], pa.string()), delete_keys)
+            written = ctx.key_of(rows) if rows is not None else pa.array([], pa.string())
+            if self.placed is None:
+                reported = RecordKeys(written, delete_keys)
+            else:  # new here: written keys the index did not place here; gone: deleted keys it placed here
+                removed = delete_keys.filter(pc.and_(pc.is_in(delete_keys, value_set=self.placed),
+                                                     pc.invert(pc.is_in(delete_keys, value_set=written))))
+                reported = RecordKeys(written.filter(pc.invert(pc.is_in(written, value_set=self.placed))), removed,
+                                      resolved=True)
         return [WriteStat(
             file_id=file_id,
             path=relative_path(partition_path, name),
