@@ -428,11 +428,13 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
             "java_hudi/test_mdt_record_index.py::test_java_upserts_find_every_key_of_the_engines_record_index",
             "java_hudi/test_mdt_record_index.py::test_the_engines_record_index_upserts_on_a_table_java_built"),
     }, {
-        "other metadata partitions (a metadata table with them is disabled as Hudi does)": (
+        "other metadata partitions (secondary and expression indexes, a partitioned record index, stats on version 6: refused by name; `hoodie.metadata.enable=false` deletes the metadata table as Hudi does)": (
             {"hoodie.metadata.index.bloom.filter.enable": "true"},
             "spark/test_writer_conformance.py::test_write_disables_a_metadata_table_first",
-            "metadata/test_metadata_writer.py::test_other_metadata_partitions_or_enable_false_disable_it",
-            "metadata/test_metadata_services.py::test_what_cannot_be_kept_is_disabled_with_its_reason"),
+            "metadata/test_metadata_writer.py::test_other_metadata_partitions_are_refused_and_enable_false_disables_it",
+            "metadata/test_metadata_services.py::test_what_cannot_be_kept_is_refused_by_name",
+            "java_hudi/test_mdt_handover.py::test_java_writes_after_the_engine_disabled_its_metadata_table",
+            "write/test_write_1x_tables.py::test_upsert_delete_overwrite_round_trip"),
         "non-parquet base files": (
             Feature("hoodie.table.base.file.format", "ORC"), Feature("hoodie.table.base.file.format", "LANCE"),
             {"hoodie.base.file.format": "ORC"},

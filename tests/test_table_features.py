@@ -20,6 +20,7 @@ from hudi_engine.config import ArchivalConfig, CleanConfig
 from hudi_engine.errors import (
     HudiError,
     MetadataTableDisabled,
+    MetadataTableError,
     TableConfigError,
     UnsupportedTableFeatureError,
     WriteError,
@@ -68,7 +69,7 @@ ACCEPTED: dict[str, str | None] = {
     "hoodie.table.log.file.format": "HOODIE_LOG", "hoodie.table.format": "native",
     "hoodie.table.multiple.base.file.formats.enable": "false", "hoodie.table.timeline.timezone": "LOCAL",
     "hoodie.partition.metafile.use.base.format": "false", "hoodie.table.metadata.partitions": "files",
-    "hoodie.table.metadata.partitions.inflight": "column_stats", "hoodie.table.secondary.indexes.metadata": "",
+    "hoodie.table.metadata.partitions.inflight": "files", "hoodie.table.secondary.indexes.metadata": "",
     "hoodie.table.index.defs.path": "", "hoodie.table.cdc.enabled": "false",
     "hoodie.table.cdc.supplemental.logging.mode": "DATA_BEFORE", "hoodie.bootstrap.base.path": "",
     "hoodie.record.merge.property.*": "",
@@ -263,15 +264,23 @@ SERVICES = {  # each one changes the table here (a service with nothing to do le
 
 
 @pytest.mark.parametrize("service", sorted(SERVICES))
-def test_every_table_service_disables_the_metadata_table_as_writers_do(unzip_table, tmp_path, service):
-    """A table service changes files too: with a Java metadata table this engine cannot keep (column stats) left in
-    place, Java readers list files from it and miss what the service wrote (issue 36: Java read a slice's old base
-    and logs after our compaction). tests/metadata/test_metadata_services.py: a files-only one is kept."""
+def test_every_table_service_refuses_a_metadata_table_it_cannot_keep(unzip_table, tmp_path, service):
+    """A table service changes files too: a Java metadata table this engine cannot keep (column stats on version 6)
+    left in place would have Java readers list files from it and miss what the service wrote (issue 36: Java read a
+    slice's old base and logs after our compaction), and deleting it would drop Java's index. So the service is
+    refused by name before it changes anything; a rollback (recovery of a failed write) still disables it, as Hudi
+    does. tests/metadata/test_metadata_services.py: a files-only one is kept."""
     path = _copy(unzip_table, tmp_path, MOR)
     if service in ("clean", "archive"):  # a compaction first: old slices to clean, delta commits archival may move
         HudiTable.load(str(path)).compact()
     _set(path, "hoodie.table.metadata.partitions", "files,column_stats")
     (path / ".hoodie" / "metadata" / ".hoodie").mkdir(parents=True)
+    if service != "rollback":
+        files = sorted(path.rglob("*"))
+        with pytest.raises(MetadataTableError, match=r"\['column_stats'\].*version 6"):
+            SERVICES[service](HudiTable.load(str(path)))
+        assert sorted(path.rglob("*")) == files
+        return
     with pytest.warns(MetadataTableDisabled, match="column_stats"):
         assert SERVICES[service](HudiTable.load(str(path))) is not None
     props = TableConfig.load(TableLocation.of(str(path))).props

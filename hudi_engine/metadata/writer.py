@@ -130,6 +130,26 @@ def _hfile_block(keys: pa.StringArray, values: pa.BinaryArray, schema: str, inst
                               name=f"metadata block of {instant_time}")
 
 
+def refuse_unmaintained(location: TableLocation, config: TableConfig, action: str) -> None:
+    """Refuse `action` on a table whose metadata table has (or is building) index partitions this engine does not
+    keep up to date (secondary and expression indexes, a partitioned record index, ...): writing would leave them
+    stale, and disabling the metadata table would drop an index a Java writer built. Named before anything is
+    written; `hoodie.metadata.enable=false` given to a write deletes the metadata table first, as Hudi does."""
+    listed = (*config.metadata_partitions, *config.metadata_partitions_inflight)
+    other = [p for p in listed if p not in KEPT_PARTITIONS]
+    if config.version < 8:  # Hudi 0.15's column stats and bloom filters: kept on versions 8 and 9 only
+        other += [p for p in listed if p in (COLUMN_STATS_PARTITION, BLOOM_FILTERS_PARTITION, PARTITION_STATS_PARTITION)]
+    if RECORD_INDEX_PARTITION in listed and config.populate_meta_fields and record_index_refusal(location, config):
+        other.append(f"{RECORD_INDEX_PARTITION} (partitioned)")  # Hudi 1.1's hoodie.metadata.record.level.index
+    if other:
+        raise MetadataTableError(
+            f"table {location.base_path}: {action}: its metadata table has the index partitions {other}, which this "
+            f"engine does not maintain on a table of version {config.version} (it keeps files; column_stats, "
+            "partition_stats and bloom_filters on versions 8 and 9; the global record_index), so they would go "
+            "stale. Drop those indexes with Java Hudi (DROP INDEX, or its write option turned off), or write with "
+            f"{K.METADATA_ENABLE.key}=false to delete the metadata table (Java's next writer builds it again)")
+
+
 @dataclasses.dataclass(frozen=True)
 class Decision:
     """Whether a table's metadata table is kept by this engine's action: `writer` when it is, else `reason`."""
@@ -139,18 +159,21 @@ class Decision:
 
 
 def keep_or_disable(location: TableLocation, config: TableConfig, timeline: Timeline, action: str, *,
-                    retrying: Collection[str] = (), table_services: bool = False,
+                    retrying: Collection[str] = (), table_services: bool = False, recovery: bool = False,
                     max_delta_commits: int = K.METADATA_COMPACT_MAX_DELTA_COMMITS.default,
                     data_commits_retained: int = K.CLEANER_COMMITS_RETAINED.default) -> MetadataWriter | None:
     """The writer that records `action` (a data commit, clean, compaction, rollback, ...) in the table's metadata
     table when this engine can keep it, else None after disabling it (`TableConfig.disable_metadata_table`, with
     `action` and the reason in its warning). None without a metadata table. `config` and `timeline`: the table's,
-    under the table lock. `retrying`: instants whose pending metadata-table instants the action rolls back. With
+    under the table lock. `retrying`: instants whose pending metadata-table instants the action rolls back. Index
+    partitions this engine does not keep are refused by name (`refuse_unmaintained`), except in `recovery`. With
     `table_services` (a data write, clean or compaction, as Hudi's write client runs them when it starts one), the
     metadata table's own services run first (`MetadataWriter.perform_table_services`; `data_commits_retained`: the
     data table's `hoodie.cleaner.commits.retained`, which sizes the metadata table's)."""
     if not (config.metadata_partitions or config.metadata_partitions_inflight):
         return None
+    if not recovery:  # a rollback or an interrupted clean finished still disables one it cannot keep
+        refuse_unmaintained(location, config, action)
     decision = MetadataWriter.decide(location, config, timeline, retrying=retrying, table_services=table_services)
     if decision.writer is None:
         config.disable_metadata_table(location, f"{action}: {decision.reason}")
@@ -171,7 +194,7 @@ def keep_through_rollback(location: TableLocation) -> MetadataUpdate:
         f = target.timestamp
         action = f"the rollback of {f}"
         retrying = (f, rollback_time, rollback_time + ROLLBACK_SUFFIX) if rollback_time else (f,)
-        writer = keep_or_disable(location, config, Timeline.load(location), action, retrying=retrying)
+        writer = keep_or_disable(location, config, Timeline.load(location), action, retrying=retrying, recovery=True)
         if writer is None:
             return None
         compaction = writer.compacted_over(f)

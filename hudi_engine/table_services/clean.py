@@ -293,7 +293,7 @@ def resume_pending_cleans(location: TableLocation, timeline: Timeline) -> list[C
         pending = timeline.filter_by([Action.CLEAN]).pending()
         writer = keep_or_disable(location, TableConfig.load(location), timeline,
                                  f"the interrupted cleans {[i.timestamp for i in pending]}",
-                                 retrying={i.timestamp for i in pending}) if pending else None
+                                 retrying={i.timestamp for i in pending}, recovery=True) if pending else None
         for instant in pending:
             requested = instant.with_state(State.REQUESTED)
             data = timeline.read_content(requested)

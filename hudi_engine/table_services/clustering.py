@@ -39,7 +39,7 @@ from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.internal_schema import ColumnIds
 from hudi_engine.location import TableLocation
-from hudi_engine.metadata.writer import keep_or_disable
+from hudi_engine.metadata.writer import keep_or_disable, refuse_unmaintained
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema, remove_meta_fields
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -269,6 +269,7 @@ def schedule_clustering(location: TableLocation, config: WriteConfig | None = No
     check_index(config, where)
     with service_lock_at(location, config.lock):
         table = TableConfig.load(location)
+        refuse_unmaintained(location, table, "clustering")  # before the plan: its run would leave them stale
         timeline = Timeline.load(location)
         if timeline.latest_schema() is None and table.create_schema is None:
             return None  # no commit wrote rows (every write rolled back): nothing to cluster

@@ -49,7 +49,7 @@ from hudi_engine.io.base_file import read_base_file, read_footer
 from hudi_engine.io.log_block import BlockType, delete_block_keys
 from hudi_engine.io.log_format import encode_log_file, read_log_blocks
 from hudi_engine.location import META_FOLDER, TableLocation
-from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable
+from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable, refuse_unmaintained
 from hudi_engine.schema import META_COLUMNS, add_meta_fields, avro_to_arrow_schema, remove_meta_fields, schema_to_json
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
@@ -263,6 +263,7 @@ def schedule_compaction(location: TableLocation, *, instant_time: str | None = N
         config = TableConfig.load(location)
         if config.table_type != "MERGE_ON_READ":
             raise WriteError(f"table {base_path} is {config.table_type}: only MERGE_ON_READ tables are compacted")
+        refuse_unmaintained(location, config, "compaction")  # before the plan: its run would leave them stale
         timeline = Timeline.load(location)
         _refuse_pending_writes(timeline)
         instant_time = service_instant_time(timeline, config, instant_time, "compaction")

@@ -41,7 +41,7 @@ from hudi_engine.metadata.initialization import (
     initialize_stats,
 )
 from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION
-from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable, keep_through_rollback
+from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable, keep_through_rollback, refuse_unmaintained
 from hudi_engine.schema import (
     META_COLUMNS,
     add_meta_fields,
@@ -156,6 +156,9 @@ class WriteClient:
         client = WriteClient(location, config, table_config, data_schema, timeline)
         client.update_strategy = strategy
         client._check_schema_change()
+        given = config.given.get(K.METADATA_ENABLE.key)
+        if given is None or K.METADATA_ENABLE.parse(given):  # false: the write deletes the metadata table first
+            refuse_unmaintained(location, table_config, f"the {config.operation.value} write")
         return client
 
     def _check_schema_change(self) -> None:

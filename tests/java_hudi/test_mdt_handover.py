@@ -1,6 +1,7 @@
-"""A table Java Hudi wrote with its metadata table on, on a local file system: after the engine's commit (which
-disables a metadata table with partitions it does not keep, here bloom filters on version 6 and the partitioned
-record index on 9, and rewrites hoodie.properties), Java Hudi loads the table, writes it and rebuilds its metadata
+"""A table Java Hudi wrote with its metadata table on, on a local file system, with index partitions the engine does
+not keep (bloom filters on version 6, the partitioned record index on 9): the engine's write refuses them by name
+before writing anything; with hoodie.metadata.enable=false it deletes the metadata table (as Hudi does, rewriting
+hoodie.properties) and commits. Java Hudi loads the table, writes it and rebuilds its metadata
 table, and every row of both writers is there. (A
 files-only metadata table is kept instead: tests/java_hudi/test_mdt_files.py; column stats too:
 tests/java_hudi/test_mdt_stats.py; the global record index too: tests/java_hudi/test_mdt_record_index.py.)
@@ -15,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 from hudi_engine import HudiTable
+from hudi_engine.errors import MetadataTableError
 from hudi_engine.java_properties import parse_properties
 
 
@@ -40,7 +42,12 @@ def test_java_writes_after_the_engine_disabled_its_metadata_table(java_hudi, tmp
     assert (path / ".hoodie" / ".hoodie.properties.crc").exists()  # what Hadoop's local file system leaves
 
     ours = {k: v for k, v in opts.items() if not k.startswith("hoodie.metadata.")}  # the engine refuses them on
-    HudiTable.load(str(path)).write(_rows(range(5, 15), "engine"), ours)
+    before = sorted(p.relative_to(path) for p in path.rglob("*"))
+    unmaintained = "bloom_filters" if hudi == "0.15.0" else r"record_index \(partitioned\)"
+    with pytest.raises(MetadataTableError, match=f"(?s)index partitions .*{unmaintained}.*hoodie.metadata.enable=false"):
+        HudiTable.load(str(path)).write(_rows(range(5, 15), "engine"), ours)  # would leave Java's index stale
+    assert sorted(p.relative_to(path) for p in path.rglob("*")) == before  # refused before anything is written
+    HudiTable.load(str(path)).write(_rows(range(5, 15), "engine"), {**ours, "hoodie.metadata.enable": "false"})
     assert "hoodie.table.metadata.partitions" not in props()
     assert not (path / ".hoodie" / "metadata").exists()
     assert not (path / ".hoodie" / ".hoodie.properties.crc").exists()

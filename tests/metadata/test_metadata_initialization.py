@@ -10,7 +10,7 @@ import pytest
 from metadata_tables import MDT_TABLES, feature_rows, files_only_table, mdt_listing, storage_listing, write_rows
 
 from hudi_engine import HudiTable
-from hudi_engine.errors import MetadataTableDisabled
+from hudi_engine.errors import MetadataTableDisabled, MetadataTableError
 from hudi_engine.io.hfile import HFileReader
 from hudi_engine.io.log_block import BlockType
 from hudi_engine.io.log_format import read_log_blocks
@@ -91,13 +91,17 @@ def test_an_existing_table_is_initialised_from_its_listing(version: int, tmp_pat
 
 
 def test_a_metadata_table_it_cannot_keep_is_rebuilt_with_files_only(tmp_path: Path) -> None:
-    """Java's version-6 metadata table with column stats and bloom filters (besides its record index): disabled,
-    then created again with `files` only when the write asks for the metadata table."""
+    """Java's version-6 metadata table with column stats and bloom filters (besides its record index): refused by
+    name (the engine keeps them on versions 8 and 9 only; they would go stale); deleted by a write with
+    hoodie.metadata.enable=false, then created again with `files` only when a write asks for the metadata table."""
     from java_tables import unzip_feature_table
 
     table, _ = unzip_feature_table(MDT_TABLES["mdt_cow_v6"], tmp_path)
-    with pytest.warns(MetadataTableDisabled, match="on a table of version 6"):
+    with pytest.raises(MetadataTableError, match=r"index partitions \['bloom_filters', 'column_stats'\].*version 6"):
         write_rows(table, feature_rows([1, 51], "e1"), **ON)
+    with pytest.warns(MetadataTableDisabled, match="hoodie.metadata.enable=false"):
+        write_rows(table, feature_rows([1, 51], "e1"), **{"hoodie.metadata.enable": "false"})
+    write_rows(table, feature_rows([2], "e2"), **ON)
     assert _partitions(table) == ["files"]
     assert sorted(p.name for p in (table / ".hoodie" / "metadata").iterdir() if not p.name.startswith(".")) == ["files"]
     assert mdt_listing(table) == storage_listing(table)

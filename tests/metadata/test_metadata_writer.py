@@ -17,6 +17,7 @@ from metadata_tables import (
 )
 
 from hudi_engine import HudiTable
+from hudi_engine.errors import MetadataTableError
 from hudi_engine.io.hfile import HFileReader
 from hudi_engine.io.log_block import BlockType
 from hudi_engine.io.log_format import read_log_blocks
@@ -81,10 +82,11 @@ def test_a_data_commit_that_did_not_complete_is_not_listed(tmp_path: Path) -> No
     assert mdt_listing(table) == before
 
 
-def test_other_metadata_partitions_or_enable_false_disable_it(tmp_path: Path) -> None:
+def test_other_metadata_partitions_are_refused_and_enable_false_disables_it(tmp_path: Path) -> None:
     full, _ = unzip_feature_table(MDT_TABLES["mdt_cow_v6"], tmp_path / "full")  # files, column stats, bloom, record index
-    write_rows(full, feature_rows([1], "e"))
-    assert not TableConfig.load(TableLocation.of(str(full))).metadata_partitions
+    with pytest.raises(MetadataTableError, match="does not maintain"):
+        write_rows(full, feature_rows([1], "e"))
+    assert TableConfig.load(TableLocation.of(str(full))).metadata_partitions  # untouched
     table = files_only_table("mdt_cow_v6", tmp_path / "off")
     write_rows(table, feature_rows([1], "e"), **{"hoodie.metadata.enable": "false"})
     assert not TableConfig.load(TableLocation.of(str(table))).metadata_partitions

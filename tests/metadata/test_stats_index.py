@@ -24,6 +24,7 @@ from metadata_tables import (
 )
 
 from hudi_engine import HudiTable
+from hudi_engine.errors import MetadataTableError
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.column_stats import COLUMN_STATS_PARTITION
 from hudi_engine.metadata.stats_index import default_columns
@@ -104,11 +105,13 @@ def test_a_new_column_is_indexed_and_the_definition_follows(tmp_path: Path) -> N
     assert tuple(fields) == default_columns(schema, 2)
 
 
-def test_a_version_6_table_with_column_stats_is_disabled_by_name(tmp_path: Path) -> None:
+def test_a_version_6_table_with_column_stats_is_refused_by_name(tmp_path: Path) -> None:
     table, _ = unzip_feature_table(MDT_TABLES["mdt_cow_v6"], tmp_path)
     stats_only(table)
-    with pytest.warns(match="column_stats on a table of version 6"):
+    with pytest.raises(MetadataTableError, match=r"\['column_stats'\].*version 6"):
         write_rows(table, feature_rows([1], "e1"))
+    with pytest.warns(match="hoodie.metadata.enable=false"):  # deleted, as Hudi deletes it, by the write that says so
+        write_rows(table, feature_rows([1], "e1"), **{"hoodie.metadata.enable": "false"})
     assert TableConfig.load(TableLocation.of(str(table))).metadata_partitions == []
 
 
