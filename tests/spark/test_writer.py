@@ -528,7 +528,11 @@ def test_spark_upsert_and_delete_into_a_real_1x_table(spark, unzip_table, tmp_pa
     from pyspark.sql.pandas.types import from_arrow_schema
 
     schema = from_arrow_schema(data.schema)  # the table's own types (decimals keep their precision)
+    from hudi_engine.metadata.writer import KEPT_PARTITIONS
+
     options = {"hoodie.table.name": table.config.name}
+    if any(p not in KEPT_PARTITIONS for p in table.config.metadata_partitions):  # Java's secondary indexes
+        options["hoodie.metadata.enable"] = "false"  # the engine refuses to leave them stale: deleted first, as Hudi
     write(spark.createDataFrame(data.to_pandas(), schema), str(path), options)
     write(spark.createDataFrame(data.slice(1, 1).to_pandas(), schema), str(path),
           {**options, "hoodie.datasource.write.operation": "delete"})
