@@ -44,7 +44,7 @@ What else this engine does to a metadata table, and what it does not yet:
   (`keep_or_disable` with `table_services`, `MetadataWriter.perform_table_services`), as Hudi's write client runs
   them; interrupted ones are run again first (a pending compaction or clean of its own are the pending instants a
   kept metadata table may have);
-* its creation from a listing when a write asks for it (`hoodie.metadata.enable=true`; `initialization`);
+* its creation from a listing by a write (`hoodie.metadata.enable`, true by default; `initialization`);
 * its own archival, after the data table's (`hudi_engine.table_services.archival.archive_metadata_table`: before its
   latest compaction and the data table's first active instant);
 * delete_partition: recorded as a commit (`records.records_for_commit` marks the partitions deleted);

@@ -83,14 +83,15 @@ def test_a_data_commit_that_did_not_complete_is_not_listed(tmp_path: Path) -> No
 
 def test_other_metadata_partitions_or_enable_false_disable_it(tmp_path: Path) -> None:
     full, _ = unzip_feature_table(MDT_TABLES["mdt_cow_v6"], tmp_path / "full")  # files, column stats, bloom, record index
-    write_rows(full, feature_rows([1], "e"))
-    assert not TableConfig.load(TableLocation.of(str(full))).metadata_partitions
-    table = files_only_table("mdt_cow_v6", tmp_path / "off")
-    write_rows(table, feature_rows([1], "e"), **{"hoodie.metadata.enable": "false"})
-    assert not TableConfig.load(TableLocation.of(str(table))).metadata_partitions
     decision = MetadataWriter.decide(TableLocation.of(str(full)), TableConfig.load(TableLocation.of(str(full))),
                                      Timeline.load(TableLocation.of(str(full))))
     assert decision.writer is None
+    write_rows(full, feature_rows([1], "e"))  # disabled, then created again with files only (the default: on)
+    assert TableConfig.load(TableLocation.of(str(full))).metadata_partitions == ["files"]
+    table = files_only_table("mdt_cow_v6", tmp_path / "off")
+    write_rows(table, feature_rows([1], "e"), **{"hoodie.metadata.enable": "false"})
+    assert not TableConfig.load(TableLocation.of(str(table))).metadata_partitions
+    assert not (table / ".hoodie" / "metadata").exists()
 
 
 @pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
