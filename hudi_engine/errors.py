@@ -37,7 +37,8 @@ class MetadataTableError(HudiError):
 
 class MetadataTableDisabled(UserWarning):
     """An action of this engine disabled a table's metadata table (`TableConfig.disable_metadata_table`): the message
-    names the table, the action and why it could not keep it. Java's next writer rebuilds it from a listing."""
+    names the table, the action and why it could not keep it. The next writer (Java's or this engine's, with
+    hoodie.metadata.enable true, the default) rebuilds it from a listing."""
 
 
 class SchemaError(HudiError):

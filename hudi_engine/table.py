@@ -543,7 +543,9 @@ class HudiTable:
         may match (`schema`: the types of the partition columns), refused when cleaning deleted a version
         a read as of `vis.as_of` needs. The building block of `hudi_engine.scan_plan`."""
         prune = self._partition_pruner(filters, schema) if filters is not None else None
-        metadata = self._metadata_table()
+        # A read as of an earlier instant lists storage: the metadata table's partition list drops a partition
+        # delete_partition replaced, whose files such a read still needs (they stay until cleaned).
+        metadata = self._metadata_table() if vis.as_of is None else None
         view = None
         if metadata is not None:  # Hudi's readers list files from the metadata table: no LIST call on storage
             try:

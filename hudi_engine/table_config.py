@@ -286,7 +286,8 @@ class TableConfig:
         config = self.without_metadata_table()
         config.save(location)
         location.storage.delete_dir(location.meta("metadata"))
-        warnings.warn(f"table {location.base_path}: its metadata table is disabled (Java's next writer rebuilds it): "
+        warnings.warn(f"table {location.base_path}: its metadata table is disabled (the next writer rebuilds it, "
+                      "unless given hoodie.metadata.enable=false): "
                       f"{reason}", MetadataTableDisabled, stacklevel=2)
         return config
 

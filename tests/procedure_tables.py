@@ -8,7 +8,10 @@ import pyarrow as pa
 from hudi_engine.write_pipeline import write_table
 
 OPTIONS = {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field": "id",
-           "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "dt"}
+           "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "dt",
+           # the metadata table (on by default) compacted before every write: archival, which stops at its latest
+           # compaction as Hudi's does, can archive all but the latest commit
+           "hoodie.metadata.compact.max.delta.commits": "1"}
 
 
 def rows(ids: list[int], ts: int, dt: list[str]) -> pa.Table:

@@ -154,10 +154,10 @@ def _updates(path: Path) -> tuple[pa.Table, str]:
     return data.set_column(data.column_names.index(target), target, new), target
 
 
-def _upsert_and_check(path: Path) -> None:
-    """An upsert of every row; hudi-rs then reads the updated rows, and our reader agrees."""
+def _upsert_and_check(path: Path, options: dict[str, str] | None = None) -> None:
+    """An upsert of every row (`options` besides); hudi-rs then reads the updated rows, and our reader agrees."""
     updates, target = _updates(path)
-    write(path, updates, {"hoodie.datasource.write.operation": "upsert"})
+    write(path, updates, {"hoodie.datasource.write.operation": "upsert", **(options or {})})
     after = rs_snapshot(path)
     assert after.num_rows == updates.num_rows
     assert sorted(after.column(target).to_pylist(), key=repr) == sorted(updates.column(target).to_pylist(), key=repr)
@@ -247,8 +247,10 @@ def test_accepted_value_writes_a_table_hudi_rs_reads(unzip_table, tmp_path, key,
         _set(path, _concrete(key), value)
     _upsert_and_check(path)
     props = TableConfig.load(TableLocation.of(str(path))).props
-    if key.startswith("hoodie.table.metadata.partitions"):  # honoured by disabling the metadata table, as Hudi does
-        assert key not in props
+    if key.startswith("hoodie.table.metadata.partitions"):  # honoured by disabling the metadata table, as Hudi does;
+        # the write then builds a new one, files only (hoodie.metadata.enable: true by default)
+        assert props.get("hoodie.table.metadata.partitions") == "files"
+        assert "hoodie.table.metadata.partitions.inflight" not in props
     elif value is not None:
         assert props[_concrete(key)] == value  # the write kept the other writer's setting
 
@@ -518,8 +520,8 @@ def test_archival_stops_at_a_savepoint(unzip_table, tmp_path):
     path = _copy(unzip_table, tmp_path)
     first = HudiTable.load(str(path)).timeline.completed_commits().first().timestamp  # type: ignore[union-attr]
     ts, _ = _savepoint(path)
-    for _ in range(4):
-        _upsert_and_check(path)
+    for _ in range(4):  # the metadata table compacted at each write: archival stops at its latest compaction too
+        _upsert_and_check(path, {"hoodie.metadata.compact.max.delta.commits": "1"})
     HudiTable.load(str(path)).archive(options={"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
                                                "hoodie.cleaner.commits.retained": "1"})
     assert not (path / ".hoodie" / f"{first}.commit").exists(), "archival did not run"
@@ -679,7 +681,8 @@ def test_partition_metafiles_in_base_format_are_found_and_written(unzip_table, t
     marker = path / "99" / ".hoodie_partition_metadata.parquet"
     assert parse_partition_metadata_parquet(marker.read_bytes()) == {"commitTime": result.instant_time,
                                                                       "partitionDepth": 1}
-    assert not list(path.rglob(".hoodie_partition_metadata"))  # no text form anywhere
+    # no text form anywhere in the data table (the metadata table's own partition is a table of its own)
+    assert not [p for p in path.rglob(".hoodie_partition_metadata") if ".hoodie" not in p.relative_to(path).parts]
     after = rs_snapshot(path)
     assert after.num_rows == updates.num_rows + 1
     assert_same_rows(HudiTable.load(str(path)).read_snapshot(), after, "after the write")

@@ -371,7 +371,7 @@ _JAVA = "tuning of Java / Spark internals; this engine has its own and the writt
 _CLUSTERING_SETTINGS = ("settings of inline, async or Spark-parallel clustering, which this engine does not run "
                         "(turning it on is refused; HudiTable.cluster plans and executes on request)")
 _MDT_SETTINGS = ("settings of the metadata table that change nothing in the one this engine creates "
-                 "(hoodie.metadata.enable=true: files only) or keeps up to date and compacts (files, and the column "
+                 "(hoodie.metadata.enable, true by default: files only) or keeps up to date and compacts (files, and the column "
                  "and partition stats Java built)")
 _SYNC_SETTINGS = ("settings of Hudi's sync tools that change nothing in the synced entry here (connections "
                   "this engine does not open: it syncs through the Spark session's metastore client and boto3; "
@@ -761,11 +761,12 @@ def classification_markdown() -> str:
         "the table type from the options: on a MERGE_ON_READ table give `hoodie.datasource.write.table.type` too.",
         "",
         "`hoodie.metadata.enable`: false is accepted and disables a table's metadata table the way Hudi does; true "
-        "creates one with the `files` partition (from a listing) when the table has none this engine keeps; not "
-        "given (this engine's default), a metadata table with the `files` partition only is kept up to date with "
-        "this engine's commits, compactions, cleans and rollbacks (and compacted, after "
-        "`hoodie.metadata.compact.max.delta.commits` delta commits), and any other is disabled before this engine's "
-        "first write or table service, so that Java readers list the files this engine adds or deletes.",
+        "(the default, as in Hudi's Spark writers) creates one with the `files` partition (from a listing) when the "
+        "table has none this engine keeps. A metadata table this engine keeps (`files`, with column and partition "
+        "stats and the global record index) is kept up to date with this engine's commits, compactions, cleans and "
+        "rollbacks (and compacted, after `hoodie.metadata.compact.max.delta.commits` delta commits), and any other "
+        "is disabled before this engine's first write or table service, so that Java readers list the files this "
+        "engine adds or deletes.",
         "",
         f"## Honoured ({len(WRITE_OPTIONS)} options)",
         "",

@@ -68,12 +68,16 @@ COMMIT_META_PREFIX: ConfigOption[str] = ConfigOption(
     "Options whose key starts with this prefix are copied into the commit's extra metadata.", "table",
     hudi_default="_")
 METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
-    "hoodie.metadata.enable", Kind.BOOL, False,
-    "Hudi's metadata table. true: a write creates one with the files partition (from a listing of the table) when "
-    "the table has none this engine keeps. A table's metadata table with the files partition only is kept up to "
-    "date with each commit, compaction, clean and rollback; any other, or any with false given, is disabled before "
-    "a write or table service.",
-    "table", hudi_default="true", default_note="this engine creates no metadata table unless asked")
+    "hoodie.metadata.enable", Kind.BOOL, True,
+    "Hudi's metadata table (on by default, as in Hudi's Spark writers). true: a write creates one with the files "
+    "partition (from a listing of the table) when the table has none this engine keeps, a new table's first write "
+    "and an existing table's next write alike, as Hudi's writer does. A metadata table is kept up to date with each "
+    "commit, compaction, clean, rollback, restore and archival when it holds files and, besides it, only "
+    "column_stats, partition_stats and bloom_filters (versions 8 and 9) and the global record_index; one with any "
+    "other index partition (secondary or expression indexes, a partitioned record index) is refused by name before "
+    "a write or table service changes a file. false: a write disables (deletes) the table's metadata table as Hudi "
+    "does, whatever it holds, and creates none.",
+    "table", hudi_default="true")
 METADATA_COLUMN_STATS: ConfigOption[bool] = ConfigOption(
     "hoodie.metadata.index.column.stats.enable", Kind.BOOL, False,
     "Column stats in the metadata table (tables of versions 8 and 9). true: a write builds the column_stats "

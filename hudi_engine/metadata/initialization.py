@@ -1,6 +1,6 @@
 """A data table's metadata table created by this engine, its `files` partition initialised from a listing, as Hudi's
 `HoodieBackedTableMetadataWriter.initializeFromFilesystem` does when a writer asks for it
-(`hoodie.metadata.enable=true`) and the table has none (FORMAT.md, Metadata table).
+(`hoodie.metadata.enable`, true by default) and the table has none (FORMAT.md, Metadata table).
 
 Under the table lock, before the data instant that asks for it starts:
 

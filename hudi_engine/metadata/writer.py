@@ -44,7 +44,7 @@ What else this engine does to a metadata table, and what it does not yet:
   (`keep_or_disable` with `table_services`, `MetadataWriter.perform_table_services`), as Hudi's write client runs
   them; interrupted ones are run again first (a pending compaction or clean of its own are the pending instants a
   kept metadata table may have);
-* its creation from a listing when a write asks for it (`hoodie.metadata.enable=true`; `initialization`);
+* its creation from a listing by a write (`hoodie.metadata.enable`, true by default; `initialization`);
 * its own archival, after the data table's (`hudi_engine.table_services.archival.archive_metadata_table`: before its
   latest compaction and the data table's first active instant);
 * delete_partition: recorded as a commit (`records.records_for_commit` marks the partitions deleted);
@@ -285,8 +285,17 @@ class MetadataWriter:
             return Decision(None, str(e))
 
     # ---- what each data action records ---------------------------------------------------------------------------
-    def record_commit(self, instant_time: str, commit: CommitMetadata) -> Instant:
-        """A data commit or compaction commit at `instant_time` (its metadata `commit`), before it completes."""
+    def record_commit(self, instant_time: str, commit: CommitMetadata) -> Instant | None:
+        """A data commit or compaction commit at `instant_time` (its metadata `commit`), before it completes. None
+        after disabling the metadata table when it already has a later delta commit (a clustering or compaction
+        planned before another writer's commits and run after them; an OCC write that commits after a newer one):
+        this engine appends a delta commit only as the newest (`_delta_commit`), so the action goes on without it
+        and the next write builds it again (Hudi's writer appends such a delta commit out of order)."""
+        later = self._later_than(self._timeline(), instant_time, same=False)
+        if later:
+            TableConfig.load(self.table.data).disable_metadata_table(
+                self.table.data, f"the commit of {instant_time}: the metadata table has a later instant, {later[0]}")
+            return None
         files = records_for_commit(commit)
         records: dict[str, Records] = {FILES_PARTITION: files}
         index = None
@@ -441,6 +450,16 @@ class MetadataWriter:
     def _timeline(self) -> Timeline:
         return writing_timeline(self.table.timeline, self.table.data_config)
 
+    @staticmethod
+    def _later_than(timeline: Timeline, instant_time: str, *, same: bool = True) -> list[str]:
+        """The metadata table's instants a delta commit at `instant_time` would not be the newest after (`same`: one
+        at `instant_time` too). Layout 2 orders by completion time: a compaction that completed (run by this action's
+        table services) before this delta commit completes holds none of it (compaction module doc)."""
+        later = (Action.DELTA_COMMIT, Action.COMPACTION) if isinstance(timeline.layout, TimelineLayoutV2) else (
+            Action.DELTA_COMMIT, Action.COMMIT, Action.COMPACTION)
+        return [str(i) for i in timeline.instants if i.action in later
+                and (i.timestamp >= instant_time if same else i.timestamp > instant_time)]
+
     def _log_file_name(self, fs: FileSlice, instant_time: str) -> LogFileName:
         # Layout 1: a new version in the slice of the base file; layout 2: a file named by the delta commit.
         base_instant = instant_time if self.table.timeline.layout.version == 2 else fs.base_instant
@@ -457,11 +476,7 @@ class MetadataWriter:
             self._rollback(instant_time, self._new_time())
         location = self.table.location
         timeline = self._timeline()
-        # Layout 2 orders by completion time: a compaction that completed (run by this action's table services)
-        # before this delta commit completes holds none of it (compaction module doc).
-        later = (Action.DELTA_COMMIT, Action.COMPACTION) if isinstance(timeline.layout, TimelineLayoutV2) else (
-            Action.DELTA_COMMIT, Action.COMMIT, Action.COMPACTION)
-        newer = [str(i) for i in timeline.instants if i.action in later and i.timestamp >= instant_time]
+        newer = self._later_than(timeline, instant_time)
         if newer:
             raise MetadataTableError(f"{location.base_path}: {newer[0]} is at or after the data instant "
                                      f"{instant_time}; a metadata delta commit must be the newest")

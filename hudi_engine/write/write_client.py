@@ -177,20 +177,22 @@ class WriteClient:
         engine can keep it (`hudi_engine.metadata.writer`: a `files` partition only), else None after disabling it
         the way Hudi does (drop the partitions from `hoodie.properties`, then delete `.hoodie/metadata`), before
         anything is written: Java readers list files from it, so files we add would be invisible to them (FORMAT.md,
-        Metadata table). `hoodie.metadata.enable=false` given to the write disables it, as in Hudi; `true` creates
-        one with its `files` partition when the table has none this engine keeps (`table_services`). `timeline`: the
+        Metadata table). `hoodie.metadata.enable=false` given to the write disables it, as in Hudi; `true` (Hudi's
+        Spark writers' default, so also when not given) creates one with its `files` partition when the table has
+        none this engine keeps (`table_services`): a new table, or an existing one without, as Hudi's writer
+        initialises it from a listing. `timeline`: the
         one listed under the lock. hoodie.properties is read again when it listed metadata partitions: a rollback or
         service may have disabled the metadata table since, and another writer changed it. `table_services`: run the
         metadata table's own (its compaction), as Hudi's write client does when a write starts."""
         given = self.config.given.get(K.METADATA_ENABLE.key)
-        enable = None if given is None else K.METADATA_ENABLE.parse(given)
+        enable = K.METADATA_ENABLE.default if given is None else K.METADATA_ENABLE.parse(given)
         raw_stats = self.config.given.get(K.METADATA_COLUMN_STATS.key)
         stats = None if raw_stats is None else K.METADATA_COLUMN_STATS.parse(raw_stats)
         raw_index = self.config.given.get(K.METADATA_RECORD_INDEX.key)
         record_index = None if raw_index is None else K.METADATA_RECORD_INDEX.parse(raw_index)
         if self.config.index.type is IndexType.RECORD_INDEX:
             # Tagging reads the record index: built when missing, as Hudi's writer turns it on for this index.
-            if record_index is False or enable is False:
+            if record_index is False or not enable:
                 raise MetadataTableError(
                     f"table {self.location.base_path}: hoodie.index.type=RECORD_INDEX tags with the metadata table's "
                     f"record index, but the write turns it off ({K.METADATA_RECORD_INDEX.key}=false or "
@@ -199,13 +201,13 @@ class WriteClient:
         if record_index and table_services and not self.table_config.populate_meta_fields:
             raise MetadataTableError(f"table {self.location.base_path}: a record index needs the meta fields "
                                      f"(hoodie.populate.meta.fields=true); remove {K.METADATA_RECORD_INDEX.key}")
-        # Asked for and missing (or one this engine cannot keep): created when the write starts, as Hudi's
-        # initTable does (hudi_engine.metadata.initialization). Column stats asked for need one (Hudi's default).
-        create = (enable is True or ((stats is True or record_index is True) and enable is None)) and table_services
+        # On (by default) and missing, or one this engine cannot keep: created when the write starts, as Hudi's
+        # initTable does (hudi_engine.metadata.initialization). Column stats and the record index need one.
+        create = enable and table_services
         if not (self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight or create):
             return None
         self.table_config = TableConfig.load(self.location)
-        if enable is False:
+        if not enable:
             self.table_config = self.table_config.disable_metadata_table(
                 self.location, f"the write asks for it ({K.METADATA_ENABLE.key}=false)")
             return None

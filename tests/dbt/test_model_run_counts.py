@@ -1,6 +1,7 @@
 """One incremental `hudi_incremental` model run reads the table's metadata a bounded number of times (issue 25):
 counted in the dbt process (tests/io_counts.py installed by a `python` step of the driver) around the second run.
-A model with a pre-hook loads its table again for the write: the hook's SQL may have written it."""
+A model with a pre-hook loads its table again for the write: the hook's SQL may have written it. The models turn the
+metadata table off: keeping it reads its own hoodie.properties and timeline (tests/write/test_write_counts.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,7 +12,8 @@ from dbt_helpers import run_driver, write_small_project
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 TESTS = Path(__file__).resolve().parents[1]
-MODEL = """{{ config(materialized='hudi_incremental', unique_key='id', precombine_field='ts', partition_by='part') }}
+MODEL = """{{ config(materialized='hudi_incremental', unique_key='id', precombine_field='ts', partition_by='part',
+                  metadata_table=false) }}
 select cast(id as bigint) as id, {{ var('day') }} as ts, concat('p', cast(id % 2 as string)) as part
 from range({{ var('day') }} * 3, {{ var('day') }} * 3 + 5)
 {% if is_incremental() %} where {{ var('day') }} > 1 {% endif %}

@@ -470,9 +470,10 @@ PROPERTY_DIFFERENCES: dict[str, Callable[[str | None, str | None], bool]] = {
     "hoodie.populate.meta.fields": lambda ours, java: ours is None and java == "true",
     "hoodie.partition.metafile.use.base.format": lambda ours, java: ours is None and java == "false",
     "hoodie.table.cdc.enabled": lambda ours, java: ours is None and java == "false",
-    # Java builds the metadata table (hoodie.metadata.enable defaults to true); this engine writes none.
-    "hoodie.table.metadata.partitions": lambda ours, java: ours is None and java is not None,
-    "hoodie.table.metadata.partitions.inflight": lambda ours, java: ours is None and java is not None,
+    # Both build the metadata table (hoodie.metadata.enable defaults to true): this engine its files partition,
+    # Java by its release's defaults (more partitions, or one still being built).
+    "hoodie.table.metadata.partitions": lambda ours, java: ours in (None, "files"),
+    "hoodie.table.metadata.partitions.inflight": lambda ours, java: ours is None,
     # This engine's instant times are UTC and the table says so; Java's default is the JVM's zone (LOCAL).
     "hoodie.table.timeline.timezone": lambda ours, java: ours == "UTC" and java == "LOCAL",
     # Version 8 as Hudi 1.0 writes it (the conformance tables), which Hudi 1.2 reads; 1.2 itself writes a new

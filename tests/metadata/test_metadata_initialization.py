@@ -23,6 +23,7 @@ from hudi_engine.timeline.instant import Action, State
 from hudi_engine.write_pipeline import write_table
 
 ON = {"hoodie.metadata.enable": "true"}
+OFF = {"hoodie.metadata.enable": "false"}
 
 
 def _options(version: int, table_type: str) -> dict[str, str]:
@@ -78,12 +79,14 @@ def test_a_new_table_gets_a_metadata_table_equal_to_storage(version: int, table_
 
 @pytest.mark.parametrize("version", [6, 9])
 def test_an_existing_table_is_initialised_from_its_listing(version: int, tmp_path: Path) -> None:
+    """A table written with the metadata table off gets one on its next write that leaves the key out (Hudi's
+    default, true), as Hudi's writer initialises it."""
     table = tmp_path / "t"
     opts = _options(version, "MERGE_ON_READ")
-    write_table(_rows([1, 2, 3, 4], "a"), str(table), opts)
-    latest = write_table(_rows([1, 5], "b"), str(table), opts).instant_time  # log files
-    assert not _partitions(table) and not (table / ".hoodie" / "metadata").exists()  # the default: none
-    write_table(_rows([6], "c"), str(table), {**opts, **ON})
+    write_table(_rows([1, 2, 3, 4], "a"), str(table), {**opts, **OFF})
+    latest = write_table(_rows([1, 5], "b"), str(table), {**opts, **OFF}).instant_time  # log files
+    assert not _partitions(table) and not (table / ".hoodie" / "metadata").exists()  # off: none
+    write_table(_rows([6], "c"), str(table), opts)
     init = _mdt(table).instants[0].timestamp
     assert init == (latest + INIT_SUFFIX if version == 6 else SOLO_COMMIT_TIMESTAMP + "000")
     assert mdt_listing(table) == storage_listing(table)

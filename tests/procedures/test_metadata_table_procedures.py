@@ -20,8 +20,10 @@ from hudi_engine.write_pipeline import write_table
 
 
 def _table(tmp_path: Path, version: int, table_type: str = "MERGE_ON_READ") -> str:
+    """A table written with the metadata table off (the procedures create it)."""
     path = str(tmp_path / f"t{version}")
     opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.metadata.enable": "false",
             "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
             "hoodie.write.table.version": str(version), "hoodie.datasource.write.table.type": table_type}
     for ids, value in (([1, 2, 3, 4], "a"), ([2, 5], "b")):

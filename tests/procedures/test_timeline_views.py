@@ -42,7 +42,8 @@ def test_export_instants_writes_active_and_archived_instants_as_json(tmp_path, v
     path = str(tmp_path / "t")
     opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
             "hoodie.datasource.write.precombine.field": "ts", "hoodie.write.table.version": str(version),
-            "hoodie.datasource.write.operation": "upsert"}
+            "hoodie.datasource.write.operation": "upsert",
+            "hoodie.metadata.compact.max.delta.commits": "1"}  # archival stops at the metadata table's compaction
     times = [write_table(pa.table({"id": [i % 3], "ts": [i]}), path, opts).instant_time for i in range(7)]
     table = HudiTable.load(path)
     table.clean(options={"hoodie.cleaner.commits.retained": "2"})

@@ -22,7 +22,9 @@ from hudi_engine.file_group import FileGroup, FileSlice
 from hudi_engine.file_slice_reader import SliceReadContext, read_file_slice
 from hudi_engine.fs_view import FileSystemView, Visibility
 from hudi_engine.location import TableLocation
+from hudi_engine.metadata.writer import keep_or_disable
 from hudi_engine.schema import META_COLUMNS, arrow_to_avro_schema
+from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Action, Instant, State, new_instant_time, write_avro_metadata
 from hudi_engine.timeline.clustering import CLUSTER, ClusteringPlan, ClusteringSlice
 from hudi_engine.timeline.timeline import layout_at
@@ -90,8 +92,13 @@ def execute_clustering(path: Path | str, instant_time: str) -> dict[str, list[st
             rows = pa.concat_tables(tables)
             rows = rows.select(["_hoodie_record_key", *data_schema.names])
             stats.append(create_handle(write_ctx, partition, rows))
-    complete_commit(TableLocation.at(t.storage, t.base_path), inflight, stats, CLUSTER, avro,
-                    partition_to_replace_file_ids=replaced, layout=layout_at(TableLocation.at(t.storage, t.base_path)))
+    location = TableLocation.at(t.storage, t.base_path)
+    # The metadata table (on by default) kept as a writer keeps it, or disabled where it cannot be.
+    writer = keep_or_disable(location, TableConfig.load(location), t.timeline, f"clustering {instant_time}",
+                             retrying=(instant_time,))
+    complete_commit(location, inflight, stats, CLUSTER, avro, partition_to_replace_file_ids=replaced,
+                    layout=layout_at(location),
+                    before_commit=lambda commit: writer and writer.record_commit(instant_time, commit))
     return replaced
 
 

@@ -98,6 +98,9 @@ def test_a_writer_killed_on_s3_leaves_the_table_before_or_after_and_the_next_wri
     write(s3_table, _rows("init"), options)
     before = _values(s3_table)
     pattern, methods = _POINTS[point]
+    # The data table's files, not those of its metadata table (on by default, written before the data commit).
+    after = "after:" if pattern.startswith("after:") else ""
+    pattern = after + r"^(?!.*\.hoodie/metadata/).*" + pattern.removeprefix("after:")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS / "write"), str(TESTS), os.environ.get("PYTHONPATH", "")])}
     killed = subprocess.run([sys.executable, "-c", _KILLED, s3_table, pattern, json.dumps(options), methods], env=env,
                             capture_output=True, text=True, timeout=300)
