@@ -93,12 +93,9 @@ def test_other_metadata_partitions_are_refused_and_enable_false_disables_it(tmp_
     decision = MetadataWriter.decide(TableLocation.of(str(full)), TableConfig.load(TableLocation.of(str(full))),
                                      Timeline.load(TableLocation.of(str(full))))
     assert decision.writer is None
-    write_rows(full, feature_rows([1], "e"))  # disabled, then created again with files only (the default: on)
-    assert TableConfig.load(TableLocation.of(str(full))).metadata_partitions == ["files"]
-    table = files_only_table("mdt_cow_v6", tmp_path / "off")
-    write_rows(table, feature_rows([1], "e"), **{"hoodie.metadata.enable": "false"})
-    assert not TableConfig.load(TableLocation.of(str(table))).metadata_partitions
     assert not (table / ".hoodie" / "metadata").exists()
+    write_rows(table, feature_rows([2], "e"))  # created again with files only (the default: on)
+    assert TableConfig.load(TableLocation.of(str(table))).metadata_partitions == ["files"]
 
 
 @pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
