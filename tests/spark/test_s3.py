@@ -48,7 +48,9 @@ def test_writes_reads_and_table_services_on_s3(spark, s3_server, table_type):
     uri = s3_server.uri(s3_server.new_bucket(), "warehouse/t")
     options = _opts(table_type, **{"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2",
                                    "hoodie.cleaner.commits.retained": "1", "hoodie.keep.min.commits": "2",
-                                   "hoodie.keep.max.commits": "3", "hoodie.upsert.shuffle.parallelism": "2"})
+                                   "hoodie.keep.max.commits": "3", "hoodie.upsert.shuffle.parallelism": "2",
+                                   # archival stops at the metadata table's latest compaction (on by default)
+                                   "hoodie.metadata.compact.max.delta.commits": "1"})
     model: dict = {}
     rows = [(i, f"n{i}", 1, f"d{i % 3}") for i in range(30)]
     write(_df(spark, rows), uri, {**options, "hoodie.datasource.write.operation": "bulk_insert"})
