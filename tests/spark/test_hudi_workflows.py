@@ -248,7 +248,9 @@ def test_procedures_runbook_savepoint_restore_and_services(spark, tmp_path: Path
     then the services and views a runbook calls (clean, file-system view, table properties, rollbacks)."""
     t = f"wf_ops_{next(_names)}"
     spark.sql(f"CREATE TABLE {t} (id int, v string, ts bigint, dt string) USING hudi PARTITIONED BY (dt) "
-              f"LOCATION '{tmp_path / t}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')")
+              f"LOCATION '{tmp_path / t}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', "
+              # archival stops at the metadata table's latest compaction: compacted at every commit here
+              "'hoodie.metadata.compact.max.delta.commits' = '1')")
     for i in range(3):
         spark.sql(f"INSERT INTO {t} VALUES ({i}, 'v{i}', 1, 'p{i % 2}')")
 

@@ -19,8 +19,10 @@ pytestmark = pytest.mark.spark
 # version-9 table: in .hoodie and in .hoodie/timeline, tests/write/test_write_counts.py).
 LISTINGS = 6
 
+# The data table's reads (the metadata table's own, on by default, are counted apart: tests/write/test_write_counts.py)
 OPTIONS = {"hoodie.table.name": "c", "hoodie.datasource.write.recordkey.field": "id",
-           "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "part"}
+           "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "part",
+           "hoodie.metadata.enable": "false"}
 
 
 @pytest.mark.parametrize("on_driver", [False, True])
@@ -47,7 +49,7 @@ def test_one_sql_write_reads_the_config_once_and_lists_the_timeline_twice(spark,
     """A Spark SQL write (`spark.save`) loads the table once for the statement's checks and its write."""
     table, path = f"counts_{statement}", str(tmp_path / "t")
     spark.sql(f"""CREATE TABLE {table} USING hudi PARTITIONED BY (part) LOCATION '{path}'
-                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.metadata.enable' = 'false')
                   AS SELECT * FROM VALUES (1L, 1L, 'p1'), (2L, 1L, 'p0') AS s(id, ts, part)""")
     sql = {"insert": f"INSERT INTO {table} VALUES (3, 2, 'p1')",
            "update": f"UPDATE {table} SET ts = 3 WHERE id = 1",
