@@ -149,6 +149,7 @@ class HudiTable:
 
         self._check_writable("compact")
         config = _config(options)
+        _metadata_off(self.location, config, "compaction")
         with self._service_lock(config.lock) as (table, timeline):
             done = compact_now(self.location, config, executor, table=table, timeline=timeline)
         return done[-1] if done else None
@@ -164,6 +165,7 @@ class HudiTable:
 
         self._check_writable("cluster")
         config = _config(options)
+        _metadata_off(self.location, config, "clustering")
         with self._service_lock(config.lock):
             return cluster_now(self.location, config, op=op, instant=instant, execute=executor)
 
@@ -173,6 +175,7 @@ class HudiTable:
 
         self._check_writable("clean")
         config = _config(options)
+        _metadata_off(self.location, config, "clean")
         with self._service_lock(config.lock) as (table, timeline):
             return clean(self.location, config.clean, config.lock, table=table, timeline=timeline)
 
@@ -184,6 +187,7 @@ class HudiTable:
 
         self._check_writable("archive")
         config = _config(options)
+        _metadata_off(self.location, config, "archival")
         with self._service_lock(config.lock) as (table, timeline):
             return archive(self.location, config.archival, max_delta_commits=config.compaction.max_delta_commits,
                            lock=config.lock, table=table, timeline=timeline)
@@ -744,6 +748,19 @@ def _expression_fields(filters: Filters, schema: pa.Schema) -> list[str]:
         text = str(filters)
         return [n for n in schema.names if n in text]
     return [f[0] for f in filters]
+
+
+def _metadata_off(location: TableLocation, config: "WriteConfig", action: str) -> None:
+    """`hoodie.metadata.enable=false` given to a table service deletes the table's metadata table first, as Hudi's
+    write client does when it starts with the metadata table off (a write does the same: `WriteClient`)."""
+    from hudi_engine.config import keys as K
+
+    given = config.given.get(K.METADATA_ENABLE.key)
+    if given is None or K.METADATA_ENABLE.parse(given):
+        return
+    table = TableConfig.load(location)
+    if table.metadata_partitions or table.metadata_partitions_inflight:
+        table.disable_metadata_table(location, f"the {action} asks for it ({K.METADATA_ENABLE.key}=false)")
 
 
 def _config(options: "Mapping[str, Any] | WriteConfig | None") -> "WriteConfig":

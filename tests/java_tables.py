@@ -168,6 +168,8 @@ def write_options(case: FeatureTable) -> dict[str, str]:
     """The engine's upsert into a feature table: the table's own key, partitioning and ordering fields."""
     opts = {"hoodie.table.name": case.name, "hoodie.datasource.write.partitionpath.field": "p",
             "hoodie.datasource.write.operation": "upsert"}
+    if case.name.startswith("mdt_"):  # Java's indexes the engine does not keep (v6 stats, secondary indexes):
+        opts["hoodie.metadata.enable"] = "false"  # deleted first, as the engine's refusal tells a user
     if case.builder != "keyless":
         opts |= {"hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts"}
     else:

@@ -91,8 +91,9 @@ MODELS: dict[str, str] = {
     "svc_cluster": model(f"{HUDI}, clustering={{'cluster_by': ['score', 'id'], 'layout': 'z-order', "
                          "'schedule_only': true, 'commits': 2}", DAY_ROWS, UPTO_ROWS),
     "svc_busy": model(f"{HUDI}, tags=['busy']", DAY_ROWS, UPTO_ROWS),
-    "svc_archive": model(f"{HUDI}, cleaning={{'policy': 'commits', 'retained': 1, 'automatic': false}}", DAY_ROWS,
-                         UPTO_ROWS),
+    # archival stops at the metadata table's latest compaction (on by default): compacted at every commit here
+    "svc_archive": model(f"{HUDI}, cleaning={{'policy': 'commits', 'retained': 1, 'automatic': false}}, "
+                         "hudi_options={'hoodie.metadata.compact.max.delta.commits': '1'}", DAY_ROWS, UPTO_ROWS),
     "a_view": "{{ config(materialized='view') }}\nselect 1 as id\n",
     # Unit tests (schema.yml): the incremental branch reads {{ this }}.
     "ut_latest": model(f"{HUDI}",

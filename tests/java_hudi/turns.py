@@ -83,6 +83,10 @@ class Shape:
             opts["hoodie.write.table.version"] = "6" if self.upgrade else str(self.version)
         if self.index == "bucket":
             opts.update({"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"})
+        if self.pinned:  # Hudi 1.2's procedures build column stats on this version-6 table, which the engine keeps on
+            # versions 8 and 9 only and refuses to leave stale: its turns delete the metadata table, as its error
+            # says (and so cannot tag with its record index)
+            opts["hoodie.metadata.enable"] = "false"
         elif self.index == "record":  # the engine tags with the record index too (and keeps it)
             opts["hoodie.index.type"] = "RECORD_INDEX"
         return opts
@@ -200,7 +204,7 @@ class Sequence:
             if actor == "java":
                 self.call(f"run_compaction(op => 'scheduleandexecute', path => '{self.path}')")
             else:
-                self.table().compact()
+                self.table().compact(options=self.shape.engine_options(False))
             return None
         if step.kind == "clustering":  # the engine along a drawn layout, sorted by v and id; Java unsorted
             if actor == "java":
@@ -216,7 +220,8 @@ class Sequence:
             if actor == "java":
                 self.call(f"run_clean(table => '{self.catalog_name()}', retain_commits => {RETAIN})")
             else:
-                self.table().clean(options={"hoodie.cleaner.commits.retained": str(RETAIN)})
+                self.table().clean(options={**self.shape.engine_options(False),
+                                            "hoodie.cleaner.commits.retained": str(RETAIN)})
             return None
         if step.kind == "rollback":
             latest = self.latest_commit()
