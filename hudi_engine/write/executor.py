@@ -368,7 +368,16 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
         merging.delete(deletes)
         return merging.close()
     stats: list[WriteStat] = []
-    if cfg.index.type is not IndexType.BUCKET and s.base_file_path is not None:
+    placed = _placed_by_index(cfg, records, bucket.file_id)
+    if placed is not None:
+        # Tagged by the record index, which is exact (log-only keys included): the keys it placed here are updates,
+        # the others new. No read of the base file's keys, so the write follows the batch, not the file group.
+        here = pc.is_in(upserts.column(KEY), value_set=placed)
+        new = upserts.filter(pc.invert(here))
+        upserts = upserts.filter(here)
+        if len(deletes):
+            deletes = deletes.filter(pc.is_in(deletes, value_set=placed))
+    elif cfg.index.type is not IndexType.BUCKET and s.base_file_path is not None:
         # Tagged by footer (range, bloom): only keys the base file holds are updates. A key a bloom filter let
         # through by mistake is new: it goes to a new file group, a delete of it is dropped.
         stored = task.read_keys(ctx.location.storage, s.base_file_path)
@@ -377,13 +386,15 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
         upserts = upserts.filter(inside)
         if len(deletes):  # is_in hashes the stored keys even for no deletes (~3 ms for 100,000 keys)
             deletes = deletes.filter(pc.is_in(deletes, value_set=stored))
-        if new.num_rows:
-            handle = CreateHandle(ctx, p, record_size=task.avg_record_size)
-            handle.write(new)
-            stats += handle.close()
+    else:
+        new = upserts.slice(0, 0)
+    if new.num_rows:
+        handle = CreateHandle(ctx, p, record_size=task.avg_record_size)
+        handle.write(new)
+        stats += handle.close()
     if upserts.num_rows or len(deletes):
         appending = AppendHandle(ctx, p, bucket.file_id, s.base_instant, base_file_name=s.base_file_name,
-                                 placed=_placed_by_index(cfg, records, bucket.file_id))
+                                 placed=placed)
         if upserts.num_rows:
             appending.write(upserts)
         if len(deletes):
