@@ -62,3 +62,24 @@ def java_consistency_checks(java: JavaHudi, path: str | Path, workdir: Path) -> 
     finally:
         java.sql(f"DROP TABLE IF EXISTS {name}")
         shutil.rmtree(copy, ignore_errors=True)
+
+
+def java_validates_metadata_files(java: JavaHudi, path: str | Path, workdir: Path) -> int:
+    """Hudi's `validate_metadata_table_files` on a copy of the table at `path`: every file its metadata table lists
+    is in storage with that size, and the other way round. Returns the number of files compared; raises naming the
+    table and the files that differ."""
+    n = next(_copies)
+    copy = Path(workdir) / f"java-mdt-check-{n}"
+    shutil.copytree(path, copy)
+    name = f"java_mdt_check_{n}"
+    java.sql(f"CREATE TABLE {name} USING hudi LOCATION '{copy}'")
+    try:
+        rows = java.sql(f"CALL validate_metadata_table_files(table => '{name}', verbose => true)")
+        assert rows is not None and rows.num_rows > 0, f"Java Hudi {java.hudi} on {path}: no file validated"
+        mismatched = [r for r in rows.to_pylist() if not (r["is_present_in_fs"] and r["is_present_in_metadata"]
+                                                         and r["fs_size"] == r["metadata_size"])]
+        assert not mismatched, f"Java Hudi {java.hudi} on {path}: validate_metadata_table_files: {mismatched}"
+        return rows.num_rows
+    finally:
+        java.sql(f"DROP TABLE IF EXISTS {name}")
+        shutil.rmtree(copy, ignore_errors=True)

@@ -11,7 +11,6 @@ and a write of its own that failed after its metadata delta commit), keeping the
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from hudi_engine.metadata.table import SOLO_COMMIT_TIMESTAMP, metadata_location
 from hudi_engine.metadata.writer import MetadataWriter
 from hudi_engine.timeline import Timeline
 from hudi_engine.write_pipeline import write_table
+from java_hudi.checks import java_validates_metadata_files
 
 KEYS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts"}
@@ -100,22 +100,6 @@ def _java_rows(java, path: Path) -> dict[int, str]:
     return dict(zip(got["id"], got["v"], strict=True))
 
 
-def _validate(java, path: Path, tmp_path: Path, name: str) -> None:
-    """Hudi's validate_metadata_table_files on a copy (registering a table rewrites its hoodie.properties): every
-    file the metadata table lists is in storage with its size, and the other way round."""
-    copy = tmp_path / f"{name}-copy"
-    shutil.copytree(path, copy)
-    java.sql(f"CREATE TABLE {name} USING hudi LOCATION '{copy}'")
-    try:
-        rows = java.sql(f"CALL validate_metadata_table_files(table => '{name}', verbose => true)")
-        assert rows is not None and rows.num_rows > 0
-        mismatched = [r for r in rows.to_pylist() if not (r["is_present_in_fs"] and r["is_present_in_metadata"]
-                                                         and r["fs_size"] == r["metadata_size"])]
-        assert not mismatched, mismatched
-    finally:
-        java.sql(f"DROP TABLE IF EXISTS {name}")
-
-
 @pytest.mark.parametrize(("hudi", "table_type"), [("0.15.0", "MERGE_ON_READ"), ("1.2.0", "COPY_ON_WRITE"),
                                                   ("1.2.0", "MERGE_ON_READ")])
 def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, tmp_path: Path, hudi: str,
@@ -171,7 +155,7 @@ def test_java_reads_and_writes_on_the_metadata_table_the_engine_kept(java_hudi, 
     assert compacted.instants, "the engine did not compact the metadata table"
     _same_listing(path)
     assert _java_rows(java, path) == model
-    _validate(java, path, tmp_path, f"mdt_{hudi.replace('.', '')}_{table_type[:3].lower()}")
+    assert java_validates_metadata_files(java, path, tmp_path)
 
     # Java's next write appends to the metadata table the engine kept: no rebuild. It also compacts the metadata
     # table (after every delta commit here), merging the engine's HFile blocks into a new base file.
@@ -283,7 +267,7 @@ def test_java_reads_and_writes_on_a_metadata_table_the_engine_created(java_hudi,
     initialized = [t for t in _mdt_instants(path) if t.startswith(SOLO_COMMIT_TIMESTAMP)]
     _same_listing(path)
     assert _java_rows(java, path) == model
-    _validate(java, path, tmp_path, f"mdt_created_{version}")
+    assert java_validates_metadata_files(java, path, tmp_path)
 
     java.write(path, _rows([6, 12], "java", 9), {**opts, **FILES_ONLY})
     model.update({6: "java", 12: "java"})

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from java_hudi.checks import java_validates_metadata_files
 from java_hudi.turns import COW, MOR, Sequence, Shape
 
 # Issue 36's 20 steps a sequence (docs/table-features.md, "Turn-taking", has their time). `TURNS_STEPS=<n>` plays
@@ -36,6 +37,10 @@ def test_turn_taking(java_hudi, tmp_path: Path, shape: Shape) -> None:
     sequence.run(STEPS)
     # The pin kept the table at version 6; unpinned, Java 1.2.0 upgraded the engine's version-6 table.
     assert sequence.table().config.version == shape.version, sequence.where()
+    # Every step's metadata table matched storage (Sequence.check); at the end, Hudi's own validator agrees.
+    if sequence.table().config.metadata_partitions:
+        assert java_validates_metadata_files(sequence.java, tmp_path / "t", tmp_path), sequence.where()
+    assert sequence.metadata_checked["files"], f"no step left a metadata table to check\n{sequence.where()}"
     spent = ", ".join(f"{k} {v:.1f}" for k, v in sequence.seconds.most_common())
     print(f"\n{shape.name} seed {seed}: {STEPS} steps in {time.monotonic() - started:.0f} s ({spent}): "
-          + "; ".join(str(s) for s in sequence.steps))
+          + "; ".join(str(s) for s in sequence.steps) + f"; metadata entries checked: {dict(sequence.metadata_checked)}")
