@@ -211,8 +211,11 @@ PARTIAL_UPDATE_COLUMNS: ConfigOption[tuple[str, ...]] = ConfigOption(
 
 # ---- index -----------------------------------------------------------------------------------------------------
 INDEX_TYPE: ConfigOption[str] = ConfigOption(
-    "hoodie.index.type", Kind.CHOICE, "SIMPLE", "How incoming keys find their file group.", "index",
-    hudi_default="SIMPLE", choices=("SIMPLE", "BLOOM", "BUCKET", "GLOBAL_SIMPLE", "RECORD_INDEX"),
+    "hoodie.index.type", Kind.CHOICE, "SIMPLE", "How incoming keys find their file group. RECORD_INDEX: the "
+    "metadata table's global record index; RECORD_LEVEL_INDEX: its partitioned one (Hudi 1.1+, "
+    "hoodie.metadata.record.level.index.enable), a key looked up in its partition's file groups of the index.",
+    "index", hudi_default="SIMPLE",
+    choices=("SIMPLE", "BLOOM", "BUCKET", "GLOBAL_SIMPLE", "RECORD_INDEX", "RECORD_LEVEL_INDEX"),
     value_aliases={"GLOBAL_RECORD_LEVEL_INDEX": "RECORD_INDEX"})
 BUCKET_NUM: ConfigOption[int] = ConfigOption(
     "hoodie.bucket.index.num.buckets", Kind.INT, 256, "BUCKET index: buckets (file groups) per partition.", "index",

@@ -47,7 +47,7 @@ from hudi_engine.metadata.column_stats import (
     column_key_prefix,
     file_group_index,
 )
-from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord
+from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord, data_partition_of
 from hudi_engine.metadata.records import (
     ALL_PARTITIONS_KEY,
     FILES_PARTITION,
@@ -294,6 +294,22 @@ class MetadataTable:
         """The records of `keys` in metadata partition `partition`, merged, tombstones dropped: only the file groups
         the keys map to are read, their base files by lookup."""
         slices = self.partition_slices(partition)
+        by_group: dict[int, list[str]] = {}
+        for k in keys:
+            by_group.setdefault(file_group_index(k, len(slices)), []).append(k)
+        out: dict[str, MetadataRecord] = {}
+        for index, wanted in sorted(by_group.items()):
+            out.update({k: r for k, r in self.read_slice(slices[index], keys=wanted).items() if not r.is_deleted})
+        return out
+
+    def read_partitioned_keys(self, data_partition: str, keys: Collection[str]) -> dict[str, MetadataRecord]:
+        """The partitioned record index's records of `keys` in data partition `data_partition`, merged, tombstones
+        dropped: the keys map to that partition's file groups only (`lookupRecordsInDataTablePartition`). None
+        found when the partition has no file group yet."""
+        slices = [s for s in self.partition_slices(RECORD_INDEX_PARTITION)
+                  if data_partition_of(s.file_id) == data_partition]
+        if not slices:
+            return {}
         by_group: dict[int, list[str]] = {}
         for k in keys:
             by_group.setdefault(file_group_index(k, len(slices)), []).append(k)

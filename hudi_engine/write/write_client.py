@@ -33,6 +33,7 @@ from hudi_engine.internal_schema import LATEST_SCHEMA, ColumnIds, CommitSchema, 
 from hudi_engine.location import TableLocation
 from hudi_engine.meta_client import MetaClient
 from hudi_engine.metadata.column_stats import COLUMN_STATS_PARTITION
+from hudi_engine.metadata.index_definitions import is_partitioned_record_index
 from hudi_engine.metadata.initialization import (
     drop_record_index,
     drop_stats,
@@ -198,6 +199,9 @@ class WriteClient:
                     f"record index, but the write turns it off ({K.METADATA_RECORD_INDEX.key}=false or "
                     f"{K.METADATA_ENABLE.key}=false); remove that, or pick another index")
             record_index = True
+        kind = self.config.index.type
+        if kind in (IndexType.RECORD_INDEX, IndexType.RECORD_LEVEL_INDEX):
+            self._check_record_index_kind(kind, enable)
         if record_index and table_services and not self.table_config.populate_meta_fields:
             raise MetadataTableError(f"table {self.location.base_path}: a record index needs the meta fields "
                                      f"(hoodie.populate.meta.fields=true); remove {K.METADATA_RECORD_INDEX.key}")
@@ -354,6 +358,25 @@ class WriteClient:
             return None
         return ColumnIds.load(self.location.storage, self.location.meta_path,
                               (i.timestamp for i in self.timeline.completed_commits()))
+
+    def _check_record_index_kind(self, kind: IndexType, enable: bool) -> None:
+        """Refused before anything is written: RECORD_LEVEL_INDEX on a table without a partitioned record index (this
+        engine keeps one Java built, it does not build one), RECORD_INDEX on a table whose record index is the
+        partitioned one (Hudi's RECORD_INDEX reads the global one)."""
+        config = self.table_config
+        partitioned = RECORD_INDEX_PARTITION in config.metadata_partitions and \
+            is_partitioned_record_index(self.location, config)
+        if kind is IndexType.RECORD_INDEX and partitioned:
+            raise MetadataTableError(
+                f"table {self.location.base_path}: hoodie.index.type=RECORD_INDEX tags with a global record index, "
+                "but the table's record index is partitioned (hoodie.metadata.record.level.index.enable); write "
+                "with hoodie.index.type=RECORD_LEVEL_INDEX, as Hudi does")
+        if kind is IndexType.RECORD_LEVEL_INDEX and not (partitioned and enable):
+            raise MetadataTableError(
+                f"table {self.location.base_path}: hoodie.index.type=RECORD_LEVEL_INDEX tags with the metadata "
+                "table's partitioned record index, which the table does not have"
+                + ("" if enable else f" once the write turns the metadata table off ({K.METADATA_ENABLE.key}=false)")
+                + "; build it with Java Hudi (hoodie.metadata.record.level.index.enable=true), or pick another index")
 
     def tag_spec(self, instant: str) -> TagSpec | None:
         """What map tasks need to tag keys; None when no key is looked up (an overwrite, or a BUCKET index on a
