@@ -18,6 +18,7 @@ from hudi_engine.location import TableLocation
 from hudi_engine.metadata.table import SOLO_COMMIT_TIMESTAMP, metadata_location
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
+from hudi_engine.write_pipeline import write_table
 
 # Hudi 1.2's partitioned record index: its own enable key, and RECORD_LEVEL_INDEX to tag with it (RECORD_INDEX, the
 # global index's name, fails on such a table in Java: "File pruning with partitioned rli has not yet been
@@ -91,3 +92,32 @@ def test_the_engine_keeps_javas_partitioned_record_index(java_hudi, tmp_path: Pa
     write_rows(table, _in(feature_rows([31, 50], "e3"), "c"))  # and the engine goes on
     assert assert_partitioned_index_matches(table) == 16
     assert _java_rows(java, table) == _ours(table)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_java_reads_and_upserts_with_the_engines_partitioned_record_index(java_hudi, tmp_path: Path,
+                                                                          table_type: str) -> None:
+    """The engine builds the index on a table it wrote without one (file groups per data partition, from the latest
+    slices' keys, base files and all), tags with it (RECORD_LEVEL_INDEX) and keeps it; Java tags with it too."""
+    java = java_hudi("1.2.0")
+    table = tmp_path / "t"
+    options = {**WRITE_OPTIONS, "hoodie.table.name": "t", "hoodie.datasource.write.table.type": table_type,
+               "hoodie.write.table.version": "9"}
+    write_table(feature_rows(list(range(1, 11)), "one"), str(table), options)
+    rli = {**options, "hoodie.index.type": "RECORD_LEVEL_INDEX"}  # builds the index, then tags with it
+    write_table(feature_rows([1, 2, 20], "two"), str(table), rli)
+    write_table(_in(feature_rows([1, 31], "three"), "c"), str(table), rli)  # 1 lives in a too: a new row in c
+    write_table(feature_rows([4], "gone"), str(table), {**rli, "hoodie.datasource.write.operation": "delete"})
+    assert assert_partitioned_index_matches(table) == 12
+    ours = _ours(table)
+    assert ours[("a", 1)] == "two" and ours[("c", 1)] == "three" and ("b", 4) not in ours
+    before = _mdt_state(table)
+    assert _java_rows(java, table) == ours
+    opts = {**JAVA_PRLI, "hoodie.table.name": "t", "hoodie.datasource.write.table.type": table_type}
+    upsert = pa.concat_tables([feature_rows([1, 2, 20, 41], "java"), _in(feature_rows([1, 31], "java"), "c")])
+    java.write(table, upsert.set_column(2, "ts", pa.array([20] * upsert.num_rows, pa.int64())), opts)
+    got = _java_rows(java, table)
+    assert len(got) == 13 and all(got[w] == "java" for w in [("a", 1), ("b", 2), ("b", 20), ("c", 1), ("c", 31)])
+    assert _ours(table) == got
+    assert _mdt_state(table) == before  # extended, not rebuilt
+    assert assert_partitioned_index_matches(table) == 13
