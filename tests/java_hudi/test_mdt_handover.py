@@ -34,13 +34,16 @@ def test_java_writes_after_the_engine_disabled_its_metadata_table(java_hudi, tmp
             "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
             "hoodie.datasource.write.table.type": "COPY_ON_WRITE", "hoodie.metadata.enable": "true",
             "hoodie.datasource.write.operation": "upsert",
-            # what the engine does not keep, so it disables the metadata table (1.2: a secondary index, below)
-            **({"hoodie.metadata.index.bloom.filter.enable": "true"} if hudi == "0.15.0" else {})}
+            # what the engine does not keep, so it disables the metadata table (1.2: a secondary index, below, which
+            # needs the global record index)
+            **({"hoodie.metadata.index.bloom.filter.enable": "true"} if hudi == "0.15.0" else
+               {"hoodie.metadata.global.record.level.index.enable": "true"})}
     java.write(path, _rows(range(10), "java-1"), opts, mode="overwrite")
     if hudi == "1.2.0":  # Spark SQL's CREATE INDEX needs the table in the catalog, and a lock provider
         java.sql("DROP TABLE IF EXISTS handover_t")
         java.sql(f"CREATE TABLE handover_t (id BIGINT, v STRING, ts BIGINT, p STRING) USING hudi PARTITIONED BY (p) "
-                 f"LOCATION '{path}' TBLPROPERTIES ('type' = 'cow', 'primaryKey' = 'id', 'preCombineField' = 'ts')")
+                 f"LOCATION '{path}' TBLPROPERTIES ('type' = 'cow', 'primaryKey' = 'id', 'preCombineField' = 'ts', "
+                 "'hoodie.metadata.global.record.level.index.enable' = 'true')")
         java.sql("SET hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock.InProcessLockProvider")
         java.sql("CREATE INDEX idx_v ON handover_t (v)")
     props = lambda: parse_properties((path / ".hoodie" / "hoodie.properties").read_text("latin-1"))  # noqa: E731
