@@ -457,7 +457,8 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
             "spark/test_writer.py::test_global_index_moves_key_between_partitions",
             "spark/test_writer.py::test_record_index_tags_in_spark_tasks",
             "metadata/test_record_index.py::test_record_index_tags_globally",
-            "metadata/test_partitioned_record_index.py::test_built_kept_and_tagged_with"),
+            "metadata/test_partitioned_record_index.py::test_built_kept_and_tagged_with",
+            "spark/test_writer.py::test_partitioned_record_index_tags_in_spark_tasks"),
         "Hudi's five payloads or a Python one": (
             "test_merge.py::test_random_sequences_match_the_per_record_model",
             "test_merge.py::test_partial_update_fills_nulls_from_the_other_record",
