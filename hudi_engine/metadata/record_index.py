@@ -27,6 +27,12 @@ A commit's records (`records_for_commit`, Hudi 1.2's `convertMetadataToRecordInd
   the write.
 Cleans record nothing; a rollback rolls the commit's delta commit back (`writer`).
 
+Hudi 1.1's partitioned record index (`hoodie.metadata.record.level.index.enable`, index.json `isPartitioned=true`;
+`partitioned_records_for_commit`): the same records, computed per data partition (a key may live in two partitions,
+so a write and a delete of one key in two partitions both stand), kept in per-partition file groups
+(`partitioned_file_id`: `record-index-<escaped partition>-000N-0`); a key's file group is its hash mod the count of
+its partition's groups (`writer.MetadataWriter._partitioned_groups`).
+
 Keys are handled as arrow columns (`IndexRecords`), never one Python object per key: a base file's keys are diffed
 against its previous base file's by one dictionary encoding of both (`_diff`), and a file whose write stat carries
 the keys its write handle added and removed (`WriteStat.record_keys`, reported on a table that keeps a record index)

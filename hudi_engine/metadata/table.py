@@ -120,6 +120,7 @@ class MetadataTable:
         self.location = location
         self.config = config
         self.timeline = timeline
+        self._index_groups: dict[str, list[FileSlice]] | None = None  # a partitioned record index's, by data partition
 
     @staticmethod
     def load(data: TableLocation, data_config: TableConfig, data_timeline: Timeline) -> MetadataTable:
@@ -306,8 +307,13 @@ class MetadataTable:
         """The partitioned record index's records of `keys` in data partition `data_partition`, merged, tombstones
         dropped: the keys map to that partition's file groups only (`lookupRecordsInDataTablePartition`). None
         found when the partition has no file group yet."""
-        slices = [s for s in self.partition_slices(RECORD_INDEX_PARTITION)
-                  if data_partition_of(s.file_id) == data_partition]
+        if self._index_groups is None:  # listed once per load: tagging asks once per data partition
+            self._index_groups = {}
+            for fs in self.partition_slices(RECORD_INDEX_PARTITION):
+                served = data_partition_of(fs.file_id)
+                if served is not None:
+                    self._index_groups.setdefault(served, []).append(fs)
+        slices = self._index_groups.get(data_partition, [])
         if not slices:
             return {}
         by_group: dict[int, list[str]] = {}

@@ -3,8 +3,8 @@
 
 A metadata table is kept only when it is one this engine can keep whole: `hoodie.table.metadata.partitions` lists
 `files`, and besides it at most `column_stats`, `partition_stats` and `bloom_filters` on a table of version 8 or 9
-(their records: `stats_index`) and the global `record_index` of a table with meta fields (its records:
-`record_index`; no partitioned record index, secondary index, ... whose records we do not compute), nothing is
+(their records: `stats_index`) and the `record_index` of a table with meta fields, global or (versions 8 and 9)
+partitioned (its records: `record_index`; no secondary index, ... whose records we do not compute), nothing is
 being built
 (`...partitions.inflight` empty), the metadata table is of the data table's version, has no pending instant (but
 those of the action being retried) and one `files` file group with its base file. Otherwise the action disables it
