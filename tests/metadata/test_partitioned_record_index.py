@@ -129,3 +129,25 @@ def test_refused_on_version_6(tmp_path: Path) -> None:
     with pytest.raises(MetadataTableError, match="versions 8 and 9"):
         write_table(feature_rows([1, 2], "one"), str(table), {**_options("COPY_ON_WRITE", **PRLI),
                                                               "hoodie.write.table.version": "6"})
+
+
+def test_kept_through_data_compaction_clean_savepoint_and_restore(tmp_path: Path) -> None:
+    """The data table's compaction (no key moves), clean (nothing to record) and a restore (the metadata table restored
+    with it: the file group a later commit gave a new partition goes with that commit) leave the index exact."""
+    table = tmp_path / "t"
+    options = _options("MERGE_ON_READ", **PRLI, **{"hoodie.cleaner.commits.retained": "1"})
+    write_table(feature_rows([1, 2, 3], "one"), str(table), options)
+    write_table(feature_rows([1, 4], "two"), str(table), options)
+    assert HudiTable.load(str(table)).compact(options=options) is not None
+    write_table(feature_rows([2, 5], "three"), str(table), options)
+    HudiTable.load(str(table)).clean(options=options)
+    assert assert_partitioned_index_matches(table) == 5
+    saved = HudiTable.load(str(table)).savepoint()
+    write_table(_in(feature_rows([7, 8], "later"), "c"), str(table), options)
+    write_table(feature_rows([1], "later"), str(table), {**options, "hoodie.datasource.write.operation": "delete"})
+    assert assert_partitioned_index_matches(table) == 6
+    HudiTable.load(str(table)).restore(saved.instant_time)
+    assert assert_partitioned_index_matches(table) == 5
+    folder = Path(metadata_location(TableLocation.of(str(table))).base_path) / RECORD_INDEX_PARTITION
+    assert not any(folder.glob("*record-index-c-*"))
+    assert _rows(table)[("a", 1)] == "two"
