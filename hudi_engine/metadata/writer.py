@@ -127,7 +127,8 @@ _MILLIS = 17  # a millisecond instant time's length (metadata instants may carry
 # a metadata partition's records of one action (a partitioned record index's: by data partition)
 Records = Sequence[MetadataRecord] | IndexRecords | dict[str, IndexRecords]
 # File groups a partitioned record index gets for a data partition it has none for: Hudi's default
-# hoodie.metadata.record.level.index.min.filegroup.count, which its writer gives every new partition.
+# hoodie.metadata.record.level.index.min.filegroup.count, which its writer gives every new partition (a write sets
+# the count it is given: `MetadataWriter.new_partition_file_groups`).
 NEW_PARTITION_FILE_GROUPS = 1
 
 
@@ -240,6 +241,7 @@ class MetadataWriter:
         self.codec = RecordCodec(schema, f"{table.location.base_path} (its files base file)")
         self.record_index = RECORD_INDEX_PARTITION in table.data_config.metadata_partitions
         self.partitioned_index = self.record_index and is_partitioned_record_index(table.data, table.data_config)
+        self.new_partition_file_groups = NEW_PARTITION_FILE_GROUPS
         self.slices: dict[str, list[FileSlice]] = {}
         self._load_slices()
 
@@ -539,12 +541,11 @@ class MetadataWriter:
                 out[(partition, slices[i].file_id)] = (slices[i], sorted(group, key=lambda r: r.key.encode("utf-8")))
         return [(p, fs, v) for (p, _), (fs, v) in sorted(out.items())]
 
-    @staticmethod
-    def _partitioned_groups(records: Mapping[str, IndexRecords], slices: list[FileSlice], instant_time: str,
+    def _partitioned_groups(self, records: Mapping[str, IndexRecords], slices: list[FileSlice], instant_time: str,
                             out: dict[tuple[str, str], tuple[FileSlice, Records]]) -> None:
         """A partitioned record index's records (by data partition) into `out` by file group: a key maps among its
         data partition's file groups (`getRecordTaggerPartitionedRLI`). A data partition without file groups (new
-        in this commit) gets `NEW_PARTITION_FILE_GROUPS` new ones, starting at this delta commit (no base file; the
+        in this commit) gets `new_partition_file_groups` new ones (the write's min count), starting at this delta commit (no base file; the
         log file names them), as Hudi's `initializeNewFileGroupsForPartitionedRLI` does."""
         by_partition: dict[str, list[FileSlice]] = {}
         for fs in slices:
@@ -556,11 +557,12 @@ class MetadataWriter:
         for data_partition, index in records.items():
             if not len(index):
                 continue
-            group = by_partition.get(data_partition) or [
-                FileSlice(RECORD_INDEX_PARTITION, partitioned_file_id(data_partition, i), instant_time)
-                for i in range(NEW_PARTITION_FILE_GROUPS)]
+            known = by_partition.get(data_partition)
+            group = known or [FileSlice(RECORD_INDEX_PARTITION, partitioned_file_id(data_partition, i), instant_time)
+                              for i in range(self.new_partition_file_groups)]
             groups = index.file_groups(len(group))
-            for i in np.unique(groups).tolist():
+            # every new file group gets its log file, those no key maps to too (an empty delete block, as Java's)
+            for i in (range(len(group)) if known is None else np.unique(groups).tolist()):
                 out[(RECORD_INDEX_PARTITION, group[i].file_id)] = (group[i], index.filter(groups == i))
 
     def _cells(self, records: Records) -> tuple[pa.StringArray, pa.BinaryArray, pa.StringArray]:
@@ -578,7 +580,9 @@ class MetadataWriter:
         # A record index's deleted keys go in a delete block, after the data block, as Hudi's log writer puts them.
         keys, values, deletes = self._cells(records)
         blocks = []
-        if len(keys) or not len(deletes):
+        if not len(keys) and not len(deletes) and isinstance(records, IndexRecords):  # a new, empty index file group
+            blocks.append(build_delete_block(keys_table(deletes), instant_time, self.schema))
+        elif len(keys) or not len(deletes):
             content = _hfile_block(keys, values, self.schema, instant_time)
             blocks.append(LogBlock(BlockType.HFILE_DATA, {HeaderKey.INSTANT_TIME: instant_time,
                                                          HeaderKey.SCHEMA: self.schema}, content))

@@ -174,6 +174,12 @@ class WriteClient:
             check_schema_change(old, self.data_schema, f"table {self.location.base_path}")
 
     def _metadata_table(self, timeline: Timeline, *, table_services: bool = False) -> MetadataWriter | None:
+        writer = self._metadata_table_writer(timeline, table_services=table_services)
+        if writer is not None and writer.partitioned_index:  # a data partition new to the index: the write's min
+            writer.new_partition_file_groups = self._record_index_sizing(partitioned=True)["min_file_groups"]
+        return writer
+
+    def _metadata_table_writer(self, timeline: Timeline, *, table_services: bool) -> MetadataWriter | None:
         """Hudi's metadata table, under the table lock: the writer that records this write's commit in it when this
         engine can keep it (`hudi_engine.metadata.writer`: a `files` partition only), else None after disabling it
         the way Hudi does (drop the partitions from `hoodie.properties`, then delete `.hoodie/metadata`), before

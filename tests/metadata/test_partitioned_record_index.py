@@ -152,3 +152,16 @@ def test_kept_through_data_compaction_clean_savepoint_and_restore(tmp_path: Path
     folder = Path(metadata_location(TableLocation.of(str(table))).base_path) / RECORD_INDEX_PARTITION
     assert not any(folder.glob("*record-index-c-*"))
     assert _rows(table)[("a", 1)] == "two"
+
+
+def test_a_new_partition_gets_the_writes_min_file_groups(tmp_path: Path) -> None:
+    table = tmp_path / "t"
+    options = _options("COPY_ON_WRITE", **PRLI, **{"hoodie.metadata.record.level.index.min.filegroup.count": "2"})
+    write_table(feature_rows(list(range(1, 9)), "one"), str(table), options)
+    write_table(_in(feature_rows(list(range(10, 20)), "two"), "c"), str(table), options)
+    folder = Path(metadata_location(TableLocation.of(str(table))).base_path) / RECORD_INDEX_PARTITION
+    groups = {data_partition_of(p.name.lstrip(".").split("_")[0]) for p in folder.iterdir() if "record-index" in p.name}
+    names = {p.name.lstrip(".").split("_")[0] for p in folder.iterdir() if "record-index" in p.name}
+    assert groups == {"a", "b", "c"}
+    assert names == {partitioned_file_id(p, i) for p in ("a", "b", "c") for i in range(2)}
+    assert assert_partitioned_index_matches(table) == 18
