@@ -14,7 +14,13 @@ from hudi_engine import HudiTable
 from hudi_engine.fs_view import FileSystemView
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.column_stats import file_group_index
-from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord, latest_slice_keys
+from hudi_engine.metadata.record_index import (
+    RECORD_INDEX_PARTITION,
+    RecordIndexRecord,
+    data_partition_of,
+    latest_slice_keys,
+    partitioned_file_id,
+)
 from hudi_engine.metadata.table import MetadataTable
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
@@ -220,6 +226,48 @@ def index_of(table: Path) -> tuple[dict[str, RecordIndexRecord], int]:
                 assert isinstance(record, RecordIndexRecord)
                 out[key] = record
     return out, len(slices)
+
+
+def partitioned_index_of(table: Path) -> dict[tuple[str, str], RecordIndexRecord]:
+    """A partitioned record index merged (deleted keys dropped), by (data partition, key); each record checked to lie
+    in a file group of its data partition (`record-index-<escaped partition>-000N-0`, N counted per partition) that
+    its key hashes to."""
+    location = TableLocation.of(str(table))
+    config = TableConfig.load(location)
+    mdt = MetadataTable.load(location, config, Timeline.load(location, layout_for(config)))
+    groups: dict[str, list[str]] = {}
+    for s in mdt.partition_slices(RECORD_INDEX_PARTITION):
+        served = data_partition_of(s.file_id)
+        assert served is not None, s.file_id
+        groups.setdefault(served, []).append(s.file_id)
+    out: dict[tuple[str, str], RecordIndexRecord] = {}
+    for partition, file_ids in groups.items():
+        assert file_ids == [partitioned_file_id(partition, i) for i in range(len(file_ids))], file_ids
+    for s in mdt.partition_slices(RECORD_INDEX_PARTITION):
+        served = data_partition_of(s.file_id)
+        for key, record in mdt.read_slice(s).items():
+            assert groups[served][file_group_index(key, len(groups[served]))] == s.file_id, (key, s.file_id)
+            if not record.is_deleted:
+                assert isinstance(record, RecordIndexRecord) and record.partition == served, (record, s.file_id)
+                out[(served, key)] = record
+    return out
+
+
+def assert_partitioned_index_matches(table: Path) -> int:
+    """The partitioned record index places exactly the live (partition, key) pairs, each in the file group the
+    snapshot finds it in; their number."""
+    index = partitioned_index_of(table)
+    location = TableLocation.of(str(table))
+    config = TableConfig.load(location)
+    want: dict[tuple[str, str], str] = {}
+    for partition, file_id, _, keys in latest_slice_keys(location, Timeline.load(location, layout_for(config))):
+        for k in keys.to_pylist():
+            assert (partition, k) not in want, f"key {k} twice in partition {partition}"
+            want[(partition, k)] = file_id
+    assert index.keys() == want.keys(), (sorted(index.keys() - want.keys()), sorted(want.keys() - index.keys()))
+    wrong = {k: (r.file_id, want[k]) for k, r in index.items() if r.file_id != want[k]}
+    assert not wrong, f"(partition, key): (the index's file group, the snapshot's): {wrong}"
+    return len(index)
 
 
 def snapshot_locations(table: Path) -> dict[str, set[tuple[str, str]]]:

@@ -427,8 +427,14 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
             "metadata/test_record_index.py::test_built_on_request_kept_then_dropped",
             "java_hudi/test_mdt_record_index.py::test_java_upserts_find_every_key_of_the_engines_record_index",
             "java_hudi/test_mdt_record_index.py::test_the_engines_record_index_upserts_on_a_table_java_built"),
+        "the partitioned one (versions 8 and 9: `hoodie.metadata.record.level.index.enable=true` or by Java, kept)": (
+            "metadata/test_partitioned_record_index.py::test_built_kept_and_tagged_with",
+            "metadata/test_partitioned_record_index.py::test_kept_through_the_metadata_tables_compaction_and_a_rollback",
+            "java_hudi/test_mdt_partitioned_record_index.py::test_the_engine_keeps_javas_partitioned_record_index",
+            "java_hudi/test_mdt_partitioned_record_index.py::"
+            "test_java_reads_and_upserts_with_the_engines_partitioned_record_index"),
     }, {
-        "other metadata partitions (secondary and expression indexes, a partitioned record index, stats on version 6: refused by name; `hoodie.metadata.enable=false` deletes the metadata table as Hudi does)": (
+        "other metadata partitions (secondary and expression indexes, stats on version 6: refused by name; `hoodie.metadata.enable=false` deletes the metadata table as Hudi does)": (
             {"hoodie.metadata.index.bloom.filter.enable": "true"},
             "spark/test_writer_conformance.py::test_write_disables_a_metadata_table_first",
             "metadata/test_metadata_writer.py::test_other_metadata_partitions_are_refused_and_enable_false_disables_it",
@@ -446,11 +452,13 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
             "spark/test_writer.py::test_insert_keeps_duplicates_unless_combine_before_insert"),
         "`insert_overwrite`, `insert_overwrite_table`": (
             "spark/test_writer.py::test_insert_overwrite_partition_and_table",),
-        "indexes `SIMPLE`, `BLOOM`, `BUCKET`, `GLOBAL_SIMPLE`, `RECORD_INDEX`": (
+        "indexes `SIMPLE`, `BLOOM`, `BUCKET`, `GLOBAL_SIMPLE`, `RECORD_INDEX`, `RECORD_LEVEL_INDEX`": (
             "spark/test_writer.py::test_bloom_and_bucket_index",
             "spark/test_writer.py::test_global_index_moves_key_between_partitions",
             "spark/test_writer.py::test_record_index_tags_in_spark_tasks",
-            "metadata/test_record_index.py::test_record_index_tags_globally"),
+            "metadata/test_record_index.py::test_record_index_tags_globally",
+            "metadata/test_partitioned_record_index.py::test_built_kept_and_tagged_with",
+            "spark/test_writer.py::test_partitioned_record_index_tags_in_spark_tasks"),
         "Hudi's five payloads or a Python one": (
             "test_merge.py::test_random_sequences_match_the_per_record_model",
             "test_merge.py::test_partial_update_fills_nulls_from_the_other_record",
@@ -459,8 +467,7 @@ MATRIX: dict[str, tuple[dict[str, tuple[Evidence, ...]], dict[str, tuple[Evidenc
         "partial updates": ("write/test_partial_update.py::test_only_update_columns_change_on_stored_keys",),
     }, {
         "bootstrap": ({"hoodie.datasource.write.operation": "bootstrap"},),
-        "HBASE and other indexes": ({"hoodie.index.type": "HBASE"}, {"hoodie.index.type": "GLOBAL_BLOOM"},
-                                    {"hoodie.index.type": "RECORD_LEVEL_INDEX"}),
+        "HBASE and other indexes": ({"hoodie.index.type": "HBASE"}, {"hoodie.index.type": "GLOBAL_BLOOM"}),
         "each Hudi key [options.md](docs/options.md) lists as refused": (
             {"hoodie.log.compaction.enable": "true"},
             "config/test_hudi_keys.py::test_docs_are_the_registry",

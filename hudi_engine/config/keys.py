@@ -73,8 +73,9 @@ METADATA_ENABLE: ConfigOption[bool] = ConfigOption(
     "partition (from a listing of the table) when the table has none this engine keeps, a new table's first write "
     "and an existing table's next write alike, as Hudi's writer does. A metadata table is kept up to date with each "
     "commit, compaction, clean, rollback, restore and archival when it holds files and, besides it, only "
-    "column_stats, partition_stats and bloom_filters (versions 8 and 9) and the global record_index; one with any "
-    "other index partition (secondary or expression indexes, a partitioned record index) is refused by name before "
+    "column_stats, partition_stats and bloom_filters (versions 8 and 9) and the record_index (global, or on versions "
+    "8 and 9 the partitioned one); one with any other index partition (secondary or expression indexes) is refused "
+    "by name before "
     "a write or table service changes a file. false: a write disables (deletes) the table's metadata table as Hudi "
     "does, whatever it holds, and creates none.",
     "table", hudi_default="true")
@@ -118,6 +119,22 @@ METADATA_RECORD_INDEX_GROWTH_FACTOR: ConfigOption[float] = ConfigOption(
     "hoodie.metadata.record.index.growth.factor", Kind.FLOAT, 2.0,
     "A new record index's entries are multiplied by this when sizing its file groups (room to grow).", "table",
     hudi_default="2.0", minimum=1)
+METADATA_PARTITIONED_RECORD_INDEX: ConfigOption[bool] = ConfigOption(
+    "hoodie.metadata.record.level.index.enable", Kind.BOOL, False,
+    "The partitioned (partition-level) record index in the metadata table (Hudi 1.1+; tables of versions 8 and 9 "
+    "with meta fields): per data partition its own file groups, a (partition, key) pair unique. true: a write builds "
+    "the record_index partition from the latest file slices' keys when the metadata table has none (with "
+    "hoodie.metadata.enable=true); false: a write drops a partitioned one. Either way, one the table has (a Java "
+    "writer's) is kept up to date with every commit, a new data partition given its own file groups. "
+    "hoodie.index.type=RECORD_LEVEL_INDEX tags with it.", "table", hudi_default="false")
+METADATA_PARTITIONED_RECORD_INDEX_MIN_FILE_GROUPS: ConfigOption[int] = ConfigOption(
+    "hoodie.metadata.record.level.index.min.filegroup.count", Kind.INT, 1,
+    "The fewest file groups a partitioned record index gives a data partition when it is built.", "table",
+    hudi_default="1", minimum=1, aliases=("hoodie.metadata.partitioned.record.index.min.filegroup.count",))
+METADATA_PARTITIONED_RECORD_INDEX_MAX_FILE_GROUPS: ConfigOption[int] = ConfigOption(
+    "hoodie.metadata.record.level.index.max.filegroup.count", Kind.INT, 10,
+    "The most file groups a partitioned record index gives a data partition when it is built.", "table",
+    hudi_default="10", minimum=1, aliases=("hoodie.metadata.partitioned.record.index.max.filegroup.count",))
 METADATA_COMPACT_MAX_DELTA_COMMITS: ConfigOption[int] = ConfigOption(
     "hoodie.metadata.compact.max.delta.commits", Kind.INT, 10,
     "Delta commits on the metadata table's files partition since its last compaction that trigger its compaction "
@@ -211,8 +228,11 @@ PARTIAL_UPDATE_COLUMNS: ConfigOption[tuple[str, ...]] = ConfigOption(
 
 # ---- index -----------------------------------------------------------------------------------------------------
 INDEX_TYPE: ConfigOption[str] = ConfigOption(
-    "hoodie.index.type", Kind.CHOICE, "SIMPLE", "How incoming keys find their file group.", "index",
-    hudi_default="SIMPLE", choices=("SIMPLE", "BLOOM", "BUCKET", "GLOBAL_SIMPLE", "RECORD_INDEX"),
+    "hoodie.index.type", Kind.CHOICE, "SIMPLE", "How incoming keys find their file group. RECORD_INDEX: the "
+    "metadata table's global record index; RECORD_LEVEL_INDEX: its partitioned one (Hudi 1.1+, "
+    "hoodie.metadata.record.level.index.enable), a key looked up in its partition's file groups of the index.",
+    "index", hudi_default="SIMPLE",
+    choices=("SIMPLE", "BLOOM", "BUCKET", "GLOBAL_SIMPLE", "RECORD_INDEX", "RECORD_LEVEL_INDEX"),
     value_aliases={"GLOBAL_RECORD_LEVEL_INDEX": "RECORD_INDEX"})
 BUCKET_NUM: ConfigOption[int] = ConfigOption(
     "hoodie.bucket.index.num.buckets", Kind.INT, 256, "BUCKET index: buckets (file groups) per partition.", "index",
@@ -651,7 +671,8 @@ WRITE_OPTIONS: tuple[ConfigOption, ...] = (
     METADATA_COLUMN_STATS, METADATA_COLUMN_STATS_COLUMNS, METADATA_COLUMN_STATS_MAX_COLUMNS,
     METADATA_RECORD_INDEX, METADATA_RECORD_INDEX_MIN_FILE_GROUPS, METADATA_RECORD_INDEX_MAX_FILE_GROUPS,
     METADATA_RECORD_INDEX_MAX_FILE_GROUP_SIZE, METADATA_RECORD_INDEX_GROWTH_FACTOR,
-    TABLE_VERSION, POPULATE_META_FIELDS,
+    METADATA_PARTITIONED_RECORD_INDEX, METADATA_PARTITIONED_RECORD_INDEX_MIN_FILE_GROUPS,
+    METADATA_PARTITIONED_RECORD_INDEX_MAX_FILE_GROUPS, TABLE_VERSION, POPULATE_META_FIELDS,
     CDC_ENABLED,
     CDC_LOGGING_MODE, SCHEMA_ON_READ, PREPPED, *TIMEBASED_OPTIONS,
     PAYLOAD_CLASS, COMBINE_BEFORE_INSERT, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_DELETE, PARTIAL_UPDATE_COLUMNS,

@@ -60,6 +60,7 @@ class IndexType(enum.Enum):
     BUCKET = "BUCKET"
     GLOBAL_SIMPLE = "GLOBAL_SIMPLE"
     RECORD_INDEX = "RECORD_INDEX"  # global, by the metadata table's record index
+    RECORD_LEVEL_INDEX = "RECORD_LEVEL_INDEX"  # per partition, by the metadata table's partitioned record index
 
     @property
     def is_global(self) -> bool:

@@ -86,3 +86,14 @@ def write_definitions(location: TableLocation, path: str, raw: Mapping[str, Any]
     folder, name = path.rsplit("/", 1)
     location.storage.delete(Storage.join(folder, f".{name}.crc"))
     location.storage.write_bytes(path, json.dumps(raw, indent=2, separators=(",", " : ")).encode("utf-8"))
+
+
+RECORD_INDEX_NAME = "record_index"  # the record index's definition (MetadataPartitionType.RECORD_INDEX)
+IS_PARTITIONED_OPTION = "isPartitioned"  # HoodieRecordIndex.IS_PARTITIONED_OPTION
+
+
+def is_partitioned_record_index(location: TableLocation, config: TableConfig) -> bool:
+    """The table's record index is Hudi 1.1's partitioned (partition-level) one (`hoodie.metadata.record.level.index
+    .enable`): its definition says `isPartitioned=true`."""
+    definition = load_index_definitions(location, config).get(RECORD_INDEX_NAME)
+    return definition is not None and str(definition.options.get(IS_PARTITIONED_OPTION, "false")).lower() == "true"

@@ -51,6 +51,7 @@ from hudi_engine.metadata.compaction import BASE_WRITE_TOKEN, write_base_file, w
 from hudi_engine.metadata.index_definitions import (
     DEFAULT_INDEX_DEFS_PATH,
     INDEX_DEFS_PATH,
+    IS_PARTITIONED_OPTION,
     drop_definition,
     read_definitions,
     write_definitions,
@@ -61,6 +62,7 @@ from hudi_engine.metadata.record_index import (
     IndexRecords,
     file_group_count,
     latest_slice_keys,
+    partitioned_file_id,
 )
 from hudi_engine.metadata.record_index import (
     initial_records as initial_index_records,
@@ -305,11 +307,6 @@ def _latest_ranges(data: TableLocation, data_timeline: Timeline, index: StatsInd
 
 def _init_partition(location: TableLocation, timeline: Timeline, schema: str, partition: str, instant_time: str,
                     groups: int, records: Sequence[MetadataRecord] | IndexRecords) -> None:
-    storage = location.storage
-    requested = timeline.create_requested(Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED))
-    inflight = timeline.transition_to_inflight(requested, timeline.commit_bytes(
-        CommitMetadata(operation_type=INIT_OPERATION), requested))
-    storage.write_bytes(location.join(f"{partition}/{PARTITION_METAFILE}"), format_partition_metadata(instant_time, 1))
     by_group: dict[int, Sequence[MetadataRecord] | IndexRecords]
     if isinstance(records, IndexRecords):  # split as columns
         at = records.file_groups(groups)
@@ -318,10 +315,22 @@ def _init_partition(location: TableLocation, timeline: Timeline, schema: str, pa
         by_group = {i: [] for i in range(groups)}
         for r, i in zip(records, file_group_indexes([r.key for r in records], groups).tolist(), strict=True):
             by_group[i].append(r)  # type: ignore[union-attr]
+    _init_file_groups(location, timeline, schema, partition, instant_time,
+                      [(f"{_FILE_ID_PREFIX[partition]}-{i:04d}-0", group) for i, group in by_group.items()])
+
+
+def _init_file_groups(location: TableLocation, timeline: Timeline, schema: str, partition: str, instant_time: str,
+                      groups: Sequence[tuple[str, Sequence[MetadataRecord] | IndexRecords]]) -> None:
+    """A delta commit at `instant_time` creating metadata partition `partition`'s file groups (file id, records): a
+    log file with an empty delete block and an HFile base file each."""
+    storage = location.storage
+    requested = timeline.create_requested(Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED))
+    inflight = timeline.transition_to_inflight(requested, timeline.commit_bytes(
+        CommitMetadata(operation_type=INIT_OPERATION), requested))
+    storage.write_bytes(location.join(f"{partition}/{PARTITION_METAFILE}"), format_partition_metadata(instant_time, 1))
     stats = []
     codec = RecordCodec(schema, f"{location.base_path} ({partition})")
-    for i, group in by_group.items():
-        file_id = f"{_FILE_ID_PREFIX[partition]}-{i:04d}-0"
+    for file_id, group in groups:
         created = LogFileName(file_id, instant_time, 1, CREATE_TOKEN)
         storage.write_bytes(location.join(f"{partition}/{created.format()}"),
                             encode_log_file([build_delete_block([], instant_time, schema)]))
@@ -384,22 +393,44 @@ def _partition_init_instant(data_config: TableConfig, data_timeline: Timeline, t
 
 def initialize_record_index(data: TableLocation, data_config: TableConfig, data_timeline: Timeline, *,
                             min_file_groups: int, max_file_groups: int, max_file_group_size: int,
-                            growth_factor: float) -> TableConfig:
+                            growth_factor: float, partitioned: bool = False) -> TableConfig:
     """Add the global `record_index` to the table's metadata table, built from the latest file slices' keys as Hudi's
     `initializeRecordIndexPartition` builds it: a delta commit at a new initialization instant creating its file
     groups (as many as `file_group_count` sizes for the keys; a log file with an empty delete block each) and writing
     their HFile base files (BULK_INSERT); on versions 8 and 9 its index definition (`index.json`, not partitioned);
     last, the partition in `hoodie.table.metadata.partitions`. Leftovers of an interrupted attempt are removed first.
-    Refused, before anything is written, on a table without meta fields or whose keys are not unique."""
+    Refused, before anything is written, on a table without meta fields or whose keys are not unique.
+
+    `partitioned`: Hudi 1.1's partitioned record index instead (`initializeFilegroupsAndCommitToPartitioned
+    RecordIndexPartition`, versions 8 and 9): per data partition its own file groups (`partitioned_file_id`, sized by
+    that partition's keys within the min and max), keys unique within a partition, `isPartitioned=true`."""
+    if partitioned and data_config.version < 8:
+        raise MetadataTableError(f"table {data.base_path}: the partitioned record index is Hudi 1.1's, kept on tables "
+                                 f"of versions 8 and 9, not {data_config.version}")
     if not data_config.populate_meta_fields:
         raise MetadataTableError(f"table {data.base_path}: a record index needs the meta fields "
                                  "(hoodie.populate.meta.fields=true); this engine reads keys from _hoodie_record_key")
     if RECORD_INDEX_PARTITION in data_config.metadata_partitions:
         return data_config
     location = metadata_location(data)
-    records = initial_index_records(latest_slice_keys(data, data_timeline), data_config.local_instant_times)
-    groups = file_group_count(len(records), min_count=min_file_groups, max_count=max_file_groups,
-                              max_file_group_size=max_file_group_size, growth_factor=growth_factor)
+
+    def sized(records: IndexRecords) -> int:
+        return file_group_count(len(records), min_count=min_file_groups, max_count=max_file_groups,
+                                max_file_group_size=max_file_group_size, growth_factor=growth_factor)
+
+    slices = list(latest_slice_keys(data, data_timeline))
+    groups: list[tuple[str, IndexRecords]] = []
+    if partitioned:  # one index per data partition, each sized for its own keys
+        for partition in sorted({s[0] for s in slices}):
+            records = initial_index_records([s for s in slices if s[0] == partition], data_config.local_instant_times)
+            count = sized(records)
+            at = records.file_groups(count)
+            groups += [(partitioned_file_id(partition, i), records.filter(at == i)) for i in range(count)]
+    else:
+        records = initial_index_records(slices, data_config.local_instant_times)
+        count = sized(records)
+        at = records.file_groups(count)
+        groups = [(f"{FILE_ID_PREFIX}-{i:04d}-0", records.filter(at == i)) for i in range(count)]
     timeline = writing_timeline(Timeline.load(location), data_config)
     for pending in timeline.instants:  # an interrupted initialization of ours
         if not pending.is_completed and pending.action is Action.DELTA_COMMIT and _is_init_instant(pending.timestamp):
@@ -407,8 +438,8 @@ def initialize_record_index(data: TableLocation, data_config: TableConfig, data_
     data.storage.delete_dir(location.join(RECORD_INDEX_PARTITION))
     timeline = writing_timeline(Timeline.load(location), data_config)
     instant_time = _partition_init_instant(data_config, data_timeline, timeline)
-    _init_partition(location, timeline, record_schema(data_config.version), RECORD_INDEX_PARTITION, instant_time,
-                    groups, records)
+    _init_file_groups(location, timeline, record_schema(data_config.version), RECORD_INDEX_PARTITION, instant_time,
+                      groups)
     props: dict[str, str | None] = {"hoodie.table.metadata.partitions": ",".join(
         sorted({*data_config.metadata_partitions, RECORD_INDEX_PARTITION})),
         "hoodie.table.metadata.partitions.inflight": None}
@@ -418,7 +449,8 @@ def initialize_record_index(data: TableLocation, data_config: TableConfig, data_
             path, raw = found
             raw.setdefault("indexDefinitions", {})[RECORD_INDEX_PARTITION] = {
                 "indexName": RECORD_INDEX_PARTITION, "indexType": RECORD_INDEX_PARTITION, "indexFunction": "",
-                "sourceFields": [], "indexOptions": {"isPartitioned": "false"}, "version": "V1"}
+                "sourceFields": [], "indexOptions": {IS_PARTITIONED_OPTION: str(partitioned).lower()},
+                "version": "V1"}
             write_definitions(data, path, raw)
         props[INDEX_DEFS_PATH] = data_config.get(INDEX_DEFS_PATH) or DEFAULT_INDEX_DEFS_PATH
     saved = data_config.with_props(props)

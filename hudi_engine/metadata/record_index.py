@@ -27,6 +27,12 @@ A commit's records (`records_for_commit`, Hudi 1.2's `convertMetadataToRecordInd
   the write.
 Cleans record nothing; a rollback rolls the commit's delta commit back (`writer`).
 
+Hudi 1.1's partitioned record index (`hoodie.metadata.record.level.index.enable`, index.json `isPartitioned=true`;
+`partitioned_records_for_commit`): the same records, computed per data partition (a key may live in two partitions,
+so a write and a delete of one key in two partitions both stand), kept in per-partition file groups
+(`partitioned_file_id`: `record-index-<escaped partition>-000N-0`); a key's file group is its hash mod the count of
+its partition's groups (`writer.MetadataWriter._partitioned_groups`).
+
 Keys are handled as arrow columns (`IndexRecords`), never one Python object per key: a base file's keys are diffed
 against its previous base file's by one dictionary encoding of both (`_diff`), and a file whose write stat carries
 the keys its write handle added and removed (`WriteStat.record_keys`, reported on a table that keeps a record index)
@@ -60,6 +66,7 @@ from hudi_engine.io.log_block import BlockType, data_block_records, delete_block
 from hudi_engine.io.log_format import read_log_blocks
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.column_stats import file_group_indexes
+from hudi_engine.partition_path import escape_path_name, unescape_path_name
 from hudi_engine.payload import payload_for
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata
@@ -78,6 +85,21 @@ AVERAGE_RECORD_SIZE = 48  # HoodieTableMetadataUtil.RECORD_INDEX_AVERAGE_RECORD_
 _REPLACING = ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE", "DELETE_PARTITION")
 _NO_KEYS_MOVE = ("COMPACT", "LOG_COMPACT")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# A partitioned record index's file groups: record-index-<escaped data partition>-000N-0 (N counted per partition)
+_PARTITIONED_FILE_ID = re.compile(r"^record-index-(.*)-(\d{4,})-0$")
+
+
+def partitioned_file_id(partition: str, index: int) -> str:
+    """File group `index` of data partition `partition` in a partitioned record index: the partition escaped as
+    Hudi escapes partition values (`=` is `%3D`, `/` is `%2F`), as Java 1.2 names them."""
+    return f"{FILE_ID_PREFIX}-{escape_path_name(partition) if partition else ''}-{index:04d}-0"
+
+
+def data_partition_of(file_id: str) -> str | None:
+    """The data partition a partitioned record index's file group serves; None for a global one's
+    (`record-index-000N-0`)."""
+    match = _PARTITIONED_FILE_ID.match(file_id)
+    return None if match is None else unescape_path_name(match.group(1))
 
 
 def _signed64(value: int) -> int:
@@ -439,13 +461,42 @@ def records_for_commit(location: TableLocation, commit: CommitMetadata, instant_
     partition's files before the commit (to find a rewritten file group's previous base file); `replaced_keys(
     partition, file_id)`: the live keys of a file group the commit replaces; `read_index(keys)`: the index's records
     of those keys now. Keys are diffed as arrow columns (`pyarrow.compute.is_in`), never one by one."""
+    batches = _commit_batches(location, commit, instant_time, local, listing, replaced_keys,
+                              lambda _partition, keys: read_index(keys), partitioned=False)
+    return batches.get("", _Batch()).records()
+
+
+def partitioned_records_for_commit(location: TableLocation, commit: CommitMetadata, instant_time: str, local: bool,
+                                   listing: Callable[[str], Mapping[str, int]],
+                                   replaced_keys: Callable[[str, str], pa.Array | Iterable[str]],
+                                   read_index: Callable[[str, list[str]], Mapping[str, Any]]
+                                   ) -> dict[str, IndexRecords]:
+    """`records_for_commit` for a partitioned record index (module doc), by data partition: a key is written and
+    deleted within the data partition of the file that holds it (the same key may live in two partitions), and
+    `read_index(partition, keys)` reads the index of one partition."""
+    batches = _commit_batches(location, commit, instant_time, local, listing, replaced_keys, read_index,
+                              partitioned=True)
+    return {partition: batch.records() for partition, batch in sorted(batches.items())}
+
+
+def _commit_batches(location: TableLocation, commit: CommitMetadata, instant_time: str, local: bool,
+                    listing: Callable[[str], Mapping[str, int]],
+                    replaced_keys: Callable[[str, str], pa.Array | Iterable[str]],
+                    read_index: Callable[[str, list[str]], Mapping[str, Any]], *, partitioned: bool
+                    ) -> dict[str, _Batch]:
+    """A commit's keys as batches: one ("") for a global index, one per data partition for a partitioned one."""
     operation = commit.operation_type or ""
-    batch = _Batch()
+    batches: dict[str, _Batch] = {}
+
+    def batch_of(partition: str) -> _Batch:
+        return batches.setdefault(partition if partitioned else "", _Batch())
+
     if operation in _NO_KEYS_MOVE:
-        return batch.records()
+        return batches
     millis = instant_millis(instant_time, local)
     logged: list[tuple[str, str, pa.StringArray, pa.StringArray]] = []
     for partition, stats in commit.partition_to_write_stats.items():
+        batch = batch_of(partition)
         for stat in stats:
             if stat.path is None or stat.file_id is None:
                 continue
@@ -479,14 +530,19 @@ def records_for_commit(location: TableLocation, commit: CommitMetadata, instant_
             added, removed = _diff(keys, previous)
             batch.write(added, partition, stat.file_id, millis)
             batch.delete(removed)
-    if logged:
-        asked = pc.unique(pa.concat_arrays([k for _, _, d, x in logged for k in (d, x)]))
-        known = read_index(sorted(asked.to_pylist(), key=lambda k: k.encode("utf-8")))
+    # a global index is read once for all logged keys; a partitioned one once per data partition
+    by_index: dict[str, list[tuple[str, str, pa.StringArray, pa.StringArray]]] = {}
+    for entry in logged:
+        by_index.setdefault(entry[0] if partitioned else "", []).append(entry)
+    for scope, entries in sorted(by_index.items()):
+        asked = pc.unique(pa.concat_arrays([k for _, _, d, x in entries for k in (d, x)]))
+        known = read_index(scope, sorted(asked.to_pylist(), key=lambda k: k.encode("utf-8")))
         at: dict[tuple[str, str], list[str]] = {}
         for k, r in known.items():
             at.setdefault((r.partition, r.file_id), []).append(k)
-        for partition, file_id, data_keys, delete_keys in logged:
+        for partition, file_id, data_keys, delete_keys in entries:
             here = pa.array(at.get((partition, file_id), []), pa.string())
+            batch = batch_of(partition)
             batch.write(_not_in(data_keys, here), partition, file_id, millis)
             gone = _not_in(delete_keys, data_keys)
             batch.delete(gone.filter(pc.is_in(gone, value_set=here)))
@@ -494,8 +550,9 @@ def records_for_commit(location: TableLocation, commit: CommitMetadata, instant_
         for partition, file_ids in (commit.partition_to_replace_file_ids or {}).items():
             for file_id in file_ids:
                 replaced = replaced_keys(partition, file_id)
-                batch.delete(replaced if isinstance(replaced, pa.Array) else pa.array(list(replaced), pa.string()))
-    return batch.records()
+                batch_of(partition).delete(
+                    replaced if isinstance(replaced, pa.Array) else pa.array(list(replaced), pa.string()))
+    return batches
 
 
 def _previous_base_file(files: Mapping[str, int], file_id: str, prev_commit: str, written: str) -> str | None:

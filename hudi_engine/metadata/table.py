@@ -47,7 +47,7 @@ from hudi_engine.metadata.column_stats import (
     column_key_prefix,
     file_group_index,
 )
-from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord
+from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord, data_partition_of
 from hudi_engine.metadata.records import (
     ALL_PARTITIONS_KEY,
     FILES_PARTITION,
@@ -120,6 +120,7 @@ class MetadataTable:
         self.location = location
         self.config = config
         self.timeline = timeline
+        self._index_groups: dict[str, list[FileSlice]] | None = None  # a partitioned record index's, by data partition
 
     @staticmethod
     def load(data: TableLocation, data_config: TableConfig, data_timeline: Timeline) -> MetadataTable:
@@ -294,6 +295,27 @@ class MetadataTable:
         """The records of `keys` in metadata partition `partition`, merged, tombstones dropped: only the file groups
         the keys map to are read, their base files by lookup."""
         slices = self.partition_slices(partition)
+        by_group: dict[int, list[str]] = {}
+        for k in keys:
+            by_group.setdefault(file_group_index(k, len(slices)), []).append(k)
+        out: dict[str, MetadataRecord] = {}
+        for index, wanted in sorted(by_group.items()):
+            out.update({k: r for k, r in self.read_slice(slices[index], keys=wanted).items() if not r.is_deleted})
+        return out
+
+    def read_partitioned_keys(self, data_partition: str, keys: Collection[str]) -> dict[str, MetadataRecord]:
+        """The partitioned record index's records of `keys` in data partition `data_partition`, merged, tombstones
+        dropped: the keys map to that partition's file groups only (`lookupRecordsInDataTablePartition`). None
+        found when the partition has no file group yet."""
+        if self._index_groups is None:  # listed once per load: tagging asks once per data partition
+            self._index_groups = {}
+            for fs in self.partition_slices(RECORD_INDEX_PARTITION):
+                served = data_partition_of(fs.file_id)
+                if served is not None:
+                    self._index_groups.setdefault(served, []).append(fs)
+        slices = self._index_groups.get(data_partition, [])
+        if not slices:
+            return {}
         by_group: dict[int, list[str]] = {}
         for k in keys:
             by_group.setdefault(file_group_index(k, len(slices)), []).append(k)

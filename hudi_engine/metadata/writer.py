@@ -3,8 +3,8 @@
 
 A metadata table is kept only when it is one this engine can keep whole: `hoodie.table.metadata.partitions` lists
 `files`, and besides it at most `column_stats`, `partition_stats` and `bloom_filters` on a table of version 8 or 9
-(their records: `stats_index`) and the global `record_index` of a table with meta fields (its records:
-`record_index`; no partitioned record index, secondary index, ... whose records we do not compute), nothing is
+(their records: `stats_index`) and the `record_index` of a table with meta fields, global or (versions 8 and 9)
+partitioned (its records: `record_index`; no secondary index, ... whose records we do not compute), nothing is
 being built
 (`...partitions.inflight` empty), the metadata table is of the data table's version, has no pending instant (but
 those of the action being retried) and one `files` file group with its base file. Otherwise the action disables it
@@ -77,11 +77,14 @@ from hudi_engine.metadata.column_stats import (
     PARTITION_STATS_PARTITION,
     file_group_indexes,
 )
-from hudi_engine.metadata.index_definitions import load_index_definitions
+from hudi_engine.metadata.index_definitions import is_partitioned_record_index
 from hudi_engine.metadata.record_index import (
     RECORD_INDEX_PARTITION,
     IndexRecords,
+    data_partition_of,
     keys_table,
+    partitioned_file_id,
+    partitioned_records_for_commit,
     slice_keys,
 )
 from hudi_engine.metadata.record_index import records_for_commit as index_records_for_commit
@@ -121,7 +124,12 @@ WRITE_TOKEN = "0-1-0"
 ROLLBACK_SUFFIX = "006"  # HoodieTableMetadataUtil.OperationSuffix.ROLLBACK: a v6 metadata rollback's instant suffix
 RESTORE_SUFFIX = "003"  # OperationSuffix.RESTORE: a v6 restore's files-partition sync (createRestoreTimestamp)
 _MILLIS = 17  # a millisecond instant time's length (metadata instants may carry a 3-digit suffix)
-Records = Sequence[MetadataRecord] | IndexRecords  # a metadata partition's records of one action
+# a metadata partition's records of one action (a partitioned record index's: by data partition)
+Records = Sequence[MetadataRecord] | IndexRecords | dict[str, IndexRecords]
+# File groups a partitioned record index gets for a data partition it has none for: Hudi's default
+# hoodie.metadata.record.level.index.min.filegroup.count, which its writer gives every new partition (a write sets
+# the count it is given: `MetadataWriter.new_partition_file_groups`).
+NEW_PARTITION_FILE_GROUPS = 1
 
 
 def _hfile_block(keys: pa.StringArray, values: pa.BinaryArray, schema: str, instant_time: str) -> bytes:
@@ -140,7 +148,7 @@ def refuse_unmaintained(location: TableLocation, config: TableConfig, action: st
     if config.version < 8:  # Hudi 0.15's column stats and bloom filters: kept on versions 8 and 9 only
         other += [p for p in listed if p in (COLUMN_STATS_PARTITION, BLOOM_FILTERS_PARTITION, PARTITION_STATS_PARTITION)]
     if RECORD_INDEX_PARTITION in listed and config.populate_meta_fields and record_index_refusal(location, config):
-        other.append(f"{RECORD_INDEX_PARTITION} (partitioned)")  # Hudi 1.1's hoodie.metadata.record.level.index
+        other.append(f"{RECORD_INDEX_PARTITION} (partitioned)")  # Hudi 1.1's, on a table it cannot be on
     if other:
         raise MetadataTableError(
             f"table {location.base_path}: {action}: its metadata table has the index partitions {other}, which this "
@@ -210,16 +218,16 @@ def keep_through_rollback(location: TableLocation) -> MetadataUpdate:
 
 
 def record_index_refusal(data: TableLocation, data_config: TableConfig) -> str:
-    """Why this engine cannot keep the table's record index, or "": the partitioned variant (Hudi 1.1's
-    `hoodie.metadata.record.level.index.enable`, index.json's `isPartitioned`), or a table without meta fields
-    (the engine reads keys from `_hoodie_record_key`)."""
+    """Why this engine cannot keep the table's record index, or "": a table without meta fields (the engine reads
+    keys from `_hoodie_record_key`), or the partitioned variant (Hudi 1.1's `hoodie.metadata.record.level.index
+    .enable`, index.json's `isPartitioned`) on a table below version 8 (Hudi 1.1 writes it on versions 8 and 9;
+    its file groups are per data partition, `record_index.partitioned_file_id`)."""
     if not data_config.populate_meta_fields:
         return (f"{RECORD_INDEX_PARTITION} on a table without meta fields (hoodie.populate.meta.fields=false): this "
                 "engine keeps the record index of tables with meta fields only")
-    definition = load_index_definitions(data, data_config).get(RECORD_INDEX_PARTITION)
-    if definition is not None and str(definition.options.get("isPartitioned", "false")).lower() == "true":
-        return (f"{RECORD_INDEX_PARTITION} is partitioned (hoodie.metadata.record.level.index.enable): this engine "
-                "keeps the global record index only")
+    if data_config.version < 8 and is_partitioned_record_index(data, data_config):
+        return (f"{RECORD_INDEX_PARTITION} is partitioned (hoodie.metadata.record.level.index.enable) on a table of "
+                f"version {data_config.version}: Hudi 1.1 keeps it on versions 8 and 9 only")
     return ""
 
 
@@ -230,8 +238,10 @@ class MetadataWriter:
         self.table = table
         self.schema = schema
         self.stats = stats
-        self.record_index = RECORD_INDEX_PARTITION in table.data_config.metadata_partitions
         self.codec = RecordCodec(schema, f"{table.location.base_path} (its files base file)")
+        self.record_index = RECORD_INDEX_PARTITION in table.data_config.metadata_partitions
+        self.partitioned_index = self.record_index and is_partitioned_record_index(table.data, table.data_config)
+        self.new_partition_file_groups = NEW_PARTITION_FILE_GROUPS
         self.slices: dict[str, list[FileSlice]] = {}
         self._load_slices()
 
@@ -244,7 +254,8 @@ class MetadataWriter:
         self.slices = {p: ([self.table.files_slice()] if p == FILES_PARTITION else self.table.partition_slices(p))
                        for p in self.table.data_config.metadata_partitions}
         for partition, slices in self.slices.items():
-            if not slices:
+            # a partitioned record index has file groups for the data partitions it has seen: none at first
+            if not slices and not (partition == RECORD_INDEX_PARTITION and self.partitioned_index):
                 raise MetadataTableError(f"{self.table.location.join(partition)}: metadata partition {partition!r} "
                                          "has no file group; let Java Hudi rebuild it, or disable the metadata table")
 
@@ -304,9 +315,11 @@ class MetadataWriter:
         if self.record_index:
             assert before is not None
             data_timeline = self.table.data_timeline
-            records[RECORD_INDEX_PARTITION] = index_records_for_commit(
-                data, commit, instant_time, data_config.local_instant_times, before.files,
-                lambda partition, file_id: slice_keys(data, data_timeline, partition, file_id),
+            replaced = lambda partition, file_id: slice_keys(data, data_timeline, partition, file_id)  # noqa: E731
+            records[RECORD_INDEX_PARTITION] = partitioned_records_for_commit(
+                data, commit, instant_time, data_config.local_instant_times, before.files, replaced,
+                self.table.read_partitioned_keys) if self.partitioned_index else index_records_for_commit(
+                data, commit, instant_time, data_config.local_instant_times, before.files, replaced,
                 lambda keys: self.table.read_keys(RECORD_INDEX_PARTITION, keys))
         if self.stats is not None:
             assert before is not None
@@ -480,7 +493,7 @@ class MetadataWriter:
         if newer:
             raise MetadataTableError(f"{location.base_path}: {newer[0]} is at or after the data instant "
                                      f"{instant_time}; a metadata delta commit must be the newest")
-        groups = self._by_file_group(records)
+        groups = self._by_file_group(records, instant_time)
         requested = timeline.create_requested(Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED))
         workload = CommitMetadata(operation_type=OPERATION)
         for partition, fs, group in groups:
@@ -500,27 +513,57 @@ class MetadataWriter:
         self._reload()
         return completed
 
-    def _by_file_group(self, records: Mapping[str, Records]) -> list[tuple[str, FileSlice, Records]]:
+    def _by_file_group(self, records: Mapping[str, Records], instant_time: str
+                       ) -> list[tuple[str, FileSlice, Records]]:
         """`records` by (partition, latest slice of the file group its key maps to), each sorted by key. The record
-        index's (`IndexRecords`, in key order) are split as columns."""
-        out: dict[tuple[str, int], Records] = {}
+        index's (`IndexRecords`, in key order) are split as columns; a partitioned one's per data partition
+        (`_partitioned_groups`)."""
+        out: dict[tuple[str, str], tuple[FileSlice, Records]] = {}
         for partition, recs in records.items():
             slices = self.slices.get(partition)
             if slices is None:
                 raise MetadataTableError(f"{self.table.location.base_path}: records for metadata partition "
                                          f"{partition!r}, which the table does not list")
+            if partition == RECORD_INDEX_PARTITION and isinstance(recs, dict):
+                self._partitioned_groups(recs, slices, instant_time, out)
+                continue
             if partition == RECORD_INDEX_PARTITION:
                 index = recs if isinstance(recs, IndexRecords) else IndexRecords.of(recs)  # type: ignore[arg-type]
                 groups = index.file_groups(len(slices))
                 for i in np.unique(groups).tolist():
-                    out[(partition, i)] = index.filter(groups == i)
+                    out[(partition, slices[i].file_id)] = (slices[i], index.filter(groups == i))
                 continue
+            assert not isinstance(recs, dict | IndexRecords)  # an index's records are the record_index partition's
             by_group: dict[int, list[MetadataRecord]] = {}
             for r, i in zip(recs, file_group_indexes([r.key for r in recs], len(slices)).tolist(), strict=True):
                 by_group.setdefault(i, []).append(r)
             for i, group in by_group.items():
-                out[(partition, i)] = sorted(group, key=lambda r: r.key.encode("utf-8"))
-        return [(p, self.slices[p][i], v) for (p, i), v in sorted(out.items())]
+                out[(partition, slices[i].file_id)] = (slices[i], sorted(group, key=lambda r: r.key.encode("utf-8")))
+        return [(p, fs, v) for (p, _), (fs, v) in sorted(out.items())]
+
+    def _partitioned_groups(self, records: Mapping[str, IndexRecords], slices: list[FileSlice], instant_time: str,
+                            out: dict[tuple[str, str], tuple[FileSlice, Records]]) -> None:
+        """A partitioned record index's records (by data partition) into `out` by file group: a key maps among its
+        data partition's file groups (`getRecordTaggerPartitionedRLI`). A data partition without file groups (new
+        in this commit) gets `new_partition_file_groups` new ones (the write's min count), starting at this delta commit (no base file; the
+        log file names them), as Hudi's `initializeNewFileGroupsForPartitionedRLI` does."""
+        by_partition: dict[str, list[FileSlice]] = {}
+        for fs in slices:
+            served = data_partition_of(fs.file_id)
+            if served is None:
+                raise MetadataTableError(f"{fs.file_id}: a global record index's file group in a partitioned record "
+                                         "index; let Java Hudi rebuild the metadata table, or disable it")
+            by_partition.setdefault(served, []).append(fs)
+        for data_partition, index in records.items():
+            if not len(index):
+                continue
+            known = by_partition.get(data_partition)
+            group = known or [FileSlice(RECORD_INDEX_PARTITION, partitioned_file_id(data_partition, i), instant_time)
+                              for i in range(self.new_partition_file_groups)]
+            groups = index.file_groups(len(group))
+            # every new file group gets its log file, those no key maps to too (an empty delete block, as Java's)
+            for i in (range(len(group)) if known is None else np.unique(groups).tolist()):
+                out[(RECORD_INDEX_PARTITION, group[i].file_id)] = (group[i], index.filter(groups == i))
 
     def _cells(self, records: Records) -> tuple[pa.StringArray, pa.BinaryArray, pa.StringArray]:
         """The data block's keys and values, and the delete block's keys (a record index's lost keys), as columns."""
@@ -528,6 +571,7 @@ class MetadataWriter:
             deleted = records.deleted
             return (records.keys.filter(pa.array(~deleted)), records.values(self.codec.encode),
                     records.keys.filter(pa.array(deleted)))
+        assert not isinstance(records, dict)  # split by file group before (`_by_file_group`)
         return (pa.array([r.key for r in records], pa.string()),
                 pa.array([self.codec.encode(r) for r in records], pa.binary()), pa.array([], pa.string()))
 
@@ -536,7 +580,9 @@ class MetadataWriter:
         # A record index's deleted keys go in a delete block, after the data block, as Hudi's log writer puts them.
         keys, values, deletes = self._cells(records)
         blocks = []
-        if len(keys) or not len(deletes):
+        if not len(keys) and not len(deletes) and isinstance(records, IndexRecords):  # a new, empty index file group
+            blocks.append(build_delete_block(keys_table(deletes), instant_time, self.schema))
+        elif len(keys) or not len(deletes):
             content = _hfile_block(keys, values, self.schema, instant_time)
             blocks.append(LogBlock(BlockType.HFILE_DATA, {HeaderKey.INSTANT_TIME: instant_time,
                                                          HeaderKey.SCHEMA: self.schema}, content))

@@ -10,6 +10,9 @@ again where it matters (MOR: a key must be in the base file to be logged as an u
 never turn an insert into an update.
 
 BUCKET: the key's hash names its bucket; the partition's file group of that bucket number, if it exists.
+
+RECORD_LEVEL_INDEX: the metadata table's partitioned record index (Hudi 1.1+): each partition's keys looked up in
+that partition's file groups of the index (`MetadataTable.read_partitioned_keys`); a key it does not hold is new.
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ from hudi_engine.write.bucket_assigner import SliceInfo
 
 if TYPE_CHECKING:
     from hudi_engine.file_slice_reader import SliceReadContext
+    from hudi_engine.metadata.table import MetadataTable
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,16 @@ def tag(spec: TagSpec, keys: pa.Array, partitions: pa.Array, skip: Callable[[str
                 lookup[list(by_number)] = list(by_number.values())
                 file_ids[rows] = lookup[numbers[rows]]
         return Tags(pa.array(file_ids, pa.string()), pa.array(numbers.astype(np.int32)))
+    if spec.index_type is IndexType.RECORD_LEVEL_INDEX:  # each partition's keys in its file groups of the index
+        mdt = _partitioned_index(spec, storage)
+        for code, partition in enumerate(parts.dictionary.to_pylist()):
+            if skip is not None and skip(partition):
+                continue
+            rows = np.flatnonzero(codes == code)
+            wanted = keys.take(pa.array(rows)).to_pylist()
+            found = mdt.read_partitioned_keys(partition, set(wanted))
+            file_ids[rows] = [found[k].file_id if k in found else None for k in wanted]  # type: ignore[attr-defined]
+        return Tags(pa.array(file_ids, pa.string()))
     for code, partition in enumerate(parts.dictionary.to_pylist()):
         if skip is not None and skip(partition):
             continue
@@ -341,6 +355,7 @@ def record_index_locations(storage_uri: str, base_path: str, instant: str, keys:
     """Key -> (partition, file id) of `keys` that the table's record index holds: only the index's file groups the
     keys hash to are read (their base files by key lookup), so the cost follows the batch (Hudi's
     `SparkMetadataTableRecordIndex`). The metadata table is listed once per Python worker and write."""
+    from hudi_engine.metadata.index_definitions import is_partitioned_record_index
     from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION
     from hudi_engine.metadata.table import MetadataTable
     from hudi_engine.table_config import TableConfig
@@ -356,8 +371,35 @@ def record_index_locations(storage_uri: str, base_path: str, instant: str, keys:
                              f"no {RECORD_INDEX_PARTITION} (hoodie.table.metadata.partitions: "
                              f"{config.metadata_partitions}); write with "
                              "hoodie.metadata.global.record.level.index.enable=true to build it")
+        if is_partitioned_record_index(location, config):  # its keys are not spread over one set of file groups
+            raise WriteError(f"table {base_path}: hoodie.index.type=RECORD_INDEX tags with a global record index, "
+                             "but the table's record index is partitioned (hoodie.metadata.record.level.index.enable)"
+                             "; write with hoodie.index.type=RECORD_LEVEL_INDEX, as Hudi does")
         return MetadataTable.load(location, config, Timeline.load(location))
 
     mdt = _CACHE.get(("record_index", instant, base_path), load)
     found = mdt.read_keys(RECORD_INDEX_PARTITION, keys) if keys else {}
     return {k: (r.partition, r.file_id) for k, r in found.items()}
+
+
+def _partitioned_index(spec: TagSpec, storage: Storage) -> "MetadataTable":
+    """The metadata table whose partitioned record index RECORD_LEVEL_INDEX tags with, listed once per Python worker
+    and write; refused naming the option when the table has no partitioned record index."""
+    from hudi_engine.metadata.index_definitions import is_partitioned_record_index
+    from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION
+    from hudi_engine.metadata.table import MetadataTable
+    from hudi_engine.table_config import TableConfig
+    from hudi_engine.timeline import Timeline
+
+    location = TableLocation(storage, spec.base_path, spec.storage_uri)
+
+    def load() -> MetadataTable:
+        config = TableConfig.load(location)
+        if RECORD_INDEX_PARTITION not in config.metadata_partitions or not is_partitioned_record_index(location, config):
+            raise WriteError(f"table {spec.base_path}: hoodie.index.type=RECORD_LEVEL_INDEX tags with the metadata "
+                             "table's partitioned record index, which the table does not have (hoodie.table.metadata."
+                             f"partitions: {config.metadata_partitions}); build it with Java Hudi "
+                             "(hoodie.metadata.record.level.index.enable=true), or write with another index type")
+        return MetadataTable.load(location, config, Timeline.load(location))
+
+    return _CACHE.get(("partitioned_record_index", spec.instant, spec.base_path), load)

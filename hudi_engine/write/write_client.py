@@ -33,6 +33,7 @@ from hudi_engine.internal_schema import LATEST_SCHEMA, ColumnIds, CommitSchema, 
 from hudi_engine.location import TableLocation
 from hudi_engine.meta_client import MetaClient
 from hudi_engine.metadata.column_stats import COLUMN_STATS_PARTITION
+from hudi_engine.metadata.index_definitions import is_partitioned_record_index
 from hudi_engine.metadata.initialization import (
     drop_record_index,
     drop_stats,
@@ -173,6 +174,12 @@ class WriteClient:
             check_schema_change(old, self.data_schema, f"table {self.location.base_path}")
 
     def _metadata_table(self, timeline: Timeline, *, table_services: bool = False) -> MetadataWriter | None:
+        writer = self._metadata_table_writer(timeline, table_services=table_services)
+        if writer is not None and writer.partitioned_index:  # a data partition new to the index: the write's min
+            writer.new_partition_file_groups = self._record_index_sizing(partitioned=True)["min_file_groups"]
+        return writer
+
+    def _metadata_table_writer(self, timeline: Timeline, *, table_services: bool) -> MetadataWriter | None:
         """Hudi's metadata table, under the table lock: the writer that records this write's commit in it when this
         engine can keep it (`hudi_engine.metadata.writer`: a `files` partition only), else None after disabling it
         the way Hudi does (drop the partitions from `hoodie.properties`, then delete `.hoodie/metadata`), before
@@ -198,7 +205,18 @@ class WriteClient:
                     f"record index, but the write turns it off ({K.METADATA_RECORD_INDEX.key}=false or "
                     f"{K.METADATA_ENABLE.key}=false); remove that, or pick another index")
             record_index = True
-        if record_index and table_services and not self.table_config.populate_meta_fields:
+        raw_partitioned = self.config.given.get(K.METADATA_PARTITIONED_RECORD_INDEX.key)
+        partitioned = None if raw_partitioned is None else K.METADATA_PARTITIONED_RECORD_INDEX.parse(raw_partitioned)
+        if self.config.index.type is IndexType.RECORD_LEVEL_INDEX:  # built when missing, as for RECORD_INDEX
+            if partitioned is False or not enable:
+                raise MetadataTableError(
+                    f"table {self.location.base_path}: hoodie.index.type=RECORD_LEVEL_INDEX tags with the metadata "
+                    f"table's partitioned record index, but the write turns it off "
+                    f"({K.METADATA_PARTITIONED_RECORD_INDEX.key}=false or {K.METADATA_ENABLE.key}=false); remove "
+                    "that, or pick another index")
+            partitioned = True
+        wanted = self._record_index_kind(record_index, partitioned)
+        if wanted and table_services and not self.table_config.populate_meta_fields:
             raise MetadataTableError(f"table {self.location.base_path}: a record index needs the meta fields "
                                      f"(hoodie.populate.meta.fields=true); remove {K.METADATA_RECORD_INDEX.key}")
         # On (by default) and missing, or one this engine cannot keep: created when the write starts, as Hudi's
@@ -241,27 +259,30 @@ class WriteClient:
                 changed = False
             if changed:
                 writer = keep_or_disable(self.location, self.table_config, timeline, action)
-        if writer is not None and table_services and record_index is not None:
+        if writer is not None and table_services and wanted is not None:
             has = RECORD_INDEX_PARTITION in self.table_config.metadata_partitions
-            if record_index and not has:  # built from the latest slices' keys before the write, as Hudi does
+            if wanted and not has:  # built from the latest slices' keys before the write, as Hudi does
                 self.table_config = initialize_record_index(
-                    self.location, self.table_config, timeline, **self._record_index_sizing())
-            elif not record_index and has:  # turned off: dropped, as Hudi drops it
+                    self.location, self.table_config, timeline,
+                    **self._record_index_sizing(partitioned=wanted == "partitioned"))
+            elif not wanted and has:  # turned off: dropped, as Hudi drops it
                 self.table_config = drop_record_index(self.location, self.table_config)
             else:
                 return writer
             writer = keep_or_disable(self.location, self.table_config, timeline, action)
         return writer
 
-    def _record_index_sizing(self) -> dict[str, Any]:
-        """A new record index's file-group sizing, from the write's options (Hudi's defaults)."""
+    def _record_index_sizing(self, *, partitioned: bool = False) -> dict[str, Any]:
+        """A new record index's file-group sizing, from the write's options (Hudi's defaults); a partitioned one's
+        min and max are per data partition."""
         def given(option: ConfigOption[Any]) -> Any:
             raw = self.config.given.get(option.key)
             return option.default if raw is None else option.parse(raw)
-        return {"min_file_groups": given(K.METADATA_RECORD_INDEX_MIN_FILE_GROUPS),
-                "max_file_groups": given(K.METADATA_RECORD_INDEX_MAX_FILE_GROUPS),
+        counts = (K.METADATA_PARTITIONED_RECORD_INDEX_MIN_FILE_GROUPS, K.METADATA_PARTITIONED_RECORD_INDEX_MAX_FILE_GROUPS) \
+            if partitioned else (K.METADATA_RECORD_INDEX_MIN_FILE_GROUPS, K.METADATA_RECORD_INDEX_MAX_FILE_GROUPS)
+        return {"min_file_groups": given(counts[0]), "max_file_groups": given(counts[1]),
                 "max_file_group_size": given(K.METADATA_RECORD_INDEX_MAX_FILE_GROUP_SIZE),
-                "growth_factor": given(K.METADATA_RECORD_INDEX_GROWTH_FACTOR)}
+                "growth_factor": given(K.METADATA_RECORD_INDEX_GROWTH_FACTOR), "partitioned": partitioned}
 
     def commit_schema(self, timeline: Timeline, instant: str) -> CommitSchema | None:
         """The internal schema the commit of `instant` records (`internal_schema.CommitSchema`): where the table
@@ -354,6 +375,36 @@ class WriteClient:
             return None
         return ColumnIds.load(self.location.storage, self.location.meta_path,
                               (i.timestamp for i in self.timeline.completed_commits()))
+
+    def _record_index_kind(self, record_index: bool | None, partitioned: bool | None) -> bool | str | None:
+        """What the write asks of the record index: True (the global one), "partitioned", False (none: drop the one
+        the table has) or None (keep what the table has). Refused before anything is written when the write asks for
+        both, or for one while the table has the other (`hoodie.table.metadata.partitions` holds one record_index:
+        drop it first with the enable key of the one it is)."""
+        config = self.table_config
+        has = RECORD_INDEX_PARTITION in config.metadata_partitions
+        has_partitioned = has and is_partitioned_record_index(self.location, config)
+        if record_index and partitioned:
+            raise MetadataTableError(
+                f"table {self.location.base_path}: the write asks for the global record index "
+                f"({K.METADATA_RECORD_INDEX.key}=true or hoodie.index.type=RECORD_INDEX) and the partitioned one "
+                f"({K.METADATA_PARTITIONED_RECORD_INDEX.key}=true or hoodie.index.type=RECORD_LEVEL_INDEX); a table "
+                "has one record index: pick one")
+        if has and ((record_index and has_partitioned) or (partitioned and not has_partitioned)):
+            now, other = ("partitioned", K.METADATA_PARTITIONED_RECORD_INDEX.key) if has_partitioned else \
+                ("global", K.METADATA_RECORD_INDEX.key)
+            raise MetadataTableError(
+                f"table {self.location.base_path}: the write asks for the {'global' if record_index else 'partitioned'}"
+                f" record index (its enable key or hoodie.index.type), but the table's record index is the {now} one"
+                f"; write with that index type, or drop the index first ({other}=false)")
+        if partitioned and config.version < 8:
+            raise MetadataTableError(
+                f"table {self.location.base_path}: the partitioned record index ({K.METADATA_PARTITIONED_RECORD_INDEX.key}"
+                f" or hoodie.index.type=RECORD_LEVEL_INDEX) is Hudi 1.1's, on tables of versions 8 and 9, not "
+                f"{config.version}; write with hoodie.write.table.version=9, or use the global record index")
+        if has_partitioned:  # only its own key turns the partitioned index off
+            return False if partitioned is False else None
+        return "partitioned" if partitioned else record_index
 
     def tag_spec(self, instant: str) -> TagSpec | None:
         """What map tasks need to tag keys; None when no key is looked up (an overwrite, or a BUCKET index on a

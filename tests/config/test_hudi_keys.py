@@ -136,12 +136,12 @@ def test_the_silently_dropped_keys_are_refused_together_with_bad_values():
     text = error_of({"hoodie.layout.optimize.curve.build.method": "SAMPLE",
                      "hoodie.metadata.index.bloom.filter.enable": "TRUE",
                      "hoodie.datasource.hive_sync.mode": "jdbc",
-                     "hoodie.index.type": "RECORD_LEVEL_INDEX"}, "s3://lake/orders")
+                     "hoodie.index.type": "HBASE"}, "s3://lake/orders")
     lines = text.splitlines()
     assert lines[0] == "table s3://lake/orders: invalid Hudi write options:"
     assert len(lines) == 5, lines
-    assert ("  hoodie.index.type='RECORD_LEVEL_INDEX': expected one of SIMPLE, BLOOM, BUCKET, GLOBAL_SIMPLE, "
-            "RECORD_INDEX") in lines
+    assert ("  hoodie.index.type='HBASE': expected one of SIMPLE, BLOOM, BUCKET, GLOBAL_SIMPLE, "
+            "RECORD_INDEX, RECORD_LEVEL_INDEX") in lines
     assert ("  hoodie.layout.optimize.curve.build.method='SAMPLE' is not supported: this engine builds z-order "
             "and Hilbert curves from the values themselves (DIRECT); SAMPLE's range sampling is not served. Set it "
             "DIRECT or remove it") in lines

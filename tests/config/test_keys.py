@@ -29,6 +29,9 @@ HUDI_DEFAULTS = {
     "hoodie.metadata.global.record.level.index.enable": "false",
     "hoodie.metadata.global.record.level.index.min.filegroup.count": "10",
     "hoodie.metadata.global.record.level.index.max.filegroup.count": "10000",
+    "hoodie.metadata.record.level.index.enable": "false",  # HoodieMetadataConfig.RECORD_LEVEL_INDEX_ENABLE_PROP
+    "hoodie.metadata.record.level.index.min.filegroup.count": "1",
+    "hoodie.metadata.record.level.index.max.filegroup.count": "10",
     "hoodie.metadata.record.index.max.filegroup.size": str(1 << 30),
     "hoodie.metadata.record.index.growth.factor": "2.0",
     "hoodie.record.index.update.partition.path": "false",

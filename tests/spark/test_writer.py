@@ -146,6 +146,25 @@ def test_record_index_tags_in_spark_tasks(spark, tmp_path, table_type):
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_partitioned_record_index_tags_in_spark_tasks(spark, tmp_path, table_type):
+    """RECORD_LEVEL_INDEX on Spark (Hudi 1.1's partitioned record index, built by the first write): tasks look each
+    partition's keys up in that partition's file groups of the index; the same key in another partition is a new
+    row there (a non-global index), and the index keeps every (partition, key)."""
+    from metadata_tables import assert_partitioned_index_matches
+
+    path = tmp_path / "t"
+    o = opts(table_type, **{"hoodie.index.type": "RECORD_LEVEL_INDEX", "hoodie.write.table.version": "9"})
+    write(rows_df(spark, [{"id": i, "name": "a", "ts": 1, "amount": 1.0, "dt": "x"} for i in range(1, 4)]),
+          str(path), o)
+    write(rows_df(spark, [{"id": 1, "name": "b", "ts": 2, "amount": 1.0, "dt": "y"},
+                          {"id": 2, "name": "b", "ts": 2, "amount": 1.0, "dt": "x"}]), str(path), o)
+    got = HudiTable.load(str(path)).read_snapshot().select(["id", "name", "_hoodie_partition_path"]).to_pylist()
+    assert sorted((r["id"], r["name"], r["_hoodie_partition_path"]) for r in got) == [
+        (1, "a", "dt=x"), (1, "b", "dt=y"), (2, "b", "dt=x"), (3, "a", "dt=x")]
+    assert assert_partitioned_index_matches(path) == 4
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_record_keys_reported_by_spark_tasks(spark, tmp_path, monkeypatch, table_type):
     """The tasks' write stats carry the keys their files added and removed to the driver (`WriteStat.record_keys`);
     the record index's records made from them are those the diff of the files makes."""
