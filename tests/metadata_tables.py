@@ -336,7 +336,11 @@ def assert_metadata_matches(table: Path) -> dict[str, int]:
                                 for p in set(ours) | set(stored) if ours.get(p) != stored.get(p)}
         checked["files"] = sum(len(f) for f in ours.values())
     if RECORD_INDEX_PARTITION in listed:
-        checked[RECORD_INDEX_PARTITION] = assert_index_matches(table)
+        from hudi_engine.metadata.index_definitions import is_partitioned_record_index
+
+        partitioned = is_partitioned_record_index(TableLocation.of(str(table)), config)
+        checked[RECORD_INDEX_PARTITION] = (assert_partitioned_index_matches if partitioned else assert_index_matches)(
+            table)
     if config.version >= 8 and COLUMN_STATS_PARTITION in listed:
         checked[COLUMN_STATS_PARTITION] = assert_stats_match_files(table, tight=False)
     if config.version >= 8 and BLOOM_FILTERS_PARTITION in listed:

@@ -52,6 +52,7 @@ def test_file_group_names_carry_the_escaped_data_partition() -> None:
     assert partitioned_file_id("p0", 0) == "record-index-p0-0000-0"
     assert partitioned_file_id("p=p0", 3) == "record-index-p%3Dp0-0003-0"  # as Java 1.2 names a hive-style one
     assert partitioned_file_id("a/x y", 0) == "record-index-a%2Fx y-0000-0"  # and a two-level one (seen from Java)
+    assert partitioned_file_id("", 0) == "record-index--0000-0"  # a non-partitioned table's (Java 1.2 names it so)
     for partition in ("a", "year=2024/month=01", "x-0001-0", "50%"):
         assert data_partition_of(partitioned_file_id(partition, 12)) == partition
     assert data_partition_of("record-index-0003-0") is None  # the global index's
