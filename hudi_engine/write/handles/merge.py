@@ -13,6 +13,7 @@ from hudi_engine.file_naming import BaseFileName
 from hudi_engine.io.base_file import BaseFileWriter, footer_of, read_base_file, record_keys_of
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.merge import DeleteBatch, MergeResult, merge_records
+from hudi_engine.payload import Combine
 from hudi_engine.timeline.commit_metadata import RecordKeys, RuntimeStats, WriteStat
 from hudi_engine.write.cdc import ChangeLog, cdc_log_file_name
 from hudi_engine.write.handles.base import HeldWriteHandle
@@ -83,7 +84,11 @@ class MergeHandle(HeldWriteHandle):
             old_keys = record_keys_of(parquet, base_file_path) if ctx.config.populate_meta_fields else \
                 ctx.key_of(read_base_file(ctx.location.storage, base_file_path, columns=_key_columns(ctx)))
             n_old = len(old_keys)
-            incoming_row = row_positions(incoming_keys, old_keys)
+            # Per stored row, the incoming record it meets (None: an incoming key repeats, or is stored twice):
+            # the streamed merge below then takes only those rows to `merge_records`.
+            meets = _meets(incoming_keys, old_keys) if ctx.payload.custom is None else None
+            incoming_row = _incoming_rows(meets, len(incoming_keys)) if meets is not None else \
+                row_positions(incoming_keys, old_keys)
             delete_row = row_positions(delete_keys, old_keys) if len(delete_keys) else np.zeros(0, np.int64)
             keeps_every_row = ctx.payload.custom is None and not (delete_row >= 0).any()
             bloom_prefix = None
@@ -112,19 +117,28 @@ class MergeHandle(HeldWriteHandle):
                 # per row: one per decoded batch would make row groups of 64k rows, a file 16% larger and slower.
                 per_row = max(f.size(), 1) / max(n_old, 1)
                 groups = _RowGroups(writer, max(MERGE_BATCH_ROWS, int(ctx.files.row_group_bytes / per_row)))
-                for batch in parquet.iter_batches(batch_size=MERGE_BATCH_ROWS):
+                deleted = _deleted_rows(delete_keys, old_keys) if meets is not None else None
+                for batch in parquet.iter_batches(batch_size=MERGE_BATCH_ROWS, use_threads=False):
                     old = conform(ctx.stored_columns(pa.Table.from_batches([batch]), old_name.instant_time),
                                   ctx.arrow_schema, base_file_path)
                     end = start + old.num_rows
-                    mine = np.flatnonzero((incoming_row >= start) & (incoming_row < end))
-                    gone = (delete_row >= start) & (delete_row < end)
-                    incoming = self._prepare(records.take(pa.array(mine)), name, indices=mine)
-                    result = _merge(ctx, old, incoming, delete_keys.filter(pa.array(gone)))
-                    groups.write(_named(ctx, result.records, name))
+                    if meets is not None:
+                        merged, incoming, matched = self._merge_rows(old, records, meets[start:end],
+                                                                     None if deleted is None else deleted[start:end],
+                                                                     name)
+                        kept_old += merged.num_rows
+                        updated += matched
+                    else:
+                        mine = np.flatnonzero((incoming_row >= start) & (incoming_row < end))
+                        gone = (delete_row >= start) & (delete_row < end)
+                        incoming = self._prepare(records.take(pa.array(mine)), name, indices=mine)
+                        result = _merge(ctx, old, incoming, delete_keys.filter(pa.array(gone)))
+                        merged = result.records
+                        kept_old += result.base_kept or 0
+                        updated += result.base_matched or 0
+                    groups.write(_named(ctx, merged, name))
                     if changes is not None:
-                        changes.add_merge(old, result.records, _met(ctx, result.records, incoming))
-                    kept_old += result.base_kept or 0
-                    updated += result.base_matched or 0
+                        changes.add_merge(old, merged, _met(ctx, merged, incoming))
                     start = end
                 # Keys the file does not hold are inserts into this file group (pre-combined already), after the old
                 # rows and a chunk at a time.
@@ -158,6 +172,102 @@ class MergeHandle(HeldWriteHandle):
             record_keys=_record_keys_changed(ctx, incoming_keys, incoming_row, old_keys, delete_row,
                                              result_file.num_rows - kept_old, n_old - kept_old),
         )]
+
+
+    def _merge_rows(self, old: pa.Table, records: pa.Table, meets: np.ndarray, deleted: np.ndarray | None,
+                    name: str) -> tuple[pa.Table, pa.Table, int]:
+        """One batch of stored rows `old` merged with the incoming records they meet (`meets`: per row, the index of
+        its incoming record in `records`, -1 for none; `deleted`: rows a delete removes, None for none): (the rows
+        written in their place, the prepared incoming records, how many stored rows met one).
+
+        Only the rows an incoming record meets go through `merge_records`: the merge of a key depends on its stored
+        row and its incoming record alone, and a delete always wins (it carries no ordering value), so the other
+        rows are copied as they are and deleted rows dropped. One `take` on the batch and the merged rows then lays
+        the output out in stored order."""
+        ctx = self.ctx
+        n = old.num_rows
+        hit = meets >= 0
+        if deleted is not None:
+            hit &= ~deleted
+        rows = np.flatnonzero(hit)
+        picked = meets[rows]
+        incoming = self._prepare(records.take(pa.array(picked)), name, indices=picked)
+        if not len(rows) and deleted is None:
+            return old, incoming, 0
+        layout = np.arange(n, dtype=np.int64)
+        parts = [old]
+        if len(rows):
+            wins = _incoming_wins(ctx, old, rows, incoming)
+            if wins is not None:  # each row is its stored or its incoming record, whole: no merge to run
+                layout[rows[wins]] = n + np.flatnonzero(wins)
+                parts.append(incoming)
+            else:
+                result = _merge(ctx, old.take(pa.array(rows)), incoming, None)
+                if result.base_kept != len(rows) or result.records.num_rows != len(rows):  # the merge's rule broke
+                    raise WriteError(f"merge_handle: {len(rows)} stored rows of {self.base_file_path} met incoming "
+                                     f"records but the merge returned {result.records.num_rows}; please report this")
+                layout[rows] = n + np.arange(len(rows), dtype=np.int64)
+                parts.append(result.records)
+        if deleted is not None:
+            layout = layout[~deleted]
+        return pa.concat_tables(parts).take(pa.array(layout)), incoming, len(rows)
+
+
+# Ordering types whose `>` is the order `merge_records` ranks them in (floats are not: NaN ranks above every number).
+_ORDERED_TYPES = (pa.types.is_integer, pa.types.is_timestamp, pa.types.is_date, pa.types.is_time, pa.types.is_string,
+                  pa.types.is_large_string, pa.types.is_decimal, pa.types.is_boolean)
+
+
+def _incoming_wins(ctx: WriteContext, old: pa.Table, rows: np.ndarray, incoming: pa.Table) -> np.ndarray | None:
+    """Where a payload keeps one of the two records whole (`OverwriteWithLatestAvroPayload`: the incoming one;
+    `DefaultHoodieRecordPayload`, `EventTimeAvroPayload`: the stored one when its ordering value is strictly
+    greater, a null one the lowest), whether the incoming record of each of `rows` wins; row i of `incoming` meets
+    stored row `rows[i]`. None for payloads that merge fields, or ordering values `>` does not order as the merge."""
+    payload = ctx.payload
+    if payload.precombine_coalesce or payload.combine not in (Combine.OVERWRITE, Combine.ORDERED):
+        return None
+    wins = np.ones(len(rows), dtype=bool)
+    field = ctx.ordering_field
+    if payload.combine is Combine.OVERWRITE or field is None:
+        return wins
+    if field not in old.column_names or not any(is_(old.schema.field(field).type) for is_ in _ORDERED_TYPES):
+        return None
+    stored = one_chunk(old.column(field)).take(pa.array(rows))
+    given = one_chunk(incoming.column(field))
+    stored_greater = pc.and_kleene(pc.is_valid(stored),
+                                   pc.or_kleene(pc.is_null(given), pc.fill_null(pc.greater(stored, given), False)))
+    return ~stored_greater.to_numpy(zero_copy_only=False)
+
+
+def _meets(incoming_keys: pa.Array, old_keys: pa.Array) -> np.ndarray | None:
+    """Per stored key, the index of the incoming key equal to it, -1 for none; None when an incoming key repeats or
+    one is stored twice (the whole-batch merge then handles what every copy meets)."""
+    if not len(incoming_keys):
+        return np.full(len(old_keys), -1, dtype=np.int64)
+    if pc.count_distinct(incoming_keys).as_py() != len(incoming_keys):
+        return None
+    meets = pc.index_in(old_keys, value_set=incoming_keys).fill_null(-1).to_numpy(zero_copy_only=False)
+    meets = meets.astype(np.int64, copy=False)
+    met = meets[meets >= 0]
+    if len(met) and np.bincount(met).max() > 1:
+        return None
+    return meets
+
+
+def _incoming_rows(meets: np.ndarray, n_incoming: int) -> np.ndarray:
+    """Per incoming key, its stored row (-1: not stored), from `_meets`."""
+    out = np.full(n_incoming, -1, dtype=np.int64)
+    rows = np.flatnonzero(meets >= 0)
+    out[meets[rows]] = rows
+    return out
+
+
+def _deleted_rows(delete_keys: pa.Array, old_keys: pa.Array) -> np.ndarray | None:
+    """Which stored rows a delete removes (every copy of a key stored twice), None for none."""
+    if not len(delete_keys):
+        return None
+    gone = pc.is_in(old_keys, value_set=delete_keys).to_numpy(zero_copy_only=False)
+    return gone if gone.any() else None
 
 
 def _record_keys_changed(ctx: WriteContext, incoming_keys: pa.Array, incoming_row: np.ndarray, old_keys: pa.Array,
