@@ -558,3 +558,31 @@ def test_append_handle_on_a_1x_table_states_the_slice_as_hudi_does(tmp_path):
     assert log1.startswith(f".{first.file_id}_{T2}.log.1") and log2.startswith(f".{first.file_id}_{T3}.log.1")
     assert (s1.prev_commit, s1.log_files) == (T1, [log1])
     assert (s2.prev_commit, s2.log_files) == (T1, [log1, log2])
+
+
+def test_the_merge_decodes_one_batch_ahead_in_order_and_stops_with_its_caller():
+    """`_prefetched`: the batches in order; a decode error reaches the caller; a caller that stops early leaves
+    no decode running (the file is closed after)."""
+    import threading
+
+    from hudi_engine.write.handles.merge import _prefetched
+
+    assert list(_prefetched(iter(range(1, 6)))) == [1, 2, 3, 4, 5]
+
+    def failing():
+        yield 1
+        raise OSError("truncated page")
+
+    with pytest.raises(OSError, match="truncated page"):
+        list(_prefetched(failing()))
+    pulled = []
+
+    def slow():
+        for i in range(1, 100):
+            pulled.append(i)
+            yield i
+
+    batches = _prefetched(slow())
+    assert next(batches) == 1
+    batches.close()
+    assert pulled == [1, 2] and not [t for t in threading.enumerate() if t.name.startswith("merge-decode")]

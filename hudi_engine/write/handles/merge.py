@@ -2,6 +2,9 @@
 file version of the same file id. Unchanged rows keep their commit time and sequence number."""
 from __future__ import annotations
 
+from collections.abc import Generator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -118,28 +121,32 @@ class MergeHandle(HeldWriteHandle):
                 per_row = max(f.size(), 1) / max(n_old, 1)
                 groups = _RowGroups(writer, max(MERGE_BATCH_ROWS, int(ctx.files.row_group_bytes / per_row)))
                 deleted = _deleted_rows(delete_keys, old_keys) if meets is not None else None
-                for batch in parquet.iter_batches(batch_size=MERGE_BATCH_ROWS, use_threads=False):
-                    old = conform(ctx.stored_columns(pa.Table.from_batches([batch]), old_name.instant_time),
-                                  ctx.arrow_schema, base_file_path)
-                    end = start + old.num_rows
-                    if meets is not None:
-                        merged, incoming, matched = self._merge_rows(old, records, meets[start:end],
-                                                                     None if deleted is None else deleted[start:end],
-                                                                     name)
-                        kept_old += merged.num_rows
-                        updated += matched
-                    else:
-                        mine = np.flatnonzero((incoming_row >= start) & (incoming_row < end))
-                        gone = (delete_row >= start) & (delete_row < end)
-                        incoming = self._prepare(records.take(pa.array(mine)), name, indices=mine)
-                        result = _merge(ctx, old, incoming, delete_keys.filter(pa.array(gone)))
-                        merged = result.records
-                        kept_old += result.base_kept or 0
-                        updated += result.base_matched or 0
-                    groups.write(_named(ctx, merged, name))
-                    if changes is not None:
-                        changes.add_merge(old, merged, _met(ctx, merged, incoming))
-                    start = end
+                batches = _prefetched(parquet.iter_batches(batch_size=MERGE_BATCH_ROWS, use_threads=False))
+                try:
+                    for batch in batches:
+                        old = conform(ctx.stored_columns(pa.Table.from_batches([batch]), old_name.instant_time),
+                                      ctx.arrow_schema, base_file_path)
+                        end = start + old.num_rows
+                        if meets is not None:
+                            merged, incoming, matched = self._merge_rows(old, records, meets[start:end],
+                                                                         None if deleted is None else deleted[start:end],
+                                                                         name)
+                            kept_old += merged.num_rows
+                            updated += matched
+                        else:
+                            mine = np.flatnonzero((incoming_row >= start) & (incoming_row < end))
+                            gone = (delete_row >= start) & (delete_row < end)
+                            incoming = self._prepare(records.take(pa.array(mine)), name, indices=mine)
+                            result = _merge(ctx, old, incoming, delete_keys.filter(pa.array(gone)))
+                            merged = result.records
+                            kept_old += result.base_kept or 0
+                            updated += result.base_matched or 0
+                        groups.write(_named(ctx, merged, name))
+                        if changes is not None:
+                            changes.add_merge(old, merged, _met(ctx, merged, incoming))
+                        start = end
+                finally:
+                    batches.close()  # the worker is done with the file before it is closed
                 # Keys the file does not hold are inserts into this file group (pre-combined already), after the old
                 # rows and a chunk at a time.
                 new = np.flatnonzero(incoming_row < 0)
@@ -282,6 +289,18 @@ def _record_keys_changed(ctx: WriteContext, incoming_keys: pa.Array, incoming_ro
     if len(added) != inserted or len(removed_rows) != deleted:
         return None
     return RecordKeys(added, old_keys.take(pa.array(removed_rows)))
+
+
+def _prefetched(batches: Iterator[pa.RecordBatch]) -> Generator[pa.RecordBatch, None, None]:
+    """`batches`, the next one decoded in a worker thread while the caller merges and writes the one it has
+    (pyarrow decodes without the GIL): the decode costs no time where a core is free. One batch ahead at most; the
+    worker reads the file only between the caller's `next` calls, never beside it. Closing the generator waits
+    for the worker."""
+    with ThreadPoolExecutor(1, thread_name_prefix="merge-decode") as pool:
+        ahead = pool.submit(next, batches, None)
+        while (batch := ahead.result()) is not None:
+            ahead = pool.submit(next, batches, None)
+            yield batch
 
 
 class _RowGroups:
