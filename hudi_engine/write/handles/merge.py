@@ -138,10 +138,10 @@ class MergeHandle(HeldWriteHandle):
                             gone = (delete_row >= start) & (delete_row < end)
                             incoming = self._prepare(records.take(pa.array(mine)), name, indices=mine)
                             result = _merge(ctx, old, incoming, delete_keys.filter(pa.array(gone)))
-                            merged = result.records
+                            merged = _named(ctx, result.records, name)
                             kept_old += result.base_kept or 0
                             updated += result.base_matched or 0
-                        groups.write(_named(ctx, merged, name))
+                        groups.write(merged)
                         if changes is not None:
                             changes.add_merge(old, merged, _met(ctx, merged, incoming))
                         start = end
@@ -200,7 +200,7 @@ class MergeHandle(HeldWriteHandle):
         picked = meets[rows]
         incoming = self._prepare(records.take(pa.array(picked)), name, indices=picked)
         if not len(rows) and deleted is None:
-            return old, incoming, 0
+            return _named(ctx, old, name), incoming, 0
         layout = np.arange(n, dtype=np.int64)
         parts = [old]
         if len(rows):
@@ -217,7 +217,12 @@ class MergeHandle(HeldWriteHandle):
                 parts.append(result.records)
         if deleted is not None:
             layout = layout[~deleted]
-        return pa.concat_tables(parts).take(pa.array(layout)), incoming, len(rows)
+        # A column at a time, the batch's array and the merged rows' in one (a table's `take` across two chunks
+        # costs half again as much); every row names the new file.
+        at = pa.array(layout)
+        columns = [constant(name, len(layout)) if c == FILE_NAME and ctx.config.populate_meta_fields else
+                   pa.concat_arrays([one_chunk(p.column(c)) for p in parts]).take(at) for c in old.column_names]
+        return pa.Table.from_arrays(columns, schema=old.schema), incoming, len(rows)
 
 
 # Ordering types whose `>` is the order `merge_records` ranks them in (floats are not: NaN ranks above every number).
@@ -251,7 +256,9 @@ def _meets(incoming_keys: pa.Array, old_keys: pa.Array) -> np.ndarray | None:
     one is stored twice (the whole-batch merge then handles what every copy meets)."""
     if not len(incoming_keys):
         return np.full(len(old_keys), -1, dtype=np.int64)
-    if pc.count_distinct(incoming_keys).as_py() != len(incoming_keys):
+    n = len(incoming_keys)
+    ascending = n < 2 or pc.all(pc.less(incoming_keys.slice(0, n - 1), incoming_keys.slice(1))).as_py()
+    if not ascending and pc.count_distinct(incoming_keys).as_py() != n:  # a write task's come sorted: no hashing
         return None
     meets = pc.index_in(old_keys, value_set=incoming_keys).fill_null(-1).to_numpy(zero_copy_only=False)
     meets = meets.astype(np.int64, copy=False)
