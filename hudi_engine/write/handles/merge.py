@@ -44,11 +44,14 @@ class MergeHandle(HeldWriteHandle):
     records do not touch are carried over with their old `_hoodie_commit_time` and `_hoodie_commit_seqno`;
     every row gets the new file name. The caller passes the file group's latest *committed* base file.
 
-    The base file is streamed: its key column is read first to find each incoming key's row, then the file is
-    decoded `MERGE_BATCH_ROWS` rows at a time, merged with the incoming records of those rows and written out;
-    inserts follow the old rows. Merged rows are handed to the file a row group at a time (sized as the create
-    handle sizes them). The handle so holds the file group's incoming records, one batch of the old file and one row
-    group of the new one.
+    The base file is streamed: its key column is read first to find the incoming record each stored row meets,
+    then the file is decoded `MERGE_BATCH_ROWS` rows at a time (the next batch in a worker thread while this one is
+    merged), and only the rows an incoming record meets go through the payload's merge (`merge_records`; no merge
+    at all where the payload keeps one of the two records whole): one `take` per column lays out the batch with the
+    other rows as they were. Inserts follow the old rows. Merged rows are handed to the file a row group at a time
+    (sized as the create handle sizes them). The handle so holds the file group's incoming records, two batches of
+    the old file and one row group of the new one. A key the file holds twice or the records give twice (not
+    pre-combined) has each batch merged whole, as a user payload has the whole file.
 
     Records and deletes are held until `close`: the file group's incoming keys are all matched against the base
     file's before it is read.
