@@ -2,6 +2,7 @@
 file version of the same file id. Unchanged rows keep their commit time and sequence number."""
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -32,6 +33,7 @@ from hudi_engine.write.index import row_positions
 from hudi_engine.write.markers import IOType
 
 MERGE_BATCH_ROWS = 64 * 1024  # base rows decoded at a time by the merge handle
+PREFETCH_BATCHES, PREFETCH_BYTES = 8, 32 * 1024 * 1024  # decoded batches held ahead of the merge, at most
 
 
 class MergeHandle(HeldWriteHandle):
@@ -49,8 +51,8 @@ class MergeHandle(HeldWriteHandle):
     merged), and only the rows an incoming record meets go through the payload's merge (`merge_records`; no merge
     at all where the payload keeps one of the two records whole): one `take` per column lays out the batch with the
     other rows as they were. Inserts follow the old rows. Merged rows are handed to the file a row group at a time
-    (sized as the create handle sizes them). The handle so holds the file group's incoming records, two batches of
-    the old file and one row group of the new one. A key the file holds twice or the records give twice (not
+    (sized as the create handle sizes them). The handle so holds the file group's incoming records, the batches of
+    the old file decoded ahead (`PREFETCH_BYTES`, two batches at least) and one row group of the new one. A key the file holds twice or the records give twice (not
     pre-combined) has each batch merged whole, as a user payload has the whole file.
 
     Records and deletes are held until `close`: the file group's incoming keys are all matched against the base
@@ -302,15 +304,20 @@ def _record_keys_changed(ctx: WriteContext, incoming_keys: pa.Array, incoming_ro
 
 
 def _prefetched(batches: Iterator[pa.RecordBatch]) -> Generator[pa.RecordBatch, None, None]:
-    """`batches`, the next one decoded in a worker thread while the caller merges and writes the one it has
-    (pyarrow decodes without the GIL): the decode costs no time where a core is free. One batch ahead at most; the
-    worker reads the file only between the caller's `next` calls, never beside it. Closing the generator waits
-    for the worker."""
-    with ThreadPoolExecutor(1, thread_name_prefix="merge-decode") as pool:
-        ahead = pool.submit(next, batches, None)
-        while (batch := ahead.result()) is not None:
-            ahead = pool.submit(next, batches, None)
+    """`batches`, decoded ahead in a worker thread while the caller merges and writes (pyarrow decodes without the
+    GIL): the decode costs no time where a core is free, the file's row group encodes included. As many batches
+    ahead as `PREFETCH_BYTES` holds (at least one, at most `PREFETCH_BATCHES`); the worker alone reads the file
+    until the generator is closed, which cancels what has not started and waits for the rest."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix="merge-decode")
+    try:
+        ahead = deque([pool.submit(next, batches, None)])  # one worker: the `next` calls run in order
+        while (batch := ahead.popleft().result()) is not None:
+            depth = max(1, min(PREFETCH_BATCHES, PREFETCH_BYTES // max(batch.nbytes, 1)))
+            while len(ahead) < depth:
+                ahead.append(pool.submit(next, batches, None))
             yield batch
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _RowGroups:
