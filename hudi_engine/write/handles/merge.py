@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -33,7 +35,7 @@ from hudi_engine.write.index import row_positions
 from hudi_engine.write.markers import IOType
 
 MERGE_BATCH_ROWS = 64 * 1024  # base rows decoded at a time by the merge handle
-PREFETCH_BATCHES, PREFETCH_BYTES = 8, 32 * 1024 * 1024  # decoded batches held ahead of the merge, at most
+PREFETCH_BATCHES, PREFETCH_BYTES = 8, 32 * 1024 * 1024  # merged batches held ahead of the writer, at most
 
 
 class MergeHandle(HeldWriteHandle):
@@ -47,12 +49,13 @@ class MergeHandle(HeldWriteHandle):
     every row gets the new file name. The caller passes the file group's latest *committed* base file.
 
     The base file is streamed: its key column is read first to find the incoming record each stored row meets,
-    then the file is decoded `MERGE_BATCH_ROWS` rows at a time (the next batch in a worker thread while this one is
-    merged), and only the rows an incoming record meets go through the payload's merge (`merge_records`; no merge
-    at all where the payload keeps one of the two records whole): one `take` per column lays out the batch with the
-    other rows as they were. Inserts follow the old rows. Merged rows are handed to the file a row group at a time
-    (sized as the create handle sizes them). The handle so holds the file group's incoming records, the batches of
-    the old file decoded ahead (`PREFETCH_BYTES`, two batches at least) and one row group of the new one. A key the file holds twice or the records give twice (not
+    then the file is decoded `MERGE_BATCH_ROWS` rows at a time, and only the rows an incoming record meets go
+    through the payload's merge (`merge_records`; no merge at all where the payload keeps one of the two records
+    whole): one `take` per column lays out the batch with the other rows as they were. Batches are decoded and
+    merged in a worker thread, ahead of the file's encoding in this one. Inserts follow the old rows. Merged rows
+    are handed to the file a row group at a time (sized as the create handle sizes them). The handle so holds the
+    file group's incoming records, the batches merged ahead (`PREFETCH_BYTES`, two at least) and one row group of
+    the new file. A key the file holds twice or the records give twice (not
     pre-combined) has each batch merged whole, as a user payload has the whole file.
 
     Records and deletes are held until `close`: the file group's incoming keys are all matched against the base
@@ -120,36 +123,20 @@ class MergeHandle(HeldWriteHandle):
                 updated = int((incoming_row >= 0).sum())
             else:
                 kept_old = updated = 0
-                start = 0
                 # Row groups as the create handle cuts them (`FileSizing.row_group_bytes`) at the old file's bytes
                 # per row: one per decoded batch would make row groups of 64k rows, a file 16% larger and slower.
                 per_row = max(f.size(), 1) / max(n_old, 1)
                 groups = _RowGroups(writer, max(MERGE_BATCH_ROWS, int(ctx.files.row_group_bytes / per_row)))
                 deleted = _deleted_rows(delete_keys, old_keys) if meets is not None else None
-                batches = _prefetched(parquet.iter_batches(batch_size=MERGE_BATCH_ROWS, use_threads=False))
+                batches = _prefetched(self._merged_batches(parquet, records, name, meets, deleted, incoming_row,
+                                                           delete_row, delete_keys))
                 try:
-                    for batch in batches:
-                        old = conform(ctx.stored_columns(pa.Table.from_batches([batch]), old_name.instant_time),
-                                      ctx.arrow_schema, base_file_path)
-                        end = start + old.num_rows
-                        if meets is not None:
-                            merged, incoming, matched = self._merge_rows(old, records, meets[start:end],
-                                                                         None if deleted is None else deleted[start:end],
-                                                                         name)
-                            kept_old += merged.num_rows
-                            updated += matched
-                        else:
-                            mine = np.flatnonzero((incoming_row >= start) & (incoming_row < end))
-                            gone = (delete_row >= start) & (delete_row < end)
-                            incoming = self._prepare(records.take(pa.array(mine)), name, indices=mine)
-                            result = _merge(ctx, old, incoming, delete_keys.filter(pa.array(gone)))
-                            merged = _named(ctx, result.records, name)
-                            kept_old += result.base_kept or 0
-                            updated += result.base_matched or 0
-                        groups.write(merged)
+                    for done in batches:
+                        groups.write(done.merged)
                         if changes is not None:
-                            changes.add_merge(old, merged, _met(ctx, merged, incoming))
-                        start = end
+                            changes.add_merge(done.old, done.merged, _met(ctx, done.merged, done.incoming))
+                        kept_old += done.kept
+                        updated += done.updated
                 finally:
                     batches.close()  # the worker is done with the file before it is closed
                 # Keys the file does not hold are inserts into this file group (pre-combined already), after the old
@@ -185,6 +172,30 @@ class MergeHandle(HeldWriteHandle):
                                              result_file.num_rows - kept_old, n_old - kept_old),
         )]
 
+
+    def _merged_batches(self, parquet: pq.ParquetFile, records: pa.Table, name: str, meets: np.ndarray | None,
+                        deleted: np.ndarray | None, incoming_row: np.ndarray, delete_row: np.ndarray,
+                        delete_keys: pa.Array) -> Iterator[_Merged]:
+        """The base file decoded `MERGE_BATCH_ROWS` rows at a time, each batch merged with the incoming records
+        of its rows: `_merge_rows` where every stored row meets one incoming record at most (`meets`), else the
+        whole batch through `merge_records`."""
+        ctx, start = self.ctx, 0
+        for batch in parquet.iter_batches(batch_size=MERGE_BATCH_ROWS, use_threads=False):
+            old = conform(ctx.stored_columns(pa.Table.from_batches([batch]), self.old_name.instant_time),
+                          ctx.arrow_schema, self.base_file_path)
+            end = start + old.num_rows
+            if meets is not None:
+                merged, incoming, matched = self._merge_rows(old, records, meets[start:end],
+                                                             None if deleted is None else deleted[start:end], name)
+                yield _Merged(old, merged, incoming, merged.num_rows, matched)
+            else:
+                mine = np.flatnonzero((incoming_row >= start) & (incoming_row < end))
+                gone = (delete_row >= start) & (delete_row < end)
+                incoming = self._prepare(records.take(pa.array(mine)), name, indices=mine)
+                result = _merge(ctx, old, incoming, delete_keys.filter(pa.array(gone)))
+                yield _Merged(old, _named(ctx, result.records, name), incoming, result.base_kept or 0,
+                              result.base_matched or 0)
+            start = end
 
     def _merge_rows(self, old: pa.Table, records: pa.Table, meets: np.ndarray, deleted: np.ndarray | None,
                     name: str) -> tuple[pa.Table, pa.Table, int]:
@@ -303,11 +314,35 @@ def _record_keys_changed(ctx: WriteContext, incoming_keys: pa.Array, incoming_ro
     return RecordKeys(added, old_keys.take(pa.array(removed_rows)))
 
 
-def _prefetched(batches: Iterator[pa.RecordBatch]) -> Generator[pa.RecordBatch, None, None]:
-    """`batches`, decoded ahead in a worker thread while the caller merges and writes (pyarrow decodes without the
-    GIL): the decode costs no time where a core is free, the file's row group encodes included. As many batches
-    ahead as `PREFETCH_BYTES` holds (at least one, at most `PREFETCH_BATCHES`); the worker alone reads the file
-    until the generator is closed, which cancels what has not started and waits for the rest."""
+@dataclass(frozen=True)
+class _Merged:
+    """One batch of the base file (`old`) and what the merge writes in its place: kept and rewritten stored rows,
+    the prepared incoming records they met, how many stored rows are kept and how many of those met a record."""
+
+    old: pa.Table
+    merged: pa.Table
+    incoming: pa.Table
+    kept: int
+    updated: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.old.nbytes + self.merged.nbytes
+
+
+class _Sized(Protocol):
+    @property
+    def nbytes(self) -> int: ...
+
+
+_T = TypeVar("_T", bound=_Sized)
+
+
+def _prefetched(batches: Iterator[_T]) -> Generator[_T, None, None]:
+    """`batches`, made ahead in a worker thread while the caller writes (pyarrow decodes, takes and encodes without
+    the GIL): decoding and merging cost no time where a core is free. As many batches ahead as `PREFETCH_BYTES`
+    holds (at least one, at most `PREFETCH_BATCHES`); the worker alone reads the file until the generator is
+    closed, which cancels what has not started and waits for the rest."""
     pool = ThreadPoolExecutor(1, thread_name_prefix="merge-decode")
     try:
         ahead = deque([pool.submit(next, batches, None)])  # one worker: the `next` calls run in order
