@@ -128,8 +128,9 @@ class MergeHandle(HeldWriteHandle):
                 per_row = max(f.size(), 1) / max(n_old, 1)
                 groups = _RowGroups(writer, max(MERGE_BATCH_ROWS, int(ctx.files.row_group_bytes / per_row)))
                 deleted = _deleted_rows(delete_keys, old_keys) if meets is not None else None
-                batches = _prefetched(self._merged_batches(parquet, records, name, meets, deleted, incoming_row,
-                                                           delete_row, delete_keys))
+                batches = _prefetched(self._merged_batches(
+                    parquet, records, name, meets, deleted, incoming_row, delete_row, delete_keys,
+                    old_keys if ctx.config.populate_meta_fields else None))
                 try:
                     for done in batches:
                         groups.write(done.merged)
@@ -175,14 +176,22 @@ class MergeHandle(HeldWriteHandle):
 
     def _merged_batches(self, parquet: pq.ParquetFile, records: pa.Table, name: str, meets: np.ndarray | None,
                         deleted: np.ndarray | None, incoming_row: np.ndarray, delete_row: np.ndarray,
-                        delete_keys: pa.Array) -> Iterator[_Merged]:
+                        delete_keys: pa.Array, stored_keys: pa.Array | None) -> Iterator[_Merged]:
         """The base file decoded `MERGE_BATCH_ROWS` rows at a time, each batch merged with the incoming records
         of its rows: `_merge_rows` where every stored row meets one incoming record at most (`meets`), else the
-        whole batch through `merge_records`."""
+        whole batch through `merge_records`. `stored_keys`: the file's key column, read already (not decoded
+        again)."""
         ctx, start = self.ctx, 0
-        for batch in parquet.iter_batches(batch_size=MERGE_BATCH_ROWS, use_threads=False):
-            old = conform(ctx.stored_columns(pa.Table.from_batches([batch]), self.old_name.instant_time),
-                          ctx.arrow_schema, self.base_file_path)
+        file_schema = parquet.schema_arrow
+        key_at = file_schema.get_field_index(RECORD_KEY) if stored_keys is not None else -1
+        columns = None if key_at < 0 else [c for c in file_schema.names if c != RECORD_KEY]
+        for batch in parquet.iter_batches(batch_size=MERGE_BATCH_ROWS, columns=columns, use_threads=False):
+            table = pa.Table.from_batches([batch])
+            if key_at >= 0:
+                assert stored_keys is not None
+                table = table.add_column(key_at, file_schema.field(key_at), stored_keys.slice(start, batch.num_rows))
+            old = conform(ctx.stored_columns(table, self.old_name.instant_time), ctx.arrow_schema,
+                          self.base_file_path)
             end = start + old.num_rows
             if meets is not None:
                 merged, incoming, matched = self._merge_rows(old, records, meets[start:end],
