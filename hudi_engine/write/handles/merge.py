@@ -55,8 +55,8 @@ class MergeHandle(HeldWriteHandle):
     merged in a worker thread, ahead of the file's encoding in this one. Inserts follow the old rows. Merged rows
     are handed to the file a row group at a time (sized as the create handle sizes them). The handle so holds the
     file group's incoming records, the batches merged ahead (`PREFETCH_BYTES`, two at least) and one row group of
-    the new file. A key the file holds twice or the records give twice (not
-    pre-combined) has each batch merged whole, as a user payload has the whole file.
+    the new file. Where a key is stored twice, or given twice (records not pre-combined), every row of each batch
+    goes through the merge, as a user payload's whole file does.
 
     Records and deletes are held until `close`: the file group's incoming keys are all matched against the base
     file's before it is read.
@@ -172,7 +172,6 @@ class MergeHandle(HeldWriteHandle):
             record_keys=_record_keys_changed(ctx, incoming_keys, incoming_row, old_keys, delete_row,
                                              result_file.num_rows - kept_old, n_old - kept_old),
         )]
-
 
     def _merged_batches(self, parquet: pq.ParquetFile, records: pa.Table, name: str, meets: np.ndarray | None,
                         deleted: np.ndarray | None, incoming_row: np.ndarray, delete_row: np.ndarray,
