@@ -2,8 +2,10 @@
 group (W3a's file-group size) takes 250,000 updates and 25,000 inserts through the engine's write pipeline in this
 process (`write_pipeline.write_table`: keys, tags, the merge handle, the commit; no Spark), against pyarrow alone
 reading the same base file and writing it back (snappy), interleaved. Each upsert runs in a child process (timed
-inside it, around `write_table`, after a warm-up upsert of a copy) whose engine is the checkout it runs in: with `--against <checkout>` the engine of
-another checkout (a git worktree of an older commit) runs too, so that both write paths are timed in the same run.
+inside it, around `write_table`, after a warm-up upsert of a copy) whose engine is the checkout it runs in: with
+`--against <checkout>` the engine of another checkout (a git worktree of an older commit) runs too, so that both
+write paths are timed in the same run. Wall time and CPU time (every thread of the process: what a loaded, shared
+machine distorts least) are both reported.
 
     bench/run.sh merge-floor [--against ../wt-before]
 """
@@ -16,6 +18,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -54,9 +57,9 @@ rows = pq.read_table(batch)
 shutil.copytree(path, path + "-warm")  # a warm-up upsert first: the lazy imports and first calls left out
 write_table(rows, path + "-warm", options)
 shutil.rmtree(path + "-warm")
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 r = write_table(rows, path, options)
-print(json.dumps({"s": time.perf_counter() - t0, "bytes_written": r.bytes_written}))
+print(json.dumps({"s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "bytes_written": r.bytes_written}))
 '''
 
 
@@ -92,8 +95,9 @@ def run(against: Path | None) -> dict:
         shutil.copytree(pristine[name], work)
 
     def floor(_: str) -> dict:
+        c0 = time.process_time()
         pq.write_table(pq.read_table(base_file), floor_out, compression="snappy")
-        return {"bytes_written": floor_out.stat().st_size}
+        return {"bytes_written": floor_out.stat().st_size, "cpu_s": time.process_time() - c0}
 
     cases = [Case("engine_merge", lambda _: _child(here, work, batch, OPTIONS), setup=lambda _: fresh_copy("ours")),
              Case("pyarrow_floor", floor)]
@@ -103,23 +107,30 @@ def run(against: Path | None) -> dict:
     results = interleaved(cases, REPEATS, alternate=True)
     # An engine's time is the upsert's inside its child process (the process start and imports left out).
     times = {k: [e["s"] for e in m.extra] if k.startswith("engine") else m.times for k, m in results.items()}
+    # CPU time (every thread of the process): what a shared, loaded machine distorts least.
+    cpu = {k: [e.get("cpu_s") for e in m.extra] for k, m in results.items()}
     return {"rows": ROWS, "against": str(against) if against else None,
             "base_file_mb": round(base_file.stat().st_size / 2 ** 20, 1),
-            "results": {k: {"median": statistics.median(times[k]), "times": times[k], "extra": m.extra}
+            "results": {k: {"median": statistics.median(times[k]), "times": times[k], "extra": m.extra,
+                            "cpu_median": statistics.median(cpu[k]) if None not in cpu[k] else None}
                         for k, m in results.items()}}
 
 
 def report(out: dict) -> str:
     res = out["results"]
     floor = res["pyarrow_floor"]["median"]
+    floor_cpu = res["pyarrow_floor"].get("cpu_median")
     lines = [f"COW merge of one file group ({out['rows']:,} rows, base file {out['base_file_mb']} MB; 20% updated, "
              "2% inserted) against pyarrow reading and writing the base file (medians, interleaved)", "",
-             "| write | median | runs | / floor | bytes written |", "|---|---|---|---|---|"]
+             "| write | median | runs | / floor | CPU median | / floor CPU | bytes written |",
+             "|---|---|---|---|---|---|---|"]
     for name, r in res.items():
         mb = r["extra"][-1].get("bytes_written", 0) / 2 ** 20 if r["extra"] else 0
         label = name if name != "engine_merge_against" else f"engine merge, {out['against']}"
+        cpu = r.get("cpu_median")
+        cpu_cells = f"{cpu:.3f} s | {cpu / floor_cpu:.2f}x" if cpu is not None and floor_cpu else "- | -"
         lines.append(f"| {label} | {r['median']:.3f} s | {', '.join(f'{t:.2f}' for t in r['times'])} | "
-                     f"{r['median'] / floor:.2f}x | {mb:.1f} MB |")
+                     f"{r['median'] / floor:.2f}x | {cpu_cells} | {mb:.1f} MB |")
     lines.append(f"\nload average before / after: {out['load_before'][0]:.2f} / {out['load_after'][0]:.2f}")
     return "\n".join(lines)
 

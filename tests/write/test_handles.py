@@ -257,6 +257,108 @@ def test_merge_handle_flagged_deletes_and_errors(tmp_path):
     assert (stat.num_deletes, stat.num_writes) == (1, 1)
 
 
+_PAYLOADS = {p.short_name: p.class_name for p in __import__("hudi_engine.payload", fromlist=["x"]).BUILTIN_PAYLOADS.values()}
+
+
+def _merge_both_ways(tmp_path: Path, monkeypatch, old: pa.Table, incoming: pa.Table, deletes: list[str] | None,
+                     payload: str, schema: pa.Schema | None = None) -> tuple[pa.Table, object, pa.Table, object]:
+    """The same merge twice, on two copies of one table: as the handle runs it, and with every batch through
+    `merge_records` whole (the path it takes when a key repeats). Returns (rows, stat) of each."""
+    import shutil
+
+    import hudi_engine.write.handles.merge as merge_module
+
+    monkeypatch.setattr(merge_module, "MERGE_BATCH_ROWS", 7)  # several batches, some with no incoming record
+    schema = schema or incoming.schema
+    storage, base, config = _table(tmp_path / "a", payload_class=_PAYLOADS[payload])
+    ctx = lambda at, t: WriteContext.create(TableLocation.at(*Storage.for_uri(str(at / "t"))), config, t,  # noqa: E731
+                                            schema, payload_class=_PAYLOADS[payload])
+    first = create_handle(WriteContext.create(TableLocation.at(storage, base), config, T1, old.schema,
+                                              payload_class=_PAYLOADS[payload]), "city=sf", old)
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    out = []
+    for at, whole in ((tmp_path / "a", False), (tmp_path / "b", True)):
+        if whole:
+            monkeypatch.setattr(merge_module, "_meets", lambda *a: None)
+        stat = merge_handle(ctx(at, T2), "city=sf", first.file_id, str(at / "t" / first.path), incoming,
+                            deletes=deletes)
+        out += [pq.read_table(at / "t" / stat.path), stat]
+    return out[0], out[1], out[2], out[3]
+
+
+def _stat_counts(stat) -> tuple:
+    return (stat.num_writes, stat.num_update_writes, stat.num_inserts, stat.num_deletes, stat.path,
+            stat.file_size_in_bytes)
+
+
+@pytest.mark.parametrize("payload,ordering", [
+    ("OverwriteWithLatestAvroPayload", pa.int64()),
+    ("DefaultHoodieRecordPayload", pa.int64()),
+    ("EventTimeAvroPayload", pa.string()),
+    ("DefaultHoodieRecordPayload", pa.float64()),  # NaN ranks above every number: the merge decides
+    ("OverwriteNonDefaultsWithLatestAvroPayload", pa.int64()),
+    ("PartialUpdateAvroPayload", pa.int64()),
+])
+def test_the_merge_of_the_met_rows_alone_writes_what_merging_every_row_writes(tmp_path, monkeypatch, payload,
+                                                                              ordering):
+    """The handle merges only the stored rows an incoming record meets (whole records picked by ordering value
+    where the payload keeps one of the two): the file and stat equal those of merging every stored row, with
+    updates the stored record wins and loses, null ordering values and fields, deletes of updated keys, inserts."""
+    n = 40
+    ts_old = [None if i % 9 == 0 else (i % 5) for i in range(n)]
+    ts_new = [None if i % 7 == 0 else float("nan") if i % 11 == 0 and ordering == pa.float64() else (i % 4)
+              for i in range(n)]
+    as_type = (lambda v: pa.array([None if x is None else str(int(x)) if x == x else "z" for x in v], ordering)) \
+        if ordering == pa.string() else (lambda v: pa.array(v, ordering, from_pandas=False))
+    old = pa.table({"id": [f"k{i:03d}" for i in range(n)], "city": ["sf"] * n, "ts": as_type(ts_old),
+                    "fare": [float(i) for i in range(n)]})
+    picked = [i for i in range(n) if i % 3 != 1]
+    incoming = pa.table({"id": [f"k{i:03d}" for i in picked] + ["n1", "n2"], "city": ["sf"] * (len(picked) + 2),
+                         "ts": as_type([ts_new[i] for i in picked] + [1, 2]),
+                         "fare": [None if i % 4 == 0 else 100.0 + i for i in picked] + [1.0, 2.0]})
+    deletes = ["k003", "k004", "k025", "absent"]  # k003: also updated
+    rows, stat, whole_rows, whole_stat = _merge_both_ways(tmp_path, monkeypatch, old, incoming, deletes, payload)
+    assert rows.schema == whole_rows.schema and repr(rows.to_pylist()) == repr(whole_rows.to_pylist())  # NaN too
+    assert _stat_counts(stat) == _stat_counts(whole_stat)
+    assert stat.num_deletes == 3 and stat.num_inserts == 2  # k003, k004, k025 gone
+
+
+def test_a_merge_into_a_file_of_an_older_schema_or_without_incoming_rows_in_some_batches(tmp_path, monkeypatch):
+    """The stored rows of a file written before a column was added read as null in the carried rows and in the
+    stored records the merge keeps; batches no incoming record meets are carried whole."""
+    n = 30
+    old = pa.table({"id": [f"k{i:03d}" for i in range(n)], "city": ["sf"] * n,
+                    "ts": pa.array([5] * n, pa.int64()), "fare": [float(i) for i in range(n)]})
+    incoming = pa.table({"id": ["k001", "k002", "k029"], "city": ["sf"] * 3, "ts": pa.array([9, 1, 9], pa.int64()),
+                         "fare": [1.5, 2.5, 29.5], "tip": [0.1, 0.2, 0.3]})
+    rows, stat, whole_rows, whole_stat = _merge_both_ways(tmp_path, monkeypatch, old, incoming, None,
+                                                          "DefaultHoodieRecordPayload")
+    assert rows.equals(whole_rows) and _stat_counts(stat) == _stat_counts(whole_stat)
+    tips = dict(zip(rows.column("id").to_pylist(), rows.column("tip").to_pylist()))
+    assert (tips["k001"], tips["k002"], tips["k029"], tips["k010"]) == (0.1, None, 0.3, None)  # k002: stored wins
+
+
+def test_a_key_stored_twice_or_given_twice_is_merged_with_every_batch_whole(tmp_path, monkeypatch):
+    """A key the base file holds twice (a Hudi `insert` may leave that) updates both copies, and a key given twice
+    without pre-combining is folded: the handle leaves both to the whole-batch merge."""
+    import hudi_engine.write.handles.merge as merge_module
+
+    assert merge_module._meets(pa.array(["a", "b"]), pa.array(["a", "b", "a"])) is None
+    assert merge_module._meets(pa.array(["a", "a"]), pa.array(["a", "b"])) is None
+    assert merge_module._meets(pa.array(["b", "x"]), pa.array(["a", "b"])).tolist() == [-1, 0]
+    storage, base, config = _table(tmp_path)
+    old = pa.table({"id": ["k1", "k2", "k1"], "city": ["sf"] * 3, "ts": pa.array([1, 1, 1], pa.int64()),
+                    "fare": [1.0, 2.0, 3.0]})
+    first = create_handle(_ctx(storage, base, config, T1), "city=sf", old)
+    incoming = pa.table({"id": ["k1", "k1"], "city": ["sf"] * 2, "ts": pa.array([5, 6], pa.int64()),
+                         "fare": [50.0, 60.0]})
+    stat = merge_handle(_ctx(storage, base, config, T2), "city=sf", first.file_id, str(tmp_path / "t" / first.path),
+                        incoming)
+    out = pq.read_table(tmp_path / "t" / stat.path)
+    assert list(zip(out.column("id").to_pylist(), out.column("fare").to_pylist())) == \
+        [("k1", 60.0), ("k2", 2.0), ("k1", 60.0)]
+
+
 def test_the_three_handles_share_one_shape_and_take_records_in_several_writes(tmp_path):
     """Constructed for a file group, fed by `write` (and `delete`), closed for the stats: records written in two
     tables and deletes in two calls make the file one call makes."""
@@ -456,3 +558,38 @@ def test_append_handle_on_a_1x_table_states_the_slice_as_hudi_does(tmp_path):
     assert log1.startswith(f".{first.file_id}_{T2}.log.1") and log2.startswith(f".{first.file_id}_{T3}.log.1")
     assert (s1.prev_commit, s1.log_files) == (T1, [log1])
     assert (s2.prev_commit, s2.log_files) == (T1, [log1, log2])
+
+
+def test_the_merge_decodes_batches_ahead_in_order_within_its_budget_and_stops_with_its_caller(monkeypatch):
+    """`_prefetched`: the batches in order; a decode error reaches the caller; as many batches ahead as the byte
+    budget holds; a caller that stops early leaves no decode running (the file is closed after)."""
+    import threading
+
+    import hudi_engine.write.handles.merge as merge_module
+
+    def batch(i: int) -> pa.RecordBatch:
+        return pa.record_batch({"i": pa.array([i] * 100, pa.int64())})  # 800 bytes
+
+    assert [b["i"][0].as_py() for b in merge_module._prefetched(batch(i) for i in range(5))] == [0, 1, 2, 3, 4]
+
+    def failing():
+        yield batch(1)
+        raise OSError("truncated page")
+
+    with pytest.raises(OSError, match="truncated page"):
+        list(merge_module._prefetched(failing()))
+    for budget, most_ahead in ((2000, 2), (100, 1), (10 ** 9, merge_module.PREFETCH_BATCHES)):
+        monkeypatch.setattr(merge_module, "PREFETCH_BYTES", budget)
+        pulled: list[int] = []
+
+        def slow(pulled: list[int] = pulled):
+            for i in range(100):
+                pulled.append(i)
+                yield batch(i)
+
+        batches = merge_module._prefetched(slow())
+        next(batches)
+        next(batches)
+        batches.close()
+        assert len(pulled) <= 2 + most_ahead  # the two taken, then no more than the budget ahead
+        assert not [t for t in threading.enumerate() if t.name.startswith("merge-decode")]

@@ -2,6 +2,12 @@
 file version of the same file id. Unchanged rows keep their commit time and sequence number."""
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Generator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -13,6 +19,7 @@ from hudi_engine.file_naming import BaseFileName
 from hudi_engine.io.base_file import BaseFileWriter, footer_of, read_base_file, record_keys_of
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.merge import DeleteBatch, MergeResult, merge_records
+from hudi_engine.payload import Combine
 from hudi_engine.timeline.commit_metadata import RecordKeys, RuntimeStats, WriteStat
 from hudi_engine.write.cdc import ChangeLog, cdc_log_file_name
 from hudi_engine.write.handles.base import HeldWriteHandle
@@ -28,6 +35,7 @@ from hudi_engine.write.index import row_positions
 from hudi_engine.write.markers import IOType
 
 MERGE_BATCH_ROWS = 64 * 1024  # base rows decoded at a time by the merge handle
+PREFETCH_BATCHES, PREFETCH_BYTES = 8, 32 * 1024 * 1024  # merged batches held ahead of the writer, at most
 
 
 class MergeHandle(HeldWriteHandle):
@@ -40,11 +48,15 @@ class MergeHandle(HeldWriteHandle):
     records do not touch are carried over with their old `_hoodie_commit_time` and `_hoodie_commit_seqno`;
     every row gets the new file name. The caller passes the file group's latest *committed* base file.
 
-    The base file is streamed: its key column is read first to find each incoming key's row, then the file is
-    decoded `MERGE_BATCH_ROWS` rows at a time, merged with the incoming records of those rows and written out;
-    inserts follow the old rows. Merged rows are handed to the file a row group at a time (sized as the create
-    handle sizes them). The handle so holds the file group's incoming records, one batch of the old file and one row
-    group of the new one.
+    The base file is streamed: its key column is read first to find the incoming record each stored row meets,
+    then the file is decoded `MERGE_BATCH_ROWS` rows at a time, and only the rows an incoming record meets go
+    through the payload's merge (`merge_records`; no merge at all where the payload keeps one of the two records
+    whole): one `take` per column lays out the batch with the other rows as they were. Batches are decoded and
+    merged in a worker thread, ahead of the file's encoding in this one. Inserts follow the old rows. Merged rows
+    are handed to the file a row group at a time (sized as the create handle sizes them). The handle so holds the
+    file group's incoming records, the batches merged ahead (`PREFETCH_BYTES`, two at least) and one row group of
+    the new file. Where a key is stored twice, or given twice (records not pre-combined), every row of each batch
+    goes through the merge, as a user payload's whole file does.
 
     Records and deletes are held until `close`: the file group's incoming keys are all matched against the base
     file's before it is read.
@@ -83,7 +95,11 @@ class MergeHandle(HeldWriteHandle):
             old_keys = record_keys_of(parquet, base_file_path) if ctx.config.populate_meta_fields else \
                 ctx.key_of(read_base_file(ctx.location.storage, base_file_path, columns=_key_columns(ctx)))
             n_old = len(old_keys)
-            incoming_row = row_positions(incoming_keys, old_keys)
+            # Per stored row, the incoming record it meets (None: an incoming key repeats, or is stored twice):
+            # the streamed merge below then takes only those rows to `merge_records`.
+            meets = _meets(incoming_keys, old_keys) if ctx.payload.custom is None else None
+            incoming_row = _incoming_rows(meets, len(incoming_keys)) if meets is not None else \
+                row_positions(incoming_keys, old_keys)
             delete_row = row_positions(delete_keys, old_keys) if len(delete_keys) else np.zeros(0, np.int64)
             keeps_every_row = ctx.payload.custom is None and not (delete_row >= 0).any()
             bloom_prefix = None
@@ -107,25 +123,23 @@ class MergeHandle(HeldWriteHandle):
                 updated = int((incoming_row >= 0).sum())
             else:
                 kept_old = updated = 0
-                start = 0
                 # Row groups as the create handle cuts them (`FileSizing.row_group_bytes`) at the old file's bytes
                 # per row: one per decoded batch would make row groups of 64k rows, a file 16% larger and slower.
                 per_row = max(f.size(), 1) / max(n_old, 1)
                 groups = _RowGroups(writer, max(MERGE_BATCH_ROWS, int(ctx.files.row_group_bytes / per_row)))
-                for batch in parquet.iter_batches(batch_size=MERGE_BATCH_ROWS):
-                    old = conform(ctx.stored_columns(pa.Table.from_batches([batch]), old_name.instant_time),
-                                  ctx.arrow_schema, base_file_path)
-                    end = start + old.num_rows
-                    mine = np.flatnonzero((incoming_row >= start) & (incoming_row < end))
-                    gone = (delete_row >= start) & (delete_row < end)
-                    incoming = self._prepare(records.take(pa.array(mine)), name, indices=mine)
-                    result = _merge(ctx, old, incoming, delete_keys.filter(pa.array(gone)))
-                    groups.write(_named(ctx, result.records, name))
-                    if changes is not None:
-                        changes.add_merge(old, result.records, _met(ctx, result.records, incoming))
-                    kept_old += result.base_kept or 0
-                    updated += result.base_matched or 0
-                    start = end
+                deleted = _deleted_rows(delete_keys, old_keys) if meets is not None else None
+                batches = _prefetched(self._merged_batches(
+                    parquet, records, name, meets, deleted, incoming_row, delete_row, delete_keys,
+                    old_keys if ctx.config.populate_meta_fields else None))
+                try:
+                    for done in batches:
+                        groups.write(done.merged)
+                        if changes is not None:
+                            changes.add_merge(done.old, done.merged, _met(ctx, done.merged, done.incoming))
+                        kept_old += done.kept
+                        updated += done.updated
+                finally:
+                    batches.close()  # the worker is done with the file before it is closed
                 # Keys the file does not hold are inserts into this file group (pre-combined already), after the old
                 # rows and a chunk at a time.
                 new = np.flatnonzero(incoming_row < 0)
@@ -159,6 +173,140 @@ class MergeHandle(HeldWriteHandle):
                                              result_file.num_rows - kept_old, n_old - kept_old),
         )]
 
+    def _merged_batches(self, parquet: pq.ParquetFile, records: pa.Table, name: str, meets: np.ndarray | None,
+                        deleted: np.ndarray | None, incoming_row: np.ndarray, delete_row: np.ndarray,
+                        delete_keys: pa.Array, stored_keys: pa.Array | None) -> Iterator[_Merged]:
+        """The base file decoded `MERGE_BATCH_ROWS` rows at a time, each batch merged with the incoming records
+        of its rows: `_merge_rows` where every stored row meets one incoming record at most (`meets`), else the
+        whole batch through `merge_records`. `stored_keys`: the file's key column, read already (not decoded
+        again)."""
+        ctx, start = self.ctx, 0
+        file_schema = parquet.schema_arrow
+        key_at = file_schema.get_field_index(RECORD_KEY) if stored_keys is not None else -1
+        columns = None if key_at < 0 else [c for c in file_schema.names if c != RECORD_KEY]
+        for batch in parquet.iter_batches(batch_size=MERGE_BATCH_ROWS, columns=columns, use_threads=False):
+            table = pa.Table.from_batches([batch])
+            if key_at >= 0:
+                assert stored_keys is not None
+                table = table.add_column(key_at, file_schema.field(key_at), stored_keys.slice(start, batch.num_rows))
+            old = conform(ctx.stored_columns(table, self.old_name.instant_time), ctx.arrow_schema,
+                          self.base_file_path)
+            end = start + old.num_rows
+            if meets is not None:
+                merged, incoming, matched = self._merge_rows(old, records, meets[start:end],
+                                                             None if deleted is None else deleted[start:end], name)
+                yield _Merged(old, merged, incoming, merged.num_rows, matched)
+            else:
+                mine = np.flatnonzero((incoming_row >= start) & (incoming_row < end))
+                gone = (delete_row >= start) & (delete_row < end)
+                incoming = self._prepare(records.take(pa.array(mine)), name, indices=mine)
+                result = _merge(ctx, old, incoming, delete_keys.filter(pa.array(gone)))
+                yield _Merged(old, _named(ctx, result.records, name), incoming, result.base_kept or 0,
+                              result.base_matched or 0)
+            start = end
+
+    def _merge_rows(self, old: pa.Table, records: pa.Table, meets: np.ndarray, deleted: np.ndarray | None,
+                    name: str) -> tuple[pa.Table, pa.Table, int]:
+        """One batch of stored rows `old` merged with the incoming records they meet (`meets`: per row, the index of
+        its incoming record in `records`, -1 for none; `deleted`: rows a delete removes, None for none): (the rows
+        written in their place, the prepared incoming records, how many stored rows met one).
+
+        Only the rows an incoming record meets go through `merge_records`: the merge of a key depends on its stored
+        row and its incoming record alone, and a delete always wins (it carries no ordering value), so the other
+        rows are copied as they are and deleted rows dropped. One `take` on the batch and the merged rows then lays
+        the output out in stored order."""
+        ctx = self.ctx
+        n = old.num_rows
+        hit = meets >= 0
+        if deleted is not None:
+            hit &= ~deleted
+        rows = np.flatnonzero(hit)
+        picked = meets[rows]
+        incoming = self._prepare(records.take(pa.array(picked)), name, indices=picked)
+        if not len(rows) and deleted is None:
+            return _named(ctx, old, name), incoming, 0
+        layout = np.arange(n, dtype=np.int64)
+        parts = [old]
+        if len(rows):
+            wins = _incoming_wins(ctx, old, rows, incoming)
+            if wins is not None:  # each row is its stored or its incoming record, whole: no merge to run
+                layout[rows[wins]] = n + np.flatnonzero(wins)
+                parts.append(incoming)
+            else:
+                result = _merge(ctx, old.take(pa.array(rows)), incoming, None)
+                if result.base_kept != len(rows) or result.records.num_rows != len(rows):  # the merge's rule broke
+                    raise WriteError(f"merge_handle: {len(rows)} stored rows of {self.base_file_path} met incoming "
+                                     f"records but the merge returned {result.records.num_rows}; please report this")
+                layout[rows] = n + np.arange(len(rows), dtype=np.int64)
+                parts.append(result.records)
+        if deleted is not None:
+            layout = layout[~deleted]
+        # A column at a time, the batch's array and the merged rows' in one (a table's `take` across two chunks
+        # costs half again as much); every row names the new file.
+        at = pa.array(layout)
+        columns = [constant(name, len(layout)) if c == FILE_NAME and ctx.config.populate_meta_fields else
+                   pa.concat_arrays([one_chunk(p.column(c)) for p in parts]).take(at) for c in old.column_names]
+        return pa.Table.from_arrays(columns, schema=old.schema), incoming, len(rows)
+
+
+# Ordering types whose `>` is the order `merge_records` ranks them in (floats are not: NaN ranks above every number).
+_ORDERED_TYPES = (pa.types.is_integer, pa.types.is_timestamp, pa.types.is_date, pa.types.is_time, pa.types.is_string,
+                  pa.types.is_large_string, pa.types.is_decimal, pa.types.is_boolean)
+
+
+def _incoming_wins(ctx: WriteContext, old: pa.Table, rows: np.ndarray, incoming: pa.Table) -> np.ndarray | None:
+    """Where a payload keeps one of the two records whole (`OverwriteWithLatestAvroPayload`: the incoming one;
+    `DefaultHoodieRecordPayload`, `EventTimeAvroPayload`: the stored one when its ordering value is strictly
+    greater, a null one the lowest), whether the incoming record of each of `rows` wins; row i of `incoming` meets
+    stored row `rows[i]`. None for payloads that merge fields, or ordering values `>` does not order as the merge."""
+    payload = ctx.payload
+    if payload.precombine_coalesce or payload.combine not in (Combine.OVERWRITE, Combine.ORDERED):
+        return None
+    wins = np.ones(len(rows), dtype=bool)
+    field = ctx.ordering_field
+    if payload.combine is Combine.OVERWRITE or field is None:
+        return wins
+    if field not in old.column_names or not any(is_(old.schema.field(field).type) for is_ in _ORDERED_TYPES):
+        return None
+    stored = one_chunk(old.column(field)).take(pa.array(rows))
+    given = one_chunk(incoming.column(field))
+    stored_greater = pc.and_kleene(pc.is_valid(stored),
+                                   pc.or_kleene(pc.is_null(given), pc.fill_null(pc.greater(stored, given), False)))
+    return ~stored_greater.to_numpy(zero_copy_only=False)
+
+
+def _meets(incoming_keys: pa.Array, old_keys: pa.Array) -> np.ndarray | None:
+    """Per stored key, the index of the incoming key equal to it, -1 for none; None when an incoming key repeats or
+    one is stored twice (the whole-batch merge then handles what every copy meets)."""
+    if not len(incoming_keys):
+        return np.full(len(old_keys), -1, dtype=np.int64)
+    n = len(incoming_keys)
+    ascending = n < 2 or pc.all(pc.less(incoming_keys.slice(0, n - 1), incoming_keys.slice(1))).as_py()
+    if not ascending and pc.count_distinct(incoming_keys).as_py() != n:  # a write task's come sorted: no hashing
+        return None
+    meets = pc.index_in(old_keys, value_set=incoming_keys).fill_null(-1).to_numpy(zero_copy_only=False)
+    meets = meets.astype(np.int64, copy=False)
+    met = meets[meets >= 0]
+    if len(met) and np.bincount(met).max() > 1:
+        return None
+    return meets
+
+
+def _incoming_rows(meets: np.ndarray, n_incoming: int) -> np.ndarray:
+    """Per incoming key, its stored row (-1: not stored), from `_meets`."""
+    out = np.full(n_incoming, -1, dtype=np.int64)
+    rows = np.flatnonzero(meets >= 0)
+    out[meets[rows]] = rows
+    return out
+
+
+def _deleted_rows(delete_keys: pa.Array, old_keys: pa.Array) -> np.ndarray | None:
+    """Which stored rows a delete removes (every copy of a key stored twice), None for none."""
+    if not len(delete_keys):
+        return None
+    gone = pc.is_in(old_keys, value_set=delete_keys).to_numpy(zero_copy_only=False)
+    return gone if gone.any() else None
+
 
 def _record_keys_changed(ctx: WriteContext, incoming_keys: pa.Array, incoming_row: np.ndarray, old_keys: pa.Array,
                          delete_row: np.ndarray, inserted: int, deleted: int) -> RecordKeys | None:
@@ -172,6 +320,47 @@ def _record_keys_changed(ctx: WriteContext, incoming_keys: pa.Array, incoming_ro
     if len(added) != inserted or len(removed_rows) != deleted:
         return None
     return RecordKeys(added, old_keys.take(pa.array(removed_rows)))
+
+
+@dataclass(frozen=True)
+class _Merged:
+    """One batch of the base file (`old`) and what the merge writes in its place: kept and rewritten stored rows,
+    the prepared incoming records they met, how many stored rows are kept and how many of those met a record."""
+
+    old: pa.Table
+    merged: pa.Table
+    incoming: pa.Table
+    kept: int
+    updated: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.old.nbytes + self.merged.nbytes
+
+
+class _Sized(Protocol):
+    @property
+    def nbytes(self) -> int: ...
+
+
+_T = TypeVar("_T", bound=_Sized)
+
+
+def _prefetched(batches: Iterator[_T]) -> Generator[_T, None, None]:
+    """`batches`, made ahead in a worker thread while the caller writes (pyarrow decodes, takes and encodes without
+    the GIL): decoding and merging cost no time where a core is free. As many batches ahead as `PREFETCH_BYTES`
+    holds (at least one, at most `PREFETCH_BATCHES`); the worker alone reads the file until the generator is
+    closed, which cancels what has not started and waits for the rest."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix="merge-decode")
+    try:
+        ahead = deque([pool.submit(next, batches, None)])  # one worker: the `next` calls run in order
+        while (batch := ahead.popleft().result()) is not None:
+            depth = max(1, min(PREFETCH_BATCHES, PREFETCH_BYTES // max(batch.nbytes, 1)))
+            while len(ahead) < depth:
+                ahead.append(pool.submit(next, batches, None))
+            yield batch
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _RowGroups:
