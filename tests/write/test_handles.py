@@ -558,38 +558,3 @@ def test_append_handle_on_a_1x_table_states_the_slice_as_hudi_does(tmp_path):
     assert log1.startswith(f".{first.file_id}_{T2}.log.1") and log2.startswith(f".{first.file_id}_{T3}.log.1")
     assert (s1.prev_commit, s1.log_files) == (T1, [log1])
     assert (s2.prev_commit, s2.log_files) == (T1, [log1, log2])
-
-
-def test_the_merge_decodes_batches_ahead_in_order_within_its_budget_and_stops_with_its_caller(monkeypatch):
-    """`_prefetched`: the batches in order; a decode error reaches the caller; as many batches ahead as the byte
-    budget holds; a caller that stops early leaves no decode running (the file is closed after)."""
-    import threading
-
-    import hudi_engine.write.handles.merge as merge_module
-
-    def batch(i: int) -> pa.RecordBatch:
-        return pa.record_batch({"i": pa.array([i] * 100, pa.int64())})  # 800 bytes
-
-    assert [b["i"][0].as_py() for b in merge_module._prefetched(batch(i) for i in range(5))] == [0, 1, 2, 3, 4]
-
-    def failing():
-        yield batch(1)
-        raise OSError("truncated page")
-
-    with pytest.raises(OSError, match="truncated page"):
-        list(merge_module._prefetched(failing()))
-    for budget, most_ahead in ((2000, 2), (100, 1), (10 ** 9, merge_module.PREFETCH_BATCHES)):
-        monkeypatch.setattr(merge_module, "PREFETCH_BYTES", budget)
-        pulled: list[int] = []
-
-        def slow(pulled: list[int] = pulled):
-            for i in range(100):
-                pulled.append(i)
-                yield batch(i)
-
-        batches = merge_module._prefetched(slow())
-        next(batches)
-        next(batches)
-        batches.close()
-        assert len(pulled) <= 2 + most_ahead  # the two taken, then no more than the budget ahead
-        assert not [t for t in threading.enumerate() if t.name.startswith("merge-decode")]

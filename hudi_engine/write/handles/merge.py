@@ -2,11 +2,8 @@
 file version of the same file id. Unchanged rows keep their commit time and sequence number."""
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Generator, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -35,7 +32,6 @@ from hudi_engine.write.index import row_positions
 from hudi_engine.write.markers import IOType
 
 MERGE_BATCH_ROWS = 64 * 1024  # base rows decoded at a time by the merge handle
-PREFETCH_BATCHES, PREFETCH_BYTES = 8, 32 * 1024 * 1024  # merged batches held ahead of the writer, at most
 
 
 class MergeHandle(HeldWriteHandle):
@@ -51,11 +47,9 @@ class MergeHandle(HeldWriteHandle):
     The base file is streamed: its key column is read first to find the incoming record each stored row meets,
     then the file is decoded `MERGE_BATCH_ROWS` rows at a time, and only the rows an incoming record meets go
     through the payload's merge (`merge_records`; no merge at all where the payload keeps one of the two records
-    whole): one `take` per column lays out the batch with the other rows as they were. Batches are decoded and
-    merged in a worker thread, ahead of the file's encoding in this one. Inserts follow the old rows. Merged rows
-    are handed to the file a row group at a time (sized as the create handle sizes them). The handle so holds the
-    file group's incoming records, the batches merged ahead (`PREFETCH_BYTES`, two at least) and one row group of
-    the new file. Where a key is stored twice, or given twice (records not pre-combined), every row of each batch
+    whole): one `take` per column lays out the batch with the other rows as they were. Inserts follow the old rows.
+    Merged rows are handed to the file a row group at a time (sized as the create handle sizes them). The handle so
+    holds the file group's incoming records, one decoded batch and one row group of the new file. Where a key is stored twice, or given twice (records not pre-combined), every row of each batch
     goes through the merge, as a user payload's whole file does.
 
     Records and deletes are held until `close`: the file group's incoming keys are all matched against the base
@@ -128,18 +122,15 @@ class MergeHandle(HeldWriteHandle):
                 per_row = max(f.size(), 1) / max(n_old, 1)
                 groups = _RowGroups(writer, max(MERGE_BATCH_ROWS, int(ctx.files.row_group_bytes / per_row)))
                 deleted = _deleted_rows(delete_keys, old_keys) if meets is not None else None
-                batches = _prefetched(self._merged_batches(
+                batches = self._merged_batches(
                     parquet, records, name, meets, deleted, incoming_row, delete_row, delete_keys,
-                    old_keys if ctx.config.populate_meta_fields else None))
-                try:
-                    for done in batches:
-                        groups.write(done.merged)
-                        if changes is not None:
-                            changes.add_merge(done.old, done.merged, _met(ctx, done.merged, done.incoming))
-                        kept_old += done.kept
-                        updated += done.updated
-                finally:
-                    batches.close()  # the worker is done with the file before it is closed
+                    old_keys if ctx.config.populate_meta_fields else None)
+                for done in batches:
+                    groups.write(done.merged)
+                    if changes is not None:
+                        changes.add_merge(done.old, done.merged, _met(ctx, done.merged, done.incoming))
+                    kept_old += done.kept
+                    updated += done.updated
                 # Keys the file does not hold are inserts into this file group (pre-combined already), after the old
                 # rows and a chunk at a time.
                 new = np.flatnonzero(incoming_row < 0)
@@ -332,35 +323,6 @@ class _Merged:
     incoming: pa.Table
     kept: int
     updated: int
-
-    @property
-    def nbytes(self) -> int:
-        return self.old.nbytes + self.merged.nbytes
-
-
-class _Sized(Protocol):
-    @property
-    def nbytes(self) -> int: ...
-
-
-_T = TypeVar("_T", bound=_Sized)
-
-
-def _prefetched(batches: Iterator[_T]) -> Generator[_T, None, None]:
-    """`batches`, made ahead in a worker thread while the caller writes (pyarrow decodes, takes and encodes without
-    the GIL): decoding and merging cost no time where a core is free. As many batches ahead as `PREFETCH_BYTES`
-    holds (at least one, at most `PREFETCH_BATCHES`); the worker alone reads the file until the generator is
-    closed, which cancels what has not started and waits for the rest."""
-    pool = ThreadPoolExecutor(1, thread_name_prefix="merge-decode")
-    try:
-        ahead = deque([pool.submit(next, batches, None)])  # one worker: the `next` calls run in order
-        while (batch := ahead.popleft().result()) is not None:
-            depth = max(1, min(PREFETCH_BATCHES, PREFETCH_BYTES // max(batch.nbytes, 1)))
-            while len(ahead) < depth:
-                ahead.append(pool.submit(next, batches, None))
-            yield batch
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _RowGroups:
