@@ -174,7 +174,8 @@ def keep_or_disable(location: TableLocation, config: TableConfig, timeline: Time
         return None
     if not recovery:  # a rollback or an interrupted clean finished still disables one it cannot keep
         refuse_unmaintained(location, config, action)
-    decision = MetadataWriter.decide(location, config, timeline, retrying=retrying, table_services=table_services)
+    decision = MetadataWriter.decide(location, config, timeline, retrying=retrying, table_services=table_services,
+                                     refused=not recovery)
     if decision.writer is None:
         config.disable_metadata_table(location, f"{action}: {decision.reason}")
     elif table_services:
@@ -227,13 +228,37 @@ class MetadataWriter:
     """Appends this engine's actions to the partitions it keeps of a data table's metadata table."""
 
     def __init__(self, table: MetadataTable, schema: str, stats: StatsIndex | None = None) -> None:
-        self.table = table
+        self._stale = False  # changed since `table` was listed (`_reload`): listed again when next used
+        self._table: MetadataTable = table
         self.schema = schema
         self.stats = stats
         self.record_index = RECORD_INDEX_PARTITION in table.data_config.metadata_partitions
         self.codec = RecordCodec(schema, f"{table.location.base_path} (its files base file)")
-        self.slices: dict[str, list[FileSlice]] = {}
+        self._slices: dict[str, list[FileSlice]] = {}
         self._load_slices()
+
+    @property
+    def table(self) -> MetadataTable:
+        """The metadata table as listed after this writer's last change to it."""
+        self._refresh()
+        return self._table
+
+    @table.setter
+    def table(self, table: MetadataTable) -> None:
+        self._table = table
+        self._stale = False
+
+    def _refresh(self) -> None:
+        if self._stale:
+            self._stale = False
+            self._table = MetadataTable.load(self._table.data, self._table.data_config, self._table.data_timeline)
+            self._load_slices()
+
+    @property
+    def slices(self) -> dict[str, list[FileSlice]]:
+        """The latest slices of each kept partition's file groups, as `table` lists them."""
+        self._refresh()
+        return self._slices
 
     @property
     def file_slice(self) -> FileSlice:
@@ -241,18 +266,20 @@ class MetadataWriter:
         return self.slices[FILES_PARTITION][0]
 
     def _load_slices(self) -> None:
-        self.slices = {p: ([self.table.files_slice()] if p == FILES_PARTITION else self.table.partition_slices(p))
+        self._slices = {p: ([self.table.files_slice()] if p == FILES_PARTITION else self.table.partition_slices(p))
                        for p in self.table.data_config.metadata_partitions}
-        for partition, slices in self.slices.items():
+        for partition, slices in self._slices.items():
             if not slices:
                 raise MetadataTableError(f"{self.table.location.join(partition)}: metadata partition {partition!r} "
                                          "has no file group; let Java Hudi rebuild it, or disable the metadata table")
 
     @staticmethod
     def decide(data: TableLocation, data_config: TableConfig, data_timeline: Timeline, *,
-               retrying: Collection[str] = (), table_services: bool = False) -> Decision:
+               retrying: Collection[str] = (), table_services: bool = False, refused: bool = False) -> Decision:
         """Keep the metadata table of the table at `data`, or say why not (module doc). Nothing is written. With
-        `table_services`, a pending compaction or clean of the metadata table is kept: the services run it first."""
+        `table_services`, a pending compaction or clean of the metadata table is kept: the services run it first.
+        `refused`: `refuse_unmaintained` passed on `data_config` just before, which judged a record index of a table
+        with meta fields already (its index.json is not read again)."""
         partitions = data_config.metadata_partitions
         other = [p for p in partitions if p not in KEPT_PARTITIONS]
         if FILES_PARTITION not in partitions or other:
@@ -276,7 +303,7 @@ class MetadataWriter:
                 return Decision(None, f"the metadata table has pending instants {pending}")
             schema = table.record_schema(table.files_slice())
             stats = StatsIndex.load(data, data_config)
-            if RECORD_INDEX_PARTITION in partitions:
+            if RECORD_INDEX_PARTITION in partitions and not (refused and data_config.populate_meta_fields):
                 why = record_index_refusal(data, data_config)
                 if why:
                     return Decision(None, why)
@@ -350,7 +377,7 @@ class MetadataWriter:
         partitions storage lacks deleted from the partition list (`fetchOutofSyncFilesRecordsFromMetadataTable`).
         Written even when nothing differs, as Hudi marks the restore done. Only `files`: Hudi leaves the other
         partitions as the restore left them. `data_timeline`: the data table's, listed after its rollbacks."""
-        self.table = MetadataTable.load(self.table.data, self.table.data_config, data_timeline)
+        self.table = MetadataTable.load(self._table.data, self._table.data_config, data_timeline)
         self._load_slices()
         known = self.table.read_files_partition()
         records: list[MetadataRecord] = []
@@ -443,8 +470,9 @@ class MetadataWriter:
             self._reload()
 
     def _reload(self) -> None:
-        self.table = MetadataTable.load(self.table.data, self.table.data_config, self.table.data_timeline)
-        self._load_slices()
+        """Mark the metadata table changed: it is listed again when next used (after a write's delta commit, by
+        nothing: the write's own listings of it end there)."""
+        self._stale = True
 
     # ---- the delta commit ---------------------------------------------------------------------------------------
     def _timeline(self) -> Timeline:

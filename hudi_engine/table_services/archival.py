@@ -214,8 +214,9 @@ def archive_metadata_table(metadata: MetadataTable, config: ArchivalConfig, data
     """Archive the metadata table's own instants, as Hudi's archiver does for a metadata table: by the data table's
     `hoodie.keep.min/max.commits` and the rules above (a merge-on-read table), but none at or after its latest
     compaction (the blocks before it are in its base files; a reader needs those after it) nor at or after the data
-    table's first active instant (readers validate blocks against that timeline). None when nothing is due."""
-    timeline = Timeline.load(metadata.location, layout_for(metadata.config))
+    table's first active instant (readers validate blocks against that timeline). None when nothing is due.
+    `metadata`: as listed under the table lock (its timeline is not listed again)."""
+    timeline = metadata.timeline
     compacted = timeline.filter_by([Action.COMMIT], [State.COMPLETED]).last()
     first = data_timeline.instants[0].timestamp if data_timeline.instants else None
     if compacted is None or first is None:
