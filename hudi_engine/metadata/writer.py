@@ -228,7 +228,10 @@ class MetadataWriter:
     """Appends this engine's actions to the partitions it keeps of a data table's metadata table."""
 
     def __init__(self, table: MetadataTable, schema: str, stats: StatsIndex | None = None) -> None:
-        self._stale = False  # changed since `table` was listed (`_reload`): listed again when next used
+        # Changed since listed: `table` by a service or rollback (`_reload`), the slices by a delta commit too
+        # (`_committed`); listed again when next used (a write's own use of the metadata table ends at its commit).
+        self._stale = False
+        self._slices_stale = False
         self._table: MetadataTable = table
         self.schema = schema
         self.stats = stats
@@ -239,25 +242,22 @@ class MetadataWriter:
 
     @property
     def table(self) -> MetadataTable:
-        """The metadata table as listed after this writer's last change to it."""
-        self._refresh()
+        """The metadata table as it is after this writer's last change to it."""
+        if self._stale:
+            self._stale, self._slices_stale = False, True
+            self._table = MetadataTable.load(self._table.data, self._table.data_config, self._table.data_timeline)
         return self._table
 
     @table.setter
     def table(self, table: MetadataTable) -> None:
         self._table = table
-        self._stale = False
-
-    def _refresh(self) -> None:
-        if self._stale:
-            self._stale = False
-            self._table = MetadataTable.load(self._table.data, self._table.data_config, self._table.data_timeline)
-            self._load_slices()
+        self._stale, self._slices_stale = False, True
 
     @property
     def slices(self) -> dict[str, list[FileSlice]]:
         """The latest slices of each kept partition's file groups, as `table` lists them."""
-        self._refresh()
+        if self._stale or self._slices_stale:
+            self._load_slices()
         return self._slices
 
     @property
@@ -266,8 +266,10 @@ class MetadataWriter:
         return self.slices[FILES_PARTITION][0]
 
     def _load_slices(self) -> None:
-        self._slices = {p: ([self.table.files_slice()] if p == FILES_PARTITION else self.table.partition_slices(p))
-                       for p in self.table.data_config.metadata_partitions}
+        table = self.table
+        self._slices = {p: ([table.files_slice()] if p == FILES_PARTITION else table.partition_slices(p))
+                        for p in table.data_config.metadata_partitions}
+        self._slices_stale = False
         for partition, slices in self._slices.items():
             if not slices:
                 raise MetadataTableError(f"{self.table.location.join(partition)}: metadata partition {partition!r} "
@@ -525,8 +527,20 @@ class MetadataWriter:
         meta = CommitMetadata(stats, False, {CommitMetadata.SCHEMA_KEY: schema}, OPERATION)
         completed = timeline.complete(inflight, meta)
         delete_marker_dir(location, instant_time)
-        self._reload()
+        self._committed(completed)
         return completed
+
+    def _committed(self, completed: Instant) -> None:
+        """After this writer's delta commit `completed`: its timeline with it, as a listing under the table lock
+        would show it (no one else changes the metadata table under that lock, nor a delta commit its config), and
+        its slices, which gained log files, listed again when next used."""
+        table = self.table
+        old = table.timeline
+        key = (completed.timestamp, completed.comparable_action)
+        timeline = Timeline(old.location, [*(i for i in old.instants if (i.timestamp, i.comparable_action) != key),
+                                           completed], layout=old.layout, unknown_files=old.unknown_files)
+        self.table = MetadataTable(table.data, table.data_config, table.data_timeline, table.location, table.config,
+                                   timeline)
 
     def _by_file_group(self, records: Mapping[str, Records]) -> list[tuple[str, FileSlice, Records]]:
         """`records` by (partition, latest slice of the file group its key maps to), each sorted by key. The record

@@ -48,7 +48,7 @@ from hudi_engine.config.write_config import ArchivalConfig
 from hudi_engine.errors import HudiError, TimelineError
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.table import MetadataTable
-from hudi_engine.metadata.writer import keep_or_disable
+from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import service_lock
@@ -164,10 +164,12 @@ class ArchivalResult:
 
 
 def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commits: int = 5,
-            lock: LockConfig | None = None, table: TableConfig, timeline: Timeline) -> ArchivalResult | None:
+            lock: LockConfig | None = None, table: TableConfig, timeline: Timeline,
+            metadata: MetadataWriter | None = None) -> ArchivalResult | None:
     """Archive what `instants_to_archive` names (under the table lock); None when nothing is due. `table` and
     `timeline`: the caller's, `timeline` listed under the table lock it holds (`HudiTable.archive`, the write's
-    services)."""
+    services). `metadata`: the metadata table's writer as the caller's last change to either table left it under
+    that lock (a write's, when no service ran after its commit), taken as it is."""
     with service_lock(location, lock, table=table, timeline=timeline):
         table.require_writable()
         layout = layout_for(table)
@@ -181,7 +183,8 @@ def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commit
             # its metadata table compacted are archived (module doc); a metadata table this engine cannot keep is
             # disabled. hoodie.properties as it is now: a service before this one under the same lock may have
             # changed it.
-            writer = keep_or_disable(location, TableConfig.load(location), timeline, "archival")
+            writer = metadata if metadata is not None else \
+                keep_or_disable(location, TableConfig.load(location), timeline, "archival")
             if writer is not None:
                 chosen = writer.archivable(chosen)
         result = _archive_instants(location, table, timeline, chosen, config) if chosen else None

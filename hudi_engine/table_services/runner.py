@@ -10,7 +10,7 @@ from hudi_engine.config.lock_config import LAZY
 from hudi_engine.config.write_config import MERGE_ON_READ, WriteConfig
 from hudi_engine.errors import HudiError, TableServiceError
 from hudi_engine.location import TableLocation
-from hudi_engine.metadata.writer import keep_through_rollback
+from hudi_engine.metadata.writer import MetadataWriter, keep_through_rollback
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
 from hudi_engine.table_services import held_by_caller, service_lock
@@ -79,7 +79,8 @@ def _writes_pending(timeline: Timeline) -> bool:
 
 
 def after_commit(location: TableLocation, config: WriteConfig, instant: str, table: TableConfig,
-                 execute: Executor | None = None, *, timeline: Timeline, locked: bool = False) -> list[str]:
+                 execute: Executor | None = None, *, timeline: Timeline, locked: bool = False,
+                 metadata: MetadataWriter | None = None) -> list[str]:
     """After the write committed at `instant`: inline compaction when due (MOR, `hoodie.compact.inline`), inline
     clustering when due (`hoodie.clustering.inline`), the
     rollback of dead writers' instants (LAZY policy), automatic cleaning, then archival. Returns the instants it
@@ -87,7 +88,9 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
     service changed it; `table` (the write's config) is not read again. `timeline`: the write's own, listed under
     its lock: the lock checks the table writable by it, and again by the listing taken under the lock.
     `locked`: the calling thread still holds the lock the write committed under, and `timeline` is the table's
-    timeline under it with the commit included (`Transaction.committed`): neither is taken again."""
+    timeline under it with the commit included (`Transaction.committed`): neither is taken again. `metadata`: with
+    `locked`, the metadata writer that recorded the commit (`Transaction.metadata_writer`): the archival takes it
+    when no service before it changed the table, instead of reading both tables' configs to decide again."""
     base_path = location.base_path
     created: list[str] = []
     service = "the table services"
@@ -96,6 +99,7 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                                                                  timeline=timeline):
             # Not held since the commit: the timeline is listed again under the lock just taken.
             fresh = timeline if locked else timeline.reload()
+            committed = fresh if locked else None  # a service that changes the table lists the timeline anew
             check_writable(location, table, fresh, action="write to it or run a table service on it")
             timeline = fresh
             if table.table_type == MERGE_ON_READ and config.compaction.inline:
@@ -136,7 +140,8 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
             if config.archival.automatic:
                 service = "timeline archival"
                 archive(location, config.archival, max_delta_commits=config.compaction.max_delta_commits,
-                        lock=config.lock, table=table, timeline=timeline)
+                        lock=config.lock, table=table, timeline=timeline,
+                        metadata=metadata if timeline is committed else None)
     except HudiError as e:
         raise TableServiceError(
             f"table {base_path}: the write committed at instant {instant} (its data is in the table), then "

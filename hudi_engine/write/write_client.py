@@ -606,7 +606,9 @@ class Transaction:
 
     def __init__(self, client: WriteClient, lock: TableLock, metadata_writer: MetadataWriter | None = None) -> None:
         """`metadata_writer`: the metadata table as the start found it under `lock` (`WriteClient._metadata_table`),
-        which the commit records in while that lock is held throughout (SINGLE_WRITER)."""
+        which the commit records in while that lock is held throughout (SINGLE_WRITER). After the commit: the one
+        that recorded it, as its delta commit left it under the commit's lock (None: none, or no longer kept), which
+        the services after the commit may take instead of deciding again (`runner.after_commit`)."""
         self.client = client
         self.lock: TableLock | None = lock
         self.metadata_writer = metadata_writer
@@ -690,6 +692,7 @@ class Transaction:
         # it (no read of either hoodie.properties or the metadata timeline again); taken again, another writer may
         # have changed it meanwhile, so it is read again.
         metadata_writer = self.metadata_writer if held_since_start else c._metadata_table(under_lock)
+        self.metadata_writer = metadata_writer
 
         internal = c.commit_schema(under_lock, self.instant)
         extra = dict(c.config.commit_extra_metadata)
@@ -701,8 +704,8 @@ class Transaction:
                 internal.persist(c.location.storage, c.location.meta_path, self.instant,
                                  self.layout.completion_time(self.inflight),
                                  (i.timestamp for i in under_lock.completed_commits()))
-            if metadata_writer is not None:
-                metadata_writer.record_commit(self.instant, metadata)
+            if metadata_writer is not None and metadata_writer.record_commit(self.instant, metadata) is None:
+                self.metadata_writer = None  # disabled instead (`record_commit`)
 
         completed = commit_protocol.complete_commit(
             c.location, self.inflight, stats, operation_type=c.config.operation_type,
@@ -719,6 +722,7 @@ class Transaction:
         self.committed = _with_completed(under_lock, completed)
         if c.clusterings_to_roll_back:  # hoodie.clustering.rollback.pending.replacecommit.on.conflict
             self.committed = c.roll_back_clusterings(self.committed, self.instant)
+            self.metadata_writer = None  # the rollbacks changed the metadata table through writers of their own
         self.timings["commit"] = time.monotonic() - t0
         result = WriteResult.from_stats(self.instant, c.config.operation.value, stats, self.timings)
         result.timeline = self.committed
