@@ -260,6 +260,12 @@ class MetadataWriter:
             self._load_slices()
         return self._slices
 
+    def follow(self, data_timeline: Timeline) -> None:
+        """Take `data_timeline`, the data table's as the caller holds it under the table lock now (after a commit: with
+        it), as the one the metadata table's reads validate log blocks by and its services plan against."""
+        t = self._table
+        self._table = MetadataTable(t.data, t.data_config, data_timeline, t.location, t.config, t.timeline)
+
     @property
     def file_slice(self) -> FileSlice:
         """The latest slice of the `files` partition's one file group."""

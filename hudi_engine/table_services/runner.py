@@ -27,6 +27,7 @@ from hudi_engine.table_services.compaction import (
 )
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.clustering import is_clustering
+from hudi_engine.timeline.instant import Action
 from hudi_engine.write.rollback import rollback_failed
 
 
@@ -89,8 +90,9 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
     its lock: the lock checks the table writable by it, and again by the listing taken under the lock.
     `locked`: the calling thread still holds the lock the write committed under, and `timeline` is the table's
     timeline under it with the commit included (`Transaction.committed`): neither is taken again. `metadata`: with
-    `locked`, the metadata writer that recorded the commit (`Transaction.metadata_writer`): the archival takes it
-    when no service before it changed the table, instead of reading both tables' configs to decide again."""
+    `locked`, the metadata writer that recorded the commit (`Transaction.metadata_writer`): the cleaning and the
+    archival take it (as the last of them left it) when no other service changed the table before them, instead of
+    reading both tables' configs to decide again."""
     base_path = location.base_path
     created: list[str] = []
     service = "the table services"
@@ -99,7 +101,9 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                                                                  timeline=timeline):
             # Not held since the commit: the timeline is listed again under the lock just taken.
             fresh = timeline if locked else timeline.reload()
-            committed = fresh if locked else None  # a service that changes the table lists the timeline anew
+            # The write's metadata writer while only the write and this clean changed the metadata table under the
+            # lock: another service before them records itself through a writer of its own.
+            current = metadata if locked else None
             check_writable(location, table, fresh, action="write to it or run a table service on it")
             timeline = fresh
             if table.table_type == MERGE_ON_READ and config.compaction.inline:
@@ -112,36 +116,42 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                                                                         timeline=timeline)]
                     if compacted:
                         created += compacted
-                        timeline = Timeline.load(location)
+                        timeline = timeline.reload()  # in its layout: no hoodie.properties read for it
+                        current = None
             if config.clustering.inline:
                 service = "inline clustering"
                 if not _writes_pending(timeline) and clustering_due(timeline, config.clustering.inline_max_commits):
                     clustered = cluster_now(location, config)  # in this process, like Hudi's inline clustering
                     if clustered is not None:
                         created.append(clustered.instant_time)
-                        timeline = Timeline.load(location)
+                        timeline = timeline.reload()
+                        current = None
             elif config.clustering.schedule_inline:
                 service = "inline scheduling of clustering"
                 # Hudi 1.x's ClusteringPlanActionExecutor: a schedule-only writer counts to async.max.commits.
                 if not _writes_pending(timeline) and clustering_due(timeline, config.clustering.async_max_commits):
                     if schedule_clustering(location, config) is not None:
-                        timeline = Timeline.load(location)
+                        timeline = timeline.reload()
+                        current = None
             if config.lock.failed_writes_policy == LAZY:
                 service = "the rollback of failed writes (hoodie.cleaner.policy.failed.writes=LAZY)"
                 if rollback_failed(timeline, config.lock, metadata=keep_through_rollback(location)):
                     timeline = timeline.reload()  # the rollbacks changed it
+                    current = None
             if config.clean.automatic:
                 service = "automatic cleaning"
-                result = clean(location, config.clean, config.lock, table=table, timeline=timeline)
+                if timeline.filter_by([Action.CLEAN]).pending():
+                    current = None  # resumed through writers of their own (`resume_pending_cleans`)
+                result = clean(location, config.clean, config.lock, table=table, timeline=timeline, metadata=current)
                 if result is not None:
                     created.append(result.instant_time)
-                    timeline = Timeline.load(location)
+                    timeline = timeline.reload()
             # After cleaning, as Hudi's postCommit runs them (layout 2 archives into the LSM history).
             if config.archival.automatic:
                 service = "timeline archival"
                 archive(location, config.archival, max_delta_commits=config.compaction.max_delta_commits,
                         lock=config.lock, table=table, timeline=timeline,
-                        metadata=metadata if timeline is committed else None)
+                        metadata=current)
     except HudiError as e:
         raise TableServiceError(
             f"table {base_path}: the write committed at instant {instant} (its data is in the table), then "

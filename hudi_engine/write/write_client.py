@@ -156,9 +156,9 @@ class WriteClient:
         client = WriteClient(location, config, table_config, data_schema, timeline)
         client.update_strategy = strategy
         client._check_schema_change()
-        # Index partitions this engine does not keep are refused under the table lock, before the instant starts
-        # (`transaction`, through `keep_or_disable`), on the config read there: one read on the config read here
-        # could not be trusted after the lock is taken.
+        # Index partitions this engine does not keep are refused once, under the table lock before the instant
+        # starts (`transaction`, through `keep_or_disable`), on the config read there: this one, read before the
+        # lock, cannot be trusted after it.
         return client
 
     def _check_schema_change(self) -> None:

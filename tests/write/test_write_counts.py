@@ -111,3 +111,32 @@ def test_one_upsert_with_the_metadata_table_reads_each_config_and_timeline_a_bou
     assert table.config.metadata_partitions == ["files"]
     assert {r["id"]: r["ts"] for r in table.read_snapshot().to_pylist() if r["id"] in (2, 3, 11, 12)} == \
         {2: 2, 3: 3, 11: 2, 12: 3}
+
+
+@pytest.mark.parametrize("version", ["6", "9"])
+def test_an_upsert_that_cleans_reads_the_metadata_tables_config_and_timeline_once(tmp_path: Path, version: str) -> None:
+    """The cleaning after the commit records itself through the write's metadata writer (issue 41), and the archival
+    after it takes that writer as the clean left it; the timeline is listed again once, after the clean."""
+    from hudi_engine import HudiTable
+    from hudi_engine.location import TableLocation
+    from hudi_engine.timeline import Timeline
+
+    path = str(tmp_path / "t")
+    options = {**OPTIONS, "hoodie.metadata.enable": "true", "hoodie.write.table.version": version,
+               "hoodie.cleaner.commits.retained": "1", "hoodie.metadata.compact.max.delta.commits": "100",
+               "hoodie.datasource.write.operation": "upsert"}
+    write_table(rows(list(range(10)), 1), path, options)
+    table = HudiTable.load(path)
+    loads, metadata_loads = [], []
+    for ts in range(2, 7):
+        with counting() as counter:
+            table.write(rows([2, 3], ts), options)
+        assert counter.properties_reads == 1, ts
+        loads.append(counter.timeline_loads)
+        metadata_loads.append((counter.metadata_properties_reads, counter.metadata_timeline_loads))
+    cleans = [i for i in Timeline.load(TableLocation.of(path)).instants if i.action.value == "clean"]
+    assert len(cleans) >= 3 and set(loads) <= {1, 2} and 2 in loads  # under the lock; after a clean
+    # Once under the lock; once more only where the metadata table's own cleaning ran (it reloads after it). Before
+    # issue 41: 6 to 14 reads of its hoodie.properties, 7 or 8 Timeline.load per write.
+    assert set(metadata_loads) <= {(1, 1), (2, 2)} and metadata_loads.count((1, 1)) >= 3, metadata_loads
+    assert {r["id"]: r["ts"] for r in table.read_snapshot().to_pylist() if r["id"] in (2, 3)} == {2: 6, 3: 6}
