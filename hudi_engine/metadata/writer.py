@@ -478,8 +478,7 @@ class MetadataWriter:
             self._reload()
 
     def _reload(self) -> None:
-        """Mark the metadata table changed: it is listed again when next used (after a write's delta commit, by
-        nothing: the write's own listings of it end there)."""
+        """Mark the metadata table changed (its own service or rollback): it is listed again when next used."""
         self._stale = True
 
     # ---- the delta commit ---------------------------------------------------------------------------------------
