@@ -755,8 +755,7 @@ def _metadata_off(location: TableLocation, config: "WriteConfig", action: str) -
     write client does when it starts with the metadata table off (a write does the same: `WriteClient`)."""
     from hudi_engine.config import keys as K
 
-    given = config.given.get(K.METADATA_ENABLE.key)
-    if given is None or K.METADATA_ENABLE.parse(given):
+    if config.metadata_enabled:
         return
     table = TableConfig.load(location)
     if table.metadata_partitions or table.metadata_partitions_inflight:

@@ -55,7 +55,7 @@ def run_write(client: WriteClient, write_files: WriteFiles, executor: Executor |
         t0 = time.monotonic()
         assert txn.committed is not None  # `commit` returned
         runner.after_commit(client.location, client.config, result.instant_time, client.table_config, executor,
-                            timeline=txn.committed, locked=True)
+                            timeline=txn.committed, locked=True, metadata=txn.metadata_writer)
         result.timings["table_services"] = time.monotonic() - t0
     return result
 

@@ -1,6 +1,8 @@
 """Counting a table's metadata reads during one operation: reads of `hoodie.properties` (the `TableConfig` loads)
 and listings of the `.hoodie` folder (the timeline listings, with the instant protocol's own ownership listings),
-by wrapping `Storage`'s read and list methods (every listing goes through `Storage._list`)."""
+by wrapping `Storage`'s read and list methods (every listing goes through `Storage._list`). The data table's and its
+metadata table's (`.hoodie/metadata`) `hoodie.properties` reads and `Timeline.load` calls are counted apart; the
+listings of either `.hoodie` together."""
 from __future__ import annotations
 
 import collections
@@ -11,6 +13,7 @@ from hudi_engine.storage import Storage
 from hudi_engine.timeline import Timeline
 
 PROPERTIES = "hoodie.properties"
+METADATA = ".hoodie/metadata"  # the metadata table's base path below the data table's
 
 
 class IOCounter:
@@ -20,6 +23,16 @@ class IOCounter:
     @property
     def properties_reads(self) -> int:
         return self.counts["properties"]
+
+    @property
+    def metadata_properties_reads(self) -> int:
+        """Reads of the metadata table's `hoodie.properties`."""
+        return self.counts["metadata_properties"]
+
+    @property
+    def metadata_timeline_loads(self) -> int:
+        """`Timeline.load` calls of the metadata table's timeline."""
+        return self.counts["metadata_timeline"]
 
     @property
     def meta_listings(self) -> int:
@@ -44,7 +57,7 @@ def install() -> tuple[IOCounter, list[tuple[object, str, object]]]:
 
     def read_bytes(self, path):
         if path.rsplit("/", 1)[-1].startswith(PROPERTIES):
-            counter.counts["properties"] += 1
+            counter.counts["metadata_properties" if f"/{METADATA}/" in path else "properties"] += 1
         return read(self, path)
 
     def _list(self, path):
@@ -52,9 +65,10 @@ def install() -> tuple[IOCounter, list[tuple[object, str, object]]]:
             counter.counts["listings"] += 1
         return listing(self, path)
 
-    def timeline_load(*args, **kwargs):
-        counter.counts["timeline"] += 1
-        return load(*args, **kwargs)
+    def timeline_load(location, *args, **kwargs):
+        counter.counts["metadata_timeline" if location.base_path.rstrip("/").endswith(f"/{METADATA}") else
+                       "timeline"] += 1
+        return load(location, *args, **kwargs)
 
     Storage.read_bytes, Storage._list = read_bytes, _list  # type: ignore[method-assign]
     Timeline.load = staticmethod(timeline_load)  # type: ignore[method-assign]

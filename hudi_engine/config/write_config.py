@@ -492,6 +492,13 @@ class WriteConfig:
     def combine_before_write(self) -> bool:
         return self.merge.combines(self.operation)
 
+    @property
+    def metadata_enabled(self) -> bool:
+        """hoodie.metadata.enable (true unless given false): false deletes the table's metadata table before the
+        write or service, as Hudi's write client does."""
+        given = self.given.get(K.METADATA_ENABLE.key)
+        return K.METADATA_ENABLE.default if given is None else K.METADATA_ENABLE.parse(given)
+
     def is_set(self, option: Any) -> bool:
         """Whether the user gave the option, even empty (an empty partition field list says "unpartitioned")."""
         return option.key in self.given

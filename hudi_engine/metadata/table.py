@@ -61,7 +61,7 @@ from hudi_engine.metadata.records import (
 from hudi_engine.table_config import PROPERTIES_FILE, TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.instant import Action, Instant
-from hudi_engine.timeline.layout import TimelineLayoutV2
+from hudi_engine.timeline.layout import TimelineLayoutV2, layout_for
 
 METADATA_FOLDER = "metadata"  # .hoodie/metadata
 SOLO_COMMIT_TIMESTAMP = "00000000000000"  # HoodieTimeline.INIT_INSTANT_TS's prefix: metadata-table initializations
@@ -137,7 +137,7 @@ class MetadataTable:
                 "rebuild the metadata table (a write with hoodie.metadata.enable=true) or disable it")
         try:
             config = TableConfig.load(location)
-            timeline = Timeline.load(location)
+            timeline = Timeline.load(location, layout_for(config))  # the layout its config, just read, declares
         except HudiError as e:
             raise MetadataTableError(f"metadata table of {data.base_path}: {e}") from e
         if config.base_file_format != "HFILE" or config.table_type != "MERGE_ON_READ":

@@ -182,7 +182,8 @@ def keep_or_disable(location: TableLocation, config: TableConfig, timeline: Time
         return None
     if not recovery:  # a rollback or an interrupted clean finished still disables one it cannot keep
         refuse_unmaintained(location, config, action)
-    decision = MetadataWriter.decide(location, config, timeline, retrying=retrying, table_services=table_services)
+    decision = MetadataWriter.decide(location, config, timeline, retrying=retrying, table_services=table_services,
+                                     refused=not recovery)
     if decision.writer is None:
         config.disable_metadata_table(location, f"{action}: {decision.reason}")
     elif table_services:
@@ -235,15 +236,45 @@ class MetadataWriter:
     """Appends this engine's actions to the partitions it keeps of a data table's metadata table."""
 
     def __init__(self, table: MetadataTable, schema: str, stats: StatsIndex | None = None) -> None:
-        self.table = table
+        # Changed since listed: `table` by a service or rollback (`_reload`), the slices by a delta commit too
+        # (`_committed`); listed again when next used (a write's own use of the metadata table ends at its commit).
+        self._stale = False
+        self._slices_stale = False
+        self._table: MetadataTable = table
         self.schema = schema
         self.stats = stats
         self.codec = RecordCodec(schema, f"{table.location.base_path} (its files base file)")
         self.record_index = RECORD_INDEX_PARTITION in table.data_config.metadata_partitions
         self.partitioned_index = self.record_index and is_partitioned_record_index(table.data, table.data_config)
         self.new_partition_file_groups = NEW_PARTITION_FILE_GROUPS
-        self.slices: dict[str, list[FileSlice]] = {}
+        self._slices: dict[str, list[FileSlice]] = {}
         self._load_slices()
+
+    @property
+    def table(self) -> MetadataTable:
+        """The metadata table as it is after this writer's last change to it."""
+        if self._stale:
+            self._stale, self._slices_stale = False, True
+            self._table = MetadataTable.load(self._table.data, self._table.data_config, self._table.data_timeline)
+        return self._table
+
+    @table.setter
+    def table(self, table: MetadataTable) -> None:
+        self._table = table
+        self._stale, self._slices_stale = False, True
+
+    @property
+    def slices(self) -> dict[str, list[FileSlice]]:
+        """The latest slices of each kept partition's file groups, as `table` lists them."""
+        if self._stale or self._slices_stale:
+            self._load_slices()
+        return self._slices
+
+    def follow(self, data_timeline: Timeline) -> None:
+        """Take `data_timeline`, the data table's as the caller holds it under the table lock now (after a commit: with
+        it), as the one the metadata table's reads validate log blocks by and its services plan against."""
+        t = self._table
+        self._table = MetadataTable(t.data, t.data_config, data_timeline, t.location, t.config, t.timeline)
 
     @property
     def file_slice(self) -> FileSlice:
@@ -251,9 +282,11 @@ class MetadataWriter:
         return self.slices[FILES_PARTITION][0]
 
     def _load_slices(self) -> None:
-        self.slices = {p: ([self.table.files_slice()] if p == FILES_PARTITION else self.table.partition_slices(p))
-                       for p in self.table.data_config.metadata_partitions}
-        for partition, slices in self.slices.items():
+        table = self.table
+        self._slices = {p: ([table.files_slice()] if p == FILES_PARTITION else table.partition_slices(p))
+                        for p in table.data_config.metadata_partitions}
+        self._slices_stale = False
+        for partition, slices in self._slices.items():
             # a partitioned record index has file groups for the data partitions it has seen: none at first
             if not slices and not (partition == RECORD_INDEX_PARTITION and self.partitioned_index):
                 raise MetadataTableError(f"{self.table.location.join(partition)}: metadata partition {partition!r} "
@@ -261,9 +294,11 @@ class MetadataWriter:
 
     @staticmethod
     def decide(data: TableLocation, data_config: TableConfig, data_timeline: Timeline, *,
-               retrying: Collection[str] = (), table_services: bool = False) -> Decision:
+               retrying: Collection[str] = (), table_services: bool = False, refused: bool = False) -> Decision:
         """Keep the metadata table of the table at `data`, or say why not (module doc). Nothing is written. With
-        `table_services`, a pending compaction or clean of the metadata table is kept: the services run it first."""
+        `table_services`, a pending compaction or clean of the metadata table is kept: the services run it first.
+        `refused`: `refuse_unmaintained` passed on `data_config` just before, which judged a record index of a table
+        with meta fields already (its index.json is not read again)."""
         partitions = data_config.metadata_partitions
         other = [p for p in partitions if p not in KEPT_PARTITIONS]
         if FILES_PARTITION not in partitions or other:
@@ -287,7 +322,7 @@ class MetadataWriter:
                 return Decision(None, f"the metadata table has pending instants {pending}")
             schema = table.record_schema(table.files_slice())
             stats = StatsIndex.load(data, data_config)
-            if RECORD_INDEX_PARTITION in partitions:
+            if RECORD_INDEX_PARTITION in partitions and not (refused and data_config.populate_meta_fields):
                 why = record_index_refusal(data, data_config)
                 if why:
                     return Decision(None, why)
@@ -363,7 +398,7 @@ class MetadataWriter:
         partitions storage lacks deleted from the partition list (`fetchOutofSyncFilesRecordsFromMetadataTable`).
         Written even when nothing differs, as Hudi marks the restore done. Only `files`: Hudi leaves the other
         partitions as the restore left them. `data_timeline`: the data table's, listed after its rollbacks."""
-        self.table = MetadataTable.load(self.table.data, self.table.data_config, data_timeline)
+        self.table = MetadataTable.load(self._table.data, self._table.data_config, data_timeline)
         self._load_slices()
         known = self.table.read_files_partition()
         records: list[MetadataRecord] = []
@@ -456,8 +491,8 @@ class MetadataWriter:
             self._reload()
 
     def _reload(self) -> None:
-        self.table = MetadataTable.load(self.table.data, self.table.data_config, self.table.data_timeline)
-        self._load_slices()
+        """Mark the metadata table changed (its own service or rollback): it is listed again when next used."""
+        self._stale = True
 
     # ---- the delta commit ---------------------------------------------------------------------------------------
     def _timeline(self) -> Timeline:
@@ -510,8 +545,20 @@ class MetadataWriter:
         meta = CommitMetadata(stats, False, {CommitMetadata.SCHEMA_KEY: schema}, OPERATION)
         completed = timeline.complete(inflight, meta)
         delete_marker_dir(location, instant_time)
-        self._reload()
+        self._committed(completed)
         return completed
+
+    def _committed(self, completed: Instant) -> None:
+        """After this writer's delta commit `completed`: its timeline with it, as a listing under the table lock
+        would show it (no one else changes the metadata table under that lock, nor a delta commit its config), and
+        its slices, which gained log files, listed again when next used."""
+        table = self.table
+        old = table.timeline
+        key = (completed.timestamp, completed.comparable_action)
+        timeline = Timeline(old.location, [*(i for i in old.instants if (i.timestamp, i.comparable_action) != key),
+                                           completed], layout=old.layout, unknown_files=old.unknown_files)
+        self.table = MetadataTable(table.data, table.data_config, table.data_timeline, table.location, table.config,
+                                   timeline)
 
     def _by_file_group(self, records: Mapping[str, Records], instant_time: str
                        ) -> list[tuple[str, FileSlice, Records]]:

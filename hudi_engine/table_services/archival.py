@@ -48,7 +48,7 @@ from hudi_engine.config.write_config import ArchivalConfig
 from hudi_engine.errors import HudiError, TimelineError
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.table import MetadataTable
-from hudi_engine.metadata.writer import keep_or_disable
+from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable
 from hudi_engine.storage import Storage
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_services import service_lock
@@ -164,10 +164,12 @@ class ArchivalResult:
 
 
 def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commits: int = 5,
-            lock: LockConfig | None = None, table: TableConfig, timeline: Timeline) -> ArchivalResult | None:
+            lock: LockConfig | None = None, table: TableConfig, timeline: Timeline,
+            metadata: MetadataWriter | None = None) -> ArchivalResult | None:
     """Archive what `instants_to_archive` names (under the table lock); None when nothing is due. `table` and
     `timeline`: the caller's, `timeline` listed under the table lock it holds (`HudiTable.archive`, the write's
-    services)."""
+    services). `metadata`: the metadata table's writer as the caller's last change to either table left it under
+    that lock (a write's, when no service ran after its commit), taken as it is."""
     with service_lock(location, lock, table=table, timeline=timeline):
         table.require_writable()
         layout = layout_for(table)
@@ -181,7 +183,8 @@ def archive(location: TableLocation, config: ArchivalConfig, *, max_delta_commit
             # its metadata table compacted are archived (module doc); a metadata table this engine cannot keep is
             # disabled. hoodie.properties as it is now: a service before this one under the same lock may have
             # changed it.
-            writer = keep_or_disable(location, TableConfig.load(location), timeline, "archival")
+            writer = metadata if metadata is not None else \
+                keep_or_disable(location, TableConfig.load(location), timeline, "archival")
             if writer is not None:
                 chosen = writer.archivable(chosen)
         result = _archive_instants(location, table, timeline, chosen, config) if chosen else None
@@ -214,8 +217,9 @@ def archive_metadata_table(metadata: MetadataTable, config: ArchivalConfig, data
     """Archive the metadata table's own instants, as Hudi's archiver does for a metadata table: by the data table's
     `hoodie.keep.min/max.commits` and the rules above (a merge-on-read table), but none at or after its latest
     compaction (the blocks before it are in its base files; a reader needs those after it) nor at or after the data
-    table's first active instant (readers validate blocks against that timeline). None when nothing is due."""
-    timeline = Timeline.load(metadata.location, layout_for(metadata.config))
+    table's first active instant (readers validate blocks against that timeline). None when nothing is due.
+    `metadata`: as listed under the table lock (its timeline is not listed again)."""
+    timeline = metadata.timeline
     compacted = timeline.filter_by([Action.COMMIT], [State.COMPLETED]).last()
     first = data_timeline.instants[0].timestamp if data_timeline.instants else None
     if compacted is None or first is None:

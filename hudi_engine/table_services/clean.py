@@ -35,6 +35,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from hudi_engine.config import keys as K
 from hudi_engine.config.lock_config import LockConfig
 from hudi_engine.config.write_config import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig
 from hudi_engine.errors import HudiError, WriteError
@@ -221,21 +222,29 @@ class CleanResult:
 
 
 def clean(location: TableLocation, config: CleanConfig | None = None, lock: LockConfig | None = None, *,
-          table: TableConfig, timeline: Timeline) -> CleanResult | None:
+          table: TableConfig, timeline: Timeline, metadata: MetadataWriter | None = None) -> CleanResult | None:
     """Finish interrupted cleans, then clean by `config`'s policy. Returns what the new clean instant deleted, or
     None when there was nothing to delete (no clean instant is written then, as in Hudi). `table` and `timeline`:
-    the caller's, `timeline` listed under the table lock it holds (`HudiTable.clean`, the write's services)."""
+    the caller's, `timeline` listed under the table lock it holds (`HudiTable.clean`, the write's services).
+    `metadata`: the metadata table's writer as the caller's last change left it under that lock (a write's, when no
+    service ran after its commit), taken instead of deciding again (its services run first all the same)."""
     config = config or CleanConfig()
     with service_lock(location, lock, table=table, timeline=timeline):
         if resume_pending_cleans(location, timeline):
             timeline = Timeline.load(location)
+            metadata = None  # the resumed cleans recorded themselves through writers of their own
         plan = plan_clean(location, config, timeline)
         orphans, stale_markers = orphan_files(location, timeline)
         plan = _with_orphans(plan, orphans, config, timeline)
         result = None
         if plan is not None:
-            writer = keep_or_disable(location, TableConfig.load(location), timeline, "clean", table_services=True,
-                                     data_commits_retained=config.commits_retained)
+            if metadata is not None:
+                writer: MetadataWriter | None = metadata
+                metadata.follow(timeline)
+                metadata.perform_table_services(K.METADATA_COMPACT_MAX_DELTA_COMMITS.default, config.commits_retained)
+            else:
+                writer = keep_or_disable(location, TableConfig.load(location), timeline, "clean",
+                                         table_services=True, data_commits_retained=config.commits_retained)
             instant_time = new_instant_time(after=timeline.latest_time(), local=table.local_instant_times)
             data = plan.to_bytes()
             requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)

@@ -10,7 +10,7 @@ from hudi_engine.config.lock_config import LAZY
 from hudi_engine.config.write_config import MERGE_ON_READ, WriteConfig
 from hudi_engine.errors import HudiError, TableServiceError
 from hudi_engine.location import TableLocation
-from hudi_engine.metadata.writer import keep_through_rollback
+from hudi_engine.metadata.writer import MetadataWriter, keep_through_rollback
 from hudi_engine.table_config import TableConfig
 from hudi_engine.table_features import check_writable
 from hudi_engine.table_services import held_by_caller, service_lock
@@ -27,6 +27,7 @@ from hudi_engine.table_services.compaction import (
 )
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.clustering import is_clustering
+from hudi_engine.timeline.instant import Action
 from hudi_engine.write.rollback import rollback_failed
 
 
@@ -79,7 +80,8 @@ def _writes_pending(timeline: Timeline) -> bool:
 
 
 def after_commit(location: TableLocation, config: WriteConfig, instant: str, table: TableConfig,
-                 execute: Executor | None = None, *, timeline: Timeline, locked: bool = False) -> list[str]:
+                 execute: Executor | None = None, *, timeline: Timeline, locked: bool = False,
+                 metadata: MetadataWriter | None = None) -> list[str]:
     """After the write committed at `instant`: inline compaction when due (MOR, `hoodie.compact.inline`), inline
     clustering when due (`hoodie.clustering.inline`), the
     rollback of dead writers' instants (LAZY policy), automatic cleaning, then archival. Returns the instants it
@@ -87,7 +89,10 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
     service changed it; `table` (the write's config) is not read again. `timeline`: the write's own, listed under
     its lock: the lock checks the table writable by it, and again by the listing taken under the lock.
     `locked`: the calling thread still holds the lock the write committed under, and `timeline` is the table's
-    timeline under it with the commit included (`Transaction.committed`): neither is taken again."""
+    timeline under it with the commit included (`Transaction.committed`): neither is taken again. `metadata`: with
+    `locked`, the metadata writer that recorded the commit (`Transaction.metadata_writer`): the cleaning and the
+    archival take it (as the last of them left it) when no other service changed the table before them, instead of
+    reading both tables' configs to decide again."""
     base_path = location.base_path
     created: list[str] = []
     service = "the table services"
@@ -96,6 +101,9 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                                                                  timeline=timeline):
             # Not held since the commit: the timeline is listed again under the lock just taken.
             fresh = timeline if locked else timeline.reload()
+            # The write's metadata writer while only the write and this clean changed the metadata table under the
+            # lock: another service before them records itself through a writer of its own.
+            current = metadata if locked else None
             check_writable(location, table, fresh, action="write to it or run a table service on it")
             timeline = fresh
             if table.table_type == MERGE_ON_READ and config.compaction.inline:
@@ -108,35 +116,42 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                                                                         timeline=timeline)]
                     if compacted:
                         created += compacted
-                        timeline = Timeline.load(location)
+                        timeline = timeline.reload()  # in its layout: no hoodie.properties read for it
+                        current = None
             if config.clustering.inline:
                 service = "inline clustering"
                 if not _writes_pending(timeline) and clustering_due(timeline, config.clustering.inline_max_commits):
                     clustered = cluster_now(location, config)  # in this process, like Hudi's inline clustering
                     if clustered is not None:
                         created.append(clustered.instant_time)
-                        timeline = Timeline.load(location)
+                        timeline = timeline.reload()
+                        current = None
             elif config.clustering.schedule_inline:
                 service = "inline scheduling of clustering"
                 # Hudi 1.x's ClusteringPlanActionExecutor: a schedule-only writer counts to async.max.commits.
                 if not _writes_pending(timeline) and clustering_due(timeline, config.clustering.async_max_commits):
                     if schedule_clustering(location, config) is not None:
-                        timeline = Timeline.load(location)
+                        timeline = timeline.reload()
+                        current = None
             if config.lock.failed_writes_policy == LAZY:
                 service = "the rollback of failed writes (hoodie.cleaner.policy.failed.writes=LAZY)"
                 if rollback_failed(timeline, config.lock, metadata=keep_through_rollback(location)):
                     timeline = timeline.reload()  # the rollbacks changed it
+                    current = None
             if config.clean.automatic:
                 service = "automatic cleaning"
-                result = clean(location, config.clean, config.lock, table=table, timeline=timeline)
+                if timeline.filter_by([Action.CLEAN]).pending():
+                    current = None  # resumed through writers of their own (`resume_pending_cleans`)
+                result = clean(location, config.clean, config.lock, table=table, timeline=timeline, metadata=current)
                 if result is not None:
                     created.append(result.instant_time)
-                    timeline = Timeline.load(location)
+                    timeline = timeline.reload()
             # After cleaning, as Hudi's postCommit runs them (layout 2 archives into the LSM history).
             if config.archival.automatic:
                 service = "timeline archival"
                 archive(location, config.archival, max_delta_commits=config.compaction.max_delta_commits,
-                        lock=config.lock, table=table, timeline=timeline)
+                        lock=config.lock, table=table, timeline=timeline,
+                        metadata=current)
     except HudiError as e:
         raise TableServiceError(
             f"table {base_path}: the write committed at instant {instant} (its data is in the table), then "

@@ -42,7 +42,7 @@ from hudi_engine.metadata.initialization import (
     initialize_stats,
 )
 from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION
-from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable, keep_through_rollback, refuse_unmaintained
+from hudi_engine.metadata.writer import MetadataWriter, keep_or_disable, keep_through_rollback
 from hudi_engine.schema import (
     META_COLUMNS,
     add_meta_fields,
@@ -157,9 +157,9 @@ class WriteClient:
         client = WriteClient(location, config, table_config, data_schema, timeline)
         client.update_strategy = strategy
         client._check_schema_change()
-        given = config.given.get(K.METADATA_ENABLE.key)
-        if given is None or K.METADATA_ENABLE.parse(given):  # false: the write deletes the metadata table first
-            refuse_unmaintained(location, table_config, f"the {config.operation.value} write")
+        # Index partitions this engine does not keep are refused once, under the table lock before the instant
+        # starts (`transaction`, through `keep_or_disable`), on the config read there: this one, read before the
+        # lock, cannot be trusted after it.
         return client
 
     def _check_schema_change(self) -> None:
@@ -191,8 +191,7 @@ class WriteClient:
         one listed under the lock. hoodie.properties is read again when it listed metadata partitions: a rollback or
         service may have disabled the metadata table since, and another writer changed it. `table_services`: run the
         metadata table's own (its compaction), as Hudi's write client does when a write starts."""
-        given = self.config.given.get(K.METADATA_ENABLE.key)
-        enable = K.METADATA_ENABLE.default if given is None else K.METADATA_ENABLE.parse(given)
+        enable = self.config.metadata_enabled
         raw_stats = self.config.given.get(K.METADATA_COLUMN_STATS.key)
         stats = None if raw_stats is None else K.METADATA_COLUMN_STATS.parse(raw_stats)
         raw_index = self.config.given.get(K.METADATA_RECORD_INDEX.key)
@@ -612,9 +611,10 @@ class WriteClient:
             else:  # LAZY leaves dead writers' instants to the cleaning, but a crash's half rollback is finished now
                 rolled_back = finish_pending_rollbacks(self.location, timeline, keep_through_rollback(self.location))
             self.timeline = timeline.reload() if rolled_back else timeline  # the rollbacks changed it
-            self._metadata_table(self.timeline, table_services=True)  # kept, or disabled before anything is written
+            # kept, or disabled before anything is written
+            metadata_writer = self._metadata_table(self.timeline, table_services=True)
             self._pending_clustering = None
-            txn = Transaction(self, lock)
+            txn = Transaction(self, lock, metadata_writer)
             if lock_cfg.optimistic:
                 txn.release_lock()
             yield txn
@@ -655,9 +655,14 @@ class Transaction:
     """One instant: started on creation (under the table lock, heartbeat first), then committed with the tasks'
     write stats, or rolled back."""
 
-    def __init__(self, client: WriteClient, lock: TableLock) -> None:
+    def __init__(self, client: WriteClient, lock: TableLock, metadata_writer: MetadataWriter | None = None) -> None:
+        """`metadata_writer`: the metadata table as the start found it under `lock` (`WriteClient._metadata_table`),
+        which the commit records in while that lock is held throughout (SINGLE_WRITER). After the commit: the one
+        that recorded it, as its delta commit left it under the commit's lock (None: none, or no longer kept), which
+        the services after the commit may take instead of deciding again (`runner.after_commit`)."""
         self.client = client
         self.lock: TableLock | None = lock
+        self.metadata_writer = metadata_writer
         self.timings: dict[str, float] = {}
         cfg = client.config
         timeline = client.timeline
@@ -733,9 +738,12 @@ class Transaction:
         # The heartbeat goes before the commit point: a straggling task of this write that looks for it afterwards
         # finds the instant completed and writes nothing. Under the lock nobody rolls the instant back meanwhile.
         self.owned.stop_heartbeat()
-        # The metadata table as it is under the commit's lock (another writer may have changed it meanwhile): its
-        # delta commit completes before the data commit does.
-        metadata_writer = c._metadata_table(under_lock)
+        # The metadata table as it is under the commit's lock: its delta commit completes before the data commit
+        # does. Held since the start, the lock kept every other writer out: the metadata table is as the start left
+        # it (no read of either hoodie.properties or the metadata timeline again); taken again, another writer may
+        # have changed it meanwhile, so it is read again.
+        metadata_writer = self.metadata_writer if held_since_start else c._metadata_table(under_lock)
+        self.metadata_writer = metadata_writer
 
         internal = c.commit_schema(under_lock, self.instant)
         extra = dict(c.config.commit_extra_metadata)
@@ -747,8 +755,8 @@ class Transaction:
                 internal.persist(c.location.storage, c.location.meta_path, self.instant,
                                  self.layout.completion_time(self.inflight),
                                  (i.timestamp for i in under_lock.completed_commits()))
-            if metadata_writer is not None:
-                metadata_writer.record_commit(self.instant, metadata)
+            if metadata_writer is not None and metadata_writer.record_commit(self.instant, metadata) is None:
+                self.metadata_writer = None  # disabled instead (`record_commit`)
 
         completed = commit_protocol.complete_commit(
             c.location, self.inflight, stats, operation_type=c.config.operation_type,
@@ -765,6 +773,7 @@ class Transaction:
         self.committed = _with_completed(under_lock, completed)
         if c.clusterings_to_roll_back:  # hoodie.clustering.rollback.pending.replacecommit.on.conflict
             self.committed = c.roll_back_clusterings(self.committed, self.instant)
+            self.metadata_writer = None  # the rollbacks changed the metadata table through writers of their own
         self.timings["commit"] = time.monotonic() - t0
         result = WriteResult.from_stats(self.instant, c.config.operation.value, stats, self.timings)
         result.timeline = self.committed

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from java_tables import unzip_feature_table
 from metadata_tables import (
@@ -27,6 +28,7 @@ from hudi_engine.metadata.table import metadata_location
 from hudi_engine.metadata.writer import MetadataWriter
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
+from hudi_engine.write_pipeline import write_table
 
 
 def _mdt_timeline(table: Path) -> Timeline:
@@ -115,3 +117,57 @@ def test_delete_partition_marks_the_partition_deleted_and_keeps_it(name: str, tm
     assert mdt_listing(table) == storage_listing(table)  # partition a's files gone from both
     write_rows(table, feature_rows([101], "back"))  # an odd id: partition a again
     assert "a" in mdt_listing(table) and mdt_listing(table) == storage_listing(table)
+
+
+@pytest.mark.parametrize("version", ["6", "9"])
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_loaded_tables_writes_keep_the_listing_through_archival_and_compaction(tmp_path: Path, table_type: str,
+                                                                               version: str) -> None:
+    """Each write's commit records in the writer its start decided on, and its archival takes that writer as the
+    delta commit left it (issue 41): over writes that clean, compact (both tables) and archive, the metadata table
+    still lists what storage holds after every one."""
+    path = tmp_path / "t"
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "part",
+               "hoodie.datasource.write.table.type": table_type, "hoodie.write.table.version": version,
+               "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1",
+               "hoodie.metadata.compact.max.delta.commits": "3", "hoodie.compact.inline": "true",
+               "hoodie.compact.inline.max.delta.commits": "2", "hoodie.datasource.write.operation": "upsert"}
+
+    def rows(ids: list[int], ts: int) -> pa.Table:
+        return pa.table({"id": ids, "ts": [ts] * len(ids), "part": [f"p{i % 2}" for i in ids],
+                         "v": [f"v{i}" for i in ids]})
+
+    write_table(rows(list(range(10)), 0), str(path), options)
+    table = HudiTable.load(str(path))
+    for k in range(1, 11):
+        table.write(rows([k % 10, 100 + k], k), options)
+        assert mdt_listing(path) == storage_listing(path), k
+    assert TableConfig.load(TableLocation.of(str(path))).metadata_partitions == ["files"]  # kept throughout
+    assert len(Timeline.load(TableLocation.of(str(path))).completed_commits()) < 8  # archived
+    assert any(i.action.value == "commit" for i in _mdt_timeline(path).instants)  # the metadata table compacted
+    ids = sorted(r["id"] for r in HudiTable.load(str(path)).read_snapshot().to_pylist())
+    assert ids == [*range(10), *range(101, 111)]
+
+
+@pytest.mark.parametrize("name", ["mdt_cow_v6", "mdt_cow_v9"])
+def test_after_a_delta_commit_the_writer_is_the_metadata_table_as_listed(name: str, tmp_path: Path) -> None:
+    """A delta commit adds itself to the writer's metadata timeline instead of a listing, and its slices are listed
+    again when next used (issue 41): both as a fresh load shows them."""
+    from hudi_engine.timeline.commit_metadata import CommitMetadata
+    from hudi_engine.timeline.instant import new_instant_time
+
+    table = files_only_table(name, tmp_path)
+    location = TableLocation.of(str(table))
+    config = TableConfig.load(location)
+    data = Timeline.load(location)
+    writer = MetadataWriter.decide(location, config, data).writer
+    assert writer is not None
+    before = writer.file_slice
+    done = writer.record_commit(new_instant_time(after=data.latest_time()), CommitMetadata(operation_type="UPSERT"))
+    assert done is not None and done.is_completed
+    fresh = MetadataWriter.decide(location, config, data).writer
+    assert fresh is not None
+    assert writer.table.timeline.instants == fresh.table.timeline.instants
+    assert writer.table.timeline.layout == fresh.table.timeline.layout
+    assert writer.slices == fresh.slices and writer.file_slice != before  # the new log file

@@ -2,8 +2,10 @@
 timeline listed twice (when the write opens, and under the table lock; the table services after the commit run
 under the commit's lock and plan from that listing with the commit added); `.hoodie` is listed besides by the
 instant protocol's own checks at the commit point (is the instant still ours) and for the temp files a crash may
-have left. Counted on real writes (tests/io_counts.py), with the metadata table off: keeping it reads its own
-`hoodie.properties`, timeline and files (about a dozen more reads of the two `hoodie.properties` per write).
+have left. Counted on real writes (tests/io_counts.py), with the metadata table off, and with it on (issue 41): then
+the data table's `hoodie.properties` is read once more and the metadata table's config and timeline once, all under
+the table lock when the write starts; the commit records in the metadata table as the start found it, and the
+archival after the commit takes it as the commit left it.
 """
 from __future__ import annotations
 
@@ -79,3 +81,62 @@ def test_an_optimistic_write_lists_the_timeline_again_only_to_check_conflicts(tm
     assert result.timeline is not None
     assert result.timeline.instants == result.timeline.reload().instants
     assert result.timeline.last_completed().timestamp == result.instant_time
+
+
+@pytest.mark.parametrize("version", ["6", "9"])
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_one_upsert_with_the_metadata_table_reads_each_config_and_timeline_a_bounded_number_of_times(
+        tmp_path: Path, table_type: str, version: str) -> None:
+    from hudi_engine import HudiTable
+
+    path = str(tmp_path / "t")
+    options = {**OPTIONS, "hoodie.metadata.enable": "true", "hoodie.datasource.write.table.type": table_type,
+               "hoodie.write.table.version": version, "hoodie.datasource.write.operation": "upsert"}
+    write_table(rows(list(range(10)), 1), path, {**options, "hoodie.datasource.write.operation": "bulk_insert"})
+    with counting() as counter:
+        write_table(rows([2, 3, 11], 2), path, options)
+    # Before issue 41 (table version 9): 4 reads of the data table's hoodie.properties and 8 of the metadata
+    # table's, 2 + 5 Timeline.load.
+    # The data table's: opened; under the lock (what the metadata table is kept by, and the listing the write plans
+    # and commits with).
+    assert (counter.properties_reads, counter.timeline_loads) == (2, 2)
+    # The metadata table's: under the lock when the write starts. The commit records in it as the start found it,
+    # the archival takes it as the delta commit left it (its timeline with the delta commit, not listed again).
+    assert (counter.metadata_properties_reads, counter.metadata_timeline_loads) == (1, 1)
+    table = HudiTable.load(path)
+    with counting() as counter:
+        table.write(rows([3, 12], 3), options)
+    assert (counter.properties_reads, counter.timeline_loads) == (1, 1)  # not opened: the table as loaded
+    assert (counter.metadata_properties_reads, counter.metadata_timeline_loads) == (1, 1)
+    assert table.config.metadata_partitions == ["files"]
+    assert {r["id"]: r["ts"] for r in table.read_snapshot().to_pylist() if r["id"] in (2, 3, 11, 12)} == \
+        {2: 2, 3: 3, 11: 2, 12: 3}
+
+
+@pytest.mark.parametrize("version", ["6", "9"])
+def test_an_upsert_that_cleans_reads_the_metadata_tables_config_and_timeline_once(tmp_path: Path, version: str) -> None:
+    """The cleaning after the commit records itself through the write's metadata writer (issue 41), and the archival
+    after it takes that writer as the clean left it; the timeline is listed again once, after the clean."""
+    from hudi_engine import HudiTable
+    from hudi_engine.location import TableLocation
+    from hudi_engine.timeline import Timeline
+
+    path = str(tmp_path / "t")
+    options = {**OPTIONS, "hoodie.metadata.enable": "true", "hoodie.write.table.version": version,
+               "hoodie.cleaner.commits.retained": "1", "hoodie.metadata.compact.max.delta.commits": "100",
+               "hoodie.datasource.write.operation": "upsert"}
+    write_table(rows(list(range(10)), 1), path, options)
+    table = HudiTable.load(path)
+    loads, metadata_loads = [], []
+    for ts in range(2, 7):
+        with counting() as counter:
+            table.write(rows([2, 3], ts), options)
+        assert counter.properties_reads == 1, ts
+        loads.append(counter.timeline_loads)
+        metadata_loads.append((counter.metadata_properties_reads, counter.metadata_timeline_loads))
+    cleans = [i for i in Timeline.load(TableLocation.of(path)).instants if i.action.value == "clean"]
+    assert len(cleans) >= 3 and set(loads) <= {1, 2} and 2 in loads  # under the lock; after a clean
+    # Once under the lock; once more only where the metadata table's own cleaning ran (it reloads after it). Before
+    # issue 41: 6 to 14 reads of its hoodie.properties, 7 or 8 Timeline.load per write.
+    assert set(metadata_loads) <= {(1, 1), (2, 2)} and metadata_loads.count((1, 1)) >= 3, metadata_loads
+    assert {r["id"]: r["ts"] for r in table.read_snapshot().to_pylist() if r["id"] in (2, 3)} == {2: 6, 3: 6}
