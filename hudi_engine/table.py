@@ -177,7 +177,8 @@ class HudiTable:
         config = _config(options)
         _metadata_off(self.location, config, "clean")
         with self._service_lock(config.lock) as (table, timeline):
-            return clean(self.location, config.clean, config.lock, table=table, timeline=timeline)
+            return clean(self.location, config.clean, config.lock, table=table, timeline=timeline,
+                         metadata_max_delta_commits=config.metadata_compact_max_delta_commits)
 
     def archive(self, *, options: "Mapping[str, Any] | WriteConfig | None" = None) -> "ArchivalResult | None":
         """Move old instants off the active timeline into `.hoodie/archived/` (table version 6) or the LSM timeline

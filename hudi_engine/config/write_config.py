@@ -499,6 +499,14 @@ class WriteConfig:
         given = self.given.get(K.METADATA_ENABLE.key)
         return K.METADATA_ENABLE.default if given is None else K.METADATA_ENABLE.parse(given)
 
+    @property
+    def metadata_compact_max_delta_commits(self) -> int:
+        """hoodie.metadata.compact.max.delta.commits: the metadata table's delta commits between its compactions, which
+        a write, clean or compaction runs first, as Hudi's write client does."""
+        given = self.given.get(K.METADATA_COMPACT_MAX_DELTA_COMMITS.key)
+        return K.METADATA_COMPACT_MAX_DELTA_COMMITS.default if given is None else \
+            K.METADATA_COMPACT_MAX_DELTA_COMMITS.parse(given)
+
     def is_set(self, option: Any) -> bool:
         """Whether the user gave the option, even empty (an empty partition field list says "unpartitioned")."""
         return option.key in self.given

@@ -222,12 +222,14 @@ class CleanResult:
 
 
 def clean(location: TableLocation, config: CleanConfig | None = None, lock: LockConfig | None = None, *,
-          table: TableConfig, timeline: Timeline, metadata: MetadataWriter | None = None) -> CleanResult | None:
+          table: TableConfig, timeline: Timeline, metadata: MetadataWriter | None = None,
+          metadata_max_delta_commits: int = K.METADATA_COMPACT_MAX_DELTA_COMMITS.default) -> CleanResult | None:
     """Finish interrupted cleans, then clean by `config`'s policy. Returns what the new clean instant deleted, or
     None when there was nothing to delete (no clean instant is written then, as in Hudi). `table` and `timeline`:
     the caller's, `timeline` listed under the table lock it holds (`HudiTable.clean`, the write's services).
     `metadata`: the metadata table's writer as the caller's last change left it under that lock (a write's, when no
-    service ran after its commit), taken instead of deciding again (its services run first all the same)."""
+    service ran after its commit), taken instead of deciding again (its services run first all the same, the
+    metadata table compacted every `metadata_max_delta_commits` delta commits)."""
     config = config or CleanConfig()
     with service_lock(location, lock, table=table, timeline=timeline):
         if resume_pending_cleans(location, timeline):
@@ -241,10 +243,11 @@ def clean(location: TableLocation, config: CleanConfig | None = None, lock: Lock
             if metadata is not None:
                 writer: MetadataWriter | None = metadata
                 metadata.follow(timeline)
-                metadata.perform_table_services(K.METADATA_COMPACT_MAX_DELTA_COMMITS.default, config.commits_retained)
+                metadata.perform_table_services(metadata_max_delta_commits, config.commits_retained)
             else:
                 writer = keep_or_disable(location, TableConfig.load(location), timeline, "clean",
-                                         table_services=True, data_commits_retained=config.commits_retained)
+                                         table_services=True, max_delta_commits=metadata_max_delta_commits,
+                                         data_commits_retained=config.commits_retained)
             instant_time = new_instant_time(after=timeline.latest_time(), local=table.local_instant_times)
             data = plan.to_bytes()
             requested = timeline.create_requested(Instant(instant_time, Action.CLEAN, State.REQUESTED), data)

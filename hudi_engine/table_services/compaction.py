@@ -531,7 +531,8 @@ def run_compaction(location: TableLocation, instant_time: str, *, storage_uri: s
             rollback_inflight_compaction(location, instant_time)
         # hoodie.properties read again: the rollback of an interrupted attempt may have disabled the metadata table.
         writer = keep_or_disable(location, TableConfig.load(location), timeline, f"compaction {instant_time}",
-                                 retrying=(instant_time,), table_services=True)
+                                 retrying=(instant_time,), table_services=True,
+                                 max_delta_commits=(config or WriteConfig()).metadata_compact_max_delta_commits)
         requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
         inflight = timeline.transition_to_inflight(requested, b"")
         task_location = TableLocation(location.storage, location.base_path, storage_uri or location.base_path)

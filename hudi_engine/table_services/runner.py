@@ -142,7 +142,8 @@ def after_commit(location: TableLocation, config: WriteConfig, instant: str, tab
                 service = "automatic cleaning"
                 if timeline.filter_by([Action.CLEAN]).pending():
                     current = None  # resumed through writers of their own (`resume_pending_cleans`)
-                result = clean(location, config.clean, config.lock, table=table, timeline=timeline, metadata=current)
+                result = clean(location, config.clean, config.lock, table=table, timeline=timeline, metadata=current,
+                               metadata_max_delta_commits=config.metadata_compact_max_delta_commits)
                 if result is not None:
                     created.append(result.instant_time)
                     timeline = timeline.reload()

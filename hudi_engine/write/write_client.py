@@ -228,9 +228,7 @@ class WriteClient:
             self.table_config = self.table_config.disable_metadata_table(
                 self.location, f"the write asks for it ({K.METADATA_ENABLE.key}=false)")
             return None
-        raw = self.config.given.get(K.METADATA_COMPACT_MAX_DELTA_COMMITS.key)
-        max_delta_commits = K.METADATA_COMPACT_MAX_DELTA_COMMITS.parse(raw) if raw is not None else \
-            K.METADATA_COMPACT_MAX_DELTA_COMMITS.default
+        max_delta_commits = self.config.metadata_compact_max_delta_commits
         action = f"the {self.config.operation.value} write"
         writer = None
         if self.table_config.metadata_partitions or self.table_config.metadata_partitions_inflight:

@@ -35,6 +35,7 @@ from hudi_engine.metadata.writer import MetadataWriter
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
 from hudi_engine.timeline.instant import Action, Instant, State
+from hudi_engine.write_pipeline import write_table
 
 EVERY_3 = {"hoodie.metadata.compact.max.delta.commits": "3"}
 
@@ -185,3 +186,25 @@ def test_record_index_cells_merge_as_read_slice_merges_records(tmp_path: Path, v
     folder = Path(metadata_location(location).base_path) / RECORD_INDEX_PARTITION
     assert len(list(folder.glob(f"*_{compacted[-1].timestamp}.hfile"))) == 2
     assert assert_index_matches(Path(path)) == len(live)
+
+
+@pytest.mark.parametrize("service", ["clean", "compact"])
+def test_a_clean_or_compaction_compacts_the_metadata_table_by_its_options(service: str, tmp_path: Path) -> None:
+    """`hoodie.metadata.compact.max.delta.commits` given to `HudiTable.clean` or `compact` sizes the metadata table's
+    compaction that the service runs first, as it does for a write (default 10: none after three commits)."""
+    table = tmp_path / "t"
+    opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.table.type": "COPY_ON_WRITE" if service == "clean" else "MERGE_ON_READ",
+            "hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+            "hoodie.cleaner.fileversions.retained": "1", "hoodie.clean.automatic": "false",
+            "hoodie.compact.inline": "false"}
+    for n in range(3):
+        write_table(feature_rows([1, 2], f"w{n}"), str(table), opts)
+    assert not _mdt(table).filter_by([Action.COMMIT], [State.COMPLETED]).instants
+    given = {**opts, "hoodie.metadata.compact.max.delta.commits": "2"}
+    t = HudiTable.load(str(table))
+    done = t.clean(options=given) if service == "clean" else t.compact(options=given)
+    assert done is not None, service
+    assert _mdt(table).filter_by([Action.COMMIT], [State.COMPLETED]).instants, "the metadata table was not compacted"
+    assert mdt_listing(table) == storage_listing(table)
