@@ -12,7 +12,8 @@ the table is the tagging. A COW upsert of random keys rewrites every file group 
 index grows with the table there (BENCH_RLI_TABLE_TYPE=COPY_ON_WRITE shows it).
 
     bench/run.sh record-index   (BENCH_RLI_SIZES: table rows, "1000000,10000000"; BENCH_RLI_BATCH: 10,000;
-                                 BENCH_RLI_TABLE_TYPE: MERGE_ON_READ)
+                                 BENCH_RLI_TABLE_TYPE: MERGE_ON_READ; BENCH_RLI_REUSE=1: the tables an
+                                 earlier run built, when there, instead of building them again)
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from hudi_engine.write_pipeline import write_table
 SIZES = [int(s) for s in os.environ.get("BENCH_RLI_SIZES", "1000000,10000000").split(",")]
 BATCH = int(os.environ.get("BENCH_RLI_BATCH", "10000"))
 TABLE_TYPE = os.environ.get("BENCH_RLI_TABLE_TYPE", "MERGE_ON_READ")
+REUSE = os.environ.get("BENCH_RLI_REUSE") == "1"  # the tables of an earlier run, as its upserts left them
 GOAL = 1.3
 INDEXES = {"RECORD_INDEX": {"hoodie.index.type": "RECORD_INDEX"}, "SIMPLE": {"hoodie.index.type": "SIMPLE"},
            "BLOOM": {"hoodie.index.type": "BLOOM"}}
@@ -41,10 +43,12 @@ def _build(path: str, rows: int, rng: np.random.Generator, extra: dict[str, str]
 
 
 def run() -> dict:
-    root = fresh(DATA_DIR / "record_index")
+    root = DATA_DIR / "record_index" if REUSE else fresh(DATA_DIR / "record_index")
     rng = np.random.default_rng(3737)
     paths = {(n, index): str(root / f"{index.lower()}_{n}") for n in SIZES for index in INDEXES}
     for (n, index), path in paths.items():
+        if REUSE and (root / f"{index.lower()}_{n}" / ".hoodie").is_dir():
+            continue
         # RECORD_INDEX's table carries the index from its first write (the metadata table with it)
         _build(path, n, np.random.default_rng(n), {"hoodie.metadata.record.index.enable": "true"}
                if index == "RECORD_INDEX" else {})

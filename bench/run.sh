@@ -38,7 +38,7 @@
 #                                upsert pays to rebuild it, beside the same upsert with it intact (about 15 minutes)
 #   bench/run.sh mdt-files       issue 37: the same upserts with and without the metadata table's files partition kept
 #   bench/run.sh mdt-listing     issue 37: snapshot planning of a 2,000-file table on S3 with and without the metadata table
-#   bench/run.sh record-index    issue 37: a 10,000-row upsert into 1M- and 10M-row COW tables, RECORD_INDEX vs SIMPLE
+#   bench/run.sh record-index    issue 37: a 10,000-row upsert into 1M- and 10M-row MOR tables, RECORD_INDEX vs SIMPLE
 #                                vs BLOOM, interleaved (builds six tables first: about 30-60 minutes)
 #   bench/run.sh clustering      issue 39: a table of 200 small upserts clustered linear / z-order, beside delta-rs optimize
 #                                (created, cleaned and compacted by the engine), interleaved (about 5 minutes)

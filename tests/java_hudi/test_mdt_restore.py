@@ -17,7 +17,7 @@ from hudi_engine.location import TableLocation
 from hudi_engine.metadata.table import SOLO_COMMIT_TIMESTAMP, metadata_location
 from hudi_engine.table_config import TableConfig
 from hudi_engine.timeline import Timeline
-from java_hudi.test_mdt_files import _validate
+from java_hudi.checks import java_validates_metadata_files
 from java_hudi.test_mdt_record_index import JAVA_RLI, _java_rows, _ours
 
 pytestmark = pytest.mark.timeout(900)
@@ -63,7 +63,7 @@ def test_the_engines_restore_keeps_javas_metadata_table(java_hudi, tmp_path: Pat
     assert mdt_listing(table) == storage_listing(table)
     assert _ours(table) == at_savepoint and assert_index_matches(table) == len(at_savepoint)
     assert _java_rows(java, table) == at_savepoint  # Java reads it with the metadata table on
-    _validate(java, table, tmp_path, f"restored_{hudi.replace('.', '')}_{table_type[:3].lower()}")
+    assert java_validates_metadata_files(java, table, tmp_path)
 
     # Java's RECORD_INDEX upsert: keys the restore kept (1, 3, 12), one it took away (13) and a new one
     java.write(table, feature_rows([1, 3, 12, 13, 60], "after").set_column(2, "ts", pa.array([30] * 5, pa.int64())),
