@@ -125,23 +125,30 @@ def test_global_index_moves_key_between_partitions(spark, tmp_path):
     assert rows_of(rs_snapshot(path)) == [(1, "b", 2, 1.0, "y")]
 
 
+def _where(path) -> list[tuple]:
+    """(id, name, partition) of every row of the table's snapshot, sorted."""
+    got = HudiTable.load(str(path)).read_snapshot().select(["id", "name", "_hoodie_partition_path"]).to_pylist()
+    return sorted((r["id"], r["name"], r["_hoodie_partition_path"]) for r in got)
+
+
+def _df(spark, *rows: tuple):
+    """A DataFrame of (id, name, ts, dt) rows, amount 1.0."""
+    return rows_df(spark, [{"id": i, "name": n, "ts": ts, "amount": 1.0, "dt": dt} for i, n, ts, dt in rows])
+
+
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_record_index_tags_in_spark_tasks(spark, tmp_path, table_type):
     """RECORD_INDEX on Spark: the batch's keys looked up in the record index by tasks; a key stays where it lives
     unless hoodie.record.index.update.partition.path moves it."""
     path = tmp_path / "t"
     o = opts(table_type, **{"hoodie.index.type": "RECORD_INDEX"})
-    write(rows_df(spark, [{"id": i, "name": "a", "ts": 1, "amount": 1.0, "dt": "x"} for i in range(1, 4)]),
-          str(path), o)
-    write(rows_df(spark, [{"id": 1, "name": "b", "ts": 2, "amount": 1.0, "dt": "y"},
-                          {"id": 4, "name": "b", "ts": 2, "amount": 1.0, "dt": "y"}]), str(path), o)
-    got = HudiTable.load(str(path)).read_snapshot().select(["id", "name", "_hoodie_partition_path"]).to_pylist()
-    assert sorted((r["id"], r["name"], r["_hoodie_partition_path"]) for r in got) == [
+    write(_df(spark, *((i, "a", 1, "x") for i in range(1, 4))), str(path), o)
+    write(_df(spark, (1, "b", 2, "y"), (4, "b", 2, "y")), str(path), o)
+    assert _where(path) == [
         (1, "b", "dt=x"), (2, "a", "dt=x"), (3, "a", "dt=x"), (4, "b", "dt=y")]
-    write(rows_df(spark, [{"id": 2, "name": "c", "ts": 3, "amount": 1.0, "dt": "y"}]), str(path),
+    write(_df(spark, (2, "c", 3, "y")), str(path),
           {**o, "hoodie.record.index.update.partition.path": "true"})
-    got = HudiTable.load(str(path)).read_snapshot().select(["id", "name", "_hoodie_partition_path"]).to_pylist()
-    assert sorted((r["id"], r["name"], r["_hoodie_partition_path"]) for r in got) == [
+    assert _where(path) == [
         (1, "b", "dt=x"), (2, "c", "dt=y"), (3, "a", "dt=x"), (4, "b", "dt=y")]
 
 
@@ -154,12 +161,9 @@ def test_partitioned_record_index_tags_in_spark_tasks(spark, tmp_path, table_typ
 
     path = tmp_path / "t"
     o = opts(table_type, **{"hoodie.index.type": "RECORD_LEVEL_INDEX", "hoodie.write.table.version": "9"})
-    write(rows_df(spark, [{"id": i, "name": "a", "ts": 1, "amount": 1.0, "dt": "x"} for i in range(1, 4)]),
-          str(path), o)
-    write(rows_df(spark, [{"id": 1, "name": "b", "ts": 2, "amount": 1.0, "dt": "y"},
-                          {"id": 2, "name": "b", "ts": 2, "amount": 1.0, "dt": "x"}]), str(path), o)
-    got = HudiTable.load(str(path)).read_snapshot().select(["id", "name", "_hoodie_partition_path"]).to_pylist()
-    assert sorted((r["id"], r["name"], r["_hoodie_partition_path"]) for r in got) == [
+    write(_df(spark, *((i, "a", 1, "x") for i in range(1, 4))), str(path), o)
+    write(_df(spark, (1, "b", 2, "y"), (2, "b", 2, "x")), str(path), o)
+    assert _where(path) == [
         (1, "a", "dt=x"), (1, "b", "dt=y"), (2, "b", "dt=x"), (3, "a", "dt=x")]
     assert assert_partitioned_index_matches(path) == 4
 
