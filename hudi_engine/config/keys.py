@@ -303,7 +303,7 @@ DELETE_PARALLELISM = _parallelism("delete", "hoodie.delete.shuffle.parallelism")
 BULK_INSERT_SORT_MODE: ConfigOption[str] = ConfigOption(
     "hoodie.bulkinsert.sort.mode", Kind.CHOICE, "NONE",
     "bulk_insert: NONE writes each input split as it comes (grouped by partition, no shuffle: as Spark's own parquet "
-    "writer); GLOBAL_SORT range-partitions by (partition, key), so a large partition spreads over tasks and files "
+    "writer; splits coalesced to hoodie.bulkinsert.shuffle.parallelism tasks when it is set); GLOBAL_SORT range-partitions by (partition, key), so a large partition spreads over tasks and files "
     "hold disjoint key ranges; PARTITION_SORT sorts by key within each input split.",
     "parallelism", hudi_default="NONE", choices=("GLOBAL_SORT", "PARTITION_SORT", "NONE"))
 

@@ -34,6 +34,7 @@ def sorted_rows(df: DataFrame, task: WriteTask, parallelism: int, timings: dict[
     no shuffle (what Spark's own parquet writer does); PARTITION_SORT sorts each split by (partition, key);
     GLOBAL_SORT range-partitions by (partition, key) (`by_key_range`), so a huge partition spreads over tasks and
     every file holds one key range. Files are cut by bytes in the tasks. `timings`: the row check's job, if one ran.
+    Without a shuffle, `hoodie.bulkinsert.shuffle.parallelism`, when set, caps the tasks (a coalesce of the splits).
     Pre-combining duplicates needs them in one task: it always takes GLOBAL_SORT.
 
     Keys are Spark expressions where they spell keys as the key generator does (`sql_keys`), so sampling and
@@ -51,14 +52,17 @@ def sorted_rows(df: DataFrame, task: WriteTask, parallelism: int, timings: dict[
     mode = config.parallelism.bulk_insert_sort_mode
     if mode == "GLOBAL_SORT" or config.combine_before_write:
         rows, key, partition = by_key_range(rows, counted, key, partition, parallelism)
-    elif rows is not df:  # no shuffle: no map stage to check every row before a task writes (`check_first`)
-        t0 = time.monotonic()
-        if exprs is None:
-            check_first(rows, F.col(KEY))
-        else:
-            check_first(bad_rows(df, config), F.lit(1))
-        if timings is not None:
-            timings["row_check"] = time.monotonic() - t0
+    else:
+        if rows is not df:  # no shuffle: no map stage to check every row before a task writes (`check_first`)
+            t0 = time.monotonic()
+            if exprs is None:
+                check_first(rows, F.col(KEY))
+            else:
+                check_first(bad_rows(df, config), F.lit(1))
+            if timings is not None:
+                timings["row_check"] = time.monotonic() - t0
+        if config.parallelism.bulk_insert:  # set by the user: at most that many tasks, still no shuffle (as Hudi's
+            rows = rows.coalesce(config.parallelism.bulk_insert)  # NonSortPartitioner when it enforces the number)
     rows = rows.sortWithinPartitions(partition, key) if mode != "NONE" or config.combine_before_write else \
         rows.sortWithinPartitions(partition)
     if exprs is not None:  # the tasks key the sorted rows again (`keyed_batches`): cheaper than Spark handing them over

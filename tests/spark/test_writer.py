@@ -523,12 +523,15 @@ def test_bulk_insert_writes_full_sorted_files(spark, tmp_path, partitioned):
 
 def test_bulk_insert_by_default_writes_each_input_split_in_its_own_task(spark, tmp_path):
     """Hudi's default `hoodie.bulkinsert.sort.mode` NONE: no shuffle, a task per input split (as Spark's own parquet
-    writer), its rows grouped by partition: a file per (split, partition) here."""
-    path = tmp_path / "t"
+    writer), its rows grouped by partition: a file per (split, partition) here; `hoodie.bulkinsert.shuffle.parallelism`
+    set caps the tasks (the splits coalesced, still no shuffle)."""
     rows = [{"id": i, "name": f"n{i}", "ts": 1, "amount": float(i), "dt": f"d{i % 2}"} for i in range(400)]
-    r = write(rows_df(spark, rows).repartition(3), str(path), opts(operation="bulk_insert"))
-    assert r.records_inserted == 400 and r.tasks == 3 and r.files_created == 6
-    assert rows_of(rs_snapshot(path)) == rows_from(rows)
+    for parallelism, tasks in ((None, 3), ("2", 2)):
+        path = tmp_path / f"t{tasks}"
+        extra = {} if parallelism is None else {"hoodie.bulkinsert.shuffle.parallelism": parallelism}
+        r = write(rows_df(spark, rows).repartition(3), str(path), opts(operation="bulk_insert", **extra))
+        assert r.records_inserted == 400 and r.tasks == tasks and r.files_created == 2 * tasks
+        assert rows_of(rs_snapshot(path)) == rows_from(rows)
 
 
 @pytest.mark.parametrize("bad,error", [((None, "x", 1, 0.0, "d1"), "record key field 'id' is null"),
