@@ -22,7 +22,8 @@ RANGES_TYPE = "map<string,struct<b:array<string>,t:array<int>>>"
 
 
 def write_files(df: DataFrame, task: WriteTask, txn: Transaction, parallelism: int) -> list[WriteStat]:
-    """The bulk_insert's files, in one Spark job after the range plan's counts and samples (`sorted_rows`)."""
+    """The bulk_insert's files, in one Spark job after GLOBAL_SORT's counts and samples or, without a shuffle, the
+    row check's job (`sorted_rows`)."""
     t0 = time.monotonic()
     results = sorted_rows(df, task, parallelism, txn.timings).mapInArrow(BulkInsertFn(task), TASK_OUTPUT).collect()
     txn.timings["write"] = time.monotonic() - t0
@@ -47,7 +48,7 @@ def sorted_rows(df: DataFrame, task: WriteTask, parallelism: int, timings: dict[
         rows = counted = keyed(rows, task, None).drop(FILE_ID, BUCKET_NUMBER)
         key, partition = F.col(KEY), F.col(PARTITION)
     else:
-        counted = df  # the row check runs once, in the shuffle's map stage, before any file is written
+        counted = df  # GLOBAL_SORT: the row check runs once, in the shuffle's map stage, before any file is written
         key, partition = exprs
     mode = config.parallelism.bulk_insert_sort_mode
     if mode == "GLOBAL_SORT" or config.combine_before_write:
