@@ -3,6 +3,8 @@
 W1 (default):
   first   first write of 1,000,000 rows: our bulk_insert (COW) vs `deltalake.write_deltalake` (partitioned by dt),
           and Spark's own parquet writer on the same DataFrame (`df.write.partitionBy("dt").parquet`): Spark's floor
+          (issue 41: bulk_insert <= 1.2x of it); `--sort-modes GLOBAL_SORT,...`: the first write again with each
+          `hoodie.bulkinsert.sort.mode` given, in the same rounds
   cow     upsert of 100,000 updates (all partitions) + 10,000 inserts into the W1 COW table vs delta-rs MERGE
   mor     the same upsert into the W1 MOR table vs the same delta-rs MERGE
 Each figure: one untimed warm-up, then the median of 3 (BENCH_REPEATS) runs; runs of the engines interleave so
@@ -76,12 +78,13 @@ TABLE_VERSION = 6  # --table-version: the version of W1's Hudi tables
 
 
 def hudi_write(spark, df, path: Path, table_type: str, operation: str, label: str, expect: dict,
-               samples: list | None = None, jvm: int | None = None, version: int | None = None) -> dict:
+               samples: list | None = None, jvm: int | None = None, version: int | None = None,
+               extra: dict | None = None) -> dict:
     from hudi_engine.spark import write
 
     spark.sparkContext.setJobDescription(label)  # the event log's jobs carry it: per-write Spark breakdown
     options = {**common.hudi_options(table_type, operation),
-               "hoodie.write.table.version": str(version or TABLE_VERSION)}
+               "hoodie.write.table.version": str(version or TABLE_VERSION), **(extra or {})}
     try:
         with RssSampler(jvm) as rss:
             r = write(df, str(path), options)
@@ -115,7 +118,7 @@ def _eventlog_conf(run_dir: Path) -> None:
 
 # ---- W1 -----------------------------------------------------------------------------------------------------
 
-def run_w1(cases: list[str], repeats: int, eventlog: bool) -> dict:
+def run_w1(cases: list[str], repeats: int, eventlog: bool, sort_modes: list[str] | None = None) -> dict:
     base = DATA_DIR / "w1"
     src, bdir = common.source_dir(common.W1_ROWS), common.batch_dir()
     data, batch = common.read_source(src), common.read_source(bdir)
@@ -144,6 +147,11 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool) -> dict:
             # Spark's floor: its own parquet writer on the same cached DataFrame (no keys, no Python, no commit).
             Case("first_spark_parquet", lambda _: df.write.partitionBy("dt").mode("overwrite").parquet(str(parquet0)),
                  setup=lambda _: common.fresh(parquet0)),
+            # --sort-modes: the same first write with each `hoodie.bulkinsert.sort.mode` given, beside the default.
+            *[Case(f"first_hudi_{m.lower()}", lambda tag, m=m: hudi_write(
+                spark, df, base / f"first_{m.lower()}", "COPY_ON_WRITE", "bulk_insert", tag,
+                _bulk_expect(common.W1_ROWS), rss, jvm, extra={"hoodie.bulkinsert.sort.mode": m}),
+                setup=lambda _, m=m: common.fresh(base / f"first_{m.lower()}")) for m in sort_modes or []],
         ], repeats))
     if "cow" in cases or "mor" in cases:
         print("setting up the W1 tables (untimed)", flush=True)
@@ -454,7 +462,10 @@ def report_w1(out: dict) -> str:
     row("first write: bulk_insert (COW) vs write_deltalake", "first_hudi", "first_delta", 3.0)
     row("first write: Spark's own parquet writer (`partitionBy(\"dt\")`) vs write_deltalake", "first_spark_parquet",
         "first_delta", None)
-    row("first write: bulk_insert (COW) vs Spark's own parquet writer", "first_hudi", "first_spark_parquet", None)
+    row("first write: bulk_insert (COW) vs Spark's own parquet writer", "first_hudi", "first_spark_parquet", 1.2)
+    for name in (n for n in res if n.startswith("first_hudi_")):
+        row(f"first write: bulk_insert, sort mode {name.removeprefix('first_hudi_').upper()}, vs Spark's own parquet "
+            "writer", name, "first_spark_parquet", 1.2)
     row("COW upsert vs delta-rs MERGE", "hudi_cow_upsert", "delta_merge", 1.5)
     row("MOR upsert vs delta-rs MERGE", "hudi_mor_upsert", "delta_merge", 1.0)
     text = "\n".join(lines)
@@ -474,18 +485,19 @@ def report_w1(out: dict) -> str:
 
 
 def report_phases(res: dict[str, Measure]) -> str:
-    lines = ["| Hudi write | total (median) | tag + count (wall) | plan (driver) | write job (wall) | commit | "
-             "task time: handles | tasks that wrote | Python worker peak RSS | files |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| Hudi write | total (median) | tag + count (wall) | plan (driver) | row check job (wall) | write job (wall) "
+             "| commit | task time: handles | tasks that wrote | Python worker peak RSS | files |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, m in res.items():
-        if not name.startswith("hudi") and name != "first_hudi":
+        if not name.startswith("hudi") and not name.startswith("first_hudi"):
             continue
         med = lambda k, m=m: float(np.median([e.get(k, 0.0) for e in m.extra]))  # noqa: E731
         e = m.extra[-1]
         files = f"{e.get('files_created', 0)} created, {e.get('files_rewritten', 0)} rewritten, " \
                 f"{e.get('files_appended', 0)} appended"
-        write_only = med("write") - med("tag") - med("plan")
-        lines.append(f"| {name} | {m.median:.2f} s | {med('tag'):.2f} s | {med('plan'):.2f} s | {write_only:.2f} s | "
+        write_only = med("write") - med("tag") - med("plan") - med("row_check")
+        lines.append(f"| {name} | {m.median:.2f} s | {med('tag'):.2f} s | {med('plan'):.2f} s | "
+                     f"{med('row_check'):.2f} s | {write_only:.2f} s | "
                      f"{med('commit'):.3f} s | {med('handles'):.2f} s | {int(med('tasks'))} | "
                      f"{med('worker_peak_rss_mb'):.0f} MB | {files} |")
     return "\n".join(lines)
@@ -548,6 +560,8 @@ def main() -> None:
     ap.add_argument("--table-version", type=int, choices=[6, 8, 9], default=6,
                     help="table version of W1's Hudi tables (hoodie.write.table.version)")
     ap.add_argument("--versions", default="", help="e.g. 6,9: W1 on tables of each version in one run")
+    ap.add_argument("--sort-modes", default="", help="W1 first write: also with each of these bulk_insert sort modes, "
+                    "e.g. GLOBAL_SORT,PARTITION_SORT")
     ap.add_argument("--delta-w2", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.delta_w2:
@@ -563,7 +577,9 @@ def main() -> None:
                                                                        args.repeats), report_w1_versions)
     elif args.workload == "w1":
         common.bench_main("write_w1", lambda: run_w1([c.strip() for c in args.cases.split(",") if c.strip()],
-                                                     args.repeats, not args.no_eventlog), report_w1)
+                                                     args.repeats, not args.no_eventlog,
+                                                     [m.strip() for m in args.sort_modes.split(",") if m.strip()]),
+                          report_w1)
     else:
         common.bench_main("write_w2", lambda: run_w2(args.repeats, not args.no_eventlog), report_w2)
 

@@ -1,5 +1,6 @@
-"""bulk_insert on Spark: no index lookup, one shuffle by (partition, key) (`hoodie.bulkinsert.sort.mode`), and
-sorted files cut by bytes in the write tasks (`executor.bulk_insert_files`)."""
+"""bulk_insert on Spark: no index lookup; the input's splits as they come, grouped by partition (NONE, Hudi's
+default `hoodie.bulkinsert.sort.mode`) or one shuffle by (partition, key) (GLOBAL_SORT); files cut by bytes in the
+write tasks (`executor.bulk_insert_files`)."""
 from __future__ import annotations
 
 import time
@@ -8,7 +9,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hudi_engine.spark.key_sample import sample_keys
-from hudi_engine.spark.row_check import checked
+from hudi_engine.spark.row_check import bad_rows, checked
 from hudi_engine.spark.sql_keys import sql_keys
 from hudi_engine.spark.sql_text import literal
 from hudi_engine.spark.write_udfs import TASK_OUTPUT, BulkInsertFn, keyed, write_stats
@@ -21,17 +22,20 @@ RANGES_TYPE = "map<string,struct<b:array<string>,t:array<int>>>"
 
 
 def write_files(df: DataFrame, task: WriteTask, txn: Transaction, parallelism: int) -> list[WriteStat]:
-    """The bulk_insert's files, in one Spark job after the range plan's counts and samples (`sorted_rows`)."""
+    """The bulk_insert's files, in one Spark job after GLOBAL_SORT's counts and samples or, without a shuffle, the
+    row check's job (`sorted_rows`)."""
     t0 = time.monotonic()
-    results = sorted_rows(df, task, parallelism).mapInArrow(BulkInsertFn(task), TASK_OUTPUT).collect()
+    results = sorted_rows(df, task, parallelism, txn.timings).mapInArrow(BulkInsertFn(task), TASK_OUTPUT).collect()
     txn.timings["write"] = time.monotonic() - t0
     return write_stats(results, txn)
 
 
-def sorted_rows(df: DataFrame, task: WriteTask, parallelism: int) -> DataFrame:
-    """bulk_insert's one shuffle (`hoodie.bulkinsert.sort.mode`): GLOBAL_SORT range-partitions by (partition, key)
-    (`by_key_range`), so a huge partition spreads over tasks and every file holds one key range; PARTITION_SORT
-    sorts each input split; NONE only groups each split's rows by partition. Files are cut by bytes in the tasks.
+def sorted_rows(df: DataFrame, task: WriteTask, parallelism: int, timings: dict[str, float] | None = None) -> DataFrame:
+    """bulk_insert's layout (`hoodie.bulkinsert.sort.mode`): NONE only groups each input split's rows by partition,
+    no shuffle (what Spark's own parquet writer does); PARTITION_SORT sorts each split by (partition, key);
+    GLOBAL_SORT range-partitions by (partition, key) (`by_key_range`), so a huge partition spreads over tasks and
+    every file holds one key range. Files are cut by bytes in the tasks. `timings`: the row check's job, if one ran.
+    Without a shuffle, `hoodie.bulkinsert.shuffle.parallelism`, when set, caps the tasks (a coalesce of the splits).
     Pre-combining duplicates needs them in one task: it always takes GLOBAL_SORT.
 
     Keys are Spark expressions where they spell keys as the key generator does (`sql_keys`), so sampling and
@@ -44,16 +48,36 @@ def sorted_rows(df: DataFrame, task: WriteTask, parallelism: int) -> DataFrame:
         rows = counted = keyed(rows, task, None).drop(FILE_ID, BUCKET_NUMBER)
         key, partition = F.col(KEY), F.col(PARTITION)
     else:
-        counted = df  # the row check runs once, in the shuffle's map stage, before any file is written
+        counted = df  # GLOBAL_SORT: the row check runs once, in the shuffle's map stage, before any file is written
         key, partition = exprs
     mode = config.parallelism.bulk_insert_sort_mode
     if mode == "GLOBAL_SORT" or config.combine_before_write:
         rows, key, partition = by_key_range(rows, counted, key, partition, parallelism)
+    else:
+        if rows is not df:  # no shuffle: no map stage to check every row before a task writes (`check_first`)
+            t0 = time.monotonic()
+            if exprs is None:
+                check_first(rows, F.col(KEY))
+            else:
+                check_first(bad_rows(df, config), F.lit(1))
+            if timings is not None:
+                timings["row_check"] = time.monotonic() - t0
+        if config.parallelism.bulk_insert:  # set by the user: at most that many tasks, still no shuffle (as Hudi's
+            rows = rows.coalesce(config.parallelism.bulk_insert)  # NonSortPartitioner when it enforces the number)
     rows = rows.sortWithinPartitions(partition, key) if mode != "NONE" or config.combine_before_write else \
         rows.sortWithinPartitions(partition)
     if exprs is not None:  # the tasks key the sorted rows again (`keyed_batches`): cheaper than Spark handing them over
         rows = rows.drop(KEY, PARTITION)
     return rows
+
+
+def check_first(rows: DataFrame | None, counted: Column) -> None:
+    """Without a shuffle (NONE, PARTITION_SORT), no map stage checks every row before any task writes, so one Spark
+    job checks them first (`row_check.bad_rows`, or the key generator's UDF over every row where Spark SQL does not
+    spell the keys): a bad row fails the write before any file exists, not after other tasks wrote theirs. The
+    write's tasks check again (an input that is not deterministic then fails mid-write, rolled back)."""
+    if rows is not None:
+        rows.agg(F.count(counted)).collect()  # `counted`: a column the check needs computed (the UDF's key)
 
 
 def by_key_range(rows: DataFrame, counted: DataFrame, key: Column, partition: Column,

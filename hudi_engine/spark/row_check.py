@@ -17,6 +17,28 @@ def check_rows(df: DataFrame, config: WriteConfig) -> Column | None:
     value is null where the payload orders by it, naming the field and showing the row (None: nothing to check).
     Java Hudi refuses a null ordering value too; a user payload decides for itself. Built as SQL text (`sql_text`):
     one call to the JVM."""
+    checks = _checks(df, config)
+    if not checks:
+        return None
+    # The prefix lets unwrap_task_error give back the engine's error; split in two so that a plan printed in some
+    # other error does not read as this one.
+    cases = " ".join(f"WHEN {bad} THEN raise_error(concat('hudi_engine.errors.', {string(what)}, "
+                     f"to_json(struct(*)), {string(fix + chr(10) * 2)}))" for bad, what, fix in checks)
+    return F.expr(f"CASE {cases} ELSE true END")
+
+
+def bad_rows(df: DataFrame, config: WriteConfig) -> DataFrame | None:
+    """The rows `check_rows` fails on, failing the job on the first (None: nothing to check). A plain predicate
+    first, so that a scan skips what its statistics clear (a cached relation's batches, parquet row groups without
+    nulls): much cheaper than the check over every row."""
+    checks = _checks(df, config)
+    if not checks:
+        return None
+    return checked(df.filter(F.expr(" OR ".join(f"({bad})" for bad, _, _ in checks))), config)
+
+
+def _checks(df: DataFrame, config: WriteConfig) -> list[tuple[str, str, str]]:
+    """(SQL condition of a bad row, error text before the row, error text after it), per check."""
     checks: list[tuple[str, str, str]] = []
     types = {f.name: f.dataType for f in df.schema.fields}
     fields = [f for f in config.keys.record_key_fields if f in types]
@@ -37,13 +59,7 @@ def check_rows(df: DataFrame, config: WriteConfig) -> Column | None:
                        "in row ",
                        f"; {config.merge.payload.short_name} picks between versions of a key by it, so every row "
                        "needs a value (fill it in the query, or write without an ordering field)"))
-    if not checks:
-        return None
-    # The prefix lets unwrap_task_error give back the engine's error; split in two so that a plan printed in some
-    # other error does not read as this one.
-    cases = " ".join(f"WHEN {bad} THEN raise_error(concat('hudi_engine.errors.', {string(what)}, "
-                     f"to_json(struct(*)), {string(fix + chr(10) * 2)}))" for bad, what, fix in checks)
-    return F.expr(f"CASE {cases} ELSE true END")
+    return checks
 
 
 def checked(df: DataFrame, config: WriteConfig) -> DataFrame:

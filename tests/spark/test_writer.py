@@ -501,15 +501,16 @@ def test_delete_with_only_key_columns_keeps_the_table_schema(spark, tmp_path, ta
 
 @pytest.mark.parametrize("partitioned", [True, False])
 def test_bulk_insert_writes_full_sorted_files(spark, tmp_path, partitioned):
-    """Range-partitioned by (partition, key): every file a disjoint key range, the timings reported (file sizes by
-    bytes: tests/write/test_executor.py and tests/spark/test_write_parallelism.py)."""
+    """GLOBAL_SORT, range-partitioned by (partition, key): every file a disjoint key range, the timings reported
+    (file sizes by bytes: tests/write/test_executor.py and tests/spark/test_write_parallelism.py)."""
     from hudi_engine.io.base_file import read_footer
     from hudi_engine.storage import Storage
 
     path = tmp_path / "t"
     rows = [{"id": i, "name": f"n{i}", "ts": 1, "amount": float(i), "dt": f"d{i % 2}"} for i in range(400)]
     o = opts(operation="bulk_insert", **{"hoodie.parquet.max.file.size": "100000", "hoodie.parquet.small.file.limit": "0",
-                                         "hoodie.copyonwrite.record.size.estimate": "1000"})  # 100 rows a file
+                                         "hoodie.copyonwrite.record.size.estimate": "1000",  # 100 rows a file
+                                         "hoodie.bulkinsert.sort.mode": "GLOBAL_SORT"})
     if not partitioned:
         o.pop("hoodie.datasource.write.partitionpath.field")
     r = write(rows_df(spark, rows).repartition(3), str(path), o)
@@ -522,6 +523,42 @@ def test_bulk_insert_writes_full_sorted_files(spark, tmp_path, partitioned):
         footers.sort(key=lambda f: f.min_key)
         assert all(a.max_key < b.min_key for a, b in zip(footers, footers[1:]))
     assert rows_of(rs_snapshot(path)) == rows_from(rows)
+
+
+def test_bulk_insert_by_default_writes_each_input_split_in_its_own_task(spark, tmp_path):
+    """Hudi's default `hoodie.bulkinsert.sort.mode` NONE: no shuffle, a task per input split (as Spark's own parquet
+    writer), its rows grouped by partition: a file per (split, partition) here; `hoodie.bulkinsert.shuffle.parallelism`
+    set caps the tasks (the splits coalesced, still no shuffle)."""
+    rows = [{"id": i, "name": f"n{i}", "ts": 1, "amount": float(i), "dt": f"d{i % 2}"} for i in range(400)]
+    for parallelism, tasks in ((None, 3), ("2", 2)):
+        path = tmp_path / f"t{tasks}"
+        extra = {} if parallelism is None else {"hoodie.bulkinsert.shuffle.parallelism": parallelism}
+        r = write(rows_df(spark, rows).repartition(3), str(path), opts(operation="bulk_insert", **extra))
+        assert r.records_inserted == 400 and r.tasks == tasks and r.files_created == 2 * tasks
+        assert rows_of(rs_snapshot(path)) == rows_from(rows)
+
+
+@pytest.mark.parametrize("bad,error", [((None, "x", 1, 0.0, "d1"), "record key field 'id' is null"),
+                                       ((7, "x", None, 0.0, "d0"), "precombine field 'ts' .* is null")])
+def test_bulk_insert_without_a_shuffle_refuses_a_bad_row_before_any_task_writes(spark, tmp_path, bad, error):
+    """NONE has no map stage to check every row before a write task starts: a job of its own checks them first, so
+    the tasks of the good splits never write (the failed instant had nothing to roll back)."""
+    from hudi_engine.location import TableLocation
+    from hudi_engine.timeline import Timeline
+    from hudi_engine.timeline.avro_models import read_avro_metadata
+
+    path = tmp_path / "t"
+    write(spark.createDataFrame([(1000, "a", 1, 0.0, "d0")], SCHEMA), str(path), opts(operation="bulk_insert"))
+    good = [(i, f"n{i}", 1, float(i), f"d{i % 2}") for i in range(300)]
+    # The bad row in the last of 4 input splits: the first tasks would have written their files before its task ran.
+    df = spark.createDataFrame(spark.sparkContext.parallelize([*good, bad], 4), SCHEMA)
+    with pytest.raises(HudiError, match=error):
+        write(df, str(path), opts(operation="bulk_insert"))
+    (rollback,) = [i for i in Timeline.load(TableLocation.of(str(path))) if i.action.value == "rollback"]
+    meta = read_avro_metadata(Timeline.load(TableLocation.of(str(path))).read_content(rollback),
+                              "HoodieRollbackMetadata")
+    assert meta["totalFilesDeleted"] == 0, meta
+    assert len(rs_snapshot(path)) == 1
 
 
 def test_a_null_literal_key_fails_the_row_check(spark, tmp_path):
