@@ -301,11 +301,14 @@ INSERT_PARALLELISM = _parallelism("insert and insert_overwrite", "hoodie.insert.
 BULK_INSERT_PARALLELISM = _parallelism("bulk_insert", "hoodie.bulkinsert.shuffle.parallelism")
 DELETE_PARALLELISM = _parallelism("delete", "hoodie.delete.shuffle.parallelism")
 BULK_INSERT_SORT_MODE: ConfigOption[str] = ConfigOption(
-    "hoodie.bulkinsert.sort.mode", Kind.CHOICE, "NONE",
-    "bulk_insert: NONE writes each input split as it comes (grouped by partition, no shuffle: as Spark's own parquet "
-    "writer; splits coalesced to hoodie.bulkinsert.shuffle.parallelism tasks when it is set); GLOBAL_SORT range-partitions by (partition, key), so a large partition spreads over tasks and files "
-    "hold disjoint key ranges; PARTITION_SORT sorts by key within each input split.",
-    "parallelism", hudi_default="NONE", choices=("GLOBAL_SORT", "PARTITION_SORT", "NONE"))
+    "hoodie.bulkinsert.sort.mode", Kind.CHOICE, "GLOBAL_SORT",
+    "bulk_insert: GLOBAL_SORT range-partitions by (partition, key), so a large partition spreads over tasks and files "
+    "hold disjoint key ranges; PARTITION_SORT sorts by key within each input split; NONE writes each input split as "
+    "it comes (grouped by partition, no shuffle: as Spark's own parquet writer; splits coalesced to "
+    "hoodie.bulkinsert.shuffle.parallelism tasks when it is set).",
+    "parallelism", hudi_default="NONE", choices=("GLOBAL_SORT", "PARTITION_SORT", "NONE"),
+    default_note="sorted files with disjoint key ranges let later upserts skip files by their footers: a 10M-row "
+    "table written with NONE took 165 s for W3a's upsert, against 14 s")
 
 # ---- table services -------------------------------------------------------------------------------------------
 COMPACT_INLINE: ConfigOption[bool] = ConfigOption(

@@ -239,7 +239,7 @@ class ParallelismConfig:
     insert: int = 0
     bulk_insert: int = 0
     delete: int = 0
-    bulk_insert_sort_mode: str = "NONE"
+    bulk_insert_sort_mode: str = "GLOBAL_SORT"
 
     @staticmethod
     def from_options(o: Options) -> "ParallelismConfig":

@@ -525,14 +525,16 @@ def test_bulk_insert_writes_full_sorted_files(spark, tmp_path, partitioned):
     assert rows_of(rs_snapshot(path)) == rows_from(rows)
 
 
-def test_bulk_insert_by_default_writes_each_input_split_in_its_own_task(spark, tmp_path):
-    """Hudi's default `hoodie.bulkinsert.sort.mode` NONE: no shuffle, a task per input split (as Spark's own parquet
+def test_bulk_insert_without_a_sort_writes_each_input_split_in_its_own_task(spark, tmp_path):
+    """`hoodie.bulkinsert.sort.mode` NONE (Hudi's default): no shuffle, a task per input split (as Spark's own parquet
     writer), its rows grouped by partition: a file per (split, partition) here; `hoodie.bulkinsert.shuffle.parallelism`
     set caps the tasks (the splits coalesced, still no shuffle)."""
     rows = [{"id": i, "name": f"n{i}", "ts": 1, "amount": float(i), "dt": f"d{i % 2}"} for i in range(400)]
     for parallelism, tasks in ((None, 3), ("2", 2)):
         path = tmp_path / f"t{tasks}"
-        extra = {} if parallelism is None else {"hoodie.bulkinsert.shuffle.parallelism": parallelism}
+        extra = {"hoodie.bulkinsert.sort.mode": "NONE"}
+        if parallelism is not None:
+            extra["hoodie.bulkinsert.shuffle.parallelism"] = parallelism
         r = write(rows_df(spark, rows).repartition(3), str(path), opts(operation="bulk_insert", **extra))
         assert r.records_inserted == 400 and r.tasks == tasks and r.files_created == 2 * tasks
         assert rows_of(rs_snapshot(path)) == rows_from(rows)
@@ -553,7 +555,7 @@ def test_bulk_insert_without_a_shuffle_refuses_a_bad_row_before_any_task_writes(
     # The bad row in the last of 4 input splits: the first tasks would have written their files before its task ran.
     df = spark.createDataFrame(spark.sparkContext.parallelize([*good, bad], 4), SCHEMA)
     with pytest.raises(HudiError, match=error):
-        write(df, str(path), opts(operation="bulk_insert"))
+        write(df, str(path), opts(operation="bulk_insert", **{"hoodie.bulkinsert.sort.mode": "NONE"}))
     (rollback,) = [i for i in Timeline.load(TableLocation.of(str(path))) if i.action.value == "rollback"]
     meta = read_avro_metadata(Timeline.load(TableLocation.of(str(path))).read_content(rollback),
                               "HoodieRollbackMetadata")
