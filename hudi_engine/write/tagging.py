@@ -398,8 +398,9 @@ def _partitioned_index(spec: TagSpec, storage: Storage) -> "MetadataTable":
         if RECORD_INDEX_PARTITION not in config.metadata_partitions or not is_partitioned_record_index(location, config):
             raise WriteError(f"table {spec.base_path}: hoodie.index.type=RECORD_LEVEL_INDEX tags with the metadata "
                              "table's partitioned record index, which the table does not have (hoodie.table.metadata."
-                             f"partitions: {config.metadata_partitions}); build it with Java Hudi "
-                             "(hoodie.metadata.record.level.index.enable=true), or write with another index type")
+                             f"partitions: {config.metadata_partitions}); write with "
+                             "hoodie.metadata.record.level.index.enable=true to build it (this engine or Java Hudi), "
+                             "or with another index type")
         return MetadataTable.load(location, config, Timeline.load(location))
 
     return _CACHE.get(("partitioned_record_index", spec.instant, spec.base_path), load)
