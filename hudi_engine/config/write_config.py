@@ -12,15 +12,17 @@ import enum
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hudi_engine.config import hudi_keys
 from hudi_engine.config import keys as K
 from hudi_engine.config.lock_config import LockConfig
-from hudi_engine.config.option import Options
+from hudi_engine.config.option import ConfigOption, Options
 from hudi_engine.config.sync_config import SyncConfig
 from hudi_engine.errors import ConfigError, HudiError
 from hudi_engine.payload import MERGE_MODE_PAYLOADS, Payload, payload_for
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from hudi_engine.internal_schema import SchemaChange
@@ -496,16 +498,21 @@ class WriteConfig:
     def metadata_enabled(self) -> bool:
         """hoodie.metadata.enable (true unless given false): false deletes the table's metadata table before the
         write or service, as Hudi's write client does."""
-        given = self.given.get(K.METADATA_ENABLE.key)
-        return K.METADATA_ENABLE.default if given is None else K.METADATA_ENABLE.parse(given)
+        given = self.given_value(K.METADATA_ENABLE)
+        return K.METADATA_ENABLE.default if given is None else given
 
     @property
     def metadata_compact_max_delta_commits(self) -> int:
         """hoodie.metadata.compact.max.delta.commits: the metadata table's delta commits between its compactions, which
         a write, clean or compaction runs first, as Hudi's write client does."""
-        given = self.given.get(K.METADATA_COMPACT_MAX_DELTA_COMMITS.key)
-        return K.METADATA_COMPACT_MAX_DELTA_COMMITS.default if given is None else \
-            K.METADATA_COMPACT_MAX_DELTA_COMMITS.parse(given)
+        given = self.given_value(K.METADATA_COMPACT_MAX_DELTA_COMMITS)
+        return K.METADATA_COMPACT_MAX_DELTA_COMMITS.default if given is None else given
+
+    def given_value(self, option: ConfigOption[T]) -> T | None:
+        """The option's value as the user gave it, parsed; None when not given (where "not given" means something
+        else than the default: a metadata partition kept as the table has it)."""
+        raw = self.given.get(option.key)
+        return None if raw is None else option.parse(raw)
 
     def is_set(self, option: Any) -> bool:
         """Whether the user gave the option, even empty (an empty partition field list says "unpartitioned")."""

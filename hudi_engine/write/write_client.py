@@ -192,10 +192,8 @@ class WriteClient:
         service may have disabled the metadata table since, and another writer changed it. `table_services`: run the
         metadata table's own (its compaction), as Hudi's write client does when a write starts."""
         enable = self.config.metadata_enabled
-        raw_stats = self.config.given.get(K.METADATA_COLUMN_STATS.key)
-        stats = None if raw_stats is None else K.METADATA_COLUMN_STATS.parse(raw_stats)
-        raw_index = self.config.given.get(K.METADATA_RECORD_INDEX.key)
-        record_index = None if raw_index is None else K.METADATA_RECORD_INDEX.parse(raw_index)
+        stats = self.config.given_value(K.METADATA_COLUMN_STATS)
+        record_index = self.config.given_value(K.METADATA_RECORD_INDEX)
         if self.config.index.type is IndexType.RECORD_INDEX:
             # Tagging reads the record index: built when missing, as Hudi's writer turns it on for this index.
             if record_index is False or not enable:
@@ -204,8 +202,7 @@ class WriteClient:
                     f"record index, but the write turns it off ({K.METADATA_RECORD_INDEX.key}=false or "
                     f"{K.METADATA_ENABLE.key}=false); remove that, or pick another index")
             record_index = True
-        raw_partitioned = self.config.given.get(K.METADATA_PARTITIONED_RECORD_INDEX.key)
-        partitioned = None if raw_partitioned is None else K.METADATA_PARTITIONED_RECORD_INDEX.parse(raw_partitioned)
+        partitioned = self.config.given_value(K.METADATA_PARTITIONED_RECORD_INDEX)
         if self.config.index.type is IndexType.RECORD_LEVEL_INDEX:  # built when missing, as for RECORD_INDEX
             if partitioned is False or not enable:
                 raise MetadataTableError(
@@ -273,8 +270,8 @@ class WriteClient:
         """A new record index's file-group sizing, from the write's options (Hudi's defaults); a partitioned one's
         min and max are per data partition."""
         def given(option: ConfigOption[Any]) -> Any:
-            raw = self.config.given.get(option.key)
-            return option.default if raw is None else option.parse(raw)
+            value = self.config.given_value(option)
+            return option.default if value is None else value
         counts = (K.METADATA_PARTITIONED_RECORD_INDEX_MIN_FILE_GROUPS, K.METADATA_PARTITIONED_RECORD_INDEX_MAX_FILE_GROUPS) \
             if partitioned else (K.METADATA_RECORD_INDEX_MIN_FILE_GROUPS, K.METADATA_RECORD_INDEX_MAX_FILE_GROUPS)
         return {"min_file_groups": given(counts[0]), "max_file_groups": given(counts[1]),
