@@ -149,7 +149,7 @@ def tag(spec: TagSpec, keys: pa.Array, partitions: pa.Array, skip: Callable[[str
             rows = np.flatnonzero(codes == code)
             wanted = keys.take(pa.array(rows))
             for file_id, stored in log_only:
-                hit = rows[pc.is_in(wanted, value_set=stored).to_numpy(zero_copy_only=False)]
+                hit = rows[index.held(wanted, stored)]
                 held = hit[~_untagged(file_ids[hit])]
                 file_ids[hit[_untagged(file_ids[hit])]] = file_id
                 for row in held:  # also in a base file: rare, see `_live_holder`
@@ -195,7 +195,7 @@ def _confirm(spec: TagSpec, storage: Storage, keys: pa.Array, rows: np.ndarray, 
     if len(mine) == 0:
         return
     stored = _CACHE.get(("keys", spec.instant, f.path), lambda: _read_keys(spec, storage, f.path))
-    held = pc.is_in(keys.take(pa.array(mine)), value_set=stored).to_numpy(zero_copy_only=False)
+    held = index.held(keys.take(pa.array(mine)), stored)
     file_ids[mine[~held]] = None
 
 
@@ -235,7 +235,7 @@ def _resolve(spec: TagSpec, storage: Storage, partition: str, wanted: pa.Array,
     masks = []
     for f in files:
         stored = _CACHE.get(("keys", spec.instant, f.path), lambda f=f: _read_keys(spec, storage, f.path))
-        masks.append(pc.is_in(wanted, value_set=stored).to_numpy(zero_copy_only=False))
+        masks.append(index.held(wanted, stored))
     found = np.full(len(wanted), None, dtype=object)
     for f, mask in reversed(list(zip(files, masks))):  # the first file holding a key wins
         found[mask] = f.file_id

@@ -244,12 +244,3 @@ def test_a_task_keys_the_batches_that_come_without_keys(tmp_path):
     assert out[0].column(KEY).to_pylist() == ["k0002", "k0001"]
     assert out[0].column(PARTITION).to_pylist() == ["dt=d2", "dt=d2"]
     assert out[1] is keyed  # keys computed upstream are kept
-
-
-@pytest.mark.parametrize("distinct", [True, False])
-def test_keys_held_by_a_base_file_whichever_side_is_hashed(distinct):
-    stored = pa.array(["c", "x", "a", "y", "q"])
-    keys = pa.array(["a", "b", "c"] if distinct else ["a", "a", "z"])
-    want = [True, False, True] if distinct else [True, True, False]
-    assert executor._held(keys, stored, distinct=distinct).to_pylist() == want
-    assert executor._held(keys, pa.array([], pa.string()), distinct=distinct).to_pylist() == [False] * 3

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from hudi_engine.write.index import bucket_file_id, bucket_ids, bucket_of_file_id, java_string_hashes
+from hudi_engine.write.index import bucket_file_id, bucket_ids, bucket_of_file_id, held, java_string_hashes
 
 
 def java_hash(s: str) -> int:
@@ -80,3 +80,15 @@ def test_may_contain_any_checks_the_key_range_then_the_bloom_filter():
     # Outside the BMP Python's order is not Java's: such keys skip the range check.
     assert may_contain_any(footer("k10", "k20"), pa.array(["\U0001F600"]))
     assert may_contain_any(footer(None, None), pa.array(["zzz"]))
+
+
+def test_held_matches_membership_whichever_side_is_hashed() -> None:
+    rng = np.random.default_rng(7)
+    stored = pa.array([f"k{i}" for i in rng.permutation(1000)])
+    for keys in (pa.array(["k5", "nope", "k999"]),  # fewer, distinct: the keys are hashed
+                 pa.array(["k5", "k5", "nope", "k1", "nope"]),  # repeated keys keep their own answer
+                 pa.chunked_array([["k3"], ["x", "k3"]]),
+                 pa.array([f"k{i}" for i in range(0, 3000, 2)])):  # more keys than stored: the stored are hashed
+        want = np.array([k in set(stored.to_pylist()) for k in keys.to_pylist()])
+        assert held(keys, stored).tolist() == want.tolist()
+    assert held(pa.array(["a", "a"]), pa.array([], pa.string())).tolist() == [False, False]
