@@ -45,9 +45,13 @@ from hudi_engine.metadata.column_stats import (
     ColumnStats,
     ColumnStatsRecord,
     column_key_prefix,
-    file_group_index,
 )
-from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION, RecordIndexRecord, data_partition_of
+from hudi_engine.metadata.record_index import (
+    RECORD_INDEX_PARTITION,
+    RecordIndexRecord,
+    data_partition_of,
+    key_file_groups,
+)
 from hudi_engine.metadata.records import (
     ALL_PARTITIONS_KEY,
     FILES_PARTITION,
@@ -294,14 +298,7 @@ class MetadataTable:
     def read_keys(self, partition: str, keys: Collection[str]) -> dict[str, MetadataRecord]:
         """The records of `keys` in metadata partition `partition`, merged, tombstones dropped: only the file groups
         the keys map to are read, their base files by lookup."""
-        slices = self.partition_slices(partition)
-        by_group: dict[int, list[str]] = {}
-        for k in keys:
-            by_group.setdefault(file_group_index(k, len(slices)), []).append(k)
-        out: dict[str, MetadataRecord] = {}
-        for index, wanted in sorted(by_group.items()):
-            out.update({k: r for k, r in self.read_slice(slices[index], keys=wanted).items() if not r.is_deleted})
-        return out
+        return self._read_keys_in(self.partition_slices(partition), keys)
 
     def read_partitioned_keys(self, data_partition: str, keys: Collection[str]) -> dict[str, MetadataRecord]:
         """The partitioned record index's records of `keys` in data partition `data_partition`, merged, tombstones
@@ -313,15 +310,18 @@ class MetadataTable:
                 served = data_partition_of(fs.file_id)
                 if served is not None:
                     self._index_groups.setdefault(served, []).append(fs)
-        slices = self._index_groups.get(data_partition, [])
-        if not slices:
+        return self._read_keys_in(self._index_groups.get(data_partition, []), keys)
+
+    def _read_keys_in(self, slices: list[FileSlice], keys: Collection[str]) -> dict[str, MetadataRecord]:
+        """`keys` looked up in the file groups `slices` of one partition, each key in the group its hash picks."""
+        if not slices or not keys:
             return {}
-        by_group: dict[int, list[str]] = {}
-        for k in keys:
-            by_group.setdefault(file_group_index(k, len(slices)), []).append(k)
+        wanted = pa.array(list(keys), pa.string())
+        groups = key_file_groups(wanted, len(slices))
         out: dict[str, MetadataRecord] = {}
-        for index, wanted in sorted(by_group.items()):
-            out.update({k: r for k, r in self.read_slice(slices[index], keys=wanted).items() if not r.is_deleted})
+        for index in np.unique(groups).tolist():
+            mine = wanted.filter(pa.array(groups == index)).to_pylist()
+            out.update({k: r for k, r in self.read_slice(slices[index], keys=mine).items() if not r.is_deleted})
         return out
 
     # ---- the column_stats partition ----------------------------------------------------------------------------

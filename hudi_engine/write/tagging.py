@@ -130,9 +130,12 @@ def tag(spec: TagSpec, keys: pa.Array, partitions: pa.Array, skip: Callable[[str
             if skip is not None and skip(partition):
                 continue
             rows = np.flatnonzero(codes == code)
-            wanted = keys.take(pa.array(rows)).to_pylist()
-            found = mdt.read_partitioned_keys(partition, set(wanted))
-            file_ids[rows] = [found[k].file_id if k in found else None for k in wanted]  # type: ignore[attr-defined]
+            wanted = keys.take(pa.array(rows))
+            found = mdt.read_partitioned_keys(partition, pc.unique(wanted).to_pylist())
+            if found:  # the found keys' file ids, placed by an arrow lookup of the wanted keys among them
+                ids = pa.array([r.file_id for r in found.values()], pa.string())  # type: ignore[attr-defined]
+                at = pc.index_in(wanted, value_set=pa.array(list(found), pa.string()))
+                file_ids[rows] = ids.take(at).to_numpy(zero_copy_only=False)
         return Tags(pa.array(file_ids, pa.string()))
     for code, partition in enumerate(parts.dictionary.to_pylist()):
         if skip is not None and skip(partition):
