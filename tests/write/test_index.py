@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from hudi_engine.write.index import bucket_file_id, bucket_ids, bucket_of_file_id, held, java_string_hashes
+from hudi_engine.write.index import KeySet, bucket_file_id, bucket_ids, bucket_of_file_id, held, java_string_hashes
 
 
 def java_hash(s: str) -> int:
@@ -92,3 +92,19 @@ def test_held_matches_membership_whichever_side_is_hashed() -> None:
         want = np.array([k in set(stored.to_pylist()) for k in keys.to_pylist()])
         assert held(keys, stored).tolist() == want.tolist()
     assert held(pa.array(["a", "a"]), pa.array([], pa.string())).tolist() == [False, False]
+
+
+def test_a_key_set_probed_again_answers_as_a_scan_by_binary_search() -> None:
+    rng = np.random.default_rng(11)
+    stored = pa.chunked_array([[f"key-{i}" for i in rng.permutation(3000)[:1500]], ["k", "key-99999999999999"]])
+    keys = pa.array([f"key-{i}" for i in range(0, 3000, 3)] + ["k", "k\x00", "key-é", "", None,
+                                                                 "key-99999999999999", "key-999999999999999", "a"])
+    want = held(keys, stored).tolist()
+    ks = KeySet(stored)
+    assert [ks.held(keys).tolist() for _ in range(3)] == [want] * 3
+    assert ks._sorted is not None and ks._sorted.dtype.itemsize == 24  # sorted on the second probe
+    assert ks.held(pa.array([], pa.string())).tolist() == []
+    for odd in (["a", "é"], ["a", "b\x00"], ["a", None]):  # not orderable as bytes: every probe scans
+        odd_set, probe = KeySet(pa.array(odd)), pa.array(["a", "b", odd[1]])
+        assert [odd_set.held(probe).tolist() for _ in range(2)] == [held(probe, pa.array(odd)).tolist()] * 2
+        assert odd_set._sorted is None
