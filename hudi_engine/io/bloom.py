@@ -211,14 +211,22 @@ class _BitVector:
         self.packed = np.zeros((vector_size + 7) >> 3, dtype=np.uint8) if packed is None else packed
 
     def set(self, positions: np.ndarray) -> None:
-        positions = positions.ravel()
-        if len(positions) > self.vector_size >> 6:
-            # Many keys: setting bytes in a bool vector and repacking beats a scattered read-modify-write.
-            bits = np.unpackbits(self.packed, bitorder="little", count=self.vector_size).view(bool)
-            bits[positions] = True
+        self.set_many([positions])
+
+    def set_many(self, chunks: Iterable[np.ndarray]) -> None:
+        """Set the bits of each chunk of positions. Past a few keys the vector is unpacked to a bool per bit once,
+        set, and repacked once: that beats a scattered read-modify-write of packed bytes."""
+        bits = None
+        for positions in chunks:
+            positions = positions.ravel()
+            if bits is None and len(positions) <= self.vector_size >> 6:
+                np.bitwise_or.at(self.packed, positions >> 3, (1 << (positions & 7)).astype(np.uint8))
+                continue
+            if bits is None:
+                bits = np.unpackbits(self.packed, bitorder="little", count=self.vector_size).view(bool)
+            bits[positions.astype(np.intp)] = True  # intp: numpy's own index type (uint32 indexes 2x slower)
+        if bits is not None:
             self.packed = np.packbits(bits, bitorder="little")
-        else:
-            np.bitwise_or.at(self.packed, positions >> 3, (1 << (positions & 7)).astype(np.uint8))
 
     def test(self, positions: np.ndarray) -> np.ndarray:
         """positions (num_hashes, n) -> (n,) bool: all of a key's bits are set."""
@@ -325,8 +333,7 @@ class SimpleBloomFilter(_BloomFilterBase):
         return bool(self._bits.test(self._key_positions(key))[0])
 
     def add_many(self, keys: Keys) -> None:
-        for _, positions in key_positions(keys, self.num_hashes, self.vector_size):
-            self._bits.set(positions)
+        self._bits.set_many(positions for _, positions in key_positions(keys, self.num_hashes, self.vector_size))
 
     def might_contain_many(self, keys: Keys) -> np.ndarray:
         """One bool per key, in input order (vectorized membership test)."""
@@ -422,22 +429,11 @@ class DynamicBloomFilter(_BloomFilterBase):
     def add_many(self, keys: Keys) -> None:
         arr = _as_binary(keys)
         rows = self._assign_rows(len(arr))
-        # Keys fill rows in runs (round-robin only past max entries): hash each run on its own, then set each
-        # row's bits once (setting repacks the whole bit vector).
-        per_row: dict[int, list[np.ndarray]] = {}
-        bounds = np.flatnonzero(np.diff(rows)) + 1
-        if len(bounds) <= len(self._rows):
-            for start, end in zip(np.r_[0, bounds], np.r_[bounds, len(rows)]):
-                for _, positions in key_positions(arr.slice(int(start), int(end - start)), self.num_hashes,
-                                                  self.vector_size):
-                    per_row.setdefault(int(rows[start]), []).append(positions.ravel())
-        else:
-            for idx, positions in key_positions(arr, self.num_hashes, self.vector_size):
-                key_rows = rows[idx]
-                for r in np.unique(key_rows):
-                    per_row.setdefault(int(r), []).append(positions[:, key_rows == r].ravel())
-        for r, parts in per_row.items():
-            self._rows[r].set(np.concatenate(parts))
+        # Keys fill rows in runs (round-robin only past max entries): each row's keys are hashed and set at once.
+        targets = np.unique(rows).tolist()
+        for r in targets:
+            mine = arr if len(targets) == 1 else arr.filter(pa.array(rows == r))
+            self._rows[r].set_many(p for _, p in key_positions(mine, self.num_hashes, self.vector_size))
 
     def might_contain_many(self, keys: Keys) -> np.ndarray:
         """One bool per key, in input order: true if any row may hold it."""
