@@ -24,6 +24,12 @@ interleaved in one session, reported as the ratio of each version to the first (
 `--profile`: the task-side code (keys and tags, plan, the create / merge / append handles, commit) run in this
 process without Spark on the W1 upsert and bulk_insert (`hudi_engine.write.local_writer`), under cProfile.
 
+`--phases w1_first,w1_cow,w1_mor,w3a,w3b --scale S [--w1-scale 1]` (bench/run.sh phases, issue 41): each write
+through `hudi_engine.spark.write` on Spark, unprofiled and profiled in `--repeats` rounds after a warm-up: Spark's
+Python UDF profiler on the tasks, cProfile on the driver, folded into named phases (tagging, the input's shuffle,
+the base-file read, the merge, meta columns, Avro and parquet encoding, bloom filters, file I/O; the driver's plan,
+Spark jobs and commit), with Spark's stages from the event log. `--scale` builds smaller W3a / W3b (and W1).
+
 Spark's own breakdown: the event log of the run is parsed into the wall time of each `collect` in the writer
 (per source line) and the shuffle bytes, per timed write.
 """
@@ -489,7 +495,7 @@ _FILE_PHASES = {
     "index.py": T_TAG, "bucket_assigner.py": T_TAG, "merge.py": T_MERGE, "payload.py": T_MERGE,
     "partial_update.py": T_MERGE, "avro_codec.py": T_AVRO, "avro_columnar.py": T_AVRO, "log_block.py": T_AVRO,
     "log_format.py": T_AVRO, "markers.py": T_IO, "inflight.py": T_IO, "storage.py": T_IO, "fs_view.py": T_IO,
-    "file_naming.py": T_IO, "records.py": T_MERGE, "create.py": T_PARQUET,
+    "file_naming.py": T_IO, "create.py": T_PARQUET,
 }
 # Functions ("module:qualname") -> phase; they override the file's phase.
 _TASK_FUNCS = {
@@ -520,6 +526,9 @@ _TASK_FUNCS = {
     T_BLOOM: ["hudi_engine.io.base_file:BaseFileWriter._add_keys", "hudi_engine.io.base_file:record_key_range",
               "hudi_engine.io.base_file:_java_order_key_bytes"],
     T_IO: ["hudi_engine.write.handles.append:list_log_files"],
+    # The merge handle's loop over the base file's batches: pyarrow's (Cython) batch iterator decodes the parquet
+    # pages inside it, as this generator's own time (not a call cProfile sees).
+    T_READ: ["hudi_engine.write.handles.merge:MergeHandle._merged_batches"],
     T_OUT: ["hudi_engine.spark.write_udfs:task_output", "hudi_engine.spark.write_udfs:_keys_json",
             "hudi_engine.timeline.commit_metadata:WriteStat.to_dict"],
     T_SETUP: ["hudi_engine.write.executor:WriteTask.context", "hudi_engine.write.executor:WriteTask.keygen",
@@ -732,7 +741,9 @@ def phase_workloads(names: list[str], scale: float, w1_scale: float) -> list[Pha
     return out
 
 
-def run_phases(names: list[str], scale: float, w1_scale: float, top: int) -> dict:
+def run_phases(names: list[str], scale: float, w1_scale: float, top: int, repeats: int) -> dict:
+    """Each workload: an untimed warm-up, then `repeats` rounds of an unprofiled and a profiled run (each on a fresh
+    copy of its pristine table); medians of the walls and of each phase's seconds over the rounds."""
     from hudi_engine.spark import write
 
     base = DATA_DIR / "phases"
@@ -778,57 +789,106 @@ def run_phases(names: list[str], scale: float, w1_scale: float, top: int) -> dic
             got = {"records_inserted": r.records_inserted, "records_updated": r.records_updated}
             if any(got[k] != v for k, v in w.expect.items()):
                 raise RuntimeError(f"{w.name}: {got}, expected {w.expect}")
-            print(f"  {label}: {wall:.2f} s, {r.tasks} tasks, timings {json.dumps({k: round(v, 2) for k, v in r.timings.items()})}",
-                  flush=True)
+            print(f"  {label}: {wall:.2f} s, {r.tasks} tasks, "
+                  f"timings {json.dumps({k: round(v, 2) for k, v in r.timings.items()})}", flush=True)
             return wall, {"tasks": r.tasks, **{k: round(v, 3) for k, v in r.timings.items()}}, prof
 
         once("warm", False)  # lazy imports, Python workers, page cache: left out
-        plain, plain_info, _ = once("plain", False)
-        wall, info, prof = once("profiled", True)
-        assert prof is not None
-        tstats = _task_stats(spark, base / f"udf_profile_{w.name}")
-        dstats = pstats.Stats(prof, stream=io.StringIO())
-        (base / f"udf_profile_{w.name}").mkdir(parents=True, exist_ok=True)
-        dstats.dump_stats(str(base / f"udf_profile_{w.name}" / "driver.prof"))  # beside the tasks': fold again later
-        tasks = fold_phases(tstats, task_rules) if tstats is not None else {}
-        driver = fold_phases(dstats, driver_rules, read_phase=D_PLAN, keep=tuple(DRIVER_PHASES))
-        out[w.name] = {"label": w.label, "wall_plain_s": plain, "wall_profiled_s": wall, "info": info,
-                       "plain_info": plain_info, "tasks": tasks, "driver": driver,
-                       "task_hot": _hot_spots(tstats, top) if tstats is not None else [],
-                       "driver_hot": _hot_spots(dstats, top), "event_label": f"{w.name}-profiled",
-                       "plain_label": f"{w.name}-plain"}
+        plain, profiled, runs = [], [], []
+        for i in range(repeats):
+            plain.append(once(f"plain{i}", False)[0])
+            wall, info, prof = once(f"profiled{i}", True)
+            assert prof is not None
+            where = base / f"udf_profile_{w.name}_{i}"
+            tstats = _task_stats(spark, where)
+            dstats = pstats.Stats(prof, stream=io.StringIO())
+            where.mkdir(parents=True, exist_ok=True)
+            dstats.dump_stats(str(where / "driver.prof"))  # beside the tasks': fold again later
+            profiled.append(wall)
+            runs.append({"info": info, "tasks": fold_phases(tstats, task_rules) if tstats is not None else {},
+                         "driver": fold_phases(dstats, driver_rules, read_phase=D_PLAN, keep=tuple(DRIVER_PHASES)),
+                         "task_hot": _hot_spots(tstats, top) if tstats is not None else [],
+                         "driver_hot": _hot_spots(dstats, top)})
+
+        def med(side: str, runs: list = runs) -> dict[str, float]:
+            phases = {p for r in runs for p in r[side]}
+            return {p: float(np.median([r[side].get(p, 0.0) for r in runs])) for p in phases}
+
+        out[w.name] = {"label": w.label, "wall_plain_s": plain, "wall_profiled_s": profiled, "info": runs[-1]["info"],
+                       "tasks": med("tasks"), "driver": med("driver"), "runs": runs,
+                       "plain_labels": [f"{w.name}-plain{i}" for i in range(repeats)]}
         print(report_phase_table(out[w.name]), flush=True)
         bdf.unpersist()
     spark.stop()
-    stages = parse_eventlog(ev_dir)
+    stages = parse_stages(ev_dir)
     for v in out.values():
-        v["spark_jobs"] = stages.get(v["plain_label"])
-    return {"workloads": out, "scale": scale, "w1_scale": w1_scale}
+        v["spark_stages"] = [stages.get(label, []) for label in v["plain_labels"]]
+    return {"workloads": out, "scale": scale, "w1_scale": w1_scale, "repeats": repeats}
+
+
+def parse_stages(run_dir: Path) -> dict[str, list[dict]]:
+    """Per job description: its stages in order, each with its tasks' summed run time (the JVM's executor run time,
+    Python included), GC, shuffle read and written (MB)."""
+    desc_of_stage: dict[int, str] = {}
+    metrics: dict[int, dict] = {}
+    for f in sorted(run_dir.rglob("events_*")) + sorted(run_dir.rglob("local-*")):
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                ev = e.get("Event")
+                if ev == "SparkListenerJobStart":
+                    desc = (e.get("Properties") or {}).get("spark.job.description")
+                    for sid in e["Stage IDs"]:
+                        if desc:
+                            desc_of_stage.setdefault(sid, desc)
+                elif ev == "SparkListenerTaskEnd":
+                    m = e.get("Task Metrics") or {}
+                    sm = metrics.setdefault(e["Stage ID"], {"stage": e["Stage ID"], "tasks": 0, "run_s": 0.0,
+                                                            "gc_s": 0.0, "shuffle_read_mb": 0.0,
+                                                            "shuffle_write_mb": 0.0})
+                    sm["tasks"] += 1
+                    sm["run_s"] += m.get("Executor Run Time", 0) / 1000
+                    sm["gc_s"] += m.get("JVM GC Time", 0) / 1000
+                    r = m.get("Shuffle Read Metrics") or {}
+                    sm["shuffle_read_mb"] += (r.get("Remote Bytes Read", 0) + r.get("Local Bytes Read", 0)) / 1e6
+                    sm["shuffle_write_mb"] += (m.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0) / 1e6
+    out: dict[str, list[dict]] = defaultdict(list)
+    for sid in sorted(metrics):
+        if sid in desc_of_stage:
+            out[desc_of_stage[sid]].append(metrics[sid])
+    return dict(out)
 
 
 def report_phase_table(w: dict) -> str:
     tasks, driver = w["tasks"], w["driver"]
     t_total, d_total = sum(tasks.values()), sum(driver.values())
-    lines = [f"**{w['label']}**: {w['wall_plain_s']:.2f} s unprofiled, {w['wall_profiled_s']:.2f} s profiled, "
-             f"{w['info'].get('tasks', 0)} write tasks; task time profiled {t_total:.2f} s (summed over tasks), "
-             f"driver {d_total:.2f} s", "",
+    plain, profiled = w["wall_plain_s"], w["wall_profiled_s"]
+    runs = lambda xs: f"{np.median(xs):.2f} s ({', '.join(f'{x:.2f}' for x in xs)})"  # noqa: E731
+    lines = [f"**{w['label']}**: wall {runs(plain)} unprofiled, {runs(profiled)} profiled; "
+             f"{w['info'].get('tasks', 0)} write tasks. Medians over the profiled runs: Python task time "
+             f"{t_total:.2f} s (summed over tasks), driver {d_total:.2f} s", "",
              "| phase | tasks: s (summed) | share of task time | driver: s |", "|---|---|---|---|"]
     for p in TASK_PHASES:
         if tasks.get(p, 0) >= 0.005:
             lines.append(f"| {p} | {tasks[p]:.2f} | {100 * tasks[p] / t_total:.0f}% | |")
     for p in DRIVER_PHASES:
-        if driver.get(p, 0) >= 0.005 and p != OTHER:
+        if driver.get(p, 0) >= 0.005:
             lines.append(f"| driver: {p} | | | {driver[p]:.2f} |")
-    for p in sorted(set(tasks) - set(TASK_PHASES)):  # a task function under a driver-only phase name
-        lines.append(f"| {p} | {tasks[p]:.2f} | {100 * tasks[p] / t_total:.0f}% | |")
-    if driver.get(OTHER, 0) >= 0.005:
-        lines.append(f"| driver: {OTHER} | | | {driver[OTHER]:.2f} |")
-    jobs = w.get("spark_jobs")
-    if jobs:
-        sites = "; ".join(f"`{s.split(' ', 1)[0]}` {v:.2f} s" for s, v in jobs["by_site"].items())
-        lines += ["", f"Spark (event log, unprofiled run): {jobs['jobs']} jobs, task run time "
-                  f"{jobs['task_run_s']:.1f} s, shuffle written {jobs['shuffle_write_mb']:.1f} MB; job wall by "
-                  f"call site: {sites}"]
+    stages = [s for s in w.get("spark_stages", []) if s]
+    if stages:
+        n = min(len(s) for s in stages)
+        parts = []
+        for i in range(n):
+            pick = lambda k, i=i: float(np.median([s[i][k] for s in stages]))  # noqa: E731
+            shuffle = (f", shuffle read {pick('shuffle_read_mb'):.1f} MB" if pick("shuffle_read_mb") else "") + \
+                (f", shuffle written {pick('shuffle_write_mb'):.1f} MB" if pick("shuffle_write_mb") else "")
+            parts.append(f"stage {i + 1}: {stages[0][i]['tasks']} tasks, run time {pick('run_s'):.2f} s "
+                         f"(GC {pick('gc_s'):.2f} s){shuffle}")
+        lines += ["", "Spark's stages (event log, unprofiled runs, medians; run time summed over tasks, JVM and "
+                  "Python): " + "; ".join(parts)]
     return "\n".join(lines)
 
 
@@ -969,7 +1029,7 @@ def main() -> None:
     if args.phases:
         names = [n.strip() for n in args.phases.split(",") if n.strip()]
         w1_scale = args.scale if args.w1_scale is None else args.w1_scale
-        common.bench_main("write_phases", lambda: run_phases(names, args.scale, w1_scale, args.top),
+        common.bench_main("write_phases", lambda: run_phases(names, args.scale, w1_scale, args.top, args.repeats),
                           report_phases_spark)
         return
     if args.profile:
