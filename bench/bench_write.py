@@ -463,7 +463,8 @@ def run_profile(top: int) -> dict:
 # included) each caller spent in it: one level of callers, as gprof, so a shared helper's time is split by averages.
 # Some functions (a parquet file read) take their phase from their callers' too, remapped ("contextual").
 
-T_INPUT = "input: rows from Spark (shuffle read, sort, Arrow IPC)"
+T_INPUT_OPEN = "input: open Spark's Arrow stream (until its first batch)"
+T_INPUT = "input: Spark's next Arrow batches (stream read)"
 T_TAG = "keys, tagging, routing"
 T_GROUP = "group by file group, pre-combine"
 T_READ = "base-file read (parquet decode, keys, footer)"
@@ -476,7 +477,7 @@ T_IO = "markers, listing, file I/O"
 T_OUT = "task output (write stats)"
 T_SETUP = "task setup (context, schema)"
 OTHER = "other"
-TASK_PHASES = [T_INPUT, T_TAG, T_GROUP, T_READ, T_MERGE, T_META, T_AVRO, T_PARQUET, T_BLOOM, T_IO, T_OUT, T_SETUP,
+TASK_PHASES = [T_INPUT_OPEN, T_INPUT, T_TAG, T_GROUP, T_READ, T_MERGE, T_META, T_AVRO, T_PARQUET, T_BLOOM, T_IO, T_OUT, T_SETUP,
                OTHER]
 
 D_OPEN = "open, config, schema checks"
@@ -526,6 +527,8 @@ _TASK_FUNCS = {
     T_BLOOM: ["hudi_engine.io.base_file:BaseFileWriter._add_keys", "hudi_engine.io.base_file:record_key_range",
               "hudi_engine.io.base_file:_java_order_key_bytes"],
     T_IO: ["hudi_engine.write.handles.append:list_log_files"],
+    # A task's input stream opens once Spark has its first batch: for a sorted input, once the sort is done.
+    T_INPUT_OPEN: ["pyarrow.ipc:RecordBatchStreamReader.__init__"],
     # The merge handle's loop over the base file's batches: pyarrow's (Cython) batch iterator decodes the parquet
     # pages inside it, as this generator's own time (not a call cProfile sees).
     T_READ: ["hudi_engine.write.handles.merge:MergeHandle._merged_batches"],
