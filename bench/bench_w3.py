@@ -41,33 +41,46 @@ def _with_dt(t: pa.Table, dt: pa.Array) -> pa.Table:
     return t.set_column(t.schema.get_field_index("dt"), "dt", dt)
 
 
-def w3b_source() -> Path:
-    """30 days of 300,000 rows: ids [k * 300,000, (k + 1) * 300,000) on day k."""
-    d = DATA_DIR / "source" / "w3b_days"
+def scaled(n: int, scale: float) -> int:
+    """`n` rows at `scale` (1: the workload as specified; 0.2: a fifth of every row count)."""
+    return max(1, int(round(n * scale)))
+
+
+def _suffix(scale: float) -> str:
+    """Data folders of a scaled workload: their own names (scale 1 keeps the original ones)."""
+    return "" if scale == 1 else f"_scale{scale:g}"
+
+
+def w3b_source(scale: float = 1.0) -> Path:
+    """30 days of 300,000 rows (at `scale`: 300,000 * scale): ids [k * day_rows, (k + 1) * day_rows) on day k."""
+    day_rows = scaled(DAY_ROWS, scale)
+    d = DATA_DIR / "source" / f"w3b_days{_suffix(scale)}"
     if not (d / "_DONE").exists():
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir(parents=True)
         for k in range(DAYS):
             rng = np.random.default_rng([common.SEED, 3000 + k])
-            ids = np.arange(k * DAY_ROWS, (k + 1) * DAY_ROWS, dtype=np.int64)
+            ids = np.arange(k * day_rows, (k + 1) * day_rows, dtype=np.int64)
             t = common._rows(ids, rng, common._BASE_TS)
-            pq.write_table(_with_dt(t, pa.array([_day(k)] * DAY_ROWS)), d / f"day-{k:02d}.parquet")
+            pq.write_table(_with_dt(t, pa.array([_day(k)] * day_rows)), d / f"day-{k:02d}.parquet")
         (d / "_DONE").write_text("ok\n")
     return d
 
 
-def w3b_batch(new_rows: int) -> Path:
-    """A new day of `new_rows` rows plus 100,000 updates of the last day's rows (newer ts)."""
-    d = DATA_DIR / "source" / f"w3b_batch_{new_rows}"
+def w3b_batch(new_rows: int, scale: float = 1.0) -> Path:
+    """A new day of `new_rows` rows plus 100,000 updates of the last day's rows (newer ts); at `scale`, the
+    updates and the days' rows scaled (`new_rows` is given scaled already)."""
+    day_rows, n_updates = scaled(DAY_ROWS, scale), scaled(W3B_UPDATES, scale)
+    d = DATA_DIR / "source" / f"w3b_batch_{new_rows}{_suffix(scale)}"
     if not (d / "_DONE").exists():
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir(parents=True)
         rng = np.random.default_rng([common.SEED, 4000 + new_rows // 1_000_000])
-        last = (DAYS - 1) * DAY_ROWS
-        upd = np.sort(rng.choice(DAY_ROWS, W3B_UPDATES, replace=False)).astype(np.int64) + last
-        updates = _with_dt(common._rows(upd, rng, common._UPDATE_TS), pa.array([_day(DAYS - 1)] * W3B_UPDATES))
+        last = (DAYS - 1) * day_rows
+        upd = np.sort(rng.choice(day_rows, n_updates, replace=False)).astype(np.int64) + last
+        updates = _with_dt(common._rows(upd, rng, common._UPDATE_TS), pa.array([_day(DAYS - 1)] * n_updates))
         pq.write_table(updates, d / "updates.parquet")
-        base = DAYS * DAY_ROWS
+        base = DAYS * day_rows
         for c in range(0, new_rows, 1_000_000):
             n = min(1_000_000, new_rows - c)
             ids = np.arange(base + c, base + c + n, dtype=np.int64)
@@ -77,15 +90,17 @@ def w3b_batch(new_rows: int) -> Path:
     return d
 
 
-def w3a_batch() -> Path:
-    """2,000,000 updates of ids of the 10M-row table and 200,000 new ids."""
-    d = DATA_DIR / "source" / "w3a_batch"
+def w3a_batch(scale: float = 1.0) -> Path:
+    """2,000,000 updates of ids of the 10M-row table and 200,000 new ids (at `scale`: every count scaled)."""
+    d = DATA_DIR / "source" / f"w3a_batch{_suffix(scale)}"
     if not (d / "_DONE").exists():
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir(parents=True)
         rng = np.random.default_rng([common.SEED, 5000])
-        upd = np.sort(rng.choice(common.W2_ROWS, W3A_UPDATES, replace=False)).astype(np.int64)
-        ins = np.arange(2 * common.INSERT_ID_BASE, 2 * common.INSERT_ID_BASE + W3A_INSERTS, dtype=np.int64)
+        upd = np.sort(rng.choice(scaled(common.W2_ROWS, scale), scaled(W3A_UPDATES, scale), replace=False)) \
+            .astype(np.int64)
+        ins = np.arange(2 * common.INSERT_ID_BASE, 2 * common.INSERT_ID_BASE + scaled(W3A_INSERTS, scale),
+                        dtype=np.int64)
         pq.write_table(common._rows(np.concatenate([upd, ins]), rng, common._UPDATE_TS), d / "part-0000.parquet")
         (d / "_DONE").write_text("ok\n")
     return d

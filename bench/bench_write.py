@@ -24,6 +24,12 @@ interleaved in one session, reported as the ratio of each version to the first (
 `--profile`: the task-side code (keys and tags, plan, the create / merge / append handles, commit) run in this
 process without Spark on the W1 upsert and bulk_insert (`hudi_engine.write.local_writer`), under cProfile.
 
+`--phases w1_first,w1_cow,w1_mor,w3a,w3b --scale S [--w1-scale 1]` (bench/run.sh phases, issue 41): each write
+through `hudi_engine.spark.write` on Spark, unprofiled and profiled in `--repeats` rounds after a warm-up: Spark's
+Python UDF profiler on the tasks, cProfile on the driver, folded into named phases (tagging, the input's shuffle,
+the base-file read, the merge, meta columns, Avro and parquet encoding, bloom filters, file I/O; the driver's plan,
+Spark jobs and commit), with Spark's stages from the event log. `--scale` builds smaller W3a / W3b (and W1).
+
 Spark's own breakdown: the event log of the run is parsed into the wall time of each `collect` in the writer
 (per source line) and the shuffle bytes, per timed write.
 """
@@ -35,10 +41,12 @@ import io
 import json
 import linecache
 import pstats
+import shutil
 import subprocess
 import sys
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -47,6 +55,7 @@ import common
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import spark_probe
 from common import DATA_DIR, Case, Measure, RssSampler
 
@@ -413,8 +422,8 @@ def profile_tasks(table_type: str, pristine: Path | None, top: int) -> dict:
     return {"total_s": total, "hot": hot}
 
 
-def _hot_spots(prof: cProfile.Profile, top: int) -> list[dict]:
-    st = pstats.Stats(prof, stream=io.StringIO())
+def _hot_spots(prof: cProfile.Profile | pstats.Stats, top: int) -> list[dict]:
+    st = prof if isinstance(prof, pstats.Stats) else pstats.Stats(prof, stream=io.StringIO())
     rows = []
     for (file, line, func), (_cc, nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
         rows.append({"where": f"{_short_path(file)}:{line}({func})", "tottime": tt, "cumtime": ct, "calls": nc})
@@ -443,6 +452,455 @@ def run_profile(top: int) -> dict:
     out = {f"{tt} upsert": profile_tasks(tt, p, top) for tt, p in pristine.items()}
     out["COPY_ON_WRITE bulk_insert"] = profile_tasks("COPY_ON_WRITE", None, top)
     return out
+
+
+# ---- per-phase profile through Spark (issue 41) ---------------------------------------------------------------
+# Each named write runs through `hudi_engine.spark.write` on Spark with Spark's Python UDF profiler on its tasks
+# (`spark.sql.pyspark.udf.profiler=perf`: cProfile around every task's Arrow UDF, summed over tasks by Spark's
+# accumulator, file names reduced to their base names) and cProfile on the driver. The stats are folded into named
+# phases: a function named by a rule below takes its own time to its phase; any other function (pyarrow's and
+# numpy's C calls, the standard library) takes the phase of its callers, in proportion to the time (callees
+# included) each caller spent in it: one level of callers, as gprof, so a shared helper's time is split by averages.
+# Some functions (a parquet file read) take their phase from their callers' too, remapped ("contextual").
+
+T_INPUT_OPEN = "input: open Spark's Arrow stream (until its first batch)"
+T_INPUT = "input: Spark's next Arrow batches (stream read)"
+T_TAG = "keys, tagging, routing"
+T_GROUP = "group by file group, pre-combine"
+T_READ = "base-file read (parquet decode, keys, footer)"
+T_MERGE = "merge"
+T_META = "Hudi meta columns"
+T_AVRO = "Avro log-block encode"
+T_PARQUET = "parquet encode + write"
+T_BLOOM = "bloom filter + key range"
+T_IO = "markers, listing, file I/O"
+T_OUT = "task output (write stats)"
+T_SETUP = "task setup (context, schema)"
+OTHER = "other"
+TASK_PHASES = [T_INPUT_OPEN, T_INPUT, T_TAG, T_GROUP, T_READ, T_MERGE, T_META, T_AVRO, T_PARQUET, T_BLOOM, T_IO, T_OUT, T_SETUP,
+               OTHER]
+
+D_OPEN = "open, config, schema checks"
+D_TXN = "pending services, lock, instant, heartbeat"
+D_PLAN = "driver plan (listing, tag spec, buckets)"
+D_SPARK = "Spark DataFrame plan + py4j calls"
+D_JOBS = "Spark jobs: driver waits in collect / toArrow"
+D_RESULTS = "task results decode"
+D_COMMIT = "commit (timeline, markers, metadata table)"
+D_AFTER = "post-commit services, catalog sync"
+DRIVER_PHASES = [D_OPEN, D_TXN, D_PLAN, D_SPARK, D_JOBS, D_RESULTS, D_COMMIT, D_AFTER, OTHER]
+
+# Whole files (base names: the task profiles carry only those) -> phase.
+_FILE_PHASES = {
+    "serializers.py": T_INPUT, "tagging.py": T_TAG, "keygen.py": T_TAG, "partition_path.py": T_TAG,
+    "index.py": T_TAG, "bucket_assigner.py": T_TAG, "merge.py": T_MERGE, "payload.py": T_MERGE,
+    "partial_update.py": T_MERGE, "avro_codec.py": T_AVRO, "avro_columnar.py": T_AVRO, "log_block.py": T_AVRO,
+    "log_format.py": T_AVRO, "markers.py": T_IO, "inflight.py": T_IO, "storage.py": T_IO, "fs_view.py": T_IO,
+    "file_naming.py": T_IO, "create.py": T_PARQUET,
+}
+# Functions ("module:qualname") -> phase; they override the file's phase.
+_TASK_FUNCS = {
+    T_TAG: ["hudi_engine.write.executor:key_and_tag", "hudi_engine.write.executor:keyed_batches",
+            "hudi_engine.write.executor:KeyProfile.add", "hudi_engine.write.executor:KeyProfile._sample",
+            "hudi_engine.write.executor:KeyProfile.to_table", "hudi_engine.write.executor:map_side_groups",
+            "hudi_engine.write.executor:WholeGroups.__call__", "hudi_engine.spark.write_udfs:KeyTagFn.__call__",
+            "hudi_engine.spark.write_udfs:RouteFn.__call__", "hudi_engine.spark.write_udfs:MapSideRouteFn.__call__",
+            "hudi_engine.spark.write_udfs:ProfileFn.__call__", "hudi_engine.spark.write_udfs:struct_udf"],
+    T_GROUP: ["hudi_engine.write.executor:write_buckets", "hudi_engine.write.executor:write_groups",
+              "hudi_engine.write.executor:file_group_runs", "hudi_engine.write.executor:_by_key",
+              "hudi_engine.write.executor:_runs", "hudi_engine.write.executor:_map_side_buckets",
+              "hudi_engine.write.executor:_timed", "hudi_engine.write.executor:write_bucket",
+              "hudi_engine.write.executor:pre_combine", "hudi_engine.write.executor:pre_combine_sorted",
+              "hudi_engine.write.executor:bulk_insert_files", "hudi_engine.write.executor:_placed_by_index"],
+    T_META: ["hudi_engine.write.handles.base:WriteHandle._prepare", "hudi_engine.write.handles.records:prepare_records",
+             "hudi_engine.write.handles.records:constant"],
+    T_AVRO: ["hudi_engine.write.handles.append:avro_data_blocks", "hudi_engine.write.handles.append:AppendHandle.close"],
+    T_PARQUET: ["hudi_engine.io.base_file:BaseFileWriter.__init__", "hudi_engine.io.base_file:BaseFileWriter.write",
+                "hudi_engine.io.base_file:BaseFileWriter.close",
+                "hudi_engine.io.base_file:_prepare_table", "hudi_engine.io.base_file:_hudi_parquet_type",
+                "hudi_engine.io.base_file:write_base_file", "hudi_engine.write.handles.base:WriteHandle._base_writer",
+                "hudi_engine.write.handles.base:WriteHandle._publish", "hudi_engine.write.handles.base:base_writer",
+                "hudi_engine.write.handles.merge:_RowGroups.write", "hudi_engine.write.handles.merge:_RowGroups.flush",
+                "pyarrow.parquet.core:ParquetWriter.__init__", "pyarrow.parquet.core:ParquetWriter.write_table",
+                "pyarrow.parquet.core:ParquetWriter.write", "pyarrow.parquet.core:ParquetWriter.write_batch",
+                "pyarrow.parquet.core:ParquetWriter.close"],
+    T_BLOOM: ["hudi_engine.io.base_file:BaseFileWriter._add_keys", "hudi_engine.io.base_file:record_key_range",
+              "hudi_engine.io.base_file:_java_order_key_bytes"],
+    T_IO: ["hudi_engine.write.handles.append:list_log_files"],
+    # A task's input stream opens once Spark has its first batch: for a sorted input, once the sort is done.
+    T_INPUT_OPEN: ["pyarrow.ipc:RecordBatchStreamReader.__init__"],
+    # The merge handle's loop over the base file's batches: pyarrow's (Cython) batch iterator decodes the parquet
+    # pages inside it, as this generator's own time (not a call cProfile sees).
+    T_READ: ["hudi_engine.write.handles.merge:MergeHandle._merged_batches"],
+    T_OUT: ["hudi_engine.spark.write_udfs:task_output", "hudi_engine.spark.write_udfs:_keys_json",
+            "hudi_engine.timeline.commit_metadata:WriteStat.to_dict"],
+    T_SETUP: ["hudi_engine.write.executor:WriteTask.context", "hudi_engine.write.executor:WriteTask.keygen",
+              "hudi_engine.spark.write_udfs:task_token"],
+    OTHER: ["hudi_engine.spark.write_udfs:WriteFn.__call__", "hudi_engine.spark.write_udfs:MapSideWriteFn.__call__",
+            "hudi_engine.spark.write_udfs:BulkInsertFn.__call__"],
+}
+# Reads of a parquet file: the base file's in a handle (T_READ), the keys of stored files when tagging (T_TAG).
+_TASK_READS = ["hudi_engine.io.base_file:record_keys_of", "hudi_engine.io.base_file:read_record_keys",
+               "hudi_engine.io.base_file:footer_of", "hudi_engine.io.base_file:read_footer",
+               "hudi_engine.io.base_file:_parquet_file", "hudi_engine.io.base_file:read_base_file",
+               "hudi_engine.write.executor:WriteTask.read_keys", "pyarrow.parquet.core:ParquetFile.__init__",
+               "pyarrow.parquet.core:ParquetFile.iter_batches", "pyarrow.parquet.core:ParquetFile.read",
+               "pyarrow.parquet.core:ParquetFile.read_row_group", "pyarrow.parquet.core:ParquetFile.read_row_groups",
+               "pyarrow.parquet.core:read_table", "pyarrow.parquet.core:ParquetDataset.read"]
+_DRIVER_FUNCS = {
+    D_OPEN: ["hudi_engine.spark.writer:write", "hudi_engine.write.write_client:table_for_write",
+             "hudi_engine.write.write_client:WriteClient.open", "hudi_engine.write_pipeline:_table_columns"],
+    D_TXN: ["hudi_engine.write_pipeline:run_write", "hudi_engine.write.write_client:WriteClient.transaction",
+            "hudi_engine.table_services.runner:finish_pending"],
+    D_PLAN: ["hudi_engine.write.write_client:WriteClient.tag_spec", "hudi_engine.write.write_client:WriteClient.listing_spec",
+             "hudi_engine.write.write_client:WriteClient.plan", "hudi_engine.write.write_client:WriteClient.map_side_plan",
+             "hudi_engine.write.write_client:WriteClient.write_task",
+             "hudi_engine.write.write_client:WriteClient.average_record_size",
+             "hudi_engine.write.write_client:WriteClient.latest_slices"],
+    D_SPARK: ["hudi_engine.spark.writer:_files", "hudi_engine.spark.writer:_run"],
+    D_JOBS: ["pyspark.sql.classic.dataframe:DataFrame.collect", "pyspark.sql.classic.dataframe:DataFrame.toArrow",
+             "pyspark.sql.classic.dataframe:DataFrame.count", "pyspark.sql.pandas.conversion:PandasConversionMixin._collect_as_arrow",
+             "pyspark.sql.pandas.conversion:PandasConversionMixin.toArrow"],
+    D_RESULTS: ["hudi_engine.spark.write_udfs:write_stats"],
+    D_COMMIT: ["hudi_engine.write.write_client:Transaction.commit"],
+    D_AFTER: ["hudi_engine.table_services.runner:after_commit", "hudi_engine.spark.catalog_sync:CatalogSync.after_commit"],
+}
+
+
+def _code_key(ref: str) -> tuple[str, int, str] | None:
+    """`module:qualname` -> the (file base name, first line, name) cProfile keys it by; None if it does not exist."""
+    import importlib
+    import inspect
+
+    module, qualname = ref.split(":")
+    try:
+        obj: object = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        return None
+    obj = inspect.unwrap(getattr(obj, "__func__", obj))  # type: ignore[arg-type]
+    code = getattr(obj, "__code__", None)
+    if code is None:
+        return None
+    return Path(code.co_filename).name, code.co_firstlineno, code.co_name
+
+
+class PhaseRules:
+    """Which phase a profiled function's own time belongs to (see the section's comment)."""
+
+    def __init__(self, funcs: dict[str, list[str]], files: dict[str, str], reads: list[str] | None = None) -> None:
+        self.funcs: dict[tuple[str, int, str], str] = {}
+        for phase, refs in funcs.items():
+            for ref in refs:
+                key = _code_key(ref)
+                if key is not None:
+                    self.funcs[key] = phase
+        self.files = files
+        self.reads = {k for k in map(_code_key, reads or []) if k is not None}
+
+    def own(self, key: tuple[str, int, str]) -> str | None:
+        base = (Path(key[0]).name, key[1], key[2])
+        if base in self.funcs:
+            return self.funcs[base]
+        return self.files.get(base[0]) if base[0] != "~" else None
+
+    def contextual(self, key: tuple[str, int, str]) -> bool:
+        return (Path(key[0]).name, key[1], key[2]) in self.reads
+
+
+def fold_phases(stats: pstats.Stats, rules: PhaseRules, read_phase: str = T_READ,
+                keep: tuple[str, ...] = (T_TAG,)) -> dict[str, float]:
+    """Seconds per phase: every function's own time, by its rule or its callers' phases (see the section)."""
+    raw = stats.stats  # type: ignore[attr-defined]
+    memo: dict[tuple, dict[str, float]] = {}
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
+
+    def dist(key: tuple, visiting: set) -> dict[str, float]:
+        if key in memo:
+            return memo[key]
+        own = rules.own(key)
+        if own is not None:
+            memo[key] = {own: 1.0}
+            return memo[key]
+        mix: dict[str, float] = defaultdict(float)
+        total = 0.0
+        visiting.add(key)
+        callers = raw[key][4] if key in raw else {}
+        # Each caller's share: the time spent in this function (its callees included) when that caller called it.
+        weights = {c: e[3] for c, e in callers.items() if c != key and c not in visiting and c in raw}
+        if weights and sum(weights.values()) <= 0:
+            weights = {c: float(callers[c][1]) for c in weights}  # no time through any caller: by calls
+        for c, w in weights.items():
+            if w <= 0:
+                continue
+            for p, v in dist(c, visiting).items():
+                mix[p] += w * v
+            total += w
+        visiting.discard(key)
+        out = {p: v / total for p, v in mix.items()} if total > 0 else {OTHER: 1.0}
+        if rules.contextual(key):
+            remapped: dict[str, float] = defaultdict(float)
+            for p, v in out.items():
+                remapped[p if p in keep else read_phase] += v
+            out = dict(remapped)
+        memo[key] = out
+        return out
+
+    seconds: dict[str, float] = defaultdict(float)
+    for key, (_cc, _nc, tt, _ct, _callers) in raw.items():
+        for p, v in dist(key, set()).items():
+            seconds[p] += tt * v
+    return dict(seconds)
+
+
+def _task_stats(spark, where: Path) -> pstats.Stats | None:
+    """The tasks' profiles of every UDF since the last clear, as one `pstats.Stats` (dumped by Spark's API)."""
+    shutil.rmtree(where, ignore_errors=True)
+    spark.profile.dump(str(where), type="perf")
+    files = sorted(str(p) for p in where.glob("*.pstats"))
+    if not files:
+        return None
+    return pstats.Stats(*files, stream=io.StringIO())
+
+
+def rows_source(rows: int) -> Path:
+    """The first `rows` rows of W1 / W2 (`common.source_dir`, which makes whole millions; else the first million's
+    first `rows`)."""
+    if rows % common.CHUNK == 0:
+        return common.source_dir(rows)
+    src = DATA_DIR / "source" / f"rows_{rows}"
+    if not (src / "_DONE").exists():
+        shutil.rmtree(src, ignore_errors=True)
+        src.mkdir(parents=True)
+        pq.write_table(common.chunk(0).slice(0, rows), src / "part-0000.parquet")
+        (src / "_DONE").write_text("ok\n")
+    return src
+
+
+def _scaled_w1(scale: float) -> tuple[Path, Path, dict]:
+    """W1's source and upsert batch at `scale` (1: the 1,000,000-row W1 itself) and the upsert's expected counts."""
+    if scale == 1:
+        return common.source_dir(common.W1_ROWS), common.batch_dir(), UPSERT_EXPECT
+    rows = max(1, int(round(common.W1_ROWS * scale)))
+    src = rows_source(rows)
+    bdir = DATA_DIR / "source" / f"upsert_batch_{rows}"
+    batch = common.read_source(common.batch_dir())
+    ids = batch.column("id").to_numpy()
+    keep = (ids < rows) | (ids >= common.INSERT_ID_BASE)
+    if not (bdir / "_DONE").exists():
+        shutil.rmtree(bdir, ignore_errors=True)
+        bdir.mkdir(parents=True)
+        pq.write_table(batch.filter(pa.array(keep)), bdir / "part-0000.parquet")
+        (bdir / "_DONE").write_text("ok\n")
+    return src, bdir, {"records_inserted": common.INSERTS, "records_updated": int((ids < rows).sum())}
+
+
+@dataclass
+class PhaseWorkload:
+    """One write to profile: the table it starts from (made by `setup`, untimed) and the write."""
+
+    name: str
+    label: str
+    options: dict[str, str]
+    source: Path       # the pristine table's rows (bulk_insert, untimed)
+    setup_options: dict[str, str] | None
+    batch: Path        # the profiled write's rows
+    expect: dict
+
+
+def phase_workloads(names: list[str], scale: float, w1_scale: float) -> list[PhaseWorkload]:
+    import bench_w3 as w3
+
+    out = []
+    for name in names:
+        if name in ("w1_first", "w1_cow", "w1_mor"):
+            src, bdir, expect = _scaled_w1(w1_scale)
+            rows = common.read_source(src).num_rows
+            tt = "MERGE_ON_READ" if name == "w1_mor" else "COPY_ON_WRITE"
+            if name == "w1_first":
+                out.append(PhaseWorkload(name, f"W1 first write: bulk_insert (COW) of {rows:,} rows",
+                                         common.hudi_options(tt, "bulk_insert"), src, None, src, _bulk_expect(rows)))
+            else:
+                out.append(PhaseWorkload(
+                    name, f"W1 {'MOR' if tt == 'MERGE_ON_READ' else 'COW'} upsert: {sum(expect.values()):,} rows into "
+                    f"{rows:,}", common.hudi_options(tt, "upsert"), src, common.hudi_options(tt, "bulk_insert"), bdir,
+                    expect))
+        elif name == "w3a":
+            rows = w3.scaled(common.W2_ROWS, scale)
+            ups, ins = w3.scaled(w3.W3A_UPDATES, scale), w3.scaled(w3.W3A_INSERTS, scale)
+            out.append(PhaseWorkload(
+                name, f"W3a: unpartitioned {rows:,} rows, {ups:,} updates + {ins:,} inserts (scale {scale:g})",
+                w3.options(False, "upsert"), rows_source(rows), w3.options(False, "bulk_insert"),
+                w3.w3a_batch(scale), {"records_inserted": ins, "records_updated": ups}))
+        elif name == "w3b":
+            new, ups = w3.scaled(5_000_000, scale), w3.scaled(w3.W3B_UPDATES, scale)
+            out.append(PhaseWorkload(
+                name, f"W3b: 30 days x {w3.scaled(w3.DAY_ROWS, scale):,} rows, a new day of {new:,} + {ups:,} updates "
+                f"(scale {scale:g})", w3.options(True, "upsert"), w3.w3b_source(scale), w3.options(True, "bulk_insert"),
+                w3.w3b_batch(new, scale), {"records_inserted": new, "records_updated": ups}))
+        else:
+            raise SystemExit(f"--phases: unknown workload {name!r} (w1_first, w1_cow, w1_mor, w3a, w3b)")
+    return out
+
+
+def run_phases(names: list[str], scale: float, w1_scale: float, top: int, repeats: int) -> dict:
+    """Each workload: an untimed warm-up, then `repeats` rounds of an unprofiled and a profiled run (each on a fresh
+    copy of its pristine table); medians of the walls and of each phase's seconds over the rounds."""
+    from hudi_engine.spark import write
+
+    base = DATA_DIR / "phases"
+    workloads = phase_workloads(names, scale, w1_scale)
+    ev_dir = DATA_DIR / "eventlog" / ("phases-" + time.strftime("%Y%m%d-%H%M%S"))
+    _eventlog_conf(ev_dir)
+    snapshot_sources()
+    spark = common.spark_session()
+    task_rules = PhaseRules(_TASK_FUNCS, _FILE_PHASES, _TASK_READS)
+    driver_rules = PhaseRules(_DRIVER_FUNCS, {})
+    out: dict[str, dict] = {}
+    for w in workloads:
+        print(f"\n== {w.label}", flush=True)
+        pristine, work = base / f"pristine_{w.name}", base / f"work_{w.name}"
+        if w.setup_options is not None:
+            t = time.perf_counter()
+            write(spark.read.parquet(str(w.source)), str(common.fresh(pristine)), w.setup_options)
+            print(f"  setup bulk_insert (untimed): {time.perf_counter() - t:.1f} s", flush=True)
+        bdf = common.cached_df(spark, w.batch)
+
+        def once(label: str, profile: bool, w: PhaseWorkload = w, pristine: Path = pristine, work: Path = work,
+                 bdf=bdf) -> tuple[float, dict, cProfile.Profile | None]:
+            if w.setup_options is not None:
+                common.copy_table(pristine, work)
+            else:
+                common.fresh(work)
+            spark.sparkContext.setJobDescription(f"{w.name}-{label}")
+            prof = cProfile.Profile() if profile else None
+            if profile:
+                spark.conf.set("spark.sql.pyspark.udf.profiler", "perf")
+                spark.profile.clear()
+            t0 = time.perf_counter()
+            try:
+                if prof is not None:
+                    prof.enable()
+                r = write(bdf, str(work), w.options)
+            finally:
+                if prof is not None:
+                    prof.disable()
+                wall = time.perf_counter() - t0
+                spark.sparkContext.setJobDescription(None)
+                spark.conf.unset("spark.sql.pyspark.udf.profiler")
+            got = {"records_inserted": r.records_inserted, "records_updated": r.records_updated}
+            if any(got[k] != v for k, v in w.expect.items()):
+                raise RuntimeError(f"{w.name}: {got}, expected {w.expect}")
+            print(f"  {label}: {wall:.2f} s, {r.tasks} tasks, "
+                  f"timings {json.dumps({k: round(v, 2) for k, v in r.timings.items()})}", flush=True)
+            return wall, {"tasks": r.tasks, **{k: round(v, 3) for k, v in r.timings.items()}}, prof
+
+        once("warm", False)  # lazy imports, Python workers, page cache: left out
+        plain, profiled, runs = [], [], []
+        for i in range(repeats):
+            plain.append(once(f"plain{i}", False)[0])
+            wall, info, prof = once(f"profiled{i}", True)
+            assert prof is not None
+            where = base / f"udf_profile_{w.name}_{i}"
+            tstats = _task_stats(spark, where)
+            dstats = pstats.Stats(prof, stream=io.StringIO())
+            where.mkdir(parents=True, exist_ok=True)
+            dstats.dump_stats(str(where / "driver.prof"))  # beside the tasks': fold again later
+            profiled.append(wall)
+            runs.append({"info": info, "tasks": fold_phases(tstats, task_rules) if tstats is not None else {},
+                         "driver": fold_phases(dstats, driver_rules, read_phase=D_PLAN, keep=tuple(DRIVER_PHASES)),
+                         "task_hot": _hot_spots(tstats, top) if tstats is not None else [],
+                         "driver_hot": _hot_spots(dstats, top)})
+
+        def med(side: str, runs: list = runs) -> dict[str, float]:
+            phases = {p for r in runs for p in r[side]}
+            return {p: float(np.median([r[side].get(p, 0.0) for r in runs])) for p in phases}
+
+        out[w.name] = {"label": w.label, "wall_plain_s": plain, "wall_profiled_s": profiled, "info": runs[-1]["info"],
+                       "tasks": med("tasks"), "driver": med("driver"), "runs": runs,
+                       "plain_labels": [f"{w.name}-plain{i}" for i in range(repeats)]}
+        print(report_phase_table(out[w.name]), flush=True)
+        bdf.unpersist()
+    spark.stop()
+    stages = parse_stages(ev_dir)
+    for v in out.values():
+        v["spark_stages"] = [stages.get(label, []) for label in v["plain_labels"]]
+    return {"workloads": out, "scale": scale, "w1_scale": w1_scale, "repeats": repeats}
+
+
+def parse_stages(run_dir: Path) -> dict[str, list[dict]]:
+    """Per job description: its stages in order, each with its tasks' summed run time (the JVM's executor run time,
+    Python included), GC, shuffle read and written (MB)."""
+    desc_of_stage: dict[int, str] = {}
+    metrics: dict[int, dict] = {}
+    for f in sorted(run_dir.rglob("events_*")) + sorted(run_dir.rglob("local-*")):
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                ev = e.get("Event")
+                if ev == "SparkListenerJobStart":
+                    desc = (e.get("Properties") or {}).get("spark.job.description")
+                    for sid in e["Stage IDs"]:
+                        if desc:
+                            desc_of_stage.setdefault(sid, desc)
+                elif ev == "SparkListenerTaskEnd":
+                    m = e.get("Task Metrics") or {}
+                    sm = metrics.setdefault(e["Stage ID"], {"stage": e["Stage ID"], "tasks": 0, "run_s": 0.0,
+                                                            "gc_s": 0.0, "shuffle_read_mb": 0.0,
+                                                            "shuffle_write_mb": 0.0})
+                    sm["tasks"] += 1
+                    sm["run_s"] += m.get("Executor Run Time", 0) / 1000
+                    sm["gc_s"] += m.get("JVM GC Time", 0) / 1000
+                    r = m.get("Shuffle Read Metrics") or {}
+                    sm["shuffle_read_mb"] += (r.get("Remote Bytes Read", 0) + r.get("Local Bytes Read", 0)) / 1e6
+                    sm["shuffle_write_mb"] += (m.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0) / 1e6
+    out: dict[str, list[dict]] = defaultdict(list)
+    for sid in sorted(metrics):
+        if sid in desc_of_stage:
+            out[desc_of_stage[sid]].append(metrics[sid])
+    return dict(out)
+
+
+def report_phase_table(w: dict) -> str:
+    tasks, driver = w["tasks"], w["driver"]
+    t_total, d_total = sum(tasks.values()), sum(driver.values())
+    plain, profiled = w["wall_plain_s"], w["wall_profiled_s"]
+    runs = lambda xs: f"{np.median(xs):.2f} s ({', '.join(f'{x:.2f}' for x in xs)})"  # noqa: E731
+    lines = [f"**{w['label']}**: wall {runs(plain)} unprofiled, {runs(profiled)} profiled; "
+             f"{w['info'].get('tasks', 0)} write tasks. Medians over the profiled runs: Python task time "
+             f"{t_total:.2f} s (summed over tasks), driver {d_total:.2f} s", "",
+             "| phase | tasks: s (summed) | share of task time | driver: s |", "|---|---|---|---|"]
+    for p in TASK_PHASES:
+        if tasks.get(p, 0) >= 0.005:
+            lines.append(f"| {p} | {tasks[p]:.2f} | {100 * tasks[p] / t_total:.0f}% | |")
+    for p in DRIVER_PHASES:
+        if driver.get(p, 0) >= 0.005:
+            lines.append(f"| driver: {p} | | | {driver[p]:.2f} |")
+    stages = [s for s in w.get("spark_stages", []) if s]
+    if stages:
+        n = min(len(s) for s in stages)
+        parts = []
+        for i in range(n):
+            pick = lambda k, i=i: float(np.median([s[i][k] for s in stages]))  # noqa: E731
+            shuffle = (f", shuffle read {pick('shuffle_read_mb'):.1f} MB" if pick("shuffle_read_mb") else "") + \
+                (f", shuffle written {pick('shuffle_write_mb'):.1f} MB" if pick("shuffle_write_mb") else "")
+            parts.append(f"stage {i + 1}: {stages[0][i]['tasks']} tasks, run time {pick('run_s'):.2f} s "
+                         f"(GC {pick('gc_s'):.2f} s){shuffle}")
+        lines += ["", "Spark's stages (event log, unprofiled runs, medians; run time summed over tasks, JVM and "
+                  "Python): " + "; ".join(parts)]
+    return "\n".join(lines)
+
+
+def report_phases_spark(out: dict) -> str:
+    parts = [f"Load average before {tuple(round(x, 2) for x in out['load_before'])}, after "
+             f"{tuple(round(x, 2) for x in out['load_after'])}."]
+    for w in out["workloads"].values():
+        parts.append(report_phase_table(w))
+    return "\n\n".join(parts)
 
 
 # ---- report -----------------------------------------------------------------------------------------------
@@ -562,10 +1020,20 @@ def main() -> None:
     ap.add_argument("--versions", default="", help="e.g. 6,9: W1 on tables of each version in one run")
     ap.add_argument("--sort-modes", default="", help="W1 first write: also with each of these bulk_insert sort modes, "
                     "e.g. GLOBAL_SORT,PARTITION_SORT")
+    ap.add_argument("--phases", default="", help="per-phase profile through Spark of these writes: w1_first, "
+                    "w1_cow, w1_mor, w3a, w3b (issue 41)")
+    ap.add_argument("--scale", type=float, default=1.0, help="--phases: row counts of W3a / W3b (and W1) times this")
+    ap.add_argument("--w1-scale", type=float, default=None, help="--phases: W1's scale if not --scale (1: 1M rows)")
     ap.add_argument("--delta-w2", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.delta_w2:
         delta_w2_child(args.repeats)
+        return
+    if args.phases:
+        names = [n.strip() for n in args.phases.split(",") if n.strip()]
+        w1_scale = args.scale if args.w1_scale is None else args.w1_scale
+        common.bench_main("write_phases", lambda: run_phases(names, args.scale, w1_scale, args.top, args.repeats),
+                          report_phases_spark)
         return
     if args.profile:
         common.bench_main("write_profile", lambda: {"profile": run_profile(args.top)}, lambda _: "")

@@ -27,6 +27,11 @@
 #                                and the MOR read before and after the compaction
 #   bench/run.sh merge-floor     issue 41: the COW merge of one 1.25M-row file group vs pyarrow reading and writing
 #                                it, in-process (--against <checkout>: an older engine beside it, same run)
+#   bench/run.sh phases          issue 41: W1's first write, COW and MOR upserts (1M rows) and W3a / W3b at 0.2 scale
+#                                through Spark, profiled: tasks (Spark's UDF profiler) and driver (cProfile) time per
+#                                phase (about 10-15 minutes)
+#   bench/run.sh mor-floor       issue 41: W1's MOR upsert beside its floor, the batch's log blocks written by the
+#                                engine's log-block writer in as many Spark tasks, interleaved (about 5 minutes)
 #   bench/run.sh small-upsert    issue 25: a 20-row upsert into a 100k-row table vs a parquet append, same session
 #   bench/run.sh sql-write       issue 29: W1's upsert through df.write.format("hudi") and MERGE INTO beside the
 #                                engine's write, COW and MOR, alternating (about 10-20 minutes)
@@ -69,6 +74,8 @@ for w in "${what[@]}"; do
     listing) .venv/bin/python bench/bench_listing.py ;;
     cdc) .venv/bin/python bench/bench_cdc.py ;;
     small-upsert) .venv/bin/python bench/bench_small_upsert.py ;;
+    phases) .venv/bin/python bench/bench_write.py --phases w1_first,w1_cow,w1_mor,w3a,w3b --scale 0.2 --w1-scale 1 ;;
+    mor-floor) .venv/bin/python bench/bench_mor_floor.py ;;
     merge-floor) .venv/bin/python bench/bench_merge_floor.py "${what[@]:1}"; break ;;
     sql-write) .venv/bin/python bench/bench_sql_write.py ;;
     hudi-java) .venv/bin/python bench/bench_hudi_java.py ;;
@@ -79,6 +86,6 @@ for w in "${what[@]}"; do
     record-index) .venv/bin/python bench/bench_record_index.py ;;
     clustering) .venv/bin/python bench/bench_clustering.py ;;
     compaction) .venv/bin/python bench/bench_compaction.py ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, sql-write, merge-floor, hudi-java, hudi-java-w3, mdt-handover, mdt-files, mdt-listing, record-index, clustering, compaction or all" >&2; exit 2 ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, phases, mor-floor, sql-write, merge-floor, hudi-java, hudi-java-w3, mdt-handover, mdt-files, mdt-listing, record-index, clustering, compaction or all" >&2; exit 2 ;;
   esac
 done
