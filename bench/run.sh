@@ -25,6 +25,8 @@
 #                                the incremental read of it (about 10 minutes)
 #   bench/run.sh compaction      issue 5: compacting a W1 MOR table's 100,000 logged updates vs a COW upsert of them,
 #                                and the MOR read before and after the compaction
+#   bench/run.sh sort-mode-upsert  issue 41: W3a's upsert into the same 10M rows written with GLOBAL_SORT and with NONE,
+#                                interleaved (about 10-15 minutes)
 #   bench/run.sh merge-floor     issue 41: the COW merge of one 1.25M-row file group vs pyarrow reading and writing
 #                                it, in-process (--against <checkout>: an older engine beside it, same run)
 #   bench/run.sh phases          issue 41: W1's first write, COW and MOR upserts (1M rows) and W3a / W3b at 0.2 scale
@@ -76,6 +78,7 @@ for w in "${what[@]}"; do
     small-upsert) .venv/bin/python bench/bench_small_upsert.py ;;
     phases) .venv/bin/python bench/bench_write.py --phases w1_first,w1_cow,w1_mor,w3a,w3b --scale 0.2 --w1-scale 1 ;;
     mor-floor) .venv/bin/python bench/bench_mor_floor.py ;;
+    sort-mode-upsert) .venv/bin/python bench/bench_sort_mode_upsert.py ;;
     merge-floor) .venv/bin/python bench/bench_merge_floor.py "${what[@]:1}"; break ;;
     sql-write) .venv/bin/python bench/bench_sql_write.py ;;
     hudi-java) .venv/bin/python bench/bench_hudi_java.py ;;

@@ -307,8 +307,9 @@ BULK_INSERT_SORT_MODE: ConfigOption[str] = ConfigOption(
     "it comes (grouped by partition, no shuffle: as Spark's own parquet writer; splits coalesced to "
     "hoodie.bulkinsert.shuffle.parallelism tasks when it is set).",
     "parallelism", hudi_default="NONE", choices=("GLOBAL_SORT", "PARTITION_SORT", "NONE"),
-    default_note="sorted files with disjoint key ranges let later upserts skip files by their footers: a 10M-row "
-    "table written with NONE took 165 s for W3a's upsert, against 14 s")
+    default_note="sorted files with disjoint key ranges let later upserts skip files by their footers: an upsert "
+    "into a 10M-row table written with NONE takes 1.23x the time (2.2M rows: 27.2 s against 22.0 s; 10k rows: 10.6 s "
+    "against 8.6 s), while NONE writes the table 2.2x faster (21 s against 46 s)")
 
 # ---- table services -------------------------------------------------------------------------------------------
 COMPACT_INLINE: ConfigOption[bool] = ConfigOption(
