@@ -94,7 +94,7 @@ class Timeline:
             else:
                 layout = LAYOUT_V1
         folder = location.join(layout.active_folder)
-        if entries is None and not storage.exists(folder):
+        if entries is None and folder != location.meta_path and not storage.exists(folder):  # layout 1's is checked
             raise TimelineError(f"{folder}: missing; a table with timeline layout {layout.version} keeps its "
                                 "instants there")
         parsed, unknown = [], []

@@ -192,6 +192,18 @@ def test_load_without_meta_folder(tmp_path: Path) -> None:
         Timeline.load(TableLocation.at(storage, base))
 
 
+def test_a_layout_1_load_checks_the_folder_once(table, monkeypatch) -> None:
+    from hudi_engine.timeline.layout import LAYOUT_V1
+
+    storage, base = table
+    _touch(base, "20240101000000001.commit")
+    checked: list[str] = []
+    original = type(storage).exists
+    monkeypatch.setattr(type(storage), "exists", lambda self, p: checked.append(p) or original(self, p))
+    timeline = Timeline.load(TableLocation.at(storage, base), LAYOUT_V1)
+    assert [i.timestamp for i in timeline.instants] == ["20240101000000001"] and len(checked) == 1
+
+
 def test_malformed_instant_file_fails_the_load(table) -> None:
     storage, base = table
     _touch(base, "20240101000000001.commit.inflight")
