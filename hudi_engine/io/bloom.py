@@ -249,7 +249,11 @@ class _BitVector:
         return _BitVector(num_hashes, vector_size, packed), offset + n_bytes
 
     def bit_count(self) -> int:
-        return int(np.unpackbits(self.packed).sum())
+        return int(np.bitwise_count(self.packed).sum())
+
+    def false_positive_rate(self) -> float:
+        """The chance an absent key passes: every one of its `num_hashes` bits set, at this vector's fill."""
+        return float((self.bit_count() / self.vector_size) ** self.num_hashes)
 
 
 def _read_header(data: memoryview, offset: int, what: str) -> tuple[int, int, int]:
@@ -298,6 +302,11 @@ class _BloomFilterBase(ABC):
     def serialize(self) -> bytes:
         """Hadoop `Writable` bytes (big-endian), as Hudi's `serializeToString` base64-encodes them."""
 
+    @abstractmethod
+    def false_positive_rate(self) -> float:
+        """The chance an absent key passes, from the bits set: near 1 for a filter that holds far more keys than it
+        was sized for (a dynamic filter past its max entries), which then tells no key apart."""
+
     def to_base64(self) -> str:
         """What the parquet footer's `org.apache.hudi.bloomfilter` holds."""
         return base64.b64encode(self.serialize()).decode("ascii")
@@ -345,6 +354,9 @@ class SimpleBloomFilter(_BloomFilterBase):
 
     def serialize(self) -> bytes:
         return self._bits.write()
+
+    def false_positive_rate(self) -> float:
+        return self._bits.false_positive_rate()
 
     def bit_count(self) -> int:
         return self._bits.bit_count()
@@ -453,6 +465,10 @@ class DynamicBloomFilter(_BloomFilterBase):
 
     def bit_count(self) -> int:
         return sum(row.bit_count() for row in self._rows)
+
+    def false_positive_rate(self) -> float:
+        """A key passes if any row passes it."""
+        return 1.0 - float(np.prod([1.0 - row.false_positive_rate() for row in self._rows]))
 
     def __repr__(self) -> str:
         return (

@@ -329,6 +329,11 @@ def slices(spec: TagSpec, partition: str) -> list[SliceInfo]:
     return _CACHE.get(("slices", spec.instant, spec.base_path, partition), load)
 
 
+# A bloom filter that passes more than this share of absent keys is not worth its test: hashing a key 30 times
+# costs more than the key-column lookup the few keys it turns away would have cost.
+_USELESS_BLOOM = 0.5
+
+
 def _base_files(spec: TagSpec, storage: Storage, partition: str) -> list[BaseFileIndex]:
     def load() -> list[BaseFileIndex]:
         out = []
@@ -336,8 +341,10 @@ def _base_files(spec: TagSpec, storage: Storage, partition: str) -> list[BaseFil
             if s.base_file is None:
                 continue
             footer = read_footer(storage, s.base_file.path, bloom_max_entries=spec.bloom_max_entries)
-            out.append(BaseFileIndex(s.file_id, s.base_file.path, footer.min_key, footer.max_key,
-                                     footer.bloom_filter))
+            bloom = footer.bloom_filter
+            if bloom is not None and bloom.false_positive_rate() > _USELESS_BLOOM:
+                bloom = None  # it passes nearly every key (a file far past the filter's max entries): not tested
+            out.append(BaseFileIndex(s.file_id, s.base_file.path, footer.min_key, footer.max_key, bloom))
         return out
 
     return _CACHE.get(("files", spec.instant, spec.base_path, partition), load)

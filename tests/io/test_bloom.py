@@ -221,6 +221,15 @@ def test_dynamic_bounded_round_robin() -> None:
     assert whole.might_contain_many(keys).all()
 
 
+@pytest.mark.parametrize("n", [5, 30, 200])
+def test_false_positive_rate_follows_the_fill(n: int) -> None:
+    f = new_bloom_filter(num_entries=10, fpp=0.05, max_entries=25)
+    f.add_many([f"key{i}" for i in range(n)])
+    absent = f.might_contain_many([f"other{i}" for i in range(20000)]).mean()
+    assert abs(f.false_positive_rate() - absent) < 0.02 + 0.2 * absent
+    assert (f.false_positive_rate() > 0.9) == (n == 200)
+
+
 def test_parse_errors() -> None:
     good = new_bloom_filter().serialize()
     with pytest.raises(HudiError, match="trailing"):

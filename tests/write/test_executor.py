@@ -152,6 +152,23 @@ def test_two_files_admitting_a_key_are_told_apart_by_their_key_columns(tmp_path,
     assert got["k0004"] == (3, 4.0) and got["k0005"] == (3, 5.0) and got["k0500"] == (3, 500.0) and len(got) == 101
 
 
+def test_a_bloom_filter_past_its_size_is_not_tested(tmp_path, monkeypatch):
+    """A filter holding far more keys than it was sized for passes nearly every key: tagging skips its test and the
+    key ranges and key columns decide, with the same result."""
+    from hudi_engine.io import bloom
+
+    path = tmp_path / "t"
+    tiny = {"hoodie.index.bloom.num_entries": "10", "hoodie.index.bloom.fpp": "0.1",
+            "hoodie.bloom.index.filter.dynamic.max.entries": "20", "hoodie.parquet.small.file.limit": "0"}
+    write(path, rows(list(range(0, 400, 2))), opts("insert", **tiny))
+    write(path, rows(list(range(1, 400, 2))), opts("insert", **tiny))  # two files over the same key range
+    monkeypatch.setattr(bloom.DynamicBloomFilter, "might_contain_many", lambda self, keys: pytest.fail("tested"))
+    r = write(path, rows([4, 5, 1000], ts=3), opts(**tiny))
+    assert (r.records_updated, r.records_inserted) == (2, 1)
+    got = snapshot(path)
+    assert got["k0004"] == (3, 4.0) and got["k0005"] == (3, 5.0) and got["k1000"] == (3, 1000.0) and len(got) == 401
+
+
 def test_deleting_keys_the_table_does_not_hold_writes_nothing(tmp_path):
     path = tmp_path / "t"
     write(path, rows(list(range(10))), opts("insert"))
