@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import spark_probe
 from common import DATA_DIR, Case, Measure
 
 _FG, _PART, _TASK, _KEY = "_floor_file_id", "_floor_partition", "_floor_task", "_floor_key"
@@ -41,28 +42,9 @@ INSTANT = "20260101000000000"
 
 def _tree_cpu_s() -> float:
     """utime + stime (and those of reaped children) of this process and all its descendants, seconds."""
-    parent: dict[int, int] = {}
-    cpu: dict[int, float] = {}
-    tick = os.sysconf("SC_CLK_TCK")
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parent[int(entry)] = int(fields[1])
-        cpu[int(entry)] = sum(int(x) for x in fields[11:15]) / tick
-    me = os.getpid()
-    total = 0.0
-    for pid in cpu:
-        p, hops = pid, 0
-        while p and p != me and hops < 16:
-            p, hops = parent.get(p, 0), hops + 1
-        if p == me:
-            total += cpu[pid]
-    return total
+    stats, tick, me = spark_probe.process_stats(), os.sysconf("SC_CLK_TCK"), os.getpid()
+    return sum(sum(int(x) for x in fields[11:15]) / tick for pid, fields in stats.items()
+               if spark_probe.descends_from(pid, me, stats))
 
 
 # ---- routing (untimed) --------------------------------------------------------------------------------------------

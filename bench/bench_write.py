@@ -46,6 +46,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -315,39 +316,43 @@ def delta_w2_child(repeats: int) -> None:
 
 # ---- Spark event log ------------------------------------------------------------------------------------------
 
+def _events(run_dir: Path) -> Iterator[dict]:
+    """The events of Spark's event logs under `run_dir` (one JSON object a line; a torn line is skipped)."""
+    for f in sorted(run_dir.rglob("events_*")) + sorted(run_dir.rglob("local-*")):
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    continue
+
+
 def parse_eventlog(run_dir: Path) -> dict:
     """Per job description (one timed write): wall time per `collect` call site of the writer, shuffle bytes.
 
     A call site is labelled with its source line, so the figure reads as "the collect that computes the plan's
     counts took X s" whatever the line number is today.
     """
-    files = sorted(run_dir.rglob("events_*")) + sorted(run_dir.rglob("local-*"))
     jobs: dict[int, dict] = {}
     stage_job: dict[int, int] = {}
     stage_metrics: dict[int, dict] = defaultdict(lambda: defaultdict(float))
-    for f in files:
-        with open(f, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                try:
-                    e = json.loads(line)
-                except ValueError:
-                    continue
-                ev = e.get("Event")
-                if ev == "SparkListenerJobStart":
-                    props = e.get("Properties") or {}
-                    jobs[e["Job ID"]] = {"start": e["Submission Time"], "desc": props.get("spark.job.description"),
-                                         "site": props.get("callSite.short") or ""}
-                    for s in e["Stage IDs"]:
-                        stage_job.setdefault(s, e["Job ID"])
-                elif ev == "SparkListenerJobEnd" and e["Job ID"] in jobs:
-                    jobs[e["Job ID"]]["end"] = e["Completion Time"]
-                elif ev == "SparkListenerTaskEnd":
-                    m = e.get("Task Metrics") or {}
-                    sm = stage_metrics[e["Stage ID"]]
-                    sm["task_run_ms"] += m.get("Executor Run Time", 0)
-                    sm["gc_ms"] += m.get("JVM GC Time", 0)
-                    sm["shuffle_write_mb"] += (m.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0) / 1e6
-                    sm["tasks"] += 1
+    for e in _events(run_dir):
+        ev = e.get("Event")
+        if ev == "SparkListenerJobStart":
+            props = e.get("Properties") or {}
+            jobs[e["Job ID"]] = {"start": e["Submission Time"], "desc": props.get("spark.job.description"),
+                                 "site": props.get("callSite.short") or ""}
+            for s in e["Stage IDs"]:
+                stage_job.setdefault(s, e["Job ID"])
+        elif ev == "SparkListenerJobEnd" and e["Job ID"] in jobs:
+            jobs[e["Job ID"]]["end"] = e["Completion Time"]
+        elif ev == "SparkListenerTaskEnd":
+            m = e.get("Task Metrics") or {}
+            sm = stage_metrics[e["Stage ID"]]
+            sm["task_run_ms"] += m.get("Executor Run Time", 0)
+            sm["gc_ms"] += m.get("JVM GC Time", 0)
+            sm["shuffle_write_mb"] += (m.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0) / 1e6
+            sm["tasks"] += 1
     out: dict[str, dict] = {}
     for jid, j in sorted(jobs.items()):
         desc = j["desc"]
@@ -834,30 +839,24 @@ def parse_stages(run_dir: Path) -> dict[str, list[dict]]:
     Python included), GC, shuffle read and written (MB)."""
     desc_of_stage: dict[int, str] = {}
     metrics: dict[int, dict] = {}
-    for f in sorted(run_dir.rglob("events_*")) + sorted(run_dir.rglob("local-*")):
-        with open(f, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                try:
-                    e = json.loads(line)
-                except ValueError:
-                    continue
-                ev = e.get("Event")
-                if ev == "SparkListenerJobStart":
-                    desc = (e.get("Properties") or {}).get("spark.job.description")
-                    for sid in e["Stage IDs"]:
-                        if desc:
-                            desc_of_stage.setdefault(sid, desc)
-                elif ev == "SparkListenerTaskEnd":
-                    m = e.get("Task Metrics") or {}
-                    sm = metrics.setdefault(e["Stage ID"], {"stage": e["Stage ID"], "tasks": 0, "run_s": 0.0,
-                                                            "gc_s": 0.0, "shuffle_read_mb": 0.0,
-                                                            "shuffle_write_mb": 0.0})
-                    sm["tasks"] += 1
-                    sm["run_s"] += m.get("Executor Run Time", 0) / 1000
-                    sm["gc_s"] += m.get("JVM GC Time", 0) / 1000
-                    r = m.get("Shuffle Read Metrics") or {}
-                    sm["shuffle_read_mb"] += (r.get("Remote Bytes Read", 0) + r.get("Local Bytes Read", 0)) / 1e6
-                    sm["shuffle_write_mb"] += (m.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0) / 1e6
+    for e in _events(run_dir):
+        ev = e.get("Event")
+        if ev == "SparkListenerJobStart":
+            desc = (e.get("Properties") or {}).get("spark.job.description")
+            for sid in e["Stage IDs"]:
+                if desc:
+                    desc_of_stage.setdefault(sid, desc)
+        elif ev == "SparkListenerTaskEnd":
+            m = e.get("Task Metrics") or {}
+            sm = metrics.setdefault(e["Stage ID"], {"stage": e["Stage ID"], "tasks": 0, "run_s": 0.0,
+                                                    "gc_s": 0.0, "shuffle_read_mb": 0.0,
+                                                    "shuffle_write_mb": 0.0})
+            sm["tasks"] += 1
+            sm["run_s"] += m.get("Executor Run Time", 0) / 1000
+            sm["gc_s"] += m.get("JVM GC Time", 0) / 1000
+            r = m.get("Shuffle Read Metrics") or {}
+            sm["shuffle_read_mb"] += (r.get("Remote Bytes Read", 0) + r.get("Local Bytes Read", 0)) / 1e6
+            sm["shuffle_write_mb"] += (m.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0) / 1e6
     out: dict[str, list[dict]] = defaultdict(list)
     for sid in sorted(metrics):
         if sid in desc_of_stage:

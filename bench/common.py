@@ -279,26 +279,16 @@ class RssSampler:
 
     def _workers(self) -> list[int]:
         """Python processes descending from the JVM."""
-        parent: dict[int, int] = {}
-        python: set[int] = set()
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                parent[int(entry)] = int(fields[1])
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if b"pyspark" in f.read():
-                        python.add(int(entry))
-            except (OSError, IndexError, ValueError):
-                continue
+        stats = spark_probe.process_stats()
         out = []
-        for pid in python:
-            p, hops = parent.get(pid), 0
-            while p and p != self.other_pid and hops < 8:
-                p, hops = parent.get(p), hops + 1
-            if p == self.other_pid:
+        for pid in stats:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"pyspark" not in f.read():
+                        continue
+            except OSError:
+                continue
+            if pid != self.other_pid and spark_probe.descends_from(pid, self.other_pid, stats, max_hops=8):
                 out.append(pid)
         return out
 

@@ -3,7 +3,8 @@ benchmarks (the project's Python) and by hudi_java_writer.py (a Hudi release's P
 
 - `jvm_pid()`: the JVM pyspark started for this process;
 - `vm_rss_mb(pid)` and `PeakRss`: a process's resident memory, and its peak while a block runs (sampled every 20 ms);
-- `job_group_tasks(sc, group)`: the Spark jobs and tasks run under a job group.
+- `job_group_tasks(sc, group)`: the Spark jobs and tasks run under a job group;
+- `process_stats()` and `descends_from(...)`: every process's /proc stat fields, and whether one runs under another.
 """
 from __future__ import annotations
 
@@ -38,6 +39,28 @@ def status_mb(pid: int | str, field: str) -> float | None:
     except OSError:
         pass
     return None
+
+
+def process_stats() -> dict[int, list[str]]:
+    """Every live process's /proc/<pid>/stat fields after its command name (field 1: the parent pid; 11-14: user and
+    system CPU ticks, its own and its reaped children's)."""
+    out: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    out[int(entry)] = f.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+    return out
+
+
+def descends_from(pid: int, ancestor: int, stats: dict[int, list[str]], max_hops: int = 16) -> bool:
+    """Whether `pid` runs under `ancestor` (or is it), by the parent pids in `stats` (`process_stats()`)."""
+    hops = 0
+    while pid and pid != ancestor and hops < max_hops:
+        pid, hops = int(stats[pid][1]) if pid in stats else 0, hops + 1
+    return pid == ancestor
 
 
 def vm_rss_mb(pid: int | str) -> float:
