@@ -288,7 +288,7 @@ class RssSampler:
                         continue
             except OSError:
                 continue
-            if pid != self.other_pid and spark_probe.descends_from(pid, self.other_pid, stats, max_hops=8):
+            if pid != self.other_pid and spark_probe.descends_from(pid, self.other_pid, stats, max_hops=9):
                 out.append(pid)
         return out
 
