@@ -6,6 +6,7 @@ added to the parquet key/value metadata when the file is closed, not to the Arro
 """
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -141,6 +142,29 @@ def _prepare_table(table: pa.Table, path: str) -> pa.Table:
 
 
 _UNIQUE_COLUMNS = ("_hoodie_commit_seqno", RECORD_KEY_COLUMN)
+# Meta columns of one value per file (partition path, file name) or a few (commit times): handed to the parquet
+# writer as dictionary arrays, so it hashes no strings where a column is constant (an index array of zeros). The
+# file's bytes are the same as from the plain strings; `ARROW:schema` names the plain type.
+_FEW_VALUED_COLUMNS = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name")
+
+
+def _dictionary_encoded(column: pa.ChunkedArray) -> pa.Array:
+    """`column` as one dictionary array (int32 indices)."""
+    n = len(column)
+    if n and not column.null_count and pc.all(pc.equal(column, column[0])).as_py():
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([column[0].as_py()],
+                                                                                       column.type))
+    return pc.dictionary_encode(column.combine_chunks())
+
+
+def _for_writer(table: pa.Table) -> pa.Table:
+    """`table` with its few-valued string meta columns as dictionary arrays (`_FEW_VALUED_COLUMNS`)."""
+    for name in _FEW_VALUED_COLUMNS:
+        at = table.schema.get_field_index(name)
+        if at >= 0 and pa.types.is_string(table.schema.field(at).type):
+            column = _dictionary_encoded(table.column(at))
+            table = table.set_column(at, table.schema.field(at).with_type(column.type), column)
+    return table
 
 
 class BaseFileWriter:
@@ -200,10 +224,12 @@ class BaseFileWriter:
                 )
             self._add_keys(keys)
         try:
+            plain_schema, table = table.schema, _for_writer(table)
             if self._writer is None:
                 self._out = self.storage.open_output(self.path)
                 self._writer = pq.ParquetWriter(
                     self._out.stream, table.schema, compression=self.compression,
+                    store_schema=False,  # it would name the dictionary types: the plain one is added below
                     compression_level=self.compression_level, write_statistics=True,
                     # Every value of these differs: a dictionary is built only to be dropped (parquet-mr does too).
                     use_dictionary=[c for c in table.column_names if c not in _UNIQUE_COLUMNS],
@@ -214,6 +240,9 @@ class BaseFileWriter:
                     coerce_timestamps="us", allow_truncated_timestamps=False,
                     store_decimal_as_integer=False,  # FIXED_LEN_BYTE_ARRAY decimals, as parquet-avro writes them
                 )
+                # What pyarrow stores itself (the schema serialized, base64), first among the footer keys as it puts it.
+                self._writer.add_key_value_metadata(
+                    {ARROW_SCHEMA_KEY: base64.b64encode(plain_schema.serialize()).decode("ascii")})
             self._writer.write_table(table, row_group_size=self.row_group_size)
         except (pa.ArrowException, ValueError) as e:
             self.abort()

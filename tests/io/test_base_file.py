@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudi_engine.errors import HudiError, WriteError
+from hudi_engine.io import base_file
 from hudi_engine.io.base_file import (
     BLOOM_FILTER_KEY,
     BLOOM_FILTER_TYPE_CODE_KEY,
@@ -147,6 +148,32 @@ def test_parquet_physical_layout(storage_root: tuple[Storage, str]) -> None:
 
     write_base_file(storage, path, make_table(KEYS), compression="zstd")
     assert pq.ParquetFile(path).metadata.row_group(0).column(0).compression == "ZSTD"
+
+
+def test_few_valued_meta_columns_go_to_the_writer_as_dictionaries_and_change_no_byte(
+        storage_root: tuple[Storage, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The partition path, file name and commit times are handed to parquet as dictionary arrays (constant ones
+    built without hashing); the file is byte for byte the one the plain strings write, and reads back as strings."""
+    storage, root = storage_root
+    first, second = make_table(KEYS[:4]), make_table(KEYS[4:])
+    mixed = pa.array(["20240101000000000", None, "20230101000000000"], pa.string())  # a merge's kept and new rows
+    second = second.set_column(0, "_hoodie_commit_time", mixed)
+
+    def write(path: str) -> bytes:
+        writer = base_file.BaseFileWriter(storage, path)
+        writer.write(first)
+        writer.write(second)
+        writer.close()
+        return Path(path).read_bytes()
+
+    encoded = write(f"{root}/dictionary.parquet")
+    monkeypatch.setattr(base_file, "_for_writer", lambda table: table)
+    assert write(f"{root}/plain.parquet") == encoded
+    back = pq.read_table(f"{root}/dictionary.parquet")
+    assert back.schema.field("_hoodie_file_name").type == pa.string()
+    assert back.column("_hoodie_commit_time").to_pylist() == first.column(0).to_pylist() + mixed.to_pylist()
+    chunks = [pq.read_metadata(f"{root}/dictionary.parquet").row_group(g).column(4) for g in range(2)]
+    assert all("RLE_DICTIONARY" in c.encodings for c in chunks)
 
 
 def test_simple_filter_has_no_type_code(storage_root: tuple[Storage, str]) -> None:
