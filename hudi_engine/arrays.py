@@ -17,6 +17,11 @@ def one_chunk(col: pa.Array | pa.ChunkedArray) -> pa.Array:
     return col
 
 
+def repeated(value: str, n: int) -> pa.Array:
+    """`value` `n` times, as one string array (one buffer copy per row; no Python list)."""
+    return pa.repeat(pa.scalar(value, pa.string()), n)
+
+
 def np_bytes(buf: pa.Buffer | None) -> np.ndarray:
     """The bytes of an Arrow buffer as a uint8 array (no copy); empty for a missing buffer."""
     return np.zeros(0, np.uint8) if buf is None else np.frombuffer(buf, dtype=np.uint8)

@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_engine.arrays import repeated
 from hudi_engine.errors import KeyGeneratorError
 
 
@@ -131,7 +132,7 @@ def _format(local: pa.Array, tokens: Sequence[tuple[str, Any]]) -> pa.Array:
         elif kind == "Z":
             raise KeyGeneratorError("output date formats with a zone offset ('Z') are not supported")
     if not parts:
-        return pa.array([""] * n, pa.string())
+        return repeated("", n)
     return parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "")
 
 

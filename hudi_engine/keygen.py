@@ -54,6 +54,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .arrays import repeated
 from .config import keys as K
 from .date_format import DateFormat
 from .errors import KeyGeneratorError
@@ -302,7 +303,7 @@ class KeyGenerator:
 
     def partition_paths(self, table: pa.Table) -> pa.Array:
         if not self.partition_fields:
-            return pa.array([""] * table.num_rows, pa.string())
+            return repeated("", table.num_rows)
         segments = [self._segment(table, field) for field in self.partition_fields]
         return segments[0] if len(segments) == 1 else pc.binary_join_element_wise(*segments, PATH_SEPARATOR)
 

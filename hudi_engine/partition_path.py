@@ -26,6 +26,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .arrays import repeated
 from .errors import KeyGeneratorError
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -254,7 +255,7 @@ def partition_paths(
 ) -> pa.Array:
     """Partition path of every row of `table` (a string array; "" for every row when `fields` is empty)."""
     if not fields:
-        return pa.array([""] * table.num_rows, pa.string())
+        return repeated("", table.num_rows)
     segments = partition_path_segments(
         table, fields, hive_style=hive_style, url_encode=url_encode,
         consistent_logical_timestamp=consistent_logical_timestamp,

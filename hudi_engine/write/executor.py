@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_engine.arrays import one_chunk
+from hudi_engine.arrays import one_chunk, valid_mask
 from hudi_engine.config.write_config import IndexType, WriteConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import new_file_id
@@ -229,17 +229,31 @@ def file_group_runs(batches: Iterable[pa.RecordBatch],
             raise WriteError(f"table {where}: the records of file group {group!r} of partition {partition!r} "
                              "reached their task in two runs; retry the write")
         done.add((partition, group))
-        yield (partition, group), _by_key(records)
+        yield (partition, group), _by_key(records, new_group=group == NEW_GROUP)
 
 
-def _by_key(records: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
-    """A file group's records sorted by key (pre-combining finds a key's versions as neighbours; new files hold
-    one key range each)."""
+def _by_key(records: list[pa.RecordBatch], *, new_group: bool) -> list[pa.RecordBatch]:
+    """A file group's records, sorted by key where the order matters: a new group's files hold one key range each,
+    and pre-combining finds a key's versions as neighbours. An existing group's records whose keys are all distinct
+    keep their order (a merge lays rows out in the stored file's order, an append's log block has none): one hash of
+    the keys instead of a sort and a `take` of every column."""
     table = pa.Table.from_batches(records)
     keys = table.column(KEY)
-    if len(keys) < 2 or pc.all(pc.less_equal(keys.slice(0, len(keys) - 1), keys.slice(1))).as_py():
+    if len(keys) < 2 or _ascending(keys):
+        return records
+    if not new_group and pc.count_distinct(keys, mode="all").as_py() == len(keys):
         return records
     return table.take(pc.sort_indices(keys)).to_batches()
+
+
+def _ascending(keys: pa.Array | pa.ChunkedArray) -> bool:
+    return pc.all(pc.less_equal(keys.slice(0, len(keys) - 1), keys.slice(1))).as_py() is not False
+
+
+def by_key(records: pa.Table) -> pa.Table:
+    """`records` sorted by key (new files' records: each file holds one key range)."""
+    keys = records.column(KEY)
+    return records if len(keys) < 2 or _ascending(keys) else records.take(pc.sort_indices(keys))
 
 
 def _runs(batches: Iterable[pa.RecordBatch], columns: tuple[str, ...]) -> Iterator[tuple[tuple, list[pa.RecordBatch]]]:
@@ -291,14 +305,22 @@ def map_side_groups(listing: TagSpec | None, plan: MapSidePlan, tags: pa.StructA
     whole = pa.array([plan.whole_group(s) for s in listed], pa.string()).take(encoded.indices)
     targets = pa.array([plan.new_keys_group(s, deleting) for s in listed], pa.string())
     groups = pc.coalesce(whole, file_ids, targets.take(encoded.indices))
-    pairs = pc.dictionary_encode(pc.binary_join_element_wise(encoded.indices.cast(pa.string()), groups, "/"))
-    by_partition: dict[int, list[str]] = {}
-    for pair in pairs.dictionary.to_pylist():
-        code, group = pair.split("/", 1)
-        by_partition.setdefault(int(code), []).append(group)
-    task_of = {f"{code}/{g}": t for code, gs in by_partition.items()
-               for g, t in zip(gs, plan.tasks(names[code], gs, listed[code]))}  # one sort of a partition's ids
-    return groups, pa.array([task_of[pair] for pair in pairs.dictionary.to_pylist()], pa.int32()).take(pairs.indices)
+    # Each record's (partition, group) pair as one integer: its task is looked up once per pair, by partition.
+    by_group = pc.dictionary_encode(groups)
+    group_ids = by_group.dictionary.to_pylist()
+    valid = valid_mask(by_group)
+    pair = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * max(1, len(group_ids)) + \
+        np.where(valid, by_group.indices.fill_null(0).to_numpy(zero_copy_only=False), 0)
+    pairs, at = np.unique(pair[valid], return_inverse=True)
+    task_of_pair = np.zeros(len(pairs), dtype=np.int32)
+    codes_of_pairs = pairs // max(1, len(group_ids))
+    for code in np.unique(codes_of_pairs):
+        mine = np.flatnonzero(codes_of_pairs == code)
+        gs = [group_ids[int(g)] for g in pairs[mine] % max(1, len(group_ids))]
+        task_of_pair[mine] = plan.tasks(names[int(code)], gs, listed[int(code)])  # one sort of a partition's ids
+    tasks = np.zeros(len(pair), dtype=np.int32)
+    tasks[valid] = task_of_pair[at]
+    return groups, pa.array(tasks, mask=~valid)  # a null group (nothing takes the record): a null task
 
 
 def _map_side_buckets(task: WriteTask, storage: Storage, listed: dict[str, SliceInfo], plan: MapSidePlan,
@@ -326,7 +348,7 @@ def _map_side_buckets(task: WriteTask, storage: Storage, listed: dict[str, Slice
     overflow = np.zeros(table.num_rows, dtype=bool)
     overflow[new[room:]] = True
     return [(bucket, table.filter(pa.array(~overflow)).to_batches()),
-            (Bucket(0, BucketType.INSERT, partition, new_file_id()), table.filter(pa.array(overflow)).to_batches())]
+            (Bucket(0, BucketType.INSERT, partition, new_file_id()), by_key(table.filter(pa.array(overflow))).to_batches())]
 
 
 def _timed(timings: dict[str, float], fn, *args) -> list[WriteStat]:
@@ -390,7 +412,7 @@ def write_bucket(task: WriteTask, ctx: WriteContext, bucket: Bucket, batches: li
         new = upserts.slice(0, 0)
     if new.num_rows:
         handle = CreateHandle(ctx, p, record_size=task.avg_record_size)
-        handle.write(new)
+        handle.write(by_key(new))
         stats += handle.close()
     if upserts.num_rows or len(deletes):
         appending = AppendHandle(ctx, p, bucket.file_id, s.base_instant, base_file_name=s.base_file_name,
@@ -414,8 +436,8 @@ def _placed_by_index(cfg: WriteConfig, records: pa.Table, file_id: str) -> pa.Ar
 
 def pre_combine(task: WriteTask, records: pa.Table) -> pa.Table:
     """Duplicates of a key reduced with the payload's pre-combine. `records` arrive sorted by key (a bucket's, or a
-    sorted run), so versions of a key are neighbours: without two equal neighbours there is nothing to do, found
-    without hashing every key."""
+    sorted run) or with distinct keys (`_by_key`), so versions of a key are neighbours: without two equal neighbours
+    there is nothing to do, found without hashing every key."""
     keys = records.column(KEY)
     if len(keys) < 2 or not pc.any(pc.equal(keys.slice(1), keys.slice(0, len(keys) - 1))).as_py():
         return records

@@ -216,17 +216,43 @@ def test_custom_key_generator_tables_store_partition_field_names_and_take_typed_
         [("k0001", "d1", "d1"), ("k0002", "d1", "d1"), ("k0003", "d1", "d1"), ("k0004", "d2", "d2")]
 
 
-def test_a_one_pass_task_gets_each_file_group_sorted_by_key_and_refuses_a_group_split_in_two_runs():
+def test_a_one_pass_task_gets_new_groups_and_repeated_keys_sorted_by_key_and_refuses_a_group_split_in_two_runs():
     def batch(rows):
         return pa.RecordBatch.from_pydict({KEY: [k for _, _, k in rows], PARTITION: [p for p, _, _ in rows],
                                            GROUP: [g for _, g, _ in rows]})
 
     runs = list(file_group_runs([batch([("p", "f1", "k3"), ("p", "f1", "k1")]),
-                                 batch([("p", "f1", "k2"), ("p", "", "k9"), ("q", "", "k0")])], "/t"))
+                                 batch([("p", "f1", "k2"), ("p", "", "k9"), ("p", "", "k4"), ("q", "", "k0")]),
+                                 batch([("q", "f2", "k7"), ("q", "f2", "k5"), ("q", "f2", "k7")])], "/t"))
+    # An existing group's distinct keys keep their order (the merge lays rows out in the stored file's order); a new
+    # group's files hold one key range each, and a repeated key's versions must be neighbours to be pre-combined.
     assert [(g, [k for b in records for k in b.column(KEY).to_pylist()]) for g, records in runs] == \
-        [(("p", "f1"), ["k1", "k2", "k3"]), (("p", ""), ["k9"]), (("q", ""), ["k0"])]
+        [(("p", "f1"), ["k3", "k1", "k2"]), (("p", ""), ["k4", "k9"]), (("q", ""), ["k0"]),
+         (("q", "f2"), ["k5", "k7", "k7"])]
     with pytest.raises(WriteError, match="file group 'f1' of partition 'p' reached their task in two runs"):
         list(file_group_runs([batch([("p", "f1", "k1"), ("p", "f2", "k2"), ("p", "f1", "k3")])], "/t"))
+
+
+def test_a_one_pass_map_task_routes_each_record_to_its_groups_task_and_a_record_nothing_takes_nowhere():
+    """`map_side_groups`: a tagged record keeps its file group, a new one goes to its partition's new group (none for
+    a delete of a new key); each (partition, group) pair goes to the task `MapSidePlan.tasks` gives it."""
+    from hudi_engine.write.bucket_assigner import MapSidePlan
+    from hudi_engine.write.executor import BUCKET_NUMBER, map_side_groups
+
+    plan = MapSidePlan(n_tasks=3, pack_small_files=False, small_file_limit=0, max_file_size=1 << 27,
+                       avg_record_size=100, compacting={})
+    partitions = ["a", "b", "a", "b", "a", "c", "b"]
+    file_ids = ["g2", None, "g1", "g9", None, None, "g9"]
+    tags = pa.StructArray.from_arrays(
+        [pa.array([f"k{i}" for i in range(7)]), pa.array(partitions), pa.array(file_ids, pa.string()),
+         pa.nulls(7, pa.int32())], names=[KEY, PARTITION, FILE_ID, BUCKET_NUMBER])
+    for deleting in (False, True):
+        groups, tasks = map_side_groups(None, plan, tags, deleting)
+        new = None if deleting else ""
+        assert groups.to_pylist() == ["g2", new, "g1", "g9", new, new, "g9"]
+        expected = [None if g is None else plan.tasks(p, [g], [])[0] for p, g in zip(partitions, groups.to_pylist())]
+        assert tasks.type == pa.int32() and tasks.to_pylist() == expected
+        assert len({t for t in expected if t is not None}) > 1  # the pairs spread over the tasks
 
 
 def test_a_one_pass_task_given_the_driver_listing_lists_no_partition(tmp_path, monkeypatch):

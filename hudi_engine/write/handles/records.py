@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_engine.arrays import one_chunk
+from hudi_engine.arrays import one_chunk, repeated
 from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.file_slice_reader import align_to_schema
 from hudi_engine.merge import IS_DELETED_FIELD
@@ -81,7 +81,7 @@ def prepare_records(
 
 def constant(value: str, n: int) -> pa.Array:
     """`value` `n` times, as one string array (a meta column every row of a file shares)."""
-    return pa.repeat(pa.scalar(value, pa.string()), n)
+    return repeated(value, n)
 
 
 def conform(table: pa.Table, schema: pa.Schema, what: str) -> pa.Table:
