@@ -210,7 +210,8 @@ def write_groups(task: WriteTask, listing: TagSpec | None, plan: MapSidePlan, ba
     partition is listed here (`listing`)."""
     ctx = task.context(token)
     listed: dict[str, dict[str, SliceInfo]] = {}  # per partition: file id -> its latest slice
-    for (partition, group), records in file_group_runs(keyed_batches(task, batches), task.base_path):
+    for (partition, group), records in file_group_runs(keyed_batches(task, batches), task.base_path,
+                                                       appends=task.config.is_mor):
         if partition not in listed:
             found = known.get(partition, []) if known is not None else \
                 slices(listing, partition) if listing is not None else []
@@ -220,28 +221,30 @@ def write_groups(task: WriteTask, listing: TagSpec | None, plan: MapSidePlan, ba
             yield from _timed(timings, write_bucket, task, ctx, bucket, part)
 
 
-def file_group_runs(batches: Iterable[pa.RecordBatch],
-                    where: str) -> Iterator[tuple[tuple[str, str], list[pa.RecordBatch]]]:
-    """A one-pass task's records, which arrive grouped by (partition, group): each group's, sorted by key."""
+def file_group_runs(batches: Iterable[pa.RecordBatch], where: str, *,
+                    appends: bool = False) -> Iterator[tuple[tuple[str, str], list[pa.RecordBatch]]]:
+    """A one-pass task's records, which arrive grouped by (partition, group): each group's, sorted by key where the
+    order matters (`_by_key`; `appends`: existing groups take log blocks, MOR)."""
     done: set[tuple] = set()
     for (partition, group), records in _runs(batches, (PARTITION, GROUP)):
         if (partition, group) in done:  # two groups' records interleaved: their order hashes collided
             raise WriteError(f"table {where}: the records of file group {group!r} of partition {partition!r} "
                              "reached their task in two runs; retry the write")
         done.add((partition, group))
-        yield (partition, group), _by_key(records, new_group=group == NEW_GROUP)
+        yield (partition, group), _by_key(records, keep_distinct=appends and group != NEW_GROUP)
 
 
-def _by_key(records: list[pa.RecordBatch], *, new_group: bool) -> list[pa.RecordBatch]:
-    """A file group's records, sorted by key where the order matters: a new group's files hold one key range each,
-    and pre-combining finds a key's versions as neighbours. An existing group's records whose keys are all distinct
-    keep their order (a merge lays rows out in the stored file's order, an append's log block has none): one hash of
-    the keys instead of a sort and a `take` of every column."""
+def _by_key(records: list[pa.RecordBatch], *, keep_distinct: bool) -> list[pa.RecordBatch]:
+    """A file group's records sorted by key: a new group's files hold one key range each, pre-combining finds a
+    key's versions as neighbours, and a COW merge, which lays rows out in the stored (key-sorted) file's order, takes
+    the records it meets in order (W3a: unsorted, its gathers cost more than the sort). `keep_distinct`: records
+    whose keys are all distinct keep their order (an append's log block has none): one hash of the keys instead of a
+    sort and a `take` of every column."""
     table = pa.Table.from_batches(records)
     keys = table.column(KEY)
     if len(keys) < 2 or _ascending(keys):
         return records
-    if not new_group and pc.count_distinct(keys, mode="all").as_py() == len(keys):
+    if keep_distinct and pc.count_distinct(keys, mode="all").as_py() == len(keys):
         return records
     return table.take(pc.sort_indices(keys)).to_batches()
 

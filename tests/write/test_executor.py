@@ -216,17 +216,24 @@ def test_custom_key_generator_tables_store_partition_field_names_and_take_typed_
         [("k0001", "d1", "d1"), ("k0002", "d1", "d1"), ("k0003", "d1", "d1"), ("k0004", "d2", "d2")]
 
 
-def test_a_one_pass_task_gets_new_groups_and_repeated_keys_sorted_by_key_and_refuses_a_group_split_in_two_runs():
+def test_a_one_pass_task_gets_its_groups_sorted_by_key_where_the_order_matters_and_refuses_a_group_split_in_two_runs():
     def batch(rows):
         return pa.RecordBatch.from_pydict({KEY: [k for _, _, k in rows], PARTITION: [p for p, _, _ in rows],
                                            GROUP: [g for _, g, _ in rows]})
 
-    runs = list(file_group_runs([batch([("p", "f1", "k3"), ("p", "f1", "k1")]),
-                                 batch([("p", "f1", "k2"), ("p", "", "k9"), ("p", "", "k4"), ("q", "", "k0")]),
-                                 batch([("q", "f2", "k7"), ("q", "f2", "k5"), ("q", "f2", "k7")])], "/t"))
-    # An existing group's distinct keys keep their order (the merge lays rows out in the stored file's order); a new
-    # group's files hold one key range each, and a repeated key's versions must be neighbours to be pre-combined.
-    assert [(g, [k for b in records for k in b.column(KEY).to_pylist()]) for g, records in runs] == \
+    batches = [batch([("p", "f1", "k3"), ("p", "f1", "k1")]),
+               batch([("p", "f1", "k2"), ("p", "", "k9"), ("p", "", "k4"), ("q", "", "k0")]),
+               batch([("q", "f2", "k7"), ("q", "f2", "k5"), ("q", "f2", "k7")])]
+
+    def keys(runs):
+        return [(g, [k for b in records for k in b.column(KEY).to_pylist()]) for g, records in runs]
+
+    assert keys(file_group_runs(batches, "/t")) == \
+        [(("p", "f1"), ["k1", "k2", "k3"]), (("p", ""), ["k4", "k9"]), (("q", ""), ["k0"]),
+         (("q", "f2"), ["k5", "k7", "k7"])]
+    # Appends (MOR): an existing group's distinct keys keep their order; a new group's files hold one key range each,
+    # and a repeated key's versions must be neighbours to be pre-combined.
+    assert keys(file_group_runs(batches, "/t", appends=True)) == \
         [(("p", "f1"), ["k3", "k1", "k2"]), (("p", ""), ["k4", "k9"]), (("q", ""), ["k0"]),
          (("q", "f2"), ["k5", "k7", "k7"])]
     with pytest.raises(WriteError, match="file group 'f1' of partition 'p' reached their task in two runs"):
