@@ -242,11 +242,9 @@ def _by_key(records: list[pa.RecordBatch], *, keep_distinct: bool) -> list[pa.Re
     sort and a `take` of every column."""
     table = pa.Table.from_batches(records)
     keys = table.column(KEY)
-    if len(keys) < 2 or _ascending(keys):
+    if keep_distinct and not _ascending(keys) and pc.count_distinct(keys, mode="all").as_py() == len(keys):
         return records
-    if keep_distinct and pc.count_distinct(keys, mode="all").as_py() == len(keys):
-        return records
-    return table.take(pc.sort_indices(keys)).to_batches()
+    return by_key(table).to_batches()
 
 
 def _ascending(keys: pa.Array | pa.ChunkedArray) -> bool:
@@ -311,15 +309,15 @@ def map_side_groups(listing: TagSpec | None, plan: MapSidePlan, tags: pa.StructA
     # Each record's (partition, group) pair as one integer: its task is looked up once per pair, by partition.
     by_group = pc.dictionary_encode(groups)
     group_ids = by_group.dictionary.to_pylist()
+    width = max(1, len(group_ids))
     valid = valid_mask(by_group)
-    pair = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * max(1, len(group_ids)) + \
-        np.where(valid, by_group.indices.fill_null(0).to_numpy(zero_copy_only=False), 0)
+    pair = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * width + \
+        by_group.indices.fill_null(0).to_numpy(zero_copy_only=False)
     pairs, at = np.unique(pair[valid], return_inverse=True)
     task_of_pair = np.zeros(len(pairs), dtype=np.int32)
-    codes_of_pairs = pairs // max(1, len(group_ids))
-    for code in np.unique(codes_of_pairs):
-        mine = np.flatnonzero(codes_of_pairs == code)
-        gs = [group_ids[int(g)] for g in pairs[mine] % max(1, len(group_ids))]
+    for code in np.unique(pairs // width):
+        mine = np.flatnonzero(pairs // width == code)
+        gs = [group_ids[int(g)] for g in pairs[mine] % width]
         task_of_pair[mine] = plan.tasks(names[int(code)], gs, listed[int(code)])  # one sort of a partition's ids
     tasks = np.zeros(len(pair), dtype=np.int32)
     tasks[valid] = task_of_pair[at]
@@ -351,7 +349,7 @@ def _map_side_buckets(task: WriteTask, storage: Storage, listed: dict[str, Slice
     overflow = np.zeros(table.num_rows, dtype=bool)
     overflow[new[room:]] = True
     return [(bucket, table.filter(pa.array(~overflow)).to_batches()),
-            (Bucket(0, BucketType.INSERT, partition, new_file_id()), by_key(table.filter(pa.array(overflow))).to_batches())]
+            (Bucket(0, BucketType.INSERT, partition, new_file_id()), table.filter(pa.array(overflow)).to_batches())]
 
 
 def _timed(timings: dict[str, float], fn, *args) -> list[WriteStat]:
