@@ -225,7 +225,14 @@ def index_of(table: Path) -> tuple[dict[str, RecordIndexRecord], int]:
             if not record.is_deleted:
                 assert isinstance(record, RecordIndexRecord)
                 out[key] = record
+    _assert_located(mdt.record_locations(pa.array([*out, "no such key"], pa.string())), out)
     return out, len(slices)
+
+
+def _assert_located(found: pa.Table, records: dict[str, RecordIndexRecord]) -> None:
+    """The columnar lookup (`MetadataTable.record_locations`) places every key as the merged records do."""
+    got = {k: (p, f) for k, p, f in zip(*(found.column(c).to_pylist() for c in found.column_names), strict=True)}
+    assert got == {k: (r.partition, r.file_id) for k, r in records.items()}
 
 
 def partitioned_index_of(table: Path) -> dict[tuple[str, str], RecordIndexRecord]:
@@ -250,6 +257,9 @@ def partitioned_index_of(table: Path) -> dict[tuple[str, str], RecordIndexRecord
             if not record.is_deleted:
                 assert isinstance(record, RecordIndexRecord) and record.partition == served, (record, s.file_id)
                 out[(served, key)] = record
+    for partition in groups:
+        mine = {k: r for (p, k), r in out.items() if p == partition}
+        _assert_located(mdt.record_locations(pa.array([*mine, "no such key"], pa.string()), partition), mine)
     return out
 
 

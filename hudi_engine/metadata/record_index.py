@@ -171,6 +171,25 @@ class RecordIndexRecord:
         return RecordIndexRecord(key, str(info.get("partitionName") or ""), file_id, int(info.get("instantTime") or 0))
 
 
+LOCATION_COLUMNS = ("key", "partition", "file_id")  # where the index places keys (`MetadataTable.record_locations`)
+
+
+def cell_locations(cells: pa.Table, decode: Callable[[bytes, bytes], Mapping[str, Any]], where: str) -> pa.Table:
+    """The locations (`LOCATION_COLUMNS`) record_index cells (`hfile.CELL_COLUMNS`) hold, with `decode(key, value)`
+    the value's datum. Each distinct value is decoded once: Hudi's HFile writers leave the key out of the value, so
+    the records of one file group and commit share their bytes."""
+    keys = cells.column(0).combine_chunks() if cells.num_rows else pa.array([], pa.binary())
+    values = pc.dictionary_encode(cells.column(1).combine_chunks()) if cells.num_rows else None
+    if values is None or not len(values.dictionary):
+        return pa.table({c: pa.array([], pa.string()) for c in LOCATION_COLUMNS})
+    codes = values.indices.to_numpy(zero_copy_only=False)
+    _, first = np.unique(codes, return_index=True)  # a key of each distinct value, for errors
+    found = [RecordIndexRecord.from_datum(k.decode("utf-8", "replace"), decode(k, v), where)
+             for k, v in zip(keys.take(pa.array(first)).to_pylist(), values.dictionary.to_pylist(), strict=True)]
+    return pa.table([keys.cast(pa.string()), pa.array([r.partition for r in found], pa.string()).take(values.indices),
+                     pa.array([r.file_id for r in found], pa.string()).take(values.indices)], names=LOCATION_COLUMNS)
+
+
 def _zigzag(n: int) -> bytes:
     n = (n << 1) ^ (n >> 63)
     out = bytearray()
@@ -456,11 +475,11 @@ class _Batch:
 def records_for_commit(location: TableLocation, commit: CommitMetadata, instant_time: str, local: bool,
                        listing: Callable[[str], Mapping[str, int]],
                        replaced_keys: Callable[[str, str], pa.Array | Iterable[str]],
-                       read_index: Callable[[list[str]], Mapping[str, Any]]) -> IndexRecords:
+                       read_index: Callable[[pa.StringArray], pa.Table]) -> IndexRecords:
     """The record_index records of a data commit at `instant_time` (module doc), by key. `listing(partition)`: the
     partition's files before the commit (to find a rewritten file group's previous base file); `replaced_keys(
-    partition, file_id)`: the live keys of a file group the commit replaces; `read_index(keys)`: the index's records
-    of those keys now. Keys are diffed as arrow columns (`pyarrow.compute.is_in`), never one by one."""
+    partition, file_id)`: the live keys of a file group the commit replaces; `read_index(keys)`: where the index
+    places those keys now (`LOCATION_COLUMNS`). Keys are diffed as arrow columns (`pyarrow.compute.is_in`), never one by one."""
     batches = _commit_batches(location, commit, instant_time, local, listing, replaced_keys,
                               lambda _partition, keys: read_index(keys), partitioned=False)
     return batches.get("", _Batch()).records()
@@ -469,7 +488,7 @@ def records_for_commit(location: TableLocation, commit: CommitMetadata, instant_
 def partitioned_records_for_commit(location: TableLocation, commit: CommitMetadata, instant_time: str, local: bool,
                                    listing: Callable[[str], Mapping[str, int]],
                                    replaced_keys: Callable[[str, str], pa.Array | Iterable[str]],
-                                   read_index: Callable[[str, list[str]], Mapping[str, Any]]
+                                   read_index: Callable[[str, pa.StringArray], pa.Table]
                                    ) -> dict[str, IndexRecords]:
     """`records_for_commit` for a partitioned record index (module doc), by data partition: a key is written and
     deleted within the data partition of the file that holds it (the same key may live in two partitions), and
@@ -482,7 +501,7 @@ def partitioned_records_for_commit(location: TableLocation, commit: CommitMetada
 def _commit_batches(location: TableLocation, commit: CommitMetadata, instant_time: str, local: bool,
                     listing: Callable[[str], Mapping[str, int]],
                     replaced_keys: Callable[[str, str], pa.Array | Iterable[str]],
-                    read_index: Callable[[str, list[str]], Mapping[str, Any]], *, partitioned: bool
+                    read_index: Callable[[str, pa.StringArray], pa.Table], *, partitioned: bool
                     ) -> dict[str, _Batch]:
     """A commit's keys as batches: one ("") for a global index, one per data partition for a partitioned one."""
     operation = commit.operation_type or ""
@@ -536,12 +555,10 @@ def _commit_batches(location: TableLocation, commit: CommitMetadata, instant_tim
         by_index.setdefault(entry[0] if partitioned else "", []).append(entry)
     for scope, entries in sorted(by_index.items()):
         asked = pc.unique(pa.concat_arrays([k for _, _, d, x in entries for k in (d, x)]))
-        known = read_index(scope, sorted(asked.to_pylist(), key=lambda k: k.encode("utf-8")))
-        at: dict[tuple[str, str], list[str]] = {}
-        for k, r in known.items():
-            at.setdefault((r.partition, r.file_id), []).append(k)
+        known = read_index(scope, asked)
         for partition, file_id, data_keys, delete_keys in entries:
-            here = pa.array(at.get((partition, file_id), []), pa.string())
+            here = known.filter(pc.and_(pc.equal(known.column("partition"), partition),
+                                        pc.equal(known.column("file_id"), file_id))).column("key")
             batch = batch_of(partition)
             batch.write(_not_in(data_keys, here), partition, file_id, millis)
             gone = _not_in(delete_keys, data_keys)

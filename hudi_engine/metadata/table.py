@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -47,8 +48,10 @@ from hudi_engine.metadata.column_stats import (
     column_key_prefix,
 )
 from hudi_engine.metadata.record_index import (
+    LOCATION_COLUMNS,
     RECORD_INDEX_PARTITION,
     RecordIndexRecord,
+    cell_locations,
     data_partition_of,
     key_file_groups,
 )
@@ -297,23 +300,8 @@ class MetadataTable:
 
     def read_keys(self, partition: str, keys: Collection[str]) -> dict[str, MetadataRecord]:
         """The records of `keys` in metadata partition `partition`, merged, tombstones dropped: only the file groups
-        the keys map to are read, their base files by lookup."""
-        return self._read_keys_in(self.partition_slices(partition), keys)
-
-    def read_partitioned_keys(self, data_partition: str, keys: Collection[str]) -> dict[str, MetadataRecord]:
-        """The partitioned record index's records of `keys` in data partition `data_partition`, merged, tombstones
-        dropped: the keys map to that partition's file groups only (`lookupRecordsInDataTablePartition`). None
-        found when the partition has no file group yet."""
-        if self._index_groups is None:  # listed once per load: tagging asks once per data partition
-            self._index_groups = {}
-            for fs in self.partition_slices(RECORD_INDEX_PARTITION):
-                served = data_partition_of(fs.file_id)
-                if served is not None:
-                    self._index_groups.setdefault(served, []).append(fs)
-        return self._read_keys_in(self._index_groups.get(data_partition, []), keys)
-
-    def _read_keys_in(self, slices: list[FileSlice], keys: Collection[str]) -> dict[str, MetadataRecord]:
-        """`keys` looked up in the file groups `slices` of one partition, each key in the group its hash picks."""
+        the keys map to are read, their base files by lookup. (The record index's: `record_locations`, as columns.)"""
+        slices = self.partition_slices(partition)
         if not slices or not keys:
             return {}
         wanted = pa.array(list(keys), pa.string())
@@ -323,6 +311,77 @@ class MetadataTable:
             mine = wanted.filter(pa.array(groups == index)).to_pylist()
             out.update({k: r for k, r in self.read_slice(slices[index], keys=mine).items() if not r.is_deleted})
         return out
+
+    # ---- the record_index partition ---------------------------------------------------------------------------
+    def record_locations(self, keys: pa.Array | pa.ChunkedArray, data_partition: str | None = None) -> pa.Table:
+        """Where the record index places `keys`: one row of `record_index.LOCATION_COLUMNS` per key it holds (nulls
+        and deleted keys dropped). Global, or with `data_partition` the partitioned index's file groups of that data
+        partition (`lookupRecordsInDataTablePartition`; none when it has no group yet). Only the file groups the
+        keys hash to are read, their base files by lookup, as arrow columns (`slice_locations`)."""
+        if data_partition is None:
+            slices = self.partition_slices(RECORD_INDEX_PARTITION)
+        else:
+            if self._index_groups is None:  # listed once per load: tagging asks once per data partition
+                self._index_groups = {}
+                for fs in self.partition_slices(RECORD_INDEX_PARTITION):
+                    served = data_partition_of(fs.file_id)
+                    if served is not None:
+                        self._index_groups.setdefault(served, []).append(fs)
+            slices = self._index_groups.get(data_partition, [])
+        if isinstance(keys, pa.ChunkedArray):
+            keys = keys.combine_chunks()
+        wanted = pc.unique(pc.drop_null(keys.cast(pa.string())))
+        if not slices or not len(wanted):
+            return pa.table({c: pa.array([], pa.string()) for c in LOCATION_COLUMNS})
+        groups = key_file_groups(wanted, len(slices))
+        return pa.concat_tables([self.slice_locations(slices[i], wanted.filter(pa.array(groups == i)))
+                                 for i in np.unique(groups).tolist()])
+
+    def slice_locations(self, file_slice: FileSlice, keys: pa.StringArray) -> pa.Table:
+        """`record_locations` in one file group of the record index, merged as `read_slice` merges it: the base
+        file's cells of `keys` (looked up), then the valid log blocks' in log order, the newest of a key winning and
+        a delete block removing its keys (a key written again later is back)."""
+        wanted = keys.cast(pa.binary())
+        parts: list[pa.Table] = []
+
+        def add(located: pa.Table, deleted: bool) -> None:
+            n = located.num_rows
+            parts.append(located.append_column("seq", pa.array(np.full(n, len(parts), np.int32)))
+                         .append_column("deleted", pa.array(np.full(n, deleted))))
+
+        if file_slice.base_file is not None:
+            path = file_slice.base_file.path
+            with self.location.storage.open_input_file(path) as f, HFileReader(f, name=path) as reader:
+                schema = reader.file_info.get(SCHEMA_FILE_INFO)
+                if not schema:
+                    raise MetadataTableError(f"{path}: no '{SCHEMA_FILE_INFO}' in its file info")
+                codec = RecordCodec(schema.decode("utf-8"), path)
+                add(cell_locations(reader.lookup(wanted), functools.partial(codec.decode_datum, where=path), path),
+                    False)
+        for block in self._valid_blocks(file_slice):
+            where = f"{block.source}: HFILE_DATA block at offset {block.offset}"
+            if block.block_type == BlockType.DELETE:
+                gone = pc.unique(delete_block_keys(block).column("record_key").drop_null().cast(pa.string()))
+                gone = gone.filter(pc.is_in(gone, value_set=keys))
+                add(pa.table([gone, pa.nulls(len(gone), pa.string()), pa.nulls(len(gone), pa.string())],
+                             names=LOCATION_COLUMNS), True)
+                continue
+            if not block.schema_json:
+                raise MetadataTableError(f"{where}: no SCHEMA header")
+            codec = RecordCodec(block.schema_json, where)
+            with HFileReader(block.content, name=where) as reader:
+                add(cell_locations(reader.lookup(wanted), functools.partial(codec.decode_datum, where=where), where),
+                    False)
+        if not parts:
+            return pa.table({c: pa.array([], pa.string()) for c in LOCATION_COLUMNS})
+        merged = pa.concat_tables(parts)
+        merged = merged.take(pc.sort_indices(merged, sort_keys=[("key", "ascending"), ("seq", "ascending")]))
+        key = merged.column("key").combine_chunks()
+        last = np.ones(len(key), dtype=np.bool_)
+        if len(key) > 1:
+            last[:-1] = pc.not_equal(key.slice(1), key.slice(0, len(key) - 1)).to_numpy(zero_copy_only=False)
+        merged = merged.filter(pa.array(last))
+        return merged.filter(pc.invert(merged.column("deleted"))).select(list(LOCATION_COLUMNS))
 
     # ---- the column_stats partition ----------------------------------------------------------------------------
     def read_column_stats(self, columns: Iterable[str] | None = None) -> dict[str, ColumnStats]:

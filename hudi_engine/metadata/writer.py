@@ -353,9 +353,9 @@ class MetadataWriter:
             replaced = lambda partition, file_id: slice_keys(data, data_timeline, partition, file_id)  # noqa: E731
             records[RECORD_INDEX_PARTITION] = partitioned_records_for_commit(
                 data, commit, instant_time, data_config.local_instant_times, before.files, replaced,
-                self.table.read_partitioned_keys) if self.partitioned_index else index_records_for_commit(
-                data, commit, instant_time, data_config.local_instant_times, before.files, replaced,
-                lambda keys: self.table.read_keys(RECORD_INDEX_PARTITION, keys))
+                lambda partition, keys: self.table.record_locations(keys, partition)) if self.partitioned_index \
+                else index_records_for_commit(data, commit, instant_time, data_config.local_instant_times,
+                                              before.files, replaced, self.table.record_locations)
         if self.stats is not None:
             assert before is not None
             index = self.stats.for_schema(commit.extra_metadata.get(CommitMetadata.SCHEMA_KEY),

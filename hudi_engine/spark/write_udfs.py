@@ -256,12 +256,10 @@ class LookupRecordIndexFn:
         from hudi_engine.write.tagging import record_index_locations
 
         for batch in batches:
-            keys = [k for k in batch.column(0).to_pylist() if k is not None]
-            found = record_index_locations(self.task.storage_uri, self.task.base_path, self.task.instant, keys)
-            ks = list(found)
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(ks, pa.string()), pa.array([found[k][0] for k in ks], pa.string()),
-                 pa.array([found[k][1] for k in ks], pa.string())], names=["_ix_key", "_ix_partition", "_ix_file_id"])
+            found = record_index_locations(self.task.storage_uri, self.task.base_path, self.task.instant,
+                                           batch.column(0))
+            yield pa.RecordBatch.from_arrays([c.combine_chunks() for c in found.columns],
+                                             names=["_ix_key", "_ix_partition", "_ix_file_id"])
 
 
 # ---- the tasks' output -------------------------------------------------------------------------------------------

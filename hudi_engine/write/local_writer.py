@@ -55,8 +55,7 @@ def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, paral
     keyed = keyed.append_column(DELETE, pa.array(np.full(keyed.num_rows, cfg.operation is Operation.DELETE)))
     if by_record_index:  # global: the batch's keys looked up in the record index
         assert spec is not None
-        found = record_index_locations(spec.storage_uri, spec.base_path, spec.instant,
-                                       pc.unique(keyed.column(KEY)).to_pylist())
+        found = record_index_locations(spec.storage_uri, spec.base_path, spec.instant, keyed.column(KEY))
         keyed = tag_globally(keyed, found, update_partition_path=cfg.index.update_partition_path,
                              deleting=cfg.operation is Operation.DELETE)
     txn.timings["tag"] = time.perf_counter() - t0  # keys made and looked up in the index (bench_record_index)
@@ -99,36 +98,25 @@ def counts_of(keyed: pa.Table, cfg: WriteConfig) -> Counts:
     return Counts(updates, inserts, new_buckets)
 
 
-def tag_globally(keyed: pa.Table, found: dict[str, tuple[str, str]], *, update_partition_path: bool,
-                 deleting: bool) -> pa.Table:
-    """Rows tagged by a global index's locations `found` (key -> partition, file id), as `spark.global_simple`
+def tag_globally(keyed: pa.Table, found: pa.Table, *, update_partition_path: bool, deleting: bool) -> pa.Table:
+    """Rows tagged by a global index's locations `found` (`key`, `partition`, `file_id`), as `spark.global_simple`
     tags them: a key the table holds in the row's partition goes to its file group; in another partition, with
     `update_partition_path` (and not `deleting`), it becomes a delete there and an insert in the new partition,
     else the record goes where the key lives. `keyed` has the KEY, PARTITION, FILE_ID and DELETE columns."""
-    keys = keyed.column(KEY).to_pylist()
-    partitions = keyed.column(PARTITION).to_pylist()
-    file_ids: list[str | None] = []
-    moved_rows: list[int] = []
-    for i, (k, p) in enumerate(zip(keys, partitions, strict=True)):
-        where = found.get(k)
-        if where is None:
-            file_ids.append(None)
-            continue
-        if where[0] != p:
-            if update_partition_path and not deleting:
-                moved_rows.append(i)
-                file_ids.append(None)  # the insert in the new partition
-                continue
-            partitions[i] = where[0]
-        file_ids.append(where[1])
     names = keyed.column_names
-    out = keyed.set_column(names.index(PARTITION), PARTITION, pa.array(partitions, keyed.schema.field(PARTITION).type))
-    out = out.set_column(names.index(FILE_ID), FILE_ID, pa.array(file_ids, pa.string()))
-    if not moved_rows:
+    partition_type = keyed.schema.field(PARTITION).type
+    at = pc.index_in(keyed.column(KEY), value_set=found.column("key").combine_chunks())
+    there = found.column("partition").combine_chunks().take(at).cast(partition_type)
+    file_ids = found.column("file_id").combine_chunks().take(at)
+    moved = pc.fill_null(pc.not_equal(there, keyed.column(PARTITION)), False)  # held in another partition
+    if not (update_partition_path and not deleting):
+        out = keyed.set_column(names.index(PARTITION), PARTITION, pc.if_else(moved, there, keyed.column(PARTITION)))
+        return out.set_column(names.index(FILE_ID), FILE_ID, file_ids)
+    out = keyed.set_column(names.index(FILE_ID), FILE_ID, pc.if_else(moved, pa.scalar(None, pa.string()), file_ids))
+    if not pc.any(moved).as_py():
         return out
-    old = keyed.take(pa.array(moved_rows))
-    old = old.set_column(names.index(PARTITION), PARTITION, pa.array(
-        [found[keys[i]][0] for i in moved_rows], keyed.schema.field(PARTITION).type))
-    old = old.set_column(names.index(FILE_ID), FILE_ID, pa.array([found[keys[i]][1] for i in moved_rows], pa.string()))
-    old = old.set_column(names.index(DELETE), DELETE, pa.array([True] * len(moved_rows)))
+    old = keyed.filter(moved)  # the delete where the key lived
+    old = old.set_column(names.index(PARTITION), PARTITION, there.filter(moved))
+    old = old.set_column(names.index(FILE_ID), FILE_ID, file_ids.filter(moved))
+    old = old.set_column(names.index(DELETE), DELETE, pa.array(np.ones(old.num_rows, dtype=np.bool_)))
     return pa.concat_tables([out, old])

@@ -131,11 +131,10 @@ def tag(spec: TagSpec, keys: pa.Array, partitions: pa.Array, skip: Callable[[str
                 continue
             rows = np.flatnonzero(codes == code)
             wanted = keys.take(pa.array(rows))
-            found = mdt.read_partitioned_keys(partition, pc.unique(wanted).to_pylist())
-            if found:  # the found keys' file ids, placed by an arrow lookup of the wanted keys among them
-                ids = pa.array([r.file_id for r in found.values()], pa.string())  # type: ignore[attr-defined]
-                at = pc.index_in(wanted, value_set=pa.array(list(found), pa.string()))
-                file_ids[rows] = ids.take(at).to_numpy(zero_copy_only=False)
+            found = mdt.record_locations(wanted, partition)
+            if found.num_rows:  # the found keys' file ids, placed by an arrow lookup of the wanted keys among them
+                at = pc.index_in(wanted, value_set=found.column("key"))
+                file_ids[rows] = found.column("file_id").take(at).to_numpy(zero_copy_only=False)
         return Tags(pa.array(file_ids, pa.string()))
     for code, partition in enumerate(parts.dictionary.to_pylist()):
         if skip is not None and skip(partition):
@@ -363,10 +362,11 @@ def _bucket_files(spec: TagSpec, storage: Storage, partition: str) -> dict[int, 
 
 
 # ---- RECORD_INDEX: the metadata table's record index ----------------------------------------------------------------
-def record_index_locations(storage_uri: str, base_path: str, instant: str, keys: list[str]
-                           ) -> dict[str, tuple[str, str]]:
-    """Key -> (partition, file id) of `keys` that the table's record index holds: only the index's file groups the
-    keys hash to are read (their base files by key lookup), so the cost follows the batch (Hudi's
+def record_index_locations(storage_uri: str, base_path: str, instant: str, keys: pa.Array | pa.ChunkedArray
+                           ) -> pa.Table:
+    """Where the table's record index places those of `keys` it holds (`MetadataTable.record_locations`: key,
+    partition, file id): only the index's file groups the keys hash to are read (their base files by key lookup),
+    so the cost follows the batch (Hudi's
     `SparkMetadataTableRecordIndex`). The metadata table is listed once per Python worker and write."""
     from hudi_engine.metadata.index_definitions import is_partitioned_record_index
     from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION
@@ -391,8 +391,7 @@ def record_index_locations(storage_uri: str, base_path: str, instant: str, keys:
         return MetadataTable.load(location, config, Timeline.load(location))
 
     mdt = _CACHE.get(("record_index", instant, base_path), load)
-    found = mdt.read_keys(RECORD_INDEX_PARTITION, keys) if keys else {}
-    return {k: (r.partition, r.file_id) for k, r in found.items()}
+    return mdt.record_locations(keys)
 
 
 def _partitioned_index(spec: TagSpec, storage: Storage) -> "MetadataTable":
