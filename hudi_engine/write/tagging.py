@@ -12,7 +12,7 @@ never turn an insert into an update.
 BUCKET: the key's hash names its bucket; the partition's file group of that bucket number, if it exists.
 
 RECORD_LEVEL_INDEX: the metadata table's partitioned record index (Hudi 1.1+): each partition's keys looked up in
-that partition's file groups of the index (`MetadataTable.read_partitioned_keys`); a key it does not hold is new.
+that partition's file groups of the index (`MetadataTable.record_locations`); a key it does not hold is new.
 """
 from __future__ import annotations
 
