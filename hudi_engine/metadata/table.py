@@ -244,10 +244,7 @@ class MetadataTable:
         if file_slice.base_file is not None:
             path = file_slice.base_file.path
             with self.location.storage.open_input_file(path) as f, HFileReader(f, name=path) as reader:
-                schema = reader.file_info.get(SCHEMA_FILE_INFO)
-                if not schema:
-                    raise MetadataTableError(f"{path}: no '{SCHEMA_FILE_INFO}' in its file info")
-                codec = RecordCodec(schema.decode("utf-8"), path)
+                codec = _base_file_codec(reader, path)
                 for k, v in _wanted_cells(reader, exact, prefixes):
                     record = _decode(partition, codec, k, v, path)
                     base[record.key] = record
@@ -352,10 +349,7 @@ class MetadataTable:
         if file_slice.base_file is not None:
             path = file_slice.base_file.path
             with self.location.storage.open_input_file(path) as f, HFileReader(f, name=path) as reader:
-                schema = reader.file_info.get(SCHEMA_FILE_INFO)
-                if not schema:
-                    raise MetadataTableError(f"{path}: no '{SCHEMA_FILE_INFO}' in its file info")
-                codec = RecordCodec(schema.decode("utf-8"), path)
+                codec = _base_file_codec(reader, path)
                 add(cell_locations(reader.lookup(wanted), functools.partial(codec.decode_datum, where=path), path),
                     False)
         for block in self._valid_blocks(file_slice):
@@ -435,6 +429,14 @@ class MetadataTable:
                         "table's log files hold HFile data blocks, delete blocks and command blocks")
                 queue.append(block)
         yield from queue
+
+
+def _base_file_codec(reader: HFileReader, path: str) -> RecordCodec:
+    """The codec of an HFile base file's values: the writer schema in its file info."""
+    schema = reader.file_info.get(SCHEMA_FILE_INFO)
+    if not schema:
+        raise MetadataTableError(f"{path}: no '{SCHEMA_FILE_INFO}' in its file info")
+    return RecordCodec(schema.decode("utf-8"), path)
 
 
 def _decode(partition: str, codec: RecordCodec, key: bytes, value: bytes, where: str) -> MetadataRecord:
