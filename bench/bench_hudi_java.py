@@ -12,6 +12,8 @@ W1 (1,000,000 rows, 10 partitions; bench/common.py):
   mor           the same upsert into the W1 MOR table
 W3a (`--workloads w3a`, scaled by `--w3-scale`, default 0.2): an unpartitioned table of 10M x scale rows upserted
 with 2M x scale updates + 200k x scale inserts (bench_w3.py's W3a at a smaller size).
+W3b (`--workloads w3b`, the same scale): bench_w3.py's 30 days of 300k x scale rows (partitioned by `dt`) taking a
+new day of 5M x scale rows and 100k x scale updates of the last day.
 
 Real Hudi runs with two settings profiles (PROFILES): Hudi's defaults, and the settings Hudi's docs recommend for a
 small machine. The engine runs its defaults. Each upsert starts from a copy (untimed) of a table written by the same
@@ -301,6 +303,21 @@ def run(release: str, profiles: list[str], cases: list[str], workloads: list[str
         upsert("w3a", "COPY_ON_WRITE", False, df, "w3a", bdf, "w3a_batch", (rows, 0), (inserts, updates),
                "W3a upsert")
         bdf.unpersist()
+    if "w3b" in workloads:
+        import bench_w3
+        src = bench_w3.w3b_source(scale)
+        rows = bench_w3.DAYS * bench_w3.scaled(bench_w3.DAY_ROWS, scale)
+        inserts, updates = bench_w3.scaled(5_000_000, scale), bench_w3.scaled(bench_w3.W3B_UPDATES, scale)
+        bdir = bench_w3.w3b_batch(inserts, scale)
+        print(f"W3b at scale {scale}: {bench_w3.DAYS} days, {rows:,} rows; a new day of {inserts:,} rows + "
+              f"{updates:,} updates of the last day", flush=True)
+        df = spark.read.parquet(str(src))
+        bdf = common.cached_df(spark, bdir)
+        java.request(op="cache", name="w3b_batch", src=str(bdir))
+        java.request(op="cache", name="w3b", src=str(src))
+        upsert("w3b", "COPY_ON_WRITE", True, df, "w3b", bdf, "w3b_batch", (rows, 0), (inserts, updates),
+               "W3b upsert")
+        bdf.unpersist()
     spark.stop()
     java.stop()
     return {"release": release, "table_version": version, "profiles": {p: PROFILES[p] for p in profiles},
@@ -311,7 +328,8 @@ def run(release: str, profiles: list[str], cases: list[str], workloads: list[str
 # ---- report ------------------------------------------------------------------------------------------------
 
 LABELS = {"first_bulk": "W1 first write, bulk_insert (COW)", "first_upsert": "W1 first write, upsert (COW)",
-          "cow_upsert": "W1 COW upsert", "mor_upsert": "W1 MOR upsert", "w3a_upsert": "W3a upsert (scaled)"}
+          "cow_upsert": "W1 COW upsert", "mor_upsert": "W1 MOR upsert", "w3a_upsert": "W3a upsert (scaled)",
+          "w3b_upsert": "W3b upsert (scaled)"}
 
 
 def report(out: dict) -> str:

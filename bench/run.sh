@@ -39,7 +39,7 @@
 #                                engine's write, COW and MOR, alternating (about 10-20 minutes)
 #   bench/run.sh hudi-java       issue 40: W1's first write and COW / MOR upserts beside real Apache Hudi 1.2.0's
 #                                df.write.format("hudi") (its defaults and its small-machine settings), same data,
-#                                same run (about 30-50 minutes on 2 loaded cores); `hudi-java-w3` adds W3a at 0.2 scale
+#                                same run (about 30-50 minutes on 2 loaded cores); `hudi-java-w3` adds W3a and W3b at 0.2 scale
 #   bench/run.sh mdt-handover    issue 36: what the engine's commit does to a metadata table Java Hudi 1.2.0 built
 #                                (W1, files only / record index / 1.2's defaults) and what Java's next 1,000-row
 #                                upsert pays to rebuild it, beside the same upsert with it intact (about 15 minutes)
@@ -82,7 +82,7 @@ for w in "${what[@]}"; do
     merge-floor) .venv/bin/python bench/bench_merge_floor.py "${what[@]:1}"; break ;;
     sql-write) .venv/bin/python bench/bench_sql_write.py ;;
     hudi-java) .venv/bin/python bench/bench_hudi_java.py ;;
-    hudi-java-w3) .venv/bin/python bench/bench_hudi_java.py --workloads w1,w3a ;;
+    hudi-java-w3) .venv/bin/python bench/bench_hudi_java.py --workloads w1,w3a,w3b ;;
     mdt-handover) .venv/bin/python bench/bench_mdt_handover.py ;;
     mdt-files) .venv/bin/python bench/bench_mdt_files.py ;;
     mdt-listing) .venv/bin/python bench/bench_mdt_listing.py ;;
