@@ -38,7 +38,8 @@ against its previous base file's by one dictionary encoding of both (`_diff`), a
 the keys its write handle added and removed (`WriteStat.record_keys`, reported on a table that keeps a record index)
 is not read at all (Spark tasks send them beside their stats, up to `spark.write_udfs.REPORTED_KEYS_MAX` a file).
 The file diff stays for stats without them (a user payload's merge, a Spark task's file of more keys, a table
-service run on Spark).
+service run on Spark). Lookups return arrow columns too (`cell_locations`, `MetadataTable.record_locations`): a
+cell value is decoded once however many keys share it.
 """
 from __future__ import annotations
 
