@@ -70,6 +70,7 @@ class Heartbeat:
                                config.heartbeat_interval_ms, self.expiry_ms, self._renew)
         self._version: str | None = None
         self.stopped = False
+        self.alive_when_stopped = False  # renewed in time up to `stop`: no writer could take the instant before
 
     def _content(self) -> bytes:
         return json.dumps({"owner": self.owner, "renewed_ms": int(time.time() * 1000)}).encode()
@@ -106,6 +107,7 @@ class Heartbeat:
         if self.stopped:
             return
         self.stopped = True
+        self.alive_when_stopped = self.renewal.why_lost() is None
         self.renewal.stop()
         if delete:
             self.storage.delete(self.path)

@@ -195,8 +195,9 @@ class InflightInstant:
               lock_holder_text: str | None = None, metadata: MetadataUpdate | None = None) -> None:
         """Give up a failed write's instant (under the table lock), its heartbeat first: rolled back as usual while
         it is ours; if it was lost, the files its markers name are removed (never those of a completed instant) and
-        InstantLostError says what happened. `lock_where` / `lock_holder_text` describe the lock (default: the lock
-        file and its holder)."""
+        InstantLostError says what happened, unless the heartbeat was alive when this writer gave the instant up (the
+        loss came after: the caller's error stands). `lock_where` / `lock_holder_text` describe the lock (default:
+        the lock file and its holder)."""
         self.stop_heartbeat()
         base_path = self.location.base_path
         loss = self.loss()
@@ -209,6 +210,11 @@ class InflightInstant:
         removed = [] if completed else remove_marked_files(self.location, self.instant_time)
         if loss.state == "not on the timeline":
             delete_marker_dir(self.location, self.instant_time)  # a rollback in progress deletes it itself
+        if not completed and self.heartbeat is not None and self.heartbeat.alive_when_stopped:
+            # Given up with a live heartbeat, which giving up deletes first: another writer then rolled the instant
+            # back as the protocol lets it, after this writer stopped. Nothing of it stands; the error that made
+            # this writer give up is the one to report, not a stall that did not happen.
+            return
         try:
             ran = (datetime.now(UTC) - instant_to_datetime(loss.instant_time)).total_seconds()
             ran_text = f"; this write started {ran:.0f} s ago"

@@ -191,6 +191,34 @@ def test_a_dead_writers_instant_is_rolled_back_once_its_heartbeat_expired(tmp_pa
     assert _values(path) == {"a1": 0.0, "a2": 0.0, "b1": 0.0, "b2": 3.0}
 
 
+def test_a_writer_giving_up_keeps_its_own_error_when_another_rolls_its_instant_back_meanwhile(tmp_path, monkeypatch):
+    """A writer that gives its instant up deletes its heartbeat before it waits for the lock (so the instant counts as
+    failed should it never get the lock), and another writer may roll the instant back in that window. Nothing of the
+    write stays; the error that made the writer give up is the one raised, not a heartbeat stall that did not happen
+    (seen as InstantLostError hiding a clustering's refusal in tests/write/test_writer_race.py)."""
+    from hudi_engine.write.write_client import Transaction
+
+    path = _table(tmp_path, OCC)
+    giving_up = Writer(path, _rows(["a1"], ["a"], 1.0), OCC).start().write()
+    real, others = Transaction._locked, []
+
+    def another_writer_first(self, doing):  # in the window: another writer's commit, then its LAZY rollback
+        if self is giving_up.txn and not others:
+            others.append(write(path, _rows(["b2"], ["b"], 3.0), OCC, table_services=True))
+        return real(self, doing)
+
+    monkeypatch.setattr(Transaction, "_locked", another_writer_first)
+    with pytest.raises(WriteError, match="the reason to give up") as e, giving_up.stack:
+        raise WriteError("the reason to give up")
+    assert not isinstance(e.value, InstantLostError)
+    timeline = Timeline.load(TableLocation.of(str(path)))
+    (rollback,) = timeline.filter_by([Action.ROLLBACK], [State.COMPLETED])
+    assert read_avro_metadata(timeline.read_content(rollback))["commitsRollback"] == [giving_up.txn.instant]
+    assert rollback.timestamp > others[0].instant_time  # the other writer's, after its own commit
+    assert _files_of(path, giving_up.txn.instant) == []
+    assert _values(path) == {"a1": 0.0, "a2": 0.0, "b1": 0.0, "b2": 3.0}
+
+
 def test_a_single_writer_paused_past_its_lock_expiry_cannot_commit_and_its_live_instant_is_left_alone(tmp_path):
     """The lock expires (300 ms) long before the heartbeat (50 x 100 ms): the next writer takes the lock, leaves
     the paused writer's pending instant alone and commits; the paused writer then fails and rolls back itself."""
