@@ -292,32 +292,28 @@ def run(release: str, profiles: list[str], cases: list[str], workloads: list[str
         df.unpersist()
         bdf.unpersist()
 
+    def w3_upsert(name: str, partitioned: bool, src: Path, bdir: Path, rows: int, inserts: int, updates: int) -> None:
+        """A W3 upsert: each writer's copy of the table at `src` takes the batch at `bdir`."""
+        df = spark.read.parquet(str(src))
+        bdf = common.cached_df(spark, bdir)
+        java.request(op="cache", name=f"{name}_batch", src=str(bdir))
+        java.request(op="cache", name=name, src=str(src))
+        upsert(name, "COPY_ON_WRITE", partitioned, df, name, bdf, f"{name}_batch", (rows, 0), (inserts, updates),
+               f"{name.upper()[:2]}{name[2:]} upsert")
+        bdf.unpersist()
+
     if "w3a" in workloads:
         src, bdir, rows, updates, inserts = w3a_sources(scale)
         print(f"W3a at scale {scale}: unpartitioned {rows:,} rows, upsert {updates:,} updates + {inserts:,} inserts",
               flush=True)
-        df = spark.read.parquet(str(src))
-        bdf = common.cached_df(spark, bdir)
-        java.request(op="cache", name="w3a_batch", src=str(bdir))
-        java.request(op="cache", name="w3a", src=str(src))
-        upsert("w3a", "COPY_ON_WRITE", False, df, "w3a", bdf, "w3a_batch", (rows, 0), (inserts, updates),
-               "W3a upsert")
-        bdf.unpersist()
+        w3_upsert("w3a", False, src, bdir, rows, inserts, updates)
     if "w3b" in workloads:
         import bench_w3
-        src = bench_w3.w3b_source(scale)
         rows = bench_w3.DAYS * bench_w3.scaled(bench_w3.DAY_ROWS, scale)
         inserts, updates = bench_w3.scaled(5_000_000, scale), bench_w3.scaled(bench_w3.W3B_UPDATES, scale)
-        bdir = bench_w3.w3b_batch(inserts, scale)
         print(f"W3b at scale {scale}: {bench_w3.DAYS} days, {rows:,} rows; a new day of {inserts:,} rows + "
               f"{updates:,} updates of the last day", flush=True)
-        df = spark.read.parquet(str(src))
-        bdf = common.cached_df(spark, bdir)
-        java.request(op="cache", name="w3b_batch", src=str(bdir))
-        java.request(op="cache", name="w3b", src=str(src))
-        upsert("w3b", "COPY_ON_WRITE", True, df, "w3b", bdf, "w3b_batch", (rows, 0), (inserts, updates),
-               "W3b upsert")
-        bdf.unpersist()
+        w3_upsert("w3b", True, bench_w3.w3b_source(scale), bench_w3.w3b_batch(inserts, scale), rows, inserts, updates)
     spark.stop()
     java.stop()
     return {"release": release, "table_version": version, "profiles": {p: PROFILES[p] for p in profiles},
