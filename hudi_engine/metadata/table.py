@@ -368,13 +368,7 @@ class MetadataTable:
                     False)
         if not parts:
             return pa.table({c: pa.array([], pa.string()) for c in LOCATION_COLUMNS})
-        merged = pa.concat_tables(parts)
-        merged = merged.take(pc.sort_indices(merged, sort_keys=[("key", "ascending"), ("seq", "ascending")]))
-        key = merged.column("key").combine_chunks()
-        last = np.ones(len(key), dtype=np.bool_)
-        if len(key) > 1:
-            last[:-1] = pc.not_equal(key.slice(1), key.slice(0, len(key) - 1)).to_numpy(zero_copy_only=False)
-        merged = merged.filter(pa.array(last))
+        merged = _newest_of_each_key(pa.concat_tables(parts), "key")
         return merged.filter(pc.invert(merged.column("deleted"))).select(list(LOCATION_COLUMNS))
 
     # ---- the column_stats partition ----------------------------------------------------------------------------
@@ -485,6 +479,16 @@ def _block_records(partition: str, block: LogBlock, exact: set[bytes] | None,
         return [_decode(partition, codec, k, v, where) for k, v in _wanted_cells(reader, exact, prefixes)]
 
 
+def _newest_of_each_key(table: pa.Table, key_col: str) -> pa.Table:
+    """`table` (with a `seq` column: log order) sorted by `key_col` then `seq`, the last row of each key kept."""
+    table = table.take(pc.sort_indices(table, sort_keys=[(key_col, "ascending"), ("seq", "ascending")]))
+    keys = table.column(key_col).combine_chunks()
+    last = np.ones(len(keys), dtype=np.bool_)
+    if len(keys) > 1:
+        last[:-1] = pc.not_equal(keys.slice(1), keys.slice(0, len(keys) - 1)).to_numpy(zero_copy_only=False)
+    return table.filter(pa.array(last))
+
+
 def newest_cells(base: pa.Table | None, logged: list[pa.Table]) -> pa.Table:
     """`base` (cells `key`, `value` in key order, unique keys; chunks in key order, as `HFileReader.read_table` gives
     them by block) with `logged` merged on: tables of `key`, `value`, `seq` (log order) and `deleted` (a delete
@@ -496,14 +500,7 @@ def newest_cells(base: pa.Table | None, logged: list[pa.Table]) -> pa.Table:
         base = pa.table({key_col: pa.array([], pa.binary()), value_col: pa.array([], pa.binary())})
     if not logged:
         return base
-    log = pa.concat_tables(logged)
-    log = log.take(pc.sort_indices(log, sort_keys=[(key_col, "ascending"), ("seq", "ascending")]))
-    log_keys = log.column(key_col).combine_chunks()
-    last = np.ones(len(log_keys), dtype=np.bool_)
-    if len(log_keys) > 1:
-        last[:-1] = pc.not_equal(log_keys.slice(1), log_keys.slice(0, len(log_keys) - 1)).to_numpy(
-            zero_copy_only=False)
-    log = log.filter(pa.array(last))
+    log = _newest_of_each_key(pa.concat_tables(logged), key_col)
     if base.num_rows:
         base = base.filter(pc.invert(pc.is_in(base.column(key_col), value_set=log.column(key_col).combine_chunks())))
     live = log.filter(pc.invert(log.column("deleted"))).select(list(CELL_COLUMNS))
