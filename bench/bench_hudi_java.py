@@ -292,28 +292,30 @@ def run(release: str, profiles: list[str], cases: list[str], workloads: list[str
         df.unpersist()
         bdf.unpersist()
 
-    def w3_upsert(name: str, partitioned: bool, src: Path, bdir: Path, rows: int, inserts: int, updates: int) -> None:
+    def w3_upsert(name: str, what: str, partitioned: bool, src: Path, bdir: Path, rows: int, inserts: int,
+                  updates: int) -> None:
         """A W3 upsert: each writer's copy of the table at `src` takes the batch at `bdir`."""
         df = spark.read.parquet(str(src))
         bdf = common.cached_df(spark, bdir)
         java.request(op="cache", name=f"{name}_batch", src=str(bdir))
         java.request(op="cache", name=name, src=str(src))
         upsert(name, "COPY_ON_WRITE", partitioned, df, name, bdf, f"{name}_batch", (rows, 0), (inserts, updates),
-               f"{name.upper()[:2]}{name[2:]} upsert")
+               what)
         bdf.unpersist()
 
     if "w3a" in workloads:
         src, bdir, rows, updates, inserts = w3a_sources(scale)
         print(f"W3a at scale {scale}: unpartitioned {rows:,} rows, upsert {updates:,} updates + {inserts:,} inserts",
               flush=True)
-        w3_upsert("w3a", False, src, bdir, rows, inserts, updates)
+        w3_upsert("w3a", "W3a upsert", False, src, bdir, rows, inserts, updates)
     if "w3b" in workloads:
         import bench_w3
         rows = bench_w3.DAYS * bench_w3.scaled(bench_w3.DAY_ROWS, scale)
         inserts, updates = bench_w3.scaled(5_000_000, scale), bench_w3.scaled(bench_w3.W3B_UPDATES, scale)
         print(f"W3b at scale {scale}: {bench_w3.DAYS} days, {rows:,} rows; a new day of {inserts:,} rows + "
               f"{updates:,} updates of the last day", flush=True)
-        w3_upsert("w3b", True, bench_w3.w3b_source(scale), bench_w3.w3b_batch(inserts, scale), rows, inserts, updates)
+        w3_upsert("w3b", "W3b upsert", True, bench_w3.w3b_source(scale), bench_w3.w3b_batch(inserts, scale), rows,
+                  inserts, updates)
     spark.stop()
     java.stop()
     return {"release": release, "table_version": version, "profiles": {p: PROFILES[p] for p in profiles},
