@@ -175,6 +175,11 @@ class RecordIndexRecord:
 LOCATION_COLUMNS = ("key", "partition", "file_id")  # where the index places keys (`MetadataTable.record_locations`)
 
 
+def no_locations() -> pa.Table:
+    """An empty table of `LOCATION_COLUMNS`."""
+    return pa.table({c: pa.array([], pa.string()) for c in LOCATION_COLUMNS})
+
+
 def cell_locations(cells: pa.Table, decode: Callable[[bytes, bytes], Mapping[str, Any]], where: str) -> pa.Table:
     """The locations (`LOCATION_COLUMNS`) record_index cells (`hfile.CELL_COLUMNS`) hold, with `decode(key, value)`
     the value's datum. Each distinct value is decoded once: Hudi's HFile writers leave the key out of the value, so
@@ -182,7 +187,7 @@ def cell_locations(cells: pa.Table, decode: Callable[[bytes, bytes], Mapping[str
     keys = cells.column(0).combine_chunks() if cells.num_rows else pa.array([], pa.binary())
     values = pc.dictionary_encode(cells.column(1).combine_chunks()) if cells.num_rows else None
     if values is None or not len(values.dictionary):
-        return pa.table({c: pa.array([], pa.string()) for c in LOCATION_COLUMNS})
+        return no_locations()
     codes = values.indices.to_numpy(zero_copy_only=False)
     _, first = np.unique(codes, return_index=True)  # a key of each distinct value, for errors
     found = [RecordIndexRecord.from_datum(k.decode("utf-8", "replace"), decode(k, v), where)

@@ -54,6 +54,7 @@ from hudi_engine.metadata.record_index import (
     cell_locations,
     data_partition_of,
     key_file_groups,
+    no_locations,
 )
 from hudi_engine.metadata.records import (
     ALL_PARTITIONS_KEY,
@@ -329,7 +330,7 @@ class MetadataTable:
             keys = keys.combine_chunks()
         wanted = pc.unique(pc.drop_null(keys.cast(pa.string())))
         if not slices or not len(wanted):
-            return pa.table({c: pa.array([], pa.string()) for c in LOCATION_COLUMNS})
+            return no_locations()
         groups = key_file_groups(wanted, len(slices))
         return pa.concat_tables([self.slice_locations(slices[i], wanted.filter(pa.array(groups == i)))
                                  for i in np.unique(groups).tolist()])
@@ -360,14 +361,12 @@ class MetadataTable:
                 add(pa.table([gone, pa.nulls(len(gone), pa.string()), pa.nulls(len(gone), pa.string())],
                              names=LOCATION_COLUMNS), True)
                 continue
-            if not block.schema_json:
-                raise MetadataTableError(f"{where}: no SCHEMA header")
-            codec = RecordCodec(block.schema_json, where)
+            codec = _block_codec(block, where)
             with HFileReader(block.content, name=where) as reader:
                 add(cell_locations(reader.lookup(wanted), functools.partial(codec.decode_datum, where=where), where),
                     False)
         if not parts:
-            return pa.table({c: pa.array([], pa.string()) for c in LOCATION_COLUMNS})
+            return no_locations()
         merged = _newest_of_each_key(pa.concat_tables(parts), "key")
         return merged.filter(pc.invert(merged.column("deleted"))).select(list(LOCATION_COLUMNS))
 
@@ -433,6 +432,13 @@ def _base_file_codec(reader: HFileReader, path: str) -> RecordCodec:
     return RecordCodec(schema.decode("utf-8"), path)
 
 
+def _block_codec(block: LogBlock, where: str) -> RecordCodec:
+    """The codec of an HFile data block's values: the writer schema in its SCHEMA header."""
+    if not block.schema_json:
+        raise MetadataTableError(f"{where}: no SCHEMA header")
+    return RecordCodec(block.schema_json, where)
+
+
 def _decode(partition: str, codec: RecordCodec, key: bytes, value: bytes, where: str) -> MetadataRecord:
     """The record of metadata partition `partition` a cell holds."""
     datum = codec.decode_datum(key, value, where)
@@ -471,10 +477,7 @@ def _block_records(partition: str, block: LogBlock, exact: set[bytes] | None,
                    prefixes: tuple[str, ...] | None) -> list[MetadataRecord]:
     """The wanted records of an HFile data block (`_wanted_cells`)."""
     where = f"{block.source}: HFILE_DATA block at offset {block.offset}"
-    schema = block.schema_json
-    if not schema:
-        raise MetadataTableError(f"{where}: no SCHEMA header")
-    codec = RecordCodec(schema, where)
+    codec = _block_codec(block, where)
     with HFileReader(block.content, name=where) as reader:
         return [_decode(partition, codec, k, v, where) for k, v in _wanted_cells(reader, exact, prefixes)]
 
