@@ -1,5 +1,5 @@
 """Small writes on the driver: a DataFrame whose rows are few is collected by one Spark job and written in this
-process (`write.local_writer.write_files`), instead of the Spark write's jobs (tag, count, route, write), which
+process (`write.local_writer.write_files`, its file groups on a few threads), instead of the Spark write's jobs (tag, count, route, write), which
 cost seconds of scheduling for a handful of rows.
 
 Whether a DataFrame is small is Spark's own estimate of its optimized plan (`sizeInBytes`): exact for seeds and
@@ -12,6 +12,7 @@ The bound is the Spark setting `spark.hudi.write.driverMaxBytes` (default 16 MB;
 """
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -35,6 +36,9 @@ from hudi_engine.write_pipeline import refuse_prepped, run_write
 
 DRIVER_MAX_BYTES = "spark.hudi.write.driverMaxBytes"  # the Spark setting: up to this estimate, on the driver
 DEFAULT_DRIVER_MAX_BYTES = 16 * 1024 * 1024
+# A driver write's tasks run on threads, one file group each at a time: the driver's cores, at most this many, so
+# that a write touching many file groups holds a bounded number of them decoded.
+MAX_DRIVER_THREADS = 4
 
 
 def estimated_bytes(df: DataFrame) -> int:
@@ -72,6 +76,13 @@ def write_small(df: DataFrame, path: str, options: Mapping[str, Any] | WriteConf
     return write(df, path, config, table=table)
 
 
+def driver_threads() -> int:
+    """Threads for a driver write's tasks: the cores this process may run on, up to `MAX_DRIVER_THREADS` (Spark's
+    scheduler, idle while the driver writes, needs none of them meanwhile)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(MAX_DRIVER_THREADS, cores))
+
+
 def write_on_driver(df: DataFrame, path: str, config: WriteConfig, *, table: HudiTable | None = None) -> WriteResult:
     """Write `df` to the Hudi table at `path` in this process: its rows collected (and checked) by one Spark job,
     then the engine's write pipeline with the files written here (`write.local_writer`), as `hudi_engine.spark.write`
@@ -87,9 +98,11 @@ def write_on_driver(df: DataFrame, path: str, config: WriteConfig, *, table: Hud
     rows = rows.select(schema.names).cast(schema)
     collected = time.monotonic() - t0
     catalogs = CatalogSync.prepare(spark, path, config)  # sync settings the session cannot honour: refused now
+    threads = driver_threads()
     # The door of a write by path: the table is loaded here, once, unless the caller holds it.
     result = run_write(WriteClient.open(table if table is not None else table_for_write(path), config, schema),
-                       lambda client, txn: write_files(client, txn, rows), spark_executor(spark))
+                       lambda client, txn: write_files(client, txn, rows, parallelism=threads, threads=threads),
+                       spark_executor(spark))
     result.timings["collect"] = collected
     catalogs.after_commit(result.instant_time)
     return result

@@ -3,12 +3,13 @@ runs them on Spark: keys and tags, counts, the bucket plan (with a sample of the
 and sorted by bucket, each task's buckets through their handles. `hudi_engine.write_pipeline.write_table` runs it
 between the transaction's start and commit.
 
-For small tables, tests and benchmarks of the task-side code; a Spark write spreads the same steps over tasks.
-The whole batch is in memory here.
+For small writes on a Spark driver (`spark.small_write`), tests and benchmarks of the task-side code; a Spark write
+spreads the same steps over executors. The whole batch is in memory here.
 """
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -34,9 +35,10 @@ from hudi_engine.write.write_client import Transaction, WriteClient
 
 
 def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, parallelism: int = 1,
-                batch_rows: int = 65536) -> list[WriteStat]:
+                batch_rows: int = 65536, threads: int = 1) -> list[WriteStat]:
     """The data files of one write's instant (what the Spark job does between the start and the commit); their
-    stats, for `txn.commit`."""
+    stats, for `txn.commit`. `parallelism` tasks (each with its own write token, as Spark's) run on up to `threads`
+    threads: pyarrow's decode and encode, most of a merge, release the GIL."""
     task = client.write_task(txn.instant)
     cfg = client.config
     bulk = cfg.operation is Operation.BULK_INSERT
@@ -73,12 +75,18 @@ def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, paral
     keyed = keyed.drop_columns([BUCKET_NUMBER] if by_record_index else [FILE_ID, BUCKET_NUMBER])
     keyed = keyed.append_column(BUCKET, pa.array(buckets, pa.int32()))
     tasks = plan.tasks(buckets)
-    stats: list[WriteStat] = []
-    for t in range(plan.n_tasks):
+
+    def run(t: int) -> list[WriteStat]:
         mine = keyed.filter(pa.array((buckets >= 0) & (tasks == t)))
         mine = mine.sort_by([(BUCKET, "ascending"), (KEY, "ascending")])
-        stats += write_buckets(task, plan, mine.to_batches(max_chunksize=batch_rows), (t, 1, t), {})
-    return stats
+        return list(write_buckets(task, plan, mine.to_batches(max_chunksize=batch_rows), (t, 1, t), {}))
+
+    if threads <= 1 or plan.n_tasks == 1:
+        return [stat for t in range(plan.n_tasks) for stat in run(t)]
+    # Every task runs to its end before an error propagates (leaving the with): the abort that follows then finds
+    # every file the write made.
+    with ThreadPoolExecutor(min(threads, plan.n_tasks), thread_name_prefix="hudi-write-task") as pool:
+        return [stat for stats in pool.map(run, range(plan.n_tasks)) for stat in stats]
 
 
 def counts_of(keyed: pa.Table, cfg: WriteConfig) -> Counts:
