@@ -2,6 +2,10 @@
 is null where the payload orders by it, fails the job that reads it, naming the field and showing the row."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -37,11 +41,44 @@ def bad_rows(df: DataFrame, config: WriteConfig) -> DataFrame | None:
     return checked(df.filter(F.expr(" OR ".join(f"({bad})" for bad, _, _ in checks))), config)
 
 
+def collected_rows_pass(rows: pa.Table, df: DataFrame, config: WriteConfig) -> bool:
+    """Whether no row of `rows` (`df` collected as it is) can fail `check_rows`, decided in Python: then the
+    collect needs no check in Spark. False where a check could fail, or for a key field of a type whose text Spark
+    may spell empty (only an exact answer skips Spark's check, which fails naming the row)."""
+    types = {f.name: f.dataType for f in df.schema.fields}
+    fields, ordering = _checked_fields(types, config)
+    if any(not isinstance(types[f], (*_NEVER_EMPTY, T.StringType, T.BinaryType)) for f in fields):
+        return False
+    if ordering is not None and rows.column(ordering).null_count:
+        return False
+    if not fields:
+        return True
+    missing = None
+    for f in fields:
+        values = rows.column(f)
+        gone = pc.is_null(values)
+        if not isinstance(types[f], _NEVER_EMPTY):
+            gone = pc.or_kleene(gone, pc.equal(pc.binary_length(values), 0))
+        missing = gone if missing is None else pc.and_kleene(missing, gone)
+    return not pc.any(missing).as_py()
+
+
+def _checked_fields(types: Mapping[str, T.DataType], config: WriteConfig) -> tuple[list[str], str | None]:
+    """The record key fields every row needs (one of them non-empty), and the ordering field every row needs a value
+    of (None: not checked)."""
+    fields = [f for f in config.keys.record_key_fields if f in types]
+    ordering = config.merge.precombine_field
+    if ordering in types and config.operation is not Operation.DELETE and config.merge.payload.custom is None \
+            and not config.keys.auto_generated:  # a keyless table never combines: its ordering value is unused
+        return fields, ordering
+    return fields, None
+
+
 def _checks(df: DataFrame, config: WriteConfig) -> list[tuple[str, str, str]]:
     """(SQL condition of a bad row, error text before the row, error text after it), per check."""
     checks: list[tuple[str, str, str]] = []
     types = {f.name: f.dataType for f in df.schema.fields}
-    fields = [f for f in config.keys.record_key_fields if f in types]
+    fields, ordering = _checked_fields(types, config)
     if fields:
         # Only a string or binary value can spell an empty key: others skip a per-row cast to string.
         missing = [f"{name(f)} IS NULL" if isinstance(types[f], _NEVER_EMPTY) else
@@ -51,9 +88,7 @@ def _checks(df: DataFrame, config: WriteConfig) -> list[tuple[str, str, str]]:
         generator = config.keys.key_generator_class.rsplit(".", 1)[-1]
         checks.append((" AND ".join(missing), f"KeyGeneratorError: {what} in row ",
                        f"; {generator} needs a non-empty key in every row"))
-    ordering = config.merge.precombine_field
-    if ordering in types and config.operation is not Operation.DELETE and config.merge.payload.custom is None \
-            and not config.keys.auto_generated:  # a keyless table never combines: its ordering value is unused
+    if ordering is not None:
         checks.append((f"{name(ordering)} IS NULL",
                        f"WriteError: precombine field {ordering!r} (hoodie.datasource.write.precombine.field) is null "
                        "in row ",

@@ -1,13 +1,14 @@
 """Small writes on the driver: a DataFrame whose rows are few is collected by one Spark job and written in this
-process (`write.local_writer.write_files`, its file groups on a few threads), instead of the Spark write's jobs (tag, count, route, write), which
-cost seconds of scheduling for a handful of rows.
+process (`write.local_writer.write_files`, its file groups on a few threads), instead of the Spark write's jobs
+(tag, count, route, write), which cost seconds of scheduling for a handful of rows.
 
 Whether a DataFrame is small is Spark's own estimate of its optimized plan (`sizeInBytes`): exact for seeds and
 small files, an upper bound through joins and aggregations, and unknown (Spark's default, very large) for sources
 without statistics such as a Hudi table read through the `hudi` data source; so only what is surely small goes
-this way. The rows are checked by the Spark path's own rules in that one job (null keys, null ordering values);
-the write then goes through the engine's one write pipeline as a Spark write does (`hudi_engine.write_pipeline`:
-table services around the commit, compaction operations as Spark tasks).
+this way. The rows are checked by the Spark path's rules (null keys, null ordering values): in Python once
+collected, and where a row may fail, by the Spark path's own check in a second job, which fails naming the row. The
+write then goes through the engine's one write pipeline as a Spark write does (`hudi_engine.write_pipeline`: table
+services around the commit, compaction operations as Spark tasks).
 The bound is the Spark setting `spark.hudi.write.driverMaxBytes` (default 16 MB; 0: every write on Spark).
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ from hudi_engine.errors import ConfigError
 from hudi_engine.schema import META_COLUMNS
 from hudi_engine.spark.catalog_sync import CatalogSync
 from hudi_engine.spark.executor import spark_executor
-from hudi_engine.spark.row_check import checked
+from hudi_engine.spark.row_check import checked, collected_rows_pass
 from hudi_engine.spark.task_error import unwrap_task_error
 from hudi_engine.spark.writer import write
 from hudi_engine.table import HudiTable
@@ -92,7 +93,9 @@ def write_on_driver(df: DataFrame, path: str, config: WriteConfig, *, table: Hud
     schema = to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
     t0 = time.monotonic()
     try:
-        rows = checked(df, config).toArrow()
+        rows = df.toArrow()
+        if not collected_rows_pass(rows, df, config):  # Spark's check fails the job naming the bad row
+            rows = checked(df, config).toArrow()
     except Exception as e:
         raise unwrap_task_error(e) from e
     rows = rows.select(schema.names).cast(schema)
