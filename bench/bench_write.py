@@ -7,6 +7,8 @@ W1 (default):
           `hoodie.bulkinsert.sort.mode` given, in the same rounds
   cow     upsert of 100,000 updates (all partitions) + 10,000 inserts into the W1 COW table vs delta-rs MERGE
   mor     the same upsert into the W1 MOR table vs the same delta-rs MERGE
+  --driver: the cow / mor upserts also through `write_small`, which the dbt materialization calls (on the driver
+          for an input Spark estimates under 16 MB, as W1's batch)
 Each figure: one untimed warm-up, then the median of 3 (BENCH_REPEATS) runs; runs of the engines interleave so
 load drift on the machine hits both. Hudi is timed from a cached, counted Spark DataFrame to the completed
 instant (the whole `write(...)` call); delta-rs from an Arrow table in memory to its commit. Every upsert starts
@@ -89,15 +91,17 @@ TABLE_VERSION = 6  # --table-version: the version of W1's Hudi tables
 
 def hudi_write(spark, df, path: Path, table_type: str, operation: str, label: str, expect: dict,
                samples: list | None = None, jvm: int | None = None, version: int | None = None,
-               extra: dict | None = None) -> dict:
-    from hudi_engine.spark import write
+               extra: dict | None = None, small: bool = False) -> dict:
+    """One write through `hudi_engine.spark.write`; `small`: through `write_small`, as the dbt materialization
+    writes (on the driver when Spark estimates the input below spark.hudi.write.driverMaxBytes)."""
+    from hudi_engine.spark import write, write_small
 
     spark.sparkContext.setJobDescription(label)  # the event log's jobs carry it: per-write Spark breakdown
     options = {**common.hudi_options(table_type, operation),
                "hoodie.write.table.version": str(version or TABLE_VERSION), **(extra or {})}
     try:
         with RssSampler(jvm) as rss:
-            r = write(df, str(path), options)
+            r = (write_small if small else write)(df, str(path), options)
     finally:
         spark.sparkContext.setJobDescription(None)
     got = {"records_inserted": r.records_inserted, "records_updated": r.records_updated}
@@ -128,7 +132,8 @@ def _eventlog_conf(run_dir: Path) -> None:
 
 # ---- W1 -----------------------------------------------------------------------------------------------------
 
-def run_w1(cases: list[str], repeats: int, eventlog: bool, sort_modes: list[str] | None = None) -> dict:
+def run_w1(cases: list[str], repeats: int, eventlog: bool, sort_modes: list[str] | None = None,
+           driver: bool = False) -> dict:
     base = DATA_DIR / "w1"
     src, bdir = common.source_dir(common.W1_ROWS), common.batch_dir()
     data, batch = common.read_source(src), common.read_source(bdir)
@@ -185,6 +190,13 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool, sort_modes: list[str]
             upserts.append(Case("hudi_mor_upsert", lambda tag: hudi_write(
                 spark, bdf, work["mor"], "MERGE_ON_READ", "upsert", tag, UPSERT_EXPECT, rss, jvm),
                 setup=lambda _: common.copy_table(mor0, work["mor"])))
+        # --driver: the same upserts through write_small, the dbt materialization's call (the batch's 12 MB estimate
+        # is under its 16 MB bound: written on the driver)
+        for case, table_type, pristine in (("cow", "COPY_ON_WRITE", cow0), ("mor", "MERGE_ON_READ", mor0)):
+            if driver and case in cases:
+                upserts.append(Case(f"hudi_{case}_upsert_driver", lambda tag, tt=table_type, c=case: hudi_write(
+                    spark, bdf, work[c], tt, "upsert", tag, UPSERT_EXPECT, rss, jvm, small=True),
+                    setup=lambda _, c=case, p=pristine: common.copy_table(p, work[c])))
         results.update(common.interleaved(upserts, repeats))
     spark.stop()
     stages = parse_eventlog(ev_dir) if eventlog else {}
@@ -925,6 +937,10 @@ def report_w1(out: dict) -> str:
             "writer", name, "first_spark_parquet", 1.2)
     row("COW upsert vs delta-rs MERGE", "hudi_cow_upsert", "delta_merge", 1.5)
     row("MOR upsert vs delta-rs MERGE", "hudi_mor_upsert", "delta_merge", 1.0)
+    row("COW upsert through `write_small` (dbt's call: on the driver) vs delta-rs MERGE", "hudi_cow_upsert_driver",
+        "delta_merge", 1.5)
+    row("MOR upsert through `write_small` (dbt's call: on the driver) vs delta-rs MERGE", "hudi_mor_upsert_driver",
+        "delta_merge", 1.0)
     text = "\n".join(lines)
     if out.get("cold"):
         text += "\n\nWarm-up runs (untimed in the medians): " + ", ".join(
@@ -1017,6 +1033,7 @@ def main() -> None:
     ap.add_argument("--table-version", type=int, choices=[6, 8, 9], default=6,
                     help="table version of W1's Hudi tables (hoodie.write.table.version)")
     ap.add_argument("--versions", default="", help="e.g. 6,9: W1 on tables of each version in one run")
+    ap.add_argument("--driver", action="store_true", help="W1 cow / mor: also through write_small (dbt's call)")
     ap.add_argument("--sort-modes", default="", help="W1 first write: also with each of these bulk_insert sort modes, "
                     "e.g. GLOBAL_SORT,PARTITION_SORT")
     ap.add_argument("--phases", default="", help="per-phase profile through Spark of these writes: w1_first, "
@@ -1045,7 +1062,8 @@ def main() -> None:
     elif args.workload == "w1":
         common.bench_main("write_w1", lambda: run_w1([c.strip() for c in args.cases.split(",") if c.strip()],
                                                      args.repeats, not args.no_eventlog,
-                                                     [m.strip() for m in args.sort_modes.split(",") if m.strip()]),
+                                                     [m.strip() for m in args.sort_modes.split(",") if m.strip()],
+                                                     args.driver),
                           report_w1)
     else:
         common.bench_main("write_w2", lambda: run_w2(args.repeats, not args.no_eventlog), report_w2)

@@ -8,7 +8,8 @@
 #   bench/run.sh spark-read      issue 12: Spark reads (read_table, the hudi source) vs Spark's parquet reader
 #   bench/run.sh native-read     issue 24: the catalog name on the native hudi source vs Spark's parquet reader,
 #                                in process and through the Thrift server (9 minutes on 2 cores under load)
-#   bench/run.sh write           issue 3: W1 first write and COW / MOR upserts vs delta-rs
+#   bench/run.sh write           issue 3: W1 first write and COW / MOR upserts vs delta-rs (the upserts also
+#                                through write_small, the dbt materialization's call)
 #   bench/run.sh write-v9        issue 26: W1's first write and COW / MOR upserts on version-6 and version-9 tables,
 #                                interleaved in one run (the ratio v9 / v6; about 10-15 minutes)
 #   bench/run.sh w2              issue 3: the same upsert into a 10,000,000-row MOR table (about 5-15 minutes)
@@ -65,7 +66,7 @@ for w in "${what[@]}"; do
     read) .venv/bin/python bench/bench_read.py ;;
     spark-read) .venv/bin/python bench/bench_spark_read.py ;;
     native-read) .venv/bin/python bench/bench_native_read.py ;;
-    write) .venv/bin/python bench/bench_write.py --workload w1 ;;
+    write) .venv/bin/python bench/bench_write.py --workload w1 --driver ;;
     write-v9) .venv/bin/python bench/bench_write.py --versions 6,9 ;;
     w2) .venv/bin/python bench/bench_write.py --workload w2 ;;
     w3) .venv/bin/python bench/bench_w3.py ;;
