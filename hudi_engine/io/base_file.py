@@ -148,6 +148,41 @@ _UNIQUE_COLUMNS = ("_hoodie_commit_seqno", RECORD_KEY_COLUMN)
 _FEW_VALUED_COLUMNS = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name")
 
 
+# parquet-mr (what Hudi and Spark write with) judges a column's dictionary on its first page, at most this many values
+# (parquet.page.row.count.limit), and writes the column plain when the dictionary and its indices are not smaller
+# than the plain values (FallbackValuesWriter, DictionaryValuesWriter.isCompressionSatisfying). parquet-cpp has no
+# such check: a near-unique column (ids, timestamps, amounts) costs a dictionary build, then a fallback, and comes out
+# larger. The base-file writer applies parquet-mr's rule to the first values it is given.
+_FIRST_PAGE_VALUES = 20_000
+
+
+def _dictionary_pays(column: pa.ChunkedArray) -> bool:
+    """Whether parquet-mr would keep `column`'s dictionary, judged on its first page of non-null values."""
+    t = column.type
+    width: int | None  # bytes of a plain value; None: length-prefixed bytes
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        width = None
+    elif pa.types.is_decimal(t):
+        return False  # FIXED_LEN_BYTE_ARRAY: parquet-mr's version-1 writer gives it no dictionary
+    elif pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t):
+        width = t.bit_width // 8
+    else:
+        return True  # booleans (never dictionary-encoded) and nested columns: as parquet-cpp writes them
+
+    def plain(values: pa.Array) -> int:
+        if width is not None:
+            return width * len(values)
+        return 4 * len(values) + (pc.sum(pc.binary_length(values)).as_py() or 0)
+
+    sample = column.slice(0, _FIRST_PAGE_VALUES).drop_null()
+    if not len(sample):
+        return False  # nothing to encode: a dictionary is no smaller
+    distinct = sample.unique()
+    bits = max(0, len(distinct) - 1).bit_length()  # the indices' bit width (BytesUtils.getWidthFromMaxInt)
+    indices = 1 + (len(sample) * bits + 7) // 8  # bit-packed, after the bit-width byte
+    return plain(distinct) + indices < plain(sample)
+
+
 def _dictionary_encoded(column: pa.ChunkedArray) -> pa.Array:
     """`column` as one dictionary array (int32 indices)."""
     n = len(column)
@@ -231,8 +266,10 @@ class BaseFileWriter:
                     self._out.stream, table.schema, compression=self.compression,
                     store_schema=False,  # it would name the dictionary types: the plain one is added below
                     compression_level=self.compression_level, write_statistics=True,
-                    # Every value of these differs: a dictionary is built only to be dropped (parquet-mr does too).
-                    use_dictionary=[c for c in table.column_names if c not in _UNIQUE_COLUMNS],
+                    # Every value of the unique meta columns differs: a dictionary would be built only to be
+                    # dropped. The data columns' as parquet-mr decides (`_dictionary_pays`).
+                    use_dictionary=[c for c in table.column_names if c not in _UNIQUE_COLUMNS and (
+                        c in META_COLUMNS or _dictionary_pays(table.column(c)))],
                     # A column that needs more dictionary than this falls back to plain encoding: 1 MB, parquet-mr's
                     # default that Hudi writes with. (256 KB wrote first writes 20% faster, but a merged file whose
                     # old and new rows hold 8,000 distinct comments came out 85 MB instead of 46 MB.)

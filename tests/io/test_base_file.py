@@ -261,3 +261,61 @@ def test_conformance_footers(table_name: str, unzip_table, tmp_path: Path) -> No
         for key in (BLOOM_FILTER_KEY, BLOOM_FILTER_TYPE_CODE_KEY, MIN_RECORD_KEY, MAX_RECORD_KEY):
             assert again.metadata[key] == footer.metadata[key], (path, key)
         assert read_base_file(storage, rewritten).equals(original)
+
+
+def _parquet_mr_columns(conformance_dir: Path, tmp_path: Path):
+    """(file, column name, the column, whether parquet-mr kept its dictionary) for every top-level column of every
+    base file of the conformance tables (written by Hudi's parquet-mr) stored as the engine stores that type: not
+    INT96 timestamps, not booleans (never dictionary-encoded by either writer)."""
+    import zipfile
+    for z in sorted(conformance_dir.glob("v*/*.zip")):
+        with zipfile.ZipFile(z) as archive:
+            archive.extractall(tmp_path / z.stem)
+        for path in sorted((tmp_path / z.stem).rglob("*.parquet")):
+            if ".hoodie" in path.parts or "__MACOSX" in path.parts:
+                continue
+            md = pq.read_metadata(path)
+            if not md.num_row_groups:
+                continue
+            table = pq.read_table(path)
+            chunks = {md.row_group(0).column(j).path_in_schema: md.row_group(0).column(j)
+                      for j in range(md.num_columns)}
+            for name in table.column_names:
+                chunk = chunks.get(name)
+                if name.startswith("_hoodie") or chunk is None or chunk.physical_type in ("INT96", "BOOLEAN"):
+                    continue
+                yield path, name, table.column(name), any("DICTIONARY" in e for e in chunk.encodings)
+
+
+def test_the_dictionary_choice_is_parquet_mrs_on_every_conformance_file(conformance_dir: Path, tmp_path: Path) -> None:
+    """parquet-mr writes a column plain when its first page's dictionary and indices are no smaller than the plain
+    values (and FIXED_LEN_BYTE_ARRAY decimals always plain); the writer makes the same choice, column by column."""
+    checked = 0
+    for path, name, column, dictionary in _parquet_mr_columns(conformance_dir, tmp_path):
+        assert base_file._dictionary_pays(column) == dictionary, f"{path.name}: column {name}"
+        checked += 1
+    assert checked > 1000
+
+
+def test_near_unique_columns_are_written_plain_and_read_back(storage_root: tuple[Storage, str]) -> None:
+    """Ids, timestamps and amounts that hardly repeat are written plain (no dictionary built to be dropped, and a
+    smaller file); few-valued columns keep their dictionary; the rows read back as written."""
+    storage, root = storage_root
+    n = 30_000
+    keys = [f"k{i:06d}" for i in range(n)]
+    meta = make_table(["x"]).select(list(base_file.META_COLUMNS))
+    table = pa.table({c: pa.repeat(meta.column(c)[0], n) for c in meta.column_names})
+    table = table.set_column(2, "_hoodie_record_key", pa.array(keys)).set_column(
+        1, "_hoodie_commit_seqno", pa.array([f"s_{i}" for i in range(n)]))
+    table = table.append_column("id", pa.array(range(n), pa.int64())) \
+        .append_column("name", pa.array([f"user_{i * 7919 % 1000003}" for i in range(n)])) \
+        .append_column("category", pa.array(["a", "b", "c"] * (n // 3))) \
+        .append_column("qty", pa.array([i % 50 for i in range(n)], pa.int32())) \
+        .append_column("note", pa.nulls(n, pa.string()))
+    path = f"{root}/f.parquet"
+    write_base_file(storage, path, table)
+    md = pq.read_metadata(path).row_group(0)
+    encodings = {md.column(j).path_in_schema: md.column(j).encodings for j in range(md.num_columns)}
+    plain = {c for c, e in encodings.items() if not any("DICTIONARY" in x for x in e)}
+    assert plain == {"_hoodie_commit_seqno", "_hoodie_record_key", "id", "name", "note"}
+    assert pq.read_table(path).equals(table)
