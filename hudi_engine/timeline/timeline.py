@@ -13,6 +13,7 @@ return the new instant; call `reload()` to see them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from operator import attrgetter
 from typing import overload
 
 from hudi_engine.errors import TableNotFoundError, TimelineError
@@ -51,6 +52,9 @@ def collapse_layout1(instants: Iterable[Instant]) -> list[Instant]:
     return sorted(best.values())
 
 
+_sort_key = attrgetter("sort_key")
+
+
 class Timeline:
     """A sorted, read-only view of instants; the instants of `.hoodie/` after `load`."""
 
@@ -62,12 +66,14 @@ class Timeline:
         active: tuple[Instant, ...] | None = None,
         layout: TimelineLayout = LAYOUT_V1,
         unknown_files: tuple[str, ...] = (),
+        ordered: bool = False,
     ) -> None:
         self.location = location
         self.storage = location.storage
         self.base_path = location.base_path.rstrip("/") or "/"
         self.layout = layout
-        self._instants = tuple(sorted(instants))
+        # `ordered`: already in timeline order (a view of a timeline), not sorted again
+        self._instants = tuple(instants) if ordered else tuple(sorted(instants, key=_sort_key))
         # The whole loaded timeline, which filtered views keep for savepoint lookups.
         self._active = self._instants if active is None else active
         # Paths of files `load` found named like an instant of an action or state the layout does not know: skipped
@@ -160,7 +166,7 @@ class Timeline:
 
     def filter(self, predicate: Callable[[Instant], bool]) -> Timeline:
         return Timeline(self.location, (i for i in self._instants if predicate(i)), active=self._active,
-                        layout=self.layout, unknown_files=self.unknown_files)
+                        layout=self.layout, unknown_files=self.unknown_files, ordered=True)
 
     def filter_by(
         self, actions: Iterable[Action | str] | None = None, states: Iterable[State] | None = None
