@@ -2,7 +2,7 @@
 100,000-row COW table with `hudi_engine.spark.write_small` (what a dbt model of that size does: one Spark job
 collects the rows, the write runs on the driver through the engine's write pipeline), against
 `df.write.mode("append").parquet(...)` of the same 20 rows, in the same SparkSession, interleaved
-(`common.interleaved`). Goal: the upsert within 2x of the append (medians).
+(`common.interleaved`). Goal: the upsert within 1.3x of the append (medians; issue 41, issue 25 asked 2x).
 
     bench/run.sh small-upsert
 """
@@ -18,7 +18,7 @@ from common import DATA_DIR, Case, _rows, bench_main, fresh, hudi_options, inter
 ROWS = 100_000
 BATCH = 20
 REPEATS = int(os.environ.get("BENCH_SMALL_REPEATS", "9"))
-GOAL = 2.0
+GOAL = 1.3  # issue 41 (issue 25 asked for 2x)
 
 
 def run() -> dict:

@@ -183,6 +183,16 @@ def _dictionary_pays(column: pa.ChunkedArray) -> bool:
     return plain(distinct) + indices < plain(sample)
 
 
+def dictionary_choices(metadata: pq.FileMetaData) -> dict[str, bool]:
+    """Whether each top-level column of a written file (one leaf, first row group) kept its dictionary: what a
+    rewrite of the file's rows chooses again, without judging them afresh (`BaseFileWriter`'s `dictionary`)."""
+    if not metadata.num_row_groups:
+        return {}
+    group = metadata.row_group(0)
+    chunks = (group.column(j) for j in range(group.num_columns))
+    return {c.path_in_schema: any("DICTIONARY" in e for e in c.encodings) for c in chunks if "." not in c.path_in_schema}
+
+
 def _dictionary_encoded(column: pa.ChunkedArray) -> pa.Array:
     """`column` as one dictionary array (int32 indices)."""
     n = len(column)
@@ -214,6 +224,8 @@ class BaseFileWriter:
     The chunks' own schema metadata is dropped (it may be stale footer keys of a file they were read from);
     `extra_metadata` adds footer keys, e.g. `parquet.avro.schema`. `bloom_prefix` = (filter, n): a filter that
     already holds the first n keys written, exactly as building it would leave it (a merged file's old rows).
+    `dictionary`: whether to dictionary-encode each named data column (a merged file keeps its old file's choices,
+    `dictionary_choices`); the others as parquet-mr decides.
     """
 
     def __init__(self, storage: Storage, path: str, *, bloom_filter_type: str | None = DYNAMIC_V0,
@@ -221,13 +233,15 @@ class BaseFileWriter:
                  bloom_max_entries: int = DEFAULT_MAX_ENTRIES, compression: str = "gzip",
                  compression_level: int | None = None, row_group_size: int | None = None,
                  extra_metadata: Mapping[str, str] | None = None,
-                 bloom_prefix: tuple[BloomFilter, int] | None = None) -> None:
+                 bloom_prefix: tuple[BloomFilter, int] | None = None,
+                 dictionary: Mapping[str, bool] | None = None) -> None:
         self.storage, self.path = storage, path
         self.compression, self.compression_level = compression, compression_level
         self.row_group_size = row_group_size
         self.footer: dict[str, str] = dict(extra_metadata or {})
         self.bloom: BloomFilter | None = None
         self._prefix = bloom_prefix
+        self._dictionary = dictionary or {}
         if bloom_filter_type is not None:
             try:
                 self.bloom = new_bloom_filter(bloom_num_entries, bloom_fpp, bloom_filter_type, bloom_max_entries)
@@ -266,10 +280,7 @@ class BaseFileWriter:
                     self._out.stream, table.schema, compression=self.compression,
                     store_schema=False,  # it would name the dictionary types: the plain one is added below
                     compression_level=self.compression_level, write_statistics=True,
-                    # Every value of the unique meta columns differs: a dictionary would be built only to be
-                    # dropped. The data columns' as parquet-mr decides (`_dictionary_pays`).
-                    use_dictionary=[c for c in table.column_names if c not in _UNIQUE_COLUMNS and (
-                        c in META_COLUMNS or _dictionary_pays(table.column(c)))],
+                    use_dictionary=self._dictionary_columns(table),
                     # A column that needs more dictionary than this falls back to plain encoding: 1 MB, parquet-mr's
                     # default that Hudi writes with. (256 KB wrote first writes 20% faster, but a merged file whose
                     # old and new rows hold 8,000 distinct comments came out 85 MB instead of 46 MB.)
@@ -285,6 +296,19 @@ class BaseFileWriter:
             self.abort()
             raise WriteError(f"base file {self.path}: parquet write failed: {e}") from e
         self.num_rows += table.num_rows
+
+    def _dictionary_columns(self, table: pa.Table) -> list[str]:
+        """The columns the file dictionary-encodes: not the unique meta columns (a dictionary would be built only to
+        be dropped), the few-valued ones; a data column as `dictionary` says, else as parquet-mr would decide on the
+        first rows written (`_dictionary_pays`)."""
+        out = []
+        for c in table.column_names:
+            keep = c not in _UNIQUE_COLUMNS if c in META_COLUMNS else self._dictionary.get(c)
+            if keep is None:
+                keep = _dictionary_pays(table.column(c))
+            if keep:
+                out.append(c)
+        return out
 
     def _add_keys(self, keys: pa.ChunkedArray) -> None:
         assert self.bloom is not None

@@ -12,7 +12,8 @@ import pytest
 from hudi_engine.config import BloomConfig, LogConfig
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import BaseFileName, LogFileName
-from hudi_engine.io.base_file import read_base_file, read_footer
+from hudi_engine.io import base_file
+from hudi_engine.io.base_file import dictionary_choices, read_base_file, read_footer
 from hudi_engine.io.log_block import BlockType, build_avro_data_block, data_block_records, delete_block_keys
 from hudi_engine.io.log_format import encode_block, read_log_blocks
 from hudi_engine.keygen import key_generator_for
@@ -226,6 +227,25 @@ def test_merge_handle_updates_inserts_deletes_and_carries_untouched_rows(tmp_pat
     assert [m.relative_path for m in list_markers(TableLocation.at(storage, base), T2)] == [f"{stat.path}.marker.MERGE"]
     footer = read_footer(storage, str(tmp_path / "t" / stat.path))
     assert (footer.min_key, footer.max_key) == ("k1", "k9")
+
+
+def test_merge_handle_keeps_each_columns_dictionary_choice_of_the_old_file(tmp_path, monkeypatch):
+    """The merged file encodes each data column as the old file did (dictionary or plain), without judging its
+    rows again; a file that parquet-mr (Hudi) wrote keeps its choices too."""
+    storage, base, config = _table(tmp_path)
+    data = pa.table({"id": [f"k{i}" for i in range(50)], "city": ["sf"] * 50, "ts": pa.array(range(50), pa.int64()),
+                     "fare": [float(i % 3) for i in range(50)]})
+    first = create_handle(_ctx(storage, base, config, T1), "city=sf", data)
+    old = pq.read_metadata(tmp_path / "t" / first.path)
+    assert dictionary_choices(old) == {**{c: c not in ("_hoodie_commit_seqno", "_hoodie_record_key") for c in
+                                          META_COLUMNS}, "id": False, "city": True, "ts": False, "fare": True}
+    judged: list[str] = []
+    monkeypatch.setattr(base_file, "_dictionary_pays", lambda column: judged.append(column) or True)
+    incoming = pa.table({"id": ["k1", "k90"], "city": ["sf", "sf"], "ts": pa.array([5, 6], pa.int64()),
+                         "fare": [10.0, 90.0]})
+    stat = merge_handle(_ctx(storage, base, config, T2), "city=sf", first.file_id, str(tmp_path / "t" / first.path),
+                        incoming)
+    assert not judged and dictionary_choices(pq.read_metadata(tmp_path / "t" / stat.path)) == dictionary_choices(old)
 
 
 def test_merge_handle_keeps_the_stored_record_when_the_payload_says_it_is_newer(tmp_path):

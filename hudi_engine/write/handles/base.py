@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -57,11 +58,11 @@ class WriteHandle(ABC):
         )
         return conform(rows, ctx.arrow_schema, f"records for {relative_path(partition_path, file_name)}")
 
-    def _base_writer(self, name: str, bloom_prefix=None) -> BaseFileWriter:
+    def _base_writer(self, name: str, bloom_prefix=None, dictionary: Mapping[str, bool] | None = None) -> BaseFileWriter:
         ctx = self.ctx
         return base_writer(ctx.location.storage, ctx.full_path(self.partition_path, name), bloom=ctx.bloom, files=ctx.files,
                            populate_meta_fields=ctx.config.populate_meta_fields, row_group_size=ctx.row_group_size,
-                           bloom_prefix=bloom_prefix)
+                           bloom_prefix=bloom_prefix, dictionary=dictionary)
 
     def _publish(self, writer: BaseFileWriter, name: str) -> BaseFileWriteResult:
         """Close a base file and confirm the instant is still this writer's. A rollback that took the instant while
@@ -104,13 +105,14 @@ class HeldWriteHandle(WriteHandle):
 
 
 def base_writer(storage: Storage, path: str, *, bloom: BloomConfig, files: FileSizing, populate_meta_fields: bool,
-                row_group_size: int | None = None, bloom_prefix=None) -> BaseFileWriter:
+                row_group_size: int | None = None, bloom_prefix=None,
+                dictionary: Mapping[str, bool] | None = None) -> BaseFileWriter:
     """A base file writer with the write's bloom filter and parquet settings (handles and compaction alike)."""
     return BaseFileWriter(
         storage, path,
         bloom_filter_type=bloom.filter_type if populate_meta_fields else None,
         bloom_num_entries=bloom.num_entries, bloom_fpp=bloom.fpp, bloom_max_entries=bloom.max_entries,
-        compression=files.compression, row_group_size=row_group_size, bloom_prefix=bloom_prefix,
+        compression=files.compression, row_group_size=row_group_size, bloom_prefix=bloom_prefix, dictionary=dictionary,
     )
 
 

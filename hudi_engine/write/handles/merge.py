@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 from hudi_engine.arrays import one_chunk
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import BaseFileName
-from hudi_engine.io.base_file import BaseFileWriter, footer_of, read_base_file, record_keys_of
+from hudi_engine.io.base_file import BaseFileWriter, dictionary_choices, footer_of, read_base_file, record_keys_of
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.merge import DeleteBatch, MergeResult, merge_records
 from hudi_engine.payload import Combine
@@ -103,7 +103,7 @@ class MergeHandle(HeldWriteHandle):
                 bloom = footer_of(parquet, base_file_path, bloom_max_entries=ctx.bloom.max_entries).bloom_filter
                 bloom_prefix = None if bloom is None else (bloom, n_old)
             ctx.inflight.create_marker(partition_path, name, IOType.MERGE)
-            writer = self._base_writer(name, bloom_prefix)
+            writer = self._base_writer(name, bloom_prefix, dictionary_choices(parquet.metadata))
             changes = ctx.change_log()  # HoodieMergeHandleWithChangeLog on a CDC table
             if ctx.payload.custom is not None:  # a user payload merges the whole file at once (its own order)
                 incoming = self._prepare(records, name)
