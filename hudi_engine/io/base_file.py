@@ -184,8 +184,8 @@ def _dictionary_pays(column: pa.ChunkedArray) -> bool:
 
 
 def dictionary_choices(metadata: pq.FileMetaData) -> dict[str, bool]:
-    """Whether each top-level column of a written file (one leaf, first row group) kept its dictionary: what a
-    rewrite of the file's rows chooses again, without judging them afresh (`BaseFileWriter`'s `dictionary`)."""
+    """Whether each top-level column of a written file (one leaf, first row group) kept its dictionary (a merge
+    writes plain again what its old file holds plain: `BaseFileWriter`'s `dictionary`)."""
     if not metadata.num_row_groups:
         return {}
     group = metadata.row_group(0)
@@ -224,8 +224,8 @@ class BaseFileWriter:
     The chunks' own schema metadata is dropped (it may be stale footer keys of a file they were read from);
     `extra_metadata` adds footer keys, e.g. `parquet.avro.schema`. `bloom_prefix` = (filter, n): a filter that
     already holds the first n keys written, exactly as building it would leave it (a merged file's old rows).
-    `dictionary`: whether to dictionary-encode each named data column (a merged file keeps its old file's choices,
-    `dictionary_choices`); the others as parquet-mr decides.
+    `dictionary`: whether to dictionary-encode each named data column (a merge names the columns its old file holds
+    plain, `dictionary_choices`); the others as parquet-mr decides.
     """
 
     def __init__(self, storage: Storage, path: str, *, bloom_filter_type: str | None = DYNAMIC_V0,

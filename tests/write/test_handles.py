@@ -229,9 +229,9 @@ def test_merge_handle_updates_inserts_deletes_and_carries_untouched_rows(tmp_pat
     assert (footer.min_key, footer.max_key) == ("k1", "k9")
 
 
-def test_merge_handle_keeps_each_columns_dictionary_choice_of_the_old_file(tmp_path, monkeypatch):
-    """The merged file encodes each data column as the old file did (dictionary or plain), without judging its
-    rows again; a file that parquet-mr (Hudi) wrote keeps its choices too."""
+def test_merge_handle_writes_plain_what_the_old_file_holds_plain_and_judges_the_rest(tmp_path, monkeypatch):
+    """A data column the old file holds plain is written plain again without judging its values; the others are
+    judged on the merged rows (here: dictionary kept)."""
     storage, base, config = _table(tmp_path)
     data = pa.table({"id": [f"k{i}" for i in range(50)], "city": ["sf"] * 50, "ts": pa.array(range(50), pa.int64()),
                      "fare": [float(i % 3) for i in range(50)]})
@@ -239,13 +239,14 @@ def test_merge_handle_keeps_each_columns_dictionary_choice_of_the_old_file(tmp_p
     old = pq.read_metadata(tmp_path / "t" / first.path)
     assert dictionary_choices(old) == {**{c: c not in ("_hoodie_commit_seqno", "_hoodie_record_key") for c in
                                           META_COLUMNS}, "id": False, "city": True, "ts": False, "fare": True}
-    judged: list[str] = []
+    judged: list[pa.ChunkedArray] = []
     monkeypatch.setattr(base_file, "_dictionary_pays", lambda column: judged.append(column) or True)
     incoming = pa.table({"id": ["k1", "k90"], "city": ["sf", "sf"], "ts": pa.array([5, 6], pa.int64()),
                          "fare": [10.0, 90.0]})
     stat = merge_handle(_ctx(storage, base, config, T2), "city=sf", first.file_id, str(tmp_path / "t" / first.path),
                         incoming)
-    assert not judged and dictionary_choices(pq.read_metadata(tmp_path / "t" / stat.path)) == dictionary_choices(old)
+    assert [c.to_pylist()[:2] for c in judged] == [["sf", "sf"], [0.0, 10.0]]  # city and fare, in merged order
+    assert dictionary_choices(pq.read_metadata(tmp_path / "t" / stat.path)) == dictionary_choices(old)
 
 
 def test_merge_handle_keeps_the_stored_record_when_the_payload_says_it_is_newer(tmp_path):

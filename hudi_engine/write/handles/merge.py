@@ -103,7 +103,10 @@ class MergeHandle(HeldWriteHandle):
                 bloom = footer_of(parquet, base_file_path, bloom_max_entries=ctx.bloom.max_entries).bloom_filter
                 bloom_prefix = None if bloom is None else (bloom, n_old)
             ctx.inflight.create_marker(partition_path, name, IOType.MERGE)
-            writer = self._base_writer(name, bloom_prefix, dictionary_choices(parquet.metadata))
+            # A column the old file holds plain is near-unique there: written plain again without judging its
+            # values (the costly judgement); the others are judged on the merged rows, as parquet-mr judges them.
+            plain = {c: False for c, kept in dictionary_choices(parquet.metadata).items() if not kept}
+            writer = self._base_writer(name, bloom_prefix, plain)
             changes = ctx.change_log()  # HoodieMergeHandleWithChangeLog on a CDC table
             if ctx.payload.custom is not None:  # a user payload merges the whole file at once (its own order)
                 incoming = self._prepare(records, name)
