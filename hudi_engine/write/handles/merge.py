@@ -103,8 +103,8 @@ class MergeHandle(HeldWriteHandle):
                 bloom = footer_of(parquet, base_file_path, bloom_max_entries=ctx.bloom.max_entries).bloom_filter
                 bloom_prefix = None if bloom is None else (bloom, n_old)
             ctx.inflight.create_marker(partition_path, name, IOType.MERGE)
-            # A column the old file holds plain is near-unique there: written plain again without judging its
-            # values (the costly judgement); the others are judged on the merged rows, as parquet-mr judges them.
+            # A column the old file holds plain (near-unique, a decimal, all null) is written plain again without
+            # judging its values (the costly judgement); the others are judged on the merged rows, as parquet-mr does.
             plain = {c: False for c, kept in dictionary_choices(parquet.metadata).items() if not kept}
             writer = self._base_writer(name, bloom_prefix, plain)
             changes = ctx.change_log()  # HoodieMergeHandleWithChangeLog on a CDC table
