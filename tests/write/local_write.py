@@ -14,17 +14,18 @@ from hudi_engine.write_pipeline import run_write
 
 
 def write(path: Path | str, table: pa.Table, options: dict, *, parallelism: int = 2, chunk: int = 7,
-          table_services: bool = False) -> WriteResult:
+          table_services: bool = False, threads: int = 1) -> WriteResult:
     """One write; with `table_services`, also what runs around a commit (pending services before, inline
     compaction, the LAZY rollback of failed writes, cleaning and archival after), as `spark.writer.write` does."""
     client = WriteClient.open(table_for_write(str(path)), WriteConfig.from_options(options, str(path)), table.schema)
     if table_services:
-        return run_write(client, lambda c, txn: write_files(c, txn, table, parallelism=parallelism, chunk=chunk))
+        return run_write(client, lambda c, txn: write_files(c, txn, table, parallelism=parallelism, chunk=chunk,
+                                                            threads=threads))
     with client.transaction() as txn:
-        return txn.commit(write_files(client, txn, table, parallelism=parallelism, chunk=chunk))
+        return txn.commit(write_files(client, txn, table, parallelism=parallelism, chunk=chunk, threads=threads))
 
 
 def write_files(client: WriteClient, txn: Transaction, table: pa.Table, *, parallelism: int = 2,
-                chunk: int = 7) -> list[WriteStat]:
+                chunk: int = 7, threads: int = 1) -> list[WriteStat]:
     """The data files of one write's instant (what the Spark job does between start and commit); their stats."""
-    return local_writer.write_files(client, txn, table, parallelism=parallelism, batch_rows=chunk)
+    return local_writer.write_files(client, txn, table, parallelism=parallelism, batch_rows=chunk, threads=threads)

@@ -8,17 +8,14 @@ import threading
 import time
 from pathlib import Path
 
+import local_write
 import pyarrow as pa
 import pytest
 from oracle import assert_same_rows, rs_snapshot
 
 from hudi_engine import HudiTable
-from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.errors import WriteError
-from hudi_engine.write import local_writer
 from hudi_engine.write.handles import merge
-from hudi_engine.write.write_client import WriteClient, table_for_write
-from hudi_engine.write_pipeline import run_write
 
 BASE = {"hoodie.table.name": "threads", "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts"}
@@ -31,10 +28,9 @@ def rows(ids: range, ts: int, value: str) -> pa.Table:
 
 
 def write(path: Path, table: pa.Table, operation: str, table_type: str, threads: int) -> None:
-    options = {**BASE, "hoodie.datasource.write.operation": operation,
-               "hoodie.datasource.write.table.type": table_type}
-    client = WriteClient.open(table_for_write(str(path)), WriteConfig.from_options(options, str(path)), table.schema)
-    run_write(client, lambda c, txn: local_writer.write_files(c, txn, table, parallelism=4, threads=threads))
+    local_write.write(path, table, {**BASE, "hoodie.datasource.write.operation": operation,
+                                    "hoodie.datasource.write.table.type": table_type},
+                      parallelism=4, chunk=65536, table_services=True, threads=threads)
 
 
 def data(table: pa.Table) -> pa.Table:
