@@ -85,9 +85,9 @@ def driver_threads() -> int:
 
 
 def write_on_driver(df: DataFrame, path: str, config: WriteConfig, *, table: HudiTable | None = None) -> WriteResult:
-    """Write `df` to the Hudi table at `path` in this process: its rows collected (and checked) by one Spark job,
-    then the engine's write pipeline with the files written here (`write.local_writer`), as `hudi_engine.spark.write`
-    runs it with Spark's jobs."""
+    """Write `df` to the Hudi table at `path` in this process: its rows collected by one Spark job and checked here
+    (Spark's check runs only where a row may fail it), then the engine's write pipeline with the files written here
+    (`write.local_writer`), as `hudi_engine.spark.write` runs it with Spark's jobs."""
     df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
     spark = df.sparkSession
     schema = to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))

@@ -263,35 +263,31 @@ def test_conformance_footers(table_name: str, unzip_table, tmp_path: Path) -> No
         assert read_base_file(storage, rewritten).equals(original)
 
 
-def _parquet_mr_columns(conformance_dir: Path, tmp_path: Path):
+def _parquet_mr_columns(conformance_dir: Path, unzip_table):
     """(file, column name, the column, whether parquet-mr kept its dictionary) for every top-level column of every
     base file of the conformance tables (written by Hudi's parquet-mr) stored as the engine stores that type: not
     INT96 timestamps, not booleans (never dictionary-encoded by either writer)."""
-    import zipfile
     for z in sorted(conformance_dir.glob("v*/*.zip")):
-        with zipfile.ZipFile(z) as archive:
-            archive.extractall(tmp_path / z.stem)
-        for path in sorted((tmp_path / z.stem).rglob("*.parquet")):
-            if ".hoodie" in path.parts or "__MACOSX" in path.parts:
+        for path in sorted(unzip_table(z.stem, z.parent.name).rglob("*.parquet")):
+            if ".hoodie" in path.parts:
                 continue
             md = pq.read_metadata(path)
-            if not md.num_row_groups:
+            kept = base_file.dictionary_choices(md)
+            if not kept:
                 continue
+            types = {md.schema.column(j).path: md.schema.column(j).physical_type for j in range(md.num_columns)}
             table = pq.read_table(path)
-            chunks = {md.row_group(0).column(j).path_in_schema: md.row_group(0).column(j)
-                      for j in range(md.num_columns)}
             for name in table.column_names:
-                chunk = chunks.get(name)
-                if name.startswith("_hoodie") or chunk is None or chunk.physical_type in ("INT96", "BOOLEAN"):
+                if name.startswith("_hoodie") or name not in kept or types[name] in ("INT96", "BOOLEAN"):
                     continue
-                yield path, name, table.column(name), any("DICTIONARY" in e for e in chunk.encodings)
+                yield path, name, table.column(name), kept[name]
 
 
-def test_the_dictionary_choice_is_parquet_mrs_on_every_conformance_file(conformance_dir: Path, tmp_path: Path) -> None:
+def test_the_dictionary_choice_is_parquet_mrs_on_every_conformance_file(conformance_dir: Path, unzip_table) -> None:
     """parquet-mr writes a column plain when its first page's dictionary and indices are no smaller than the plain
     values (and FIXED_LEN_BYTE_ARRAY decimals always plain); the writer makes the same choice, column by column."""
     checked = 0
-    for path, name, column, dictionary in _parquet_mr_columns(conformance_dir, tmp_path):
+    for path, name, column, dictionary in _parquet_mr_columns(conformance_dir, unzip_table):
         assert base_file._dictionary_pays(column) == dictionary, f"{path.name}: column {name}"
         checked += 1
     assert checked > 1000
@@ -314,8 +310,6 @@ def test_near_unique_columns_are_written_plain_and_read_back(storage_root: tuple
         .append_column("note", pa.nulls(n, pa.string()))
     path = f"{root}/f.parquet"
     write_base_file(storage, path, table)
-    md = pq.read_metadata(path).row_group(0)
-    encodings = {md.column(j).path_in_schema: md.column(j).encodings for j in range(md.num_columns)}
-    plain = {c for c, e in encodings.items() if not any("DICTIONARY" in x for x in e)}
+    plain = {c for c, kept in base_file.dictionary_choices(pq.read_metadata(path)).items() if not kept}
     assert plain == {"_hoodie_commit_seqno", "_hoodie_record_key", "id", "name", "note"}
     assert pq.read_table(path).equals(table)
