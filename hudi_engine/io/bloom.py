@@ -134,10 +134,15 @@ def _positions_same_length(rows: np.ndarray, num_hashes: int, vector_size: int) 
     out = np.empty((num_hashes, n), dtype=np.uint32)
     size = np.uint32(vector_size)
     h = np.zeros(n, dtype=np.uint32)
+    quotient = np.empty(n, dtype=np.uint32)
     for i in range(num_hashes):
         h = _murmur_rows(blocks, tail, length, h)
         # Java Math.abs(h % v) == |h| mod v; |INT_MIN| wraps to INT_MIN, whose uint32 view is the true 2^31.
-        np.remainder(np.abs(h.view(np.int32)).view(np.uint32), size, out=out[i])
+        magnitude = np.abs(h.view(np.int32)).view(np.uint32)
+        # |h| - (|h| // v) * v: numpy divides by a scalar with libdivide, but `remainder` divides every element.
+        np.floor_divide(magnitude, size, out=quotient)
+        np.multiply(quotient, size, out=quotient)
+        np.subtract(magnitude, quotient, out=out[i])
     return out
 
 
@@ -224,7 +229,7 @@ class _BitVector:
                 continue
             if bits is None:
                 bits = np.unpackbits(self.packed, bitorder="little", count=self.vector_size).view(bool)
-            bits[positions.astype(np.intp)] = True  # intp: numpy's own index type (uint32 indexes 2x slower)
+            bits[positions] = True
         if bits is not None:
             self.packed = np.packbits(bits, bitorder="little")
 
@@ -407,10 +412,16 @@ class DynamicBloomFilter(_BloomFilterBase):
     def _assign_rows(self, n: int) -> np.ndarray:
         """The matrix row each of the next `n` keys goes to, advancing the growth state as `add` would."""
         out = np.empty(n, dtype=np.int64)
+        self._advance(n, out)
+        return out
+
+    def _advance(self, n: int, out: np.ndarray | None = None) -> None:
+        """Advance the growth state by `n` keys as `add` would, writing each key's matrix row into `out` if given."""
         i = 0
         while i < n:
             if self._reached_max:
-                out[i:] = (self._round_robin + np.arange(n - i)) % len(self._rows)
+                if out is not None:
+                    out[i:] = (self._round_robin + np.arange(n - i)) % len(self._rows)
                 self._round_robin += n - i
                 self.current_count += n - i
                 break
@@ -420,15 +431,16 @@ class DynamicBloomFilter(_BloomFilterBase):
                     self.current_count = 0
                     continue
                 self._reached_max = True  # this key goes to row 0; round-robin starts with the next one
-                out[i] = 0
+                if out is not None:
+                    out[i] = 0
                 self.current_count += 1
                 i += 1
                 continue
             take = min(n - i, self.num_entries - self.current_count)
-            out[i : i + take] = len(self._rows) - 1
+            if out is not None:
+                out[i : i + take] = len(self._rows) - 1
             self.current_count += take
             i += take
-        return out
 
     def add(self, key: str) -> None:
         positions = self._key_positions(key)
@@ -517,7 +529,7 @@ def continuation(parsed: BloomFilter, fresh: BloomFilter, n_keys: int) -> BloomF
             return None
         probe = copy.copy(fresh)  # `fresh` stays untouched: the probe gets its own list of rows
         probe._rows = list(fresh._rows)
-        probe._assign_rows(n_keys)  # the growth state n_keys adds leave
+        probe._advance(n_keys)  # the growth state n_keys adds leave
         if (probe.num_rows, probe.current_count) != (parsed.num_rows, parsed.current_count):
             return None
         parsed.max_entries = fresh.max_entries
