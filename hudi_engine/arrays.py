@@ -17,8 +17,11 @@ def one_chunk(col: pa.Array | pa.ChunkedArray) -> pa.Array:
     return col
 
 
-def repeated(value: str, n: int) -> pa.Array:
-    """`value` `n` times, as one string array (one buffer copy per row; no Python list)."""
+def repeated(value: str, n: int, *, dictionary: bool = False) -> pa.Array:
+    """`value` `n` times, as one string array (one buffer copy per row; no Python list), or (`dictionary`) as a
+    dictionary array of that one value (int32 indices, all zero: no string copied)."""
+    if dictionary:
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value], pa.string()))
     return pa.repeat(pa.scalar(value, pa.string()), n)
 
 

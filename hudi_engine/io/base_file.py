@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from hudi_engine.arrays import repeated
 from hudi_engine.errors import HudiError, WriteError
 from hudi_engine.io.bloom import (
     DEFAULT_FPP,
@@ -144,9 +145,17 @@ def _prepare_table(table: pa.Table, path: str) -> pa.Table:
 _UNIQUE_COLUMNS = ("_hoodie_commit_seqno", RECORD_KEY_COLUMN)
 # Meta columns of one value per file (partition path, file name) or a few (commit times): handed to the parquet
 # writer as dictionary arrays, so it hashes no strings where a column is constant (an index array of zeros). The
-# file's bytes are the same as from the plain strings; `ARROW:schema` names the plain type.
-_FEW_VALUED_COLUMNS = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name")
+# file's bytes are the same as from the plain strings; `ARROW:schema` names the plain type. The write handles give
+# them as dictionary arrays already (`file_schema`), so a merge decodes and lays them out as indices, not strings.
+FEW_VALUED_COLUMNS = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name")
+DICTIONARY_STRING = pa.dictionary(pa.int32(), pa.string())
 
+
+def file_schema(schema: pa.Schema) -> pa.Schema:
+    """`schema` with its few-valued string meta columns as dictionary types (`FEW_VALUED_COLUMNS`): the rows a write
+    handle gives a base file writer, and what a merge reads of the base file it rewrites."""
+    return pa.schema([f.with_type(DICTIONARY_STRING) if f.name in FEW_VALUED_COLUMNS and pa.types.is_string(f.type)
+                      else f for f in schema], metadata=schema.metadata)
 
 # parquet-mr (what Hudi and Spark write with) judges a column's dictionary on its first page, at most this many values
 # (parquet.page.row.count.limit), and writes the column plain when the dictionary and its indices are not smaller
@@ -197,19 +206,43 @@ def _dictionary_encoded(column: pa.ChunkedArray) -> pa.Array:
     """`column` as one dictionary array (int32 indices)."""
     n = len(column)
     if n and not column.null_count and pc.all(pc.equal(column, column[0])).as_py():
-        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([column[0].as_py()],
-                                                                                       column.type))
+        return repeated(column[0].as_py(), n, dictionary=True)
     return pc.dictionary_encode(column.combine_chunks())
 
 
 def _for_writer(table: pa.Table) -> pa.Table:
-    """`table` with its few-valued string meta columns as dictionary arrays (`_FEW_VALUED_COLUMNS`)."""
-    for name in _FEW_VALUED_COLUMNS:
+    """`table` with its few-valued string meta columns as dictionary arrays (`FEW_VALUED_COLUMNS`), one per
+    column: chunks of differing dictionaries would make parquet write the column as strings, hashed again."""
+    for name in FEW_VALUED_COLUMNS:
         at = table.schema.get_field_index(name)
-        if at >= 0 and pa.types.is_string(table.schema.field(at).type):
-            column = _dictionary_encoded(table.column(at))
-            table = table.set_column(at, table.schema.field(at).with_type(column.type), column)
+        if at < 0:
+            continue
+        column, field = table.column(at), table.schema.field(at)
+        if pa.types.is_string(field.type):
+            encoded = _dictionary_encoded(column)
+        elif pa.types.is_dictionary(field.type) and column.num_chunks > 1:
+            encoded = pa.concat_arrays(column.chunks)  # their dictionaries unified
+        else:
+            continue
+        table = table.set_column(at, field.with_type(encoded.type), encoded)
     return table
+
+
+def _plain(schema: pa.Schema) -> pa.Schema:
+    """`schema` with dictionary types named by their value types (what the file stores and reads back as)."""
+    return pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in schema])
+
+
+@dataclass(frozen=True)
+class KeyPrefix:
+    """What a base file writer is told of the first `rows` keys it will be given (a merged file's old rows, in file
+    order, read from that file's footer): a bloom filter holding exactly them, as building it would leave it (None:
+    not known), and their min and max keys (None: not known)."""
+
+    rows: int
+    bloom: BloomFilter | None = None
+    min_key: str | None = None
+    max_key: str | None = None
 
 
 class BaseFileWriter:
@@ -222,8 +255,9 @@ class BaseFileWriter:
     `hoodie.bloom.index.filter.dynamic.max.entries`) and the min/max keys are built from `_hoodie_record_key`.
     `bloom_filter_type=None` is for `hoodie.populate.meta.fields=false`: no Hudi footer keys, as Hudi does.
     The chunks' own schema metadata is dropped (it may be stale footer keys of a file they were read from);
-    `extra_metadata` adds footer keys, e.g. `parquet.avro.schema`. `bloom_prefix` = (filter, n): a filter that
-    already holds the first n keys written, exactly as building it would leave it (a merged file's old rows).
+    `extra_metadata` adds footer keys, e.g. `parquet.avro.schema`. `key_prefix`: what is known of the first keys it
+    will be given (their filter continues into the file's, where its type and sizing are the file's; their range
+    is not computed again).
     `dictionary`: whether to dictionary-encode each named data column (a merge names the columns its old file holds
     plain, `dictionary_choices`); the others as parquet-mr decides.
     """
@@ -233,14 +267,15 @@ class BaseFileWriter:
                  bloom_max_entries: int = DEFAULT_MAX_ENTRIES, compression: str = "gzip",
                  compression_level: int | None = None, row_group_size: int | None = None,
                  extra_metadata: Mapping[str, str] | None = None,
-                 bloom_prefix: tuple[BloomFilter, int] | None = None,
+                 key_prefix: KeyPrefix | None = None,
                  dictionary: Mapping[str, bool] | None = None) -> None:
         self.storage, self.path = storage, path
         self.compression, self.compression_level = compression, compression_level
         self.row_group_size = row_group_size
         self.footer: dict[str, str] = dict(extra_metadata or {})
         self.bloom: BloomFilter | None = None
-        self._prefix = bloom_prefix
+        self._prefix = key_prefix
+        self._bloom_continued = False
         self._dictionary = dictionary or {}
         if bloom_filter_type is not None:
             try:
@@ -273,7 +308,7 @@ class BaseFileWriter:
                 )
             self._add_keys(keys)
         try:
-            plain_schema, table = table.schema, _for_writer(table)
+            plain_schema, table = _plain(table.schema), _for_writer(table)
             if self._writer is None:
                 self._out = self.storage.open_output(self.path)
                 self._writer = pq.ParquetWriter(
@@ -312,20 +347,20 @@ class BaseFileWriter:
 
     def _add_keys(self, keys: pa.ChunkedArray) -> None:
         assert self.bloom is not None
-        done = 0
-        if self._prefix is not None and self.num_rows == 0:
-            prior, n = self._prefix
-            continued = continuation(prior, self.bloom, n)
+        prefix = self._prefix
+        if prefix is not None and prefix.bloom is not None and self.num_rows == 0:
+            continued = continuation(prefix.bloom, self.bloom, prefix.rows)
             if continued is not None:
-                self.bloom, self._prefix = continued, (continued, n)
-            else:
-                self._prefix = None
-        if self._prefix is not None:  # keys the continued filter already holds are skipped
-            done = max(0, min(len(keys), self._prefix[1] - self.num_rows))
-        self.bloom.add_many(keys.slice(done))
-        lo, hi = record_key_range(keys)
-        bounds = [k for k in (self.min_key, self.max_key, lo, hi) if k is not None]
-        self.min_key, self.max_key = record_key_range(pa.array(bounds, pa.string()))
+                self.bloom, self._bloom_continued = continued, True
+        known = 0 if prefix is None else max(0, min(len(keys), prefix.rows - self.num_rows))  # prefix keys given now
+        self.bloom.add_many(keys.slice(known) if self._bloom_continued else keys)
+        bounds = [self.min_key, self.max_key]
+        if known and prefix is not None and prefix.min_key is not None and prefix.max_key is not None:
+            bounds += [prefix.min_key, prefix.max_key, *record_key_range(keys.slice(known))]
+        else:
+            bounds += record_key_range(keys)
+        present = [k for k in bounds if k is not None]
+        self.min_key, self.max_key = record_key_range(pa.array(present, pa.string()))
 
     def close(self) -> BaseFileWriteResult:
         if self._writer is None:

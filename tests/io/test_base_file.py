@@ -176,6 +176,33 @@ def test_few_valued_meta_columns_go_to_the_writer_as_dictionaries_and_change_no_
     assert all("RLE_DICTIONARY" in c.encodings for c in chunks)
 
 
+def test_few_valued_meta_columns_given_as_dictionaries_read_back_as_strings_with_the_used_values_stats(
+        storage_root: tuple[Storage, str]) -> None:
+    """Dictionary arrays of differing dictionaries (a merge's batches: the old file's instants and the new one),
+    some values unused, go to the file as one dictionary per column chunk: it reads back as the plain strings
+    (`ARROW:schema` names them), and its statistics are the values used."""
+    storage, root = storage_root
+    plain = make_table(KEYS)
+    n = plain.num_rows
+    old, new = "20240101000000000", "20240202000000000"
+    first = pa.DictionaryArray.from_arrays(pa.array([1] * 3, pa.int32()), pa.array([old, new]))  # `old` unused
+    second = pa.DictionaryArray.from_arrays(pa.array([0] * (n - 3), pa.int32()), pa.array([new]))
+    times = pa.chunked_array([first, second])
+    given = plain.set_column(0, pa.field("_hoodie_commit_time", times.type), times)
+    given = given.set_column(4, pa.field("_hoodie_file_name", base_file.DICTIONARY_STRING),
+                             plain.column(4).dictionary_encode())
+    assert base_file.file_schema(plain.schema).field("_hoodie_commit_time").type == base_file.DICTIONARY_STRING
+    path = f"{root}/given.parquet"
+    write_base_file(storage, path, given)
+    back = pq.read_table(path)
+    assert back.schema.field("_hoodie_commit_time").type == pa.string()
+    assert back.column("_hoodie_commit_time").to_pylist() == [new] * n
+    assert back.column("_hoodie_file_name").to_pylist() == plain.column(4).to_pylist()
+    chunk = pq.read_metadata(path).row_group(0).column(0)
+    assert "RLE_DICTIONARY" in chunk.encodings
+    assert (chunk.statistics.min, chunk.statistics.max) == (new, new)
+
+
 def test_simple_filter_has_no_type_code(storage_root: tuple[Storage, str]) -> None:
     storage, root = storage_root
     path = f"{root}/f.parquet"

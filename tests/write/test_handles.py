@@ -249,6 +249,48 @@ def test_merge_handle_writes_plain_what_the_old_file_holds_plain_and_judges_the_
     assert dictionary_choices(pq.read_metadata(tmp_path / "t" / stat.path)) == dictionary_choices(old)
 
 
+def test_merge_handle_lays_out_the_few_valued_meta_columns_as_dictionaries(tmp_path, monkeypatch):
+    """A merge reads, lays out and writes the commit time, partition path and file name as dictionary indices; its
+    file holds the rows and statistics of a merge through strings, an instant no row keeps anymore left out."""
+    import shutil
+
+    import hudi_engine.write.handles.merge as merge_module
+
+    monkeypatch.setattr(merge_module, "MERGE_BATCH_ROWS", 7)
+    storage, base, config = _table(tmp_path / "a")
+    n = 30
+    data = pa.table({"id": [f"k{i:02d}" for i in range(n)], "city": ["sf"] * n, "ts": pa.array([1] * n, pa.int64()),
+                     "fare": [float(i) for i in range(n)]})
+    first = create_handle(_ctx(storage, base, config, T1), "city=sf", data)
+    second = merge_handle(_ctx(storage, base, config, T2), "city=sf", first.file_id,
+                          str(tmp_path / "a" / "t" / first.path), data.slice(0, 10))  # T1 and T2 rows
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    given: list[list[pa.DataType]] = []
+    write = base_file.BaseFileWriter.write
+    monkeypatch.setattr(base_file.BaseFileWriter, "write", lambda self, table: (table.num_rows and given.append(
+        [table.schema.field(c).type for c in base_file.FEW_VALUED_COLUMNS])) or write(self, table))
+    out = []
+    for at in ("a", "b"):
+        if at == "b":  # the rows as strings, each column encoded by the writer
+            monkeypatch.setattr(WriteContext, "file_schema", property(lambda ctx: ctx.arrow_schema))
+        storage, base = Storage.for_uri(str(tmp_path / at / "t"))
+        stat = merge_handle(_ctx(storage, base, config, T3), "city=sf", first.file_id,
+                            str(tmp_path / at / "t" / second.path), data.slice(10))  # every T1 row
+        out.append(tmp_path / at / "t" / stat.path)
+        assert given and all(t == [base_file.DICTIONARY_STRING if at == "a" else pa.string()] * 3 for t in given)
+        given.clear()
+    rows = [pq.read_table(p) for p in out]
+    assert rows[0].equals(rows[1])
+    assert sorted(set(rows[0].column("_hoodie_commit_time").to_pylist())) == [T2, T3]
+
+    def stats(path: Path) -> list:
+        md = pq.read_metadata(path)
+        return [(md.row_group(g).column(c).statistics.min, md.row_group(g).column(c).statistics.max)
+                for g in range(md.num_row_groups) for c in (0, 3, 4)]
+    assert stats(out[0]) == stats(out[1])
+    assert stats(out[0])[0] == (T2, T3)
+
+
 def test_merge_handle_keeps_the_stored_record_when_the_payload_says_it_is_newer(tmp_path):
     # A COW table stores no payload class (as Hudi 0.x's): the writer's payload merges.
     payload = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
@@ -543,12 +585,16 @@ def test_merge_continues_the_old_bloom_filter_exactly_as_a_rebuild(tmp_path, mon
         return continued
 
     monkeypatch.setattr(base_file, "continuation", spy)
+    ranged: list[int] = []  # how many keys each key range is taken of
+    key_range = base_file.record_key_range
+    monkeypatch.setattr(base_file, "record_key_range", lambda keys: ranged.append(len(keys)) or key_range(keys))
 
     storage, base, config = _table(tmp_path)
     sizing = {"bloom": BloomConfig(filter_type=filter_type, num_entries=100, fpp=0.001, max_entries=400)}
     old = pa.table({"id": [f"k{i:04d}" for i in range(n_old)][::-1], "city": ["sf"] * n_old,
                     "ts": pa.array([1] * n_old, pa.int64()), "fare": [1.0] * n_old})
     first = create_handle(_ctx(storage, base, config, T1, **sizing), "city=sf", old)
+    ranged.clear()
     new = pa.table({"id": ["k0003"] + [f"n{i:04d}" for i in range(n_new)], "city": ["sf"] * (n_new + 1),
                     "ts": pa.array([2] * (n_new + 1), pa.int64()), "fare": [2.0] * (n_new + 1)})
     stat = merge_handle(_ctx(storage, base, config, T2, **sizing), "city=sf", first.file_id,
@@ -557,9 +603,13 @@ def test_merge_continues_the_old_bloom_filter_exactly_as_a_rebuild(tmp_path, mon
     keys = read_base_file(storage, path, columns=["_hoodie_record_key"]).column(0)
     rebuilt = new_bloom_filter(100, 0.001, filter_type, 400)
     rebuilt.add_many(keys)
-    assert read_footer(storage, path, bloom_max_entries=400).bloom_filter.serialize() == rebuilt.serialize()
+    footer = read_footer(storage, path, bloom_max_entries=400)
+    assert footer.bloom_filter.serialize() == rebuilt.serialize()
     assert stat.num_inserts == n_new and stat.num_update_writes == 1 and stat.num_deletes == int(delete)
     assert answers == ([] if continued is None else [continued])
+    # The old rows' range comes from their footer where every one is kept: only the inserts' is taken.
+    assert (footer.min_key, footer.max_key) == key_range(keys) == ("k0000", f"n{n_new - 1:04d}")
+    assert max(ranged) == (n_old - 1 + n_new if delete else n_new)  # one batch: the file's rows
 
 
 def test_append_handle_on_a_1x_table_states_the_slice_as_hudi_does(tmp_path):

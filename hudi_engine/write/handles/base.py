@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from hudi_engine.config.write_config import BloomConfig, FileSizing
 from hudi_engine.errors import WriteError
-from hudi_engine.io.base_file import BaseFileWriter, BaseFileWriteResult
+from hudi_engine.io.base_file import BaseFileWriter, BaseFileWriteResult, KeyPrefix
 from hudi_engine.storage import Storage
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write.handles.context import RECORD_KEY, WriteContext, relative_path
@@ -41,8 +41,9 @@ class WriteHandle(ABC):
         return int((time.monotonic() - self._t0) * 1000)
 
     def _prepare(self, records: pa.Table, file_name: str, start_index: int = 0,
-                 indices: np.ndarray | None = None) -> pa.Table:
-        """`records` as rows of `file_name` in this handle's partition: meta columns, the writer schema."""
+                 indices: np.ndarray | None = None, *, for_base_file: bool = False) -> pa.Table:
+        """`records` as rows of `file_name` in this handle's partition: meta columns, the writer schema
+        (`ctx.file_schema` for rows that go only to a base file)."""
         ctx, partition_path = self.ctx, self.partition_path
         keygen = None if RECORD_KEY in records.column_names else ctx.keygen
         rows = prepare_records(
@@ -55,14 +56,17 @@ class WriteHandle(ABC):
             start_index=start_index,
             indices=indices,
             populate_meta_fields=ctx.config.populate_meta_fields,
+            dictionary=for_base_file and ctx.config.populate_meta_fields,
         )
-        return conform(rows, ctx.arrow_schema, f"records for {relative_path(partition_path, file_name)}")
+        return conform(rows, ctx.file_schema if for_base_file else ctx.arrow_schema,
+                       f"records for {relative_path(partition_path, file_name)}")
 
-    def _base_writer(self, name: str, bloom_prefix=None, dictionary: Mapping[str, bool] | None = None) -> BaseFileWriter:
+    def _base_writer(self, name: str, key_prefix: KeyPrefix | None = None,
+                     dictionary: Mapping[str, bool] | None = None) -> BaseFileWriter:
         ctx = self.ctx
         return base_writer(ctx.location.storage, ctx.full_path(self.partition_path, name), bloom=ctx.bloom, files=ctx.files,
                            populate_meta_fields=ctx.config.populate_meta_fields, row_group_size=ctx.row_group_size,
-                           bloom_prefix=bloom_prefix, dictionary=dictionary)
+                           key_prefix=key_prefix, dictionary=dictionary)
 
     def _publish(self, writer: BaseFileWriter, name: str) -> BaseFileWriteResult:
         """Close a base file and confirm the instant is still this writer's. A rollback that took the instant while
@@ -105,21 +109,21 @@ class HeldWriteHandle(WriteHandle):
 
 
 def base_writer(storage: Storage, path: str, *, bloom: BloomConfig, files: FileSizing, populate_meta_fields: bool,
-                row_group_size: int | None = None, bloom_prefix=None,
+                row_group_size: int | None = None, key_prefix: KeyPrefix | None = None,
                 dictionary: Mapping[str, bool] | None = None) -> BaseFileWriter:
     """A base file writer with the write's bloom filter and parquet settings (handles and compaction alike)."""
     return BaseFileWriter(
         storage, path,
         bloom_filter_type=bloom.filter_type if populate_meta_fields else None,
         bloom_num_entries=bloom.num_entries, bloom_fpp=bloom.fpp, bloom_max_entries=bloom.max_entries,
-        compression=files.compression, row_group_size=row_group_size, bloom_prefix=bloom_prefix, dictionary=dictionary,
+        compression=files.compression, row_group_size=row_group_size, key_prefix=key_prefix, dictionary=dictionary,
     )
 
 
 def write_base(storage: Storage, path: str, rows: pa.Table, *, bloom: BloomConfig, files: FileSizing,
-               populate_meta_fields: bool, row_group_size: int | None = None, bloom_prefix=None):
+               populate_meta_fields: bool, row_group_size: int | None = None):
     """One base file of `rows` in one go."""
     writer = base_writer(storage, path, bloom=bloom, files=files, populate_meta_fields=populate_meta_fields,
-                         row_group_size=row_group_size, bloom_prefix=bloom_prefix)
+                         row_group_size=row_group_size)
     writer.write(rows)
     return writer.close()

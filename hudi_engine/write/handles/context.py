@@ -11,6 +11,7 @@ from hudi_engine.arrays import one_chunk
 from hudi_engine.config.write_config import BloomConfig, FileSizing, LogConfig
 from hudi_engine.file_naming import WriteToken
 from hudi_engine.internal_schema import ColumnIds
+from hudi_engine.io.base_file import file_schema
 from hudi_engine.keygen import key_generator_for
 from hudi_engine.location import TableLocation
 from hudi_engine.metadata.record_index import RECORD_INDEX_PARTITION
@@ -86,6 +87,12 @@ class WriteContext:
     def arrow_schema(self) -> pa.Schema:
         """Arrow schema of the rows written: the five meta columns, then the data columns."""
         return avro_to_arrow_schema(self.schema_with_meta)
+
+    @cached_property
+    def file_schema(self) -> pa.Schema:
+        """`arrow_schema` as rows bound for a base file carry it: the few-valued meta columns as dictionaries
+        (`base_file.file_schema`); as `arrow_schema` without meta fields (those columns are null)."""
+        return file_schema(self.arrow_schema) if self.config.populate_meta_fields else self.arrow_schema
 
     @cached_property
     def cdc_mode(self) -> LoggingMode | None:

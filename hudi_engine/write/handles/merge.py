@@ -13,7 +13,15 @@ import pyarrow.parquet as pq
 from hudi_engine.arrays import one_chunk
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import BaseFileName
-from hudi_engine.io.base_file import BaseFileWriter, dictionary_choices, footer_of, read_base_file, record_keys_of
+from hudi_engine.io.base_file import (
+    FEW_VALUED_COLUMNS,
+    BaseFileWriter,
+    KeyPrefix,
+    dictionary_choices,
+    footer_of,
+    read_base_file,
+    record_keys_of,
+)
 from hudi_engine.io.log_format import encode_log_file
 from hudi_engine.merge import DeleteBatch, MergeResult, merge_records
 from hudi_engine.payload import Combine
@@ -96,18 +104,23 @@ class MergeHandle(HeldWriteHandle):
                 row_positions(incoming_keys, old_keys)
             delete_row = row_positions(delete_keys, old_keys) if len(delete_keys) else np.zeros(0, np.int64)
             keeps_every_row = ctx.payload.custom is None and not (delete_row >= 0).any()
-            bloom_prefix = None
+            key_prefix = None
             if keeps_every_row and ctx.config.populate_meta_fields:
                 # Every old row is kept, in file order, ahead of the inserts: the old file's bloom filter already holds
-                # the first keys, exactly as rebuilding would leave it; only the inserts are added (the writer checks).
-                bloom = footer_of(parquet, base_file_path, bloom_max_entries=ctx.bloom.max_entries).bloom_filter
-                bloom_prefix = None if bloom is None else (bloom, n_old)
+                # the first keys, exactly as rebuilding would leave it, and its footer has their range; only the
+                # inserts are added (the writer checks the filter's type and sizing).
+                footer = footer_of(parquet, base_file_path, bloom_max_entries=ctx.bloom.max_entries)
+                key_prefix = KeyPrefix(n_old, footer.bloom_filter, footer.min_key, footer.max_key)
             ctx.inflight.create_marker(partition_path, name, IOType.MERGE)
             # A column the old file holds plain (near-unique, a decimal, all null) is written plain again without
             # judging its values (the costly judgement); the others are judged on the merged rows, as parquet-mr does.
             plain = {c: False for c, kept in dictionary_choices(parquet.metadata).items() if not kept}
-            writer = self._base_writer(name, bloom_prefix, plain)
+            writer = self._base_writer(name, key_prefix, plain)
             changes = ctx.change_log()  # HoodieMergeHandleWithChangeLog on a CDC table
+            # Where merged rows go only to the new file, its few-valued meta columns are read, laid out and written
+            # as dictionary indices (`ctx.file_schema`), never as strings; the whole-batch merge and the change log
+            # take strings.
+            for_file = meets is not None and changes is None and ctx.config.populate_meta_fields
             if ctx.payload.custom is not None:  # a user payload merges the whole file at once (its own order)
                 incoming = self._prepare(records, name)
                 old = conform(ctx.stored_columns(read_base_file(ctx.location.storage, base_file_path),
@@ -125,9 +138,16 @@ class MergeHandle(HeldWriteHandle):
                 per_row = max(f.size(), 1) / max(n_old, 1)
                 groups = _RowGroups(writer, max(MERGE_BATCH_ROWS, int(ctx.files.row_group_bytes / per_row)))
                 deleted = _deleted_rows(delete_keys, old_keys) if meets is not None else None
+                if for_file:
+                    present = parquet.schema_arrow.names
+                    parquet = pq.ParquetFile(f, metadata=parquet.metadata,
+                                             read_dictionary=[c for c in FEW_VALUED_COLUMNS if c in present])
+                if any(c.num_chunks > 1 for c in records.columns):  # a take from chunks concatenates them each time
+                    records = records.combine_chunks()
                 batches = self._merged_batches(
                     parquet, records, name, meets, deleted, incoming_row, delete_row, delete_keys,
-                    old_keys if ctx.config.populate_meta_fields else None)
+                    old_keys if ctx.config.populate_meta_fields else None,
+                    ctx.file_schema if for_file else ctx.arrow_schema)
                 for done in batches:
                     groups.write(done.merged)
                     if changes is not None:
@@ -139,7 +159,7 @@ class MergeHandle(HeldWriteHandle):
                 new = np.flatnonzero(incoming_row < 0)
                 for i in range(0, len(new), MERGE_BATCH_ROWS):
                     rows = new[i:i + MERGE_BATCH_ROWS]
-                    inserts = self._prepare(records.take(pa.array(rows)), name, indices=rows)
+                    inserts = self._prepare(records.take(pa.array(rows)), name, indices=rows, for_base_file=for_file)
                     groups.write(inserts)
                     if changes is not None:
                         changes.add_inserts(inserts)
@@ -169,11 +189,11 @@ class MergeHandle(HeldWriteHandle):
 
     def _merged_batches(self, parquet: pq.ParquetFile, records: pa.Table, name: str, meets: np.ndarray | None,
                         deleted: np.ndarray | None, incoming_row: np.ndarray, delete_row: np.ndarray,
-                        delete_keys: pa.Array, stored_keys: pa.Array | None) -> Iterator[_Merged]:
+                        delete_keys: pa.Array, stored_keys: pa.Array | None, schema: pa.Schema) -> Iterator[_Merged]:
         """The base file decoded `MERGE_BATCH_ROWS` rows at a time, each batch merged with the incoming records
         of its rows: `_merge_rows` where every stored row meets one incoming record at most (`meets`), else the
         whole batch through `merge_records`. `stored_keys`: the file's key column, read already (not decoded
-        again)."""
+        again). `schema`: the rows' (`ctx.file_schema` where its few-valued meta columns stay dictionaries)."""
         ctx, start = self.ctx, 0
         file_schema = parquet.schema_arrow
         key_at = file_schema.get_field_index(RECORD_KEY) if stored_keys is not None else -1
@@ -183,8 +203,7 @@ class MergeHandle(HeldWriteHandle):
             if key_at >= 0:
                 assert stored_keys is not None
                 table = table.add_column(key_at, file_schema.field(key_at), stored_keys.slice(start, batch.num_rows))
-            old = conform(ctx.stored_columns(table, self.old_name.instant_time), ctx.arrow_schema,
-                          self.base_file_path)
+            old = conform(ctx.stored_columns(table, self.old_name.instant_time), schema, self.base_file_path)
             end = start + old.num_rows
             if meets is not None:
                 merged, incoming, matched = self._merge_rows(old, records, meets[start:end],
@@ -216,7 +235,8 @@ class MergeHandle(HeldWriteHandle):
             hit &= ~deleted
         rows = np.flatnonzero(hit)
         picked = meets[rows]
-        incoming = self._prepare(records.take(pa.array(picked)), name, indices=picked)
+        dictionary = pa.types.is_dictionary(old.schema.field(FILE_NAME).type)
+        incoming = self._prepare(records.take(pa.array(picked)), name, indices=picked, for_base_file=dictionary)
         if not len(rows) and deleted is None:
             return _named(ctx, old, name), incoming, 0
         layout = np.arange(n, dtype=np.int64)
@@ -227,20 +247,28 @@ class MergeHandle(HeldWriteHandle):
                 layout[rows[wins]] = n + np.flatnonzero(wins)
                 parts.append(incoming)
             else:
-                result = _merge(ctx, old.take(pa.array(rows)), incoming, None)
+                # The payload's merge takes strings; its rows are laid out as the batch's (dictionaries) after it.
+                result = _merge(ctx, conform(old.take(pa.array(rows)), ctx.arrow_schema, self.base_file_path),
+                                conform(incoming, ctx.arrow_schema, self.base_file_path), None)
                 if result.base_kept != len(rows) or result.records.num_rows != len(rows):  # the merge's rule broke
                     raise WriteError(f"merge_handle: {len(rows)} stored rows of {self.base_file_path} met incoming "
                                      f"records but the merge returned {result.records.num_rows}; please report this")
                 layout[rows] = n + np.arange(len(rows), dtype=np.int64)
-                parts.append(result.records)
+                parts.append(conform(result.records, old.schema, self.base_file_path))
         if deleted is not None:
             layout = layout[~deleted]
         # A column at a time, the batch's array and the merged rows' in one (a table's `take` across two chunks
-        # costs half again as much); every row names the new file.
+        # costs half again as much); every row names the new file, and where none is deleted each keeps its key.
         at = pa.array(layout)
-        columns = [constant(name, len(layout)) if c == FILE_NAME and ctx.config.populate_meta_fields else
-                   pa.concat_arrays([one_chunk(p.column(c)) for p in parts]).take(at) for c in old.column_names]
-        return pa.Table.from_arrays(columns, schema=old.schema), incoming, len(rows)
+        meta = ctx.config.populate_meta_fields
+
+        def column(c: str) -> pa.Array:
+            if c == FILE_NAME and meta:
+                return constant(name, len(layout), dictionary=dictionary)
+            if c == RECORD_KEY and meta and deleted is None:
+                return one_chunk(old.column(c))
+            return pa.concat_arrays([one_chunk(p.column(c)) for p in parts]).take(at)
+        return pa.Table.from_arrays([column(c) for c in old.column_names], schema=old.schema), incoming, len(rows)
 
 
 # Ordering types whose `>` is the order `merge_records` ranks them in (floats are not: NaN ranks above every number).
@@ -412,7 +440,9 @@ def _merge(ctx: WriteContext, old: pa.Table, incoming: pa.Table, delete_keys: pa
 
 
 def _named(ctx: WriteContext, rows: pa.Table, name: str) -> pa.Table:
-    """Every row of a merged file names that file."""
+    """Every row of a merged file names that file (as a dictionary where the rows carry one: `ctx.file_schema`)."""
     if ctx.config.populate_meta_fields and rows.num_rows:
-        rows = rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME, constant(name, rows.num_rows))
+        at = rows.schema.get_field_index(FILE_NAME)
+        named = constant(name, rows.num_rows, dictionary=pa.types.is_dictionary(rows.schema.field(at).type))
+        rows = rows.set_column(at, rows.schema.field(at), named)
     return rows

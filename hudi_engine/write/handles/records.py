@@ -26,6 +26,7 @@ def prepare_records(
     start_index: int = 0,
     indices: np.ndarray | None = None,
     populate_meta_fields: bool = True,
+    dictionary: bool = False,
 ) -> pa.Table:
     """`table` with the five meta columns first (FORMAT.md, Meta columns), data columns after, in their order.
 
@@ -36,6 +37,8 @@ def prepare_records(
     `indices`: each row's own, for rows picked out of a larger batch).
     `_hoodie_file_name` is what the caller passes: the base file name, or the file id for log records.
     With `populate_meta_fields=False` the meta columns are all null (keys are still checked).
+    `dictionary`: the commit time, partition path and file name as dictionary arrays (rows bound for a base file:
+    `base_file.file_schema`).
     """
     n = table.num_rows
     data_names = [c for c in table.column_names if c not in META_COLUMNS]
@@ -60,7 +63,7 @@ def prepare_records(
                     f"record {keys[row].as_py()!r} (row {row}) has partition path {given[row].as_py()!r}; "
                     f"this handle writes partition {partition_path!r}"
                 )
-        parts = constant(partition_path, n)
+        parts = constant(partition_path, n, dictionary=dictionary)
     elif PARTITION_PATH in table.column_names:
         parts = one_chunk(table.column(PARTITION_PATH)).cast(pa.string())
     elif keygen is not None:
@@ -73,15 +76,19 @@ def prepare_records(
             indices = np.arange(start_index, start_index + n, dtype=np.int64)
         index = pa.array(indices).cast(pa.string())
         seqno = pc.binary_join_element_wise(f"{instant}_{task_partition_id}_", index, "")
-        meta = [constant(instant, n), seqno, keys, parts, constant(file_name, n)]
+        if dictionary and not pa.types.is_dictionary(parts.type):
+            parts = pc.dictionary_encode(parts)
+        meta = [constant(instant, n, dictionary=dictionary), seqno, keys, parts,
+                constant(file_name, n, dictionary=dictionary)]
     else:
         meta = [pa.nulls(n, pa.string()) for _ in META_COLUMNS]
     return pa.Table.from_arrays([*meta, *data.columns], names=[*META_COLUMNS, *data_names])
 
 
-def constant(value: str, n: int) -> pa.Array:
-    """`value` `n` times, as one string array (a meta column every row of a file shares)."""
-    return repeated(value, n)
+def constant(value: str, n: int, *, dictionary: bool = False) -> pa.Array:
+    """`value` `n` times, as one string array, or a dictionary array of one value (`dictionary`): a meta column every
+    row of a file shares."""
+    return repeated(value, n, dictionary=dictionary)
 
 
 def conform(table: pa.Table, schema: pa.Schema, what: str) -> pa.Table:
