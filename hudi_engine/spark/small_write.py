@@ -28,7 +28,7 @@ from hudi_engine.spark.catalog_sync import CatalogSync
 from hudi_engine.spark.executor import spark_executor
 from hudi_engine.spark.row_check import checked, collected_rows_pass
 from hudi_engine.spark.task_error import unwrap_task_error
-from hudi_engine.spark.writer import write
+from hudi_engine.spark.writer import without, write
 from hudi_engine.table import HudiTable
 from hudi_engine.write.local_writer import write_files
 from hudi_engine.write.write_client import WriteClient, table_for_write
@@ -88,7 +88,7 @@ def write_on_driver(df: DataFrame, path: str, config: WriteConfig, *, table: Hud
     """Write `df` to the Hudi table at `path` in this process: its rows collected by one Spark job and checked here
     (Spark's check runs only where a row may fail it), then the engine's write pipeline with the files written here
     (`write.local_writer`), as `hudi_engine.spark.write` runs it with Spark's jobs."""
-    df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
+    df = without(df, *META_COLUMNS)
     spark = df.sparkSession
     schema = to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
     t0 = time.monotonic()

@@ -43,7 +43,9 @@ from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_client import Transaction
 
 # A task's output: one row per file written (its write stat as JSON), and one row of its timings.
-TASK_OUTPUT = "stat string, keys string, index_s double, handles_s double"
+# A StructType, not DDL text: each mapInArrow would have the JVM parse the text again.
+TASK_OUTPUT = T.StructType([T.StructField("stat", T.StringType()), T.StructField("keys", T.StringType()),
+                            T.StructField("index_s", T.DoubleType()), T.StructField("handles_s", T.DoubleType())])
 # A stat's reported record keys (`WriteStat.record_keys`) go to the driver with it up to this many; beyond (a bulk
 # load's new file groups), the record index reads the file's keys itself rather than the driver collecting them.
 REPORTED_KEYS_MAX = 100_000

@@ -20,6 +20,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from hudi_engine.config import keys as K
@@ -62,12 +63,13 @@ def write(df: DataFrame, path: str, options: dict[str, Any] | WriteConfig, *,
         check_stored_keys(df, target, path)
     if config.prepped and RECORD_KEY in df.columns:  # the stored keys, for a keyless table (`_run`)
         df = df.withColumnRenamed(RECORD_KEY, PREPPED_KEY_COLUMN)
-    df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
+    df = without(df, *META_COLUMNS)
     spark = df.sparkSession
     ensure_executor_env(spark)  # executors can run the engine (shipped if missing), before any instant
     # Spark hands timestamps to Arrow tasks in the session time zone; the table stores them as UTC instants.
-    data = df.drop(PREPPED_KEY_COLUMN, *([IS_DELETED_FIELD] if delete_marker else []))
-    data_schema = to_arrow_schema(data.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
+    helpers = {PREPPED_KEY_COLUMN, *([IS_DELETED_FIELD] if delete_marker else [])}
+    data_type = T.StructType([f for f in df.schema.fields if f.name not in helpers])
+    data_schema = to_arrow_schema(data_type, timezone=spark.conf.get("spark.sql.session.timeZone"))
     catalogs = CatalogSync.prepare(spark, path, config)  # sync settings the session cannot honour: refused now
     # The engine's write pipeline runs the table services and the transaction; Spark supplies the data files (its
     # jobs) and the executor of compaction operations (Spark tasks). The catalogs are synced once the services ran.
@@ -96,7 +98,7 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transacti
         if PREPPED_KEY_COLUMN in df.columns:
             key = F.coalesce(F.col(PREPPED_KEY_COLUMN), key)
         df = df.withColumn(AUTO_KEY_COLUMN, key)
-    df = df.drop(PREPPED_KEY_COLUMN)
+    df = without(df, PREPPED_KEY_COLUMN)
     parallelism = config.parallelism.for_operation(config.operation, spark.sparkContext.defaultParallelism)
     if config.operation is Operation.BULK_INSERT:
         return bulk_insert.write_files(df, task, txn, parallelism)
@@ -106,3 +108,10 @@ def _run(spark: SparkSession, df: DataFrame, client: WriteClient, txn: Transacti
     if plan is not None:
         return one_pass.write_files(df, client, task, txn, plan)
     return two_pass.write_files(df, client, task, txn, parallelism)
+
+
+def without(df: DataFrame, *names: str) -> DataFrame:
+    """`df` without those of `names` it has; `df` itself when it has none (a `drop` is a JVM call and an analysis
+    of the plan even when it drops nothing)."""
+    present = [c for c in df.columns if c in names]
+    return df.drop(*present) if present else df
