@@ -7,7 +7,7 @@ added to the parquet key/value metadata when the file is closed, not to the Arro
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,11 +151,13 @@ FEW_VALUED_COLUMNS = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_
 DICTIONARY_STRING = pa.dictionary(pa.int32(), pa.string())
 
 
-def file_schema(schema: pa.Schema) -> pa.Schema:
-    """`schema` with its few-valued string meta columns as dictionary types (`FEW_VALUED_COLUMNS`): the rows a write
-    handle gives a base file writer, and what a merge reads of the base file it rewrites."""
-    return pa.schema([f.with_type(DICTIONARY_STRING) if f.name in FEW_VALUED_COLUMNS and pa.types.is_string(f.type)
-                      else f for f in schema], metadata=schema.metadata)
+def file_schema(schema: pa.Schema, dictionary: Iterable[str] = ()) -> pa.Schema:
+    """`schema` with its few-valued string meta columns (`FEW_VALUED_COLUMNS`) and the string columns `dictionary`
+    names as dictionary types: the rows a write handle gives a base file writer, and what a merge reads of the base
+    file it rewrites (its dictionary-encoded string columns: `dictionary_strings`)."""
+    names = {*FEW_VALUED_COLUMNS, *dictionary}
+    return pa.schema([f.with_type(DICTIONARY_STRING) if f.name in names and pa.types.is_string(f.type) else f
+                      for f in schema], metadata=schema.metadata)
 
 # parquet-mr (what Hudi and Spark write with) judges a column's dictionary on its first page, at most this many values
 # (parquet.page.row.count.limit), and writes the column plain when the dictionary and its indices are not smaller
@@ -202,6 +204,16 @@ def dictionary_choices(metadata: pq.FileMetaData) -> dict[str, bool]:
     return {c.path_in_schema: any("DICTIONARY" in e for e in c.encodings) for c in chunks if "." not in c.path_in_schema}
 
 
+def dictionary_strings(parquet: pq.ParquetFile, schema: pa.Schema) -> list[str]:
+    """The string columns of `schema` that a written file stores as strings and dictionary-encodes
+    (`dictionary_choices`): a merge reads them as dictionary arrays, lays out their indices and hands the writer
+    the dictionaries, where decoding each value and hashing it again would cost most of a rewrite's time."""
+    stored = parquet.schema_arrow
+    return [c for c, kept in dictionary_choices(parquet.metadata).items()
+            if kept and c not in _UNIQUE_COLUMNS and c in schema.names and pa.types.is_string(schema.field(c).type)
+            and c in stored.names and pa.types.is_string(stored.field(c).type)]
+
+
 def _dictionary_encoded(column: pa.ChunkedArray) -> pa.Array:
     """`column` as one dictionary array (int32 indices)."""
     n = len(column)
@@ -211,20 +223,20 @@ def _dictionary_encoded(column: pa.ChunkedArray) -> pa.Array:
 
 
 def _for_writer(table: pa.Table) -> pa.Table:
-    """`table` with its few-valued string meta columns as dictionary arrays (`FEW_VALUED_COLUMNS`), one per
-    column: chunks of differing dictionaries would make parquet write the column as strings, hashed again."""
-    for name in FEW_VALUED_COLUMNS:
-        at = table.schema.get_field_index(name)
-        if at < 0:
+    """`table` with its few-valued string meta columns as dictionary arrays (`FEW_VALUED_COLUMNS`) and every
+    dictionary column in one chunk: chunks of differing dictionaries would make parquet write the column as strings,
+    hashed again."""
+    for at, f in enumerate(table.schema):
+        if f.name not in FEW_VALUED_COLUMNS and not pa.types.is_dictionary(f.type):
             continue
-        column, field = table.column(at), table.schema.field(at)
-        if pa.types.is_string(field.type):
+        column = table.column(at)
+        if pa.types.is_string(f.type):
             encoded = _dictionary_encoded(column)
-        elif pa.types.is_dictionary(field.type) and column.num_chunks > 1:
+        elif pa.types.is_dictionary(f.type) and column.num_chunks > 1:
             encoded = pa.concat_arrays(column.chunks)  # their dictionaries unified
         else:
             continue
-        table = table.set_column(at, field.with_type(encoded.type), encoded)
+        table = table.set_column(at, f.with_type(encoded.type), encoded)
     return table
 
 
@@ -334,11 +346,14 @@ class BaseFileWriter:
 
     def _dictionary_columns(self, table: pa.Table) -> list[str]:
         """The columns the file dictionary-encodes: not the unique meta columns (a dictionary would be built only to
-        be dropped), the few-valued ones; a data column as `dictionary` says, else as parquet-mr would decide on the
-        first rows written (`_dictionary_pays`)."""
+        be dropped), the few-valued ones; a data column as `dictionary` says, given as a dictionary array (a merge
+        that read it so: its old file kept the dictionary), else as parquet-mr would decide on the first rows
+        written (`_dictionary_pays`)."""
         out = []
-        for c in table.column_names:
+        for c, f in zip(table.column_names, table.schema):
             keep = c not in _UNIQUE_COLUMNS if c in META_COLUMNS else self._dictionary.get(c)
+            if keep is None and pa.types.is_dictionary(f.type):
+                keep = True
             if keep is None:
                 keep = _dictionary_pays(table.column(c))
             if keep:

@@ -230,8 +230,9 @@ def test_merge_handle_updates_inserts_deletes_and_carries_untouched_rows(tmp_pat
 
 
 def test_merge_handle_writes_plain_what_the_old_file_holds_plain_and_judges_the_rest(tmp_path, monkeypatch):
-    """A data column the old file holds plain is written plain again without judging its values; the others are
-    judged on the merged rows (here: dictionary kept)."""
+    """A data column the old file holds plain is written plain again without judging its values; a string column it
+    dictionary-encodes comes as a dictionary array and keeps it; the others are judged on the merged rows (here:
+    dictionary kept)."""
     storage, base, config = _table(tmp_path)
     data = pa.table({"id": [f"k{i}" for i in range(50)], "city": ["sf"] * 50, "ts": pa.array(range(50), pa.int64()),
                      "fare": [float(i % 3) for i in range(50)]})
@@ -245,13 +246,14 @@ def test_merge_handle_writes_plain_what_the_old_file_holds_plain_and_judges_the_
                          "fare": [10.0, 90.0]})
     stat = merge_handle(_ctx(storage, base, config, T2), "city=sf", first.file_id, str(tmp_path / "t" / first.path),
                         incoming)
-    assert [c.to_pylist()[:2] for c in judged] == [["sf", "sf"], [0.0, 10.0]]  # city and fare, in merged order
+    assert [c.to_pylist()[:2] for c in judged] == [[0.0, 10.0]]  # fare, in merged order (city: a dictionary)
     assert dictionary_choices(pq.read_metadata(tmp_path / "t" / stat.path)) == dictionary_choices(old)
 
 
-def test_merge_handle_lays_out_the_few_valued_meta_columns_as_dictionaries(tmp_path, monkeypatch):
-    """A merge reads, lays out and writes the commit time, partition path and file name as dictionary indices; its
-    file holds the rows and statistics of a merge through strings, an instant no row keeps anymore left out."""
+def test_merge_handle_lays_out_dictionary_encoded_columns_as_dictionaries(tmp_path, monkeypatch):
+    """A merge reads, lays out and writes the commit time, partition path and file name, and the string columns its
+    old file dictionary-encodes, as dictionary indices; its file holds the rows and statistics of a merge through
+    strings: an instant no row keeps anymore and a value no row holds anymore left out, a value new to the file in."""
     import shutil
 
     import hudi_engine.write.handles.merge as merge_module
@@ -259,36 +261,49 @@ def test_merge_handle_lays_out_the_few_valued_meta_columns_as_dictionaries(tmp_p
     monkeypatch.setattr(merge_module, "MERGE_BATCH_ROWS", 7)
     storage, base, config = _table(tmp_path / "a")
     n = 30
+    kinds = ["m", "n"] * 14 + ["m", "zz"]
     data = pa.table({"id": [f"k{i:02d}" for i in range(n)], "city": ["sf"] * n, "ts": pa.array([1] * n, pa.int64()),
-                     "fare": [float(i) for i in range(n)]})
-    first = create_handle(_ctx(storage, base, config, T1), "city=sf", data)
-    second = merge_handle(_ctx(storage, base, config, T2), "city=sf", first.file_id,
+                     "fare": [float(i) for i in range(n)], "kind": kinds})
+
+    def ctx(storage: Storage, base: str, instant: str) -> WriteContext:
+        return WriteContext.create(TableLocation.at(storage, base), config, instant, data.schema)
+    first = create_handle(ctx(storage, base, T1), "city=sf", data)
+    second = merge_handle(ctx(storage, base, T2), "city=sf", first.file_id,
                           str(tmp_path / "a" / "t" / first.path), data.slice(0, 10))  # T1 and T2 rows
     shutil.copytree(tmp_path / "a", tmp_path / "b")
+    # every T1 row, the one "zz" row now "a": a value the old file lacks in, the old file's largest out
+    update = data.slice(10).set_column(4, "kind", pa.array(kinds[10:-1] + ["a"]))
+    dictionary_columns = [*base_file.FEW_VALUED_COLUMNS, "city", "kind"]
+    assert base_file.dictionary_strings(pq.ParquetFile(tmp_path / "a" / "t" / second.path),
+                                        ctx(storage, base, T3).arrow_schema) == dictionary_columns
     given: list[list[pa.DataType]] = []
     write = base_file.BaseFileWriter.write
     monkeypatch.setattr(base_file.BaseFileWriter, "write", lambda self, table: (table.num_rows and given.append(
-        [table.schema.field(c).type for c in base_file.FEW_VALUED_COLUMNS])) or write(self, table))
+        [table.schema.field(c).type for c in dictionary_columns])) or write(self, table))
     out = []
     for at in ("a", "b"):
         if at == "b":  # the rows as strings, each column encoded by the writer
-            monkeypatch.setattr(WriteContext, "file_schema", property(lambda ctx: ctx.arrow_schema))
+            monkeypatch.setattr(merge_module, "file_schema", lambda schema, dictionary=(): schema)
         storage, base = Storage.for_uri(str(tmp_path / at / "t"))
-        stat = merge_handle(_ctx(storage, base, config, T3), "city=sf", first.file_id,
-                            str(tmp_path / at / "t" / second.path), data.slice(10))  # every T1 row
+        stat = merge_handle(ctx(storage, base, T3), "city=sf", first.file_id,
+                            str(tmp_path / at / "t" / second.path), update)
         out.append(tmp_path / at / "t" / stat.path)
-        assert given and all(t == [base_file.DICTIONARY_STRING if at == "a" else pa.string()] * 3 for t in given)
+        assert given and all(t == [base_file.DICTIONARY_STRING if at == "a" else pa.string()] * 5 for t in given)
         given.clear()
     rows = [pq.read_table(p) for p in out]
     assert rows[0].equals(rows[1])
     assert sorted(set(rows[0].column("_hoodie_commit_time").to_pylist())) == [T2, T3]
+    assert sorted(set(rows[0].column("kind").to_pylist())) == ["a", "m", "n"]
 
     def stats(path: Path) -> list:
         md = pq.read_metadata(path)
         return [(md.row_group(g).column(c).statistics.min, md.row_group(g).column(c).statistics.max)
-                for g in range(md.num_row_groups) for c in (0, 3, 4)]
+                for g in range(md.num_row_groups) for c in range(md.num_columns)]
     assert stats(out[0]) == stats(out[1])
-    assert stats(out[0])[0] == (T2, T3)
+    md = pq.read_metadata(out[0])
+    assert (md.row_group(0).column(0).statistics.min, md.row_group(0).column(0).statistics.max) == (T2, T3)
+    assert (md.row_group(0).column(9).statistics.min, md.row_group(0).column(9).statistics.max) == ("a", "n")
+    assert base_file.dictionary_choices(md) == base_file.dictionary_choices(pq.read_metadata(out[1]))
 
 
 def test_merge_handle_keeps_the_stored_record_when_the_payload_says_it_is_newer(tmp_path):

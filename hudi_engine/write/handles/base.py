@@ -41,9 +41,9 @@ class WriteHandle(ABC):
         return int((time.monotonic() - self._t0) * 1000)
 
     def _prepare(self, records: pa.Table, file_name: str, start_index: int = 0,
-                 indices: np.ndarray | None = None, *, for_base_file: bool = False) -> pa.Table:
-        """`records` as rows of `file_name` in this handle's partition: meta columns, the writer schema
-        (`ctx.file_schema` for rows that go only to a base file)."""
+                 indices: np.ndarray | None = None, *, schema: pa.Schema | None = None) -> pa.Table:
+        """`records` as rows of `file_name` in this handle's partition: meta columns, in `schema` (rows that go only
+        to a base file: `ctx.file_schema` or a merge's, `base_file.file_schema`), else the writer schema."""
         ctx, partition_path = self.ctx, self.partition_path
         keygen = None if RECORD_KEY in records.column_names else ctx.keygen
         rows = prepare_records(
@@ -56,9 +56,9 @@ class WriteHandle(ABC):
             start_index=start_index,
             indices=indices,
             populate_meta_fields=ctx.config.populate_meta_fields,
-            dictionary=for_base_file and ctx.config.populate_meta_fields,
+            dictionary=schema is not None and ctx.config.populate_meta_fields,
         )
-        return conform(rows, ctx.file_schema if for_base_file else ctx.arrow_schema,
+        return conform(rows, ctx.arrow_schema if schema is None else schema,
                        f"records for {relative_path(partition_path, file_name)}")
 
     def _base_writer(self, name: str, key_prefix: KeyPrefix | None = None,

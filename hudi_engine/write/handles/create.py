@@ -65,7 +65,7 @@ class CreateHandle(WriteHandle):
         if self._writer is None:
             self._open_file()
         assert self._writer is not None
-        prepared = self._prepare(chunk, self._name, self._writer.num_rows, for_base_file=True)
+        prepared = self._prepare(chunk, self._name, self._writer.num_rows, schema=self.ctx.file_schema)
         if self.ctx.reports_record_keys:
             self._keys.append(self.ctx.key_of(prepared))
         self._writer.write(prepared)

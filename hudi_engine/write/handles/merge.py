@@ -14,10 +14,11 @@ from hudi_engine.arrays import one_chunk
 from hudi_engine.errors import WriteError
 from hudi_engine.file_naming import BaseFileName
 from hudi_engine.io.base_file import (
-    FEW_VALUED_COLUMNS,
     BaseFileWriter,
     KeyPrefix,
     dictionary_choices,
+    dictionary_strings,
+    file_schema,
     footer_of,
     read_base_file,
     record_keys_of,
@@ -117,10 +118,15 @@ class MergeHandle(HeldWriteHandle):
             plain = {c: False for c, kept in dictionary_choices(parquet.metadata).items() if not kept}
             writer = self._base_writer(name, key_prefix, plain)
             changes = ctx.change_log()  # HoodieMergeHandleWithChangeLog on a CDC table
-            # Where merged rows go only to the new file, its few-valued meta columns are read, laid out and written
-            # as dictionary indices (`ctx.file_schema`), never as strings; the whole-batch merge and the change log
-            # take strings.
+            # Where merged rows go only to the new file, its few-valued meta columns and the string columns the old
+            # file dictionary-encodes are read, laid out and written as dictionary indices (`base_file.file_schema`),
+            # never decoded to strings; the whole-batch merge and the change log take strings. (Not the ordering
+            # field: `_incoming_wins` compares its values.)
             for_file = meets is not None and changes is None and ctx.config.populate_meta_fields
+            rows_schema = ctx.arrow_schema
+            if for_file:
+                rows_schema = file_schema(ctx.arrow_schema, [c for c in dictionary_strings(parquet, ctx.arrow_schema)
+                                                             if c != ctx.ordering_field])
             if ctx.payload.custom is not None:  # a user payload merges the whole file at once (its own order)
                 incoming = self._prepare(records, name)
                 old = conform(ctx.stored_columns(read_base_file(ctx.location.storage, base_file_path),
@@ -140,14 +146,13 @@ class MergeHandle(HeldWriteHandle):
                 deleted = _deleted_rows(delete_keys, old_keys) if meets is not None else None
                 if for_file:
                     present = parquet.schema_arrow.names
-                    parquet = pq.ParquetFile(f, metadata=parquet.metadata,
-                                             read_dictionary=[c for c in FEW_VALUED_COLUMNS if c in present])
+                    parquet = pq.ParquetFile(f, metadata=parquet.metadata, read_dictionary=[
+                        f.name for f in rows_schema if pa.types.is_dictionary(f.type) and f.name in present])
                 if any(c.num_chunks > 1 for c in records.columns):  # a take from chunks concatenates them each time
                     records = records.combine_chunks()
                 batches = self._merged_batches(
                     parquet, records, name, meets, deleted, incoming_row, delete_row, delete_keys,
-                    old_keys if ctx.config.populate_meta_fields else None,
-                    ctx.file_schema if for_file else ctx.arrow_schema)
+                    old_keys if ctx.config.populate_meta_fields else None, rows_schema)
                 for done in batches:
                     groups.write(done.merged)
                     if changes is not None:
@@ -159,7 +164,8 @@ class MergeHandle(HeldWriteHandle):
                 new = np.flatnonzero(incoming_row < 0)
                 for i in range(0, len(new), MERGE_BATCH_ROWS):
                     rows = new[i:i + MERGE_BATCH_ROWS]
-                    inserts = self._prepare(records.take(pa.array(rows)), name, indices=rows, for_base_file=for_file)
+                    inserts = self._prepare(records.take(pa.array(rows)), name, indices=rows,
+                                            schema=rows_schema if for_file else None)
                     groups.write(inserts)
                     if changes is not None:
                         changes.add_inserts(inserts)
@@ -193,7 +199,7 @@ class MergeHandle(HeldWriteHandle):
         """The base file decoded `MERGE_BATCH_ROWS` rows at a time, each batch merged with the incoming records
         of its rows: `_merge_rows` where every stored row meets one incoming record at most (`meets`), else the
         whole batch through `merge_records`. `stored_keys`: the file's key column, read already (not decoded
-        again). `schema`: the rows' (`ctx.file_schema` where its few-valued meta columns stay dictionaries)."""
+        again). `schema`: the rows' (`base_file.file_schema` where columns stay dictionaries)."""
         ctx, start = self.ctx, 0
         file_schema = parquet.schema_arrow
         key_at = file_schema.get_field_index(RECORD_KEY) if stored_keys is not None else -1
@@ -236,7 +242,8 @@ class MergeHandle(HeldWriteHandle):
         rows = np.flatnonzero(hit)
         picked = meets[rows]
         dictionary = pa.types.is_dictionary(old.schema.field(FILE_NAME).type)
-        incoming = self._prepare(records.take(pa.array(picked)), name, indices=picked, for_base_file=dictionary)
+        incoming = self._prepare(records.take(pa.array(picked)), name, indices=picked,
+                                 schema=old.schema if dictionary else None)
         if not len(rows) and deleted is None:
             return _named(ctx, old, name), incoming, 0
         layout = np.arange(n, dtype=np.int64)
@@ -440,7 +447,7 @@ def _merge(ctx: WriteContext, old: pa.Table, incoming: pa.Table, delete_keys: pa
 
 
 def _named(ctx: WriteContext, rows: pa.Table, name: str) -> pa.Table:
-    """Every row of a merged file names that file (as a dictionary where the rows carry one: `ctx.file_schema`)."""
+    """Every row of a merged file names that file (as a dictionary where the rows carry one: `base_file.file_schema`)."""
     if ctx.config.populate_meta_fields and rows.num_rows:
         at = rows.schema.get_field_index(FILE_NAME)
         named = constant(name, rows.num_rows, dictionary=pa.types.is_dictionary(rows.schema.field(at).type))
