@@ -204,12 +204,12 @@ def dictionary_choices(metadata: pq.FileMetaData) -> dict[str, bool]:
     return {c.path_in_schema: any("DICTIONARY" in e for e in c.encodings) for c in chunks if "." not in c.path_in_schema}
 
 
-def dictionary_strings(parquet: pq.ParquetFile, schema: pa.Schema) -> list[str]:
-    """The string columns of `schema` that a written file stores as strings and dictionary-encodes
-    (`dictionary_choices`): a merge reads them as dictionary arrays, lays out their indices and hands the writer
-    the dictionaries, where decoding each value and hashing it again would cost most of a rewrite's time."""
-    stored = parquet.schema_arrow
-    return [c for c, kept in dictionary_choices(parquet.metadata).items()
+def dictionary_strings(choices: Mapping[str, bool], stored: pa.Schema, schema: pa.Schema) -> list[str]:
+    """The string columns of `schema` that a written file (its `dictionary_choices`, its arrow schema `stored`)
+    stores as strings and dictionary-encodes: a merge reads them as dictionary arrays, lays out their indices and
+    hands the writer the dictionaries, where decoding each value and hashing it again would cost most of a rewrite's
+    time."""
+    return [c for c, kept in choices.items()
             if kept and c not in _UNIQUE_COLUMNS and c in schema.names and pa.types.is_string(schema.field(c).type)
             and c in stored.names and pa.types.is_string(stored.field(c).type)]
 

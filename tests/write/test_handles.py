@@ -274,7 +274,8 @@ def test_merge_handle_lays_out_dictionary_encoded_columns_as_dictionaries(tmp_pa
     # every T1 row, the one "zz" row now "a": a value the old file lacks in, the old file's largest out
     update = data.slice(10).set_column(4, "kind", pa.array(kinds[10:-1] + ["a"]))
     dictionary_columns = [*base_file.FEW_VALUED_COLUMNS, "city", "kind"]
-    assert base_file.dictionary_strings(pq.ParquetFile(tmp_path / "a" / "t" / second.path),
+    old_file = pq.ParquetFile(tmp_path / "a" / "t" / second.path)
+    assert base_file.dictionary_strings(base_file.dictionary_choices(old_file.metadata), old_file.schema_arrow,
                                         ctx(storage, base, T3).arrow_schema) == dictionary_columns
     given: list[list[pa.DataType]] = []
     write = base_file.BaseFileWriter.write

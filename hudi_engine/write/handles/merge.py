@@ -115,7 +115,8 @@ class MergeHandle(HeldWriteHandle):
             ctx.inflight.create_marker(partition_path, name, IOType.MERGE)
             # A column the old file holds plain (near-unique, a decimal, all null) is written plain again without
             # judging its values (the costly judgement); the others are judged on the merged rows, as parquet-mr does.
-            plain = {c: False for c, kept in dictionary_choices(parquet.metadata).items() if not kept}
+            choices = dictionary_choices(parquet.metadata)
+            plain = {c: False for c, kept in choices.items() if not kept}
             writer = self._base_writer(name, key_prefix, plain)
             changes = ctx.change_log()  # HoodieMergeHandleWithChangeLog on a CDC table
             # Where merged rows go only to the new file, its few-valued meta columns and the string columns the old
@@ -125,8 +126,8 @@ class MergeHandle(HeldWriteHandle):
             for_file = meets is not None and changes is None and ctx.config.populate_meta_fields
             rows_schema = ctx.arrow_schema
             if for_file:
-                rows_schema = file_schema(ctx.arrow_schema, [c for c in dictionary_strings(parquet, ctx.arrow_schema)
-                                                             if c != ctx.ordering_field])
+                strings = dictionary_strings(choices, parquet.schema_arrow, ctx.arrow_schema)
+                rows_schema = file_schema(ctx.arrow_schema, [c for c in strings if c != ctx.ordering_field])
             if ctx.payload.custom is not None:  # a user payload merges the whole file at once (its own order)
                 incoming = self._prepare(records, name)
                 old = conform(ctx.stored_columns(read_base_file(ctx.location.storage, base_file_path),
@@ -147,7 +148,7 @@ class MergeHandle(HeldWriteHandle):
                 if for_file:
                     present = parquet.schema_arrow.names
                     parquet = pq.ParquetFile(f, metadata=parquet.metadata, read_dictionary=[
-                        f.name for f in rows_schema if pa.types.is_dictionary(f.type) and f.name in present])
+                        c.name for c in rows_schema if pa.types.is_dictionary(c.type) and c.name in present])
                 if any(c.num_chunks > 1 for c in records.columns):  # a take from chunks concatenates them each time
                     records = records.combine_chunks()
                 batches = self._merged_batches(
@@ -201,14 +202,14 @@ class MergeHandle(HeldWriteHandle):
         whole batch through `merge_records`. `stored_keys`: the file's key column, read already (not decoded
         again). `schema`: the rows' (`base_file.file_schema` where columns stay dictionaries)."""
         ctx, start = self.ctx, 0
-        file_schema = parquet.schema_arrow
-        key_at = file_schema.get_field_index(RECORD_KEY) if stored_keys is not None else -1
-        columns = None if key_at < 0 else [c for c in file_schema.names if c != RECORD_KEY]
+        stored = parquet.schema_arrow
+        key_at = stored.get_field_index(RECORD_KEY) if stored_keys is not None else -1
+        columns = None if key_at < 0 else [c for c in stored.names if c != RECORD_KEY]
         for batch in parquet.iter_batches(batch_size=MERGE_BATCH_ROWS, columns=columns, use_threads=False):
             table = pa.Table.from_batches([batch])
             if key_at >= 0:
                 assert stored_keys is not None
-                table = table.add_column(key_at, file_schema.field(key_at), stored_keys.slice(start, batch.num_rows))
+                table = table.add_column(key_at, stored.field(key_at), stored_keys.slice(start, batch.num_rows))
             old = conform(ctx.stored_columns(table, self.old_name.instant_time), schema, self.base_file_path)
             end = start + old.num_rows
             if meets is not None:
