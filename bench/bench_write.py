@@ -482,6 +482,7 @@ def run_profile(top: int) -> dict:
 
 T_INPUT_OPEN = "input: open Spark's Arrow stream (until its first batch)"
 T_INPUT = "input: Spark's next Arrow batches (stream read)"
+T_SHUFFLE = "Arrow chunks of the shuffle (pack, open)"
 T_TAG = "keys, tagging, routing"
 T_GROUP = "group by file group, pre-combine"
 T_READ = "base-file read (parquet decode, keys, footer)"
@@ -494,7 +495,7 @@ T_IO = "markers, listing, file I/O"
 T_OUT = "task output (write stats)"
 T_SETUP = "task setup (context, schema)"
 OTHER = "other"
-TASK_PHASES = [T_INPUT_OPEN, T_INPUT, T_TAG, T_GROUP, T_READ, T_MERGE, T_META, T_AVRO, T_PARQUET, T_BLOOM, T_IO, T_OUT, T_SETUP,
+TASK_PHASES = [T_INPUT_OPEN, T_INPUT, T_SHUFFLE, T_TAG, T_GROUP, T_READ, T_MERGE, T_META, T_AVRO, T_PARQUET, T_BLOOM, T_IO, T_OUT, T_SETUP,
                OTHER]
 
 D_OPEN = "open, config, schema checks"
@@ -513,7 +514,7 @@ _FILE_PHASES = {
     "index.py": T_TAG, "bucket_assigner.py": T_TAG, "merge.py": T_MERGE, "payload.py": T_MERGE,
     "partial_update.py": T_MERGE, "avro_codec.py": T_AVRO, "avro_columnar.py": T_AVRO, "log_block.py": T_AVRO,
     "log_format.py": T_AVRO, "markers.py": T_IO, "inflight.py": T_IO, "storage.py": T_IO, "fs_view.py": T_IO,
-    "file_naming.py": T_IO, "create.py": T_PARQUET,
+    "file_naming.py": T_IO, "create.py": T_PARQUET, "arrow_shuffle.py": T_SHUFFLE,
 }
 # Functions ("module:qualname") -> phase; they override the file's phase.
 _TASK_FUNCS = {
@@ -522,6 +523,7 @@ _TASK_FUNCS = {
             "hudi_engine.write.executor:KeyProfile.to_table", "hudi_engine.write.executor:map_side_groups",
             "hudi_engine.write.executor:WholeGroups.__call__", "hudi_engine.spark.write_udfs:KeyTagFn.__call__",
             "hudi_engine.spark.write_udfs:RouteFn.__call__", "hudi_engine.spark.write_udfs:MapSideRouteFn.__call__",
+            "hudi_engine.spark.write_udfs:MapSidePackFn.__call__",
             "hudi_engine.spark.write_udfs:ProfileFn.__call__", "hudi_engine.spark.write_udfs:struct_udf"],
     T_GROUP: ["hudi_engine.write.executor:write_buckets", "hudi_engine.write.executor:write_groups",
               "hudi_engine.write.executor:file_group_runs", "hudi_engine.write.executor:_by_key",

@@ -11,12 +11,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from hudi_engine.config.write_config import IndexType, Operation
+from hudi_engine.spark.arrow_shuffle import CHUNK_TYPE, shuffled
 from hudi_engine.spark.row_check import checked
 from hudi_engine.spark.sql_route import ORDER, sql_routed
-from hudi_engine.spark.write_udfs import TASK_OUTPUT, MapSideWriteFn, map_side_routed, write_stats
+from hudi_engine.spark.write_udfs import TASK_OUTPUT, MapSidePackFn, MapSideWriteFn, key_source_columns, write_stats
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write.bucket_assigner import MapSidePlan
-from hudi_engine.write.executor import DELETE, GROUP, PARTITION, TASK, WriteTask
+from hudi_engine.write.executor import TASK, WriteTask
 from hudi_engine.write.write_client import Transaction, WriteClient
 
 
@@ -64,15 +65,22 @@ def write_files(df: DataFrame, client: WriteClient, task: WriteTask, txn: Transa
     listing = client.listing_spec(txn.instant)
     data = checked(df, config)
     sql = sql_routed(data, client, task, plan)
-    routed, known = sql if sql is not None else (None, None)
-    if routed is None:
-        routed = map_side_routed(data, task, client.tag_spec(txn.instant), listing, plan) \
-            .withColumn(DELETE, F.lit(config.operation is Operation.DELETE)) \
-            .withColumn(ORDER, F.xxhash64(PARTITION, GROUP))
     txn.timings["plan"] = time.monotonic() - t0
-    # A task's records sorted by one 64-bit hash of their file group (ORDER): a radix sort on a key the sort prefix
-    # holds whole (a sort by partition, group and key compares strings row by row); the task sorts a group by key.
-    results = (routed.repartitionById(plan.n_tasks, F.col(TASK)).sortWithinPartitions(ORDER).drop(TASK, ORDER)
-               .mapInArrow(MapSideWriteFn(task, listing, plan, known), TASK_OUTPUT)).collect()
+    if sql is not None:
+        # Routed by Spark SQL, the records cross the shuffle as rows: the map stage runs no Python (a Python pass
+        # to pack them as Arrow chunks cost W1's upserts more than the row conversions it saves). A task's records
+        # are sorted by one 64-bit hash of their file group (ORDER): a radix sort on a key the sort prefix holds
+        # whole; the task sorts a group by key.
+        routed, known = sql
+        write_fn = MapSideWriteFn(task, listing, plan, known, chunks=False)
+        results = routed.repartitionById(plan.n_tasks, F.col(TASK)).sortWithinPartitions(ORDER).drop(TASK, ORDER) \
+            .mapInArrow(write_fn, TASK_OUTPUT).collect()
+    else:
+        # Routed in Python, they cross it as Arrow chunks of one file group each, packed in the same Python pass
+        # (`arrow_shuffle`): no conversion to Spark's rows and back, no sort of every record.
+        chunks = data.mapInArrow(MapSidePackFn(task, client.tag_spec(txn.instant), listing, plan,
+                                               key_source_columns(config, data.columns)), CHUNK_TYPE)
+        write_fn = MapSideWriteFn(task, listing, plan, None, chunks=True)
+        results = shuffled(chunks, plan.n_tasks).mapInArrow(write_fn, TASK_OUTPUT).collect()
     txn.timings["write"] = time.monotonic() - t0
     return write_stats(results, txn)

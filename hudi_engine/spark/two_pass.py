@@ -6,9 +6,10 @@ profile then its upsert partitioner:
    lists the touched partitions and plans buckets (updates per file group, inserts into small files then new file
    groups of the max file size, cut at sampled keys) over `min(buckets, parallelism)` tasks
    (`write.bucket_assigner`);
-2. write: the records, keyed and tagged again (the same tags) and given their bucket and task in the same Arrow UDF
-   (`BucketPlan.assign`; no join, so no job to broadcast routes), are shuffled once by task, and each task runs one
-   handle per file group, holding one file group's records at a time (`executor.write_buckets`).
+2. write: the records, keyed and tagged again (the same tags) and given their bucket and task in one Python pass
+   (`BucketPlan.assign`; no join, so no job to broadcast routes), are shuffled once by task as Arrow chunks of one
+   bucket each (`arrow_shuffle`), and each task runs one handle per file group, holding one file group's records at
+   a time (`executor.write_buckets`).
 The input runs once: a caller's cached DataFrame is read twice, any other is persisted between the passes.
 """
 from __future__ import annotations
@@ -19,20 +20,20 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from hudi_engine.config.write_config import Operation
+from hudi_engine.spark.arrow_shuffle import CHUNK_TYPE, shuffled
 from hudi_engine.spark.row_check import check_rows
 from hudi_engine.spark.write_udfs import (
     PROFILE_SCHEMA,
     TASK_OUTPUT,
     ProfileFn,
+    RoutePackFn,
     WriteFn,
     key_source_columns,
-    routed,
     write_stats,
 )
 from hudi_engine.timeline.commit_metadata import WriteStat
 from hudi_engine.write.bucket_assigner import BucketPlan, Counts
-from hudi_engine.write.executor import BUCKET, DELETE, KEY, TASK, KeyProfile, WriteTask
+from hudi_engine.write.executor import BUCKET, KEY, TASK, KeyProfile, WriteTask
 from hudi_engine.write.tagging import TagSpec
 from hudi_engine.write.write_client import Transaction, WriteClient
 
@@ -53,8 +54,11 @@ def write_files(df: DataFrame, client: WriteClient, task: WriteTask, txn: Transa
         plan = bucket_plan(source, client, task, spec, parallelism)
         txn.timings["plan"] = time.monotonic() - t0
         # 2. The records, tagged again (the same tags) and given their bucket and task, shuffled once, written.
-        rows = routed(source, task, spec, plan).withColumn(DELETE, F.lit(config.operation is Operation.DELETE))
-        results = write_by_task(rows, task, plan).collect()
+        # Routed and packed in one Python pass, the records cross the shuffle as Arrow chunks of one bucket each
+        # (`arrow_shuffle`); a task sorts a bucket's records by key.
+        chunks = source.mapInArrow(RoutePackFn(task, spec, plan, key_source_columns(config, source.columns)),
+                                   CHUNK_TYPE)
+        results = shuffled(chunks, plan.n_tasks).mapInArrow(WriteFn(task, plan, chunks=True), TASK_OUTPUT).collect()
     finally:
         if persisted:
             source.unpersist()

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -19,11 +21,13 @@ from pyspark.sql import types as T
 
 from hudi_engine.config.write_config import Operation, WriteConfig
 from hudi_engine.keygen import AUTO_KEY_COLUMN
+from hudi_engine.spark.arrow_shuffle import Packer, group_orders, unpacked
 from hudi_engine.timeline.commit_metadata import RecordKeys, WriteStat
 from hudi_engine.write.bucket_assigner import BucketPlan, MapSidePlan, SliceInfo
 from hudi_engine.write.executor import (
     BUCKET,
     BUCKET_NUMBER,
+    DELETE,
     FILE_ID,
     GROUP,
     KEY,
@@ -75,14 +79,6 @@ def keyed(df: DataFrame, task: WriteTask, spec: TagSpec | None) -> DataFrame:
     return with_udf(df, KeyTagFn(task, spec), TAG_TYPE, key_source_columns(task.config, df.columns), df.columns)
 
 
-def routed(df: DataFrame, task: WriteTask, spec: TagSpec | None, plan: BucketPlan) -> DataFrame:
-    """`df` with record key, partition path, bucket and task: one Arrow UDF over the key and partition columns keys
-    and tags every record (the first pass's tags) and assigns its bucket (`BucketPlan.assign`), so the map stage
-    runs one Python pass and no join. A record no bucket takes (a delete of a new key) drops out."""
-    return with_udf(df, RouteFn(plan, KeyTagFn(task, spec)), ROUTE_TYPE,
-                    key_source_columns(task.config, df.columns), df.columns, keep=F.col(f"{_TAG}.{BUCKET}") >= 0)
-
-
 def assigned(tagged: DataFrame, plan: BucketPlan, *, keep_file_id: bool = False) -> DataFrame:
     """`tagged` (keys, partitions and file ids already set) with every record's bucket and task (`BucketPlan.assign`
     in an Arrow UDF); a record no bucket takes (a delete of a new key) drops out. `keep_file_id`: the tag's file id
@@ -91,15 +87,6 @@ def assigned(tagged: DataFrame, plan: BucketPlan, *, keep_file_id: bool = False)
     dropped = [t for t in tags if not (keep_file_id and t == FILE_ID)]
     return with_udf(tagged, RouteFn(plan), ROUTE_TYPE, tags, [c for c in tagged.columns if c not in dropped],
                     keep=F.col(f"{_TAG}.{BUCKET}") >= 0)
-
-
-def map_side_routed(df: DataFrame, task: WriteTask, spec: TagSpec | None, listing: TagSpec | None,
-                    plan: MapSidePlan) -> DataFrame:
-    """`df` with record key, partition path, file id, file group and task, chosen in the map tasks
-    (`MapSideRouteFn`); a record no file group takes (a delete of a new key) drops out."""
-    return with_udf(df, MapSideRouteFn(task, spec, listing, plan), MAP_SIDE_ROUTE_TYPE,
-                    key_source_columns(task.config, df.columns), df.columns,
-                    keep=F.col(f"{_TAG}.{GROUP}").isNotNull())
 
 
 def struct_udf(fn: Callable[[Iterator[pa.Array]], Iterator[pa.Array]], result: T.StructType) -> Any:
@@ -151,6 +138,78 @@ class RouteFn:
                                              names=[KEY, PARTITION, BUCKET, TASK])
 
 
+class _PackFn:
+    """Map task routed in Python: each batch's records keyed, tagged and routed over the `sources` columns only
+    (`route`, one struct array per batch), then handed to the shuffle as chunks (`arrow_shuffle.Packer`) with the
+    route's `fields` beside them and DELETE; `placed` tells the records a route drops and each one's chunk."""
+
+    fields: tuple[str, ...]
+
+    def __init__(self, route: Callable[[Iterator[pa.Array]], Iterator[pa.StructArray]], sources: list[str],
+                 deleting: bool) -> None:
+        self.route, self.sources, self.deleting = route, sources, deleting
+
+    def placed(self, records: pa.RecordBatch) -> tuple[pa.Array | None, np.ndarray]:
+        """The records kept (None: all) and, of those, the order of each one's chunk."""
+        raise NotImplementedError
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        packer = Packer()
+        taken: deque[pa.RecordBatch] = deque()
+
+        def sources() -> Iterator[pa.Array]:
+            for batch in batches:
+                taken.append(batch)
+                yield pa.StructArray.from_arrays([batch.column(c) for c in self.sources], names=self.sources)
+
+        for route in self.route(sources()):  # one route per batch, in turn
+            batch = taken.popleft()
+            records = pa.RecordBatch.from_arrays(
+                [*batch.columns, *(route.field(f) for f in self.fields),
+                 pa.array(np.full(batch.num_rows, self.deleting))], names=[*batch.schema.names, *self.fields, DELETE])
+            tasks = route.field(TASK)
+            kept, orders = self.placed(records)
+            if kept is not None:
+                records, tasks = records.filter(kept), tasks.filter(kept)
+            yield from packer.add(records, tasks.to_numpy(zero_copy_only=False), orders)
+        yield from packer.flush()
+
+
+class MapSidePackFn(_PackFn):
+    """Map task of a one-pass write routed in Python (`MapSideRouteFn`): a chunk per file group; a record no file
+    group takes (a delete of a new key) drops out."""
+
+    fields = (KEY, PARTITION, FILE_ID, GROUP)
+
+    def __init__(self, task: WriteTask, spec: TagSpec | None, listing: TagSpec | None, plan: MapSidePlan,
+                 sources: list[str]) -> None:
+        super().__init__(MapSideRouteFn(task, spec, listing, plan), sources,
+                         task.config.operation is Operation.DELETE)
+
+    def placed(self, records: pa.RecordBatch) -> tuple[pa.Array | None, np.ndarray]:
+        groups = records.column(GROUP)
+        kept = groups.is_valid() if groups.null_count else None
+        partitions = records.column(PARTITION)
+        if kept is not None:
+            partitions, groups = partitions.filter(kept), groups.filter(kept)
+        return kept, group_orders(partitions, groups)
+
+
+class RoutePackFn(_PackFn):
+    """Map task of a two-pass write (`RouteFn` over `KeyTagFn`): a chunk per bucket; a record no bucket takes (a
+    delete of a new key) drops out."""
+
+    fields = (KEY, PARTITION, BUCKET)
+
+    def __init__(self, task: WriteTask, spec: TagSpec | None, plan: BucketPlan, sources: list[str]) -> None:
+        super().__init__(RouteFn(plan, KeyTagFn(task, spec)), sources, task.config.operation is Operation.DELETE)
+
+    def placed(self, records: pa.RecordBatch) -> tuple[pa.Array | None, np.ndarray]:
+        buckets = records.column(BUCKET).to_numpy(zero_copy_only=False)
+        kept = buckets >= 0
+        return (None, buckets.astype(np.int64)) if kept.all() else (pa.array(kept), buckets[kept].astype(np.int64))
+
+
 class MapSideRouteFn:
     """Map side of a one-pass write: key and tag (`spec`), then the file group and task from the partitions' listing
     (`listing`; `executor.map_side_groups`)."""
@@ -184,27 +243,31 @@ class ProfileFn:
 
 
 class WriteFn:
-    """Task: its buckets, sorted, one file group at a time."""
+    """Task: its buckets, one file group at a time (`chunks`: from the shuffle's Arrow chunks, `arrow_shuffle`,
+    each bucket's records sorted by key here; else sorted by Spark)."""
 
-    def __init__(self, task: WriteTask, plan: BucketPlan) -> None:
-        self.task, self.plan = task, plan
+    def __init__(self, task: WriteTask, plan: BucketPlan, *, chunks: bool = False) -> None:
+        self.task, self.plan, self.chunks = task, plan, chunks
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         timings: dict[str, float] = {}
-        stats = list(write_buckets(self.task, self.plan, batches, task_token(), timings))
+        records = unpacked(batches) if self.chunks else batches
+        stats = list(write_buckets(self.task, self.plan, records, task_token(), timings, sort=self.chunks))
         yield from task_output(stats, timings).to_batches()
 
 
 class MapSideWriteFn:
-    """Task of a one-pass write: its file groups, one at a time (`known`: the driver's listing, if it routed)."""
+    """Task of a one-pass write: its file groups, one at a time (`known`: the driver's listing, if it routed;
+    `chunks`: the records come as the shuffle's Arrow chunks, `arrow_shuffle`)."""
 
     def __init__(self, task: WriteTask, listing: TagSpec | None, plan: MapSidePlan,
-                 known: Mapping[str, list[SliceInfo]] | None = None) -> None:
-        self.task, self.listing, self.plan, self.known = task, listing, plan, known
+                 known: Mapping[str, list[SliceInfo]] | None = None, *, chunks: bool) -> None:
+        self.task, self.listing, self.plan, self.known, self.chunks = task, listing, plan, known, chunks
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         timings: dict[str, float] = {}
-        stats = list(write_groups(self.task, self.listing, self.plan, batches, task_token(), timings, self.known))
+        records = unpacked(batches) if self.chunks else batches
+        stats = list(write_groups(self.task, self.listing, self.plan, records, task_token(), timings, self.known))
         yield from task_output(stats, timings).to_batches()
 
 

@@ -193,11 +193,14 @@ def _at_level(keys: pa.Array, level: int) -> pa.Array:
 
 # ---- write side: one bucket at a time ----------------------------------------------------------------------------
 def write_buckets(task: WriteTask, plan: BucketPlan, batches: Iterable[pa.RecordBatch], token: tuple[int, int, int],
-                  timings: dict[str, float]) -> Iterator[WriteStat]:
-    """Write the buckets of `batches`, which arrive sorted by bucket: the records of one bucket are gathered, then
-    its handle runs, so the task holds one file group's records at a time."""
+                  timings: dict[str, float], *, sort: bool = False) -> Iterator[WriteStat]:
+    """Write the buckets of `batches`, which arrive grouped by bucket and, unless `sort` (each bucket's records
+    sorted by key here), by key within: the records of one bucket are gathered, then its handle runs, so the task
+    holds one file group's records at a time."""
     ctx = task.context(token)
     for (bucket,), records in _runs(batches, (BUCKET,)):
+        if sort:
+            records = by_key(pa.Table.from_batches(records)).to_batches()
         yield from _timed(timings, write_bucket, task, ctx, plan.buckets[bucket], records)
 
 
