@@ -3,6 +3,7 @@ bytes), driven in-process the way the Spark layer drives them (tests/write/local
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
@@ -15,7 +16,17 @@ from hudi_engine.errors import WriteError
 from hudi_engine.io.base_file import read_footer
 from hudi_engine.storage import Storage
 from hudi_engine.write import executor, tagging
-from hudi_engine.write.executor import DELETE, FILE_ID, GROUP, KEY, PARTITION, WriteTask, file_group_runs, write_groups
+from hudi_engine.write.executor import (
+    BUCKET,
+    DELETE,
+    FILE_ID,
+    GROUP,
+    KEY,
+    PARTITION,
+    WriteTask,
+    file_group_runs,
+    write_groups,
+)
 from hudi_engine.write.write_client import WriteClient, table_for_write
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.float64()), ("dt", pa.string())])
@@ -238,6 +249,21 @@ def test_a_one_pass_task_gets_its_groups_sorted_by_key_where_the_order_matters_a
          (("q", "f2"), ["k5", "k7", "k7"])]
     with pytest.raises(WriteError, match="file group 'f1' of partition 'p' reached their task in two runs"):
         list(file_group_runs([batch([("p", "f1", "k1"), ("p", "f2", "k2"), ("p", "f1", "k3")])], "/t"))
+
+
+@pytest.mark.parametrize("sort", [True, False])
+def test_a_two_pass_task_writes_its_buckets_in_turn_sorting_each_by_key_when_told(monkeypatch, sort):
+    # Through the Arrow shuffle a bucket's records arrive in the map tasks' order; Spark's row shuffle sorts them.
+    written = []
+    monkeypatch.setattr(executor, "write_bucket", lambda task, ctx, bucket, records:
+                        written.append((bucket, [k for b in records for k in b.column(KEY).to_pylist()])) or [])
+    task = SimpleNamespace(context=lambda token: None)
+    plan = SimpleNamespace(buckets={3: "b3", 7: "b7"})
+    batches = [pa.RecordBatch.from_pydict({KEY: ["k5", "k1", "k4"], BUCKET: [3, 3, 7]}),
+               pa.RecordBatch.from_pydict({KEY: ["k2", "k0"], BUCKET: [7, 7]})]
+    assert list(executor.write_buckets(task, plan, batches, (0, 0, 0), {}, sort=sort)) == []
+    assert written == ([("b3", ["k1", "k5"]), ("b7", ["k0", "k2", "k4"])] if sort else
+                       [("b3", ["k5", "k1"]), ("b7", ["k4", "k2", "k0"])])
 
 
 def test_a_one_pass_map_task_routes_each_record_to_its_groups_task_and_a_record_nothing_takes_nowhere():
