@@ -24,12 +24,15 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from hudi_engine.spark.sql_route import ORDER
-from hudi_engine.write.executor import TASK
+from hudi_engine.write.executor import KEY, TASK
 
 CHUNK = "_hw_chunk"  # a chunk's IPC file; beside it its task and its file group's hash (ORDER)
+# A chunk's first record key: a group's chunks go to its task by it, so a group whose records came in key order
+# (each chunk ascending, the map tasks' chunks in disjoint ranges) arrives in key order and is not sorted again.
+FIRST_KEY = "_hw_first_key"
 CHUNK_TYPE = T.StructType([T.StructField(TASK, T.IntegerType()), T.StructField(ORDER, T.LongType()),
-                           T.StructField(CHUNK, T.BinaryType())])
-_CHUNK_SCHEMA = pa.schema([(TASK, pa.int32()), (ORDER, pa.int64()), (CHUNK, pa.binary())])
+                           T.StructField(FIRST_KEY, T.StringType()), T.StructField(CHUNK, T.BinaryType())])
+_CHUNK_SCHEMA = pa.schema([(TASK, pa.int32()), (ORDER, pa.int64()), (FIRST_KEY, pa.string()), (CHUNK, pa.binary())])
 # A group's records go out as a chunk once they pass CHUNK_BYTES; a map task holds PENDING_BYTES at most. Spark's
 # Arrow batches to the write task stop at spark.sql.execution.arrow.maxBytesPerBatch (64 MB): a few chunks each.
 CHUNK_BYTES = 8 << 20
@@ -37,8 +40,8 @@ PENDING_BYTES = 64 << 20
 
 
 def shuffled(chunks: DataFrame, n_tasks: int) -> DataFrame:
-    """The chunks (`CHUNK_TYPE` rows) of each task together, its file groups' chunks in runs."""
-    return chunks.repartitionById(n_tasks, F.col(TASK)).sortWithinPartitions(ORDER)
+    """The chunks (`CHUNK_TYPE` rows) of each task together, its file groups' chunks in runs, each run by first key."""
+    return chunks.repartitionById(n_tasks, F.col(TASK)).sortWithinPartitions(ORDER, FIRST_KEY)
 
 
 def group_orders(partitions: pa.Array, groups: pa.Array) -> np.ndarray:
@@ -92,8 +95,9 @@ class Packer:
                 writer.write_batch(part)
         body = sink.getvalue()
         offsets = pa.py_buffer(np.array([0, body.size], dtype=np.int32))
+        first = parts[0].column(KEY)[0] if KEY in parts[0].schema.names else None
         return pa.RecordBatch.from_arrays(
-            [pa.array([task], pa.int32()), pa.array([order], pa.int64()),
+            [pa.array([task], pa.int32()), pa.array([order], pa.int64()), pa.array([first], pa.string()),
              pa.Array.from_buffers(pa.binary(), 1, [None, offsets, body])], schema=_CHUNK_SCHEMA)
 
 

@@ -200,7 +200,10 @@ def write_buckets(task: WriteTask, plan: BucketPlan, batches: Iterable[pa.Record
     ctx = task.context(token)
     for (bucket,), records in _runs(batches, (BUCKET,)):
         if sort:
-            records = by_key(pa.Table.from_batches(records)).to_batches()
+            table = pa.Table.from_batches(records)
+            records.clear()  # `_runs` holds this list too: without it, the unsorted records go once sorted
+            records = by_key(table).to_batches()
+            del table
         yield from _timed(timings, write_bucket, task, ctx, plan.buckets[bucket], records)
 
 
@@ -247,6 +250,7 @@ def _by_key(records: list[pa.RecordBatch], *, keep_distinct: bool) -> list[pa.Re
     keys = table.column(KEY)
     if keep_distinct and not _ascending(keys) and pc.count_distinct(keys, mode="all").as_py() == len(keys):
         return records
+    records.clear()  # `_runs` holds this list too: without it, the unsorted records go once sorted
     return by_key(table).to_batches()
 
 

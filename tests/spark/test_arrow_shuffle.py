@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 
 from hudi_engine.spark import arrow_shuffle
-from hudi_engine.spark.arrow_shuffle import CHUNK, ORDER, Packer, group_orders, unpacked
-from hudi_engine.write.executor import TASK
+from hudi_engine.spark.arrow_shuffle import CHUNK, FIRST_KEY, ORDER, Packer, group_orders, unpacked
+from hudi_engine.write.executor import KEY, TASK
 
 
 def _batches(n_batches: int, rows: int, groups: int, seed: int = 0) -> list[tuple[pa.RecordBatch, np.ndarray, np.ndarray]]:
@@ -22,7 +22,7 @@ def _batches(n_batches: int, rows: int, groups: int, seed: int = 0) -> list[tupl
         g = rng.integers(0, groups, rows)
         batch = pa.RecordBatch.from_pydict({
             "id": pa.array(np.arange(b * rows, (b + 1) * rows)), "g": pa.array(g),
-            "s": pa.array([f"v{x}" for x in rng.integers(0, 1000, rows)]),
+            KEY: pa.array([f"k{x:04d}" for x in rng.integers(0, 1000, rows)]),
             "nested": pa.array([{"a": int(x), "b": [int(x)] * int(x % 3)} for x in g])})
         out.append((batch, (g % 3).astype(np.int32), (g * 7919 - 3).astype(np.int64)))
     return out
@@ -38,8 +38,9 @@ def test_every_record_comes_back_once_in_a_chunk_of_its_own_group_and_task() -> 
     chunks = _pack(Packer(), batches)
     seen = []
     for chunk in chunks:
-        assert chunk.schema.names == [TASK, ORDER, CHUNK] and chunk.num_rows == 1
+        assert chunk.schema.names == [TASK, ORDER, FIRST_KEY, CHUNK] and chunk.num_rows == 1
         records = pa.Table.from_batches(list(unpacked(iter([chunk]))))
+        assert chunk.column(FIRST_KEY)[0].as_py() == records.column(KEY)[0].as_py()
         groups = set(records.column("g").to_pylist())
         assert len(groups) == 1  # one file group per chunk
         (g,) = groups
@@ -68,7 +69,7 @@ def test_a_group_past_the_chunk_size_goes_out_in_several_chunks_and_pending_reco
 
 def test_empty_batches_make_no_chunks() -> None:
     packer = Packer()
-    empty = pa.RecordBatch.from_pydict({"id": pa.array([], pa.int64())})
+    empty = pa.RecordBatch.from_pydict({"id": pa.array([], pa.int64())})  # no key column: no first key
     assert list(packer.add(empty, np.zeros(0, np.int32), np.zeros(0, np.int64))) == []
     assert list(packer.flush()) == []
 
