@@ -57,9 +57,6 @@ TAG_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTI
                          T.StructField(FILE_ID, T.StringType()), T.StructField(BUCKET_NUMBER, T.IntegerType())])
 ROUTE_TYPE = T.StructType([T.StructField(KEY, T.StringType()), T.StructField(PARTITION, T.StringType()),
                            T.StructField(BUCKET, T.IntegerType()), T.StructField(TASK, T.IntegerType())])
-MAP_SIDE_ROUTE_TYPE = T.StructType([T.StructField(c, t) for c, t in (
-    (KEY, T.StringType()), (PARTITION, T.StringType()), (FILE_ID, T.StringType()), (GROUP, T.StringType()),
-    (TASK, T.IntegerType()))])
 PROFILE_SCHEMA = ("partition string, file_id string, bucket_number int, count long, key string, level int")
 _TAG = "_hw_tag"
 
@@ -141,9 +138,10 @@ class RouteFn:
 class _PackFn:
     """Map task routed in Python: each batch's records keyed, tagged and routed over the `sources` columns only
     (`route`, one struct array per batch), then handed to the shuffle as chunks (`arrow_shuffle.Packer`) with the
-    route's `fields` beside them and DELETE; `placed` tells the records a route drops and each one's chunk."""
+    route's `fields` beside them (cast to their types, as Spark would: every chunk of a group has one schema) and
+    DELETE; `placed` tells the records a route drops and each one's chunk."""
 
-    fields: tuple[str, ...]
+    fields: tuple[tuple[str, pa.DataType], ...]
 
     def __init__(self, route: Callable[[Iterator[pa.Array]], Iterator[pa.StructArray]], sources: list[str],
                  deleting: bool) -> None:
@@ -165,8 +163,8 @@ class _PackFn:
         for route in self.route(sources()):  # one route per batch, in turn
             batch = taken.popleft()
             records = pa.RecordBatch.from_arrays(
-                [*batch.columns, *(route.field(f) for f in self.fields),
-                 pa.array(np.full(batch.num_rows, self.deleting))], names=[*batch.schema.names, *self.fields, DELETE])
+                [*batch.columns, *(route.field(f).cast(t) for f, t in self.fields),
+                 pa.array(np.full(batch.num_rows, self.deleting))], names=[*batch.schema.names, *(f for f, _ in self.fields), DELETE])
             tasks = route.field(TASK)
             kept, orders = self.placed(records)
             if kept is not None:
@@ -179,7 +177,7 @@ class MapSidePackFn(_PackFn):
     """Map task of a one-pass write routed in Python (`MapSideRouteFn`): a chunk per file group; a record no file
     group takes (a delete of a new key) drops out."""
 
-    fields = (KEY, PARTITION, FILE_ID, GROUP)
+    fields = ((KEY, pa.string()), (PARTITION, pa.string()), (FILE_ID, pa.string()), (GROUP, pa.string()))
 
     def __init__(self, task: WriteTask, spec: TagSpec | None, listing: TagSpec | None, plan: MapSidePlan,
                  sources: list[str]) -> None:
@@ -199,7 +197,7 @@ class RoutePackFn(_PackFn):
     """Map task of a two-pass write (`RouteFn` over `KeyTagFn`): a chunk per bucket; a record no bucket takes (a
     delete of a new key) drops out."""
 
-    fields = (KEY, PARTITION, BUCKET)
+    fields = ((KEY, pa.string()), (PARTITION, pa.string()), (BUCKET, pa.int32()))
 
     def __init__(self, task: WriteTask, spec: TagSpec | None, plan: BucketPlan, sources: list[str]) -> None:
         super().__init__(RouteFn(plan, KeyTagFn(task, spec)), sources, task.config.operation is Operation.DELETE)

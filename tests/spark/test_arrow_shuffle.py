@@ -90,3 +90,27 @@ def test_a_pairs_order_is_the_same_in_every_process_and_batch() -> None:
 @pytest.mark.parametrize("rows", [0, 1])
 def test_group_orders_of_few_records(rows: int) -> None:
     assert len(group_orders(pa.array(["p"] * rows, pa.string()), pa.array(["g"] * rows, pa.string()))) == rows
+
+
+def test_a_routes_fields_are_cast_so_every_chunk_of_a_group_has_one_schema() -> None:
+    from hudi_engine.spark.write_udfs import RoutePackFn
+    from hudi_engine.write.executor import BUCKET, DELETE, PARTITION
+
+    def route(structs):  # one map task's routes: the key as a dictionary, then as large strings
+        for i, s in enumerate(structs):
+            keys = s.field("id").cast(pa.string())
+            keys = keys.dictionary_encode() if i == 0 else keys.cast(pa.large_string())
+            n = len(keys)
+            yield pa.StructArray.from_arrays(
+                [keys, pa.array(["p"] * n), pa.array([0] * (n - 1) + [-1], pa.int64()), pa.array([1] * n, pa.int32())],
+                names=[KEY, PARTITION, BUCKET, TASK])
+
+    fn = RoutePackFn.__new__(RoutePackFn)
+    fn.route, fn.sources, fn.deleting = route, ["id"], False
+    batches = [pa.RecordBatch.from_pydict({"id": pa.array([3, 1, 2])}), pa.RecordBatch.from_pydict({"id": pa.array([5, 4])})]
+    chunks = list(fn(iter(batches)))
+    records = [b for c in chunks for b in unpacked(iter([c]))]
+    assert {b.schema for b in records} == {pa.schema([("id", pa.int64()), (KEY, pa.string()), (PARTITION, pa.string()),
+                                                      (BUCKET, pa.int32()), (DELETE, pa.bool_())])}
+    assert sorted(k for b in records for k in b.column(KEY).to_pylist()) == ["1", "3", "5"]  # the last of each: no bucket
+    assert {c.column(TASK)[0].as_py() for c in chunks} == {1}
