@@ -200,10 +200,7 @@ def write_buckets(task: WriteTask, plan: BucketPlan, batches: Iterable[pa.Record
     ctx = task.context(token)
     for (bucket,), records in _runs(batches, (BUCKET,)):
         if sort:
-            table = pa.Table.from_batches(records)
-            records.clear()  # `_runs` holds this list too: without it, the unsorted records go once sorted
-            records = by_key(table).to_batches()
-            del table
+            records = _by_key(records, keep_distinct=False)
         yield from _timed(timings, write_bucket, task, ctx, plan.buckets[bucket], records)
 
 
