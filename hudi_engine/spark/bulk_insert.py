@@ -9,7 +9,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hudi_engine.spark.key_sample import sample_keys
-from hudi_engine.spark.row_check import bad_rows, checked
+from hudi_engine.spark.row_check import bad_rows, check_first, checked
 from hudi_engine.spark.sql_keys import sql_keys
 from hudi_engine.spark.sql_text import literal
 from hudi_engine.spark.write_udfs import TASK_OUTPUT, BulkInsertFn, keyed, write_stats
@@ -69,15 +69,6 @@ def sorted_rows(df: DataFrame, task: WriteTask, parallelism: int, timings: dict[
     if exprs is not None:  # the tasks key the sorted rows again (`keyed_batches`): cheaper than Spark handing them over
         rows = rows.drop(KEY, PARTITION)
     return rows
-
-
-def check_first(rows: DataFrame | None, counted: Column) -> None:
-    """Without a shuffle (NONE, PARTITION_SORT), no map stage checks every row before any task writes, so one Spark
-    job checks them first (`row_check.bad_rows`, or the key generator's UDF over every row where Spark SQL does not
-    spell the keys): a bad row fails the write before any file exists, not after other tasks wrote theirs. The
-    write's tasks check again (an input that is not deterministic then fails mid-write, rolled back)."""
-    if rows is not None:
-        rows.agg(F.count(counted)).collect()  # `counted`: a column the check needs computed (the UDF's key)
 
 
 def by_key_range(rows: DataFrame, counted: DataFrame, key: Column, partition: Column,

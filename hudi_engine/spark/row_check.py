@@ -103,3 +103,13 @@ def checked(df: DataFrame, config: WriteConfig) -> DataFrame:
     literal (`select cast(null as bigint) as id ...`)."""
     check = check_rows(df, config)
     return df if check is None else df.filter(check)
+
+
+def check_first(rows: DataFrame | None, counted: Column) -> None:
+    """One Spark job that checks every row first (`bad_rows`, or the key generator's UDF over every row where Spark
+    SQL does not spell the keys), where no later stage checks them before any task writes (bulk_insert without a
+    shuffle) or where checking them in a later stage costs more (the two-pass write's count by partition, which
+    would read every column to show a bad row): a bad row fails the write before any file exists. Bulk_insert's
+    write tasks check again (an input that is not deterministic then fails mid-write, rolled back)."""
+    if rows is not None:
+        rows.agg(F.count(counted)).collect()  # `counted`: a column the check needs computed (the UDF's key)

@@ -423,8 +423,10 @@ class WriteClient:
                        cfg.keys, cfg.index.type, cfg.index.bucket_num, cfg.bloom.max_entries,
                        self.table_config.populate_meta_fields, self.pending_clustering.keys())
 
-    def plan(self, counts: Counts, parallelism: int) -> BucketPlan:
-        """Buckets for what the tagging pass counted: the touched partitions are listed here, once."""
+    def plan(self, counts: Counts, parallelism: int,
+             listed: Mapping[str, list[SliceInfo]] | None = None) -> BucketPlan:
+        """Buckets for what the tagging pass counted: the touched partitions are listed here, once (`listed`: the
+        caller's listing of them, `latest_slices`)."""
         cfg = self.config
         # Updates and deletes of stored records into a file group a pending clustering will replace: after the keys
         # were tagged and before any file is written (BaseSparkCommitActionExecutor.clusteringHandleUpdate).
@@ -433,7 +435,8 @@ class WriteClient:
             self.pending_clustering.refuse_overwrite(
                 None if cfg.operation is Operation.INSERT_OVERWRITE_TABLE else counts.partitions,
                 self.location.base_path)
-        slices = {} if cfg.operation.is_overwrite else self.latest_slices(counts.partitions)
+        slices = {} if cfg.operation.is_overwrite else \
+            listed if listed is not None else self.latest_slices(counts.partitions)
         return plan_buckets(
             counts, slices, avg_record_size=self.average_record_size(), max_file_size=cfg.files.max_file_size,
             small_file_limit=cfg.files.small_file_limit, pack_small_files=self._packs_small_files,
