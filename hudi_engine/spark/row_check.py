@@ -35,10 +35,15 @@ def bad_rows(df: DataFrame, config: WriteConfig) -> DataFrame | None:
     """The rows `check_rows` fails on, failing the job on the first (None: nothing to check). A plain predicate
     first, so that a scan skips what its statistics clear (a cached relation's batches, parquet row groups without
     nulls): much cheaper than the check over every row."""
+    bad = bad_row(df, config)
+    return None if bad is None else checked(df.filter(bad), config)
+
+
+def bad_row(df: DataFrame, config: WriteConfig) -> Column | None:
+    """A plain predicate true on the rows `check_rows` fails on, reading the checked columns only (None: nothing to
+    check)."""
     checks = _checks(df, config)
-    if not checks:
-        return None
-    return checked(df.filter(F.expr(" OR ".join(f"({bad})" for bad, _, _ in checks))), config)
+    return F.expr(" OR ".join(f"({bad})" for bad, _, _ in checks)) if checks else None
 
 
 def collected_rows_pass(rows: pa.Table, df: DataFrame, config: WriteConfig) -> bool:
@@ -108,8 +113,8 @@ def checked(df: DataFrame, config: WriteConfig) -> DataFrame:
 def check_first(rows: DataFrame | None, counted: Column) -> None:
     """One Spark job that checks every row first (`bad_rows`, or the key generator's UDF over every row where Spark
     SQL does not spell the keys), where no later stage checks them before any task writes (bulk_insert without a
-    shuffle) or where checking them in a later stage costs more (the two-pass write's count by partition, which
-    would read every column to show a bad row): a bad row fails the write before any file exists. Bulk_insert's
-    write tasks check again (an input that is not deterministic then fails mid-write, rolled back)."""
+    shuffle) or to show the row a cheaper pass found (the two-pass write's count by partition, `bad_row`): a bad row
+    fails the write before any file exists. Bulk_insert's write tasks check again (an input that is not deterministic
+    then fails mid-write, rolled back)."""
     if rows is not None:
         rows.agg(F.count(counted)).collect()  # `counted`: a column the check needs computed (the UDF's key)

@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
 from hudi_engine.spark.arrow_shuffle import CHUNK_TYPE, shuffled
 from hudi_engine.spark.key_sample import sample_keys
-from hudi_engine.spark.row_check import bad_rows, check_first, check_rows
+from hudi_engine.spark.row_check import bad_row, bad_rows, check_first, check_rows
 from hudi_engine.spark.sql_keys import sql_key_text
 from hudi_engine.spark.write_udfs import (
     PROFILE_SCHEMA,
@@ -81,6 +81,8 @@ def bucket_plan(source: DataFrame, client: WriteClient, task: WriteTask, spec: T
     # records as new, counted by Spark SQL where it spells the partition path (no Python over them).
     text = sql_key_text(task.keygen(), source.schema) \
         if spec is None or config.index.type in (IndexType.SIMPLE, IndexType.BLOOM) else None
+    if text is not None and spec is not None and text[1] == "''":
+        text = None  # unpartitioned: the table's one partition stores records, so every record is looked up
     if text is None:
         # Null keys and null ordering values fail here, naming the row, before the instant has a file.
         counted, sample = _profiled(source, config, task, spec, check_rows(source, config))
@@ -128,11 +130,14 @@ def _profiled_by_partition(
     counted by Spark SQL, then the Python pass over the records of partitions that store records only (a new day's
     records are not looked up). Also the listing of the touched partitions, for the plan."""
     config = client.config
-    # Its own job: a cached input's statistics skip most of its batches, where a check in the count would read
-    # every column (it shows the bad row).
-    check_first(bad_rows(source, config), F.lit(1))
-    path = F.expr(partition)
-    per_partition = {r[0]: r[1] for r in source.groupBy(path.alias(PARTITION)).count().collect()}
+    # The count finds a bad row with a plain predicate over the checked columns; a second job shows it (the check
+    # that names the row reads every column).
+    path, bad = F.expr(partition), bad_row(source, config)
+    counted_rows = source.groupBy(path.alias(PARTITION)).agg(
+        F.count(F.lit(1)), *([F.max(bad)] if bad is not None else [])).collect()
+    if any(len(r) > 2 and r[2] for r in counted_rows):
+        check_first(bad_rows(source, config), F.lit(1))
+    per_partition = {r[0]: r[1] for r in counted_rows}
     listed = client.latest_slices(sorted(per_partition)) if spec is not None else None
     stored = sorted(p for p, s in (listed or {}).items() if s)
     counted: dict[tuple[str, str | None, int | None], int] = {}

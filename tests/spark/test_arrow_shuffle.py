@@ -92,7 +92,8 @@ def test_group_orders_of_few_records(rows: int) -> None:
     assert len(group_orders(pa.array(["p"] * rows, pa.string()), pa.array(["g"] * rows, pa.string()))) == rows
 
 
-def test_a_routes_fields_are_cast_so_every_chunk_of_a_group_has_one_schema() -> None:
+def test_a_routes_fields_are_cast_so_every_chunk_of_a_group_has_one_schema(monkeypatch) -> None:
+    from hudi_engine.spark import write_udfs
     from hudi_engine.spark.write_udfs import RoutePackFn
     from hudi_engine.write.executor import BUCKET, DELETE, PARTITION
 
@@ -105,6 +106,7 @@ def test_a_routes_fields_are_cast_so_every_chunk_of_a_group_has_one_schema() -> 
                 [keys, pa.array(["p"] * n), pa.array([0] * (n - 1) + [-1], pa.int64()), pa.array([1] * n, pa.int32())],
                 names=[KEY, PARTITION, BUCKET, TASK])
 
+    monkeypatch.setattr(write_udfs, "ROUTE_ROWS", 1)  # each batch routed on its own
     fn = RoutePackFn.__new__(RoutePackFn)
     fn.route, fn.sources, fn.deleting = route, ["id"], False
     batches = [pa.RecordBatch.from_pydict({"id": pa.array([3, 1, 2])}), pa.RecordBatch.from_pydict({"id": pa.array([5, 4])})]
