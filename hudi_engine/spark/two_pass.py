@@ -86,11 +86,9 @@ def bucket_plan(source: DataFrame, client: WriteClient, task: WriteTask, spec: T
     if text is None:
         # Null keys and null ordering values fail here, naming the row, before the instant has a file.
         counted, sample = _profiled(source, config, task, spec, check_rows(source, config))
-        stored: frozenset[str] | None = None
         listed = None
     else:
         counted, sample, listed = _profiled_by_partition(source, client, task, spec, text[1])
-        stored = frozenset(p for p, s in (listed or {}).items() if s)
     updates: dict[tuple[str, str], int] = {}
     inserts: dict[str, int] = {}
     new_buckets: dict[tuple[str, int], int] = {}
@@ -105,10 +103,9 @@ def bucket_plan(source: DataFrame, client: WriteClient, task: WriteTask, spec: T
     needs = plan.needs_sample()
     if not needs:
         return plan
-    if text is not None:  # new partitions' keys: sampled by Spark SQL
-        assert stored is not None
+    if text is not None:  # the keys of partitions that store nothing (the key pass did not see them): by Spark SQL
         key, partition = map(F.expr, text)
-        new = {p: f for p, f in needs.items() if p not in stored}
+        new = {p: f for p, f in needs.items() if not (listed or {}).get(p)}
         sample |= sample_keys(source.withColumn(KEY, key).withColumn(PARTITION, partition), new) if new else {}
     return plan.with_samples({p: sample.get(p, []) for p in needs})
 
