@@ -21,7 +21,8 @@ from __future__ import annotations
 import os
 import statistics
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,6 +46,18 @@ def _tree_cpu_s() -> float:
     stats, tick, me = spark_probe.process_stats(), os.sysconf("SC_CLK_TCK"), os.getpid()
     return sum(sum(int(x) for x in fields[11:15]) / tick for pid, fields in stats.items()
                if spark_probe.descends_from(pid, me, stats))
+
+
+def cpu_timed(cpu: dict[str, list[float]], name: str, f: Callable[[str], dict | None]) -> Callable[[str], dict]:
+    """`f` as a case's run that also records its CPU time (`_tree_cpu_s`) under `cpu[name]`, warm-ups left out."""
+    def run_case(tag: str) -> dict:
+        c0 = _tree_cpu_s()
+        extra = f(tag) or {}
+        c = _tree_cpu_s() - c0
+        if not tag.endswith("-warm"):
+            cpu.setdefault(name, []).append(c)
+        return {**extra, "cpu_s": round(c, 3)}
+    return run_case
 
 
 # ---- routing (untimed) --------------------------------------------------------------------------------------------
@@ -176,17 +189,8 @@ def run(repeats: int) -> dict:
                .mapInArrow(fn, "path string, bytes long").collect())
         return {"tasks": n_tasks, "files": len(out), "bytes_written": sum(r["bytes"] for r in out)}
 
-    cpu: dict[str, list[float]] = {"engine": [], "floor": []}
-
-    def timed(name: str, f):
-        def run_case(tag: str) -> dict:
-            c0 = _tree_cpu_s()
-            extra = f(tag)
-            c = _tree_cpu_s() - c0
-            if not tag.endswith("-warm"):
-                cpu[name].append(c)
-            return {**extra, "cpu_s": round(c, 3)}
-        return run_case
+    cpu: dict[str, list[float]] = {}
+    timed = partial(cpu_timed, cpu)
 
     print(f"engine MOR upsert vs its floor (log blocks of the routed batch), {n_tasks} Spark tasks each", flush=True)
     results = common.interleaved([

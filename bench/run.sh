@@ -35,6 +35,9 @@
 #                                phase (about 10-15 minutes)
 #   bench/run.sh mor-floor       issue 41: W1's MOR upsert beside its floor, the batch's log blocks written by the
 #                                engine's log-block writer in as many Spark tasks, interleaved (about 5 minutes)
+#   bench/run.sh w3b-floor       issue 41: W3b's 5M-row day beside delta-rs and its floors: pyarrow writing the
+#                                touched file groups in the same Spark tasks, Spark's Arrow hand-off, Spark's parquet
+#                                write (needs `bench/run.sh w3` once for the tables; about 10 minutes)
 #   bench/run.sh small-upsert    issue 25: a 20-row upsert into a 100k-row table vs a parquet append, same session
 #   bench/run.sh sql-write       issue 29: W1's upsert through df.write.format("hudi") and MERGE INTO beside the
 #                                engine's write, COW and MOR, alternating (about 10-20 minutes)
@@ -79,6 +82,7 @@ for w in "${what[@]}"; do
     small-upsert) .venv/bin/python bench/bench_small_upsert.py ;;
     phases) .venv/bin/python bench/bench_write.py --phases w1_first,w1_cow,w1_mor,w3a,w3b --scale 0.2 --w1-scale 1 ;;
     mor-floor) .venv/bin/python bench/bench_mor_floor.py ;;
+    w3b-floor) .venv/bin/python bench/bench_w3b_floor.py ;;
     sort-mode-upsert) .venv/bin/python bench/bench_sort_mode_upsert.py ;;
     merge-floor) .venv/bin/python bench/bench_merge_floor.py "${what[@]:1}"; break ;;
     sql-write) .venv/bin/python bench/bench_sql_write.py ;;
@@ -90,6 +94,6 @@ for w in "${what[@]}"; do
     record-index) .venv/bin/python bench/bench_record_index.py ;;
     clustering) .venv/bin/python bench/bench_clustering.py ;;
     compaction) .venv/bin/python bench/bench_compaction.py ;;
-    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, phases, mor-floor, sql-write, merge-floor, hudi-java, hudi-java-w3, mdt-handover, mdt-files, mdt-listing, record-index, clustering, compaction or all" >&2; exit 2 ;;
+    *) echo "unknown benchmark '$w': expected read, spark-read, native-read, write, write-v9, w2, w3, profile, dbt, dbt-native, archival, listing, cdc, small-upsert, phases, mor-floor, w3b-floor, sql-write, merge-floor, hudi-java, hudi-java-w3, mdt-handover, mdt-files, mdt-listing, record-index, clustering, compaction or all" >&2; exit 2 ;;
   esac
 done
