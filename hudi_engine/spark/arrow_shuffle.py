@@ -1,6 +1,6 @@
 """A write's shuffle as Arrow IPC: the map tasks group their records by file group and hand Spark
-one binary row per group and chunk (`Packer`: an Arrow IPC file, its buffers zstd-compressed); Spark shuffles and
-sorts those few rows; the write task reads the chunks back as the record batches they hold (`unpacked`).
+one binary row per group and chunk (`Packer`: an Arrow IPC file); Spark shuffles and sorts those few rows; the
+write task reads the chunks back as the record batches they hold (`unpacked`).
 
 Shuffling the records as Spark rows costs two conversions per record that this skips (Arrow to Spark's row format
 in the map task, the row format back to Arrow in the write task) and the sort of every record by its file group.
@@ -37,9 +37,6 @@ _CHUNK_SCHEMA = pa.schema([(TASK, pa.int32()), (ORDER, pa.int64()), (FIRST_KEY, 
 # Arrow batches to the write task stop at spark.sql.execution.arrow.maxBytesPerBatch (64 MB): a few chunks each.
 CHUNK_BYTES = 8 << 20
 PENDING_BYTES = 64 << 20
-# Chunks are zstd-compressed Arrow IPC: about half the bytes (W3b's 5.1M records: 453 MB -> 240 MB) for Spark to copy,
-# compress (spark.shuffle.compress) and spill; the pack, shuffle and unpack of W3b took 6.6 s instead of 8.5 s.
-_IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression="zstd")
 
 
 def shuffled(chunks: DataFrame, n_tasks: int) -> DataFrame:
@@ -93,7 +90,7 @@ class Packer:
         task, parts, size = self._pending.pop(order)
         self._bytes -= size
         sink = pa.BufferOutputStream()
-        with pa.ipc.new_file(sink, parts[0].schema, options=_IPC_OPTIONS) as writer:
+        with pa.ipc.new_file(sink, parts[0].schema) as writer:
             for part in parts:
                 writer.write_batch(part)
         body = sink.getvalue()
@@ -105,7 +102,8 @@ class Packer:
 
 
 def unpacked(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The record batches of a write task's chunks, in the order the chunks arrive (decompressed as they are read)."""
+    """The record batches of a write task's chunks, in the order the chunks arrive (no copy: they read the
+    chunks' buffers)."""
     for batch in batches:
         chunks = batch.column(CHUNK)
         for i in range(len(chunks)):

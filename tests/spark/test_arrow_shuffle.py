@@ -67,16 +67,6 @@ def test_a_group_past_the_chunk_size_goes_out_in_several_chunks_and_pending_reco
     assert sum(b.num_rows for c in chunks for b in unpacked(iter([c]))) == 20_000
 
 
-def test_a_chunks_buffers_are_compressed() -> None:
-    # A new day's records repeat their partition and dictionary-like values: the shuffle moves them compressed.
-    n = 50_000
-    batch = pa.RecordBatch.from_pydict({"id": pa.array(np.arange(n)), "dt": pa.array(["2024-02-01"] * n),
-                                        KEY: pa.array([f"k{i:08d}" for i in range(n)])})
-    (chunk,) = _pack(Packer(), [(batch, np.zeros(n, np.int32), np.zeros(n, np.int64))])
-    assert len(chunk.column(CHUNK)[0].as_py()) < batch.nbytes / 3
-    assert pa.Table.from_batches(list(unpacked(iter([chunk])))).equals(pa.Table.from_batches([batch]))
-
-
 def test_empty_batches_make_no_chunks() -> None:
     packer = Packer()
     empty = pa.RecordBatch.from_pydict({"id": pa.array([], pa.int64())})  # no key column: no first key
