@@ -37,7 +37,7 @@
 #                                engine's log-block writer in as many Spark tasks, interleaved (about 5 minutes)
 #   bench/run.sh w3b-floor       issue 41: W3b's 5M-row day beside delta-rs and its floors: pyarrow writing the
 #                                touched file groups in the same Spark tasks, Spark's Arrow hand-off, Spark's parquet
-#                                write (needs `bench/run.sh w3` once for the tables; about 10 minutes)
+#                                write (needs `bench/run.sh w3` once for the tables; about 5 minutes)
 #   bench/run.sh small-upsert    issue 25: a 20-row upsert into a 100k-row table vs a parquet append, same session
 #   bench/run.sh sql-write       issue 29: W1's upsert through df.write.format("hudi") and MERGE INTO beside the
 #                                engine's write, COW and MOR, alternating (about 10-20 minutes)
