@@ -162,7 +162,8 @@ def report(out: dict) -> str:
 
 
 def main() -> None:
-    common.bench_main("w3b_floor", lambda: run(common.arg_parser(__doc__).parse_args().repeats), report)
+    repeats = common.arg_parser(__doc__).parse_args().repeats  # --help and bad arguments answer before any output
+    common.bench_main("w3b_floor", lambda: run(repeats), report)
 
 
 if __name__ == "__main__":
