@@ -8,6 +8,7 @@ import time
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from hudi_engine.spark import write_job
 from hudi_engine.spark.key_sample import sample_keys
 from hudi_engine.spark.row_check import bad_rows, check_first, checked
 from hudi_engine.spark.sql_keys import sql_keys
@@ -25,7 +26,8 @@ def write_files(df: DataFrame, task: WriteTask, txn: Transaction, parallelism: i
     """The bulk_insert's files, in one Spark job after GLOBAL_SORT's counts and samples or, without a shuffle, the
     row check's job (`sorted_rows`)."""
     t0 = time.monotonic()
-    results = sorted_rows(df, task, parallelism, txn.timings).mapInArrow(BulkInsertFn(task), TASK_OUTPUT).collect()
+    results = write_job.single_job(sorted_rows(df, task, parallelism, txn.timings).mapInArrow(BulkInsertFn(task),
+                                                                                               TASK_OUTPUT)).collect()
     txn.timings["write"] = time.monotonic() - t0
     return write_stats(results, txn)
 
@@ -79,7 +81,9 @@ def by_key_range(rows: DataFrame, counted: DataFrame, key: Column, partition: Co
     partitions stay whole (Spark's own range partitioner would cut them at its boundaries, and it samples every
     input split twice). Returns the shuffled rows and the key and partition expressions over them: a key that
     routes no row is left out of the shuffle and computed after it."""
-    counts = {r[PARTITION]: r["count"] for r in counted.groupBy(partition.alias(PARTITION)).count().collect()}
+    counts = {r[PARTITION]: r["count"]
+              for r in write_job.single_job(counted.groupBy(partition.alias(PARTITION)).count(),
+                                            shuffle_partitions=1).collect()}
     cuts = BulkInsertRanges.cuts(counts, parallelism)
     samples: dict[str, list[str]] = {}
     if cuts:

@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from hudi_engine.config.write_config import IndexType, Operation
+from hudi_engine.spark import write_job
 from hudi_engine.spark.arrow_shuffle import CHUNK_TYPE, shuffled
 from hudi_engine.spark.row_check import checked
 from hudi_engine.spark.sql_route import ORDER, sql_routed
@@ -73,14 +74,14 @@ def write_files(df: DataFrame, client: WriteClient, task: WriteTask, txn: Transa
         # whole; the task sorts a group by key.
         routed, known = sql
         write_fn = MapSideWriteFn(task, listing, plan, known, chunks=False)
-        results = routed.repartitionById(plan.n_tasks, F.col(TASK)).sortWithinPartitions(ORDER).drop(TASK, ORDER) \
-            .mapInArrow(write_fn, TASK_OUTPUT).collect()
+        results = write_job.single_job(routed.repartitionById(plan.n_tasks, F.col(TASK)).sortWithinPartitions(ORDER)
+                                       .drop(TASK, ORDER).mapInArrow(write_fn, TASK_OUTPUT)).collect()
     else:
         # Routed in Python, they cross it as Arrow chunks of one file group each, packed in the same Python pass
         # (`arrow_shuffle`): no conversion to Spark's rows and back, no sort of every record.
         chunks = data.mapInArrow(MapSidePackFn(task, client.tag_spec(txn.instant), listing, plan,
                                                key_source_columns(config, data.columns)), CHUNK_TYPE)
         write_fn = MapSideWriteFn(task, listing, plan, None, chunks=True)
-        results = shuffled(chunks, plan.n_tasks).mapInArrow(write_fn, TASK_OUTPUT).collect()
+        results = write_job.single_job(shuffled(chunks, plan.n_tasks).mapInArrow(write_fn, TASK_OUTPUT)).collect()
     txn.timings["write"] = time.monotonic() - t0
     return write_stats(results, txn)

@@ -23,6 +23,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hudi_engine.config.write_config import IndexType, Operation, WriteConfig
+from hudi_engine.spark import write_job
 from hudi_engine.spark.arrow_shuffle import CHUNK_TYPE, shuffled
 from hudi_engine.spark.key_sample import sample_keys
 from hudi_engine.spark.row_check import bad_row, bad_rows, check_first, check_rows
@@ -65,7 +66,8 @@ def write_files(df: DataFrame, client: WriteClient, task: WriteTask, txn: Transa
         # (`arrow_shuffle`); a task sorts a bucket's records by key.
         chunks = source.mapInArrow(RoutePackFn(task, spec, plan, key_source_columns(config, source.columns)),
                                    CHUNK_TYPE)
-        results = shuffled(chunks, plan.n_tasks).mapInArrow(WriteFn(task, plan, chunks=True), TASK_OUTPUT).collect()
+        results = write_job.single_job(shuffled(chunks, plan.n_tasks).mapInArrow(WriteFn(task, plan, chunks=True),
+                                                                                TASK_OUTPUT)).collect()
     finally:
         if persisted:
             source.unpersist()
@@ -130,8 +132,8 @@ def _profiled_by_partition(
     # The count finds a bad row with a plain predicate over the checked columns; a second job shows it (the check
     # that names the row reads every column).
     path, bad = F.expr(partition), bad_row(source, config)
-    counted_rows = source.groupBy(path.alias(PARTITION)).agg(
-        F.count(F.lit(1)), *([F.max(bad)] if bad is not None else [])).collect()
+    counted_rows = write_job.single_job(source.groupBy(path.alias(PARTITION)).agg(
+        F.count(F.lit(1)), *([F.max(bad)] if bad is not None else [])), shuffle_partitions=1).collect()
     if any(len(r) > 2 and r[2] for r in counted_rows):
         check_first(bad_rows(source, config), F.lit(1))
     per_partition = {r[0]: r[1] for r in counted_rows}
