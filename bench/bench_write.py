@@ -38,6 +38,7 @@ Spark's own breakdown: the event log of the run is parsed into the wall time of 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
 import json
@@ -89,18 +90,34 @@ def delta_merge(path: Path, batch: pa.Table) -> dict:
 TABLE_VERSION = 6  # --table-version: the version of W1's Hudi tables
 
 
+@contextlib.contextmanager
+def session_planned(on: bool = True) -> Iterator[None]:
+    """The write's Spark jobs planned by the session itself, as before stop 69 (`--adaptive`): with adaptive
+    execution on, every exchange ends a Spark job (`hudi_engine.spark.write_job` plans them without it)."""
+    from hudi_engine.spark import write_job
+
+    plain = write_job._plain_plan
+    if on:
+        write_job._plain_plan = lambda df, shuffle_partitions: None
+    try:
+        yield
+    finally:
+        write_job._plain_plan = plain
+
+
 def hudi_write(spark, df, path: Path, table_type: str, operation: str, label: str, expect: dict,
                samples: list | None = None, jvm: int | None = None, version: int | None = None,
-               extra: dict | None = None, small: bool = False) -> dict:
+               extra: dict | None = None, small: bool = False, adaptive: bool = False) -> dict:
     """One write through `hudi_engine.spark.write`; `small`: through `write_small`, as the dbt materialization
-    writes (on the driver when Spark estimates the input below spark.hudi.write.driverMaxBytes)."""
+    writes (on the driver when Spark estimates the input below spark.hudi.write.driverMaxBytes); `adaptive`: its
+    jobs planned by the session (`session_planned`)."""
     from hudi_engine.spark import write, write_small
 
     spark.sparkContext.setJobDescription(label)  # the event log's jobs carry it: per-write Spark breakdown
     options = {**common.hudi_options(table_type, operation),
                "hoodie.write.table.version": str(version or TABLE_VERSION), **(extra or {})}
     try:
-        with RssSampler(jvm) as rss:
+        with RssSampler(jvm) as rss, session_planned(adaptive):
             r = (write_small if small else write)(df, str(path), options)
     finally:
         spark.sparkContext.setJobDescription(None)
@@ -133,7 +150,7 @@ def _eventlog_conf(run_dir: Path) -> None:
 # ---- W1 -----------------------------------------------------------------------------------------------------
 
 def run_w1(cases: list[str], repeats: int, eventlog: bool, sort_modes: list[str] | None = None,
-           driver: bool = False) -> dict:
+           driver: bool = False, adaptive: bool = False) -> dict:
     base = DATA_DIR / "w1"
     src, bdir = common.source_dir(common.W1_ROWS), common.batch_dir()
     data, batch = common.read_source(src), common.read_source(bdir)
@@ -167,6 +184,11 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool, sort_modes: list[str]
                 spark, df, base / f"first_{m.lower()}", "COPY_ON_WRITE", "bulk_insert", tag,
                 _bulk_expect(common.W1_ROWS), rss, jvm, extra={"hoodie.bulkinsert.sort.mode": m}),
                 setup=lambda _, m=m: common.fresh(base / f"first_{m.lower()}")) for m in sort_modes or []],
+            # --adaptive: the same first write with its jobs planned by the session (AQE: a job per exchange).
+            *([Case("first_hudi_adaptive", lambda tag: hudi_write(
+                spark, df, base / "first_adaptive", "COPY_ON_WRITE", "bulk_insert", tag,
+                _bulk_expect(common.W1_ROWS), rss, jvm, adaptive=True),
+                setup=lambda _: common.fresh(base / "first_adaptive"))] if adaptive else []),
         ], repeats))
     if "cow" in cases or "mor" in cases:
         print("setting up the W1 tables (untimed)", flush=True)
@@ -196,6 +218,12 @@ def run_w1(cases: list[str], repeats: int, eventlog: bool, sort_modes: list[str]
             if driver and case in cases:
                 upserts.append(Case(f"hudi_{case}_upsert_driver", lambda tag, tt=table_type, c=case: hudi_write(
                     spark, bdf, work[c], tt, "upsert", tag, UPSERT_EXPECT, rss, jvm, small=True),
+                    setup=lambda _, c=case, p=pristine: common.copy_table(p, work[c])))
+        # --adaptive: the same upserts with their jobs planned by the session (AQE: a job per exchange)
+        for case, table_type, pristine in (("cow", "COPY_ON_WRITE", cow0), ("mor", "MERGE_ON_READ", mor0)):
+            if adaptive and case in cases:
+                upserts.append(Case(f"hudi_{case}_upsert_adaptive", lambda tag, tt=table_type, c=case: hudi_write(
+                    spark, bdf, work[c], tt, "upsert", tag, UPSERT_EXPECT, rss, jvm, adaptive=True),
                     setup=lambda _, c=case, p=pristine: common.copy_table(p, work[c])))
         results.update(common.interleaved(upserts, repeats))
     spark.stop()
@@ -934,7 +962,7 @@ def report_w1(out: dict) -> str:
     row("first write: Spark's own parquet writer (`partitionBy(\"dt\")`) vs write_deltalake", "first_spark_parquet",
         "first_delta", None)
     row("first write: bulk_insert (COW) vs Spark's own parquet writer", "first_hudi", "first_spark_parquet", 1.2)
-    for name in (n for n in res if n.startswith("first_hudi_")):
+    for name in (n for n in res if n.startswith("first_hudi_") and n != "first_hudi_adaptive"):
         row(f"first write: bulk_insert, sort mode {name.removeprefix('first_hudi_').upper()}, vs Spark's own parquet "
             "writer", name, "first_spark_parquet", 1.2)
     row("COW upsert vs delta-rs MERGE", "hudi_cow_upsert", "delta_merge", 1.5)
@@ -943,6 +971,15 @@ def report_w1(out: dict) -> str:
         "delta_merge", 1.5)
     row("MOR upsert through `write_small` (dbt's call: on the driver) vs delta-rs MERGE", "hudi_mor_upsert_driver",
         "delta_merge", 1.0)
+    row("first write, jobs planned by the session (AQE), vs Spark's own parquet writer", "first_hudi_adaptive",
+        "first_spark_parquet", 1.2)
+    row("COW upsert, jobs planned by the session (AQE), vs delta-rs MERGE", "hudi_cow_upsert_adaptive", "delta_merge",
+        1.5)
+    row("MOR upsert, jobs planned by the session (AQE), vs delta-rs MERGE", "hudi_mor_upsert_adaptive", "delta_merge",
+        1.0)
+    for now, before in (("first_hudi", "first_hudi_adaptive"), ("hudi_cow_upsert", "hudi_cow_upsert_adaptive"),
+                        ("hudi_mor_upsert", "hudi_mor_upsert_adaptive")):
+        row(f"`{now}`: one job per write shuffle (`write_job`) vs the session's plan", now, before, None)
     text = "\n".join(lines)
     if out.get("cold"):
         text += "\n\nWarm-up runs (untimed in the medians): " + ", ".join(
@@ -1038,6 +1075,8 @@ def main() -> None:
                     help="table version of W1's Hudi tables (hoodie.write.table.version)")
     ap.add_argument("--versions", default="", help="e.g. 6,9: W1 on tables of each version in one run")
     ap.add_argument("--driver", action="store_true", help="W1 cow / mor: also through write_small (dbt's call)")
+    ap.add_argument("--adaptive", action="store_true", help="W1: also each Hudi write with its jobs planned by the "
+                    "session (adaptive execution: a Spark job per exchange), as before stop 69")
     ap.add_argument("--sort-modes", default="", help="W1 first write: also with each of these bulk_insert sort modes, "
                     "e.g. GLOBAL_SORT,PARTITION_SORT")
     ap.add_argument("--phases", default="", help="per-phase profile through Spark of these writes: w1_first, "
@@ -1067,7 +1106,7 @@ def main() -> None:
         common.bench_main("write_w1", lambda: run_w1([c.strip() for c in args.cases.split(",") if c.strip()],
                                                      args.repeats, not args.no_eventlog,
                                                      [m.strip() for m in args.sort_modes.split(",") if m.strip()],
-                                                     args.driver),
+                                                     args.driver, args.adaptive),
                           report_w1)
     else:
         common.bench_main("write_w2", lambda: run_w2(args.repeats, not args.no_eventlog), report_w2)
