@@ -14,6 +14,7 @@ import pytest
 from archival import archive_before
 from conformance import V6_WITH_COMMITS, V8_V9_TABLES
 from oracle import assert_same_rows, completed, rs_incremental, rs_snapshot
+from spark_jobs import jobs_of
 
 from hudi_engine import HudiTable
 from hudi_engine.errors import HudiError
@@ -366,13 +367,7 @@ def test_a_read_of_more_base_files_than_sparks_listing_threshold_is_planned_with
     assert len(_plan(path).native_files) == 40
     threshold = "spark.sql.sources.parallelPartitionDiscovery.threshold"
     before = spark.conf.get(threshold, "32")
-    jobs = spark.sparkContext.statusTracker()
-    group = "hudi-listing-test"
-    spark.sparkContext.setJobGroup(group, "read_table over 40 files")
-    try:
-        df = read_table(spark, str(path))
-        assert jobs.getJobIdsForGroup(group) == []  # planning the read ran no Spark job
-    finally:
-        spark.sparkContext.setJobGroup("", "")
+    df, jobs, _ = jobs_of(spark, lambda: read_table(spark, str(path)))
+    assert jobs == []  # planning the read ran no Spark job
     assert spark.conf.get(threshold, "32") == before
     assert_same_rows(df.toArrow(), rs_snapshot(path), "40 base files")

@@ -3,7 +3,6 @@ own exchange is the plan's only one, so the shuffle's map stage and the write ru
 the input has a join or a subquery; the session's own conf untouched."""
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from spark_jobs import jobs_of
 
 from hudi_engine.spark import write, write_job
 
@@ -19,16 +19,7 @@ pytestmark = pytest.mark.spark
 
 def _jobs(spark: SparkSession, run: Callable[[], object], site: str | None = None) -> tuple[int, object]:
     """The Spark jobs `run` started, and what it returned. `site`: the file every job's stages must be named by."""
-    sc = spark.sparkContext
-    group = f"write-job-{uuid.uuid4().hex}"
-    sc.setJobGroup(group, "test_write_job")
-    try:
-        out = run()
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-    tracker = sc.statusTracker()
-    jobs = tracker.getJobIdsForGroup(group)
-    sites = {tracker.getStageInfo(s).name for j in jobs for s in tracker.getJobInfo(j).stageIds}  # type: ignore[union-attr]
+    out, jobs, sites = jobs_of(spark, run)
     assert site is None or all(site in name for name in sites), sites
     return len(jobs), out
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from oracle import rs_snapshot
+from spark_jobs import jobs_of
 
 from hudi_engine import HudiTable
 from hudi_engine.config.write_config import WriteConfig
@@ -34,18 +35,8 @@ def frame(spark, ids, ts: int, seed: int = 0, days: int = 3):
 
 
 def actions_of(spark, fn):
-    """`fn()` and the number of Spark actions it ran: distinct call sites of its jobs' stages (adaptive execution
-    runs a shuffle's map stage as a job of its own, under the action that needs it)."""
-    sc = spark.sparkContext
-    group = f"one-pass-{random.random()}"
-    sc.setJobGroup(group, "count actions")
-    try:
-        out = fn()
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-    tracker = sc.statusTracker()
-    sites = {tracker.getStageInfo(s).name for j in tracker.getJobIdsForGroup(group)
-             for s in tracker.getJobInfo(j).stageIds if tracker.getStageInfo(s) is not None}
+    """`fn()` and the number of Spark actions it ran: distinct call sites of its jobs' stages."""
+    out, _, sites = jobs_of(spark, fn)
     return out, len(sites)
 
 
