@@ -4,8 +4,8 @@ the only one in the plan.
 With AQE on (Spark's default), every exchange ends a Spark job: the driver waits for the map stage, optimizes the
 rest of the plan again and submits another job. A write's own exchange gains nothing from that: the shuffle to its
 file-group tasks has a fixed number of partitions, which AQE leaves as they are, and a count by partition path is a
-few rows. On 2 cores the extra job and planning cost W1's upserts 4-8% and its first write 4% (bench/RESULTS.md,
-stop 69). A join, aggregate or subquery in the write's input does gain from AQE (a join strategy chosen on the
+few rows. On 2 cores the extra job cost W1's upserts and first write 15-40 ms, 1.5-4% (bench/RESULTS.md, stop
+69). A join, aggregate or subquery in the write's input does gain from AQE (a join strategy chosen on the
 sizes seen, skewed and tiny partitions): such a plan keeps it.
 
 The plan without AQE is made in a clone of the session (`cloneSession`: its own SQL conf; the same SparkContext,
