@@ -8,6 +8,7 @@ import time
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from hudi_engine.config.write_config import WriteConfig
 from hudi_engine.spark import write_job
 from hudi_engine.spark.key_sample import sample_keys
 from hudi_engine.spark.row_check import bad_rows, check_first, checked
@@ -26,8 +27,9 @@ def write_files(df: DataFrame, task: WriteTask, txn: Transaction, parallelism: i
     """The bulk_insert's files, in one Spark job after GLOBAL_SORT's counts and samples or, without a shuffle, the
     row check's job (`sorted_rows`)."""
     t0 = time.monotonic()
-    results = write_job.single_job(sorted_rows(df, task, parallelism, txn.timings).mapInArrow(BulkInsertFn(task),
-                                                                                               TASK_OUTPUT)).collect()
+    rows = sorted_rows(df, task, parallelism, txn.timings).mapInArrow(BulkInsertFn(task), TASK_OUTPUT)
+    # Without the shuffle there is no job boundary to save, and planning a plan twice to find that out costs more.
+    results = (write_job.single_job(rows) if _by_key_range(task.config) else rows).collect()
     txn.timings["write"] = time.monotonic() - t0
     return write_stats(results, txn)
 
@@ -53,7 +55,7 @@ def sorted_rows(df: DataFrame, task: WriteTask, parallelism: int, timings: dict[
         counted = df  # GLOBAL_SORT: the row check runs once, in the shuffle's map stage, before any file is written
         key, partition = exprs
     mode = config.parallelism.bulk_insert_sort_mode
-    if mode == "GLOBAL_SORT" or config.combine_before_write:
+    if _by_key_range(config):
         rows, key, partition = by_key_range(rows, counted, key, partition, parallelism)
     else:
         if rows is not df:  # no shuffle: no map stage to check every row before a task writes (`check_first`)
@@ -71,6 +73,11 @@ def sorted_rows(df: DataFrame, task: WriteTask, parallelism: int, timings: dict[
     if exprs is not None:  # the tasks key the sorted rows again (`keyed_batches`): cheaper than Spark handing them over
         rows = rows.drop(KEY, PARTITION)
     return rows
+
+
+def _by_key_range(config: WriteConfig) -> bool:
+    """Whether the bulk_insert shuffles its rows by key range (`by_key_range`): GLOBAL_SORT, or pre-combining."""
+    return config.parallelism.bulk_insert_sort_mode == "GLOBAL_SORT" or config.combine_before_write
 
 
 def by_key_range(rows: DataFrame, counted: DataFrame, key: Column, partition: Column,
